@@ -1,0 +1,213 @@
+// Package atomicfile writes output files so that readers never see a
+// partial file.
+//
+// Create picks the strategy from what the path names:
+//
+//   - "-" writes to standard output. Commit flushes; standard output is
+//     never closed.
+//   - An existing special file (character or block device, named pipe,
+//     socket), such as /dev/null or /dev/stdout, is opened and written
+//     directly. No temporary file is created beside it and nothing is renamed
+//     over it: as root, a rename would replace /dev/null itself.
+//   - Anything else (a regular file, or a path that does not exist yet) is
+//     written to a temporary file in the same directory, named
+//     ".NAME.tmp-*". Commit flushes, fsyncs, closes and renames it over the
+//     target, then fsyncs the directory; Abort closes and removes it, leaving
+//     an existing target untouched. A symbolic link is resolved first, so
+//     the file it points to is replaced and the link is kept. The new file
+//     keeps the permission bits of the file it replaces, or gets 0644.
+//
+// Writes are buffered. The usual pattern is
+//
+//	f, err := atomicfile.Create(path)
+//	if err != nil { return err }
+//	defer f.Abort() // no-op after a successful Commit
+//	... write to f ...
+//	return f.Commit()
+//
+// A File is not safe for concurrent use.
+package atomicfile
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// ErrClosed is returned by Write and Commit after Commit or Abort.
+var ErrClosed = errors.New("atomicfile: file already committed or aborted")
+
+const bufSize = 256 << 10
+
+// File is an output file being written. It implements io.Writer.
+type File struct {
+	name   string   // the path given to Create
+	target string   // the path renamed over on Commit ("" when writing directly)
+	f      *os.File // the temporary file, the special file, or os.Stdout
+	w      *bufio.Writer
+	stdout bool
+	done   bool
+	err    error // sticky write error
+}
+
+// Create starts writing the output file path; see the package comment for
+// what happens for "-", special files and regular files.
+func Create(path string) (*File, error) {
+	if path == "" {
+		return nil, errors.New("atomicfile: empty path")
+	}
+	if path == "-" {
+		return &File{name: path, f: os.Stdout, w: bufio.NewWriterSize(os.Stdout, bufSize), stdout: true}, nil
+	}
+	target := path
+	if resolved, err := filepath.EvalSymlinks(path); err == nil {
+		target = resolved
+	}
+	perm := fs.FileMode(0o644)
+	st, err := os.Stat(target)
+	switch {
+	case err == nil && st.IsDir():
+		return nil, &fs.PathError{Op: "create", Path: path, Err: errors.New("is a directory")}
+	case err == nil && !st.Mode().IsRegular():
+		// A device, pipe or socket: write in place, never rename over it.
+		f, err := os.OpenFile(target, os.O_WRONLY, 0)
+		if err != nil {
+			return nil, err
+		}
+		return &File{name: path, f: f, w: bufio.NewWriterSize(f, bufSize)}, nil
+	case err == nil:
+		perm = st.Mode().Perm()
+	case !errors.Is(err, fs.ErrNotExist):
+		return nil, err
+	}
+	dir, base := filepath.Split(target)
+	if dir == "" {
+		dir = "."
+	}
+	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	if err != nil {
+		return nil, fmt.Errorf("create %s: %w", path, err)
+	}
+	if err := f.Chmod(perm); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return nil, fmt.Errorf("create %s: %w", path, err)
+	}
+	return &File{name: path, target: target, f: f, w: bufio.NewWriterSize(f, bufSize)}, nil
+}
+
+// Name returns the path given to Create.
+func (f *File) Name() string { return f.name }
+
+// Write writes p to the buffer. Errors are sticky: after one, every Write
+// and Commit fails.
+func (f *File) Write(p []byte) (int, error) {
+	if f.done {
+		return 0, ErrClosed
+	}
+	if f.err != nil {
+		return 0, f.err
+	}
+	n, err := f.w.Write(p)
+	if err != nil {
+		f.err = fmt.Errorf("write %s: %w", f.name, err)
+		return n, f.err
+	}
+	return n, nil
+}
+
+// WriteString is like Write.
+func (f *File) WriteString(s string) (int, error) {
+	if f.done {
+		return 0, ErrClosed
+	}
+	if f.err != nil {
+		return 0, f.err
+	}
+	n, err := f.w.WriteString(s)
+	if err != nil {
+		f.err = fmt.Errorf("write %s: %w", f.name, err)
+		return n, f.err
+	}
+	return n, nil
+}
+
+// Commit makes the output final: it flushes the buffer and, for a regular
+// file, fsyncs the temporary file and renames it over the target. On error
+// the temporary file is removed and the target is left as it was.
+func (f *File) Commit() error {
+	if f.done {
+		return ErrClosed
+	}
+	f.done = true
+	err := f.err
+	if err == nil {
+		if e := f.w.Flush(); e != nil {
+			err = fmt.Errorf("write %s: %w", f.name, e)
+		}
+	}
+	if f.stdout {
+		return err
+	}
+	if f.target == "" { // special file
+		if e := f.f.Close(); err == nil && e != nil {
+			err = fmt.Errorf("close %s: %w", f.name, e)
+		}
+		return err
+	}
+	if err == nil {
+		if e := f.f.Sync(); e != nil {
+			err = fmt.Errorf("sync %s: %w", f.name, e)
+		}
+	}
+	if e := f.f.Close(); err == nil && e != nil {
+		err = fmt.Errorf("close %s: %w", f.name, e)
+	}
+	if err == nil {
+		if e := os.Rename(f.f.Name(), f.target); e != nil {
+			err = e
+		}
+	}
+	if err != nil {
+		os.Remove(f.f.Name())
+		return err
+	}
+	syncDir(filepath.Dir(f.target))
+	return nil
+}
+
+// syncDir fsyncs a directory so that a rename in it is durable. Errors are
+// ignored: some file systems do not support it.
+func syncDir(dir string) {
+	d, err := os.Open(dir)
+	if err != nil {
+		return
+	}
+	d.Sync()
+	d.Close()
+}
+
+// Abort gives the output up: for a regular file the temporary file is
+// removed and an existing target is left untouched. For standard output
+// and special files, what was already flushed stays written; the rest of
+// the buffer is dropped. Abort after Commit or Abort does nothing and
+// returns nil, so it can be deferred.
+func (f *File) Abort() error {
+	if f.done {
+		return nil
+	}
+	f.done = true
+	if f.stdout {
+		return nil
+	}
+	err := f.f.Close()
+	if f.target != "" {
+		if e := os.Remove(f.f.Name()); e != nil && err == nil {
+			err = e
+		}
+	}
+	return err
+}
