@@ -1,0 +1,5 @@
+//go:build !race
+
+package t2s
+
+const raceEnabled = false
