@@ -1,0 +1,210 @@
+package text
+
+import (
+	"io"
+	"unicode/utf8"
+
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
+)
+
+// HTMLToText appends the visible text of the HTML document read from r to dst
+// and returns the extended buffer. The error is nil at the end of the input,
+// otherwise the first error of r other than io.EOF, returned with the text
+// extracted so far.
+//
+// The document is tokenized with golang.org/x/net/html, which follows the
+// HTML5 tokenization rules and accepts any input, however malformed.
+//
+//   - Markup, comments, doctypes and processing instructions are removed;
+//     character references (&amp;, &nbsp;, &#x4E2D;) are decoded.
+//   - The content of elements that are not visible text is dropped:
+//     script, style, noscript, template, title, textarea, select, datalist,
+//     iframe, object, svg, math, canvas, audio, video, noembed, noframes.
+//     The title is dropped on purpose: it mostly repeats the first heading or
+//     carries the site's name, which would make unrelated pages of one site
+//     look alike. Unclosed dropped elements end at </body>, </html> or at the
+//     end of the input.
+//   - Block-level elements (p, div, br, hr, li, dt, dd, h1-h6, tr, table,
+//     section, article, header, footer, nav, aside, main, pre, blockquote,
+//     figure, form, ...) start and end lines: their boundaries become one
+//     '\n'. Table cells (td, th) are separated by a space.
+//   - Runs of HTML whitespace in text collapse to one space, except that a
+//     line break inside pre becomes '\n'; lines carry no leading or trailing
+//     spaces, no line is empty, and the text has no leading or trailing
+//     line break. Other Unicode whitespace, such as the U+00A0 of &nbsp;, is
+//     kept for the normaliser to fold.
+//   - Bytes that are not valid UTF-8 become U+FFFD, so the result is always
+//     valid UTF-8.
+//
+// Boilerplate that is ordinary markup (navigation menus, cookie banners,
+// footers) is kept: telling it from content needs a content extractor.
+//
+// HTMLToText reads r to the end; it allocates the tokenizer's buffers.
+func HTMLToText(dst []byte, r io.Reader) ([]byte, error) {
+	z := html.NewTokenizer(r)
+	w := htmlWriter{dst: dst, start: len(dst)}
+	var skip []atom.Atom // open elements whose content is dropped, innermost last
+	skipped := 0         // dropped elements opened beyond the capacity of skip
+	pre := 0             // depth of open pre elements
+	for {
+		tt := z.Next()
+		switch tt {
+		case html.ErrorToken:
+			if err := z.Err(); err != io.EOF {
+				return w.dst, err
+			}
+			return w.dst, nil
+		case html.TextToken:
+			if len(skip) == 0 {
+				w.text(z.Text(), pre > 0)
+			}
+		case html.StartTagToken, html.SelfClosingTagToken:
+			name, _ := z.TagName()
+			a := atom.Lookup(name)
+			if dropped(a) {
+				if tt == html.StartTagToken {
+					if len(skip) < maxSkipDepth {
+						skip = append(skip, a)
+					} else {
+						skipped++
+					}
+				}
+				continue
+			}
+			if len(skip) > 0 {
+				continue
+			}
+			switch boundary(a) {
+			case '\n':
+				w.sep(sepNewline)
+			case ' ':
+				w.sep(sepSpace)
+			}
+			if a == atom.Pre && tt == html.StartTagToken {
+				pre++
+			}
+		case html.EndTagToken:
+			name, _ := z.TagName()
+			a := atom.Lookup(name)
+			if len(skip) > 0 {
+				switch {
+				case a == atom.Body || a == atom.Html:
+					skip, skipped = skip[:0], 0
+				case dropped(a):
+					if skipped > 0 {
+						skipped--
+						continue
+					}
+					for i := len(skip) - 1; i >= 0; i-- {
+						if skip[i] == a {
+							skip = skip[:i]
+							break
+						}
+					}
+				}
+				continue
+			}
+			switch boundary(a) {
+			case '\n':
+				w.sep(sepNewline)
+			case ' ':
+				w.sep(sepSpace)
+			}
+			if a == atom.Pre && pre > 0 {
+				pre--
+			}
+		}
+	}
+}
+
+const maxSkipDepth = 256
+
+// dropped reports whether the content of element a is not visible text.
+func dropped(a atom.Atom) bool {
+	switch a {
+	case atom.Script, atom.Style, atom.Noscript, atom.Template, atom.Title,
+		atom.Textarea, atom.Select, atom.Datalist, atom.Iframe, atom.Object,
+		atom.Svg, atom.Math, atom.Canvas, atom.Audio, atom.Video,
+		atom.Noembed, atom.Noframes:
+		return true
+	}
+	return false
+}
+
+// boundary returns '\n' for elements that start and end lines, ' ' for
+// elements that separate words, and 0 for inline elements.
+func boundary(a atom.Atom) byte {
+	switch a {
+	case atom.Address, atom.Article, atom.Aside, atom.Blockquote, atom.Body,
+		atom.Br, atom.Caption, atom.Center, atom.Dd, atom.Details, atom.Dialog,
+		atom.Dir, atom.Div, atom.Dl, atom.Dt, atom.Fieldset, atom.Figcaption,
+		atom.Figure, atom.Footer, atom.Form, atom.H1, atom.H2, atom.H3, atom.H4,
+		atom.H5, atom.H6, atom.Head, atom.Header, atom.Hgroup, atom.Hr, atom.Html,
+		atom.Legend, atom.Li, atom.Listing, atom.Main, atom.Menu, atom.Nav,
+		atom.Ol, atom.Optgroup, atom.Option, atom.P, atom.Plaintext, atom.Pre,
+		atom.Section, atom.Summary, atom.Table, atom.Tbody, atom.Tfoot,
+		atom.Thead, atom.Tr, atom.Ul, atom.Xmp:
+		return '\n'
+	case atom.Td, atom.Th, atom.Img, atom.Input, atom.Button, atom.Label:
+		return ' '
+	}
+	return 0
+}
+
+const (
+	sepNone = iota
+	sepSpace
+	sepNewline
+)
+
+// htmlWriter appends text with collapsed separators.
+type htmlWriter struct {
+	dst     []byte
+	start   int // len(dst) on entry: nothing before it is ours
+	pending int // separator owed before the next visible character
+}
+
+func (w *htmlWriter) sep(s int) { w.pending = max(w.pending, s) }
+
+func (w *htmlWriter) text(b []byte, pre bool) {
+	for i := 0; i < len(b); {
+		c := b[i]
+		switch c {
+		case ' ', '\t', '\f':
+			w.sep(sepSpace)
+			i++
+			continue
+		case '\n', '\r':
+			if pre {
+				w.sep(sepNewline)
+			} else {
+				w.sep(sepSpace)
+			}
+			i++
+			continue
+		}
+		if w.pending != sepNone {
+			if len(w.dst) > w.start {
+				if w.pending == sepNewline {
+					w.dst = append(w.dst, '\n')
+				} else {
+					w.dst = append(w.dst, ' ')
+				}
+			}
+			w.pending = sepNone
+		}
+		if c < utf8.RuneSelf {
+			w.dst = append(w.dst, c)
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && size == 1 {
+			w.dst = utf8.AppendRune(w.dst, utf8.RuneError)
+		} else {
+			w.dst = append(w.dst, b[i:i+size]...)
+		}
+		i += size
+	}
+}

@@ -1,0 +1,426 @@
+package text
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"unicode"
+	"unicode/utf8"
+	"unsafe"
+
+	"golang.org/x/text/unicode/norm"
+
+	"github.com/neardup/neardup/text/t2s"
+)
+
+// PunctuationMode says what the Punctuation step does with punctuation.
+type PunctuationMode uint8
+
+const (
+	// PunctSpace replaces every punctuation character with a space, so that
+	// the words on either side stay apart; with Whitespace on, the spaces
+	// then fold with their neighbours. "Hello, world!" becomes
+	// "hello world". This is the default.
+	PunctSpace PunctuationMode = iota
+	// PunctCanonical keeps punctuation but folds each family of variants
+	// to one ASCII character, for callers that split sentences after
+	// normalisation: double quotes of every kind, 「」『』《》〈〉 become '"';
+	// single quotes '\''; dashes (category Pd, including 〜) '-'; 。 '.';
+	// 、 ','; other opening brackets '(' and closing ones ')'; ・ and ‧
+	// '·'. NFKC has already turned full-width ！？，：；（） and … into
+	// ASCII. Other punctuation is kept as it is.
+	PunctCanonical
+)
+
+func (m PunctuationMode) String() string {
+	switch m {
+	case PunctSpace:
+		return "space"
+	case PunctCanonical:
+		return "canonical"
+	}
+	return fmt.Sprintf("PunctuationMode(%d)", uint8(m))
+}
+
+// Options selects the normalisation steps. Every step is independent; the
+// zero value switches everything off, in which case normalisation only
+// replaces invalid UTF-8 with U+FFFD. Use [DefaultOptions] for the usual
+// set. The package documentation describes the steps and their order.
+type Options struct {
+	// NFKC applies Unicode compatibility normalisation (NFKC): full-width
+	// ASCII becomes ASCII, ligatures and circled or superscript forms
+	// are expanded, CJK compatibility ideographs become unified ones, and
+	// composed and decomposed accents agree. Default on.
+	NFKC bool
+	// CaseFold maps every character to its simple case folding, which for
+	// almost all letters is the lowercase letter (see the package
+	// documentation for the exact mapping). Default on.
+	CaseFold bool
+	// Whitespace replaces each run of Unicode whitespace with one ASCII
+	// space and removes whitespace at both ends. Default on.
+	Whitespace bool
+	// KeepNewlines, with Whitespace, makes a run of whitespace that
+	// contains a line break (LF, CR, VT, FF, NEL, U+2028, U+2029) fold to
+	// one '\n' instead of a space, so that line-based sentence splitting
+	// still works after normalisation. Default off. It requires
+	// Whitespace.
+	KeepNewlines bool
+	// Punctuation folds punctuation (Unicode category P, which includes the
+	// full-width CJK punctuation ，。！？；：「」『』《》、…—) as
+	// PunctuationMode says. Symbols (category S: $ + < = > ^ ` | ~,
+	// currency, emoji) are not punctuation and are kept. Default on.
+	Punctuation bool
+	// PunctuationMode chooses what the Punctuation step does; the zero
+	// value is PunctSpace.
+	PunctuationMode PunctuationMode
+	// Invisible removes invisible format characters (category Cf: zero
+	// width space, zero width (non-)joiner, word joiner, soft hyphen, byte
+	// order mark, bidirectional marks) and turns other control characters
+	// (category Cc that are not whitespace, such as NUL or ESC) into
+	// spaces. Default on.
+	Invisible bool
+	// HTML treats the input as an HTML document and extracts its visible
+	// text with [HTMLToText] before the other steps. Block elements become
+	// line breaks (kept only with KeepNewlines). Default off.
+	HTML bool
+	// T2S converts Traditional Chinese to Simplified Chinese with OpenCC's
+	// dictionaries (package [github.com/neardup/neardup/text/t2s], stable
+	// variant). Default off. The dictionaries are loaded on first use.
+	T2S bool
+	// StopWords removes stop words. A token is a maximal run of characters
+	// that are neither whitespace nor punctuation; a token that is in the
+	// stop list is removed with the separator before it. Single Han
+	// characters in the list are removed wherever they occur instead. The
+	// list is StopWordList, or [EnglishStopWords] and [ChineseStopWords]
+	// when that is nil. Default off. It requires Whitespace.
+	StopWords bool
+	// StopWordList replaces the built-in stop words when it is not nil.
+	// Each entry is normalised with the other options when the Normalizer
+	// is built, so entries may be written in any case or script; an entry
+	// that normalises to nothing is ignored, and one that normalises to
+	// more than one token is an error.
+	StopWordList []string
+}
+
+// DefaultOptions returns the default steps: NFKC, CaseFold, Whitespace,
+// Punctuation (PunctSpace) and Invisible on; KeepNewlines, HTML, T2S and
+// StopWords off.
+func DefaultOptions() Options {
+	return Options{NFKC: true, CaseFold: true, Whitespace: true, Punctuation: true, Invisible: true}
+}
+
+// ErrOptions is wrapped by the errors of [New] for invalid Options.
+var ErrOptions = errors.New("text: invalid options")
+
+// Normalizer applies the steps chosen by its Options. It is immutable once
+// built and safe for concurrent use by multiple goroutines; build one and
+// share it.
+type Normalizer struct {
+	opts      Options
+	stop      map[string]struct{} // whole-token stop words
+	stopChars map[rune]struct{}   // single Han characters removed anywhere
+	pool      sync.Pool           // of *scratch
+}
+
+type scratch struct {
+	html, nfkc, t2s, round []byte
+}
+
+// New validates opts and returns a Normalizer for them. With T2S on it loads
+// the conversion dictionaries, and reports an error if they are damaged.
+func New(opts Options) (*Normalizer, error) {
+	if opts.PunctuationMode > PunctCanonical {
+		return nil, fmt.Errorf("%w: unknown PunctuationMode %d", ErrOptions, opts.PunctuationMode)
+	}
+	if opts.KeepNewlines && !opts.Whitespace {
+		return nil, fmt.Errorf("%w: KeepNewlines requires Whitespace", ErrOptions)
+	}
+	if opts.StopWords && !opts.Whitespace {
+		return nil, fmt.Errorf("%w: StopWords requires Whitespace", ErrOptions)
+	}
+	if opts.T2S {
+		if err := t2s.Load(); err != nil {
+			return nil, err
+		}
+	}
+	opts.StopWordList = append([]string(nil), opts.StopWordList...)
+	n := &Normalizer{opts: opts}
+	n.pool.New = func() any { return new(scratch) }
+	if opts.StopWords {
+		if err := n.buildStopWords(); err != nil {
+			return nil, err
+		}
+	}
+	return n, nil
+}
+
+func (n *Normalizer) buildStopWords() error {
+	custom := n.opts.StopWordList != nil
+	list := n.opts.StopWordList
+	if !custom {
+		list = append(EnglishStopWords(), ChineseStopWords()...)
+	}
+	o := n.opts
+	o.StopWords, o.HTML, o.KeepNewlines = false, false, false
+	plain, err := New(o)
+	if err != nil {
+		return err
+	}
+	n.stop = map[string]struct{}{}
+	n.stopChars = map[rune]struct{}{}
+	for _, w := range list {
+		s := plain.String(w)
+		if s == "" {
+			continue
+		}
+		if strings.ContainsFunc(s, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsPunct(r) }) {
+			return fmt.Errorf("%w: stop word %q normalises to %q, more than one token", ErrOptions, w, s)
+		}
+		if r, size := utf8.DecodeRuneInString(s); size == len(s) && unicode.Is(unicode.Han, r) {
+			n.stopChars[r] = struct{}{}
+		} else {
+			n.stop[s] = struct{}{}
+		}
+	}
+	if len(n.stopChars) == 0 {
+		n.stopChars = nil
+	}
+	return nil
+}
+
+// Options returns the options n was built with.
+func (n *Normalizer) Options() Options {
+	o := n.opts
+	o.StopWordList = append([]string(nil), o.StopWordList...)
+	return o
+}
+
+// maxRounds bounds the passes of Append; see the package documentation.
+const maxRounds = 3
+
+// Append appends the normalised form of src to dst and returns the extended
+// buffer. The appended text is valid UTF-8 whatever src holds. Without the
+// HTML step, Append does not allocate once its internal buffers have grown
+// to the size of the input, provided dst has room for the result.
+func (n *Normalizer) Append(dst []byte, src string) []byte {
+	return n.AppendBytes(dst, unsafe.Slice(unsafe.StringData(src), len(src)))
+}
+
+// AppendBytes is like Append for a byte slice. src and dst must not overlap.
+func (n *Normalizer) AppendBytes(dst, src []byte) []byte {
+	s := n.pool.Get().(*scratch)
+	defer n.pool.Put(s)
+	in := src
+	if n.opts.HTML {
+		// A bytes.Reader never fails, so neither does HTMLToText.
+		s.html, _ = HTMLToText(s.html[:0], bytes.NewReader(src))
+		in = s.html
+	}
+	start := len(dst)
+	for round := 1; ; round++ {
+		var changed bool
+		dst, changed = n.pass(dst, in, s)
+		// Removing characters or case folding can leave text that NFKC
+		// would change (a combining mark meets a new base character), so
+		// the result would not be a fixed point. Such text goes round
+		// again; this is rare and needs at most one more round in
+		// practice.
+		if !changed || !n.opts.NFKC || round == maxRounds || norm.NFKC.IsNormal(dst[start:]) {
+			return dst
+		}
+		s.round = append(s.round[:0], dst[start:]...)
+		in = s.round
+		dst = dst[:start]
+	}
+}
+
+// String returns the normalised form of s.
+func (n *Normalizer) String(s string) string {
+	return string(n.Append(make([]byte, 0, len(s)+len(s)/8), s))
+}
+
+// pass runs the steps after HTML once. changed reports that characters were
+// removed or case-folded outside ASCII.
+func (n *Normalizer) pass(dst, in []byte, s *scratch) (out []byte, changed bool) {
+	if n.opts.NFKC && norm.NFKC.QuickSpan(in) < len(in) {
+		s.nfkc = norm.NFKC.Append(s.nfkc[:0], in...)
+		in = s.nfkc
+	}
+	if n.opts.T2S {
+		s.t2s = t2s.AppendStable(s.t2s[:0], in)
+		in = s.t2s
+	}
+	f := folder{n: n, o: &n.opts, dst: dst, start: len(dst)}
+	f.run(in)
+	f.endToken()
+	return f.dst, f.changed
+}
+
+// folder is the state of the per-character steps: invisible characters,
+// case folding, punctuation, whitespace and stop words.
+type folder struct {
+	n       *Normalizer
+	o       *Options
+	dst     []byte
+	start   int  // len(dst) on entry
+	pending int  // separator owed before the next visible character
+	inTok   bool // inside a token
+	tokSep  int  // separator written before the current token
+	sepAt   int  // len(dst) before that separator
+	tokAt   int  // len(dst) where the current token starts
+	changed bool
+}
+
+func (f *folder) run(src []byte) {
+	o := f.o
+	for i := 0; i < len(src); {
+		c := src[i]
+		if c < utf8.RuneSelf {
+			i++
+			switch asciiClass[c] {
+			case asciiOther:
+				if o.CaseFold && 'A' <= c && c <= 'Z' {
+					c += 'a' - 'A'
+				}
+				f.beginToken()
+				f.dst = append(f.dst, c)
+			case asciiSpace:
+				f.space(sepSpace, rune(c))
+			case asciiNewline:
+				f.space(sepNewline, rune(c))
+			case asciiControl:
+				f.control(rune(c))
+			case asciiPunct:
+				f.punct(rune(c))
+			}
+			continue
+		}
+		r, size := utf8.DecodeRune(src[i:])
+		i += size
+		if 0x4E00 <= r && r < 0xA000 { // CJK unified ideographs: letters without case
+			f.tokenRune(r)
+			continue
+		}
+		switch {
+		case unicode.IsSpace(r):
+			if isNewline(r) {
+				f.space(sepNewline, r)
+			} else {
+				f.space(sepSpace, r)
+			}
+		case r < 0xA0: // C1 controls
+			f.control(r)
+		case o.Invisible && unicode.Is(unicode.Cf, r):
+			f.changed = true
+		case unicode.IsPunct(r):
+			f.punct(r)
+		default:
+			if o.CaseFold {
+				if fr := foldRune(r); fr != r {
+					r = fr
+					f.changed = true
+				}
+			}
+			f.tokenRune(r)
+		}
+	}
+}
+
+// flush writes the pending separator, unless nothing has been written yet.
+func (f *folder) flush() {
+	if f.pending != sepNone {
+		if len(f.dst) > f.start {
+			if f.pending == sepNewline {
+				f.dst = append(f.dst, '\n')
+			} else {
+				f.dst = append(f.dst, ' ')
+			}
+		}
+		f.pending = sepNone
+	}
+}
+
+func (f *folder) beginToken() {
+	if f.inTok {
+		return
+	}
+	f.sepAt = len(f.dst)
+	f.tokSep = sepNone
+	if len(f.dst) > f.start {
+		f.tokSep = f.pending
+	}
+	f.flush()
+	f.tokAt = len(f.dst)
+	f.inTok = true
+}
+
+func (f *folder) endToken() {
+	if !f.inTok {
+		return
+	}
+	f.inTok = false
+	if f.n.stop == nil {
+		return
+	}
+	if _, ok := f.n.stop[string(f.dst[f.tokAt:])]; ok {
+		f.dst = f.dst[:f.sepAt]
+		f.pending = max(f.pending, f.tokSep)
+		f.changed = true
+	}
+}
+
+func (f *folder) tokenRune(r rune) {
+	if f.n.stopChars != nil {
+		if _, ok := f.n.stopChars[r]; ok {
+			f.changed = true
+			return
+		}
+	}
+	f.beginToken()
+	if r == utf8.RuneError {
+		f.dst = append(f.dst, "\uFFFD"...)
+		return
+	}
+	f.dst = utf8.AppendRune(f.dst, r)
+}
+
+// visible writes r, which ends any token and is not part of one.
+func (f *folder) visible(r rune) {
+	f.endToken()
+	f.flush()
+	f.dst = utf8.AppendRune(f.dst, r)
+}
+
+// space handles whitespace r of the given kind.
+func (f *folder) space(kind int, r rune) {
+	f.endToken()
+	if !f.o.Whitespace {
+		f.dst = utf8.AppendRune(f.dst, r)
+		return
+	}
+	if kind == sepNewline && !f.o.KeepNewlines {
+		kind = sepSpace
+	}
+	f.pending = max(f.pending, kind)
+}
+
+func (f *folder) control(r rune) {
+	if f.o.Invisible {
+		f.space(sepSpace, ' ')
+		return
+	}
+	f.visible(r)
+}
+
+func (f *folder) punct(r rune) {
+	switch {
+	case !f.o.Punctuation:
+		f.visible(r)
+	case f.o.PunctuationMode == PunctCanonical:
+		f.visible(canonicalPunct(r))
+	default:
+		f.space(sepSpace, ' ')
+	}
+}
