@@ -1,0 +1,302 @@
+// Package corpus reads documents from the file formats users have and writes
+// the kept ones back.
+//
+// A Reader is Scanner-shaped: Next advances, Doc returns the current
+// document, Err reports the error that stopped iteration. The Document and
+// the slices it holds are valid only until the next call to Next; copy what
+// must outlive it.
+//
+// Every document carries its record as a JSON object (Raw): the original
+// line for JSONL input, so that writing it back keeps every input field
+// byte for byte.
+//
+// Bad records produce a *RecordError that names the file, the line or
+// record number, the byte offset and, when it could be read, the document
+// id. With Options.OnInvalid a caller may skip such records and go on.
+//
+// Readers are not safe for concurrent use.
+package corpus
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// Document is one input document.
+type Document struct {
+	// ID is the id field, or FILE:LINE (FILE:RECORD for record formats)
+	// when the input has none.
+	ID string
+	// Text is the text field, as read (not normalised).
+	Text string
+	// Raw is the whole record as a JSON object, without a trailing newline.
+	Raw []byte
+	// Source is the file the document came from ("-" for stdin).
+	Source string
+	// Record is the 1-based line (JSONL, text) or record (WARC, Parquet)
+	// number within Source.
+	Record int64
+	// Offset is the byte offset of the record in the decoded stream.
+	Offset int64
+}
+
+// Reader iterates over documents.
+type Reader interface {
+	// Next advances to the next document and reports whether there is one.
+	Next() bool
+	// Doc returns the current document, valid until the next call to Next.
+	Doc() *Document
+	// Err returns the error that stopped iteration, nil at a clean end.
+	Err() error
+	// Close releases the underlying files.
+	Close() error
+}
+
+// Default limits.
+const (
+	DefaultTextField   = "text"
+	DefaultIDField     = "id"
+	DefaultMaxDocBytes = 16 << 20
+)
+
+// Options configures readers. The zero value means the defaults.
+type Options struct {
+	// TextField is the field holding the text; "" means "text".
+	TextField string
+	// IDField is the field holding the id; "" means "id". A record without
+	// it gets the id FILE:LINE.
+	IDField string
+	// MaxDocBytes limits the size of one record; 0 means 16 MiB.
+	MaxDocBytes int
+	// OnInvalid, when set, is called with each bad record. Returning nil
+	// skips the record and goes on; returning an error stops the reader
+	// with that error. When nil, the first bad record stops the reader.
+	OnInvalid func(*RecordError) error
+}
+
+func (o Options) withDefaults() Options {
+	if o.TextField == "" {
+		o.TextField = DefaultTextField
+	}
+	if o.IDField == "" {
+		o.IDField = DefaultIDField
+	}
+	if o.MaxDocBytes <= 0 {
+		o.MaxDocBytes = DefaultMaxDocBytes
+	}
+	return o
+}
+
+// Sentinel errors wrapped by RecordError; test with errors.Is.
+var (
+	ErrSyntax        = errors.New("invalid JSON")
+	ErrNotObject     = errors.New("record is not a JSON object")
+	ErrMissingText   = errors.New("missing text field")
+	ErrTextType      = errors.New("text field is not a string")
+	ErrInvalidUTF8   = errors.New("invalid UTF-8")
+	ErrTooLarge      = errors.New("record exceeds the size limit")
+	ErrUnknownFormat = errors.New("unknown input format")
+	// ErrCorrupt marks input that cannot be decoded: a bad or truncated
+	// gzip or zstd stream, a broken Parquet file.
+	ErrCorrupt = errors.New("corrupt or truncated input")
+)
+
+// RecordError describes a bad record.
+type RecordError struct {
+	File   string
+	Record int64 // 1-based line or record number
+	Offset int64 // byte offset of the record in the decoded stream
+	ID     string
+	Err    error
+}
+
+func (e *RecordError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s:%d (offset %d)", e.File, e.Record, e.Offset)
+	if e.ID != "" {
+		fmt.Fprintf(&b, " id %q", e.ID)
+	}
+	fmt.Fprintf(&b, ": %v", e.Err)
+	return b.String()
+}
+
+func (e *RecordError) Unwrap() error { return e.Err }
+
+// invalid routes a bad record through opts.OnInvalid: it returns nil to skip
+// the record, or the error to stop with.
+func invalid(opts *Options, e *RecordError) error {
+	if opts.OnInvalid == nil {
+		return e
+	}
+	return opts.OnInvalid(e)
+}
+
+// Expand turns the inputs into a list of files: directories are walked and
+// their regular files listed in sorted order, other paths (including "-")
+// kept as given.
+func Expand(inputs []string) ([]string, error) {
+	var files []string
+	for _, in := range inputs {
+		if in == "-" {
+			files = append(files, in)
+			continue
+		}
+		st, err := os.Stat(in)
+		if err != nil {
+			return nil, err
+		}
+		if !st.IsDir() {
+			files = append(files, in)
+			continue
+		}
+		var found []string
+		err = filepath.WalkDir(in, func(p string, d os.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.Type().IsRegular() && Supported(p) {
+				found = append(found, p)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		slices.Sort(found)
+		files = append(files, found...)
+	}
+	return files, nil
+}
+
+// Supported reports whether the file name has an extension a reader exists
+// for.
+func Supported(name string) bool {
+	_, _, err := formatOf(name)
+	return err == nil
+}
+
+type format uint8
+
+const (
+	formatJSONL format = iota
+	formatLines
+)
+
+func (f format) String() string {
+	switch f {
+	case formatJSONL:
+		return "JSONL"
+	case formatLines:
+		return "text"
+	}
+	return "unknown"
+}
+
+// formatOf returns the format and compression a file name calls for.
+func formatOf(name string) (format, compression, error) {
+	if name == "-" {
+		return formatJSONL, compSniff, nil
+	}
+	base, comp := splitCompression(strings.ToLower(filepath.Base(name)))
+	switch filepath.Ext(base) {
+	case ".jsonl", ".json", ".ndjson":
+		return formatJSONL, comp, nil
+	case ".txt":
+		return formatLines, comp, nil
+	}
+	return 0, 0, fmt.Errorf("%s: %w (want .jsonl, .json, .ndjson or .txt, optionally .gz or .zst)", name, ErrUnknownFormat)
+}
+
+// Open opens one file (or "-" for JSONL on standard input, plain or
+// compressed with gzip or zstd, recognised by its first bytes) with the
+// reader its name calls for; see the package comment for the names.
+func Open(name string, opts Options) (Reader, error) {
+	f, comp, err := formatOf(name)
+	if err != nil {
+		return nil, err
+	}
+	var rc io.ReadCloser
+	if name == "-" {
+		rc = io.NopCloser(os.Stdin)
+	} else {
+		file, err := os.Open(name)
+		if err != nil {
+			return nil, err
+		}
+		rc = file
+	}
+	if comp != compNone {
+		rc = newDecoder(rc, comp)
+	}
+	switch f {
+	case formatJSONL:
+		return NewJSONL(rc, name, opts), nil
+	case formatLines:
+		return NewLines(rc, name, opts), nil
+	}
+	rc.Close()
+	return nil, fmt.Errorf("%s: %w", name, ErrUnknownFormat)
+}
+
+// Multi reads several files one after another, opening each when the
+// previous one ends.
+type Multi struct {
+	files []string
+	opts  Options
+	cur   Reader
+	i     int
+	err   error
+}
+
+// NewMulti returns a reader over files, in order.
+func NewMulti(files []string, opts Options) *Multi {
+	return &Multi{files: files, opts: opts}
+}
+
+// Next implements Reader.
+func (m *Multi) Next() bool {
+	for m.err == nil {
+		if m.cur == nil {
+			if m.i >= len(m.files) {
+				return false
+			}
+			r, err := Open(m.files[m.i], m.opts)
+			m.i++
+			if err != nil {
+				m.err = err
+				return false
+			}
+			m.cur = r
+		}
+		if m.cur.Next() {
+			return true
+		}
+		m.err = m.cur.Err()
+		if err := m.cur.Close(); m.err == nil {
+			m.err = err
+		}
+		m.cur = nil
+	}
+	return false
+}
+
+// Doc implements Reader.
+func (m *Multi) Doc() *Document { return m.cur.Doc() }
+
+// Err implements Reader.
+func (m *Multi) Err() error { return m.err }
+
+// Close implements Reader.
+func (m *Multi) Close() error {
+	if m.cur != nil {
+		err := m.cur.Close()
+		m.cur = nil
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,47 @@
+package corpus
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"testing"
+)
+
+func TestLines(t *testing.T) {
+	in := "first line\r\n\n  \nsecond \"quoted\" \\ line\twith tab\nlast without newline"
+	got, err := readAll(NewLines(nopCloser(in), "f.txt", Options{}))
+	want := []doc{
+		{ID: "f.txt:1", Text: "first line", Raw: `{"id":"f.txt:1","text":"first line"}`, Record: 1},
+		{ID: "f.txt:4", Text: "second \"quoted\" \\ line\twith tab", Raw: `{"id":"f.txt:4","text":"second \"quoted\" \\ line\twith tab"}`, Record: 4},
+		{ID: "f.txt:5", Text: "last without newline", Raw: `{"id":"f.txt:5","text":"last without newline"}`, Record: 5},
+	}
+	if err != nil || fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("got %v, %v\nwant %v", got, err, want)
+	}
+}
+
+func TestLinesInvalid(t *testing.T) {
+	in := "good\nbad \xff\ngood again\n"
+	_, err := readAll(NewLines(nopCloser(in), "f.txt", Options{}))
+	var re *RecordError
+	if !errors.As(err, &re) || !errors.Is(err, ErrInvalidUTF8) || re.Record != 2 || re.Offset != 5 || re.ID != "f.txt:2" {
+		t.Errorf("err = %#v, want ErrInvalidUTF8 at f.txt:2 offset 5", err)
+	}
+	got, err := readAll(NewLines(nopCloser(in), "f.txt", Options{OnInvalid: func(*RecordError) error { return nil }}))
+	if err != nil || len(got) != 2 || got[1].ID != "f.txt:3" {
+		t.Errorf("skipping: got %v, %v; want lines 1 and 3", got, err)
+	}
+}
+
+func TestAppendJSONString(t *testing.T) {
+	for _, s := range []string{"", "plain", "q\"b\\", "ctl\x00\x01\x1f\x7f", "<a&b>", "日本語", "\u2028\u2029", "tab\tnl\ncr\r"} {
+		b := appendJSONString(nil, s)
+		var back string
+		if err := json.Unmarshal(b, &back); err != nil || back != s {
+			t.Errorf("appendJSONString(%q) = %s, decodes to %q, %v", s, b, back, err)
+		}
+	}
+	if got := string(appendJSONString(nil, "a\xffb")); got != `"a\ufffdb"` {
+		t.Errorf("appendJSONString(invalid) = %s, want \"a\\ufffdb\"", got)
+	}
+}

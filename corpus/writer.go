@@ -1,0 +1,127 @@
+package corpus
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/neardup/neardup/internal/atomicfile"
+)
+
+// Writer writes documents to an output file. Nothing is visible under the
+// output name until Commit succeeds (for regular files); Abort gives the
+// output up. Abort after Commit does nothing, so it can be deferred.
+// Writers are not safe for concurrent use.
+type Writer interface {
+	// Write appends one document.
+	Write(*Document) error
+	// Commit finishes the output and makes it visible.
+	Commit() error
+	// Abort removes what was written (for regular files).
+	Abort() error
+}
+
+// Create starts writing documents to path, in the format its name calls
+// for: Parquet for .parquet, otherwise JSONL (compressed for .gz, .zst or
+// .zstd), so that "-" (standard output) and /dev/null write JSONL. Output
+// goes through internal/atomicfile: regular files are replaced atomically,
+// standard output and special files are written directly.
+func Create(path string) (Writer, error) {
+	base, comp := splitCompression(strings.ToLower(filepath.Base(path)))
+	if path == "-" {
+		comp = compNone
+	}
+	if filepath.Ext(base) == ".parquet" {
+		if comp != compNone {
+			return nil, fmt.Errorf("%s: Parquet output cannot be compressed as a whole (its pages are)", path)
+		}
+		return newParquetWriter(path)
+	}
+	f, err := atomicfile.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	w := &jsonlWriter{f: f, w: f}
+	switch comp {
+	case compGzip:
+		w.gz = gzip.NewWriter(f)
+		w.w = w.gz
+	case compZstd:
+		zw, err := zstd.NewWriter(f, zstd.WithEncoderConcurrency(1))
+		if err != nil {
+			f.Abort()
+			return nil, err
+		}
+		w.zw, w.w = zw, zw
+	}
+	return w, nil
+}
+
+// jsonlWriter writes Document.Raw, one line per document.
+type jsonlWriter struct {
+	f   *atomicfile.File
+	w   io.Writer
+	gz  *gzip.Writer
+	zw  *zstd.Encoder
+	buf []byte
+}
+
+// appendRecord appends the JSON object for d to dst: Raw as it is (made
+// one line when it spans several), or {"id": ..., "text": ...} when Raw is
+// empty.
+func appendRecord(dst []byte, d *Document) ([]byte, error) {
+	if len(d.Raw) == 0 {
+		dst = append(dst, `{"id":`...)
+		dst = appendJSONString(dst, d.ID)
+		dst = append(dst, `,"text":`...)
+		dst = appendJSONString(dst, d.Text)
+		return append(dst, '}'), nil
+	}
+	if bytes.IndexByte(d.Raw, '\n') < 0 {
+		return append(dst, d.Raw...), nil
+	}
+	var b bytes.Buffer
+	if err := json.Compact(&b, d.Raw); err != nil {
+		return dst, fmt.Errorf("document %q: Raw is not JSON: %w", d.ID, err)
+	}
+	return append(dst, b.Bytes()...), nil
+}
+
+func (w *jsonlWriter) Write(d *Document) error {
+	var err error
+	w.buf, err = appendRecord(w.buf[:0], d)
+	if err != nil {
+		return err
+	}
+	w.buf = append(w.buf, '\n')
+	_, err = w.w.Write(w.buf)
+	return err
+}
+
+func (w *jsonlWriter) Commit() error {
+	var err error
+	switch {
+	case w.gz != nil:
+		err = w.gz.Close()
+	case w.zw != nil:
+		err = w.zw.Close()
+	}
+	if err != nil {
+		w.f.Abort()
+		return fmt.Errorf("%s: %w", w.f.Name(), err)
+	}
+	return w.f.Commit()
+}
+
+func (w *jsonlWriter) Abort() error {
+	if w.zw != nil {
+		w.zw.Close()
+	}
+	return w.f.Abort()
+}

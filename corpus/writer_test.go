@@ -1,0 +1,115 @@
+package corpus
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// copyAll reads src and writes every document to dst.
+func copyAll(t *testing.T, src, dst string) {
+	t.Helper()
+	r, err := Open(src, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := Create(dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Abort()
+	for r.Next() {
+		if err := w.Write(r.Doc()); err != nil {
+			t.Fatalf("Write: %v", err)
+		}
+	}
+	if err := r.Err(); err != nil {
+		t.Fatalf("read %s: %v", src, err)
+	}
+	r.Close()
+	if err := w.Commit(); err != nil {
+		t.Fatalf("Commit: %v", err)
+	}
+}
+
+func TestJSONLWriterRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	src := writeFile(t, dir, "in.jsonl", []byte(jsonlSample))
+	want, err := readFile(t, src, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, out := range []string{"out.jsonl", "out.jsonl.gz", "out.json.zst"} {
+		t.Run(out, func(t *testing.T) {
+			dst := filepath.Join(dir, out)
+			copyAll(t, src, dst)
+			got, err := readFile(t, dst, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want[2].ID, got[2].ID = "", "" // FILE:LINE differs
+			for i := range got {
+				got[i].Record, want[i].Record = 0, 0
+			}
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("round trip through %s:\n got %v\nwant %v", out, got, want)
+			}
+		})
+	}
+}
+
+func TestWriterRawMissingOrMultiline(t *testing.T) {
+	dst := filepath.Join(t.TempDir(), "o.jsonl")
+	w, err := Create(dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write(&Document{ID: "x", Text: "no raw \"here\""})
+	w.Write(&Document{ID: "y", Raw: []byte("{\n  \"id\": \"y\",\n  \"text\": \"t\"\n}")})
+	if err := w.Write(&Document{ID: "z", Raw: []byte("{\n bad")}); err == nil {
+		t.Error("Write with a multi-line Raw that is not JSON succeeded")
+	}
+	if err := w.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(dst)
+	want := `{"id":"x","text":"no raw \"here\""}` + "\n" + `{"id":"y","text":"t"}` + "\n"
+	if string(b) != want {
+		t.Errorf("wrote %q, want %q", b, want)
+	}
+}
+
+func TestWriterAbort(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"a.jsonl", "a.jsonl.gz", "a.jsonl.zst"} {
+		w, err := Create(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write(&Document{ID: "x", Text: "t"})
+		if err := w.Abort(); err != nil {
+			t.Errorf("%s: Abort: %v", name, err)
+		}
+	}
+	if es, _ := os.ReadDir(dir); len(es) != 0 {
+		t.Errorf("after Abort the directory holds %d entries, want none", len(es))
+	}
+}
+
+func TestWriterDevNull(t *testing.T) {
+	if _, err := os.Stat("/dev/null"); err != nil {
+		t.Skip("no /dev/null")
+	}
+	w, err := Create("/dev/null")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write(&Document{ID: "x", Text: "t"})
+	if err := w.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Stat("/dev/null"); err != nil || st.Mode()&os.ModeDevice == 0 {
+		t.Errorf("/dev/null is no longer a device: %v %v", st.Mode(), err)
+	}
+}
