@@ -1,0 +1,102 @@
+package dedup
+
+import (
+	"fmt"
+	"runtime"
+
+	"github.com/neardup/neardup/cluster"
+	"github.com/neardup/neardup/shingle"
+	"github.com/neardup/neardup/text"
+)
+
+// Config holds every parameter of a dedup run. The zero value is not
+// usable; start from DefaultConfig. Fields that do not apply to the chosen
+// method are ignored.
+type Config struct {
+	// Method is the --method name: exact, bloom, ksentence, simhash,
+	// minhash or jaccard.
+	Method string
+
+	// Normalize configures text normalisation before any method sees the
+	// text.
+	Normalize text.Options
+
+	// Shingle configures tokens and n-grams (minhash, simhash, jaccard,
+	// and --verify).
+	Shingle shingle.Options
+
+	// Threshold is the Jaccard similarity at or above which two documents
+	// are duplicates (minhash, jaccard, --verify, bloom overlap mode).
+	Threshold float64
+
+	// MinHash and LSH.
+	NumPerm int // permutations (slots); default 128
+	Bands   int // 0: chosen from Threshold and NumPerm
+	Rows    int // 0: chosen from Threshold and NumPerm
+	// Seed seeds the hash families of minhash and simhash; 0 means the
+	// package default.
+	Seed uint64
+
+	// SimHash.
+	Bits     int    // 64 or 128; default 64
+	Distance int    // maximum Hamming distance; default 3
+	Weights  string // count, tfidf; default count
+
+	// Verify confirms candidate pairs by exact Jaccard of shingle sets
+	// against Threshold before they join a cluster.
+	Verify bool
+
+	// KSentence.
+	KSentences int // default 3
+
+	// Bloom.
+	KeyField string  // dedup on this field's value instead of the text
+	BloomN   int     // expected number of items; 0: the number of documents if known, else 10M
+	BloomFPP float64 // target false-positive probability; default 1e-6
+
+	// Workers is the number of goroutines that normalise and sketch; 0
+	// means GOMAXPROCS.
+	Workers int
+
+	// Keep chooses the kept document of each cluster.
+	Keep cluster.Policy
+}
+
+// DefaultConfig returns the defaults a newcomer would choose: minhash at
+// Jaccard 0.8 over word 5-grams with 128 permutations.
+func DefaultConfig() Config {
+	return Config{
+		Method:     "minhash",
+		Normalize:  text.DefaultOptions(),
+		Shingle:    shingle.Options{Unit: shingle.Word, N: 5},
+		Threshold:  0.8,
+		NumPerm:    128,
+		Bits:       64,
+		Distance:   3,
+		Weights:    "count",
+		KSentences: 3,
+		BloomFPP:   1e-6,
+	}
+}
+
+// Validate checks the parameters shared by every method; methods check
+// their own at construction.
+func (c *Config) Validate() error {
+	if c.Threshold <= 0 || c.Threshold > 1 {
+		return fmt.Errorf("--threshold %v: must be in (0, 1]", c.Threshold)
+	}
+	if c.Workers < 0 {
+		return fmt.Errorf("--workers %d: must be at least 1 (0 means all cores)", c.Workers)
+	}
+	if c.Shingle.N < 0 || c.Shingle.N > shingle.MaxN {
+		return fmt.Errorf("--ngram %d: must be between 1 and %d", c.Shingle.N, shingle.MaxN)
+	}
+	return nil
+}
+
+func (c *Config) workers() int {
+	if c.Workers > 0 {
+		return c.Workers
+	}
+	return runtime.GOMAXPROCS(0)
+}

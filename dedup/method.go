@@ -1,0 +1,116 @@
+package dedup
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"sync"
+)
+
+// Pair is a duplicate pair found by a method: documents A < B by input
+// index, with their similarity (Jaccard, exact or estimated, in [0, 1];
+// 1 for exact methods) and, for bit-fingerprint methods, the Hamming
+// distance (-1 when it does not apply).
+type Pair struct {
+	A, B       int
+	Similarity float64
+	Distance   int
+}
+
+// Doc is what a Sketcher sees of one document.
+type Doc struct {
+	// Index is the document's position in the input, from 0.
+	Index int
+	// ID is the document id.
+	ID string
+	// Text is the normalised text. It is reused after Sketch returns: a
+	// sketch must not keep it.
+	Text []byte
+	// Key is the value of Config.KeyField, when one is set.
+	Key string
+}
+
+// A Sketcher computes a method's per-document sketch (a hash, a
+// signature, a fingerprint, a shingle set...). The pipeline creates one per
+// worker goroutine, so a Sketcher may keep scratch space; it is never used
+// by two goroutines at once.
+type Sketcher interface {
+	Sketch(d *Doc) (Sketch, error)
+}
+
+// Sketch is the opaque per-document value of a method. It is handed to the
+// method's Finder, in input order, and may be written by `neardup sign`.
+type Sketch interface {
+	// AppendJSON appends the sketch as a JSON value (for `neardup sign`).
+	AppendJSON(dst []byte) []byte
+}
+
+// A Finder receives every document's sketch in input order (Add with
+// i = 0, 1, 2, ...) and reports duplicate pairs through emit, during Add
+// (streaming methods) or at Flush (batch methods). Every emitted pair must
+// have A < B. A Finder is used by one goroutine.
+type Finder interface {
+	Add(i int, s Sketch, emit func(Pair)) error
+	Flush(emit func(Pair)) error
+}
+
+// Method is one way of finding duplicates, configured from a Config.
+type Method interface {
+	// Name is the --method name.
+	Name() string
+	// NewSketcher returns a Sketcher for one worker.
+	NewSketcher() (Sketcher, error)
+	// NewFinder returns the Finder for one run.
+	NewFinder() (Finder, error)
+	// Describe returns the effective parameters, for the summary and
+	// stats (for example the chosen bands and rows).
+	Describe() map[string]any
+}
+
+// ErrNotBuilt is returned for a method that the design names but this
+// version does not provide yet.
+var ErrNotBuilt = errors.New("method not built yet")
+
+// Methods known to the design, whether built or not.
+var designMethods = []string{"exact", "bloom", "ksentence", "simhash", "minhash", "jaccard"}
+
+var (
+	registryMu sync.Mutex
+	registry   = map[string]func(Config) (Method, error){}
+)
+
+// register makes a method constructor available under name. Each method's
+// file calls it from init.
+func register(name string, f func(Config) (Method, error)) {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	registry[name] = f
+}
+
+// NewMethod returns the method cfg.Method, configured by cfg. Unknown
+// names are an error; names of the design not built yet wrap ErrNotBuilt.
+func NewMethod(cfg Config) (Method, error) {
+	registryMu.Lock()
+	f := registry[cfg.Method]
+	registryMu.Unlock()
+	if f != nil {
+		return f(cfg)
+	}
+	if slices.Contains(designMethods, cfg.Method) {
+		return nil, fmt.Errorf("--method %s: %w", cfg.Method, ErrNotBuilt)
+	}
+	return nil, fmt.Errorf("unknown method %q (want one of %v)", cfg.Method, designMethods)
+}
+
+// Methods returns the names of the built methods, sorted.
+func Methods() []string {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	names := make([]string, 0, len(registry))
+	for n := range registry {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}

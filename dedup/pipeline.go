@@ -1,0 +1,686 @@
+package dedup
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/neardup/neardup/cluster"
+	"github.com/neardup/neardup/corpus"
+	"github.com/neardup/neardup/internal/atomicfile"
+	"github.com/neardup/neardup/text"
+)
+
+// Outputs names the files a run writes; an empty name writes nothing. "-"
+// is standard output. Regular files are replaced atomically when the run
+// succeeds and left untouched when it fails.
+type Outputs struct {
+	// Kept receives the kept documents, unchanged, in input order; the
+	// format follows the name (see package corpus).
+	Kept string
+	// Clusters receives one JSON line per input document:
+	// {"id", "cluster" (id of the kept document), "kept"}.
+	Clusters string
+	// Pairs receives one JSON line per duplicate pair found:
+	// {"id1", "id2", "similarity"} and "distance" for bit fingerprints.
+	Pairs string
+	// TmpDir holds temporary files (a copy of standard input); "" means
+	// the system default.
+	TmpDir string
+}
+
+// Input says what to read.
+type Input struct {
+	// Files are read in order; "-" is JSONL on Options.Stdin.
+	Files []string
+	// Options configures the readers. OnInvalid is set by Run when
+	// SkipInvalid is true.
+	Options corpus.Options
+	// SkipInvalid skips bad records (counted in Stats.Skipped) instead of
+	// stopping at the first.
+	SkipInvalid bool
+	// Stdin is what "-" reads; nil means os.Stdin.
+	Stdin io.Reader
+	// Examples is how many of the largest clusters Stats.Examples shows.
+	Examples int
+}
+
+// Stats summarises a run.
+type Stats struct {
+	Method         string         `json:"method"`
+	Params         map[string]any `json:"params"`
+	Workers        int            `json:"workers"`
+	Documents      int            `json:"documents"`
+	Kept           int            `json:"kept"`
+	Removed        int            `json:"removed"`
+	Clusters       int            `json:"clusters"` // clusters with more than one member
+	LargestCluster int            `json:"largest_cluster"`
+	Pairs          int            `json:"pairs"`
+	Skipped        int            `json:"skipped"` // invalid records skipped
+	Empty          int            `json:"empty"`   // documents with empty normalised text
+	InputBytes     int64          `json:"input_bytes"`
+	Stages         []Stage        `json:"stages"`
+	Examples       []Example      `json:"examples,omitempty"`
+	// SkippedErrors holds the first few skipped records' errors.
+	SkippedErrors []string `json:"skipped_errors,omitempty"`
+}
+
+// Stage is the wall time of one stage of the run.
+type Stage struct {
+	Name    string  `json:"name"`
+	Seconds float64 `json:"seconds"`
+}
+
+// Example is one cluster, for the summary: the kept document first.
+type Example struct {
+	Members []ExampleDoc `json:"members"`
+}
+
+// ExampleDoc is one member of an example cluster.
+type ExampleDoc struct {
+	ID   string `json:"id"`
+	Text string `json:"text"`
+	Kept bool   `json:"kept"`
+}
+
+// batchSize documents travel together between the stages.
+const batchSize = 256
+
+type batch struct {
+	seq      int
+	first    int // index of docs[0]
+	docs     []rawDoc
+	sketches []Sketch
+}
+
+type rawDoc struct {
+	id, text string
+	raw      []byte // only when a key field is needed
+}
+
+// Run deduplicates the input: it reads every document, normalises and
+// sketches it on cfg.Workers goroutines, hands the sketches to the method's
+// finder in input order, joins the pairs into clusters, keeps one document
+// per cluster by cfg.Keep, and writes the outputs. The result does not
+// depend on the number of workers.
+func Run(ctx context.Context, cfg Config, in Input, out Outputs) (*Stats, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	m, err := NewMethod(cfg)
+	if err != nil {
+		return nil, err
+	}
+	norm, err := text.New(cfg.Normalize)
+	if err != nil {
+		return nil, err
+	}
+	r := &run{cfg: cfg, in: in, out: out, method: m, norm: norm,
+		stats: &Stats{Method: m.Name(), Params: m.Describe(), Workers: cfg.workers()}}
+	defer r.cleanup()
+	if err := r.open(); err != nil {
+		return nil, err
+	}
+	if err := r.pass1(ctx); err != nil {
+		return nil, err
+	}
+	if err := r.finish(ctx); err != nil {
+		return nil, err
+	}
+	return r.stats, nil
+}
+
+// Sign writes each document's sketch (signature, fingerprint, hash) to
+// path as one JSON line {"id", "method", "sketch"} per document, in input
+// order; an empty document has a null sketch.
+func Sign(ctx context.Context, cfg Config, in Input, path string) (*Stats, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	m, err := NewMethod(cfg)
+	if err != nil {
+		return nil, err
+	}
+	norm, err := text.New(cfg.Normalize)
+	if err != nil {
+		return nil, err
+	}
+	r := &run{cfg: cfg, in: in, method: m, norm: norm,
+		stats: &Stats{Method: m.Name(), Params: m.Describe(), Workers: cfg.workers()}}
+	defer r.cleanup()
+	if err := r.open(); err != nil {
+		return nil, err
+	}
+	f, err := r.create(path)
+	if err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	w := bufio.NewWriterSize(f, 1<<16)
+	prefix := append(appendJSONString([]byte(`,"method":`), m.Name()), `,"sketch":`...)
+	var line []byte
+	err = r.sketchAll(ctx, func(_ int, d *rawDoc, s Sketch) error {
+		r.stats.Documents++
+		line = appendJSONString(append(line[:0], `{"id":`...), d.id)
+		line = append(line, prefix...)
+		if s == nil {
+			line = append(line, "null"...)
+		} else {
+			line = s.AppendJSON(line)
+		}
+		line = append(line, "}\n"...)
+		_, err := w.Write(line)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := w.Flush(); err != nil {
+		return nil, err
+	}
+	if err := f.Commit(); err != nil {
+		return nil, err
+	}
+	r.stage("sign", start)
+	return r.stats, nil
+}
+
+type run struct {
+	cfg    Config
+	in     Input
+	out    Outputs
+	method Method
+	norm   *text.Normalizer
+	stats  *Stats
+
+	stdinCopy string // temp copy of standard input, read twice
+	pairsOut  *atomicfile.File
+	pairsBuf  *bufio.Writer
+	ids       []string
+	lengths   []int32
+	uf        *cluster.UnionFind
+	outputs   []output // committed together at the end
+}
+
+func (r *run) stage(name string, since time.Time) {
+	r.stats.Stages = append(r.stats.Stages, Stage{Name: name, Seconds: time.Since(since).Seconds()})
+}
+
+// open copies standard input aside when it is an input (so it can be read
+// twice) and opens the pairs output, which is written while reading.
+func (r *run) open() error {
+	if slices.Contains(r.in.Files, "-") {
+		f, err := os.CreateTemp(r.out.TmpDir, "neardup-stdin-*.jsonl")
+		if err != nil {
+			return err
+		}
+		r.stdinCopy = f.Name()
+		src := r.in.Stdin
+		if src == nil {
+			src = os.Stdin
+		}
+		_, err = io.Copy(f, src)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("copying standard input: %w", err)
+		}
+	}
+	if r.out.Pairs != "" {
+		f, err := r.create(r.out.Pairs)
+		if err != nil {
+			return err
+		}
+		r.pairsOut = f
+		r.pairsBuf = bufio.NewWriterSize(f, 1<<16)
+	}
+	return nil
+}
+
+func (r *run) create(path string) (*atomicfile.File, error) {
+	f, err := atomicfile.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	r.outputs = append(r.outputs, f)
+	return f, nil
+}
+
+// output is a file written atomically: nothing appears under its name
+// until Commit.
+type output interface {
+	Commit() error
+	Abort() error
+}
+
+// cleanup aborts outputs not committed and removes temporary files.
+func (r *run) cleanup() {
+	for _, f := range r.outputs {
+		f.Abort()
+	}
+	if r.stdinCopy != "" {
+		os.Remove(r.stdinCopy)
+	}
+}
+
+// readAll calls fn for every document of the input, in order, on the
+// calling goroutine. skips counts the records skipped as invalid.
+func (r *run) readAll(ctx context.Context, fn func(*corpus.Document) error, onSkip func(*corpus.RecordError)) error {
+	opts := r.in.Options
+	if r.in.SkipInvalid {
+		opts.OnInvalid = func(e *corpus.RecordError) error {
+			if onSkip != nil {
+				onSkip(e)
+			}
+			return nil
+		}
+	}
+	for _, name := range r.in.Files {
+		var rd corpus.Reader
+		if name == "-" {
+			f, err := os.Open(r.stdinCopy)
+			if err != nil {
+				return err
+			}
+			rd = corpus.NewJSONL(f, "-", opts)
+		} else {
+			var err error
+			if rd, err = corpus.Open(name, opts); err != nil {
+				return err
+			}
+		}
+		n := 0
+		for rd.Next() {
+			if n++; n%1024 == 0 && ctx.Err() != nil {
+				rd.Close()
+				return ctx.Err()
+			}
+			if err := fn(rd.Doc()); err != nil {
+				rd.Close()
+				return err
+			}
+		}
+		err := rd.Err()
+		if cerr := rd.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// pass1 reads, sketches in parallel, and feeds the finder in order.
+func (r *run) pass1(ctx context.Context) error {
+	start := time.Now()
+	finder, err := r.method.NewFinder()
+	if err != nil {
+		return err
+	}
+	r.uf = cluster.NewUnionFind(0)
+	emit := r.emitter()
+	err = r.sketchAll(ctx, func(i int, d *rawDoc, s Sketch) error {
+		r.uf.Grow(i + 1)
+		r.ids = append(r.ids, d.id)
+		if r.cfg.Keep == cluster.Longest {
+			r.lengths = append(r.lengths, int32(len(d.text)))
+		}
+		if err := finder.Add(i, s, emit); err != nil {
+			return fmt.Errorf("document %q: %w", d.id, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if err := finder.Flush(emit); err != nil {
+		return err
+	}
+	if r.pairsBuf != nil {
+		if err := r.pairsBuf.Flush(); err != nil {
+			return err
+		}
+	}
+	r.stats.Documents = len(r.ids)
+	r.stage("read+sketch+find", start)
+	return nil
+}
+
+// sketchAll reads every document, normalises and sketches it on the
+// workers, and calls consume for each in input order on one goroutine. An
+// empty document (empty normalised text) gets a nil sketch.
+func (r *run) sketchAll(ctx context.Context, consume func(i int, d *rawDoc, s Sketch) error) error {
+	workers := r.cfg.workers()
+	sketchers := make([]Sketcher, workers)
+	for w := range sketchers {
+		var err error
+		if sketchers[w], err = r.method.NewSketcher(); err != nil {
+			return err
+		}
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	jobs := make(chan *batch, workers*2)
+	done := make(chan *batch, workers*2)
+	free := sync.Pool{New: func() any { return &batch{} }}
+
+	// Reader: documents into batches.
+	g.Go(func() error {
+		defer close(jobs)
+		b := free.Get().(*batch)
+		b.docs, b.first, b.seq = b.docs[:0], 0, 0
+		seq, idx := 0, 0
+		send := func() error {
+			select {
+			case jobs <- b:
+			case <-gctx.Done():
+				return gctx.Err()
+			}
+			seq++
+			b = free.Get().(*batch)
+			b.docs, b.first, b.seq = b.docs[:0], idx, seq
+			return nil
+		}
+		err := r.readAll(gctx, func(d *corpus.Document) error {
+			rd := rawDoc{id: d.ID, text: d.Text}
+			if r.cfg.KeyField != "" {
+				rd.raw = append([]byte(nil), d.Raw...)
+			}
+			r.stats.InputBytes += int64(len(d.Raw))
+			b.docs = append(b.docs, rd)
+			idx++
+			if len(b.docs) == batchSize {
+				return send()
+			}
+			return nil
+		}, func(e *corpus.RecordError) {
+			r.stats.Skipped++
+			if len(r.stats.SkippedErrors) < 10 {
+				r.stats.SkippedErrors = append(r.stats.SkippedErrors, e.Error())
+			}
+		})
+		if err != nil {
+			return err
+		}
+		if len(b.docs) > 0 {
+			return send()
+		}
+		return nil
+	})
+
+	// Workers: normalise and sketch.
+	var wg sync.WaitGroup
+	for _, sk := range sketchers {
+		wg.Add(1)
+		g.Go(func() error {
+			defer wg.Done()
+			var buf []byte
+			for b := range jobs {
+				b.sketches = slices.Grow(b.sketches[:0], len(b.docs))[:len(b.docs)]
+				for k := range b.docs {
+					rd := &b.docs[k]
+					buf = r.norm.Append(buf[:0], rd.text)
+					if len(buf) == 0 {
+						b.sketches[k] = nil
+						continue
+					}
+					d := Doc{Index: b.first + k, ID: rd.id, Text: buf}
+					if r.cfg.KeyField != "" {
+						key, err := keyField(rd.raw, r.cfg.KeyField)
+						if err != nil {
+							return fmt.Errorf("document %q: %w", rd.id, err)
+						}
+						d.Key = key
+					}
+					s, err := sk.Sketch(&d)
+					if err != nil {
+						return fmt.Errorf("document %q: %w", rd.id, err)
+					}
+					b.sketches[k] = s
+				}
+				select {
+				case done <- b:
+				case <-gctx.Done():
+					return gctx.Err()
+				}
+			}
+			return nil
+		})
+	}
+	go func() { wg.Wait(); close(done) }()
+
+	// Collector: in input order.
+	g.Go(func() error {
+		pending := map[int]*batch{}
+		next := 0
+		for b := range done {
+			pending[b.seq] = b
+			for {
+				b, ok := pending[next]
+				if !ok {
+					break
+				}
+				delete(pending, next)
+				next++
+				for k := range b.docs {
+					if b.sketches[k] == nil {
+						r.stats.Empty++
+					}
+					if err := consume(b.first+k, &b.docs[k], b.sketches[k]); err != nil {
+						return err
+					}
+				}
+				clear(b.docs)
+				clear(b.sketches)
+				free.Put(b)
+			}
+		}
+		return nil
+	})
+	return g.Wait()
+}
+
+// emitter returns the function finders report pairs to: it joins the
+// clusters and writes the pairs file.
+func (r *run) emitter() func(Pair) {
+	var line []byte
+	return func(p Pair) {
+		r.uf.Union(p.A, p.B)
+		r.stats.Pairs++
+		if r.pairsBuf == nil {
+			return
+		}
+		line = append(line[:0], `{"id1":`...)
+		line = appendJSONString(line, r.ids[p.A])
+		line = append(line, `,"id2":`...)
+		line = appendJSONString(line, r.ids[p.B])
+		line = append(line, `,"similarity":`...)
+		line = strconv.AppendFloat(line, p.Similarity, 'f', -1, 64)
+		if p.Distance >= 0 {
+			line = append(line, `,"distance":`...)
+			line = strconv.AppendInt(line, int64(p.Distance), 10)
+		}
+		line = append(line, "}\n"...)
+		r.pairsBuf.Write(line) // a write error surfaces at Flush
+	}
+}
+
+// finish chooses the kept documents and writes the outputs.
+func (r *run) finish(ctx context.Context) error {
+	start := time.Now()
+	var length func(int) int
+	if r.cfg.Keep == cluster.Longest {
+		length = func(i int) int { return int(r.lengths[i]) }
+	}
+	keep := cluster.Keep(r.uf, r.cfg.Keep, length)
+	sizes := make(map[int32]int)
+	for i, k := range keep {
+		if int(k) == i {
+			r.stats.Kept++
+		}
+		sizes[k]++
+	}
+	r.stats.Removed = r.stats.Documents - r.stats.Kept
+	for _, n := range sizes {
+		if n > 1 {
+			r.stats.Clusters++
+		}
+		r.stats.LargestCluster = max(r.stats.LargestCluster, n)
+	}
+	r.stage("cluster", start)
+
+	start = time.Now()
+	if r.out.Clusters != "" {
+		if err := r.writeClusters(keep); err != nil {
+			return err
+		}
+	}
+	examples := r.pickExamples(keep, sizes)
+	if r.out.Kept != "" || len(examples) > 0 {
+		if err := r.pass2(ctx, keep, examples); err != nil {
+			return err
+		}
+	}
+	for _, f := range r.outputs {
+		if err := f.Commit(); err != nil {
+			return err
+		}
+	}
+	r.stage("write", start)
+	return nil
+}
+
+func (r *run) writeClusters(keep []int32) error {
+	f, err := r.create(r.out.Clusters)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriterSize(f, 1<<16)
+	var line []byte
+	for i, k := range keep {
+		line = append(line[:0], `{"id":`...)
+		line = appendJSONString(line, r.ids[i])
+		line = append(line, `,"cluster":`...)
+		line = appendJSONString(line, r.ids[k])
+		line = append(line, `,"kept":`...)
+		line = strconv.AppendBool(line, int(k) == i)
+		line = append(line, "}\n"...)
+		if _, err := w.Write(line); err != nil {
+			return err
+		}
+	}
+	return w.Flush()
+}
+
+// pickExamples returns the kept-document indexes of the largest clusters,
+// up to in.Examples, ties broken by input order.
+func (r *run) pickExamples(keep []int32, sizes map[int32]int) map[int32]*Example {
+	if r.in.Examples <= 0 {
+		return nil
+	}
+	var roots []int32
+	for k, n := range sizes {
+		if n > 1 {
+			roots = append(roots, k)
+		}
+	}
+	slices.SortFunc(roots, func(a, b int32) int {
+		if sizes[a] != sizes[b] {
+			return sizes[b] - sizes[a]
+		}
+		return int(a - b)
+	})
+	if len(roots) > r.in.Examples {
+		roots = roots[:r.in.Examples]
+	}
+	ex := make(map[int32]*Example, len(roots))
+	for _, k := range roots {
+		ex[k] = &Example{}
+	}
+	return ex
+}
+
+// exampleMembers caps how many members of an example cluster are shown.
+const exampleMembers = 6
+
+// pass2 reads the input again to write the kept documents and to fill in
+// the example clusters' texts.
+func (r *run) pass2(ctx context.Context, keep []int32, examples map[int32]*Example) error {
+	var w corpus.Writer
+	if r.out.Kept != "" {
+		var err error
+		if w, err = corpus.Create(r.out.Kept); err != nil {
+			return err
+		}
+		r.outputs = append(r.outputs, w)
+	}
+	i := 0
+	err := r.readAll(ctx, func(d *corpus.Document) error {
+		if i >= len(keep) {
+			return errors.New("input changed while it was being read")
+		}
+		k := keep[i]
+		if ex := examples[k]; ex != nil && len(ex.Members) < exampleMembers {
+			ex.Members = append(ex.Members, ExampleDoc{ID: d.ID, Text: d.Text, Kept: int(k) == i})
+		}
+		i++
+		if w != nil && int(k) == i-1 {
+			return w.Write(d)
+		}
+		return nil
+	}, nil)
+	if err != nil {
+		return err
+	}
+	if i != len(keep) {
+		return errors.New("input changed while it was being read")
+	}
+	roots := make([]int32, 0, len(examples))
+	for k := range examples {
+		roots = append(roots, k)
+	}
+	slices.SortFunc(roots, func(a, b int32) int {
+		if la, lb := len(examples[a].Members), len(examples[b].Members); la != lb {
+			return lb - la
+		}
+		return int(a - b)
+	})
+	for _, k := range roots {
+		r.stats.Examples = append(r.stats.Examples, *examples[k])
+	}
+	return nil
+}
+
+// keyField returns the string value of field in the JSON object raw.
+func keyField(raw []byte, field string) (string, error) {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &obj); err != nil {
+		return "", err
+	}
+	v, ok := obj[field]
+	if !ok {
+		return "", fmt.Errorf("missing key field %q", field)
+	}
+	var s string
+	if json.Unmarshal(v, &s) == nil {
+		return s, nil
+	}
+	return string(v), nil
+}
+
+// appendJSONString appends s as a JSON string.
+func appendJSONString(dst []byte, s string) []byte {
+	b, _ := json.Marshal(s) // a string always marshals
+	return append(dst, b...)
+}

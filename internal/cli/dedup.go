@@ -1,0 +1,273 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/spf13/cobra"
+
+	"github.com/neardup/neardup/cluster"
+	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/internal/atomicfile"
+	"github.com/neardup/neardup/internal/sample"
+)
+
+type dedupOpts struct {
+	method     string
+	threshold  float64
+	numPerm    int
+	bands      int
+	rows       int
+	seed       uint64
+	bits       int
+	distance   int
+	weights    string
+	verify     bool
+	kSentences int
+	keyField   string
+	bloomN     int
+	bloomFPP   float64
+	keep       string
+	workers    int
+
+	output   string
+	clusters string
+	pairs    string
+	stats    string
+	tmpDir   string
+	examples int
+	quiet    bool
+	sample   bool
+
+	text    textFlags
+	shingle shingleFlags
+	input   inputFlags
+}
+
+func newDedupCmd(e *env) *cobra.Command {
+	o := &dedupOpts{}
+	cmd := &cobra.Command{
+		Use:   "dedup [flags] INPUT...",
+		Short: "Remove near-duplicate documents",
+		Long: `Find the duplicate documents of the input and keep one of each cluster.
+
+INPUT is a file or a directory (walked in sorted order), or - for JSONL on
+standard input. --sample runs on the embedded sample corpus (Bible verses in
+six English revisions and in Traditional and Simplified Chinese).
+
+The summary goes to standard error. --output writes the kept documents
+unchanged, in input order; --clusters writes one line per input document
+{"id","cluster","kept"} where cluster is the id of the kept document;
+--pairs writes one line per duplicate pair {"id1","id2","similarity"}.
+Regular output files are replaced atomically, and only when the run succeeds.
+
+` + exitHelp,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runDedup(cmd, o, args, e)
+		},
+	}
+	fs := cmd.Flags()
+	fs.SortFlags = false
+	d := dedup.DefaultConfig()
+	fs.StringVar(&o.method, "method", d.Method, "minhash, simhash, jaccard, exact, bloom or ksentence")
+	fs.Float64Var(&o.threshold, "threshold", d.Threshold, "Jaccard similarity at or above which two documents are duplicates")
+	o.shingle.register(fs, d.Shingle.N)
+	fs.IntVar(&o.numPerm, "num-perm", d.NumPerm, "minhash: permutations (signature slots)")
+	fs.IntVar(&o.bands, "bands", 0, "minhash: LSH bands (0: chosen from --threshold and --num-perm)")
+	fs.IntVar(&o.rows, "rows", 0, "minhash: rows per band (0: chosen with --bands)")
+	fs.Uint64Var(&o.seed, "seed", 0, "seed of the minhash and simhash hash families (0: the fixed default)")
+	fs.IntVar(&o.bits, "bits", d.Bits, "simhash: fingerprint bits, 64 or 128")
+	fs.IntVar(&o.distance, "distance", d.Distance, "simhash: largest Hamming distance of duplicates")
+	fs.StringVar(&o.weights, "weights", d.Weights, "simhash: feature weights, count or tfidf")
+	fs.BoolVar(&o.verify, "verify", false, "confirm each candidate pair by exact Jaccard of its shingle sets before it joins a cluster")
+	fs.IntVar(&o.kSentences, "k-sentences", d.KSentences, "ksentence: how many of the longest sentences make the fingerprint")
+	fs.StringVar(&o.keyField, "key-field", "", "bloom: deduplicate on this JSON field (a URL, say) instead of the text")
+	fs.IntVar(&o.bloomN, "bloom-n", 0, "bloom: expected number of distinct items (0: 10 million)")
+	fs.Float64Var(&o.bloomFPP, "bloom-fpp", d.BloomFPP, "bloom: target false-positive probability")
+	fs.StringVar(&o.keep, "keep", "first", "which document of a cluster to keep: first (in input order) or longest")
+	fs.IntVarP(&o.workers, "workers", "j", 0, "worker goroutines (0: all cores); the result is the same for any number")
+	fs.StringVarP(&o.output, "output", "o", "", "write the kept documents here (format from the name; - for stdout)")
+	fs.StringVar(&o.clusters, "clusters", "", "write {id, cluster, kept} per input document here (JSONL)")
+	fs.StringVar(&o.pairs, "pairs", "", "write {id1, id2, similarity} per duplicate pair here (JSONL)")
+	fs.StringVar(&o.stats, "stats", "", "write the run summary here as JSON")
+	fs.StringVar(&o.tmpDir, "tmp-dir", "", "directory for temporary files (default: the system's)")
+	fs.IntVar(&o.examples, "examples", 3, "how many of the largest clusters the summary shows")
+	fs.BoolVarP(&o.quiet, "quiet", "q", false, "print no summary")
+	fs.BoolVar(&o.sample, "sample", false, "run on the embedded sample corpus")
+	o.text.register(fs)
+	o.input.register(fs)
+	return cmd
+}
+
+func (o *dedupOpts) config() (dedup.Config, error) {
+	cfg := dedup.DefaultConfig()
+	cfg.Method = o.method
+	if err := checkUnit01("--threshold", o.threshold); err != nil {
+		return cfg, err
+	}
+	cfg.Threshold = o.threshold
+	sh, err := o.shingle.options()
+	if err != nil {
+		return cfg, err
+	}
+	sh.Seed = o.seed
+	cfg.Shingle = sh
+	if o.numPerm < 1 {
+		return cfg, usageErr("--num-perm %d: must be at least 1", o.numPerm)
+	}
+	if o.bands < 0 || o.rows < 0 {
+		return cfg, usageErr("--bands and --rows must not be negative")
+	}
+	if (o.bands == 0) != (o.rows == 0) {
+		return cfg, usageErr("--bands and --rows go together (or leave both to be chosen)")
+	}
+	if o.bands*o.rows > o.numPerm {
+		return cfg, usageErr("--bands %d x --rows %d = %d exceeds --num-perm %d", o.bands, o.rows, o.bands*o.rows, o.numPerm)
+	}
+	cfg.NumPerm, cfg.Bands, cfg.Rows, cfg.Seed = o.numPerm, o.bands, o.rows, o.seed
+	if o.bits != 64 && o.bits != 128 {
+		return cfg, usageErr("--bits %d: must be 64 or 128", o.bits)
+	}
+	if o.distance < 0 || o.distance >= o.bits {
+		return cfg, usageErr("--distance %d: must be between 0 and --bits - 1 (%d)", o.distance, o.bits-1)
+	}
+	cfg.Bits, cfg.Distance = o.bits, o.distance
+	if o.weights != "count" && o.weights != "tfidf" {
+		return cfg, usageErr("--weights %q: must be count or tfidf", o.weights)
+	}
+	cfg.Weights = o.weights
+	cfg.Verify = o.verify
+	if o.kSentences < 1 {
+		return cfg, usageErr("--k-sentences %d: must be at least 1", o.kSentences)
+	}
+	cfg.KSentences = o.kSentences
+	cfg.KeyField = o.keyField
+	if o.bloomN < 0 {
+		return cfg, usageErr("--bloom-n %d: must not be negative", o.bloomN)
+	}
+	if !(o.bloomFPP > 0 && o.bloomFPP < 1) {
+		return cfg, usageErr("--bloom-fpp %v: must be in (0, 1)", o.bloomFPP)
+	}
+	cfg.BloomN, cfg.BloomFPP = o.bloomN, o.bloomFPP
+	keep, err := cluster.ParsePolicy(o.keep)
+	if err != nil {
+		return cfg, usageErr("--keep: %v", err)
+	}
+	cfg.Keep = keep
+	if o.workers < 0 {
+		return cfg, usageErr("--workers %d: must not be negative", o.workers)
+	}
+	cfg.Workers = o.workers
+	cfg.Normalize = o.text.opts
+	return cfg, nil
+}
+
+func runDedup(cmd *cobra.Command, o *dedupOpts, args []string, e *env) error {
+	cfg, err := o.config()
+	if err != nil {
+		return err
+	}
+	ropts, err := o.input.options()
+	if err != nil {
+		return err
+	}
+	in := dedup.Input{Options: ropts, SkipInvalid: o.input.skipInvalid, Stdin: e.stdin, Examples: o.examples}
+	switch {
+	case o.sample && len(args) > 0:
+		return usageErr("--sample takes no INPUT")
+	case o.sample:
+		in.Files, in.Stdin = []string{"-"}, strings.NewReader(string(sample.JSONL))
+	case len(args) == 0:
+		return usageErr("no INPUT: give files, directories, - for standard input, or --sample")
+	default:
+		files, err := expandInputs(args)
+		if err != nil {
+			return err
+		}
+		in.Files = files
+	}
+	if o.quiet {
+		in.Examples = 0
+	}
+	out := dedup.Outputs{Kept: o.output, Clusters: o.clusters, Pairs: o.pairs, TmpDir: o.tmpDir}
+	stats, err := dedup.Run(cmd.Context(), cfg, in, out)
+	if err != nil {
+		return err
+	}
+	if o.stats != "" {
+		if err := writeJSONFile(o.stats, stats); err != nil {
+			return err
+		}
+	}
+	if !o.quiet {
+		printSummary(e.stderr, stats, o.sample)
+	}
+	return nil
+}
+
+// writeJSONFile writes v as indented JSON, atomically.
+func writeJSONFile(path string, v any) error {
+	f, err := atomicfile.Create(path)
+	if err != nil {
+		return err
+	}
+	defer f.Abort()
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(append(b, '\n')); err != nil {
+		return err
+	}
+	return f.Commit()
+}
+
+func printSummary(w io.Writer, s *dedup.Stats, sampleRun bool) {
+	src := ""
+	if sampleRun {
+		src = " on the embedded sample corpus (" + sample.Name + ")"
+	}
+	fmt.Fprintf(w, "neardup dedup --method %s%s\n", s.Method, src)
+	if len(s.Params) > 0 {
+		b, _ := json.Marshal(s.Params)
+		fmt.Fprintf(w, "  parameters: %s\n", b)
+	}
+	fmt.Fprintf(w, "  documents %d: kept %d, removed %d; %d clusters with duplicates (largest %d); %d pairs\n",
+		s.Documents, s.Kept, s.Removed, s.Clusters, s.LargestCluster, s.Pairs)
+	if s.Skipped > 0 || s.Empty > 0 {
+		fmt.Fprintf(w, "  skipped %d invalid records, %d empty documents (kept, never duplicates)\n", s.Skipped, s.Empty)
+		for _, e := range s.SkippedErrors {
+			fmt.Fprintf(w, "    skipped: %s\n", e)
+		}
+	}
+	var total float64
+	parts := make([]string, 0, len(s.Stages))
+	for _, st := range s.Stages {
+		total += st.Seconds
+		parts = append(parts, fmt.Sprintf("%s %.3fs", st.Name, st.Seconds))
+	}
+	fmt.Fprintf(w, "  time %.3fs (%s), %d workers\n", total, strings.Join(parts, ", "), s.Workers)
+	for i, ex := range s.Examples {
+		fmt.Fprintf(w, "  cluster %d:\n", i+1)
+		for _, m := range ex.Members {
+			mark := "removed"
+			if m.Kept {
+				mark = "kept   "
+			}
+			fmt.Fprintf(w, "    %s %-22s %s\n", mark, m.ID, clip(m.Text, 70))
+		}
+	}
+}
+
+// clip shortens s to at most n runes on one line.
+func clip(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
+}

@@ -1,0 +1,135 @@
+// Package cli is the neardup command line: one file per command, flags
+// defined here and nowhere else. Each command's RunE calls a runX function
+// that tests call directly.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/neardup/neardup/corpus"
+	"github.com/neardup/neardup/dedup"
+)
+
+// Exit codes, documented in the README and in `neardup --help`.
+const (
+	ExitOK          = 0   // success
+	ExitFailure     = 1   // a run failed: I/O error, resources, internal error
+	ExitUsage       = 2   // bad flags or arguments
+	ExitInvalidData = 3   // bad input data: a malformed record, a missing field...
+	ExitNotBuilt    = 4   // the command or method is not built yet
+	ExitInterrupted = 130 // interrupted by a signal; outputs left untouched
+)
+
+// errUsage marks errors in the command line itself.
+var errUsage = errors.New("usage")
+
+// usageErr returns a usage error with a message.
+func usageErr(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", errUsage, fmt.Sprintf(format, args...))
+}
+
+// errNotBuilt marks commands that the design names but are not built yet.
+var errNotBuilt = dedup.ErrNotBuilt
+
+// env is what commands read and write instead of the process globals.
+type env struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+}
+
+const exitHelp = `Exit codes:
+  0    success
+  1    the run failed (I/O error, out of resources, internal error)
+  2    bad flags or arguments
+  3    bad input data (malformed record, missing text field, invalid UTF-8,
+       oversized document); the message names the file, line and document id
+  4    the command or method is not built yet
+  130  interrupted (Ctrl-C, SIGTERM); no output file was replaced
+`
+
+func newRootCmd(e *env) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "neardup",
+		Short: "Find and remove near-duplicate documents",
+		Long: `neardup finds exact and near-duplicate documents in text corpora with
+exact hashing, Bloom filters, MinHash LSH, SimHash, KSentence and exact
+Jaccard similarity joins.
+
+` + exitHelp,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetIn(e.stdin)
+	root.SetOut(e.stdout)
+	root.SetErr(e.stderr)
+	root.AddCommand(
+		newDedupCmd(e),
+		newSignCmd(e),
+		newCompareCmd(e),
+		newLSHParamsCmd(),
+		newEvalCmd(),
+		newIndexCmd(),
+		newServeCmd(),
+	)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	})
+	return root
+}
+
+// Main runs the command line and returns the process exit code.
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	root := newRootCmd(&env{stdin: stdin, stdout: stdout, stderr: stderr})
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return ExitOK
+	}
+	code := exitCode(ctx, err)
+	fmt.Fprintf(stderr, "neardup: %v\n", err)
+	if code == ExitUsage {
+		fmt.Fprintln(stderr, "Run 'neardup --help' for usage.")
+	}
+	return code
+}
+
+func exitCode(ctx context.Context, err error) int {
+	var rec *corpus.RecordError
+	switch {
+	case ctx.Err() != nil || errors.Is(err, context.Canceled):
+		return ExitInterrupted
+	case errors.Is(err, errUsage):
+		return ExitUsage
+	case errors.Is(err, errNotBuilt):
+		return ExitNotBuilt
+	case errors.As(err, &rec), errors.Is(err, errInvalidData):
+		return ExitInvalidData
+	}
+	return ExitFailure
+}
+
+// errInvalidData marks bad input data found outside a corpus reader.
+var errInvalidData = errors.New("invalid input")
+
+// notBuilt returns a command that exists in the interface but says plainly
+// that it is not built yet.
+func notBuilt(use, short string) *cobra.Command {
+	return &cobra.Command{
+		Use:                use,
+		Short:              short + " (not built yet)",
+		DisableFlagParsing: true,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return fmt.Errorf("neardup %s: %w", cmd.Name(), errNotBuilt)
+		},
+	}
+}

@@ -1,0 +1,79 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/neardup/neardup/dedup"
+)
+
+func newSignCmd(e *env) *cobra.Command {
+	o := &dedupOpts{}
+	var json bool
+	cmd := &cobra.Command{
+		Use:   "sign [flags] INPUT... -o FILE",
+		Short: "Write each document's signature or fingerprint",
+		Long: `Write one JSON line per input document: {"id", "method", "sketch"}, where
+sketch is the method's per-document value (the content hash for exact, the
+MinHash signature for minhash, the hex fingerprint for simhash...). The
+flags mean what they mean for dedup.
+
+` + exitHelp,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runSign(cmd, o, args, json, e)
+		},
+	}
+	fs := cmd.Flags()
+	d := dedup.DefaultConfig()
+	fs.StringVar(&o.method, "method", d.Method, "minhash, simhash, jaccard, exact, bloom or ksentence")
+	o.shingle.register(fs, d.Shingle.N)
+	fs.IntVar(&o.numPerm, "num-perm", d.NumPerm, "minhash: permutations (signature slots)")
+	fs.Uint64Var(&o.seed, "seed", 0, "seed of the minhash and simhash hash families (0: the fixed default)")
+	fs.IntVar(&o.bits, "bits", d.Bits, "simhash: fingerprint bits, 64 or 128")
+	fs.StringVar(&o.weights, "weights", d.Weights, "simhash: feature weights, count or tfidf")
+	fs.IntVar(&o.kSentences, "k-sentences", d.KSentences, "ksentence: how many of the longest sentences make the fingerprint")
+	fs.IntVarP(&o.workers, "workers", "j", 0, "worker goroutines (0: all cores)")
+	fs.StringVarP(&o.output, "output", "o", "-", "write the signatures here (JSONL; - for stdout)")
+	fs.BoolVar(&json, "json", false, "print the run summary as JSON (on standard error)")
+	fs.StringVar(&o.tmpDir, "tmp-dir", "", "directory for temporary files")
+	o.text.register(fs)
+	o.input.register(fs)
+	return cmd
+}
+
+func runSign(cmd *cobra.Command, o *dedupOpts, args []string, jsonOut bool, e *env) error {
+	// Flags sign does not have keep the dedup defaults.
+	d := dedup.DefaultConfig()
+	o.threshold, o.distance, o.bloomFPP, o.keep = d.Threshold, d.Distance, d.BloomFPP, "first"
+	cfg, err := o.config()
+	if err != nil {
+		return err
+	}
+	ropts, err := o.input.options()
+	if err != nil {
+		return err
+	}
+	if len(args) == 0 {
+		return usageErr("no INPUT: give files, directories or - for standard input")
+	}
+	files, err := expandInputs(args)
+	if err != nil {
+		return err
+	}
+	in := dedup.Input{Files: files, Options: ropts, SkipInvalid: o.input.skipInvalid, Stdin: e.stdin}
+	stats, err := dedup.Sign(cmd.Context(), cfg, in, o.output)
+	if err != nil {
+		return err
+	}
+	return printSignSummary(e.stderr, stats, jsonOut)
+}
+
+func printSignSummary(w io.Writer, s *dedup.Stats, jsonOut bool) error {
+	if jsonOut {
+		return writeJSON(w, s)
+	}
+	_, err := fmt.Fprintf(w, "signed %d documents with %s (%d skipped, %d empty)\n", s.Documents, s.Method, s.Skipped, s.Empty)
+	return err
+}

@@ -1,0 +1,72 @@
+package shingle
+
+import (
+	"sync"
+	"unsafe"
+
+	"github.com/go-ego/gse"
+)
+
+// The gse segmenter is read-only once its dictionary is loaded, so one is
+// shared by all Shinglers. It is loaded on the first CJKWord tokenisation:
+// the dictionary costs about a second and tens of megabytes.
+var (
+	cjkOnce sync.Once
+	cjkSeg  *gse.Segmenter
+	cjkErr  error
+)
+
+func segmenter() (*gse.Segmenter, error) {
+	cjkOnce.Do(func() {
+		seg := new(gse.Segmenter)
+		seg.SkipLog = true
+		if err := seg.LoadDictEmbed("zh_s"); err != nil {
+			cjkErr = err
+			return
+		}
+		if err := seg.LoadDictEmbed("zh_t"); err != nil {
+			cjkErr = err
+			return
+		}
+		cjkSeg = seg
+	})
+	return cjkSeg, cjkErr
+}
+
+// LoadCJK loads the Chinese word segmentation dictionary now rather than on
+// first use, and reports an error loading it.
+func LoadCJK() error {
+	_, err := segmenter()
+	return err
+}
+
+// appendCJKWords appends CJKWord tokens: gse segments that hold a CJK
+// character are one token each; other segments are split as Word. If the
+// dictionary cannot be loaded it falls back to Word tokens.
+func appendCJKWords(dst []span, text string) []span {
+	seg, err := segmenter()
+	if err != nil || len(text) == 0 {
+		return appendWords(dst, text, 0)
+	}
+	b := unsafe.Slice(unsafe.StringData(text), len(text)) // read-only view
+	for _, s := range seg.Segment(b) {
+		start, end := s.Start(), s.End()
+		if start < 0 || end > len(text) || start >= end {
+			continue
+		}
+		piece := text[start:end]
+		hasCJK := false
+		for _, r := range piece {
+			if isCJK(r) {
+				hasCJK = true
+				break
+			}
+		}
+		if hasCJK {
+			dst = append(dst, span{int32(start), int32(end)})
+		} else {
+			dst = appendWords(dst, piece, start)
+		}
+	}
+	return dst
+}

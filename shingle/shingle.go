@@ -1,0 +1,258 @@
+// Package shingle turns text into tokens and n-gram shingles, and shingles into
+// stable 64-bit hashes.
+//
+// # Tokens
+//
+// Three units are supported:
+//
+//   - Word: maximal runs of Unicode letters, marks and digits. Every Han,
+//     Hiragana, Katakana and Hangul character is a token of its own (as in
+//     Lucene's standard tokenizer), so unsegmented CJK text still yields
+//     useful word n-grams. Everything else separates tokens.
+//   - Char: every rune of the text, whitespace included. Normalise the text
+//     first (package text) so that whitespace runs are folded.
+//   - CJKWord: Chinese word segmentation with github.com/go-ego/gse (jieba's
+//     dictionary and algorithm); non-CJK runs are tokenised as Word. The
+//     dictionary is loaded on first use, never before.
+//
+// # Shingles
+//
+// A shingle is n consecutive tokens. Its hash is XXH3-64 with a fixed seed
+// (DefaultSeed unless Options.Seed is set) of the UTF-8 bytes of its tokens
+// joined by a single space (U+0020) for Word and CJKWord, and of the runes
+// concatenated for Char. The hashes are stable across platforms, processes
+// and versions of this package: they may be persisted.
+//
+// A text with fewer than n tokens but at least one yields exactly one
+// shingle made of all its tokens, so that short texts (a title, a short
+// verse) still compare. A text with no tokens yields no shingles.
+//
+// A set of shingles is the sorted, de-duplicated list of hashes; a bag
+// (multiset) is the sorted list with repeats. Both are what package jaccard
+// takes.
+//
+// # Concurrency
+//
+// A Shingler holds scratch space and is not safe for concurrent use; create
+// one per goroutine. The functions of the package are safe.
+package shingle
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/zeebo/xxh3"
+)
+
+// DefaultSeed is the XXH3 seed used when Options.Seed is zero. Changing it
+// changes every persisted hash, so it is fixed forever.
+const DefaultSeed uint64 = 0x6e65617264757031 // "neardup1"
+
+// Unit says what a token is.
+type Unit uint8
+
+const (
+	Word    Unit = iota // Unicode words; CJK ideographs one by one
+	Char                // runes
+	CJKWord             // gse segmentation of CJK runs, Word elsewhere
+)
+
+// String returns the name used on the command line.
+func (u Unit) String() string {
+	switch u {
+	case Word:
+		return "word"
+	case Char:
+		return "char"
+	case CJKWord:
+		return "cjkword"
+	}
+	return fmt.Sprintf("Unit(%d)", uint8(u))
+}
+
+// ParseUnit parses "word", "char" or "cjkword".
+func ParseUnit(s string) (Unit, error) {
+	switch s {
+	case "word", "":
+		return Word, nil
+	case "char":
+		return Char, nil
+	case "cjkword", "cjk":
+		return CJKWord, nil
+	}
+	return 0, fmt.Errorf("shingle: unknown unit %q (want word, char or cjkword)", s)
+}
+
+// ErrInvalidN is returned for an n-gram size below 1 or above MaxN.
+var ErrInvalidN = errors.New("shingle: n-gram size must be between 1 and 64")
+
+// MaxN is the largest n-gram size accepted.
+const MaxN = 64
+
+// Options configures a Shingler. The zero value means word 1-grams with
+// DefaultSeed; most callers set N.
+type Options struct {
+	Unit Unit
+	// N is the n-gram size; 0 means 1.
+	N int
+	// Seed for the XXH3 hash; 0 means DefaultSeed.
+	Seed uint64
+}
+
+// Shingler tokenises text and hashes its n-gram shingles. It reuses internal
+// buffers between calls: not safe for concurrent use.
+type Shingler struct {
+	unit  Unit
+	n     int
+	seed  uint64
+	spans []span
+	buf   []byte
+}
+
+// span is a token: text[start:end].
+type span struct{ start, end int32 }
+
+// New returns a Shingler for opts.
+func New(opts Options) (*Shingler, error) {
+	if opts.N == 0 {
+		opts.N = 1
+	}
+	if opts.N < 1 || opts.N > MaxN {
+		return nil, fmt.Errorf("%w (got %d)", ErrInvalidN, opts.N)
+	}
+	switch opts.Unit {
+	case Word, Char, CJKWord:
+	default:
+		return nil, fmt.Errorf("shingle: unknown unit %d", opts.Unit)
+	}
+	if opts.Seed == 0 {
+		opts.Seed = DefaultSeed
+	}
+	return &Shingler{unit: opts.Unit, n: opts.N, seed: opts.Seed}, nil
+}
+
+// N returns the n-gram size.
+func (s *Shingler) N() int { return s.n }
+
+// Unit returns the token unit.
+func (s *Shingler) Unit() Unit { return s.unit }
+
+// Tokens appends the tokens of text to dst and returns it. It allocates the
+// strings; the hashing methods do not.
+func (s *Shingler) Tokens(dst []string, text string) []string {
+	s.tokenize(text)
+	for _, sp := range s.spans {
+		dst = append(dst, text[sp.start:sp.end])
+	}
+	return dst
+}
+
+// AppendHashes appends the hash of every shingle of text, in text order and
+// with repeats, to dst and returns it.
+func (s *Shingler) AppendHashes(dst []uint64, text string) []uint64 {
+	s.tokenize(text)
+	k := len(s.spans)
+	if k == 0 {
+		return dst
+	}
+	n := min(s.n, k)
+	for i := 0; i+n <= k; i++ {
+		dst = append(dst, s.hashGram(text, s.spans[i:i+n]))
+	}
+	return dst
+}
+
+// AppendSet appends the sorted, de-duplicated shingle hashes of text to dst.
+// Only the appended part is sorted.
+func (s *Shingler) AppendSet(dst []uint64, text string) []uint64 {
+	start := len(dst)
+	dst = s.AppendHashes(dst, text)
+	tail := dst[start:]
+	slices.Sort(tail)
+	return dst[:start+len(slices.Compact(tail))]
+}
+
+// AppendBag appends the sorted shingle hashes of text, repeats kept, to dst.
+func (s *Shingler) AppendBag(dst []uint64, text string) []uint64 {
+	start := len(dst)
+	dst = s.AppendHashes(dst, text)
+	slices.Sort(dst[start:])
+	return dst
+}
+
+func (s *Shingler) hashGram(text string, toks []span) uint64 {
+	if len(toks) == 1 {
+		return xxh3.HashStringSeed(text[toks[0].start:toks[0].end], s.seed)
+	}
+	if s.unit == Char {
+		// Runes are contiguous: the gram is a substring.
+		return xxh3.HashStringSeed(text[toks[0].start:toks[len(toks)-1].end], s.seed)
+	}
+	b := s.buf[:0]
+	for i, t := range toks {
+		if i > 0 {
+			b = append(b, ' ')
+		}
+		b = append(b, text[t.start:t.end]...)
+	}
+	s.buf = b
+	return xxh3.HashSeed(b, s.seed)
+}
+
+func (s *Shingler) tokenize(text string) {
+	s.spans = s.spans[:0]
+	switch s.unit {
+	case Char:
+		for i := 0; i < len(text); {
+			_, w := utf8.DecodeRuneInString(text[i:]) // an invalid byte is a token of width 1
+			s.spans = append(s.spans, span{int32(i), int32(i + w)})
+			i += w
+		}
+	case Word:
+		s.spans = appendWords(s.spans, text, 0)
+	case CJKWord:
+		s.spans = appendCJKWords(s.spans, text)
+	}
+}
+
+// appendWords appends the Word tokens of text, offset by base, to dst.
+func appendWords(dst []span, text string, base int) []span {
+	start := -1
+	for i, r := range text {
+		switch {
+		case isCJK(r):
+			if start >= 0 {
+				dst = append(dst, span{int32(base + start), int32(base + i)})
+				start = -1
+			}
+			_, w := utf8.DecodeRuneInString(text[i:])
+			dst = append(dst, span{int32(base + i), int32(base + i + w)})
+		case unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r):
+			if start < 0 {
+				start = i
+			}
+		default:
+			if start >= 0 {
+				dst = append(dst, span{int32(base + start), int32(base + i)})
+				start = -1
+			}
+		}
+	}
+	if start >= 0 {
+		dst = append(dst, span{int32(base + start), int32(base + len(text))})
+	}
+	return dst
+}
+
+// isCJK reports whether r is a character that forms a token on its own
+// under Word: Han ideographs, kana and Hangul syllables.
+func isCJK(r rune) bool {
+	if r < 0x2E80 {
+		return false
+	}
+	return unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r) ||
+		unicode.Is(unicode.Katakana, r) || unicode.Is(unicode.Hangul, r)
+}
