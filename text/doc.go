@@ -21,50 +21,51 @@
 //     phrase and character dictionaries (這是一個測試 -> 这是一个测试); see
 //     package [github.com/neardup/neardup/text/t2s]. The stable variant of
 //     the conversion is used, so that normalisation is idempotent.
-//  4. Per character, in one pass:
-//     - Invisible (on): format characters (zero width space, joiners, soft
-//       hyphen, byte order mark, bidirectional marks; category Cf) are
-//       removed; other control characters count as whitespace.
-//     - CaseFold (on): each character is replaced by
-//       unicode.ToLower(unicode.ToUpper(r)). This is Unicode simple case
-//       folding (one character to one character; ß stays ß, ẞ becomes ß,
-//       final ς becomes σ, ſ becomes s, the Kelvin sign k) with two
-//       deliberate differences: Cherokee folds to lowercase rather than
-//       uppercase, and İ (U+0130) becomes i. Full case folding (ß -> ss) is
-//       not applied, because it changes the length of words and is rarely
-//       what distinguishes duplicates.
-//     - Punctuation (on): Unicode punctuation (category P, including
-//       full-width CJK punctuation ，。！？；：「」『』《》、…—) becomes a
-//       space (PunctSpace, the default) so that words stay apart, or is
-//       folded to one canonical ASCII form per family of variants
-//       (PunctCanonical: all double quotes and 「」 to '"', dashes to '-',
-//       。 to '.', 、 to ',', ...). Symbols (category S) are not
-//       punctuation and are kept.
-//     - Whitespace (on): each run of whitespace (unicode.IsSpace) becomes one
-//       ASCII space, and whitespace at both ends is removed. With
-//       KeepNewlines, a run that contains a line break becomes one '\n'
-//       instead, so that callers can split sentences on lines (the
-//       KSentence method does).
-//     - StopWords (off): tokens (maximal runs of characters that are neither
-//       whitespace nor punctuation) in the stop list are removed with the
-//       space before them; single Han characters in the list (particles
-//       such as 的 了 吗) are removed wherever they occur. See
-//       [EnglishStopWords] and [ChineseStopWords].
+//  4. Invisible (on): format characters (zero width space, joiners, soft
+//     hyphen, byte order mark, bidirectional marks; category Cf) are
+//     removed; other control characters count as whitespace.
+//  5. CaseFold (on): each character is replaced by
+//     unicode.ToLower(unicode.ToUpper(r)) when r has a case orbit
+//     (unicode.SimpleFold). This is Unicode simple case folding (one
+//     character to one character; ß stays ß, ẞ becomes ß, final ς becomes
+//     σ, ſ becomes s, the Kelvin sign k; Turkish İ and ı stay) with one
+//     difference: Cherokee folds to lowercase rather than uppercase. Full
+//     case folding (ß -> ss) is not applied, because it changes the length
+//     of words and is rarely what distinguishes duplicates.
+//  6. Punctuation (on): Unicode punctuation (category P, including
+//     full-width CJK punctuation ，。！？；：「」『』《》、…—) becomes a
+//     space (PunctSpace, the default) so that words stay apart, or is
+//     folded to one canonical ASCII form per family of variants
+//     (PunctCanonical: all double quotes and 「」 to '"', dashes to '-',
+//     。 to '.', 、 to ',', ...). Symbols (category S) are not
+//     punctuation and are kept.
+//  7. Whitespace (on): each run of whitespace (unicode.IsSpace) becomes one
+//     ASCII space, and whitespace at both ends is removed. With
+//     KeepNewlines, a run that contains a line break becomes one '\n'
+//     instead, so that callers can split sentences on lines (the
+//     KSentence method does).
+//  8. StopWords (off): tokens (maximal runs of characters that are neither
+//     whitespace nor punctuation) in the stop list are removed with the
+//     space before them; single Han characters in the list (particles
+//     such as 的 了 吗) are removed wherever they occur. See
+//     [EnglishStopWords] and [ChineseStopWords].
 //
+// Steps 4 to 8 run together in one pass over the characters.
 // The result is always valid UTF-8: invalid bytes in the input become U+FFFD.
 //
 // # Idempotence
 //
 // Without the HTML step, normalising normalised text changes nothing:
-// n.String(n.String(s)) == n.String(s) for every option set and every s. Two
-// steps need care for this to hold. Removing a character or case folding can
-// bring a combining mark next to a letter it composes with (İ + U+0301
-// becomes i + U+0301, which NFKC composes to í), so when NFKC is on and a
-// pass removed or case-folded characters outside ASCII, the output is checked
-// with NFKC's quick check and, if it is not normalised, normalised again (at
-// most three rounds, one in practice). OpenCC's conversion is not idempotent,
-// which is why the T2S step uses the stable variant. The tests check
-// idempotence exhaustively over single characters and by fuzzing.
+// n.String(n.String(s)) == n.String(s). Two steps need care for this to hold.
+// Removing a character or case folding can bring a combining mark next to a
+// letter it composes with (e, a zero width space and U+0301 become e and
+// U+0301, which NFKC composes to é), so when NFKC is on and a pass removed or
+// case-folded characters outside ASCII, the output is checked and, if it is
+// not in NFKC, goes through the steps again (at most three rounds, one in
+// practice). OpenCC's conversion is not idempotent, which is why the T2S step
+// uses the stable variant. The tests check idempotence over every assigned
+// character (alone, after a letter, before combining marks) for several
+// option sets, and by fuzzing.
 //
 // # Defaults
 //

@@ -2,14 +2,14 @@ package text
 
 import "unicode"
 
-// foldRune returns the case folding of r used by the CaseFold step:
-// unicode.ToLower(unicode.ToUpper(r)), a per-character mapping that sends
-// every character of a case orbit (unicode.SimpleFold) to one member, almost
-// always the lowercase letter. It equals Unicode's simple case folding
-// (CaseFolding.txt, status C and S) except for Cherokee, which Unicode folds to
-// the uppercase letters and this folds to the lowercase ones, and U+0130 (İ),
-// which Unicode leaves alone in simple folding and this maps to "i". Full
-// folding (ß -> ss) is not done: ß stays ß, and ẞ becomes ß.
+// foldRune returns the case folding of r used by the CaseFold step: r itself
+// if r has no case orbit (unicode.SimpleFold(r) == r), otherwise
+// unicode.ToLower(unicode.ToUpper(r)). This sends every character of a case
+// orbit to one member, almost always the lowercase letter. It equals
+// Unicode's simple case folding (CaseFolding.txt, status C and S) except for
+// Cherokee, which Unicode folds to the uppercase letters and this folds to
+// the lowercase ones. Full folding (ß -> ss) is not done: ß stays ß, and ẞ
+// becomes ß; İ (U+0130) and ı (U+0131) have no orbit and stay as they are.
 func foldRune(r rune) rune {
 	if r < 0x80 {
 		if 'A' <= r && r <= 'Z' {
@@ -17,7 +17,7 @@ func foldRune(r rune) rune {
 		}
 		return r
 	}
-	if caseless(r) {
+	if caseless(r) || unicode.SimpleFold(r) == r {
 		return r
 	}
 	return unicode.ToLower(unicode.ToUpper(r))

@@ -125,7 +125,22 @@ type Normalizer struct {
 }
 
 type scratch struct {
-	html, nfkc, t2s, round []byte
+	html, nfkcBuf, t2s, round []byte
+	iter                      norm.Iter // kept here because norm's Append allocates
+}
+
+// nfkc appends the NFKC form of in to dst without allocating.
+func (s *scratch) nfkc(dst, in []byte) []byte {
+	p := norm.NFKC.QuickSpan(in)
+	dst = append(dst, in[:p]...)
+	if p == len(in) {
+		return dst
+	}
+	s.iter.Init(norm.NFKC, in[p:])
+	for !s.iter.Done() {
+		dst = append(dst, s.iter.Next()...)
+	}
+	return dst
 }
 
 // New validates opts and returns a Normalizer for them. With T2S on it loads
@@ -227,10 +242,13 @@ func (n *Normalizer) AppendBytes(dst, src []byte) []byte {
 		// the result would not be a fixed point. Such text goes round
 		// again; this is rare and needs at most one more round in
 		// practice.
-		if !changed || !n.opts.NFKC || round == maxRounds || norm.NFKC.IsNormal(dst[start:]) {
+		if !changed || !n.opts.NFKC || round == maxRounds || norm.NFKC.QuickSpan(dst[start:]) == len(dst)-start {
 			return dst
 		}
-		s.round = append(s.round[:0], dst[start:]...)
+		s.round = s.nfkc(s.round[:0], dst[start:])
+		if bytes.Equal(s.round, dst[start:]) {
+			return dst
+		}
 		in = s.round
 		dst = dst[:start]
 	}
@@ -245,8 +263,8 @@ func (n *Normalizer) String(s string) string {
 // removed or case-folded outside ASCII.
 func (n *Normalizer) pass(dst, in []byte, s *scratch) (out []byte, changed bool) {
 	if n.opts.NFKC && norm.NFKC.QuickSpan(in) < len(in) {
-		s.nfkc = norm.NFKC.Append(s.nfkc[:0], in...)
-		in = s.nfkc
+		s.nfkcBuf = s.nfkc(s.nfkcBuf[:0], in)
+		in = s.nfkcBuf
 	}
 	if n.opts.T2S {
 		s.t2s = t2s.AppendStable(s.t2s[:0], in)
