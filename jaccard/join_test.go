@@ -388,7 +388,6 @@ func sharedData() string {
 	return filepath.Join("..", "..", "shared", "data")
 }
 
-
 // FuzzJoin is a differential fuzz test: Join against the brute-force
 // oracle on small sets decoded from the input.
 func FuzzJoin(f *testing.F) {

@@ -1,0 +1,99 @@
+package jaccard
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"runtime"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/neardup/neardup/shingle"
+)
+
+// The benchmarks and the test in this file read the evaluation corpora
+// beside the project (../../shared/data, or $NEARDUP_DATA) and skip when
+// they are absent. docs/bench/jaccard.md records their results.
+
+// bibleSets returns the word 5-gram sets of n verses of bible-kjv-family
+// (lower-cased), drawn at random with a fixed seed (the file is verse-major).
+func bibleSets(tb testing.TB, n int) [][]uint64 {
+	tb.Helper()
+	docs := readSharedDocs(tb, "bible-kjv-family", 0)
+	if docs == nil {
+		tb.Skip("bible-kjv-family absent")
+	}
+	r := rand.New(rand.NewPCG(2026, 11))
+	r.Shuffle(len(docs), func(i, j int) { docs[i], docs[j] = docs[j], docs[i] })
+	docs = docs[:min(n, len(docs))]
+	return shingleSets(tb, docs, shingle.Options{Unit: shingle.Word, N: 5})
+}
+
+// BenchmarkJoinBible: the join on 100k verses at t = 0.8, and brute force
+// on a 10k sample (brute force grows as n², the join about as n).
+func BenchmarkJoinBible(b *testing.B) {
+	sets := bibleSets(b, 100000)
+	for _, n := range []int{10000, 100000} {
+		b.Run(fmt.Sprintf("join/n=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			var st JoinStats
+			for b.Loop() {
+				var err error
+				st, err = JoinWithStats(sets[:n], 0.8, func(int, int, float64) {})
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(st.Pairs), "pairs")
+			b.ReportMetric(float64(st.Candidates), "candidates")
+		})
+	}
+	b.Run("brute/n=10000", func(b *testing.B) {
+		b.ReportAllocs()
+		var pairs int
+		for b.Loop() {
+			pairs = len(bruteForce(sets[:10000], 0.8))
+		}
+		b.ReportMetric(float64(pairs), "pairs")
+	})
+}
+
+// TestJoinBibleBruteForce compares the join with brute force on 100k
+// verses (about 5·10⁹ pairs: minutes). It runs only when
+// NEARDUP_BRUTE100K=1.
+func TestJoinBibleBruteForce(t *testing.T) {
+	if os.Getenv("NEARDUP_BRUTE100K") != "1" {
+		t.Skip("set NEARDUP_BRUTE100K=1 to run")
+	}
+	sets := bibleSets(t, 100000)
+	start := time.Now()
+	got, st := joinPairs(t, sets, 0.8)
+	tj := time.Since(start)
+
+	start = time.Now()
+	w := runtime.GOMAXPROCS(0)
+	parts := make([][]pair, w)
+	var wg sync.WaitGroup
+	for g := range w {
+		wg.Go(func() {
+			for i := g; i < len(sets); i += w {
+				for j := i + 1; j < len(sets); j++ {
+					if s := Set(sets[i], sets[j]); s >= 0.8 {
+						parts[g] = append(parts[g], pair{i, j, s})
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	want := slices.Concat(parts...)
+	slices.SortFunc(want, cmpPair)
+	tb := time.Since(start)
+	t.Logf("n=%d t=0.8: join %v (%d pairs, %d candidates); brute force on %d goroutines %v (%d pairs)",
+		len(sets), tj, len(got), st.Candidates, w, tb, len(want))
+	if !slices.Equal(got, want) {
+		t.Fatalf("join and brute force differ: %d and %d pairs", len(got), len(want))
+	}
+}
