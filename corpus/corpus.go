@@ -185,6 +185,7 @@ type format uint8
 const (
 	formatJSONL format = iota
 	formatLines
+	formatWARC
 )
 
 func (f format) String() string {
@@ -193,6 +194,8 @@ func (f format) String() string {
 		return "JSONL"
 	case formatLines:
 		return "text"
+	case formatWARC:
+		return "WARC/ARC"
 	}
 	return "unknown"
 }
@@ -208,8 +211,10 @@ func formatOf(name string) (format, compression, error) {
 		return formatJSONL, comp, nil
 	case ".txt":
 		return formatLines, comp, nil
+	case ".warc", ".arc", ".wet":
+		return formatWARC, comp, nil
 	}
-	return 0, 0, fmt.Errorf("%s: %w (want .jsonl, .json, .ndjson or .txt, optionally .gz or .zst)", name, ErrUnknownFormat)
+	return 0, 0, fmt.Errorf("%s: %w (want .jsonl, .json, .ndjson, .txt, .warc, .arc or .wet, optionally .gz or .zst)", name, ErrUnknownFormat)
 }
 
 // Open opens one file (or "-" for JSONL on standard input, plain or
@@ -230,14 +235,17 @@ func Open(name string, opts Options) (Reader, error) {
 		}
 		rc = file
 	}
-	if comp != compNone {
-		rc = newDecoder(rc, comp)
+	if comp == compNone {
+		comp = compSniff // compressed files are recognised whatever their name
 	}
+	rc = newDecoder(rc, comp)
 	switch f {
 	case formatJSONL:
 		return NewJSONL(rc, name, opts), nil
 	case formatLines:
 		return NewLines(rc, name, opts), nil
+	case formatWARC:
+		return NewWARC(rc, name, opts), nil
 	}
 	rc.Close()
 	return nil, fmt.Errorf("%s: %w", name, ErrUnknownFormat)
