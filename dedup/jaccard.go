@@ -1,0 +1,136 @@
+package dedup
+
+import (
+	"fmt"
+	"slices"
+	"unsafe"
+
+	"github.com/neardup/neardup/jaccard"
+	"github.com/neardup/neardup/shingle"
+)
+
+func init() { register("jaccard", newJaccardMethod) }
+
+// jaccardMethod finds every pair of documents whose shingle sets have exact
+// Jaccard similarity at least Config.Threshold, by the prefix-filtering
+// similarity join of package jaccard. It is a batch method: the sets of all
+// documents are held in memory (8 bytes per distinct shingle per document,
+// plus the join's index, see jaccard.Join) and the pairs are emitted at
+// Flush. It is the reference the approximate methods are measured against.
+//
+// A document whose text yields no shingle (only punctuation, for example)
+// has an empty set; such documents are never reported as duplicates of
+// anything, each other included (jaccard.Set would call two empty sets
+// identical; the exact method finds identical texts).
+type jaccardMethod struct {
+	threshold float64
+	shingle   shingle.Options
+}
+
+func newJaccardMethod(cfg Config) (Method, error) {
+	if !(cfg.Threshold > 0 && cfg.Threshold <= 1) {
+		return nil, fmt.Errorf("--threshold %v: must be in (0, 1]", cfg.Threshold)
+	}
+	if _, err := shingle.New(cfg.Shingle); err != nil {
+		return nil, err
+	}
+	return &jaccardMethod{threshold: cfg.Threshold, shingle: cfg.Shingle}, nil
+}
+
+func (m *jaccardMethod) Name() string { return "jaccard" }
+
+func (m *jaccardMethod) Describe() map[string]any {
+	n := m.shingle.N
+	if n == 0 {
+		n = 1
+	}
+	return map[string]any{
+		"threshold": m.threshold,
+		"unit":      m.shingle.Unit.String(),
+		"ngram":     n,
+		"join":      "prefix filtering (PPJoin), exact",
+	}
+}
+
+func (m *jaccardMethod) NewSketcher() (Sketcher, error) {
+	sh, err := shingle.New(m.shingle)
+	if err != nil {
+		return nil, err
+	}
+	return &jaccardSketcher{sh: sh}, nil
+}
+
+func (m *jaccardMethod) NewFinder() (Finder, error) {
+	return &jaccardFinder{threshold: m.threshold}, nil
+}
+
+// shingleSet is the sorted, de-duplicated shingle hashes of a document.
+type shingleSet []uint64
+
+// AppendJSON writes the set as a JSON array of 16-digit hex strings (hex,
+// not numbers, because JSON readers often hold numbers as float64, which
+// cannot represent every 64-bit hash).
+func (s shingleSet) AppendJSON(dst []byte) []byte {
+	dst = append(dst, '[')
+	for i, h := range s {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, '"')
+		for shift := 60; shift >= 0; shift -= 4 {
+			dst = append(dst, "0123456789abcdef"[h>>uint(shift)&0xf])
+		}
+		dst = append(dst, '"')
+	}
+	return append(dst, ']')
+}
+
+type jaccardSketcher struct {
+	sh      *shingle.Shingler
+	scratch []uint64
+}
+
+func (s *jaccardSketcher) Sketch(d *Doc) (Sketch, error) {
+	// The string aliases d.Text only for the duration of the call: the
+	// shingler keeps neither the text nor parts of it.
+	text := unsafe.String(unsafe.SliceData(d.Text), len(d.Text))
+	s.scratch = s.sh.AppendSet(s.scratch[:0], text)
+	return shingleSet(slices.Clone(s.scratch)), nil
+}
+
+// jaccardFinder collects the sets and joins them at Flush.
+type jaccardFinder struct {
+	threshold float64
+	sets      [][]uint64 // non-empty sets
+	index     []int32    // document index of sets[k]
+}
+
+func (f *jaccardFinder) Add(i int, s Sketch, _ func(Pair)) error {
+	if s == nil {
+		return nil // empty normalised text
+	}
+	set, ok := s.(shingleSet)
+	if !ok {
+		return fmt.Errorf("jaccard: sketch of type %T", s)
+	}
+	if len(set) == 0 {
+		return nil
+	}
+	if len(f.index) > 0 && int(f.index[len(f.index)-1]) >= i {
+		return fmt.Errorf("jaccard: document %d added after %d", i, f.index[len(f.index)-1])
+	}
+	if i > int(^uint32(0)>>1) {
+		return fmt.Errorf("jaccard: document %d: too many documents for one join", i)
+	}
+	f.sets = append(f.sets, set)
+	f.index = append(f.index, int32(i))
+	return nil
+}
+
+func (f *jaccardFinder) Flush(emit func(Pair)) error {
+	err := jaccard.Join(f.sets, f.threshold, func(a, b int, sim float64) {
+		emit(Pair{A: int(f.index[a]), B: int(f.index[b]), Similarity: sim, Distance: -1})
+	})
+	f.sets, f.index = nil, nil
+	return err
+}
