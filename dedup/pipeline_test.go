@@ -1,0 +1,157 @@
+package dedup
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// writeCorpus writes n documents of which about a third repeat an earlier
+// one with other case and spacing; it returns the path and, per document,
+// the index of its first copy (the oracle).
+func writeCorpus(t *testing.T, n int) (string, []int) {
+	t.Helper()
+	r := rand.New(rand.NewPCG(7, 8))
+	words := strings.Fields("alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu")
+	var buf bytes.Buffer
+	var texts []string
+	first := make([]int, n)
+	seen := map[string]int{}
+	for i := range n {
+		var txt string
+		if i > 0 && r.IntN(3) == 0 {
+			txt = texts[r.IntN(len(texts))]
+		} else {
+			var b strings.Builder
+			for k := range 8 + r.IntN(8) {
+				if k > 0 {
+					b.WriteByte(' ')
+				}
+				b.WriteString(words[r.IntN(len(words))])
+			}
+			txt = b.String()
+		}
+		texts = append(texts, txt)
+		if j, ok := seen[txt]; ok {
+			first[i] = j
+		} else {
+			seen[txt] = i
+			first[i] = i
+		}
+		variant := txt
+		if r.IntN(2) == 0 {
+			variant = strings.ToUpper(txt) + "  "
+		}
+		line, _ := json.Marshal(map[string]string{"id": fmt.Sprintf("d%05d", i), "text": variant})
+		buf.Write(line)
+		buf.WriteByte('\n')
+	}
+	path := filepath.Join(t.TempDir(), "docs.jsonl")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path, first
+}
+
+func TestRunExactMatchesOracleForAnyWorkers(t *testing.T) {
+	path, first := writeCorpus(t, 3000)
+	var ref []byte
+	for _, workers := range []int{1, 2, 4} {
+		dir := t.TempDir()
+		cfg := DefaultConfig()
+		cfg.Method, cfg.Workers = "exact", workers
+		out := Outputs{Kept: filepath.Join(dir, "kept.jsonl"), Clusters: filepath.Join(dir, "c.jsonl"), Pairs: filepath.Join(dir, "p.jsonl")}
+		st, err := Run(context.Background(), cfg, Input{Files: []string{path}}, out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		clusters, _ := os.ReadFile(out.Clusters)
+		lines := strings.Split(strings.TrimSpace(string(clusters)), "\n")
+		if len(lines) != len(first) || st.Documents != len(first) {
+			t.Fatalf("workers=%d: %d cluster lines, %d documents, want %d", workers, len(lines), st.Documents, len(first))
+		}
+		for i, l := range lines {
+			var c struct {
+				ID, Cluster string
+				Kept        bool
+			}
+			if err := json.Unmarshal([]byte(l), &c); err != nil {
+				t.Fatal(err)
+			}
+			want := fmt.Sprintf("d%05d", first[i])
+			if c.Cluster != want || c.Kept != (first[i] == i) {
+				t.Fatalf("workers=%d: line %d = %s, want cluster %s kept %v", workers, i, l, want, first[i] == i)
+			}
+		}
+		var all []byte
+		for _, p := range []string{out.Kept, out.Clusters, out.Pairs} {
+			b, _ := os.ReadFile(p)
+			all = append(all, b...)
+		}
+		if ref == nil {
+			ref = all
+		} else if !bytes.Equal(ref, all) {
+			t.Fatalf("workers=%d: outputs differ from workers=1", workers)
+		}
+	}
+}
+
+func TestRunCancelledLeavesNoOutput(t *testing.T) {
+	path, _ := writeCorpus(t, 3000)
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	cfg := DefaultConfig()
+	cfg.Method = "exact"
+	_, err := Run(ctx, cfg, Input{Files: []string{path}}, Outputs{Kept: filepath.Join(dir, "kept.jsonl"), Clusters: filepath.Join(dir, "c.jsonl")})
+	if err == nil {
+		t.Fatal("cancelled run succeeded")
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Fatalf("cancelled run left %d files behind: %v", len(ents), ents)
+	}
+}
+
+func TestSignExact(t *testing.T) {
+	path, first := writeCorpus(t, 200)
+	out := filepath.Join(t.TempDir(), "sig.jsonl")
+	cfg := DefaultConfig()
+	cfg.Method = "exact"
+	st, err := Sign(context.Background(), cfg, Input{Files: []string{path}}, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(out)
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) != 200 || st.Documents != 200 {
+		t.Fatalf("%d lines, %d documents, want 200", len(lines), st.Documents)
+	}
+	sketch := make([]string, len(lines))
+	for i, l := range lines {
+		var s struct{ ID, Method, Sketch string }
+		if err := json.Unmarshal([]byte(l), &s); err != nil {
+			t.Fatalf("line %d: %v: %s", i, err, l)
+		}
+		if s.Method != "exact" || len(s.Sketch) != 32 {
+			t.Fatalf("line %d = %s: want method exact and 32 hex digits", i, l)
+		}
+		sketch[i] = s.Sketch
+		if (sketch[i] == sketch[first[i]]) != true {
+			t.Fatalf("doc %d duplicates %d but their hashes differ", i, first[i])
+		}
+	}
+}
+
+func TestNotBuiltAndUnknownMethods(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Method = "nonsense"
+	if _, err := NewMethod(cfg); err == nil || !strings.Contains(err.Error(), "unknown method") {
+		t.Errorf("NewMethod(nonsense) = %v, want unknown method", err)
+	}
+}
