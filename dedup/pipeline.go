@@ -7,9 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -53,6 +55,9 @@ type Input struct {
 	Stdin io.Reader
 	// Examples is how many of the largest clusters Stats.Examples shows.
 	Examples int
+	// RandomExamples is how many other clusters with duplicates, drawn at
+	// random with a fixed seed, Stats.Examples shows after the largest.
+	RandomExamples int
 }
 
 // Stats summarises a run.
@@ -73,6 +78,21 @@ type Stats struct {
 	Examples       []Example      `json:"examples,omitempty"`
 	// SkippedErrors holds the first few skipped records' errors.
 	SkippedErrors []string `json:"skipped_errors,omitempty"`
+	// ClusterSizes counts clusters by size, sizes ascending (singletons
+	// included).
+	ClusterSizes []SizeCount `json:"cluster_sizes"`
+	// Similarity counts the reported pairs by similarity in 20 bins of
+	// width 0.05: bin i holds [i/20, (i+1)/20), the last bin includes 1.
+	Similarity [20]int `json:"similarity_histogram"`
+	// Distance counts the reported pairs by Hamming distance, for methods
+	// that report one (index = distance).
+	Distance []int `json:"distance_histogram,omitempty"`
+}
+
+// SizeCount is the number of clusters of one size.
+type SizeCount struct {
+	Size  int `json:"size"`
+	Count int `json:"count"`
 }
 
 // Stage is the wall time of one stage of the run.
@@ -81,8 +101,12 @@ type Stage struct {
 	Seconds float64 `json:"seconds"`
 }
 
-// Example is one cluster, for the summary: the kept document first.
+// Example is one cluster, for the summary and the report: the kept
+// document first, then up to ExampleMembers-1 others in input order.
 type Example struct {
+	// Kind is "largest" or "random".
+	Kind    string       `json:"kind"`
+	Size    int          `json:"size"`
 	Members []ExampleDoc `json:"members"`
 }
 
@@ -498,6 +522,13 @@ func (r *run) emitter() func(Pair) {
 	return func(p Pair) {
 		r.uf.Union(p.A, p.B)
 		r.stats.Pairs++
+		r.stats.Similarity[min(int(p.Similarity*20), 19)]++
+		if p.Distance >= 0 {
+			for len(r.stats.Distance) <= p.Distance {
+				r.stats.Distance = append(r.stats.Distance, 0)
+			}
+			r.stats.Distance[p.Distance]++
+		}
 		if r.pairsBuf == nil {
 			return
 		}
@@ -532,12 +563,18 @@ func (r *run) finish(ctx context.Context) error {
 		sizes[k]++
 	}
 	r.stats.Removed = r.stats.Documents - r.stats.Kept
+	bySize := map[int]int{}
 	for _, n := range sizes {
 		if n > 1 {
 			r.stats.Clusters++
 		}
 		r.stats.LargestCluster = max(r.stats.LargestCluster, n)
+		bySize[n]++
 	}
+	for n, c := range bySize {
+		r.stats.ClusterSizes = append(r.stats.ClusterSizes, SizeCount{Size: n, Count: c})
+	}
+	slices.SortFunc(r.stats.ClusterSizes, func(a, b SizeCount) int { return a.Size - b.Size })
 	r.stage("cluster", start)
 
 	start = time.Now()
@@ -546,7 +583,7 @@ func (r *run) finish(ctx context.Context) error {
 			return err
 		}
 	}
-	examples := r.pickExamples(keep, sizes)
+	examples := r.pickExamples(sizes)
 	if r.out.Kept != "" || len(examples) > 0 {
 		if err := r.pass2(ctx, keep, examples); err != nil {
 			return err
@@ -583,10 +620,11 @@ func (r *run) writeClusters(keep []int32) error {
 	return w.Flush()
 }
 
-// pickExamples returns the kept-document indexes of the largest clusters,
-// up to in.Examples, ties broken by input order.
-func (r *run) pickExamples(keep []int32, sizes map[int32]int) map[int32]*Example {
-	if r.in.Examples <= 0 {
+// pickExamples chooses the example clusters, by kept-document index: the
+// in.Examples largest (ties by input order), then in.RandomExamples others
+// drawn with a fixed seed, so the choice is deterministic.
+func (r *run) pickExamples(sizes map[int32]int) map[int32]*Example {
+	if r.in.Examples <= 0 && r.in.RandomExamples <= 0 {
 		return nil
 	}
 	var roots []int32
@@ -601,18 +639,23 @@ func (r *run) pickExamples(keep []int32, sizes map[int32]int) map[int32]*Example
 		}
 		return int(a - b)
 	})
-	if len(roots) > r.in.Examples {
-		roots = roots[:r.in.Examples]
+	ex := make(map[int32]*Example)
+	n := min(max(r.in.Examples, 0), len(roots))
+	for _, k := range roots[:n] {
+		ex[k] = &Example{Kind: "largest", Size: sizes[k]}
 	}
-	ex := make(map[int32]*Example, len(roots))
-	for _, k := range roots {
-		ex[k] = &Example{}
+	rest := slices.Clone(roots[n:])
+	slices.Sort(rest)
+	rng := rand.New(rand.NewPCG(0x6e656172, 0x64757031))
+	rng.Shuffle(len(rest), func(i, j int) { rest[i], rest[j] = rest[j], rest[i] })
+	for _, k := range rest[:min(max(r.in.RandomExamples, 0), len(rest))] {
+		ex[k] = &Example{Kind: "random", Size: sizes[k]}
 	}
 	return ex
 }
 
-// exampleMembers caps how many members of an example cluster are shown.
-const exampleMembers = 6
+// ExampleMembers caps how many members of an example cluster are kept.
+const ExampleMembers = 8
 
 // pass2 reads the input again to write the kept documents and to fill in
 // the example clusters' texts.
@@ -631,8 +674,13 @@ func (r *run) pass2(ctx context.Context, keep []int32, examples map[int32]*Examp
 			return errors.New("input changed while it was being read")
 		}
 		k := keep[i]
-		if ex := examples[k]; ex != nil && len(ex.Members) < exampleMembers {
-			ex.Members = append(ex.Members, ExampleDoc{ID: d.ID, Text: d.Text, Kept: int(k) == i})
+		if ex := examples[k]; ex != nil && (int(k) == i || len(ex.Members) < ExampleMembers-1) {
+			m := ExampleDoc{ID: d.ID, Text: d.Text, Kept: int(k) == i}
+			if m.Kept { // the kept document goes first
+				ex.Members = slices.Insert(ex.Members, 0, m)
+			} else {
+				ex.Members = append(ex.Members, m)
+			}
 		}
 		i++
 		if w != nil && int(k) == i-1 {
@@ -651,8 +699,12 @@ func (r *run) pass2(ctx context.Context, keep []int32, examples map[int32]*Examp
 		roots = append(roots, k)
 	}
 	slices.SortFunc(roots, func(a, b int32) int {
-		if la, lb := len(examples[a].Members), len(examples[b].Members); la != lb {
-			return lb - la
+		ea, eb := examples[a], examples[b]
+		if ea.Kind != eb.Kind {
+			return strings.Compare(ea.Kind, eb.Kind) // "largest" before "random"
+		}
+		if ea.Kind == "largest" && ea.Size != eb.Size {
+			return eb.Size - ea.Size
 		}
 		return int(a - b)
 	})

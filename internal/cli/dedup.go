@@ -37,6 +37,7 @@ type dedupOpts struct {
 	clusters string
 	pairs    string
 	stats    string
+	report   string
 	tmpDir   string
 	examples int
 	quiet    bool
@@ -93,6 +94,7 @@ Regular output files are replaced atomically, and only when the run succeeds.
 	fs.StringVar(&o.clusters, "clusters", "", "write {id, cluster, kept} per input document here (JSONL)")
 	fs.StringVar(&o.pairs, "pairs", "", "write {id1, id2, similarity} per duplicate pair here (JSONL)")
 	fs.StringVar(&o.stats, "stats", "", "write the run summary here as JSON")
+	fs.StringVar(&o.report, "report", "", "write a self-contained HTML report of the run here")
 	fs.StringVar(&o.tmpDir, "tmp-dir", "", "directory for temporary files (default: the system's)")
 	fs.IntVar(&o.examples, "examples", 3, "how many of the largest clusters the summary shows")
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "print no summary")
@@ -192,6 +194,9 @@ func runDedup(cmd *cobra.Command, o *dedupOpts, args []string, e *env) error {
 	if o.quiet {
 		in.Examples = 0
 	}
+	if o.report != "" {
+		in.Examples, in.RandomExamples = max(in.Examples, 10), 10
+	}
 	out := dedup.Outputs{Kept: o.output, Clusters: o.clusters, Pairs: o.pairs, TmpDir: o.tmpDir}
 	stats, err := dedup.Run(cmd.Context(), cfg, in, out)
 	if err != nil {
@@ -202,8 +207,19 @@ func runDedup(cmd *cobra.Command, o *dedupOpts, args []string, e *env) error {
 			return err
 		}
 	}
+	if o.report != "" {
+		if err := writeReport(o.report, cfg, stats); err != nil {
+			return err
+		}
+	}
 	if !o.quiet {
+		examples := stats.Examples
+		stats.Examples = examples[:min(len(examples), o.examples)]
 		printSummary(e.stderr, stats, o.sample)
+		stats.Examples = examples
+		if o.report != "" {
+			fmt.Fprintf(e.stderr, "  report: %s\n", o.report)
+		}
 	}
 	return nil
 }
