@@ -91,6 +91,7 @@ func HTMLToText(dst []byte, r io.Reader) ([]byte, error) {
 				switch {
 				case a == atom.Body || a == atom.Html:
 					skip, skipped = skip[:0], 0
+					w.sep(sepNewline)
 				case dropped(a):
 					if skipped > 0 {
 						skipped--

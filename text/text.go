@@ -125,13 +125,13 @@ type Normalizer struct {
 }
 
 type scratch struct {
-	html, nfkcBuf, t2s, round []byte
-	iter                      norm.Iter // kept here because norm's Append allocates
+	html, valid, nfkcBuf, t2s, round []byte
+	iter                             norm.Iter // kept here because norm's Append allocates
 }
 
-// nfkc appends the NFKC form of in to dst without allocating.
-func (s *scratch) nfkc(dst, in []byte) []byte {
-	p := norm.NFKC.QuickSpan(in)
+// nfkc appends the NFKC form of in to dst without allocating. p is
+// norm.NFKC.QuickSpan(in).
+func (s *scratch) nfkc(dst, in []byte, p int) []byte {
 	dst = append(dst, in[:p]...)
 	if p == len(in) {
 		return dst
@@ -226,12 +226,16 @@ func (n *Normalizer) Append(dst []byte, src string) []byte {
 // AppendBytes is like Append for a byte slice. src and dst must not overlap.
 func (n *Normalizer) AppendBytes(dst, src []byte) []byte {
 	s := n.pool.Get().(*scratch)
-	defer n.pool.Put(s)
+	defer n.put(s)
 	in := src
 	if n.opts.HTML {
 		// A bytes.Reader never fails, so neither does HTMLToText.
 		s.html, _ = HTMLToText(s.html[:0], bytes.NewReader(src))
 		in = s.html
+	} else if !utf8.Valid(in) {
+		// Before NFKC, which leaves text after an invalid byte alone.
+		s.valid = appendValid(s.valid[:0], in)
+		in = s.valid
 	}
 	start := len(dst)
 	for round := 1; ; round++ {
@@ -242,16 +246,48 @@ func (n *Normalizer) AppendBytes(dst, src []byte) []byte {
 		// the result would not be a fixed point. Such text goes round
 		// again; this is rare and needs at most one more round in
 		// practice.
-		if !changed || !n.opts.NFKC || round == maxRounds || norm.NFKC.QuickSpan(dst[start:]) == len(dst)-start {
+		if !changed || !n.opts.NFKC || round == maxRounds {
 			return dst
 		}
-		s.round = s.nfkc(s.round[:0], dst[start:])
+		p := norm.NFKC.QuickSpan(dst[start:])
+		if p == len(dst)-start {
+			return dst
+		}
+		s.round = s.nfkc(s.round[:0], dst[start:], p)
 		if bytes.Equal(s.round, dst[start:]) {
 			return dst
 		}
 		in = s.round
 		dst = dst[:start]
 	}
+}
+
+// appendValid appends b to dst with every byte that is not part of a valid
+// UTF-8 sequence replaced by U+FFFD.
+func appendValid(dst, b []byte) []byte {
+	for len(b) > 0 {
+		r, size := utf8.DecodeRune(b)
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, "\uFFFD"...)
+		} else {
+			dst = append(dst, b[:size]...)
+		}
+		b = b[size:]
+	}
+	return dst
+}
+
+// maxPooled is the largest scratch buffer kept for reuse, so that one huge
+// document does not pin its buffers for the life of the Normalizer.
+const maxPooled = 1 << 20
+
+func (n *Normalizer) put(s *scratch) {
+	for _, b := range []*[]byte{&s.html, &s.valid, &s.nfkcBuf, &s.t2s, &s.round} {
+		if cap(*b) > maxPooled {
+			*b = nil
+		}
+	}
+	n.pool.Put(s)
 }
 
 // String returns the normalised form of s.
@@ -262,9 +298,11 @@ func (n *Normalizer) String(s string) string {
 // pass runs the steps after HTML once. changed reports that characters were
 // removed or case-folded outside ASCII.
 func (n *Normalizer) pass(dst, in []byte, s *scratch) (out []byte, changed bool) {
-	if n.opts.NFKC && norm.NFKC.QuickSpan(in) < len(in) {
-		s.nfkcBuf = s.nfkc(s.nfkcBuf[:0], in)
-		in = s.nfkcBuf
+	if n.opts.NFKC {
+		if p := norm.NFKC.QuickSpan(in); p < len(in) {
+			s.nfkcBuf = s.nfkc(s.nfkcBuf[:0], in, p)
+			in = s.nfkcBuf
+		}
 	}
 	if n.opts.T2S {
 		s.t2s = t2s.AppendStable(s.t2s[:0], in)
