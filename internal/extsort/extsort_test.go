@@ -1,0 +1,92 @@
+package extsort
+
+import (
+	"math/rand/v2"
+	"os"
+	"slices"
+	"testing"
+)
+
+// Oracle: a map from key to sorted documents.
+func TestGroupsMatchMap(t *testing.T) {
+	for _, budget := range []int64{0, 1 << 10, 1 << 30} { // 0 and 1 KiB force many runs
+		dir := t.TempDir()
+		s := New(dir, budget)
+		s.limit = max(int(budget/entrySize), 7) // small runs for the test
+		r := rand.New(rand.NewPCG(5, 6))
+		want := map[uint64][]uint32{}
+		for i := range 5000 {
+			k := uint64(r.IntN(700))
+			if err := s.Add(Entry{Key: k, Doc: uint32(i)}); err != nil {
+				t.Fatal(err)
+			}
+			want[k] = append(want[k], uint32(i))
+		}
+		if budget == 0 && s.Runs() == 0 {
+			t.Fatal("no runs spilled with a tiny budget")
+		}
+		got := map[uint64][]uint32{}
+		var last uint64
+		first := true
+		err := s.Groups(func(key uint64, docs []uint32) error {
+			if !first && key <= last {
+				t.Fatalf("keys out of order: %d after %d", key, last)
+			}
+			first, last = false, key
+			got[key] = slices.Clone(docs)
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("budget %d: %d groups, want %d", budget, len(got), len(want))
+		}
+		for k, w := range want {
+			if !slices.Equal(got[k], w) {
+				t.Fatalf("budget %d: key %d: %v, want %v", budget, k, got[k], w)
+			}
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+			t.Fatalf("Close left %d run files", len(ents))
+		}
+	}
+}
+
+func TestTruncatedRun(t *testing.T) {
+	dir := t.TempDir()
+	s := New(dir, 0)
+	s.limit = 4
+	for i := range 10 {
+		s.Add(Entry{Key: uint64(i), Doc: uint32(i)})
+	}
+	if err := os.Truncate(s.runs[0], 17); err != nil {
+		t.Fatal(err)
+	}
+	err := s.Groups(func(uint64, []uint32) error { return nil })
+	if err == nil {
+		t.Fatal("Groups over a truncated run succeeded")
+	}
+	s.Close()
+}
+
+func BenchmarkSortMerge(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 1))
+	keys := make([]uint64, 1<<20)
+	for i := range keys {
+		keys[i] = r.Uint64()
+	}
+	b.SetBytes(int64(len(keys) * entrySize))
+	b.ReportAllocs()
+	for b.Loop() {
+		s := New(b.TempDir(), 4<<20) // about 3 runs
+		for i, k := range keys {
+			s.Add(Entry{Key: k, Doc: uint32(i)})
+		}
+		s.Groups(func(uint64, []uint32) error { return nil })
+		s.Close()
+	}
+}
