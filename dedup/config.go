@@ -60,6 +60,13 @@ type Config struct {
 
 	// Keep chooses the kept document of each cluster.
 	Keep cluster.Policy
+
+	// Memory is the memory budget in bytes; 0 means half of the
+	// machine's RAM. When the estimated need of a run exceeds it, methods
+	// that support it (see Keyed) spill bucket keys to disk.
+	Memory int64
+	// Spill forces the spill path for methods that support it.
+	Spill bool
 }
 
 // DefaultConfig returns the defaults a newcomer would choose: minhash at

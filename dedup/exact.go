@@ -1,7 +1,9 @@
 package dedup
 
 import (
+	"encoding/binary"
 	"encoding/hex"
+	"fmt"
 
 	"github.com/zeebo/xxh3"
 )
@@ -60,3 +62,29 @@ func (f *exactFinder) Add(i int, s Sketch, emit func(Pair)) error {
 }
 
 func (f *exactFinder) Flush(func(Pair)) error { return nil }
+
+// The exact method is Keyed: its one key is the low half of the content
+// id, and Match compares the whole id.
+
+func (exact) AppendKeys(dst []uint64, s Sketch) []uint64 {
+	return append(dst, xxh3.Uint128(s.(contentID)).Lo)
+}
+
+func (exact) AppendSketch(dst []byte, s Sketch) []byte {
+	b := xxh3.Uint128(s.(contentID)).Bytes()
+	return append(dst, b[:]...)
+}
+
+func (exact) DecodeSketch(b []byte) (Sketch, error) {
+	if len(b) != 16 {
+		return nil, fmt.Errorf("exact: sketch of %d bytes, want 16", len(b))
+	}
+	return contentID{Hi: binary.BigEndian.Uint64(b[:8]), Lo: binary.BigEndian.Uint64(b[8:])}, nil
+}
+
+func (exact) Match(a, b Sketch) (float64, int, bool) {
+	return 1, -1, a.(contentID) == b.(contentID)
+}
+
+// BytesPerDoc: one map entry per distinct text (id, index, map overhead).
+func (exact) BytesPerDoc() int { return 48 }

@@ -87,6 +87,10 @@ type Stats struct {
 	// Distance counts the reported pairs by Hamming distance, for methods
 	// that report one (index = distance).
 	Distance []int `json:"distance_histogram,omitempty"`
+	// Memory is the estimate made before the run and the spill decision.
+	Memory MemoryPlan `json:"memory"`
+	// PeakRSSBytes is the process's peak resident set size at the end.
+	PeakRSSBytes int64 `json:"peak_rss_bytes"`
 }
 
 // SizeCount is the number of clusters of one size.
@@ -234,6 +238,7 @@ type run struct {
 	lengths   []int32
 	uf        *cluster.UnionFind
 	outputs   []output // committed together at the end
+	closers   []io.Closer
 }
 
 func (r *run) stage(name string, since time.Time) {
@@ -293,6 +298,9 @@ func (r *run) cleanup() {
 	for _, f := range r.outputs {
 		f.Abort()
 	}
+	for _, c := range r.closers {
+		c.Close()
+	}
 	if r.stdinCopy != "" {
 		os.Remove(r.stdinCopy)
 	}
@@ -349,13 +357,24 @@ func (r *run) readAll(ctx context.Context, fn func(*corpus.Document) error, onSk
 // pass1 reads, sketches in parallel, and feeds the finder in order.
 func (r *run) pass1(ctx context.Context) error {
 	start := time.Now()
-	finder, err := r.method.NewFinder()
-	if err != nil {
-		return err
+	r.stats.Memory = r.plan()
+	var finder Finder
+	if r.stats.Memory.Spill {
+		sf, err := newSpillFinder(r.method.(Keyed), r.out.TmpDir, r.stats.Memory.BudgetBytes/2)
+		if err != nil {
+			return err
+		}
+		r.closers = append(r.closers, sf)
+		finder = sf
+	} else {
+		var err error
+		if finder, err = r.method.NewFinder(); err != nil {
+			return err
+		}
 	}
 	r.uf = cluster.NewUnionFind(0)
 	emit := r.emitter()
-	err = r.sketchAll(ctx, func(i int, d *rawDoc, s Sketch) error {
+	err := r.sketchAll(ctx, func(i int, d *rawDoc, s Sketch) error {
 		r.uf.Grow(i + 1)
 		r.ids = append(r.ids, d.id)
 		if r.cfg.Keep == cluster.Longest {
@@ -595,6 +614,7 @@ func (r *run) finish(ctx context.Context) error {
 		}
 	}
 	r.stage("write", start)
+	r.stats.PeakRSSBytes = PeakRSS()
 	return nil
 }
 

@@ -155,3 +155,44 @@ func TestNotBuiltAndUnknownMethods(t *testing.T) {
 		t.Errorf("NewMethod(nonsense) = %v, want unknown method", err)
 	}
 }
+
+// The spill path (external sort of bucket keys) gives the same clusters as
+// the in-memory finder.
+func TestSpillMatchesInMemory(t *testing.T) {
+	path, first := writeCorpus(t, 4000)
+	read := func(spill bool) []byte {
+		dir := t.TempDir()
+		cfg := DefaultConfig()
+		cfg.Method, cfg.Spill, cfg.Memory = "exact", spill, 1<<20
+		out := Outputs{Clusters: filepath.Join(dir, "c.jsonl"), TmpDir: t.TempDir()}
+		st, err := Run(context.Background(), cfg, Input{Files: []string{path}}, out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Memory.Spill != spill {
+			t.Fatalf("spill = %v, want %v", st.Memory.Spill, spill)
+		}
+		if ents, _ := os.ReadDir(out.TmpDir); len(ents) != 0 {
+			t.Fatalf("spill left %d temporary files", len(ents))
+		}
+		b, _ := os.ReadFile(out.Clusters)
+		return b
+	}
+	mem, disk := read(false), read(true)
+	if !bytes.Equal(mem, disk) {
+		t.Fatal("spill and in-memory clusters differ")
+	}
+	if n := bytes.Count(mem, []byte(`"kept":false`)); n != countDups(first) {
+		t.Fatalf("%d removed, want %d", n, countDups(first))
+	}
+}
+
+func countDups(first []int) int {
+	n := 0
+	for i, f := range first {
+		if f != i {
+			n++
+		}
+	}
+	return n
+}

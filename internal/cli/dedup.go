@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"runtime/debug"
 	"strings"
 	"unicode/utf8"
 
@@ -32,6 +33,8 @@ type dedupOpts struct {
 	bloomFPP   float64
 	keep       string
 	workers    int
+	memory     string
+	spill      bool
 
 	output   string
 	clusters string
@@ -90,6 +93,8 @@ Regular output files are replaced atomically, and only when the run succeeds.
 	fs.Float64Var(&o.bloomFPP, "bloom-fpp", d.BloomFPP, "bloom: target false-positive probability")
 	fs.StringVar(&o.keep, "keep", "first", "which document of a cluster to keep: first (in input order) or longest")
 	fs.IntVarP(&o.workers, "workers", "j", 0, "worker goroutines (0: all cores); the result is the same for any number")
+	fs.StringVar(&o.memory, "memory", "", "memory budget, e.g. 256MB or 4GiB (default: half of RAM); over it, bucket keys spill to --tmp-dir")
+	fs.BoolVar(&o.spill, "spill", false, "spill bucket keys to disk even when the estimate fits in memory")
 	fs.StringVarP(&o.output, "output", "o", "", "write the kept documents here (format from the name; - for stdout)")
 	fs.StringVar(&o.clusters, "clusters", "", "write {id, cluster, kept} per input document here (JSONL)")
 	fs.StringVar(&o.pairs, "pairs", "", "write {id1, id2, similarity} per duplicate pair here (JSONL)")
@@ -164,6 +169,17 @@ func (o *dedupOpts) config() (dedup.Config, error) {
 	}
 	cfg.Workers = o.workers
 	cfg.Normalize = o.text.opts
+	if o.memory != "" {
+		m, err := parseSize(o.memory)
+		if err != nil {
+			return cfg, usageErr("--memory: %v", err)
+		}
+		if m < 16<<20 {
+			return cfg, usageErr("--memory %s: at least 16 MiB is needed", o.memory)
+		}
+		cfg.Memory = m
+	}
+	cfg.Spill = o.spill
 	return cfg, nil
 }
 
@@ -198,6 +214,13 @@ func runDedup(cmd *cobra.Command, o *dedupOpts, args []string, e *env) error {
 		in.Examples, in.RandomExamples = max(in.Examples, 10), 10
 	}
 	out := dedup.Outputs{Kept: o.output, Clusters: o.clusters, Pairs: o.pairs, TmpDir: o.tmpDir}
+	// The garbage collector works to stay within the budget; the spill
+	// decision keeps what the run holds below it.
+	budget := cfg.Memory
+	if budget == 0 {
+		budget = dedup.DefaultMemory()
+	}
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(budget))
 	stats, err := dedup.Run(cmd.Context(), cfg, in, out)
 	if err != nil {
 		return err
@@ -266,6 +289,16 @@ func printSummary(w io.Writer, s *dedup.Stats, sampleRun bool) {
 		parts = append(parts, fmt.Sprintf("%s %.3fs", st.Name, st.Seconds))
 	}
 	fmt.Fprintf(w, "  time %.3fs (%s), %d workers\n", total, strings.Join(parts, ", "), s.Workers)
+	m := s.Memory
+	how := "in memory"
+	switch {
+	case m.Spill:
+		how = "spilling bucket keys to disk"
+	case m.EstimatedBytes > m.BudgetBytes:
+		how = "in memory (this method cannot spill)"
+	}
+	fmt.Fprintf(w, "  memory: estimated %s for ~%d documents, budget %s, %s; peak RSS %s\n",
+		formatSize(m.EstimatedBytes), m.EstimatedDocs, formatSize(m.BudgetBytes), how, formatSize(s.PeakRSSBytes))
 	for i, ex := range s.Examples {
 		fmt.Fprintf(w, "  cluster %d:\n", i+1)
 		for _, m := range ex.Members {

@@ -1,0 +1,122 @@
+package dedup
+
+import (
+	"os"
+	"strings"
+	"syscall"
+
+	"github.com/neardup/neardup/corpus"
+)
+
+// MemoryPlan is the memory estimate made before a run and the decision
+// taken from it.
+type MemoryPlan struct {
+	BudgetBytes    int64 `json:"budget_bytes"`
+	InputBytes     int64 `json:"input_bytes"`     // on disk
+	EstimatedDocs  int64 `json:"estimated_docs"`  // from the input size and a sample
+	EstimatedBytes int64 `json:"estimated_bytes"` // what the run would hold in memory
+	Spill          bool  `json:"spill"`           // bucket keys go to disk
+	SpillSupported bool  `json:"spill_supported"`
+}
+
+// Per-document memory of the pipeline itself: the id string and its
+// header, union-find parent and size, cluster bookkeeping.
+const pipelineBytesPerDoc = 16 + 8 + 8 + 16
+
+// defaultFinderBytesPerDoc is assumed for methods that do not say.
+const defaultFinderBytesPerDoc = 256
+
+// DefaultMemory returns the default budget: half of the machine's RAM (or
+// 1 GiB when it cannot be read).
+func DefaultMemory() int64 {
+	var si syscall.Sysinfo_t
+	if err := syscall.Sysinfo(&si); err == nil && si.Totalram > 0 {
+		return int64(si.Totalram) * int64(si.Unit) / 2
+	}
+	return 1 << 30
+}
+
+// plan estimates the run's memory need from the input size and a sample of
+// its first records, and decides whether to spill.
+func (r *run) plan() MemoryPlan {
+	p := MemoryPlan{BudgetBytes: r.cfg.Memory}
+	if p.BudgetBytes <= 0 {
+		p.BudgetBytes = DefaultMemory()
+	}
+	var decoded int64
+	for _, name := range r.in.Files {
+		path := name
+		if name == "-" {
+			path = r.stdinCopy
+		}
+		st, err := os.Stat(path)
+		if err != nil || !st.Mode().IsRegular() {
+			continue
+		}
+		p.InputBytes += st.Size()
+		ratio := int64(1)
+		if l := strings.ToLower(name); strings.HasSuffix(l, ".gz") || strings.HasSuffix(l, ".zst") {
+			ratio = 4 // typical for text
+		}
+		decoded += st.Size() * ratio
+	}
+	// Sample the first records for their average size and id length.
+	recBytes, idBytes, n := int64(0), int64(0), int64(0)
+	if len(r.in.Files) > 0 {
+		name := r.in.Files[0]
+		var rd corpus.Reader
+		var err error
+		if name == "-" {
+			if f, ferr := os.Open(r.stdinCopy); ferr == nil {
+				rd = corpus.NewJSONL(f, "-", r.in.Options)
+			}
+		} else {
+			opts := r.in.Options
+			opts.OnInvalid = func(*corpus.RecordError) error { return nil }
+			rd, err = corpus.Open(name, opts)
+		}
+		if err == nil && rd != nil {
+			for n < 256 && rd.Next() {
+				d := rd.Doc()
+				recBytes += int64(len(d.Raw)) + 1
+				idBytes += int64(len(d.ID))
+				n++
+			}
+			rd.Close()
+		}
+	}
+	if n > 0 && recBytes > 0 {
+		p.EstimatedDocs = decoded / (recBytes / n)
+		idBytes /= n
+	}
+	per := int64(defaultFinderBytesPerDoc)
+	if me, ok := r.method.(memoryEstimator); ok {
+		per = int64(me.BytesPerDoc())
+	}
+	p.EstimatedBytes = p.EstimatedDocs * (pipelineBytesPerDoc + idBytes + per)
+	_, p.SpillSupported = r.method.(Keyed)
+	p.Spill = p.SpillSupported && (r.cfg.Spill || p.EstimatedBytes > p.BudgetBytes)
+	return p
+}
+
+// PeakRSS returns the process's peak resident set size in bytes (Linux
+// VmHWM), or 0 when it cannot be read.
+func PeakRSS() int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			var kb int64
+			for _, c := range strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")) {
+				if c < '0' || c > '9' {
+					break
+				}
+				kb = kb*10 + int64(c-'0')
+			}
+			return kb << 10
+		}
+	}
+	return 0
+}

@@ -1,0 +1,148 @@
+package dedup
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+
+	"github.com/neardup/neardup/cluster"
+	"github.com/neardup/neardup/internal/extsort"
+)
+
+// Keyed is implemented by methods whose candidate pairs are the documents
+// that share a bucket key: MinHash LSH (one key per band) and SimHash
+// permuted tables (one key per table). For them the pipeline can find
+// candidates without an in-memory index: it writes (key, document) entries
+// to sorted runs on disk, merges the runs, and checks the documents of each
+// key group with Match. Memory is then bounded by the budget, whatever the
+// corpus size.
+//
+// For the same input the spill path gives the same clusters as the
+// method's own Finder, provided the Finder also unions every candidate pair
+// that Match accepts (skipping only pairs already in one cluster).
+type Keyed interface {
+	Method
+	// AppendKeys appends the bucket keys of s to dst. Keys of different
+	// bands or tables must differ (mix the band number in).
+	AppendKeys(dst []uint64, s Sketch) []uint64
+	// AppendSketch encodes s; DecodeSketch decodes it. Sketches wait on
+	// disk while the keys are sorted.
+	AppendSketch(dst []byte, s Sketch) []byte
+	DecodeSketch(b []byte) (Sketch, error)
+	// Match decides whether two candidates are duplicates, with their
+	// similarity and Hamming distance (-1 when it does not apply).
+	Match(a, b Sketch) (sim float64, dist int, ok bool)
+}
+
+// memoryEstimator is implemented by methods that know what their Finder
+// holds per document.
+type memoryEstimator interface {
+	BytesPerDoc() int
+}
+
+// spillFinder finds pairs of a Keyed method by external sorting.
+type spillFinder struct {
+	m       Keyed
+	sorter  *extsort.Sorter
+	sketchF *os.File
+	sketchW *bufio.Writer
+	offsets []int64  // offsets[i]: start of document i's sketch in the file
+	lens    []uint32 // lens[i]: its length; 0 for a document without one
+	size    int64
+	keys    []uint64
+	enc     []byte
+}
+
+func newSpillFinder(m Keyed, dir string, budget int64) (*spillFinder, error) {
+	f, err := os.CreateTemp(dir, "neardup-sketches-*.bin")
+	if err != nil {
+		return nil, err
+	}
+	return &spillFinder{m: m, sorter: extsort.New(dir, budget), sketchF: f, sketchW: bufio.NewWriterSize(f, 1<<20)}, nil
+}
+
+func (f *spillFinder) Add(i int, s Sketch, _ func(Pair)) error {
+	if i != len(f.offsets) {
+		return fmt.Errorf("spill finder: document %d added out of order", i)
+	}
+	f.offsets = append(f.offsets, f.size)
+	if s == nil {
+		f.lens = append(f.lens, 0)
+		return nil
+	}
+	f.enc = f.m.AppendSketch(f.enc[:0], s)
+	f.lens = append(f.lens, uint32(len(f.enc)))
+	n, err := f.sketchW.Write(f.enc)
+	f.size += int64(n)
+	if err != nil {
+		return err
+	}
+	f.keys = f.m.AppendKeys(f.keys[:0], s)
+	for _, k := range f.keys {
+		if err := f.sorter.Add(extsort.Entry{Key: k, Doc: uint32(i)}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (f *spillFinder) sketch(i uint32, buf []byte) (Sketch, []byte, error) {
+	buf = append(buf[:0], make([]byte, f.lens[i])...)
+	if _, err := f.sketchF.ReadAt(buf, f.offsets[i]); err != nil {
+		return nil, buf, fmt.Errorf("reading spilled sketch of document %d: %w", i, err)
+	}
+	s, err := f.m.DecodeSketch(buf)
+	return s, buf, err
+}
+
+func (f *spillFinder) Flush(emit func(Pair)) error {
+	defer f.Close()
+	if err := f.sketchW.Flush(); err != nil {
+		return err
+	}
+	uf := cluster.NewUnionFind(len(f.offsets))
+	var buf []byte
+	var members []uint32
+	var sketches []Sketch
+	return f.sorter.Groups(func(_ uint64, docs []uint32) error {
+		members = members[:0]
+		for _, d := range docs { // docs are ascending; drop repeats
+			if len(members) == 0 || members[len(members)-1] != d {
+				members = append(members, d)
+			}
+		}
+		if len(members) < 2 {
+			return nil
+		}
+		sketches = sketches[:0]
+		for _, d := range members {
+			var s Sketch
+			var err error
+			if s, buf, err = f.sketch(d, buf); err != nil {
+				return err
+			}
+			sketches = append(sketches, s)
+		}
+		for bi := 1; bi < len(members); bi++ {
+			b := int(members[bi])
+			for ai := 0; ai < bi; ai++ {
+				a := int(members[ai])
+				if uf.Find(a) == uf.Find(b) {
+					continue
+				}
+				if sim, dist, ok := f.m.Match(sketches[ai], sketches[bi]); ok {
+					uf.Union(a, b)
+					emit(Pair{A: a, B: b, Similarity: sim, Distance: dist})
+				}
+			}
+		}
+		return nil
+	})
+}
+
+// Close removes the temporary files; the pipeline calls it on failure too.
+func (f *spillFinder) Close() error {
+	f.sorter.Close()
+	f.sketchF.Close()
+	return os.Remove(f.sketchF.Name())
+}
