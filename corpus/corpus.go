@@ -186,6 +186,7 @@ const (
 	formatJSONL format = iota
 	formatLines
 	formatWARC
+	formatParquet
 )
 
 func (f format) String() string {
@@ -196,6 +197,8 @@ func (f format) String() string {
 		return "text"
 	case formatWARC:
 		return "WARC/ARC"
+	case formatParquet:
+		return "Parquet"
 	}
 	return "unknown"
 }
@@ -213,8 +216,13 @@ func formatOf(name string) (format, compression, error) {
 		return formatLines, comp, nil
 	case ".warc", ".arc", ".wet":
 		return formatWARC, comp, nil
+	case ".parquet":
+		if comp != compNone {
+			return 0, 0, fmt.Errorf("%s: %w (a Parquet file cannot be compressed as a whole; its pages are)", name, ErrUnknownFormat)
+		}
+		return formatParquet, comp, nil
 	}
-	return 0, 0, fmt.Errorf("%s: %w (want .jsonl, .json, .ndjson, .txt, .warc, .arc or .wet, optionally .gz or .zst)", name, ErrUnknownFormat)
+	return 0, 0, fmt.Errorf("%s: %w (want .jsonl, .json, .ndjson, .txt, .warc, .arc or .wet, optionally .gz or .zst, or .parquet)", name, ErrUnknownFormat)
 }
 
 // Open opens one file (or "-" for JSONL on standard input, plain or
@@ -224,6 +232,9 @@ func Open(name string, opts Options) (Reader, error) {
 	f, comp, err := formatOf(name)
 	if err != nil {
 		return nil, err
+	}
+	if f == formatParquet {
+		return openParquet(name, opts)
 	}
 	var rc io.ReadCloser
 	if name == "-" {

@@ -41,7 +41,7 @@ func Create(path string) (Writer, error) {
 		if comp != compNone {
 			return nil, fmt.Errorf("%s: Parquet output cannot be compressed as a whole (its pages are)", path)
 		}
-		return nil, fmt.Errorf("%s: Parquet output: %w (not written yet)", path, ErrUnknownFormat)
+		return newParquetWriter(path)
 	}
 	f, err := atomicfile.Create(path)
 	if err != nil {
