@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"os"
 	"slices"
@@ -45,6 +46,10 @@ type Outputs struct {
 type Input struct {
 	// Files are read in order; "-" is JSONL on Options.Stdin.
 	Files []string
+	// Against are the files of an old corpus: a document of Files that
+	// duplicates one of them is removed, and they are never removed,
+	// written or listed themselves.
+	Against []string
 	// Options configures the readers. OnInvalid is set by Run when
 	// SkipInvalid is true.
 	Options corpus.Options
@@ -66,6 +71,7 @@ type Stats struct {
 	Params         map[string]any `json:"params"`
 	Workers        int            `json:"workers"`
 	Documents      int            `json:"documents"`
+	Against        int            `json:"against_documents,omitempty"`
 	Kept           int            `json:"kept"`
 	Removed        int            `json:"removed"`
 	Clusters       int            `json:"clusters"` // clusters with more than one member
@@ -134,6 +140,7 @@ type batch struct {
 type rawDoc struct {
 	id, text string
 	raw      []byte // only when a key field is needed
+	old      bool   // from Input.Against
 }
 
 // Run deduplicates the input: it reads every document, normalises and
@@ -234,7 +241,8 @@ type run struct {
 	stdinCopy string // temp copy of standard input, read twice
 	pairsOut  *atomicfile.File
 	pairsBuf  *bufio.Writer
-	ids       []string
+	ids       []string // old documents (Input.Against) first
+	nOld      int      // how many of ids are old
 	lengths   []int32
 	uf        *cluster.UnionFind
 	outputs   []output // committed together at the end
@@ -308,7 +316,7 @@ func (r *run) cleanup() {
 
 // readAll calls fn for every document of the input, in order, on the
 // calling goroutine. skips counts the records skipped as invalid.
-func (r *run) readAll(ctx context.Context, fn func(*corpus.Document) error, onSkip func(*corpus.RecordError)) error {
+func (r *run) readAll(ctx context.Context, files []string, fn func(*corpus.Document) error, onSkip func(*corpus.RecordError)) error {
 	opts := r.in.Options
 	if r.in.SkipInvalid {
 		opts.OnInvalid = func(e *corpus.RecordError) error {
@@ -318,7 +326,7 @@ func (r *run) readAll(ctx context.Context, fn func(*corpus.Document) error, onSk
 			return nil
 		}
 	}
-	for _, name := range r.in.Files {
+	for _, name := range files {
 		var rd corpus.Reader
 		if name == "-" {
 			f, err := os.Open(r.stdinCopy)
@@ -375,6 +383,9 @@ func (r *run) pass1(ctx context.Context) error {
 	r.uf = cluster.NewUnionFind(0)
 	emit := r.emitter()
 	err := r.sketchAll(ctx, func(i int, d *rawDoc, s Sketch) error {
+		if d.old {
+			r.nOld++
+		}
 		r.uf.Grow(i + 1)
 		r.ids = append(r.ids, d.id)
 		if r.cfg.Keep == cluster.Longest {
@@ -396,7 +407,8 @@ func (r *run) pass1(ctx context.Context) error {
 			return err
 		}
 	}
-	r.stats.Documents = len(r.ids)
+	r.stats.Documents = len(r.ids) - r.nOld
+	r.stats.Against = r.nOld
 	r.stage("read+sketch+find", start)
 	return nil
 }
@@ -435,25 +447,34 @@ func (r *run) sketchAll(ctx context.Context, consume func(i int, d *rawDoc, s Sk
 			b.docs, b.first, b.seq = b.docs[:0], idx, seq
 			return nil
 		}
-		err := r.readAll(gctx, func(d *corpus.Document) error {
-			rd := rawDoc{id: d.ID, text: d.Text}
+		old := false
+		add := func(d *corpus.Document) error {
+			rd := rawDoc{id: d.ID, text: d.Text, old: old}
 			if r.cfg.KeyField != "" {
 				rd.raw = append([]byte(nil), d.Raw...)
 			}
-			r.stats.InputBytes += int64(len(d.Raw))
+			if !old {
+				r.stats.InputBytes += int64(len(d.Raw))
+			}
 			b.docs = append(b.docs, rd)
 			idx++
 			if len(b.docs) == batchSize {
 				return send()
 			}
 			return nil
-		}, func(e *corpus.RecordError) {
+		}
+		skip := func(e *corpus.RecordError) {
 			r.stats.Skipped++
 			if len(r.stats.SkippedErrors) < 10 {
 				r.stats.SkippedErrors = append(r.stats.SkippedErrors, e.Error())
 			}
-		})
-		if err != nil {
+		}
+		old = true
+		if err := r.readAll(gctx, r.in.Against, add, skip); err != nil {
+			return err
+		}
+		old = false
+		if err := r.readAll(gctx, r.in.Files, add, skip); err != nil {
 			return err
 		}
 		if len(b.docs) > 0 {
@@ -540,6 +561,9 @@ func (r *run) emitter() func(Pair) {
 	var line []byte
 	return func(p Pair) {
 		r.uf.Union(p.A, p.B)
+		if p.B < r.nOld { // both old: joins clusters, is not reported
+			return
+		}
 		r.stats.Pairs++
 		r.stats.Similarity[min(int(p.Similarity*20), 19)]++
 		if p.Distance >= 0 {
@@ -571,20 +595,27 @@ func (r *run) finish(ctx context.Context) error {
 	start := time.Now()
 	var length func(int) int
 	if r.cfg.Keep == cluster.Longest {
-		length = func(i int) int { return int(r.lengths[i]) }
+		// An old document always wins: it is never removed.
+		length = func(i int) int {
+			if i < r.nOld {
+				return math.MaxInt
+			}
+			return int(r.lengths[i])
+		}
 	}
+	// Old documents come first, so under First an old member is kept too.
 	keep := cluster.Keep(r.uf, r.cfg.Keep, length)
 	sizes := make(map[int32]int)
-	for i, k := range keep {
-		if int(k) == i {
+	for i, k := range keep[r.nOld:] {
+		if int(k) == i+r.nOld {
 			r.stats.Kept++
 		}
 		sizes[k]++
 	}
 	r.stats.Removed = r.stats.Documents - r.stats.Kept
 	bySize := map[int]int{}
-	for _, n := range sizes {
-		if n > 1 {
+	for k, n := range sizes {
+		if n > 1 || int(k) < r.nOld { // a new document with an old duplicate counts
 			r.stats.Clusters++
 		}
 		r.stats.LargestCluster = max(r.stats.LargestCluster, n)
@@ -625,7 +656,8 @@ func (r *run) writeClusters(keep []int32) error {
 	}
 	w := bufio.NewWriterSize(f, 1<<16)
 	var line []byte
-	for i, k := range keep {
+	for i := r.nOld; i < len(keep); i++ {
+		k := keep[i]
 		line = append(line[:0], `{"id":`...)
 		line = appendJSONString(line, r.ids[i])
 		line = append(line, `,"cluster":`...)
@@ -688,8 +720,8 @@ func (r *run) pass2(ctx context.Context, keep []int32, examples map[int32]*Examp
 		}
 		r.outputs = append(r.outputs, w)
 	}
-	i := 0
-	err := r.readAll(ctx, func(d *corpus.Document) error {
+	i := r.nOld
+	err := r.readAll(ctx, r.in.Files, func(d *corpus.Document) error {
 		if i >= len(keep) {
 			return errors.New("input changed while it was being read")
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -35,6 +36,7 @@ type dedupOpts struct {
 	workers    int
 	memory     string
 	spill      bool
+	against    []string
 
 	output   string
 	clusters string
@@ -95,6 +97,7 @@ Regular output files are replaced atomically, and only when the run succeeds.
 	fs.IntVarP(&o.workers, "workers", "j", 0, "worker goroutines (0: all cores); the result is the same for any number")
 	fs.StringVar(&o.memory, "memory", "", "memory budget, e.g. 256MB or 4GiB (default: half of RAM); over it, bucket keys spill to --tmp-dir")
 	fs.BoolVar(&o.spill, "spill", false, "spill bucket keys to disk even when the estimate fits in memory")
+	fs.StringArrayVar(&o.against, "against", nil, "an old corpus (file or directory; repeatable): remove input documents that duplicate it, never its own")
 	fs.StringVarP(&o.output, "output", "o", "", "write the kept documents here (format from the name; - for stdout)")
 	fs.StringVar(&o.clusters, "clusters", "", "write {id, cluster, kept} per input document here (JSONL)")
 	fs.StringVar(&o.pairs, "pairs", "", "write {id1, id2, similarity} per duplicate pair here (JSONL)")
@@ -207,6 +210,16 @@ func runDedup(cmd *cobra.Command, o *dedupOpts, args []string, e *env) error {
 		}
 		in.Files = files
 	}
+	if len(o.against) > 0 {
+		if slices.Contains(o.against, "-") {
+			return usageErr("--against cannot read standard input")
+		}
+		files, err := expandInputs(o.against)
+		if err != nil {
+			return err
+		}
+		in.Against = files
+	}
 	if o.quiet {
 		in.Examples = 0
 	}
@@ -276,6 +289,9 @@ func printSummary(w io.Writer, s *dedup.Stats, sampleRun bool) {
 	}
 	fmt.Fprintf(w, "  documents %d: kept %d, removed %d; %d clusters with duplicates (largest %d); %d pairs\n",
 		s.Documents, s.Kept, s.Removed, s.Clusters, s.LargestCluster, s.Pairs)
+	if s.Against > 0 {
+		fmt.Fprintf(w, "  against %d documents of the old corpus (never removed)\n", s.Against)
+	}
 	if s.Skipped > 0 || s.Empty > 0 {
 		fmt.Fprintf(w, "  skipped %d invalid records, %d empty documents (kept, never duplicates)\n", s.Skipped, s.Empty)
 		for _, e := range s.SkippedErrors {
