@@ -279,6 +279,39 @@ func (f *Filter) TestString(key string) bool { return f.test(f.hashString(key)) 
 // TestHash is Test for a key given as a 64-bit hash.
 func (f *Filter) TestHash(h uint64) bool { return f.test(f.hashUint64(h)) }
 
+// Key is a key hashed ahead of time by HashKey, so that the hashing can
+// run on other goroutines than the adds (the positions still derive from
+// it at AddKey/TestKey).
+type Key struct{ h1, h2, seed uint64 }
+
+// HashKey hashes key for filters with the given seed (0 means DefaultSeed,
+// as in Options). It does not allocate.
+func HashKey(key []byte, seed uint64) Key {
+	if seed == 0 {
+		seed = DefaultSeed
+	}
+	h := xxh3.Hash128Seed(key, seed)
+	return Key{h.Lo, h.Hi, seed}
+}
+
+// AddKey is Add for a key hashed by HashKey. A key hashed with another seed
+// than the filter's is refused with ErrIncompatible and not added.
+func (f *Filter) AddKey(k Key) (present bool, err error) {
+	if k.seed != f.seed {
+		return false, fmt.Errorf("%w: key hashed with seed %#x, filter seed %#x", ErrIncompatible, k.seed, f.seed)
+	}
+	return f.add(k.h1, k.h2), nil
+}
+
+// TestKey is Test for a key hashed by HashKey; ErrIncompatible for a key
+// hashed with another seed.
+func (f *Filter) TestKey(k Key) (bool, error) {
+	if k.seed != f.seed {
+		return false, fmt.Errorf("%w: key hashed with seed %#x, filter seed %#x", ErrIncompatible, k.seed, f.seed)
+	}
+	return f.test(k.h1, k.h2), nil
+}
+
 // Merge adds every key of g to f (a bitwise OR). g must have the same
 // parameters (ErrIncompatible otherwise). The count becomes the sum of the
 // counts, an upper bound when the filters share keys.

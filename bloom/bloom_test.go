@@ -160,6 +160,19 @@ func TestAddReportsPresence(t *testing.T) {
 	if f.Count() != 1 {
 		t.Errorf("Count = %d after one distinct key, want 1", f.Count())
 	}
+	// Keys hashed ahead of time agree with Add, and carry their seed.
+	if ok, err := f.TestKey(HashKey([]byte("a"), 0)); !ok || err != nil {
+		t.Errorf("TestKey(HashKey(a)) = %v, %v; want true", ok, err)
+	}
+	if ok, err := f.AddKey(HashKey([]byte("b"), 0)); ok || err != nil || !f.TestString("b") {
+		t.Errorf("AddKey(HashKey(b)) = %v, %v, then TestString(b) = %v", ok, err, f.TestString("b"))
+	}
+	if _, err := f.AddKey(HashKey([]byte("c"), 99)); !errors.Is(err, ErrIncompatible) || f.TestString("c") {
+		t.Errorf("AddKey with another seed: %v, want ErrIncompatible and nothing added", err)
+	}
+	if _, err := f.TestKey(HashKey([]byte("a"), 99)); !errors.Is(err, ErrIncompatible) {
+		t.Errorf("TestKey with another seed: %v, want ErrIncompatible", err)
+	}
 	g, _ := New(1000, 1e-6, Options{Seed: 99})
 	g.AddString("a")
 	// A different seed sets different bits.
@@ -388,6 +401,8 @@ func TestAllocs(t *testing.T) {
 		"TestString": func() { f.TestString("abc") },
 		"AddHash":    func() { f.AddHash(12345) },
 		"TestHash":   func() { f.TestHash(12345) },
+		"AddKey":     func() { _, _ = f.AddKey(HashKey(k, 0)) },
+		"TestKey":    func() { _, _ = f.TestKey(HashKey(k, 0)) },
 	} {
 		if a := testing.AllocsPerRun(1000, fn); a != 0 {
 			t.Errorf("%s allocates %v times, want 0", name, a)

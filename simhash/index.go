@@ -474,6 +474,45 @@ func (x *Index) Query(fp Fingerprint, dst []Match) []Match {
 // of tables. Bits of the fingerprints above f are ignored. It returns the
 // design used.
 func AllPairs(fps []Fingerprint, f, k int, opts DesignOptions, emit func(i, j, d int)) (Design, error) {
+	return allPairs(fps, f, k, opts,
+		func(g []int32) {
+			for a := 0; a < len(g); a++ {
+				for b := a + 1; b < len(g); b++ {
+					emit(int(g[a]), int(g[b]), 0) // g is sorted by index
+				}
+			}
+		},
+		func(gu, gv []int32, d int) {
+			for _, i := range gu {
+				for _, j := range gv {
+					emit(int(min(i, j)), int(max(i, j)), d)
+				}
+			}
+		})
+}
+
+// AllPairsGrouped is AllPairs with the output kept linear in the number of
+// distinct fingerprints: same(first, i) for every i whose fingerprint
+// equals that of an earlier first (the earliest one), and near(a, b, d)
+// once per pair of distinct fingerprints within k, between the earliest
+// indexes having them (a < b). The pairs of AllPairs follow by
+// transitivity: every copy of a fingerprint is at the same distance.
+func AllPairsGrouped(fps []Fingerprint, f, k int, opts DesignOptions, same func(first, i int), near func(a, b, d int)) (Design, error) {
+	return allPairs(fps, f, k, opts,
+		func(g []int32) {
+			for _, i := range g[1:] {
+				same(int(g[0]), int(i))
+			}
+		},
+		func(gu, gv []int32, d int) {
+			near(int(min(gu[0], gv[0])), int(max(gu[0], gv[0])), d)
+		})
+}
+
+// allPairs groups identical fingerprints (onGroup gets every group of two
+// or more, indexes increasing) and reports every pair of distinct
+// fingerprints within k once (onNear gets their groups).
+func allPairs(fps []Fingerprint, f, k int, opts DesignOptions, onGroup func(g []int32), onNear func(gu, gv []int32, d int)) (Design, error) {
 	if len(fps) > math.MaxInt32 {
 		return Design{}, errors.New("simhash: AllPairs: more than 2^31-1 fingerprints")
 	}
@@ -485,7 +524,7 @@ func AllPairs(fps []Fingerprint, f, k int, opts DesignOptions, emit func(i, j, d
 	mask := l.fpMask
 
 	// Group identical fingerprints: order holds the input indexes sorted
-	// by fingerprint; group g is order[start[g]:start[g+1]].
+	// by fingerprint, then index; group u is order[start[u]:start[u+1]].
 	order := make([]int32, len(fps))
 	for i := range order {
 		order[i] = int32(i)
@@ -521,11 +560,8 @@ func AllPairs(fps []Fingerprint, f, k int, opts DesignOptions, emit func(i, j, d
 	start = append(start, int32(len(order)))
 	group := func(u uint32) []int32 { return order[start[u]:start[u+1]] }
 	for u := range uniq {
-		g := group(uint32(u))
-		for a := 0; a < len(g); a++ {
-			for b := a + 1; b < len(g); b++ {
-				emit(int(g[a]), int(g[b]), 0) // g is sorted by index
-			}
+		if g := group(uint32(u)); len(g) > 1 {
+			onGroup(g)
 		}
 	}
 
@@ -550,11 +586,7 @@ func AllPairs(fps []Fingerprint, f, k int, opts DesignOptions, emit func(i, j, d
 					if dist > k || l.firstTable(a, b) != tk.blocks {
 						continue
 					}
-					for _, i := range group(sorted[p].u) {
-						for _, j := range group(sorted[q].u) {
-							emit(int(min(i, j)), int(max(i, j)), dist)
-						}
-					}
+					onNear(group(sorted[p].u), group(sorted[q].u), dist)
 				}
 			}
 			lo = hi

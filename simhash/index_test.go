@@ -104,6 +104,49 @@ func TestAllPairsOracle(t *testing.T) {
 			if !slices.Equal(got, want) {
 				t.Fatalf("%v: AllPairs found %d pairs, the linear scan %d (first difference %v)", d, len(got), len(want), firstDiff(got, want))
 			}
+			// The grouped output expands to the same pairs.
+			first := make([]int, len(fps))
+			for i := range first {
+				first[i] = i
+			}
+			var near []pair
+			_, err = AllPairsGrouped(fps, c.f, c.k, DesignOptions{Blocks: c.blocks},
+				func(f, i int) {
+					if f >= i || fps[f] != fps[i] || first[f] != f {
+						t.Fatalf("same(%d, %d): not an earlier first copy", f, i)
+					}
+					first[i] = f
+				},
+				func(a, b, dist int) { near = append(near, pair{a, b, dist}) })
+			if err != nil {
+				t.Fatal(err)
+			}
+			members := map[int][]int{}
+			for i, f := range first {
+				members[f] = append(members[f], i)
+			}
+			var expanded []pair
+			for _, p := range near {
+				if first[p.i] != p.i || first[p.j] != p.j {
+					t.Fatalf("near pair %v is not between first copies", p)
+				}
+				for _, i := range members[p.i] {
+					for _, j := range members[p.j] {
+						expanded = append(expanded, pair{min(i, j), max(i, j), p.d})
+					}
+				}
+			}
+			for _, m := range members {
+				for a := range m {
+					for b := a + 1; b < len(m); b++ {
+						expanded = append(expanded, pair{m[a], m[b], 0})
+					}
+				}
+			}
+			sortPairs(expanded)
+			if !slices.Equal(expanded, want) {
+				t.Fatalf("AllPairsGrouped expands to %d pairs, the linear scan finds %d (%v)", len(expanded), len(want), firstDiff(expanded, want))
+			}
 			if len(want) < 100 {
 				t.Errorf("only %d pairs within %d: the test data is too sparse to test anything", len(want), c.k)
 			}
