@@ -39,7 +39,8 @@ const (
 // mark or <meta> charset) is decoded to UTF-8, and HTML (text/html,
 // application/xhtml+xml) is turned into text with text.HTMLToText. Other
 // text/* payloads are kept as they are. Other records (warcinfo,
-// request, metadata, revisit), payloads that are not text (images, PDF)
+// request, metadata, revisit), resource records with a metadata:// URI
+// (crawler logs and settings), payloads that are not text (images, PDF)
 // and empty payloads make no document and no error.
 //
 // The id is the WARC-Target-URI (the URL for ARC), or, when
@@ -154,8 +155,12 @@ func (w *WARC) nextDoc(start int64) bool {
 	wanted := h.arc && !strings.HasPrefix(h.url, "filedesc:")
 	if !h.arc {
 		switch h.typ {
-		case "response", "resource", "conversion":
+		case "response", "conversion":
 			wanted = true
+		case "resource":
+			// Crawlers store their own logs and settings as resource
+			// records under metadata:// URIs (wget, Heritrix).
+			wanted = !strings.HasPrefix(h.url, "metadata:")
 		}
 	}
 	if !wanted || h.length > int64(w.opts.MaxDocBytes) {
