@@ -63,6 +63,8 @@ type Input struct {
 	// RandomExamples is how many other clusters with duplicates, drawn at
 	// random with a fixed seed, Stats.Examples shows after the largest.
 	RandomExamples int
+	// Progress, when set, is told how the run advances.
+	Progress Progress
 }
 
 // Stats summarises a run.
@@ -160,6 +162,10 @@ func Run(ctx context.Context, cfg Config, in Input, out Outputs) (*Stats, error)
 	if err != nil {
 		return nil, err
 	}
+	if in.Progress == nil {
+		in.Progress = noProgress{}
+	}
+	defer in.Progress.Done()
 	r := &run{cfg: cfg, in: in, out: out, method: m, norm: norm,
 		stats: &Stats{Method: m.Name(), Params: m.Describe(), Workers: cfg.workers()}}
 	defer r.cleanup()
@@ -190,6 +196,10 @@ func Sign(ctx context.Context, cfg Config, in Input, path string) (*Stats, error
 	if err != nil {
 		return nil, err
 	}
+	if in.Progress == nil {
+		in.Progress = noProgress{}
+	}
+	defer in.Progress.Done()
 	r := &run{cfg: cfg, in: in, method: m, norm: norm,
 		stats: &Stats{Method: m.Name(), Params: m.Describe(), Workers: cfg.workers()}}
 	defer r.cleanup()
@@ -201,6 +211,7 @@ func Sign(ctx context.Context, cfg Config, in Input, path string) (*Stats, error
 		return nil, err
 	}
 	start := time.Now()
+	r.in.Progress.Stage("sign", r.plan().EstimatedDocs)
 	w := bufio.NewWriterSize(f, 1<<16)
 	prefix := append(appendJSONString([]byte(`,"method":`), m.Name()), `,"sketch":`...)
 	var line []byte
@@ -366,6 +377,7 @@ func (r *run) readAll(ctx context.Context, files []string, fn func(*corpus.Docum
 func (r *run) pass1(ctx context.Context) error {
 	start := time.Now()
 	r.stats.Memory = r.plan()
+	r.in.Progress.Stage("read, sketch, find", r.stats.Memory.EstimatedDocs)
 	var finder Finder
 	if r.stats.Memory.Spill {
 		sf, err := newSpillFinder(r.method.(Keyed), r.out.TmpDir, r.stats.Memory.BudgetBytes/2)
@@ -537,14 +549,17 @@ func (r *run) sketchAll(ctx context.Context, consume func(i int, d *rawDoc, s Sk
 				}
 				delete(pending, next)
 				next++
+				var bytes int64
 				for k := range b.docs {
 					if b.sketches[k] == nil {
 						r.stats.Empty++
 					}
+					bytes += int64(len(b.docs[k].text))
 					if err := consume(b.first+k, &b.docs[k], b.sketches[k]); err != nil {
 						return err
 					}
 				}
+				r.in.Progress.Advance(len(b.docs), bytes)
 				clear(b.docs)
 				clear(b.sketches)
 				free.Put(b)
@@ -720,8 +735,12 @@ func (r *run) pass2(ctx context.Context, keep []int32, examples map[int32]*Examp
 		}
 		r.outputs = append(r.outputs, w)
 	}
+	r.in.Progress.Stage("write", int64(r.stats.Documents))
 	i := r.nOld
 	err := r.readAll(ctx, r.in.Files, func(d *corpus.Document) error {
+		if (i-r.nOld)%batchSize == batchSize-1 {
+			r.in.Progress.Advance(batchSize, 0)
+		}
 		if i >= len(keep) {
 			return errors.New("input changed while it was being read")
 		}

@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"runtime/debug"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -47,6 +49,7 @@ type dedupOpts struct {
 	examples int
 	quiet    bool
 	sample   bool
+	cpuProf  string
 
 	text    textFlags
 	shingle shingleFlags
@@ -107,6 +110,8 @@ Regular output files are replaced atomically, and only when the run succeeds.
 	fs.IntVar(&o.examples, "examples", 3, "how many of the largest clusters the summary shows")
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "print no summary")
 	fs.BoolVar(&o.sample, "sample", false, "run on the embedded sample corpus")
+	fs.StringVar(&o.cpuProf, "cpuprofile", "", "write a Go CPU profile here (for performance work)")
+	fs.MarkHidden("cpuprofile")
 	o.text.register(fs)
 	o.input.register(fs)
 	return cmd
@@ -195,7 +200,8 @@ func runDedup(cmd *cobra.Command, o *dedupOpts, args []string, e *env) error {
 	if err != nil {
 		return err
 	}
-	in := dedup.Input{Options: ropts, SkipInvalid: o.input.skipInvalid, Stdin: e.stdin, Examples: o.examples}
+	in := dedup.Input{Options: ropts, SkipInvalid: o.input.skipInvalid, Stdin: e.stdin, Examples: o.examples,
+		Progress: newProgress(e.stderr, o.quiet)}
 	switch {
 	case o.sample && len(args) > 0:
 		return usageErr("--sample takes no INPUT")
@@ -234,6 +240,17 @@ func runDedup(cmd *cobra.Command, o *dedupOpts, args []string, e *env) error {
 		budget = dedup.DefaultMemory()
 	}
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(budget))
+	if o.cpuProf != "" {
+		f, err := os.Create(o.cpuProf)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	stats, err := dedup.Run(cmd.Context(), cfg, in, out)
 	if err != nil {
 		return err
