@@ -55,6 +55,18 @@ var asciiClass = func() (t [128]uint8) {
 	return t
 }()
 
+// isDashSymbol reports whether r is one of the box-drawing or bracket
+// extension lines that Chinese texts commonly type in place of a dash
+// (耶和华─你 神). They are symbols (category So/Sm), not punctuation, but the
+// Punctuation step treats them as dashes.
+func isDashSymbol(r rune) bool {
+	switch r {
+	case 0x2500, 0x2501, 0x2574, 0x2576, 0x2578, 0x257A, 0x23AF, 0x23E4:
+		return true
+	}
+	return false
+}
+
 // isNewline reports whether the whitespace rune r breaks lines.
 func isNewline(r rune) bool {
 	switch r {
@@ -82,7 +94,7 @@ func canonicalPunct(r rune) rune {
 		return '·'
 	}
 	switch {
-	case unicode.Is(unicode.Pd, r):
+	case unicode.Is(unicode.Pd, r) || isDashSymbol(r):
 		return '-'
 	case unicode.Is(unicode.Pi, r) || unicode.Is(unicode.Pf, r):
 		return '"'

@@ -20,7 +20,7 @@ import (
 //     character references (&amp;, &nbsp;, &#x4E2D;) are decoded.
 //   - The content of elements that are not visible text is dropped:
 //     script, style, noscript, template, title, textarea, select, datalist,
-//     iframe, object, svg, math, canvas, audio, video, noembed, noframes.
+//     iframe, object, svg, canvas, audio, video, noembed, noframes.
 //     The title is dropped on purpose: it mostly repeats the first heading or
 //     carries the site's name, which would make unrelated pages of one site
 //     look alike. Unclosed dropped elements end at </body>, </html> or at the
@@ -126,7 +126,7 @@ func dropped(a atom.Atom) bool {
 	switch a {
 	case atom.Script, atom.Style, atom.Noscript, atom.Template, atom.Title,
 		atom.Textarea, atom.Select, atom.Datalist, atom.Iframe, atom.Object,
-		atom.Svg, atom.Math, atom.Canvas, atom.Audio, atom.Video,
+		atom.Svg, atom.Canvas, atom.Audio, atom.Video,
 		atom.Noembed, atom.Noframes:
 		return true
 	}

@@ -370,7 +370,7 @@ func (f *folder) run(src []byte) {
 			f.control(r)
 		case o.Invisible && unicode.Is(unicode.Cf, r):
 			f.changed = true
-		case unicode.IsPunct(r):
+		case unicode.IsPunct(r) || isDashSymbol(r):
 			f.punct(r)
 		default:
 			if o.CaseFold {

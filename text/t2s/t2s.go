@@ -319,7 +319,8 @@ func (t *tables) unsettled(b []byte) bool {
 
 // Append appends the Simplified Chinese form of src to dst and returns the
 // extended buffer, exactly as OpenCC's t2s.json conversion would produce it.
-// It does not allocate when dst has room for the result.
+// It does not allocate when dst has room for the result. src and dst must
+// not overlap.
 func Append(dst, src []byte) []byte {
 	t := get()
 	if t == nil {
@@ -344,7 +345,8 @@ var scratchPool = sync.Pool{New: func() any { return new([]byte) }}
 // AppendStable applied to its own output changes nothing. See the package
 // documentation for how it differs from [Append]. It does not allocate when
 // dst has room for the result, except in the rare case that a further round
-// of conversion is needed, which uses a pooled buffer.
+// of conversion is needed, which uses a pooled buffer. src and dst must not
+// overlap.
 func AppendStable(dst, src []byte) []byte {
 	t := get()
 	if t == nil {

@@ -1,0 +1,164 @@
+package text
+
+import (
+	"bufio"
+	"compress/gzip"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// sharedData opens ../../shared/data/NAME/docs.jsonl.gz and calls f for each
+// document, or skips the test when the evaluation data is not present.
+func sharedData(t *testing.T, name string, f func(doc map[string]any) bool) {
+	t.Helper()
+	path := filepath.Join("..", "..", "shared", "data", name, "docs.jsonl.gz")
+	file, err := os.Open(path)
+	if err != nil {
+		t.Skipf("evaluation data not present: %v", err)
+	}
+	defer file.Close()
+	zr, err := gzip.NewReader(file)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	sc := bufio.NewScanner(zr)
+	sc.Buffer(nil, 1<<26)
+	for line := 1; sc.Scan(); line++ {
+		var doc map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &doc); err != nil {
+			t.Fatalf("%s:%d: %v", path, line, err)
+		}
+		if !f(doc) {
+			break
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+}
+
+// TestHTMLReadabilityPages runs HTMLToText on the article HTML of Mozilla
+// Readability's test pages and compares it with the bundle's reference text,
+// both normalised line by line.
+func TestHTMLReadabilityPages(t *testing.T) {
+	n := mustNew(t, with(func(o *Options) { o.KeepNewlines = true }))
+	pages, bad := 0, 0
+	sharedData(t, "html-pages", func(doc map[string]any) bool {
+		src, _ := doc["expected_html"].(string)
+		want, _ := doc["expected_text"].(string)
+		if src == "" || want == "" {
+			return true
+		}
+		pages++
+		txt, err := HTMLToText(nil, strings.NewReader(src))
+		if err != nil {
+			t.Fatalf("%v: %v", doc["id"], err)
+		}
+		got, wantN := n.String(string(txt)), n.String(want)
+		if got != wantN {
+			bad++
+			gl, wl := strings.Split(got, "\n"), strings.Split(wantN, "\n")
+			for i := 0; i < len(gl) && i < len(wl); i++ {
+				if gl[i] != wl[i] {
+					t.Logf("%v: line %d: got %q, want %q", doc["id"], i+1, gl[i], wl[i])
+					break
+				}
+			}
+		}
+		// The whole source page goes through without error.
+		full, _ := doc["text"].(string)
+		if _, err := HTMLToText(nil, strings.NewReader(full)); err != nil {
+			t.Errorf("%v: HTMLToText(source.html): %v", doc["id"], err)
+		}
+		return true
+	})
+	t.Logf("%d pages, %d differ from the reference text", pages, bad)
+	if bad > pages/10 {
+		t.Errorf("%d of %d pages differ from the reference text, want at most 10%%", bad, pages)
+	}
+}
+
+// TestIdempotentRealText checks idempotence on real documents of the
+// evaluation data, when it is present.
+func TestIdempotentRealText(t *testing.T) {
+	limit := 3000
+	if testing.Short() || raceEnabled {
+		limit = 300
+	}
+	opts := idempotenceOptions()
+	ns := make([]*Normalizer, len(opts))
+	for i, o := range opts {
+		ns[i] = mustNew(t, o)
+	}
+	for _, name := range []string{"bible-zh-scripts", "tang-editions", "bbc-news", "pawsx-zh"} {
+		t.Run(name, func(t *testing.T) {
+			docs := 0
+			sharedData(t, name, func(doc map[string]any) bool {
+				s, _ := doc["text"].(string)
+				for i, n := range ns {
+					once := n.String(s)
+					if twice := n.String(once); twice != once {
+						t.Errorf("%v, options %d: Normalize(Normalize(text)) != Normalize(text):\n%q\n%q", doc["id"], i, once, twice)
+						return false
+					}
+				}
+				docs++
+				return docs < limit
+			})
+			t.Logf("%d documents", docs)
+		})
+	}
+}
+
+// TestT2SBibleParallel normalises the Traditional (ChiUn) and Simplified
+// (ChiUns) editions of the Chinese Union Version with T2S on and counts the
+// verses that become identical.
+func TestT2SBibleParallel(t *testing.T) {
+	n := mustNew(t, with(func(o *Options) { o.T2S = true }))
+	plain := mustNew(t, DefaultOptions())
+	trad := map[string]string{}
+	simp := map[string]string{}
+	sharedData(t, "bible-zh-scripts", func(doc map[string]any) bool {
+		v, _ := doc["version"].(string)
+		verse, _ := doc["verse"].(string)
+		s, _ := doc["text"].(string)
+		switch v {
+		case "ChiUn":
+			trad[verse] = s
+		case "ChiUns":
+			simp[verse] = s
+		}
+		return true
+	})
+	// OpenCC's t2s keeps 著 and 藉, which are also Simplified characters
+	// (著作, 慰藉); this edition writes the particle 着 and 借 instead.
+	variants := strings.NewReplacer("著", "着", "藉", "借")
+	pairs, same, sameBefore, variantOnly, shown := 0, 0, 0, 0, 0
+	for verse, tr := range trad {
+		si, ok := simp[verse]
+		if !ok {
+			continue
+		}
+		pairs++
+		if plain.String(tr) == plain.String(si) {
+			sameBefore++
+		}
+		a, b := n.String(tr), n.String(si)
+		if a == b {
+			same++
+		} else if variants.Replace(a) == variants.Replace(b) {
+			variantOnly++
+		} else if shown < 5 {
+			shown++
+			t.Logf("%s: %q vs %q", verse, a, b)
+		}
+	}
+	t.Logf("%d parallel verses: %d identical after T2S (%d without it), %d more differ only by 著/着 or 藉/借",
+		pairs, same, sameBefore, variantOnly)
+	if pairs > 0 && same < pairs*88/100 {
+		t.Errorf("only %d of %d parallel verses identical after T2S, want at least 88%%", same, pairs)
+	}
+}
