@@ -54,7 +54,7 @@ func (b *barProgress) Stage(name string, estimated int64) {
 
 func (b *barProgress) Advance(docs int, _ int64) {
 	b.n += int64(docs)
-	if b.n > b.est { // the estimate was low: grow the total as we go
+	if b.n >= b.est { // the estimate was low: grow the total before the bar completes
 		b.est = b.n + b.n/10
 		b.bar.SetTotal(b.est, false)
 	}
