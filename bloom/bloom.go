@@ -294,6 +294,18 @@ func HashKey(key []byte, seed uint64) Key {
 	return Key{h.Lo, h.Hi, seed}
 }
 
+// AppendHex appends the key's 128-bit hash as 32 hex digits (high half
+// first), for display.
+func (k Key) AppendHex(dst []byte) []byte {
+	const digits = "0123456789abcdef"
+	for _, w := range [2]uint64{k.h2, k.h1} {
+		for shift := 60; shift >= 0; shift -= 4 {
+			dst = append(dst, digits[w>>uint(shift)&15])
+		}
+	}
+	return dst
+}
+
 // AddKey is Add for a key hashed by HashKey. A key hashed with another seed
 // than the filter's is refused with ErrIncompatible and not added.
 func (f *Filter) AddKey(k Key) (present bool, err error) {

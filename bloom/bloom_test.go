@@ -454,3 +454,13 @@ func BenchmarkAddParallel(b *testing.B) {
 		}
 	})
 }
+
+func TestKeyHex(t *testing.T) {
+	k := HashKey([]byte("abc"), 0)
+	if got := string(k.AppendHex(nil)); len(got) != 32 || strings.Trim(got, "0123456789abcdef") != "" {
+		t.Errorf("AppendHex = %q, want 32 hex digits", got)
+	}
+	if string(k.AppendHex(nil)) == string(HashKey([]byte("abd"), 0).AppendHex(nil)) {
+		t.Error("two keys print the same hash")
+	}
+}

@@ -1,0 +1,219 @@
+package dedup
+
+import (
+	"fmt"
+
+	"github.com/neardup/neardup/bloom"
+	"github.com/neardup/neardup/shingle"
+)
+
+func init() {
+	register("bloom", newBloomMethod)
+	register("bloom-overlap", newBloomOverlapMethod)
+}
+
+// NoPartner as Pair.A means that document B duplicates an earlier
+// document that the method cannot name: a Bloom filter knows that a key
+// was (probably) seen, not where. The pipeline must treat B as removed
+// (kept: false) without joining it to any cluster, and write no pairs line
+// for it (or one with an empty id1).
+const NoPartner = -1
+
+// defaultBloomN is the capacity when Config.BloomN is zero and the number
+// of documents is not known.
+const defaultBloomN = 10_000_000
+
+// bloomMethod removes exact duplicates in one streaming pass with a Bloom
+// filter (package bloom) sized from Config.BloomN and Config.BloomFPP:
+// memory is fixed by (n, p) (28.8 bits per item at p = 1e-6), never by the
+// corpus. The key is the normalised text, or Config.KeyField's value (a
+// URL, say); a document with an empty key is never a duplicate. A document
+// whose key is (probably) in the filter is a duplicate of an earlier one,
+// reported as Pair{A: NoPartner}; the others are added. A false positive
+// (probability at most p while at most n keys were added) removes a
+// document that has no copy.
+//
+// bloom-overlap is the shingle-overlap mode of datatrove's Bloom filter
+// step: a document is a duplicate when at least Config.Threshold of its
+// distinct shingles (Config.Shingle) are already in the filter; the
+// shingles of a kept document are added, those of a duplicate are not.
+// BloomN then counts shingles, not documents.
+type bloomMethod struct {
+	overlap   bool
+	n         uint64
+	p         float64
+	keyField  string
+	seed      uint64
+	shingle   shingle.Options
+	threshold float64
+	m         uint64
+	k         int
+}
+
+func newBloomMethod(cfg Config) (Method, error)        { return newBloom(cfg, false) }
+func newBloomOverlapMethod(cfg Config) (Method, error) { return newBloom(cfg, true) }
+
+func newBloom(cfg Config, overlap bool) (Method, error) {
+	m := &bloomMethod{overlap: overlap, n: uint64(cfg.BloomN), p: cfg.BloomFPP, keyField: cfg.KeyField,
+		seed: cfg.Seed, shingle: cfg.Shingle, threshold: cfg.Threshold}
+	if cfg.BloomN < 0 {
+		return nil, fmt.Errorf("--bloom-n %d: must not be negative", cfg.BloomN)
+	}
+	if m.n == 0 {
+		m.n = defaultBloomN
+	}
+	if !(m.p > 0 && m.p < 1) {
+		return nil, fmt.Errorf("--bloom-fpp %v: must be in (0, 1)", m.p)
+	}
+	var err error
+	if m.m, m.k, err = bloom.Optimal(m.n, m.p); err != nil {
+		return nil, fmt.Errorf("--bloom-n %d --bloom-fpp %v: %w", m.n, m.p, err)
+	}
+	if overlap {
+		if !(cfg.Threshold > 0 && cfg.Threshold <= 1) {
+			return nil, fmt.Errorf("--threshold %v: must be in (0, 1]", cfg.Threshold)
+		}
+		if cfg.KeyField != "" {
+			return nil, fmt.Errorf("--key-field %s: bloom-overlap compares shingles of the text, not a key", cfg.KeyField)
+		}
+		if _, err := shingle.New(cfg.Shingle); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+func (m *bloomMethod) Name() string {
+	if m.overlap {
+		return "bloom-overlap"
+	}
+	return "bloom"
+}
+
+func (m *bloomMethod) Describe() map[string]any {
+	d := map[string]any{
+		"n":         m.n,
+		"fpp":       m.p,
+		"bits":      m.m,
+		"hashes":    m.k,
+		"bytes":     m.m / 8,
+		"filter":    "classic Bloom filter, XXH3-128 with enhanced double hashing",
+		"formula":   "m = -n ln p / (ln 2)^2, k = (m/n) ln 2",
+		"fpp_at_n":  bloom.FPP(m.n, m.m, m.k),
+		"duplicate": "of an unnamed earlier document (pairs have no id1)",
+	}
+	if m.overlap {
+		n := m.shingle.N
+		if n == 0 {
+			n = 1
+		}
+		d["mode"] = "shingle overlap"
+		d["threshold"] = m.threshold
+		d["unit"] = m.shingle.Unit.String()
+		d["ngram"] = n
+	} else if m.keyField != "" {
+		d["key"] = "field " + m.keyField
+	} else {
+		d["key"] = "normalised text"
+	}
+	return d
+}
+
+func (m *bloomMethod) NewSketcher() (Sketcher, error) {
+	if m.overlap {
+		sh, err := shingle.New(m.shingle)
+		if err != nil {
+			return nil, err
+		}
+		return &bloomOverlapSketcher{sh: sh}, nil
+	}
+	return &bloomSketcher{m: m}, nil
+}
+
+func (m *bloomMethod) NewFinder() (Finder, error) {
+	f, err := bloom.New(m.n, m.p, bloom.Options{Seed: m.seed})
+	if err != nil {
+		return nil, err
+	}
+	return &bloomFinder{m: m, f: f}, nil
+}
+
+// bloomKey is a document's key, hashed for the filter.
+type bloomKey bloom.Key
+
+// AppendJSON writes the key's 128-bit hash as 32 hex digits.
+func (k bloomKey) AppendJSON(dst []byte) []byte {
+	dst = append(dst, '"')
+	dst = bloom.Key(k).AppendHex(dst)
+	return append(dst, '"')
+}
+
+type bloomSketcher struct{ m *bloomMethod }
+
+func (s *bloomSketcher) Sketch(d *Doc) (Sketch, error) {
+	key := d.Text
+	if s.m.keyField != "" {
+		if d.Key == "" {
+			return nil, nil
+		}
+		key = []byte(d.Key)
+	}
+	return bloomKey(bloom.HashKey(key, s.m.seed)), nil
+}
+
+// bloomShingles is the sorted distinct shingle hashes of a document.
+type bloomShingles []uint64
+
+func (s bloomShingles) AppendJSON(dst []byte) []byte {
+	return fmt.Appendf(dst, "%d", len(s)) // the number of distinct shingles
+}
+
+type bloomOverlapSketcher struct{ sh *shingle.Shingler }
+
+func (s *bloomOverlapSketcher) Sketch(d *Doc) (Sketch, error) {
+	set := s.sh.AppendSet(nil, string(d.Text))
+	if len(set) == 0 {
+		return nil, nil
+	}
+	return bloomShingles(set), nil
+}
+
+type bloomFinder struct {
+	m *bloomMethod
+	f *bloom.Filter
+}
+
+func (f *bloomFinder) Add(i int, s Sketch, emit func(Pair)) error {
+	switch s := s.(type) {
+	case nil:
+		return nil
+	case bloomKey:
+		present, err := f.f.AddKey(bloom.Key(s))
+		if err != nil {
+			return err
+		}
+		if present {
+			emit(Pair{A: NoPartner, B: i, Similarity: 1, Distance: -1})
+		}
+		return nil
+	case bloomShingles:
+		in := 0
+		for _, h := range s {
+			if f.f.TestHash(h) {
+				in++
+			}
+		}
+		frac := float64(in) / float64(len(s))
+		if frac >= f.m.threshold {
+			emit(Pair{A: NoPartner, B: i, Similarity: frac, Distance: -1})
+			return nil
+		}
+		for _, h := range s {
+			f.f.AddHash(h)
+		}
+		return nil
+	}
+	return fmt.Errorf("bloom: sketch of type %T", s)
+}
+
+func (f *bloomFinder) Flush(func(Pair)) error { return nil }

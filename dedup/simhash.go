@@ -1,0 +1,293 @@
+package dedup
+
+import (
+	"fmt"
+
+	"github.com/neardup/neardup/cluster"
+	"github.com/neardup/neardup/jaccard"
+	"github.com/neardup/neardup/shingle"
+	"github.com/neardup/neardup/simhash"
+)
+
+func init() { register("simhash", newSimhashMethod) }
+
+// A PrePass method needs one pass over the corpus before its sketchers can
+// work (simhash with --weights tfidf learns its IDF table). The pipeline
+// runs the pass when NeedsPrePass is true: one Learner per worker, fed the
+// normalised documents (any order, any worker), then FinishPrePass with
+// all the learners, then the usual pass. A method whose pre-pass state
+// was supplied otherwise (a table loaded from a file) reports false.
+type PrePass interface {
+	NeedsPrePass() bool
+	NewLearner() (Learner, error)
+	FinishPrePass(learners []Learner) error
+}
+
+// A Learner observes documents in a pre-pass; one per worker goroutine.
+// Learn must not keep d or its Text.
+type Learner interface {
+	Learn(d *Doc) error
+}
+
+// simhashMethod finds documents whose SimHash fingerprints (package
+// simhash) are within Config.Distance bits, over the shingles of
+// Config.Shingle weighted by count or by TF-IDF.
+//
+// It is a batch method: the Finder keeps each document's fingerprint (16
+// bytes; with --verify also its shingle set) and at Flush runs
+// simhash.AllPairsGrouped, one radix-sorted permuted table at a time, so
+// memory is linear in the number of documents whatever the design.
+//
+// Pairs: a document whose fingerprint equals an earlier one's is paired
+// with the earliest such document (distance 0). Pairs of distinct
+// fingerprints within the distance are reported between their earliest
+// documents, and only when the two are not yet in the same cluster (a
+// union-find inside the Finder): thousands of near-identical documents give
+// a spanning forest of pairs, not a quadratic number, and the clusters are
+// the same. Similarity is 1 - distance/bits (the fraction of equal bits),
+// or with --verify the exact Jaccard of the shingle sets, and a candidate
+// below --threshold is dropped.
+type simhashMethod struct {
+	bits, distance int
+	tfidf          bool
+	seed           uint64
+	shingle        shingle.Options
+	verify         bool
+	threshold      float64
+	design         simhash.Design // for the configured corpus size, in Describe
+	idf            *simhash.IDF
+	idfMeta        string
+}
+
+func newSimhashMethod(cfg Config) (Method, error) {
+	bits := cfg.Bits
+	if bits == 0 {
+		bits = 64
+	}
+	if bits != 64 && bits != 128 {
+		return nil, fmt.Errorf("--bits %d: simhash fingerprints have 64 or 128 bits", bits)
+	}
+	if cfg.Distance < 0 || cfg.Distance >= bits {
+		return nil, fmt.Errorf("--distance %d: must be between 0 and --bits - 1 (%d)", cfg.Distance, bits-1)
+	}
+	m := &simhashMethod{bits: bits, distance: cfg.Distance, seed: cfg.Seed, shingle: cfg.Shingle,
+		verify: cfg.Verify, threshold: cfg.Threshold}
+	switch cfg.Weights {
+	case "", "count":
+	case "tfidf":
+		m.tfidf = true
+	default:
+		return nil, fmt.Errorf("--weights %q: want count or tfidf", cfg.Weights)
+	}
+	if m.verify && !(cfg.Threshold > 0 && cfg.Threshold <= 1) {
+		return nil, fmt.Errorf("--threshold %v: must be in (0, 1]", cfg.Threshold)
+	}
+	if _, err := shingle.New(cfg.Shingle); err != nil {
+		return nil, err
+	}
+	n := m.shingle.N
+	if n == 0 {
+		n = 1
+	}
+	m.idfMeta = fmt.Sprintf("unit=%s ngram=%d seed=%d", m.shingle.Unit, n, m.shingle.Seed)
+	d, err := simhash.ChooseDesign(simhash.DefaultExpectedN, bits, cfg.Distance, true, simhash.DesignOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("--distance %d: %w", cfg.Distance, err)
+	}
+	m.design = d
+	return m, nil
+}
+
+func (m *simhashMethod) Name() string { return "simhash" }
+
+func (m *simhashMethod) Describe() map[string]any {
+	n := m.shingle.N
+	if n == 0 {
+		n = 1
+	}
+	weights := "count"
+	if m.tfidf {
+		weights = "tfidf"
+	}
+	d := map[string]any{
+		"bits":               m.bits,
+		"distance":           m.distance,
+		"unit":               m.shingle.Unit.String(),
+		"ngram":              n,
+		"weights":            weights,
+		"index":              "permuted tables, batch (simhash.AllPairsGrouped); design chosen at Flush for the number of distinct fingerprints",
+		"design_for_1M_docs": m.design.String(),
+		"verify":             m.verify,
+	}
+	if m.verify {
+		d["threshold"] = m.threshold
+	}
+	if m.idf != nil {
+		d["idf_docs"] = m.idf.Docs
+		d["idf_features"] = m.idf.Len()
+	}
+	return d
+}
+
+// NeedsPrePass reports whether TF-IDF weights still need their IDF table.
+func (m *simhashMethod) NeedsPrePass() bool { return m.tfidf && m.idf == nil }
+
+// NewLearner returns a learner of document frequencies for one worker.
+func (m *simhashMethod) NewLearner() (Learner, error) {
+	sh, err := shingle.New(m.shingle)
+	if err != nil {
+		return nil, err
+	}
+	return &idfLearner{sh: sh}, nil
+}
+
+// FinishPrePass merges the learners' counts into the IDF table.
+func (m *simhashMethod) FinishPrePass(learners []Learner) error {
+	var all simhash.IDFBuilder
+	for _, l := range learners {
+		il, ok := l.(*idfLearner)
+		if !ok {
+			return fmt.Errorf("simhash: pre-pass learner of type %T is not one of simhash's", l)
+		}
+		all.Merge(&il.b)
+	}
+	m.idf = all.IDF(m.idfMeta)
+	return nil
+}
+
+// SetIDF gives the method an IDF table (loaded with simhash.LoadIDF, say)
+// instead of learning one. The table must have been learned over the same
+// shingles: its Meta must equal the method's ("unit=... ngram=... seed=...").
+func (m *simhashMethod) SetIDF(t *simhash.IDF) error {
+	if t.Meta != m.idfMeta {
+		return fmt.Errorf("simhash: IDF table built for %q, this run shingles %q", t.Meta, m.idfMeta)
+	}
+	m.idf = t
+	return nil
+}
+
+// IDFMeta is the Meta line an IDF table for this configuration carries.
+func (m *simhashMethod) IDFMeta() string { return m.idfMeta }
+
+type idfLearner struct {
+	sh    *shingle.Shingler
+	b     simhash.IDFBuilder
+	feats []uint64
+}
+
+func (l *idfLearner) Learn(d *Doc) error {
+	l.feats = l.sh.AppendHashes(l.feats[:0], string(d.Text))
+	l.b.AddDoc(l.feats)
+	return nil
+}
+
+func (m *simhashMethod) NewSketcher() (Sketcher, error) {
+	if m.tfidf && m.idf == nil {
+		return nil, fmt.Errorf("simhash --weights tfidf: no IDF table: the pipeline must run the pre-pass (dedup.PrePass) or supply a table (SetIDF)")
+	}
+	sh, err := shingle.New(m.shingle)
+	if err != nil {
+		return nil, err
+	}
+	h, err := simhash.New(simhash.Options{Bits: m.bits, Seed: m.seed})
+	if err != nil {
+		return nil, err
+	}
+	return &simhashSketcher{m: m, sh: sh, h: h}, nil
+}
+
+func (m *simhashMethod) NewFinder() (Finder, error) {
+	return &simhashFinder{m: m, uf: cluster.NewUnionFind(0)}, nil
+}
+
+// simhashSketch is a document's fingerprint, with its shingle set when
+// candidates are verified.
+type simhashSketch struct {
+	fp   simhash.Fingerprint
+	bits int
+	set  []uint64
+}
+
+// AppendJSON writes the fingerprint as hex (16 or 32 digits).
+func (s *simhashSketch) AppendJSON(dst []byte) []byte {
+	dst = append(dst, '"')
+	dst = s.fp.AppendHex(dst, s.bits)
+	return append(dst, '"')
+}
+
+type simhashSketcher struct {
+	m     *simhashMethod
+	sh    *shingle.Shingler
+	h     *simhash.Hasher
+	feats []uint64
+}
+
+func (s *simhashSketcher) Sketch(d *Doc) (Sketch, error) {
+	s.feats = s.sh.AppendHashes(s.feats[:0], string(d.Text))
+	if len(s.feats) == 0 {
+		return nil, nil // no shingle: nothing to compare
+	}
+	s.h.Reset()
+	if s.m.tfidf {
+		s.h.AddIDF(s.feats, s.m.idf)
+	} else {
+		s.h.AddFeatures(s.feats)
+	}
+	sk := &simhashSketch{fp: s.h.Sum(), bits: s.m.bits}
+	if s.m.verify {
+		sk.set = s.sh.AppendSet(nil, string(d.Text))
+	}
+	return sk, nil
+}
+
+// simhashFinder collects the fingerprints and finds the pairs at Flush.
+type simhashFinder struct {
+	m    *simhashMethod
+	fps  []simhash.Fingerprint
+	docs []int32    // input index of fps[i]
+	sets [][]uint64 // with --verify
+	uf   *cluster.UnionFind
+	// Design is the design AllPairsGrouped chose, after Flush.
+	design simhash.Design
+}
+
+func (f *simhashFinder) Add(i int, s Sketch, emit func(Pair)) error {
+	if s == nil {
+		return nil
+	}
+	sk, ok := s.(*simhashSketch)
+	if !ok {
+		return fmt.Errorf("simhash: sketch of type %T", s)
+	}
+	f.fps = append(f.fps, sk.fp)
+	f.docs = append(f.docs, int32(i))
+	if f.m.verify {
+		f.sets = append(f.sets, sk.set)
+	}
+	return nil
+}
+
+func (f *simhashFinder) Flush(emit func(Pair)) error {
+	f.uf.Grow(len(f.fps))
+	report := func(a, b, d int) {
+		sim := 1 - float64(d)/float64(f.m.bits)
+		if f.m.verify {
+			sim = jaccard.Set(f.sets[a], f.sets[b])
+			if sim < f.m.threshold {
+				return
+			}
+		}
+		f.uf.Union(a, b)
+		emit(Pair{A: int(f.docs[a]), B: int(f.docs[b]), Similarity: sim, Distance: d})
+	}
+	d, err := simhash.AllPairsGrouped(f.fps, f.m.bits, f.m.distance, simhash.DesignOptions{},
+		func(first, i int) { report(first, i, 0) },
+		func(a, b, dist int) {
+			if f.uf.Find(a) == f.uf.Find(b) {
+				return // already joined: same clusters without this pair
+			}
+			report(a, b, dist)
+		})
+	f.design = d
+	return err
+}

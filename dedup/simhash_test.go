@@ -1,0 +1,323 @@
+package dedup
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/neardup/neardup/cluster"
+	"github.com/neardup/neardup/jaccard"
+	"github.com/neardup/neardup/shingle"
+	"github.com/neardup/neardup/simhash"
+)
+
+// fpTexts returns n texts: random word sequences, exact copies, and copies
+// with one or two words changed, so that SimHash distances from 0 up occur.
+func fpTexts(n int, seed uint64) []string {
+	r := rand.New(rand.NewPCG(seed, 7))
+	words := strings.Fields("alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho sigma tau upsilon phi chi psi omega")
+	var texts []string
+	for i := range n {
+		switch k := r.IntN(10); {
+		case i > 0 && k < 2:
+			texts = append(texts, texts[r.IntN(i)])
+		case i > 0 && k < 5:
+			f := strings.Fields(texts[r.IntN(i)])
+			for range 1 + r.IntN(2) {
+				f[r.IntN(len(f))] = words[r.IntN(len(words))]
+			}
+			texts = append(texts, strings.Join(f, " "))
+		default:
+			f := make([]string, 20+r.IntN(40))
+			for w := range f {
+				f[w] = words[r.IntN(len(words))]
+			}
+			texts = append(texts, strings.Join(f, " "))
+		}
+	}
+	return texts
+}
+
+// runMethod sketches texts with m (the text is used as the normalised text)
+// and feeds the sketches to its Finder, returning the sketches and pairs.
+func runMethod(t *testing.T, m Method, texts []string, keys []string) ([]Sketch, []Pair) {
+	t.Helper()
+	sk, err := m.NewSketcher()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fd, err := m.NewFinder()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pairs []Pair
+	emit := func(p Pair) { pairs = append(pairs, p) }
+	var sketches []Sketch
+	for i, s := range texts {
+		d := Doc{Index: i, ID: fmt.Sprint(i), Text: []byte(s)}
+		if keys != nil {
+			d.Key = keys[i]
+		}
+		x, err := sk.Sketch(&d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		clear(d.Text) // the pipeline reuses the buffer: a sketch must not keep it
+		sketches = append(sketches, x)
+		if err := fd.Add(i, x, emit); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := fd.Flush(emit); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pairs {
+		if p.A >= p.B && p.A != NoPartner {
+			t.Fatalf("pair %+v: A >= B", p)
+		}
+	}
+	return sketches, pairs
+}
+
+// partition returns, for each document, the smallest index of its cluster.
+func partition(n int, pairs [][2]int) []int {
+	uf := cluster.NewUnionFind(n)
+	for _, p := range pairs {
+		uf.Union(p[0], p[1])
+	}
+	minOf := map[int]int{}
+	for i := range n {
+		r := uf.Find(i)
+		if m, ok := minOf[r]; !ok || i < m {
+			minOf[r] = i
+		}
+	}
+	out := make([]int, n)
+	for i := range out {
+		out[i] = minOf[uf.Find(i)]
+	}
+	return out
+}
+
+// TestSimhashMatchesLinearScan checks the simhash method's clusters against
+// a linear Hamming scan over fingerprints computed independently, for
+// several bit sizes, distances and shingle settings, with and without
+// --verify.
+func TestSimhashMatchesLinearScan(t *testing.T) {
+	for _, c := range []struct {
+		bits, k int
+		unit    shingle.Unit
+		n       int
+		verify  bool
+	}{
+		{64, 3, shingle.Word, 1, false},
+		{64, 6, shingle.Word, 2, false},
+		{64, 8, shingle.Word, 1, false},
+		{128, 10, shingle.Word, 2, false},
+		{64, 0, shingle.Char, 3, false},
+		{64, 8, shingle.Word, 1, true},
+	} {
+		name := fmt.Sprintf("bits=%d/k=%d/%v-%d/verify=%v", c.bits, c.k, c.unit, c.n, c.verify)
+		texts := fpTexts(700, uint64(c.bits+c.k))
+		cfg := DefaultConfig()
+		cfg.Method, cfg.Bits, cfg.Distance, cfg.Verify, cfg.Threshold = "simhash", c.bits, c.k, c.verify, 0.7
+		cfg.Shingle = shingle.Options{Unit: c.unit, N: c.n}
+		m, err := NewMethod(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, pairs := runMethod(t, m, texts, nil)
+
+		// The oracle: fingerprints by the library, all pairs by a scan.
+		sh, _ := shingle.New(cfg.Shingle)
+		h, _ := simhash.New(simhash.Options{Bits: c.bits})
+		fps := make([]simhash.Fingerprint, len(texts))
+		sets := make([][]uint64, len(texts))
+		for i, s := range texts {
+			fps[i] = h.Hash(sh.AppendHashes(nil, s))
+			sets[i] = sh.AppendSet(nil, s)
+		}
+		var want [][2]int
+		for i := range fps {
+			for j := i + 1; j < len(fps); j++ {
+				if fps[i].Distance(fps[j]) <= c.k && (!c.verify || jaccard.Set(sets[i], sets[j]) >= cfg.Threshold) {
+					want = append(want, [2]int{i, j})
+				}
+			}
+		}
+		if len(want) < 50 {
+			t.Fatalf("%s: only %d pairs in the oracle: the test would prove little", name, len(want))
+		}
+		var got [][2]int
+		for _, p := range pairs {
+			d := fps[p.A].Distance(fps[p.B])
+			if d != p.Distance || d > c.k {
+				t.Fatalf("%s: pair %+v: real distance %d", name, p, d)
+			}
+			if c.verify && p.Similarity < cfg.Threshold {
+				t.Fatalf("%s: verified pair %+v below the threshold", name, p)
+			}
+			got = append(got, [2]int{p.A, p.B})
+		}
+		if g, w := partition(len(texts), got), partition(len(texts), want); !slices.Equal(g, w) {
+			t.Errorf("%s: clusters differ from the linear scan's (%d pairs emitted, %d in the scan)", name, len(got), len(want))
+		}
+		if len(got) > len(texts) {
+			t.Errorf("%s: %d pairs emitted for %d documents: the union-find should keep them below n", name, len(got), len(texts))
+		}
+	}
+}
+
+func TestSimhashSketchJSON(t *testing.T) {
+	for _, bits := range []int{64, 128} {
+		cfg := DefaultConfig()
+		cfg.Method, cfg.Bits = "simhash", bits
+		m, err := NewMethod(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sk, _ := runMethod(t, m, []string{"one two three four five six seven", "!!!"}, nil)
+		var s string
+		if err := json.Unmarshal(sk[0].AppendJSON(nil), &s); err != nil || len(s) != bits/4 {
+			t.Fatalf("bits=%d: sketch JSON %s: %v, want %d hex digits", bits, sk[0].AppendJSON(nil), err, bits/4)
+		}
+		if _, n, err := simhash.ParseHex(s); err != nil || n != bits {
+			t.Errorf("sketch %q does not parse back: %v", s, err)
+		}
+		if sk[1] != nil {
+			t.Errorf("a text without words has sketch %v, want nil", sk[1])
+		}
+	}
+}
+
+func TestSimhashTFIDF(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Method, cfg.Weights = "simhash", "tfidf"
+	cfg.Shingle = shingle.Options{Unit: shingle.Word, N: 1}
+	m, err := NewMethod(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pp, ok := m.(PrePass)
+	if !ok || !pp.NeedsPrePass() {
+		t.Fatal("simhash --weights tfidf does not ask for a pre-pass")
+	}
+	if _, err := m.NewSketcher(); err == nil {
+		t.Fatal("NewSketcher succeeded before the pre-pass")
+	}
+	texts := fpTexts(300, 5)
+	var learners []Learner
+	for w := range 2 {
+		l, err := pp.NewLearner()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := w; i < len(texts); i += 2 {
+			if err := l.Learn(&Doc{Index: i, Text: []byte(texts[i])}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		learners = append(learners, l)
+	}
+	if err := pp.FinishPrePass(learners); err != nil {
+		t.Fatal(err)
+	}
+	if pp.NeedsPrePass() {
+		t.Error("NeedsPrePass still true after FinishPrePass")
+	}
+	if d := m.Describe(); d["idf_docs"] != int64(len(texts)) {
+		t.Errorf("Describe idf_docs = %v, want %d", d["idf_docs"], len(texts))
+	}
+	sk, pairs := runMethod(t, m, texts, nil)
+	// The oracle: the same IDF learned by the library, by hand.
+	sh, _ := shingle.New(cfg.Shingle)
+	var b simhash.IDFBuilder
+	for _, s := range texts {
+		b.AddDoc(sh.AppendHashes(nil, s))
+	}
+	idf := b.IDF("")
+	h, _ := simhash.New(simhash.Options{})
+	for i, s := range texts {
+		h.Reset()
+		h.AddIDF(sh.AppendHashes(nil, s), idf)
+		want := string(h.Sum().AppendHex([]byte{'"'}, 64)) + `"`
+		if got := string(sk[i].AppendJSON(nil)); got != want {
+			t.Fatalf("doc %d: tfidf fingerprint %s, want %s", i, got, want)
+		}
+	}
+	if len(pairs) == 0 {
+		t.Error("tfidf found no pairs in a corpus with copies")
+	}
+	// A table learned over other shingles is refused.
+	setter := m.(interface{ SetIDF(*simhash.IDF) error })
+	if err := setter.SetIDF(b.IDF("unit=char ngram=3 seed=0")); err == nil {
+		t.Error("SetIDF accepted a table built for other shingles")
+	}
+}
+
+func TestSimhashMethodErrors(t *testing.T) {
+	for _, c := range []struct {
+		bits, distance int
+		weights        string
+	}{{32, 3, "count"}, {64, 64, "count"}, {64, 70, "count"}, {128, 128, "count"}, {64, -1, "count"}, {64, 3, "bm25"}} {
+		cfg := DefaultConfig()
+		cfg.Method, cfg.Bits, cfg.Distance, cfg.Weights = "simhash", c.bits, c.distance, c.weights
+		if _, err := NewMethod(cfg); err == nil {
+			t.Errorf("bits=%d distance=%d weights=%s accepted", c.bits, c.distance, c.weights)
+		}
+	}
+}
+
+// TestRunSimhash runs the method end to end through the pipeline: every
+// document gets a cluster line, pairs carry their distance.
+func TestRunSimhash(t *testing.T) {
+	texts := fpTexts(400, 11)
+	dir := t.TempDir()
+	in := filepath.Join(dir, "docs.jsonl")
+	var sb strings.Builder
+	for i, s := range texts {
+		line, _ := json.Marshal(map[string]string{"id": fmt.Sprintf("d%d", i), "text": s})
+		sb.Write(line)
+		sb.WriteByte('\n')
+	}
+	if err := os.WriteFile(in, []byte(sb.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultConfig()
+	cfg.Method, cfg.Distance = "simhash", 4
+	out := Outputs{Clusters: filepath.Join(dir, "c.jsonl"), Pairs: filepath.Join(dir, "p.jsonl")}
+	st, err := Run(context.Background(), cfg, Input{Files: []string{in}}, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Documents != len(texts) || st.Pairs == 0 || st.Kept >= len(texts) {
+		t.Errorf("stats: %d documents, %d pairs, %d kept", st.Documents, st.Pairs, st.Kept)
+	}
+	f, _ := os.Open(out.Pairs)
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var p struct {
+			ID1, ID2   string
+			Similarity float64
+			Distance   *int
+		}
+		if err := json.Unmarshal(sc.Bytes(), &p); err != nil || p.Distance == nil || *p.Distance > 4 {
+			t.Fatalf("pairs line %s: %v; want a distance of at most 4", sc.Bytes(), err)
+		}
+	}
+	c, _ := os.ReadFile(out.Clusters)
+	if n := strings.Count(string(c), "\n"); n != len(texts) {
+		t.Errorf("%d cluster lines, want %d", n, len(texts))
+	}
+}
+
+var _ = errors.Is
