@@ -1,6 +1,7 @@
 package dedup
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/neardup/neardup/bloom"
@@ -12,12 +13,21 @@ func init() {
 	register("bloom-overlap", newBloomOverlapMethod)
 }
 
-// NoPartner as Pair.A means that document B duplicates an earlier
-// document that the method cannot name: a Bloom filter knows that a key
-// was (probably) seen, not where. The pipeline must treat B as removed
-// (kept: false) without joining it to any cluster, and write no pairs line
-// for it (or one with an empty id1).
-const NoPartner = -1
+// A DropFinder is a Finder that can tell that a document duplicates an
+// earlier one without naming which: a Bloom filter knows that a key was
+// (probably) seen, not where. The pipeline must call AddDrop instead of Add
+// for such a Finder; drop(i, similarity) marks document i as removed (kept:
+// false, a cluster of its own, no pairs line or one without id1), and
+// emit, as for Add, reports named pairs. Add of a DropFinder returns
+// ErrNeedsDrop, so a pipeline that does not know the interface fails
+// clearly instead of clustering wrongly.
+type DropFinder interface {
+	Finder
+	AddDrop(i int, s Sketch, emit func(Pair), drop func(i int, similarity float64)) error
+}
+
+// ErrNeedsDrop is returned by Add of a DropFinder.
+var ErrNeedsDrop = errors.New("this method finds duplicates without naming the earlier document: the pipeline must call AddDrop (dedup.DropFinder)")
 
 // defaultBloomN is the capacity when Config.BloomN is zero and the number
 // of documents is not known.
@@ -29,7 +39,7 @@ const defaultBloomN = 10_000_000
 // corpus. The key is the normalised text, or Config.KeyField's value (a
 // URL, say); a document with an empty key is never a duplicate. A document
 // whose key is (probably) in the filter is a duplicate of an earlier one,
-// reported as Pair{A: NoPartner}; the others are added. A false positive
+// reported through DropFinder's drop; the others are added. A false positive
 // (probability at most p while at most n keys were added) removes a
 // document that has no copy.
 //
@@ -183,7 +193,14 @@ type bloomFinder struct {
 	f *bloom.Filter
 }
 
-func (f *bloomFinder) Add(i int, s Sketch, emit func(Pair)) error {
+// Add returns ErrNeedsDrop: see DropFinder.
+func (f *bloomFinder) Add(int, Sketch, func(Pair)) error {
+	return fmt.Errorf("--method %s: %w", f.m.Name(), ErrNeedsDrop)
+}
+
+// AddDrop tests and adds document i's key (or shingles) and drops the
+// document when it is a duplicate.
+func (f *bloomFinder) AddDrop(i int, s Sketch, _ func(Pair), drop func(int, float64)) error {
 	switch s := s.(type) {
 	case nil:
 		return nil
@@ -193,7 +210,7 @@ func (f *bloomFinder) Add(i int, s Sketch, emit func(Pair)) error {
 			return err
 		}
 		if present {
-			emit(Pair{A: NoPartner, B: i, Similarity: 1, Distance: -1})
+			drop(i, 1)
 		}
 		return nil
 	case bloomShingles:
@@ -205,7 +222,7 @@ func (f *bloomFinder) Add(i int, s Sketch, emit func(Pair)) error {
 		}
 		frac := float64(in) / float64(len(s))
 		if frac >= f.m.threshold {
-			emit(Pair{A: NoPartner, B: i, Similarity: frac, Distance: -1})
+			drop(i, frac)
 			return nil
 		}
 		for _, h := range s {

@@ -1,6 +1,7 @@
 package dedup
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -32,8 +33,8 @@ func TestBloomFinderExact(t *testing.T) {
 	seen := map[string]bool{}
 	dup := map[int]bool{}
 	for _, p := range pairs {
-		if p.A != NoPartner || p.Distance != -1 {
-			t.Fatalf("pair %+v: want A = NoPartner", p)
+		if p.A != -1 || p.Distance != -1 {
+			t.Fatalf("pair %+v: want a drop", p)
 		}
 		dup[p.B] = true
 	}
@@ -112,6 +113,13 @@ func TestBloomMethodErrors(t *testing.T) {
 	m, err := NewMethod(cfg)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// Add (for a pipeline that does not know DropFinder) fails clearly.
+	fd, _ := m.NewFinder()
+	sk, _ := m.NewSketcher()
+	s, _ := sk.Sketch(&Doc{Text: []byte("x")})
+	if err := fd.Add(0, s, func(Pair) {}); !errors.Is(err, ErrNeedsDrop) {
+		t.Errorf("Add of the bloom finder: %v, want ErrNeedsDrop", err)
 	}
 	if d := m.Describe(); d["n"] != uint64(defaultBloomN) || d["hashes"] != 20 {
 		t.Errorf("default Describe: n=%v hashes=%v, want %d and 20", d["n"], d["hashes"], defaultBloomN)
