@@ -1,7 +1,254 @@
 package cli
 
-import "github.com/spf13/cobra"
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/neardup/neardup/eval"
+)
+
+type evalOpts struct {
+	truth    string
+	clusters string
+	positive []string
+	json     bool
+	strict   bool
+
+	stdin  io.Reader
+	stderr io.Writer
+}
 
 func newEvalCmd() *cobra.Command {
-	return notBuilt("eval", "Score predicted clusters against labelled truth")
+	o := &evalOpts{}
+	cmd := &cobra.Command{
+		Use:   "eval --truth TRUTH --clusters PRED [flags]",
+		Short: "Score predicted clusters against labelled truth",
+		Long: `Score the --clusters output of 'neardup dedup' (PRED) against labelled
+truth (TRUTH), and print pairwise precision, recall and F1 over same-cluster
+pairs, the Adjusted Rand Index, and document-level duplicate detection
+(precision, recall and F1 for duplicates and non-duplicates, macro F1,
+accuracy; a document is a duplicate when its cluster has two or more
+members). docs/eval.md gives the formulas.
+
+TRUTH is either JSONL, one {"id": ..., "cluster": ...} per document, or a
+pairs file: tab-separated with a header "id1 id2 label ...", one labelled
+pair per line. The format is recognised from the content, and either file
+may be gzip-compressed. A pairs file becomes a partition by taking the
+connected components of its positive pairs (--positive lists the labels
+that mean "duplicate"; every other label is a negative pair); the documents
+evaluated are then those that appear in some pair, and the output adds, per
+label, the fraction of labelled pairs that PRED puts in one cluster.
+
+The documents evaluated are TRUTH's. Ids of TRUTH missing from PRED count
+as singletons; ids of PRED missing from TRUTH are left out. These, repeated
+ids (the first record wins), malformed lines and an empty PRED are warned
+about on standard error; with --strict they are an error (exit 3). An
+empty TRUTH is always an error. Either file may be - for standard input.
+
+` + exitHelp,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) != 0 {
+				return usageErr("eval takes no arguments (got %q): use --truth and --clusters", args)
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.stdin, o.stderr = cmd.InOrStdin(), cmd.ErrOrStderr()
+			return runEval(cmd.Context(), o, cmd.OutOrStdout())
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&o.truth, "truth", "", "labelled truth: JSONL {id, cluster} per document, or a pairs TSV (id1, id2, label); .gz accepted")
+	fs.StringVar(&o.clusters, "clusters", "", "predicted clusters: the --clusters output of neardup dedup (JSONL {id, cluster, kept})")
+	fs.StringSliceVar(&o.positive, "positive", []string{"1"}, "labels of a pairs truth that mean duplicate (comma-separated, e.g. cut,light)")
+	fs.BoolVar(&o.json, "json", false, "print JSON")
+	fs.BoolVar(&o.strict, "strict", false, "fail (exit 3) on any problem with the inputs: missing, extra or repeated ids, malformed lines, an empty file")
+	return cmd
+}
+
+// evalReport is what eval prints with --json.
+type evalReport struct {
+	Truth    evalFile `json:"truth"`
+	Clusters evalFile `json:"clusters"`
+	*eval.Result
+	Problems []string `json:"problems"`
+}
+
+type evalFile struct {
+	File      string `json:"file"`
+	Format    string `json:"format"`
+	Documents int    `json:"documents"`
+	Clusters  int    `json:"clusters"`
+}
+
+func runEval(ctx context.Context, o *evalOpts, stdout io.Writer) error {
+	if o.truth == "" || o.clusters == "" {
+		return usageErr("eval needs --truth and --clusters")
+	}
+	if o.truth == "-" && o.clusters == "-" {
+		return usageErr("--truth and --clusters cannot both be standard input")
+	}
+	if len(o.positive) == 0 {
+		return usageErr("--positive: give at least one label")
+	}
+	ropts := eval.ReadOptions{Positive: o.positive}
+	truth, err := readLabels(ctx, o, o.truth, ropts)
+	if err != nil {
+		return err
+	}
+	pred, err := readLabels(ctx, o, o.clusters, eval.ReadOptions{})
+	if err != nil {
+		return err
+	}
+	if pred.Format != eval.JSONL {
+		return fmt.Errorf("%w: --clusters %s: not JSONL (a pairs file?)", errInvalidData, o.clusters)
+	}
+	if truth.Len() == 0 {
+		msg := "no valid record"
+		if m := truth.Issues.Messages(o.truth); len(m) > 0 {
+			msg = strings.Join(m, "; ")
+		}
+		return fmt.Errorf("%w: --truth %s: %s", errInvalidData, o.truth, msg)
+	}
+	res, err := eval.Score(truth, pred)
+	if err != nil {
+		return fmt.Errorf("%w: %v", errInvalidData, err)
+	}
+	problems := res.Problems(o.truth, o.clusters)
+	if o.strict && len(problems) > 0 {
+		return fmt.Errorf("%w (--strict): %s", errInvalidData, strings.Join(problems, "; "))
+	}
+	if o.stderr != nil {
+		for _, p := range problems {
+			fmt.Fprintf(o.stderr, "neardup eval: warning: %s\n", p)
+		}
+	}
+	rep := &evalReport{
+		Truth:    describeFile(o.truth, truth, res.TruthClusters),
+		Clusters: describeFile(o.clusters, pred, res.PredClusters),
+		Result:   res,
+		Problems: problems,
+	}
+	rep.Clusters.Documents = pred.Len()
+	if rep.Problems == nil {
+		rep.Problems = []string{}
+	}
+	if o.json {
+		return writeJSON(stdout, rep)
+	}
+	return writeEvalTable(stdout, rep)
+}
+
+func describeFile(name string, l *eval.Labels, clusters int) evalFile {
+	f := evalFile{File: name, Format: "jsonl", Documents: l.Len(), Clusters: clusters}
+	if l.Format == eval.PairsTSV {
+		f.Format = "pairs"
+	}
+	return f
+}
+
+// readLabels opens and reads one labels file ("-" is standard input).
+func readLabels(ctx context.Context, o *evalOpts, path string, ropts eval.ReadOptions) (*eval.Labels, error) {
+	var r io.Reader
+	if path == "-" {
+		r = o.stdin
+		if r == nil {
+			r = os.Stdin
+		}
+	} else {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		r = f
+	}
+	l, err := eval.Read(ctxReader{ctx, r}, path, ropts)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			return nil, err
+		}
+		// A corrupt gzip stream or a header that is not a pairs file.
+		return nil, fmt.Errorf("%w: %v", errInvalidData, err)
+	}
+	return l, nil
+}
+
+// ctxReader stops reading once ctx is done.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}
+
+func writeEvalTable(w io.Writer, rep *evalReport) error {
+	r := rep.Result
+	fmt.Fprintf(w, "truth     %s (%s): %d documents in %d clusters\n", rep.Truth.File, rep.Truth.Format, rep.Truth.Documents, rep.Truth.Clusters)
+	fmt.Fprintf(w, "clusters  %s: %d documents; %d clusters over the truth's documents\n", rep.Clusters.File, rep.Clusters.Documents, rep.Clusters.Clusters)
+	fmt.Fprintf(w, "          %d truth ids missing (singletons), %d ids not in the truth (left out)\n", r.Missing.Count, r.Extra.Count)
+
+	fmt.Fprintf(w, "\npairwise (same-cluster pairs)\n")
+	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	fmt.Fprintf(tw, "  true pairs\t%d\n", r.Pairs.True)
+	fmt.Fprintf(tw, "  predicted pairs\t%d\n", r.Pairs.Predicted)
+	fmt.Fprintf(tw, "  correct pairs\t%d\n", r.Pairs.Correct)
+	fmt.Fprintf(tw, "  precision\t%.4f\n", r.Pairs.Precision)
+	fmt.Fprintf(tw, "  recall\t%.4f\n", r.Pairs.Recall)
+	fmt.Fprintf(tw, "  F1\t%.4f\n", r.Pairs.F1)
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "adjusted Rand index  %.4f\n", r.ARI)
+
+	fmt.Fprintf(w, "\ndocuments (a duplicate is in a cluster of two or more)\n")
+	tw = tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	fmt.Fprintf(tw, "  class\tprecision\trecall\tF1\tsupport\tpredicted\n")
+	for _, c := range []struct {
+		name string
+		s    eval.ClassScores
+	}{{"duplicate", r.Docs.Duplicate}, {"non-duplicate", r.Docs.NonDuplicate}} {
+		fmt.Fprintf(tw, "  %s\t%.4f\t%.4f\t%.4f\t%d\t%d\n", c.name, c.s.Precision, c.s.Recall, c.s.F1, c.s.Support, c.s.Predicted)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "  macro F1 %.4f, accuracy %.4f\n", r.Docs.MacroF1, r.Docs.Accuracy)
+
+	if len(r.Labels) > 0 {
+		fmt.Fprintf(w, "\nlabelled pairs in one predicted cluster\n")
+		tw = tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+		fmt.Fprintf(tw, "  label\tpositive\tpairs\ttogether\tfraction\n")
+		for _, l := range r.Labels {
+			pos := "no"
+			if l.Positive {
+				pos = "yes"
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t%d\t%d\t%.4f\n", l.Label, pos, l.Pairs, l.Together, l.Fraction)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	if len(rep.Problems) > 0 {
+		_, err := fmt.Fprintf(w, "\n%d problem(s) with the inputs (see the warnings; --strict makes them errors)\n", len(rep.Problems))
+		return err
+	}
+	return nil
 }

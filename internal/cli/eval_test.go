@@ -1,0 +1,234 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/klauspost/compress/gzip"
+)
+
+const (
+	evalTruth = `{"id":"a","cluster":"x"}
+{"id":"b","cluster":"x"}
+{"id":"c","cluster":"x"}
+{"id":"d","cluster":"y"}
+{"id":"e","cluster":"z"}
+`
+	// b found as a duplicate of a, c missed, e wrongly joined with d.
+	evalPred = `{"id":"a","cluster":"a","kept":true}
+{"id":"b","cluster":"a","kept":false}
+{"id":"c","cluster":"c","kept":true}
+{"id":"d","cluster":"d","kept":true}
+{"id":"e","cluster":"d","kept":false}
+`
+)
+
+func writeFiles(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, content := range files {
+		data := []byte(content)
+		if strings.HasSuffix(name, ".gz") {
+			var b bytes.Buffer
+			zw := gzip.NewWriter(&b)
+			zw.Write(data)
+			zw.Close()
+			data = b.Bytes()
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func TestRunEvalTable(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"truth.jsonl": evalTruth, "pred.jsonl": evalPred})
+	var out, errb bytes.Buffer
+	o := &evalOpts{truth: filepath.Join(dir, "truth.jsonl"), clusters: filepath.Join(dir, "pred.jsonl"),
+		positive: []string{"1"}, stderr: &errb}
+	if err := runEval(context.Background(), o, &out); err != nil {
+		t.Fatal(err)
+	}
+	// T=3, P=2, TP=1, N=10: ARI = (1-0.6)/(2.5-0.6) = 0.2105.
+	for _, want := range []string{
+		"5 documents in 3 clusters",
+		"true pairs       3\n",
+		"predicted pairs  2\n",
+		"correct pairs    1\n",
+		"precision        0.5000\n",
+		"recall           0.3333\n",
+		"F1               0.4000\n",
+		"adjusted Rand index  0.2105\n",
+		"duplicate      0.5000     0.6667  0.5714  3        4\n",
+		"non-duplicate  0.0000     0.0000  0.0000  2        1\n",
+		"macro F1 0.2857, accuracy 0.4000\n",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	if errb.Len() != 0 || strings.Contains(out.String(), "problem") {
+		t.Errorf("warnings on clean input: %q", errb.String())
+	}
+}
+
+func TestRunEvalJSONPairsTruthAndStdin(t *testing.T) {
+	dir := writeFiles(t, map[string]string{
+		"pairs.tsv.gz": "id1\tid2\tlabel\tscore\na\tb\tcut\t0.9\nc\ta\tlight\t0.5\nd\te\tnon\t0.1\n",
+	})
+	var out, errb bytes.Buffer
+	o := &evalOpts{truth: filepath.Join(dir, "pairs.tsv.gz"), clusters: "-", positive: []string{"cut", "light"},
+		json: true, stdin: strings.NewReader(evalPred), stderr: &errb}
+	if err := runEval(context.Background(), o, &out); err != nil {
+		t.Fatal(err)
+	}
+	var rep struct {
+		Truth struct {
+			Format    string
+			Documents int
+			Clusters  int
+		}
+		ARI   float64
+		Pairs struct{ True, Predicted, Correct int64 }
+		Labels []struct {
+			Label    string
+			Positive bool
+			Pairs    int
+			Together int
+		}
+		Problems []string
+	}
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatalf("%v:\n%s", err, out.String())
+	}
+	// Truth {a,b,c} {d} {e}: the same partition as evalTruth.
+	if rep.Truth.Format != "pairs" || rep.Truth.Documents != 5 || rep.Truth.Clusters != 3 {
+		t.Errorf("truth %+v, want pairs, 5 documents, 3 clusters", rep.Truth)
+	}
+	if rep.Pairs.True != 3 || rep.Pairs.Predicted != 2 || rep.Pairs.Correct != 1 || rep.ARI < 0.2105 || rep.ARI > 0.2106 {
+		t.Errorf("pairs %+v ARI %v", rep.Pairs, rep.ARI)
+	}
+	if len(rep.Labels) != 3 || rep.Labels[0].Label != "cut" || rep.Labels[0].Together != 1 ||
+		rep.Labels[1].Together != 0 || rep.Labels[2].Positive || rep.Labels[2].Together != 1 {
+		t.Errorf("labels %+v", rep.Labels)
+	}
+	if rep.Problems == nil || len(rep.Problems) != 0 {
+		t.Errorf("problems %q, want []", rep.Problems)
+	}
+}
+
+func TestRunEvalProblems(t *testing.T) {
+	tests := []struct {
+		name  string
+		truth string
+		pred  string
+		want  []string // in the warning and the strict error
+	}{
+		{"extra id", evalTruth, evalPred + `{"id":"zz","cluster":"zz","kept":true}` + "\n", []string{`1 id(s) of`, `"zz"`}},
+		{"missing id", evalTruth, strings.Join(strings.SplitAfter(evalPred, "\n")[:4], ""), []string{"1 truth id(s) missing", `"e"`}},
+		{"repeated id", evalTruth + `{"id":"a","cluster":"w"}` + "\n", evalPred, []string{"truth.jsonl: 1 repeated id", `"a"`}},
+		{"malformed", evalTruth, evalPred + "{oops\n", []string{"pred.jsonl:6: not a JSON object"}},
+		{"empty pred", evalTruth, "", []string{"pred.jsonl: no valid record", "5 truth id(s) missing"}},
+	}
+	for _, tt := range tests {
+		dir := writeFiles(t, map[string]string{"truth.jsonl": tt.truth, "pred.jsonl": tt.pred})
+		o := &evalOpts{truth: filepath.Join(dir, "truth.jsonl"), clusters: filepath.Join(dir, "pred.jsonl"), positive: []string{"1"}}
+		var out, errb bytes.Buffer
+		o.stderr = &errb
+		if err := runEval(context.Background(), o, &out); err != nil {
+			t.Errorf("%s: lenient run failed: %v", tt.name, err)
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(errb.String(), w) {
+				t.Errorf("%s: warnings %q lack %q", tt.name, errb.String(), w)
+			}
+		}
+		if !strings.Contains(out.String(), "problem(s) with the inputs") {
+			t.Errorf("%s: the table does not mention the problems", tt.name)
+		}
+		o.strict = true
+		err := runEval(context.Background(), o, &out)
+		if !errors.Is(err, errInvalidData) {
+			t.Errorf("%s: --strict error = %v, want invalid data", tt.name, err)
+			continue
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: --strict error %q lacks %q", tt.name, err, w)
+			}
+		}
+	}
+}
+
+func TestRunEvalErrors(t *testing.T) {
+	dir := writeFiles(t, map[string]string{
+		"truth.jsonl": evalTruth, "pred.jsonl": evalPred, "empty.jsonl": "\n",
+		"bad.tsv": "a\tb\tc\n", "pairs.tsv": "id1\tid2\tlabel\na\tb\t1\n",
+	})
+	p := func(name string) string { return filepath.Join(dir, name) }
+	tests := []struct {
+		name        string
+		o           evalOpts
+		usage, data bool
+		msg         string
+	}{
+		{"no truth", evalOpts{clusters: p("pred.jsonl")}, true, false, "needs --truth and --clusters"},
+		{"no clusters", evalOpts{truth: p("truth.jsonl")}, true, false, "needs --truth and --clusters"},
+		{"both stdin", evalOpts{truth: "-", clusters: "-"}, true, false, "both be standard input"},
+		{"no positive label", evalOpts{truth: p("truth.jsonl"), clusters: p("pred.jsonl"), positive: []string{}}, true, false, "--positive"},
+		{"empty truth", evalOpts{truth: p("empty.jsonl"), clusters: p("pred.jsonl")}, false, true, "empty.jsonl: no valid record"},
+		{"bad header", evalOpts{truth: p("bad.tsv"), clusters: p("pred.jsonl")}, false, true, "bad.tsv:1: not a pairs file"},
+		{"pairs as prediction", evalOpts{truth: p("truth.jsonl"), clusters: p("pairs.tsv")}, false, true, "not JSONL"},
+		{"no such file", evalOpts{truth: p("nope.jsonl"), clusters: p("pred.jsonl")}, false, false, "nope.jsonl"},
+	}
+	for _, tt := range tests {
+		if tt.o.positive == nil {
+			tt.o.positive = []string{"1"}
+		}
+		var out bytes.Buffer
+		err := runEval(context.Background(), &tt.o, &out)
+		if err == nil {
+			t.Errorf("%s: no error", tt.name)
+			continue
+		}
+		if errors.Is(err, errUsage) != tt.usage || errors.Is(err, errInvalidData) != tt.data || !strings.Contains(err.Error(), tt.msg) {
+			t.Errorf("%s: error %q (usage %v, invalid data %v), want usage %v, invalid data %v, containing %q",
+				tt.name, err, errors.Is(err, errUsage), errors.Is(err, errInvalidData), tt.usage, tt.data, tt.msg)
+		}
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	o := &evalOpts{truth: p("truth.jsonl"), clusters: p("pred.jsonl"), positive: []string{"1"}}
+	if err := runEval(ctx, o, &bytes.Buffer{}); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled: error %v, want context.Canceled", err)
+	}
+}
+
+func TestEvalExitCodes(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"truth.jsonl.gz": evalTruth, "pred.jsonl": evalPred + `{"id":"q","cluster":"q"}` + "\n"})
+	truth, pred := filepath.Join(dir, "truth.jsonl.gz"), filepath.Join(dir, "pred.jsonl")
+	for _, tt := range []struct {
+		args []string
+		code int
+	}{
+		{[]string{"eval", "--truth", truth, "--clusters", pred}, ExitOK},
+		{[]string{"eval", "--truth", truth, "--clusters", pred, "--strict"}, ExitInvalidData},
+		{[]string{"eval", "--truth", truth}, ExitUsage},
+		{[]string{"eval", "--truth", truth, "--clusters", pred, "extra-arg"}, ExitUsage},
+		{[]string{"eval", "--truth", truth, "--clusters", pred, "--no-such-flag"}, ExitUsage},
+		{[]string{"eval", "--truth", filepath.Join(dir, "missing"), "--clusters", pred}, ExitFailure},
+	} {
+		var out, errb bytes.Buffer
+		if code := Main(tt.args, strings.NewReader(""), &out, &errb); code != tt.code {
+			t.Errorf("neardup %q: exit %d, want %d; stderr %q", tt.args, code, tt.code, errb.String())
+		}
+	}
+}
