@@ -95,8 +95,8 @@ func TestRunEvalJSONPairsTruthAndStdin(t *testing.T) {
 			Documents int
 			Clusters  int
 		}
-		ARI   float64
-		Pairs struct{ True, Predicted, Correct int64 }
+		ARI    float64
+		Pairs  struct{ True, Predicted, Correct int64 }
 		Labels []struct {
 			Label    string
 			Positive bool
