@@ -35,19 +35,12 @@ func bibleSets(tb testing.TB, n int) [][]uint64 {
 // on a 10k sample (brute force grows as n², the join about as n).
 func BenchmarkJoinBible(b *testing.B) {
 	sets := bibleSets(b, 100000)
-	for _, n := range []int{10000, 100000} {
-		b.Run(fmt.Sprintf("join/n=%d", n), func(b *testing.B) {
-			b.ReportAllocs()
-			var st JoinStats
-			for b.Loop() {
-				var err error
-				st, err = JoinWithStats(sets[:n], 0.8, func(int, int, float64) {})
-				if err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.ReportMetric(float64(st.Pairs), "pairs")
-			b.ReportMetric(float64(st.Candidates), "candidates")
+	for _, c := range []struct {
+		n int
+		t float64
+	}{{10000, 0.8}, {100000, 0.8}, {100000, 0.5}, {100000, 0.9}} {
+		b.Run(fmt.Sprintf("join/n=%d/t=%v", c.n, c.t), func(b *testing.B) {
+			benchJoin(b, sets[:c.n], c.t)
 		})
 	}
 	b.Run("brute/n=10000", func(b *testing.B) {
@@ -55,6 +48,43 @@ func BenchmarkJoinBible(b *testing.B) {
 		var pairs int
 		for b.Loop() {
 			pairs = len(bruteForce(sets[:10000], 0.8))
+		}
+		b.ReportMetric(float64(pairs), "pairs")
+	})
+}
+
+func benchJoin(b *testing.B, sets [][]uint64, t float64) {
+	b.ReportAllocs()
+	var st JoinStats
+	for b.Loop() {
+		var err error
+		st, err = JoinWithStats(sets, t, func(int, int, float64) {})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(st.Pairs), "pairs")
+	b.ReportMetric(float64(st.Candidates), "candidates")
+}
+
+// BenchmarkJoinWiki: the join on the 11,658 long articles of wiki-slice
+// (word 5-grams, about 2,700 per article), and brute force on 1,000.
+func BenchmarkJoinWiki(b *testing.B) {
+	docs := readSharedDocs(b, "wiki-slice", 0)
+	if docs == nil {
+		b.Skip("wiki-slice absent")
+	}
+	sets := shingleSets(b, docs, shingle.Options{Unit: shingle.Word, N: 5})
+	for _, t := range []float64{0.5, 0.8} {
+		b.Run(fmt.Sprintf("join/n=%d/t=%v", len(sets), t), func(b *testing.B) {
+			benchJoin(b, sets, t)
+		})
+	}
+	b.Run("brute/n=1000/t=0.5", func(b *testing.B) {
+		b.ReportAllocs()
+		var pairs int
+		for b.Loop() {
+			pairs = len(bruteForce(sets[:1000], 0.5))
 		}
 		b.ReportMetric(float64(pairs), "pairs")
 	})

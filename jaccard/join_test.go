@@ -433,3 +433,21 @@ func BenchmarkJoin(b *testing.B) {
 		}
 	}
 }
+
+// TestJoinAllocations checks that the number of allocations of a join does
+// not grow with the input: the index and the per-set state are allocated
+// once, in full.
+func TestJoinAllocations(t *testing.T) {
+	counts := map[int]float64{}
+	for _, n := range []int{500, 5000} {
+		sets := randomSets(rand.New(rand.NewPCG(4, 4)), n, 100, 20*n)
+		counts[n] = testing.AllocsPerRun(3, func() {
+			if err := Join(sets, 0.8, func(int, int, float64) {}); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	if counts[5000] > 100 || counts[5000] > counts[500]+20 {
+		t.Errorf("allocations: %v for 500 sets, %v for 5000; want under 100 and about constant", counts[500], counts[5000])
+	}
+}
