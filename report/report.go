@@ -1,0 +1,714 @@
+// Package report renders what a dedup run did as one self-contained HTML
+// page, and diffs two texts word by word for people to read.
+//
+// # The report
+//
+// Write renders a Run (the dedup.Config and the dedup.Stats of one run) as
+// a single HTML file that needs no network and no script to view: the
+// run's configuration and summary in plain words; for minhash the LSH
+// S-curve P(candidate) = 1 - (1 - s^r)^b of the chosen bands b and rows r
+// with the threshold marked; the histogram of the similarities (or, for
+// simhash, the Hamming distances) of the reported pairs; the cluster size
+// distribution; the time of every stage and the process memory; and the
+// example clusters of the Stats (the largest first, then random ones),
+// each with its kept document and its removed duplicates, their exact
+// Jaccard similarity to the kept document at the run's shingling, and the
+// passages where they differ from it highlighted (deleted text struck
+// through in red, inserted text in green). Plots are PNG images drawn with
+// gonum.org/v1/plot and embedded as data: URLs.
+//
+// Document text is untrusted: every piece of it goes through html/template
+// and is shown as text, never interpreted as markup. Long documents are
+// shown up to Options.MaxRunes characters.
+//
+// # Diffs
+//
+// DiffText is a word-level diff for people: Tokenize splits text into
+// words, whitespace runs and single other characters (CJK ideographs one
+// by one), Diff finds a shortest edit script of the tokens (Myers'
+// O(ND) algorithm with linear-space bisection, under a work budget), and
+// changes separated only by whitespace are joined into one phrase. Apply
+// replays a script and checks it; applying DiffText(a, b) to a gives b.
+//
+// # Concurrency and errors
+//
+// Everything here is safe for concurrent use. Write returns the errors of
+// its io.Writer and of plot rendering; Apply returns ErrDiff when the
+// edits do not fit the text.
+package report
+
+import (
+	"bytes"
+	_ "embed"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"io"
+	"math"
+	"regexp"
+	"runtime"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"gonum.org/v1/plot"
+
+	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/jaccard"
+	"github.com/neardup/neardup/lsh"
+	"github.com/neardup/neardup/shingle"
+	"github.com/neardup/neardup/text"
+)
+
+// Run is what a report shows: one dedup run.
+type Run struct {
+	// Config is the configuration the run was given.
+	Config dedup.Config
+	// Stats is what dedup.Run returned. Its Examples are the clusters the
+	// report shows.
+	Stats *dedup.Stats
+	// Source describes the input in words ("the embedded sample corpus",
+	// a list of files); "" leaves it out.
+	Source string
+	// Command is the command line of the run; "" leaves it out.
+	Command string
+	// Memory is the process memory after the run; nil leaves it out.
+	Memory *Memory
+	// Generated is when the report was made; the zero time leaves it out.
+	Generated time.Time
+}
+
+// Memory is the memory of the process, from runtime.MemStats.
+type Memory struct {
+	// HeapInUse is the Go heap in use (HeapInuse) when it was read.
+	HeapInUse uint64
+	// TotalAlloc is the heap allocated since the process started.
+	TotalAlloc uint64
+	// Sys is the memory obtained from the operating system by the Go
+	// runtime; it never shrinks, so it bounds the peak from above.
+	Sys uint64
+}
+
+// ReadMemory returns the process memory now.
+func ReadMemory() *Memory {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return &Memory{HeapInUse: ms.HeapInuse, TotalAlloc: ms.TotalAlloc, Sys: ms.Sys}
+}
+
+// Options configures Write. The zero value means the defaults.
+type Options struct {
+	// MaxRunes is how many characters of each document are shown and
+	// diffed; 0 means 4000.
+	MaxRunes int
+	// Title heads the page; "" means "neardup dedup report".
+	Title string
+
+	// noPlots leaves the images out (golden tests, whose PNG bytes would
+	// depend on the font rasteriser).
+	noPlots bool
+}
+
+// Write renders r as a self-contained HTML page to w.
+func Write(w io.Writer, r *Run, opts Options) error {
+	if r == nil || r.Stats == nil {
+		return fmt.Errorf("report: no run statistics")
+	}
+	if opts.MaxRunes <= 0 {
+		opts.MaxRunes = 4000
+	}
+	if opts.Title == "" {
+		opts.Title = "neardup dedup report"
+	}
+	page, err := build(r, opts)
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	if err := pageTemplate.Execute(&buf, page); err != nil {
+		return err
+	}
+	_, err = w.Write(buf.Bytes())
+	return err
+}
+
+//go:embed report.html.tmpl
+var pageSource string
+
+var pageTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
+	"pct": func(a, b int) string {
+		if b == 0 {
+			return "0%"
+		}
+		return fmt.Sprintf("%.1f%%", 100*float64(a)/float64(b))
+	},
+	"removed": func(sc dedup.SizeCount) int { return (sc.Size - 1) * sc.Count },
+}).Parse(pageSource))
+
+// page is what the template renders.
+type page struct {
+	Title      string
+	Generated  string
+	Command    string
+	Source     string
+	Stats      *dedup.Stats
+	Summary    []string // plain-language sentences
+	Config     []kv
+	Params     []kv
+	Normalize  string
+	Shingling  string
+	Threshold  string
+	Plots      []figure
+	Stages     []stageRow
+	TotalTime  string
+	Memory     []kv
+	Singletons int
+	Sizes      []dedup.SizeCount // sizes from 2
+	Largest    []cluster
+	Random     []cluster
+	SimNote    string
+	Warnings   []string
+}
+
+type kv struct{ Key, Value string }
+
+type figure struct {
+	ID      string
+	Title   string
+	Caption string
+	Alt     string
+	Src     template.URL // data:image/png;base64,...
+	Note    string       // shown instead of the image when there is none
+}
+
+type stageRow struct {
+	Name    string
+	Seconds string
+	Share   string
+}
+
+type cluster struct {
+	N       int
+	Kind    string
+	Size    int
+	Shown   int
+	Kept    member
+	Removed []member
+	Open    bool
+}
+
+type member struct {
+	ID        string
+	Kept      bool
+	Jaccard   string // exact Jaccard with the kept document
+	Shared    string // "12 of 14 shingles"
+	Same      string // "identical text", "same text after normalisation" or ""
+	Edits     []Edit // against the kept document; Equal only for the kept one
+	Truncated int    // characters not shown
+}
+
+func build(r *Run, opts Options) (*page, error) {
+	s, cfg := r.Stats, r.Config
+	p := &page{Title: opts.Title, Command: r.Command, Source: r.Source, Stats: s}
+	if !r.Generated.IsZero() {
+		p.Generated = r.Generated.UTC().Format("2006-01-02 15:04:05 UTC")
+	}
+	p.Summary = summary(r)
+	p.Shingling = shinglingName(cfg.Shingle)
+	p.Threshold = strconv.FormatFloat(cfg.Threshold, 'g', -1, 64)
+	p.Config = configRows(cfg, s)
+	p.Params = paramRows(s.Params)
+	p.Normalize = normalizeName(cfg.Normalize)
+
+	for _, sc := range s.ClusterSizes {
+		if sc.Size == 1 {
+			p.Singletons = sc.Count
+		} else {
+			p.Sizes = append(p.Sizes, sc)
+		}
+	}
+	var total float64
+	for _, st := range s.Stages {
+		total += st.Seconds
+	}
+	for _, st := range s.Stages {
+		share := "–"
+		if total > 0 {
+			share = fmt.Sprintf("%.0f%%", 100*st.Seconds/total)
+		}
+		p.Stages = append(p.Stages, stageRow{st.Name, seconds(st.Seconds), share})
+	}
+	p.TotalTime = seconds(total)
+	if m := r.Memory; m != nil {
+		p.Memory = []kv{
+			{"Go heap in use after the run", bytesName(m.HeapInUse)},
+			{"heap allocated in total", bytesName(m.TotalAlloc)},
+			{"memory obtained from the OS (bounds the peak)", bytesName(m.Sys)},
+		}
+	}
+	if s.InputBytes > 0 {
+		p.Memory = append(p.Memory, kv{"input read", bytesName(uint64(s.InputBytes))})
+	}
+
+	figs, warn, err := figures(r, opts)
+	if err != nil {
+		return nil, err
+	}
+	p.Plots, p.Warnings = figs, warn
+	p.SimNote = "The similarity shown for each removed document is the exact Jaccard similarity of its " +
+		p.Shingling + " set to the kept document's, after normalisation (" + p.Normalize + ")."
+	switch s.Method {
+	case "exact", "bloom":
+		p.SimNote += " The " + s.Method + " method removes only documents whose normalised text is identical (or, with a key field, whose key is)."
+	case "ksentence":
+		p.SimNote += " The ksentence method removes documents whose longest sentences are identical; their Jaccard similarity can be low."
+	case "simhash":
+		p.SimNote += " The simhash method decides by the Hamming distance of fingerprints, not by this similarity."
+	case "minhash":
+		p.SimNote += " The minhash method decides by an estimate of this similarity (the fraction of equal signature slots), so a few pairs may lie below the threshold."
+	}
+
+	clusters, err := exampleClusters(cfg, s.Examples, opts.MaxRunes)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range clusters {
+		if c.Kind == "random" {
+			c.N = len(p.Random) + 1
+			p.Random = append(p.Random, c)
+		} else {
+			c.N = len(p.Largest) + 1
+			c.Open = c.N <= 3
+			p.Largest = append(p.Largest, c)
+		}
+	}
+	return p, nil
+}
+
+func summary(r *Run) []string {
+	s, cfg := r.Stats, r.Config
+	var out []string
+	src := "the input"
+	if r.Source != "" {
+		src = r.Source
+	}
+	out = append(out, fmt.Sprintf("neardup read %s from %s and removed %s as near-duplicates of a document it kept; %s remain.",
+		plural(s.Documents, "document", "documents"), src, plural(s.Removed, "document", "documents"), plural(s.Kept, "document", "documents")))
+	if s.Clusters > 0 {
+		out = append(out, fmt.Sprintf("The duplicates form %s: groups of documents that are near-duplicates of one another, directly or through a chain of pairs. The largest holds %s. In every cluster one document is kept (%s) and the others are removed.",
+			plural(s.Clusters, "cluster", "clusters"), plural(s.LargestCluster, "document", "documents"), keepName(cfg)))
+	} else {
+		out = append(out, "No two documents were found to be duplicates.")
+	}
+	out = append(out, "Two documents are duplicates when "+criterion(cfg, s)+".")
+	if s.Skipped > 0 || s.Empty > 0 {
+		out = append(out, fmt.Sprintf("%s were skipped as invalid and %s had no text after normalisation (kept, never duplicates).",
+			plural(s.Skipped, "record", "records"), plural(s.Empty, "document", "documents")))
+	}
+	return out
+}
+
+func criterion(cfg dedup.Config, s *dedup.Stats) string {
+	sh := shinglingName(cfg.Shingle)
+	thr := strconv.FormatFloat(cfg.Threshold, 'g', -1, 64)
+	switch s.Method {
+	case "exact":
+		return "their normalised texts are identical"
+	case "bloom":
+		if cfg.KeyField != "" {
+			return "their " + cfg.KeyField + " fields are identical (as far as a Bloom filter can tell)"
+		}
+		return "their normalised texts are identical (as far as a Bloom filter can tell)"
+	case "ksentence":
+		return fmt.Sprintf("their %d longest sentences are identical", cfg.KSentences)
+	case "simhash":
+		return fmt.Sprintf("their %d-bit SimHash fingerprints of %s differ in at most %d bits", cfg.Bits, sh, cfg.Distance)
+	case "jaccard":
+		return fmt.Sprintf("the Jaccard similarity of their %s sets is at least %s (computed exactly)", sh, thr)
+	case "minhash":
+		c := fmt.Sprintf("the Jaccard similarity of their %s sets, estimated from %d-slot MinHash signatures, is at least %s", sh, cfg.NumPerm, thr)
+		if cfg.Verify {
+			c += " and the exact similarity confirms it"
+		}
+		return c
+	}
+	return "the " + s.Method + " method says so"
+}
+
+func keepName(cfg dedup.Config) string {
+	switch cfg.Keep.String() {
+	case "first":
+		return "the first in input order"
+	case "longest":
+		return "the longest"
+	}
+	return cfg.Keep.String()
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
+}
+
+func shinglingName(o shingle.Options) string {
+	n := max(o.N, 1)
+	switch o.Unit {
+	case shingle.Char:
+		return fmt.Sprintf("character %d-gram", n)
+	case shingle.CJKWord:
+		return fmt.Sprintf("word %d-gram (Chinese word segmentation)", n)
+	}
+	return fmt.Sprintf("word %d-gram", n)
+}
+
+func normalizeName(o text.Options) string {
+	var on []string
+	add := func(b bool, name string) {
+		if b {
+			on = append(on, name)
+		}
+	}
+	add(o.HTML, "HTML to text")
+	add(o.NFKC, "NFKC")
+	add(o.CaseFold, "case folding")
+	add(o.Whitespace, "whitespace folding")
+	add(o.Punctuation, "punctuation folding")
+	add(o.Invisible, "invisible characters removed")
+	add(o.T2S, "Traditional to Simplified Chinese")
+	add(o.StopWords, "stop words removed")
+	if len(on) == 0 {
+		return "none"
+	}
+	return strings.Join(on, ", ")
+}
+
+func configRows(cfg dedup.Config, s *dedup.Stats) []kv {
+	rows := []kv{{"method", s.Method}}
+	switch s.Method {
+	case "minhash":
+		rows = append(rows, kv{"threshold (Jaccard)", strconv.FormatFloat(cfg.Threshold, 'g', -1, 64)},
+			kv{"shingles", shinglingName(cfg.Shingle)}, kv{"permutations", strconv.Itoa(cfg.NumPerm)})
+		if cfg.Bands > 0 {
+			rows = append(rows, kv{"bands × rows (given)", fmt.Sprintf("%d × %d", cfg.Bands, cfg.Rows)})
+		}
+		rows = append(rows, kv{"verify by exact Jaccard", strconv.FormatBool(cfg.Verify)})
+	case "jaccard":
+		rows = append(rows, kv{"threshold (Jaccard)", strconv.FormatFloat(cfg.Threshold, 'g', -1, 64)},
+			kv{"shingles", shinglingName(cfg.Shingle)})
+	case "simhash":
+		rows = append(rows, kv{"shingles", shinglingName(cfg.Shingle)}, kv{"bits", strconv.Itoa(cfg.Bits)},
+			kv{"maximum distance", strconv.Itoa(cfg.Distance)}, kv{"weights", cfg.Weights})
+	case "ksentence":
+		rows = append(rows, kv{"longest sentences", strconv.Itoa(cfg.KSentences)})
+	case "bloom":
+		if cfg.KeyField != "" {
+			rows = append(rows, kv{"key field", cfg.KeyField})
+		}
+		rows = append(rows, kv{"target false-positive probability", strconv.FormatFloat(cfg.BloomFPP, 'g', -1, 64)})
+	}
+	if cfg.Seed != 0 {
+		rows = append(rows, kv{"seed", strconv.FormatUint(cfg.Seed, 10)})
+	}
+	rows = append(rows, kv{"normalisation", normalizeName(cfg.Normalize)},
+		kv{"kept document of a cluster", keepName(cfg)}, kv{"workers", strconv.Itoa(s.Workers)})
+	return rows
+}
+
+// paramRows lists the method's own description of its parameters, sorted
+// by key.
+func paramRows(params map[string]any) []kv {
+	keys := make([]string, 0, len(params))
+	for k := range params {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	rows := make([]kv, 0, len(keys))
+	for _, k := range keys {
+		var v string
+		switch x := params[k].(type) {
+		case string:
+			v = x
+		case float64:
+			v = strconv.FormatFloat(x, 'g', -1, 64)
+		default:
+			b, err := json.Marshal(x)
+			if err != nil {
+				v = fmt.Sprint(x)
+			} else {
+				v = string(b)
+			}
+		}
+		rows = append(rows, kv{k, v})
+	}
+	return rows
+}
+
+func seconds(s float64) string {
+	switch {
+	case s >= 10:
+		return fmt.Sprintf("%.1f s", s)
+	case s >= 0.01:
+		return fmt.Sprintf("%.3f s", s)
+	default:
+		return fmt.Sprintf("%.2f ms", s*1000)
+	}
+}
+
+func bytesName(n uint64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := uint64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+// banding returns the (bands, rows) of a minhash run: from the method's
+// parameters when it states them (keys "bands" and "rows", or a "BxR"
+// string), else from the configuration, else as lsh.Optimal chooses them
+// for the threshold and permutations. The string says where they came
+// from.
+func banding(cfg dedup.Config, params map[string]any) (lsh.Params, string, bool) {
+	b, okb := intParam(params, "bands")
+	r, okr := intParam(params, "rows")
+	if okb && okr && b > 0 && r > 0 {
+		return lsh.Params{Bands: b, Rows: r}, "chosen by the run", true
+	}
+	for _, k := range []string{"lsh", "banding", "bxr", "params"} {
+		if s, ok := params[k].(string); ok {
+			if m := bxr.FindStringSubmatch(s); m != nil {
+				b, _ := strconv.Atoi(m[1])
+				r, _ := strconv.Atoi(m[2])
+				if b > 0 && r > 0 {
+					return lsh.Params{Bands: b, Rows: r}, "chosen by the run", true
+				}
+			}
+		}
+	}
+	if cfg.Bands > 0 && cfg.Rows > 0 {
+		return lsh.Params{Bands: cfg.Bands, Rows: cfg.Rows}, "given on the command line", true
+	}
+	if cfg.Method != "minhash" {
+		return lsh.Params{}, "", false
+	}
+	bp, err := lsh.Optimal(cfg.Threshold, max(cfg.NumPerm, 1), lsh.Weights{})
+	if err != nil {
+		return lsh.Params{}, "", false
+	}
+	return bp, "the run did not state its banding: this is lsh.Optimal's choice for the threshold and permutations", true
+}
+
+var bxr = regexp.MustCompile(`^\s*(\d+)\s*[x×]\s*(\d+)\s*$`)
+
+func intParam(params map[string]any, key string) (int, bool) {
+	switch v := params[key].(type) {
+	case int:
+		return v, true
+	case int32:
+		return int(v), true
+	case int64:
+		return int(v), true
+	case uint:
+		return int(v), true
+	case uint32:
+		return int(v), true
+	case uint64:
+		return int(v), true
+	case float64:
+		if v == math.Trunc(v) {
+			return int(v), true
+		}
+	case json.Number:
+		n, err := v.Int64()
+		return int(n), err == nil
+	case string:
+		n, err := strconv.Atoi(v)
+		return n, err == nil
+	}
+	return 0, false
+}
+
+func figures(r *Run, opts Options) ([]figure, []string, error) {
+	s, cfg := r.Stats, r.Config
+	var figs []figure
+	var warn []string
+	add := func(f figure, p *plot.Plot, err error) error {
+		if err != nil {
+			return err
+		}
+		if p != nil && !opts.noPlots {
+			png, err := renderPNG(p)
+			if err != nil {
+				return fmt.Errorf("report: plot %q: %w", f.Title, err)
+			}
+			f.Src = template.URL("data:image/png;base64," + base64.StdEncoding.EncodeToString(png))
+		}
+		figs = append(figs, f)
+		return nil
+	}
+
+	// S-curve.
+	if bp, from, ok := banding(cfg, s.Params); ok {
+		p, err := sCurvePlot(bp, cfg.Threshold)
+		f := figure{ID: "s-curve", Title: "Which pairs LSH compares",
+			Alt: fmt.Sprintf("S-curve of %d bands of %d rows", bp.Bands, bp.Rows),
+			Caption: fmt.Sprintf("MinHash with LSH banding only compares two documents when their signatures agree on all %d rows of at least one of %d bands. "+
+				"The curve is the probability 1 − (1 − s^%d)^%d that a pair of Jaccard similarity s is compared: "+
+				"%.0f%% of pairs at the threshold %s, %.0f%% at %.2f, %.1f%% at %.2f. Pairs that are never compared cannot be found; pairs below the threshold that are compared cost time (and are removed unless --verify is on). Banding: %d × %d, %s.",
+				bp.Rows, bp.Bands, bp.Rows, bp.Bands,
+				100*bp.Probability(cfg.Threshold), strconv.FormatFloat(cfg.Threshold, 'g', -1, 64),
+				100*bp.Probability(min(1, cfg.Threshold+0.1)), min(1, cfg.Threshold+0.1),
+				100*bp.Probability(max(0, cfg.Threshold-0.2)), max(0, cfg.Threshold-0.2),
+				bp.Bands, bp.Rows, from)}
+		if err := add(f, p, err); err != nil {
+			return nil, nil, err
+		}
+	} else if s.Method == "minhash" {
+		warn = append(warn, "The S-curve is missing: the run did not state its bands and rows.")
+	}
+
+	// Similarity or distance histogram.
+	if len(s.Distance) > 0 {
+		p, err := histPlot("Hamming distance of the reported pairs", "differing fingerprint bits", -0.5, 1, s.Distance, float64(cfg.Distance)+0.5)
+		f := figure{ID: "distance", Title: "How different the duplicate pairs are",
+			Alt:     "histogram of Hamming distances of the reported pairs",
+			Caption: fmt.Sprintf("Each reported pair of SimHash fingerprints, by the number of bits in which they differ (at most %d for a duplicate). 0 means the fingerprints are identical.", cfg.Distance)}
+		if err := add(f, p, err); err != nil {
+			return nil, nil, err
+		}
+	} else {
+		counts := s.Similarity[:]
+		mark := math.NaN()
+		if s.Method == "minhash" || s.Method == "jaccard" || cfg.Verify {
+			mark = cfg.Threshold
+		}
+		var p *plot.Plot
+		var err error
+		if s.Pairs > 0 {
+			p, err = histPlot("Similarity of the reported pairs", "Jaccard similarity", 0, 0.05, counts, mark)
+		}
+		f := figure{ID: "similarity", Title: "How similar the duplicate pairs are",
+			Alt:     "histogram of the similarities of the reported pairs",
+			Caption: fmt.Sprintf("Each of the %s the run reported, by its similarity in bins of 0.05. Exact methods report 1 for every pair; minhash reports its estimate.", plural(s.Pairs, "pair", "pairs"))}
+		if s.Pairs == 0 {
+			f.Note = "No pairs were reported."
+		}
+		if err := add(f, p, err); err != nil {
+			return nil, nil, err
+		}
+	}
+
+	// Cluster sizes.
+	{
+		var p *plot.Plot
+		var err error
+		f := figure{ID: "sizes", Title: "How large the clusters are", Alt: "number of clusters of each size",
+			Caption: fmt.Sprintf("Clusters of two or more documents, by size; a cluster of n documents keeps one and removes n − 1. Documents without any duplicate (%d) are not drawn.", singletons(s.ClusterSizes))}
+		if s.Clusters > 0 {
+			p, err = sizesPlot(s.ClusterSizes)
+		} else {
+			f.Note = "No clusters with duplicates."
+		}
+		if err := add(f, p, err); err != nil {
+			return nil, nil, err
+		}
+	}
+
+	// Stages.
+	if len(s.Stages) > 0 {
+		p, err := stagesPlot(s.Stages)
+		f := figure{ID: "stages", Title: "Where the time went", Alt: "wall time of each stage", Caption: "Wall time of every stage of the run."}
+		if err := add(f, p, err); err != nil {
+			return nil, nil, err
+		}
+	}
+	return figs, warn, nil
+}
+
+func singletons(sizes []dedup.SizeCount) int {
+	for _, sc := range sizes {
+		if sc.Size == 1 {
+			return sc.Count
+		}
+	}
+	return 0
+}
+
+// exampleClusters prepares the example clusters: the exact Jaccard of
+// every member with the kept one and the diff against it.
+func exampleClusters(cfg dedup.Config, examples []dedup.Example, maxRunes int) ([]cluster, error) {
+	if len(examples) == 0 {
+		return nil, nil
+	}
+	norm, err := text.New(cfg.Normalize)
+	if err != nil {
+		return nil, fmt.Errorf("report: %w", err)
+	}
+	sh, err := shingle.New(cfg.Shingle)
+	if err != nil {
+		return nil, fmt.Errorf("report: %w", err)
+	}
+	var out []cluster
+	for _, ex := range examples {
+		if len(ex.Members) == 0 {
+			continue
+		}
+		members := slices.Clone(ex.Members)
+		// The kept document comes first; find it if it does not.
+		if k := slices.IndexFunc(members, func(m dedup.ExampleDoc) bool { return m.Kept }); k > 0 {
+			members[0], members[k] = members[k], members[0]
+		}
+		keptText, keptCut := cut(members[0].Text, maxRunes)
+		keptNorm := norm.String(members[0].Text)
+		keptSet := sh.AppendSet(nil, keptNorm)
+		c := cluster{Kind: ex.Kind, Size: ex.Size, Shown: len(members),
+			Kept: member{ID: members[0].ID, Kept: members[0].Kept, Edits: []Edit{{Equal, keptText}}, Truncated: keptCut}}
+		for _, m := range members[1:] {
+			t, n := cut(m.Text, maxRunes)
+			nt := norm.String(m.Text)
+			set := sh.AppendSet(nil, nt)
+			shared := jaccard.Intersection(keptSet, set)
+			same := ""
+			switch {
+			case m.Text == members[0].Text:
+				same = "identical text"
+			case nt == keptNorm:
+				same = "same text after normalisation"
+			}
+			c.Removed = append(c.Removed, member{
+				Same: same,
+				ID:   m.ID, Kept: m.Kept,
+				Jaccard:   strconv.FormatFloat(jaccard.Set(keptSet, set), 'f', 3, 64),
+				Shared:    fmt.Sprintf("%d of %d shingles shared", shared, len(keptSet)+len(set)-shared),
+				Edits:     DiffText(keptText, t),
+				Truncated: n,
+			})
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// cut returns s shortened to n runes and how many runes it dropped.
+func cut(s string, n int) (string, int) {
+	i, k := 0, 0
+	for i < len(s) && k < n {
+		_, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+		k++
+	}
+	if i == len(s) {
+		return s, 0
+	}
+	return s[:i], utf8.RuneCountInString(s[i:])
+}
