@@ -79,9 +79,6 @@ func newMinhashMethod(cfg Config) (Method, error) {
 		return nil, fmt.Errorf("--threshold %v: must be in (0, 1]", cfg.Threshold)
 	}
 	k := cfg.NumPerm
-	if k == 0 {
-		k = minhash.DefaultNumPerm
-	}
 	if k < 1 || k > minhash.MaxNumPerm {
 		return nil, fmt.Errorf("--num-perm %d: must be between 1 and %d", cfg.NumPerm, minhash.MaxNumPerm)
 	}
