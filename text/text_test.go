@@ -280,6 +280,25 @@ func TestIdempotentRunes(t *testing.T) {
 	}
 }
 
+// TestNFKCSegments compares the segment-wise NFKC with x/text's on every
+// interesting rune in context.
+func TestNFKCSegments(t *testing.T) {
+	var sc scratch
+	var got []byte
+	for _, r := range interestingRunes() {
+		for _, s := range [...]string{
+			string(r), "a" + string(r) + "\u0301", "ＡＢ" + string(r) + "\u0345\u0301x", "\u1100" + string(r) + "\u1161\u11A8",
+			string(r) + "\u0B3E", "e" + string(r) + string(r) + "ｶﾞ",
+		} {
+			b := []byte(s)
+			got = sc.nfkc(got[:0], b, norm.NFKC.QuickSpan(b))
+			if want := norm.NFKC.Bytes(b); string(got) != string(want) {
+				t.Fatalf("scratch.nfkc(%+q) = %+q, norm.NFKC gives %+q", s, got, want)
+			}
+		}
+	}
+}
+
 func TestOutputIsNFKC(t *testing.T) {
 	n := mustNew(t, DefaultOptions())
 	for _, s := range []string{"İ\u0301", "e\u00AD\u0301", "\u01C4\u030C", "A\u0345\u0301", "ﬃ\u0301", "\u1E9B\u0323"} {
@@ -369,6 +388,13 @@ func FuzzNormalize(f *testing.F) {
 		}
 		if o := n.opts; o.NFKC && !norm.NFKC.IsNormalString(once) {
 			t.Fatalf("Normalize(%+q) = %+q is not in NFKC", s, once)
+		}
+		if utf8.ValidString(s) {
+			var sc scratch
+			b := []byte(s)
+			if got, want := sc.nfkc(nil, b, norm.NFKC.QuickSpan(b)), norm.NFKC.Bytes(b); string(got) != string(want) {
+				t.Fatalf("scratch.nfkc(%+q) = %+q, norm.NFKC gives %+q", s, got, want)
+			}
 		}
 	})
 }
