@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
-	"slices"
 	"strings"
 )
 
@@ -524,39 +523,24 @@ func allPairs(fps []Fingerprint, f, k int, opts DesignOptions, onGroup func(g []
 	mask := l.fpMask
 
 	// Group identical fingerprints: order holds the input indexes sorted
-	// by fingerprint, then index; group u is order[start[u]:start[u+1]].
+	// by fingerprint, then index (a stable radix sort); group u is
+	// order[start[u]:start[u+1]].
+	byFP := make([]fpEntry, len(fps))
+	for i, fp := range fps {
+		byFP[i] = fpEntry{Fingerprint{fp.Hi & mask.Hi, fp.Lo & mask.Lo}, int32(i)}
+	}
+	byFP = radixSortFP(byFP, make([]fpEntry, len(fps)))
 	order := make([]int32, len(fps))
-	for i := range order {
-		order[i] = int32(i)
-	}
-	masked := func(i int32) Fingerprint {
-		return Fingerprint{fps[i].Hi & mask.Hi, fps[i].Lo & mask.Lo}
-	}
-	slices.SortFunc(order, func(a, b int32) int {
-		fa, fb := masked(a), masked(b)
-		switch {
-		case fa.Hi != fb.Hi:
-			if fa.Hi < fb.Hi {
-				return -1
-			}
-			return 1
-		case fa.Lo != fb.Lo:
-			if fa.Lo < fb.Lo {
-				return -1
-			}
-			return 1
-		}
-		return int(a - b)
-	})
 	var uniq []Fingerprint
 	var start []int32
-	for p, i := range order {
-		fp := masked(i)
-		if p == 0 || fp != uniq[len(uniq)-1] {
-			uniq = append(uniq, fp)
+	for p, e := range byFP {
+		order[p] = e.i
+		if p == 0 || e.fp != uniq[len(uniq)-1] {
+			uniq = append(uniq, e.fp)
 			start = append(start, int32(p))
 		}
 	}
+	byFP = nil
 	start = append(start, int32(len(order)))
 	group := func(u uint32) []int32 { return order[start[u]:start[u+1]] }
 	for u := range uniq {
@@ -593,6 +577,45 @@ func allPairs(fps []Fingerprint, f, k int, opts DesignOptions, onGroup func(g []
 		}
 	}
 	return d, nil
+}
+
+type fpEntry struct {
+	fp Fingerprint
+	i  int32
+}
+
+// radixSortFP sorts a by fingerprint (Hi, then Lo), stably, using tmp
+// (len(a)) as scratch, and returns the sorted slice (a or tmp).
+func radixSortFP(a, tmp []fpEntry) []fpEntry {
+	var count [256]int
+	for pass := 0; pass < 16; pass++ {
+		shift := uint(8 * (pass % 8))
+		byteOf := func(e *fpEntry) uint64 {
+			if pass < 8 {
+				return e.fp.Lo >> shift & 0xff
+			}
+			return e.fp.Hi >> shift & 0xff
+		}
+		count = [256]int{}
+		for i := range a {
+			count[byteOf(&a[i])]++
+		}
+		if len(a) == 0 || count[byteOf(&a[0])] == len(a) {
+			continue
+		}
+		sum := 0
+		for i, c := range count {
+			count[i] = sum
+			sum += c
+		}
+		for i := range a {
+			b := byteOf(&a[i])
+			tmp[count[b]] = a[i]
+			count[b]++
+		}
+		a, tmp = tmp, a
+	}
+	return a
 }
 
 type entry struct {
