@@ -65,25 +65,32 @@ type Input struct {
 	RandomExamples int
 	// Progress, when set, is told how the run advances.
 	Progress Progress
+	// Resume checkpoints every input file once it has been processed, and
+	// takes the sketches of files checkpointed by an earlier, interrupted
+	// run with the same configuration and unchanged inputs instead of
+	// reading them again. It needs a method with a SketchCodec.
+	Resume bool
 }
 
 // Stats summarises a run.
 type Stats struct {
-	Method         string         `json:"method"`
-	Params         map[string]any `json:"params"`
-	Workers        int            `json:"workers"`
-	Documents      int            `json:"documents"`
-	Against        int            `json:"against_documents,omitempty"`
-	Kept           int            `json:"kept"`
-	Removed        int            `json:"removed"`
-	Clusters       int            `json:"clusters"` // clusters with more than one member
-	LargestCluster int            `json:"largest_cluster"`
-	Pairs          int            `json:"pairs"`
-	Skipped        int            `json:"skipped"` // invalid records skipped
-	Empty          int            `json:"empty"`   // documents with empty normalised text
-	InputBytes     int64          `json:"input_bytes"`
-	Stages         []Stage        `json:"stages"`
-	Examples       []Example      `json:"examples,omitempty"`
+	Method    string         `json:"method"`
+	Params    map[string]any `json:"params"`
+	Workers   int            `json:"workers"`
+	Documents int            `json:"documents"`
+	Against   int            `json:"against_documents,omitempty"`
+	// Resumed is how many input files came from checkpoints (--resume).
+	Resumed        int       `json:"resumed_files,omitempty"`
+	Kept           int       `json:"kept"`
+	Removed        int       `json:"removed"`
+	Clusters       int       `json:"clusters"` // clusters with more than one member
+	LargestCluster int       `json:"largest_cluster"`
+	Pairs          int       `json:"pairs"`
+	Skipped        int       `json:"skipped"` // invalid records skipped
+	Empty          int       `json:"empty"`   // documents with empty normalised text
+	InputBytes     int64     `json:"input_bytes"`
+	Stages         []Stage   `json:"stages"`
+	Examples       []Example `json:"examples,omitempty"`
 	// SkippedErrors holds the first few skipped records' errors.
 	SkippedErrors []string `json:"skipped_errors,omitempty"`
 	// ClusterSizes counts clusters by size, sizes ascending (singletons
@@ -141,8 +148,12 @@ type batch struct {
 
 type rawDoc struct {
 	id, text string
+	n        int    // length of the text in bytes
 	raw      []byte // only when a key field is needed
 	old      bool   // from Input.Against
+	file     int    // position of its file in Against, then Files
+	pre      bool   // sketch already known (from a checkpoint)
+	sketch   Sketch // when pre
 }
 
 // Run deduplicates the input: it reads every document, normalises and
@@ -177,6 +188,16 @@ func Run(ctx context.Context, cfg Config, in Input, out Outputs) (*Stats, error)
 	}
 	if err := r.finish(ctx); err != nil {
 		return nil, err
+	}
+	if r.ckpt != nil {
+		for _, res := range r.ckpt.resumed {
+			if res {
+				r.stats.Resumed++
+			}
+		}
+		if err := os.RemoveAll(r.ckpt.dir); err != nil {
+			return nil, err
+		}
 	}
 	return r.stats, nil
 }
@@ -249,15 +270,19 @@ type run struct {
 	norm   *text.Normalizer
 	stats  *Stats
 
-	stdinCopy string // temp copy of standard input, read twice
-	pairsOut  *atomicfile.File
-	pairsBuf  *bufio.Writer
-	ids       []string // old documents (Input.Against) first
-	nOld      int      // how many of ids are old
-	lengths   []int32
-	uf        *cluster.UnionFind
-	outputs   []output // committed together at the end
-	closers   []io.Closer
+	stdinCopy   string // temp copy of standard input, read twice
+	pairsOut    *atomicfile.File
+	pairsBuf    *bufio.Writer
+	sequence    []string // Input.Against, then Input.Files
+	fileSkipped []int    // per file of sequence
+	fileBytes   []int64  // per file of sequence
+	ckpt        *checkpointer
+	ids         []string // old documents (Input.Against) first
+	nOld        int      // how many of ids are old
+	lengths     []int32
+	uf          *cluster.UnionFind
+	outputs     []output // committed together at the end
+	closers     []io.Closer
 }
 
 func (r *run) stage(name string, since time.Time) {
@@ -267,6 +292,21 @@ func (r *run) stage(name string, since time.Time) {
 // open copies standard input aside when it is an input (so it can be read
 // twice) and opens the pairs output, which is written while reading.
 func (r *run) open() error {
+	r.sequence = append(slices.Clone(r.in.Against), r.in.Files...)
+	r.fileSkipped = make([]int, len(r.sequence))
+	r.fileBytes = make([]int64, len(r.sequence))
+	if r.in.Resume {
+		codec, ok := r.method.(SketchCodec)
+		if !ok {
+			return fmt.Errorf("--resume: method %s cannot checkpoint its sketches", r.method.Name())
+		}
+		dir, err := stateDir(r.out.TmpDir, r.cfg, r.method, r.in)
+		if err != nil {
+			return err
+		}
+		r.ckpt = &checkpointer{dir: dir, codec: codec, names: r.sequence, resumed: make([]bool, len(r.sequence)),
+			skipped: r.fileSkipped, bytes: r.fileBytes}
+	}
 	if slices.Contains(r.in.Files, "-") {
 		f, err := os.CreateTemp(r.out.TmpDir, "neardup-stdin-*.jsonl")
 		if err != nil {
@@ -314,6 +354,7 @@ type output interface {
 
 // cleanup aborts outputs not committed and removes temporary files.
 func (r *run) cleanup() {
+	r.ckpt.abort()
 	for _, f := range r.outputs {
 		f.Abort()
 	}
@@ -401,7 +442,7 @@ func (r *run) pass1(ctx context.Context) error {
 		r.uf.Grow(i + 1)
 		r.ids = append(r.ids, d.id)
 		if r.cfg.Keep == cluster.Longest {
-			r.lengths = append(r.lengths, int32(len(d.text)))
+			r.lengths = append(r.lengths, int32(d.n))
 		}
 		if err := finder.Add(i, s, emit); err != nil {
 			return fmt.Errorf("document %q: %w", d.id, err)
@@ -459,15 +500,8 @@ func (r *run) sketchAll(ctx context.Context, consume func(i int, d *rawDoc, s Sk
 			b.docs, b.first, b.seq = b.docs[:0], idx, seq
 			return nil
 		}
-		old := false
-		add := func(d *corpus.Document) error {
-			rd := rawDoc{id: d.ID, text: d.Text, old: old}
-			if r.cfg.KeyField != "" {
-				rd.raw = append([]byte(nil), d.Raw...)
-			}
-			if !old {
-				r.stats.InputBytes += int64(len(d.Raw))
-			}
+		old, file := false, 0
+		push := func(rd rawDoc) error {
 			b.docs = append(b.docs, rd)
 			idx++
 			if len(b.docs) == batchSize {
@@ -475,19 +509,47 @@ func (r *run) sketchAll(ctx context.Context, consume func(i int, d *rawDoc, s Sk
 			}
 			return nil
 		}
+		add := func(d *corpus.Document) error {
+			rd := rawDoc{id: d.ID, text: d.Text, n: len(d.Text), old: old, file: file}
+			if r.cfg.KeyField != "" {
+				rd.raw = append([]byte(nil), d.Raw...)
+			}
+			if !old {
+				r.stats.InputBytes += int64(len(d.Raw))
+			}
+			r.fileBytes[file] += int64(len(d.Raw))
+			return push(rd)
+		}
 		skip := func(e *corpus.RecordError) {
 			r.stats.Skipped++
+			r.fileSkipped[file]++
 			if len(r.stats.SkippedErrors) < 10 {
 				r.stats.SkippedErrors = append(r.stats.SkippedErrors, e.Error())
 			}
 		}
-		old = true
-		if err := r.readAll(gctx, r.in.Against, add, skip); err != nil {
-			return err
-		}
-		old = false
-		if err := r.readAll(gctx, r.in.Files, add, skip); err != nil {
-			return err
+		for k, name := range r.sequence {
+			old, file = k < len(r.in.Against), k
+			if r.ckpt != nil && name != "-" {
+				tr, err := readCheckpoint(ckptPath(r.ckpt.dir, k), r.ckpt.codec, func(id string, n int, sk Sketch) error {
+					return push(rawDoc{id: id, n: n, old: old, file: k, pre: true, sketch: sk})
+				})
+				switch {
+				case err == nil:
+					r.ckpt.resumed[k] = true
+					r.stats.Skipped += int(tr.skipped)
+					if !old {
+						r.stats.InputBytes += tr.inputBytes
+					}
+					continue
+				case errors.Is(err, errCheckpoint):
+					os.Remove(ckptPath(r.ckpt.dir, k)) // damaged: read the file again
+				case !errors.Is(err, os.ErrNotExist):
+					return err
+				}
+			}
+			if err := r.readAll(gctx, []string{name}, add, skip); err != nil {
+				return err
+			}
 		}
 		if len(b.docs) > 0 {
 			return send()
@@ -506,6 +568,10 @@ func (r *run) sketchAll(ctx context.Context, consume func(i int, d *rawDoc, s Sk
 				b.sketches = slices.Grow(b.sketches[:0], len(b.docs))[:len(b.docs)]
 				for k := range b.docs {
 					rd := &b.docs[k]
+					if rd.pre {
+						b.sketches[k] = rd.sketch
+						continue
+					}
 					buf = r.norm.Append(buf[:0], rd.text)
 					if len(buf) == 0 {
 						b.sketches[k] = nil
@@ -536,7 +602,7 @@ func (r *run) sketchAll(ctx context.Context, consume func(i int, d *rawDoc, s Sk
 	}
 	go func() { wg.Wait(); close(done) }()
 
-	// Collector: in input order.
+	// Collector: in input order; it also writes the checkpoints.
 	g.Go(func() error {
 		pending := map[int]*batch{}
 		next := 0
@@ -549,12 +615,18 @@ func (r *run) sketchAll(ctx context.Context, consume func(i int, d *rawDoc, s Sk
 				}
 				delete(pending, next)
 				next++
+				if err := gctx.Err(); err != nil {
+					return err
+				}
 				var bytes int64
 				for k := range b.docs {
 					if b.sketches[k] == nil {
 						r.stats.Empty++
 					}
-					bytes += int64(len(b.docs[k].text))
+					bytes += int64(b.docs[k].n)
+					if err := r.ckpt.add(&b.docs[k], b.sketches[k]); err != nil {
+						return err
+					}
 					if err := consume(b.first+k, &b.docs[k], b.sketches[k]); err != nil {
 						return err
 					}
@@ -567,7 +639,10 @@ func (r *run) sketchAll(ctx context.Context, consume func(i int, d *rawDoc, s Sk
 		}
 		return nil
 	})
-	return g.Wait()
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	return r.ckpt.finish()
 }
 
 // emitter returns the function finders report pairs to: it joins the
@@ -653,6 +728,9 @@ func (r *run) finish(ctx context.Context) error {
 		if err := r.pass2(ctx, keep, examples); err != nil {
 			return err
 		}
+	}
+	if err := ctx.Err(); err != nil { // interrupted: replace nothing
+		return err
 	}
 	for _, f := range r.outputs {
 		if err := f.Commit(); err != nil {

@@ -196,3 +196,88 @@ func countDups(first []int) int {
 	}
 	return n
 }
+
+// cancelAfter cancels a run once n documents have been processed.
+type cancelAfter struct {
+	n, seen int
+	cancel  context.CancelFunc
+}
+
+func (c *cancelAfter) Stage(string, int64) {}
+func (c *cancelAfter) Done()               {}
+func (c *cancelAfter) Advance(docs int, _ int64) {
+	if c.seen += docs; c.seen >= c.n {
+		c.cancel()
+	}
+}
+
+func TestResumeAfterInterrupt(t *testing.T) {
+	var files []string
+	for range 3 {
+		p, _ := writeCorpus(t, 1000)
+		files = append(files, p)
+	}
+	cfg := DefaultConfig()
+	cfg.Method = "exact"
+	runOnce := func(tmp string, resume bool, prog Progress, ctx context.Context) (*Stats, []byte, error) {
+		dir := t.TempDir()
+		out := Outputs{Clusters: filepath.Join(dir, "c.jsonl"), Pairs: filepath.Join(dir, "p.jsonl"), TmpDir: tmp}
+		st, err := Run(ctx, cfg, Input{Files: files, Resume: resume, Progress: prog}, out)
+		if err != nil {
+			return nil, nil, err
+		}
+		c, _ := os.ReadFile(out.Clusters)
+		p, _ := os.ReadFile(out.Pairs)
+		return st, append(c, p...), nil
+	}
+	_, want, err := runOnce(t.TempDir(), false, nil, context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	tmp := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	if _, _, err := runOnce(tmp, true, &cancelAfter{n: 1500, cancel: cancel}, ctx); err == nil {
+		t.Fatal("interrupted run succeeded")
+	}
+	states, _ := filepath.Glob(filepath.Join(tmp, "neardup-state-*", "file-*.ck"))
+	if len(states) == 0 {
+		t.Fatal("the interrupted run left no checkpoint")
+	}
+	st, got, err := runOnce(tmp, true, nil, context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Resumed == 0 {
+		t.Error("the second run resumed no file")
+	}
+	if !bytes.Equal(got, want) {
+		t.Error("resumed run's clusters and pairs differ from a clean run's")
+	}
+	if left, _ := filepath.Glob(filepath.Join(tmp, "neardup-state-*")); len(left) != 0 {
+		t.Errorf("state directory left after success: %v", left)
+	}
+
+	// A damaged checkpoint is ignored: the file is read again.
+	ctx, cancel = context.WithCancel(context.Background())
+	if _, _, err := runOnce(tmp, true, &cancelAfter{n: 1500, cancel: cancel}, ctx); err == nil {
+		t.Fatal("second interrupted run succeeded")
+	}
+	states, _ = filepath.Glob(filepath.Join(tmp, "neardup-state-*", "file-*.ck"))
+	if len(states) == 0 {
+		t.Fatal("no checkpoint to damage")
+	}
+	b, _ := os.ReadFile(states[0])
+	b[len(b)/2] ^= 0xff
+	os.WriteFile(states[0], b, 0o644)
+	st, got, err = runOnce(tmp, true, nil, context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Error("run after a damaged checkpoint differs from a clean run")
+	}
+	if st.Resumed != len(states)-1 {
+		t.Errorf("resumed %d files, want %d (all but the damaged one)", st.Resumed, len(states)-1)
+	}
+}

@@ -22,16 +22,22 @@ import (
 // that Match accepts (skipping only pairs already in one cluster).
 type Keyed interface {
 	Method
+	SketchCodec
 	// AppendKeys appends the bucket keys of s to dst. Keys of different
 	// bands or tables must differ (mix the band number in).
 	AppendKeys(dst []uint64, s Sketch) []uint64
-	// AppendSketch encodes s; DecodeSketch decodes it. Sketches wait on
-	// disk while the keys are sorted.
-	AppendSketch(dst []byte, s Sketch) []byte
-	DecodeSketch(b []byte) (Sketch, error)
 	// Match decides whether two candidates are duplicates, with their
 	// similarity and Hamming distance (-1 when it does not apply).
 	Match(a, b Sketch) (sim float64, dist int, ok bool)
+}
+
+// SketchCodec is implemented by methods whose sketches can wait on disk:
+// for the spill path and for --resume checkpoints. DecodeSketch must
+// reject bytes that AppendSketch did not produce with an error, never a
+// panic.
+type SketchCodec interface {
+	AppendSketch(dst []byte, s Sketch) []byte
+	DecodeSketch(b []byte) (Sketch, error)
 }
 
 // memoryEstimator is implemented by methods that know what their Finder

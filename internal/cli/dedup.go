@@ -39,6 +39,7 @@ type dedupOpts struct {
 	memory     string
 	spill      bool
 	against    []string
+	resume     bool
 
 	output   string
 	clusters string
@@ -106,7 +107,8 @@ Regular output files are replaced atomically, and only when the run succeeds.
 	fs.StringVar(&o.pairs, "pairs", "", "write {id1, id2, similarity} per duplicate pair here (JSONL)")
 	fs.StringVar(&o.stats, "stats", "", "write the run summary here as JSON")
 	fs.StringVar(&o.report, "report", "", "write a self-contained HTML report of the run here")
-	fs.StringVar(&o.tmpDir, "tmp-dir", "", "directory for temporary files (default: the system's)")
+	fs.StringVar(&o.tmpDir, "tmp-dir", "", "directory for temporary files and --resume checkpoints (default: the system's)")
+	fs.BoolVar(&o.resume, "resume", false, "checkpoint each input file when done, and after an interruption rerun the same command to continue from the checkpoints")
 	fs.IntVar(&o.examples, "examples", 3, "how many of the largest clusters the summary shows")
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "print no summary")
 	fs.BoolVar(&o.sample, "sample", false, "run on the embedded sample corpus")
@@ -201,7 +203,7 @@ func runDedup(cmd *cobra.Command, o *dedupOpts, args []string, e *env) error {
 		return err
 	}
 	in := dedup.Input{Options: ropts, SkipInvalid: o.input.skipInvalid, Stdin: e.stdin, Examples: o.examples,
-		Progress: newProgress(e.stderr, o.quiet)}
+		Progress: newProgress(e.stderr, o.quiet), Resume: o.resume}
 	switch {
 	case o.sample && len(args) > 0:
 		return usageErr("--sample takes no INPUT")
@@ -306,6 +308,9 @@ func printSummary(w io.Writer, s *dedup.Stats, sampleRun bool) {
 	}
 	fmt.Fprintf(w, "  documents %d: kept %d, removed %d; %d clusters with duplicates (largest %d); %d pairs\n",
 		s.Documents, s.Kept, s.Removed, s.Clusters, s.LargestCluster, s.Pairs)
+	if s.Resumed > 0 {
+		fmt.Fprintf(w, "  resumed %d input files from checkpoints\n", s.Resumed)
+	}
 	if s.Against > 0 {
 		fmt.Fprintf(w, "  against %d documents of the old corpus (never removed)\n", s.Against)
 	}
