@@ -72,7 +72,7 @@ func vline(x, y0, y1 float64, c color.Color, dashed bool) (*plotter.Line, error)
 // similarity s, with the run's threshold and the curve's steepest point.
 func sCurvePlot(bp lsh.Params, threshold float64) (*plot.Plot, error) {
 	p := newPlot(fmt.Sprintf("LSH S-curve: %d bands of %d rows", bp.Bands, bp.Rows),
-		"Jaccard similarity of a pair", "probability of being compared")
+		"Jaccard similarity of a pair", "P(pair is compared)")
 	xys := make(plotter.XYs, 201)
 	for i := range xys {
 		s := float64(i) / 200
@@ -96,10 +96,10 @@ func sCurvePlot(bp lsh.Params, threshold float64) (*plot.Plot, error) {
 	p.Legend.Add("P(candidate)", curve)
 	p.Legend.Add(fmt.Sprintf("threshold %.2f (P = %.2f)", threshold, bp.Probability(threshold)), thr)
 	p.Legend.Add(fmt.Sprintf("steepest point ≈ %.2f", bp.Threshold()), steep)
-	p.Legend.Top = false
-	p.Legend.Left = false
-	p.Legend.XOffs = -vg.Points(4)
-	p.Legend.YOffs = vg.Points(4)
+	p.Legend.Top = true
+	p.Legend.Left = true
+	p.Legend.XOffs = vg.Points(6)
+	p.Legend.YOffs = -vg.Points(4)
 	p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = 0, 1, 0, 1.02
 	return p, nil
 }

@@ -89,7 +89,7 @@ type Memory struct {
 	// TotalAlloc is the heap allocated since the process started.
 	TotalAlloc uint64
 	// Sys is the memory obtained from the operating system by the Go
-	// runtime; it never shrinks, so it bounds the peak from above.
+	// runtime.
 	Sys uint64
 }
 
@@ -168,8 +168,8 @@ type page struct {
 	Memory     []kv
 	Singletons int
 	Sizes      []dedup.SizeCount // sizes from 2
-	Largest    []cluster
-	Random     []cluster
+	Largest    []clusterView
+	Random     []clusterView
 	SimNote    string
 	Warnings   []string
 }
@@ -191,7 +191,7 @@ type stageRow struct {
 	Share   string
 }
 
-type cluster struct {
+type clusterView struct {
 	N       int
 	Kind    string
 	Size    int
@@ -243,12 +243,24 @@ func build(r *Run, opts Options) (*page, error) {
 		p.Stages = append(p.Stages, stageRow{st.Name, seconds(st.Seconds), share})
 	}
 	p.TotalTime = seconds(total)
-	if m := r.Memory; m != nil {
-		p.Memory = []kv{
-			{"Go heap in use after the run", bytesName(m.HeapInUse)},
-			{"heap allocated in total", bytesName(m.TotalAlloc)},
-			{"memory obtained from the OS (bounds the peak)", bytesName(m.Sys)},
+	if s.PeakRSSBytes > 0 {
+		p.Memory = append(p.Memory, kv{"peak resident memory of the process (RSS)", bytesName(uint64(s.PeakRSSBytes))})
+	}
+	if mp := s.Memory; mp.EstimatedBytes > 0 || mp.BudgetBytes > 0 {
+		plan := fmt.Sprintf("%s estimated for about %d documents, budget %s", bytesName(uint64(max(mp.EstimatedBytes, 0))),
+			mp.EstimatedDocs, bytesName(uint64(max(mp.BudgetBytes, 0))))
+		if mp.Spill {
+			plan += "; bucket keys spilled to disk"
+		} else {
+			plan += "; held in memory"
 		}
+		p.Memory = append(p.Memory, kv{"memory plan made before the run", plan})
+	}
+	if m := r.Memory; m != nil {
+		p.Memory = append(p.Memory,
+			kv{"Go heap in use after the run", bytesName(m.HeapInUse)},
+			kv{"heap allocated in total", bytesName(m.TotalAlloc)},
+			kv{"memory obtained from the OS by the Go runtime", bytesName(m.Sys)})
 	}
 	if s.InputBytes > 0 {
 		p.Memory = append(p.Memory, kv{"input read", bytesName(uint64(s.InputBytes))})
@@ -646,7 +658,7 @@ func singletons(sizes []dedup.SizeCount) int {
 
 // exampleClusters prepares the example clusters: the exact Jaccard of
 // every member with the kept one and the diff against it.
-func exampleClusters(cfg dedup.Config, examples []dedup.Example, maxRunes int) ([]cluster, error) {
+func exampleClusters(cfg dedup.Config, examples []dedup.Example, maxRunes int) ([]clusterView, error) {
 	if len(examples) == 0 {
 		return nil, nil
 	}
@@ -658,7 +670,7 @@ func exampleClusters(cfg dedup.Config, examples []dedup.Example, maxRunes int) (
 	if err != nil {
 		return nil, fmt.Errorf("report: %w", err)
 	}
-	var out []cluster
+	var out []clusterView
 	for _, ex := range examples {
 		if len(ex.Members) == 0 {
 			continue
@@ -671,7 +683,7 @@ func exampleClusters(cfg dedup.Config, examples []dedup.Example, maxRunes int) (
 		keptText, keptCut := cut(members[0].Text, maxRunes)
 		keptNorm := norm.String(members[0].Text)
 		keptSet := sh.AppendSet(nil, keptNorm)
-		c := cluster{Kind: ex.Kind, Size: ex.Size, Shown: len(members),
+		c := clusterView{Kind: ex.Kind, Size: ex.Size, Shown: len(members),
 			Kept: member{ID: members[0].ID, Kept: members[0].Kept, Edits: []Edit{{Equal, keptText}}, Truncated: keptCut}}
 		for _, m := range members[1:] {
 			t, n := cut(m.Text, maxRunes)

@@ -1,0 +1,283 @@
+package report
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"image"
+	"image/png"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// The browser test renders the report of the sample run in headless
+// Chromium, driven by chromedriver over its W3C WebDriver HTTP API on
+// loopback. It checks what a reader sees: every plot decoded by the
+// browser with a non-zero size, the cluster tables with their rows, no
+// script running from a hostile document, and it saves a screenshot of the
+// whole page to $NEARDUP_SCREENSHOT_DIR (or the test's temporary
+// directory). It is skipped when chromium or chromedriver is missing
+// (Debian: apt-get install -y chromium chromium-driver).
+
+// chromeFlags keep Chromium off the network: this machine refuses its
+// background connections.
+var chromeFlags = []string{
+	"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+	"--disable-background-networking", "--disable-component-update", "--disable-sync",
+	"--disable-dev-shm-usage", "--hide-scrollbars", "--window-size=1280,1024",
+}
+
+func lookChromium() (browser, driver string, ok bool) {
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			browser = p
+			break
+		}
+	}
+	driver, err := exec.LookPath("chromedriver")
+	return browser, driver, browser != "" && err == nil
+}
+
+// webdriver is a minimal W3C WebDriver client.
+type webdriver struct {
+	t       *testing.T
+	base    string
+	session string
+}
+
+func (w *webdriver) call(method, path string, body any) json.RawMessage {
+	w.t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			w.t.Fatal(err)
+		}
+		rd = bytes.NewReader(b)
+	}
+	url := w.base + path
+	if w.session != "" {
+		url = w.base + "/session/" + w.session + path
+	}
+	req, err := http.NewRequest(method, url, rd)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := (&http.Client{Timeout: 60 * time.Second}).Do(req)
+	if err != nil {
+		w.t.Fatalf("webdriver %s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	var out struct {
+		Value json.RawMessage `json:"value"`
+	}
+	b, _ := io.ReadAll(resp.Body)
+	if err := json.Unmarshal(b, &out); err != nil || resp.StatusCode != http.StatusOK {
+		w.t.Fatalf("webdriver %s %s: status %d: %.500s", method, path, resp.StatusCode, b)
+	}
+	return out.Value
+}
+
+// script runs JavaScript in the page and decodes its result into v.
+func (w *webdriver) script(js string, v any) {
+	w.t.Helper()
+	raw := w.call("POST", "/execute/sync", map[string]any{"script": js, "args": []any{}})
+	if err := json.Unmarshal(raw, v); err != nil {
+		w.t.Fatalf("script result %.200s: %v", raw, err)
+	}
+}
+
+func freePort(t *testing.T) int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+func startDriver(t *testing.T, driver, browser string) *webdriver {
+	port := freePort(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(ctx, driver, "--port="+strconv.Itoa(port), "--allowed-ips=127.0.0.1")
+	var logs bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	if err := cmd.Start(); err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		cmd.Wait()
+	})
+	w := &webdriver{t: t, base: fmt.Sprintf("http://127.0.0.1:%d", port)}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		resp, err := http.Get(w.base + "/status")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("chromedriver did not start: %v\n%s", err, logs.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	args := append([]string{"--user-data-dir=" + t.TempDir()}, chromeFlags...)
+	raw := w.call("POST", "/session", map[string]any{"capabilities": map[string]any{"alwaysMatch": map[string]any{
+		"browserName":        "chrome",
+		"goog:chromeOptions": map[string]any{"binary": browser, "args": args},
+	}}})
+	var s struct {
+		SessionID string `json:"sessionId"`
+	}
+	if err := json.Unmarshal(raw, &s); err != nil || s.SessionID == "" {
+		t.Fatalf("new session: %.500s", raw)
+	}
+	w.session = s.SessionID
+	t.Cleanup(func() { w.call("DELETE", "", nil) })
+	return w
+}
+
+func TestBrowser(t *testing.T) {
+	browser, driver, ok := lookChromium()
+	if !ok {
+		t.Skip("chromium and chromedriver are not installed (apt-get install -y chromium chromium-driver)")
+	}
+	if testing.Short() {
+		t.Skip("starts a browser")
+	}
+	// Seven hostile near-duplicates join the sample, the largest cluster:
+	// their script must show as text and never run.
+	var hostile string
+	for i := range 7 {
+		hostile += fmt.Sprintf(`{"id":"evil/%d","text":"<script>document.title='pwned'</script><img src=x onerror=\"document.title='pwned'\"> a hostile document that tries to run a script in the report page, copy %d"}`+"\n", i, i)
+	}
+	r := sampleRun(t, 10, 10, hostile)
+	dir := t.TempDir()
+	page := filepath.Join(dir, "neardup-report.html")
+	var buf bytes.Buffer
+	if err := Write(&buf, r, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(page, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	w := startDriver(t, driver, browser)
+	w.call("POST", "/url", map[string]any{"url": "file://" + page})
+	var got struct {
+		Title  string
+		Images []struct {
+			Alt, Src                                   string
+			Width, Height, NaturalWidth, NaturalHeight int
+			Complete                                   bool
+		}
+		Tables    int
+		Rows      []int
+		Scripts   int
+		Removed   string
+		Documents string
+		Hostile   bool
+		Height    int
+	}
+	w.script(`
+const imgs = [...document.querySelectorAll('img')].map(i => ({Alt: i.alt, Src: i.src.slice(0, 22),
+  Width: i.width, Height: i.height, NaturalWidth: i.naturalWidth, NaturalHeight: i.naturalHeight, Complete: i.complete}));
+const tables = [...document.querySelectorAll('table.members')];
+return {Title: document.title, Images: imgs, Tables: tables.length,
+  Rows: tables.map(t => t.querySelectorAll('tr.removed').length),
+  Scripts: document.querySelectorAll('script').length,
+  Removed: document.getElementById('n-removed').textContent,
+  Documents: document.getElementById('n-documents').textContent,
+  Hostile: [...document.querySelectorAll('td.doc')].some(td => td.textContent.includes("<script>document.title='pwned'</script>")),
+  Height: document.documentElement.scrollHeight};`, &got)
+
+	if got.Title != "neardup dedup report" {
+		t.Errorf("title %q: a document's script ran or the page is wrong", got.Title)
+	}
+	if got.Scripts != 0 {
+		t.Errorf("%d script elements in the page, want 0", got.Scripts)
+	}
+	if !got.Hostile {
+		t.Error("the hostile document is not shown as text")
+	}
+	if len(got.Images) < 3 {
+		t.Errorf("%d plots, want at least 3 (similarity, sizes, stages)", len(got.Images))
+	}
+	for _, im := range got.Images {
+		if !im.Complete || im.NaturalWidth == 0 || im.NaturalHeight == 0 || im.Width == 0 || im.Height == 0 || im.Src != "data:image/png;base64," {
+			t.Errorf("plot %q not shown: %+v", im.Alt, im)
+		}
+	}
+	if got.Tables != len(r.Stats.Examples) || got.Tables < 10 {
+		t.Errorf("%d cluster tables, want %d (at least 10)", got.Tables, len(r.Stats.Examples))
+	}
+	for i, n := range got.Rows {
+		if n == 0 {
+			t.Errorf("cluster table %d has no removed documents", i+1)
+		}
+	}
+	if got.Removed != strconv.Itoa(r.Stats.Removed) || got.Documents != strconv.Itoa(r.Stats.Documents) {
+		t.Errorf("summary shows %s documents, %s removed; want %d, %d", got.Documents, got.Removed, r.Stats.Documents, r.Stats.Removed)
+	}
+
+	// Screenshot of the whole page.
+	w.call("POST", "/window/rect", map[string]any{"width": 1280, "height": min(max(got.Height, 1024), 16000)})
+	raw := w.call("GET", "/screenshot", nil)
+	var b64 string
+	if err := json.Unmarshal(raw, &b64); err != nil {
+		t.Fatal(err)
+	}
+	shot, err := base64.StdEncoding.DecodeString(b64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	im, err := png.Decode(bytes.NewReader(shot))
+	if err != nil {
+		t.Fatalf("screenshot: %v", err)
+	}
+	if colors := distinctColors(im, 64); im.Bounds().Dx() < 800 || colors < 32 {
+		t.Errorf("screenshot is %v with %d distinct colours: the page looks blank", im.Bounds(), colors)
+	}
+	out := os.Getenv("NEARDUP_SCREENSHOT_DIR")
+	if out == "" {
+		out = dir
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(out, "neardup-report.png")
+	if err := os.WriteFile(path, shot, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot %v: %s", im.Bounds().Size(), path)
+}
+
+// distinctColors counts the colours of im, up to limit.
+func distinctColors(im image.Image, limit int) int {
+	seen := map[[4]uint32]bool{}
+	b := im.Bounds()
+	for y := b.Min.Y; y < b.Max.Y; y += 3 {
+		for x := b.Min.X; x < b.Max.X; x += 3 {
+			r, g, bb, a := im.At(x, y).RGBA()
+			seen[[4]uint32{r, g, bb, a}] = true
+			if len(seen) >= limit {
+				return len(seen)
+			}
+		}
+	}
+	return len(seen)
+}

@@ -1,0 +1,329 @@
+package report
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"flag"
+	"image/png"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"golang.org/x/net/html"
+
+	"github.com/neardup/neardup/cluster"
+	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/internal/sample"
+	"github.com/neardup/neardup/lsh"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+// fixture is a minhash run with hostile and CJK documents among its
+// examples.
+func fixture() *Run {
+	cfg := dedup.DefaultConfig()
+	cfg.Keep = cluster.First
+	s := &dedup.Stats{
+		Method:       "minhash",
+		Params:       map[string]any{"bands": 9, "rows": 13, "num_perm": 128, "threshold": 0.8, "unit": "word", "ngram": 5},
+		Workers:      2,
+		Documents:    10,
+		Kept:         6,
+		Removed:      4,
+		Clusters:     2,
+		Pairs:        5,
+		InputBytes:   2048,
+		Memory:       dedup.MemoryPlan{BudgetBytes: 8 << 30, EstimatedDocs: 10, EstimatedBytes: 4096},
+		PeakRSSBytes: 40 << 20,
+		Stages:       []dedup.Stage{{Name: "read+sketch+find", Seconds: 0.25}, {Name: "cluster", Seconds: 0.001}, {Name: "write", Seconds: 0.05}},
+		ClusterSizes: []dedup.SizeCount{
+			{Size: 1, Count: 4}, {Size: 2, Count: 1}, {Size: 4, Count: 1},
+		},
+		LargestCluster: 4,
+		Examples: []dedup.Example{
+			{Kind: "largest", Size: 4, Members: []dedup.ExampleDoc{
+				{ID: "a<1>", Text: "In the beginning God created the heaven and the earth.", Kept: true},
+				{ID: "a2", Text: "In the beginning God created the heaven and the earth.", Kept: false},
+				{ID: "a3", Text: "In the beginning Elohim created the heaven and the earth.", Kept: false},
+				{ID: "a4 & co", Text: "<script>alert('x')</script> In the beginning God created the heaven and the earth.", Kept: false},
+			}},
+			{Kind: "random", Size: 2, Members: []dedup.ExampleDoc{
+				{ID: "zh/1", Text: "起初，神創造天地。", Kept: true},
+				{ID: "zh/2", Text: "起初，神创造天地。", Kept: false},
+			}},
+		},
+	}
+	s.Similarity[16] = 1
+	s.Similarity[19] = 4
+	return &Run{Config: cfg, Stats: s, Source: "two test clusters", Command: "neardup dedup --report r.html t.jsonl",
+		Memory: &Memory{HeapInUse: 3 << 20, TotalAlloc: 5 << 20, Sys: 12 << 20}}
+}
+
+func TestWriteGolden(t *testing.T) {
+	var buf bytes.Buffer
+	if err := Write(&buf, fixture(), Options{noPlots: true}); err != nil {
+		t.Fatal(err)
+	}
+	golden := filepath.Join("testdata", "report.golden.html")
+	if *update {
+		if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(buf.Bytes(), want) {
+		got := filepath.Join(t.TempDir(), "report.html")
+		os.WriteFile(got, buf.Bytes(), 0o644)
+		t.Errorf("report differs from %s; got is in %s (run go test -update if the change is intended)", golden, got)
+	}
+}
+
+// parse parses the page and returns its nodes by element name.
+func parse(t *testing.T, b []byte) map[string][]*html.Node {
+	t.Helper()
+	doc, err := html.Parse(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	els := map[string][]*html.Node{}
+	var walk func(n *html.Node)
+	walk = func(n *html.Node) {
+		if n.Type == html.ElementNode {
+			els[n.Data] = append(els[n.Data], n)
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			walk(c)
+		}
+	}
+	walk(doc)
+	return els
+}
+
+func attr(n *html.Node, key string) string {
+	for _, a := range n.Attr {
+		if a.Key == key {
+			return a.Val
+		}
+	}
+	return ""
+}
+
+func textOf(n *html.Node) string {
+	var b strings.Builder
+	var walk func(n *html.Node)
+	walk = func(n *html.Node) {
+		if n.Type == html.TextNode {
+			b.WriteString(n.Data)
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			walk(c)
+		}
+	}
+	walk(n)
+	return b.String()
+}
+
+func hasClass(n *html.Node, class string) bool {
+	for _, c := range strings.Fields(attr(n, "class")) {
+		if c == class {
+			return true
+		}
+	}
+	return false
+}
+
+// TestWriteEscapes checks that document text and ids are shown as text:
+// a document holding a script element must not put one in the page.
+func TestWriteEscapes(t *testing.T) {
+	var buf bytes.Buffer
+	if err := Write(&buf, fixture(), Options{noPlots: true}); err != nil {
+		t.Fatal(err)
+	}
+	els := parse(t, buf.Bytes())
+	if n := len(els["script"]); n != 0 {
+		t.Fatalf("page has %d script elements, want 0", n)
+	}
+	var found, foundID bool
+	for _, td := range els["td"] {
+		if hasClass(td, "doc") && strings.Contains(textOf(td), "<script>alert('x')</script> In the beginning") {
+			found = true
+		}
+		if hasClass(td, "id") && strings.Contains(textOf(td), "a<1>") {
+			foundID = true
+		}
+	}
+	if !found {
+		t.Error("the document holding <script> is not shown as text")
+	}
+	if !foundID {
+		t.Error("the id a<1> is not shown as text")
+	}
+}
+
+// TestWritePlots checks that every plot is an embedded PNG that decodes
+// to the documented size, and that the page loads nothing from elsewhere.
+func TestWritePlots(t *testing.T) {
+	var buf bytes.Buffer
+	if err := Write(&buf, fixture(), Options{}); err != nil {
+		t.Fatal(err)
+	}
+	els := parse(t, buf.Bytes())
+	imgs := els["img"]
+	if len(imgs) != 4 { // S-curve, similarity, sizes, stages
+		t.Fatalf("page has %d images, want 4", len(imgs))
+	}
+	for _, img := range imgs {
+		src := attr(img, "src")
+		b64, ok := strings.CutPrefix(src, "data:image/png;base64,")
+		if !ok {
+			t.Fatalf("image %q: src is not an embedded PNG: %.40q", attr(img, "alt"), src)
+		}
+		b, err := base64.StdEncoding.DecodeString(b64)
+		if err != nil {
+			t.Fatalf("image %q: %v", attr(img, "alt"), err)
+		}
+		im, err := png.Decode(bytes.NewReader(b))
+		if err != nil {
+			t.Fatalf("image %q: %v", attr(img, "alt"), err)
+		}
+		if w, h := im.Bounds().Dx(), im.Bounds().Dy(); w != 810 || h != 480 {
+			t.Errorf("image %q is %dx%d, want 810x480", attr(img, "alt"), w, h)
+		}
+	}
+	for _, tag := range []string{"link", "iframe", "object", "embed"} {
+		if n := len(els[tag]); n != 0 {
+			t.Errorf("page has %d %s elements, want none", n, tag)
+		}
+	}
+}
+
+func TestWriteClusters(t *testing.T) {
+	var buf bytes.Buffer
+	if err := Write(&buf, fixture(), Options{noPlots: true}); err != nil {
+		t.Fatal(err)
+	}
+	els := parse(t, buf.Bytes())
+	var tables, rows int
+	for _, tb := range els["table"] {
+		if hasClass(tb, "members") {
+			tables++
+		}
+	}
+	for _, tr := range els["tr"] {
+		if hasClass(tr, "removed") {
+			rows++
+		}
+	}
+	if tables != 2 || rows != 4 {
+		t.Errorf("page has %d cluster tables with %d removed rows, want 2 and 4", tables, rows)
+	}
+	var dels, inss []string
+	for _, n := range els["del"] {
+		dels = append(dels, textOf(n))
+	}
+	for _, n := range els["ins"] {
+		inss = append(inss, textOf(n))
+	}
+	// The legend has one of each; then the changes of a3, a4 and zh/2.
+	wantDel := []string{"struck-through red text", "God", "創"}
+	wantIns := []string{"green text", "Elohim", "<script>alert('x')</script> ", "创"}
+	if strings.Join(dels, "|") != strings.Join(wantDel, "|") {
+		t.Errorf("deletions %q, want %q", dels, wantDel)
+	}
+	if strings.Join(inss, "|") != strings.Join(wantIns, "|") {
+		t.Errorf("insertions %q, want %q", inss, wantIns)
+	}
+}
+
+func TestWriteLongDocument(t *testing.T) {
+	r := fixture()
+	long := strings.Repeat("word ", 3000)
+	r.Stats.Examples = []dedup.Example{{Kind: "largest", Size: 2, Members: []dedup.ExampleDoc{
+		{ID: "k", Text: long, Kept: true}, {ID: "r", Text: long + "tail", Kept: false},
+	}}}
+	var buf bytes.Buffer
+	if err := Write(&buf, r, Options{noPlots: true, MaxRunes: 100}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "(14900 more characters)") || !strings.Contains(buf.String(), "(14904 more characters)") {
+		t.Error("long documents are not cut at MaxRunes with a note of what was left out")
+	}
+}
+
+func TestBanding(t *testing.T) {
+	cfg := dedup.DefaultConfig()
+	tests := []struct {
+		name   string
+		params map[string]any
+		cfgBR  [2]int
+		want   lsh.Params
+		ok     bool
+	}{
+		{"ints", map[string]any{"bands": 9, "rows": 13}, [2]int{}, lsh.Params{Bands: 9, Rows: 13}, true},
+		{"json floats", map[string]any{"bands": 20.0, "rows": 6.0}, [2]int{}, lsh.Params{Bands: 20, Rows: 6}, true},
+		{"string", map[string]any{"lsh": "14x9"}, [2]int{}, lsh.Params{Bands: 14, Rows: 9}, true},
+		{"config", map[string]any{}, [2]int{4, 8}, lsh.Params{Bands: 4, Rows: 8}, true},
+		{"optimal", map[string]any{}, [2]int{}, lsh.Params{Bands: 9, Rows: 13}, true},
+	}
+	for _, tt := range tests {
+		c := cfg
+		c.Bands, c.Rows = tt.cfgBR[0], tt.cfgBR[1]
+		got, _, ok := banding(c, tt.params)
+		if got != tt.want || ok != tt.ok {
+			t.Errorf("%s: banding = %v, %v; want %v, %v", tt.name, got, ok, tt.want, tt.ok)
+		}
+	}
+	c := cfg
+	c.Method = "jaccard"
+	if _, _, ok := banding(c, map[string]any{}); ok {
+		t.Error("banding of a jaccard run reports one")
+	}
+}
+
+// TestWriteSampleRun renders a real run over the embedded sample corpus.
+func TestWriteSampleRun(t *testing.T) {
+	r := sampleRun(t, 10, 10)
+	var buf bytes.Buffer
+	// TestWritePlots and TestBrowser check the plots.
+	if err := Write(&buf, r, Options{noPlots: true}); err != nil {
+		t.Fatal(err)
+	}
+	els := parse(t, buf.Bytes())
+	var tables int
+	for _, tb := range els["table"] {
+		if hasClass(tb, "members") {
+			tables++
+		}
+	}
+	if tables != len(r.Stats.Examples) || tables < 10 {
+		t.Errorf("page has %d cluster tables, want %d (at least 10)", tables, len(r.Stats.Examples))
+	}
+	if n := len(els["figure"]); n != 4 {
+		t.Errorf("page has %d figures, want 4 (S-curve, similarity, sizes, stages)", n)
+	}
+}
+
+// sampleRun deduplicates the embedded sample corpus with the default
+// configuration, as the README's first command does (with the exact
+// jaccard method while minhash is not built).
+func sampleRun(t *testing.T, largest, random int, extra ...string) *Run {
+	t.Helper()
+	cfg := dedup.DefaultConfig()
+	if _, err := dedup.NewMethod(cfg); err != nil {
+		t.Logf("method %s: %v; using jaccard", cfg.Method, err)
+		cfg.Method = "jaccard"
+	}
+	in := dedup.Input{Files: []string{"-"}, Stdin: strings.NewReader(string(sample.JSONL) + strings.Join(extra, "")),
+		Examples: largest, RandomExamples: random}
+	stats, err := dedup.Run(context.Background(), cfg, in, dedup.Outputs{TmpDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Run{Config: cfg, Stats: stats, Source: "the embedded sample corpus", Memory: ReadMemory()}
+}
