@@ -60,8 +60,7 @@ func HTMLToText(dst []byte, r io.Reader) ([]byte, error) {
 				w.text(z.Text(), pre > 0)
 			}
 		case html.StartTagToken, html.SelfClosingTagToken:
-			name, _ := z.TagName()
-			a := atom.Lookup(name)
+			a := tagAtom(z.Raw())
 			if dropped(a) {
 				if tt == html.StartTagToken {
 					if len(skip) < maxSkipDepth {
@@ -85,8 +84,7 @@ func HTMLToText(dst []byte, r io.Reader) ([]byte, error) {
 				pre++
 			}
 		case html.EndTagToken:
-			name, _ := z.TagName()
-			a := atom.Lookup(name)
+			a := tagAtom(z.Raw())
 			if len(skip) > 0 {
 				switch {
 				case a == atom.Body || a == atom.Html:
@@ -120,6 +118,33 @@ func HTMLToText(dst []byte, r io.Reader) ([]byte, error) {
 }
 
 const maxSkipDepth = 256
+
+// tagAtom returns the atom of the name of the start or end tag raw, as the
+// tokenizer returned it, or 0 for names that are not atoms. It does what
+// atom.Lookup(z.TagName()) does without TagName's allocation.
+func tagAtom(raw []byte) atom.Atom {
+	i := 1 // after '<'
+	if i < len(raw) && raw[i] == '/' {
+		i++
+	}
+	var buf [16]byte
+	n := 0
+	for ; i < len(raw); i++ {
+		c := raw[i]
+		if c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r' || c == '/' || c == '>' {
+			break
+		}
+		if n == len(buf) {
+			return 0 // longer than any atom of interest
+		}
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		buf[n] = c
+		n++
+	}
+	return atom.Lookup(buf[:n])
+}
 
 // dropped reports whether the content of element a is not visible text.
 func dropped(a atom.Atom) bool {

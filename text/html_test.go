@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"golang.org/x/net/html/atom"
 )
 
 func TestHTMLToText(t *testing.T) {
@@ -157,4 +159,28 @@ func (r *oneByteReader) Read(p []byte) (int, error) {
 	p[0] = r.b[0]
 	r.b = r.b[1:]
 	return 1, nil
+}
+
+func TestTagAtom(t *testing.T) {
+	for _, tc := range []struct {
+		raw  string
+		want atom.Atom
+	}{
+		{"<p>", atom.P},
+		{"</P>", atom.P},
+		{"<DIV class=x>", atom.Div},
+		{"<br/>", atom.Br},
+		{"<script\ttype=x>", atom.Script},
+		{"</script\n>", atom.Script},
+		{"<svg>", atom.Svg},
+		{"<my-element>", 0},
+		{"<averyveryverylongtagname>", 0},
+		{"<", 0},
+		{"</", 0},
+		{"<p\x00>", 0},
+	} {
+		if got := tagAtom([]byte(tc.raw)); got != tc.want {
+			t.Errorf("tagAtom(%q) = %v, want %v", tc.raw, got, tc.want)
+		}
+	}
 }

@@ -363,14 +363,28 @@ func (f *folder) run(src []byte) {
 	for i := 0; i < len(src); {
 		c := src[i]
 		if c < utf8.RuneSelf {
-			i++
-			switch asciiClass[c] {
-			case asciiOther:
-				if o.CaseFold && 'A' <= c && c <= 'Z' {
-					c += 'a' - 'A'
+			if asciiClass[c] == asciiOther {
+				// A run of ASCII letters, digits and symbols.
+				j := i + 1
+				for j < len(src) && src[j] < utf8.RuneSelf && asciiClass[src[j]] == asciiOther {
+					j++
 				}
 				f.beginToken()
-				f.dst = append(f.dst, c)
+				if o.CaseFold {
+					for _, b := range src[i:j] {
+						if 'A' <= b && b <= 'Z' {
+							b += 'a' - 'A'
+						}
+						f.dst = append(f.dst, b)
+					}
+				} else {
+					f.dst = append(f.dst, src[i:j]...)
+				}
+				i = j
+				continue
+			}
+			i++
+			switch asciiClass[c] {
 			case asciiSpace:
 				f.space(sepSpace, rune(c))
 			case asciiNewline:
