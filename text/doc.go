@@ -38,7 +38,8 @@
 //     folded to one canonical ASCII form per family of variants
 //     (PunctCanonical: all double quotes and 「」 to '"', dashes to '-',
 //     。 to '.', 、 to ',', ...). Symbols (category S) are not
-//     punctuation and are kept.
+//     punctuation and are kept, except the box-drawing lines that Chinese
+//     texts type for a dash (─), which count as dashes.
 //  7. Whitespace (on): each run of whitespace (unicode.IsSpace) becomes one
 //     ASCII space, and whitespace at both ends is removed. With
 //     KeepNewlines, a run that contains a line break becomes one '\n'
@@ -51,7 +52,8 @@
 //     [EnglishStopWords] and [ChineseStopWords].
 //
 // Steps 4 to 8 run together in one pass over the characters.
-// The result is always valid UTF-8: invalid bytes in the input become U+FFFD.
+// The result is always valid UTF-8: invalid bytes in the input become U+FFFD
+// before any step runs.
 //
 // # Idempotence
 //

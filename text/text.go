@@ -44,8 +44,9 @@ func (m PunctuationMode) String() string {
 	return fmt.Sprintf("PunctuationMode(%d)", uint8(m))
 }
 
-// Options selects the normalisation steps. Every step is independent; the
-// zero value switches everything off, in which case normalisation only
+// Options selects the normalisation steps. Every step can be switched on
+// alone, except that KeepNewlines and StopWords need Whitespace; the zero
+// value switches everything off, in which case normalisation only
 // replaces invalid UTF-8 with U+FFFD. Use [DefaultOptions] for the usual
 // set. The package documentation describes the steps and their order.
 type Options struct {
@@ -70,7 +71,9 @@ type Options struct {
 	// Punctuation folds punctuation (Unicode category P, which includes the
 	// full-width CJK punctuation ，。！？；：「」『』《》、…—) as
 	// PunctuationMode says. Symbols (category S: $ + < = > ^ ` | ~,
-	// currency, emoji) are not punctuation and are kept. Default on.
+	// currency, emoji) are not punctuation and are kept, except the
+	// box-drawing lines used as dashes (─), which fold with dashes.
+	// Default on.
 	Punctuation bool
 	// PunctuationMode chooses what the Punctuation step does; the zero
 	// value is PunctSpace.
