@@ -80,17 +80,21 @@ type Stats struct {
 	Documents int            `json:"documents"`
 	Against   int            `json:"against_documents,omitempty"`
 	// Resumed is how many input files came from checkpoints (--resume).
-	Resumed        int       `json:"resumed_files,omitempty"`
-	Kept           int       `json:"kept"`
-	Removed        int       `json:"removed"`
-	Clusters       int       `json:"clusters"` // clusters with more than one member
-	LargestCluster int       `json:"largest_cluster"`
-	Pairs          int       `json:"pairs"`
-	Skipped        int       `json:"skipped"` // invalid records skipped
-	Empty          int       `json:"empty"`   // documents with empty normalised text
-	InputBytes     int64     `json:"input_bytes"`
-	Stages         []Stage   `json:"stages"`
-	Examples       []Example `json:"examples,omitempty"`
+	Resumed        int `json:"resumed_files,omitempty"`
+	Kept           int `json:"kept"`
+	Removed        int `json:"removed"`
+	Clusters       int `json:"clusters"` // clusters with more than one member
+	LargestCluster int `json:"largest_cluster"`
+	Pairs          int `json:"pairs"`
+	// Dropped counts documents removed as duplicates of an unnamed earlier
+	// document (bloom: the filter says the key was seen): each is its own
+	// cluster, not kept, and has no pairs line.
+	Dropped    int       `json:"dropped,omitempty"`
+	Skipped    int       `json:"skipped"` // invalid records skipped
+	Empty      int       `json:"empty"`   // documents with empty normalised text
+	InputBytes int64     `json:"input_bytes"`
+	Stages     []Stage   `json:"stages"`
+	Examples   []Example `json:"examples,omitempty"`
 	// SkippedErrors holds the first few skipped records' errors.
 	SkippedErrors []string `json:"skipped_errors,omitempty"`
 	// ClusterSizes counts clusters by size, sizes ascending (singletons
@@ -169,7 +173,7 @@ func Run(ctx context.Context, cfg Config, in Input, out Outputs) (*Stats, error)
 	if err != nil {
 		return nil, err
 	}
-	norm, err := text.New(cfg.Normalize)
+	norm, err := normalizer(cfg, m)
 	if err != nil {
 		return nil, err
 	}
@@ -213,7 +217,7 @@ func Sign(ctx context.Context, cfg Config, in Input, path string) (*Stats, error
 	if err != nil {
 		return nil, err
 	}
-	norm, err := text.New(cfg.Normalize)
+	norm, err := normalizer(cfg, m)
 	if err != nil {
 		return nil, err
 	}
@@ -232,7 +236,11 @@ func Sign(ctx context.Context, cfg Config, in Input, path string) (*Stats, error
 		return nil, err
 	}
 	start := time.Now()
-	r.in.Progress.Stage("sign", r.plan().EstimatedDocs)
+	r.stats.Memory = r.plan()
+	if err := r.prePass(ctx); err != nil {
+		return nil, err
+	}
+	r.in.Progress.Stage("sign", r.stats.Memory.EstimatedDocs)
 	w := bufio.NewWriterSize(f, 1<<16)
 	prefix := append(appendJSONString([]byte(`,"method":`), m.Name()), `,"sketch":`...)
 	var line []byte
@@ -277,8 +285,9 @@ type run struct {
 	fileSkipped []int    // per file of sequence
 	fileBytes   []int64  // per file of sequence
 	ckpt        *checkpointer
-	ids         []string // old documents (Input.Against) first
-	nOld        int      // how many of ids are old
+	ids         []string       // old documents (Input.Against) first
+	nOld        int            // how many of ids are old
+	dropped     map[int32]bool // removed by a DropFinder, with no named partner
 	lengths     []int32
 	uf          *cluster.UnionFind
 	outputs     []output // committed together at the end
@@ -418,6 +427,9 @@ func (r *run) readAll(ctx context.Context, files []string, fn func(*corpus.Docum
 func (r *run) pass1(ctx context.Context) error {
 	start := time.Now()
 	r.stats.Memory = r.plan()
+	if err := r.prePass(ctx); err != nil {
+		return err
+	}
 	r.in.Progress.Stage("read, sketch, find", r.stats.Memory.EstimatedDocs)
 	var finder Finder
 	if r.stats.Memory.Spill {
@@ -435,6 +447,15 @@ func (r *run) pass1(ctx context.Context) error {
 	}
 	r.uf = cluster.NewUnionFind(0)
 	emit := r.emitter()
+	df, _ := finder.(DropFinder)
+	drop := func(i int, _ float64) {
+		if i >= r.nOld { // an old document is never removed
+			if r.dropped == nil {
+				r.dropped = map[int32]bool{}
+			}
+			r.dropped[int32(i)] = true
+		}
+	}
 	err := r.sketchAll(ctx, func(i int, d *rawDoc, s Sketch) error {
 		if d.old {
 			r.nOld++
@@ -444,7 +465,13 @@ func (r *run) pass1(ctx context.Context) error {
 		if r.cfg.Keep == cluster.Longest {
 			r.lengths = append(r.lengths, int32(d.n))
 		}
-		if err := finder.Add(i, s, emit); err != nil {
+		var err error
+		if df != nil {
+			err = df.AddDrop(i, s, emit, drop)
+		} else {
+			err = finder.Add(i, s, emit)
+		}
+		if err != nil {
 			return fmt.Errorf("document %q: %w", d.id, err)
 		}
 		return nil
@@ -478,6 +505,53 @@ func (r *run) sketchAll(ctx context.Context, consume func(i int, d *rawDoc, s Sk
 			return err
 		}
 	}
+	return r.eachDoc(ctx, sketchers, consume)
+}
+
+// prePass runs the method's pre-pass (for example learning TF-IDF
+// weights) when it needs one: every document, normalised, to one Learner
+// per worker, then FinishPrePass. Checkpoints are not used for it.
+func (r *run) prePass(ctx context.Context) error {
+	pp, ok := r.method.(PrePass)
+	if !ok || !pp.NeedsPrePass() {
+		return nil
+	}
+	start := time.Now()
+	r.in.Progress.Stage("learn weights", r.stats.Memory.EstimatedDocs)
+	learners := make([]Learner, r.cfg.workers())
+	workers := make([]Sketcher, len(learners))
+	for w := range learners {
+		l, err := pp.NewLearner()
+		if err != nil {
+			return err
+		}
+		learners[w] = l
+		workers[w] = learnSketcher{l}
+	}
+	ckpt, stats := r.ckpt, *r.stats
+	r.ckpt = nil // the pre-pass neither writes nor reads checkpoints
+	err := r.eachDoc(ctx, workers, func(int, *rawDoc, Sketch) error { return nil })
+	r.ckpt, *r.stats = ckpt, stats // counts belong to the main pass
+	if err != nil {
+		return err
+	}
+	if err := pp.FinishPrePass(learners); err != nil {
+		return err
+	}
+	r.stage("learn weights", start)
+	return nil
+}
+
+// learnSketcher runs a Learner where the pipeline expects a Sketcher.
+type learnSketcher struct{ l Learner }
+
+func (s learnSketcher) Sketch(d *Doc) (Sketch, error) { return nil, s.l.Learn(d) }
+
+// eachDoc reads every document, normalises it and hands it to one of the
+// workers (sketchers, one per goroutine), and calls consume for each in
+// input order on one goroutine.
+func (r *run) eachDoc(ctx context.Context, sketchers []Sketcher, consume func(i int, d *rawDoc, s Sketch) error) error {
+	workers := len(sketchers)
 	g, gctx := errgroup.WithContext(ctx)
 	jobs := make(chan *batch, workers*2)
 	done := make(chan *batch, workers*2)
@@ -697,11 +771,12 @@ func (r *run) finish(ctx context.Context) error {
 	keep := cluster.Keep(r.uf, r.cfg.Keep, length)
 	sizes := make(map[int32]int)
 	for i, k := range keep[r.nOld:] {
-		if int(k) == i+r.nOld {
+		if r.kept(keep, i+r.nOld) {
 			r.stats.Kept++
 		}
 		sizes[k]++
 	}
+	r.stats.Dropped = len(r.dropped)
 	r.stats.Removed = r.stats.Documents - r.stats.Kept
 	bySize := map[int]int{}
 	for k, n := range sizes {
@@ -756,13 +831,19 @@ func (r *run) writeClusters(keep []int32) error {
 		line = append(line, `,"cluster":`...)
 		line = appendJSONString(line, r.ids[k])
 		line = append(line, `,"kept":`...)
-		line = strconv.AppendBool(line, int(k) == i)
+		line = strconv.AppendBool(line, r.kept(keep, i))
 		line = append(line, "}\n"...)
 		if _, err := w.Write(line); err != nil {
 			return err
 		}
 	}
 	return w.Flush()
+}
+
+// kept reports whether document i is kept: it is its cluster's kept
+// document and was not dropped by a DropFinder.
+func (r *run) kept(keep []int32, i int) bool {
+	return int(keep[i]) == i && !r.dropped[int32(i)]
 }
 
 // pickExamples chooses the example clusters, by kept-document index: the
@@ -832,7 +913,7 @@ func (r *run) pass2(ctx context.Context, keep []int32, examples map[int32]*Examp
 			}
 		}
 		i++
-		if w != nil && int(k) == i-1 {
+		if w != nil && r.kept(keep, i-1) {
 			return w.Write(d)
 		}
 		return nil

@@ -308,6 +308,9 @@ func printSummary(w io.Writer, s *dedup.Stats, sampleRun bool) {
 	}
 	fmt.Fprintf(w, "  documents %d: kept %d, removed %d; %d clusters with duplicates (largest %d); %d pairs\n",
 		s.Documents, s.Kept, s.Removed, s.Clusters, s.LargestCluster, s.Pairs)
+	if s.Dropped > 0 {
+		fmt.Fprintf(w, "  %d removed as copies of an earlier document the method does not name (no pairs line)\n", s.Dropped)
+	}
 	if s.Resumed > 0 {
 		fmt.Fprintf(w, "  resumed %d input files from checkpoints\n", s.Resumed)
 	}
