@@ -225,7 +225,9 @@ func (h *Hasher) Sign(dst Signature, hashes []uint64) Signature {
 	case Permutation:
 		h.signPermutation(dst, hashes)
 	case MultiplyShift:
-		h.signMultiplyShift(dst, hashes)
+		if !h.signMultiplyShiftSIMD(dst, hashes) {
+			h.signMultiplyShift(dst, hashes)
+		}
 	case OPH:
 		h.signOPH(dst, hashes)
 	}
@@ -274,28 +276,24 @@ func clampSlot(v uint32) uint32 {
 
 func (h *Hasher) signMultiplyShift(dst Signature, hashes []uint64) {
 	a, b := h.a[:len(dst)], h.b[:len(dst)]
-	for _, x := range hashes {
-		// Four slots per step keeps more independent multiplies in flight.
-		i := 0
-		for ; i+4 <= len(dst); i += 4 {
-			v0 := uint32((a[i]*x + b[i]) >> 32)
-			v1 := uint32((a[i+1]*x + b[i+1]) >> 32)
-			v2 := uint32((a[i+2]*x + b[i+2]) >> 32)
-			v3 := uint32((a[i+3]*x + b[i+3]) >> 32)
-			d := dst[i : i+4 : i+4]
-			d[0] = min(d[0], v0)
-			d[1] = min(d[1], v1)
-			d[2] = min(d[2], v2)
-			d[3] = min(d[3], v3)
+	// Slot-major: one slot's coefficients stay in registers while the
+	// shingles stream from L1, and four running minima break the
+	// dependency chain of min.
+	for i := range dst {
+		ai, bi := a[i], b[i]
+		m0, m1, m2, m3 := Empty, Empty, Empty, Empty
+		xs := hashes
+		for len(xs) >= 4 {
+			m0 = min(m0, uint32((ai*xs[0]+bi)>>32))
+			m1 = min(m1, uint32((ai*xs[1]+bi)>>32))
+			m2 = min(m2, uint32((ai*xs[2]+bi)>>32))
+			m3 = min(m3, uint32((ai*xs[3]+bi)>>32))
+			xs = xs[4:]
 		}
-		for ; i < len(dst); i++ {
-			dst[i] = min(dst[i], uint32((a[i]*x+b[i])>>32))
+		for _, x := range xs {
+			m0 = min(m0, uint32((ai*x+bi)>>32))
 		}
-	}
-	for i, v := range dst {
-		if v == Empty {
-			dst[i] = Empty - 1 // a real minimum, never the empty marker
-		}
+		dst[i] = clampSlot(min(m0, m1, m2, m3)) // a real minimum, never the empty marker
 	}
 }
 
