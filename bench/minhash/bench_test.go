@@ -1,0 +1,300 @@
+// Package minhashbench compares neardup's MinHash and LSH with
+// github.com/ekzhu/minhash-lsh on the same job, in the same run: text to a
+// 128-slot signature over word 5-grams, and signatures plus a banded index
+// plus one query per document at threshold 0.8.
+//
+// It is a separate module so that the main module does not depend on the
+// peer. The corpus is the first NEARDUP_BENCH_DOCS (default 20000) verses
+// of ../../../shared/data/bible-kjv-family (248,812 short English verses; set
+// NEARDUP_BENCH_DATA to another docs.jsonl.gz); without it the benchmarks
+// fall back to the 180 public-domain texts of minhash/testdata.
+//
+//	cd bench/minhash && go test -run '^$' -bench . -benchtime 3s -count 3 -cpu 1
+//	go test -run '^$' -bench 'Parallel' -cpu 1,2
+package minhashbench
+
+import (
+	"bufio"
+	"compress/gzip"
+	"encoding/json"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	ekzhu "github.com/ekzhu/minhash-lsh"
+
+	"github.com/neardup/neardup/lsh"
+	"github.com/neardup/neardup/minhash"
+	"github.com/neardup/neardup/shingle"
+)
+
+const (
+	numPerm   = 128
+	ngram     = 5
+	threshold = 0.8
+)
+
+var (
+	corpusOnce sync.Once
+	corpus     []string
+	corpusSize int64
+	corpusFrom string
+)
+
+// loadCorpus reads the benchmark documents once, lower-cased (neardup's
+// pipeline folds case before shingling; the peer gets the same text).
+func loadCorpus(b *testing.B) ([]string, int64) {
+	corpusOnce.Do(func() {
+		n := 20000
+		if s := os.Getenv("NEARDUP_BENCH_DOCS"); s != "" {
+			n, _ = strconv.Atoi(s)
+		}
+		path := os.Getenv("NEARDUP_BENCH_DATA")
+		if path == "" {
+			path = "../../../shared/data/bible-kjv-family/docs.jsonl.gz"
+		}
+		if f, err := os.Open(path); err == nil {
+			defer f.Close()
+			zr, err := gzip.NewReader(f)
+			if err == nil {
+				sc := bufio.NewScanner(zr)
+				sc.Buffer(nil, 1<<24)
+				for sc.Scan() && len(corpus) < n {
+					var d struct{ Text string }
+					if json.Unmarshal(sc.Bytes(), &d) == nil {
+						corpus = append(corpus, strings.ToLower(d.Text))
+					}
+				}
+				corpusFrom = path
+			}
+		}
+		if len(corpus) == 0 {
+			f, err := os.Open("../../minhash/testdata/pairs.tsv")
+			if err != nil {
+				return
+			}
+			defer f.Close()
+			sc := bufio.NewScanner(f)
+			sc.Buffer(nil, 1<<20)
+			for sc.Scan() {
+				a, c, _ := strings.Cut(strings.ToLower(sc.Text()), "\t")
+				corpus = append(corpus, a, c)
+			}
+			corpusFrom = "minhash/testdata/pairs.tsv"
+		}
+		for _, d := range corpus {
+			corpusSize += int64(len(d))
+		}
+	})
+	if len(corpus) == 0 {
+		b.Skip("no corpus")
+	}
+	return corpus, corpusSize
+}
+
+func report(b *testing.B, docs []string) {
+	b.ReportMetric(float64(len(docs))*float64(b.N)/b.Elapsed().Seconds(), "docs/s")
+}
+
+// neardupSigner is text -> signature with neardup: shingle hashes
+// (XXH3 of each word 5-gram) then Sign. No allocation per document.
+type neardupSigner struct {
+	sh     *shingle.Shingler
+	h      *minhash.Hasher
+	hashes []uint64
+	sig    minhash.Signature
+}
+
+func newNeardupSigner(b *testing.B, fam minhash.Family) *neardupSigner {
+	sh, err := shingle.New(shingle.Options{Unit: shingle.Word, N: ngram})
+	if err != nil {
+		b.Fatal(err)
+	}
+	h, err := minhash.New(minhash.Options{NumPerm: numPerm, Family: fam})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return &neardupSigner{sh: sh, h: h}
+}
+
+func (s *neardupSigner) sign(text string) minhash.Signature {
+	s.hashes = s.sh.AppendHashes(s.hashes[:0], text)
+	s.sig = s.h.Sign(s.sig, s.hashes)
+	return s.sig
+}
+
+// ekzhuSigner is text -> signature with ekzhu/minhash-lsh: the same word
+// tokens (neardup's tokenizer, so both hash the same 5-grams), each 5-gram
+// joined by spaces into a reused buffer and pushed. ekzhu has no way to
+// reset a Minhash, so the documented use is one NewMinhash per document.
+type ekzhuSigner struct {
+	sh   *shingle.Shingler
+	toks []string
+	buf  []byte
+}
+
+func newEkzhuSigner(b *testing.B) *ekzhuSigner {
+	sh, err := shingle.New(shingle.Options{Unit: shingle.Word, N: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return &ekzhuSigner{sh: sh}
+}
+
+func (s *ekzhuSigner) sign(text string) []uint64 {
+	m := ekzhu.NewMinhash(1, numPerm)
+	s.toks = s.sh.Tokens(s.toks[:0], text)
+	n := min(ngram, len(s.toks))
+	for i := 0; i+n <= len(s.toks); i++ {
+		s.buf = s.buf[:0]
+		for j, t := range s.toks[i : i+n] {
+			if j > 0 {
+				s.buf = append(s.buf, ' ')
+			}
+			s.buf = append(s.buf, t...)
+		}
+		m.Push(s.buf)
+	}
+	return m.Signature()
+}
+
+// BenchmarkSignatures: text to signature, one core.
+func BenchmarkSignatures(b *testing.B) {
+	docs, size := loadCorpus(b)
+	b.Logf("corpus: %d documents, %d bytes, from %s", len(docs), size, corpusFrom)
+	for _, fam := range []minhash.Family{minhash.MultiplyShift, minhash.Permutation, minhash.OPH} {
+		b.Run("neardup-"+fam.String(), func(b *testing.B) {
+			s := newNeardupSigner(b, fam)
+			b.SetBytes(size)
+			b.ReportAllocs()
+			for b.Loop() {
+				for _, d := range docs {
+					s.sign(d)
+				}
+			}
+			report(b, docs)
+		})
+	}
+	b.Run("ekzhu", func(b *testing.B) {
+		s := newEkzhuSigner(b)
+		b.SetBytes(size)
+		b.ReportAllocs()
+		for b.Loop() {
+			for _, d := range docs {
+				s.sign(d)
+			}
+		}
+		report(b, docs)
+	})
+}
+
+// BenchmarkSignIndexQuery: signatures, then every document into a banded
+// index at threshold 0.8, then one query per document. neardup bands as
+// datasketch's rule says (9x13 at 0.8); ekzhu chooses its own (k, l) the
+// same way (optimalKL) and needs Index() between adding and querying.
+func BenchmarkSignIndexQuery(b *testing.B) {
+	docs, size := loadCorpus(b)
+	for _, fam := range []minhash.Family{minhash.MultiplyShift, minhash.OPH} {
+		b.Run("neardup-"+fam.String(), func(b *testing.B) {
+			s := newNeardupSigner(b, fam)
+			p, err := lsh.Optimal(threshold, numPerm, lsh.Weights{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			sigs := make([]uint32, len(docs)*numPerm)
+			var cands []uint32
+			b.SetBytes(size)
+			b.ReportAllocs()
+			total := 0
+			for b.Loop() {
+				ix, _ := lsh.New(p, numPerm, lsh.Options{})
+				for i, d := range docs {
+					copy(sigs[i*numPerm:], s.sign(d))
+					ix.Insert(uint32(i), sigs[i*numPerm:(i+1)*numPerm])
+				}
+				for i := range docs {
+					cands, _ = ix.Query(cands[:0], sigs[i*numPerm:(i+1)*numPerm])
+					total += len(cands)
+				}
+			}
+			b.ReportMetric(float64(total)/float64(b.N)/float64(len(docs)), "cands/doc")
+			report(b, docs)
+		})
+	}
+	b.Run("ekzhu", func(b *testing.B) {
+		s := newEkzhuSigner(b)
+		sigs := make([][]uint64, len(docs))
+		b.SetBytes(size)
+		b.ReportAllocs()
+		total := 0
+		for b.Loop() {
+			ix := ekzhu.NewMinhashLSH32(numPerm, threshold)
+			for i, d := range docs {
+				sigs[i] = s.sign(d)
+				ix.Add(i, sigs[i])
+			}
+			ix.Index()
+			for i := range docs {
+				total += len(ix.Query(sigs[i]))
+			}
+		}
+		k, l := ekzhu.NewMinhashLSH32(numPerm, threshold).Params()
+		b.ReportMetric(float64(k), "rows")
+		b.ReportMetric(float64(l), "bands")
+		b.ReportMetric(float64(total)/float64(b.N)/float64(len(docs)), "cands/doc")
+		report(b, docs)
+	})
+}
+
+// BenchmarkSignaturesParallel: text to signature on every core of -cpu,
+// one signer per goroutine, for the scaling from 1 to 2 cores.
+func BenchmarkSignaturesParallel(b *testing.B) {
+	docs, size := loadCorpus(b)
+	b.Run("neardup-multiply-shift", func(b *testing.B) {
+		b.SetBytes(size)
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			s := newNeardupSigner(b, minhash.MultiplyShift)
+			for pb.Next() {
+				for _, d := range docs {
+					s.sign(d)
+				}
+			}
+		})
+		report(b, docs)
+	})
+	b.Run("ekzhu", func(b *testing.B) {
+		b.SetBytes(size)
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			s := newEkzhuSigner(b)
+			for pb.Next() {
+				for _, d := range docs {
+					s.sign(d)
+				}
+			}
+		})
+		report(b, docs)
+	})
+}
+
+// TestSameJob checks that both sides see the same shingles: for
+// single-shingle-or-more documents, the number of 5-grams each pushes is
+// the same, and neardup's signature estimate of a document with itself is 1.
+func TestSameJob(t *testing.T) {
+	sh, _ := shingle.New(shingle.Options{Unit: shingle.Word, N: ngram})
+	tok, _ := shingle.New(shingle.Options{Unit: shingle.Word, N: 1})
+	for _, text := range []string{"in the beginning god created the heaven and the earth", "jesus wept", ""} {
+		hashes := sh.AppendHashes(nil, text)
+		toks := tok.Tokens(nil, text)
+		n := 0
+		if len(toks) > 0 {
+			n = len(toks) - min(ngram, len(toks)) + 1
+		}
+		if len(hashes) != n {
+			t.Errorf("%q: neardup %d shingles, ekzhu harness %d", text, len(hashes), n)
+		}
+	}
+}
