@@ -9,16 +9,35 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/jaccard"
+	"github.com/neardup/neardup/ksentence"
+	"github.com/neardup/neardup/minhash"
+	"github.com/neardup/neardup/report"
 	"github.com/neardup/neardup/shingle"
+	"github.com/neardup/neardup/simhash"
 	"github.com/neardup/neardup/text"
 )
 
 type compareOpts struct {
 	json    bool
+	explain bool
+	corpus  string
+	ids     string
+	limit   int
 	text    textFlags
 	shingle shingleFlags
+	input   inputFlags
 }
+
+// The measures compare computes beside the exact ones: the defaults of the
+// dedup methods, so that compare says what dedup would see.
+const (
+	compareNumPerm = 128
+	compareBits    = 64
+	// compareFamily is the minhash family of `dedup --method minhash`.
+	compareFamily = minhash.MultiplyShift
+)
 
 func newCompareCmd(e *env) *cobra.Command {
 	o := &compareOpts{}
@@ -26,32 +45,82 @@ func newCompareCmd(e *env) *cobra.Command {
 		Use:   "compare [flags] TEXT_A TEXT_B",
 		Short: "Every similarity measure for one pair of texts",
 		Long: `Compare two texts with every measure neardup has. An argument that starts
-with @ names a file to read (@- reads standard input).
+with @ names a file to read (@- reads standard input). With --corpus FILE
+--ids ID1,ID2 the two texts are the documents with those ids in FILE (any
+format dedup reads; see --text-field and --id-field).
 
-Measures: jaccard (exact Jaccard of the shingle sets) and jaccard_bag
-(multiset Jaccard, sum of minimum counts over sum of maximum counts), with
-the shingle counts behind them.
+Measures, all on the normalised texts (see the normalisation flags):
+  jaccard      exact Jaccard of the shingle sets (--unit, --ngram)
+  jaccard_bag  multiset Jaccard: sum of minimum counts over sum of maximum
+               counts
+  minhash      MinHash estimate of jaccard: the fraction of equal slots of
+               128-slot signatures (multiply-shift family, default seed, as
+               dedup --method minhash computes them)
+  simhash      Hamming distance of 64-bit SimHash fingerprints of the
+               shingles weighted by count (default seed, as dedup --method
+               simhash computes them)
+  ksentence    whether the 3 longest sentences are identical (MD5 of them);
+               sentences are split on the text normalised with punctuation
+               folding off and newlines kept
+
+--explain adds the shingles both texts share and those only one has (as
+their tokens, in text order), the longest sentences, and a word-level diff
+of the two normalised texts: [-text-] is only in A, {+text+} only in B.
+--json prints everything as JSON, with every shingle.
 
 ` + exitHelp,
 		Args: func(_ *cobra.Command, args []string) error {
+			if o.corpus != "" || o.ids != "" {
+				if len(args) != 0 {
+					return usageErr("compare --corpus --ids takes no texts, got %d", len(args))
+				}
+				return nil
+			}
 			if len(args) != 2 {
 				return usageErr("compare takes two texts, got %d", len(args))
 			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runCompare(o, args[0], args[1], e)
+			return runCompare(o, args, e)
 		},
 	}
 	fs := cmd.Flags()
 	fs.BoolVar(&o.json, "json", false, "print JSON")
+	fs.BoolVar(&o.explain, "explain", false, "show the shared and unshared shingles and a word diff of the normalised texts")
+	fs.StringVar(&o.corpus, "corpus", "", "read the two texts from this corpus file, by --ids")
+	fs.StringVar(&o.ids, "ids", "", "with --corpus: the ids of the two documents, ID1,ID2")
+	fs.IntVar(&o.limit, "limit", 50, "with --explain: most shingles listed per group in text output (0: all)")
 	o.shingle.register(fs, 5)
 	o.text.register(fs)
+	o.input.register(fs)
 	return cmd
 }
 
-// comparison is what compare prints.
+// comparison is what compare prints. The names of the exact measures
+// (unit ... jaccard_bag) are a stable interface and stay last, in their
+// order, so that jaccard_bag ends the object.
 type comparison struct {
+	A string `json:"a,omitempty"` // ids, with --corpus
+	B string `json:"b,omitempty"`
+
+	Explain *explanation `json:"explain,omitempty"`
+
+	MinHash        float64 `json:"minhash"`
+	MinHashEqual   int     `json:"minhash_equal_slots"`
+	MinHashNumPerm int     `json:"minhash_num_perm"`
+	MinHashFamily  string  `json:"minhash_family"`
+
+	SimHashDistance int    `json:"simhash_distance"`
+	SimHashBits     int    `json:"simhash_bits"`
+	SimHashA        string `json:"simhash_a"`
+	SimHashB        string `json:"simhash_b"`
+
+	KSentenceMatch bool   `json:"ksentence_match"`
+	KSentenceK     int    `json:"ksentence_k"`
+	KSentenceA     string `json:"ksentence_a"`
+	KSentenceB     string `json:"ksentence_b"`
+
 	Unit       string  `json:"unit"`
 	Ngram      int     `json:"ngram"`
 	ShinglesA  int     `json:"shingles_a"`
@@ -63,14 +132,48 @@ type comparison struct {
 	JaccardBag float64 `json:"jaccard_bag"`
 }
 
-func runCompare(o *compareOpts, argA, argB string, e *env) error {
-	a, err := readArg(argA, e.stdin)
-	if err != nil {
-		return err
+// explanation is what --explain adds.
+type explanation struct {
+	NormalizedA string     `json:"normalized_a"`
+	NormalizedB string     `json:"normalized_b"`
+	SharedList  []string   `json:"shared_shingles"`
+	OnlyA       []string   `json:"only_a_shingles"`
+	OnlyB       []string   `json:"only_b_shingles"`
+	SentencesA  []string   `json:"longest_sentences_a"`
+	SentencesB  []string   `json:"longest_sentences_b"`
+	Diff        []diffEdit `json:"diff"`
+}
+
+type diffEdit struct {
+	Op   string `json:"op"` // equal, delete (only in A), insert (only in B)
+	Text string `json:"text"`
+}
+
+func runCompare(o *compareOpts, args []string, e *env) error {
+	var a, b, idA, idB string
+	var err error
+	if o.corpus != "" || o.ids != "" {
+		idA, idB, err = o.parseIDs()
+		if err != nil {
+			return err
+		}
+		ropts, err := o.input.options()
+		if err != nil {
+			return err
+		}
+		if a, b, err = findPair(o.corpus, ropts, o.input.skipInvalid, idA, idB); err != nil {
+			return err
+		}
+	} else {
+		if a, err = readArg(args[0], e.stdin); err != nil {
+			return err
+		}
+		if b, err = readArg(args[1], e.stdin); err != nil {
+			return err
+		}
 	}
-	b, err := readArg(argB, e.stdin)
-	if err != nil {
-		return err
+	if o.limit < 0 {
+		return usageErr("--limit %d: must not be negative", o.limit)
 	}
 	sopts, err := o.shingle.options()
 	if err != nil {
@@ -80,21 +183,78 @@ func runCompare(o *compareOpts, argA, argB string, e *env) error {
 	if err != nil {
 		return usageErr("%v", err)
 	}
-	c, err := compare(norm, sopts, a, b)
+	c, err := compareTexts(norm, sopts, a, b, o.explain)
 	if err != nil {
 		return err
 	}
+	c.A, c.B = idA, idB
 	if o.json {
 		return writeJSON(e.stdout, c)
 	}
-	_, err = fmt.Fprintf(e.stdout, `shingles: %s %d-grams, %d in A, %d in B, %d shared
-jaccard      %.6f  (sets)
-jaccard_bag  %.6f  (bags: %d and %d shingles with repeats)
-`, c.Unit, c.Ngram, c.ShinglesA, c.ShinglesB, c.Shared, c.Jaccard, c.JaccardBag, c.BagA, c.BagB)
-	return err
+	return printComparison(e.stdout, c, o.limit)
 }
 
-func compare(norm *text.Normalizer, sopts shingle.Options, a, b string) (*comparison, error) {
+func (o *compareOpts) parseIDs() (string, string, error) {
+	if o.corpus == "" {
+		return "", "", usageErr("--ids needs --corpus FILE")
+	}
+	if o.ids == "" {
+		return "", "", usageErr("--corpus needs --ids ID1,ID2")
+	}
+	// Ids may contain commas: split at the comma that leaves two non-empty
+	// ids only when there is exactly one.
+	if strings.Count(o.ids, ",") != 1 {
+		return "", "", usageErr("--ids %q: want two ids separated by one comma", o.ids)
+	}
+	a, b, _ := strings.Cut(o.ids, ",")
+	if a == "" || b == "" {
+		return "", "", usageErr("--ids %q: want two ids separated by one comma", o.ids)
+	}
+	return a, b, nil
+}
+
+// findPair reads the corpus file until it has seen both ids and returns
+// their texts.
+func findPair(path string, opts corpus.Options, skipInvalid bool, idA, idB string) (string, string, error) {
+	if path == "-" {
+		return "", "", usageErr("--corpus cannot read standard input")
+	}
+	if skipInvalid {
+		opts.OnInvalid = func(*corpus.RecordError) error { return nil }
+	}
+	rd, err := corpus.Open(path, opts)
+	if err != nil {
+		return "", "", err
+	}
+	defer rd.Close()
+	var a, b string
+	var okA, okB bool
+	for rd.Next() {
+		d := rd.Doc()
+		if !okA && d.ID == idA {
+			a, okA = strings.Clone(d.Text), true
+		}
+		if !okB && d.ID == idB {
+			b, okB = strings.Clone(d.Text), true
+		}
+		if okA && okB {
+			return a, b, nil
+		}
+	}
+	if err := rd.Err(); err != nil {
+		return "", "", err
+	}
+	var missing []string
+	if !okA {
+		missing = append(missing, fmt.Sprintf("%q", idA))
+	}
+	if !okB && idB != idA {
+		missing = append(missing, fmt.Sprintf("%q", idB))
+	}
+	return "", "", usageErr("--ids: no document with id %s in %s", strings.Join(missing, " or "), path)
+}
+
+func compareTexts(norm *text.Normalizer, sopts shingle.Options, a, b string, explain bool) (*comparison, error) {
 	sh, err := shingle.New(sopts)
 	if err != nil {
 		return nil, usageErr("%v", err)
@@ -102,12 +262,180 @@ func compare(norm *text.Normalizer, sopts shingle.Options, a, b string) (*compar
 	na, nb := norm.String(a), norm.String(b)
 	setA, setB := sh.AppendSet(nil, na), sh.AppendSet(nil, nb)
 	bagA, bagB := sh.AppendBag(nil, na), sh.AppendBag(nil, nb)
-	return &comparison{
+	c := &comparison{
 		Unit: sopts.Unit.String(), Ngram: sh.N(),
 		ShinglesA: len(setA), ShinglesB: len(setB), Shared: jaccard.Intersection(setA, setB),
 		Jaccard: jaccard.Set(setA, setB),
 		BagA:    len(bagA), BagB: len(bagB), JaccardBag: jaccard.Bag(bagA, bagB),
-	}, nil
+	}
+
+	mh, err := minhash.New(minhash.Options{NumPerm: compareNumPerm, Family: compareFamily})
+	if err != nil {
+		return nil, err
+	}
+	sigA, sigB := mh.Sign(nil, setA), mh.Sign(nil, setB)
+	if c.MinHash, err = minhash.Estimate(sigA, sigB); err != nil {
+		return nil, err
+	}
+	c.MinHashEqual, c.MinHashNumPerm, c.MinHashFamily = minhash.Matches(sigA, sigB), mh.NumPerm(), mh.Family().String()
+
+	sim, err := simhash.New(simhash.Options{Bits: compareBits})
+	if err != nil {
+		return nil, err
+	}
+	fpA := sim.Hash(sh.AppendHashes(nil, na))
+	fpB := sim.Hash(sh.AppendHashes(nil, nb))
+	c.SimHashDistance, c.SimHashBits = fpA.Distance(fpB), sim.Bits()
+	c.SimHashA, c.SimHashB = string(fpA.AppendHex(nil, compareBits)), string(fpB.AppendHex(nil, compareBits))
+
+	// KSentence needs sentence punctuation and line breaks.
+	kopts := norm.Options()
+	kopts.Punctuation = false
+	kopts.KeepNewlines = kopts.Whitespace
+	knorm, err := text.New(kopts)
+	if err != nil {
+		return nil, usageErr("%v", err)
+	}
+	ks, err := ksentence.New(ksentence.Options{})
+	if err != nil {
+		return nil, err
+	}
+	ka, kb := []byte(knorm.String(a)), []byte(knorm.String(b))
+	fa, fb := ks.Sum(ka), ks.Sum(kb)
+	c.KSentenceMatch, c.KSentenceK, c.KSentenceA, c.KSentenceB = fa == fb, ks.K(), fa.String(), fb.String()
+
+	if explain {
+		x := &explanation{NormalizedA: na, NormalizedB: nb}
+		x.SharedList, x.OnlyA, x.OnlyB = shingleLists(sh, na, nb)
+		x.SentencesA = strings.Split(string(ks.AppendLongest(nil, ka)), "\n")
+		x.SentencesB = strings.Split(string(ks.AppendLongest(nil, kb)), "\n")
+		x.Diff = []diffEdit{}
+		for _, ed := range report.DiffText(na, nb) {
+			x.Diff = append(x.Diff, diffEdit{Op: ed.Kind.String(), Text: ed.Text})
+		}
+		c.Explain = x
+	}
+	return c, nil
+}
+
+// shingleLists returns the shingles of a and b as text: those in both (in
+// the order of a), those only in a, those only in b, each once.
+func shingleLists(sh *shingle.Shingler, a, b string) (shared, onlyA, onlyB []string) {
+	ga, ha := grams(sh, a)
+	gb, hb := grams(sh, b)
+	inA := make(map[uint64]bool, len(ha))
+	for _, h := range ha {
+		inA[h] = true
+	}
+	inB := make(map[uint64]bool, len(hb))
+	for _, h := range hb {
+		inB[h] = true
+	}
+	seen := map[uint64]bool{}
+	shared, onlyA, onlyB = []string{}, []string{}, []string{}
+	for i, h := range ha {
+		if seen[h] {
+			continue
+		}
+		seen[h] = true
+		if inB[h] {
+			shared = append(shared, ga[i])
+		} else {
+			onlyA = append(onlyA, ga[i])
+		}
+	}
+	for i, h := range hb {
+		if !seen[h] {
+			seen[h] = true
+			onlyB = append(onlyB, gb[i])
+		}
+	}
+	return shared, onlyA, onlyB
+}
+
+// grams returns the shingles of s as text and as their hashes, in text
+// order with repeats. The shingle package only hashes; the text is rebuilt
+// from its tokens the way it hashes them (joined by one space for words,
+// concatenated for characters; a text shorter than n tokens is one
+// shingle).
+func grams(sh *shingle.Shingler, s string) ([]string, []uint64) {
+	hashes := sh.AppendHashes(nil, s)
+	toks := sh.Tokens(nil, s)
+	sep := " "
+	if sh.Unit() == shingle.Char {
+		sep = ""
+	}
+	n := min(sh.N(), len(toks))
+	var gs []string
+	for i := 0; n > 0 && i+n <= len(toks); i++ {
+		gs = append(gs, strings.Join(toks[i:i+n], sep))
+	}
+	if len(gs) != len(hashes) {
+		// Not expected; fall back to the hashes themselves.
+		gs = gs[:0]
+		for _, h := range hashes {
+			gs = append(gs, fmt.Sprintf("#%016x", h))
+		}
+	}
+	return gs, hashes
+}
+
+func printComparison(w io.Writer, c *comparison, limit int) error {
+	var b strings.Builder
+	if c.A != "" {
+		fmt.Fprintf(&b, "A: %s\nB: %s\n", c.A, c.B)
+	}
+	match := "no match"
+	if c.KSentenceMatch {
+		match = "match"
+	}
+	fmt.Fprintf(&b, `shingles: %s %d-grams, %d in A, %d in B, %d shared
+jaccard      %.6f  (sets)
+jaccard_bag  %.6f  (bags: %d and %d shingles with repeats)
+minhash      %.6f  (estimate: %d of %d slots equal, %s)
+simhash      %-8d  (Hamming distance of %d-bit fingerprints %s and %s)
+ksentence    %-8s  (%d longest sentences)
+`, c.Unit, c.Ngram, c.ShinglesA, c.ShinglesB, c.Shared, c.Jaccard, c.JaccardBag, c.BagA, c.BagB,
+		c.MinHash, c.MinHashEqual, c.MinHashNumPerm, c.MinHashFamily,
+		c.SimHashDistance, c.SimHashBits, c.SimHashA, c.SimHashB, match, c.KSentenceK)
+	if x := c.Explain; x != nil {
+		list := func(title string, items []string) {
+			fmt.Fprintf(&b, "\n%s (%d):\n", title, len(items))
+			shown := items
+			if limit > 0 && len(items) > limit {
+				shown = items[:limit]
+			}
+			for _, s := range shown {
+				q, _ := json.Marshal(s)
+				fmt.Fprintf(&b, "  %s\n", q)
+			}
+			if len(shown) < len(items) {
+				fmt.Fprintf(&b, "  … and %d more (--limit 0 or --json lists all)\n", len(items)-len(shown))
+			}
+		}
+		list("shared shingles", x.SharedList)
+		list("shingles only in A", x.OnlyA)
+		list("shingles only in B", x.OnlyB)
+		list("longest sentences of A", x.SentencesA)
+		list("longest sentences of B", x.SentencesB)
+		b.WriteString("\ndiff of the normalised texts ([-only in A-] {+only in B+}):\n")
+		var d strings.Builder
+		for _, ed := range x.Diff {
+			switch ed.Op {
+			case "delete":
+				d.WriteString("[-" + ed.Text + "-]")
+			case "insert":
+				d.WriteString("{+" + ed.Text + "+}")
+			default:
+				d.WriteString(ed.Text)
+			}
+		}
+		for _, line := range strings.Split(d.String(), "\n") {
+			b.WriteString("  " + line + "\n")
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
 }
 
 // readArg returns the text of a compare argument: @path reads a file, @-
