@@ -6,6 +6,7 @@ import (
 	"os"
 	"runtime"
 	"slices"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -90,19 +91,20 @@ func BenchmarkJoinWiki(b *testing.B) {
 	})
 }
 
-// TestJoinBibleBruteForce compares the join with brute force on 100k
-// verses (about 5·10⁹ pairs: minutes). It runs only when
-// NEARDUP_BRUTE100K=1.
+// TestJoinBibleBruteForce compares the join with brute force on
+// $NEARDUP_BRUTE_N verses at t = 0.8 (n²/2 pairs: 30000 takes minutes), and
+// logs wall and CPU times. It runs only when NEARDUP_BRUTE_N is set.
 func TestJoinBibleBruteForce(t *testing.T) {
-	if os.Getenv("NEARDUP_BRUTE100K") != "1" {
-		t.Skip("set NEARDUP_BRUTE100K=1 to run")
+	n, err := strconv.Atoi(os.Getenv("NEARDUP_BRUTE_N"))
+	if err != nil || n < 2 {
+		t.Skip("set NEARDUP_BRUTE_N to the number of verses to run")
 	}
-	sets := bibleSets(t, 100000)
-	start := time.Now()
+	sets := bibleSets(t, n)
+	start, cpu := time.Now(), cpuTime()
 	got, st := joinPairs(t, sets, 0.8)
-	tj := time.Since(start)
+	tj, cj := time.Since(start), cpuTime()-cpu
 
-	start = time.Now()
+	start, cpu = time.Now(), cpuTime()
 	w := runtime.GOMAXPROCS(0)
 	parts := make([][]pair, w)
 	var wg sync.WaitGroup
@@ -120,9 +122,10 @@ func TestJoinBibleBruteForce(t *testing.T) {
 	wg.Wait()
 	want := slices.Concat(parts...)
 	slices.SortFunc(want, cmpPair)
-	tb := time.Since(start)
-	t.Logf("n=%d t=0.8: join %v (%d pairs, %d candidates); brute force on %d goroutines %v (%d pairs)",
-		len(sets), tj, len(got), st.Candidates, w, tb, len(want))
+	tb, cb := time.Since(start), cpuTime()-cpu
+	t.Logf("n=%d t=0.8: join %v wall, %v CPU (%d pairs, %d candidates); brute force on %d goroutines %v wall, %v CPU (%d pairs)",
+		len(sets), tj.Round(time.Millisecond), cj.Round(time.Millisecond), len(got), st.Candidates,
+		w, tb.Round(time.Millisecond), cb.Round(time.Millisecond), len(want))
 	if !slices.Equal(got, want) {
 		t.Fatalf("join and brute force differ: %d and %d pairs", len(got), len(want))
 	}

@@ -206,28 +206,33 @@ func newJoiner(sets [][]uint64, t float64, st *JoinStats) *joiner {
 		all = append(all, s...)
 	}
 	slices.Sort(all)
-	var df []int32
-	distinct := all[:0]
+	nd := 0
+	for k := range all {
+		if k == 0 || all[k] != all[k-1] {
+			nd++
+		}
+	}
+	st.Distinct = nd
+	distinct := all[:0] // compacted in place
+	rank := make([]uint32, nd)
 	for k := 0; k < len(all); {
 		h, e := all[k], k+1
 		for e < len(all) && all[e] == h {
 			e++
 		}
+		rank[len(distinct)] = uint32(e - k) // the df for now
 		distinct = append(distinct, h)
-		df = append(df, int32(e-k))
 		k = e
 	}
-	st.Distinct = len(distinct)
-	distinct = slices.Clone(distinct) // all is garbage from here on
 
 	// Ranks: by document frequency, then hash (distinct is sorted by hash,
 	// so a stable counting sort on df gives that order).
-	maxDF := int32(0)
-	for _, d := range df {
+	maxDF := uint32(0)
+	for _, d := range rank {
 		maxDF = max(maxDF, d)
 	}
 	bucket := make([]int, maxDF+2)
-	for _, d := range df {
+	for _, d := range rank {
 		bucket[d+1]++
 	}
 	for d := 1; d < len(bucket); d++ {
@@ -236,11 +241,11 @@ func newJoiner(sets [][]uint64, t float64, st *JoinStats) *joiner {
 	if maxDF > 0 {
 		j.n1 = uint32(bucket[2]) // ranks [0, n1) have df == 1
 	}
-	rank := make([]uint32, len(distinct))
-	for k, d := range df {
-		rank[k] = uint32(bucket[d])
+	for k, d := range rank {
+		rank[k] = uint32(bucket[d]) // df replaced by the rank
 		bucket[d]++
 	}
+	g := newGuide(distinct)
 
 	// Sets in size order, re-ranked and re-sorted.
 	ord := make([]int32, 0, len(sets)-st.Empty)
@@ -256,8 +261,7 @@ func newJoiner(sets [][]uint64, t float64, st *JoinStats) *joiner {
 	for s, i := range ord {
 		start := len(j.rec)
 		for _, h := range sets[i] {
-			k, _ := slices.BinarySearch(distinct, h)
-			j.rec = append(j.rec, rank[k])
+			j.rec = append(j.rec, rank[g.find(distinct, h)])
 		}
 		slices.Sort(j.rec[start:])
 		j.off[s+1] = len(j.rec)
@@ -384,4 +388,38 @@ func (j *joiner) verify(s int, x []uint32, emit func(i, k int, sim float64)) {
 		}
 	}
 	j.cands = j.cands[:0]
+}
+
+// guide is a lookup table over the top bits of sorted hashes: the hashes
+// whose top bits are b are d[start[b]:start[b+1]]. With about 8 hashes per
+// slot, finding a hash costs one or two cache misses instead of the log₂ n
+// of a binary search over the whole array. Hashes that are not uniform
+// only make the slots uneven; the search stays correct.
+type guide struct {
+	shift uint
+	start []uint32
+}
+
+func newGuide(d []uint64) guide {
+	bits := 1
+	for 1<<bits < len(d)/8 && bits < 30 {
+		bits++
+	}
+	g := guide{shift: 64 - uint(bits), start: make([]uint32, 1<<bits+1)}
+	k := 0
+	for b := range g.start {
+		for k < len(d) && d[k]>>g.shift < uint64(b) {
+			k++
+		}
+		g.start[b] = uint32(k)
+	}
+	return g
+}
+
+// find returns the index of h, which must be present, in d.
+func (g *guide) find(d []uint64, h uint64) int {
+	b := h >> g.shift
+	lo, hi := g.start[b], g.start[b+1]
+	k, _ := slices.BinarySearch(d[lo:hi], h)
+	return int(lo) + k
 }
