@@ -181,7 +181,7 @@ type figure struct {
 	Title   string
 	Caption string
 	Alt     string
-	Src     template.URL // data:image/png;base64,...
+	Src     template.HTMLAttr // src="data:image/png;base64,..."; base64 needs no escaping
 	Note    string       // shown instead of the image when there is none
 }
 
@@ -563,7 +563,7 @@ func figures(r *Run, opts Options) ([]figure, []string, error) {
 			if err != nil {
 				return fmt.Errorf("report: plot %q: %w", f.Title, err)
 			}
-			f.Src = template.URL("data:image/png;base64," + base64.StdEncoding.EncodeToString(png))
+			f.Src = template.HTMLAttr(`src="data:image/png;base64,` + base64.StdEncoding.EncodeToString(png) + `"`)
 		}
 		figs = append(figs, f)
 		return nil
