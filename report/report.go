@@ -182,7 +182,7 @@ type figure struct {
 	Caption string
 	Alt     string
 	Src     template.HTMLAttr // src="data:image/png;base64,..."; base64 needs no escaping
-	Note    string       // shown instead of the image when there is none
+	Note    string            // shown instead of the image when there is none
 }
 
 type stageRow struct {
