@@ -132,39 +132,107 @@ type scratch struct {
 	iter                             norm.Iter // kept here because norm's Append allocates
 }
 
-// nfkc appends the NFKC form of in to dst without allocating. p is
-// norm.NFKC.QuickSpan(in). Text that passes NFKC's quick check is copied;
-// only the segments that fail it go through norm.Iter, one at a time, which
-// is several times faster than normalising everything after the first
-// failure.
-func (s *scratch) nfkc(dst, in []byte, p int) []byte {
+// nfkc appends the NFKC form of in, which must be valid UTF-8, to dst
+// without allocating.
+//
+// CJK unified ideographs (U+3400-4DBF, U+4E00-9FFF) are NFKC-inert: normal,
+// starters, and never composed with a neighbour, so there are normalisation
+// boundaries on both sides of each (TestNFKCInert checks this). Runs of them
+// are copied without table lookups, and the text between them is normalised
+// piece by piece. Within a piece, text that passes NFKC's quick check is
+// copied and only the segments that fail it go through norm.Iter, which is
+// several times faster than normalising everything after the first failure.
+func (s *scratch) nfkc(dst, in []byte) []byte {
+	for len(in) > 0 {
+		i := 0
+		for i+3 <= len(in) && inert(in[i:]) {
+			i += 3
+		}
+		dst = append(dst, in[:i]...)
+		in = in[i:]
+		j := 0
+		for j < len(in) && !(in[j] >= 0xE3 && j+3 <= len(in) && inert(in[j:])) {
+			j++
+		}
+		dst = s.nfkcPiece(dst, in[:j])
+		in = in[j:]
+	}
+	return dst
+}
+
+// fullwidthASCII returns the ASCII character whose full-width form (or,
+// for the space, the ideographic space) b starts with, or 0.
+func fullwidthASCII(b []byte) byte {
+	if len(b) < 3 {
+		return 0
+	}
+	switch {
+	case b[0] == 0xEF && b[1] == 0xBC && 0x81 <= b[2] && b[2] <= 0xBF: // U+FF01-FF3F
+		return b[2] - 0x81 + '!'
+	case b[0] == 0xEF && b[1] == 0xBD && 0x80 <= b[2] && b[2] <= 0x9E: // U+FF40-FF5E
+		return b[2] - 0x80 + '`'
+	case b[0] == 0xE3 && b[1] == 0x80 && b[2] == 0x80: // U+3000
+		return ' '
+	}
+	return 0
+}
+
+// nfkcQuick reports whether b passes NFKC's quick check, skipping CJK
+// ideographs cheaply, so that text already in NFKC is not copied.
+func nfkcQuick(b []byte) bool {
+	for len(b) > 0 {
+		i := 0
+		for i+3 <= len(b) && inert(b[i:]) {
+			i += 3
+		}
+		b = b[i:]
+		j := 0
+		for j < len(b) && !(b[j] >= 0xE3 && j+3 <= len(b) && inert(b[j:])) {
+			j++
+		}
+		if norm.NFKC.QuickSpan(b[:j]) < j {
+			return false
+		}
+		b = b[j:]
+	}
+	return true
+}
+
+// inert reports whether b starts with the UTF-8 form of a CJK unified
+// ideograph of the BMP.
+func inert(b []byte) bool {
+	if len(b) < 3 || b[0] < 0xE3 || b[0] > 0xE9 || b[1]&0xC0 != 0x80 || b[2]&0xC0 != 0x80 {
+		return false
+	}
+	r := rune(b[0]&0x0F)<<12 | rune(b[1]&0x3F)<<6 | rune(b[2]&0x3F)
+	return (0x3400 <= r && r <= 0x4DBF) || (0x4E00 <= r && r <= 0x9FFF)
+}
+
+// nfkcPiece appends the NFKC form of in to dst, segment by segment.
+func (s *scratch) nfkcPiece(dst, in []byte) []byte {
+	p := norm.NFKC.QuickSpan(in)
 	for {
 		dst = append(dst, in[:p]...)
 		in = in[p:]
 		if len(in) == 0 {
 			return dst
 		}
+		// Fast path for the commonest characters of CJK text that NFKC
+		// changes: full-width ASCII (U+FF01-FF5E) and the ideographic
+		// space, whose NFKC forms are one ASCII character, when what
+		// follows cannot combine with that character (the end of the
+		// piece, which is followed by an inert character, ASCII, or more
+		// full-width ASCII).
+		if c := fullwidthASCII(in); c != 0 && (len(in) == 3 || in[3] < utf8.RuneSelf || fullwidthASCII(in[3:]) != 0) {
+			dst = append(dst, c)
+			in = in[3:]
+			p = norm.NFKC.QuickSpan(in)
+			continue
+		}
 		// in starts at a boundary; normalise the segment up to the next one.
 		q := norm.NFKC.NextBoundary(in, true)
 		if q <= 0 {
 			q = len(in)
-		}
-		// Fast path for the commonest single-character segments of CJK
-		// text: full-width ASCII (U+FF01-FF5E) and the ideographic space,
-		// whose NFKC forms are one ASCII character.
-		if q == 3 && in[0] == 0xEF {
-			if r, _ := utf8.DecodeRune(in[:3]); 0xFF01 <= r && r <= 0xFF5E {
-				dst = append(dst, byte(r-0xFEE0))
-				in = in[q:]
-				p = norm.NFKC.QuickSpan(in)
-				continue
-			}
-		}
-		if q == 3 && in[0] == 0xE3 && in[1] == 0x80 && in[2] == 0x80 {
-			dst = append(dst, ' ')
-			in = in[q:]
-			p = norm.NFKC.QuickSpan(in)
-			continue
 		}
 		s.iter.Init(norm.NFKC, in[:q])
 		for !s.iter.Done() {
@@ -281,11 +349,10 @@ func (n *Normalizer) AppendBytes(dst, src []byte) []byte {
 		if !changed || !n.opts.NFKC || round == maxRounds {
 			return dst
 		}
-		p := norm.NFKC.QuickSpan(dst[start:])
-		if p == len(dst)-start {
+		if nfkcQuick(dst[start:]) {
 			return dst
 		}
-		s.round = s.nfkc(s.round[:0], dst[start:], p)
+		s.round = s.nfkc(s.round[:0], dst[start:])
 		if bytes.Equal(s.round, dst[start:]) {
 			return dst
 		}
@@ -331,8 +398,8 @@ func (n *Normalizer) String(s string) string {
 // removed or case-folded outside ASCII.
 func (n *Normalizer) pass(dst, in []byte, s *scratch) (out []byte, changed bool) {
 	if n.opts.NFKC {
-		if p := norm.NFKC.QuickSpan(in); p < len(in) {
-			s.nfkcBuf = s.nfkc(s.nfkcBuf[:0], in, p)
+		if !nfkcQuick(in) {
+			s.nfkcBuf = s.nfkc(s.nfkcBuf[:0], in)
 			in = s.nfkcBuf
 		}
 	}

@@ -299,10 +299,66 @@ func TestNFKCSegments(t *testing.T) {
 			string(r) + "\u0B3E", "e" + string(r) + string(r) + "ｶﾞ",
 		} {
 			b := []byte(s)
-			got = sc.nfkc(got[:0], b, norm.NFKC.QuickSpan(b))
+			got = sc.nfkc(got[:0], b)
+			if nfkcQuick(b) && string(got) != s {
+				t.Fatalf("nfkcQuick(%+q) = true, but its NFKC form is %+q", s, got)
+			}
 			if want := norm.NFKC.Bytes(b); string(got) != string(want) {
 				t.Fatalf("scratch.nfkc(%+q) = %+q, norm.NFKC gives %+q", s, got, want)
 			}
+		}
+	}
+}
+
+// TestNFKCInert checks that the characters nfkc copies without lookups are
+// normal starters with boundaries on both sides.
+func TestNFKCInert(t *testing.T) {
+	n := 0
+	for r := rune(0x3000); r < 0xA000; r++ {
+		b := utf8.AppendRune(nil, r)
+		if !inert(b) {
+			if unicode.Is(unicode.Ideographic, r) && (r >= 0x4E00 || (0x3400 <= r && r <= 0x4DBF)) {
+				t.Errorf("inert(%U) = false, want true", r)
+			}
+			continue
+		}
+		n++
+		p := norm.NFKC.Properties(b)
+		if p.CCC() != 0 || !p.BoundaryBefore() || !p.BoundaryAfter() || len(p.Decomposition()) != 0 || !norm.NFKC.IsNormal(b) {
+			t.Errorf("inert(%U) = true, but it is not an NFKC-inert starter", r)
+		}
+		for _, m := range []string{"\u0301", "\u3099", "\u0345", "\u20DD"} {
+			s := string(r) + m
+			if got := norm.NFKC.String(s); got != s {
+				t.Errorf("NFKC(%+q) = %+q, want it unchanged", s, got)
+			}
+		}
+	}
+	if n != 0x4DBF-0x3400+1+0x9FFF-0x4E00+1 {
+		t.Errorf("%d inert runes", n)
+	}
+	for _, b := range [][]byte{{0xE4}, {0xE4, 0xB8}, {0xE4, 0xB8, 0x41}, {0xEA, 0x80, 0x80}, {0xE3, 0x80, 0x80}} {
+		if inert(b) {
+			t.Errorf("inert(% x) = true, want false", b)
+		}
+	}
+}
+
+func TestFullwidthASCII(t *testing.T) {
+	for r := rune(0x3000); r <= 0xFFFF; r++ {
+		b := utf8.AppendRune(nil, r)
+		c := fullwidthASCII(b)
+		want := byte(0)
+		if 0xFF01 <= r && r <= 0xFF5E {
+			want = byte(r - 0xFEE0)
+		} else if r == 0x3000 {
+			want = ' '
+		}
+		if c != want {
+			t.Errorf("fullwidthASCII(%U) = %q, want %q", r, c, want)
+		}
+		if want != 0 && norm.NFKC.String(string(r)) != string(want) {
+			t.Errorf("NFKC(%U) = %q, want %q", r, norm.NFKC.String(string(r)), want)
 		}
 	}
 }
@@ -400,7 +456,7 @@ func FuzzNormalize(f *testing.F) {
 		if utf8.ValidString(s) {
 			var sc scratch
 			b := []byte(s)
-			if got, want := sc.nfkc(nil, b, norm.NFKC.QuickSpan(b)), norm.NFKC.Bytes(b); string(got) != string(want) {
+			if got, want := sc.nfkc(nil, b), norm.NFKC.Bytes(b); string(got) != string(want) {
 				t.Fatalf("scratch.nfkc(%+q) = %+q, norm.NFKC gives %+q", s, got, want)
 			}
 		}
