@@ -2,6 +2,7 @@ package corpus
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -197,10 +198,68 @@ func (p *Parquet) fill() bool {
 	return true
 }
 
+// checkFooter validates the magic numbers and the footer length before
+// parquet-go sees the file: it allocates the footer length it reads, up
+// to 4 GiB, without checking it against the file size.
+func checkFooter(r io.ReaderAt, size int64) error {
+	if size < 12 {
+		return fmt.Errorf("%w: parquet: file of %d bytes is too short", ErrCorrupt, size)
+	}
+	var head, tail [4]byte
+	var foot [8]byte
+	if _, err := r.ReadAt(head[:], 0); err != nil {
+		return err
+	}
+	if _, err := r.ReadAt(foot[:], size-8); err != nil {
+		return err
+	}
+	copy(tail[:], foot[4:])
+	if string(head[:]) != "PAR1" || string(tail[:]) != "PAR1" {
+		return fmt.Errorf("%w: parquet: no PAR1 magic numbers (header %q, footer %q)", ErrCorrupt, head[:], tail[:])
+	}
+	if n := int64(binary.LittleEndian.Uint32(foot[:4])); n+12 > size {
+		return fmt.Errorf("%w: parquet: footer of %d bytes in a file of %d bytes", ErrCorrupt, n, size)
+	}
+	return nil
+}
+
+// maxChunkBytes bounds the uncompressed size of one column chunk.
+const maxChunkBytes = 1 << 30
+
+// checkChunks refuses column chunks that parquet-go would decode with
+// unbounded memory: codecs other than none, Snappy, gzip, Brotli and zstd
+// (its LZ4 decoder doubles its buffer until the data fits, without end on
+// corrupt data), and sizes that do not fit the file or the limit.
+func checkChunks(f *parquet.File) error {
+	md := f.Metadata()
+	for i, rg := range md.RowGroups {
+		for j, c := range rg.Columns {
+			m := &c.MetaData
+			switch m.Codec {
+			case pqformat.Uncompressed, pqformat.Snappy, pqformat.Gzip, pqformat.Brotli, pqformat.Zstd:
+			default:
+				return fmt.Errorf("%w: parquet: row group %d column %d: unsupported compression codec %v", ErrCorrupt, i, j, m.Codec)
+			}
+			if m.TotalCompressedSize < 0 || m.TotalCompressedSize > f.Size() || m.DataPageOffset < 0 || m.DataPageOffset > f.Size() ||
+				m.TotalUncompressedSize < 0 || m.TotalUncompressedSize > maxChunkBytes {
+				return fmt.Errorf("%w: parquet: row group %d column %d: invalid sizes (compressed %d, uncompressed %d, offset %d)",
+					ErrCorrupt, i, j, m.TotalCompressedSize, m.TotalUncompressedSize, m.DataPageOffset)
+			}
+		}
+	}
+	return nil
+}
+
 func (p *Parquet) open() error {
+	if err := checkFooter(p.in, p.size); err != nil {
+		return err
+	}
 	f, err := parquet.OpenFile(p.in, p.size, parquet.SkipBloomFilters(true), parquet.SkipPageIndex(true))
 	if err != nil {
 		return fmt.Errorf("%w: parquet: %v", ErrCorrupt, err)
+	}
+	if err := checkChunks(f); err != nil {
+		return err
 	}
 	p.file = f
 	schema := f.Schema()

@@ -9,7 +9,8 @@ import (
 
 // Lines reads plain text, one document per line. Blank lines (only white
 // space) are skipped but counted. The id is FILE:LINE, the text is the line
-// without its terminator, and Raw is {"id": ID, "text": TEXT}. A line with
+// without its terminator, and Raw is {"id": ID, "text": TEXT} (the keys
+// named by Options.IDField and Options.TextField). A line with
 // invalid UTF-8 or longer than Options.MaxDocBytes is rejected (see
 // Options.OnInvalid); a read or decompression error ends the file as for
 // JSONL.
@@ -63,9 +64,15 @@ func (t *Lines) Next() bool {
 			continue
 		}
 		text := string(l.buf)
-		t.raw = append(t.raw[:0], `{"id":`...)
-		t.raw = appendJSONString(t.raw, id)
-		t.raw = append(t.raw, `,"text":`...)
+		t.raw = append(t.raw[:0], '{')
+		if t.opts.IDField != t.opts.TextField {
+			t.raw = appendJSONString(t.raw, t.opts.IDField)
+			t.raw = append(t.raw, ':')
+			t.raw = appendJSONString(t.raw, id)
+			t.raw = append(t.raw, ',')
+		}
+		t.raw = appendJSONString(t.raw, t.opts.TextField)
+		t.raw = append(t.raw, ':')
 		t.raw = appendJSONString(t.raw, text)
 		t.raw = append(t.raw, '}')
 		t.doc = Document{ID: id, Text: text, Raw: t.raw, Source: t.name, Record: l.line, Offset: l.start}

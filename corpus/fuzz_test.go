@@ -1,0 +1,197 @@
+package corpus
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// checkDocs reads r to the end, skipping bad records, and checks what
+// every reader promises: valid UTF-8 text, Raw a JSON object whose text
+// field is the text, records in increasing order.
+func checkDocs(t *testing.T, r Reader, textField string) {
+	t.Helper()
+	var last int64
+	for r.Next() {
+		d := r.Doc()
+		if !utf8.ValidString(d.Text) {
+			t.Fatalf("record %d: text is not valid UTF-8: %q", d.Record, d.Text)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(d.Raw, &m); err != nil {
+			t.Fatalf("record %d: Raw is not a JSON object: %v: %q", d.Record, err, d.Raw)
+		}
+		if s, ok := m[textField].(string); !ok || s != d.Text {
+			t.Fatalf("record %d: Raw[%q] = %q, text %q", d.Record, textField, m[textField], d.Text)
+		}
+		if d.Record <= last {
+			t.Fatalf("record %d after record %d", d.Record, last)
+		}
+		last = d.Record
+	}
+	r.Close()
+}
+
+var skipAll = func(*RecordError) error { return nil }
+
+func FuzzJSONL(f *testing.F) {
+	f.Add([]byte(jsonlSample))
+	f.Add([]byte(mixedJSONL))
+	f.Add([]byte("{\"text\": \"a\\u0000b\\ud800\"}\n{\"text\":\"\"}\r\n[]\nnull\n{\"id\":null,\"text\":\"x\"}"))
+	f.Add(compressFor(f, "x.gz", []byte(jsonlSample)))
+	f.Add(compressFor(f, "x.zst", []byte(jsonlSample)))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		opts := Options{MaxDocBytes: 1 << 10, OnInvalid: skipAll}
+		checkDocs(t, NewJSONL(newDecoder(io.NopCloser(bytes.NewReader(data)), compSniff), "f", opts), "text")
+		// Without OnInvalid the reader stops at the first bad record with
+		// a RecordError or a read error; it never panics.
+		r := NewJSONL(io.NopCloser(bytes.NewReader(data)), "f", Options{MaxDocBytes: 1 << 10})
+		for r.Next() {
+		}
+	})
+}
+
+func FuzzLines(f *testing.F) {
+	f.Add([]byte("a\nb\r\n\n\xff\n" + strings.Repeat("x", 300)))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		checkDocs(t, NewLines(io.NopCloser(bytes.NewReader(data)), "f.txt", Options{MaxDocBytes: 256, OnInvalid: skipAll}), "text")
+	})
+}
+
+func warcSeeds() [][]byte {
+	seeds := [][]byte{
+		[]byte(response("http://a/", "Content-Type: text/html; charset=iso-8859-1\r\n", "<p>caf\xe9</p>") + response("http://b/", "Content-Type: text/plain\r\n", "x")),
+		[]byte(response("http://gz/", "Content-Type: text/html\r\nTransfer-Encoding: chunked\r\nContent-Encoding: gzip\r\n", chunked(gzipMembers("<p>zipped</p>")))),
+		[]byte("WARC/0.18\nWARC-Type: response\nContent-Length: 5\n\nhello\n\nWARC/1.0\r\nWARC-Type: resource\r\n\r\nWARC/1.0\r\nContent-Length: 99999\r\n\r\nshort"),
+		[]byte(gzipMembers(response("http://a/", "", "<meta charset=gbk>\xd6\xd0"), "garbage\r\n")),
+	}
+	if b, err := os.ReadFile("testdata/wget.warc.gz"); err == nil {
+		seeds = append(seeds, b)
+	}
+	return seeds
+}
+
+func arcSeeds() [][]byte {
+	return [][]byte{
+		[]byte(arcFiledesc + arcRecord("http://h/", "text/html", "HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=windows-1251\r\n\r\n<p>\xcf\xf0</p>") + arcRecord("http://i/", "text/plain", "no envelope")),
+		[]byte("http://j/ 127.0.0.1 20080509190241 text/plain 200 - - 0 x.arc 5\nhello\nhttp://k/ with space 1.2.3.4 20080509190241 text/html 3\n<p>\n"),
+		[]byte(arcFiledesc + "http://broken/ 1.2.3.4 2008 text/html 10\nabc"),
+	}
+}
+
+func fuzzWARC(t *testing.T, data []byte) {
+	opts := Options{MaxDocBytes: 1 << 12, OnInvalid: skipAll}
+	checkDocs(t, NewWARC(newDecoder(io.NopCloser(bytes.NewReader(data)), compSniff), "f.warc", opts), "text")
+	r := NewWARC(io.NopCloser(bytes.NewReader(data)), "f.warc", Options{MaxDocBytes: 1 << 12})
+	for r.Next() {
+	}
+}
+
+func FuzzWARC(f *testing.F) {
+	for _, s := range warcSeeds() {
+		f.Add(s)
+	}
+	f.Fuzz(fuzzWARC)
+}
+
+func FuzzARC(f *testing.F) {
+	for _, s := range arcSeeds() {
+		f.Add(s)
+	}
+	f.Fuzz(fuzzWARC)
+}
+
+// FuzzPayload checks that any payload with any content type becomes
+// valid UTF-8 without panicking.
+func FuzzPayload(f *testing.F) {
+	f.Add([]byte("<p>caf\xe9</p>"), "text/html; charset=iso-8859-1")
+	f.Add([]byte("\xff\xfeh\x00i\x00"), "text/plain")
+	f.Add([]byte(`<meta charset="x-unknown">abc`), "text/html; charset=\"utf-8-sig\"")
+	f.Add([]byte("1f\r\nabc"), "")
+	f.Fuzz(func(t *testing.T, body []byte, ct string) {
+		out, _ := payloadText(nil, body, ct)
+		if !utf8.Valid(out) {
+			t.Fatalf("payloadText(%q, %q) = %q: invalid UTF-8", body, ct, out)
+		}
+		decodeBody(body, "chunked", ct, 1<<16) // content coding from the fuzzer
+	})
+}
+
+// FuzzAppendJSONString checks the JSON string encoder against
+// encoding/json.
+func FuzzAppendJSONString(f *testing.F) {
+	f.Add("plain \"quoted\" \\ \n\t\x00 \u2028 日本 \xff")
+	f.Fuzz(func(t *testing.T, s string) {
+		b := appendJSONString(nil, s)
+		var back string
+		if err := json.Unmarshal(b, &back); err != nil {
+			t.Fatalf("appendJSONString(%q) = %s: %v", s, b, err)
+		}
+		if want := strings.ToValidUTF8(s, "\uFFFD"); utf8.ValidString(s) && back != want {
+			t.Fatalf("appendJSONString(%q) decodes to %q", s, back)
+		}
+	})
+}
+
+func FuzzParquet(f *testing.F) {
+	dir := f.TempDir()
+	src := writeFile(f, dir, "in.jsonl", []byte(mixedJSONL))
+	pq := filepath.Join(dir, "in.parquet")
+	w, _ := Create(pq)
+	r, _ := Open(src, Options{})
+	for r.Next() {
+		w.Write(r.Doc())
+	}
+	r.Close()
+	if err := w.Commit(); err != nil {
+		f.Fatal(err)
+	}
+	seed, _ := os.ReadFile(pq)
+	f.Add(seed)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		checkDocs(t, NewParquet(bytes.NewReader(data), int64(len(data)), "f.parquet", Options{OnInvalid: skipAll}), "text")
+	})
+}
+
+// FuzzWriteRead writes one document to JSONL and Parquet and reads it
+// back.
+func FuzzWriteRead(f *testing.F) {
+	f.Add("id-1", "some text", `{"id":"id-1","text":"some text","n":1}`)
+	f.Add("", "", "")
+	f.Fuzz(func(t *testing.T, id, text, raw string) {
+		if !utf8.ValidString(text) || !utf8.ValidString(id) {
+			return
+		}
+		doc := &Document{ID: id, Text: text}
+		if m := map[string]any{}; json.Unmarshal([]byte(raw), &m) == nil {
+			m["id"], m["text"] = id, text
+			doc.Raw, _ = json.Marshal(m)
+		}
+		dir := t.TempDir()
+		for _, name := range []string{"o.jsonl", "o.parquet"} {
+			p := filepath.Join(dir, name)
+			w, err := Create(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := w.Write(doc); err != nil {
+				t.Fatal(err)
+			}
+			if err := w.Commit(); err != nil {
+				t.Fatalf("%s: Commit: %v", name, err)
+			}
+			got, err := readFile(t, p, Options{})
+			if err != nil || len(got) != 1 || got[0].Text != text || (id != "" && got[0].ID != id) {
+				t.Fatalf("%s: read back %v, %v; want id %q text %q", name, got, err, id, text)
+			}
+			if len(doc.Raw) > 0 && !jsonEqual(got[0].Raw, string(doc.Raw)) {
+				t.Fatalf("%s: Raw %s, want %s", name, got[0].Raw, doc.Raw)
+			}
+		}
+	})
+}
