@@ -26,7 +26,8 @@ import (
 // script running from a hostile document, and it saves a screenshot of the
 // whole page to $NEARDUP_SCREENSHOT_DIR (or the test's temporary
 // directory). It is skipped when chromium or chromedriver is missing
-// (Debian: apt-get install -y chromium chromium-driver).
+// (Debian: apt-get install -y chromium chromium-driver), unless
+// NEARDUP_REQUIRE_BROWSER is set, as CI sets it.
 
 // chromeFlags keep Chromium off the network: this machine refuses its
 // background connections.
@@ -153,11 +154,11 @@ func startDriver(t *testing.T, driver, browser string) *webdriver {
 
 func TestBrowser(t *testing.T) {
 	browser, driver, ok := lookChromium()
-	if !ok {
+	switch {
+	case !ok && os.Getenv("NEARDUP_REQUIRE_BROWSER") != "":
+		t.Fatal("NEARDUP_REQUIRE_BROWSER is set but chromium or chromedriver is missing (apt-get install -y chromium chromium-driver)")
+	case !ok:
 		t.Skip("chromium and chromedriver are not installed (apt-get install -y chromium chromium-driver)")
-	}
-	if testing.Short() {
-		t.Skip("starts a browser")
 	}
 	// Seven hostile near-duplicates join the sample, the largest cluster:
 	// their script must show as text and never run.
