@@ -2,10 +2,13 @@ package cli
 
 import (
 	"bufio"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/internal/atomicfile"
+	"github.com/neardup/neardup/internal/sample"
 	"github.com/neardup/neardup/report"
 )
 
@@ -14,8 +17,9 @@ func writeReport(path string, cfg dedup.Config, stats *dedup.Stats) error {
 	return writeReportFrom(path, cfg, stats, "")
 }
 
-// writeReportFrom writes the HTML report of a dedup run whose input
-// source describes ("" leaves it out), atomically.
+// writeReportFrom writes the HTML report of a dedup run, atomically;
+// source describes the input in words ("" leaves it out; see
+// reportSource).
 func writeReportFrom(path string, cfg dedup.Config, stats *dedup.Stats, source string) error {
 	run := &report.Run{
 		Config:    cfg,
@@ -31,10 +35,30 @@ func writeReportFrom(path string, cfg dedup.Config, stats *dedup.Stats, source s
 	defer f.Abort()
 	w := bufio.NewWriter(f)
 	if err := report.Write(w, run, report.Options{}); err != nil {
-		return err
+		return fmt.Errorf("--report %s: %w", path, err)
 	}
 	if err := w.Flush(); err != nil {
 		return err
 	}
 	return f.Commit()
+}
+
+// reportSource describes the input of a run for the report: the embedded
+// sample corpus, or the input files (the first few, then how many more).
+func reportSource(sampleRun bool, files []string) string {
+	if sampleRun {
+		return "the embedded sample corpus (" + sample.Name + ")"
+	}
+	names := make([]string, 0, len(files))
+	for _, f := range files {
+		if f == "-" {
+			f = "standard input"
+		}
+		names = append(names, f)
+	}
+	const show = 5
+	if len(names) > show {
+		return strings.Join(names[:show], ", ") + fmt.Sprintf(" and %d more files", len(names)-show)
+	}
+	return strings.Join(names, ", ")
 }
