@@ -17,9 +17,12 @@ func init() { register("minhash", newMinhashMethod) }
 
 // minhashFamily is the hash family of the minhash method. Multiply-shift
 // has the variance and the S-curve of independent permutations (package
-// minhash's statistical tests) at twice the speed of the a*x+b mod p
-// reference; OPH is faster still but its densified slots are correlated on
-// short documents, which bends the S-curve (see docs/bench/minhash.md).
+// minhash's statistical tests) at about 2.5 times the speed of the a*x+b
+// mod p reference, and an AVX-512 path with GOEXPERIMENT=simd. OPH was as
+// fast on short verses (its densification costs O(K) probes when N << K)
+// and gave the same recall on bible-kjv-family (docs/bench/minhash.md), but
+// its slots are not independent, so the S-curve is an approximation for it,
+// and its signatures cannot be merged.
 const minhashFamily = minhash.MultiplyShift
 
 // minhashRecall is the recall at the threshold that the default banding
