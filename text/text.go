@@ -180,6 +180,11 @@ func fullwidthASCII(b []byte) byte {
 // nfkcQuick reports whether b passes NFKC's quick check, skipping CJK
 // ideographs cheaply, so that text already in NFKC is not copied.
 func nfkcQuick(b []byte) bool {
+	p := norm.NFKC.QuickSpan(b)
+	if p == len(b) {
+		return true
+	}
+	b = b[p:]
 	for len(b) > 0 {
 		i := 0
 		for i+3 <= len(b) && inert(b[i:]) {
