@@ -298,3 +298,49 @@ func TestSameJob(t *testing.T) {
 		}
 	}
 }
+
+// TestBytesPerSignature measures the encoded size of the corpus's
+// signatures (128 slots, multiply-shift) in each encoding:
+//
+//	go test -run BytesPerSignature -v
+func TestBytesPerSignature(t *testing.T) {
+	docs, _ := loadCorpusT(t)
+	sh, _ := shingle.New(shingle.Options{Unit: shingle.Word, N: ngram})
+	h, _ := minhash.New(minhash.Options{NumPerm: numPerm, Family: minhash.MultiplyShift})
+	var hashes []uint64
+	var sig minhash.Signature
+	var buf []byte
+	for _, enc := range []struct {
+		e    minhash.Encoding
+		bits int
+	}{{minhash.Raw32, 0}, {minhash.Varint, 0}, {minhash.BBit, 16}, {minhash.BBit, 8}, {minhash.BBit, 4}, {minhash.BBit, 1}} {
+		total, n := 0, 0
+		for _, d := range docs {
+			hashes = sh.AppendHashes(hashes[:0], d)
+			if len(hashes) == 0 {
+				continue
+			}
+			sig = h.Sign(sig, hashes)
+			buf, _ = minhash.AppendEncode(buf[:0], sig, enc.e, enc.bits)
+			total += len(buf)
+			n++
+		}
+		t.Logf("%s b=%d: %.1f payload bytes per signature (+ 1-2 bytes length and 4 bytes CRC in a file), %d documents from %s",
+			enc.e, enc.bits, float64(total)/float64(n), n, corpusFrom)
+	}
+}
+
+// loadCorpusT loads the corpus from a test (loadCorpus wants a B).
+func loadCorpusT(t *testing.T) ([]string, int64) {
+	var docs []string
+	var size int64
+	testing.Benchmark(func(b *testing.B) {
+		docs, size = loadCorpus(b)
+		for b.Loop() {
+		}
+	})
+	if len(docs) == 0 {
+		t.Skip("no corpus")
+	}
+	return docs, size
+}
