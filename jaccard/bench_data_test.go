@@ -73,7 +73,7 @@ func benchJoin(b *testing.B, sets [][]uint64, t float64) {
 	b.ReportMetric(float64(st.Distinct), "distinct")
 	// CPU seconds per join (garbage collection included): on a shared
 	// machine, a steadier measure than the wall time.
-	b.ReportMetric((cpuTime() - cpu).Seconds()/float64(n), "cpu-s/op")
+	b.ReportMetric((cpuTime()-cpu).Seconds()/float64(n), "cpu-s/op")
 }
 
 // BenchmarkJoinWiki: the join on the 11,658 long articles of wiki-slice
