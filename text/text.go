@@ -295,7 +295,7 @@ func (n *Normalizer) buildStopWords() error {
 		if s == "" {
 			continue
 		}
-		if strings.ContainsFunc(s, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsPunct(r) }) {
+		if strings.ContainsFunc(s, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsPunct(r) || isDashSymbol(r) }) {
 			return fmt.Errorf("%w: stop word %q normalises to %q, more than one token", ErrOptions, w, s)
 		}
 		if r, size := utf8.DecodeRuneInString(s); size == len(s) && unicode.Is(unicode.Han, r) {
