@@ -133,7 +133,10 @@ func TestNewErrors(t *testing.T) {
 		{StopWords: true},
 		with(func(o *Options) { o.PunctuationMode = 7 }),
 		with(func(o *Options) { o.StopWords, o.StopWordList = true, []string{"two words"} }),
-		with(func(o *Options) { o.StopWords, o.StopWordList = true, []string{"a─b"}; o.PunctuationMode = PunctCanonical }),
+		with(func(o *Options) {
+			o.StopWords, o.StopWordList = true, []string{"a─b"}
+			o.PunctuationMode = PunctCanonical
+		}),
 		with(func(o *Options) {
 			o.StopWords, o.StopWordList = true, []string{"it's"}
 			o.PunctuationMode = PunctCanonical
