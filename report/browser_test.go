@@ -160,20 +160,10 @@ func TestBrowser(t *testing.T) {
 	case !ok:
 		t.Skip("chromium and chromedriver are not installed (apt-get install -y chromium chromium-driver)")
 	}
-	// Seven hostile near-duplicates join the sample, the largest cluster:
-	// their script must show as text and never run.
-	var hostile string
-	for i := range 7 {
-		hostile += fmt.Sprintf(`{"id":"evil/%d","text":"<script>document.title='pwned'</script><img src=x onerror=\"document.title='pwned'\"> a hostile document that tries to run a script in the report page, copy %d"}`+"\n", i, i)
-	}
-	r := sampleRun(t, 10, 10, hostile)
+	r, html := renderedSample(t)
 	dir := t.TempDir()
 	page := filepath.Join(dir, "neardup-report.html")
-	var buf bytes.Buffer
-	if err := Write(&buf, r, Options{}); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(page, buf.Bytes(), 0o644); err != nil {
+	if err := os.WriteFile(page, html, 0o644); err != nil {
 		t.Fatal(err)
 	}
 

@@ -5,10 +5,12 @@ import (
 	"context"
 	"encoding/base64"
 	"flag"
+	"fmt"
 	"image/png"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"golang.org/x/net/html"
@@ -169,11 +171,8 @@ func TestWriteEscapes(t *testing.T) {
 // TestWritePlots checks that every plot is an embedded PNG that decodes
 // to the documented size, and that the page loads nothing from elsewhere.
 func TestWritePlots(t *testing.T) {
-	var buf bytes.Buffer
-	if err := Write(&buf, fixture(), Options{}); err != nil {
-		t.Fatal(err)
-	}
-	els := parse(t, buf.Bytes())
+	_, page := renderedSample(t)
+	els := parse(t, page)
 	imgs := els["img"]
 	if len(imgs) != 4 { // S-curve, similarity, sizes, stages
 		t.Fatalf("page has %d images, want 4", len(imgs))
@@ -196,7 +195,7 @@ func TestWritePlots(t *testing.T) {
 			t.Errorf("image %q is %dx%d, want 810x480", attr(img, "alt"), w, h)
 		}
 	}
-	for _, tag := range []string{"link", "iframe", "object", "embed"} {
+	for _, tag := range []string{"link", "iframe", "object", "embed", "script"} {
 		if n := len(els[tag]); n != 0 {
 			t.Errorf("page has %d %s elements, want none", n, tag)
 		}
@@ -286,15 +285,11 @@ func TestBanding(t *testing.T) {
 	}
 }
 
-// TestWriteSampleRun renders a real run over the embedded sample corpus.
+// TestWriteSampleRun checks the report of a real run over the embedded
+// sample corpus.
 func TestWriteSampleRun(t *testing.T) {
-	r := sampleRun(t, 10, 10)
-	var buf bytes.Buffer
-	// TestWritePlots and TestBrowser check the plots.
-	if err := Write(&buf, r, Options{noPlots: true}); err != nil {
-		t.Fatal(err)
-	}
-	els := parse(t, buf.Bytes())
+	r, page := renderedSample(t)
+	els := parse(t, page)
 	var tables int
 	for _, tb := range els["table"] {
 		if hasClass(tb, "members") {
@@ -309,21 +304,48 @@ func TestWriteSampleRun(t *testing.T) {
 	}
 }
 
-// sampleRun deduplicates the embedded sample corpus with the default
-// configuration, as the README's first command does (with the exact
-// jaccard method while minhash is not built).
-func sampleRun(t *testing.T, largest, random int, extra ...string) *Run {
+var sampleReport struct {
+	once sync.Once
+	run  *Run
+	page []byte
+	err  error
+}
+
+// renderedSample returns the run and the report, plots included, of the
+// embedded sample corpus with seven hostile near-duplicates added (they
+// try to run a script and form the largest cluster). It is made once:
+// drawing the plots is the slow part of these tests.
+func renderedSample(t *testing.T) (*Run, []byte) {
 	t.Helper()
-	cfg := dedup.DefaultConfig()
-	if _, err := dedup.NewMethod(cfg); err != nil {
-		t.Logf("method %s: %v; using jaccard", cfg.Method, err)
-		cfg.Method = "jaccard"
+	sampleReport.once.Do(func() {
+		var hostile string
+		for i := range 7 {
+			hostile += fmt.Sprintf(`{"id":"evil/%d","text":"<script>document.title='pwned'</script><img src=x onerror=\"document.title='pwned'\"> a hostile document that tries to run a script in the report page, copy %d"}`+"\n", i, i)
+		}
+		sampleReport.run, sampleReport.err = sampleRun(10, 10, hostile)
+		if sampleReport.err != nil {
+			return
+		}
+		var buf bytes.Buffer
+		sampleReport.err = Write(&buf, sampleReport.run, Options{})
+		sampleReport.page = buf.Bytes()
+	})
+	if sampleReport.err != nil {
+		t.Fatal(sampleReport.err)
 	}
+	return sampleReport.run, sampleReport.page
+}
+
+// sampleRun deduplicates the embedded sample corpus, with extra JSONL
+// lines, with the default configuration, as the README's first command
+// does.
+func sampleRun(largest, random int, extra ...string) (*Run, error) {
+	cfg := dedup.DefaultConfig()
 	in := dedup.Input{Files: []string{"-"}, Stdin: strings.NewReader(string(sample.JSONL) + strings.Join(extra, "")),
 		Examples: largest, RandomExamples: random}
-	stats, err := dedup.Run(context.Background(), cfg, in, dedup.Outputs{TmpDir: t.TempDir()})
+	stats, err := dedup.Run(context.Background(), cfg, in, dedup.Outputs{})
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
-	return &Run{Config: cfg, Stats: stats, Source: "the embedded sample corpus", Memory: ReadMemory()}
+	return &Run{Config: cfg, Stats: stats, Source: "the embedded sample corpus", Memory: ReadMemory()}, nil
 }
