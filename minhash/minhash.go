@@ -278,22 +278,24 @@ func (h *Hasher) signMultiplyShift(dst Signature, hashes []uint64) {
 	a, b := h.a[:len(dst)], h.b[:len(dst)]
 	// Slot-major: one slot's coefficients stay in registers while the
 	// shingles stream from L1, and four running minima break the
-	// dependency chain of min.
+	// dependency chain of min. The minima are kept on the full 64-bit
+	// values a*x+b and shifted once at the end: v -> v>>32 is monotone, so
+	// the high half of the minimum is the minimum of the high halves.
 	for i := range dst {
 		ai, bi := a[i], b[i]
-		m0, m1, m2, m3 := Empty, Empty, Empty, Empty
+		m0, m1, m2, m3 := ^uint64(0), ^uint64(0), ^uint64(0), ^uint64(0)
 		xs := hashes
 		for len(xs) >= 4 {
-			m0 = min(m0, uint32((ai*xs[0]+bi)>>32))
-			m1 = min(m1, uint32((ai*xs[1]+bi)>>32))
-			m2 = min(m2, uint32((ai*xs[2]+bi)>>32))
-			m3 = min(m3, uint32((ai*xs[3]+bi)>>32))
+			m0 = min(m0, ai*xs[0]+bi)
+			m1 = min(m1, ai*xs[1]+bi)
+			m2 = min(m2, ai*xs[2]+bi)
+			m3 = min(m3, ai*xs[3]+bi)
 			xs = xs[4:]
 		}
 		for _, x := range xs {
-			m0 = min(m0, uint32((ai*x+bi)>>32))
+			m0 = min(m0, ai*x+bi)
 		}
-		dst[i] = clampSlot(min(m0, m1, m2, m3)) // a real minimum, never the empty marker
+		dst[i] = clampSlot(uint32(min(m0, m1, m2, m3) >> 32)) // never the empty marker
 	}
 }
 
