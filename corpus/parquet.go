@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/encoding/thrift"
 	pqformat "github.com/parquet-go/parquet-go/format"
 )
 
@@ -240,12 +241,69 @@ func checkChunks(f *parquet.File) error {
 			default:
 				return fmt.Errorf("%w: parquet: row group %d column %d: unsupported compression codec %v", ErrCorrupt, i, j, m.Codec)
 			}
-			if m.TotalCompressedSize < 0 || m.TotalCompressedSize > f.Size() || m.DataPageOffset < 0 || m.DataPageOffset > f.Size() ||
+			start := m.DataPageOffset
+			if m.DictionaryPageOffset > 0 && m.DictionaryPageOffset < start {
+				start = m.DictionaryPageOffset
+			}
+			if m.TotalCompressedSize < 0 || start < 0 || start > f.Size()-m.TotalCompressedSize ||
 				m.TotalUncompressedSize < 0 || m.TotalUncompressedSize > maxChunkBytes {
 				return fmt.Errorf("%w: parquet: row group %d column %d: invalid sizes (compressed %d, uncompressed %d, offset %d)",
-					ErrCorrupt, i, j, m.TotalCompressedSize, m.TotalUncompressedSize, m.DataPageOffset)
+					ErrCorrupt, i, j, m.TotalCompressedSize, m.TotalUncompressedSize, start)
+			}
+			if err := checkPages(f, start, m.TotalCompressedSize, m.Codec); err != nil {
+				return fmt.Errorf("%w: parquet: row group %d column %d: %v", ErrCorrupt, i, j, err)
 			}
 		}
+	}
+	return nil
+}
+
+// Limits of one page: its uncompressed size, and the size of its header
+// (with its statistics).
+const (
+	maxPageBytes  = 256 << 20
+	maxPageHeader = 1 << 20
+)
+
+// checkPages reads the page headers of a column chunk (without its page
+// data) and checks their sizes, since parquet-go allocates the sizes a
+// page header and a Snappy block header declare.
+func checkPages(f *parquet.File, start, size int64, codec pqformat.CompressionCodec) error {
+	var proto thrift.CompactProtocol
+	buf := make([]byte, min(size, maxPageHeader))
+	for off := start; off < start+size; {
+		// Decode from a bounded buffer: the streaming decoder allocates
+		// the lengths it reads before reading the bytes.
+		b := buf[:min(int64(len(buf)), start+size-off)]
+		if n, err := f.ReadAt(b, off); n < len(b) {
+			return fmt.Errorf("page header at offset %d: %v", off, err)
+		}
+		r := proto.NewReaderFromBytes(b)
+		var h pqformat.PageHeader
+		if err := thrift.NewDecoder(r).Decode(&h); err != nil {
+			return fmt.Errorf("page header at offset %d: %v", off, err)
+		}
+		data := off + int64(r.BytesRead())
+		if h.CompressedPageSize < 0 || int64(h.CompressedPageSize) > start+size-data || h.UncompressedPageSize < 0 || h.UncompressedPageSize > maxPageBytes {
+			return fmt.Errorf("page at offset %d: invalid sizes (compressed %d, uncompressed %d)", off, h.CompressedPageSize, h.UncompressedPageSize)
+		}
+		if codec == pqformat.Snappy && h.CompressedPageSize > 0 {
+			skip := int64(0)
+			if h.DataPageHeaderV2.Valid {
+				skip = int64(h.DataPageHeaderV2.V.DefinitionLevelsByteLength) + int64(h.DataPageHeaderV2.V.RepetitionLevelsByteLength)
+			}
+			if skip < 0 || skip > int64(h.CompressedPageSize) {
+				return fmt.Errorf("page at offset %d: invalid level lengths", off)
+			}
+			if skip < int64(h.CompressedPageSize) {
+				var hdr [binary.MaxVarintLen32]byte
+				n, _ := f.ReadAt(hdr[:min(int64(len(hdr)), int64(h.CompressedPageSize)-skip)], data+skip)
+				if decoded, k := binary.Uvarint(hdr[:n]); k <= 0 || decoded > uint64(h.UncompressedPageSize) {
+					return fmt.Errorf("page at offset %d: Snappy block of %d bytes in a page of %d", off, decoded, h.UncompressedPageSize)
+				}
+			}
+		}
+		off = data + int64(h.CompressedPageSize)
 	}
 	return nil
 }
