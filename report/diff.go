@@ -97,11 +97,14 @@ func DiffText(a, b string) []Edit {
 // Algorithmica 1986, with the linear-space bisection), as edits whose Text
 // is the concatenation of their tokens; consecutive edits have different
 // kinds, and a deletion comes before the insertion it sits beside. It takes
-// O((N+M)·D) time for N and M tokens and D differences, and O(N+M) space;
-// when the work passes a fixed budget (about 5·10^7 token comparisons) the
-// remaining middle parts are reported as one deletion and one insertion,
-// which is still a correct, if not shortest, script.
-func Diff(a, b []string) []Edit { return diffBudgeted(a, b, diffBudget) }
+// O((N+M)·D) time for N and M tokens and D differences, and O(N+M) space.
+// The work is bounded by about 10^6 + 500·(N+M) token comparisons, enough
+// for a shortest script up to a few hundred differences at any size; past
+// it the parts still to be compared are reported as one deletion and one
+// insertion each, which is still a correct script, if not a shortest one.
+func Diff(a, b []string) []Edit {
+	return diffBudgeted(a, b, diffBudgetBase+diffBudgetPerToken*(len(a)+len(b)))
+}
 
 func diffBudgeted(a, b []string, budget int) []Edit {
 	// Intern the tokens so that comparisons are integer compares.
@@ -123,8 +126,12 @@ func diffBudgeted(a, b []string, budget int) []Edit {
 	return d.edits(a, b)
 }
 
-// diffBudget bounds the token comparisons of one Diff.
-const diffBudget = 50_000_000
+// The token comparisons of one Diff are bounded by diffBudgetBase +
+// diffBudgetPerToken·(N+M).
+const (
+	diffBudgetBase     = 1_000_000
+	diffBudgetPerToken = 500
+)
 
 // step is one token-level operation of the script.
 type step struct {
