@@ -1,20 +1,68 @@
 // Package corpus reads documents from the file formats users have and writes
 // the kept ones back.
 //
+// # Reading
+//
+// Open picks a reader from the file name (case-insensitive); Expand turns
+// directories into their supported files in sorted order, and Multi reads
+// several files one after another. Every reader yields Documents with an
+// ID, a Text and Raw, the record as one JSON object:
+//
+//   - .jsonl, .json, .ndjson (JSONL): one JSON object per line. Text is
+//     the string field Options.TextField ("text"), ID the field
+//     Options.IDField ("id"; a number is kept as its JSON text) or FILE:LINE,
+//     Raw the line byte for byte.
+//   - .txt (plain text): one document per non-blank line. ID is FILE:LINE,
+//     Text the line, Raw {"id": ID, "text": TEXT}.
+//   - .warc, .arc, .wet (web archives; WARC 0.17 to 1.1, ARC v1 and v2):
+//     one document per response, resource or conversion record (every ARC
+//     record) with a text payload. The HTTP envelope is skipped, transfer and
+//     content codings undone, the charset decoded to UTF-8, HTML turned into
+//     text by text.HTMLToText. ID is the target URI, or the WARC header named
+//     by Options.IDField when a record has it (e.g. "WARC-TREC-ID"); Raw is
+//     {"id", "url", "date", "content_type", "text"}. See WARC.
+//   - .parquet: one document per row; text and id columns by name; Raw has
+//     every non-null column. See Parquet.
+//   - "-": JSONL on standard input.
+//
+// JSONL, text and web archives may be compressed with gzip (.gz, also
+// multi-member, as WARC files with one member per record are) or zstd
+// (.zst, .zstd); compressed data is also recognised by its magic number
+// whatever the name. Record is the 1-based line, record or row number and
+// Offset the byte offset of the record in the decompressed stream (the row
+// index for Parquet). docs/formats.md has the details.
+//
 // A Reader is Scanner-shaped: Next advances, Doc returns the current
 // document, Err reports the error that stopped iteration. The Document and
 // the slices it holds are valid only until the next call to Next; copy what
 // must outlive it.
 //
-// Every document carries its record as a JSON object (Raw): the original
-// line for JSONL input, so that writing it back keeps every input field
-// byte for byte.
+// # Bad input
 //
 // Bad records produce a *RecordError that names the file, the line or
 // record number, the byte offset and, when it could be read, the document
-// id. With Options.OnInvalid a caller may skip such records and go on.
+// id; it wraps one of the Err* sentinels. With Options.OnInvalid a caller
+// may skip such records and go on: the readers resume at the next line or
+// record (a WARC reader scans ahead to the next header line). Damage that
+// leaves no next record to find (a corrupt or truncated gzip or zstd
+// stream, a broken Parquet file, a WARC record cut short) wraps ErrCorrupt;
+// it ends the file, cleanly when OnInvalid skips it. Documents read before
+// an error are never taken back. No input makes a reader panic; inputs are
+// bounded by Options.MaxDocBytes and by internal limits on header lines.
 //
-// Readers are not safe for concurrent use.
+// # Writing
+//
+// Create writes documents to a file named like the inputs: Parquet for
+// .parquet, otherwise JSONL (gzip for .gz, zstd for .zst), "-" for standard
+// output. JSONL output is each document's Raw, so every input field is
+// kept; Parquet output has one optional column per top-level field, its
+// type inferred from all records (see the comment of parquetWriter in
+// parquet_writer.go and docs/formats.md). Output is atomic through
+// internal/atomicfile: nothing appears under the name until Commit, and
+// special files such as /dev/null are written in place.
+//
+// Readers and writers are not safe for concurrent use; separate ones may
+// be used from separate goroutines.
 package corpus
 
 import (
@@ -41,7 +89,8 @@ type Document struct {
 	// Record is the 1-based line (JSONL, text) or record (WARC, Parquet)
 	// number within Source.
 	Record int64
-	// Offset is the byte offset of the record in the decoded stream.
+	// Offset is the byte offset of the record in the decompressed stream
+	// (for Parquet, the 0-based row index).
 	Offset int64
 }
 

@@ -195,3 +195,33 @@ func FuzzWriteRead(f *testing.F) {
 		}
 	})
 }
+
+// FuzzObjectMembers checks the JSONL field scanner against encoding/json.
+func FuzzObjectMembers(f *testing.F) {
+	f.Add([]byte(`{"id": 1, "text": "a\"b", "x": {"text": "nested"}, "text": "last"}`), "id", "text")
+	f.Add([]byte(`{"t\u0065xt": "escaped key", "a": [1, {"b": "]"}], "id": null}`), "id", "text")
+	f.Add([]byte(` [ {"text": "in array"} ] `), "id", "text")
+	f.Fuzz(func(t *testing.T, b []byte, k1, k2 string) {
+		if !json.Valid(b) {
+			return
+		}
+		v1, v2, ok := objectMembers(b, k1, k2)
+		var m map[string]json.RawMessage
+		err := json.Unmarshal(b, &m)
+		if wantOK := err == nil && m != nil; ok != wantOK {
+			t.Fatalf("objectMembers(%s) ok = %v, encoding/json: %v %v", b, ok, m, err)
+		}
+		if !ok {
+			return
+		}
+		for _, c := range []struct {
+			key string
+			got []byte
+		}{{k1, v1}, {k2, v2}} {
+			want, found := m[c.key]
+			if found != (c.got != nil) || (found && !bytes.Equal(bytes.TrimSpace(want), c.got)) {
+				t.Fatalf("objectMembers(%s)[%q] = %q, encoding/json %q (found %v)", b, c.key, c.got, want, found)
+			}
+		}
+	})
+}

@@ -3,7 +3,6 @@ package corpus
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -25,7 +24,6 @@ type JSONL struct {
 	doc    Document
 	err    error
 	done   bool
-	fields map[string]json.RawMessage
 }
 
 // NewJSONL returns a reader over r; name is used in ids and errors. Close
@@ -37,7 +35,6 @@ func NewJSONL(r io.ReadCloser, name string, opts Options) *JSONL {
 		closer: r,
 		name:   name,
 		opts:   opts,
-		fields: make(map[string]json.RawMessage, 8),
 	}
 }
 
@@ -83,34 +80,147 @@ func (j *JSONL) Next() bool {
 }
 
 // parse extracts the id and text of the current line. It returns the id
-// it found even on error, for the error message.
+// it found even on error, for the error message. The line is validated
+// with json.Valid and then scanned for the two fields, which is several
+// times faster than decoding it into a map.
 func (j *JSONL) parse() (id, text string, err error) {
-	clear(j.fields)
-	if err := json.Unmarshal(j.lines.buf, &j.fields); err != nil {
-		var ute *json.UnmarshalTypeError
-		if errors.As(err, &ute) {
-			return "", "", ErrNotObject
-		}
+	line := j.lines.buf
+	if !json.Valid(line) {
+		var v any
+		err := json.Unmarshal(line, &v)
 		return "", "", fmt.Errorf("%w: %v", ErrSyntax, err)
 	}
-	if j.fields == nil { // the line was "null"
-		j.fields = make(map[string]json.RawMessage, 8)
+	rawID, rawText, ok := objectMembers(line, j.opts.IDField, j.opts.TextField)
+	if !ok {
 		return "", "", ErrNotObject
 	}
-	if raw, ok := j.fields[j.opts.IDField]; ok {
-		id = idString(raw)
+	if rawID != nil {
+		id = idString(rawID)
 	}
 	if id == "" {
 		id = j.name + ":" + strconv.FormatInt(j.lines.line, 10)
 	}
-	raw, ok := j.fields[j.opts.TextField]
-	if !ok {
+	if rawText == nil {
 		return id, "", fmt.Errorf("%w %q", ErrMissingText, j.opts.TextField)
 	}
-	if len(raw) == 0 || raw[0] != '"' || json.Unmarshal(raw, &text) != nil {
+	text, ok = jsonString(rawText)
+	if !ok {
 		return id, "", fmt.Errorf("%w (field %q)", ErrTextType, j.opts.TextField)
 	}
 	return id, text, nil
+}
+
+// jsonString decodes a JSON string value; ok is false for other values.
+func jsonString(raw []byte) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' {
+		return "", false
+	}
+	inner := raw[1 : len(raw)-1]
+	if bytes.IndexByte(inner, '\\') < 0 {
+		return string(inner), true
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return "", false
+	}
+	return s, true
+}
+
+// objectMembers returns the raw values of the members key1 and key2 of
+// the JSON object in b, which must be valid JSON; ok is false when b is
+// not an object. A missing member gives nil; of repeated keys the last
+// counts, as in encoding/json.
+func objectMembers(b []byte, key1, key2 string) (v1, v2 []byte, ok bool) {
+	i := skipSpace(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return nil, nil, false
+	}
+	i++
+	for {
+		i = skipSpace(b, i)
+		if i >= len(b) || b[i] == '}' {
+			return v1, v2, true
+		}
+		if b[i] == ',' {
+			i = skipSpace(b, i+1)
+		}
+		kEnd := skipString(b, i)
+		key := b[i:kEnd]
+		i = skipSpace(b, kEnd)
+		i = skipSpace(b, i+1) // ':'
+		vEnd := skipValue(b, i)
+		val := b[i:vEnd]
+		i = vEnd
+		if matchKey(key, key1) {
+			v1 = val
+		}
+		if matchKey(key, key2) {
+			v2 = val
+		}
+	}
+}
+
+// matchKey reports whether the quoted JSON string key equals k.
+func matchKey(key []byte, k string) bool {
+	inner := key[1 : len(key)-1]
+	if bytes.IndexByte(inner, '\\') < 0 {
+		return string(inner) == k
+	}
+	s, _ := jsonString(key)
+	return s == k
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipString returns the index after the string starting at b[i].
+func skipString(b []byte, i int) int {
+	for i++; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return len(b)
+}
+
+// skipValue returns the index after the value starting at b[i].
+func skipValue(b []byte, i int) int {
+	if i >= len(b) {
+		return i
+	}
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		depth := 0
+		for i < len(b) {
+			switch b[i] {
+			case '"':
+				i = skipString(b, i)
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1
+				}
+			}
+			i++
+		}
+		return i
+	}
+	for i < len(b) && b[i] != ',' && b[i] != '}' && b[i] != ']' && b[i] != ' ' && b[i] != '\t' && b[i] != '\n' && b[i] != '\r' {
+		i++
+	}
+	return i
 }
 
 // idString renders an id value: strings unquoted, numbers and other
@@ -120,11 +230,8 @@ func idString(raw json.RawMessage) string {
 	if len(raw) == 0 || string(raw) == "null" {
 		return ""
 	}
-	if raw[0] == '"' {
-		var s string
-		if json.Unmarshal(raw, &s) == nil {
-			return s
-		}
+	if s, ok := jsonString(raw); ok {
+		return s
 	}
 	return string(raw)
 }
