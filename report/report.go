@@ -576,12 +576,12 @@ func figures(r *Run, opts Options) ([]figure, []string, error) {
 			Alt: fmt.Sprintf("S-curve of %d bands of %d rows", bp.Bands, bp.Rows),
 			Caption: fmt.Sprintf("MinHash with LSH banding only compares two documents when their signatures agree on all %d rows of at least one of %d bands. "+
 				"The curve is the probability 1 − (1 − s^%d)^%d that a pair of Jaccard similarity s is compared: "+
-				"%.0f%% of pairs at the threshold %s, %.0f%% at %.2f, %.1f%% at %.2f. Pairs that are never compared cannot be found; pairs below the threshold that are compared cost time (and are removed unless --verify is on). Banding: %d × %d, %s.",
+				"%.0f%% of pairs at the threshold %s, %.0f%% at %.2f, %.1f%% at %.2f. Pairs that are never compared cannot be found; every compared pair costs time.%s Banding: %d × %d, %s.",
 				bp.Rows, bp.Bands, bp.Rows, bp.Bands,
 				100*bp.Probability(cfg.Threshold), strconv.FormatFloat(cfg.Threshold, 'g', -1, 64),
 				100*bp.Probability(min(1, cfg.Threshold+0.1)), min(1, cfg.Threshold+0.1),
 				100*bp.Probability(max(0, cfg.Threshold-0.2)), max(0, cfg.Threshold-0.2),
-				bp.Bands, bp.Rows, from)}
+				joinRule(s.Params), bp.Bands, bp.Rows, from)}
 		if err := add(f, p, err); err != nil {
 			return nil, nil, err
 		}
@@ -645,6 +645,15 @@ func figures(r *Run, opts Options) ([]figure, []string, error) {
 		}
 	}
 	return figs, warn, nil
+}
+
+// joinRule says how the method decides on a compared pair, from its
+// "join" parameter.
+func joinRule(params map[string]any) string {
+	if j, ok := params["join"].(string); ok && j != "" {
+		return " A compared pair is a duplicate by this rule: " + j + "."
+	}
+	return ""
 }
 
 func singletons(sizes []dedup.SizeCount) int {

@@ -30,7 +30,7 @@ func fixture() *Run {
 	cfg.Keep = cluster.First
 	s := &dedup.Stats{
 		Method:       "minhash",
-		Params:       map[string]any{"bands": 9, "rows": 13, "num_perm": 128, "threshold": 0.8, "unit": "word", "ngram": 5},
+		Params:       map[string]any{"bands": 9, "rows": 13, "num_perm": 128, "threshold": 0.8, "unit": "word", "ngram": 5, "join": "signature estimate >= threshold"},
 		Workers:      2,
 		Documents:    10,
 		Kept:         6,
