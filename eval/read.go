@@ -378,7 +378,7 @@ func readPairs(br *bufio.Reader, name string, opts ReadOptions) (*Labels, error)
 		f := strings.Split(string(line), "\t")
 		if len(f) < 3 || !strings.EqualFold(strings.TrimSpace(f[0]), "id1") ||
 			!strings.EqualFold(strings.TrimSpace(f[1]), "id2") || !strings.EqualFold(strings.TrimSpace(f[2]), "label") {
-			return nil, fmt.Errorf("%s:%d: not a pairs file: the header must start with id1<TAB>id2<TAB>label, got %q",
+			return nil, fmt.Errorf("%s:%d: not JSONL (the line does not start with '{') and not a pairs file (the header must start with id1<TAB>id2<TAB>label): %q",
 				name, ls.n, truncate(line, 60))
 		}
 		break

@@ -132,7 +132,7 @@ func TestReadPairs(t *testing.T) {
 
 	// A header that is not id1 id2 label.
 	if _, err := Read(strings.NewReader("a\tb\tc\nx\ty\t1\n"), "p.tsv", ReadOptions{}); err == nil ||
-		!strings.Contains(err.Error(), "p.tsv:1: not a pairs file") {
+		!strings.Contains(err.Error(), "p.tsv:1: not JSONL") {
 		t.Errorf("bad header: error %v", err)
 	}
 	// Header only.

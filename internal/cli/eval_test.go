@@ -184,7 +184,7 @@ func TestRunEvalErrors(t *testing.T) {
 		{"both stdin", evalOpts{truth: "-", clusters: "-"}, true, false, "both be standard input"},
 		{"no positive label", evalOpts{truth: p("truth.jsonl"), clusters: p("pred.jsonl"), positive: []string{}}, true, false, "--positive"},
 		{"empty truth", evalOpts{truth: p("empty.jsonl"), clusters: p("pred.jsonl")}, false, true, "empty.jsonl: no valid record"},
-		{"bad header", evalOpts{truth: p("bad.tsv"), clusters: p("pred.jsonl")}, false, true, "bad.tsv:1: not a pairs file"},
+		{"bad header", evalOpts{truth: p("bad.tsv"), clusters: p("pred.jsonl")}, false, true, "bad.tsv:1: not JSONL"},
 		{"pairs as prediction", evalOpts{truth: p("truth.jsonl"), clusters: p("pairs.tsv")}, false, true, "not JSONL"},
 		{"no such file", evalOpts{truth: p("nope.jsonl"), clusters: p("pred.jsonl")}, false, false, "nope.jsonl"},
 	}
