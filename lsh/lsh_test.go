@@ -143,7 +143,7 @@ func TestBadParams(t *testing.T) {
 // TestForRecall checks ForRecall against a brute-force search of every
 // banding.
 func TestForRecall(t *testing.T) {
-	for _, k := range []int{64, 128, 256} {
+	for _, k := range []int{64, 128, 200} {
 		for _, th := range []float64{0.5, 0.7, 0.8, 0.9} {
 			for _, rec := range []float64{0.9, 0.95, 0.99} {
 				got, err := ForRecall(th, k, rec)
@@ -328,8 +328,8 @@ func TestIndexOracle(t *testing.T) {
 // and checks it against the bounds documented on Index (340 and 1000
 // bytes; the hash tables double, so the figure moves with n).
 func TestMemoryPerDoc(t *testing.T) {
-	if testing.Short() {
-		t.Skip("allocates about 100 MB")
+	if testing.Short() || raceEnabled {
+		t.Skip("allocates about 100 MB (skipped with -short and -race)")
 	}
 	const n = 100000
 	r := rand.New(rand.NewPCG(3, 4))

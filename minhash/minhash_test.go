@@ -103,7 +103,7 @@ func loadPairs(t testing.TB) []textPair {
 // [0.5, 1.15] on the passages.
 func TestEstimatorStatistics(t *testing.T) {
 	pairs := loadPairs(t)
-	const seeds = 40
+	const seeds = 25
 	for _, fam := range families {
 		for _, k := range []int{128} {
 			var bias, sq, expect float64
@@ -325,7 +325,7 @@ func TestSignAllocs(t *testing.T) {
 	for _, f := range families {
 		h, _ := New(Options{Family: f})
 		dst := make(Signature, 0, h.NumPerm())
-		if n := testing.AllocsPerRun(100, func() {
+		if n := testing.AllocsPerRun(10, func() {
 			for _, p := range pairs {
 				dst = h.Sign(dst, p.a)
 			}
