@@ -40,5 +40,6 @@
 // Invalid thresholds, permutations, bandings, weights and recalls are errors
 // (ErrThreshold, ErrNumPerm, ErrParams, ErrWeights, ErrRecall), as are
 // signatures of the wrong length (ErrLength) and unknown or repeated ids
-// (ErrNotFound, ErrExists). Nothing panics on input.
+// (ErrNotFound, ErrExists), and ids above MaxID (ErrID). Nothing panics on
+// input.
 package lsh

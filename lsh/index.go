@@ -41,6 +41,9 @@ func bandKey(s []uint32) uint64 {
 	return h ^ h>>32
 }
 
+// MaxID is the largest id an Index accepts.
+const MaxID = 1<<31 - 2
+
 // Options configures an Index. The zero value keeps no signatures.
 type Options struct {
 	// KeepSignatures keeps a copy of every inserted signature (4K bytes a
@@ -106,6 +109,9 @@ func (ix *Index) Has(id uint32) bool {
 func (ix *Index) Insert(id uint32, sig []uint32) error {
 	if len(sig) != ix.numPerm {
 		return fmt.Errorf("%w: %d slots, want %d", ErrLength, len(sig), ix.numPerm)
+	}
+	if id > MaxID {
+		return fmt.Errorf("%w: %d", ErrID, id)
 	}
 	if ix.Has(id) {
 		return fmt.Errorf("%w: %d", ErrExists, id)
@@ -219,9 +225,10 @@ type Candidate struct {
 }
 
 // QuerySimilar appends to dst the candidates of sig with their estimated
-// similarity, in id order, keeping those whose estimate is at least min
-// (0 keeps all). It needs Options.KeepSignatures (ErrNoSigs).
-func (ix *Index) QuerySimilar(dst []Candidate, sig []uint32, min float64, scratch []uint32) ([]Candidate, []uint32, error) {
+// similarity, in id order, keeping those whose estimate is at least
+// minSim (0 keeps all). scratch is reused for the candidate ids and
+// returned for the next call. It needs Options.KeepSignatures (ErrNoSigs).
+func (ix *Index) QuerySimilar(dst []Candidate, sig []uint32, minSim float64, scratch []uint32) ([]Candidate, []uint32, error) {
 	if !ix.opts.KeepSignatures {
 		return dst, scratch, ErrNoSigs
 	}
@@ -238,7 +245,7 @@ func (ix *Index) QuerySimilar(dst []Candidate, sig []uint32, min float64, scratc
 			}
 		}
 		s := float64(eq) / float64(ix.numPerm)
-		if s >= min {
+		if s >= minSim {
 			dst = append(dst, Candidate{id, s})
 		}
 	}

@@ -256,6 +256,9 @@ func TestIndexOracle(t *testing.T) {
 	if err := ix.Insert(3, sigs[3]); !errors.Is(err, ErrExists) {
 		t.Errorf("second Insert(3) = %v, want ErrExists", err)
 	}
+	if err := ix.Insert(MaxID+1, sigs[3]); !errors.Is(err, ErrID) {
+		t.Errorf("Insert of id MaxID+1 = %v, want ErrID", err)
+	}
 	if err := ix.Insert(n, sigs[3][:5]); !errors.Is(err, ErrLength) {
 		t.Errorf("Insert of a short signature = %v, want ErrLength", err)
 	}
@@ -368,6 +371,7 @@ func BenchmarkInsertQuery(b *testing.B) {
 			sigs[i][j] = r.Uint32()
 		}
 	}
+	b.SetBytes(int64(len(sigs) * 128 * 4)) // signature bytes indexed and queried
 	b.ReportAllocs()
 	var out []uint32
 	for b.Loop() {

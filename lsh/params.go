@@ -18,6 +18,7 @@ var (
 	ErrExists    = errors.New("lsh: id already in the index")
 	ErrNotFound  = errors.New("lsh: id not in the index")
 	ErrNoSigs    = errors.New("lsh: the index keeps no signatures (Options.KeepSignatures)")
+	ErrID        = errors.New("lsh: id above MaxID")
 )
 
 // Params is a banding: Bands bands of Rows slots each. Two signatures are
