@@ -78,6 +78,8 @@ Jaccard similarity joins.
 		newEvalCmd(),
 		newIndexCmd(),
 		newServeCmd(),
+		newTuneCmd(),
+		newBenchCmd(),
 	)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
 		return fmt.Errorf("%w: %v", errUsage, err)
