@@ -1,0 +1,270 @@
+package store
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/neardup/neardup/minhash"
+	"github.com/neardup/neardup/simhash"
+)
+
+// FormatVersion is the version of the on-disk layout written by this
+// package (docs/format/store.md). Open refuses an index of a newer version
+// with ErrVersion.
+const FormatVersion = 1
+
+// MaxIDBytes is the longest document id accepted.
+const MaxIDBytes = 1024
+
+// Key prefixes (docs/format/store.md).
+const (
+	prefixMeta    = 0x00
+	prefixID      = 'i' // 'i' id -> seq (8 bytes, big endian)
+	prefixRecord  = 'r' // 'r' seq -> record
+	prefixPosting = 'p' // 'p' table(2) key(8) seq(8) -> posting value
+)
+
+var (
+	keyVersion  = []byte("\x00version")
+	keyParams   = []byte("\x00params")
+	keyCounters = []byte("\x00counters")
+)
+
+// Record flags.
+const flagEmpty = 1 // the document had no shingles: it has no postings
+
+func idKey(dst []byte, id string) []byte {
+	dst = append(dst, prefixID)
+	return append(dst, id...)
+}
+
+func recordKey(dst []byte, seq uint64) []byte {
+	dst = append(dst, prefixRecord)
+	return binary.BigEndian.AppendUint64(dst, seq)
+}
+
+// postingPrefix is 'p' table key: the 11 bytes every posting of one bucket
+// starts with.
+func postingPrefix(dst []byte, table int, key uint64) []byte {
+	dst = append(dst, prefixPosting)
+	dst = binary.BigEndian.AppendUint16(dst, uint16(table))
+	return binary.BigEndian.AppendUint64(dst, key)
+}
+
+const postingKeyLen = 1 + 2 + 8 + 8
+
+func postingKey(dst []byte, table int, key, seq uint64) []byte {
+	return binary.BigEndian.AppendUint64(postingPrefix(dst, table, key), seq)
+}
+
+// sketchBytes is the size of an encoded sketch.
+func (p *Params) sketchBytes() int {
+	if p.Method == MinHash {
+		return 4 * p.NumPerm
+	}
+	if p.Bits > 64 {
+		return 16
+	}
+	return 8
+}
+
+func (p *Params) appendSketch(dst []byte, sk *Sketch) []byte {
+	if p.Method == MinHash {
+		for _, v := range sk.Sig {
+			dst = binary.LittleEndian.AppendUint32(dst, v)
+		}
+		return dst
+	}
+	return appendFP(dst, sk.FP, p.Bits)
+}
+
+func appendFP(dst []byte, fp simhash.Fingerprint, nbits int) []byte {
+	dst = binary.LittleEndian.AppendUint64(dst, fp.Lo)
+	if nbits > 64 {
+		dst = binary.LittleEndian.AppendUint64(dst, fp.Hi)
+	}
+	return dst
+}
+
+// decodeFP decodes the fingerprint of a posting value or record, checking
+// that no bit above nbits is set.
+func decodeFP(src []byte, nbits int) (simhash.Fingerprint, error) {
+	want := 8
+	if nbits > 64 {
+		want = 16
+	}
+	if len(src) != want {
+		return simhash.Fingerprint{}, fmt.Errorf("%w: fingerprint of %d bytes, want %d", ErrCorrupt, len(src), want)
+	}
+	fp := simhash.Fingerprint{Lo: binary.LittleEndian.Uint64(src)}
+	if want == 16 {
+		fp.Hi = binary.LittleEndian.Uint64(src[8:])
+	}
+	lo, hi := fpMask(nbits)
+	if fp.Lo&^lo != 0 || fp.Hi&^hi != 0 {
+		return simhash.Fingerprint{}, fmt.Errorf("%w: fingerprint has bits above %d", ErrCorrupt, nbits)
+	}
+	return fp, nil
+}
+
+// fpMask returns the masks of the lowest nbits bits.
+func fpMask(nbits int) (lo, hi uint64) {
+	switch {
+	case nbits >= 128:
+		return ^uint64(0), ^uint64(0)
+	case nbits >= 64:
+		return ^uint64(0), 1<<(nbits-64) - 1
+	}
+	return 1<<nbits - 1, 0
+}
+
+// record is a decoded document record.
+type record struct {
+	flags byte
+	id    []byte // aliases the decoded value
+	sig   minhash.Signature
+	fp    simhash.Fingerprint
+}
+
+// appendRecord encodes a document record: flags (1 byte), uvarint id
+// length, id, sketch.
+func (p *Params) appendRecord(dst []byte, id string, sk *Sketch) []byte {
+	var flags byte
+	if sk.Empty {
+		flags |= flagEmpty
+	}
+	dst = append(dst, flags)
+	dst = binary.AppendUvarint(dst, uint64(len(id)))
+	dst = append(dst, id...)
+	return p.appendSketch(dst, sk)
+}
+
+// decodeRecord decodes a record into r, reusing r.sig. r.id aliases src.
+func (p *Params) decodeRecord(r *record, src []byte) error {
+	if len(src) < 1 {
+		return fmt.Errorf("%w: empty record", ErrCorrupt)
+	}
+	r.flags = src[0]
+	if r.flags&^flagEmpty != 0 {
+		return fmt.Errorf("%w: record flags %#x", ErrCorrupt, r.flags)
+	}
+	n, w := binary.Uvarint(src[1:])
+	if w <= 0 || n == 0 || n > MaxIDBytes || n > uint64(len(src)-1-w) {
+		return fmt.Errorf("%w: record id length", ErrCorrupt)
+	}
+	rest := src[1+w:]
+	r.id = rest[:n]
+	rest = rest[n:]
+	if len(rest) != p.sketchBytes() {
+		return fmt.Errorf("%w: record sketch of %d bytes, want %d", ErrCorrupt, len(rest), p.sketchBytes())
+	}
+	if p.Method == MinHash {
+		r.sig = r.sig[:0]
+		for i := 0; i < len(rest); i += 4 {
+			r.sig = append(r.sig, binary.LittleEndian.Uint32(rest[i:]))
+		}
+		return nil
+	}
+	fp, err := decodeFP(rest, p.Bits)
+	r.fp = fp
+	return err
+}
+
+// counters is the value of the counters key: documents in the index and
+// the next sequence number, two little-endian uint64.
+type counters struct {
+	docs, next uint64
+}
+
+func (c counters) append(dst []byte) []byte {
+	dst = binary.LittleEndian.AppendUint64(dst, c.docs)
+	return binary.LittleEndian.AppendUint64(dst, c.next)
+}
+
+func decodeCounters(src []byte) (counters, error) {
+	if len(src) != 16 {
+		return counters{}, fmt.Errorf("%w: counters of %d bytes", ErrCorrupt, len(src))
+	}
+	c := counters{binary.LittleEndian.Uint64(src), binary.LittleEndian.Uint64(src[8:])}
+	if c.docs > c.next {
+		return counters{}, fmt.Errorf("%w: %d documents but next sequence %d", ErrCorrupt, c.docs, c.next)
+	}
+	return c, nil
+}
+
+func decodeVersion(src []byte) (uint32, error) {
+	if len(src) != 4 {
+		return 0, fmt.Errorf("%w: version value of %d bytes", ErrCorrupt, len(src))
+	}
+	return binary.LittleEndian.Uint32(src), nil
+}
+
+// tables are the per-table masks of the SimHash permuted-table design: the
+// f bits are cut into Blocks contiguous blocks, the first f mod Blocks of
+// them one bit longer, from bit 0 up; table t keeps the t-th choice, in
+// lexicographic order, of Blocks-Distance blocks.
+type tableMask struct{ lo, hi uint64 }
+
+func simhashMasks(nbits, blocks, distance int) []tableMask {
+	type span struct{ start, n int }
+	spans := make([]span, blocks)
+	start := 0
+	for i := range spans {
+		n := nbits / blocks
+		if i < nbits%blocks {
+			n++
+		}
+		spans[i] = span{start, n}
+		start += n
+	}
+	var masks []tableMask
+	keep := blocks - distance
+	choice := make([]int, keep)
+	var rec func(pos, from int)
+	rec = func(pos, from int) {
+		if pos == keep {
+			var m tableMask
+			for _, b := range choice {
+				for i := spans[b].start; i < spans[b].start+spans[b].n; i++ {
+					if i < 64 {
+						m.lo |= 1 << i
+					} else {
+						m.hi |= 1 << (i - 64)
+					}
+				}
+			}
+			masks = append(masks, m)
+			return
+		}
+		for b := from; b < blocks; b++ {
+			choice[pos] = b
+			rec(pos+1, b+1)
+		}
+	}
+	rec(0, 0)
+	return masks
+}
+
+// tableKey is the 64-bit key of fp in a table: the masked bits themselves
+// when the fingerprint has at most 64 bits, else a mix of the two masked
+// halves (a collision only adds a candidate, which the distance check
+// removes).
+func tableKey(fp simhash.Fingerprint, m tableMask, nbits int) uint64 {
+	if nbits <= 64 {
+		return fp.Lo & m.lo
+	}
+	return mix64(fp.Lo&m.lo ^ mix64(fp.Hi&m.hi^0x9e3779b97f4a7c15))
+}
+
+// mix64 is murmur3's 64-bit finaliser (a bijection).
+func mix64(x uint64) uint64 {
+	x ^= x >> 33
+	x *= 0xff51afd7ed558ccd
+	x ^= x >> 33
+	x *= 0xc4ceb9fe1a85ec53
+	x ^= x >> 33
+	return x
+}
+
+// similarity of a SimHash distance: the fraction of equal bits.
+func bitSimilarity(d, nbits int) float64 { return 1 - float64(d)/float64(nbits) }

@@ -1,0 +1,973 @@
+package store
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"unicode/utf8"
+
+	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/neardup/neardup/lsh"
+	"github.com/neardup/neardup/minhash"
+)
+
+// Errors returned by the package. Callers branch on them with errors.Is.
+var (
+	ErrParams       = errors.New("store: invalid parameters")
+	ErrIncompatible = errors.New("store: incompatible with the index")
+	ErrCorrupt      = errors.New("store: corrupt index data")
+	ErrVersion      = errors.New("store: index format is newer than this program")
+	ErrNotIndex     = errors.New("store: not a neardup index")
+	ErrExists       = errors.New("store: an index already exists there")
+	ErrDuplicateID  = errors.New("store: id already in the index")
+	ErrNotFound     = errors.New("store: id not in the index")
+	ErrInvalidID    = errors.New("store: invalid document id")
+	ErrClosed       = errors.New("store: index is closed")
+)
+
+// Defaults of Options.
+const (
+	DefaultCacheSize    = 64 << 20
+	DefaultMemTableSize = 16 << 20
+)
+
+// Options configures how an index is opened; none of them is stored. The
+// zero value means the documented defaults.
+type Options struct {
+	// CacheSize is the size in bytes of the block cache; 0 means
+	// DefaultCacheSize. With MemTableSize it bounds the memory of the index:
+	// about CacheSize + 2 x MemTableSize, plus the iterators of queries in
+	// flight.
+	CacheSize int64
+	// MemTableSize is the size in bytes of a memtable; 0 means
+	// DefaultMemTableSize.
+	MemTableSize uint64
+	// NoSync acknowledges writes before the write-ahead log reaches the
+	// disk. Faster for bulk loads; a crash may lose the latest writes
+	// (never the index's consistency). Close and Flush still persist
+	// everything.
+	NoSync bool
+	// ReadOnly opens the index for queries only; writes fail.
+	ReadOnly bool
+	// Logger receives pebble's messages; nil discards informational ones
+	// and writes errors to standard error.
+	Logger pebble.Logger
+}
+
+// Store is a persistent index of document sketches. See the package
+// documentation for the layout, the concurrency and the durability rules.
+type Store struct {
+	dir    string
+	db     *pebble.DB
+	p      Params
+	bands  lsh.Params
+	masks  []tableMask
+	wopts  *pebble.WriteOptions
+	ronly  bool
+	tables int
+
+	// mu serialises writers (Add, CheckAndAdd, Remove and their batch
+	// forms): a check and the add that follows it see no other writer in
+	// between.
+	mu  sync.Mutex
+	ctr counters // guarded by mu
+
+	docs atomic.Int64
+
+	// closeMu guards db against Close: operations hold it for reading.
+	closeMu sync.RWMutex
+	closed  bool
+
+	pool sync.Pool // *scratch
+}
+
+type quietLogger struct{}
+
+func (quietLogger) Infof(string, ...any) {}
+func (quietLogger) Errorf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "pebble: "+format+"\n", args...)
+}
+func (quietLogger) Fatalf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "pebble: "+format+"\n", args...)
+	os.Exit(1)
+}
+
+func (o Options) pebble(create bool) *pebble.Options {
+	po := &pebble.Options{
+		ErrorIfNotExists: !create,
+		ErrorIfExists:    create,
+		ReadOnly:         o.ReadOnly,
+		Logger:           o.Logger,
+	}
+	if po.Logger == nil {
+		po.Logger = quietLogger{}
+	}
+	cs := o.CacheSize
+	if cs <= 0 {
+		cs = DefaultCacheSize
+	}
+	po.CacheSize = cs
+	po.MemTableSize = o.MemTableSize
+	if po.MemTableSize == 0 {
+		po.MemTableSize = DefaultMemTableSize
+	}
+	for i := range po.Levels {
+		po.Levels[i].BlockSize = 16 << 10
+	}
+	return po
+}
+
+// Create makes a new index in dir (created if missing) for the parameters
+// p, whose zero values are resolved to the defaults and stored. An existing
+// index there is ErrExists.
+func Create(dir string, p Params, opts Options) (*Store, error) {
+	rp, err := p.resolve()
+	if err != nil {
+		return nil, err
+	}
+	if opts.ReadOnly {
+		return nil, fmt.Errorf("%w: cannot create a read-only index", ErrParams)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	db, err := pebble.Open(dir, opts.pebble(true))
+	if err != nil {
+		if errors.Is(err, pebble.ErrDBAlreadyExists) || errors.Is(err, pebble.ErrDBNotPristine) {
+			return nil, fmt.Errorf("%w: %s", ErrExists, dir)
+		}
+		return nil, fmt.Errorf("store: create %s: %w", dir, err)
+	}
+	pj, err := rp.MarshalJSON()
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	b := db.NewBatch()
+	b.Set(keyParams, pj, nil)
+	b.Set(keyCounters, counters{}.append(nil), nil)
+	b.Set(keyVersion, le32(FormatVersion), nil)
+	if err := b.Commit(pebble.Sync); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("store: create %s: %w", dir, err)
+	}
+	return newStore(dir, db, rp, counters{}, opts), nil
+}
+
+func le32(v uint32) []byte { return []byte{byte(v), byte(v >> 8), byte(v >> 16), byte(v >> 24)} }
+
+// Open opens the index in dir. A directory without an index is ErrNotIndex;
+// an index written by a newer version of the format is refused with
+// ErrVersion and left untouched.
+func Open(dir string, opts Options) (*Store, error) {
+	if _, err := os.Stat(dir); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrNotIndex, err)
+	}
+	// Read the version and parameters read-only first, so that a newer
+	// index is not touched by this program's pebble (which could otherwise
+	// replay or rewrite files).
+	ro := opts
+	ro.ReadOnly = true
+	rdb, err := pebble.Open(dir, ro.pebble(false))
+	if err != nil {
+		if errors.Is(err, pebble.ErrDBDoesNotExist) {
+			return nil, fmt.Errorf("%w: %s", ErrNotIndex, dir)
+		}
+		return nil, fmt.Errorf("store: open %s: %w", dir, err)
+	}
+	p, ctr, err := readMeta(rdb, dir)
+	if cerr := rdb.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("store: open %s: %w", dir, cerr)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if opts.ReadOnly {
+		db, err := pebble.Open(dir, opts.pebble(false))
+		if err != nil {
+			return nil, fmt.Errorf("store: open %s: %w", dir, err)
+		}
+		return newStore(dir, db, p, ctr, opts), nil
+	}
+	db, err := pebble.Open(dir, opts.pebble(false))
+	if err != nil {
+		return nil, fmt.Errorf("store: open %s: %w", dir, err)
+	}
+	return newStore(dir, db, p, ctr, opts), nil
+}
+
+func getValue(db *pebble.DB, key []byte) ([]byte, bool, error) {
+	v, c, err := db.Get(key)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	out := bytes.Clone(v)
+	c.Close()
+	return out, true, nil
+}
+
+func readMeta(db *pebble.DB, dir string) (Params, counters, error) {
+	v, ok, err := getValue(db, keyVersion)
+	if err != nil {
+		return Params{}, counters{}, fmt.Errorf("store: open %s: %w", dir, err)
+	}
+	if !ok {
+		return Params{}, counters{}, fmt.Errorf("%w: %s has no version key", ErrNotIndex, dir)
+	}
+	ver, err := decodeVersion(v)
+	if err != nil {
+		return Params{}, counters{}, fmt.Errorf("store: open %s: %w", dir, err)
+	}
+	if ver > FormatVersion {
+		return Params{}, counters{}, fmt.Errorf("%w: %s has format version %d, this program reads up to %d", ErrVersion, dir, ver, FormatVersion)
+	}
+	if ver == 0 {
+		return Params{}, counters{}, fmt.Errorf("%w: %s: format version 0", ErrCorrupt, dir)
+	}
+	pv, ok, err := getValue(db, keyParams)
+	if err != nil || !ok {
+		return Params{}, counters{}, fmt.Errorf("%w: %s: parameters missing (%v)", ErrCorrupt, dir, err)
+	}
+	var p Params
+	if err := p.UnmarshalJSON(pv); err != nil {
+		return Params{}, counters{}, fmt.Errorf("store: open %s: %w", dir, err)
+	}
+	cv, ok, err := getValue(db, keyCounters)
+	if err != nil || !ok {
+		return Params{}, counters{}, fmt.Errorf("%w: %s: counters missing (%v)", ErrCorrupt, dir, err)
+	}
+	ctr, err := decodeCounters(cv)
+	if err != nil {
+		return Params{}, counters{}, fmt.Errorf("store: open %s: %w", dir, err)
+	}
+	return p, ctr, nil
+}
+
+func newStore(dir string, db *pebble.DB, p Params, ctr counters, opts Options) *Store {
+	s := &Store{dir: dir, db: db, p: p, ctr: ctr, wopts: pebble.Sync, ronly: opts.ReadOnly}
+	if opts.NoSync {
+		s.wopts = pebble.NoSync
+	}
+	s.docs.Store(int64(ctr.docs))
+	if p.Method == MinHash {
+		s.bands = lsh.Params{Bands: p.Bands, Rows: p.Rows}
+		s.tables = p.Bands
+	} else {
+		s.masks = simhashMasks(p.Bits, p.Blocks, p.Distance)
+		s.tables = len(s.masks)
+	}
+	s.pool.New = func() any { return &scratch{} }
+	return s
+}
+
+// Params returns the index's parameters, resolved.
+func (s *Store) Params() Params { return s.p }
+
+// NewSketcher returns a Sketcher with the index's parameters.
+func (s *Store) NewSketcher() (*Sketcher, error) { return NewSketcher(s.p) }
+
+// Len returns the number of documents in the index.
+func (s *Store) Len() int64 { return s.docs.Load() }
+
+// Dir returns the index directory.
+func (s *Store) Dir() string { return s.dir }
+
+// Match is a document found by a query.
+type Match struct {
+	ID string `json:"id"`
+	// Similarity is the estimated Jaccard similarity (MinHash: the
+	// fraction of equal slots) or the fraction of equal fingerprint bits
+	// (SimHash: 1 - Distance/Bits).
+	Similarity float64 `json:"similarity"`
+	// Distance is the Hamming distance for SimHash, -1 for MinHash.
+	Distance int `json:"distance"`
+}
+
+// Doc is a document of a batch: its id and sketch.
+type Doc struct {
+	ID     string
+	Sketch Sketch
+}
+
+// Result is the outcome of one document of a write.
+type Result struct {
+	// Matches are the duplicates found by CheckAndAdd, best first (empty
+	// for Add).
+	Matches []Match
+	// Added tells whether the document was added.
+	Added bool
+	// Err is this document's own error: ErrInvalidID, ErrIncompatible,
+	// ErrDuplicateID. The rest of the batch goes on without it.
+	Err error
+}
+
+// scratch is per-operation reusable memory.
+type scratch struct {
+	keys   []uint64
+	lower  []byte
+	upper  []byte
+	key    []byte
+	val    []byte
+	rec    record
+	cands  []cand
+	recBuf []byte
+}
+
+type cand struct {
+	seq  uint64
+	dist int     // simhash
+	sim  float64 // minhash
+}
+
+func (s *Store) acquire() (*scratch, error) {
+	s.closeMu.RLock()
+	if s.closed {
+		s.closeMu.RUnlock()
+		return nil, ErrClosed
+	}
+	return s.pool.Get().(*scratch), nil
+}
+
+func (s *Store) release(sc *scratch) {
+	s.pool.Put(sc)
+	s.closeMu.RUnlock()
+}
+
+// checkID validates a document id.
+func checkID(id string) error {
+	switch {
+	case id == "":
+		return fmt.Errorf("%w: empty", ErrInvalidID)
+	case len(id) > MaxIDBytes:
+		return fmt.Errorf("%w: %d bytes, at most %d", ErrInvalidID, len(id), MaxIDBytes)
+	case !utf8.ValidString(id):
+		return fmt.Errorf("%w: not valid UTF-8", ErrInvalidID)
+	}
+	return nil
+}
+
+// checkSketch refuses a sketch that does not belong to this index.
+func (s *Store) checkSketch(sk *Sketch) error {
+	if s.p.Method == MinHash {
+		if len(sk.Sig) != s.p.NumPerm {
+			return fmt.Errorf("%w: the index holds MinHash signatures of %d slots, the sketch has %d", ErrIncompatible, s.p.NumPerm, len(sk.Sig))
+		}
+		return nil
+	}
+	if sk.Sig != nil {
+		return fmt.Errorf("%w: the index holds %d-bit SimHash fingerprints, the sketch is a MinHash signature", ErrIncompatible, s.p.Bits)
+	}
+	lo, hi := fpMask(s.p.Bits)
+	if sk.FP.Lo&^lo != 0 || sk.FP.Hi&^hi != 0 {
+		return fmt.Errorf("%w: the index holds %d-bit SimHash fingerprints, the sketch has higher bits set", ErrIncompatible, s.p.Bits)
+	}
+	return nil
+}
+
+// appendKeys appends the band or table keys of sk.
+func (s *Store) appendKeys(dst []uint64, sk *Sketch) []uint64 {
+	if s.p.Method == MinHash {
+		return s.bands.AppendKeys(dst, sk.Sig)
+	}
+	for _, m := range s.masks {
+		dst = append(dst, tableKey(sk.FP, m, s.p.Bits))
+	}
+	return dst
+}
+
+// candidates appends to sc.cands every document that shares a band or
+// table key with sk, each once, with its similarity or distance. extra, when
+// set, also sees the in-memory documents of a batch being written.
+func (s *Store) candidates(sc *scratch, it *pebble.Iterator, sk *Sketch) error {
+	sc.cands = sc.cands[:0]
+	if sk.Empty {
+		return nil
+	}
+	sc.keys = s.appendKeys(sc.keys[:0], sk)
+	for t, k := range sc.keys {
+		sc.lower = postingPrefix(sc.lower[:0], t, k)
+		sc.upper = append(sc.upper[:0], sc.lower...)
+		sc.upper = append(sc.upper, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff)
+		it.SetBounds(sc.lower, sc.upper)
+		for ok := it.First(); ok; ok = it.Next() {
+			key := it.Key()
+			if len(key) != postingKeyLen {
+				return fmt.Errorf("%w: posting key of %d bytes", ErrCorrupt, len(key))
+			}
+			c := cand{seq: beUint64(key[11:]), dist: -1}
+			if s.p.Method == SimHash {
+				v, err := it.ValueAndErr()
+				if err != nil {
+					return err
+				}
+				fp, err := decodeFP(v, s.p.Bits)
+				if err != nil {
+					return err
+				}
+				c.dist = sk.FP.Distance(fp)
+			}
+			sc.cands = append(sc.cands, c)
+		}
+		if err := it.Error(); err != nil {
+			return err
+		}
+	}
+	slices.SortFunc(sc.cands, func(a, b cand) int { return cmp.Compare(a.seq, b.seq) })
+	sc.cands = slices.CompactFunc(sc.cands, func(a, b cand) bool { return a.seq == b.seq })
+	return nil
+}
+
+func beUint64(b []byte) uint64 {
+	_ = b[7]
+	return uint64(b[0])<<56 | uint64(b[1])<<48 | uint64(b[2])<<40 | uint64(b[3])<<32 |
+		uint64(b[4])<<24 | uint64(b[5])<<16 | uint64(b[6])<<8 | uint64(b[7])
+}
+
+// loadRecord reads the record of seq into sc.rec (sc.rec.id aliases
+// sc.recBuf).
+func (s *Store) loadRecord(sc *scratch, seq uint64) error {
+	sc.key = recordKey(sc.key[:0], seq)
+	v, c, err := s.db.Get(sc.key)
+	if err != nil {
+		if errors.Is(err, pebble.ErrNotFound) {
+			return fmt.Errorf("%w: posting of missing record %d", ErrCorrupt, seq)
+		}
+		return err
+	}
+	sc.recBuf = append(sc.recBuf[:0], v...)
+	c.Close()
+	return s.p.decodeRecord(&sc.rec, sc.recBuf)
+}
+
+// matches turns sc.cands into matches, keeping the duplicates only (all
+// candidates when all is set), best first, at most limit (0: no limit).
+func (s *Store) matches(dst []Match, sc *scratch, sk *Sketch, all bool, limit int) ([]Match, error) {
+	start := len(dst)
+	for _, c := range sc.cands {
+		if s.p.Method == SimHash && !all && c.dist > s.p.Distance {
+			continue
+		}
+		if err := s.loadRecord(sc, c.seq); err != nil {
+			return dst, err
+		}
+		m := Match{ID: string(sc.rec.id), Distance: c.dist}
+		if s.p.Method == MinHash {
+			sim, err := minhash.Estimate(sk.Sig, sc.rec.sig)
+			if err != nil {
+				return dst, fmt.Errorf("%w: %v", ErrCorrupt, err)
+			}
+			if !all && sim < s.p.Threshold {
+				continue
+			}
+			m.Similarity = sim
+		} else {
+			m.Similarity = bitSimilarity(c.dist, s.p.Bits)
+		}
+		dst = append(dst, m)
+	}
+	sortMatches(dst[start:])
+	if limit > 0 && len(dst)-start > limit {
+		dst = dst[:start+limit]
+	}
+	return dst, nil
+}
+
+// sortMatches orders best first: higher similarity, then lower distance,
+// then id.
+func sortMatches(ms []Match) {
+	slices.SortFunc(ms, func(a, b Match) int {
+		if c := cmp.Compare(b.Similarity, a.Similarity); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.Distance, b.Distance); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.ID, b.ID)
+	})
+}
+
+func (s *Store) newIter() (*pebble.Iterator, error) {
+	return s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{prefixPosting}, UpperBound: []byte{prefixPosting + 1}})
+}
+
+// Query appends to dst the duplicates of sk in the index, best first, at
+// most limit of them (0: all): MinHash documents sharing a band key with sk
+// whose estimated similarity is at least Params.Threshold, SimHash
+// documents within Params.Distance. Query may run concurrently with
+// anything else; it sees every write acknowledged before it started.
+func (s *Store) Query(dst []Match, sk Sketch, limit int) ([]Match, error) {
+	return s.query(dst, &sk, false, limit)
+}
+
+// Candidates appends to dst every document sharing at least one band key
+// (MinHash) or table key (SimHash) with sk, with its similarity and
+// distance, best first, whether or not it is a duplicate. It is what Query
+// filters, exposed for tests and tuning.
+func (s *Store) Candidates(dst []Match, sk Sketch) ([]Match, error) {
+	return s.query(dst, &sk, true, 0)
+}
+
+func (s *Store) query(dst []Match, sk *Sketch, all bool, limit int) ([]Match, error) {
+	if err := s.checkSketch(sk); err != nil {
+		return dst, err
+	}
+	sc, err := s.acquire()
+	if err != nil {
+		return dst, err
+	}
+	defer s.release(sc)
+	it, err := s.newIter()
+	if err != nil {
+		return dst, err
+	}
+	defer it.Close()
+	if err := s.candidates(sc, it, sk); err != nil {
+		return dst, err
+	}
+	return s.matches(dst, sc, sk, all, limit)
+}
+
+// Add adds a document without checking for duplicates. An id already in
+// the index is ErrDuplicateID. When Add returns nil the document is on disk
+// (unless Options.NoSync).
+func (s *Store) Add(id string, sk Sketch) error {
+	rs, err := s.write([]Doc{{ID: id, Sketch: sk}}, false, 0)
+	if err != nil {
+		return err
+	}
+	return rs[0].Err
+}
+
+// CheckAndAdd queries the index for duplicates of sk and, when there are
+// none, adds the document under id, in one atomic step: no other writer
+// runs between the check and the add, so of two near-identical documents
+// sent at once exactly one is added. The result lists the duplicates found
+// (at most limit, 0: all) and whether the document was added. A document
+// that is not a duplicate but whose id is in the index is ErrDuplicateID.
+func (s *Store) CheckAndAdd(id string, sk Sketch, limit int) (Result, error) {
+	rs, err := s.write([]Doc{{ID: id, Sketch: sk}}, true, limit)
+	if err != nil {
+		return Result{}, err
+	}
+	return rs[0], rs[0].Err
+}
+
+// AddBatch adds many documents in one write (one disk sync). Each
+// document's own problem is in its Result; the error is for the batch as a
+// whole (I/O, closed index), in which case none of it is acknowledged.
+func (s *Store) AddBatch(docs []Doc) ([]Result, error) { return s.write(docs, false, 0) }
+
+// CheckAndAddBatch is CheckAndAdd for many documents in one write: each
+// document is checked against the index and the documents of the batch
+// added before it, in order.
+func (s *Store) CheckAndAddBatch(docs []Doc, limit int) ([]Result, error) {
+	return s.write(docs, true, limit)
+}
+
+type pendingKey struct {
+	table int
+	key   uint64
+}
+
+func (s *Store) write(docs []Doc, check bool, limit int) ([]Result, error) {
+	if s.ronly {
+		return nil, fmt.Errorf("store: %s is open read-only", s.dir)
+	}
+	results := make([]Result, len(docs))
+	for i := range docs {
+		if err := checkID(docs[i].ID); err != nil {
+			results[i].Err = err
+		} else if err := s.checkSketch(&docs[i].Sketch); err != nil {
+			results[i].Err = err
+		}
+	}
+	sc, err := s.acquire()
+	if err != nil {
+		return nil, err
+	}
+	defer s.release(sc)
+
+	s.mu.Lock()
+	locked := true
+	unlock := func() {
+		if locked {
+			locked = false
+			s.mu.Unlock()
+		}
+	}
+	defer unlock()
+
+	it, err := s.newIter()
+	if err != nil {
+		return nil, err
+	}
+	defer it.Close()
+	b := s.db.NewBatch()
+	defer b.Close()
+
+	ctr := s.ctr
+	// Documents of this batch already added: by id, and by key.
+	var pendingIDs map[string]int
+	var pending map[pendingKey][]int
+	if len(docs) > 1 {
+		pendingIDs = make(map[string]int, len(docs))
+		pending = make(map[pendingKey][]int)
+	}
+	for i := range docs {
+		d := &docs[i]
+		r := &results[i]
+		if r.Err != nil {
+			continue
+		}
+		if check {
+			if err := s.candidates(sc, it, &d.Sketch); err != nil {
+				return nil, err
+			}
+			if r.Matches, err = s.matches(nil, sc, &d.Sketch, false, 0); err != nil {
+				return nil, err
+			}
+			r.Matches = s.pendingMatches(r.Matches, docs, pending, sc, &d.Sketch)
+			if len(r.Matches) > 0 {
+				sortMatches(r.Matches)
+				if limit > 0 && len(r.Matches) > limit {
+					r.Matches = r.Matches[:limit]
+				}
+				continue
+			}
+		}
+		if _, dup := pendingIDs[d.ID]; dup {
+			r.Err = fmt.Errorf("%w: %q", ErrDuplicateID, d.ID)
+			continue
+		}
+		sc.key = idKey(sc.key[:0], d.ID)
+		if _, ok, err := getValue(s.db, sc.key); err != nil {
+			return nil, err
+		} else if ok {
+			r.Err = fmt.Errorf("%w: %q", ErrDuplicateID, d.ID)
+			continue
+		}
+		seq := ctr.next
+		ctr.next++
+		ctr.docs++
+		sc.val = binaryBE(sc.val[:0], seq)
+		b.Set(sc.key, sc.val, nil)
+		sc.key = recordKey(sc.key[:0], seq)
+		sc.val = s.p.appendRecord(sc.val[:0], d.ID, &d.Sketch)
+		b.Set(sc.key, sc.val, nil)
+		if !d.Sketch.Empty {
+			sc.keys = s.appendKeys(sc.keys[:0], &d.Sketch)
+			sc.val = sc.val[:0]
+			if s.p.Method == SimHash {
+				sc.val = appendFP(sc.val, d.Sketch.FP, s.p.Bits)
+			}
+			for t, k := range sc.keys {
+				sc.key = postingKey(sc.key[:0], t, k, seq)
+				b.Set(sc.key, sc.val, nil)
+				if pending != nil {
+					pk := pendingKey{t, k}
+					pending[pk] = append(pending[pk], i)
+				}
+			}
+		}
+		if pendingIDs != nil {
+			pendingIDs[d.ID] = i
+		}
+		r.Added = true
+	}
+	if b.Empty() {
+		return results, nil
+	}
+	b.Set(keyCounters, ctr.append(nil), nil)
+	if s.wopts.Sync {
+		if err := s.db.ApplyNoSyncWait(b, s.wopts); err != nil {
+			return nil, err
+		}
+		s.ctr = ctr
+		s.docs.Store(int64(ctr.docs))
+		unlock()
+		// The batch is visible to readers now; acknowledge it only once
+		// the write-ahead log is on disk. Later batches are ordered after
+		// it in the log, so their sync implies its sync.
+		if err := b.SyncWait(); err != nil {
+			return nil, err
+		}
+		return results, nil
+	}
+	if err := s.db.Apply(b, s.wopts); err != nil {
+		return nil, err
+	}
+	s.ctr = ctr
+	s.docs.Store(int64(ctr.docs))
+	return results, nil
+}
+
+func binaryBE(dst []byte, v uint64) []byte {
+	return append(dst, byte(v>>56), byte(v>>48), byte(v>>40), byte(v>>32), byte(v>>24), byte(v>>16), byte(v>>8), byte(v))
+}
+
+// pendingMatches adds the duplicates of sk among the documents of the
+// batch added before it.
+func (s *Store) pendingMatches(dst []Match, docs []Doc, pending map[pendingKey][]int, sc *scratch, sk *Sketch) []Match {
+	if len(pending) == 0 || sk.Empty {
+		return dst
+	}
+	var seen map[int]bool
+	for t, k := range sc.keys {
+		for _, j := range pending[pendingKey{t, k}] {
+			if seen[j] {
+				continue
+			}
+			if seen == nil {
+				seen = map[int]bool{}
+			}
+			seen[j] = true
+			o := &docs[j].Sketch
+			if s.p.Method == MinHash {
+				sim, err := minhash.Estimate(sk.Sig, o.Sig)
+				if err == nil && sim >= s.p.Threshold {
+					dst = append(dst, Match{ID: docs[j].ID, Similarity: sim, Distance: -1})
+				}
+				continue
+			}
+			if d := sk.FP.Distance(o.FP); d <= s.p.Distance {
+				dst = append(dst, Match{ID: docs[j].ID, Similarity: bitSimilarity(d, s.p.Bits), Distance: d})
+			}
+		}
+	}
+	return dst
+}
+
+// Remove deletes the document id: its record and all its postings. An id
+// not in the index is ErrNotFound.
+func (s *Store) Remove(id string) error {
+	if s.ronly {
+		return fmt.Errorf("store: %s is open read-only", s.dir)
+	}
+	if err := checkID(id); err != nil {
+		return err
+	}
+	sc, err := s.acquire()
+	if err != nil {
+		return err
+	}
+	defer s.release(sc)
+	s.mu.Lock()
+	locked := true
+	defer func() {
+		if locked {
+			s.mu.Unlock()
+		}
+	}()
+	ik := idKey(nil, id)
+	v, ok, err := getValue(s.db, ik)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("%w: %q", ErrNotFound, id)
+	}
+	if len(v) != 8 {
+		return fmt.Errorf("%w: id %q maps to %d bytes", ErrCorrupt, id, len(v))
+	}
+	seq := beUint64(v)
+	if err := s.loadRecord(sc, seq); err != nil {
+		return err
+	}
+	if string(sc.rec.id) != id {
+		return fmt.Errorf("%w: id %q maps to the record of %q", ErrCorrupt, id, sc.rec.id)
+	}
+	b := s.db.NewBatch()
+	defer b.Close()
+	b.Delete(ik, nil)
+	b.Delete(recordKey(nil, seq), nil)
+	if sc.rec.flags&flagEmpty == 0 {
+		sk := Sketch{Sig: sc.rec.sig, FP: sc.rec.fp}
+		sc.keys = s.appendKeys(sc.keys[:0], &sk)
+		for t, k := range sc.keys {
+			b.Delete(postingKey(nil, t, k, seq), nil)
+		}
+	}
+	ctr := s.ctr
+	ctr.docs--
+	b.Set(keyCounters, ctr.append(nil), nil)
+	if s.wopts.Sync {
+		if err := s.db.ApplyNoSyncWait(b, s.wopts); err != nil {
+			return err
+		}
+		s.ctr = ctr
+		s.docs.Store(int64(ctr.docs))
+		locked = false
+		s.mu.Unlock()
+		return b.SyncWait()
+	}
+	if err := s.db.Apply(b, s.wopts); err != nil {
+		return err
+	}
+	s.ctr = ctr
+	s.docs.Store(int64(ctr.docs))
+	return nil
+}
+
+// Get returns the sketch stored under id (ErrNotFound when absent). The
+// signature is a fresh copy.
+func (s *Store) Get(id string) (Sketch, error) {
+	if err := checkID(id); err != nil {
+		return Sketch{}, err
+	}
+	sc, err := s.acquire()
+	if err != nil {
+		return Sketch{}, err
+	}
+	defer s.release(sc)
+	v, ok, err := getValue(s.db, idKey(nil, id))
+	if err != nil {
+		return Sketch{}, err
+	}
+	if !ok {
+		return Sketch{}, fmt.Errorf("%w: %q", ErrNotFound, id)
+	}
+	if len(v) != 8 {
+		return Sketch{}, fmt.Errorf("%w: id %q maps to %d bytes", ErrCorrupt, id, len(v))
+	}
+	if err := s.loadRecord(sc, beUint64(v)); err != nil {
+		return Sketch{}, err
+	}
+	return Sketch{Sig: slices.Clone(sc.rec.sig), FP: sc.rec.fp, Empty: sc.rec.flags&flagEmpty != 0}, nil
+}
+
+// Each calls fn with every document of the index in the order they were
+// added, stopping at the first error. The Sketch's Sig is reused between
+// calls. Writes concurrent with Each may or may not be seen.
+func (s *Store) Each(fn func(id string, sk Sketch) error) error {
+	sc, err := s.acquire()
+	if err != nil {
+		return err
+	}
+	defer s.release(sc)
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{prefixRecord}, UpperBound: []byte{prefixRecord + 1}})
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	for ok := it.First(); ok; ok = it.Next() {
+		v, err := it.ValueAndErr()
+		if err != nil {
+			return err
+		}
+		if len(it.Key()) != 9 {
+			return fmt.Errorf("%w: record key of %d bytes", ErrCorrupt, len(it.Key()))
+		}
+		if err := s.p.decodeRecord(&sc.rec, v); err != nil {
+			return err
+		}
+		sk := Sketch{FP: sc.rec.fp, Empty: sc.rec.flags&flagEmpty != 0}
+		if s.p.Method == MinHash {
+			sk.Sig = sc.rec.sig
+		}
+		if err := fn(string(sc.rec.id), sk); err != nil {
+			return err
+		}
+	}
+	return it.Error()
+}
+
+// Stats describes an index.
+type Stats struct {
+	Dir           string  `json:"dir"`
+	FormatVersion int     `json:"format_version"`
+	Params        Params  `json:"params"`
+	Docs          int64   `json:"docs"`
+	Tables        int     `json:"tables"`
+	DiskBytes     uint64  `json:"disk_bytes"`
+	BytesPerDoc   float64 `json:"bytes_per_doc"`
+	CacheBytes    int64   `json:"cache_bytes"`
+	CacheHits     int64   `json:"cache_hits"`
+	CacheMisses   int64   `json:"cache_misses"`
+	MemTableBytes uint64  `json:"memtable_bytes"`
+	Compactions   int64   `json:"compactions"`
+	ReadAmp       int     `json:"read_amplification"`
+}
+
+// Stats returns the index's statistics. Disk usage includes the write-ahead
+// log and files awaiting deletion.
+func (s *Store) Stats() (Stats, error) {
+	s.closeMu.RLock()
+	defer s.closeMu.RUnlock()
+	if s.closed {
+		return Stats{}, ErrClosed
+	}
+	m := s.db.Metrics()
+	st := Stats{
+		Dir: s.dir, FormatVersion: FormatVersion, Params: s.p, Docs: s.docs.Load(), Tables: s.tables,
+		DiskBytes: m.DiskSpaceUsage(), CacheBytes: m.BlockCache.Size, CacheHits: m.BlockCache.Hits,
+		CacheMisses: m.BlockCache.Misses, MemTableBytes: m.MemTable.Size, Compactions: m.Compact.Count,
+		ReadAmp: m.ReadAmp(),
+	}
+	if st.Docs > 0 {
+		st.BytesPerDoc = float64(st.DiskBytes) / float64(st.Docs)
+	}
+	return st, nil
+}
+
+// Compact flushes the memtable and compacts the whole index, reclaiming the
+// space of removed documents. It may run while queries and writes go on.
+func (s *Store) Compact(ctx context.Context) error {
+	s.closeMu.RLock()
+	defer s.closeMu.RUnlock()
+	if s.closed {
+		return ErrClosed
+	}
+	if s.ronly {
+		return fmt.Errorf("store: %s is open read-only", s.dir)
+	}
+	if err := s.db.Flush(); err != nil {
+		return err
+	}
+	return s.db.Compact(ctx, []byte{0x00}, []byte{0xff}, true)
+}
+
+// Flush writes the memtable to disk and syncs it, so that everything
+// written so far (even with NoSync) survives a crash.
+func (s *Store) Flush() error {
+	s.closeMu.RLock()
+	defer s.closeMu.RUnlock()
+	if s.closed {
+		return ErrClosed
+	}
+	if s.ronly {
+		return nil
+	}
+	return s.db.Flush()
+}
+
+// Close flushes and closes the index. Operations still running finish
+// first; later ones return ErrClosed.
+func (s *Store) Close() error {
+	s.closeMu.Lock()
+	defer s.closeMu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	s.closed = true
+	var err error
+	if !s.ronly {
+		err = s.db.Flush()
+	}
+	if cerr := s.db.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+var _ io.Closer = (*Store)(nil)

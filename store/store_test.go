@@ -1,0 +1,619 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/neardup/neardup/minhash"
+	"github.com/neardup/neardup/shingle"
+	"github.com/neardup/neardup/simhash"
+)
+
+func mustCreate(t testing.TB, p Params) *Store {
+	t.Helper()
+	s, err := Create(t.TempDir(), p, Options{CacheSize: 4 << 20, MemTableSize: 4 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// words makes a random text of n words from a small vocabulary.
+func words(r *rand.Rand, n int) []string {
+	w := make([]string, n)
+	for i := range w {
+		w[i] = fmt.Sprintf("w%d", r.IntN(5000))
+	}
+	return w
+}
+
+// mutate replaces k random words.
+func mutate(r *rand.Rand, w []string, k int) []string {
+	w = slices.Clone(w)
+	for range k {
+		w[r.IntN(len(w))] = fmt.Sprintf("x%d", r.IntN(1e9))
+	}
+	return w
+}
+
+// corpus makes n texts in families of near-duplicates.
+func testCorpus(seed uint64, n int) []string {
+	r := rand.New(rand.NewPCG(seed, 1))
+	var docs []string
+	for len(docs) < n {
+		base := words(r, 40+r.IntN(80))
+		docs = append(docs, strings.Join(base, " "))
+		for v := r.IntN(4); v > 0 && len(docs) < n; v-- {
+			docs = append(docs, strings.Join(mutate(r, base, r.IntN(6)), " "))
+		}
+	}
+	return docs
+}
+
+func matchIDs(ms []Match) []string {
+	ids := make([]string, len(ms))
+	for i, m := range ms {
+		ids[i] = m.ID
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// TestMinHashOracle checks Candidates against a brute-force scan for
+// shared band keys over the stored signatures, and Query against the
+// threshold applied to the exact fraction of equal slots.
+func TestMinHashOracle(t *testing.T) {
+	for _, p := range []Params{
+		DefaultParams(MinHash),
+		{Method: MinHash, NumPerm: 64, Bands: 8, Rows: 8, Threshold: 0.5, Family: minhash.MultiplyShift},
+		{Method: MinHash, NumPerm: 32, Bands: 16, Rows: 2, Threshold: 0.7},
+	} {
+		t.Run(fmt.Sprintf("%dx%d", p.Bands, p.Rows), func(t *testing.T) {
+			s := mustCreate(t, p)
+			sk, _ := s.NewSketcher()
+			docs := testCorpus(7, 400)
+			sigs := map[string]minhash.Signature{}
+			var batch []Doc
+			for i, d := range docs {
+				id := fmt.Sprintf("d%03d", i)
+				k := sk.Sketch(d)
+				sigs[id] = slices.Clone(k.Sig)
+				batch = append(batch, Doc{ID: id, Sketch: Sketch{Sig: sigs[id]}})
+			}
+			// Half one by one, half in a batch.
+			for _, d := range batch[:200] {
+				if err := s.Add(d.ID, d.Sketch); err != nil {
+					t.Fatal(err)
+				}
+			}
+			rs, err := s.AddBatch(batch[200:])
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, r := range rs {
+				if !r.Added || r.Err != nil {
+					t.Fatalf("AddBatch[%d] = %+v", i, r)
+				}
+			}
+			bp := s.bands
+			queries := append(testCorpus(8, 50), docs[:50]...)
+			var total int
+			for _, q := range queries {
+				qs := sk.Sketch(q)
+				qk := bp.AppendKeys(nil, qs.Sig)
+				var wantCand, wantDup []string
+				for id, sig := range sigs {
+					keys := bp.AppendKeys(nil, sig)
+					shared := false
+					for b := range keys {
+						shared = shared || keys[b] == qk[b]
+					}
+					if !shared {
+						continue
+					}
+					wantCand = append(wantCand, id)
+					e, _ := minhash.Estimate(qs.Sig, sig)
+					if e >= s.p.Threshold {
+						wantDup = append(wantDup, id)
+					}
+				}
+				slices.Sort(wantCand)
+				slices.Sort(wantDup)
+				cand, err := s.Candidates(nil, qs)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := matchIDs(cand); !slices.Equal(got, wantCand) {
+					t.Fatalf("Candidates = %v, want %v", got, wantCand)
+				}
+				dup, err := s.Query(nil, qs, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := matchIDs(dup); !slices.Equal(got, wantDup) {
+					t.Fatalf("Query = %v, want %v", got, wantDup)
+				}
+				for i, m := range dup {
+					e, _ := minhash.Estimate(qs.Sig, sigs[m.ID])
+					if m.Similarity != e || m.Distance != -1 {
+						t.Fatalf("match %+v, want similarity %v", m, e)
+					}
+					if i > 0 && dup[i-1].Similarity < m.Similarity {
+						t.Fatalf("matches not best first: %+v", dup)
+					}
+				}
+				total += len(dup)
+			}
+			if total < 50 {
+				t.Fatalf("only %d duplicates found: the test corpus does not exercise the index", total)
+			}
+		})
+	}
+}
+
+// TestSimHashOracle checks Query against a linear Hamming scan.
+func TestSimHashOracle(t *testing.T) {
+	for _, tc := range []struct{ bits, dist, blocks int }{
+		{64, 3, 0}, {64, 3, 4}, {64, 5, 0}, {128, 6, 0}, {64, 0, 0}, {32, 2, 0}, {100, 4, 7},
+	} {
+		t.Run(fmt.Sprintf("f%dk%db%d", tc.bits, tc.dist, tc.blocks), func(t *testing.T) {
+			p := Params{Method: SimHash, Bits: tc.bits, Distance: tc.dist, Blocks: tc.blocks, ExactOnly: tc.dist == 0}
+			s := mustCreate(t, p)
+			r := rand.New(rand.NewPCG(uint64(tc.bits), uint64(tc.dist)))
+			lo, hi := fpMask(tc.bits)
+			randFP := func() simhash.Fingerprint { return simhash.Fingerprint{Lo: r.Uint64() & lo, Hi: r.Uint64() & hi} }
+			flip := func(fp simhash.Fingerprint, k int) simhash.Fingerprint {
+				for range k {
+					b := r.IntN(tc.bits)
+					if b < 64 {
+						fp.Lo ^= 1 << b
+					} else {
+						fp.Hi ^= 1 << (b - 64)
+					}
+				}
+				return fp
+			}
+			fps := map[string]simhash.Fingerprint{}
+			var bases []simhash.Fingerprint
+			var docs []Doc
+			for i := range 600 {
+				var fp simhash.Fingerprint
+				if i%3 == 0 || len(bases) == 0 {
+					fp = randFP()
+					bases = append(bases, fp)
+				} else {
+					fp = flip(bases[r.IntN(len(bases))], r.IntN(tc.dist+3))
+				}
+				id := fmt.Sprintf("f%04d", i)
+				fps[id] = fp
+				docs = append(docs, Doc{ID: id, Sketch: Sketch{FP: fp}})
+			}
+			if _, err := s.AddBatch(docs); err != nil {
+				t.Fatal(err)
+			}
+			var total int
+			for i := range 300 {
+				q := randFP()
+				if i%2 == 0 {
+					q = flip(bases[r.IntN(len(bases))], r.IntN(tc.dist+3))
+				}
+				var want []string
+				for id, fp := range fps {
+					if q.Distance(fp) <= tc.dist {
+						want = append(want, id)
+					}
+				}
+				slices.Sort(want)
+				got, err := s.Query(nil, Sketch{FP: q}, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if ids := matchIDs(got); !slices.Equal(ids, want) {
+					t.Fatalf("Query(%x) = %v, want %v", q, ids, want)
+				}
+				for j, m := range got {
+					if d := q.Distance(fps[m.ID]); m.Distance != d || m.Similarity != 1-float64(d)/float64(tc.bits) {
+						t.Fatalf("match %+v, want distance %d", m, d)
+					}
+					if j > 0 && got[j-1].Distance > m.Distance {
+						t.Fatalf("matches not best first: %+v", got)
+					}
+				}
+				total += len(got)
+			}
+			if total < 100 {
+				t.Fatalf("only %d matches: the test does not exercise the index", total)
+			}
+		})
+	}
+}
+
+func TestReopen(t *testing.T) {
+	dir := t.TempDir()
+	p := Params{Method: SimHash, Bits: 128, Distance: 5}
+	s, err := Create(dir, p, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sk, _ := s.NewSketcher()
+	a := sk.Sketch("the quick brown fox jumps over the lazy dog again and again")
+	if err := s.Add("a", a); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Add("empty", sk.Sketch("  ,, ")); err != nil {
+		t.Fatal(err)
+	}
+	want := s.Params()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); !errors.Is(err, ErrClosed) {
+		t.Errorf("second Close = %v, want ErrClosed", err)
+	}
+	if _, err := s.Query(nil, a, 0); !errors.Is(err, ErrClosed) {
+		t.Errorf("Query after Close = %v, want ErrClosed", err)
+	}
+	if _, err := Create(dir, p, Options{}); !errors.Is(err, ErrExists) {
+		t.Errorf("Create over an index = %v, want ErrExists", err)
+	}
+	s, err = Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := want.Check(s.Params()); err != nil {
+		t.Errorf("params after reopen: %v", err)
+	}
+	if s.Len() != 2 {
+		t.Errorf("Len = %d, want 2", s.Len())
+	}
+	ms, err := s.Query(nil, a, 0)
+	if err != nil || len(ms) != 1 || ms[0].ID != "a" || ms[0].Distance != 0 {
+		t.Errorf("Query after reopen = %v, %v", ms, err)
+	}
+	e, err := s.Get("empty")
+	if err != nil || !e.Empty {
+		t.Errorf("Get(empty) = %+v, %v", e, err)
+	}
+	// Empty documents never match, not even each other.
+	if ms, _ := s.Query(nil, sk.Sketch(""), 0); len(ms) != 0 {
+		t.Errorf("empty query found %v", ms)
+	}
+	if err := s.Remove("empty"); err != nil {
+		t.Errorf("Remove(empty) = %v", err)
+	}
+	st, err := s.Stats()
+	if err != nil || st.Docs != 1 || st.Tables != s.Params().Tables() || st.FormatVersion != FormatVersion {
+		t.Errorf("Stats = %+v, %v", st, err)
+	}
+}
+
+func TestOpenErrors(t *testing.T) {
+	if _, err := Open(t.TempDir(), Options{}); !errors.Is(err, ErrNotIndex) {
+		t.Errorf("Open(empty dir) = %v, want ErrNotIndex", err)
+	}
+	// A pebble database that is not an index.
+	dir := t.TempDir()
+	db, err := pebble.Open(dir, &pebble.Options{Logger: quietLogger{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Set([]byte("k"), []byte("v"), pebble.Sync)
+	db.Close()
+	if _, err := Open(dir, Options{}); !errors.Is(err, ErrNotIndex) {
+		t.Errorf("Open(other db) = %v, want ErrNotIndex", err)
+	}
+	// A newer version is refused and left alone.
+	dir = t.TempDir()
+	s, err := Create(dir, DefaultParams(MinHash), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	db, err = pebble.Open(dir, &pebble.Options{Logger: quietLogger{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Set(keyVersion, le32(FormatVersion+1), pebble.Sync)
+	db.Close()
+	if _, err := Open(dir, Options{}); !errors.Is(err, ErrVersion) {
+		t.Errorf("Open(newer) = %v, want ErrVersion", err)
+	}
+	// Corrupt parameters.
+	db, _ = pebble.Open(dir, &pebble.Options{Logger: quietLogger{}})
+	db.Set(keyVersion, le32(FormatVersion), pebble.Sync)
+	db.Set(keyParams, []byte(`{"method":"minhash"}`), pebble.Sync)
+	db.Close()
+	if _, err := Open(dir, Options{}); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("Open(corrupt params) = %v, want ErrCorrupt", err)
+	}
+}
+
+func TestIncompatible(t *testing.T) {
+	mh := mustCreate(t, DefaultParams(MinHash))
+	sh := mustCreate(t, DefaultParams(SimHash))
+	shSk, _ := sh.NewSketcher()
+	mhSk, _ := mh.NewSketcher()
+	txt := "one two three four five six"
+	if _, err := mh.Query(nil, shSk.Sketch(txt), 0); !errors.Is(err, ErrIncompatible) {
+		t.Errorf("simhash sketch on minhash index: %v", err)
+	}
+	if err := sh.Add("x", mhSk.Sketch(txt)); !errors.Is(err, ErrIncompatible) {
+		t.Errorf("minhash sketch on simhash index: %v", err)
+	}
+	if _, err := mh.Query(nil, Sketch{Sig: make(minhash.Signature, 64)}, 0); !errors.Is(err, ErrIncompatible) {
+		t.Errorf("64-slot signature on 128-slot index: %v", err)
+	}
+	if err := sh.Add("x", Sketch{FP: simhash.Fingerprint{Hi: 1}}); !errors.Is(err, ErrIncompatible) {
+		t.Errorf("128-bit fingerprint on 64-bit index: %v", err)
+	}
+	err := mh.Params().Check(Params{Method: MinHash, NumPerm: 256})
+	if !errors.Is(err, ErrIncompatible) || !strings.Contains(err.Error(), "num_perm") {
+		t.Errorf("Check(256 perms) = %v", err)
+	}
+	if err := mh.Params().Check(Params{Method: SimHash}); !errors.Is(err, ErrIncompatible) {
+		t.Errorf("Check(simhash) = %v", err)
+	}
+	q := DefaultParams(MinHash)
+	q.Seed = 0 // resolved to the same default
+	if err := mh.Params().Check(q); err != nil {
+		t.Errorf("Check(defaults) = %v", err)
+	}
+}
+
+func TestParamsErrors(t *testing.T) {
+	for _, p := range []Params{
+		{},
+		{Method: 9},
+		{Method: MinHash, Bands: 20, Rows: 8},
+		{Method: MinHash, Threshold: 1.5},
+		{Method: MinHash, Bits: 64},
+		{Method: SimHash, Bits: 129},
+		{Method: SimHash, Distance: 64},
+		{Method: SimHash, Threshold: 0.5},
+		{Method: SimHash, Blocks: 3, Distance: 3},
+		{Method: SimHash, Bits: 64, Distance: 20, Blocks: 40},
+		{Method: MinHash, Shingle: shingleOpts(100)},
+	} {
+		if _, err := Create(t.TempDir(), p, Options{}); !errors.Is(err, ErrParams) {
+			t.Errorf("Create(%+v) = %v, want ErrParams", p, err)
+		}
+	}
+}
+
+func TestIDsAndRemove(t *testing.T) {
+	s := mustCreate(t, DefaultParams(MinHash))
+	sk, _ := s.NewSketcher()
+	a := sk.Sketch("alpha beta gamma delta epsilon zeta eta theta")
+	for _, id := range []string{"", strings.Repeat("x", MaxIDBytes+1), "bad\xff"} {
+		if err := s.Add(id, a); !errors.Is(err, ErrInvalidID) {
+			t.Errorf("Add(%q) = %v, want ErrInvalidID", id, err)
+		}
+	}
+	if err := s.Add("a", a); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Add("a", sk.Sketch("something else entirely")); !errors.Is(err, ErrDuplicateID) {
+		t.Errorf("Add(a) again = %v, want ErrDuplicateID", err)
+	}
+	if err := s.Remove("nope"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("Remove(nope) = %v", err)
+	}
+	if err := s.Remove("a"); err != nil {
+		t.Fatal(err)
+	}
+	if ms, _ := s.Candidates(nil, a); len(ms) != 0 {
+		t.Errorf("after Remove, candidates %v", ms)
+	}
+	if _, err := s.Get("a"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("Get after Remove = %v", err)
+	}
+	// No posting is left behind.
+	it, _ := s.db.NewIter(nil)
+	for ok := it.First(); ok; ok = it.Next() {
+		if k := it.Key(); k[0] != prefixMeta {
+			t.Errorf("key %q left after Remove", k)
+		}
+	}
+	it.Close()
+	if s.Len() != 0 {
+		t.Errorf("Len = %d", s.Len())
+	}
+	// The id may be used again.
+	if err := s.Add("a", a); err != nil {
+		t.Errorf("Add after Remove = %v", err)
+	}
+}
+
+func TestCheckAndAdd(t *testing.T) {
+	s := mustCreate(t, DefaultParams(MinHash))
+	sk, _ := s.NewSketcher()
+	base := strings.Join(words(rand.New(rand.NewPCG(1, 2)), 100), " ")
+	r, err := s.CheckAndAdd("orig", sk.Sketch(base), 0)
+	if err != nil || !r.Added || len(r.Matches) != 0 {
+		t.Fatalf("first CheckAndAdd = %+v, %v", r, err)
+	}
+	r, err = s.CheckAndAdd("copy", sk.Sketch(base+" extra"), 0)
+	if err != nil || r.Added || len(r.Matches) != 1 || r.Matches[0].ID != "orig" || r.Matches[0].Similarity < 0.8 {
+		t.Fatalf("near-duplicate CheckAndAdd = %+v, %v", r, err)
+	}
+	if _, err := s.Get("copy"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("duplicate was added")
+	}
+	// Batch: duplicates within the batch are found, and repeated ids refused.
+	other := strings.Join(words(rand.New(rand.NewPCG(3, 4)), 100), " ")
+	k1 := sk.Sketch(other)
+	d1 := Doc{ID: "b1", Sketch: Sketch{Sig: slices.Clone(k1.Sig)}}
+	k2 := sk.Sketch(other + " tail")
+	d2 := Doc{ID: "b2", Sketch: Sketch{Sig: slices.Clone(k2.Sig)}}
+	k3 := sk.Sketch(base)
+	d3 := Doc{ID: "b3", Sketch: Sketch{Sig: slices.Clone(k3.Sig)}}
+	d4 := Doc{ID: "b1", Sketch: Sketch{Sig: slices.Clone(sk.Sketch("completely unrelated words here now").Sig)}}
+	rs, err := s.CheckAndAddBatch([]Doc{d1, d2, d3, d4, {ID: "", Sketch: d1.Sketch}}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rs[0].Added || rs[1].Added || len(rs[1].Matches) != 1 || rs[1].Matches[0].ID != "b1" ||
+		rs[2].Added || rs[2].Matches[0].ID != "orig" || !errors.Is(rs[3].Err, ErrDuplicateID) || !errors.Is(rs[4].Err, ErrInvalidID) {
+		t.Errorf("CheckAndAddBatch = %+v", rs)
+	}
+	if s.Len() != 2 {
+		t.Errorf("Len = %d, want 2", s.Len())
+	}
+}
+
+// TestConcurrentCheckAndAdd sends near-identical documents from many
+// goroutines at once. No two documents added may be duplicates of each
+// other; with identical texts exactly one is added.
+func TestConcurrentCheckAndAdd(t *testing.T) {
+	for _, m := range []Method{MinHash, SimHash} {
+		for _, identical := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s/identical=%v", m, identical), func(t *testing.T) {
+				s := mustCreate(t, DefaultParams(m))
+				r := rand.New(rand.NewPCG(5, 6))
+				const rounds, workers = 8, 16
+				for round := range rounds {
+					base := strings.Join(words(r, 200), " ")
+					texts := make([]string, workers)
+					for i := range texts {
+						texts[i] = base
+						if !identical {
+							texts[i] += fmt.Sprintf(" variant%d", i)
+						}
+					}
+					var mu sync.Mutex
+					var added []Sketch
+					var wg sync.WaitGroup
+					start := make(chan struct{})
+					for i := range workers {
+						wg.Go(func() {
+							sk, _ := s.NewSketcher()
+							k := sk.Sketch(texts[i])
+							k.Sig = slices.Clone(k.Sig)
+							<-start
+							res, err := s.CheckAndAdd(fmt.Sprintf("r%d-%d", round, i), k, 0)
+							if err != nil {
+								t.Error(err)
+							}
+							if res.Added {
+								mu.Lock()
+								added = append(added, k)
+								mu.Unlock()
+							} else if len(res.Matches) == 0 {
+								t.Error("neither added nor a duplicate")
+							}
+						})
+					}
+					close(start)
+					wg.Wait()
+					if len(added) == 0 || identical && len(added) != 1 {
+						t.Fatalf("round %d: %d of %d documents added", round, len(added), workers)
+					}
+					for i := range added {
+						for j := range i {
+							if s.isDuplicate(&added[i], &added[j]) {
+								t.Fatalf("round %d: two duplicates were both added", round)
+							}
+						}
+					}
+				}
+			})
+		}
+	}
+}
+
+// isDuplicate is the duplicate rule applied to two sketches directly.
+func (s *Store) isDuplicate(a, b *Sketch) bool {
+	if s.p.Method == SimHash {
+		return a.FP.Distance(b.FP) <= s.p.Distance
+	}
+	e, _ := minhash.Estimate(a.Sig, b.Sig)
+	if e < s.p.Threshold {
+		return false
+	}
+	ka, kb := s.bands.AppendKeys(nil, a.Sig), s.bands.AppendKeys(nil, b.Sig)
+	for i := range ka {
+		if ka[i] == kb[i] {
+			return true
+		}
+	}
+	return false
+}
+
+func TestEach(t *testing.T) {
+	s := mustCreate(t, DefaultParams(SimHash))
+	for i := range 10 {
+		if err := s.Add(fmt.Sprint(i), Sketch{FP: simhash.Fingerprint{Lo: uint64(i)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var ids []string
+	stop := errors.New("stop")
+	err := s.Each(func(id string, sk Sketch) error {
+		if sk.FP.Lo != uint64(len(ids)) {
+			t.Errorf("Each: %s has %v", id, sk.FP)
+		}
+		ids = append(ids, id)
+		if len(ids) == 5 {
+			return stop
+		}
+		return nil
+	})
+	if !errors.Is(err, stop) || len(ids) != 5 {
+		t.Errorf("Each = %v after %v", err, ids)
+	}
+}
+
+func TestCompact(t *testing.T) {
+	s := mustCreate(t, DefaultParams(MinHash))
+	sk, _ := s.NewSketcher()
+	for i := range 200 {
+		if err := s.Add(fmt.Sprint(i), sk.Sketch(fmt.Sprintf("document number %d with some words", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 100 {
+		if err := s.Remove(fmt.Sprint(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Compact(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	st, _ := s.Stats()
+	if st.Docs != 100 || st.DiskBytes == 0 {
+		t.Errorf("Stats after compaction = %+v", st)
+	}
+	ms, err := s.Query(nil, sk.Sketch("document number 150 with some words"), 0)
+	if err != nil || len(ms) == 0 || ms[0].ID != "150" {
+		t.Errorf("Query after compaction = %v, %v", ms, err)
+	}
+}
+
+func TestReadOnly(t *testing.T) {
+	dir := t.TempDir()
+	s, _ := Create(dir, DefaultParams(SimHash), Options{})
+	s.Add("a", Sketch{FP: simhash.Fingerprint{Lo: 42}})
+	s.Close()
+	s, err := Open(dir, Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Add("b", Sketch{FP: simhash.Fingerprint{Lo: 1}}); err == nil {
+		t.Error("Add on a read-only index succeeded")
+	}
+	if ms, _ := s.Query(nil, Sketch{FP: simhash.Fingerprint{Lo: 43}}, 0); len(ms) != 1 {
+		t.Errorf("Query = %v", ms)
+	}
+}
+
+func shingleOpts(n int) shingle.Options { return shingle.Options{N: n} }
