@@ -104,8 +104,9 @@ func sCurvePlot(bp lsh.Params, threshold float64) (*plot.Plot, error) {
 	return p, nil
 }
 
-// histPlot draws bars over [lo+i*w, lo+(i+1)*w) with the given counts.
-func histPlot(title, x string, lo, w float64, counts []int, mark float64) (*plot.Plot, error) {
+// histPlot draws bars over [lo+i*w, lo+(i+1)*w) with the given counts,
+// and a vertical line at mark (unless NaN) labelled markLabel.
+func histPlot(title, x string, lo, w float64, counts []int, mark float64, markLabel string) (*plot.Plot, error) {
 	p := newPlot(title, x, "pairs")
 	h := &plotter.Histogram{Width: w, FillColor: barColor, LineStyle: plotter.DefaultLineStyle}
 	h.LineStyle.Color = color.White
@@ -123,11 +124,11 @@ func histPlot(title, x string, lo, w float64, counts []int, mark float64) (*plot
 			return nil, err
 		}
 		p.Add(l)
-		p.Legend.Add(fmt.Sprintf("threshold %.3g", mark), l)
-		p.Legend.Top = true
-		p.Legend.Left = true
+		// A legend would cover the bars, which gather at one end.
+		p.X.Label.Text += " (red line: " + markLabel + ")"
 	}
 	p.Y.Min = 0
+	p.X.Min, p.X.Max = lo, lo+w*float64(len(counts))
 	p.Y.Tick.Marker = integerTicks{}
 	return p, nil
 }
@@ -191,6 +192,9 @@ func (integerTicks) Ticks(lo, hi float64) []plot.Tick {
 	}
 	var ts []plot.Tick
 	for v := math.Ceil(lo/step) * step; v <= hi; v += step {
+		if v == 0 {
+			v = 0 // not -0
+		}
 		ts = append(ts, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'f', 0, 64)})
 	}
 	return ts

@@ -591,7 +591,13 @@ func figures(r *Run, opts Options) ([]figure, []string, error) {
 
 	// Similarity or distance histogram.
 	if len(s.Distance) > 0 {
-		p, err := histPlot("Hamming distance of the reported pairs", "differing fingerprint bits", -0.5, 1, s.Distance, float64(cfg.Distance)+0.5)
+		counts := make([]int, max(len(s.Distance), cfg.Distance+1))
+		copy(counts, s.Distance)
+		p, err := histPlot("Hamming distance of the reported pairs", "differing fingerprint bits", -0.5, 1, counts,
+			float64(cfg.Distance)+0.5, fmt.Sprintf("at most %d bits", cfg.Distance))
+		if err == nil {
+			p.X.Tick.Marker = integerTicks{}
+		}
 		f := figure{ID: "distance", Title: "How different the duplicate pairs are",
 			Alt:     "histogram of Hamming distances of the reported pairs",
 			Caption: fmt.Sprintf("Each reported pair of SimHash fingerprints, by the number of bits in which they differ (at most %d for a duplicate). 0 means the fingerprints are identical.", cfg.Distance)}
@@ -607,7 +613,8 @@ func figures(r *Run, opts Options) ([]figure, []string, error) {
 		var p *plot.Plot
 		var err error
 		if s.Pairs > 0 {
-			p, err = histPlot("Similarity of the reported pairs", "Jaccard similarity", 0, 0.05, counts, mark)
+			p, err = histPlot("Similarity of the reported pairs", "Jaccard similarity", 0, 0.05, counts, mark,
+				"threshold "+strconv.FormatFloat(cfg.Threshold, 'g', -1, 64))
 		}
 		f := figure{ID: "similarity", Title: "How similar the duplicate pairs are",
 			Alt:     "histogram of the similarities of the reported pairs",
