@@ -349,3 +349,33 @@ func sampleRun(largest, random int, extra ...string) (*Run, error) {
 	}
 	return &Run{Config: cfg, Stats: stats, Source: "the embedded sample corpus", Memory: ReadMemory()}, nil
 }
+
+// TestWriteNoDuplicates renders a run that found nothing: no pairs, no
+// clusters, no examples, no stages, for a method without an S-curve.
+func TestWriteNoDuplicates(t *testing.T) {
+	cfg := dedup.DefaultConfig()
+	cfg.Method = "exact"
+	s := &dedup.Stats{Method: "exact", Documents: 3, Kept: 3, ClusterSizes: []dedup.SizeCount{{Size: 1, Count: 3}}}
+	var buf bytes.Buffer
+	if err := Write(&buf, &Run{Config: cfg, Stats: s}, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	page := buf.String()
+	for _, want := range []string{
+		"No two documents were found to be duplicates.",
+		"No pairs were reported.",
+		"No clusters with duplicates.",
+		"their normalised texts are identical",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	els := parse(t, buf.Bytes())
+	if n := len(els["img"]); n != 0 {
+		t.Errorf("page has %d plots of nothing, want 0", n)
+	}
+	if err := Write(&buf, &Run{Config: cfg}, Options{}); err == nil {
+		t.Error("Write without Stats did not fail")
+	}
+}
