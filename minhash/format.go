@@ -382,3 +382,58 @@ func (r *Reader) Signature() Signature { return r.sig }
 
 // Err returns the first error met, nil at a clean end of file.
 func (r *Reader) Err() error { return r.err }
+
+// AppendBottom appends a bottom-s sketch (sorted ascending, no repeats, as
+// Bottom.Sketch makes it) in the delta/varint encoding: the number of
+// values as a uvarint, then the first value and each difference to the
+// previous one as uvarints. It returns an error, leaving dst as it was, for
+// a sketch that is not strictly increasing or longer than MaxNumPerm.
+func AppendBottom(dst []byte, sketch []uint64) ([]byte, error) {
+	if len(sketch) > MaxNumPerm {
+		return dst, fmt.Errorf("%w: bottom sketch of %d values", ErrFormat, len(sketch))
+	}
+	for i := 1; i < len(sketch); i++ {
+		if sketch[i] <= sketch[i-1] {
+			return dst, fmt.Errorf("%w: bottom sketch not strictly increasing at %d", ErrFormat, i)
+		}
+	}
+	dst = binary.AppendUvarint(dst, uint64(len(sketch)))
+	prev := uint64(0)
+	for _, v := range sketch {
+		dst = binary.AppendUvarint(dst, v-prev)
+		prev = v
+	}
+	return dst, nil
+}
+
+// DecodeBottom decodes one sketch written by AppendBottom from src (which
+// must hold exactly that) into dst[:0]. Errors wrap ErrFormat.
+func DecodeBottom(dst []uint64, src []byte) ([]uint64, error) {
+	n, w := binary.Uvarint(src)
+	if w <= 0 || n > MaxNumPerm {
+		return dst[:0], fmt.Errorf("%w: bad bottom sketch length", ErrFormat)
+	}
+	src = src[w:]
+	dst = dst[:0]
+	prev := uint64(0)
+	for i := range int(n) {
+		d, w := binary.Uvarint(src)
+		if w <= 0 {
+			return dst, fmt.Errorf("%w: bad varint at value %d", ErrFormat, i)
+		}
+		if i > 0 && d == 0 {
+			return dst, fmt.Errorf("%w: repeated value at %d", ErrFormat, i)
+		}
+		v := prev + d
+		if v < prev {
+			return dst, fmt.Errorf("%w: value %d overflows", ErrFormat, i)
+		}
+		dst = append(dst, v)
+		prev = v
+		src = src[w:]
+	}
+	if len(src) != 0 {
+		return dst, fmt.Errorf("%w: %d trailing bytes", ErrFormat, len(src))
+	}
+	return dst, nil
+}
