@@ -44,6 +44,16 @@ func BenchmarkJoinBible(b *testing.B) {
 			benchJoin(b, sets[:c.n], c.t)
 		})
 	}
+	b.Run("index/n=100000/t=0.8", func(b *testing.B) {
+		b.ReportAllocs()
+		cpu, n, pairs := cpuTime(), 0, 0
+		for b.Loop() {
+			n++
+			pairs = len(indexPairs(b, sets, 0.8))
+		}
+		b.ReportMetric(float64(pairs), "pairs")
+		b.ReportMetric((cpuTime()-cpu).Seconds()/float64(n), "cpu-s/op")
+	})
 	b.Run("brute/n=10000", func(b *testing.B) {
 		b.ReportAllocs()
 		var pairs int

@@ -30,3 +30,26 @@ func ExampleJoin() {
 	// 0 1 0.778
 	// 1 3 0.778
 }
+
+func ExampleIndex() {
+	sh, _ := shingle.New(shingle.Options{Unit: shingle.Word, N: 2})
+	ix, _ := jaccard.NewIndex(0.5)
+	for _, d := range []string{
+		"to be or not to be that is the question",
+		"whether tis nobler in the mind to suffer",
+		"to be or not to be that is the real question",
+	} {
+		fmt.Println("set", ix.Len())
+		_, err := ix.Add(sh.AppendSet(nil, d), func(j int, sim float64) {
+			fmt.Printf("  similar to set %d: %.3f\n", j, sim)
+		})
+		if err != nil {
+			fmt.Println(err)
+		}
+	}
+	// Output:
+	// set 0
+	// set 1
+	// set 2
+	//   similar to set 0: 0.700
+}

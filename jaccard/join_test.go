@@ -393,8 +393,8 @@ func sharedData() string {
 	return filepath.Join("..", "..", "shared", "data")
 }
 
-// FuzzJoin is a differential fuzz test: Join against the brute-force
-// oracle on small sets decoded from the input.
+// FuzzJoin is a differential fuzz test: Join and Index against the
+// brute-force oracle on small sets decoded from the input.
 func FuzzJoin(f *testing.F) {
 	f.Add(byte(128), []byte{0, 1, 0, 2, 1, 1, 1, 2, 2, 3})
 	f.Add(byte(255), []byte{0, 7, 1, 7, 2, 7, 3, 7})
@@ -412,8 +412,12 @@ func FuzzJoin(f *testing.F) {
 			sets[s] = slices.Compact(sets[s])
 		}
 		got, _ := joinPairs(t, sets, th)
-		if want := bruteForce(sets, th); !slices.Equal(got, want) {
+		want := bruteForce(sets, th)
+		if !slices.Equal(got, want) {
 			t.Fatalf("t=%v sets=%v: Join = %v, brute force = %v", th, sets, got, want)
+		}
+		if got := indexPairs(t, sets, th); !slices.Equal(got, want) {
+			t.Fatalf("t=%v sets=%v: Index = %v, brute force = %v", th, sets, got, want)
 		}
 	})
 }
