@@ -308,8 +308,12 @@ func summary(r *Run) []string {
 	if r.Source != "" {
 		src = r.Source
 	}
-	out = append(out, fmt.Sprintf("neardup read %s from %s and removed %s as near-duplicates of a document it kept; %s remain.",
-		plural(s.Documents, "document", "documents"), src, plural(s.Removed, "document", "documents"), plural(s.Kept, "document", "documents")))
+	remain := "remain"
+	if s.Kept == 1 {
+		remain = "remains"
+	}
+	out = append(out, fmt.Sprintf("neardup read %s from %s and removed %s as near-duplicates of a document it kept; %s %s.",
+		plural(s.Documents, "document", "documents"), src, plural(s.Removed, "document", "documents"), plural(s.Kept, "document", "documents"), remain))
 	if s.Clusters > 0 {
 		out = append(out, fmt.Sprintf("The duplicates form %s: groups of documents that are near-duplicates of one another, directly or through a chain of pairs. The largest holds %s. In every cluster one document is kept (%s) and the others are removed.",
 			plural(s.Clusters, "cluster", "clusters"), plural(s.LargestCluster, "document", "documents"), keepName(cfg)))
