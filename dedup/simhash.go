@@ -54,7 +54,8 @@ type simhashMethod struct {
 	shingle        shingle.Options
 	verify         bool
 	threshold      float64
-	design         simhash.Design // for the configured corpus size, in Describe
+	design         simhash.Design  // for 2^20 documents, in Describe before a run
+	chosen         *simhash.Design // the design of the last Flush, if any
 	idf            *simhash.IDF
 	idfMeta        string
 }
@@ -110,14 +111,18 @@ func (m *simhashMethod) Describe() map[string]any {
 		weights = "tfidf"
 	}
 	d := map[string]any{
-		"bits":               m.bits,
-		"distance":           m.distance,
-		"unit":               m.shingle.Unit.String(),
-		"ngram":              n,
-		"weights":            weights,
-		"index":              "permuted tables, batch (simhash.AllPairsGrouped); design chosen at Flush for the number of distinct fingerprints",
-		"design_for_1M_docs": m.design.String(),
-		"verify":             m.verify,
+		"bits":     m.bits,
+		"distance": m.distance,
+		"unit":     m.shingle.Unit.String(),
+		"ngram":    n,
+		"weights":  weights,
+		"index":    "permuted tables, batch (simhash.AllPairsGrouped); design chosen at Flush for the number of distinct fingerprints",
+		"verify":   m.verify,
+	}
+	if m.chosen != nil {
+		d["design"] = m.chosen.String()
+	} else {
+		d["design_for_1M_docs"] = m.design.String()
 	}
 	if m.verify {
 		d["threshold"] = m.threshold
@@ -168,6 +173,10 @@ func (m *simhashMethod) SetIDF(t *simhash.IDF) error {
 
 // IDFMeta is the Meta line an IDF table for this configuration carries.
 func (m *simhashMethod) IDFMeta() string { return m.idfMeta }
+
+// IDF returns the table in use (learned or set), or nil: the pipeline can
+// save a learned table with its Save method for later runs.
+func (m *simhashMethod) IDF() *simhash.IDF { return m.idf }
 
 type idfLearner struct {
 	sh    *shingle.Shingler
@@ -289,5 +298,8 @@ func (f *simhashFinder) Flush(emit func(Pair)) error {
 			report(a, b, dist)
 		})
 	f.design = d
+	if err == nil {
+		f.m.chosen = &d
+	}
 	return err
 }

@@ -143,6 +143,9 @@ func TestSimhashMatchesLinearScan(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, pairs := runMethod(t, m, texts, nil)
+		if d, ok := m.Describe()["design"].(string); !ok || !strings.Contains(d, fmt.Sprintf("k=%d", c.k)) {
+			t.Errorf("%s: Describe after the run has design %q, want the design chosen at Flush", name, d)
+		}
 
 		// The oracle: fingerprints by the library, all pairs by a scan.
 		sh, _ := shingle.New(cfg.Shingle)
@@ -240,6 +243,9 @@ func TestSimhashTFIDF(t *testing.T) {
 	}
 	if pp.NeedsPrePass() {
 		t.Error("NeedsPrePass still true after FinishPrePass")
+	}
+	if m.(interface{ IDF() *simhash.IDF }).IDF() == nil {
+		t.Error("IDF() is nil after the pre-pass")
 	}
 	if d := m.Describe(); d["idf_docs"] != int64(len(texts)) {
 		t.Errorf("Describe idf_docs = %v, want %d", d["idf_docs"], len(texts))
