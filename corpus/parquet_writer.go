@@ -2,7 +2,6 @@ package corpus
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -85,31 +84,34 @@ func kindOfJSON(v []byte) pqKind {
 }
 
 // objectFields calls fn for each member of the JSON object in raw, in
-// order. The value slices alias an internal buffer.
-func objectFields(raw []byte, fn func(key string, value []byte)) error {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	tok, err := dec.Token()
-	if err != nil {
-		return err
+// order; valid says raw is known to be valid JSON. The value slices alias
+// raw.
+func objectFields(raw []byte, valid bool, fn func(key string, value []byte)) error {
+	if !valid && !json.Valid(raw) {
+		var v any
+		return json.Unmarshal(raw, &v)
 	}
-	if d, ok := tok.(json.Delim); !ok || d != '{' {
+	i := skipSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '{' {
 		return ErrNotObject
 	}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return err
+	i++
+	for {
+		i = skipSpace(raw, i)
+		if i >= len(raw) || raw[i] == '}' {
+			return nil
 		}
-		key, _ := tok.(string)
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return err
+		if raw[i] == ',' {
+			i = skipSpace(raw, i+1)
 		}
-		fn(key, v)
+		kEnd := skipString(raw, i)
+		key, _ := jsonString(raw[i:kEnd])
+		i = skipSpace(raw, kEnd)
+		i = skipSpace(raw, i+1) // ':'
+		vEnd := skipValue(raw, i)
+		fn(key, raw[i:vEnd])
+		i = vEnd
 	}
-	_, err = dec.Token()
-	return err
 }
 
 type parquetWriter struct {
@@ -138,7 +140,7 @@ func (w *parquetWriter) Write(d *Document) error {
 	if err != nil {
 		return err
 	}
-	err = objectFields(w.buf, func(k string, v []byte) {
+	err = objectFields(w.buf, false, func(k string, v []byte) {
 		w.kinds[k] = joinKind(w.kinds[k], kindOfJSON(v))
 	})
 	if err != nil {
@@ -240,7 +242,7 @@ func (w *parquetWriter) Commit() (err error) {
 			values[i] = parquet.NullValue().Level(0, 0, i)
 		}
 		var convErr error
-		objectFields(b, func(k string, v []byte) {
+		objectFields(b, true, func(k string, v []byte) {
 			c := cols[k]
 			var pv parquet.Value
 			switch c.kind {
