@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/neardup/neardup/ksentence"
+	"github.com/neardup/neardup/text"
 )
 
 func TestKSentenceFinder(t *testing.T) {
@@ -44,5 +45,34 @@ func TestKSentenceFinder(t *testing.T) {
 	}
 	if d := m.Describe(); d["k_sentences"] != 2 {
 		t.Errorf("Describe k_sentences = %v, want 2", d["k_sentences"])
+	}
+}
+
+// TestKSentenceNormalisation checks the normalisation this method needs:
+// with KeepNewlines and PunctCanonical the sentences survive, so texts
+// that differ only in punctuation variants, case and spacing get the same
+// fingerprint, while the default normalisation (punctuation and newlines
+// folded) leaves one sentence per document.
+func TestKSentenceNormalisation(t *testing.T) {
+	opts := text.DefaultOptions()
+	opts.KeepNewlines = true
+	opts.PunctuationMode = text.PunctCanonical
+	norm, err := text.New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := "床前明月光，疑是地上霜。举头望明月！低头思故乡？\nThe Moon Is Bright. Short."
+	b := "床前明月光,疑是地上霜．举头望明月!  低头思故乡?\r\nthe moon is   bright.短。"
+	h, _ := ksentence.New(ksentence.Options{K: 3})
+	na, nb := norm.Append(nil, a), norm.Append(nil, b)
+	if got := len(ksentence.AppendSentences(nil, na)); got != 5 {
+		t.Errorf("normalised text %q has %d sentences, want 5", na, got)
+	}
+	if h.Sum(na) != h.Sum(nb) {
+		t.Errorf("same 3 longest sentences after normalisation, different fingerprints:\n%q\n%q", h.AppendLongest(nil, na), h.AppendLongest(nil, nb))
+	}
+	def, _ := text.New(text.DefaultOptions())
+	if got := len(ksentence.AppendSentences(nil, def.Append(nil, a))); got != 1 {
+		t.Errorf("default normalisation: %d sentences, want 1 (punctuation and newlines folded)", got)
 	}
 }

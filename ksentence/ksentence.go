@@ -11,8 +11,9 @@
 // A sentence ends at a newline (LF, CR, U+2028, U+2029), at Chinese and
 // full-width sentence punctuation (。｡．！？ and the ellipsis …), at ! and
 // ?, and at a full stop '.' followed by white space, the end of the text, a
-// closing quote or bracket, or a CJK character (so "3.14" and
-// "example.com" do not split). Runs of terminators ("?!", "……", "...") and
+// closing quote or bracket, or a CJK character, or preceded by a CJK
+// character (so "3.14" and "example.com" do not split, and a 。 that
+// normalisation turned into '.' still does). Runs of terminators ("?!", "……", "...") and
 // the closing quotes and brackets that follow them end one sentence. The
 // content of a sentence is its text without the terminators and closing
 // marks, with leading and trailing white space removed and inner runs of
@@ -134,13 +135,21 @@ func fullStopEnds(text []byte, next int) bool {
 	return unicode.IsSpace(r) || isCloser(r) || isCJK(r) || r == '.' || isTerminator(r)
 }
 
+// afterCJK reports whether the rune before text[i] is a CJK character: a
+// '.' there is a Chinese full stop folded to ASCII (text.PunctCanonical
+// turns 。 into '.').
+func afterCJK(text []byte, i int) bool {
+	r, _ := utf8.DecodeLastRune(text[:i])
+	return r != utf8.RuneError && isCJK(r)
+}
+
 // AppendSentences appends the sentences of text, in order, to dst.
 func AppendSentences(dst []Span, text []byte) []Span {
 	start := 0
 	i := 0
 	for i < len(text) {
 		r, size := utf8.DecodeRune(text[i:])
-		if !(isTerminator(r) || r == '.' && fullStopEnds(text, i+size)) {
+		if !(isTerminator(r) || r == '.' && (fullStopEnds(text, i+size) || afterCJK(text, i))) {
 			i += size
 			continue
 		}

@@ -37,6 +37,7 @@ func TestSplit(t *testing.T) {
 		{"句号．全角｡半角", []string{"句号", "全角", "半角"}},
 		{"end.", []string{"end"}},
 		{"a.中文", []string{"a", "中文"}},
+		{"中文.English next", []string{"中文", "English next"}},
 	}
 	for _, c := range cases {
 		if got := sentences(c.in); !slices.Equal(got, c.want) {
