@@ -139,7 +139,7 @@ func (m *minhashMethod) Describe() map[string]any {
 		"threshold":           m.threshold,
 		"num_perm":            m.hasher.NumPerm(),
 		"family":              m.family.String(),
-		"seed":                m.hasher.Seed(),
+		"seed":                fmt.Sprintf("%#x", m.hasher.Seed()),
 		"unit":                m.shingle.Unit.String(),
 		"ngram":               n,
 		"bands":               m.params.Bands,
@@ -160,16 +160,17 @@ type minhashSketch struct {
 	h   *minhash.Hasher
 }
 
-// AppendJSON writes {"family", "num_perm", "seed", "slots"}: the slots are
-// the signature's 32-bit minima, null for a document without shingles.
+// AppendJSON writes {"family", "num_perm", "seed", "slots"}: the seed as a
+// hex string ("0x..."), the slots as the signature's 32-bit minima, null
+// for a document without shingles.
 func (s *minhashSketch) AppendJSON(dst []byte) []byte {
 	dst = append(dst, `{"family":"`...)
 	dst = append(dst, s.h.Family().String()...)
 	dst = append(dst, `","num_perm":`...)
 	dst = strconv.AppendInt(dst, int64(s.h.NumPerm()), 10)
-	dst = append(dst, `,"seed":`...)
-	dst = strconv.AppendUint(dst, s.h.Seed(), 10)
-	dst = append(dst, `,"slots":`...)
+	dst = append(dst, `,"seed":"0x`...) // a string: JSON numbers lose 64-bit precision in many readers
+	dst = strconv.AppendUint(dst, s.h.Seed(), 16)
+	dst = append(dst, `","slots":`...)
 	if s.sig == nil {
 		return append(dst, "null}"...)
 	}

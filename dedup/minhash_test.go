@@ -289,13 +289,13 @@ func TestMinhashSketchCodecAndJSON(t *testing.T) {
 			var v struct {
 				Family  string
 				NumPerm int `json:"num_perm"`
-				Seed    uint64
+				Seed    string
 				Slots   []uint32
 			}
 			if err := json.Unmarshal(x.AppendJSON(nil), &v); err != nil {
 				t.Fatalf("AppendJSON = %s: %v", x.AppendJSON(nil), err)
 			}
-			if v.Family != "multiply-shift" || v.NumPerm != 128 || v.Seed != minhash.DefaultSeed || !slices.Equal(v.Slots, []uint32(xs.sig)) {
+			if v.Family != "multiply-shift" || v.NumPerm != 128 || v.Seed != fmt.Sprintf("%#x", minhash.DefaultSeed) || !slices.Equal(v.Slots, []uint32(xs.sig)) {
 				t.Errorf("AppendJSON = %s", x.AppendJSON(nil))
 			}
 		}
