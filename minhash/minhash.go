@@ -218,7 +218,8 @@ func (h *Hasher) Seed() uint64 { return h.seed }
 
 // Sign appends the signature of the set of shingle hashes to dst[:0] and
 // returns it. Repeated hashes are allowed and ignored. It does not allocate
-// when cap(dst) >= NumPerm.
+// when cap(dst) >= NumPerm (except OPH above 1024 slots, which allocates a
+// bitmap of K bits).
 func (h *Hasher) Sign(dst Signature, hashes []uint64) Signature {
 	dst = grow(dst[:0], h.k)
 	for i := range dst {
