@@ -310,13 +310,37 @@ func (h *Hasher) Add(feature uint64, weight float64) {
 func (h *Hasher) AddHash(hash Fingerprint, weight float64) {
 	h.weighted = true
 	h.wsum += weight
-	lo, hi := hash.Lo&h.mask.Lo, hash.Hi&h.mask.Hi
-	n := min(h.nbits, 64)
-	for i := 0; i < n; i++ {
-		h.w[i] += weight * float64(lo>>uint(i)&1)
+	addBytes(h.w[:64], hash.Lo&h.mask.Lo, weight)
+	if h.nbits > 64 {
+		addBytes(h.w[64:], hash.Hi&h.mask.Hi, weight)
 	}
-	for i := 64; i < h.nbits; i++ {
-		h.w[i] += weight * float64(hi>>uint(i-64)&1)
+}
+
+// byteBits[b][j] is bit j of b as 0 or 1, so that the weighted path adds
+// without converting bits to floats one by one.
+var byteBits = func() (t [256][8]float64) {
+	for b := range t {
+		for j := range t[b] {
+			t[b][j] = float64(b >> j & 1)
+		}
+	}
+	return t
+}()
+
+// addBytes adds weight to w[i] for every set bit i of x (len(w) >= 64).
+func addBytes(w []float64, x uint64, weight float64) {
+	w = w[:64]
+	for b := 0; b < 8; b++ {
+		t := &byteBits[x>>(8*uint(b))&0xff]
+		v := w[8*b : 8*b+8 : 8*b+8]
+		v[0] += weight * t[0]
+		v[1] += weight * t[1]
+		v[2] += weight * t[2]
+		v[3] += weight * t[3]
+		v[4] += weight * t[4]
+		v[5] += weight * t[5]
+		v[6] += weight * t[6]
+		v[7] += weight * t[7]
 	}
 }
 
