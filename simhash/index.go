@@ -44,6 +44,11 @@ type DesignOptions struct {
 	// Blocks forces the number of blocks (more than the distance); 0 means
 	// chosen by the cost model.
 	Blocks int
+	// MaxCandidates, when positive, replaces the cost model: the design is
+	// the one with the fewest tables whose expected candidates per probe
+	// are at most MaxCandidates, or, when no design within MaxTables
+	// reaches it, the one with the fewest candidates.
+	MaxCandidates float64
 }
 
 // Design is a permuted-table layout: the f bits are cut into Blocks
@@ -139,7 +144,8 @@ func combinations(n, r int, f func(mask uint64)) {
 // MaxTables) that minimises the expected cost of a probe, tables × lookup
 // cost + expected candidates; batch selects the cost model of AllPairs
 // (one radix sort per table) rather than that of Index (a map probe per
-// table). opts.N is ignored; opts.Blocks forces b.
+// table). opts.MaxCandidates bounds the expected candidates per probe
+// instead; opts.Blocks forces b; opts.N is ignored.
 func ChooseDesign(n, f, k int, batch bool, opts DesignOptions) (Design, error) {
 	if f < 1 || f > MaxBits {
 		return Design{}, fmt.Errorf("%w (got %d)", ErrBits, f)
@@ -177,6 +183,22 @@ func ChooseDesign(n, f, k int, batch bool, opts DesignOptions) (Design, error) {
 			return Design{}, fmt.Errorf("simhash: %d blocks for %d bits and distance %d: want %d to %d", b, f, k, minB, min(f, 64))
 		}
 		return eval(b), nil
+	}
+	if opts.MaxCandidates > 0 {
+		var best Design
+		for b := minB; b <= min(f, 64); b++ {
+			if binomial(b, k) > maxT && b > minB {
+				break
+			}
+			d := eval(b)
+			if d.Candidates <= opts.MaxCandidates {
+				return d, nil // C(b, k) grows with b: the fewest tables
+			}
+			if b == minB || d.Candidates < best.Candidates {
+				best = d
+			}
+		}
+		return best, nil
 	}
 	lookup, candCost := float64(lookupCostIndex), 1.0
 	if batch {

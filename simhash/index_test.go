@@ -271,6 +271,22 @@ func TestDesign(t *testing.T) {
 			t.Errorf("N=%d f=%d k=%d: %v: want at most %v candidates and %d tables", c.n, c.f, c.k, d, c.maxCandidates, DefaultMaxTables)
 		}
 	}
+	// A bound on the candidates: the fewest tables that meet it.
+	for _, c := range []struct {
+		n, k  int
+		bound float64
+		want  int // blocks
+	}{
+		{1 << 20, 3, 100, 4},  // 4 tables: 64 candidates
+		{1 << 20, 3, 10, 5},   // 10 tables: 0.2
+		{1 << 20, 3, 0.05, 6}, // 20 tables: 0.01
+		{1 << 20, 8, 1, 11},   // not reachable within 256 tables: the fewest candidates, 165 tables
+	} {
+		d, err := ChooseDesign(c.n, 64, c.k, false, DesignOptions{MaxCandidates: c.bound})
+		if err != nil || d.Blocks != c.want {
+			t.Errorf("N=%d k=%d MaxCandidates=%v: %v, %v; want %d blocks", c.n, c.k, c.bound, d, err, c.want)
+		}
+	}
 	for _, c := range []struct{ f, k int }{{64, 64}, {64, 100}, {64, -1}, {128, 128}} {
 		if _, err := ChooseDesign(10, c.f, c.k, false, DesignOptions{}); !errors.Is(err, ErrDistance) {
 			t.Errorf("ChooseDesign(f=%d, k=%d) error %v, want ErrDistance", c.f, c.k, err)
