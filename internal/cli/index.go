@@ -1,7 +1,742 @@
 package cli
 
-import "github.com/spf13/cobra"
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/neardup/neardup/corpus"
+	"github.com/neardup/neardup/internal/atomicfile"
+	"github.com/neardup/neardup/minhash"
+	"github.com/neardup/neardup/store"
+)
+
+// indexParamFlags are the method parameters of `index create`. On add and
+// query the same flags are optional checks: given, they must match the
+// index.
+type indexParamFlags struct {
+	method    string
+	threshold float64
+	numPerm   int
+	family    string
+	bands     int
+	rows      int
+	seed      uint64
+	bits      int
+	distance  int
+	blocks    int
+	text      textFlags
+	shingle   shingleFlags
+}
+
+func (f *indexParamFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&f.method, "method", "minhash", "minhash or simhash")
+	fs.Float64Var(&f.threshold, "threshold", store.DefaultThreshold, "minhash: estimated Jaccard similarity at or above which a document is a duplicate")
+	fs.IntVar(&f.numPerm, "num-perm", store.DefaultNumPerm, "minhash: permutations (signature slots)")
+	fs.StringVar(&f.family, "family", "permutation", "minhash: hash family, permutation, multiply-shift or oph")
+	fs.IntVar(&f.bands, "bands", store.DefaultBands, "minhash: LSH bands")
+	fs.IntVar(&f.rows, "rows", store.DefaultRows, "minhash: rows per band (bands x rows at most --num-perm)")
+	fs.Uint64Var(&f.seed, "seed", 0, "seed of the minhash or simhash hash family (0: the fixed default)")
+	fs.IntVar(&f.bits, "bits", store.DefaultBits, "simhash: fingerprint bits, 1 to 128")
+	fs.IntVar(&f.distance, "distance", store.DefaultDistance, "simhash: largest Hamming distance of a duplicate")
+	fs.IntVar(&f.blocks, "blocks", 0, "simhash: blocks of the permuted-table design (0: chosen for a million documents)")
+	f.shingle.register(fs, store.DefaultNgram)
+	f.text.register(fs)
+}
+
+// params builds the store parameters from the flags. Only the flags of the
+// chosen method are used.
+func (f *indexParamFlags) params() (store.Params, error) {
+	m, err := store.ParseMethod(f.method)
+	if err != nil {
+		return store.Params{}, usageErr("--method %q: want minhash or simhash", f.method)
+	}
+	sh, err := f.shingle.options()
+	if err != nil {
+		return store.Params{}, err
+	}
+	p := store.Params{Method: m, Normalize: f.text.opts, Shingle: sh, Seed: f.seed}
+	if m == store.MinHash {
+		if err := checkUnit01("--threshold", f.threshold); err != nil {
+			return p, err
+		}
+		fam, err := minhash.ParseFamily(f.family)
+		if err != nil {
+			return p, usageErr("--family: %v", err)
+		}
+		p.NumPerm, p.Family, p.Bands, p.Rows, p.Threshold = f.numPerm, fam, f.bands, f.rows, f.threshold
+		if p.NumPerm < 1 || p.Bands < 1 || p.Rows < 1 {
+			return p, usageErr("--num-perm, --bands and --rows must be at least 1")
+		}
+	} else {
+		if f.distance < 0 {
+			return p, usageErr("--distance %d: must not be negative", f.distance)
+		}
+		if f.bits < 1 {
+			return p, usageErr("--bits %d: must be between 1 and 128", f.bits)
+		}
+		p.Bits, p.Distance, p.Blocks, p.ExactOnly = f.bits, f.distance, f.blocks, f.distance == 0
+	}
+	return p, nil
+}
+
+// checkAgainst refuses flags given on the command line that disagree with
+// the stored parameters.
+func (f *indexParamFlags) checkAgainst(fs *pflag.FlagSet, p store.Params) error {
+	var diffs []string
+	fs.Visit(func(fl *pflag.Flag) {
+		var stored string
+		switch fl.Name {
+		case "method":
+			stored = p.Method.String()
+		case "unit":
+			stored = p.Shingle.Unit.String()
+		case "ngram":
+			stored = fmt.Sprint(p.Shingle.N)
+		case "num-perm", "bands", "rows", "threshold", "family":
+			if p.Method != store.MinHash {
+				diffs = append(diffs, fmt.Sprintf("--%s applies to minhash, the index is %s", fl.Name, p.Method))
+				return
+			}
+			stored = map[string]string{"num-perm": fmt.Sprint(p.NumPerm), "bands": fmt.Sprint(p.Bands), "rows": fmt.Sprint(p.Rows),
+				"threshold": fmt.Sprint(p.Threshold), "family": p.Family.String()}[fl.Name]
+		case "bits", "distance", "blocks":
+			if p.Method != store.SimHash {
+				diffs = append(diffs, fmt.Sprintf("--%s applies to simhash, the index is %s", fl.Name, p.Method))
+				return
+			}
+			stored = map[string]string{"bits": fmt.Sprint(p.Bits), "distance": fmt.Sprint(p.Distance), "blocks": fmt.Sprint(p.Blocks)}[fl.Name]
+		case "nfkc", "case-fold", "fold-whitespace", "fold-punct", "html", "t2s", "stop-words":
+			n := p.Normalize
+			stored = fmt.Sprint(map[string]bool{"nfkc": n.NFKC, "case-fold": n.CaseFold, "fold-whitespace": n.Whitespace,
+				"fold-punct": n.Punctuation, "html": n.HTML, "t2s": n.T2S, "stop-words": n.StopWords}[fl.Name])
+		default:
+			return
+		}
+		if fl.Value.String() != stored {
+			diffs = append(diffs, fmt.Sprintf("--%s %s but the index has %s", fl.Name, fl.Value.String(), stored))
+		}
+	})
+	if len(diffs) > 0 {
+		return usageErr("%v: %s (the parameters are fixed when the index is created)", store.ErrIncompatible, strings.Join(diffs, "; "))
+	}
+	return nil
+}
+
+type indexOpts struct {
+	dir           string
+	params        indexParamFlags
+	input         inputFlags
+	output        string
+	check         bool
+	limit         int
+	dupsOnly      bool
+	workers       int
+	batch         int
+	jsonOut       bool
+	cacheMB       int
+	idsFile       string
+	ignoreMissing bool
+	quiet         bool
+}
 
 func newIndexCmd() *cobra.Command {
-	return notBuilt("index", "Create, add to and query a persistent index")
+	cmd := &cobra.Command{
+		Use:   "index",
+		Short: "Create, add to and query a persistent index",
+		Long: `A persistent near-duplicate index in a directory (--index DIR): MinHash
+LSH bands or SimHash permuted tables, with every document's signature and id.
+The method and its parameters (normalisation, shingles, permutations, bands,
+bits, distance) are fixed by 'index create' and stored in the index; the other
+commands read them from there.
+
+  neardup index create --index DIR [--method minhash|simhash] [parameters]
+  neardup index add    --index DIR [--check] INPUT...   add a corpus
+  neardup index query  --index DIR INPUT... [-o F]      find the duplicates of a corpus
+  neardup index remove --index DIR ID...                remove documents
+  neardup index stats  --index DIR [--json]
+  neardup index compact --index DIR                     reclaim space after removals
+
+The on-disk format is docs/format/store.md.
+
+` + exitHelp,
+	}
+	cmd.AddCommand(newIndexCreateCmd(), newIndexAddCmd(), newIndexQueryCmd(),
+		newIndexRemoveCmd(), newIndexStatsCmd(), newIndexCompactCmd())
+	return cmd
+}
+
+func registerIndexDir(fs *pflag.FlagSet, o *indexOpts) {
+	fs.StringVar(&o.dir, "index", "", "index directory (required)")
+	fs.IntVar(&o.cacheMB, "cache-mb", store.DefaultCacheSize>>20, "block cache size in MiB: with the memtables it bounds the index's memory")
+}
+
+func (o *indexOpts) storeOptions() store.Options {
+	return store.Options{CacheSize: int64(o.cacheMB) << 20}
+}
+
+func (o *indexOpts) openIndex(readOnly bool) (*store.Store, error) {
+	if o.dir == "" {
+		return nil, usageErr("--index DIR is required")
+	}
+	if o.cacheMB < 1 {
+		return nil, usageErr("--cache-mb %d: must be at least 1", o.cacheMB)
+	}
+	so := o.storeOptions()
+	so.ReadOnly = readOnly
+	s, err := store.Open(o.dir, so)
+	if errors.Is(err, store.ErrNotIndex) {
+		return nil, usageErr("--index %s: no index there (create one with 'neardup index create --index %s')", o.dir, o.dir)
+	}
+	return s, err
+}
+
+func newIndexCreateCmd() *cobra.Command {
+	o := &indexOpts{}
+	cmd := &cobra.Command{
+		Use:   "create --index DIR [flags]",
+		Short: "Create an empty index with a method and its parameters",
+		Long: `Create an empty index in DIR (created if missing). The defaults follow the
+news-deduplication example of seed 000: word 3-shingles, MinHash with 128
+permutations in 16 bands of 8 rows, a duplicate at estimated similarity 0.8.
+--method simhash makes 64-bit fingerprints matched within Hamming distance 3.
+
+` + exitHelp,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runIndexCreate(cmd, o)
+		},
+	}
+	registerIndexDir(cmd.Flags(), o)
+	o.params.register(cmd.Flags())
+	cmd.Flags().BoolVar(&o.jsonOut, "json", false, "print the stored parameters as JSON")
+	return cmd
+}
+
+func runIndexCreate(cmd *cobra.Command, o *indexOpts) error {
+	if o.dir == "" {
+		return usageErr("--index DIR is required")
+	}
+	p, err := o.params.params()
+	if err != nil {
+		return err
+	}
+	s, err := store.Create(o.dir, p, o.storeOptions())
+	if errors.Is(err, store.ErrParams) || errors.Is(err, store.ErrExists) {
+		return usageErr("%v", err)
+	}
+	if err != nil {
+		return err
+	}
+	p = s.Params()
+	if err := s.Close(); err != nil {
+		return err
+	}
+	if o.jsonOut {
+		return writeJSON(cmd.OutOrStdout(), p)
+	}
+	_, err = fmt.Fprintf(cmd.ErrOrStderr(), "created %s index in %s (%s)\n", p.Method, o.dir, describeParams(p))
+	return err
+}
+
+func describeParams(p store.Params) string {
+	sh := fmt.Sprintf("%s %d-shingles", p.Shingle.Unit, p.Shingle.N)
+	if p.Method == store.MinHash {
+		return fmt.Sprintf("%s, %d %s permutations, %dx%d bands, threshold %v", sh, p.NumPerm, p.Family, p.Bands, p.Rows, p.Threshold)
+	}
+	return fmt.Sprintf("%s, %d bits, distance %d, %d blocks, %d tables", sh, p.Bits, p.Distance, p.Blocks, p.Tables())
+}
+
+func newIndexAddCmd() *cobra.Command {
+	o := &indexOpts{}
+	cmd := &cobra.Command{
+		Use:   "add --index DIR [--check] INPUT...",
+		Short: "Add a corpus to the index",
+		Long: `Add every document of the inputs to the index. INPUT is a file, a directory
+or - for JSONL on standard input. A document whose id is already in the index
+is bad input (exit code 3; --skip-invalid skips and counts it).
+
+With --check each document is first checked against the index and the
+documents added before it, and added only when it duplicates none of them
+(check-and-add: incremental deduplication of a corpus against everything
+seen so far). --output writes one JSON line per input document:
+{"id","added","duplicate","matches":[{"id","similarity","distance"}]}.
+
+Documents are written in batches (--batch); each batch is synced to disk
+before the next is read, so an interrupted run leaves the index consistent
+with every completed batch in it.
+
+` + exitHelp,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runIndexAdd(cmd, o, args)
+		},
+	}
+	fs := cmd.Flags()
+	registerIndexDir(fs, o)
+	fs.BoolVar(&o.check, "check", false, "add only documents that duplicate nothing in the index (check-and-add)")
+	fs.StringVarP(&o.output, "output", "o", "", "write one result line per document here (JSONL; - for stdout)")
+	fs.IntVar(&o.limit, "limit", 10, "at most this many matches per document in --output (0: all)")
+	fs.IntVarP(&o.workers, "workers", "j", 0, "goroutines that normalise and sketch (0: all cores)")
+	fs.IntVar(&o.batch, "batch", 1024, "documents per write batch")
+	fs.BoolVarP(&o.quiet, "quiet", "q", false, "print no summary")
+	fs.BoolVar(&o.jsonOut, "json", false, "print the summary as JSON")
+	o.input.register(fs)
+	o.params.register(fs)
+	return cmd
+}
+
+func newIndexQueryCmd() *cobra.Command {
+	o := &indexOpts{}
+	cmd := &cobra.Command{
+		Use:   "query --index DIR INPUT... [-o FILE]",
+		Short: "Find the duplicates of a corpus in the index (cross-corpus dedup)",
+		Long: `Query the index with every document of the inputs, without adding them.
+Writes one JSON line per input document to --output (default standard
+output): {"id","duplicate","matches":[{"id","similarity","distance"}]},
+matches best first (similarity is the estimated Jaccard similarity for
+minhash, the fraction of equal bits for simhash; distance is the Hamming
+distance for simhash and -1 for minhash).
+
+` + exitHelp,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runIndexQuery(cmd, o, args)
+		},
+	}
+	fs := cmd.Flags()
+	registerIndexDir(fs, o)
+	fs.StringVarP(&o.output, "output", "o", "-", "write the results here (JSONL; - for stdout)")
+	fs.IntVar(&o.limit, "limit", 10, "at most this many matches per document (0: all)")
+	fs.BoolVar(&o.dupsOnly, "duplicates-only", false, "write only the documents that have duplicates")
+	fs.IntVarP(&o.workers, "workers", "j", 0, "goroutines that normalise, sketch and query (0: all cores)")
+	fs.IntVar(&o.batch, "batch", 1024, "documents read at a time")
+	fs.BoolVarP(&o.quiet, "quiet", "q", false, "print no summary")
+	fs.BoolVar(&o.jsonOut, "json", false, "print the summary as JSON")
+	o.input.register(fs)
+	o.params.register(fs)
+	return cmd
+}
+
+// indexSummary is what add and query report.
+type indexSummary struct {
+	Index      string `json:"index"`
+	Documents  int64  `json:"documents"`
+	Added      int64  `json:"added"`
+	Duplicates int64  `json:"duplicates"`
+	Skipped    int64  `json:"skipped"`
+	IndexDocs  int64  `json:"index_documents"`
+}
+
+// docResult is one line of the --output of add and query.
+type docResult struct {
+	ID        string        `json:"id"`
+	Added     *bool         `json:"added,omitempty"`
+	Duplicate bool          `json:"duplicate"`
+	Matches   []store.Match `json:"matches"`
+}
+
+func runIndexAdd(cmd *cobra.Command, o *indexOpts, args []string) error {
+	return runIndexStream(cmd, o, args, true)
+}
+
+func runIndexQuery(cmd *cobra.Command, o *indexOpts, args []string) error {
+	return runIndexStream(cmd, o, args, false)
+}
+
+// runIndexStream reads the inputs in chunks, sketches each chunk in
+// parallel, and adds it (add) or queries it (query).
+func runIndexStream(cmd *cobra.Command, o *indexOpts, args []string, add bool) error {
+	ctx := cmd.Context()
+	ropts, err := o.input.options()
+	if err != nil {
+		return err
+	}
+	if len(args) == 0 {
+		return usageErr("no INPUT: give files, directories or - for standard input")
+	}
+	if o.batch < 1 {
+		return usageErr("--batch %d: must be at least 1", o.batch)
+	}
+	if o.limit < 0 {
+		return usageErr("--limit %d: must not be negative", o.limit)
+	}
+	if o.workers < 0 {
+		return usageErr("--workers %d: must not be negative", o.workers)
+	}
+	var files []string
+	for _, a := range args {
+		if a == "-" {
+			files = append(files, "-")
+			continue
+		}
+		fs, err := expandInputs([]string{a})
+		if err != nil {
+			return err
+		}
+		files = append(files, fs...)
+	}
+	s, err := o.openIndex(!add)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	if err := o.params.checkAgainst(cmd.Flags(), s.Params()); err != nil {
+		return err
+	}
+	workers := o.workers
+	if workers == 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	sketchers := make([]*store.Sketcher, workers)
+	for i := range sketchers {
+		if sketchers[i], err = s.NewSketcher(); err != nil {
+			return err
+		}
+	}
+
+	var out *atomicfile.File
+	var bw *bufio.Writer
+	outPath := o.output
+	if outPath != "" {
+		out, err = atomicfile.Create(outPath)
+		if err != nil {
+			return err
+		}
+		defer out.Abort()
+		bw = bufio.NewWriterSize(out, 1<<16)
+	}
+
+	sum := indexSummary{Index: o.dir}
+	var skipErr error
+	ropts.OnInvalid = func(re *corpus.RecordError) error {
+		if o.input.skipInvalid {
+			sum.Skipped++
+			return nil
+		}
+		return re
+	}
+	type item struct {
+		id, text, src string
+		record        int64
+		sk            store.Sketch
+		matches       []store.Match
+		err           error
+	}
+	chunk := make([]item, 0, o.batch)
+	flush := func() error {
+		if len(chunk) == 0 {
+			return nil
+		}
+		// Sketch (and for query, query) in parallel.
+		var wg sync.WaitGroup
+		per := (len(chunk) + workers - 1) / workers
+		for w := 0; w < workers; w++ {
+			lo, hi := w*per, min((w+1)*per, len(chunk))
+			if lo >= hi {
+				break
+			}
+			wg.Go(func() {
+				sk := sketchers[w]
+				for i := lo; i < hi; i++ {
+					it := &chunk[i]
+					k := sk.Sketch(it.text)
+					if k.Sig != nil {
+						k.Sig = append(minhash.Signature(nil), k.Sig...)
+					}
+					it.sk = k
+					if !add {
+						it.matches, it.err = s.Query(nil, it.sk, o.limit)
+					}
+				}
+			})
+		}
+		wg.Wait()
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		var results []store.Result
+		if add {
+			docs := make([]store.Doc, len(chunk))
+			for i := range chunk {
+				docs[i] = store.Doc{ID: chunk[i].id, Sketch: chunk[i].sk}
+			}
+			if o.check {
+				results, err = s.CheckAndAddBatch(docs, o.limit)
+			} else {
+				results, err = s.AddBatch(docs)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		for i := range chunk {
+			it := &chunk[i]
+			sum.Documents++
+			line := docResult{ID: it.id, Matches: it.matches}
+			if add {
+				r := results[i]
+				if r.Err != nil {
+					re := &corpus.RecordError{File: it.src, Record: it.record, ID: it.id, Err: fmt.Errorf("%w: %v", errInvalidData, r.Err)}
+					if !o.input.skipInvalid {
+						return re
+					}
+					sum.Skipped++
+					sum.Documents--
+					if skipErr == nil {
+						skipErr = re
+					}
+					continue
+				}
+				added := r.Added
+				line.Added, line.Matches = &added, r.Matches
+				if added {
+					sum.Added++
+				}
+			} else if it.err != nil {
+				return fmt.Errorf("%s:%d: id %q: %w", it.src, it.record, it.id, it.err)
+			}
+			line.Duplicate = len(line.Matches) > 0
+			if line.Duplicate {
+				sum.Duplicates++
+			}
+			if line.Matches == nil {
+				line.Matches = []store.Match{}
+			}
+			if bw != nil && (!o.dupsOnly || line.Duplicate) {
+				b, err := json.Marshal(line)
+				if err != nil {
+					return err
+				}
+				bw.Write(b)
+				if err := bw.WriteByte('\n'); err != nil {
+					return err
+				}
+			}
+		}
+		chunk = chunk[:0]
+		return nil
+	}
+	e := cmd.InOrStdin()
+	for _, f := range files {
+		var r corpus.Reader
+		if f == "-" {
+			r = corpus.NewJSONL(io.NopCloser(e), "-", ropts)
+		} else if r, err = corpus.Open(f, ropts); err != nil {
+			return err
+		}
+		for r.Next() {
+			d := r.Doc()
+			chunk = append(chunk, item{id: strings.Clone(d.ID), text: strings.Clone(d.Text), src: d.Source, record: d.Record})
+			if len(chunk) == o.batch {
+				if err := flush(); err != nil {
+					r.Close()
+					return err
+				}
+			}
+			if err := ctx.Err(); err != nil {
+				r.Close()
+				return err
+			}
+		}
+		err := r.Err()
+		r.Close()
+		if err != nil {
+			return err
+		}
+	}
+	if err := flush(); err != nil {
+		return err
+	}
+	if bw != nil {
+		if err := bw.Flush(); err != nil {
+			return err
+		}
+		if err := out.Commit(); err != nil {
+			return err
+		}
+	}
+	sum.IndexDocs = s.Len()
+	if err := s.Close(); err != nil {
+		return err
+	}
+	return printIndexSummary(cmd.ErrOrStderr(), o, sum, add, skipErr)
+}
+
+func printIndexSummary(w io.Writer, o *indexOpts, s indexSummary, add bool, firstSkip error) error {
+	if o.quiet {
+		return nil
+	}
+	if o.jsonOut {
+		return writeJSON(w, s)
+	}
+	var err error
+	if add {
+		_, err = fmt.Fprintf(w, "added %d of %d documents (%d duplicates, %d skipped); the index holds %d\n",
+			s.Added, s.Documents, s.Duplicates, s.Skipped, s.IndexDocs)
+	} else {
+		_, err = fmt.Fprintf(w, "queried %d documents: %d have duplicates in the index (%d documents), %d skipped\n",
+			s.Documents, s.Duplicates, s.IndexDocs, s.Skipped)
+	}
+	if err == nil && firstSkip != nil {
+		_, err = fmt.Fprintf(w, "first skipped: %v\n", firstSkip)
+	}
+	return err
+}
+
+func newIndexRemoveCmd() *cobra.Command {
+	o := &indexOpts{}
+	cmd := &cobra.Command{
+		Use:   "remove --index DIR [ID...] [--ids-file F]",
+		Short: "Remove documents from the index by id",
+		Long: `Remove the documents with the given ids (arguments, and/or one id per line of
+--ids-file, - for standard input). An id not in the index is an error (exit
+code 3) unless --ignore-missing; the ids before it are removed.
+
+` + exitHelp,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runIndexRemove(cmd, o, args)
+		},
+	}
+	fs := cmd.Flags()
+	registerIndexDir(fs, o)
+	fs.StringVar(&o.idsFile, "ids-file", "", "read ids from this file, one per line (- for standard input)")
+	fs.BoolVar(&o.ignoreMissing, "ignore-missing", false, "skip ids that are not in the index")
+	fs.BoolVarP(&o.quiet, "quiet", "q", false, "print no summary")
+	return cmd
+}
+
+func runIndexRemove(cmd *cobra.Command, o *indexOpts, args []string) error {
+	ids := append([]string(nil), args...)
+	if o.idsFile != "" {
+		var r io.Reader
+		if o.idsFile == "-" {
+			r = cmd.InOrStdin()
+		} else {
+			f, err := os.Open(o.idsFile)
+			if err != nil {
+				return usageErr("--ids-file: %v", err)
+			}
+			defer f.Close()
+			r = f
+		}
+		sc := bufio.NewScanner(r)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			if line := strings.TrimRight(sc.Text(), "\r"); line != "" {
+				ids = append(ids, line)
+			}
+		}
+		if err := sc.Err(); err != nil {
+			return fmt.Errorf("--ids-file %s: %w", o.idsFile, err)
+		}
+	}
+	if len(ids) == 0 {
+		return usageErr("no ids to remove: give ids as arguments or --ids-file")
+	}
+	s, err := o.openIndex(false)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	var removed, missing int
+	for _, id := range ids {
+		if err := cmd.Context().Err(); err != nil {
+			return err
+		}
+		err := s.Remove(id)
+		switch {
+		case err == nil:
+			removed++
+		case errors.Is(err, store.ErrNotFound) && o.ignoreMissing:
+			missing++
+		case errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrInvalidID):
+			return fmt.Errorf("%w: %v", errInvalidData, err)
+		default:
+			return err
+		}
+	}
+	n := s.Len()
+	if err := s.Close(); err != nil {
+		return err
+	}
+	if o.quiet {
+		return nil
+	}
+	_, err = fmt.Fprintf(cmd.ErrOrStderr(), "removed %d documents (%d not found); the index holds %d\n", removed, missing, n)
+	return err
+}
+
+func newIndexStatsCmd() *cobra.Command {
+	o := &indexOpts{}
+	cmd := &cobra.Command{
+		Use:   "stats --index DIR [--json]",
+		Short: "Print the index's parameters, size and disk use",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runIndexStats(cmd, o)
+		},
+	}
+	registerIndexDir(cmd.Flags(), o)
+	cmd.Flags().BoolVar(&o.jsonOut, "json", false, "print JSON")
+	return cmd
+}
+
+func runIndexStats(cmd *cobra.Command, o *indexOpts) error {
+	s, err := o.openIndex(true)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	st, err := s.Stats()
+	if err != nil {
+		return err
+	}
+	w := cmd.OutOrStdout()
+	if o.jsonOut {
+		return writeJSON(w, st)
+	}
+	_, err = fmt.Fprintf(w, "index:        %s (format %d)\nmethod:       %s\nparameters:   %s\ndocuments:    %d\ndisk:         %d bytes (%.1f bytes per document)\n",
+		st.Dir, st.FormatVersion, st.Params.Method, describeParams(st.Params), st.Docs, st.DiskBytes, st.BytesPerDoc)
+	return err
+}
+
+func newIndexCompactCmd() *cobra.Command {
+	o := &indexOpts{}
+	cmd := &cobra.Command{
+		Use:   "compact --index DIR",
+		Short: "Compact the index, reclaiming the space of removed documents",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runIndexCompact(cmd.Context(), cmd, o)
+		},
+	}
+	registerIndexDir(cmd.Flags(), o)
+	return cmd
+}
+
+func runIndexCompact(ctx context.Context, cmd *cobra.Command, o *indexOpts) error {
+	s, err := o.openIndex(false)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	before, _ := s.Stats()
+	if err := s.Compact(ctx); err != nil {
+		return err
+	}
+	after, _ := s.Stats()
+	if err := s.Close(); err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(cmd.ErrOrStderr(), "compacted %s: %d -> %d bytes\n", o.dir, before.DiskBytes, after.DiskBytes)
+	return err
 }
