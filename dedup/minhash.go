@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/neardup/neardup/cluster"
@@ -201,12 +202,13 @@ func (m *minhashMethod) NewSketcher() (Sketcher, error) {
 func (s *minhashSketcher) Sketch(d *Doc) (Sketch, error) {
 	sk := &minhashSketch{h: s.m.hasher}
 	if s.m.verify {
-		set := s.sh.AppendSet(nil, string(d.Text))
-		if len(set) == 0 {
+		// The Finder keeps the set: an exact-size copy, the scratch is reused.
+		s.hashes = s.sh.AppendSet(s.hashes[:0], string(d.Text))
+		if len(s.hashes) == 0 {
 			return sk, nil
 		}
-		sk.set = set
-		sk.sig = s.m.hasher.Sign(nil, set)
+		sk.set = slices.Clone(s.hashes)
+		sk.sig = s.m.hasher.Sign(nil, sk.set)
 		return sk, nil
 	}
 	s.hashes = s.sh.AppendHashes(s.hashes[:0], string(d.Text))
