@@ -51,8 +51,9 @@
 // is the pigeonhole case: 4 tables of 16 bits for f = 64, k = 3). ChooseDesign
 // picks b from (N, f, k) by minimising the expected cost of a probe (tables
 // looked up plus candidates checked, for uniformly random fingerprints)
-// under a limit on the number of tables; Design.String says what was
-// chosen. AllPairs finds every pair of a batch within k, sorting one table
+// under a limit on the number of tables, or as the fewest tables that keep
+// the expected candidates per probe under a bound
+// (DesignOptions.MaxCandidates); Design.String says what was chosen. AllPairs finds every pair of a batch within k, sorting one table
 // at a time, in memory linear in N. Both return exactly what a linear scan
 // returns; the tests check it against one for k from 0 to 8.
 //
