@@ -426,7 +426,15 @@ func newGuide(d []uint64) guide {
 // find returns the index of h, which must be present, in d.
 func (g *guide) find(d []uint64, h uint64) int {
 	b := h >> g.shift
-	lo, hi := g.start[b], g.start[b+1]
-	k, _ := slices.BinarySearch(d[lo:hi], h)
-	return int(lo) + k
+	lo, hi := int(g.start[b]), int(g.start[b+1])
+	if hi-lo > 16 {
+		k, _ := slices.BinarySearch(d[lo:hi], h)
+		return lo + k
+	}
+	for k := lo; k < hi; k++ { // a slot holds 8 hashes on average
+		if d[k] >= h {
+			return k
+		}
+	}
+	return hi
 }
