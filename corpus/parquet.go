@@ -50,7 +50,7 @@ type Parquet struct {
 	opened bool
 
 	file   *parquet.File
-	reader *parquet.Reader
+	reader *parquet.GenericReader[map[string]any]
 	flat   bool
 	cols   []pqColumn // by leaf column index (flat files)
 	text   int        // column index of the text, -1 if none
@@ -58,18 +58,17 @@ type Parquet struct {
 	rows   []parquet.Row
 	n, i   int
 	row    int64 // rows read so far
-	m      map[string]any
+	m      []map[string]any
 	raw    []byte
 }
 
 // pqColumn describes one top-level leaf column of a flat file.
 type pqColumn struct {
-	name    string
-	key     []byte // the JSON-quoted name
-	conv    pqConv
-	maxDef  int
-	unit    time.Duration // timestamps: one tick
-	integer bool          // unsigned
+	name   string
+	key    []byte // the JSON-quoted name
+	conv   pqConv
+	maxDef int
+	unit   time.Duration // timestamps: one tick
 }
 
 type pqConv uint8
@@ -187,9 +186,9 @@ func (p *Parquet) fill() bool {
 		return false
 	}
 	// Nested files: one row at a time through reconstruction.
-	clear(p.m)
-	if err := p.reader.Read(&p.m); err != nil {
-		if err != io.EOF {
+	clear(p.m[0])
+	if n, err := p.reader.Read(p.m); n == 0 {
+		if err != nil && err != io.EOF {
 			p.fail(p.row+1, "", fmt.Errorf("%w: parquet: %v", ErrCorrupt, err))
 		}
 		p.done = true
@@ -359,12 +358,12 @@ func (p *Parquet) open() error {
 				textFound = true
 			}
 		}
-		p.m = make(map[string]any)
+		p.m = []map[string]any{make(map[string]any)}
 	}
 	if !textFound {
 		return fmt.Errorf("%w %q (columns: %v)", ErrMissingText, p.opts.TextField, schema.Columns())
 	}
-	p.reader = parquet.NewReader(f)
+	p.reader = parquet.NewGenericReader[map[string]any](f, f.Schema())
 	if p.flat {
 		p.rows = make([]parquet.Row, 256)
 	}
@@ -510,7 +509,8 @@ func (c *pqColumn) appendValue(dst []byte, v parquet.Value) []byte {
 
 // convertNested makes the document of the row in p.m.
 func (p *Parquet) convertNested() (id string, err error) {
-	if v, ok := p.m[p.opts.IDField]; ok && v != nil {
+	m := p.m[0]
+	if v, ok := m[p.opts.IDField]; ok && v != nil {
 		switch v := v.(type) {
 		case string:
 			id = v
@@ -525,7 +525,7 @@ func (p *Parquet) convertNested() (id string, err error) {
 		id = p.name + ":" + strconv.FormatInt(p.row, 10)
 	}
 	var text string
-	switch v := p.m[p.opts.TextField].(type) {
+	switch v := m[p.opts.TextField].(type) {
 	case string:
 		text = v
 	case []byte:
@@ -538,17 +538,17 @@ func (p *Parquet) convertNested() (id string, err error) {
 	if !utf8.ValidString(text) {
 		return id, ErrInvalidUTF8
 	}
-	for k, v := range p.m {
+	for k, v := range m {
 		if v == nil {
-			delete(p.m, k)
+			delete(m, k)
 		} else {
-			p.m[k] = bytesToStrings(v)
+			m[k] = bytesToStrings(v)
 		}
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(p.m); err != nil {
+	if err := enc.Encode(m); err != nil {
 		return id, fmt.Errorf("%w: %v", ErrCorrupt, err)
 	}
 	p.raw = append(p.raw[:0], bytes.TrimRight(buf.Bytes(), "\n")...)
