@@ -7,45 +7,6 @@ import (
 	"slices"
 )
 
-// # The similarity join
-//
-// Join finds every pair of sets with Set(a, b) >= t without comparing all
-// pairs, by prefix filtering as in PPJoin (Xiao, Wang, Lin, Yu, "Efficient
-// Similarity Joins for Near Duplicate Detection", WWW 2008; the prefix and
-// length filters go back to Chaudhuri et al., ICDE 2006, and Bayardo et al.,
-// WWW 2007):
-//
-//   - Global order. Every hash is replaced by its rank in one order of all
-//     distinct hashes: by document frequency, rarest first (ties by hash
-//     value, so the order is deterministic), and each set is sorted by rank.
-//     Rare tokens first keep the inverted lists of the prefixes short.
-//   - Overlap. J(x, y) >= t is the same as |x ∩ y| >= α(x, y) =
-//     ⌈t/(1+t)·(|x|+|y|)⌉.
-//   - Length filter. J(x, y) >= t needs t·|x| <= |y| <= |x|/t.
-//   - Prefix filter. If |x ∩ y| >= α, the first common token (in the global
-//     order) is among the first |x|-α+1 tokens of x and of y. Sets are
-//     processed by increasing size, each probes the index with its first
-//     |x| - ⌈t·|x|⌉ + 1 tokens (the probing prefix) and then adds its first
-//     |x| - ⌈2t/(1+t)·|x|⌉ + 1 tokens (the indexing prefix, enough because
-//     every later probe is at least as long).
-//   - Positional filter. When token w is at position i of x and j of y, at
-//     most 1 + min(|x|-i-1, |y|-j-1) common tokens remain from w on; a
-//     candidate whose count so far plus that bound falls below α is dropped.
-//   - Verification. The surviving candidates are verified by a merge of the
-//     suffixes after the last common prefix token, stopping as soon as α is
-//     out of reach. A pair is reported when float64(o)/float64(|x|+|y|-o)
-//     >= t, the exact test Set makes, so Join reports exactly the pairs an
-//     all-pairs loop over Set would. The filters round their bounds in the
-//     permissive direction (by a relative 1e-9), so floating-point rounding
-//     can never make them drop a pair the final test accepts.
-//
-// Empty sets have similarity 1 with each other (see Set) and 0 with any
-// other set: every pair of empty sets is reported, with similarity 1.
-//
-// The suffix filter of PPJoin+ is not implemented: on shingle sets of
-// documents the positional filter leaves few false candidates (see
-// docs/bench/jaccard.md).
-
 // ErrThreshold is returned by Join for a threshold outside (0, 1].
 var ErrThreshold = errors.New("jaccard: threshold must be in (0, 1]")
 
@@ -80,6 +41,44 @@ const maxSets = math.MaxInt32
 // wrapping ErrUnsorted, naming the set, for a set that is not sorted; in
 // both cases before emit is called.
 //
+// # Algorithm
+//
+// Join does not compare all pairs: it filters by prefixes as in PPJoin (Xiao, Wang, Lin, Yu, "Efficient
+// Similarity Joins for Near Duplicate Detection", WWW 2008; the prefix and
+// length filters go back to Chaudhuri et al., ICDE 2006, and Bayardo et al.,
+// WWW 2007):
+//
+//   - Global order. Every hash is replaced by its rank in one order of all
+//     distinct hashes: by document frequency, rarest first (ties by hash
+//     value, so the order is deterministic), and each set is sorted by rank.
+//     Rare tokens first keep the inverted lists of the prefixes short.
+//   - Overlap. J(x, y) >= t is the same as |x ∩ y| >= α(x, y) =
+//     ⌈t/(1+t)·(|x|+|y|)⌉.
+//   - Length filter. J(x, y) >= t needs t·|x| <= |y| <= |x|/t.
+//   - Prefix filter. If |x ∩ y| >= α, the first common token (in the global
+//     order) is among the first |x|-α+1 tokens of x and of y. Sets are
+//     processed by increasing size, each probes the index with its first
+//     |x| - ⌈t·|x|⌉ + 1 tokens (the probing prefix) and then adds its first
+//     |x| - ⌈2t/(1+t)·|x|⌉ + 1 tokens (the indexing prefix, enough because
+//     every later probe is at least as long).
+//   - Positional filter. When token w is at position i of x and j of y, at
+//     most 1 + min(|x|-i-1, |y|-j-1) common tokens remain from w on; a
+//     candidate whose count so far plus that bound falls below α is dropped.
+//   - Verification. The surviving candidates are verified by a merge of the
+//     suffixes after the last common prefix token, stopping as soon as α is
+//     out of reach. A pair is reported when float64(o)/float64(|x|+|y|-o)
+//     >= t, the exact test Set makes, so Join reports exactly the pairs an
+//     all-pairs loop over Set would. The filters round their bounds in the
+//     permissive direction (by a relative 1e-9), so floating-point rounding
+//     can never make them drop a pair the final test accepts.
+//
+// Empty sets have similarity 1 with each other (see Set) and 0 with any
+// other set: every pair of empty sets is reported, with similarity 1.
+//
+// The suffix filter of PPJoin+ is not implemented: on shingle sets of
+// documents the positional filter leaves few false candidates (see
+// docs/bench/jaccard.md).
+//
 // Memory, with T = Σ|x| and V distinct hashes: 8·T bytes while the hashes
 // are sorted to count document frequencies, with 4.5·V for the ranks and
 // the lookup table; then 4·T for the re-ranked sets, 8 bytes per indexed
@@ -96,7 +95,8 @@ const maxSets = math.MaxInt32
 // so low thresholds on long documents probe more. See docs/bench/jaccard.md.
 //
 // Join is synchronous and safe to call from several goroutines on
-// different (or the same, unmodified) inputs.
+// different (or the same, unmodified) inputs. Index is the incremental
+// form, for sets that arrive one at a time.
 func Join(sets [][]uint64, threshold float64, emit func(i, j int, sim float64)) error {
 	_, err := JoinWithStats(sets, threshold, emit)
 	return err
