@@ -10,7 +10,7 @@
 // scored by eval.Score: pairwise precision, recall and F1 over
 // same-cluster pairs, the Adjusted Rand Index, and document-level macro F1
 // and accuracy. Best picks the configuration with the highest value of a
-// Metric, the faster one on a tie.
+// Metric, the first in the sweep's order on a tie.
 //
 // Sample draws a reproducible subset of a large labelled set: whole truth
 // clusters, chosen by a seeded hash, until a document budget is reached, so
@@ -330,7 +330,9 @@ func Sweep(ctx context.Context, base dedup.Config, space Space, in dedup.Input, 
 }
 
 // Best returns the index of the trial with the highest value of m; on a
-// tie, the faster one, then the earlier one. It returns -1 for no trial.
+// tie, the earlier one in the sweep's order (not the faster: times are
+// noisy, and the choice must not depend on them). It returns -1 for no
+// trial.
 func Best(trials []Trial, m Metric) int {
 	best := -1
 	for i := range trials {
@@ -338,8 +340,7 @@ func Best(trials []Trial, m Metric) int {
 			best = i
 			continue
 		}
-		v, bv := trials[i].Scores.Value(m), trials[best].Scores.Value(m)
-		if v > bv || (v == bv && trials[i].Seconds < trials[best].Seconds) {
+		if trials[i].Scores.Value(m) > trials[best].Scores.Value(m) {
 			best = i
 		}
 	}
