@@ -336,3 +336,17 @@ func BenchmarkScore(b *testing.B) {
 		}
 	}
 }
+
+func TestNewLabels(t *testing.T) {
+	l, err := NewLabels("mem", []string{"a", "b", "a", "c"}, []string{"1", "1", "2", "3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Len() != 3 || l.NumClusters != 2 || l.Index("c") != 2 || l.Issues.Duplicates != 1 {
+		t.Errorf("NewLabels = %d ids, %d clusters, Index(c) %d, issues %+v; want 3, 2, 2, one duplicate",
+			l.Len(), l.NumClusters, l.Index("c"), l.Issues)
+	}
+	if _, err := NewLabels("mem", []string{"a"}, nil); err == nil {
+		t.Error("NewLabels accepted slices of different lengths")
+	}
+}

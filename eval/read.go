@@ -34,7 +34,9 @@ const (
 	PairsTSV
 )
 
-// Labels is a partition of document ids into clusters, read from a file.
+// Labels is a partition of document ids into clusters, read from a file
+// (Read, ReadClusters, ReadPairs) or built by NewLabels; a Labels written
+// as a literal has no id index and finds no id. It is read-only once built.
 type Labels struct {
 	// Name is the file name, for messages.
 	Name string
@@ -65,6 +67,24 @@ type Labels struct {
 type LabelledPair struct {
 	A, B  int32
 	Label int32
+}
+
+// NewLabels returns the partition that puts ids[k] in cluster clusters[k],
+// for callers that hold a clustering in memory (the reader functions build
+// the same from files). A repeated id is recorded in Issues, and the first
+// wins. The slices must have the same length.
+func NewLabels(name string, ids, clusters []string) (*Labels, error) {
+	if len(ids) != len(clusters) {
+		return nil, fmt.Errorf("eval: %d ids and %d clusters", len(ids), len(clusters))
+	}
+	if len(ids) >= 1<<31-1 {
+		return nil, errTooMany
+	}
+	b := newBuilder(name, JSONL)
+	for k, id := range ids {
+		b.add(id, clusters[k])
+	}
+	return b.done(), nil
 }
 
 // Index returns the position of id in IDs, or -1.
