@@ -44,10 +44,13 @@ const defaultBloomN = 10_000_000
 // document that has no copy.
 //
 // bloom-overlap is the shingle-overlap mode of datatrove's Bloom filter
-// step: a document is a duplicate when at least Config.Threshold of its
-// distinct shingles (Config.Shingle) are already in the filter; the
-// shingles of a kept document are added, those of a duplicate are not.
-// BloomN then counts shingles, not documents.
+// step (SingleBloomFilter): a document is a duplicate when at least
+// Config.Threshold of its distinct shingles (Config.Shingle) are already in
+// the filter, and the shingles not yet there are added whether or not the
+// document is dropped, as datatrove does (datatrove counts shingles with
+// repeats and drops strictly above its threshold; here the shingles are a
+// set and the threshold is inclusive, like every --threshold). BloomN then
+// counts shingles, not documents.
 type bloomMethod struct {
 	overlap   bool
 	n         uint64
@@ -214,19 +217,16 @@ func (f *bloomFinder) AddDrop(i int, s Sketch, _ func(Pair), drop func(int, floa
 		}
 		return nil
 	case bloomShingles:
+		// As datatrove: count the shingles already present, add the
+		// others (whether or not the document is dropped).
 		in := 0
 		for _, h := range s {
-			if f.f.TestHash(h) {
+			if f.f.AddHash(h) {
 				in++
 			}
 		}
-		frac := float64(in) / float64(len(s))
-		if frac >= f.m.threshold {
+		if frac := float64(in) / float64(len(s)); frac >= f.m.threshold {
 			drop(i, frac)
-			return nil
-		}
-		for _, h := range s {
-			f.f.AddHash(h)
 		}
 		return nil
 	}
