@@ -192,8 +192,9 @@ func (s *bloomOverlapSketcher) Sketch(d *Doc) (Sketch, error) {
 }
 
 type bloomFinder struct {
-	m *bloomMethod
-	f *bloom.Filter
+	m      *bloomMethod
+	f      *bloom.Filter
+	absent []uint64 // scratch: shingles of a document not in the filter
 }
 
 // Add returns ErrNeedsDrop: see DropFinder.
@@ -217,15 +218,19 @@ func (f *bloomFinder) AddDrop(i int, s Sketch, _ func(Pair), drop func(int, floa
 		}
 		return nil
 	case bloomShingles:
-		// As datatrove: count the shingles already present, add the
-		// others (whether or not the document is dropped).
-		in := 0
+		// As datatrove: count the shingles already present (all tested
+		// before any is added, so a document never matches itself), then
+		// add the others, whether or not the document is dropped.
+		f.absent = f.absent[:0]
 		for _, h := range s {
-			if f.f.AddHash(h) {
-				in++
+			if !f.f.TestHash(h) {
+				f.absent = append(f.absent, h)
 			}
 		}
-		if frac := float64(in) / float64(len(s)); frac >= f.m.threshold {
+		for _, h := range f.absent {
+			f.f.AddHash(h)
+		}
+		if frac := float64(len(s)-len(f.absent)) / float64(len(s)); frac >= f.m.threshold {
 			drop(i, frac)
 		}
 		return nil
