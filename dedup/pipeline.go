@@ -122,6 +122,10 @@ type SizeCount struct {
 type Stage struct {
 	Name    string  `json:"name"`
 	Seconds float64 `json:"seconds"`
+	// PeakRSSBytes is the process's peak resident set size at the end of
+	// the stage (it only grows: the stage that raised it is the first
+	// with the higher value).
+	PeakRSSBytes int64 `json:"peak_rss_bytes,omitempty"`
 }
 
 // Example is one cluster, for the summary and the report: the kept
@@ -295,7 +299,7 @@ type run struct {
 }
 
 func (r *run) stage(name string, since time.Time) {
-	r.stats.Stages = append(r.stats.Stages, Stage{Name: name, Seconds: time.Since(since).Seconds()})
+	r.stats.Stages = append(r.stats.Stages, Stage{Name: name, Seconds: time.Since(since).Seconds(), PeakRSSBytes: PeakRSS()})
 }
 
 // open copies standard input aside when it is an input (so it can be read

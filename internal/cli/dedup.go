@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"runtime/pprof"
 	"slices"
@@ -263,7 +264,7 @@ func runDedup(cmd *cobra.Command, o *dedupOpts, args []string, e *env) error {
 		}
 	}
 	if o.report != "" {
-		if err := writeReport(o.report, cfg, stats); err != nil {
+		if err := writeReportFrom(o.report, cfg, stats, reportSource(o.sample, in.Files)); err != nil {
 			return err
 		}
 	}
@@ -273,7 +274,11 @@ func runDedup(cmd *cobra.Command, o *dedupOpts, args []string, e *env) error {
 		printSummary(e.stderr, stats, o.sample)
 		stats.Examples = examples
 		if o.report != "" {
-			fmt.Fprintf(e.stderr, "  report: %s\n", o.report)
+			where := o.report
+			if abs, err := filepath.Abs(o.report); err == nil && o.report != "-" {
+				where = abs
+			}
+			fmt.Fprintf(e.stderr, "  report: %s (open it in a browser)\n", where)
 		}
 	}
 	return nil
