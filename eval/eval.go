@@ -14,7 +14,9 @@
 // evaluation. Components are transitive: a–b and b–c positive put a and c
 // together even when a–c is labelled negative. Score also reports, per
 // label, how many labelled pairs the prediction puts in one cluster.
-// Either file may be gzip-compressed.
+// A pair listed more than once counts once per line in that report.
+// Either file may be gzip-compressed. NewLabels builds a Labels from a
+// clustering held in memory.
 //
 // The documents evaluated are the truth's ids. A truth id missing from the
 // prediction counts as a predicted singleton; a predicted id the truth
