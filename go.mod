@@ -15,6 +15,7 @@ require (
 	github.com/zeebo/xxh3 v1.1.0
 	golang.org/x/net v0.62.0
 	golang.org/x/sync v0.24.0
+	golang.org/x/term v0.47.0
 	golang.org/x/text v0.43.0
 	gonum.org/v1/plot v0.17.0
 )

@@ -491,6 +491,7 @@ func (r *run) pass1(ctx context.Context) error {
 			return err
 		}
 	}
+	r.stats.Params = r.method.Describe() // some methods decide at Flush
 	r.stats.Documents = len(r.ids) - r.nOld
 	r.stats.Against = r.nOld
 	r.stage("read+sketch+find", start)

@@ -6,19 +6,17 @@ import (
 
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
+	"golang.org/x/term"
 
 	"github.com/neardup/neardup/dedup"
 )
 
-// isTerminal reports whether w is a character device (a terminal): progress
-// bars are drawn only there, never in pipes, files or CI logs.
+// isTerminal reports whether w is a terminal (isatty, not merely a
+// character device: /dev/null is one too): progress bars are drawn only
+// there, never in pipes, files, /dev/null or CI logs.
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // barProgress draws one bar per stage with documents, rate, input size and

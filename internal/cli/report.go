@@ -12,11 +12,6 @@ import (
 	"github.com/neardup/neardup/report"
 )
 
-// writeReport writes the HTML report of a dedup run, atomically.
-func writeReport(path string, cfg dedup.Config, stats *dedup.Stats) error {
-	return writeReportFrom(path, cfg, stats, "")
-}
-
 // writeReportFrom writes the HTML report of a dedup run, atomically;
 // source describes the input in words ("" leaves it out; see
 // reportSource).

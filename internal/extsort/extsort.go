@@ -45,7 +45,6 @@ type Sorter struct {
 	limit  int // entries held in memory before a spill
 	buf    []Entry
 	runs   []string
-	spills int
 	closed bool
 }
 
