@@ -39,8 +39,16 @@ var benchDatasets = []string{"clough-plagiarism", "llvm-docs", "tang-editions", 
 type benchProfile struct {
 	// about says why, for the document.
 	about string
-	// config returns the configuration of method on the dataset.
+	// config returns the configuration of method on the dataset (the
+	// "readme" profile).
 	config func(method string) dedup.Config
+	// tuned changes config(method) into the "tuned" profile: the best
+	// configuration `neardup tune` found on a sample of the dataset
+	// (docs/defaults.md has the sweeps). A method without an entry runs
+	// only in the readme profile.
+	tuned map[string]func(c *dedup.Config)
+	// tunedAbout says where the tuned profile comes from.
+	tunedAbout string
 	// refVersion, when set, adds the recall of the pairs (refVersion/X,
 	// V/X) per version V, where ids are "VERSION/KEY".
 	refVersion string
@@ -126,6 +134,7 @@ var benchProfiles = map[string]benchProfile{
 }
 
 type benchOpts struct {
+	profiles []string
 	data     string
 	datasets []string
 	methods  []string
@@ -177,6 +186,7 @@ holds none of the datasets, bench says so and fails (exit 1).
 	fs.StringVar(&o.data, "data", filepath.Join("..", "shared", "data"), "folder of labelled datasets (one sub-folder each)")
 	fs.StringSliceVar(&o.datasets, "datasets", nil, "datasets to run, comma-separated (default: the labelled sets found under --data)")
 	fs.StringSliceVar(&o.methods, "methods", benchMethods, "methods to run, comma-separated")
+	fs.StringSliceVar(&o.profiles, "profiles", []string{"readme", "tuned"}, "configurations to run: readme (the shingling and threshold the dataset's README calls for, method defaults otherwise), tuned (the best of neardup tune on a sample)")
 	fs.StringVar(&o.out, "out", filepath.Join("docs", "bench", "eval.md"), "write the Markdown tables here (- for stdout, empty for none)")
 	fs.StringVar(&o.jsonOut, "json", filepath.Join("docs", "bench", "eval.json"), "write the results as JSON here (empty for none)")
 	fs.DurationVar(&o.timeout, "timeout", 20*time.Minute, "stop a single (dataset, method) run after this long")
@@ -190,6 +200,8 @@ holds none of the datasets, bench says so and fails (exit 1).
 type benchRun struct {
 	Dataset string `json:"dataset"`
 	Method  string `json:"method"`
+	// Profile is "readme" or "tuned".
+	Profile string `json:"profile"`
 	// Args are the dedup flags used (without the input and output files).
 	Args   []string       `json:"args"`
 	Params map[string]any `json:"params,omitempty"`
@@ -215,6 +227,7 @@ type benchRun struct {
 type benchDataset struct {
 	Name       string     `json:"name"`
 	About      string     `json:"about"`
+	TunedAbout string     `json:"tuned_about,omitempty"`
 	Docs       string     `json:"docs"`
 	Truth      string     `json:"truth"`
 	SubsetName string     `json:"subset,omitempty"`
@@ -256,6 +269,11 @@ func runBench(ctx context.Context, o *benchOpts, argv []string, stdout, stderr i
 	for _, m := range o.methods {
 		if _, err := dedup.NewMethod(dedup.Config{Method: m, Threshold: 0.5, NumPerm: 128, BloomFPP: 1e-6, KSentences: 3, Bits: 64}); err != nil {
 			return usageErr("--methods: %v", err)
+		}
+	}
+	for _, p := range o.profiles {
+		if p != "readme" && p != "tuned" {
+			return usageErr("--profiles %q: want readme or tuned", p)
 		}
 	}
 	if o.timeout <= 0 {
@@ -309,7 +327,7 @@ func runBench(ctx context.Context, o *benchOpts, argv []string, stdout, stderr i
 		if !ok {
 			prof = benchProfile{about: "dedup defaults (unknown dataset)", config: profileConfig(nil, nil)}
 		}
-		ds := benchDataset{Name: j.name, About: prof.about, Docs: j.docs, Truth: j.truth, SubsetName: prof.subsetName, RefVersion: prof.refVersion}
+		ds := benchDataset{Name: j.name, About: prof.about, TunedAbout: prof.tunedAbout, Docs: j.docs, Truth: j.truth, SubsetName: prof.subsetName, RefVersion: prof.refVersion}
 		truth, err := readLabelFile(j.truth, eval.ReadOptions{})
 		if err != nil {
 			return err
@@ -318,18 +336,27 @@ func runBench(ctx context.Context, o *benchOpts, argv []string, stdout, stderr i
 		if err != nil {
 			return err
 		}
-		for _, m := range o.methods {
-			cfg := prof.config(m)
-			cfg.Workers = o.workers
-			r := benchOne(ctx, exe, j.docs, cfg, o.timeout, tmp, sc)
-			r.Dataset = j.name
-			if ctx.Err() != nil {
-				return ctx.Err()
+		for _, p := range o.profiles {
+			for _, m := range o.methods {
+				cfg := prof.config(m)
+				if p == "tuned" {
+					f := prof.tuned[m]
+					if f == nil {
+						continue
+					}
+					f(&cfg)
+				}
+				cfg.Workers = o.workers
+				r := benchOne(ctx, exe, j.docs, cfg, o.timeout, tmp, sc)
+				r.Dataset, r.Profile = j.name, p
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				fmt.Fprintf(stderr, "bench: %-18s %-6s %-9s %-8s P %.4f R %.4f F1 %.4f ARI %.4f  %.1fs wall %.1fs cpu %s\n",
+					j.name, p, m, r.Status, r.Scores.Precision, r.Scores.Recall, r.Scores.F1, r.Scores.ARI,
+					r.WallSeconds, r.CPUSeconds, formatSize(r.PeakRSSBytes))
+				ds.Runs = append(ds.Runs, r)
 			}
-			fmt.Fprintf(stderr, "bench: %-18s %-9s %-8s P %.4f R %.4f F1 %.4f ARI %.4f  %.1fs wall %.1fs cpu %s\n",
-				j.name, m, r.Status, r.Scores.Precision, r.Scores.Recall, r.Scores.F1, r.Scores.ARI,
-				r.WallSeconds, r.CPUSeconds, formatSize(r.PeakRSSBytes))
-			ds.Runs = append(ds.Runs, r)
 		}
 		rep.Datasets = append(rep.Datasets, ds)
 		// Write after each dataset, so that a long run leaves its results.
@@ -653,6 +680,7 @@ func writeBenchMarkdown(b *bytes.Buffer, rep *benchReport) {
 	fmt.Fprintf(b, "- Each (dataset, method) is one child process `neardup dedup ARGS -q --clusters F --stats F DOCS`; ")
 	fmt.Fprintf(b, "*wall* is its elapsed time, *CPU* its user+system time and *peak RSS* its `ru_maxrss` (getrusage of the child), so memory is the method's own. ")
 	fmt.Fprintf(b, "The machine is shared and noisy: compare times within one table, not across runs.\n")
+	fmt.Fprintf(b, "- Two profiles per dataset: *readme* runs every method with the normalisation, shingling and threshold the dataset's README calls for and the method's own defaults otherwise; *tuned* runs the best configuration `neardup tune` found on a sample of the dataset (by pairwise F1; docs/defaults.md has the sweeps).\n")
 	fmt.Fprintf(b, "- *removed* counts the documents the method removes as duplicates. bloom removes a document whose key the filter has seen without naming the earlier copy, so it reports no pairs and its removed documents are singletons to the scorer: its pair scores are 0 by construction, and its *removed* is the number to compare with exact's.\n")
 	fmt.Fprintf(b, "- Scores: pairwise precision, recall and F1 over same-cluster pairs, Adjusted Rand Index, and document-level macro F1 (package eval; docs/eval.md).\n")
 	if len(rep.Missing) > 0 {
@@ -665,7 +693,11 @@ func writeBenchMarkdown(b *bytes.Buffer, rep *benchReport) {
 		for _, r := range ds.Runs {
 			docs = max(docs, r.Documents)
 		}
-		fmt.Fprintf(b, "%d documents. Profile: %s.\n\n", docs, ds.About)
+		fmt.Fprintf(b, "%d documents. Profile *readme*: %s.\n", docs, ds.About)
+		if ds.TunedAbout != "" {
+			fmt.Fprintf(b, "Profile *tuned* (rows marked (tuned)): %s.\n", ds.TunedAbout)
+		}
+		b.WriteString("\n")
 		fmt.Fprintf(b, "| method | configuration (dedup flags) | precision | recall | F1 | ARI | macro F1 | pairs | removed | wall s | CPU s | peak RSS |\n")
 		fmt.Fprintf(b, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 		for _, r := range ds.Runs {
@@ -674,12 +706,12 @@ func writeBenchMarkdown(b *bytes.Buffer, rep *benchReport) {
 				conf += " " + extra
 			}
 			if r.Status != "ok" {
-				fmt.Fprintf(b, "| %s | %s | %s | | | | | | | %.1f | %.1f | %s |\n", r.Method, conf, mdEscape(r.Status), r.WallSeconds, r.CPUSeconds, formatSize(r.PeakRSSBytes))
+				fmt.Fprintf(b, "| %s | %s | %s | | | | | | | %.1f | %.1f | %s |\n", runName(r), conf, mdEscape(r.Status), r.WallSeconds, r.CPUSeconds, formatSize(r.PeakRSSBytes))
 				continue
 			}
 			s := r.Scores
 			fmt.Fprintf(b, "| %s | %s | %.4f | %.4f | %.4f | %.4f | %.4f | %d | %d | %.1f | %.1f | %s |\n",
-				r.Method, conf, s.Precision, s.Recall, s.F1, s.ARI, s.MacroF1, r.Pairs, r.Removed, r.WallSeconds, r.CPUSeconds, formatSize(r.PeakRSSBytes))
+				runName(r), conf, s.Precision, s.Recall, s.F1, s.ARI, s.MacroF1, r.Pairs, r.Removed, r.WallSeconds, r.CPUSeconds, formatSize(r.PeakRSSBytes))
 		}
 		b.WriteString("\n")
 		if ds.SubsetName != "" {
@@ -687,7 +719,7 @@ func writeBenchMarkdown(b *bytes.Buffer, rep *benchReport) {
 			for _, r := range ds.Runs {
 				if r.Subset != nil {
 					s := r.Subset
-					fmt.Fprintf(b, "| %s | %.4f | %.4f | %.4f | %.4f |\n", r.Method, s.Precision, s.Recall, s.F1, s.ARI)
+					fmt.Fprintf(b, "| %s | %.4f | %.4f | %.4f | %.4f |\n", runName(r), s.Precision, s.Recall, s.F1, s.ARI)
 				}
 			}
 			b.WriteString("\n")
@@ -712,7 +744,7 @@ func writeBenchMarkdown(b *bytes.Buffer, rep *benchReport) {
 					if r.VersionRecall == nil {
 						continue
 					}
-					fmt.Fprintf(b, "| %s |", r.Method)
+					fmt.Fprintf(b, "| %s |", runName(r))
 					for _, v := range versions {
 						fmt.Fprintf(b, " %.4f |", r.VersionRecall[v])
 					}
@@ -739,7 +771,7 @@ func writeBenchMarkdown(b *bytes.Buffer, rep *benchReport) {
 				if len(r.PairLabels) == 0 {
 					continue
 				}
-				fmt.Fprintf(b, "| %s |", r.Method)
+				fmt.Fprintf(b, "| %s |", runName(r))
 				for _, l := range labels {
 					cell := ""
 					for _, ls := range r.PairLabels {
@@ -754,6 +786,15 @@ func writeBenchMarkdown(b *bytes.Buffer, rep *benchReport) {
 			b.WriteString("\n")
 		}
 	}
+}
+
+// runName is the method as the tables show it: "minhash", or "minhash
+// (tuned)" in the tuned profile.
+func runName(r benchRun) string {
+	if r.Profile == "tuned" {
+		return r.Method + " (tuned)"
+	}
+	return r.Method
 }
 
 // paramNote adds the effective parameters a reader needs that the flags
