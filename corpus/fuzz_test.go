@@ -197,21 +197,33 @@ func FuzzWriteRead(f *testing.F) {
 }
 
 // FuzzObjectMembers checks the JSONL field scanner against encoding/json.
-func FuzzObjectMembers(f *testing.F) {
+// FuzzScanObject checks the one-pass validating scanner against
+// encoding/json: the same verdict on validity, and the same top-level
+// member values.
+func FuzzScanObject(f *testing.F) {
 	f.Add([]byte(`{"id": 1, "text": "a\"b", "x": {"text": "nested"}, "text": "last"}`), "id", "text")
 	f.Add([]byte(`{"t\u0065xt": "escaped key", "a": [1, {"b": "]"}], "id": null}`), "id", "text")
 	f.Add([]byte(` [ {"text": "in array"} ] `), "id", "text")
+	f.Add([]byte(`{"a": -0.5e+3, "b": [true, false, null], "c": "\ud83d\ude00"}`), "a", "c")
+	f.Add([]byte(`{"a": 01}`), "a", "b")
+	f.Add([]byte(`{"a": "x" "b"}`), "a", "b")
 	f.Fuzz(func(t *testing.T, b []byte, k1, k2 string) {
-		if !json.Valid(b) {
+		if !utf8.Valid(b) { // the reader rejects invalid UTF-8 before parsing
 			return
 		}
-		v1, v2, ok := objectMembers(b, k1, k2)
-		var m map[string]json.RawMessage
-		err := json.Unmarshal(b, &m)
-		if wantOK := err == nil && m != nil; ok != wantOK {
-			t.Fatalf("objectMembers(%s) ok = %v, encoding/json: %v %v", b, ok, m, err)
+		v1, v2, isObject, err := scanObject(b, k1, k2)
+		if valid := json.Valid(b); (err == nil) != valid {
+			t.Fatalf("scanObject(%q) err = %v, json.Valid = %v", b, err, valid)
 		}
-		if !ok {
+		if err != nil {
+			return
+		}
+		var m map[string]json.RawMessage
+		uerr := json.Unmarshal(b, &m)
+		if wantObject := uerr == nil && m != nil; isObject != wantObject {
+			t.Fatalf("scanObject(%s) isObject = %v, encoding/json: %v %v", b, isObject, m, uerr)
+		}
+		if !isObject {
 			return
 		}
 		for _, c := range []struct {
@@ -220,7 +232,7 @@ func FuzzObjectMembers(f *testing.F) {
 		}{{k1, v1}, {k2, v2}} {
 			want, found := m[c.key]
 			if found != (c.got != nil) || (found && !bytes.Equal(bytes.TrimSpace(want), c.got)) {
-				t.Fatalf("objectMembers(%s)[%q] = %q, encoding/json %q (found %v)", b, c.key, c.got, want, found)
+				t.Fatalf("scanObject(%s)[%q] = %q, encoding/json %q (found %v)", b, c.key, c.got, want, found)
 			}
 		}
 	})
