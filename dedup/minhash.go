@@ -225,7 +225,7 @@ type minhashFinder struct {
 	k     int
 	ix    *lsh.Index
 	uf    *cluster.UnionFind
-	sigs  []uint32   // document i's signature at i*k (without Verify)
+	sigs  sigStore   // document i's signature, 16 bits a slot (without Verify)
 	sets  [][]uint64 // document i's shingle set (with Verify)
 	cands []uint32
 	// direct mode: the first document of each band's bucket.
@@ -235,6 +235,7 @@ type minhashFinder struct {
 
 func (m *minhashMethod) NewFinder() (Finder, error) {
 	f := &minhashFinder{m: m, k: m.hasher.NumPerm(), uf: cluster.NewUnionFind(0)}
+	f.sigs.k = f.k
 	if m.direct && !m.verify {
 		f.first = make([]map[uint64]int32, m.params.Bands)
 		for i := range f.first {
@@ -274,10 +275,7 @@ func (f *minhashFinder) Add(i int, s Sketch, emit func(Pair)) error {
 		}
 		f.sets[i] = sk.set
 	} else {
-		if need := (i + 1) * f.k; len(f.sigs) < need {
-			f.sigs = append(f.sigs, make([]uint32, need-len(f.sigs))...)
-		}
-		copy(f.sigs[i*f.k:], sk.sig)
+		f.sigs.put(i, sk.sig)
 	}
 	if f.first != nil {
 		return f.addDirect(i, sk.sig, emit)
@@ -320,7 +318,7 @@ func (f *minhashFinder) match(j, i int, sk *minhashSketch) (float64, bool) {
 		sim := jaccard.Set(f.sets[j], sk.set)
 		return sim, sim >= f.m.threshold
 	}
-	sim := float64(minhash.Matches(f.sigs[j*f.k:(j+1)*f.k], sk.sig)) / float64(f.k)
+	sim := float64(matches16(f.sigs.get(j), sk.sig)) / float64(f.k)
 	return sim, sim >= f.m.threshold
 }
 
@@ -339,7 +337,7 @@ func (f *minhashFinder) identical(j, i int, sk *minhashSketch) bool {
 		}
 		return true
 	}
-	return minhash.Matches(f.sigs[j*f.k:(j+1)*f.k], sk.sig) == f.k
+	return matches16(f.sigs.get(j), sk.sig) == f.k
 }
 
 // addDirect joins document i to the first document of each of its
@@ -356,14 +354,14 @@ func (f *minhashFinder) addDirect(i int, sig minhash.Signature, emit func(Pair))
 			continue
 		}
 		f.uf.Union(int(j), i)
-		sim := float64(minhash.Matches(f.sigs[int(j)*f.k:(int(j)+1)*f.k], sig)) / float64(f.k)
+		sim := float64(matches16(f.sigs.get(int(j)), sig)) / float64(f.k)
 		emit(Pair{A: int(j), B: i, Similarity: sim, Distance: -1})
 	}
 	return nil
 }
 
 func (f *minhashFinder) Flush(func(Pair)) error {
-	f.ix, f.sigs, f.sets, f.first = nil, nil, nil, nil
+	f.ix, f.sigs, f.sets, f.first = nil, sigStore{}, nil, nil
 	return nil
 }
 
@@ -392,7 +390,7 @@ func (m *minhashMethod) Match(a, b Sketch) (float64, int, bool) {
 		sim := jaccard.Set(sa.set, sb.set)
 		return sim, -1, sim >= m.threshold
 	}
-	sim := float64(minhash.Matches(sa.sig, sb.sig)) / float64(len(sa.sig))
+	sim := float64(matches16Full(sa.sig, sb.sig)) / float64(len(sa.sig))
 	return sim, -1, m.direct || sim >= m.threshold
 }
 
@@ -458,12 +456,12 @@ func (m *minhashMethod) DecodeSketch(b []byte) (Sketch, error) {
 }
 
 // BytesPerDoc: the index (13 bands: about 250 bytes), the union-find (8),
-// and the signature (4 bytes a slot) or, with Verify, a shingle set
-// assumed of 100 shingles.
+// and the signature (2 bytes a slot: see sigStore) or, with Verify, a
+// shingle set assumed of 100 shingles.
 func (m *minhashMethod) BytesPerDoc() int {
 	per := 20*m.params.Bands + 8
 	if m.verify {
 		return per + 24 + 800
 	}
-	return per + 4*m.hasher.NumPerm()
+	return per + 2*m.hasher.NumPerm()
 }

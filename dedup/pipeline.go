@@ -65,6 +65,10 @@ type Input struct {
 	RandomExamples int
 	// Progress, when set, is told how the run advances.
 	Progress Progress
+	// OnPlan, when set, is called with the memory plan before the
+	// documents are read (the command line sets the garbage collector's
+	// memory limit from it).
+	OnPlan func(MemoryPlan)
 	// Resume checkpoints every input file once it has been processed, and
 	// takes the sketches of files checkpointed by an earlier, interrupted
 	// run with the same configuration and unchanged inputs instead of
@@ -431,6 +435,9 @@ func (r *run) readAll(ctx context.Context, files []string, fn func(*corpus.Docum
 func (r *run) pass1(ctx context.Context) error {
 	start := time.Now()
 	r.stats.Memory = r.plan()
+	if r.in.OnPlan != nil {
+		r.in.OnPlan(r.stats.Memory)
+	}
 	if err := r.prePass(ctx); err != nil {
 		return err
 	}

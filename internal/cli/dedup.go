@@ -236,13 +236,14 @@ func runDedup(cmd *cobra.Command, o *dedupOpts, args []string, e *env) error {
 		in.Examples, in.RandomExamples = max(in.Examples, 10), 10
 	}
 	out := dedup.Outputs{Kept: o.output, Clusters: o.clusters, Pairs: o.pairs, TmpDir: o.tmpDir}
-	// The garbage collector works to stay within the budget; the spill
-	// decision keeps what the run holds below it.
-	budget := cfg.Memory
-	if budget == 0 {
-		budget = dedup.DefaultMemory()
+	// The garbage collector's soft memory limit follows the plan: one and
+	// a half times what the run is estimated to hold (at least 512 MiB),
+	// never above the budget. The heap then stays near what is live
+	// instead of growing to twice that before each collection.
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
+	in.OnPlan = func(p dedup.MemoryPlan) {
+		debug.SetMemoryLimit(gcLimit(p))
 	}
-	defer debug.SetMemoryLimit(debug.SetMemoryLimit(budget))
 	if o.cpuProf != "" {
 		f, err := os.Create(o.cpuProf)
 		if err != nil {
@@ -282,6 +283,15 @@ func runDedup(cmd *cobra.Command, o *dedupOpts, args []string, e *env) error {
 		}
 	}
 	return nil
+}
+
+// gcLimit is the garbage collector's memory limit for a run with plan p.
+func gcLimit(p dedup.MemoryPlan) int64 {
+	limit := max(p.EstimatedBytes/2*3, 512<<20)
+	if p.Spill {
+		limit = max(p.BudgetBytes, 256<<20) // the spill path holds what its budget allows
+	}
+	return min(limit, p.BudgetBytes)
 }
 
 // writeJSONFile writes v as indented JSON, atomically.
