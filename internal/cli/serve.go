@@ -1,7 +1,157 @@
 package cli
 
-import "github.com/spf13/cobra"
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/neardup/neardup/server"
+	"github.com/neardup/neardup/store"
+)
+
+type serveOpts struct {
+	dir             string
+	addr            string
+	addrFile        string
+	tokenFile       string
+	cacheMB         int
+	maxBody         int64
+	maxDoc          int
+	maxBatch        int
+	limit           int
+	timeout         time.Duration
+	shutdownTimeout time.Duration
+}
 
 func newServeCmd() *cobra.Command {
-	return notBuilt("serve", "Serve a persistent index over HTTP")
+	o := &serveOpts{}
+	cmd := &cobra.Command{
+		Use:   "serve --index DIR [--addr 127.0.0.1:8080]",
+		Short: "Serve a persistent index over HTTP",
+		Long: `Serve the index in DIR (made by 'neardup index create') as a JSON HTTP API:
+
+  POST /v1/check                {"text"}             is it a near-duplicate, of what, how similar
+  POST /v1/add                  {"id","text"}        add without checking
+  POST /v1/check-and-add        {"id","text"}        add unless it is a near-duplicate (atomic)
+  POST /v1/batch/check          {"documents":[...]}  the same for many documents
+  POST /v1/batch/add            {"documents":[...]}
+  POST /v1/batch/check-and-add  {"documents":[...]}
+  POST /v1/remove               {"ids":[...]}
+  GET|DELETE /v1/docs/{id}
+  GET  /v1/stats, /healthz, /metrics (Prometheus text format)
+
+Documented in docs/server.md. The server listens on loopback unless --addr
+says otherwise. With --token-file every request but /healthz needs the header
+"Authorization: Bearer TOKEN". An acknowledged add is on disk (the
+write-ahead log is synced first). SIGINT or SIGTERM stops accepting
+connections, finishes the requests in flight, flushes and closes the index,
+and exits 0.
+
+` + exitHelp,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runServe(cmd.Context(), cmd, o)
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&o.dir, "index", "", "index directory (required)")
+	fs.StringVar(&o.addr, "addr", "127.0.0.1:8080", "listen address (host:port; port 0 picks a free one)")
+	fs.StringVar(&o.addrFile, "addr-file", "", "write the address listened on to this file once listening")
+	fs.StringVar(&o.tokenFile, "token-file", "", "file holding the bearer token that requests must carry")
+	fs.IntVar(&o.cacheMB, "cache-mb", store.DefaultCacheSize>>20, "block cache size in MiB: with the memtables it bounds the index's memory")
+	fs.Int64Var(&o.maxBody, "max-body-bytes", server.DefaultMaxBodyBytes, "largest request body")
+	fs.IntVar(&o.maxDoc, "max-doc-bytes", server.DefaultMaxDocBytes, "largest document text")
+	fs.IntVar(&o.maxBatch, "max-batch", server.DefaultMaxBatch, "most documents or ids in one batch request")
+	fs.IntVar(&o.limit, "limit", server.DefaultLimit, "matches returned per document when a request does not say")
+	fs.DurationVar(&o.timeout, "timeout", server.DefaultTimeout, "time limit of one request")
+	fs.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long to wait for requests in flight when stopping")
+	return cmd
+}
+
+func runServe(ctx context.Context, cmd *cobra.Command, o *serveOpts) error {
+	if o.dir == "" {
+		return usageErr("--index DIR is required")
+	}
+	if o.cacheMB < 1 || o.maxBody < 1 || o.maxDoc < 1 || o.maxBatch < 1 || o.limit < 0 || o.timeout <= 0 || o.shutdownTimeout <= 0 {
+		return usageErr("--cache-mb, --max-body-bytes, --max-doc-bytes, --max-batch, --timeout and --shutdown-timeout must be positive")
+	}
+	var token string
+	if o.tokenFile != "" {
+		b, err := os.ReadFile(o.tokenFile)
+		if err != nil {
+			return usageErr("--token-file: %v", err)
+		}
+		token = strings.TrimSpace(string(b))
+		if token == "" {
+			return usageErr("--token-file %s is empty", o.tokenFile)
+		}
+	}
+	host, _, err := net.SplitHostPort(o.addr)
+	if err != nil {
+		return usageErr("--addr %q: %v", o.addr, err)
+	}
+	st, err := store.Open(o.dir, store.Options{CacheSize: int64(o.cacheMB) << 20})
+	if errors.Is(err, store.ErrNotIndex) {
+		return usageErr("--index %s: no index there (create one with 'neardup index create --index %s')", o.dir, o.dir)
+	}
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	srv, err := server.New(st, server.Config{MaxBodyBytes: o.maxBody, MaxDocBytes: o.maxDoc, MaxBatch: o.maxBatch,
+		Timeout: o.timeout, Token: token, Limit: o.limit})
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", o.addr)
+	if err != nil {
+		return err
+	}
+	stderr := cmd.ErrOrStderr()
+	if ip := net.ParseIP(host); (ip == nil || !ip.IsLoopback()) && host != "localhost" && token == "" {
+		fmt.Fprintf(stderr, "neardup: warning: listening on %s without --token-file: anyone who can reach it can change the index\n", ln.Addr())
+	}
+	if o.addrFile != "" {
+		if err := os.WriteFile(o.addrFile, []byte(ln.Addr().String()+"\n"), 0o644); err != nil {
+			ln.Close()
+			return err
+		}
+	}
+	hs := &http.Server{
+		Handler:           srv.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       o.timeout,
+		WriteTimeout:      o.timeout + 5*time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+	}
+	p := st.Params()
+	fmt.Fprintf(stderr, "serving %s index %s (%d documents; %s) on http://%s\n", p.Method, o.dir, st.Len(), describeParams(p), ln.Addr())
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	fmt.Fprintln(stderr, "shutting down: finishing requests in flight")
+	sctx, cancel := context.WithTimeout(context.Background(), o.shutdownTimeout)
+	defer cancel()
+	serr := hs.Shutdown(sctx)
+	<-errc
+	if err := st.Close(); err != nil {
+		return fmt.Errorf("closing the index: %w", err)
+	}
+	if serr != nil {
+		return fmt.Errorf("shutdown: %w", serr)
+	}
+	fmt.Fprintf(stderr, "index %s flushed and closed\n", o.dir)
+	return nil
 }

@@ -1,0 +1,287 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/neardup/neardup/store"
+)
+
+// The crash tests run the real command line (Main, the same function as
+// cmd/neardup) in a child process: this test binary re-executed with
+// NEARDUP_SERVE_CHILD=1.
+func init() {
+	if os.Getenv("NEARDUP_SERVE_CHILD") == "1" {
+		os.Exit(Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	}
+}
+
+type child struct {
+	cmd    *exec.Cmd
+	addr   string
+	stderr *bytes.Buffer
+	exited chan struct{} // closed when the process has exited
+	err    error         // its exit status, once exited is closed
+}
+
+// wait waits for the process to exit and returns its status.
+func (c *child) wait() error {
+	<-c.exited
+	return c.err
+}
+
+func startServer(t *testing.T, args ...string) *child {
+	t.Helper()
+	af := filepath.Join(t.TempDir(), "addr")
+	c := &child{stderr: &bytes.Buffer{}, exited: make(chan struct{})}
+	c.cmd = exec.Command(os.Args[0], append([]string{"serve", "--addr", "127.0.0.1:0", "--addr-file", af}, args...)...)
+	c.cmd.Env = append(os.Environ(), "NEARDUP_SERVE_CHILD=1")
+	c.cmd.Stderr = c.stderr
+	if err := c.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		c.err = c.cmd.Wait()
+		close(c.exited)
+	}()
+	t.Cleanup(func() {
+		c.cmd.Process.Kill()
+		<-c.exited
+	})
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if b, err := os.ReadFile(af); err == nil && strings.HasSuffix(string(b), "\n") {
+			c.addr = "http://" + strings.TrimSpace(string(b))
+			return c
+		}
+		select {
+		case <-c.exited:
+			t.Fatalf("server exited: %v\n%s", c.err, c.stderr)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	t.Fatalf("server did not start\n%s", c.stderr)
+	return nil
+}
+
+func createIndex(t *testing.T, args ...string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "idx")
+	var out, errb bytes.Buffer
+	if code := Main(append([]string{"index", "create", "--index", dir}, args...), nil, &out, &errb); code != 0 {
+		t.Fatalf("index create: %d %s", code, errb.String())
+	}
+	return dir
+}
+
+func randomText(r *rand.Rand) string {
+	w := make([]string, 150)
+	for i := range w {
+		w[i] = fmt.Sprintf("w%d", r.IntN(1<<20))
+	}
+	return strings.Join(w, " ")
+}
+
+// TestServeKill9 streams adds to the server from several clients, kills
+// it with SIGKILL in the middle, restarts it and checks that every
+// acknowledged document is in the index. Then SIGTERM stops it cleanly.
+func TestServeKill9(t *testing.T) {
+	dir := createIndex(t)
+	srv := startServer(t, "--index", dir)
+	client := &http.Client{Timeout: 10 * time.Second}
+
+	var mu sync.Mutex
+	acked := map[string]string{} // id -> text
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for g := range 6 {
+		wg.Go(func() {
+			r := rand.New(rand.NewPCG(uint64(g), 99))
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				var ids, texts []string
+				var path string
+				var body []byte
+				if g%3 == 2 { // batches of 8
+					var docs []map[string]string
+					for j := range 8 {
+						ids = append(ids, fmt.Sprintf("g%d-%d-%d", g, i, j))
+						texts = append(texts, randomText(r))
+						docs = append(docs, map[string]string{"id": ids[j], "text": texts[j]})
+					}
+					path = "/v1/batch/add"
+					body, _ = json.Marshal(map[string]any{"documents": docs})
+				} else {
+					ids, texts = []string{fmt.Sprintf("g%d-%d", g, i)}, []string{randomText(r)}
+					path = "/v1/check-and-add"
+					if g%3 == 1 {
+						path = "/v1/add"
+					}
+					body, _ = json.Marshal(map[string]string{"id": ids[0], "text": texts[0]})
+				}
+				resp, err := client.Post(srv.addr+path, "application/json", bytes.NewReader(body))
+				if err != nil {
+					return // the server is gone
+				}
+				b, err := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if err != nil {
+					return
+				}
+				var out struct {
+					Added   bool `json:"added"`
+					Results []struct {
+						ID    string `json:"id"`
+						Added bool   `json:"added"`
+					} `json:"results"`
+				}
+				if resp.StatusCode/100 != 2 || json.Unmarshal(b, &out) != nil {
+					t.Errorf("%s: %d %s", path, resp.StatusCode, b)
+					return
+				}
+				mu.Lock()
+				if out.Results == nil && out.Added {
+					acked[ids[0]] = texts[0]
+				}
+				for j, res := range out.Results {
+					if res.Added {
+						acked[ids[j]] = texts[j]
+					}
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	// Kill once enough adds are acknowledged, or after a bounded time.
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		mu.Lock()
+		n := len(acked)
+		mu.Unlock()
+		if n >= 400 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := srv.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	srv.wait()
+	close(stop)
+	wg.Wait()
+	if len(acked) < 50 {
+		t.Fatalf("only %d adds acknowledged before the kill", len(acked))
+	}
+	t.Logf("%d documents acknowledged before SIGKILL", len(acked))
+
+	srv = startServer(t, "--index", dir)
+	for id, text := range acked {
+		resp, err := client.Get(srv.addr + "/v1/docs/" + id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Fatalf("acknowledged document %s lost after SIGKILL (GET = %d)", id, resp.StatusCode)
+		}
+		// And it is found by its text.
+		body, _ := json.Marshal(map[string]string{"text": text})
+		resp, err = client.Post(srv.addr+"/v1/check", "application/json", bytes.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if !bytes.Contains(b, []byte(`"id":"`+id+`"`)) {
+			t.Fatalf("acknowledged document %s not found by its text: %s", id, b)
+		}
+	}
+
+	// SIGTERM: graceful shutdown, exit code 0, index flushed.
+	srv.cmd.Process.Signal(syscall.SIGTERM)
+	if err := srv.wait(); err != nil {
+		t.Fatalf("after SIGTERM: %v\n%s", err, srv.stderr)
+	}
+	if !strings.Contains(srv.stderr.String(), "flushed and closed") {
+		t.Errorf("stderr: %s", srv.stderr)
+	}
+	st, err := store.Open(dir, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	n := 0
+	st.Each(func(string, store.Sketch) error { n++; return nil })
+	if int64(n) != st.Len() || n < len(acked) {
+		t.Errorf("after restart: %d records, counter %d, %d acknowledged", n, st.Len(), len(acked))
+	}
+}
+
+// TestServeGracefulShutdown sends SIGTERM while a request is in flight
+// (its body half sent): the request completes and its documents are kept.
+func TestServeGracefulShutdown(t *testing.T) {
+	dir := createIndex(t, "--method", "simhash")
+	srv := startServer(t, "--index", dir)
+	r := rand.New(rand.NewPCG(1, 1))
+	var docs []map[string]string
+	for i := range 50 {
+		docs = append(docs, map[string]string{"id": fmt.Sprint("d", i), "text": randomText(r)})
+	}
+	body, _ := json.Marshal(map[string]any{"documents": docs})
+	pr, pw := io.Pipe()
+	type result struct {
+		code int
+		body []byte
+		err  error
+	}
+	res := make(chan result, 1)
+	go func() {
+		req, _ := http.NewRequest("POST", srv.addr+"/v1/batch/check-and-add", pr)
+		req.ContentLength = int64(len(body))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			res <- result{err: err}
+			return
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		res <- result{code: resp.StatusCode, body: b}
+	}()
+	pw.Write(body[:len(body)/2])
+	time.Sleep(200 * time.Millisecond)
+	srv.cmd.Process.Signal(syscall.SIGTERM)
+	time.Sleep(200 * time.Millisecond)
+	pw.Write(body[len(body)/2:])
+	pw.Close()
+	got := <-res
+	if got.err != nil || got.code != 200 || bytes.Count(got.body, []byte(`"added":true`)) != 50 {
+		t.Fatalf("in-flight request: %d %v %.200s", got.code, got.err, got.body)
+	}
+	if err := srv.wait(); err != nil {
+		t.Fatalf("exit: %v\n%s", err, srv.stderr)
+	}
+	st, err := store.Open(dir, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if st.Len() != 50 {
+		t.Errorf("after shutdown the index holds %d documents, want 50", st.Len())
+	}
+}

@@ -1,0 +1,669 @@
+// Package server is the JSON HTTP API of a persistent near-duplicate index
+// (package store): check whether a document near-duplicates one already
+// indexed, add documents, check-and-add in one atomic step, the same for
+// many documents per request, remove, stats, health and Prometheus
+// metrics. docs/server.md describes every route with examples.
+//
+// # Limits
+//
+// Request bodies are limited to Config.MaxBodyBytes (413 beyond), each
+// document's text to Config.MaxDocBytes (413), a batch to Config.MaxBatch
+// documents (413), and each request to Config.Timeout: a request whose
+// deadline passes before its write starts fails with 503 and changes
+// nothing; a write that has started completes and is reported.
+//
+// # Errors
+//
+// Every error is a JSON object {"error": message} with a 4xx or 5xx
+// status: 400 for malformed JSON, wrong types, a missing text or id, an
+// invalid id; 401 without the bearer token when one is configured; 404 for
+// unknown routes and unknown ids; 405 for a wrong method; 409 for an id
+// already in the index; 413 for oversized bodies, documents and batches.
+// A request that fails validation changes nothing: batches are validated
+// as a whole before any document is written. Handlers never panic on input.
+//
+// # Concurrency
+//
+// A Server is safe for concurrent use; it keeps a pool of sketchers, one per
+// request in flight. Atomicity of check-and-add comes from the store, which
+// serialises writers. Shutdown is the http.Server's; close the store after
+// it returns to flush the index.
+package server
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/neardup/neardup/minhash"
+	"github.com/neardup/neardup/store"
+)
+
+// Defaults of Config.
+const (
+	DefaultMaxBodyBytes = 32 << 20
+	DefaultMaxDocBytes  = 1 << 20
+	DefaultMaxBatch     = 10000
+	DefaultTimeout      = 30 * time.Second
+	DefaultLimit        = 10
+)
+
+// Config configures a Server. The zero value means the defaults.
+type Config struct {
+	// MaxBodyBytes limits a request body; 0 means DefaultMaxBodyBytes.
+	MaxBodyBytes int64
+	// MaxDocBytes limits one document's text; 0 means DefaultMaxDocBytes.
+	MaxDocBytes int
+	// MaxBatch limits the documents (or ids) of one batch request; 0 means
+	// DefaultMaxBatch.
+	MaxBatch int
+	// Timeout limits the time of one request; 0 means DefaultTimeout.
+	Timeout time.Duration
+	// Token, when not empty, is the bearer token every request but
+	// /healthz must carry (Authorization: Bearer TOKEN).
+	Token string
+	// Limit is the number of matches returned per document when a request
+	// does not say; 0 means DefaultLimit.
+	Limit int
+}
+
+// Server serves one index.
+type Server struct {
+	st       *store.Store
+	cfg      Config
+	mux      *http.ServeMux
+	sketches sync.Pool
+	met      *metrics
+}
+
+// New returns a Server for the index st with cfg.
+func New(st *store.Store, cfg Config) (*Server, error) {
+	if cfg.MaxBodyBytes == 0 {
+		cfg.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if cfg.MaxDocBytes == 0 {
+		cfg.MaxDocBytes = DefaultMaxDocBytes
+	}
+	if cfg.MaxBatch == 0 {
+		cfg.MaxBatch = DefaultMaxBatch
+	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.Limit == 0 {
+		cfg.Limit = DefaultLimit
+	}
+	if cfg.MaxBodyBytes < 0 || cfg.MaxDocBytes < 0 || cfg.MaxBatch < 0 || cfg.Timeout < 0 || cfg.Limit < 0 {
+		return nil, errors.New("server: limits must not be negative")
+	}
+	if _, err := st.NewSketcher(); err != nil {
+		return nil, err
+	}
+	s := &Server{st: st, cfg: cfg, mux: http.NewServeMux(), met: newMetrics()}
+	s.sketches.New = func() any {
+		sk, _ := st.NewSketcher() // checked above: the parameters are valid
+		return sk
+	}
+	s.route("GET /healthz", "healthz", s.health)
+	s.route("GET /metrics", "metrics", s.metrics)
+	s.route("GET /v1/stats", "stats", s.stats)
+	s.route("POST /v1/check", "check", s.check)
+	s.route("POST /v1/add", "add", s.add)
+	s.route("POST /v1/check-and-add", "check_and_add", s.checkAndAdd)
+	s.route("POST /v1/batch/check", "batch_check", s.batchCheck)
+	s.route("POST /v1/batch/add", "batch_add", s.batchAdd)
+	s.route("POST /v1/batch/check-and-add", "batch_check_and_add", s.batchCheckAndAdd)
+	s.route("POST /v1/remove", "remove", s.remove)
+	s.route("GET /v1/docs/{id}", "get", s.get)
+	s.route("DELETE /v1/docs/{id}", "delete", s.del)
+	s.mux.HandleFunc("/", s.wrap("unknown", s.notFound))
+	return s, nil
+}
+
+// Handler returns the HTTP handler of the API.
+func (s *Server) Handler() http.Handler { return s.mux }
+
+var knownPaths = map[string]string{
+	"/healthz": "GET", "/metrics": "GET", "/v1/stats": "GET",
+	"/v1/check": "POST", "/v1/add": "POST", "/v1/check-and-add": "POST",
+	"/v1/batch/check": "POST", "/v1/batch/add": "POST", "/v1/batch/check-and-add": "POST",
+	"/v1/remove": "POST",
+}
+
+func (s *Server) route(pattern, name string, h func(http.ResponseWriter, *http.Request) error) {
+	s.mux.HandleFunc(pattern, s.wrap(name, h))
+}
+
+// httpError is an error with a status code.
+type httpError struct {
+	code int
+	msg  string
+}
+
+func (e *httpError) Error() string { return e.msg }
+
+func errorf(code int, format string, args ...any) error {
+	return &httpError{code, fmt.Sprintf(format, args...)}
+}
+
+type statusWriter struct {
+	http.ResponseWriter
+	code int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.code == 0 {
+		w.code = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.code == 0 {
+		w.code = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// wrap adds authentication, the body limit, the timeout, error replies,
+// panic safety and metrics to a handler.
+func (s *Server) wrap(name string, h func(http.ResponseWriter, *http.Request) error) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		s.met.inflight.Add(1)
+		sw := &statusWriter{ResponseWriter: w}
+		defer func() {
+			if p := recover(); p != nil {
+				if p == http.ErrAbortHandler {
+					panic(p)
+				}
+				if sw.code == 0 {
+					writeError(sw, errorf(http.StatusInternalServerError, "internal error"))
+				}
+			}
+			s.met.inflight.Add(-1)
+			s.met.observe(name, sw.code, time.Since(start))
+		}()
+		if s.cfg.Token != "" && name != "healthz" && !s.authorized(r) {
+			sw.Header().Set("WWW-Authenticate", `Bearer realm="neardup"`)
+			writeError(sw, errorf(http.StatusUnauthorized, "missing or wrong bearer token"))
+			return
+		}
+		r.Body = http.MaxBytesReader(sw, r.Body, s.cfg.MaxBodyBytes)
+		ctx, cancel := context.WithTimeout(r.Context(), s.cfg.Timeout)
+		defer cancel()
+		if err := h(sw, r.WithContext(ctx)); err != nil {
+			writeError(sw, err)
+		}
+	}
+}
+
+func (s *Server) authorized(r *http.Request) bool {
+	a := r.Header.Get("Authorization")
+	tok, ok := strings.CutPrefix(a, "Bearer ")
+	return ok && subtle.ConstantTimeCompare([]byte(tok), []byte(s.cfg.Token)) == 1
+}
+
+func writeError(w http.ResponseWriter, err error) {
+	code := http.StatusInternalServerError
+	msg := err.Error()
+	var he *httpError
+	var mb *http.MaxBytesError
+	switch {
+	case errors.As(err, &he):
+		code = he.code
+	case errors.As(err, &mb):
+		code, msg = http.StatusRequestEntityTooLarge, fmt.Sprintf("request body over %d bytes", mb.Limit)
+	case errors.Is(err, context.DeadlineExceeded):
+		code, msg = http.StatusServiceUnavailable, "request timed out before it was served; nothing was changed"
+	case errors.Is(err, context.Canceled):
+		code, msg = 499, "request canceled; nothing was changed"
+	case errors.Is(err, store.ErrDuplicateID):
+		code = http.StatusConflict
+	case errors.Is(err, store.ErrNotFound):
+		code = http.StatusNotFound
+	case errors.Is(err, store.ErrInvalidID), errors.Is(err, store.ErrIncompatible):
+		code = http.StatusBadRequest
+	case errors.Is(err, store.ErrClosed):
+		code = http.StatusServiceUnavailable
+	}
+	writeJSON(w, code, map[string]string{"error": msg})
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		code, b = http.StatusInternalServerError, []byte(`{"error":"encoding the response"}`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(code)
+	w.Write(append(b, '\n'))
+}
+
+func (s *Server) notFound(w http.ResponseWriter, r *http.Request) error {
+	if m, ok := knownPaths[r.URL.Path]; ok {
+		w.Header().Set("Allow", m)
+		return errorf(http.StatusMethodNotAllowed, "%s %s: method not allowed (use %s)", r.Method, r.URL.Path, m)
+	}
+	if strings.HasPrefix(r.URL.Path, "/v1/docs/") && r.Method != http.MethodGet && r.Method != http.MethodDelete {
+		w.Header().Set("Allow", "GET, DELETE")
+		return errorf(http.StatusMethodNotAllowed, "%s %s: method not allowed (use GET or DELETE)", r.Method, r.URL.Path)
+	}
+	return errorf(http.StatusNotFound, "no route %s %s", r.Method, r.URL.Path)
+}
+
+// decode reads exactly one JSON value from the body into v.
+func decode(r *http.Request, v any) error {
+	dec := json.NewDecoder(r.Body)
+	if err := dec.Decode(v); err != nil {
+		var mb *http.MaxBytesError
+		var te *json.UnmarshalTypeError
+		var se *json.SyntaxError
+		switch {
+		case errors.As(err, &mb):
+			return err
+		case errors.As(err, &te):
+			field := te.Field
+			if field == "" {
+				field = "the body"
+			}
+			return errorf(http.StatusBadRequest, "malformed request: %s must be %s, not %s", field, jsonKind(te.Type.Kind().String()), te.Value)
+		case errors.As(err, &se):
+			return errorf(http.StatusBadRequest, "malformed JSON at byte %d: %v", se.Offset, err)
+		case errors.Is(err, io.EOF):
+			return errorf(http.StatusBadRequest, "empty request body: expected a JSON object")
+		}
+		return errorf(http.StatusBadRequest, "malformed JSON: %v", err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		var mb *http.MaxBytesError
+		if errors.As(err, &mb) {
+			return err
+		}
+		return errorf(http.StatusBadRequest, "malformed request: data after the JSON object")
+	}
+	return nil
+}
+
+func jsonKind(k string) string {
+	switch k {
+	case "string":
+		return "a string"
+	case "slice":
+		return "an array"
+	case "struct", "map", "ptr":
+		return "an object"
+	case "int", "int64", "uint64", "float64":
+		return "a number"
+	}
+	return k
+}
+
+// docIn is one document of a request.
+type docIn struct {
+	ID   *string `json:"id"`
+	Text *string `json:"text"`
+}
+
+type docRequest struct {
+	docIn
+	Limit *int `json:"limit"`
+}
+
+type batchRequest struct {
+	Documents *[]docIn `json:"documents"`
+	Limit     *int     `json:"limit"`
+}
+
+// validate checks one document; where names it in messages.
+func (s *Server) validate(d *docIn, where string, needID bool) error {
+	if d.Text == nil {
+		return errorf(http.StatusBadRequest, "%smissing \"text\"", where)
+	}
+	if len(*d.Text) > s.cfg.MaxDocBytes {
+		return errorf(http.StatusRequestEntityTooLarge, "%stext of %d bytes, at most %d", where, len(*d.Text), s.cfg.MaxDocBytes)
+	}
+	if !utf8.ValidString(*d.Text) {
+		return errorf(http.StatusBadRequest, "%stext is not valid UTF-8", where)
+	}
+	if d.ID == nil {
+		if needID {
+			return errorf(http.StatusBadRequest, "%smissing \"id\"", where)
+		}
+		return nil
+	}
+	switch id := *d.ID; {
+	case id == "":
+		return errorf(http.StatusBadRequest, "%sempty \"id\"", where)
+	case len(id) > store.MaxIDBytes:
+		return errorf(http.StatusBadRequest, "%sid of %d bytes, at most %d", where, len(id), store.MaxIDBytes)
+	case !utf8.ValidString(id):
+		return errorf(http.StatusBadRequest, "%sid is not valid UTF-8", where)
+	}
+	return nil
+}
+
+func (s *Server) limit(l *int) (int, error) {
+	if l == nil {
+		return s.cfg.Limit, nil
+	}
+	if *l < 0 {
+		return 0, errorf(http.StatusBadRequest, "\"limit\" must not be negative")
+	}
+	return *l, nil
+}
+
+func (s *Server) readDoc(r *http.Request, needID bool) (docIn, int, error) {
+	var req docRequest
+	if err := decode(r, &req); err != nil {
+		return docIn{}, 0, err
+	}
+	if err := s.validate(&req.docIn, "", needID); err != nil {
+		return docIn{}, 0, err
+	}
+	lim, err := s.limit(req.Limit)
+	return req.docIn, lim, err
+}
+
+func (s *Server) readBatch(r *http.Request, needID bool) ([]docIn, int, error) {
+	var req batchRequest
+	if err := decode(r, &req); err != nil {
+		return nil, 0, err
+	}
+	if req.Documents == nil {
+		return nil, 0, errorf(http.StatusBadRequest, "missing \"documents\" (an array of {\"id\", \"text\"})")
+	}
+	docs := *req.Documents
+	if len(docs) > s.cfg.MaxBatch {
+		return nil, 0, errorf(http.StatusRequestEntityTooLarge, "%d documents in one batch, at most %d", len(docs), s.cfg.MaxBatch)
+	}
+	for i := range docs {
+		if err := s.validate(&docs[i], fmt.Sprintf("documents[%d]: ", i), needID); err != nil {
+			return nil, 0, err
+		}
+	}
+	lim, err := s.limit(req.Limit)
+	return docs, lim, err
+}
+
+// sketch computes the sketches of docs (the signatures copied out of the
+// sketcher).
+func (s *Server) sketch(docs []docIn) []store.Doc {
+	sk := s.sketches.Get().(*store.Sketcher)
+	defer s.sketches.Put(sk)
+	out := make([]store.Doc, len(docs))
+	var sigs []uint32
+	if s.st.Params().Method == store.MinHash {
+		sigs = make([]uint32, 0, len(docs)*s.st.Params().NumPerm)
+	}
+	for i, d := range docs {
+		k := sk.Sketch(*d.Text)
+		if k.Sig != nil {
+			start := len(sigs)
+			sigs = append(sigs, k.Sig...)
+			k.Sig = minhash.Signature(sigs[start:len(sigs):len(sigs)])
+		}
+		if d.ID != nil {
+			out[i].ID = *d.ID
+		}
+		out[i].Sketch = k
+	}
+	return out
+}
+
+// Responses.
+
+// CheckResult is the answer for one checked document.
+type CheckResult struct {
+	ID        string        `json:"id,omitempty"`
+	Duplicate bool          `json:"duplicate"`
+	Matches   []store.Match `json:"matches"`
+}
+
+// AddResult is the answer for one added (or check-and-added) document.
+type AddResult struct {
+	ID        string        `json:"id"`
+	Added     bool          `json:"added"`
+	Duplicate bool          `json:"duplicate"`
+	Matches   []store.Match `json:"matches"`
+	Error     string        `json:"error,omitempty"`
+}
+
+func nonNil(ms []store.Match) []store.Match {
+	if ms == nil {
+		return []store.Match{}
+	}
+	return ms
+}
+
+func (s *Server) health(w http.ResponseWriter, _ *http.Request) error {
+	writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "documents": s.st.Len(), "method": s.st.Params().Method.String()})
+	return nil
+}
+
+func (s *Server) stats(w http.ResponseWriter, _ *http.Request) error {
+	st, err := s.st.Stats()
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, st)
+	return nil
+}
+
+func (s *Server) check(w http.ResponseWriter, r *http.Request) error {
+	d, lim, err := s.readDoc(r, false)
+	if err != nil {
+		return err
+	}
+	docs := s.sketch([]docIn{d})
+	if err := r.Context().Err(); err != nil {
+		return err
+	}
+	ms, err := s.st.Query(nil, docs[0].Sketch, lim)
+	if err != nil {
+		return err
+	}
+	s.met.checked.Add(1)
+	if len(ms) > 0 {
+		s.met.duplicates.Add(1)
+	}
+	writeJSON(w, http.StatusOK, CheckResult{ID: docs[0].ID, Duplicate: len(ms) > 0, Matches: nonNil(ms)})
+	return nil
+}
+
+func (s *Server) add(w http.ResponseWriter, r *http.Request) error {
+	d, _, err := s.readDoc(r, true)
+	if err != nil {
+		return err
+	}
+	docs := s.sketch([]docIn{d})
+	if err := r.Context().Err(); err != nil {
+		return err
+	}
+	if err := s.st.Add(docs[0].ID, docs[0].Sketch); err != nil {
+		return err
+	}
+	s.met.added.Add(1)
+	writeJSON(w, http.StatusCreated, AddResult{ID: docs[0].ID, Added: true, Matches: []store.Match{}})
+	return nil
+}
+
+func (s *Server) checkAndAdd(w http.ResponseWriter, r *http.Request) error {
+	d, lim, err := s.readDoc(r, true)
+	if err != nil {
+		return err
+	}
+	docs := s.sketch([]docIn{d})
+	if err := r.Context().Err(); err != nil {
+		return err
+	}
+	res, err := s.st.CheckAndAdd(docs[0].ID, docs[0].Sketch, lim)
+	if err != nil {
+		return err
+	}
+	s.met.checked.Add(1)
+	code := http.StatusOK
+	if res.Added {
+		s.met.added.Add(1)
+		code = http.StatusCreated
+	} else {
+		s.met.duplicates.Add(1)
+	}
+	writeJSON(w, code, AddResult{ID: docs[0].ID, Added: res.Added, Duplicate: len(res.Matches) > 0, Matches: nonNil(res.Matches)})
+	return nil
+}
+
+func (s *Server) batchCheck(w http.ResponseWriter, r *http.Request) error {
+	in, lim, err := s.readBatch(r, false)
+	if err != nil {
+		return err
+	}
+	docs := s.sketch(in)
+	out := make([]CheckResult, len(docs))
+	for i := range docs {
+		if err := r.Context().Err(); err != nil {
+			return err
+		}
+		ms, err := s.st.Query(nil, docs[i].Sketch, lim)
+		if err != nil {
+			return err
+		}
+		out[i] = CheckResult{ID: docs[i].ID, Duplicate: len(ms) > 0, Matches: nonNil(ms)}
+		if len(ms) > 0 {
+			s.met.duplicates.Add(1)
+		}
+	}
+	s.met.checked.Add(uint64(len(docs)))
+	writeJSON(w, http.StatusOK, map[string]any{"results": out})
+	return nil
+}
+
+func (s *Server) batchAdd(w http.ResponseWriter, r *http.Request) error {
+	return s.batchWrite(w, r, false)
+}
+
+func (s *Server) batchCheckAndAdd(w http.ResponseWriter, r *http.Request) error {
+	return s.batchWrite(w, r, true)
+}
+
+func (s *Server) batchWrite(w http.ResponseWriter, r *http.Request, check bool) error {
+	in, lim, err := s.readBatch(r, true)
+	if err != nil {
+		return err
+	}
+	docs := s.sketch(in)
+	if err := r.Context().Err(); err != nil {
+		return err
+	}
+	var rs []store.Result
+	if check {
+		rs, err = s.st.CheckAndAddBatch(docs, lim)
+	} else {
+		rs, err = s.st.AddBatch(docs)
+	}
+	if err != nil {
+		return err
+	}
+	out := make([]AddResult, len(docs))
+	var added, dups uint64
+	for i, res := range rs {
+		out[i] = AddResult{ID: docs[i].ID, Added: res.Added, Duplicate: len(res.Matches) > 0, Matches: nonNil(res.Matches)}
+		if res.Err != nil {
+			out[i].Error = res.Err.Error()
+		}
+		if res.Added {
+			added++
+		}
+		if out[i].Duplicate {
+			dups++
+		}
+	}
+	if check {
+		s.met.checked.Add(uint64(len(docs)))
+	}
+	s.met.added.Add(added)
+	s.met.duplicates.Add(dups)
+	writeJSON(w, http.StatusOK, map[string]any{"results": out})
+	return nil
+}
+
+type removeRequest struct {
+	IDs *[]string `json:"ids"`
+}
+
+// RemoveResult is the answer for one id of /v1/remove.
+type RemoveResult struct {
+	ID      string `json:"id"`
+	Removed bool   `json:"removed"`
+	Error   string `json:"error,omitempty"`
+}
+
+func (s *Server) remove(w http.ResponseWriter, r *http.Request) error {
+	var req removeRequest
+	if err := decode(r, &req); err != nil {
+		return err
+	}
+	if req.IDs == nil {
+		return errorf(http.StatusBadRequest, "missing \"ids\" (an array of strings)")
+	}
+	ids := *req.IDs
+	if len(ids) > s.cfg.MaxBatch {
+		return errorf(http.StatusRequestEntityTooLarge, "%d ids in one request, at most %d", len(ids), s.cfg.MaxBatch)
+	}
+	for i, id := range ids {
+		if id == "" || len(id) > store.MaxIDBytes || !utf8.ValidString(id) {
+			return errorf(http.StatusBadRequest, "ids[%d]: invalid id", i)
+		}
+	}
+	out := make([]RemoveResult, len(ids))
+	for i, id := range ids {
+		if err := r.Context().Err(); err != nil && i == 0 {
+			return err
+		}
+		out[i].ID = id
+		err := s.st.Remove(id)
+		switch {
+		case err == nil:
+			out[i].Removed = true
+			s.met.removed.Add(1)
+		case errors.Is(err, store.ErrNotFound):
+			out[i].Error = "not found"
+		default:
+			return err
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"results": out})
+	return nil
+}
+
+func (s *Server) get(w http.ResponseWriter, r *http.Request) error {
+	id := r.PathValue("id")
+	sk, err := s.st.Get(id)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"id": id, "empty": sk.Empty})
+	return nil
+}
+
+func (s *Server) del(w http.ResponseWriter, r *http.Request) error {
+	id := r.PathValue("id")
+	if err := r.Context().Err(); err != nil {
+		return err
+	}
+	if err := s.st.Remove(id); err != nil {
+		return err
+	}
+	s.met.removed.Add(1)
+	writeJSON(w, http.StatusOK, RemoveResult{ID: id, Removed: true})
+	return nil
+}

@@ -1,0 +1,383 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/neardup/neardup/store"
+)
+
+func newTest(t testing.TB, m store.Method, cfg Config) (*store.Store, *httptest.Server) {
+	t.Helper()
+	st, err := store.Create(t.TempDir(), store.DefaultParams(m), store.Options{CacheSize: 4 << 20, MemTableSize: 4 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := New(st, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv.Handler()) // listens on 127.0.0.1
+	t.Cleanup(func() {
+		ts.Close()
+		st.Close()
+	})
+	return st, ts
+}
+
+func do(t testing.TB, ts *httptest.Server, method, path, body string, hdr ...string) (int, map[string]any) {
+	t.Helper()
+	req, err := http.NewRequest(method, ts.URL+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := ts.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	var v map[string]any
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+		if err := json.Unmarshal(b, &v); err != nil {
+			t.Fatalf("%s %s: response %q is not JSON: %v", method, path, b, err)
+		}
+	} else {
+		v = map[string]any{"raw": string(b)}
+	}
+	return resp.StatusCode, v
+}
+
+const foxText = "The quick brown fox jumps over the lazy dog near the river bank at dawn every single day"
+
+func TestAPI(t *testing.T) {
+	st, ts := newTest(t, store.MinHash, Config{})
+	code, v := do(t, ts, "GET", "/healthz", "")
+	if code != 200 || v["status"] != "ok" {
+		t.Fatalf("healthz = %d %v", code, v)
+	}
+	code, v = do(t, ts, "POST", "/v1/check", `{"text":"`+foxText+`"}`)
+	if code != 200 || v["duplicate"] != false || len(v["matches"].([]any)) != 0 {
+		t.Fatalf("check on empty index = %d %v", code, v)
+	}
+	code, v = do(t, ts, "POST", "/v1/check-and-add", `{"id":"fox","text":"`+foxText+`"}`)
+	if code != 201 || v["added"] != true || v["duplicate"] != false {
+		t.Fatalf("check-and-add = %d %v", code, v)
+	}
+	code, v = do(t, ts, "POST", "/v1/check-and-add", `{"id":"fox2","text":"`+strings.ToUpper(foxText)+`!"}`)
+	if code != 200 || v["added"] != false || v["duplicate"] != true {
+		t.Fatalf("check-and-add of a duplicate = %d %v", code, v)
+	}
+	m := v["matches"].([]any)[0].(map[string]any)
+	if m["id"] != "fox" || m["similarity"].(float64) != 1 || m["distance"].(float64) != -1 {
+		t.Errorf("match = %v", m)
+	}
+	code, v = do(t, ts, "POST", "/v1/check", `{"text":"`+foxText+` and more"}`)
+	if code != 200 || v["duplicate"] != true {
+		t.Fatalf("check of a near-duplicate = %d %v", code, v)
+	}
+	code, v = do(t, ts, "POST", "/v1/add", `{"id":"fox2","text":"`+foxText+`"}`)
+	if code != 201 || v["added"] != true {
+		t.Fatalf("add = %d %v", code, v)
+	}
+	code, v = do(t, ts, "POST", "/v1/add", `{"id":"fox2","text":"other"}`)
+	if code != 409 || !strings.Contains(v["error"].(string), "already in the index") {
+		t.Fatalf("add of an existing id = %d %v", code, v)
+	}
+	code, v = do(t, ts, "POST", "/v1/batch/check-and-add", `{"documents":[
+		{"id":"b1","text":"a completely new story about the weather in the northern mountains this weekend"},
+		{"id":"b2","text":"A completely new story about the weather in the northern mountains this weekend."},
+		{"id":"b3","text":"`+foxText+`"},
+		{"id":"fox","text":"unrelated words for an id that exists already in the index"}], "limit": 1}`)
+	if code != 200 {
+		t.Fatalf("batch check-and-add = %d %v", code, v)
+	}
+	rs := v["results"].([]any)
+	want := []struct {
+		added, dup bool
+		err        string
+	}{{true, false, ""}, {false, true, ""}, {false, true, ""}, {false, false, "already in the index"}}
+	for i, w := range want {
+		r := rs[i].(map[string]any)
+		e, _ := r["error"].(string)
+		if r["added"] != w.added || r["duplicate"] != w.dup || !strings.Contains(e, w.err) || (w.err == "") != (e == "") {
+			t.Errorf("batch result %d = %v, want %+v", i, r, w)
+		}
+	}
+	if n := len(rs[2].(map[string]any)["matches"].([]any)); n != 1 {
+		t.Errorf("limit 1 gave %d matches", n)
+	}
+	code, v = do(t, ts, "POST", "/v1/batch/check", `{"documents":[{"text":"`+foxText+`"},{"id":"q","text":"nothing like it"}]}`)
+	if code != 200 || v["results"].([]any)[0].(map[string]any)["duplicate"] != true || v["results"].([]any)[1].(map[string]any)["duplicate"] != false {
+		t.Fatalf("batch check = %d %v", code, v)
+	}
+	code, v = do(t, ts, "POST", "/v1/batch/add", `{"documents":[{"id":"c1","text":"x y z"},{"id":"c2","text":"x y z"}]}`)
+	if code != 200 || st.Len() != 5 {
+		t.Fatalf("batch add = %d %v, %d documents", code, v, st.Len())
+	}
+	code, _ = do(t, ts, "GET", "/v1/docs/c1", "")
+	if code != 200 {
+		t.Errorf("GET c1 = %d", code)
+	}
+	code, _ = do(t, ts, "DELETE", "/v1/docs/c1", "")
+	if code != 200 {
+		t.Errorf("DELETE c1 = %d", code)
+	}
+	code, _ = do(t, ts, "GET", "/v1/docs/c1", "")
+	if code != 404 {
+		t.Errorf("GET removed c1 = %d", code)
+	}
+	code, v = do(t, ts, "POST", "/v1/remove", `{"ids":["c2","nope"]}`)
+	r0, r1 := v["results"].([]any)[0].(map[string]any), v["results"].([]any)[1].(map[string]any)
+	if code != 200 || r0["removed"] != true || r1["removed"] != false || r1["error"] != "not found" {
+		t.Errorf("remove = %d %v", code, v)
+	}
+	code, v = do(t, ts, "GET", "/v1/stats", "")
+	if code != 200 || v["docs"].(float64) != 3 {
+		t.Errorf("stats = %d %v", code, v)
+	}
+	code, v = do(t, ts, "GET", "/metrics", "")
+	text := v["raw"].(string)
+	for _, want := range []string{
+		"# TYPE neardup_http_requests_total counter",
+		`neardup_http_requests_total{route="check_and_add",code="201"} 1`,
+		`neardup_http_request_duration_seconds_bucket{route="check",le="+Inf"} 2`,
+		"neardup_index_documents 3",
+		"neardup_documents_added_total 5",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("metrics lack %q:\n%s", want, text)
+		}
+	}
+	checkExposition(t, text)
+}
+
+// checkExposition checks the Prometheus text format line by line: comments
+// are HELP or TYPE, samples are name{labels} value.
+func checkExposition(t *testing.T, text string) {
+	t.Helper()
+	typed := map[string]bool{}
+	for _, line := range strings.Split(strings.TrimSuffix(text, "\n"), "\n") {
+		if rest, ok := strings.CutPrefix(line, "# TYPE "); ok {
+			f := strings.Fields(rest)
+			if len(f) != 2 || !slices.Contains([]string{"counter", "gauge", "histogram"}, f[1]) {
+				t.Errorf("bad TYPE line %q", line)
+			}
+			typed[f[0]] = true
+			continue
+		}
+		if strings.HasPrefix(line, "# HELP ") {
+			continue
+		}
+		name, value, ok := strings.Cut(line, " ")
+		if !ok || strings.Contains(value, " ") {
+			t.Errorf("bad sample line %q", line)
+			continue
+		}
+		if i := strings.IndexByte(name, '{'); i >= 0 {
+			if !strings.HasSuffix(name, "}") {
+				t.Errorf("bad labels in %q", line)
+			}
+			name = name[:i]
+		}
+		base := name
+		for _, suf := range []string{"_bucket", "_sum", "_count"} {
+			if b, ok := strings.CutSuffix(name, suf); ok && typed[b] {
+				base = b
+			}
+		}
+		if !typed[base] {
+			t.Errorf("sample %q has no TYPE", line)
+		}
+		var f float64
+		if _, err := fmt.Sscan(value, &f); err != nil {
+			t.Errorf("sample %q: value: %v", line, err)
+		}
+	}
+}
+
+// snapshot lists the ids of the index.
+func snapshot(t testing.TB, st *store.Store) []string {
+	var ids []string
+	if err := st.Each(func(id string, _ store.Sketch) error { ids = append(ids, id); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	return ids
+}
+
+func TestBadInput(t *testing.T) {
+	st, ts := newTest(t, store.SimHash, Config{MaxBodyBytes: 4096, MaxDocBytes: 1000, MaxBatch: 3})
+	if code, _ := do(t, ts, "POST", "/v1/add", `{"id":"seed","text":"a document already there"}`); code != 201 {
+		t.Fatal(code)
+	}
+	before := snapshot(t, st)
+	big := strings.Repeat("word ", 2000)
+	for _, tc := range []struct {
+		method, path, body string
+		code               int
+		msg                string
+	}{
+		{"POST", "/v1/check-and-add", `{"id":"x","text":`, 400, "malformed JSON"},
+		{"POST", "/v1/check-and-add", `not json`, 400, "malformed JSON"},
+		{"POST", "/v1/check-and-add", ``, 400, "empty request body"},
+		{"POST", "/v1/check-and-add", `{"id":"x","text":"a"} {}`, 400, "data after the JSON object"},
+		{"POST", "/v1/check-and-add", `{"id":"x","text":42}`, 400, "text must be a string"},
+		{"POST", "/v1/check-and-add", `{"id":7,"text":"a"}`, 400, "id must be a string"},
+		{"POST", "/v1/check-and-add", `["id","text"]`, 400, "must be an object"},
+		{"POST", "/v1/check-and-add", `{"id":"x"}`, 400, `missing "text"`},
+		{"POST", "/v1/check-and-add", `{"text":"a"}`, 400, `missing "id"`},
+		{"POST", "/v1/add", `{"id":"","text":"a"}`, 400, `empty "id"`},
+		{"POST", "/v1/add", `{"id":"x","text":"a","limit":-1}`, 400, "limit"},
+		{"POST", "/v1/add", `{"id":"x","text":"bad \udc00 surrogate"}`, 0, ""}, // JSON replaces it: accepted below
+		{"POST", "/v1/check", `{"text":"` + big[:1500] + `"}`, 413, "at most 1000"},
+		{"POST", "/v1/check", `{"text":"` + big + `"}`, 413, "request body over 4096 bytes"},
+		{"POST", "/v1/batch/add", `{"documents":[{"id":"a","text":"x"},{"id":"b"}]}`, 400, `documents[1]: missing "text"`},
+		{"POST", "/v1/batch/add", `{"documents":[{"id":"a","text":"x"},{"id":"b","text":1}]}`, 400, "must be a string"},
+		{"POST", "/v1/batch/add", `{"documents":{"id":"a"}}`, 400, "must be an array"},
+		{"POST", "/v1/batch/add", `{"docs":[]}`, 400, `missing "documents"`},
+		{"POST", "/v1/batch/check-and-add", `{"documents":[{"id":"a","text":"x"},{"id":"b","text":"x"},{"id":"c","text":"x"},{"id":"d","text":"x"}]}`, 413, "at most 3"},
+		{"POST", "/v1/remove", `{"ids":"seed"}`, 400, "must be an array"},
+		{"POST", "/v1/remove", `{"ids":["seed",""]}`, 400, "ids[1]: invalid id"},
+		{"POST", "/v1/remove", `{}`, 400, `missing "ids"`},
+		{"GET", "/v1/check", ``, 405, "method not allowed"},
+		{"PUT", "/v1/docs/seed", ``, 405, "method not allowed"},
+		{"GET", "/v2/nothing", ``, 404, "no route"},
+		{"GET", "/v1/docs/missing", ``, 404, "not in the index"},
+		{"DELETE", "/v1/docs/missing", ``, 404, "not in the index"},
+	} {
+		if tc.code == 0 {
+			continue
+		}
+		code, v := do(t, ts, tc.method, tc.path, tc.body)
+		msg, _ := v["error"].(string)
+		if code != tc.code || !strings.Contains(msg, tc.msg) {
+			t.Errorf("%s %s %.60q = %d %q, want %d %q", tc.method, tc.path, tc.body, code, msg, tc.code, tc.msg)
+		}
+		if got := snapshot(t, st); !slices.Equal(got, before) {
+			t.Fatalf("%s %s %.60q changed the index: %v", tc.method, tc.path, tc.body, got)
+		}
+	}
+	// Still serving.
+	if code, v := do(t, ts, "POST", "/v1/check", `{"text":"a document already there"}`); code != 200 || v["duplicate"] != true {
+		t.Errorf("after bad input, check = %d %v", code, v)
+	}
+}
+
+func TestToken(t *testing.T) {
+	_, ts := newTest(t, store.MinHash, Config{Token: "s3cret"})
+	if code, v := do(t, ts, "POST", "/v1/check", `{"text":"x"}`); code != 401 || v["error"] == nil {
+		t.Errorf("no token = %d %v", code, v)
+	}
+	if code, _ := do(t, ts, "GET", "/metrics", "", "Authorization", "Bearer wrong"); code != 401 {
+		t.Errorf("wrong token = %d", code)
+	}
+	if code, _ := do(t, ts, "POST", "/v1/check", `{"text":"x"}`, "Authorization", "Bearer s3cret"); code != 200 {
+		t.Errorf("right token = %d", code)
+	}
+	if code, _ := do(t, ts, "GET", "/healthz", ""); code != 200 {
+		t.Errorf("healthz without token = %d", code)
+	}
+}
+
+func TestTimeout(t *testing.T) {
+	st, ts := newTest(t, store.MinHash, Config{Timeout: time.Nanosecond})
+	code, v := do(t, ts, "POST", "/v1/check-and-add", `{"id":"a","text":"some text here"}`)
+	if code != 503 || st.Len() != 0 {
+		t.Errorf("timed-out request = %d %v, %d documents", code, v, st.Len())
+	}
+}
+
+// TestConcurrentHTTP sends the same document from many clients at once
+// through the API: exactly one is added.
+func TestConcurrentHTTP(t *testing.T) {
+	st, ts := newTest(t, store.MinHash, Config{})
+	const clients, rounds = 24, 5
+	for round := range rounds {
+		var words []string
+		for i := range 60 {
+			words = append(words, fmt.Sprintf("r%dw%d", round, i*7919%1000))
+		}
+		text := strings.Join(words, " ")
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		added := 0
+		for i := range clients {
+			wg.Go(func() {
+				body := fmt.Sprintf(`{"id":"r%d-%d","text":%q}`, round, i, text)
+				path := "/v1/check-and-add"
+				if i%3 == 0 {
+					path = "/v1/batch/check-and-add"
+					body = `{"documents":[` + body + `]}`
+				}
+				resp, err := ts.Client().Post(ts.URL+path, "application/json", strings.NewReader(body))
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				b, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if bytes.Contains(b, []byte(`"added":true`)) {
+					mu.Lock()
+					added++
+					mu.Unlock()
+				}
+			})
+		}
+		wg.Wait()
+		if added != 1 {
+			t.Fatalf("round %d: %d of %d identical documents added", round, added, clients)
+		}
+	}
+	if st.Len() != rounds {
+		t.Errorf("Len = %d", st.Len())
+	}
+}
+
+// FuzzRequest sends arbitrary bodies to every POST route: the answer is
+// JSON, never a 5xx, and a 4xx leaves the index unchanged.
+func FuzzRequest(f *testing.F) {
+	st, err := store.Create(f.TempDir(), store.DefaultParams(store.MinHash), store.Options{NoSync: true, CacheSize: 1 << 20, MemTableSize: 1 << 20})
+	if err != nil {
+		f.Fatal(err)
+	}
+	defer st.Close()
+	srv, err := New(st, Config{MaxBodyBytes: 1 << 14, MaxDocBytes: 1 << 12, MaxBatch: 8})
+	if err != nil {
+		f.Fatal(err)
+	}
+	h := srv.Handler()
+	routes := []string{"/v1/check", "/v1/add", "/v1/check-and-add", "/v1/batch/check", "/v1/batch/add", "/v1/batch/check-and-add", "/v1/remove"}
+	f.Add(uint8(0), []byte(`{"text":"hello world"}`))
+	f.Add(uint8(2), []byte(`{"id":"a","text":"hello world","limit":3}`))
+	f.Add(uint8(5), []byte(`{"documents":[{"id":"a","text":"x"},{"id":"b","text":"y"}]}`))
+	f.Add(uint8(6), []byte(`{"ids":["a","b"]}`))
+	f.Add(uint8(1), []byte(`{"id":"a","text":"\ud800"}`))
+	f.Fuzz(func(t *testing.T, route uint8, body []byte) {
+		path := routes[int(route)%len(routes)]
+		before := st.Len()
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("POST", path, bytes.NewReader(body)))
+		if rec.Code >= 500 {
+			t.Fatalf("%s %q: %d %s", path, body, rec.Code, rec.Body)
+		}
+		var v map[string]any
+		if err := json.Unmarshal(rec.Body.Bytes(), &v); err != nil {
+			t.Fatalf("%s %q: response %q is not a JSON object", path, body, rec.Body)
+		}
+		if rec.Code >= 400 && (v["error"] == nil || st.Len() != before) {
+			t.Fatalf("%s %q: %d %v, documents %d -> %d", path, body, rec.Code, v, before, st.Len())
+		}
+	})
+}
