@@ -61,6 +61,8 @@ type bloomMethod struct {
 	threshold float64
 	m         uint64
 	k         int
+	file      string        // Config.BloomFile
+	filter    *bloom.Filter // the last Finder's, for Persist
 }
 
 func newBloomMethod(cfg Config) (Method, error)        { return newBloom(cfg, false) }
@@ -68,7 +70,7 @@ func newBloomOverlapMethod(cfg Config) (Method, error) { return newBloom(cfg, tr
 
 func newBloom(cfg Config, overlap bool) (Method, error) {
 	m := &bloomMethod{overlap: overlap, n: uint64(cfg.BloomN), p: cfg.BloomFPP, keyField: cfg.KeyField,
-		seed: cfg.Seed, shingle: cfg.Shingle, threshold: cfg.Threshold}
+		seed: cfg.Seed, shingle: cfg.Shingle, threshold: cfg.Threshold, file: cfg.BloomFile}
 	if cfg.BloomN < 0 {
 		return nil, fmt.Errorf("--bloom-n %d: must not be negative", cfg.BloomN)
 	}
@@ -144,10 +146,11 @@ func (m *bloomMethod) NewSketcher() (Sketcher, error) {
 }
 
 func (m *bloomMethod) NewFinder() (Finder, error) {
-	f, err := bloom.New(m.n, m.p, bloom.Options{Seed: m.seed})
+	f, err := m.loadOrNew()
 	if err != nil {
 		return nil, err
 	}
+	m.filter = f
 	return &bloomFinder{m: m, f: f}, nil
 }
 

@@ -42,6 +42,11 @@ type Config struct {
 	Distance int    // maximum Hamming distance; default 3
 	Weights  string // count, tfidf; default count
 
+	// IDFFile, with Weights "tfidf", is an IDF table to use instead of
+	// learning one in a pre-pass; SaveIDF is where a successful run saves
+	// the table it used (package simhash's IDF file format).
+	IDFFile, SaveIDF string
+
 	// Verify confirms candidate pairs by exact Jaccard of shingle sets
 	// against Threshold before they join a cluster.
 	Verify bool
@@ -53,6 +58,11 @@ type Config struct {
 	KeyField string  // dedup on this field's value instead of the text
 	BloomN   int     // expected number of items; 0: the number of documents if known, else 10M
 	BloomFPP float64 // target false-positive probability; default 1e-6
+	// BloomFile, when set, is a filter file carried across runs: loaded
+	// when it exists (its own size and hash count then apply), so that
+	// keys of earlier runs count as seen, and saved, atomically, when the
+	// run succeeds.
+	BloomFile string
 
 	// Workers is the number of goroutines that normalise and sketch; 0
 	// means GOMAXPROCS.

@@ -60,6 +60,7 @@ type simhashMethod struct {
 	chosen         *simhash.Design // the design of the last Flush, if any
 	idf            *simhash.IDF
 	idfMeta        string
+	saveIDF        string // Config.SaveIDF
 }
 
 func newSimhashMethod(cfg Config) (Method, error) {
@@ -98,6 +99,22 @@ func newSimhashMethod(cfg Config) (Method, error) {
 		return nil, fmt.Errorf("--distance %d: %w", cfg.Distance, err)
 	}
 	m.design = d
+	m.saveIDF = cfg.SaveIDF
+	if cfg.IDFFile != "" {
+		if !m.tfidf {
+			return nil, fmt.Errorf("--idf %s: an IDF table needs --weights tfidf", cfg.IDFFile)
+		}
+		t, err := simhash.LoadIDF(cfg.IDFFile)
+		if err != nil {
+			return nil, fmt.Errorf("--idf %s: %w", cfg.IDFFile, err)
+		}
+		if err := m.SetIDF(t); err != nil {
+			return nil, fmt.Errorf("--idf %s: %w", cfg.IDFFile, err)
+		}
+	}
+	if m.saveIDF != "" && !m.tfidf {
+		return nil, fmt.Errorf("--save-idf %s: only --weights tfidf has an IDF table", m.saveIDF)
+	}
 	return m, nil
 }
 

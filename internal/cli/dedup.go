@@ -35,6 +35,9 @@ type dedupOpts struct {
 	keyField   string
 	bloomN     int
 	bloomFPP   float64
+	bloomFile  string
+	idfFile    string
+	saveIDF    string
 	keep       string
 	workers    int
 	memory     string
@@ -98,6 +101,9 @@ Regular output files are replaced atomically, and only when the run succeeds.
 	fs.StringVar(&o.keyField, "key-field", "", "bloom: deduplicate on this JSON field (a URL, say) instead of the text")
 	fs.IntVar(&o.bloomN, "bloom-n", 0, "bloom: expected number of distinct items (0: 10 million)")
 	fs.Float64Var(&o.bloomFPP, "bloom-fpp", d.BloomFPP, "bloom: target false-positive probability")
+	fs.StringVar(&o.bloomFile, "bloom-filter", "", "bloom: a filter file kept across runs: loaded when it exists (keys of earlier runs count as seen), saved when the run succeeds")
+	fs.StringVar(&o.idfFile, "idf", "", "simhash --weights tfidf: use this IDF table instead of learning one in a first pass")
+	fs.StringVar(&o.saveIDF, "save-idf", "", "simhash --weights tfidf: save the IDF table used to this file when the run succeeds")
 	fs.StringVar(&o.keep, "keep", "first", "which document of a cluster to keep: first (in input order) or longest")
 	fs.IntVarP(&o.workers, "workers", "j", 0, "worker goroutines (0: all cores); the result is the same for any number")
 	fs.StringVar(&o.memory, "memory", "", "memory budget, e.g. 256MB or 4GiB (default: half of RAM); over it, bucket keys spill to --tmp-dir")
@@ -169,7 +175,8 @@ func (o *dedupOpts) config() (dedup.Config, error) {
 	if !(o.bloomFPP > 0 && o.bloomFPP < 1) {
 		return cfg, usageErr("--bloom-fpp %v: must be in (0, 1)", o.bloomFPP)
 	}
-	cfg.BloomN, cfg.BloomFPP = o.bloomN, o.bloomFPP
+	cfg.BloomN, cfg.BloomFPP, cfg.BloomFile = o.bloomN, o.bloomFPP, o.bloomFile
+	cfg.IDFFile, cfg.SaveIDF = o.idfFile, o.saveIDF
 	keep, err := cluster.ParsePolicy(o.keep)
 	if err != nil {
 		return cfg, usageErr("--keep: %v", err)

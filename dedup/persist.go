@@ -1,0 +1,54 @@
+package dedup
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/neardup/neardup/bloom"
+)
+
+// persister is implemented by methods that keep state across runs (a
+// Bloom filter, an IDF table). Run calls Persist after the run's outputs
+// are committed, so a failed or interrupted run never saves half a state.
+type persister interface {
+	Persist() error
+}
+
+// loadOrNew returns the filter of Config.BloomFile when that file exists,
+// else a new filter sized from (n, p).
+func (m *bloomMethod) loadOrNew() (*bloom.Filter, error) {
+	if m.file != "" {
+		f, err := bloom.Load(m.file)
+		switch {
+		case err == nil:
+			seed := m.seed
+			if seed == 0 {
+				seed = bloom.DefaultSeed
+			}
+			if f.Params().Seed != seed {
+				return nil, fmt.Errorf("--bloom-filter %s: built with another --seed: %w", m.file, bloom.ErrIncompatible)
+			}
+			return f, nil
+		case !errors.Is(err, os.ErrNotExist):
+			return nil, fmt.Errorf("--bloom-filter %s: %w", m.file, err)
+		}
+	}
+	return bloom.New(m.n, m.p, bloom.Options{Seed: m.seed})
+}
+
+// Persist saves the filter to Config.BloomFile.
+func (m *bloomMethod) Persist() error {
+	if m.file == "" || m.filter == nil {
+		return nil
+	}
+	return m.filter.Save(m.file)
+}
+
+// Persist saves the IDF table in use to Config.SaveIDF.
+func (m *simhashMethod) Persist() error {
+	if m.saveIDF == "" || m.idf == nil {
+		return nil
+	}
+	return m.idf.Save(m.saveIDF)
+}
