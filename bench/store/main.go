@@ -4,6 +4,8 @@
 //	go run ./bench/store gen -n 1000000 > docs.jsonl        synthetic ~1 KB documents
 //	go run ./bench/store http -addr http://127.0.0.1:8080 -mode check-and-add -conns 64 -duration 30s
 //	go run ./bench/store http ... -mode batch -batch 100
+//	go run ./bench/store http ... -mode add -ack-log acked.txt      record acknowledged ids
+//	go run ./bench/store verify -addr ... -ids acked.txt            check they are all there
 //
 // Documents are sentences of words drawn from a Zipf distribution over a
 // 50,000-word vocabulary (about 1 KB each); -dup makes that fraction of
@@ -41,6 +43,8 @@ func main() {
 		err = gen(os.Args[2:])
 	case "http":
 		err = load(os.Args[2:])
+	case "verify":
+		err = verify(os.Args[2:])
 	default:
 		err = fmt.Errorf("unknown command %q", os.Args[1])
 	}
@@ -136,6 +140,12 @@ func gen(args []string) error {
 	return w.Flush()
 }
 
+// unbuffered writes every acknowledged id at once, so that none is lost
+// if the load generator itself is stopped.
+type unbuffered struct{ io.Writer }
+
+func (unbuffered) Flush() error { return nil }
+
 type flusher interface {
 	io.Writer
 	Flush() error
@@ -198,6 +208,8 @@ func load(args []string) error {
 	seed := fs.Uint64("seed", uint64(time.Now().UnixNano()), "random seed (ids are unique per seed)")
 	token := fs.String("token", "", "bearer token")
 	warmup := fs.Duration("warmup", 2*time.Second, "run this long before measuring")
+	ackLog := fs.String("ack-log", "", "append the id of every acknowledged added document to this file")
+	maxErrs := fs.Int64("max-errors", 0, "stop after this many failed requests (0: never)")
 	fs.Parse(args)
 	path := map[string]string{"check": "/v1/check", "check-and-add": "/v1/check-and-add", "add": "/v1/add", "batch": "/v1/batch/check-and-add"}[*mode]
 	if path == "" {
@@ -215,6 +227,16 @@ func load(args []string) error {
 	var firstErr atomic.Value
 	lat := make([][]time.Duration, *conns)
 	measureFrom := time.Now().Add(*warmup)
+	var ackMu sync.Mutex
+	var ackW flusher
+	if *ackLog != "" {
+		f, err := os.OpenFile(*ackLog, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		ackW = unbuffered{f}
+	}
 	var wg sync.WaitGroup
 	for c := range *conns {
 		wg.Go(func() {
@@ -248,7 +270,9 @@ func load(args []string) error {
 				resp, err := client.Do(req)
 				if err != nil {
 					if ctx.Err() == nil {
-						errs.Add(1)
+						if n := errs.Add(1); *maxErrs > 0 && n >= *maxErrs {
+							cancel()
+						}
 						firstErr.CompareAndSwap(nil, err.Error())
 					}
 					continue
@@ -256,6 +280,9 @@ func load(args []string) error {
 				b, _ := io.ReadAll(resp.Body)
 				resp.Body.Close()
 				d := time.Since(t0)
+				if ackW != nil && resp.StatusCode/100 == 2 {
+					logAcks(&ackMu, ackW, b)
+				}
 				if t0.Before(measureFrom) {
 					continue
 				}
@@ -299,4 +326,67 @@ func load(args []string) error {
 	enc := json.NewEncoder(os.Stdout)
 	enc.SetIndent("", "  ")
 	return enc.Encode(rep)
+}
+
+// logAcks writes the ids of the added documents of a response.
+func logAcks(mu *sync.Mutex, w io.Writer, body []byte) {
+	var out struct {
+		ID      string `json:"id"`
+		Added   bool   `json:"added"`
+		Results []struct {
+			ID    string `json:"id"`
+			Added bool   `json:"added"`
+		} `json:"results"`
+	}
+	if json.Unmarshal(body, &out) != nil {
+		return
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if out.Added {
+		fmt.Fprintln(w, out.ID)
+	}
+	for _, r := range out.Results {
+		if r.Added {
+			fmt.Fprintln(w, r.ID)
+		}
+	}
+}
+
+// verify checks that every id of an ack log is in the index.
+func verify(args []string) error {
+	fs := flag.NewFlagSet("verify", flag.ExitOnError)
+	addr := fs.String("addr", "http://127.0.0.1:8080", "server URL")
+	ids := fs.String("ids", "", "file of ids, one per line")
+	token := fs.String("token", "", "bearer token")
+	fs.Parse(args)
+	b, err := os.ReadFile(*ids)
+	if err != nil {
+		return err
+	}
+	var n, missing int
+	for _, id := range bytes.Split(bytes.TrimSpace(b), []byte("\n")) {
+		if len(id) == 0 {
+			continue
+		}
+		n++
+		req, _ := http.NewRequest("GET", *addr+"/v1/docs/"+string(id), nil)
+		if *token != "" {
+			req.Header.Set("Authorization", "Bearer "+*token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			missing++
+			fmt.Fprintf(os.Stderr, "missing: %s (%d)\n", id, resp.StatusCode)
+		}
+	}
+	fmt.Printf("%d acknowledged ids checked, %d missing\n", n, missing)
+	if missing > 0 || n == 0 {
+		return fmt.Errorf("verification failed")
+	}
+	return nil
 }
