@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 
+	"github.com/cockroachdb/pebble/v2"
+
 	"github.com/neardup/neardup/minhash"
 	"github.com/neardup/neardup/simhash"
 )
@@ -268,3 +270,20 @@ func mix64(x uint64) uint64 {
 
 // similarity of a SimHash distance: the fraction of equal bits.
 func bitSimilarity(d, nbits int) float64 { return 1 - float64(d)/float64(nbits) }
+
+// comparer orders keys bytewise, like pebble's default, and splits a
+// posting key after its 11-byte prefix ('p', table, key) so that the bloom
+// filters are built over band keys and SeekPrefixGE finds a bucket. Every
+// other key is its own prefix. Its name is stored by pebble in the index;
+// an index is opened only with the comparer of the same name.
+var comparer = func() *pebble.Comparer {
+	c := *pebble.DefaultComparer
+	c.Name = "neardup.store.v1"
+	c.Split = func(key []byte) int {
+		if len(key) == postingKeyLen && key[0] == prefixPosting {
+			return postingKeyLen - 8
+		}
+		return len(key)
+	}
+	return &c
+}()

@@ -9,11 +9,14 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
+	"github.com/cockroachdb/pebble/v2/sstable"
 
 	"github.com/neardup/neardup/lsh"
 	"github.com/neardup/neardup/minhash"
@@ -119,8 +122,14 @@ func (o Options) pebble(create bool) *pebble.Options {
 	if po.MemTableSize == 0 {
 		po.MemTableSize = DefaultMemTableSize
 	}
+	po.Comparer = comparer
 	for i := range po.Levels {
-		po.Levels[i].BlockSize = 16 << 10
+		// Postings and signatures are hashes: compression gains nothing
+		// and decompression would cost most of a query's time. Bloom
+		// filters over key prefixes let a posting seek skip every table
+		// that lacks the band key, which is almost all of them.
+		po.Levels[i].Compression = func() *sstable.CompressionProfile { return sstable.NoCompression }
+		po.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
 	}
 	return po
 }
@@ -180,6 +189,10 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err != nil {
 		if errors.Is(err, pebble.ErrDBDoesNotExist) {
 			return nil, fmt.Errorf("%w: %s", ErrNotIndex, dir)
+		}
+		if strings.Contains(err.Error(), "comparer name") {
+			// A pebble database, but not one of ours.
+			return nil, fmt.Errorf("%w: %s: %v", ErrNotIndex, dir, err)
 		}
 		return nil, fmt.Errorf("store: open %s: %w", dir, err)
 	}
@@ -397,10 +410,9 @@ func (s *Store) candidates(sc *scratch, it *pebble.Iterator, sk *Sketch) error {
 	sc.keys = s.appendKeys(sc.keys[:0], sk)
 	for t, k := range sc.keys {
 		sc.lower = postingPrefix(sc.lower[:0], t, k)
-		sc.upper = append(sc.upper[:0], sc.lower...)
-		sc.upper = append(sc.upper, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff)
-		it.SetBounds(sc.lower, sc.upper)
-		for ok := it.First(); ok; ok = it.Next() {
+		// SeekPrefixGE stays within the keys of this prefix (see comparer)
+		// and consults the tables' bloom filters first.
+		for ok := it.SeekPrefixGE(sc.lower); ok; ok = it.Next() {
 			key := it.Key()
 			if len(key) != postingKeyLen {
 				return fmt.Errorf("%w: posting key of %d bytes", ErrCorrupt, len(key))

@@ -318,7 +318,7 @@ func TestOpenErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Close()
-	db, err = pebble.Open(dir, &pebble.Options{Logger: quietLogger{}})
+	db, err = pebble.Open(dir, &pebble.Options{Logger: quietLogger{}, Comparer: comparer})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -328,7 +328,7 @@ func TestOpenErrors(t *testing.T) {
 		t.Errorf("Open(newer) = %v, want ErrVersion", err)
 	}
 	// Corrupt parameters.
-	db, _ = pebble.Open(dir, &pebble.Options{Logger: quietLogger{}})
+	db, _ = pebble.Open(dir, &pebble.Options{Logger: quietLogger{}, Comparer: comparer})
 	db.Set(keyVersion, le32(FormatVersion), pebble.Sync)
 	db.Set(keyParams, []byte(`{"method":"minhash"}`), pebble.Sync)
 	db.Close()
@@ -617,3 +617,26 @@ func TestReadOnly(t *testing.T) {
 }
 
 func shingleOpts(n int) shingle.Options { return shingle.Options{N: n} }
+
+// TestComparer checks the key comparer's prefix rules with pebble's own
+// checker.
+func TestComparer(t *testing.T) {
+	var prefixes, suffixes [][]byte
+	for _, k := range []uint64{0, 1, 1 << 63, ^uint64(0)} {
+		prefixes = append(prefixes, postingPrefix(nil, 3, k))
+		suffixes = append(suffixes, binaryBE(nil, k))
+	}
+	prefixes = append(prefixes, recordKey(nil, 5), idKey(nil, "x"), keyVersion)
+	if err := pebble.CheckComparer(comparer, prefixes, suffixes[:0]); err != nil {
+		t.Error(err)
+	}
+	for _, k := range [][]byte{postingKey(nil, 2, 77, 9), recordKey(nil, 1), keyCounters} {
+		want := len(k)
+		if k[0] == prefixPosting {
+			want = 11
+		}
+		if got := comparer.Split(k); got != want {
+			t.Errorf("Split(%x) = %d, want %d", k, got, want)
+		}
+	}
+}
