@@ -174,24 +174,12 @@ type rawDoc struct {
 // per cluster by cfg.Keep, and writes the outputs. The result does not
 // depend on the number of workers.
 func Run(ctx context.Context, cfg Config, in Input, out Outputs) (*Stats, error) {
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	m, err := NewMethod(cfg)
+	r, err := newRun(cfg, in, out)
 	if err != nil {
 		return nil, err
 	}
-	norm, err := normalizer(cfg, m)
-	if err != nil {
-		return nil, err
-	}
-	if in.Progress == nil {
-		in.Progress = noProgress{}
-	}
-	defer in.Progress.Done()
-	r := &run{cfg: cfg, in: in, out: out, method: m, norm: norm,
-		stats: &Stats{Method: m.Name(), Params: m.Describe(), Workers: cfg.workers()}}
 	defer r.cleanup()
+	m := r.method
 	if err := r.open(); err != nil {
 		return nil, err
 	}
@@ -200,6 +188,11 @@ func Run(ctx context.Context, cfg Config, in Input, out Outputs) (*Stats, error)
 	}
 	if err := r.finish(ctx); err != nil {
 		return nil, err
+	}
+	if p, ok := m.(persister); ok {
+		if err := p.Persist(); err != nil {
+			return nil, err
+		}
 	}
 	if r.ckpt != nil {
 		for _, res := range r.ckpt.resumed {
@@ -218,24 +211,12 @@ func Run(ctx context.Context, cfg Config, in Input, out Outputs) (*Stats, error)
 // path as one JSON line {"id", "method", "sketch"} per document, in input
 // order; an empty document has a null sketch.
 func Sign(ctx context.Context, cfg Config, in Input, path string) (*Stats, error) {
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	m, err := NewMethod(cfg)
+	r, err := newRun(cfg, in, Outputs{})
 	if err != nil {
 		return nil, err
 	}
-	norm, err := normalizer(cfg, m)
-	if err != nil {
-		return nil, err
-	}
-	if in.Progress == nil {
-		in.Progress = noProgress{}
-	}
-	defer in.Progress.Done()
-	r := &run{cfg: cfg, in: in, method: m, norm: norm,
-		stats: &Stats{Method: m.Name(), Params: m.Describe(), Workers: cfg.workers()}}
 	defer r.cleanup()
+	m := r.method
 	if err := r.open(); err != nil {
 		return nil, err
 	}
@@ -362,6 +343,27 @@ func (r *run) create(path string) (*atomicfile.File, error) {
 	return f, nil
 }
 
+// newRun validates cfg and builds the method and the normaliser of a run.
+// The caller must defer r.cleanup().
+func newRun(cfg Config, in Input, out Outputs) (*run, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	m, err := NewMethod(cfg)
+	if err != nil {
+		return nil, err
+	}
+	norm, err := normalizer(cfg, m)
+	if err != nil {
+		return nil, err
+	}
+	if in.Progress == nil {
+		in.Progress = noProgress{}
+	}
+	return &run{cfg: cfg, in: in, out: out, method: m, norm: norm,
+		stats: &Stats{Method: m.Name(), Params: m.Describe(), Workers: cfg.workers()}}, nil
+}
+
 // output is a file written atomically: nothing appears under its name
 // until Commit.
 type output interface {
@@ -371,6 +373,7 @@ type output interface {
 
 // cleanup aborts outputs not committed and removes temporary files.
 func (r *run) cleanup() {
+	r.in.Progress.Done()
 	r.ckpt.abort()
 	for _, f := range r.outputs {
 		f.Abort()
