@@ -16,7 +16,8 @@ import (
 
 func init() { register("minhash", newMinhashMethod) }
 
-// minhashFamily is the hash family of the minhash method. Multiply-shift
+// minhashFamily is the default hash family of the minhash method
+// (Config.Family chooses another). Multiply-shift
 // has the variance and the S-curve of independent permutations (package
 // minhash's statistical tests) at about 2.5 times the speed of the a*x+b
 // mod p reference, and an AVX-512 path with GOEXPERIMENT=simd. OPH was as
@@ -89,11 +90,19 @@ func newMinhashMethod(cfg Config) (Method, error) {
 	if _, err := shingle.New(cfg.Shingle); err != nil {
 		return nil, err
 	}
-	h, err := minhash.New(minhash.Options{NumPerm: k, Family: minhashFamily, Seed: cfg.Seed})
+	family := minhashFamily
+	if cfg.Family != "" {
+		f, err := minhash.ParseFamily(cfg.Family)
+		if err != nil {
+			return nil, fmt.Errorf("--minhash-family: %w", err)
+		}
+		family = f
+	}
+	h, err := minhash.New(minhash.Options{NumPerm: k, Family: family, Seed: cfg.Seed})
 	if err != nil {
 		return nil, err
 	}
-	m := &minhashMethod{threshold: cfg.Threshold, family: minhashFamily, hasher: h,
+	m := &minhashMethod{threshold: cfg.Threshold, family: family, hasher: h,
 		shingle: cfg.Shingle, verify: cfg.Verify}
 	switch {
 	case cfg.Bands < 0 || cfg.Rows < 0:

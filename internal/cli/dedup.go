@@ -24,6 +24,7 @@ type dedupOpts struct {
 	method     string
 	threshold  float64
 	numPerm    int
+	family     string
 	bands      int
 	rows       int
 	seed       uint64
@@ -90,6 +91,7 @@ Regular output files are replaced atomically, and only when the run succeeds.
 	fs.Float64Var(&o.threshold, "threshold", d.Threshold, "Jaccard similarity at or above which two documents are duplicates")
 	o.shingle.register(fs, d.Shingle.N)
 	fs.IntVar(&o.numPerm, "num-perm", d.NumPerm, "minhash: permutations (signature slots)")
+	fs.StringVar(&o.family, "minhash-family", "multiply-shift", "minhash: hash family, multiply-shift, permutation (the reference) or oph (one permutation hashing, fastest on long documents)")
 	fs.IntVar(&o.bands, "bands", 0, "minhash: LSH bands (0: chosen from --threshold and --num-perm)")
 	fs.IntVar(&o.rows, "rows", 0, "minhash: rows per band (0: chosen with --bands)")
 	fs.Uint64Var(&o.seed, "seed", 0, "seed of the minhash and simhash hash families (0: the fixed default)")
@@ -152,6 +154,7 @@ func (o *dedupOpts) config() (dedup.Config, error) {
 		return cfg, usageErr("--bands %d x --rows %d = %d exceeds --num-perm %d", o.bands, o.rows, o.bands*o.rows, o.numPerm)
 	}
 	cfg.NumPerm, cfg.Bands, cfg.Rows, cfg.Seed = o.numPerm, o.bands, o.rows, o.seed
+	cfg.Family = o.family
 	if o.bits != 64 && o.bits != 128 {
 		return cfg, usageErr("--bits %d: must be 64 or 128", o.bits)
 	}
