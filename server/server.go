@@ -272,7 +272,7 @@ func decode(r *http.Request, v any) error {
 		case errors.As(err, &mb):
 			return err
 		case errors.As(err, &te):
-			field := te.Field
+			field := strings.TrimPrefix(te.Field, "docIn.")
 			if field == "" {
 				field = "the body"
 			}
