@@ -76,6 +76,11 @@ func TestAPI(t *testing.T) {
 	if code != 201 || v["added"] != true || v["duplicate"] != false {
 		t.Fatalf("check-and-add = %d %v", code, v)
 	}
+	// A retry of an acknowledged check-and-add is a duplicate of itself.
+	code, v = do(t, ts, "POST", "/v1/check-and-add", `{"id":"fox","text":"`+foxText+`"}`)
+	if code != 200 || v["added"] != false || v["matches"].([]any)[0].(map[string]any)["id"] != "fox" {
+		t.Fatalf("retried check-and-add = %d %v", code, v)
+	}
 	code, v = do(t, ts, "POST", "/v1/check-and-add", `{"id":"fox2","text":"`+strings.ToUpper(foxText)+`!"}`)
 	if code != 200 || v["added"] != false || v["duplicate"] != true {
 		t.Fatalf("check-and-add of a duplicate = %d %v", code, v)
