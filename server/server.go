@@ -38,6 +38,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -396,27 +397,42 @@ func (s *Server) readBatch(r *http.Request, needID bool) ([]docIn, int, error) {
 }
 
 // sketch computes the sketches of docs (the signatures copied out of the
-// sketcher).
+// sketchers). A large batch is split among GOMAXPROCS goroutines.
 func (s *Server) sketch(docs []docIn) []store.Doc {
-	sk := s.sketches.Get().(*store.Sketcher)
-	defer s.sketches.Put(sk)
 	out := make([]store.Doc, len(docs))
 	var sigs []uint32
+	k := s.st.Params().NumPerm
 	if s.st.Params().Method == store.MinHash {
-		sigs = make([]uint32, 0, len(docs)*s.st.Params().NumPerm)
+		sigs = make([]uint32, len(docs)*k)
 	}
-	for i, d := range docs {
-		k := sk.Sketch(*d.Text)
-		if k.Sig != nil {
-			start := len(sigs)
-			sigs = append(sigs, k.Sig...)
-			k.Sig = minhash.Signature(sigs[start:len(sigs):len(sigs)])
+	one := func(lo, hi int) {
+		sk := s.sketches.Get().(*store.Sketcher)
+		defer s.sketches.Put(sk)
+		for i := lo; i < hi; i++ {
+			d := docs[i]
+			sketch := sk.Sketch(*d.Text)
+			if sketch.Sig != nil {
+				dst := sigs[i*k : (i+1)*k : (i+1)*k]
+				copy(dst, sketch.Sig)
+				sketch.Sig = minhash.Signature(dst)
+			}
+			if d.ID != nil {
+				out[i].ID = *d.ID
+			}
+			out[i].Sketch = sketch
 		}
-		if d.ID != nil {
-			out[i].ID = *d.ID
-		}
-		out[i].Sketch = k
 	}
+	workers := min(runtime.GOMAXPROCS(0), len(docs)/32)
+	if workers <= 1 {
+		one(0, len(docs))
+		return out
+	}
+	per := (len(docs) + workers - 1) / workers
+	var wg sync.WaitGroup
+	for lo := 0; lo < len(docs); lo += per {
+		wg.Go(func() { one(lo, min(lo+per, len(docs))) })
+	}
+	wg.Wait()
 	return out
 }
 

@@ -386,3 +386,40 @@ func FuzzRequest(f *testing.F) {
 		}
 	})
 }
+
+// TestLargeBatch sends a batch large enough to be sketched and checked in
+// parallel: the second half repeats the first, each document must be found
+// as the duplicate of its own original.
+func TestLargeBatch(t *testing.T) {
+	for _, m := range []store.Method{store.MinHash, store.SimHash} {
+		st, ts := newTest(t, m, Config{})
+		var docs []string
+		for i := range 100 {
+			var w []string
+			for j := range 80 {
+				w = append(w, fmt.Sprintf("d%dw%d", i%50, (j*31+i%50)%500))
+			}
+			docs = append(docs, fmt.Sprintf(`{"id":"x%d","text":%q}`, i, strings.Join(w, " ")))
+		}
+		code, v := do(t, ts, "POST", "/v1/batch/check-and-add", `{"documents":[`+strings.Join(docs, ",")+`]}`)
+		if code != 200 {
+			t.Fatalf("%s: %d %v", m, code, v)
+		}
+		for i, r := range v["results"].([]any) {
+			r := r.(map[string]any)
+			if i < 50 {
+				if r["added"] != true {
+					t.Fatalf("%s: x%d not added: %v", m, i, r)
+				}
+				continue
+			}
+			ms := r["matches"].([]any)
+			if r["added"] != false || len(ms) == 0 || ms[0].(map[string]any)["id"] != fmt.Sprint("x", i-50) {
+				t.Fatalf("%s: x%d = %v, want a duplicate of x%d", m, i, r, i-50)
+			}
+		}
+		if st.Len() != 50 {
+			t.Errorf("%s: %d documents", m, st.Len())
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -631,6 +632,18 @@ func (s *Store) write(docs []Doc, check bool, limit int) ([]Result, error) {
 	b := s.db.NewBatch()
 	defer b.Close()
 
+	// A large batch is first checked against the index by several
+	// goroutines at once (reads only, still under the writer lock, so
+	// nothing changes meanwhile); the checks against the batch's own
+	// documents and the writes follow in order.
+	prequeried := false
+	if check && len(docs) >= parallelCheckMin && runtime.GOMAXPROCS(0) > 1 {
+		if err := s.queryParallel(docs, results); err != nil {
+			return nil, err
+		}
+		prequeried = true
+	}
+
 	ctr := s.ctr
 	// Documents of this batch already added: by id, and by key.
 	var pendingIDs map[string]int
@@ -646,11 +659,15 @@ func (s *Store) write(docs []Doc, check bool, limit int) ([]Result, error) {
 			continue
 		}
 		if check {
-			if err := s.candidates(sc, it, &d.Sketch); err != nil {
-				return nil, err
-			}
-			if r.Matches, err = s.matches(nil, sc, &d.Sketch, false, 0); err != nil {
-				return nil, err
+			if !prequeried {
+				if err := s.candidates(sc, it, &d.Sketch); err != nil {
+					return nil, err
+				}
+				if r.Matches, err = s.matches(nil, sc, &d.Sketch, false, 0); err != nil {
+					return nil, err
+				}
+			} else if !d.Sketch.Empty {
+				sc.keys = s.appendKeys(sc.keys[:0], &d.Sketch)
 			}
 			r.Matches = s.pendingMatches(r.Matches, docs, pending, sc, &d.Sketch)
 			if len(r.Matches) > 0 {
@@ -725,6 +742,50 @@ func (s *Store) write(docs []Doc, check bool, limit int) ([]Result, error) {
 	s.ctr = ctr
 	s.docs.Store(int64(ctr.docs))
 	return results, nil
+}
+
+// parallelCheckMin is the batch size from which queryParallel is used.
+const parallelCheckMin = 32
+
+// queryParallel sets results[i].Matches to the duplicates of docs[i] in the
+// index (not in the batch), for the documents without an error, using
+// GOMAXPROCS goroutines with an iterator each.
+func (s *Store) queryParallel(docs []Doc, results []Result) error {
+	workers := min(runtime.GOMAXPROCS(0), len(docs)/(parallelCheckMin/2))
+	var next atomic.Int64
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			sc := s.pool.Get().(*scratch)
+			defer s.pool.Put(sc)
+			it, err := s.newIter()
+			if err != nil {
+				errs[w] = err
+				return
+			}
+			defer it.Close()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(docs) {
+					return
+				}
+				if results[i].Err != nil {
+					continue
+				}
+				if err := s.candidates(sc, it, &docs[i].Sketch); err != nil {
+					errs[w] = err
+					return
+				}
+				if results[i].Matches, err = s.matches(nil, sc, &docs[i].Sketch, false, 0); err != nil {
+					errs[w] = err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 func binaryBE(dst []byte, v uint64) []byte {

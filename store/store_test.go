@@ -640,3 +640,47 @@ func TestComparer(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckAndAddBatchEqualsSequential checks that a large batch (checked
+// against the index by several goroutines) decides exactly as the same
+// documents sent one by one.
+func TestCheckAndAddBatchEqualsSequential(t *testing.T) {
+	for _, m := range []Method{MinHash, SimHash} {
+		t.Run(m.String(), func(t *testing.T) {
+			a, b := mustCreate(t, DefaultParams(m)), mustCreate(t, DefaultParams(m))
+			sk, _ := a.NewSketcher()
+			texts := testCorpus(11, 300)
+			var docs []Doc
+			for i, txt := range texts {
+				k := sk.Sketch(txt)
+				k.Sig = slices.Clone(k.Sig)
+				docs = append(docs, Doc{ID: fmt.Sprint("t", i), Sketch: k})
+			}
+			docs = append(docs, docs[5]) // a repeated id
+			for _, s := range []*Store{a, b} {
+				if _, err := s.AddBatch(docs[:100]); err != nil {
+					t.Fatal(err)
+				}
+			}
+			rest := docs[100:]
+			got, err := b.CheckAndAddBatch(rest, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dups := 0
+			for i, d := range rest {
+				want, err := a.CheckAndAdd(d.ID, d.Sketch, 0)
+				if (err == nil) != (got[i].Err == nil) || want.Added != got[i].Added ||
+					!slices.Equal(matchIDs(want.Matches), matchIDs(got[i].Matches)) {
+					t.Fatalf("doc %d (%s): batch %+v, one by one %+v (%v)", i, d.ID, got[i], want, err)
+				}
+				if len(want.Matches) > 0 {
+					dups++
+				}
+			}
+			if dups < 20 || a.Len() != b.Len() {
+				t.Fatalf("%d duplicates, %d and %d documents", dups, a.Len(), b.Len())
+			}
+		})
+	}
+}
