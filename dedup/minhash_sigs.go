@@ -34,9 +34,6 @@ func (s *sigStore) get(i int) []uint16 {
 	return s.chunks[i/sigChunkDocs][(i%sigChunkDocs)*s.k:][:s.k]
 }
 
-// bytes returns the memory the store holds.
-func (s *sigStore) bytes() int { return len(s.chunks) * sigChunkDocs * s.k * 2 }
-
 // matches16 counts the slots where a (stored) and the low 16 bits of b
 // agree.
 func matches16(a []uint16, b []uint32) int {

@@ -154,6 +154,9 @@ func TestAPI(t *testing.T) {
 		t.Errorf("stats = %d %v", code, v)
 	}
 	code, v = do(t, ts, "GET", "/metrics", "")
+	if code != 200 {
+		t.Fatalf("metrics = %d", code)
+	}
 	text := v["raw"].(string)
 	for _, want := range []string{
 		"# TYPE neardup_http_requests_total counter",

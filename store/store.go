@@ -330,7 +330,6 @@ type Result struct {
 type scratch struct {
 	keys   []uint64
 	lower  []byte
-	upper  []byte
 	key    []byte
 	val    []byte
 	rec    record
@@ -340,8 +339,7 @@ type scratch struct {
 
 type cand struct {
 	seq  uint64
-	dist int     // simhash
-	sim  float64 // minhash
+	dist int // simhash
 }
 
 func (s *Store) acquire() (*scratch, error) {

@@ -122,16 +122,3 @@ func exitCode(ctx context.Context, err error) int {
 
 // errInvalidData marks bad input data found outside a corpus reader.
 var errInvalidData = errors.New("invalid input")
-
-// notBuilt returns a command that exists in the interface but says plainly
-// that it is not built yet.
-func notBuilt(use, short string) *cobra.Command {
-	return &cobra.Command{
-		Use:                use,
-		Short:              short + " (not built yet)",
-		DisableFlagParsing: true,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return fmt.Errorf("neardup %s: %w", cmd.Name(), errNotBuilt)
-		},
-	}
-}
