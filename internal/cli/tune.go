@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -98,7 +99,7 @@ precision against recall with the best configuration marked.
 	fs.Float64SliceVar(&o.thresholds, "thresholds", sp.Thresholds, "Jaccard thresholds to try")
 	var units []string
 	for _, s := range sp.Shingles {
-		if u := s.Unit.String(); !containsStr(units, u) {
+		if u := s.Unit.String(); !slices.Contains(units, u) {
 			units = append(units, u)
 		}
 	}
@@ -120,15 +121,6 @@ precision against recall with the best configuration marked.
 	o.text.register(fs)
 	o.input.register(fs)
 	return cmd
-}
-
-func containsStr(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // space builds the sweep from the flags. Char n-grams below 3 are left out
