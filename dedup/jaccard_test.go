@@ -24,7 +24,6 @@ func writeNearDupCorpus(t *testing.T, n int, seed uint64) (path string, texts []
 	t.Helper()
 	r := rand.New(rand.NewPCG(seed, 99))
 	words := strings.Fields("alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho sigma tau upsilon")
-	var buf bytes.Buffer
 	for i := range n {
 		var txt string
 		switch k := r.IntN(10); {
@@ -48,15 +47,8 @@ func writeNearDupCorpus(t *testing.T, n int, seed uint64) (path string, texts []
 			txt = strings.Join(f, " ")
 		}
 		texts = append(texts, txt)
-		line, _ := json.Marshal(map[string]string{"id": fmt.Sprintf("d%05d", i), "text": txt})
-		buf.Write(line)
-		buf.WriteByte('\n')
 	}
-	path = filepath.Join(t.TempDir(), "docs.jsonl")
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path, texts
+	return writeTexts(t, t.TempDir(), texts, "d%05d"), texts
 }
 
 // oraclePairs normalises and shingles texts as cfg says and compares every

@@ -338,16 +338,7 @@ func FuzzMinhashDecodeSketch(f *testing.F) {
 func TestRunMinhash(t *testing.T) {
 	texts := mhCorpus(t)
 	dir := t.TempDir()
-	in := filepath.Join(dir, "docs.jsonl")
-	var sb strings.Builder
-	for i, s := range texts {
-		line, _ := json.Marshal(map[string]string{"id": fmt.Sprintf("d%d", i), "text": s})
-		sb.Write(line)
-		sb.WriteByte('\n')
-	}
-	if err := os.WriteFile(in, []byte(sb.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	in := writeTexts(t, dir, texts, "d%d")
 	var clusters [2][]byte
 	for k, spill := range []bool{false, true} {
 		cfg := mhConfig(true, 0.8)

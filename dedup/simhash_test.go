@@ -295,16 +295,7 @@ func TestSimhashMethodErrors(t *testing.T) {
 func TestRunSimhash(t *testing.T) {
 	texts := fpTexts(400, 11)
 	dir := t.TempDir()
-	in := filepath.Join(dir, "docs.jsonl")
-	var sb strings.Builder
-	for i, s := range texts {
-		line, _ := json.Marshal(map[string]string{"id": fmt.Sprintf("d%d", i), "text": s})
-		sb.Write(line)
-		sb.WriteByte('\n')
-	}
-	if err := os.WriteFile(in, []byte(sb.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	in := writeTexts(t, dir, texts, "d%d")
 	cfg := DefaultConfig()
 	cfg.Method, cfg.Distance = "simhash", 4
 	out := Outputs{Clusters: filepath.Join(dir, "c.jsonl"), Pairs: filepath.Join(dir, "p.jsonl")}
