@@ -136,3 +136,14 @@ func TestCorruptCompressed(t *testing.T) {
 		})
 	}
 }
+
+func TestScanObjectDepth(t *testing.T) {
+	deep := strings.Repeat("[", maxJSONDepth) + strings.Repeat("]", maxJSONDepth)
+	if _, _, _, err := scanObject([]byte(deep), "id", "text"); err != nil {
+		t.Errorf("%d levels: %v, want accepted", maxJSONDepth, err)
+	}
+	deeper := "{\"a\":" + deep + "}"
+	if _, _, _, err := scanObject([]byte(deeper), "id", "text"); err == nil || !strings.Contains(err.Error(), "nested deeper") {
+		t.Errorf("%d levels: err %v, want the depth limit", maxJSONDepth+1, err)
+	}
+}

@@ -61,6 +61,8 @@ func (s *jsonScanner) value(i, depth int) (int, error) {
 		return i, s.fail(i, "")
 	}
 	switch c := b[i]; {
+	case (c == '{' || c == '[') && depth >= maxJSONDepth:
+		return i, fmt.Errorf("JSON nested deeper than %d levels (offset %d)", maxJSONDepth, i)
 	case c == '"':
 		return s.str(i)
 	case c == '{':
@@ -158,9 +160,6 @@ func (s *jsonScanner) number(i int) (int, error) {
 }
 
 func (s *jsonScanner) object(i, depth int) (int, error) {
-	if depth > maxJSONDepth {
-		return i, fmt.Errorf("JSON nested deeper than %d levels (offset %d)", maxJSONDepth, i)
-	}
 	b := s.b
 	i = s.space(i + 1)
 	if i < len(b) && b[i] == '}' {
@@ -209,9 +208,6 @@ func (s *jsonScanner) object(i, depth int) (int, error) {
 }
 
 func (s *jsonScanner) array(i, depth int) (int, error) {
-	if depth > maxJSONDepth {
-		return i, fmt.Errorf("JSON nested deeper than %d levels (offset %d)", maxJSONDepth, i)
-	}
 	b := s.b
 	i = s.space(i + 1)
 	if i < len(b) && b[i] == ']' {
