@@ -127,13 +127,13 @@ func FuzzPayload(f *testing.F) {
 func FuzzAppendJSONString(f *testing.F) {
 	f.Add("plain \"quoted\" \\ \n\t\x00 \u2028 日本 \xff")
 	f.Fuzz(func(t *testing.T, s string) {
-		b := appendJSONString(nil, s)
+		b := AppendJSONString(nil, s)
 		var back string
 		if err := json.Unmarshal(b, &back); err != nil {
-			t.Fatalf("appendJSONString(%q) = %s: %v", s, b, err)
+			t.Fatalf("AppendJSONString(%q) = %s: %v", s, b, err)
 		}
 		if want := strings.ToValidUTF8(s, "\uFFFD"); utf8.ValidString(s) && back != want {
-			t.Fatalf("appendJSONString(%q) decodes to %q", s, back)
+			t.Fatalf("AppendJSONString(%q) decodes to %q", s, back)
 		}
 	})
 }

@@ -208,3 +208,22 @@ func (j *JSONL) Err() error { return j.err }
 
 // Close implements Reader.
 func (j *JSONL) Close() error { return j.closer.Close() }
+
+// Field returns the value of the top-level member name of the JSON object
+// raw (a Document's Raw): a string unquoted, any other value as its JSON
+// text. It is an error when raw is not a JSON object or has no such member.
+func Field(raw []byte, name string) (string, error) {
+	v, _, isObject, err := scanObject(raw, name, "")
+	switch {
+	case err != nil:
+		return "", fmt.Errorf("%w: %v", ErrSyntax, err)
+	case !isObject:
+		return "", ErrNotObject
+	case v == nil:
+		return "", fmt.Errorf("missing field %q", name)
+	}
+	if s, ok := jsonString(v); ok {
+		return s, nil
+	}
+	return string(v), nil
+}

@@ -147,3 +147,23 @@ func TestScanObjectDepth(t *testing.T) {
 		t.Errorf("%d levels: err %v, want the depth limit", maxJSONDepth+1, err)
 	}
 }
+
+func TestField(t *testing.T) {
+	tests := []struct {
+		raw, name, want string
+		ok              bool
+	}{
+		{`{"url":"http://x/\u0041","n":3}`, "url", "http://x/A", true},
+		{`{"url":"a","n":3}`, "n", "3", true},
+		{`{"n":{"a":[1]}}`, "n", `{"a":[1]}`, true},
+		{`{"url":"a"}`, "missing", "", false},
+		{`[1,2]`, "url", "", false},
+		{`{"url":`, "url", "", false},
+	}
+	for _, tt := range tests {
+		got, err := Field([]byte(tt.raw), tt.name)
+		if (err == nil) != tt.ok || got != tt.want {
+			t.Errorf("Field(%s, %q) = %q, %v; want %q, ok=%v", tt.raw, tt.name, got, err, tt.want, tt.ok)
+		}
+	}
+}

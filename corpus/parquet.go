@@ -337,7 +337,7 @@ func (p *Parquet) open() error {
 				break
 			}
 			name := path[0]
-			p.cols = append(p.cols, pqColumn{name: name, key: appendJSONString(nil, name), conv: conv, unit: unit, maxDef: leaf.MaxDefinitionLevel})
+			p.cols = append(p.cols, pqColumn{name: name, key: AppendJSONString(nil, name), conv: conv, unit: unit, maxDef: leaf.MaxDefinitionLevel})
 			if name == p.opts.TextField {
 				textFound = true
 				if conv != convString && conv != convJSON {
@@ -488,14 +488,14 @@ func (c *pqColumn) appendValue(dst []byte, v parquet.Value) []byte {
 			f, bits = float64(v.Float()), 32
 		}
 		if math.IsNaN(f) || math.IsInf(f, 0) {
-			return appendJSONString(dst, strconv.FormatFloat(f, 'g', -1, bits))
+			return AppendJSONString(dst, strconv.FormatFloat(f, 'g', -1, bits))
 		}
 		return strconv.AppendFloat(dst, f, 'g', -1, bits)
 	case convDate:
-		return appendJSONString(dst, time.Unix(int64(v.Int32())*86400, 0).UTC().Format(time.DateOnly))
+		return AppendJSONString(dst, time.Unix(int64(v.Int32())*86400, 0).UTC().Format(time.DateOnly))
 	case convTimestamp:
 		t := time.Unix(0, 0).Add(time.Duration(v.Int64()) * c.unit)
-		return appendJSONString(dst, t.UTC().Format(time.RFC3339Nano))
+		return AppendJSONString(dst, t.UTC().Format(time.RFC3339Nano))
 	case convJSON:
 		if b := v.ByteArray(); json.Valid(b) {
 			var buf bytes.Buffer
@@ -504,7 +504,7 @@ func (c *pqColumn) appendValue(dst []byte, v parquet.Value) []byte {
 			}
 		}
 	}
-	return appendJSONString(dst, string(v.ByteArray()))
+	return AppendJSONString(dst, string(v.ByteArray()))
 }
 
 // convertNested makes the document of the row in p.m.

@@ -66,14 +66,14 @@ func (t *Lines) Next() bool {
 		text := string(l.buf)
 		t.raw = append(t.raw[:0], '{')
 		if t.opts.IDField != t.opts.TextField {
-			t.raw = appendJSONString(t.raw, t.opts.IDField)
+			t.raw = AppendJSONString(t.raw, t.opts.IDField)
 			t.raw = append(t.raw, ':')
-			t.raw = appendJSONString(t.raw, id)
+			t.raw = AppendJSONString(t.raw, id)
 			t.raw = append(t.raw, ',')
 		}
-		t.raw = appendJSONString(t.raw, t.opts.TextField)
+		t.raw = AppendJSONString(t.raw, t.opts.TextField)
 		t.raw = append(t.raw, ':')
-		t.raw = appendJSONString(t.raw, text)
+		t.raw = AppendJSONString(t.raw, text)
 		t.raw = append(t.raw, '}')
 		t.doc = Document{ID: id, Text: text, Raw: t.raw, Source: t.name, Record: l.line, Offset: l.start}
 		return true
@@ -90,9 +90,10 @@ func (t *Lines) Err() error { return t.err }
 // Close implements Reader.
 func (t *Lines) Close() error { return t.closer.Close() }
 
-// appendJSONString appends s as a JSON string. Invalid UTF-8 becomes
+// AppendJSONString appends s to dst as a JSON string and returns it; it
+// does not allocate beyond growing dst. Invalid UTF-8 becomes
 // U+FFFD; <, > and & are kept as they are (unlike encoding/json).
-func appendJSONString(dst []byte, s string) []byte {
+func AppendJSONString(dst []byte, s string) []byte {
 	const hex = "0123456789abcdef"
 	dst = append(dst, '"')
 	start := 0

@@ -35,13 +35,13 @@ func TestLinesInvalid(t *testing.T) {
 
 func TestAppendJSONString(t *testing.T) {
 	for _, s := range []string{"", "plain", "q\"b\\", "ctl\x00\x01\x1f\x7f", "<a&b>", "日本語", "\u2028\u2029", "tab\tnl\ncr\r"} {
-		b := appendJSONString(nil, s)
+		b := AppendJSONString(nil, s)
 		var back string
 		if err := json.Unmarshal(b, &back); err != nil || back != s {
-			t.Errorf("appendJSONString(%q) = %s, decodes to %q, %v", s, b, back, err)
+			t.Errorf("AppendJSONString(%q) = %s, decodes to %q, %v", s, b, back, err)
 		}
 	}
-	if got := string(appendJSONString(nil, "a\xffb")); got != `"a\ufffdb"` {
-		t.Errorf("appendJSONString(invalid) = %s, want \"a\\ufffdb\"", got)
+	if got := string(AppendJSONString(nil, "a\xffb")); got != `"a\ufffdb"` {
+		t.Errorf("AppendJSONString(invalid) = %s, want \"a\\ufffdb\"", got)
 	}
 }

@@ -217,29 +217,29 @@ func (w *WARC) appendRaw(dst []byte, id, ct, text string) []byte {
 		if len(dst) > 1 {
 			dst = append(dst, ',')
 		}
-		dst = appendJSONString(dst, k)
+		dst = AppendJSONString(dst, k)
 		dst = append(dst, ':')
 	}
 	switch w.opts.IDField {
 	case "url", "date", "content_type", w.opts.TextField:
 	default:
 		key(w.opts.IDField)
-		dst = appendJSONString(dst, id)
+		dst = AppendJSONString(dst, id)
 	}
 	if w.opts.TextField != "url" {
 		key("url")
-		dst = appendJSONString(dst, h.url)
+		dst = AppendJSONString(dst, h.url)
 	}
 	if w.opts.TextField != "date" {
 		key("date")
-		dst = appendJSONString(dst, h.date)
+		dst = AppendJSONString(dst, h.date)
 	}
 	if w.opts.TextField != "content_type" {
 		key("content_type")
-		dst = appendJSONString(dst, mediaType(ct))
+		dst = AppendJSONString(dst, mediaType(ct))
 	}
 	key(w.opts.TextField)
-	dst = appendJSONString(dst, text)
+	dst = AppendJSONString(dst, text)
 	return append(dst, '}')
 }
 

@@ -78,9 +78,9 @@ type jsonlWriter struct {
 func appendRecord(dst []byte, d *Document) ([]byte, error) {
 	if len(d.Raw) == 0 {
 		dst = append(dst, `{"id":`...)
-		dst = appendJSONString(dst, d.ID)
+		dst = AppendJSONString(dst, d.ID)
 		dst = append(dst, `,"text":`...)
-		dst = appendJSONString(dst, d.Text)
+		dst = AppendJSONString(dst, d.Text)
 		return append(dst, '}'), nil
 	}
 	if bytes.IndexByte(d.Raw, '\n') < 0 {

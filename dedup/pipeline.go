@@ -3,7 +3,6 @@ package dedup
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -231,11 +230,11 @@ func Sign(ctx context.Context, cfg Config, in Input, path string) (*Stats, error
 	}
 	r.in.Progress.Stage("sign", r.stats.Memory.EstimatedDocs)
 	w := bufio.NewWriterSize(f, 1<<16)
-	prefix := append(appendJSONString([]byte(`,"method":`), m.Name()), `,"sketch":`...)
+	prefix := append(corpus.AppendJSONString([]byte(`,"method":`), m.Name()), `,"sketch":`...)
 	var line []byte
 	err = r.sketchAll(ctx, func(_ int, d *rawDoc, s Sketch) error {
 		r.stats.Documents++
-		line = appendJSONString(append(line[:0], `{"id":`...), d.id)
+		line = corpus.AppendJSONString(append(line[:0], `{"id":`...), d.id)
 		line = append(line, prefix...)
 		if s == nil {
 			line = append(line, "null"...)
@@ -668,7 +667,7 @@ func (r *run) eachDoc(ctx context.Context, sketchers []Sketcher, consume func(i 
 					}
 					d := Doc{Index: b.first + k, ID: rd.id, Text: buf}
 					if r.cfg.KeyField != "" {
-						key, err := keyField(rd.raw, r.cfg.KeyField)
+						key, err := corpus.Field(rd.raw, r.cfg.KeyField)
 						if err != nil {
 							return fmt.Errorf("document %q: %w", rd.id, err)
 						}
@@ -755,9 +754,9 @@ func (r *run) emitter() func(Pair) {
 			return
 		}
 		line = append(line[:0], `{"id1":`...)
-		line = appendJSONString(line, r.ids[p.A])
+		line = corpus.AppendJSONString(line, r.ids[p.A])
 		line = append(line, `,"id2":`...)
-		line = appendJSONString(line, r.ids[p.B])
+		line = corpus.AppendJSONString(line, r.ids[p.B])
 		line = append(line, `,"similarity":`...)
 		line = strconv.AppendFloat(line, p.Similarity, 'f', -1, 64)
 		if p.Distance >= 0 {
@@ -842,9 +841,9 @@ func (r *run) writeClusters(keep []int32) error {
 	for i := r.nOld; i < len(keep); i++ {
 		k := keep[i]
 		line = append(line[:0], `{"id":`...)
-		line = appendJSONString(line, r.ids[i])
+		line = corpus.AppendJSONString(line, r.ids[i])
 		line = append(line, `,"cluster":`...)
-		line = appendJSONString(line, r.ids[k])
+		line = corpus.AppendJSONString(line, r.ids[k])
 		line = append(line, `,"kept":`...)
 		line = strconv.AppendBool(line, r.kept(keep, i))
 		line = append(line, "}\n"...)
@@ -957,27 +956,4 @@ func (r *run) pass2(ctx context.Context, keep []int32, examples map[int32]*Examp
 		r.stats.Examples = append(r.stats.Examples, *examples[k])
 	}
 	return nil
-}
-
-// keyField returns the string value of field in the JSON object raw.
-func keyField(raw []byte, field string) (string, error) {
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &obj); err != nil {
-		return "", err
-	}
-	v, ok := obj[field]
-	if !ok {
-		return "", fmt.Errorf("missing key field %q", field)
-	}
-	var s string
-	if json.Unmarshal(v, &s) == nil {
-		return s, nil
-	}
-	return string(v), nil
-}
-
-// appendJSONString appends s as a JSON string.
-func appendJSONString(dst []byte, s string) []byte {
-	b, _ := json.Marshal(s) // a string always marshals
-	return append(dst, b...)
 }
