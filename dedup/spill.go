@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"os"
+	"slices"
 
 	"github.com/neardup/neardup/cluster"
 	"github.com/neardup/neardup/internal/extsort"
@@ -93,7 +94,8 @@ func (f *spillFinder) Add(i int, s Sketch, _ func(Pair)) error {
 }
 
 func (f *spillFinder) sketch(i uint32, buf []byte) (Sketch, []byte, error) {
-	buf = append(buf[:0], make([]byte, f.lens[i])...)
+	n := int(f.lens[i])
+	buf = slices.Grow(buf[:0], n)[:n]
 	if _, err := f.sketchF.ReadAt(buf, f.offsets[i]); err != nil {
 		return nil, buf, fmt.Errorf("reading spilled sketch of document %d: %w", i, err)
 	}
