@@ -35,7 +35,7 @@ type Keyed interface {
 // SketchCodec is implemented by methods whose sketches can wait on disk:
 // for the spill path and for --resume checkpoints. DecodeSketch must
 // reject bytes that AppendSketch did not produce with an error, never a
-// panic.
+// panic, and must not keep b: callers reuse it.
 type SketchCodec interface {
 	AppendSketch(dst []byte, s Sketch) []byte
 	DecodeSketch(b []byte) (Sketch, error)
