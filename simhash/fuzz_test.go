@@ -19,7 +19,7 @@ func FuzzIndex(f *testing.F) {
 		}
 		k := int(data[0] % 10)
 		blocks := int(data[1] % 14)
-		if blocks != 0 && blocks <= k {
+		if blocks != 0 && (blocks <= k || binomial(blocks, k) > DefaultMaxTables) {
 			blocks = 0
 		}
 		data = data[2:]

@@ -96,6 +96,35 @@ func blockSizes(f, b int) []int {
 	return s
 }
 
+// expectedCandidates is Σ over the C(b, kb) tables of (n-1) / 2^keybits,
+// the expected candidates of a probe among n random fingerprints, in
+// closed form: blocks have two sizes (f mod b blocks of ceil(f/b) bits,
+// the rest floor(f/b)), so the tables are counted by how many large blocks
+// their key takes (O(b), where enumerating the tables is O(C(b, kb))).
+func expectedCandidates(n, f, b, kb int) float64 {
+	large, small := f%b, b-f%b
+	lo, hi := f/b+1, f/b
+	sum := 0.0
+	for j := max(0, kb-small); j <= min(large, kb); j++ {
+		keyBits := j*lo + (kb-j)*hi
+		sum += binomialFloat(large, j) * binomialFloat(small, kb-j) / math.Exp2(float64(keyBits))
+	}
+	return float64(max(n-1, 0)) * sum
+}
+
+// binomialFloat returns C(n, r) as a float64 (no saturation).
+func binomialFloat(n, r int) float64 {
+	if r < 0 || r > n {
+		return 0
+	}
+	r = min(r, n-r)
+	c := 1.0
+	for i := 1; i <= r; i++ {
+		c = c * float64(n-r+i) / float64(i)
+	}
+	return c
+}
+
 // binomial returns C(n, r), saturating at math.MaxInt32.
 func binomial(n, r int) int {
 	if r < 0 || r > n {
@@ -145,7 +174,8 @@ func combinations(n, r int, f func(mask uint64)) {
 // cost + expected candidates; batch selects the cost model of AllPairs
 // (one radix sort per table) rather than that of Index (a map probe per
 // table). opts.MaxCandidates bounds the expected candidates per probe
-// instead; opts.Blocks forces b; opts.N is ignored.
+// instead; opts.Blocks forces b (an error when C(b, k) exceeds MaxTables);
+// opts.N is ignored.
 func ChooseDesign(n, f, k int, batch bool, opts DesignOptions) (Design, error) {
 	if f < 1 || f > MaxBits {
 		return Design{}, fmt.Errorf("%w (got %d)", ErrBits, f)
@@ -168,19 +198,16 @@ func ChooseDesign(n, f, k int, batch bool, opts DesignOptions) (Design, error) {
 		for i := b - d.KeyBlocks; i < b; i++ { // the smallest blocks are last
 			d.KeyBits += sizes[i]
 		}
-		combinations(b, d.KeyBlocks, func(m uint64) {
-			kb := 0
-			for x := m; x != 0; x &= x - 1 {
-				kb += sizes[bits.TrailingZeros64(x)]
-			}
-			d.Candidates += float64(max(n-1, 0)) / math.Exp2(float64(kb))
-		})
+		d.Candidates = expectedCandidates(n, f, b, d.KeyBlocks)
 		return d
 	}
 	if opts.Blocks != 0 {
 		b := opts.Blocks
 		if b < minB || b > min(f, 64) {
 			return Design{}, fmt.Errorf("simhash: %d blocks for %d bits and distance %d: want %d to %d", b, f, k, minB, min(f, 64))
+		}
+		if t := binomial(b, k); t > maxT {
+			return Design{}, fmt.Errorf("simhash: %d blocks for distance %d make C(%d, %d) = %d tables, more than MaxTables (%d)", b, k, b, k, t, maxT)
 		}
 		return eval(b), nil
 	}

@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"math"
+	"math/bits"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -391,5 +393,41 @@ func BenchmarkAllPairs(b *testing.B) {
 				_, _ = AllPairs(fps, 64, 3, DesignOptions{}, func(i, j, d int) {})
 			}
 		})
+	}
+}
+
+// TestDesignForcedBlocksBounded checks that a forced number of blocks with
+// more tables than MaxTables is refused (it used to enumerate all C(40, 20)
+// tables first), and that the closed-form expected candidates equal the
+// sum over the enumerated tables.
+func TestDesignForcedBlocksBounded(t *testing.T) {
+	for _, c := range []struct{ f, k, blocks, maxTables int }{
+		{64, 20, 40, 0}, {128, 30, 64, 0}, {64, 8, 13, 256}, {64, 3, 6, 19},
+	} {
+		_, err := ChooseDesign(1<<20, c.f, c.k, false, DesignOptions{Blocks: c.blocks, MaxTables: c.maxTables})
+		if err == nil {
+			t.Errorf("f=%d k=%d blocks=%d MaxTables=%d: accepted, want an error (C(%d, %d) = %d tables)",
+				c.f, c.k, c.blocks, c.maxTables, c.blocks, c.k, binomial(c.blocks, c.k))
+		}
+	}
+	if d, err := ChooseDesign(1<<20, 64, 3, false, DesignOptions{Blocks: 6, MaxTables: 20}); err != nil || d.Tables != 20 {
+		t.Errorf("6 blocks, k=3, MaxTables 20: %v, %v; want 20 tables", d, err)
+	}
+	for _, c := range []struct{ n, f, b, k int }{
+		{1 << 20, 64, 6, 3}, {1000, 64, 7, 3}, {1 << 20, 100, 7, 4}, {1 << 20, 128, 11, 8}, {1, 64, 4, 3}, {1 << 30, 64, 13, 9},
+	} {
+		sizes := blockSizes(c.f, c.b)
+		want := 0.0
+		combinations(c.b, c.b-c.k, func(m uint64) {
+			kb := 0
+			for x := m; x != 0; x &= x - 1 {
+				kb += sizes[bits.TrailingZeros64(x)]
+			}
+			want += float64(max(c.n-1, 0)) / math.Exp2(float64(kb))
+		})
+		got := expectedCandidates(c.n, c.f, c.b, c.b-c.k)
+		if math.Abs(got-want) > 1e-9*max(1, want) {
+			t.Errorf("expectedCandidates(n=%d, f=%d, b=%d, k=%d) = %v, enumeration gives %v", c.n, c.f, c.b, c.k, got, want)
+		}
 	}
 }
