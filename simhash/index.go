@@ -125,20 +125,10 @@ func binomialFloat(n, r int) float64 {
 	return c
 }
 
-// binomial returns C(n, r), saturating at math.MaxInt32.
+// binomial returns C(n, r), saturating at math.MaxInt32 (exact below it:
+// every partial product of binomialFloat is an integer below 2^53).
 func binomial(n, r int) int {
-	if r < 0 || r > n {
-		return 0
-	}
-	r = min(r, n-r)
-	c := 1
-	for i := 1; i <= r; i++ {
-		c = c * (n - r + i) / i
-		if c > math.MaxInt32 {
-			return math.MaxInt32
-		}
-	}
-	return c
+	return int(min(binomialFloat(n, r), math.MaxInt32))
 }
 
 // combinations calls f with every r-subset of 0..n-1 as a bitmask, in
