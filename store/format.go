@@ -13,7 +13,7 @@ import (
 // FormatVersion is the version of the on-disk layout written by this
 // package (docs/format/store.md). Open refuses an index of a newer version
 // with ErrVersion.
-const FormatVersion = 1
+const FormatVersion = 2
 
 // MaxIDBytes is the longest document id accepted.
 const MaxIDBytes = 1024
@@ -23,7 +23,7 @@ const (
 	prefixMeta    = 0x00
 	prefixID      = 'i' // 'i' id -> seq (8 bytes, big endian)
 	prefixRecord  = 'r' // 'r' seq -> record
-	prefixPosting = 'p' // 'p' table(2) key(8) seq(8) -> posting value
+	prefixPosting = 'p' // version 1 only: 'p' table(2) key(8) seq(8) -> posting value
 )
 
 var (
@@ -45,19 +45,11 @@ func recordKey(dst []byte, seq uint64) []byte {
 	return binary.BigEndian.AppendUint64(dst, seq)
 }
 
-// postingPrefix is 'p' table key: the 11 bytes every posting of one bucket
-// starts with.
-func postingPrefix(dst []byte, table int, key uint64) []byte {
-	dst = append(dst, prefixPosting)
-	dst = binary.BigEndian.AppendUint16(dst, uint16(table))
-	return binary.BigEndian.AppendUint64(dst, key)
-}
-
+// postingKeyLen is the length of a posting key of format version 1 ('p',
+// u16be table, u64be key, u64be seq), which version 2 no longer writes;
+// the comparer still splits them, since its name and behaviour are stored
+// by pebble with the index.
 const postingKeyLen = 1 + 2 + 8 + 8
-
-func postingKey(dst []byte, table int, key, seq uint64) []byte {
-	return binary.BigEndian.AppendUint64(postingPrefix(dst, table, key), seq)
-}
 
 // sketchBytes is the size of an encoded sketch.
 func (p *Params) sketchBytes() int {

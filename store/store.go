@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"runtime"
 	"slices"
@@ -35,6 +36,10 @@ var (
 	ErrNotFound     = errors.New("store: id not in the index")
 	ErrInvalidID    = errors.New("store: invalid document id")
 	ErrClosed       = errors.New("store: index is closed")
+	// ErrFull is a document refused because the index has used every
+	// sequence number its in-memory postings can hold (2^32 - 2 adds,
+	// counting removed documents).
+	ErrFull = errors.New("store: index has used all its sequence numbers")
 )
 
 // Defaults of Options.
@@ -85,6 +90,12 @@ type Store struct {
 	ctr counters // guarded by mu
 
 	docs atomic.Int64
+
+	// post are the in-memory postings, one per band or table, rebuilt
+	// from the records at Open. applied is the sequence number below which
+	// every document's postings are in post (written under mu).
+	post    []postings
+	applied atomic.Uint64
 
 	// closeMu guards db against Close: operations hold it for reading.
 	closeMu sync.RWMutex
@@ -197,25 +208,52 @@ func Open(dir string, opts Options) (*Store, error) {
 		}
 		return nil, fmt.Errorf("store: open %s: %w", dir, err)
 	}
-	p, ctr, err := readMeta(rdb, dir)
+	p, ctr, ver, err := readMeta(rdb, dir)
 	if cerr := rdb.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("store: open %s: %w", dir, cerr)
 	}
 	if err != nil {
 		return nil, err
 	}
-	if opts.ReadOnly {
-		db, err := pebble.Open(dir, opts.pebble(false))
-		if err != nil {
-			return nil, fmt.Errorf("store: open %s: %w", dir, err)
-		}
-		return newStore(dir, db, p, ctr, opts), nil
-	}
 	db, err := pebble.Open(dir, opts.pebble(false))
 	if err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", dir, err)
 	}
-	return newStore(dir, db, p, ctr, opts), nil
+	if ver < FormatVersion && !opts.ReadOnly {
+		if err := migrate(db, ver); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("store: open %s: upgrading format version %d to %d: %w", dir, ver, FormatVersion, err)
+		}
+	}
+	s := newStore(dir, db, p, ctr, opts)
+	if err := s.rebuild(); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("store: open %s: %w", dir, err)
+	}
+	return s, nil
+}
+
+// migrate upgrades an index of format version 1 (postings stored as 'p'
+// keys) to the current one: the postings are deleted and the version key
+// rewritten in one synced batch, then the deleted range is compacted away.
+// Version 1 records and ids are those of version 2.
+func migrate(db *pebble.DB, ver uint32) error {
+	if ver != 1 {
+		return fmt.Errorf("%w: no upgrade from version %d", ErrVersion, ver)
+	}
+	b := db.NewBatch()
+	defer b.Close()
+	lo, hi := []byte{prefixPosting}, []byte{prefixPosting + 1}
+	if err := b.DeleteRange(lo, hi, nil); err != nil {
+		return err
+	}
+	if err := b.Set(keyVersion, le32(FormatVersion), nil); err != nil {
+		return err
+	}
+	if err := b.Commit(pebble.Sync); err != nil {
+		return err
+	}
+	return db.Compact(context.Background(), lo, hi, false)
 }
 
 func getValue(db *pebble.DB, key []byte) ([]byte, bool, error) {
@@ -231,41 +269,41 @@ func getValue(db *pebble.DB, key []byte) ([]byte, bool, error) {
 	return out, true, nil
 }
 
-func readMeta(db *pebble.DB, dir string) (Params, counters, error) {
+func readMeta(db *pebble.DB, dir string) (Params, counters, uint32, error) {
 	v, ok, err := getValue(db, keyVersion)
 	if err != nil {
-		return Params{}, counters{}, fmt.Errorf("store: open %s: %w", dir, err)
+		return Params{}, counters{}, 0, fmt.Errorf("store: open %s: %w", dir, err)
 	}
 	if !ok {
-		return Params{}, counters{}, fmt.Errorf("%w: %s has no version key", ErrNotIndex, dir)
+		return Params{}, counters{}, 0, fmt.Errorf("%w: %s has no version key", ErrNotIndex, dir)
 	}
 	ver, err := decodeVersion(v)
 	if err != nil {
-		return Params{}, counters{}, fmt.Errorf("store: open %s: %w", dir, err)
+		return Params{}, counters{}, 0, fmt.Errorf("store: open %s: %w", dir, err)
 	}
 	if ver > FormatVersion {
-		return Params{}, counters{}, fmt.Errorf("%w: %s has format version %d, this program reads up to %d", ErrVersion, dir, ver, FormatVersion)
+		return Params{}, counters{}, 0, fmt.Errorf("%w: %s has format version %d, this program reads up to %d", ErrVersion, dir, ver, FormatVersion)
 	}
 	if ver == 0 {
-		return Params{}, counters{}, fmt.Errorf("%w: %s: format version 0", ErrCorrupt, dir)
+		return Params{}, counters{}, 0, fmt.Errorf("%w: %s: format version 0", ErrCorrupt, dir)
 	}
 	pv, ok, err := getValue(db, keyParams)
 	if err != nil || !ok {
-		return Params{}, counters{}, fmt.Errorf("%w: %s: parameters missing (%v)", ErrCorrupt, dir, err)
+		return Params{}, counters{}, 0, fmt.Errorf("%w: %s: parameters missing (%v)", ErrCorrupt, dir, err)
 	}
 	var p Params
 	if err := p.UnmarshalJSON(pv); err != nil {
-		return Params{}, counters{}, fmt.Errorf("store: open %s: %w", dir, err)
+		return Params{}, counters{}, 0, fmt.Errorf("store: open %s: %w", dir, err)
 	}
 	cv, ok, err := getValue(db, keyCounters)
 	if err != nil || !ok {
-		return Params{}, counters{}, fmt.Errorf("%w: %s: counters missing (%v)", ErrCorrupt, dir, err)
+		return Params{}, counters{}, 0, fmt.Errorf("%w: %s: counters missing (%v)", ErrCorrupt, dir, err)
 	}
 	ctr, err := decodeCounters(cv)
 	if err != nil {
-		return Params{}, counters{}, fmt.Errorf("store: open %s: %w", dir, err)
+		return Params{}, counters{}, 0, fmt.Errorf("store: open %s: %w", dir, err)
 	}
-	return p, ctr, nil
+	return p, ctr, ver, nil
 }
 
 func newStore(dir string, db *pebble.DB, p Params, ctr counters, opts Options) *Store {
@@ -281,8 +319,73 @@ func newStore(dir string, db *pebble.DB, p Params, ctr counters, opts Options) *
 		s.masks = simhashMasks(p.Bits, p.Blocks, p.Distance)
 		s.tables = len(s.masks)
 	}
+	s.post = make([]postings, s.tables)
+	s.applied.Store(ctr.next)
 	s.pool.New = func() any { return &scratch{} }
 	return s
+}
+
+// rebuild fills the in-memory postings from the records, checking them
+// against the counters.
+func (s *Store) rebuild() error {
+	for t := range s.post {
+		s.post[t].reserve(int(min(s.ctr.docs, maxSeq)))
+	}
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{prefixRecord}, UpperBound: []byte{prefixRecord + 1}})
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	var rec record
+	var keys []uint64
+	var n uint64
+	for ok := it.First(); ok; ok = it.Next() {
+		k := it.Key()
+		if len(k) != 9 {
+			return fmt.Errorf("%w: record key of %d bytes", ErrCorrupt, len(k))
+		}
+		seq := beUint64(k[1:])
+		if seq >= s.ctr.next {
+			return fmt.Errorf("%w: record %d at or above the next sequence number %d", ErrCorrupt, seq, s.ctr.next)
+		}
+		if seq > maxSeq {
+			return fmt.Errorf("%w: record %d: sequence numbers above %d cannot be indexed", ErrFull, seq, uint64(maxSeq))
+		}
+		v, err := it.ValueAndErr()
+		if err != nil {
+			return err
+		}
+		if err := s.p.decodeRecord(&rec, v); err != nil {
+			return fmt.Errorf("record %d: %w", seq, err)
+		}
+		n++
+		if rec.flags&flagEmpty != 0 {
+			continue
+		}
+		keys = s.appendKeys(keys[:0], &Sketch{Sig: rec.sig, FP: rec.fp})
+		for t, key := range keys {
+			s.post[t].insert(key, seq)
+		}
+	}
+	if err := it.Error(); err != nil {
+		return err
+	}
+	if n != s.ctr.docs {
+		return fmt.Errorf("%w: %d records, the counters say %d documents", ErrCorrupt, n, s.ctr.docs)
+	}
+	return nil
+}
+
+// postingsBytes is the memory of the in-memory postings.
+func (s *Store) postingsBytes() uint64 {
+	var n uint64
+	for t := range s.post {
+		p := &s.post[t]
+		p.mu.RLock()
+		n += uint64(p.bytes())
+		p.mu.RUnlock()
+	}
+	return n
 }
 
 // Params returns the index's parameters, resolved.
@@ -329,17 +432,11 @@ type Result struct {
 // scratch is per-operation reusable memory.
 type scratch struct {
 	keys   []uint64
-	lower  []byte
+	seqs   []uint64
 	key    []byte
 	val    []byte
 	rec    record
-	cands  []cand
 	recBuf []byte
-}
-
-type cand struct {
-	seq  uint64
-	dist int // simhash
 }
 
 func (s *Store) acquire() (*scratch, error) {
@@ -398,45 +495,26 @@ func (s *Store) appendKeys(dst []uint64, sk *Sketch) []uint64 {
 	return dst
 }
 
-// candidates appends to sc.cands every document that shares a band or
-// table key with sk, each once, with its similarity or distance. extra, when
-// set, also sees the in-memory documents of a batch being written.
-func (s *Store) candidates(sc *scratch, it *pebble.Iterator, sk *Sketch) error {
-	sc.cands = sc.cands[:0]
+// candidates sets sc.seqs to the sequence numbers in [lo, hi) of the
+// documents that share a band or table key with sk (sc.keys, which it
+// sets), each once, in increasing order. A few may share only a tag (see
+// postings): matches verifies every candidate.
+func (s *Store) candidates(sc *scratch, sk *Sketch, lo, hi uint64) {
+	sc.seqs = sc.seqs[:0]
 	if sk.Empty {
-		return nil
+		return
 	}
 	sc.keys = s.appendKeys(sc.keys[:0], sk)
 	for t, k := range sc.keys {
-		sc.lower = postingPrefix(sc.lower[:0], t, k)
-		// SeekPrefixGE stays within the keys of this prefix (see comparer)
-		// and consults the tables' bloom filters first.
-		for ok := it.SeekPrefixGE(sc.lower); ok; ok = it.Next() {
-			key := it.Key()
-			if len(key) != postingKeyLen {
-				return fmt.Errorf("%w: posting key of %d bytes", ErrCorrupt, len(key))
-			}
-			c := cand{seq: beUint64(key[11:]), dist: -1}
-			if s.p.Method == SimHash {
-				v, err := it.ValueAndErr()
-				if err != nil {
-					return err
-				}
-				fp, err := decodeFP(v, s.p.Bits)
-				if err != nil {
-					return err
-				}
-				c.dist = sk.FP.Distance(fp)
-			}
-			sc.cands = append(sc.cands, c)
-		}
-		if err := it.Error(); err != nil {
-			return err
-		}
+		p := &s.post[t]
+		p.mu.RLock()
+		sc.seqs = p.lookup(sc.seqs, k, lo, hi)
+		p.mu.RUnlock()
 	}
-	slices.SortFunc(sc.cands, func(a, b cand) int { return cmp.Compare(a.seq, b.seq) })
-	sc.cands = slices.CompactFunc(sc.cands, func(a, b cand) bool { return a.seq == b.seq })
-	return nil
+	if len(sc.seqs) > 1 {
+		slices.Sort(sc.seqs)
+		sc.seqs = slices.Compact(sc.seqs)
+	}
 }
 
 func beUint64(b []byte) uint64 {
@@ -446,13 +524,13 @@ func beUint64(b []byte) uint64 {
 }
 
 // loadRecord reads the record of seq into sc.rec (sc.rec.id aliases
-// sc.recBuf).
+// sc.recBuf). A missing record is errMissing.
 func (s *Store) loadRecord(sc *scratch, seq uint64) error {
 	sc.key = recordKey(sc.key[:0], seq)
 	v, c, err := s.db.Get(sc.key)
 	if err != nil {
 		if errors.Is(err, pebble.ErrNotFound) {
-			return fmt.Errorf("%w: posting of missing record %d", ErrCorrupt, seq)
+			return errMissing
 		}
 		return err
 	}
@@ -461,30 +539,52 @@ func (s *Store) loadRecord(sc *scratch, seq uint64) error {
 	return s.p.decodeRecord(&sc.rec, sc.recBuf)
 }
 
-// matches turns sc.cands into matches, keeping the duplicates only (all
-// candidates when all is set), best first, at most limit (0: no limit).
+// errMissing is a candidate whose record is gone: a Remove ran between
+// the lookup and the read.
+var errMissing = errors.New("store: record removed")
+
+// missingIsCorrupt turns errMissing for the record of an id key into
+// ErrCorrupt: id and record are written and deleted together.
+func missingIsCorrupt(err error, id string) error {
+	if err == errMissing {
+		return fmt.Errorf("%w: id %q maps to a missing record", ErrCorrupt, id)
+	}
+	return err
+}
+
+// matches turns the candidates sc.seqs into matches, verified against
+// their records: duplicates only (every candidate sharing a key when all is
+// set), best first, at most limit (0: no limit).
 func (s *Store) matches(dst []Match, sc *scratch, sk *Sketch, all bool, limit int) ([]Match, error) {
 	start := len(dst)
-	for _, c := range sc.cands {
-		if s.p.Method == SimHash && !all && c.dist > s.p.Distance {
-			continue
-		}
-		if err := s.loadRecord(sc, c.seq); err != nil {
+	for _, seq := range sc.seqs {
+		if err := s.loadRecord(sc, seq); err != nil {
+			if err == errMissing {
+				continue
+			}
 			return dst, err
 		}
-		m := Match{ID: string(sc.rec.id), Distance: c.dist}
+		if sc.rec.flags&flagEmpty != 0 {
+			continue // a tag collision with a document without postings
+		}
+		m := Match{Distance: -1}
 		if s.p.Method == MinHash {
 			sim, err := minhash.Estimate(sk.Sig, sc.rec.sig)
 			if err != nil {
 				return dst, fmt.Errorf("%w: %v", ErrCorrupt, err)
 			}
-			if !all && sim < s.p.Threshold {
+			if !all && sim < s.p.Threshold || all && !s.sharesKey(sc) {
 				continue
 			}
 			m.Similarity = sim
 		} else {
-			m.Similarity = bitSimilarity(c.dist, s.p.Bits)
+			m.Distance = sk.FP.Distance(sc.rec.fp)
+			if !all && m.Distance > s.p.Distance || all && !s.sharesKey(sc) {
+				continue
+			}
+			m.Similarity = bitSimilarity(m.Distance, s.p.Bits)
 		}
+		m.ID = string(sc.rec.id)
 		dst = append(dst, m)
 	}
 	sortMatches(dst[start:])
@@ -492,6 +592,21 @@ func (s *Store) matches(dst []Match, sc *scratch, sk *Sketch, all bool, limit in
 		dst = dst[:start+limit]
 	}
 	return dst, nil
+}
+
+// sharesKey tells whether the record in sc.rec has one of the keys sc.keys
+// in the same table (rather than only a tag): what Candidates promises.
+func (s *Store) sharesKey(sc *scratch) bool {
+	sk := Sketch{Sig: sc.rec.sig, FP: sc.rec.fp}
+	n := len(sc.keys)
+	sc.keys = s.appendKeys(sc.keys, &sk)
+	defer func() { sc.keys = sc.keys[:n] }()
+	for t := range n {
+		if sc.keys[t] == sc.keys[n+t] {
+			return true
+		}
+	}
+	return false
 }
 
 // sortMatches orders best first: higher similarity, then lower distance,
@@ -506,13 +621,6 @@ func sortMatches(ms []Match) {
 		}
 		return cmp.Compare(a.ID, b.ID)
 	})
-}
-
-func (s *Store) newIter() (*pebble.Iterator, error) {
-	// Most band keys of a new document are in no table: the bottom level's
-	// filters, which pebble skips by default, save a data block read per
-	// seek.
-	return s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{prefixPosting}, UpperBound: []byte{prefixPosting + 1}, UseL6Filters: true})
 }
 
 // Query appends to dst the duplicates of sk in the index, best first, at
@@ -541,14 +649,7 @@ func (s *Store) query(dst []Match, sk *Sketch, all bool, limit int) ([]Match, er
 		return dst, err
 	}
 	defer s.release(sc)
-	it, err := s.newIter()
-	if err != nil {
-		return dst, err
-	}
-	defer it.Close()
-	if err := s.candidates(sc, it, sk); err != nil {
-		return dst, err
-	}
+	s.candidates(sc, sk, 0, math.MaxUint64)
 	return s.matches(dst, sc, sk, all, limit)
 }
 
@@ -564,11 +665,11 @@ func (s *Store) Add(id string, sk Sketch) error {
 }
 
 // CheckAndAdd queries the index for duplicates of sk and, when there are
-// none, adds the document under id, in one atomic step: no other writer
-// runs between the check and the add, so of two near-identical documents
-// sent at once exactly one is added. The result lists the duplicates found
-// (at most limit, 0: all) and whether the document was added. A document
-// that is not a duplicate but whose id is in the index is ErrDuplicateID.
+// none, adds the document under id, in one atomic step: of two
+// near-identical documents sent at once exactly one is added. The result
+// lists the duplicates found (at most limit, 0: all) and whether the
+// document was added. A document that is not a duplicate but whose id is
+// in the index is ErrDuplicateID.
 func (s *Store) CheckAndAdd(id string, sk Sketch, limit int) (Result, error) {
 	rs, err := s.write([]Doc{{ID: id, Sketch: sk}}, true, limit)
 	if err != nil {
@@ -594,6 +695,17 @@ type pendingKey struct {
 	key   uint64
 }
 
+// write adds docs, after checking each for duplicates when check is set.
+//
+// The check runs in two steps. First, without the writer lock and in
+// parallel with other operations, against the documents applied to the
+// in-memory postings before it started (sequence numbers below snap).
+// Then, under the writer lock, against those applied since (sequence
+// numbers from snap on) and the documents of the batch itself. A writer
+// applies its documents to the postings before it releases the lock, so
+// the second step sees every document added before it: two near-identical
+// documents are never both added. A write whose documents are all
+// duplicates after the first step changes nothing and takes no lock.
 func (s *Store) write(docs []Doc, check bool, limit int) ([]Result, error) {
 	if s.ronly {
 		return nil, fmt.Errorf("store: %s is open read-only", s.dir)
@@ -612,6 +724,26 @@ func (s *Store) write(docs []Doc, check bool, limit int) ([]Result, error) {
 	}
 	defer s.release(sc)
 
+	var snap uint64
+	if check {
+		snap = s.applied.Load()
+		if err := s.queryBefore(sc, docs, results, snap); err != nil {
+			return nil, err
+		}
+		done := true
+		for i := range results {
+			done = done && (results[i].Err != nil || len(results[i].Matches) > 0)
+		}
+		if done {
+			for i := range results {
+				if ms := results[i].Matches; limit > 0 && len(ms) > limit {
+					results[i].Matches = ms[:limit]
+				}
+			}
+			return results, nil
+		}
+	}
+
 	s.mu.Lock()
 	locked := true
 	unlock := func() {
@@ -622,26 +754,8 @@ func (s *Store) write(docs []Doc, check bool, limit int) ([]Result, error) {
 	}
 	defer unlock()
 
-	it, err := s.newIter()
-	if err != nil {
-		return nil, err
-	}
-	defer it.Close()
 	b := s.db.NewBatch()
 	defer b.Close()
-
-	// A large batch is first checked against the index by several
-	// goroutines at once (reads only, still under the writer lock, so
-	// nothing changes meanwhile); the checks against the batch's own
-	// documents and the writes follow in order.
-	prequeried := false
-	if check && len(docs) >= parallelCheckMin && runtime.GOMAXPROCS(0) > 1 {
-		if err := s.queryParallel(docs, results); err != nil {
-			return nil, err
-		}
-		prequeried = true
-	}
-
 	ctr := s.ctr
 	// Documents of this batch already added: by id, and by key.
 	var pendingIDs map[string]int
@@ -650,6 +764,10 @@ func (s *Store) write(docs []Doc, check bool, limit int) ([]Result, error) {
 		pendingIDs = make(map[string]int, len(docs))
 		pending = make(map[pendingKey][]int)
 	}
+	// The sequence numbers and keys of the documents to apply to the
+	// postings.
+	var addedSeqs, addedKeys []uint64
+	recent := s.applied.Load() > snap
 	for i := range docs {
 		d := &docs[i]
 		r := &results[i]
@@ -657,11 +775,9 @@ func (s *Store) write(docs []Doc, check bool, limit int) ([]Result, error) {
 			continue
 		}
 		if check {
-			if !prequeried {
-				if err := s.candidates(sc, it, &d.Sketch); err != nil {
-					return nil, err
-				}
-				if r.Matches, err = s.matches(nil, sc, &d.Sketch, false, 0); err != nil {
+			if recent {
+				s.candidates(sc, &d.Sketch, snap, math.MaxUint64)
+				if r.Matches, err = s.matches(r.Matches, sc, &d.Sketch, false, 0); err != nil {
 					return nil, err
 				}
 			} else if !d.Sketch.Empty {
@@ -687,6 +803,10 @@ func (s *Store) write(docs []Doc, check bool, limit int) ([]Result, error) {
 			r.Err = fmt.Errorf("%w: %q", ErrDuplicateID, d.ID)
 			continue
 		}
+		if ctr.next > maxSeq {
+			r.Err = fmt.Errorf("%w: %q", ErrFull, d.ID)
+			continue
+		}
 		seq := ctr.next
 		ctr.next++
 		ctr.docs++
@@ -697,14 +817,10 @@ func (s *Store) write(docs []Doc, check bool, limit int) ([]Result, error) {
 		b.Set(sc.key, sc.val, nil)
 		if !d.Sketch.Empty {
 			sc.keys = s.appendKeys(sc.keys[:0], &d.Sketch)
-			sc.val = sc.val[:0]
-			if s.p.Method == SimHash {
-				sc.val = appendFP(sc.val, d.Sketch.FP, s.p.Bits)
-			}
-			for t, k := range sc.keys {
-				sc.key = postingKey(sc.key[:0], t, k, seq)
-				b.Set(sc.key, sc.val, nil)
-				if pending != nil {
+			addedSeqs = append(addedSeqs, seq)
+			addedKeys = append(addedKeys, sc.keys...)
+			if pending != nil {
+				for t, k := range sc.keys {
 					pk := pendingKey{t, k}
 					pending[pk] = append(pending[pk], i)
 				}
@@ -719,37 +835,70 @@ func (s *Store) write(docs []Doc, check bool, limit int) ([]Result, error) {
 		return results, nil
 	}
 	b.Set(keyCounters, ctr.append(nil), nil)
+	// The batch is visible to readers once applied; the postings follow,
+	// before the lock is released.
 	if s.wopts.Sync {
-		if err := s.db.ApplyNoSyncWait(b, s.wopts); err != nil {
-			return nil, err
-		}
-		s.ctr = ctr
-		s.docs.Store(int64(ctr.docs))
-		unlock()
-		// The batch is visible to readers now; acknowledge it only once
-		// the write-ahead log is on disk. Later batches are ordered after
-		// it in the log, so their sync implies its sync.
+		err = s.db.ApplyNoSyncWait(b, s.wopts)
+	} else {
+		err = s.db.Apply(b, s.wopts)
+	}
+	if err != nil {
+		return nil, err
+	}
+	s.insertPostings(addedSeqs, addedKeys)
+	s.ctr = ctr
+	s.docs.Store(int64(ctr.docs))
+	s.applied.Store(ctr.next)
+	unlock()
+	if s.wopts.Sync {
+		// Acknowledge only once the write-ahead log is on disk. Later
+		// batches are ordered after this one in the log, so their sync
+		// implies its sync.
 		if err := b.SyncWait(); err != nil {
 			return nil, err
 		}
-		return results, nil
 	}
-	if err := s.db.Apply(b, s.wopts); err != nil {
-		return nil, err
-	}
-	s.ctr = ctr
-	s.docs.Store(int64(ctr.docs))
 	return results, nil
 }
 
-// parallelCheckMin is the batch size from which queryParallel is used.
+// insertPostings adds to the in-memory postings the documents seqs, whose
+// keys are keys[i*tables : (i+1)*tables]. The caller holds s.mu.
+func (s *Store) insertPostings(seqs, keys []uint64) {
+	for t := range s.post {
+		p := &s.post[t]
+		p.mu.Lock()
+		for i, seq := range seqs {
+			p.insert(keys[i*s.tables+t], seq)
+		}
+		p.mu.Unlock()
+	}
+}
+
+// parallelCheckMin is the batch size from which queryBefore checks in
+// parallel.
 const parallelCheckMin = 32
 
-// queryParallel sets results[i].Matches to the duplicates of docs[i] in the
-// index (not in the batch), for the documents without an error, using
-// GOMAXPROCS goroutines with an iterator each.
-func (s *Store) queryParallel(docs []Doc, results []Result) error {
+// queryBefore sets results[i].Matches to the duplicates of docs[i] among
+// the documents with sequence numbers below snap, for the documents
+// without an error. A large batch is checked by GOMAXPROCS goroutines.
+func (s *Store) queryBefore(sc *scratch, docs []Doc, results []Result, snap uint64) error {
+	one := func(sc *scratch, i int) (err error) {
+		if results[i].Err != nil {
+			return nil
+		}
+		s.candidates(sc, &docs[i].Sketch, 0, snap)
+		results[i].Matches, err = s.matches(nil, sc, &docs[i].Sketch, false, 0)
+		return err
+	}
 	workers := min(runtime.GOMAXPROCS(0), len(docs)/(parallelCheckMin/2))
+	if len(docs) < parallelCheckMin || workers < 2 {
+		for i := range docs {
+			if err := one(sc, i); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	var next atomic.Int64
 	errs := make([]error, workers)
 	var wg sync.WaitGroup
@@ -757,25 +906,12 @@ func (s *Store) queryParallel(docs []Doc, results []Result) error {
 		wg.Go(func() {
 			sc := s.pool.Get().(*scratch)
 			defer s.pool.Put(sc)
-			it, err := s.newIter()
-			if err != nil {
-				errs[w] = err
-				return
-			}
-			defer it.Close()
 			for {
 				i := int(next.Add(1) - 1)
 				if i >= len(docs) {
 					return
 				}
-				if results[i].Err != nil {
-					continue
-				}
-				if err := s.candidates(sc, it, &docs[i].Sketch); err != nil {
-					errs[w] = err
-					return
-				}
-				if results[i].Matches, err = s.matches(nil, sc, &docs[i].Sketch, false, 0); err != nil {
+				if err := one(sc, i); err != nil {
 					errs[w] = err
 					return
 				}
@@ -856,7 +992,7 @@ func (s *Store) Remove(id string) error {
 	}
 	seq := beUint64(v)
 	if err := s.loadRecord(sc, seq); err != nil {
-		return err
+		return missingIsCorrupt(err, id)
 	}
 	if string(sc.rec.id) != id {
 		return fmt.Errorf("%w: id %q maps to the record of %q", ErrCorrupt, id, sc.rec.id)
@@ -865,31 +1001,34 @@ func (s *Store) Remove(id string) error {
 	defer b.Close()
 	b.Delete(ik, nil)
 	b.Delete(recordKey(nil, seq), nil)
-	if sc.rec.flags&flagEmpty == 0 {
-		sk := Sketch{Sig: sc.rec.sig, FP: sc.rec.fp}
-		sc.keys = s.appendKeys(sc.keys[:0], &sk)
-		for t, k := range sc.keys {
-			b.Delete(postingKey(nil, t, k, seq), nil)
-		}
-	}
 	ctr := s.ctr
 	ctr.docs--
 	b.Set(keyCounters, ctr.append(nil), nil)
 	if s.wopts.Sync {
-		if err := s.db.ApplyNoSyncWait(b, s.wopts); err != nil {
-			return err
-		}
-		s.ctr = ctr
-		s.docs.Store(int64(ctr.docs))
-		locked = false
-		s.mu.Unlock()
-		return b.SyncWait()
+		err = s.db.ApplyNoSyncWait(b, s.wopts)
+	} else {
+		err = s.db.Apply(b, s.wopts)
 	}
-	if err := s.db.Apply(b, s.wopts); err != nil {
+	if err != nil {
 		return err
+	}
+	if sc.rec.flags&flagEmpty == 0 {
+		sk := Sketch{Sig: sc.rec.sig, FP: sc.rec.fp}
+		sc.keys = s.appendKeys(sc.keys[:0], &sk)
+		for t, k := range sc.keys {
+			p := &s.post[t]
+			p.mu.Lock()
+			p.remove(k, seq)
+			p.mu.Unlock()
+		}
 	}
 	s.ctr = ctr
 	s.docs.Store(int64(ctr.docs))
+	locked = false
+	s.mu.Unlock()
+	if s.wopts.Sync {
+		return b.SyncWait()
+	}
 	return nil
 }
 
@@ -915,7 +1054,7 @@ func (s *Store) Get(id string) (Sketch, error) {
 		return Sketch{}, fmt.Errorf("%w: id %q maps to %d bytes", ErrCorrupt, id, len(v))
 	}
 	if err := s.loadRecord(sc, beUint64(v)); err != nil {
-		return Sketch{}, err
+		return Sketch{}, missingIsCorrupt(err, id)
 	}
 	return Sketch{Sig: slices.Clone(sc.rec.sig), FP: sc.rec.fp, Empty: sc.rec.flags&flagEmpty != 0}, nil
 }

@@ -623,14 +623,14 @@ func shingleOpts(n int) shingle.Options { return shingle.Options{N: n} }
 func TestComparer(t *testing.T) {
 	var prefixes, suffixes [][]byte
 	for _, k := range []uint64{0, 1, 1 << 63, ^uint64(0)} {
-		prefixes = append(prefixes, postingPrefix(nil, 3, k))
+		prefixes = append(prefixes, v1PostingPrefix(nil, 3, k))
 		suffixes = append(suffixes, binaryBE(nil, k))
 	}
 	prefixes = append(prefixes, recordKey(nil, 5), idKey(nil, "x"), keyVersion)
 	if err := pebble.CheckComparer(comparer, prefixes, suffixes[:0]); err != nil {
 		t.Error(err)
 	}
-	for _, k := range [][]byte{postingKey(nil, 2, 77, 9), recordKey(nil, 1), keyCounters} {
+	for _, k := range [][]byte{v1PostingKey(nil, 2, 77, 9), recordKey(nil, 1), keyCounters} {
 		want := len(k)
 		if k[0] == prefixPosting {
 			want = 11
