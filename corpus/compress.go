@@ -119,7 +119,7 @@ func (d *decoder) init() error {
 		d.gz, d.r = gz, gz
 	case compZstd:
 		zd, err := zstd.NewReader(src,
-			zstd.WithDecoderConcurrency(1),
+			zstd.WithDecoderConcurrency(2), // decodes blocks ahead of the reader
 			zstd.WithDecoderMaxWindow(1<<27),
 			zstd.WithDecoderMaxMemory(1<<32))
 		if err != nil {

@@ -126,6 +126,12 @@ type Options struct {
 	// skips the record and goes on; returning an error stops the reader
 	// with that error. When nil, the first bad record stops the reader.
 	OnInvalid func(*RecordError) error
+	// RawOnly, for JSONL input, splits the records without validating or
+	// parsing them: Document.ID and Text are empty and ParseJSONL fills
+	// them in. Blank lines are still skipped and the size limit still
+	// applies. It is for a second read of a file already read in full.
+	// Other formats ignore it.
+	RawOnly bool
 }
 
 func (o Options) withDefaults() Options {

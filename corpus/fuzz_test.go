@@ -237,3 +237,25 @@ func FuzzScanObject(f *testing.F) {
 		}
 	})
 }
+
+// FuzzJSONString checks the string decoder against encoding/json: the same
+// verdict and the same text for every quoted literal.
+func FuzzJSONString(f *testing.F) {
+	for _, s := range []string{`"plain"`, `"a\"b\\c\/d\b\f\n\r\t"`, `"\u00e9\u4e2d\ud83d\ude00"`,
+		`"\ud800"`, `"\ud800\u0041"`, `"\udc00\ud800"`, `"\ud83d\ud83d\ude00"`, `"bad \x"`, `"\u12"`,
+		"\"ctl \x01\"", `"bare " quote"`, "\"\xff\xfe\"", `"trailing \"`, `"\uD83D\uDE00"`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		got, ok := jsonString(raw)
+		var want string
+		err := json.Unmarshal(raw, &want)
+		wantOK := err == nil && len(raw) >= 2 && raw[0] == '"' && raw[len(raw)-1] == '"'
+		if ok != wantOK {
+			t.Fatalf("jsonString(%q) ok = %v, encoding/json: %q %v", raw, ok, want, err)
+		}
+		if ok && got != want {
+			t.Fatalf("jsonString(%q) = %q, encoding/json %q", raw, got, want)
+		}
+	})
+}

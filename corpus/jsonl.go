@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -64,28 +65,48 @@ func (j *JSONL) Next() bool {
 		if len(bytes.TrimSpace(l.buf)) == 0 {
 			continue
 		}
+		if j.opts.RawOnly {
+			j.doc = Document{Raw: l.buf, Source: j.name, Record: l.line, Offset: l.start}
+			return true
+		}
 		if !utf8.Valid(l.buf) {
 			rerr(ErrInvalidUTF8, "")
 			continue
 		}
-		id, text, err := j.parse()
-		if err != nil {
-			rerr(err, id)
+		j.doc = Document{Raw: l.buf, Source: j.name, Record: l.line, Offset: l.start}
+		if err := parseJSONL(&j.doc, &j.opts); err != nil {
+			rerr(err, j.doc.ID)
 			continue
 		}
-		j.doc = Document{ID: id, Text: text, Raw: l.buf, Source: j.name, Record: l.line, Offset: l.start}
 		return true
 	}
 	return false
 }
 
-// parse extracts the id and text of the current line. It returns the id
-// it found even on error, for the error message. One pass (scanObject)
-// validates the line and finds the two fields, several times faster than
-// json.Valid followed by a scan, let alone decoding into a map.
-func (j *JSONL) parse() (id, text string, err error) {
-	line := j.lines.buf
-	rawID, rawText, isObject, err := scanObject(line, j.opts.IDField, j.opts.TextField)
+// ParseJSONL fills in the ID and Text of a document read with
+// Options.RawOnly from its Raw record, Source and Record, as the reader
+// would have without RawOnly; the error is the one the reader would have
+// reported (with d.ID set when the record has an id).
+func ParseJSONL(d *Document, opts Options) error {
+	opts = opts.withDefaults()
+	if !utf8.Valid(d.Raw) {
+		return ErrInvalidUTF8
+	}
+	return parseJSONL(d, &opts)
+}
+
+// parseJSONL sets the id and text of d from d.Raw. It sets the id it found
+// even on error, for the error message. One pass (scanObject) validates the
+// line and finds the two fields, several times faster than json.Valid
+// followed by a scan, let alone decoding into a map.
+func parseJSONL(d *Document, opts *Options) error {
+	var err error
+	d.ID, d.Text, err = parseRecord(d.Raw, d.Source, d.Record, opts)
+	return err
+}
+
+func parseRecord(line []byte, name string, lineNo int64, opts *Options) (id, text string, err error) {
+	rawID, rawText, isObject, err := scanObject(line, opts.IDField, opts.TextField)
 	if err != nil {
 		return "", "", fmt.Errorf("%w: %v", ErrSyntax, err)
 	}
@@ -96,32 +117,136 @@ func (j *JSONL) parse() (id, text string, err error) {
 		id = idString(rawID)
 	}
 	if id == "" {
-		id = j.name + ":" + strconv.FormatInt(j.lines.line, 10)
+		id = name + ":" + strconv.FormatInt(lineNo, 10)
 	}
 	if rawText == nil {
-		return id, "", fmt.Errorf("%w %q", ErrMissingText, j.opts.TextField)
+		return id, "", fmt.Errorf("%w %q", ErrMissingText, opts.TextField)
 	}
 	text, ok := jsonString(rawText)
 	if !ok {
-		return id, "", fmt.Errorf("%w (field %q)", ErrTextType, j.opts.TextField)
+		return id, "", fmt.Errorf("%w (field %q)", ErrTextType, opts.TextField)
 	}
 	return id, text, nil
 }
 
 // jsonString decodes a JSON string value; ok is false for other values.
 func jsonString(raw []byte) (string, bool) {
-	if len(raw) < 2 || raw[0] != '"' {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
 		return "", false
 	}
 	inner := raw[1 : len(raw)-1]
-	if bytes.IndexByte(inner, '\\') < 0 {
+	if bytes.IndexByte(inner, '\\') < 0 && bytes.IndexByte(inner, '"') < 0 && utf8.Valid(inner) && !hasControl(inner) {
 		return string(inner), true
 	}
-	var s string
-	if json.Unmarshal(raw, &s) != nil {
-		return "", false
+	b, ok := unquote(make([]byte, 0, len(inner)), inner)
+	return string(b), ok
+}
+
+// hasControl reports whether b holds a byte below 0x20, which a JSON string
+// may not hold unescaped.
+func hasControl(b []byte) bool {
+	for _, c := range b {
+		if c < 0x20 {
+			return true
+		}
 	}
-	return s, true
+	return false
+}
+
+// unquote appends the decoded inner part of a JSON string literal (the
+// bytes between the quotes) to dst. It decodes as encoding/json does:
+// invalid UTF-8 and unpaired surrogate escapes become U+FFFD. ok is false
+// when s is not a valid string body (a bad escape, a bare quote or a
+// control character).
+func unquote(dst, s []byte) ([]byte, bool) {
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case c == '\\':
+			if i+1 >= len(s) {
+				return dst, false
+			}
+			switch e := s[i+1]; e {
+			case '"', '\\', '/':
+				dst = append(dst, e)
+			case 'b':
+				dst = append(dst, '\b')
+			case 'f':
+				dst = append(dst, '\f')
+			case 'n':
+				dst = append(dst, '\n')
+			case 'r':
+				dst = append(dst, '\r')
+			case 't':
+				dst = append(dst, '\t')
+			case 'u':
+				r, ok := hex4(s[i+2:])
+				if !ok {
+					return dst, false
+				}
+				i += 6
+				if utf16.IsSurrogate(r) {
+					if r2, ok := lowSurrogate(s[i:]); ok {
+						if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
+							dst = utf8.AppendRune(dst, d)
+							i += 6
+							continue
+						}
+					}
+					r = utf8.RuneError
+				}
+				dst = utf8.AppendRune(dst, r)
+				continue
+			default:
+				return dst, false
+			}
+			i += 2
+		case c == '"' || c < 0x20:
+			return dst, false
+		case c < utf8.RuneSelf:
+			dst = append(dst, c)
+			i++
+		default:
+			r, w := utf8.DecodeRune(s[i:])
+			if r == utf8.RuneError && w == 1 {
+				dst = utf8.AppendRune(dst, utf8.RuneError)
+			} else {
+				dst = append(dst, s[i:i+w]...)
+			}
+			i += w
+		}
+	}
+	return dst, true
+}
+
+// lowSurrogate returns the rune of a \uXXXX escape at the start of s.
+func lowSurrogate(s []byte) (rune, bool) {
+	if len(s) < 6 || s[0] != '\\' || s[1] != 'u' {
+		return 0, false
+	}
+	return hex4(s[2:])
+}
+
+// hex4 decodes four hexadecimal digits at the start of s.
+func hex4(s []byte) (rune, bool) {
+	if len(s) < 4 {
+		return 0, false
+	}
+	var r rune
+	for _, c := range s[:4] {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c -= 'a' - 10
+		case 'A' <= c && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
 }
 
 // matchKey reports whether the quoted JSON string key equals k.

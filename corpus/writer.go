@@ -53,7 +53,7 @@ func Create(path string) (Writer, error) {
 		w.gz = gzip.NewWriter(f)
 		w.w = w.gz
 	case compZstd:
-		zw, err := zstd.NewWriter(f, zstd.WithEncoderConcurrency(1))
+		zw, err := zstd.NewWriter(f, zstd.WithEncoderConcurrency(2)) // encodes behind the writer; the bytes do not depend on it
 		if err != nil {
 			f.Abort()
 			return nil, err
