@@ -191,6 +191,18 @@ func (s *Shingler) hashGram(text string, toks []span) uint64 {
 		// Runes are contiguous: the gram is a substring.
 		return xxh3.HashStringSeed(text[toks[0].start:toks[len(toks)-1].end], s.seed)
 	}
+	// Normalised text usually separates words by one space: then the gram
+	// is a substring too, and joining it would copy the same bytes.
+	contiguous := true
+	for i := 1; i < len(toks); i++ {
+		if e := toks[i-1].end; toks[i].start != e+1 || text[e] != ' ' {
+			contiguous = false
+			break
+		}
+	}
+	if contiguous {
+		return xxh3.HashStringSeed(text[toks[0].start:toks[len(toks)-1].end], s.seed)
+	}
 	b := s.buf[:0]
 	for i, t := range toks {
 		if i > 0 {
@@ -221,14 +233,26 @@ func (s *Shingler) tokenize(text string) {
 // appendWords appends the Word tokens of text, offset by base, to dst.
 func appendWords(dst []span, text string, base int) []span {
 	start := -1
-	for i, r := range text {
+	for i := 0; i < len(text); {
+		if c := text[i]; c < utf8.RuneSelf { // ASCII: letters and digits only
+			if asciiWord[c] {
+				if start < 0 {
+					start = i
+				}
+			} else if start >= 0 {
+				dst = append(dst, span{int32(base + start), int32(base + i)})
+				start = -1
+			}
+			i++
+			continue
+		}
+		r, w := utf8.DecodeRuneInString(text[i:])
 		switch {
 		case isCJK(r):
 			if start >= 0 {
 				dst = append(dst, span{int32(base + start), int32(base + i)})
 				start = -1
 			}
-			_, w := utf8.DecodeRuneInString(text[i:])
 			dst = append(dst, span{int32(base + i), int32(base + i + w)})
 		case unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r):
 			if start < 0 {
@@ -240,12 +264,24 @@ func appendWords(dst []span, text string, base int) []span {
 				start = -1
 			}
 		}
+		i += w
 	}
 	if start >= 0 {
 		dst = append(dst, span{int32(base + start), int32(base + len(text))})
 	}
 	return dst
 }
+
+// asciiWord marks the ASCII bytes that are word characters: the ASCII
+// letters and digits, exactly the ASCII runes unicode.IsLetter and
+// unicode.IsDigit accept (no ASCII rune is a mark).
+var asciiWord = func() (t [utf8.RuneSelf]bool) {
+	for c := range t {
+		r := rune(c)
+		t[c] = unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r)
+	}
+	return t
+}()
 
 // isCJK reports whether r is a character that forms a token on its own
 // under Word: Han ideographs, kana and Hangul syllables.

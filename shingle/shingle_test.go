@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/zeebo/xxh3"
@@ -177,11 +178,51 @@ func FuzzShingle(f *testing.F) {
 		case len(toks) >= n && len(hs) != len(toks)-n+1:
 			t.Fatalf("%d tokens, n=%d: %d shingles, want %d", len(toks), n, len(hs), len(toks)-n+1)
 		}
+		if want := referenceHashes(text, n, u); !slices.Equal(hs, want) {
+			t.Fatalf("AppendHashes(%q, n=%d, %v) = %x, the reference gives %x", text, n, u, hs, want)
+		}
 		set := s.AppendSet(nil, text)
 		if !slices.IsSorted(set) || len(slices.Compact(slices.Clone(set))) != len(set) {
 			t.Fatal("AppendSet is not sorted and distinct")
 		}
 	})
+}
+
+// referenceHashes is the definition of the shingle hashes, written for
+// clarity: tokens from a plain rune loop, each gram its tokens joined by one
+// space (Word) or concatenated (Char), hashed with XXH3 and the fixed seed.
+func referenceHashes(text string, n int, u Unit) []uint64 {
+	var toks []string
+	start := -1
+	for i, r := range text {
+		word := unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r)
+		if u == Char || isCJK(r) || !word {
+			if start >= 0 {
+				toks, start = append(toks, text[start:i]), -1
+			}
+			if u == Char || isCJK(r) {
+				_, w := utf8.DecodeRuneInString(text[i:]) // an invalid byte is a token of width 1
+				toks = append(toks, text[i:i+w])
+			}
+			continue
+		}
+		if start < 0 {
+			start = i
+		}
+	}
+	if start >= 0 {
+		toks = append(toks, text[start:])
+	}
+	sep := " "
+	if u == Char {
+		sep = ""
+	}
+	var out []uint64
+	n = min(n, len(toks))
+	for i := 0; n > 0 && i+n <= len(toks); i++ {
+		out = append(out, xxh3.HashStringSeed(strings.Join(toks[i:i+n], sep), DefaultSeed))
+	}
+	return out
 }
 
 func BenchmarkShingle(b *testing.B) {
