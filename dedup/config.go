@@ -33,10 +33,11 @@ type Config struct {
 	NumPerm int // permutations (slots); default 128
 	Bands   int // 0: chosen from Threshold and NumPerm
 	Rows    int // 0: chosen from Threshold and NumPerm
-	// Family is the MinHash hash family: multiply-shift (the default),
-	// permutation (a*x+b mod 2^61-1, the reference) or oph (one
+	// Family is the MinHash hash family: oph (the default; one
 	// permutation hashing with optimal densification: O(shingles + slots)
-	// per document instead of O(shingles x slots)).
+	// per document instead of O(shingles x slots)), multiply-shift
+	// (independent slots) or permutation (a*x+b mod 2^61-1, the
+	// reference).
 	Family string
 	// Seed seeds the hash families of minhash and simhash; 0 means the
 	// package default.

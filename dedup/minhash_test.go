@@ -294,7 +294,7 @@ func TestMinhashSketchCodecAndJSON(t *testing.T) {
 			if err := json.Unmarshal(x.AppendJSON(nil), &v); err != nil {
 				t.Fatalf("AppendJSON = %s: %v", x.AppendJSON(nil), err)
 			}
-			if v.Family != "multiply-shift" || v.NumPerm != 128 || v.Seed != fmt.Sprintf("%#x", minhash.DefaultSeed) || !slices.Equal(v.Slots, []uint32(xs.sig)) {
+			if v.Family != minhashFamily.String() || v.NumPerm != 128 || v.Seed != fmt.Sprintf("%#x", minhash.DefaultSeed) || !slices.Equal(v.Slots, []uint32(xs.sig)) {
 				t.Errorf("AppendJSON = %s", x.AppendJSON(nil))
 			}
 		}

@@ -388,7 +388,10 @@ func (r *run) cleanup() {
 // readAll calls fn for every document of the input, in order, on the
 // calling goroutine. skips counts the records skipped as invalid.
 func (r *run) readAll(ctx context.Context, files []string, fn func(*corpus.Document) error, onSkip func(*corpus.RecordError)) error {
-	opts := r.in.Options
+	return r.readAllOpts(ctx, files, r.in.Options, fn, onSkip)
+}
+
+func (r *run) readAllOpts(ctx context.Context, files []string, opts corpus.Options, fn func(*corpus.Document) error, onSkip func(*corpus.RecordError)) error {
 	if r.in.SkipInvalid {
 		opts.OnInvalid = func(e *corpus.RecordError) error {
 			if onSkip != nil {
@@ -909,8 +912,12 @@ func (r *run) pass2(ctx context.Context, keep []int32, examples map[int32]*Examp
 		r.outputs = append(r.outputs, w)
 	}
 	r.in.Progress.Stage("write", int64(r.stats.Documents))
+	// The first pass validated every record. When it skipped none, JSONL
+	// records need not be parsed again: only the examples' are.
+	opts := r.in.Options
+	opts.RawOnly = r.stats.Skipped == 0
 	i := r.nOld
-	err := r.readAll(ctx, r.in.Files, func(d *corpus.Document) error {
+	err := r.readAllOpts(ctx, r.in.Files, opts, func(d *corpus.Document) error {
 		if (i-r.nOld)%batchSize == batchSize-1 {
 			r.in.Progress.Advance(batchSize, 0)
 		}
@@ -919,6 +926,13 @@ func (r *run) pass2(ctx context.Context, keep []int32, examples map[int32]*Examp
 		}
 		k := keep[i]
 		if ex := examples[k]; ex != nil && (int(k) == i || len(ex.Members) < ExampleMembers-1) {
+			// RawOnly leaves a JSONL record's id empty; no reader gives
+			// an empty id otherwise.
+			if opts.RawOnly && d.ID == "" {
+				if err := corpus.ParseJSONL(d, opts); err != nil {
+					return &corpus.RecordError{File: d.Source, Record: d.Record, Offset: d.Offset, ID: d.ID, Err: err}
+				}
+			}
 			m := ExampleDoc{ID: d.ID, Text: d.Text, Kept: int(k) == i}
 			if m.Kept { // the kept document goes first
 				ex.Members = slices.Insert(ex.Members, 0, m)

@@ -91,7 +91,7 @@ Regular output files are replaced atomically, and only when the run succeeds.
 	fs.Float64Var(&o.threshold, "threshold", d.Threshold, "Jaccard similarity at or above which two documents are duplicates")
 	o.shingle.register(fs, d.Shingle.N)
 	fs.IntVar(&o.numPerm, "num-perm", d.NumPerm, "minhash: permutations (signature slots)")
-	fs.StringVar(&o.family, "minhash-family", "multiply-shift", "minhash: hash family, multiply-shift, permutation (the reference) or oph (one permutation hashing, fastest on long documents)")
+	fs.StringVar(&o.family, "minhash-family", "oph", "minhash: hash family, oph (one permutation hashing), multiply-shift (independent slots) or permutation (the slow reference)")
 	fs.IntVar(&o.bands, "bands", 0, "minhash: LSH bands (0: chosen from --threshold and --num-perm)")
 	fs.IntVar(&o.rows, "rows", 0, "minhash: rows per band (0: chosen with --bands)")
 	fs.Uint64Var(&o.seed, "seed", 0, "seed of the minhash and simhash hash families (0: the fixed default)")
