@@ -43,7 +43,7 @@ func (f *indexParamFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.method, "method", "minhash", "minhash or simhash")
 	fs.Float64Var(&f.threshold, "threshold", store.DefaultThreshold, "minhash: estimated Jaccard similarity at or above which a document is a duplicate")
 	fs.IntVar(&f.numPerm, "num-perm", store.DefaultNumPerm, "minhash: permutations (signature slots)")
-	fs.StringVar(&f.family, "family", "permutation", "minhash: hash family, permutation, multiply-shift or oph")
+	fs.StringVar(&f.family, "family", store.DefaultFamily.String(), "minhash: hash family, oph, multiply-shift or permutation (the slow reference); stored in the index")
 	fs.IntVar(&f.bands, "bands", store.DefaultBands, "minhash: LSH bands")
 	fs.IntVar(&f.rows, "rows", store.DefaultRows, "minhash: rows per band (bands x rows at most --num-perm)")
 	fs.Uint64Var(&f.seed, "seed", 0, "seed of the minhash or simhash hash family (0: the fixed default)")
@@ -75,6 +75,7 @@ func (f *indexParamFlags) params() (store.Params, error) {
 			return p, usageErr("--family: %v", err)
 		}
 		p.NumPerm, p.Family, p.Bands, p.Rows, p.Threshold = f.numPerm, fam, f.bands, f.rows, f.threshold
+		p.PermutationFamily = fam == minhash.Permutation
 		if p.NumPerm < 1 || p.Bands < 1 || p.Rows < 1 {
 			return p, usageErr("--num-perm, --bands and --rows must be at least 1")
 		}
@@ -252,7 +253,7 @@ func runIndexCreate(cmd *cobra.Command, o *indexOpts) error {
 func describeParams(p store.Params) string {
 	sh := fmt.Sprintf("%s %d-shingles", p.Shingle.Unit, p.Shingle.N)
 	if p.Method == store.MinHash {
-		return fmt.Sprintf("%s, %d %s permutations, %dx%d bands, threshold %v", sh, p.NumPerm, p.Family, p.Bands, p.Rows, p.Threshold)
+		return fmt.Sprintf("%s, %d %s slots, %dx%d bands, threshold %v", sh, p.NumPerm, p.Family, p.Bands, p.Rows, p.Threshold)
 	}
 	return fmt.Sprintf("%s, %d bits, distance %d, %d blocks, %d tables", sh, p.Bits, p.Distance, p.Blocks, p.Tables())
 }
