@@ -4,6 +4,7 @@ import (
 	"os"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/neardup/neardup/corpus"
 )
@@ -119,4 +120,14 @@ func PeakRSS() int64 {
 		}
 	}
 	return 0
+}
+
+// cpuSeconds returns the process's user plus system CPU time so far, or 0
+// when it cannot be read.
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
 }

@@ -125,6 +125,16 @@ type SizeCount struct {
 type Stage struct {
 	Name    string  `json:"name"`
 	Seconds float64 `json:"seconds"`
+	// CPUSeconds is the process's user plus system CPU time during the
+	// stage, on all threads: on a shared machine it is the steadier
+	// figure.
+	CPUSeconds float64 `json:"cpu_seconds"`
+	// Documents and Bytes are what the stage went through (input bytes
+	// as read, decompressed), with their rates over Seconds.
+	Documents     int64   `json:"documents"`
+	Bytes         int64   `json:"bytes"`
+	DocsPerSecond float64 `json:"docs_per_second"`
+	MBPerSecond   float64 `json:"mb_per_second"`
 	// PeakRSSBytes is the process's peak resident set size at the end of
 	// the stage (it only grows: the stage that raised it is the first
 	// with the higher value).
@@ -223,11 +233,11 @@ func Sign(ctx context.Context, cfg Config, in Input, path string) (*Stats, error
 	if err != nil {
 		return nil, err
 	}
-	start := time.Now()
 	r.stats.Memory = r.plan()
 	if err := r.prePass(ctx); err != nil {
 		return nil, err
 	}
+	start := newMark()
 	r.in.Progress.Stage("sign", r.stats.Memory.EstimatedDocs)
 	w := bufio.NewWriterSize(f, 1<<16)
 	prefix := append(corpus.AppendJSONString([]byte(`,"method":`), m.Name()), `,"sketch":`...)
@@ -254,7 +264,7 @@ func Sign(ctx context.Context, cfg Config, in Input, path string) (*Stats, error
 	if err := f.Commit(); err != nil {
 		return nil, err
 	}
-	r.stage("sign", start)
+	r.stage("sign", start, int64(r.stats.Documents), r.stats.InputBytes)
 	return r.stats, nil
 }
 
@@ -269,9 +279,10 @@ type run struct {
 	stdinCopy   string // temp copy of standard input, read twice
 	pairsOut    *atomicfile.File
 	pairsBuf    *bufio.Writer
-	sequence    []string // Input.Against, then Input.Files
-	fileSkipped []int    // per file of sequence
-	fileBytes   []int64  // per file of sequence
+	sequence    []string                    // Input.Against, then Input.Files
+	fileSkipped []int                       // per file of sequence
+	fileBytes   []int64                     // per file of sequence
+	written     struct{ docs, bytes int64 } // read by the write pass
 	ckpt        *checkpointer
 	ids         []string       // old documents (Input.Against) first
 	nOld        int            // how many of ids are old
@@ -282,8 +293,24 @@ type run struct {
 	closers     []io.Closer
 }
 
-func (r *run) stage(name string, since time.Time) {
-	r.stats.Stages = append(r.stats.Stages, Stage{Name: name, Seconds: time.Since(since).Seconds(), PeakRSSBytes: PeakRSS()})
+// mark is the start of a stage: the wall clock and the CPU time used so far.
+type mark struct {
+	wall time.Time
+	cpu  float64
+}
+
+func newMark() mark { return mark{time.Now(), cpuSeconds()} }
+
+// stage records a stage that began at since and went through docs
+// documents of bytes bytes.
+func (r *run) stage(name string, since mark, docs, bytes int64) {
+	st := Stage{Name: name, Seconds: time.Since(since.wall).Seconds(), CPUSeconds: cpuSeconds() - since.cpu,
+		Documents: docs, Bytes: bytes, PeakRSSBytes: PeakRSS()}
+	if st.Seconds > 0 {
+		st.DocsPerSecond = float64(docs) / st.Seconds
+		st.MBPerSecond = float64(bytes) / 1e6 / st.Seconds
+	}
+	r.stats.Stages = append(r.stats.Stages, st)
 }
 
 // open copies standard input aside when it is an input (so it can be read
@@ -438,7 +465,6 @@ func (r *run) readAllOpts(ctx context.Context, files []string, opts corpus.Optio
 
 // pass1 reads, sketches in parallel, and feeds the finder in order.
 func (r *run) pass1(ctx context.Context) error {
-	start := time.Now()
 	r.stats.Memory = r.plan()
 	if r.in.OnPlan != nil {
 		r.in.OnPlan(r.stats.Memory)
@@ -446,6 +472,7 @@ func (r *run) pass1(ctx context.Context) error {
 	if err := r.prePass(ctx); err != nil {
 		return err
 	}
+	start := newMark()
 	r.in.Progress.Stage("read, sketch, find", r.stats.Memory.EstimatedDocs)
 	var finder Finder
 	if r.stats.Memory.Spill {
@@ -506,7 +533,11 @@ func (r *run) pass1(ctx context.Context) error {
 	r.stats.Params = r.method.Describe() // some methods decide at Flush
 	r.stats.Documents = len(r.ids) - r.nOld
 	r.stats.Against = r.nOld
-	r.stage("read+sketch+find", start)
+	var bytes int64
+	for _, b := range r.fileBytes {
+		bytes += b
+	}
+	r.stage("read+sketch+find", start, int64(len(r.ids)), bytes)
 	return nil
 }
 
@@ -533,7 +564,7 @@ func (r *run) prePass(ctx context.Context) error {
 	if !ok || !pp.NeedsPrePass() {
 		return nil
 	}
-	start := time.Now()
+	start := newMark()
 	r.in.Progress.Stage("learn weights", r.stats.Memory.EstimatedDocs)
 	learners := make([]Learner, r.cfg.workers())
 	workers := make([]Sketcher, len(learners))
@@ -546,16 +577,23 @@ func (r *run) prePass(ctx context.Context) error {
 		workers[w] = learnSketcher{l}
 	}
 	ckpt, stats := r.ckpt, *r.stats
+	skipped, bytes := slices.Clone(r.fileSkipped), slices.Clone(r.fileBytes)
 	r.ckpt = nil // the pre-pass neither writes nor reads checkpoints
-	err := r.eachDoc(ctx, workers, func(int, *rawDoc, Sketch) error { return nil })
+	var docs, read int64
+	err := r.eachDoc(ctx, workers, func(int, *rawDoc, Sketch) error { docs++; return nil })
+	for k, b := range r.fileBytes {
+		read += b - bytes[k]
+	}
 	r.ckpt, *r.stats = ckpt, stats // counts belong to the main pass
+	copy(r.fileSkipped, skipped)   // (the checkpoint writer holds these slices)
+	copy(r.fileBytes, bytes)
 	if err != nil {
 		return err
 	}
 	if err := pp.FinishPrePass(learners); err != nil {
 		return err
 	}
-	r.stage("learn weights", start)
+	r.stage("learn weights", start, docs, read)
 	return nil
 }
 
@@ -773,7 +811,7 @@ func (r *run) emitter() func(Pair) {
 
 // finish chooses the kept documents and writes the outputs.
 func (r *run) finish(ctx context.Context) error {
-	start := time.Now()
+	start := newMark()
 	var length func(int) int
 	if r.cfg.Keep == cluster.Longest {
 		// An old document always wins: it is never removed.
@@ -807,9 +845,9 @@ func (r *run) finish(ctx context.Context) error {
 		r.stats.ClusterSizes = append(r.stats.ClusterSizes, SizeCount{Size: n, Count: c})
 	}
 	slices.SortFunc(r.stats.ClusterSizes, func(a, b SizeCount) int { return a.Size - b.Size })
-	r.stage("cluster", start)
+	r.stage("cluster", start, int64(len(keep)), 0)
 
-	start = time.Now()
+	start = newMark()
 	if r.out.Clusters != "" {
 		if err := r.writeClusters(keep); err != nil {
 			return err
@@ -829,7 +867,7 @@ func (r *run) finish(ctx context.Context) error {
 			return err
 		}
 	}
-	r.stage("write", start)
+	r.stage("write", start, r.written.docs, r.written.bytes)
 	r.stats.PeakRSSBytes = PeakRSS()
 	return nil
 }
@@ -924,6 +962,8 @@ func (r *run) pass2(ctx context.Context, keep []int32, examples map[int32]*Examp
 		if i >= len(keep) {
 			return errors.New("input changed while it was being read")
 		}
+		r.written.docs++
+		r.written.bytes += int64(len(d.Raw))
 		k := keep[i]
 		if ex := examples[k]; ex != nil && (int(k) == i || len(ex.Members) < ExampleMembers-1) {
 			// RawOnly leaves a JSONL record's id empty; no reader gives

@@ -352,7 +352,11 @@ func printSummary(w io.Writer, s *dedup.Stats, sampleRun bool) {
 	parts := make([]string, 0, len(s.Stages))
 	for _, st := range s.Stages {
 		total += st.Seconds
-		parts = append(parts, fmt.Sprintf("%s %.3fs", st.Name, st.Seconds))
+		part := fmt.Sprintf("%s %.3fs", st.Name, st.Seconds)
+		if st.Bytes > 0 {
+			part += fmt.Sprintf(" [%.0f docs/s, %.1f MB/s, %.1f CPU-s]", st.DocsPerSecond, st.MBPerSecond, st.CPUSeconds)
+		}
+		parts = append(parts, part)
 	}
 	fmt.Fprintf(w, "  time %.3fs (%s), %d workers\n", total, strings.Join(parts, ", "), s.Workers)
 	m := s.Memory
