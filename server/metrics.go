@@ -120,6 +120,7 @@ func (s *Server) metrics(w http.ResponseWriter, _ *http.Request) error {
 	gauge("neardup_http_requests_in_flight", "Requests being served.", float64(m.inflight.Load()))
 	gauge("neardup_index_documents", "Documents in the index.", float64(st.Docs))
 	gauge("neardup_index_disk_bytes", "Disk space used by the index, including the write-ahead log.", float64(st.DiskBytes))
+	gauge("neardup_index_postings_bytes", "Memory of the in-memory band/table postings (grows with the documents).", float64(st.PostingsBytes))
 	gauge("neardup_index_memtable_bytes", "Bytes held by the index's memtables.", float64(st.MemTableBytes))
 	gauge("neardup_index_cache_bytes", "Bytes held by the index's block cache.", float64(st.CacheBytes))
 	counter("neardup_index_cache_hits_total", "Block cache hits.", uint64(st.CacheHits))

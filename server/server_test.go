@@ -164,6 +164,7 @@ func TestAPI(t *testing.T) {
 		`neardup_http_request_duration_seconds_bucket{route="check",le="+Inf"} 2`,
 		"neardup_index_documents 3",
 		"neardup_documents_added_total 5",
+		"# TYPE neardup_index_postings_bytes gauge",
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("metrics lack %q:\n%s", want, text)

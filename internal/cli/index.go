@@ -179,7 +179,7 @@ The on-disk format is docs/format/store.md.
 
 func registerIndexDir(fs *pflag.FlagSet, o *indexOpts) {
 	fs.StringVar(&o.dir, "index", "", "index directory (required)")
-	fs.IntVar(&o.cacheMB, "cache-mb", store.DefaultCacheSize>>20, "block cache size in MiB: with the memtables it bounds the index's memory")
+	fs.IntVar(&o.cacheMB, "cache-mb", store.DefaultCacheSize>>20, "block cache size in MiB: with the memtables it bounds the index's memory apart from its in-memory postings (about 180 bytes per MinHash document, see index stats)")
 }
 
 func (o *indexOpts) storeOptions() store.Options {
@@ -705,8 +705,8 @@ func runIndexStats(cmd *cobra.Command, o *indexOpts) error {
 	if o.jsonOut {
 		return writeJSON(w, st)
 	}
-	_, err = fmt.Fprintf(w, "index:        %s (format %d)\nmethod:       %s\nparameters:   %s\ndocuments:    %d\ndisk:         %d bytes (%.1f bytes per document)\n",
-		st.Dir, st.FormatVersion, st.Params.Method, describeParams(st.Params), st.Docs, st.DiskBytes, st.BytesPerDoc)
+	_, err = fmt.Fprintf(w, "index:        %s (format %d)\nmethod:       %s\nparameters:   %s\ndocuments:    %d\ndisk:         %d bytes (%.1f bytes per document)\nmemory:       %d bytes of postings (%.1f bytes per document) + block cache and memtables (--cache-mb)\n",
+		st.Dir, st.FormatVersion, st.Params.Method, describeParams(st.Params), st.Docs, st.DiskBytes, st.BytesPerDoc, st.PostingsBytes, st.PostingsBytesPerDoc)
 	return err
 }
 
