@@ -81,6 +81,9 @@ type decoder struct {
 	gz     *gzip.Reader
 	zd     *zstd.Decoder
 	err    error
+	// resync: read a seekable gzip file member by member and go on after
+	// a damaged member (memberReader).
+	resync bool
 }
 
 // newDecoder returns the decompressed stream of rc, which it closes on
@@ -105,6 +108,13 @@ func (d *decoder) init() error {
 		}
 		d.comp = comp
 		src = br
+	}
+	if f, ok := d.closer.(io.ReadSeeker); ok && d.resync && comp == compGzip {
+		if _, err := f.Seek(0, io.SeekStart); err != nil { // undo the sniffing
+			return err
+		}
+		d.r = newMemberReader(f)
+		return nil
 	}
 	switch comp {
 	case compGzip:
@@ -166,8 +176,8 @@ func (d *decoder) Read(p []byte) (int, error) {
 		}
 	}
 	n, err := d.r.Read(p)
-	if err != nil {
-		if err != io.EOF {
+	if err != nil && !errors.Is(err, errGzipGap) { // after a gap, reading goes on
+		if err != io.EOF && !errors.Is(err, ErrCorrupt) {
 			err = d.wrap(err)
 		}
 		d.err = err

@@ -304,7 +304,11 @@ func Open(name string, opts Options) (Reader, error) {
 	if comp == compNone {
 		comp = compSniff // compressed files are recognised whatever their name
 	}
-	rc = newDecoder(rc, comp)
+	dec := newDecoder(rc, comp)
+	// Web archives compress each record as its own gzip member: after a
+	// damaged one, the next records can still be read.
+	dec.resync = f == formatWARC
+	rc = dec
 	switch f {
 	case formatJSONL:
 		return NewJSONL(rc, name, opts), nil

@@ -59,7 +59,9 @@ const (
 // ErrMalformed; with Options.OnInvalid skipping it the reader scans ahead
 // to the next line that starts a record. A record cut short by the end
 // of the input wraps ErrCorrupt and ends the file, as does a decompression
-// error. A payload over Options.MaxDocBytes wraps ErrTooLarge and is
+// error, except in a gzip file with a member per record: with
+// Options.OnInvalid skipping it, reading goes on at the next member that
+// decompresses (see Open), and from there at the next record. A payload over Options.MaxDocBytes wraps ErrTooLarge and is
 // skipped over without being read into memory.
 type WARC struct {
 	r      *bufio.Reader
@@ -133,14 +135,27 @@ func (w *WARC) Next() bool {
 				}
 				continue
 			}
-			w.report(start, "", err)
-			w.done = true
+			if w.fail(start, "", err) {
+				continue
+			}
 			return false
 		}
 		if w.nextDoc(start) {
 			return true
 		}
 	}
+	return false
+}
+
+// fail reports a read error; it reports whether reading may go on, which
+// it may after a damaged gzip member when bad records are skipped: the
+// reader then scans for the next record.
+func (w *WARC) fail(start int64, id string, err error) bool {
+	if w.report(start, id, err) && errors.Is(err, errGzipGap) {
+		w.resync = true
+		return true
+	}
+	w.done = true
 	return false
 }
 
@@ -165,8 +180,7 @@ func (w *WARC) nextDoc(start int64) bool {
 	}
 	if !wanted || h.length > int64(w.opts.MaxDocBytes) {
 		if err := w.discard(h.length); err != nil {
-			w.report(start, id, err)
-			w.done = true
+			w.fail(start, id, err)
 			return false
 		}
 		if wanted && !w.report(start, id, fmt.Errorf("%w (%d bytes, limit %d)", ErrTooLarge, h.length, w.opts.MaxDocBytes)) {
@@ -181,8 +195,7 @@ func (w *WARC) nextDoc(start int64) bool {
 	n, err := io.ReadFull(w.r, w.block)
 	w.off += int64(n)
 	if err != nil {
-		w.report(start, id, w.truncated(err, h.length, int64(n)))
-		w.done = true
+		w.fail(start, id, w.truncated(err, h.length, int64(n)))
 		return false
 	}
 	ct := h.contentType
