@@ -16,7 +16,7 @@ import (
 
 func init() { register("minhash", newMinhashMethod) }
 
-// minhashFamily is the default hash family of the minhash method
+// DefaultMinhashFamily is the default hash family of the minhash method
 // (Config.Family chooses another). One permutation hashing with optimal
 // densification signs in O(shingles + slots) instead of O(shingles x
 // slots): on 1 KB web documents the whole run takes a third less CPU.
@@ -26,7 +26,7 @@ func init() { register("minhash", newMinhashMethod) }
 // 0.932 against 0.924. Its slots are not independent (the S-curve of the
 // banding is an approximation for it) and its signatures cannot be merged;
 // --minhash-family multiply-shift gives independent slots.
-const minhashFamily = minhash.OPH
+const DefaultMinhashFamily = minhash.OPH
 
 // minhashRecall is the recall at the threshold that the default banding
 // reaches (lsh.ForRecall). See minhashMethod.
@@ -91,7 +91,7 @@ func newMinhashMethod(cfg Config) (Method, error) {
 	if _, err := shingle.New(cfg.Shingle); err != nil {
 		return nil, err
 	}
-	family := minhashFamily
+	family := DefaultMinhashFamily
 	if cfg.Family != "" {
 		f, err := minhash.ParseFamily(cfg.Family)
 		if err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/neardup/neardup/corpus"
+	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/jaccard"
 	"github.com/neardup/neardup/ksentence"
 	"github.com/neardup/neardup/minhash"
@@ -36,7 +37,7 @@ const (
 	compareNumPerm = 128
 	compareBits    = 64
 	// compareFamily is the minhash family of `dedup --method minhash`.
-	compareFamily = minhash.MultiplyShift
+	compareFamily = dedup.DefaultMinhashFamily
 )
 
 func newCompareCmd(e *env) *cobra.Command {
@@ -54,8 +55,8 @@ Measures, all on the normalised texts (see the normalisation flags):
   jaccard_bag  multiset Jaccard: sum of minimum counts over sum of maximum
                counts
   minhash      MinHash estimate of jaccard: the fraction of equal slots of
-               128-slot signatures (multiply-shift family, default seed, as
-               dedup --method minhash computes them)
+               128-slot signatures (oph family, default seed, as dedup
+               --method minhash computes them)
   simhash      Hamming distance of 64-bit SimHash fingerprints of the
                shingles weighted by count (default seed, as dedup --method
                simhash computes them)
