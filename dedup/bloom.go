@@ -242,3 +242,9 @@ func (f *bloomFinder) AddDrop(i int, s Sketch, _ func(Pair), drop func(int, floa
 }
 
 func (f *bloomFinder) Flush(func(Pair)) error { return nil }
+
+// BytesPerDoc: the filter's share (m bits for the expected n documents);
+// bloom-overlap also holds each document's shingle set while it is tested.
+func (m *bloomMethod) BytesPerDoc(int) int {
+	return int(m.m/8/max(m.n, 1)) + 16
+}

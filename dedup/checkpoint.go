@@ -68,6 +68,13 @@ func stateDir(tmp string, cfg Config, m Method, in Input) (string, error) {
 			fmt.Fprintf(h, "%q %d %d\n", abs, st.Size(), st.ModTime().UnixNano())
 		}
 	}
+	if cfg.IDFFile != "" { // the sketches depend on the table's content
+		st, err := os.Stat(cfg.IDFFile)
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(h, "idf %d %d\n", st.Size(), st.ModTime().UnixNano())
+	}
 	if tmp == "" {
 		tmp = os.TempDir()
 	}

@@ -87,4 +87,4 @@ func (exact) Match(a, b Sketch) (float64, int, bool) {
 }
 
 // BytesPerDoc: one map entry per distinct text (id, index, map overhead).
-func (exact) BytesPerDoc() int { return 48 }
+func (exact) BytesPerDoc(int) int { return 48 }

@@ -134,3 +134,11 @@ func (f *jaccardFinder) Flush(emit func(Pair)) error {
 	f.sets, f.index = nil, nil
 	return err
 }
+
+// BytesPerDoc: the Finder keeps every document's shingle set (8 bytes a
+// shingle), the prefix postings of the join index and the corpus-wide
+// shingle ranking (a map entry per distinct shingle): about 28 bytes a
+// shingle in all, measured on 1 KB web documents at word 5-grams.
+func (m *jaccardMethod) BytesPerDoc(textBytes int) int {
+	return 28*shinglesPerText(m.shingle.Unit, textBytes) + 64
+}

@@ -1,6 +1,7 @@
 package dedup
 
 import (
+	"encoding/binary"
 	"fmt"
 
 	"github.com/neardup/neardup/ksentence"
@@ -90,3 +91,33 @@ func (f *ksentenceFinder) Add(i int, s Sketch, emit func(Pair)) error {
 }
 
 func (f *ksentenceFinder) Flush(func(Pair)) error { return nil }
+
+// The ksentence method is Keyed, like exact: its one key is the first
+// eight bytes of the fingerprint, and Match compares all sixteen.
+
+func (m *ksentenceMethod) AppendKeys(dst []uint64, s Sketch) []uint64 {
+	fp := s.(ksentenceSketch)
+	return append(dst, binary.LittleEndian.Uint64(fp[:8]))
+}
+
+func (m *ksentenceMethod) AppendSketch(dst []byte, s Sketch) []byte {
+	fp := s.(ksentenceSketch)
+	return append(dst, fp[:]...)
+}
+
+func (m *ksentenceMethod) DecodeSketch(b []byte) (Sketch, error) {
+	var fp ksentenceSketch
+	if len(b) != len(fp) {
+		return nil, fmt.Errorf("ksentence: sketch of %d bytes, want %d", len(b), len(fp))
+	}
+	copy(fp[:], b)
+	return fp, nil
+}
+
+func (m *ksentenceMethod) Match(a, b Sketch) (float64, int, bool) {
+	return 1, -1, a.(ksentenceSketch) == b.(ksentenceSketch)
+}
+
+// BytesPerDoc: one map entry per distinct fingerprint (16-byte key, index,
+// map overhead).
+func (m *ksentenceMethod) BytesPerDoc(int) int { return 48 }

@@ -62,7 +62,7 @@ func (r *run) plan() MemoryPlan {
 		decoded += st.Size() * ratio
 	}
 	// Sample the first records for their average size and id length.
-	recBytes, idBytes, n := int64(0), int64(0), int64(0)
+	recBytes, idBytes, textBytes, n := int64(0), int64(0), int64(0), int64(0)
 	if len(r.in.Files) > 0 {
 		name := r.in.Files[0]
 		var rd corpus.Reader
@@ -81,6 +81,7 @@ func (r *run) plan() MemoryPlan {
 				d := rd.Doc()
 				recBytes += int64(len(d.Raw)) + 1
 				idBytes += int64(len(d.ID))
+				textBytes += int64(len(d.Text))
 				n++
 			}
 			rd.Close()
@@ -89,10 +90,11 @@ func (r *run) plan() MemoryPlan {
 	if n > 0 && recBytes > 0 {
 		p.EstimatedDocs = decoded / (recBytes / n)
 		idBytes /= n
+		textBytes /= n
 	}
 	per := int64(defaultFinderBytesPerDoc)
 	if me, ok := r.method.(memoryEstimator); ok {
-		per = int64(me.BytesPerDoc())
+		per = int64(me.BytesPerDoc(int(textBytes)))
 	}
 	p.EstimatedBytes = p.EstimatedDocs * (pipelineBytesPerDoc + idBytes + per)
 	_, p.SpillSupported = r.method.(Keyed)

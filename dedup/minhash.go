@@ -466,12 +466,12 @@ func (m *minhashMethod) DecodeSketch(b []byte) (Sketch, error) {
 }
 
 // BytesPerDoc: the index (13 bands: about 250 bytes), the union-find (8),
-// and the signature (2 bytes a slot: see sigStore) or, with Verify, a
-// shingle set assumed of 100 shingles.
-func (m *minhashMethod) BytesPerDoc() int {
+// and the signature (2 bytes a slot: see sigStore) or, with Verify, the
+// shingle set (8 bytes a shingle).
+func (m *minhashMethod) BytesPerDoc(textBytes int) int {
 	per := 20*m.params.Bands + 8
 	if m.verify {
-		return per + 24 + 800
+		return per + 24 + 8*shinglesPerText(m.shingle.Unit, textBytes)
 	}
 	return per + 2*m.hasher.NumPerm()
 }

@@ -211,14 +211,22 @@ func (c *cancelAfter) Advance(docs int, _ int64) {
 	}
 }
 
+// TestResumeAfterInterrupt: for every method that can checkpoint its
+// sketches, a run interrupted and resumed gives what a clean run gives.
 func TestResumeAfterInterrupt(t *testing.T) {
+	for _, method := range []string{"exact", "minhash", "simhash", "ksentence"} {
+		t.Run(method, func(t *testing.T) { testResume(t, method) })
+	}
+}
+
+func testResume(t *testing.T, method string) {
 	var files []string
 	for range 3 {
 		p, _ := writeCorpus(t, 1000)
 		files = append(files, p)
 	}
 	cfg := DefaultConfig()
-	cfg.Method = "exact"
+	cfg.Method = method
 	runOnce := func(tmp string, resume bool, prog Progress, ctx context.Context) (*Stats, []byte, error) {
 		dir := t.TempDir()
 		out := Outputs{Clusters: filepath.Join(dir, "c.jsonl"), Pairs: filepath.Join(dir, "p.jsonl"), TmpDir: tmp}

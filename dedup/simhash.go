@@ -1,6 +1,7 @@
 package dedup
 
 import (
+	"encoding/binary"
 	"fmt"
 
 	"github.com/neardup/neardup/cluster"
@@ -56,8 +57,9 @@ type simhashMethod struct {
 	shingle        shingle.Options
 	verify         bool
 	threshold      float64
-	design         simhash.Design  // for 2^20 documents, in Describe before a run
-	chosen         *simhash.Design // the design of the last Flush, if any
+	design         simhash.Design        // for 2^20 documents, in Describe before a run
+	chosen         *simhash.Design       // the design of the last Flush, if any
+	masks          []simhash.Fingerprint // design's table masks (Keyed)
 	idf            *simhash.IDF
 	idfMeta        string
 	saveIDF        string // Config.SaveIDF
@@ -99,6 +101,7 @@ func newSimhashMethod(cfg Config) (Method, error) {
 		return nil, fmt.Errorf("--distance %d: %w", cfg.Distance, err)
 	}
 	m.design = d
+	m.masks = d.TableMasks()
 	m.saveIDF = cfg.SaveIDF
 	if cfg.IDFFile != "" {
 		if !m.tfidf {
@@ -321,4 +324,143 @@ func (f *simhashFinder) Flush(emit func(Pair)) error {
 		f.m.chosen = &d
 	}
 	return err
+}
+
+// The simhash method is Keyed: its keys are the fingerprint masked by each
+// permuted table of the design chosen for simhash.DefaultExpectedN
+// documents (any design finds every pair within the distance; this one
+// keeps the key groups small up to about a billion documents), and Match
+// accepts a pair within the distance (and, with --verify, at or above the
+// threshold), as the Finder does: the spill path gives the same clusters.
+
+// simhashKey hashes the fingerprint bits under mask, with the table number
+// mixed in so that keys of different tables differ.
+func simhashKey(fp, mask simhash.Fingerprint, table int) uint64 {
+	return mix64(fp.Lo&mask.Lo ^ mix64(fp.Hi&mask.Hi^uint64(table+1)*0x9e3779b97f4a7c15))
+}
+
+// mix64 is the SplitMix64 finaliser.
+func mix64(z uint64) uint64 {
+	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+	z = (z ^ z>>27) * 0x94d049bb133111eb
+	return z ^ z>>31
+}
+
+func (m *simhashMethod) AppendKeys(dst []uint64, s Sketch) []uint64 {
+	sk := s.(*simhashSketch)
+	for t, mask := range m.masks {
+		dst = append(dst, simhashKey(sk.fp, mask, t))
+	}
+	return dst
+}
+
+// AppendSketch encodes a sketch: a flags byte (bit 0: a shingle set
+// follows), the fingerprint (8 bytes, or 16 for 128 bits, little-endian
+// low word first), then with --verify the set: its length and the
+// differences of its ascending hashes, as uvarints.
+func (m *simhashMethod) AppendSketch(dst []byte, s Sketch) []byte {
+	sk := s.(*simhashSketch)
+	flags := byte(0)
+	if m.verify {
+		flags = 1
+	}
+	dst = append(dst, flags)
+	dst = binary.LittleEndian.AppendUint64(dst, sk.fp.Lo)
+	if m.bits > 64 {
+		dst = binary.LittleEndian.AppendUint64(dst, sk.fp.Hi)
+	}
+	if m.verify {
+		dst = binary.AppendUvarint(dst, uint64(len(sk.set)))
+		prev := uint64(0)
+		for _, h := range sk.set {
+			dst = binary.AppendUvarint(dst, h-prev)
+			prev = h
+		}
+	}
+	return dst
+}
+
+func (m *simhashMethod) DecodeSketch(b []byte) (Sketch, error) {
+	fpBytes := m.bits / 8
+	if len(b) < 1+fpBytes {
+		return nil, fmt.Errorf("simhash: sketch of %d bytes, want at least %d", len(b), 1+fpBytes)
+	}
+	if want := byte(0); m.verify && b[0] != 1 || !m.verify && b[0] != want {
+		return nil, fmt.Errorf("simhash: sketch flags %#x do not match --verify=%v", b[0], m.verify)
+	}
+	sk := &simhashSketch{bits: m.bits, fp: simhash.Fingerprint{Lo: binary.LittleEndian.Uint64(b[1:])}}
+	if m.bits > 64 {
+		sk.fp.Hi = binary.LittleEndian.Uint64(b[9:])
+	}
+	rest := b[1+fpBytes:]
+	if !m.verify {
+		if len(rest) != 0 {
+			return nil, fmt.Errorf("simhash: %d bytes after the fingerprint", len(rest))
+		}
+		return sk, nil
+	}
+	n, k := uvarint(rest)
+	if k <= 0 || n == 0 || n > uint64(len(rest)) {
+		return nil, fmt.Errorf("simhash: bad shingle set length")
+	}
+	rest = rest[k:]
+	sk.set = make([]uint64, 0, n)
+	prev := uint64(0)
+	for i := range n {
+		d, k := uvarint(rest)
+		if k <= 0 || (i > 0 && d == 0) || prev+d < prev {
+			return nil, fmt.Errorf("simhash: bad shingle set entry %d", i)
+		}
+		prev += d
+		sk.set = append(sk.set, prev)
+		rest = rest[k:]
+	}
+	if len(rest) != 0 {
+		return nil, fmt.Errorf("simhash: %d bytes after the shingle set", len(rest))
+	}
+	return sk, nil
+}
+
+// uvarint decodes a canonical uvarint (no overlong encodings, so that a
+// sketch has one encoding); k <= 0 on error.
+func uvarint(b []byte) (uint64, int) {
+	v, k := binary.Uvarint(b)
+	if k > 1 && b[k-1] == 0 {
+		return 0, -1
+	}
+	return v, k
+}
+
+func (m *simhashMethod) Match(a, b Sketch) (float64, int, bool) {
+	sa, sb := a.(*simhashSketch), b.(*simhashSketch)
+	d := sa.fp.Distance(sb.fp)
+	if d > m.distance {
+		return 0, d, false
+	}
+	sim := 1 - float64(d)/float64(m.bits)
+	if m.verify {
+		sim = jaccard.Set(sa.set, sb.set)
+		return sim, d, sim >= m.threshold
+	}
+	return sim, d, true
+}
+
+// BytesPerDoc: the Finder's fingerprint and index while reading, its
+// radix-sorted table at Flush (about 120 bytes a document), and with
+// --verify the shingle set (8 bytes a shingle; about one shingle for every
+// 6 bytes of word text or every byte of character text).
+func (m *simhashMethod) BytesPerDoc(textBytes int) int {
+	per := 120
+	if m.verify {
+		per += 8*shinglesPerText(m.shingle.Unit, textBytes) + 24
+	}
+	return per
+}
+
+// shinglesPerText estimates the shingles of a text of n bytes.
+func shinglesPerText(u shingle.Unit, n int) int {
+	if u == shingle.Word {
+		return n/6 + 1
+	}
+	return n + 1 // characters (CJK characters are 3 bytes, Latin ones 1)
 }

@@ -42,9 +42,9 @@ type SketchCodec interface {
 }
 
 // memoryEstimator is implemented by methods that know what their Finder
-// holds per document.
+// holds per document, given the average size of a document's text.
 type memoryEstimator interface {
-	BytesPerDoc() int
+	BytesPerDoc(textBytes int) int
 }
 
 // spillFinder finds pairs of a Keyed method by external sorting.

@@ -431,3 +431,48 @@ func TestDesignForcedBlocksBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestTableMasks: the masks cover the blocks as the design says, and two
+// fingerprints within the distance agree on some mask (checked on random
+// pairs at every distance up to k).
+func TestTableMasks(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, c := range []struct{ f, k int }{{64, 3}, {64, 6}, {128, 8}} {
+		d, err := ChooseDesign(1<<20, c.f, c.k, true, DesignOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		masks := d.TableMasks()
+		if len(masks) != d.Tables {
+			t.Fatalf("%v: %d masks, want %d", d, len(masks), d.Tables)
+		}
+		for _, m := range masks {
+			if got := bits.OnesCount64(m.Lo) + bits.OnesCount64(m.Hi); got < d.KeyBits {
+				t.Fatalf("%v: a mask of %d bits, fewer than KeyBits %d", d, got, d.KeyBits)
+			}
+		}
+		for range 2000 {
+			a := Fingerprint{Lo: rng.Uint64()}
+			if c.f > 64 {
+				a.Hi = rng.Uint64()
+			}
+			b := a
+			for _, bit := range rng.Perm(c.f)[:rng.IntN(c.k+1)] {
+				if bit >= 64 {
+					b.Hi ^= 1 << (bit - 64)
+				} else {
+					b.Lo ^= 1 << bit
+				}
+			}
+			agree := false
+			for _, m := range masks {
+				if a.Lo&m.Lo == b.Lo&m.Lo && a.Hi&m.Hi == b.Hi&m.Hi {
+					agree = true
+				}
+			}
+			if !agree {
+				t.Fatalf("%v: %x and %x at distance %d agree on no table", d, a, b, a.Distance(b))
+			}
+		}
+	}
+}
