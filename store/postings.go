@@ -19,10 +19,11 @@ import (
 // documents is sized at openLoad. lookup needs the read lock, the other
 // methods the write lock.
 type postings struct {
-	mu    sync.RWMutex
-	slots []uint64
-	live  int // postings
-	used  int // postings and tombstones
+	mu     sync.RWMutex
+	slots  []uint64
+	mapped bool // slots are outside the Go heap (allocSlots)
+	live   int  // postings
+	used   int  // postings and tombstones
 }
 
 const (
@@ -50,7 +51,14 @@ func (p *postings) home(tag uint64) int { return int(tag * uint64(len(p.slots)) 
 
 // reserve sizes an empty table for n postings at openLoad.
 func (p *postings) reserve(n int) {
-	p.slots = make([]uint64, max(minSlots, int(float64(n)/openLoad)+1))
+	p.free()
+	p.slots, p.mapped = allocSlots(max(minSlots, int(float64(n)/openLoad)+1))
+}
+
+// free releases the slots; the table is then empty.
+func (p *postings) free() {
+	freeSlots(p.slots, p.mapped)
+	p.slots, p.mapped, p.live, p.used = nil, false, 0, 0
 }
 
 // lookup appends to dst the sequence numbers in [lo, hi) under key (and,
@@ -136,14 +144,15 @@ func (p *postings) remove(key, seq uint64) bool {
 
 // resize rehashes the postings into n slots, dropping the tombstones.
 func (p *postings) resize(n int) {
-	old := p.slots
-	p.slots = make([]uint64, n)
+	old, mapped := p.slots, p.mapped
+	p.slots, p.mapped = allocSlots(n)
 	p.used = 0
 	for _, s := range old {
 		if s != 0 && s != tombSlot {
 			p.put(s>>32, s)
 		}
 	}
+	freeSlots(old, mapped)
 }
 
 // bytes is the memory of the table's slots.

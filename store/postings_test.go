@@ -15,6 +15,7 @@ func TestPostingsOracle(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for _, keySpace := range []uint64{50, 5000, math.MaxUint64} {
 		var p postings
+		defer p.free()
 		if keySpace == 50 {
 			p.reserve(100)
 		}
@@ -108,6 +109,7 @@ func TestPostingsOracle(t *testing.T) {
 // does not grow the table without bound: tombstones are dropped by resize.
 func TestPostingsTombstonesReclaimed(t *testing.T) {
 	var p postings
+	defer p.free()
 	r := rand.New(rand.NewPCG(3, 4))
 	type post struct{ k, s uint64 }
 	var live []post
@@ -149,6 +151,7 @@ func TestPostingsLookupAllocs(t *testing.T) {
 // a new document) and an insert, in a table of 1M postings.
 func BenchmarkPostings(b *testing.B) {
 	var p postings
+	defer p.free()
 	r := rand.New(rand.NewPCG(5, 6))
 	p.reserve(1 << 20)
 	for i := range uint64(1 << 20) {

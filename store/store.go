@@ -19,6 +19,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
 	"github.com/cockroachdb/pebble/v2/sstable"
+	"github.com/zeebo/xxh3"
 
 	"github.com/neardup/neardup/lsh"
 	"github.com/neardup/neardup/minhash"
@@ -96,6 +97,10 @@ type Store struct {
 	// every document's postings are in post (written under mu).
 	post    []postings
 	applied atomic.Uint64
+	// ids maps a hash of each document id to its sequence number (written
+	// under mu), so that a new id is known to be new without reading the
+	// database.
+	ids postings
 
 	// closeMu guards db against Close: operations hold it for reading.
 	closeMu sync.RWMutex
@@ -227,6 +232,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	}
 	s := newStore(dir, db, p, ctr, opts)
 	if err := s.rebuild(); err != nil {
+		s.freeTables()
 		db.Close()
 		return nil, fmt.Errorf("store: open %s: %w", dir, err)
 	}
@@ -331,6 +337,7 @@ func (s *Store) rebuild() error {
 	for t := range s.post {
 		s.post[t].reserve(int(min(s.ctr.docs, maxSeq)))
 	}
+	s.ids.reserve(int(min(s.ctr.docs, maxSeq)))
 	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{prefixRecord}, UpperBound: []byte{prefixRecord + 1}})
 	if err != nil {
 		return err
@@ -359,6 +366,7 @@ func (s *Store) rebuild() error {
 			return fmt.Errorf("record %d: %w", seq, err)
 		}
 		n++
+		s.ids.insert(idHash(string(rec.id)), seq)
 		if rec.flags&flagEmpty != 0 {
 			continue
 		}
@@ -376,6 +384,20 @@ func (s *Store) rebuild() error {
 	return nil
 }
 
+// freeTables releases the in-memory tables' memory. Nothing may use them
+// afterwards.
+func (s *Store) freeTables() {
+	for t := range s.post {
+		p := &s.post[t]
+		p.mu.Lock()
+		p.free()
+		p.mu.Unlock()
+	}
+	s.ids.mu.Lock()
+	s.ids.free()
+	s.ids.mu.Unlock()
+}
+
 // postingsBytes is the memory of the in-memory postings.
 func (s *Store) postingsBytes() uint64 {
 	var n uint64
@@ -385,6 +407,9 @@ func (s *Store) postingsBytes() uint64 {
 		n += uint64(p.bytes())
 		p.mu.RUnlock()
 	}
+	s.ids.mu.RLock()
+	n += uint64(s.ids.bytes())
+	s.ids.mu.RUnlock()
 	return n
 }
 
@@ -433,6 +458,7 @@ type Result struct {
 type scratch struct {
 	keys   []uint64
 	seqs   []uint64
+	idSeqs []uint64
 	key    []byte
 	val    []byte
 	rec    record
@@ -764,9 +790,9 @@ func (s *Store) write(docs []Doc, check bool, limit int) ([]Result, error) {
 		pendingIDs = make(map[string]int, len(docs))
 		pending = make(map[pendingKey][]int)
 	}
-	// The sequence numbers and keys of the documents to apply to the
-	// postings.
-	var addedSeqs, addedKeys []uint64
+	// The sequence numbers, id hashes and keys (of the documents with
+	// shingles) of the documents to apply to the in-memory tables.
+	var addedSeqs, addedIDs, addedKeys []uint64
 	recent := s.applied.Load() > snap
 	for i := range docs {
 		d := &docs[i]
@@ -796,13 +822,13 @@ func (s *Store) write(docs []Doc, check bool, limit int) ([]Result, error) {
 			r.Err = fmt.Errorf("%w: %q", ErrDuplicateID, d.ID)
 			continue
 		}
-		sc.key = idKey(sc.key[:0], d.ID)
-		if _, ok, err := getValue(s.db, sc.key); err != nil {
+		if ok, err := s.hasID(sc, d.ID); err != nil {
 			return nil, err
 		} else if ok {
 			r.Err = fmt.Errorf("%w: %q", ErrDuplicateID, d.ID)
 			continue
 		}
+		sc.key = idKey(sc.key[:0], d.ID)
 		if ctr.next > maxSeq {
 			r.Err = fmt.Errorf("%w: %q", ErrFull, d.ID)
 			continue
@@ -810,6 +836,8 @@ func (s *Store) write(docs []Doc, check bool, limit int) ([]Result, error) {
 		seq := ctr.next
 		ctr.next++
 		ctr.docs++
+		addedSeqs = append(addedSeqs, seq)
+		addedIDs = append(addedIDs, idHash(d.ID))
 		sc.val = binaryBE(sc.val[:0], seq)
 		b.Set(sc.key, sc.val, nil)
 		sc.key = recordKey(sc.key[:0], seq)
@@ -817,7 +845,6 @@ func (s *Store) write(docs []Doc, check bool, limit int) ([]Result, error) {
 		b.Set(sc.key, sc.val, nil)
 		if !d.Sketch.Empty {
 			sc.keys = s.appendKeys(sc.keys[:0], &d.Sketch)
-			addedSeqs = append(addedSeqs, seq)
 			addedKeys = append(addedKeys, sc.keys...)
 			if pending != nil {
 				for t, k := range sc.keys {
@@ -845,7 +872,7 @@ func (s *Store) write(docs []Doc, check bool, limit int) ([]Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.insertPostings(addedSeqs, addedKeys)
+	s.insertPostings(docs, results, addedSeqs, addedIDs, addedKeys)
 	s.ctr = ctr
 	s.docs.Store(int64(ctr.docs))
 	s.applied.Store(ctr.next)
@@ -861,17 +888,59 @@ func (s *Store) write(docs []Doc, check bool, limit int) ([]Result, error) {
 	return results, nil
 }
 
-// insertPostings adds to the in-memory postings the documents seqs, whose
-// keys are keys[i*tables : (i+1)*tables]. The caller holds s.mu.
-func (s *Store) insertPostings(seqs, keys []uint64) {
+// insertPostings adds to the in-memory tables the documents added by a
+// write: seqs and idHashes, one per added document, and keys, tables keys
+// for each added document that is not empty. The caller holds s.mu.
+func (s *Store) insertPostings(docs []Doc, results []Result, seqs, idHashes, keys []uint64) {
+	s.ids.mu.Lock()
+	for i, seq := range seqs {
+		s.ids.insert(idHashes[i], seq)
+	}
+	s.ids.mu.Unlock()
+	if len(keys) == 0 {
+		return
+	}
+	// The non-empty added documents, in order, are the ones with keys.
+	var withKeys []uint64
+	j := 0
+	for i := range docs {
+		if results[i].Added {
+			if !docs[i].Sketch.Empty {
+				withKeys = append(withKeys, seqs[j])
+			}
+			j++
+		}
+	}
 	for t := range s.post {
 		p := &s.post[t]
 		p.mu.Lock()
-		for i, seq := range seqs {
+		for i, seq := range withKeys {
 			p.insert(keys[i*s.tables+t], seq)
 		}
 		p.mu.Unlock()
 	}
+}
+
+// idHash is the key of an id in s.ids (in memory only, never stored).
+func idHash(id string) uint64 { return xxh3.HashString(id) }
+
+// hasID tells whether id is in the index. The caller holds s.mu.
+func (s *Store) hasID(sc *scratch, id string) (bool, error) {
+	s.ids.mu.RLock()
+	sc.idSeqs = s.ids.lookup(sc.idSeqs[:0], idHash(id), 0, math.MaxUint64)
+	s.ids.mu.RUnlock()
+	for _, seq := range sc.idSeqs {
+		if err := s.loadRecord(sc, seq); err != nil {
+			if err == errMissing {
+				return false, fmt.Errorf("%w: id table points to missing record %d", ErrCorrupt, seq)
+			}
+			return false, err
+		}
+		if string(sc.rec.id) == id {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // parallelCheckMin is the batch size from which queryBefore checks in
@@ -1012,6 +1081,9 @@ func (s *Store) Remove(id string) error {
 	if err != nil {
 		return err
 	}
+	s.ids.mu.Lock()
+	s.ids.remove(idHash(id), seq)
+	s.ids.mu.Unlock()
 	if sc.rec.flags&flagEmpty == 0 {
 		sk := Sketch{Sig: sc.rec.sig, FP: sc.rec.fp}
 		sc.keys = s.appendKeys(sc.keys[:0], &sk)
@@ -1188,6 +1260,7 @@ func (s *Store) Close() error {
 	if cerr := s.db.Close(); err == nil {
 		err = cerr
 	}
+	s.freeTables()
 	return err
 }
 

@@ -1,25 +1,43 @@
 #!/bin/sh
 # run.sh INDEX MODE [loadgen flags...]: serve a copy of INDEX, drive it with
 # the load generator, and print the loadgen report plus the server's CPU
-# time per request and its peak RSS. See docs/bench/store.md.
+# time per request, its peak RSS, the index's memory and disk figures and
+# the load average. See docs/bench/store.md.
+#
+# Environment: NEARDUP, LOADGEN (binaries), SERVE_FLAGS (extra serve
+# flags), PROFILE=FILE (a CPU profile of the server over PROFILE_SECONDS,
+# default 10, starting with the measured run).
 set -eu
 IDX=$1; MODE=$2; shift 2
 T=${TMPDIR:-/tmp}/neardup-bench.$$
 mkdir -p "$T"
 trap 'kill $PID 2>/dev/null || true; rm -rf "$T"' EXIT
 cp -r "$IDX" "$T/idx"
-${NEARDUP:-neardup} serve --index "$T/idx" --addr 127.0.0.1:0 --addr-file "$T/addr" ${SERVE_FLAGS:-} 2>"$T/log" &
+START=$(date +%s.%N)
+${NEARDUP:-neardup} serve --index "$T/idx" --addr 127.0.0.1:0 --addr-file "$T/addr" --debug-addr 127.0.0.1:0 ${SERVE_FLAGS:-} 2>"$T/log" &
 PID=$!
-while [ ! -s "$T/addr" ]; do sleep 0.1; done
+while [ ! -s "$T/addr" ]; do sleep 0.05; done
+echo "server ready in $(echo "$(date +%s.%N) - $START" | bc) s (opening the index and rebuilding its postings)"
+ADDR="http://$(cat "$T/addr")"
+DEBUG=$(sed -n 's|profiler on \(http://[^/]*\)/.*|\1|p' "$T/log")
 ticks() { awk '{print $14 + $15}' /proc/$PID/stat; }
-${LOADGEN:-loadgen} http -addr "http://$(cat "$T/addr")" -mode "$MODE" -warmup 0 "$@" >"$T/warm.json" -duration 2s
+${LOADGEN:-loadgen} http -addr "$ADDR" -mode "$MODE" -warmup 0 "$@" >"$T/warm.json" -duration 2s
+echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+PROF=
+if [ -n "${PROFILE:-}" ]; then
+	curl -s "$DEBUG/debug/pprof/profile?seconds=${PROFILE_SECONDS:-10}" -o "$PROFILE" &
+	PROF=$!
+fi
 T0=$(ticks)
-${LOADGEN:-loadgen} http -addr "http://$(cat "$T/addr")" -mode "$MODE" -warmup 0 "$@" | tee "$T/rep.json"
+${LOADGEN:-loadgen} http -addr "$ADDR" -mode "$MODE" -warmup 0 "$@" | tee "$T/rep.json"
 T1=$(ticks)
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+[ -z "$PROF" ] || wait $PROF
 HZ=$(getconf CLK_TCK)
 DOCS=$(sed -n 's/.*"documents": \([0-9]*\).*/\1/p' "$T/rep.json")
 REQS=$(sed -n 's/.*"requests": \([0-9]*\).*/\1/p' "$T/rep.json")
 awk -v t=$((T1 - T0)) -v hz="$HZ" -v d="$DOCS" -v r="$REQS" 'BEGIN {
 	printf "server CPU: %.1f s, %.0f us per request, %.0f us per document\n", t/hz, 1e6*t/hz/r, 1e6*t/hz/d }'
 grep VmHWM /proc/$PID/status
+curl -s "$ADDR/v1/stats" | tr ',' '\n' | grep -E '"(docs|disk_bytes|bytes_per_doc|postings_bytes|postings_bytes_per_doc|cache_bytes|memtable_bytes)"'
 kill -TERM $PID; wait $PID || true

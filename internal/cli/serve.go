@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"strings"
 	"time"
@@ -28,6 +29,7 @@ type serveOpts struct {
 	limit           int
 	timeout         time.Duration
 	shutdownTimeout time.Duration
+	debugAddr       string
 }
 
 func newServeCmd() *cobra.Command {
@@ -72,6 +74,7 @@ and exits 0.
 	fs.IntVar(&o.limit, "limit", server.DefaultLimit, "matches returned per document when a request does not say")
 	fs.DurationVar(&o.timeout, "timeout", server.DefaultTimeout, "time limit of one request")
 	fs.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long to wait for requests in flight when stopping")
+	fs.StringVar(&o.debugAddr, "debug-addr", "", "also serve Go's profiler (net/http/pprof, /debug/pprof/) on this address, for benchmarks; keep it on loopback")
 	return cmd
 }
 
@@ -131,6 +134,20 @@ func runServe(ctx context.Context, cmd *cobra.Command, o *serveOpts) error {
 		WriteTimeout:      o.timeout + 5*time.Second,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
+	}
+	if o.debugAddr != "" {
+		dln, err := net.Listen("tcp", o.debugAddr)
+		if err != nil {
+			ln.Close()
+			return fmt.Errorf("--debug-addr: %w", err)
+		}
+		dmux := http.NewServeMux()
+		dmux.HandleFunc("/debug/pprof/", pprof.Index)
+		dmux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		ds := &http.Server{Handler: dmux, ReadHeaderTimeout: 10 * time.Second}
+		go ds.Serve(dln)
+		defer ds.Close()
+		fmt.Fprintf(stderr, "profiler on http://%s/debug/pprof/\n", dln.Addr())
 	}
 	p := st.Params()
 	fmt.Fprintf(stderr, "serving %s index %s (%d documents; %s) on http://%s\n", p.Method, o.dir, st.Len(), describeParams(p), ln.Addr())
