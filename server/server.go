@@ -31,6 +31,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"crypto/subtle"
 	"encoding/json"
@@ -263,8 +264,12 @@ func (s *Server) notFound(w http.ResponseWriter, r *http.Request) error {
 }
 
 // decode reads exactly one JSON value from the body into v.
-func decode(r *http.Request, v any) error {
-	dec := json.NewDecoder(r.Body)
+func decode(r *http.Request, v any) error { return decodeFrom(r.Body, v) }
+
+// decodeFrom reads exactly one JSON value from rd into v, with encoding/json:
+// the reference decoder, and the one that words the errors.
+func decodeFrom(rd io.Reader, v any) error {
+	dec := json.NewDecoder(rd)
 	if err := dec.Decode(v); err != nil {
 		var mb *http.MaxBytesError
 		var te *json.UnmarshalTypeError
@@ -365,7 +370,15 @@ func (s *Server) limit(l *int) (int, error) {
 
 func (s *Server) readDoc(r *http.Request, needID bool) (docIn, int, error) {
 	var req docRequest
-	if err := decode(r, &req); err != nil {
+	buf, err := readBody(r)
+	if err != nil {
+		return docIn{}, 0, err
+	}
+	if !fastDoc(buf.Bytes(), &req) {
+		err = decodeFrom(bytes.NewReader(buf.Bytes()), &req)
+	}
+	putBody(buf)
+	if err != nil {
 		return docIn{}, 0, err
 	}
 	if err := s.validate(&req.docIn, "", needID); err != nil {
@@ -377,7 +390,15 @@ func (s *Server) readDoc(r *http.Request, needID bool) (docIn, int, error) {
 
 func (s *Server) readBatch(r *http.Request, needID bool) ([]docIn, int, error) {
 	var req batchRequest
-	if err := decode(r, &req); err != nil {
+	buf, err := readBody(r)
+	if err != nil {
+		return nil, 0, err
+	}
+	if !fastBatch(buf.Bytes(), &req) {
+		err = decodeFrom(bytes.NewReader(buf.Bytes()), &req)
+	}
+	putBody(buf)
+	if err != nil {
 		return nil, 0, err
 	}
 	if req.Documents == nil {

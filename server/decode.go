@@ -1,0 +1,342 @@
+package server
+
+import (
+	"bytes"
+	"errors"
+	"net/http"
+	"strconv"
+	"sync"
+	"unicode/utf8"
+)
+
+// The request bodies the clients send are almost always of one shape: an
+// object with "id", "text" and "limit" (or "documents" and "limit"),
+// strings with few escapes. fastScanner parses exactly that shape without
+// reflection; anything else (another member, a \u escape of a surrogate, a
+// fraction, invalid UTF-8, a syntax error) makes it give up, and the body
+// is decoded again by encoding/json, the reference, which also words the
+// errors. FuzzFastDecode checks that whatever the fast path accepts,
+// encoding/json accepts with the same result.
+type fastScanner struct {
+	b   []byte
+	i   int
+	buf []byte // unescaping scratch
+}
+
+func (s *fastScanner) ws() {
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case ' ', '\t', '\n', '\r':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+// next skips white space and consumes c.
+func (s *fastScanner) next(c byte) bool {
+	s.ws()
+	if s.i < len(s.b) && s.b[s.i] == c {
+		s.i++
+		return true
+	}
+	return false
+}
+
+// null consumes the literal null.
+func (s *fastScanner) null() bool {
+	if bytes.HasPrefix(s.b[s.i:], []byte("null")) {
+		s.i += 4
+		return true
+	}
+	return false
+}
+
+// key consumes an object key of plain ASCII (no escapes) and the colon.
+func (s *fastScanner) key() ([]byte, bool) {
+	if !s.next('"') {
+		return nil, false
+	}
+	start := s.i
+	for s.i < len(s.b) {
+		c := s.b[s.i]
+		if c == '"' {
+			k := s.b[start:s.i]
+			s.i++
+			return k, s.next(':')
+		}
+		if c < 0x20 || c >= utf8.RuneSelf || c == '\\' {
+			return nil, false
+		}
+		s.i++
+	}
+	return nil, false
+}
+
+// str consumes a string value (after white space) and returns it, a copy.
+func (s *fastScanner) str() (string, bool) {
+	if s.i >= len(s.b) || s.b[s.i] != '"' {
+		return "", false
+	}
+	s.i++
+	start := s.i
+	// The common case: no escapes, ASCII.
+	for s.i < len(s.b) {
+		c := s.b[s.i]
+		if c == '"' {
+			v := string(s.b[start:s.i])
+			s.i++
+			return v, true
+		}
+		if c < 0x20 || c == '\\' || c >= utf8.RuneSelf {
+			break
+		}
+		s.i++
+	}
+	s.buf = append(s.buf[:0], s.b[start:s.i]...)
+	for s.i < len(s.b) {
+		c := s.b[s.i]
+		switch {
+		case c == '"':
+			s.i++
+			return string(s.buf), true
+		case c < 0x20:
+			return "", false
+		case c >= utf8.RuneSelf:
+			r, n := utf8.DecodeRune(s.b[s.i:])
+			if r == utf8.RuneError && n == 1 {
+				return "", false // encoding/json would substitute U+FFFD
+			}
+			s.buf = append(s.buf, s.b[s.i:s.i+n]...)
+			s.i += n
+		case c == '\\':
+			if s.i+1 >= len(s.b) {
+				return "", false
+			}
+			e := s.b[s.i+1]
+			s.i += 2
+			switch e {
+			case '"', '\\', '/':
+				s.buf = append(s.buf, e)
+			case 'b':
+				s.buf = append(s.buf, '\b')
+			case 'f':
+				s.buf = append(s.buf, '\f')
+			case 'n':
+				s.buf = append(s.buf, '\n')
+			case 'r':
+				s.buf = append(s.buf, '\r')
+			case 't':
+				s.buf = append(s.buf, '\t')
+			case 'u':
+				if s.i+4 > len(s.b) {
+					return "", false
+				}
+				v, err := strconv.ParseUint(string(s.b[s.i:s.i+4]), 16, 16)
+				if err != nil || v >= 0xd800 && v < 0xe000 {
+					return "", false // surrogates: left to encoding/json
+				}
+				s.buf = utf8.AppendRune(s.buf, rune(v))
+				s.i += 4
+			default:
+				return "", false
+			}
+		default:
+			s.buf = append(s.buf, c)
+			s.i++
+		}
+	}
+	return "", false
+}
+
+// optString consumes a string or null into *dst.
+func (s *fastScanner) optString(dst **string) bool {
+	s.ws()
+	if s.null() {
+		*dst = nil
+		return true
+	}
+	v, ok := s.str()
+	if ok {
+		*dst = &v
+	}
+	return ok
+}
+
+// optInt consumes an integer (without fraction or exponent, within int32)
+// or null into *dst.
+func (s *fastScanner) optInt(dst **int) bool {
+	s.ws()
+	if s.null() {
+		*dst = nil
+		return true
+	}
+	start := s.i
+	if s.i < len(s.b) && s.b[s.i] == '-' {
+		s.i++
+	}
+	digits := s.i
+	for s.i < len(s.b) && s.b[s.i] >= '0' && s.b[s.i] <= '9' {
+		s.i++
+	}
+	n := s.i - digits
+	if n == 0 || n > 9 || n > 1 && s.b[digits] == '0' {
+		return false
+	}
+	if s.i < len(s.b) {
+		if c := s.b[s.i]; c == '.' || c == 'e' || c == 'E' {
+			return false
+		}
+	}
+	v, err := strconv.Atoi(string(s.b[start:s.i]))
+	if err != nil {
+		return false
+	}
+	*dst = &v
+	return true
+}
+
+// members consumes an object, calling member for each key (positioned at
+// its value); member returns false to give up.
+func (s *fastScanner) members(member func(key []byte) bool) bool {
+	if !s.next('{') {
+		return false
+	}
+	if s.next('}') {
+		return true
+	}
+	for {
+		k, ok := s.key()
+		if !ok || !member(k) {
+			return false
+		}
+		if s.next(',') {
+			continue
+		}
+		return s.next('}')
+	}
+}
+
+// doc consumes a document object into d (and its limit when lim is not
+// nil).
+func (s *fastScanner) doc(d *docIn, lim **int) bool {
+	return s.members(func(k []byte) bool {
+		switch {
+		case asciiEqualFold(k, "id"):
+			return s.optString(&d.ID)
+		case asciiEqualFold(k, "text"):
+			return s.optString(&d.Text)
+		case lim != nil && asciiEqualFold(k, "limit"):
+			return s.optInt(lim)
+		}
+		return false
+	})
+}
+
+// end tells whether only white space is left.
+func (s *fastScanner) end() bool {
+	s.ws()
+	return s.i == len(s.b)
+}
+
+// asciiEqualFold is encoding/json's key matching for ASCII keys: exact or
+// case-insensitive.
+func asciiEqualFold(k []byte, name string) bool {
+	if len(k) != len(name) {
+		return false
+	}
+	for i := range k {
+		c := k[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != name[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// fastDoc parses a single-document request body; ok is false when the
+// body is not of the common shape (req is then unspecified).
+func fastDoc(b []byte, req *docRequest) bool {
+	s := fastScanner{b: b}
+	*req = docRequest{}
+	return s.doc(&req.docIn, &req.Limit) && s.end()
+}
+
+// fastBatch parses a batch request body; ok is false when the body is not
+// of the common shape (req is then unspecified).
+func fastBatch(b []byte, req *batchRequest) bool {
+	s := fastScanner{b: b}
+	*req = batchRequest{}
+	return s.members(func(k []byte) bool {
+		switch {
+		case asciiEqualFold(k, "limit"):
+			return s.optInt(&req.Limit)
+		case asciiEqualFold(k, "documents"):
+			s.ws()
+			if s.null() {
+				req.Documents = nil
+				return true
+			}
+			docs := []docIn{}
+			if !s.next('[') {
+				return false
+			}
+			if s.next(']') {
+				req.Documents = &docs
+				return true
+			}
+			for {
+				var d docIn
+				if !s.doc(&d, nil) {
+					return false
+				}
+				docs = append(docs, d)
+				if s.next(',') {
+					continue
+				}
+				if !s.next(']') {
+					return false
+				}
+				req.Documents = &docs
+				return true
+			}
+		}
+		return false
+	}) && s.end()
+}
+
+// bodyPool holds request body buffers.
+var bodyPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// maxPooledBody is the largest buffer kept in bodyPool.
+const maxPooledBody = 1 << 20
+
+// readBody reads the whole body (within the limit set by wrap) into a
+// pooled buffer; give it back with putBody when done. An oversized body is
+// the *http.MaxBytesError.
+func readBody(r *http.Request) (*bytes.Buffer, error) {
+	buf := bodyPool.Get().(*bytes.Buffer)
+	buf.Reset()
+	if r.ContentLength > 0 && r.ContentLength < maxPooledBody {
+		buf.Grow(int(r.ContentLength) + bytes.MinRead)
+	}
+	if _, err := buf.ReadFrom(r.Body); err != nil {
+		putBody(buf)
+		var mb *http.MaxBytesError
+		if errors.As(err, &mb) {
+			return nil, err
+		}
+		return nil, errorf(http.StatusBadRequest, "reading the request body: %v", err)
+	}
+	return buf, nil
+}
+
+func putBody(buf *bytes.Buffer) {
+	if buf.Cap() <= maxPooledBody {
+		bodyPool.Put(buf)
+	}
+}

@@ -1,0 +1,158 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// refDoc and refBatch decode with encoding/json the way the server did
+// before the fast path (and still does when it gives up).
+func refDoc(b []byte) (docRequest, error) {
+	var req docRequest
+	err := decodeFrom(bytes.NewReader(b), &req)
+	return req, err
+}
+
+func refBatch(b []byte) (batchRequest, error) {
+	var req batchRequest
+	err := decodeFrom(bytes.NewReader(b), &req)
+	return req, err
+}
+
+var fastSeeds = []string{
+	`{"id":"a","text":"hello world","limit":3}`,
+	` { "text" : "hello\n\"world\" \u00e9\u4e2d\\/" , "ID": null, "id": "x" } `,
+	`{"text":"caf\u00e9 ☕ 中文","limit":-0}`,
+	`{"text":"a","limit":01}`,
+	`{"text":"a","limit":1.5}`,
+	`{"text":"a","limit":1e3}`,
+	`{"text":"a","limit":12345678901}`,
+	`{"text":"\ud83d\ude00"}`,
+	`{"text":"\ud800"}`,
+	`{"text":"bad \x"}`,
+	"{\"text\":\"ctl \x01\"}",
+	"{\"text\":\"invalid \xff utf8\"}",
+	`{"text":"a","other":1}`,
+	`{"Text":"a","TEXT":"b"}`,
+	`{"text":"a"} {}`,
+	`{"text":"a",}`,
+	`{}`,
+	`{"text":nullx}`,
+	`{"documents":[{"id":"a","text":"x"},{"id":"b","text":"y"}],"limit":2}`,
+	`{"documents":[],"limit":null}`,
+	`{"documents":null}`,
+	`{"documents":[null]}`,
+	`{"documents":[{"id":"a","text":"x","limit":1}]}`,
+	`{"documents":[{"id":"a","text":"x"}]`,
+	`[]`,
+	`"text"`,
+}
+
+// FuzzFastDecode is the differential test of the fast request decoder:
+// whatever it accepts, encoding/json accepts with the same result.
+func FuzzFastDecode(f *testing.F) {
+	for _, s := range fastSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var d docRequest
+		if fastDoc(b, &d) {
+			want, err := refDoc(b)
+			if err != nil {
+				t.Fatalf("fast path accepts %q, encoding/json: %v", b, err)
+			}
+			if !reflect.DeepEqual(d, want) {
+				t.Fatalf("%q: fast path %s, encoding/json %s", b, showDoc(d), showDoc(want))
+			}
+		}
+		var r batchRequest
+		if fastBatch(b, &r) {
+			want, err := refBatch(b)
+			if err != nil {
+				t.Fatalf("fast path accepts batch %q, encoding/json: %v", b, err)
+			}
+			if !reflect.DeepEqual(r, want) {
+				t.Fatalf("batch %q: fast path %+v, encoding/json %+v", b, r, want)
+			}
+		}
+	})
+}
+
+func showDoc(d docRequest) string {
+	p := func(s *string) string {
+		if s == nil {
+			return "nil"
+		}
+		return fmt.Sprintf("%q", *s)
+	}
+	l := "nil"
+	if d.Limit != nil {
+		l = fmt.Sprint(*d.Limit)
+	}
+	return fmt.Sprintf("{id %s text %s limit %s}", p(d.ID), p(d.Text), l)
+}
+
+// TestFastDecodeTakesCommonShapes checks that the bodies clients send
+// (encoding/json's own output, with HTML escapes and non-ASCII text) take
+// the fast path, so that it is not silently always falling back.
+func TestFastDecodeTakesCommonShapes(t *testing.T) {
+	lim := 5
+	for _, text := range []string{"plain words", "<b>tag</b> & \"quotes\" \\ \n\t", "中文 é ☕ \u2028", strings.Repeat("long text ", 200)} {
+		id := "doc-1"
+		b, _ := json.Marshal(docRequest{docIn: docIn{ID: &id, Text: &text}, Limit: &lim})
+		var d docRequest
+		if !fastDoc(b, &d) {
+			t.Errorf("fast path refused %s", b)
+			continue
+		}
+		if *d.Text != text || *d.ID != id || *d.Limit != lim {
+			t.Errorf("fast path decoded %s as %s", b, showDoc(d))
+		}
+		docs := []docIn{{ID: &id, Text: &text}, {ID: &id, Text: &text}}
+		b, _ = json.Marshal(batchRequest{Documents: &docs, Limit: &lim})
+		var r batchRequest
+		if !fastBatch(b, &r) || len(*r.Documents) != 2 || *(*r.Documents)[1].Text != text {
+			t.Errorf("fast path refused or misread batch %s", b)
+		}
+	}
+	// And each seed either takes the fast path with encoding/json's result
+	// or is refused (the fuzz target's property, on the seeds).
+	for _, s := range fastSeeds {
+		var d docRequest
+		if fastDoc([]byte(s), &d) {
+			if want, err := refDoc([]byte(s)); err != nil || !reflect.DeepEqual(d, want) {
+				t.Errorf("%s: fast %s, reference %s, %v", s, showDoc(d), showDoc(want), err)
+			}
+		}
+	}
+}
+
+// BenchmarkDecodeDoc compares the fast path with encoding/json on a 1 KB
+// document.
+func BenchmarkDecodeDoc(b *testing.B) {
+	id, text := "doc-123456", strings.Repeat("lorem ipsum dolor ", 57)
+	body, _ := json.Marshal(docIn{ID: &id, Text: &text})
+	b.Run("fast", func(b *testing.B) {
+		b.SetBytes(int64(len(body)))
+		b.ReportAllocs()
+		var d docRequest
+		for b.Loop() {
+			if !fastDoc(body, &d) {
+				b.Fatal("refused")
+			}
+		}
+	})
+	b.Run("encoding-json", func(b *testing.B) {
+		b.SetBytes(int64(len(body)))
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := refDoc(body); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
