@@ -132,3 +132,58 @@ func FuzzSimhashDecodeSketch(f *testing.F) {
 		}
 	})
 }
+
+// fakeIndex finds the texts it was given (a stand-in for package store,
+// which the command line's testscript dedup_against_index uses for real).
+type fakeIndex map[string]string // text -> indexed id
+
+func (f fakeIndex) NewChecker() (func(string) (string, float64, bool, error), error) {
+	return func(text string) (string, float64, bool, error) {
+		id, ok := f[text]
+		return id, 0.9, ok, nil
+	}, nil
+}
+
+// TestAgainstIndex: a document found in an index is removed with its whole
+// cluster, which is named after the indexed document, for any number of
+// workers; the others are untouched.
+func TestAgainstIndex(t *testing.T) {
+	texts := []string{
+		"alpha beta gamma delta epsilon zeta eta theta",
+		"one two three four five six seven eight nine",
+		"one two three four five six seven eight ten", // near n1, not in the index
+		"unrelated words that stay in the output alone",
+	}
+	dir := t.TempDir()
+	in := writeTexts(t, dir, texts, "n%d")
+	var want string
+	for _, workers := range []int{1, 2, 4} {
+		cfg := DefaultConfig()
+		cfg.Method, cfg.Threshold, cfg.Shingle.N, cfg.Workers = "minhash", 0.5, 2, workers
+		out := Outputs{Clusters: filepath.Join(dir, "c.jsonl"), Pairs: filepath.Join(dir, "p.jsonl")}
+		st, err := Run(context.Background(), cfg, Input{Files: []string{in}, AgainstIndexes: []Index{fakeIndex{texts[1]: "old-1"}}}, out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, _ := os.ReadFile(out.Clusters)
+		p, _ := os.ReadFile(out.Pairs)
+		got := string(c) + string(p)
+		if st.IndexMatches != 1 || st.Kept != 2 || st.Removed != 2 {
+			t.Fatalf("workers %d: %d index matches, kept %d, removed %d; want 1, 2, 2\n%s", workers, st.IndexMatches, st.Kept, st.Removed, got)
+		}
+		for _, line := range []string{`{"id":"n1","cluster":"old-1","kept":false}`, `{"id":"n2","cluster":"old-1","kept":false}`,
+			`{"id":"n0","cluster":"n0","kept":true}`, `{"id1":"old-1","id2":"n1","similarity":0.9,"index":true}`} {
+			if !strings.Contains(got, line+"\n") {
+				t.Errorf("workers %d: no line %s in\n%s", workers, line, got)
+			}
+		}
+		if want == "" {
+			want = got
+		} else if got != want {
+			t.Errorf("workers %d: output differs from 1 worker's", workers)
+		}
+	}
+	if _, err := Run(context.Background(), DefaultConfig(), Input{Files: []string{in}, Resume: true, AgainstIndexes: []Index{fakeIndex{}}}, Outputs{}); err == nil {
+		t.Error("--resume with an index ran")
+	}
+}

@@ -49,6 +49,13 @@ type Input struct {
 	// duplicates one of them is removed, and they are never removed,
 	// written or listed themselves.
 	Against []string
+	// AgainstIndexes are saved indexes of old documents (the command
+	// line's --against with an index directory). Every document of Files
+	// is looked up in each, with the index's own parameters; one that
+	// matches is removed together with every document of its cluster, and
+	// the cluster is named after the indexed document. They cannot be
+	// combined with Resume.
+	AgainstIndexes []Index
 	// Options configures the readers. OnInvalid is set by Run when
 	// SkipInvalid is true.
 	Options corpus.Options
@@ -92,12 +99,15 @@ type Stats struct {
 	// Dropped counts documents removed as duplicates of an unnamed earlier
 	// document (bloom: the filter says the key was seen): each is its own
 	// cluster, not kept, and has no pairs line.
-	Dropped    int       `json:"dropped,omitempty"`
-	Skipped    int       `json:"skipped"` // invalid records skipped
-	Empty      int       `json:"empty"`   // documents with empty normalised text
-	InputBytes int64     `json:"input_bytes"`
-	Stages     []Stage   `json:"stages"`
-	Examples   []Example `json:"examples,omitempty"`
+	Dropped int `json:"dropped,omitempty"`
+	// IndexMatches counts the documents found in an Input.AgainstIndexes
+	// index (each removed with its cluster).
+	IndexMatches int       `json:"index_matches,omitempty"`
+	Skipped      int       `json:"skipped"` // invalid records skipped
+	Empty        int       `json:"empty"`   // documents with empty normalised text
+	InputBytes   int64     `json:"input_bytes"`
+	Stages       []Stage   `json:"stages"`
+	Examples     []Example `json:"examples,omitempty"`
 	// SkippedErrors holds the first few skipped records' errors.
 	SkippedErrors []string `json:"skipped_errors,omitempty"`
 	// ClusterSizes counts clusters by size, sizes ascending (singletons
@@ -165,6 +175,7 @@ type batch struct {
 	first    int // index of docs[0]
 	docs     []rawDoc
 	sketches []Sketch
+	hits     []*indexHit // with AgainstIndexes: docs[k]'s duplicate, or nil
 }
 
 type rawDoc struct {
@@ -175,6 +186,22 @@ type rawDoc struct {
 	file     int    // position of its file in Against, then Files
 	pre      bool   // sketch already known (from a checkpoint)
 	sketch   Sketch // when pre
+}
+
+// Index is a saved index of old documents that new documents are checked
+// against (package store through the command line).
+type Index interface {
+	// NewChecker returns a function that looks up a document's raw text
+	// and returns the id and similarity of its best duplicate, if any.
+	// Each checker is used by one goroutine; checkers of one Index may
+	// run concurrently.
+	NewChecker() (func(text string) (id string, sim float64, found bool, err error), error)
+}
+
+// indexHit is a new document's best duplicate in an Index.
+type indexHit struct {
+	id  string
+	sim float64
 }
 
 // Run deduplicates the input: it reads every document, normalises and
@@ -284,9 +311,12 @@ type run struct {
 	fileBytes   []int64                     // per file of sequence
 	written     struct{ docs, bytes int64 } // read by the write pass
 	ckpt        *checkpointer
-	ids         []string       // old documents (Input.Against) first
-	nOld        int            // how many of ids are old
-	dropped     map[int32]bool // removed by a DropFinder, with no named partner
+	ids         []string                                        // old documents (Input.Against) first
+	nOld        int                                             // how many of ids are old
+	dropped     map[int32]bool                                  // removed by a DropFinder, with no named partner
+	checkers    [][]func(string) (string, float64, bool, error) // [worker][index], in pass 1
+	indexHits   map[int32]indexHit                              // new documents found in an index
+	labels      map[int32]string                                // kept index -> indexed id naming its cluster
 	lengths     []int32
 	uf          *cluster.UnionFind
 	outputs     []output // committed together at the end
@@ -382,6 +412,9 @@ func newRun(cfg Config, in Input, out Outputs) (*run, error) {
 	norm, err := normalizer(cfg, m)
 	if err != nil {
 		return nil, err
+	}
+	if in.Resume && len(in.AgainstIndexes) > 0 {
+		return nil, errors.New("--resume cannot be combined with --against INDEX: the index lookups are not checkpointed")
 	}
 	if in.Progress == nil {
 		in.Progress = noProgress{}
@@ -489,6 +522,19 @@ func (r *run) pass1(ctx context.Context) error {
 		}
 	}
 	r.uf = cluster.NewUnionFind(0)
+	if len(r.in.AgainstIndexes) > 0 {
+		r.checkers = make([][]func(string) (string, float64, bool, error), r.cfg.workers())
+		for w := range r.checkers {
+			for _, ix := range r.in.AgainstIndexes {
+				c, err := ix.NewChecker()
+				if err != nil {
+					return err
+				}
+				r.checkers[w] = append(r.checkers[w], c)
+			}
+		}
+		defer func() { r.checkers = nil }()
+	}
 	emit := r.emitter()
 	df, _ := finder.(DropFinder)
 	drop := func(i int, _ float64) {
@@ -688,15 +734,30 @@ func (r *run) eachDoc(ctx context.Context, sketchers []Sketcher, consume func(i 
 
 	// Workers: normalise and sketch.
 	var wg sync.WaitGroup
-	for _, sk := range sketchers {
+	for w, sk := range sketchers {
 		wg.Add(1)
+		var checkers []func(string) (string, float64, bool, error)
+		if len(r.checkers) == len(sketchers) {
+			checkers = r.checkers[w]
+		}
 		g.Go(func() error {
 			defer wg.Done()
 			var buf []byte
 			for b := range jobs {
 				b.sketches = slices.Grow(b.sketches[:0], len(b.docs))[:len(b.docs)]
+				b.hits = b.hits[:0]
+				if checkers != nil {
+					b.hits = slices.Grow(b.hits, len(b.docs))[:len(b.docs)]
+				}
 				for k := range b.docs {
 					rd := &b.docs[k]
+					if checkers != nil && !rd.old {
+						hit, err := check(checkers, rd.text)
+						if err != nil {
+							return fmt.Errorf("document %q: %w", rd.id, err)
+						}
+						b.hits[k] = hit
+					}
 					if rd.pre {
 						b.sketches[k] = rd.sketch
 						continue
@@ -759,10 +820,14 @@ func (r *run) eachDoc(ctx context.Context, sketchers []Sketcher, consume func(i 
 					if err := consume(b.first+k, &b.docs[k], b.sketches[k]); err != nil {
 						return err
 					}
+					if len(b.hits) > 0 && b.hits[k] != nil {
+						r.indexHit(b.first+k, *b.hits[k])
+					}
 				}
 				r.in.Progress.Advance(len(b.docs), bytes)
 				clear(b.docs)
 				clear(b.sketches)
+				clear(b.hits)
 				free.Put(b)
 			}
 		}
@@ -809,6 +874,43 @@ func (r *run) emitter() func(Pair) {
 	}
 }
 
+// check looks a text up in every index, in order, and returns the first
+// index's best duplicate.
+func check(checkers []func(string) (string, float64, bool, error), text string) (*indexHit, error) {
+	for _, c := range checkers {
+		id, sim, ok, err := c(text)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			return &indexHit{id, sim}, nil
+		}
+	}
+	return nil, nil
+}
+
+// indexHit records that new document i duplicates an indexed document,
+// and writes the pair.
+func (r *run) indexHit(i int, h indexHit) {
+	if r.indexHits == nil {
+		r.indexHits = map[int32]indexHit{}
+	}
+	r.indexHits[int32(i)] = h
+	r.stats.IndexMatches++
+	r.stats.Pairs++
+	r.stats.Similarity[min(int(h.sim*20), 19)]++
+	if r.pairsBuf == nil {
+		return
+	}
+	line := append([]byte(`{"id1":`), corpus.AppendJSONString(nil, h.id)...)
+	line = append(line, `,"id2":`...)
+	line = corpus.AppendJSONString(line, r.ids[i])
+	line = append(line, `,"similarity":`...)
+	line = strconv.AppendFloat(line, h.sim, 'f', -1, 64)
+	line = append(line, `,"index":true}`+"\n"...)
+	r.pairsBuf.Write(line) // a write error surfaces at Flush
+}
+
 // finish chooses the kept documents and writes the outputs.
 func (r *run) finish(ctx context.Context) error {
 	start := newMark()
@@ -824,6 +926,27 @@ func (r *run) finish(ctx context.Context) error {
 	}
 	// Old documents come first, so under First an old member is kept too.
 	keep := cluster.Keep(r.uf, r.cfg.Keep, length)
+	// A cluster with a document found in an index goes: the indexed
+	// document is its kept member, as an old corpus's would be.
+	r.stats.Dropped = len(r.dropped)
+	if len(r.indexHits) > 0 {
+		r.labels = map[int32]string{}
+		for i := r.nOld; i < len(keep); i++ { // in input order: the earliest hit names it
+			if h, ok := r.indexHits[int32(i)]; ok {
+				if _, named := r.labels[keep[i]]; !named {
+					r.labels[keep[i]] = h.id
+				}
+			}
+		}
+		if r.dropped == nil {
+			r.dropped = map[int32]bool{}
+		}
+		for i := r.nOld; i < len(keep); i++ {
+			if _, ok := r.labels[keep[i]]; ok {
+				r.dropped[int32(i)] = true
+			}
+		}
+	}
 	sizes := make(map[int32]int)
 	for i, k := range keep[r.nOld:] {
 		if r.kept(keep, i+r.nOld) {
@@ -831,11 +954,12 @@ func (r *run) finish(ctx context.Context) error {
 		}
 		sizes[k]++
 	}
-	r.stats.Dropped = len(r.dropped)
+
 	r.stats.Removed = r.stats.Documents - r.stats.Kept
 	bySize := map[int]int{}
 	for k, n := range sizes {
-		if n > 1 || int(k) < r.nOld { // a new document with an old duplicate counts
+		_, labelled := r.labels[k]
+		if n > 1 || int(k) < r.nOld || labelled { // a new document with an old duplicate counts
 			r.stats.Clusters++
 		}
 		r.stats.LargestCluster = max(r.stats.LargestCluster, n)
@@ -884,7 +1008,11 @@ func (r *run) writeClusters(keep []int32) error {
 		line = append(line[:0], `{"id":`...)
 		line = corpus.AppendJSONString(line, r.ids[i])
 		line = append(line, `,"cluster":`...)
-		line = corpus.AppendJSONString(line, r.ids[k])
+		if label, ok := r.labels[k]; ok {
+			line = corpus.AppendJSONString(line, label)
+		} else {
+			line = corpus.AppendJSONString(line, r.ids[k])
+		}
 		line = append(line, `,"kept":`...)
 		line = strconv.AppendBool(line, r.kept(keep, i))
 		line = append(line, "}\n"...)
@@ -973,7 +1101,7 @@ func (r *run) pass2(ctx context.Context, keep []int32, examples map[int32]*Examp
 					return &corpus.RecordError{File: d.Source, Record: d.Record, Offset: d.Offset, ID: d.ID, Err: err}
 				}
 			}
-			m := ExampleDoc{ID: d.ID, Text: d.Text, Kept: int(k) == i}
+			m := ExampleDoc{ID: d.ID, Text: d.Text, Kept: r.kept(keep, i)}
 			if m.Kept { // the kept document goes first
 				ex.Members = slices.Insert(ex.Members, 0, m)
 			} else {

@@ -110,7 +110,7 @@ Regular output files are replaced atomically, and only when the run succeeds.
 	fs.IntVarP(&o.workers, "workers", "j", 0, "worker goroutines (0: all cores); the result is the same for any number")
 	fs.StringVar(&o.memory, "memory", "", "memory budget, e.g. 256MB or 4GiB (default: half of RAM); over it, bucket keys spill to --tmp-dir")
 	fs.BoolVar(&o.spill, "spill", false, "spill bucket keys to disk even when the estimate fits in memory")
-	fs.StringArrayVar(&o.against, "against", nil, "an old corpus (file or directory; repeatable): remove input documents that duplicate it, never its own")
+	fs.StringArrayVar(&o.against, "against", nil, "an old corpus (file or directory) or a saved index (an 'index create' directory; queried with its own parameters); repeatable: remove input documents that duplicate it, never its own")
 	fs.StringVarP(&o.output, "output", "o", "", "write the kept documents here (format from the name; - for stdout)")
 	fs.StringVar(&o.clusters, "clusters", "", "write {id, cluster, kept} per input document here (JSONL)")
 	fs.StringVar(&o.pairs, "pairs", "", "write {id1, id2, similarity} per duplicate pair here (JSONL)")
@@ -233,11 +233,24 @@ func runDedup(cmd *cobra.Command, o *dedupOpts, args []string, e *env) error {
 		if slices.Contains(o.against, "-") {
 			return usageErr("--against cannot read standard input")
 		}
-		files, err := expandInputs(o.against)
+		paths, indexes, closers, err := splitAgainst(o.against)
 		if err != nil {
 			return err
 		}
-		in.Against = files
+		for _, c := range closers {
+			defer c.Close()
+		}
+		in.AgainstIndexes = indexes
+		if len(indexes) > 0 && o.resume {
+			return usageErr("--resume cannot be combined with --against INDEX (the index lookups are not checkpointed)")
+		}
+		if len(paths) > 0 {
+			files, err := expandInputs(paths)
+			if err != nil {
+				return err
+			}
+			in.Against = files
+		}
 	}
 	if o.quiet {
 		in.Examples = 0
@@ -341,6 +354,9 @@ func printSummary(w io.Writer, s *dedup.Stats, sampleRun bool) {
 	}
 	if s.Against > 0 {
 		fmt.Fprintf(w, "  against %d documents of the old corpus (never removed)\n", s.Against)
+	}
+	if s.IndexMatches > 0 {
+		fmt.Fprintf(w, "  %d documents found in the saved index (removed with their clusters)\n", s.IndexMatches)
 	}
 	if s.Skipped > 0 || s.Empty > 0 {
 		fmt.Fprintf(w, "  skipped %d invalid records, %d empty documents (kept, never duplicates)\n", s.Skipped, s.Empty)
