@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/klauspost/compress/gzip"
@@ -193,4 +194,22 @@ func (d *decoder) Close() error {
 		d.gz.Close()
 	}
 	return d.closer.Close()
+}
+
+// CompressionRatio estimates how many times larger the file at path is
+// once decompressed (1 for a file that is not gzip or zstd), from its
+// first 4 MiB.
+func CompressionRatio(path string) (float64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	const sample = 4 << 20
+	d := newDecoder(io.NopCloser(io.LimitReader(f, sample)), compSniff)
+	n, _ := io.Copy(io.Discard, io.LimitReader(d, 256*sample)) // a cut stream ends in an error: fine
+	if d.comp == compNone || d.raw.n == 0 || n == 0 {
+		return 1, nil
+	}
+	return float64(n) / float64(d.raw.n), nil
 }

@@ -2,8 +2,10 @@ package corpus
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -111,5 +113,37 @@ func TestWriterDevNull(t *testing.T) {
 	}
 	if st, err := os.Stat("/dev/null"); err != nil || st.Mode()&os.ModeDevice == 0 {
 		t.Errorf("/dev/null is no longer a device: %v %v", st.Mode(), err)
+	}
+}
+
+func TestCompressionRatio(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	for i := range 20000 {
+		fmt.Fprintf(&b, "{\"id\":%d,\"text\":\"line %d of a fairly repetitive corpus\"}\n", i, i%100)
+	}
+	data := []byte(b.String())
+	// A file whose compressed size is over the 4 MiB sample: random hex
+	// compresses about twofold.
+	rng := rand.New(rand.NewPCG(1, 2))
+	var big strings.Builder
+	for big.Len() < 12<<20 {
+		fmt.Fprintf(&big, "{\"text\":\"%x %x %x\"}\n", rng.Uint64(), rng.Uint64(), rng.Uint64())
+	}
+	writeFile(t, dir, "big.jsonl.zst", []byte(big.String()))
+	for _, name := range []string{"a.jsonl", "a.jsonl.gz", "a.jsonl.zst", "big.jsonl.zst"} {
+		p, size := filepath.Join(dir, name), len(big.String())
+		if name != "big.jsonl.zst" {
+			p, size = writeFile(t, dir, name, data), len(data)
+		}
+		st, _ := os.Stat(p)
+		got, err := CompressionRatio(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := float64(size) / float64(st.Size())
+		if got < want*0.8 || got > want*1.25 {
+			t.Errorf("%s: ratio %.2f, want about %.2f", name, got, want)
+		}
 	}
 }

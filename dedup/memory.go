@@ -44,7 +44,8 @@ func (r *run) plan() MemoryPlan {
 	if p.BudgetBytes <= 0 {
 		p.BudgetBytes = DefaultMemory()
 	}
-	var decoded int64
+	var decoded float64
+	ratio := 0.0 // of the first compressed file, measured; applied to all
 	for _, name := range r.in.Files {
 		path := name
 		if name == "-" {
@@ -55,11 +56,16 @@ func (r *run) plan() MemoryPlan {
 			continue
 		}
 		p.InputBytes += st.Size()
-		ratio := int64(1)
-		if l := strings.ToLower(name); strings.HasSuffix(l, ".gz") || strings.HasSuffix(l, ".zst") {
-			ratio = 4 // typical for text
+		f := 1.0
+		if l := strings.ToLower(name); strings.HasSuffix(l, ".gz") || strings.HasSuffix(l, ".zst") || name == "-" {
+			if ratio == 0 {
+				if ratio, err = corpus.CompressionRatio(path); err != nil || ratio < 1 {
+					ratio = 4 // typical for text
+				}
+			}
+			f = ratio
 		}
-		decoded += st.Size() * ratio
+		decoded += float64(st.Size()) * f
 	}
 	// Sample the first records for their average size and id length.
 	recBytes, idBytes, textBytes, n := int64(0), int64(0), int64(0), int64(0)
@@ -88,7 +94,7 @@ func (r *run) plan() MemoryPlan {
 		}
 	}
 	if n > 0 && recBytes > 0 {
-		p.EstimatedDocs = decoded / (recBytes / n)
+		p.EstimatedDocs = int64(decoded) / (recBytes / n)
 		idBytes /= n
 		textBytes /= n
 	}
@@ -98,7 +104,9 @@ func (r *run) plan() MemoryPlan {
 	}
 	p.EstimatedBytes = p.EstimatedDocs * (pipelineBytesPerDoc + idBytes + per)
 	_, p.SpillSupported = r.method.(Keyed)
-	p.Spill = p.SpillSupported && (r.cfg.Spill || p.EstimatedBytes > p.BudgetBytes)
+	// A quarter more than the live data leaves room for the garbage
+	// collector and the buffers: spill before the budget is reached.
+	p.Spill = p.SpillSupported && (r.cfg.Spill || p.EstimatedBytes+p.EstimatedBytes/4 > p.BudgetBytes)
 	return p
 }
 
