@@ -1,9 +1,5 @@
 package store
 
-import (
-	"sync"
-)
-
 // postings is the in-memory posting list of one band (MinHash) or table
 // (SimHash): an open-addressing multimap, with linear probing, from band or
 // table keys to the sequence numbers of the documents that have them. A
@@ -16,10 +12,9 @@ import (
 //
 // The table holds at most maxLoad of its slots (postings and tombstones)
 // and grows to growLoad when it gets there; an index opened with N
-// documents is sized at openLoad. lookup needs the read lock, the other
-// methods the write lock.
+// documents is sized at openLoad. A postings is not safe for concurrent
+// use: Store guards its tables with one lock (Store.postMu).
 type postings struct {
-	mu     sync.RWMutex
 	slots  []uint64
 	mapped bool // slots are outside the Go heap (allocSlots)
 	live   int  // postings
@@ -62,7 +57,7 @@ func (p *postings) free() {
 }
 
 // lookup appends to dst the sequence numbers in [lo, hi) under key (and,
-// rarely, of keys with the same tag). The caller holds the read lock.
+// rarely, of keys with the same tag).
 func (p *postings) lookup(dst []uint64, key uint64, lo, hi uint64) []uint64 {
 	n := len(p.slots)
 	if n == 0 {
@@ -85,8 +80,16 @@ func (p *postings) lookup(dst []uint64, key uint64, lo, hi uint64) []uint64 {
 	}
 }
 
+// first returns the home slot of key (0 for an empty table).
+func (p *postings) first(key uint64) uint64 {
+	if len(p.slots) == 0 {
+		return 0
+	}
+	return p.slots[p.home(keyTag(key))]
+}
+
 // insert adds the posting (key, seq), growing the table when needed;
-// seq <= maxSeq. The caller holds the write lock.
+// seq <= maxSeq.
 func (p *postings) insert(key, seq uint64) {
 	if float64(p.used+1) > maxLoad*float64(len(p.slots)) {
 		p.resize(max(minSlots, int(float64(p.live+1)/growLoad)+1))
@@ -118,7 +121,6 @@ func (p *postings) put(tag, v uint64) {
 }
 
 // remove deletes the posting (key, seq) and reports whether it was there.
-// The caller holds the write lock.
 func (p *postings) remove(key, seq uint64) bool {
 	n := len(p.slots)
 	if n == 0 {

@@ -173,3 +173,34 @@ func BenchmarkPostings(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkCandidates measures the in-memory part of a query: 16 band
+// lookups of a new document in tables of 1M postings each.
+func BenchmarkCandidates(b *testing.B) {
+	p := DefaultParams(MinHash)
+	s := newStore("", nil, p, counters{}, Options{})
+	defer s.freeTables()
+	r := rand.New(rand.NewPCG(7, 8))
+	const n = 1 << 20
+	for t := range s.post {
+		s.post[t].reserve(n)
+		for i := range uint64(n) {
+			s.post[t].insert(r.Uint64(), i)
+		}
+	}
+	sks := make([]Sketch, 1024)
+	for i := range sks {
+		sig := make([]uint32, p.NumPerm)
+		for j := range sig {
+			sig[j] = r.Uint32()
+		}
+		sks[i] = Sketch{Sig: sig}
+	}
+	sc := &scratch{}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		s.candidates(sc, &sks[i%len(sks)], 0, math.MaxUint64)
+		i++
+	}
+}

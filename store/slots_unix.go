@@ -23,6 +23,7 @@ func allocSlots(n int) ([]uint64, bool) {
 	if err != nil {
 		return make([]uint64, n), false
 	}
+	adviseHuge(b)
 	return unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(b))), n), true
 }
 

@@ -101,6 +101,9 @@ type Store struct {
 	// under mu), so that a new id is known to be new without reading the
 	// database.
 	ids postings
+	// postMu guards post and ids: readers (queries) share it; writers,
+	// which also hold mu, take it only to change the tables.
+	postMu sync.RWMutex
 
 	// closeMu guards db against Close: operations hold it for reading.
 	closeMu sync.RWMutex
@@ -387,29 +390,22 @@ func (s *Store) rebuild() error {
 // freeTables releases the in-memory tables' memory. Nothing may use them
 // afterwards.
 func (s *Store) freeTables() {
+	s.postMu.Lock()
+	defer s.postMu.Unlock()
 	for t := range s.post {
-		p := &s.post[t]
-		p.mu.Lock()
-		p.free()
-		p.mu.Unlock()
+		s.post[t].free()
 	}
-	s.ids.mu.Lock()
 	s.ids.free()
-	s.ids.mu.Unlock()
 }
 
 // postingsBytes is the memory of the in-memory postings.
 func (s *Store) postingsBytes() uint64 {
-	var n uint64
+	s.postMu.RLock()
+	defer s.postMu.RUnlock()
+	n := uint64(s.ids.bytes())
 	for t := range s.post {
-		p := &s.post[t]
-		p.mu.RLock()
-		n += uint64(p.bytes())
-		p.mu.RUnlock()
+		n += uint64(s.post[t].bytes())
 	}
-	s.ids.mu.RLock()
-	n += uint64(s.ids.bytes())
-	s.ids.mu.RUnlock()
 	return n
 }
 
@@ -456,6 +452,7 @@ type Result struct {
 
 // scratch is per-operation reusable memory.
 type scratch struct {
+	touch  uint64 // keeps candidates' prefetching loads
 	keys   []uint64
 	seqs   []uint64
 	idSeqs []uint64
@@ -531,12 +528,18 @@ func (s *Store) candidates(sc *scratch, sk *Sketch, lo, hi uint64) {
 		return
 	}
 	sc.keys = s.appendKeys(sc.keys[:0], sk)
+	s.postMu.RLock()
+	// Load every table's home slot first: the loads are independent, so
+	// their cache misses overlap, and the lookups then find them cached.
+	var touch uint64
 	for t, k := range sc.keys {
-		p := &s.post[t]
-		p.mu.RLock()
-		sc.seqs = p.lookup(sc.seqs, k, lo, hi)
-		p.mu.RUnlock()
+		touch += s.post[t].first(k)
 	}
+	sc.touch = touch
+	for t, k := range sc.keys {
+		sc.seqs = s.post[t].lookup(sc.seqs, k, lo, hi)
+	}
+	s.postMu.RUnlock()
 	if len(sc.seqs) > 1 {
 		slices.Sort(sc.seqs)
 		sc.seqs = slices.Compact(sc.seqs)
@@ -892,11 +895,11 @@ func (s *Store) write(docs []Doc, check bool, limit int) ([]Result, error) {
 // write: seqs and idHashes, one per added document, and keys, tables keys
 // for each added document that is not empty. The caller holds s.mu.
 func (s *Store) insertPostings(docs []Doc, results []Result, seqs, idHashes, keys []uint64) {
-	s.ids.mu.Lock()
+	s.postMu.Lock()
+	defer s.postMu.Unlock()
 	for i, seq := range seqs {
 		s.ids.insert(idHashes[i], seq)
 	}
-	s.ids.mu.Unlock()
 	if len(keys) == 0 {
 		return
 	}
@@ -913,11 +916,9 @@ func (s *Store) insertPostings(docs []Doc, results []Result, seqs, idHashes, key
 	}
 	for t := range s.post {
 		p := &s.post[t]
-		p.mu.Lock()
 		for i, seq := range withKeys {
 			p.insert(keys[i*s.tables+t], seq)
 		}
-		p.mu.Unlock()
 	}
 }
 
@@ -926,9 +927,9 @@ func idHash(id string) uint64 { return xxh3.HashString(id) }
 
 // hasID tells whether id is in the index. The caller holds s.mu.
 func (s *Store) hasID(sc *scratch, id string) (bool, error) {
-	s.ids.mu.RLock()
+	s.postMu.RLock()
 	sc.idSeqs = s.ids.lookup(sc.idSeqs[:0], idHash(id), 0, math.MaxUint64)
-	s.ids.mu.RUnlock()
+	s.postMu.RUnlock()
 	for _, seq := range sc.idSeqs {
 		if err := s.loadRecord(sc, seq); err != nil {
 			if err == errMissing {
@@ -1081,19 +1082,18 @@ func (s *Store) Remove(id string) error {
 	if err != nil {
 		return err
 	}
-	s.ids.mu.Lock()
-	s.ids.remove(idHash(id), seq)
-	s.ids.mu.Unlock()
 	if sc.rec.flags&flagEmpty == 0 {
 		sk := Sketch{Sig: sc.rec.sig, FP: sc.rec.fp}
 		sc.keys = s.appendKeys(sc.keys[:0], &sk)
-		for t, k := range sc.keys {
-			p := &s.post[t]
-			p.mu.Lock()
-			p.remove(k, seq)
-			p.mu.Unlock()
-		}
+	} else {
+		sc.keys = sc.keys[:0]
 	}
+	s.postMu.Lock()
+	s.ids.remove(idHash(id), seq)
+	for t, k := range sc.keys {
+		s.post[t].remove(k, seq)
+	}
+	s.postMu.Unlock()
 	s.ctr = ctr
 	s.docs.Store(int64(ctr.docs))
 	locked = false
