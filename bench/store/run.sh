@@ -29,15 +29,18 @@ if [ -n "${PROFILE:-}" ]; then
 	PROF=$!
 fi
 T0=$(ticks)
-${LOADGEN:-loadgen} http -addr "$ADDR" -mode "$MODE" -warmup 0 "$@" | tee "$T/rep.json"
+/usr/bin/time -f "%U %S" -o "$T/lgtime" ${LOADGEN:-loadgen} http -addr "$ADDR" -mode "$MODE" -warmup 0 "$@" | tee "$T/rep.json"
 T1=$(ticks)
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 [ -z "$PROF" ] || wait $PROF
 HZ=$(getconf CLK_TCK)
 DOCS=$(sed -n 's/.*"documents": \([0-9]*\).*/\1/p' "$T/rep.json")
 REQS=$(sed -n 's/.*"requests": \([0-9]*\).*/\1/p' "$T/rep.json")
-awk -v t=$((T1 - T0)) -v hz="$HZ" -v d="$DOCS" -v r="$REQS" 'BEGIN {
-	printf "server CPU: %.1f s, %.0f us per request, %.0f us per document\n", t/hz, 1e6*t/hz/r, 1e6*t/hz/d }'
+awk -v t=$((T1 - T0)) -v hz="$HZ" -v d="$DOCS" -v r="$REQS" -v lg="$(cat "$T/lgtime")" 'BEGIN {
+	split(lg, u, " "); l = u[1] + u[2]
+	printf "server CPU: %.1f s, %.0f us per request, %.0f us per document\n", t/hz, 1e6*t/hz/r, 1e6*t/hz/d
+	printf "load generator CPU: %.1f s, %.0f us per request\n", l, 1e6*l/r
+	printf "2 dedicated cores would serve at most %.0f requests/s (server + load generator CPU)\n", 2/(t/hz/r + l/r) }'
 grep VmHWM /proc/$PID/status
 curl -s "$ADDR/v1/stats" | tr ',' '\n' | grep -E '"(docs|disk_bytes|bytes_per_doc|postings_bytes|postings_bytes_per_doc|cache_bytes|memtable_bytes)"'
 kill -TERM $PID; wait $PID || true
