@@ -4,9 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
+	"net/http/httptest"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/neardup/neardup/store"
 )
 
 // refDoc and refBatch decode with encoding/json the way the server did
@@ -155,4 +159,39 @@ func BenchmarkDecodeDoc(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkCheckAndAddHandler measures the server's own work per
+// check-and-add request (routing, decoding, sketching, the store without
+// syncs, the response), without the network.
+func BenchmarkCheckAndAddHandler(b *testing.B) {
+	st, err := store.Create(b.TempDir(), store.DefaultParams(store.MinHash), store.Options{NoSync: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	srv, err := New(st, Config{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	h := srv.Handler()
+	r := rand.New(rand.NewPCG(1, 2))
+	bodies := make([][]byte, 4096)
+	for i := range bodies {
+		var sb strings.Builder
+		for sb.Len() < 1000 {
+			fmt.Fprintf(&sb, "w%d ", r.IntN(50000))
+		}
+		id, text := fmt.Sprint("doc-", i), sb.String()
+		bodies[i], _ = json.Marshal(docIn{ID: &id, Text: &text})
+	}
+	rec := httptest.NewRecorder()
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		req := httptest.NewRequest("POST", "/v1/check-and-add", bytes.NewReader(bodies[i%len(bodies)]))
+		rec.Body.Reset()
+		h.ServeHTTP(rec, req)
+		i++
+	}
 }

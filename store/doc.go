@@ -13,8 +13,10 @@
 // parameters (Params): the text normalisation, the shingles and
 //
 //   - MinHash (Broder 1997) with LSH banding: K = NumPerm slots (default
-//     128) cut into Bands bands of Rows rows (default 16 x 8, seed 000);
-//     every band's 64-bit key (lsh.Params.AppendKeys) is a posting. Two
+//     128, of DefaultFamily, one-permutation hashing with densification;
+//     indexes keep the family they were created with) cut into Bands bands
+//     of Rows rows (default 16 x 8, seed 000); every band's 64-bit key
+//     (lsh.Params.AppendKeys) is a posting. Two
 //     documents are candidates when they share a band key, which for
 //     Jaccard similarity s happens with probability 1 - (1 - s^r)^b
 //     (0.947 at s = 0.8 and 0.9999 at s = 0.9 with 16 x 8); a candidate is a duplicate
@@ -37,18 +39,34 @@
 // Add, Query (duplicates best first), CheckAndAdd (query, then add when no
 // duplicate was found, atomically), their batch forms AddBatch and
 // CheckAndAddBatch, Remove, Get, Each, Stats and Compact. A query costs one
-// seek per band or table plus one read per candidate.
+// in-memory lookup per band or table (no disk access) plus one record read
+// per candidate, which verifies it: the estimated similarity or the
+// distance is computed from the stored sketch, so the results are exactly
+// those of a brute-force scan over the documents sharing a key.
+//
+// # Postings in memory
+//
+// The postings (band or table key -> document) are not stored: they are
+// kept in memory, in one open-addressing hash table per band or table, and
+// rebuilt from the records when the index is opened (about 3 s per million
+// documents). A slot is 8 bytes, a 32-bit tag of the key and a 32-bit
+// sequence number, so an index holds at most 2^32 - 2 adds over its life
+// (ErrFull beyond). Two keys with the same tag only add a candidate, which
+// the verification removes. A further table maps id hashes to sequence
+// numbers, so that a new id is known to be new without a disk read.
 //
 // # On disk
 //
 // The key layout, value encodings and the version key are specified byte by
 // byte in docs/format/store.md. The format version is FormatVersion; Open
-// refuses a newer one (ErrVersion) without writing to it.
+// refuses a newer one (ErrVersion) without writing to it. An index of
+// version 1, which stored the postings, is upgraded when opened for
+// writing (its postings are deleted); read-only, it is used as it is.
 //
 // # Durability
 //
-// Every write is one pebble batch: ids, records, postings and the document
-// counter change together or not at all. Unless Options.NoSync is set, a
+// Every write is one pebble batch: ids, records and the document counter
+// change together or not at all. Unless Options.NoSync is set, a
 // write returns only after its write-ahead-log record is synced, so an
 // acknowledged document survives kill -9 and power loss. Concurrent writers
 // share syncs (pebble's group commit).
@@ -58,22 +76,35 @@
 // A Store is safe for concurrent use. Queries run in parallel with each
 // other and with writes, and see every write acknowledged before they
 // started. Writers (Add, CheckAndAdd, Remove) are serialised by one mutex
-// that is held for the check and the in-memory apply but not for the disk
-// sync: two near-identical documents sent at once by CheckAndAdd are never
-// both added. A CheckAndAdd may report a duplicate of a document whose own
-// write is still waiting for its sync. Close waits for running operations.
+// that is held for the write's apply to the database and to the in-memory
+// postings, but not for the disk sync. CheckAndAdd checks in two steps:
+// without the mutex, in parallel with everything else, against the
+// documents applied when it started; then under the mutex against those
+// applied since (usually none, so this costs a few memory lookups). Two
+// near-identical documents sent at once are never both added. A
+// CheckAndAdd may report a duplicate of a document whose own write is still
+// waiting for its sync. Close waits for running operations.
 //
 // # Memory
 //
-// About Options.CacheSize (default 64 MiB) of block cache plus up to two
-// memtables of Options.MemTableSize (default 16 MiB), plus small per-query
-// scratch; it does not grow with the number of documents.
+// Bounded by Options: Options.CacheSize (default 64 MiB) of block cache
+// and up to two memtables of Options.MemTableSize (default 16 MiB), plus
+// small per-query scratch. Growing with the documents: the in-memory
+// tables, 8-byte slots held 55% to 80% full (65% after Open), one table per
+// band or table plus one for the ids. With the default 16 bands that is 17
+// x 8 / load = 170 to 250 bytes per document, 209 right after Open (209 MB
+// for a million documents; Stats.PostingsBytes reports it). A table that
+// reaches 80% is rebuilt at 55%, during which writes and queries wait
+// (about 33 ms per table of a million postings, BenchmarkGrow). Large
+// tables are mapped outside the Go heap, so the garbage collector neither
+// scans them nor lets the heap grow in proportion to them.
 //
 // # Errors
 //
 // ErrParams (invalid parameters), ErrIncompatible (a sketch or parameters
 // that do not match the index), ErrNotIndex, ErrExists, ErrVersion,
-// ErrCorrupt (stored data that does not decode), ErrDuplicateID,
-// ErrNotFound, ErrInvalidID (empty, over MaxIDBytes, or invalid UTF-8) and
-// ErrClosed. Nothing panics on input or on corrupt data.
+// ErrCorrupt (stored data that does not decode, or records that disagree
+// with the document counter), ErrDuplicateID, ErrNotFound, ErrInvalidID
+// (empty, over MaxIDBytes, or invalid UTF-8), ErrFull (sequence numbers
+// exhausted) and ErrClosed. Nothing panics on input or on corrupt data.
 package store

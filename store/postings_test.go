@@ -204,3 +204,18 @@ func BenchmarkCandidates(b *testing.B) {
 		i++
 	}
 }
+
+// BenchmarkGrow measures the rebuild of one table of 1M postings (what a
+// write waits for, once per table, when the tables reach maxLoad).
+func BenchmarkGrow(b *testing.B) {
+	var p postings
+	defer p.free()
+	r := rand.New(rand.NewPCG(9, 10))
+	for i := range uint64(1 << 20) {
+		p.insert(r.Uint64(), i)
+	}
+	b.ReportMetric(float64(len(p.slots)), "slots")
+	for b.Loop() {
+		p.resize(int(float64(p.live)/growLoad) + 1)
+	}
+}

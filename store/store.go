@@ -205,6 +205,10 @@ func Open(dir string, opts Options) (*Store, error) {
 	// replay or rewrite files).
 	ro := opts
 	ro.ReadOnly = true
+	ro.CacheSize = min(opts.CacheSize, rebuildCacheSize)
+	if ro.CacheSize <= 0 {
+		ro.CacheSize = rebuildCacheSize
+	}
 	rdb, err := pebble.Open(dir, ro.pebble(false))
 	if err != nil {
 		if errors.Is(err, pebble.ErrDBDoesNotExist) {
@@ -217,7 +221,20 @@ func Open(dir string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("store: open %s: %w", dir, err)
 	}
 	p, ctr, ver, err := readMeta(rdb, dir)
+	var s *Store
+	if err == nil {
+		// The postings are rebuilt from this read-only view (the same data
+		// the writable database will open with: the write-ahead log is
+		// replayed by both), so that the scan of every record does not fill
+		// the block cache of the index.
+		s = newStore(dir, nil, p, ctr, opts)
+		if err = s.rebuild(rdb); err != nil {
+			s.freeTables()
+			err = fmt.Errorf("store: open %s: %w", dir, err)
+		}
+	}
 	if cerr := rdb.Close(); err == nil && cerr != nil {
+		s.freeTables()
 		err = fmt.Errorf("store: open %s: %w", dir, cerr)
 	}
 	if err != nil {
@@ -225,20 +242,17 @@ func Open(dir string, opts Options) (*Store, error) {
 	}
 	db, err := pebble.Open(dir, opts.pebble(false))
 	if err != nil {
+		s.freeTables()
 		return nil, fmt.Errorf("store: open %s: %w", dir, err)
 	}
 	if ver < FormatVersion && !opts.ReadOnly {
 		if err := migrate(db, ver); err != nil {
+			s.freeTables()
 			db.Close()
 			return nil, fmt.Errorf("store: open %s: upgrading format version %d to %d: %w", dir, ver, FormatVersion, err)
 		}
 	}
-	s := newStore(dir, db, p, ctr, opts)
-	if err := s.rebuild(); err != nil {
-		s.freeTables()
-		db.Close()
-		return nil, fmt.Errorf("store: open %s: %w", dir, err)
-	}
+	s.db = db
 	return s, nil
 }
 
@@ -334,14 +348,18 @@ func newStore(dir string, db *pebble.DB, p Params, ctr counters, opts Options) *
 	return s
 }
 
-// rebuild fills the in-memory postings from the records, checking them
-// against the counters.
-func (s *Store) rebuild() error {
+// rebuildCacheSize is the block cache of the read-only view that Open
+// rebuilds the postings from.
+const rebuildCacheSize = 8 << 20
+
+// rebuild fills the in-memory postings from the records of db, checking
+// them against the counters.
+func (s *Store) rebuild(db *pebble.DB) error {
 	for t := range s.post {
 		s.post[t].reserve(int(min(s.ctr.docs, maxSeq)))
 	}
 	s.ids.reserve(int(min(s.ctr.docs, maxSeq)))
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{prefixRecord}, UpperBound: []byte{prefixRecord + 1}})
+	it, err := db.NewIter(&pebble.IterOptions{LowerBound: []byte{prefixRecord}, UpperBound: []byte{prefixRecord + 1}})
 	if err != nil {
 		return err
 	}
