@@ -12,9 +12,14 @@ package store
 //
 // The table holds at most maxLoad of its slots (postings and tombstones)
 // and grows to growLoad when it gets there; an index opened with N
-// documents is sized at openLoad. A postings is not safe for concurrent
+// documents is sized at openLoad. Both targets are shifted by skew (set by
+// the Store, different for each table, within ±maxSkew) so that the tables
+// of an index, which hold the same number of postings, do not all grow at
+// the same insert: each growth is one table's rehash, not all of them at
+// once. A postings is not safe for concurrent
 // use: Store guards its tables with one lock (Store.postMu).
 type postings struct {
+	skew   float64
 	slots  []uint64
 	mapped bool // slots are outside the Go heap (allocSlots)
 	live   int  // postings
@@ -32,6 +37,7 @@ const (
 	maxLoad  = 0.80
 	growLoad = 0.55
 	openLoad = 0.65
+	maxSkew  = 0.05
 	minSlots = 64
 	// slotBytes is the size of a slot.
 	slotBytes = 8
@@ -47,7 +53,7 @@ func (p *postings) home(tag uint64) int { return int(tag * uint64(len(p.slots)) 
 // reserve sizes an empty table for n postings at openLoad.
 func (p *postings) reserve(n int) {
 	p.free()
-	p.slots, p.mapped = allocSlots(max(minSlots, int(float64(n)/openLoad)+1))
+	p.slots, p.mapped = allocSlots(max(minSlots, int(float64(n)/(openLoad+p.skew))+1))
 }
 
 // free releases the slots; the table is then empty.
@@ -55,6 +61,10 @@ func (p *postings) free() {
 	freeSlots(p.slots, p.mapped)
 	p.slots, p.mapped, p.live, p.used = nil, false, 0, 0
 }
+
+// skewFor is the skew of table i of n: spread evenly over [-maxSkew,
+// maxSkew).
+func skewFor(i, n int) float64 { return maxSkew * (2*float64(i)/float64(n) - 1) }
 
 // lookup appends to dst the sequence numbers in [lo, hi) under key (and,
 // rarely, of keys with the same tag).
@@ -92,7 +102,7 @@ func (p *postings) first(key uint64) uint64 {
 // seq <= maxSeq.
 func (p *postings) insert(key, seq uint64) {
 	if float64(p.used+1) > maxLoad*float64(len(p.slots)) {
-		p.resize(max(minSlots, int(float64(p.live+1)/growLoad)+1))
+		p.resize(max(minSlots, int(float64(p.live+1)/(growLoad+p.skew))+1))
 	}
 	tag := keyTag(key)
 	p.put(tag, tag<<32|(seq+1))

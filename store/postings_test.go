@@ -219,3 +219,39 @@ func BenchmarkGrow(b *testing.B) {
 		p.resize(int(float64(p.live)/growLoad) + 1)
 	}
 }
+
+// TestTablesGrowApart checks that the tables of one index, which hold the
+// same number of postings, grow at different inserts (one rehash at a
+// time, not all of them in one write).
+func TestTablesGrowApart(t *testing.T) {
+	s := newStore("", nil, DefaultParams(MinHash), counters{}, Options{})
+	defer s.freeTables()
+	const n = 20000
+	for i := range s.post {
+		s.post[i].reserve(n)
+	}
+	grewAt := map[int]int{} // insert -> tables that grew there
+	r := rand.New(rand.NewPCG(11, 12))
+	for seq := range uint64(2 * n) { // sized for n at openLoad: all grow once
+		if seq == n {
+			if len(grewAt) > 0 {
+				t.Fatalf("tables grew before they were full: %v", grewAt)
+			}
+		}
+		for i := range s.post {
+			before := len(s.post[i].slots)
+			s.post[i].insert(r.Uint64(), seq)
+			if len(s.post[i].slots) != before {
+				grewAt[int(seq)]++
+			}
+		}
+	}
+	if len(grewAt) < len(s.post)*3/4 {
+		t.Fatalf("%d tables grew at only %d distinct inserts: %v", len(s.post), len(grewAt), grewAt)
+	}
+	for seq, k := range grewAt {
+		if k > 2 {
+			t.Errorf("%d tables grew at insert %d", k, seq)
+		}
+	}
+}

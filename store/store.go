@@ -343,6 +343,10 @@ func newStore(dir string, db *pebble.DB, p Params, ctr counters, opts Options) *
 		s.tables = len(s.masks)
 	}
 	s.post = make([]postings, s.tables)
+	for t := range s.post {
+		s.post[t].skew = skewFor(t, s.tables+1)
+	}
+	s.ids.skew = skewFor(s.tables, s.tables+1)
 	s.applied.Store(ctr.next)
 	s.pool.New = func() any { return &scratch{} }
 	return s

@@ -109,7 +109,7 @@ func TestMinHashOracle(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if lo, hi := 8/maxLoad*float64(s.p.Bands+1), (8/growLoad+1)*float64(s.p.Bands+1); st.PostingsBytesPerDoc < lo || st.PostingsBytesPerDoc > hi {
+			if lo, hi := 8/maxLoad*float64(s.p.Bands+1), (8/(growLoad-maxSkew)+1)*float64(s.p.Bands+1); st.PostingsBytesPerDoc < lo || st.PostingsBytesPerDoc > hi {
 				t.Errorf("%.1f bytes of postings per document, want %.1f to %.1f", st.PostingsBytesPerDoc, lo, hi)
 			}
 			bp := s.bands
