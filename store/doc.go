@@ -94,8 +94,9 @@
 // band or table plus one for the ids. With the default 16 bands that is 17
 // x 8 / load = 170 to 250 bytes per document, 209 right after Open (209 MB
 // for a million documents; Stats.PostingsBytes reports it). A table that
-// reaches 80% is rebuilt at 55%, during which writes and queries wait
-// (about 33 ms per table of a million postings, BenchmarkGrow). Large
+// reaches 80% is rebuilt at about 55%, during which writes and queries wait
+// (about 33 ms per table of a million postings, BenchmarkGrow); the tables
+// of an index are rebuilt by different writes, one at a time. Large
 // tables are mapped outside the Go heap, so the garbage collector neither
 // scans them nor lets the heap grow in proportion to them.
 //
