@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -227,5 +228,118 @@ func TestFull(t *testing.T) {
 	ms, err := s.Query(nil, docs[0].Sketch, 0)
 	if err != nil || len(ms) != 1 || ms[0].ID != "0" {
 		t.Fatalf("Query of the last document = %v, %v", ms, err)
+	}
+}
+
+// TestConcurrentRemove runs adds, check-and-adds, removes and queries at
+// once (a query may find a candidate whose record a Remove has just
+// deleted), then checks that the in-memory postings agree with the stored
+// documents, before and after a reopen rebuilds them.
+func TestConcurrentRemove(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Create(dir, DefaultParams(MinHash), Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	texts := testCorpus(31, 400)
+	sk, _ := s.NewSketcher()
+	sketches := make([]Sketch, len(texts))
+	for i, txt := range texts {
+		k := sk.Sketch(txt)
+		k.Sig = slices.Clone(k.Sig)
+		sketches[i] = k
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 100)
+	wg.Go(func() { // adds, and removes every other document it added
+		for i := range 200 {
+			if err := s.Add(fmt.Sprint("a", i), sketches[i]); err != nil {
+				errs <- err
+				return
+			}
+			if i%2 == 1 {
+				if err := s.Remove(fmt.Sprint("a", i-1)); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}
+	})
+	wg.Go(func() { // check-and-adds near-duplicates and new documents
+		for i := 200; i < 400; i++ {
+			if _, err := s.CheckAndAdd(fmt.Sprint("c", i), sketches[i], 0); err != nil && !errors.Is(err, ErrDuplicateID) {
+				errs <- err
+				return
+			}
+		}
+	})
+	for range 2 {
+		wg.Go(func() { // queries
+			for i := range 400 {
+				if _, err := s.Query(nil, sketches[(i*7)%len(sketches)], 0); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	check := func(s *Store) {
+		n := 0
+		err := s.Each(func(id string, k Sketch) error {
+			n++
+			if k.Empty {
+				return nil
+			}
+			ms, err := s.Candidates(nil, k)
+			if err != nil {
+				return err
+			}
+			for _, m := range ms {
+				if m.ID == id {
+					return nil
+				}
+			}
+			return fmt.Errorf("%s is not a candidate of itself: %v", id, ms)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if int64(n) != s.Len() || n < 150 {
+			t.Fatalf("%d documents stored, Len %d", n, s.Len())
+		}
+		// Removed documents are not found.
+		for i := 0; i < 200; i += 2 {
+			ms, _ := s.Candidates(nil, sketches[i])
+			for _, m := range ms {
+				if m.ID == fmt.Sprint("a", i) {
+					t.Fatalf("removed a%d is still a candidate", i)
+				}
+			}
+		}
+		if st, _ := s.Stats(); s.ids.live != int(s.Len()) || st.PostingsBytes == 0 {
+			t.Fatalf("id table holds %d ids, Len %d", s.ids.live, s.Len())
+		}
+	}
+	check(s)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err = Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	check(s)
+	// The rebuilt id table knows the ids (it hashes the stored bytes).
+	if err := s.Add("a1", sketches[300]); !errors.Is(err, ErrDuplicateID) {
+		t.Errorf("Add of a stored id after reopen = %v, want ErrDuplicateID", err)
+	}
+	if err := s.Add("a0", sketches[0]); err != nil {
+		t.Errorf("Add of a removed id after reopen = %v", err)
 	}
 }

@@ -391,7 +391,7 @@ func (s *Store) rebuild(db *pebble.DB) error {
 			return fmt.Errorf("record %d: %w", seq, err)
 		}
 		n++
-		s.ids.insert(idHash(string(rec.id)), seq)
+		s.ids.insert(xxh3.Hash(rec.id), seq) // = idHash(string(rec.id)), without the copy
 		if rec.flags&flagEmpty != 0 {
 			continue
 		}
