@@ -179,7 +179,7 @@ The on-disk format is docs/format/store.md.
 
 func registerIndexDir(fs *pflag.FlagSet, o *indexOpts) {
 	fs.StringVar(&o.dir, "index", "", "index directory (required)")
-	fs.IntVar(&o.cacheMB, "cache-mb", store.DefaultCacheSize>>20, "block cache size in MiB: with the memtables it bounds the index's memory apart from its in-memory postings (about 180 bytes per MinHash document, see index stats)")
+	fs.IntVar(&o.cacheMB, "cache-mb", store.DefaultCacheSize>>20, "block cache size in MiB: with the memtables it bounds the index's memory apart from its in-memory postings (about 210 bytes per MinHash document, see index stats)")
 }
 
 func (o *indexOpts) storeOptions() store.Options {
@@ -209,8 +209,13 @@ func newIndexCreateCmd() *cobra.Command {
 		Short: "Create an empty index with a method and its parameters",
 		Long: `Create an empty index in DIR (created if missing). The defaults follow the
 news-deduplication example of seed 000: word 3-shingles, MinHash with 128
-permutations in 16 bands of 8 rows, a duplicate at estimated similarity 0.8.
---method simhash makes 64-bit fingerprints matched within Hamming distance 3.
+slots (one-permutation hashing, --family oph) in 16 bands of 8 rows, a
+duplicate at estimated similarity 0.8. --method simhash makes 64-bit
+fingerprints matched within Hamming distance 3.
+
+The band or table postings are kept in memory, rebuilt from the stored
+documents when the index is opened: about 210 bytes per MinHash document
+with 16 bands ('neardup index stats' reports it).
 
 ` + exitHelp,
 		Args: cobra.NoArgs,
