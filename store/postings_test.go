@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -252,6 +253,46 @@ func TestTablesGrowApart(t *testing.T) {
 	for seq, k := range grewAt {
 		if k > 2 {
 			t.Errorf("%d tables grew at insert %d", k, seq)
+		}
+	}
+}
+
+// TestTagCollisionsVerified plants, for a query's band keys, postings of
+// an unrelated document under the same tags (what a different key with
+// the same 32-bit tag would make): Candidates and Query must not report
+// it, since it shares no key and is not similar.
+func TestTagCollisionsVerified(t *testing.T) {
+	for _, m := range []Method{MinHash, SimHash} {
+		s := mustCreate(t, DefaultParams(m))
+		sk, _ := s.NewSketcher()
+		texts := testCorpus(41, 2)
+		q := sk.Sketch(strings.Join(words(rand.New(rand.NewPCG(42, 43)), 80), " "))
+		q.Sig = slices.Clone(q.Sig)
+		if err := s.Add("unrelated", sk.Sketch(texts[0])); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Add("same", q); err != nil {
+			t.Fatal(err)
+		}
+		unrelated := uint64(0) // its sequence number
+		s.postMu.Lock()
+		for tb, k := range s.appendKeys(nil, &q) {
+			tag := keyTag(k)
+			s.post[tb].put(tag, tag<<32|(unrelated+1))
+			s.post[tb].live++
+		}
+		s.postMu.Unlock()
+		for _, all := range []bool{false, true} {
+			var ms []Match
+			var err error
+			if all {
+				ms, err = s.Candidates(nil, q)
+			} else {
+				ms, err = s.Query(nil, q, 0)
+			}
+			if err != nil || len(ms) != 1 || ms[0].ID != "same" {
+				t.Errorf("%s: all=%v: %v, %v; want only \"same\"", m, all, ms, err)
+			}
 		}
 	}
 }
