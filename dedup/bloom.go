@@ -187,7 +187,7 @@ func (s bloomShingles) AppendJSON(dst []byte) []byte {
 type bloomOverlapSketcher struct{ sh *shingle.Shingler }
 
 func (s *bloomOverlapSketcher) Sketch(d *Doc) (Sketch, error) {
-	set := s.sh.AppendSet(nil, string(d.Text))
+	set := s.sh.AppendSet(nil, textView(d))
 	if len(set) == 0 {
 		return nil, nil
 	}

@@ -91,10 +91,7 @@ type jaccardSketcher struct {
 }
 
 func (s *jaccardSketcher) Sketch(d *Doc) (Sketch, error) {
-	// The string aliases d.Text only for the duration of the call: the
-	// shingler keeps neither the text nor parts of it.
-	text := unsafe.String(unsafe.SliceData(d.Text), len(d.Text))
-	s.scratch = s.sh.AppendSet(s.scratch[:0], text)
+	s.scratch = s.sh.AppendSet(s.scratch[:0], textView(d))
 	return shingleSet(slices.Clone(s.scratch)), nil
 }
 
@@ -142,3 +139,8 @@ func (f *jaccardFinder) Flush(emit func(Pair)) error {
 func (m *jaccardMethod) BytesPerDoc(textBytes int) int {
 	return 28*shinglesPerText(m.shingle.Unit, textBytes) + 64
 }
+
+// textView returns d.Text as a string without copying it. The string is
+// valid only while d is: for the shingler, which keeps neither the text
+// nor parts of it (package shingle's promise).
+func textView(d *Doc) string { return unsafe.String(unsafe.SliceData(d.Text), len(d.Text)) }

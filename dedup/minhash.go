@@ -213,7 +213,7 @@ func (s *minhashSketcher) Sketch(d *Doc) (Sketch, error) {
 	sk := &minhashSketch{h: s.m.hasher}
 	if s.m.verify {
 		// The Finder keeps the set: an exact-size copy, the scratch is reused.
-		s.hashes = s.sh.AppendSet(s.hashes[:0], string(d.Text))
+		s.hashes = s.sh.AppendSet(s.hashes[:0], textView(d))
 		if len(s.hashes) == 0 {
 			return sk, nil
 		}
@@ -221,7 +221,7 @@ func (s *minhashSketcher) Sketch(d *Doc) (Sketch, error) {
 		sk.sig = s.m.hasher.Sign(nil, sk.set)
 		return sk, nil
 	}
-	s.hashes = s.sh.AppendHashes(s.hashes[:0], string(d.Text))
+	s.hashes = s.sh.AppendHashes(s.hashes[:0], textView(d))
 	if len(s.hashes) == 0 {
 		return sk, nil
 	}

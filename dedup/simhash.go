@@ -207,7 +207,7 @@ type idfLearner struct {
 }
 
 func (l *idfLearner) Learn(d *Doc) error {
-	l.feats = l.sh.AppendHashes(l.feats[:0], string(d.Text))
+	l.feats = l.sh.AppendHashes(l.feats[:0], textView(d))
 	l.b.AddDoc(l.feats)
 	return nil
 }
@@ -254,7 +254,7 @@ type simhashSketcher struct {
 }
 
 func (s *simhashSketcher) Sketch(d *Doc) (Sketch, error) {
-	s.feats = s.sh.AppendHashes(s.feats[:0], string(d.Text))
+	s.feats = s.sh.AppendHashes(s.feats[:0], textView(d))
 	if len(s.feats) == 0 {
 		return nil, nil // no shingle: nothing to compare
 	}
@@ -266,7 +266,7 @@ func (s *simhashSketcher) Sketch(d *Doc) (Sketch, error) {
 	}
 	sk := &simhashSketch{fp: s.h.Sum(), bits: s.m.bits}
 	if s.m.verify {
-		sk.set = s.sh.AppendSet(nil, string(d.Text))
+		sk.set = s.sh.AppendSet(nil, textView(d))
 	}
 	return sk, nil
 }

@@ -103,7 +103,10 @@ type Options struct {
 }
 
 // Shingler tokenises text and hashes its n-gram shingles. It reuses internal
-// buffers between calls: not safe for concurrent use.
+// buffers between calls: not safe for concurrent use. Its hashing methods
+// (AppendHashes, AppendSet, AppendBag) keep neither the text nor any part of
+// it once they return, so a caller may pass a string that views a byte
+// buffer it reuses afterwards (unsafe.String) instead of copying it.
 type Shingler struct {
 	unit  Unit
 	n     int

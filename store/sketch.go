@@ -2,6 +2,7 @@ package store
 
 import (
 	"fmt"
+	"unsafe"
 
 	"github.com/neardup/neardup/minhash"
 	"github.com/neardup/neardup/shingle"
@@ -69,7 +70,9 @@ func NewSketcher(p Params) (*Sketcher, error) {
 // does not allocate once its buffers have grown.
 func (s *Sketcher) Sketch(txt string) Sketch {
 	s.buf = s.norm.Append(s.buf[:0], txt)
-	s.hashes = s.sh.AppendHashes(s.hashes[:0], string(s.buf))
+	// A view of the buffer, not a copy: the shingler keeps neither the
+	// text nor parts of it, and the buffer is not changed during the call.
+	s.hashes = s.sh.AppendHashes(s.hashes[:0], unsafe.String(unsafe.SliceData(s.buf), len(s.buf)))
 	sk := Sketch{Empty: len(s.hashes) == 0}
 	if s.mh != nil {
 		s.sig = s.mh.Sign(s.sig[:0], s.hashes)
