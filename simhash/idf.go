@@ -2,6 +2,7 @@ package simhash
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -176,6 +177,7 @@ func (t *IDF) Save(path string) error {
 func ReadIDF(r io.Reader) (*IDF, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 4096), maxIDFLine)
+	sc.Split(scanLF)
 	lineNo := 0
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("%w: line %d: %s", ErrIDFFormat, lineNo, fmt.Sprintf(format, args...))
@@ -195,7 +197,7 @@ func ReadIDF(r io.Reader) (*IDF, error) {
 		return nil, fmt.Errorf("%w: empty file", ErrIDFFormat)
 	}
 	lineNo = 1
-	magic, ver, ok := strings.Cut(line, " ")
+	magic, ver, ok := strings.Cut(strings.TrimSuffix(line, "\r"), " ")
 	if !ok || magic != idfMagic {
 		return nil, bad("want %q and a version", idfMagic)
 	}
@@ -210,7 +212,7 @@ func ReadIDF(r io.Reader) (*IDF, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w: line 2: missing docs line", ErrIDFFormat)
 	}
-	rest, ok := strings.CutPrefix(line, "docs ")
+	rest, ok := strings.CutPrefix(strings.TrimSuffix(line, "\r"), "docs ")
 	if !ok {
 		return nil, bad("want \"docs N\"")
 	}
@@ -228,11 +230,11 @@ func ReadIDF(r io.Reader) (*IDF, error) {
 		if first {
 			first = false
 			if m, ok := strings.CutPrefix(line, "meta "); ok {
-				t.Meta = m
+				t.Meta = m // as written, a '\r' included
 				continue
 			}
 		}
-		hexs, dfs, ok := strings.Cut(line, " ")
+		hexs, dfs, ok := strings.Cut(strings.TrimSuffix(line, "\r"), " ")
 		if !ok || len(hexs) != 16 {
 			return nil, bad("want 16 hex digits, a space and a document frequency")
 		}
@@ -253,6 +255,19 @@ func ReadIDF(r io.Reader) (*IDF, error) {
 		return nil, fmt.Errorf("%w: line %d: %w", ErrIDFFormat, lineNo+1, err)
 	}
 	return t, nil
+}
+
+// scanLF splits at '\n' only: unlike bufio.ScanLines it keeps a '\r' before
+// it, so that meta text holding one reads back as WriteTo wrote it (the
+// other lines accept a CRLF ending).
+func scanLF(data []byte, atEOF bool) (advance int, token []byte, err error) {
+	if i := bytes.IndexByte(data, '\n'); i >= 0 {
+		return i + 1, data[:i], nil
+	}
+	if atEOF && len(data) > 0 {
+		return len(data), data, nil
+	}
+	return 0, nil, nil
 }
 
 // LoadIDF reads the IDF file at path; errors name the file.
