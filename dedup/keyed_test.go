@@ -144,6 +144,8 @@ func (f fakeIndex) NewChecker() (func(string) (string, float64, bool, error), er
 	}, nil
 }
 
+func (f fakeIndex) MemoryBytes() int64 { return 0 }
+
 // TestAgainstIndex: a document found in an index is removed with its whole
 // cluster, which is named after the indexed document, for any number of
 // workers; the others are untouched.

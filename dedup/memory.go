@@ -103,6 +103,9 @@ func (r *run) plan() MemoryPlan {
 		per = int64(me.BytesPerDoc(int(textBytes)))
 	}
 	p.EstimatedBytes = p.EstimatedDocs * (pipelineBytesPerDoc + idBytes + per)
+	for _, ix := range r.in.AgainstIndexes { // open already: they cannot spill
+		p.EstimatedBytes += ix.MemoryBytes()
+	}
 	_, p.SpillSupported = r.method.(Keyed)
 	// A quarter more than the live data leaves room for the garbage
 	// collector and the buffers: spill before the budget is reached.

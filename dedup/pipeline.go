@@ -196,6 +196,8 @@ type Index interface {
 	// Each checker is used by one goroutine; checkers of one Index may
 	// run concurrently.
 	NewChecker() (func(text string) (id string, sim float64, found bool, err error), error)
+	// MemoryBytes is what the index holds in memory, for the memory plan.
+	MemoryBytes() int64
 }
 
 // indexHit is a new document's best duplicate in an Index.

@@ -30,6 +30,16 @@ func (x storeIndex) NewChecker() (func(string) (string, float64, bool, error), e
 	}, nil
 }
 
+// MemoryBytes is what the open index holds in memory: its postings, block
+// cache and memtables (for the memory plan).
+func (x storeIndex) MemoryBytes() int64 {
+	st, err := x.s.Stats()
+	if err != nil {
+		return 0
+	}
+	return int64(st.PostingsBytes) + st.CacheBytes + int64(st.MemTableBytes)
+}
+
 // splitAgainst separates the --against paths that are index directories,
 // opened read-only (the closers close them), from corpus files and
 // directories.
