@@ -135,22 +135,27 @@ func jsonString(raw []byte) (string, bool) {
 		return "", false
 	}
 	inner := raw[1 : len(raw)-1]
-	if bytes.IndexByte(inner, '\\') < 0 && bytes.IndexByte(inner, '"') < 0 && utf8.Valid(inner) && !hasControl(inner) {
+	if plainString(inner) {
 		return string(inner), true
 	}
 	b, ok := unquote(make([]byte, 0, len(inner)), inner)
 	return string(b), ok
 }
 
-// hasControl reports whether b holds a byte below 0x20, which a JSON string
-// may not hold unescaped.
-func hasControl(b []byte) bool {
+// plainString reports whether the body of a JSON string literal is its own
+// text: no escape, no quote, no control character, valid UTF-8. One pass,
+// plus a UTF-8 check when it holds non-ASCII bytes.
+func plainString(b []byte) bool {
+	ascii := true
 	for _, c := range b {
-		if c < 0x20 {
-			return true
+		switch {
+		case c == '\\' || c == '"' || c < 0x20:
+			return false
+		case c >= utf8.RuneSelf:
+			ascii = false
 		}
 	}
-	return false
+	return ascii || utf8.Valid(b)
 }
 
 // unquote appends the decoded inner part of a JSON string literal (the
