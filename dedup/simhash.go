@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/neardup/neardup/cluster"
+	"github.com/neardup/neardup/internal/mix"
 	"github.com/neardup/neardup/jaccard"
 	"github.com/neardup/neardup/shingle"
 	"github.com/neardup/neardup/simhash"
@@ -328,22 +329,15 @@ func (f *simhashFinder) Flush(emit func(Pair)) error {
 
 // The simhash method is Keyed: its keys are the fingerprint masked by each
 // permuted table of the design chosen for simhash.DefaultExpectedN
-// documents (any design finds every pair within the distance; this one
-// keeps the key groups small up to about a billion documents), and Match
+// documents (any design finds every pair within the distance; the size
+// of the key groups follows from the design's key bits), and Match
 // accepts a pair within the distance (and, with --verify, at or above the
 // threshold), as the Finder does: the spill path gives the same clusters.
 
 // simhashKey hashes the fingerprint bits under mask, with the table number
 // mixed in so that keys of different tables differ.
 func simhashKey(fp, mask simhash.Fingerprint, table int) uint64 {
-	return mix64(fp.Lo&mask.Lo ^ mix64(fp.Hi&mask.Hi^uint64(table+1)*0x9e3779b97f4a7c15))
-}
-
-// mix64 is the SplitMix64 finaliser.
-func mix64(z uint64) uint64 {
-	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
-	z = (z ^ z>>27) * 0x94d049bb133111eb
-	return z ^ z>>31
+	return mix.SplitMix64(fp.Lo&mask.Lo ^ mix.SplitMix64(fp.Hi&mask.Hi^uint64(table+1)*0x9e3779b97f4a7c15))
 }
 
 func (m *simhashMethod) AppendKeys(dst []uint64, s Sketch) []uint64 {

@@ -3,6 +3,8 @@ package minhash
 import (
 	"fmt"
 	"slices"
+
+	"github.com/neardup/neardup/internal/mix"
 )
 
 // splitmix is the SplitMix64 generator that draws the coefficients.
@@ -10,7 +12,7 @@ type splitmix struct{ s uint64 }
 
 func (r *splitmix) next() uint64 {
 	r.s += 0x9e3779b97f4a7c15
-	return mix64(r.s)
+	return mix.SplitMix64(r.s)
 }
 
 // Estimate returns the fraction of equal slots of a and b: the MinHash
@@ -101,7 +103,7 @@ func (b *Bottom) S() int { return b.s }
 func (b *Bottom) Sketch(dst []uint64, hashes []uint64) []uint64 {
 	sc := b.scratch[:0]
 	for _, x := range hashes {
-		sc = append(sc, mix64(x^b.key))
+		sc = append(sc, mix.SplitMix64(x^b.key))
 	}
 	slices.Sort(sc)
 	sc = slices.Compact(sc)

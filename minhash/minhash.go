@@ -75,6 +75,8 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+
+	"github.com/neardup/neardup/internal/mix"
 )
 
 // DefaultNumPerm is the number of slots when Options.NumPerm is zero.
@@ -306,19 +308,11 @@ func (h *Hasher) signMultiplyShift(dst Signature, hashes []uint64) {
 	}
 }
 
-// mix64 is the SplitMix64 finaliser (Steele et al., OOPSLA 2014), a
-// bijection of uint64 with good avalanche.
-func mix64(z uint64) uint64 {
-	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
-	z = (z ^ z>>27) * 0x94d049bb133111eb
-	return z ^ z>>31
-}
-
 func (h *Hasher) signOPH(dst Signature, hashes []uint64) {
 	k := uint64(len(dst))
 	key := h.a[0]
 	for _, x := range hashes {
-		v := mix64(x ^ key)
+		v := mix.SplitMix64(x ^ key)
 		bin := (v >> 32) * k >> 32 // fast range: the high 32 bits choose the bin
 		val := clampSlot(uint32(v))
 		dst[bin] = min(dst[bin], val)
@@ -349,7 +343,7 @@ func (h *Hasher) signOPH(dst Signature, hashes []uint64) {
 			continue
 		}
 		for attempt := uint64(1); ; attempt++ {
-			src, _ := bits.Mul64(mix64(h.probe^uint64(j)<<32^attempt), k)
+			src, _ := bits.Mul64(mix.SplitMix64(h.probe^uint64(j)<<32^attempt), k)
 			if filled[src/64]&(1<<(src%64)) != 0 {
 				dst[j] = dst[src]
 				break
