@@ -9,6 +9,7 @@ import (
 
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/eval"
+	hashmix "github.com/neardup/neardup/internal/mix"
 )
 
 // Sample writes to docs (JSONL, one record per line, unchanged) the
@@ -88,10 +89,6 @@ func Sample(files []string, opts corpus.Options, truth *eval.Labels, maxDocs int
 	return n, tw.Flush()
 }
 
-// mix is the splitmix64 finaliser.
-func mix(x uint64) uint64 {
-	x += 0x9e3779b97f4a7c15
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
-	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
-	return x ^ (x >> 31)
-}
+// mix is one step of the splitmix64 generator: the golden-ratio increment,
+// then the finaliser.
+func mix(x uint64) uint64 { return hashmix.SplitMix64(x + 0x9e3779b97f4a7c15) }
