@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"unicode/utf8"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -32,6 +33,7 @@ var (
 	ErrCorrupt      = errors.New("store: corrupt index data")
 	ErrVersion      = errors.New("store: index format is newer than this program")
 	ErrNotIndex     = errors.New("store: not a neardup index")
+	ErrLocked       = errors.New("store: index is in use by another process")
 	ErrExists       = errors.New("store: an index already exists there")
 	ErrDuplicateID  = errors.New("store: id already in the index")
 	ErrNotFound     = errors.New("store: id not in the index")
@@ -191,6 +193,17 @@ func Create(dir string, p Params, opts Options) (*Store, error) {
 	return newStore(dir, db, rp, counters{}, opts), nil
 }
 
+// openErr words a failure to open the database; a lock held by another
+// opener is ErrLocked.
+func openErr(dir string, err error) error {
+	// Another process's lock fails flock with EAGAIN; this process's own
+	// is refused by pebble itself ("lock held by current process").
+	if errors.Is(err, syscall.EAGAIN) || errors.Is(err, syscall.EWOULDBLOCK) || strings.Contains(err.Error(), "lock held by current process") {
+		return fmt.Errorf("%w: %s (a running neardup serve or index command holds it; query a served index through its HTTP API)", ErrLocked, dir)
+	}
+	return fmt.Errorf("store: open %s: %w", dir, err)
+}
+
 func le32(v uint32) []byte { return []byte{byte(v), byte(v >> 8), byte(v >> 16), byte(v >> 24)} }
 
 // Open opens the index in dir. A directory without an index is ErrNotIndex;
@@ -218,7 +231,7 @@ func Open(dir string, opts Options) (*Store, error) {
 			// A pebble database, but not one of ours.
 			return nil, fmt.Errorf("%w: %s: %v", ErrNotIndex, dir, err)
 		}
-		return nil, fmt.Errorf("store: open %s: %w", dir, err)
+		return nil, openErr(dir, err)
 	}
 	p, ctr, ver, err := readMeta(rdb, dir)
 	var s *Store
@@ -243,7 +256,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	db, err := pebble.Open(dir, opts.pebble(false))
 	if err != nil {
 		s.freeTables()
-		return nil, fmt.Errorf("store: open %s: %w", dir, err)
+		return nil, openErr(dir, err)
 	}
 	if ver < FormatVersion && !opts.ReadOnly {
 		if err := migrate(db, ver); err != nil {

@@ -344,6 +344,22 @@ func TestOpenErrors(t *testing.T) {
 	if _, err := Open(dir, Options{}); !errors.Is(err, ErrCorrupt) {
 		t.Errorf("Open(corrupt params) = %v, want ErrCorrupt", err)
 	}
+	// An index another opener holds (a running server): ErrLocked, for a
+	// read-only open too.
+	dir = t.TempDir()
+	s, err = Create(dir, DefaultParams(MinHash), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, ro := range []bool{false, true} {
+		if o, err := Open(dir, Options{ReadOnly: ro}); !errors.Is(err, ErrLocked) {
+			if o != nil {
+				o.Close()
+			}
+			t.Errorf("Open(held index, read-only %v) = %v, want ErrLocked", ro, err)
+		}
+	}
 }
 
 func TestIncompatible(t *testing.T) {
