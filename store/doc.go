@@ -103,7 +103,8 @@
 // # Errors
 //
 // ErrParams (invalid parameters), ErrIncompatible (a sketch or parameters
-// that do not match the index), ErrNotIndex, ErrLocked (another opener, such as a running server, holds the index), ErrExists, ErrVersion,
+// that do not match the index), ErrNotIndex, ErrLocked (another opener,
+// such as a running server, holds the index), ErrExists, ErrVersion,
 // ErrCorrupt (stored data that does not decode, or records that disagree
 // with the document counter), ErrDuplicateID, ErrNotFound, ErrInvalidID
 // (empty, over MaxIDBytes, or invalid UTF-8), ErrFull (sequence numbers
