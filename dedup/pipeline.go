@@ -158,6 +158,9 @@ type Example struct {
 	Kind    string       `json:"kind"`
 	Size    int          `json:"size"`
 	Members []ExampleDoc `json:"members"`
+	// Index is the id of the document of an Input.AgainstIndexes index
+	// that the cluster duplicates (its kept member, not among Members).
+	Index string `json:"index,omitempty"`
 }
 
 // ExampleDoc is one member of an example cluster.
@@ -1061,6 +1064,9 @@ func (r *run) pickExamples(sizes map[int32]int) map[int32]*Example {
 	rng.Shuffle(len(rest), func(i, j int) { rest[i], rest[j] = rest[j], rest[i] })
 	for _, k := range rest[:min(max(r.in.RandomExamples, 0), len(rest))] {
 		ex[k] = &Example{Kind: "random", Size: sizes[k]}
+	}
+	for k, e := range ex {
+		e.Index = r.labels[k]
 	}
 	return ex
 }

@@ -387,6 +387,9 @@ func printSummary(w io.Writer, s *dedup.Stats, sampleRun bool) {
 		formatSize(m.EstimatedBytes), m.EstimatedDocs, formatSize(m.BudgetBytes), how, formatSize(s.PeakRSSBytes))
 	for i, ex := range s.Examples {
 		fmt.Fprintf(w, "  cluster %d:\n", i+1)
+		if ex.Index != "" {
+			fmt.Fprintf(w, "    kept    %-22s (in the saved index)\n", ex.Index)
+		}
 		for _, m := range ex.Members {
 			mark := "removed"
 			if m.Kept {
