@@ -379,7 +379,11 @@ func (m *simhashMethod) DecodeSketch(b []byte) (Sketch, error) {
 	if len(b) < 1+fpBytes {
 		return nil, fmt.Errorf("simhash: sketch of %d bytes, want at least %d", len(b), 1+fpBytes)
 	}
-	if want := byte(0); m.verify && b[0] != 1 || !m.verify && b[0] != want {
+	want := byte(0) // the flags: bit 0 with --verify
+	if m.verify {
+		want = 1
+	}
+	if b[0] != want {
 		return nil, fmt.Errorf("simhash: sketch flags %#x do not match --verify=%v", b[0], m.verify)
 	}
 	sk := &simhashSketch{bits: m.bits, fp: simhash.Fingerprint{Lo: binary.LittleEndian.Uint64(b[1:])}}
