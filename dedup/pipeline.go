@@ -322,6 +322,7 @@ type run struct {
 	checkers    [][]func(string) (string, float64, bool, error) // [worker][index], in pass 1
 	indexHits   map[int32]indexHit                              // new documents found in an index
 	labels      map[int32]string                                // kept index -> indexed id naming its cluster
+	hitLine     []byte                                          // indexHit\'s pairs line, reused
 	lengths     []int32
 	uf          *cluster.UnionFind
 	outputs     []output // committed together at the end
@@ -907,13 +908,14 @@ func (r *run) indexHit(i int, h indexHit) {
 	if r.pairsBuf == nil {
 		return
 	}
-	line := append([]byte(`{"id1":`), corpus.AppendJSONString(nil, h.id)...)
+	line := corpus.AppendJSONString(append(r.hitLine[:0], `{"id1":`...), h.id)
 	line = append(line, `,"id2":`...)
 	line = corpus.AppendJSONString(line, r.ids[i])
 	line = append(line, `,"similarity":`...)
 	line = strconv.AppendFloat(line, h.sim, 'f', -1, 64)
 	line = append(line, `,"index":true}`+"\n"...)
 	r.pairsBuf.Write(line) // a write error surfaces at Flush
+	r.hitLine = line
 }
 
 // finish chooses the kept documents and writes the outputs.
