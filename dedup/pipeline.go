@@ -20,6 +20,7 @@ import (
 	"github.com/neardup/neardup/cluster"
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/internal/atomicfile"
+	"github.com/neardup/neardup/internal/tempfile"
 	"github.com/neardup/neardup/text"
 )
 
@@ -123,6 +124,12 @@ type Stats struct {
 	Memory MemoryPlan `json:"memory"`
 	// PeakRSSBytes is the process's peak resident set size at the end.
 	PeakRSSBytes int64 `json:"peak_rss_bytes"`
+	// AbandonedFiles and AbandonedBytes count the temporary files that
+	// earlier runs killed before they finished left in Outputs.TmpDir
+	// (spill files) and beside the outputs, removed by this run (package
+	// internal/tempfile names them after their owner process).
+	AbandonedFiles int   `json:"abandoned_temp_files,omitempty"`
+	AbandonedBytes int64 `json:"abandoned_temp_bytes,omitempty"`
 }
 
 // SizeCount is the number of clusters of one size.
@@ -352,6 +359,9 @@ func (r *run) stage(name string, since mark, docs, bytes int64) {
 // open copies standard input aside when it is an input (so it can be read
 // twice) and opens the pairs output, which is written while reading.
 func (r *run) open() error {
+	if swept, err := sweepSpill(r.out.TmpDir); err == nil {
+		r.abandoned(swept)
+	}
 	r.sequence = append(slices.Clone(r.in.Against), r.in.Files...)
 	r.fileSkipped = make([]int, len(r.sequence))
 	r.fileBytes = make([]int64, len(r.sequence))
@@ -401,8 +411,15 @@ func (r *run) create(path string) (*atomicfile.File, error) {
 	if err != nil {
 		return nil, err
 	}
+	r.abandoned(f.Swept())
 	r.outputs = append(r.outputs, f)
 	return f, nil
+}
+
+// abandoned counts temporary files of killed runs that this run removed.
+func (r *run) abandoned(s tempfile.Swept) {
+	r.stats.AbandonedFiles += s.Files
+	r.stats.AbandonedBytes += s.Bytes
 }
 
 // newRun validates cfg and builds the method and the normaliser of a run.

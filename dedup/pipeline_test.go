@@ -7,7 +7,10 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -287,5 +290,52 @@ func testResume(t *testing.T, method string) {
 	}
 	if st.Resumed != len(states)-1 {
 		t.Errorf("resumed %d files, want %d (all but the damaged one)", st.Resumed, len(states)-1)
+	}
+}
+
+// A run removes the spill files and the output temporary files that a
+// killed process left (named after their owner, package
+// internal/tempfile), counts them in its Stats, and leaves other files
+// alone.
+func TestRunRemovesAbandonedTempFiles(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("owner liveness needs /proc")
+	}
+	// A process that has exited: its pid names no process any more.
+	child := exec.Command("true")
+	if err := child.Run(); err != nil {
+		t.Skip(err)
+	}
+	dead := child.Process.Pid
+	path, _ := writeCorpus(t, 50)
+	dir, tmp := t.TempDir(), t.TempDir()
+	out := Outputs{Clusters: filepath.Join(dir, "c.jsonl"), TmpDir: tmp}
+	left := []string{
+		filepath.Join(tmp, fmt.Sprintf("neardup-run-%d-77-123.bin", dead)),
+		filepath.Join(tmp, fmt.Sprintf("neardup-sketches-%d-77-124.bin", dead)),
+		filepath.Join(dir, fmt.Sprintf(".c.jsonl.tmp-%d-77-125", dead)),
+	}
+	kept := []string{filepath.Join(tmp, "neardup-run-1.bin"), filepath.Join(dir, ".other.tmp-1-2-3")}
+	for i, p := range append(slices.Clone(left), kept...) {
+		if err := os.WriteFile(p, make([]byte, 100+i), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, err := Run(context.Background(), DefaultConfig(), Input{Files: []string{path}}, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.AbandonedFiles != 3 || st.AbandonedBytes != 100+101+102 {
+		t.Errorf("AbandonedFiles %d, AbandonedBytes %d; want 3 and 303", st.AbandonedFiles, st.AbandonedBytes)
+	}
+	for _, p := range left {
+		if _, err := os.Stat(p); !os.IsNotExist(err) {
+			t.Errorf("%s was not removed: %v", p, err)
+		}
+	}
+	for _, p := range kept {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("%s: %v", p, err)
+		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/neardup/neardup/cluster"
 	"github.com/neardup/neardup/internal/extsort"
+	"github.com/neardup/neardup/internal/tempfile"
 )
 
 // Keyed is implemented by methods whose candidate pairs are the documents
@@ -47,6 +48,25 @@ type memoryEstimator interface {
 	BytesPerDoc(textBytes int) int
 }
 
+// The spill's sketch file is named sketchPrefix + owner + sketchSuffix
+// (package internal/tempfile).
+const (
+	sketchPrefix = "neardup-sketches-"
+	sketchSuffix = ".bin"
+)
+
+// sweepSpill removes the spill files in dir (sketches and sorted runs)
+// that processes killed before they finished left behind.
+func sweepSpill(dir string) (tempfile.Swept, error) {
+	s, err := tempfile.Sweep(dir, sketchPrefix, sketchSuffix)
+	if err != nil {
+		return s, err
+	}
+	r, err := extsort.Sweep(dir)
+	s.Add(r)
+	return s, err
+}
+
 // spillFinder finds pairs of a Keyed method by external sorting.
 type spillFinder struct {
 	m       Keyed
@@ -61,7 +81,7 @@ type spillFinder struct {
 }
 
 func newSpillFinder(m Keyed, dir string, budget int64) (*spillFinder, error) {
-	f, err := os.CreateTemp(dir, "neardup-sketches-*.bin")
+	f, err := tempfile.Create(dir, sketchPrefix, sketchSuffix)
 	if err != nil {
 		return nil, err
 	}

@@ -11,7 +11,10 @@
 //     over it: as root, a rename would replace /dev/null itself.
 //   - Anything else (a regular file, or a path that does not exist yet) is
 //     written to a temporary file in the same directory, named
-//     ".NAME.tmp-*". Commit flushes, fsyncs, closes and renames it over the
+//     ".NAME.tmp-PID-START-*" after its owner (package internal/tempfile).
+//     Create first removes the temporary files of NAME that a process
+//     killed before Commit or Abort left behind (File.Swept reports them).
+//     Commit flushes, fsyncs, closes and renames it over the
 //     target, then fsyncs the directory; Abort closes and removes it, leaving
 //     an existing target untouched. A symbolic link is resolved first, so
 //     the file it points to is replaced and the link is kept. The new file
@@ -35,6 +38,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/neardup/neardup/internal/tempfile"
 )
 
 // ErrClosed is returned by Write and Commit after Commit or Abort.
@@ -51,6 +56,7 @@ type File struct {
 	stdout bool
 	done   bool
 	err    error // sticky write error
+	swept  tempfile.Swept
 }
 
 // Create starts writing the output file path; see the package comment for
@@ -87,7 +93,10 @@ func Create(path string) (*File, error) {
 	if dir == "" {
 		dir = "."
 	}
-	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	// Best effort: a directory that cannot be listed fails CreateTemp
+	// below with a clearer error.
+	swept, _ := tempfile.Sweep(dir, "."+base+".tmp-", "")
+	f, err := tempfile.Create(dir, "."+base+".tmp-", "")
 	if err != nil {
 		return nil, fmt.Errorf("create %s: %w", path, err)
 	}
@@ -96,8 +105,12 @@ func Create(path string) (*File, error) {
 		os.Remove(f.Name())
 		return nil, fmt.Errorf("create %s: %w", path, err)
 	}
-	return &File{name: path, target: target, f: f, w: bufio.NewWriterSize(f, bufSize)}, nil
+	return &File{name: path, target: target, f: f, w: bufio.NewWriterSize(f, bufSize), swept: swept}, nil
 }
+
+// Swept returns the abandoned temporary files of the same target that
+// Create removed: those of processes killed while writing it.
+func (f *File) Swept() tempfile.Swept { return f.swept }
 
 // Name returns the path given to Create.
 func (f *File) Name() string { return f.name }

@@ -364,6 +364,9 @@ func printSummary(w io.Writer, s *dedup.Stats, sampleRun bool) {
 			fmt.Fprintf(w, "    skipped: %s\n", e)
 		}
 	}
+	if s.AbandonedFiles > 0 {
+		fmt.Fprintf(w, "  removed %d temporary files (%s) that killed earlier runs left behind\n", s.AbandonedFiles, formatSize(s.AbandonedBytes))
+	}
 	var total float64
 	parts := make([]string, 0, len(s.Stages))
 	for _, st := range s.Stages {

@@ -6,7 +6,9 @@
 //
 // An entry is 12 bytes on disk: the key (8 bytes, little endian) and the
 // document number (4 bytes). Run files live under the directory given to
-// New and are removed by Close.
+// New and are removed by Close; they are named after their process
+// (package internal/tempfile), so that Sweep can remove the runs of a
+// process killed before Close.
 //
 // A Sorter is not safe for concurrent use.
 package extsort
@@ -21,7 +23,21 @@ import (
 	"io"
 	"os"
 	"slices"
+
+	"github.com/neardup/neardup/internal/tempfile"
 )
+
+// Run files are named runPrefix + owner + runSuffix.
+const (
+	runPrefix = "neardup-run-"
+	runSuffix = ".bin"
+)
+
+// Sweep removes the run files in dir ("" for the system temporary
+// directory) of processes that are gone.
+func Sweep(dir string) (tempfile.Swept, error) {
+	return tempfile.Sweep(dir, runPrefix, runSuffix)
+}
 
 // Entry is one key and the document it belongs to.
 type Entry struct {
@@ -80,7 +96,7 @@ func (s *Sorter) Runs() int { return len(s.runs) }
 
 func (s *Sorter) spill() error {
 	slices.SortFunc(s.buf, compare)
-	f, err := os.CreateTemp(s.dir, "neardup-run-*.bin")
+	f, err := tempfile.Create(s.dir, runPrefix, runSuffix)
 	if err != nil {
 		return fmt.Errorf("extsort: %w", err)
 	}

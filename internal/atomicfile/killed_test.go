@@ -1,0 +1,83 @@
+package atomicfile
+
+import (
+	"bufio"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestMain lets the test binary act as the child of
+// TestCreateSweepsKilledWriter: with ATOMICFILE_CHILD_PATH set it starts
+// writing that output, says so, and waits to be killed before Commit.
+func TestMain(m *testing.M) {
+	if path := os.Getenv("ATOMICFILE_CHILD_PATH"); path != "" {
+		f, err := Create(path)
+		if err != nil {
+			os.Stdout.WriteString("error: " + err.Error() + "\n")
+			os.Exit(1)
+		}
+		f.Write(make([]byte, 1<<20)) // more than the buffer: on disk
+		os.Stdout.WriteString("writing\n")
+		time.Sleep(time.Minute)
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// A writer killed by SIGKILL leaves its hidden temporary file; the next
+// Create of the same output removes it and reports it, and leaves the
+// temporary file of a writer still running alone.
+func TestCreateSweepsKilledWriter(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("owner liveness needs /proc")
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "out.jsonl")
+	start := func() *exec.Cmd {
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), "ATOMICFILE_CHILD_PATH="+path)
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+		if line, err := bufio.NewReader(out).ReadString('\n'); line != "writing\n" {
+			t.Fatalf("child: %q %v", line, err)
+		}
+		return cmd
+	}
+	killed, running := start(), start()
+	if err := killed.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	killed.Wait()
+	temps, _ := filepath.Glob(filepath.Join(dir, ".out.jsonl.tmp-*"))
+	if len(temps) != 2 {
+		t.Fatalf("temporary files before the sweep: %v, want 2", temps)
+	}
+	f, err := Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Abort()
+	s := f.Swept()
+	if s.Files != 1 || s.Bytes != 1<<20 || len(s.Names) != 1 || !strings.Contains(filepath.Base(s.Names[0]), ".tmp-"+itoa(killed.Process.Pid)+"-") {
+		t.Fatalf("Swept = %d files, %d bytes, %v; want the killed writer's (pid %d, 1 MiB)", s.Files, s.Bytes, s.Names, killed.Process.Pid)
+	}
+	left, _ := filepath.Glob(filepath.Join(dir, ".out.jsonl.tmp-"+itoa(running.Process.Pid)+"-*"))
+	if len(left) != 1 {
+		t.Errorf("the running writer's temporary file is gone: %v", left)
+	}
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }
