@@ -5,6 +5,7 @@ import (
 	"runtime"
 
 	"github.com/neardup/neardup/cluster"
+	"github.com/neardup/neardup/lsh"
 	"github.com/neardup/neardup/shingle"
 	"github.com/neardup/neardup/text"
 )
@@ -86,14 +87,15 @@ type Config struct {
 }
 
 // DefaultConfig returns the defaults a newcomer would choose: minhash at
-// Jaccard 0.8 over word 5-grams with 128 permutations.
+// Jaccard 0.8 over word 5-grams with 128 permutations (the shared MinHash
+// defaults of package lsh, which index create uses too).
 func DefaultConfig() Config {
 	return Config{
 		Method:     "minhash",
 		Normalize:  text.DefaultOptions(),
-		Shingle:    shingle.Options{Unit: shingle.Word, N: 5},
-		Threshold:  0.8,
-		NumPerm:    128,
+		Shingle:    shingle.Options{Unit: shingle.Word, N: lsh.DefaultNgram},
+		Threshold:  lsh.DefaultThreshold,
+		NumPerm:    lsh.DefaultNumPerm,
 		Bits:       64,
 		Distance:   3,
 		Weights:    "count",

@@ -2,7 +2,6 @@ package dedup
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -28,10 +27,6 @@ func init() { register("minhash", newMinhashMethod) }
 // --minhash-family multiply-shift gives independent slots.
 const DefaultMinhashFamily = minhash.OPH
 
-// minhashRecall is the recall at the threshold that the default banding
-// reaches (lsh.ForRecall). See minhashMethod.
-const minhashRecall = 0.95
-
 // minhashMethod finds documents whose MinHash signatures (package minhash,
 // Config.NumPerm slots over the shingles of Config.Shingle) share an LSH
 // band (package lsh), and joins them by union-find.
@@ -39,9 +34,9 @@ const minhashRecall = 0.95
 // Banding: --bands and --rows when given (one of them alone takes the
 // other as NumPerm/that); otherwise the cheapest banding that makes a pair
 // of similarity exactly --threshold a candidate with probability 0.95
-// (lsh.ForRecall; 13x7 at 0.8 with 128 permutations). datasketch's area
-// rule (lsh.Optimal, 9x13 at 0.8) catches only 40% of the pairs at the
-// threshold; it is what `neardup lsh-params` reports first.
+// (lsh.DefaultParams, shared with index create and lsh-params; 13x7 at 0.8
+// with 128 permutations). datasketch's area rule (lsh.Optimal, 9x13 at
+// 0.8) catches only 40% of the pairs at the threshold.
 //
 // Joining candidates:
 //   - With Verify, a candidate pair joins a cluster only when the exact
@@ -109,12 +104,11 @@ func newMinhashMethod(cfg Config) (Method, error) {
 	case cfg.Bands < 0 || cfg.Rows < 0:
 		return nil, fmt.Errorf("--bands %d --rows %d: must not be negative", cfg.Bands, cfg.Rows)
 	case cfg.Bands == 0 && cfg.Rows == 0:
-		m.params, err = lsh.ForRecall(cfg.Threshold, k, minhashRecall)
-		if err != nil && !errors.Is(err, lsh.ErrRecall) {
+		m.params, err = lsh.DefaultParams(cfg.Threshold, k)
+		if err != nil {
 			return nil, err
 		}
-		// An unreachable recall keeps the best banding there is.
-		m.rule = fmt.Sprintf("recall %.2f at the threshold (lsh.ForRecall)", minhashRecall)
+		m.rule = fmt.Sprintf("recall %.2f at the threshold (lsh.DefaultParams)", lsh.DefaultRecall)
 	case cfg.Rows == 0:
 		m.params = lsh.Params{Bands: cfg.Bands, Rows: k / max(cfg.Bands, 1)}
 		m.rule = "--bands"

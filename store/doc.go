@@ -15,11 +15,12 @@
 //   - MinHash (Broder 1997) with LSH banding: K = NumPerm slots (default
 //     128, of DefaultFamily, one-permutation hashing with densification;
 //     indexes keep the family they were created with) cut into Bands bands
-//     of Rows rows (default 16 x 8, seed 000); every band's 64-bit key
+//     of Rows rows (default: lsh.DefaultParams for the threshold, 13 x 7
+//     at 0.8; indexes made before keep 16 x 8); every band's 64-bit key
 //     (lsh.Params.AppendKeys) is a posting. Two
 //     documents are candidates when they share a band key, which for
 //     Jaccard similarity s happens with probability 1 - (1 - s^r)^b
-//     (0.947 at s = 0.8 and 0.9999 at s = 0.9 with 16 x 8); a candidate is a duplicate
+//     (0.953 at s = 0.8 and 0.9997 at s = 0.9 with 13 x 7); a candidate is a duplicate
 //     when its estimated similarity (the fraction of equal slots, standard
 //     error at most 0.044 at K = 128) is at least Threshold (default 0.8).
 //   - SimHash (Charikar 2002) with Manku's permuted tables: Bits-bit
@@ -91,9 +92,10 @@
 // and up to two memtables of Options.MemTableSize (default 16 MiB), plus
 // small per-query scratch. Growing with the documents: the in-memory
 // tables, 8-byte slots held 55% to 80% full (65% after Open), one table per
-// band or table plus one for the ids. With the default 16 bands that is 17
-// x 8 / load = 170 to 250 bytes per document, 209 right after Open (209 MB
-// for a million documents; Stats.PostingsBytes reports it). A table that
+// band or table plus one for the ids. With 16 bands that is 17 x 8 / load
+// = 170 to 250 bytes per document, 209 right after Open (209 MB for a
+// million documents; Stats.PostingsBytes reports it); the default 13 bands
+// at 0.8 take 14/17 of that. A table that
 // reaches 80% is rebuilt at about 55%, during which writes and queries wait
 // (about 33 ms per table of a million postings, BenchmarkGrow); the tables
 // of an index are rebuilt by different writes, one at a time. Large

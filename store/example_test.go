@@ -17,7 +17,8 @@ func Example() {
 	}
 	defer os.RemoveAll(dir)
 
-	// Seed 000 section 7: 3-shingles, 128 hashes, 16 bands of 8 rows, 0.8.
+	// The defaults dedup uses too: word 5-shingles, 128 slots, 13 bands of
+	// 7 rows, 0.8.
 	idx, err := store.Create(dir, store.DefaultParams(store.MinHash), store.Options{})
 	if err != nil {
 		log.Fatal(err)

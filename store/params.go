@@ -48,15 +48,16 @@ func ParseMethod(s string) (Method, error) {
 	return 0, fmt.Errorf("%w: unknown method %q (want minhash or simhash)", ErrParams, s)
 }
 
-// Defaults of DefaultParams, from seed 000 section 7 (3-shingles, 128
-// hashes, 16 bands of 8 rows, a duplicate above 0.8) and Manku et al. (64
-// bits, distance 3).
+// Defaults of DefaultParams. The MinHash ones are package lsh's, shared
+// with dedup --method minhash and lsh-params: word 5-grams, 128 slots, a
+// duplicate at 0.8, and the banding lsh.DefaultParams chooses for the
+// threshold (13x7 at 0.8). Indexes created before (word 3-grams, 16x8,
+// seed 000 section 7) keep the parameters stored in them. The SimHash ones
+// are Manku et al.'s (64 bits, distance 3).
 const (
-	DefaultNgram     = 3
-	DefaultNumPerm   = 128
-	DefaultBands     = 16
-	DefaultRows      = 8
-	DefaultThreshold = 0.8
+	DefaultNgram     = lsh.DefaultNgram
+	DefaultNumPerm   = lsh.DefaultNumPerm
+	DefaultThreshold = lsh.DefaultThreshold
 	// DefaultFamily is the MinHash family of new indexes: one-permutation
 	// hashing with densification, 27 us per 1 KB document against 104 us
 	// for Permutation (BenchmarkSketch), with the same S-curve
@@ -88,9 +89,11 @@ type Params struct {
 	// the package default (minhash.DefaultSeed, simhash.DefaultSeed).
 	Seed uint64
 
-	// MinHash: NumPerm slots of Family, banded into Bands x Rows (zeros
-	// mean 128, 16 and 8), and the estimated similarity at or above which a
-	// candidate is a duplicate (0 means 0.8). A zero Family
+	// MinHash: NumPerm slots of Family (0 means 128), banded into Bands x
+	// Rows, and the estimated similarity at or above which a candidate is a
+	// duplicate (0 means 0.8). Zero Bands and Rows mean the banding
+	// lsh.DefaultParams chooses for Threshold and NumPerm; one of them
+	// zero means NumPerm divided by the other. A zero Family
 	// (minhash.Permutation) means DefaultFamily unless PermutationFamily is
 	// set.
 	NumPerm   int
@@ -116,9 +119,10 @@ type Params struct {
 	Blocks    int
 }
 
-// DefaultParams returns the defaults of method m, resolved: seed 000
-// section 7 for MinHash (word 3-shingles, 128 slots of DefaultFamily, 16x8
-// bands, threshold 0.8), 64-bit fingerprints within distance 3 for SimHash.
+// DefaultParams returns the defaults of method m, resolved: for MinHash
+// the shared defaults of package lsh (word 5-shingles, 128 slots of
+// DefaultFamily, threshold 0.8, 13x7 bands from lsh.DefaultParams), for
+// SimHash 64-bit fingerprints within distance 3.
 func DefaultParams(m Method) Params {
 	p := Params{Method: m, Normalize: text.DefaultOptions()}
 	r, err := p.resolve()
@@ -127,6 +131,10 @@ func DefaultParams(m Method) Params {
 	}
 	return r
 }
+
+// Resolve returns the parameters Create would store for p: every zero
+// value replaced by the default it stands for, checked.
+func (p Params) Resolve() (Params, error) { return p.resolve() }
 
 // resolve returns p with every zero value replaced by the default it
 // stands for, and checks it.
@@ -154,14 +162,23 @@ func (p Params) resolve() (Params, error) {
 		if p.Seed == 0 {
 			p.Seed = minhash.DefaultSeed
 		}
-		if p.Bands == 0 && p.Rows == 0 {
-			p.Bands, p.Rows = DefaultBands, DefaultRows
-			if p.NumPerm < DefaultBands*DefaultRows {
-				p.Bands, p.Rows = p.NumPerm, 1
-			}
-		}
 		if p.Threshold == 0 {
 			p.Threshold = DefaultThreshold
+		}
+		if !(p.Threshold > 0 && p.Threshold <= 1) {
+			return p, fmt.Errorf("%w: threshold %v must be in (0, 1]", ErrParams, p.Threshold)
+		}
+		switch {
+		case p.Bands == 0 && p.Rows == 0:
+			b, err := lsh.DefaultParams(p.Threshold, p.NumPerm)
+			if err != nil {
+				return p, fmt.Errorf("%w: %v", ErrParams, err)
+			}
+			p.Bands, p.Rows = b.Bands, b.Rows
+		case p.Rows == 0 && p.Bands > 0:
+			p.Rows = p.NumPerm / p.Bands
+		case p.Bands == 0 && p.Rows > 0:
+			p.Bands = p.NumPerm / p.Rows
 		}
 		switch {
 		case p.PermutationFamily && p.Family != minhash.Permutation:
@@ -181,9 +198,6 @@ func (p Params) resolve() (Params, error) {
 		}
 		if p.Bands > math.MaxUint16 {
 			return p, fmt.Errorf("%w: at most %d bands", ErrParams, math.MaxUint16)
-		}
-		if !(p.Threshold > 0 && p.Threshold <= 1) {
-			return p, fmt.Errorf("%w: threshold %v must be in (0, 1]", ErrParams, p.Threshold)
 		}
 	case SimHash:
 		if p.Bits == 0 {

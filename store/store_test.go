@@ -380,7 +380,9 @@ func TestIncompatible(t *testing.T) {
 	if err := sh.Add("x", Sketch{FP: simhash.Fingerprint{Hi: 1}}); !errors.Is(err, ErrIncompatible) {
 		t.Errorf("128-bit fingerprint on 64-bit index: %v", err)
 	}
-	err := mh.Params().Check(Params{Method: MinHash, NumPerm: 256})
+	p256 := mh.Params()
+	p256.NumPerm = 256
+	err := mh.Params().Check(p256)
 	if !errors.Is(err, ErrIncompatible) || !strings.Contains(err.Error(), "num_perm") {
 		t.Errorf("Check(256 perms) = %v", err)
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/internal/atomicfile"
+	"github.com/neardup/neardup/lsh"
 	"github.com/neardup/neardup/minhash"
 	"github.com/neardup/neardup/store"
 )
@@ -44,8 +45,8 @@ func (f *indexParamFlags) register(fs *pflag.FlagSet) {
 	fs.Float64Var(&f.threshold, "threshold", store.DefaultThreshold, "minhash: estimated Jaccard similarity at or above which a document is a duplicate")
 	fs.IntVar(&f.numPerm, "num-perm", store.DefaultNumPerm, "minhash: permutations (signature slots)")
 	fs.StringVar(&f.family, "family", store.DefaultFamily.String(), "minhash: hash family, oph, multiply-shift or permutation (the slow reference); stored in the index")
-	fs.IntVar(&f.bands, "bands", store.DefaultBands, "minhash: LSH bands")
-	fs.IntVar(&f.rows, "rows", store.DefaultRows, "minhash: rows per band (bands x rows at most --num-perm)")
+	fs.IntVar(&f.bands, "bands", 0, "minhash: LSH bands (0: chosen from --threshold, as dedup does)")
+	fs.IntVar(&f.rows, "rows", 0, "minhash: rows per band, bands x rows at most --num-perm (0: chosen from --threshold)")
 	fs.Uint64Var(&f.seed, "seed", 0, "seed of the minhash or simhash hash family (0: the fixed default)")
 	fs.IntVar(&f.bits, "bits", store.DefaultBits, "simhash: fingerprint bits, 1 to 128")
 	fs.IntVar(&f.distance, "distance", store.DefaultDistance, "simhash: largest Hamming distance of a duplicate")
@@ -76,8 +77,8 @@ func (f *indexParamFlags) params() (store.Params, error) {
 		}
 		p.NumPerm, p.Family, p.Bands, p.Rows, p.Threshold = f.numPerm, fam, f.bands, f.rows, f.threshold
 		p.PermutationFamily = fam == minhash.Permutation
-		if p.NumPerm < 1 || p.Bands < 1 || p.Rows < 1 {
-			return p, usageErr("--num-perm, --bands and --rows must be at least 1")
+		if p.NumPerm < 1 || p.Bands < 0 || p.Rows < 0 {
+			return p, usageErr("--num-perm must be at least 1, --bands and --rows at least 0 (0: chosen from --threshold)")
 		}
 	} else {
 		if f.distance < 0 {
@@ -207,15 +208,20 @@ func newIndexCreateCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "create --index DIR [flags]",
 		Short: "Create an empty index with a method and its parameters",
-		Long: `Create an empty index in DIR (created if missing). The defaults follow the
-news-deduplication example of seed 000: word 3-shingles, MinHash with 128
-slots (one-permutation hashing, --family oph) in 16 bands of 8 rows, a
-duplicate at estimated similarity 0.8. --method simhash makes 64-bit
-fingerprints matched within Hamming distance 3.
+		Long: `Create an empty index in DIR (created if missing). The defaults are those of
+'neardup dedup': word 5-shingles, MinHash with 128 slots (one-permutation
+hashing, --family oph), a duplicate at estimated similarity 0.8, and the
+banding chosen from --threshold as dedup and lsh-params choose it: the
+cheapest that makes a pair at the threshold a candidate with probability
+0.95 (13 bands of 7 rows at 0.8, 23 x 3 at 0.5). --bands and --rows set it
+by hand; a banding that finds fewer than half of the pairs at the threshold
+is refused. --method simhash makes 64-bit fingerprints matched within
+Hamming distance 3. Indexes keep the parameters they were created with
+(those created before these defaults: word 3-shingles, 16 x 8).
 
 The band or table postings are kept in memory, rebuilt from the stored
-documents when the index is opened: about 210 bytes per MinHash document
-with 16 bands ('neardup index stats' reports it).
+documents when the index is opened: about 14 bytes per band per MinHash
+document, 180 with 13 bands ('neardup index stats' reports it).
 
 ` + exitHelp,
 		Args: cobra.NoArgs,
@@ -237,6 +243,9 @@ func runIndexCreate(cmd *cobra.Command, o *indexOpts) error {
 	if err != nil {
 		return err
 	}
+	if err := checkBanding(p); err != nil {
+		return err
+	}
 	s, err := store.Create(o.dir, p, o.storeOptions())
 	if errors.Is(err, store.ErrParams) || errors.Is(err, store.ErrExists) {
 		return usageErr("%v", err)
@@ -255,10 +264,36 @@ func runIndexCreate(cmd *cobra.Command, o *indexOpts) error {
 	return err
 }
 
+// minBandingRecall is the smallest probability at its threshold that
+// index create accepts for a banding given by hand.
+const minBandingRecall = 0.5
+
+// checkBanding refuses a MinHash banding given by hand (--bands, --rows)
+// that makes fewer than minBandingRecall of the pairs at the threshold
+// candidates: such an index cannot find the duplicates it promises.
+func checkBanding(p store.Params) error {
+	if p.Method != store.MinHash || (p.Bands == 0 && p.Rows == 0) {
+		return nil
+	}
+	r, err := p.Resolve()
+	if err != nil {
+		return nil // store.Create names the error
+	}
+	b := lsh.Params{Bands: r.Bands, Rows: r.Rows}
+	if pr := b.Probability(r.Threshold); pr < minBandingRecall {
+		d, _ := lsh.DefaultParams(r.Threshold, r.NumPerm)
+		return usageErr("--bands %d --rows %d: a pair at the threshold %v becomes a candidate with probability %.2f, so most duplicates would be missed; omit --bands and --rows to get %s (probability %.2f)",
+			r.Bands, r.Rows, r.Threshold, pr, d, d.Probability(r.Threshold))
+	}
+	return nil
+}
+
 func describeParams(p store.Params) string {
 	sh := fmt.Sprintf("%s %d-shingles", p.Shingle.Unit, p.Shingle.N)
 	if p.Method == store.MinHash {
-		return fmt.Sprintf("%s, %d %s slots, %dx%d bands, threshold %v", sh, p.NumPerm, p.Family, p.Bands, p.Rows, p.Threshold)
+		b := lsh.Params{Bands: p.Bands, Rows: p.Rows}
+		return fmt.Sprintf("%s, %d %s slots, %dx%d bands, threshold %v; P(candidate) at the threshold %.2f",
+			sh, p.NumPerm, p.Family, p.Bands, p.Rows, p.Threshold, b.Probability(p.Threshold))
 	}
 	return fmt.Sprintf("%s, %d bits, distance %d, %d blocks, %d tables", sh, p.Bits, p.Distance, p.Blocks, p.Tables())
 }

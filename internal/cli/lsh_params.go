@@ -40,29 +40,38 @@ threshold, and show its S-curve: a pair of similarity s becomes a candidate
 with probability 1 - (1 - s^r)^b, which rises most steeply near the effective
 threshold (1/b)^(1/r).
 
-By default (b, r) minimises fp-weight * false-positive area + fn-weight *
+By default (b, r) is the cheapest banding that catches a fraction
+--target-recall (0.95) of the pairs at the threshold: the fewest false
+positives among those. This is the banding that dedup --method minhash and
+index create choose when --bands and --rows are not given (one set of
+defaults, lsh.DefaultParams): 13 bands of 7 rows at 0.8 with 128
+permutations.
+
+--target-recall 0, or --fp-weight / --fn-weight without --target-recall,
+instead minimises fp-weight * false-positive area + fn-weight *
 false-negative area (the integrals of the S-curve below the threshold and of
 its complement above it), the rule of datasketch's MinHashLSH: 128
 permutations at 0.8 give 9 bands of 13 rows. That rule misses many pairs
-near high thresholds (9x13 catches 40% of pairs of similarity exactly 0.8);
---target-recall R instead picks the banding with the fewest false positives
-among those that catch a fraction R of the pairs at the threshold. dedup
---method minhash uses --target-recall 0.95 unless --bands/--rows are given.
+near high thresholds (9x13 catches 40% of pairs of similarity exactly 0.8).
 
 --plot FILE writes the S-curve as a PNG.
 
 ` + exitHelp,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			fs := cmd.Flags()
+			if (fs.Changed("fp-weight") || fs.Changed("fn-weight")) && !fs.Changed("target-recall") {
+				o.targetRecall = 0
+			}
 			return runLSHParams(cmd.Context(), o, cmd.OutOrStdout())
 		},
 	}
 	fs := cmd.Flags()
-	fs.Float64Var(&o.threshold, "threshold", 0.8, "Jaccard similarity threshold, in (0, 1]")
-	fs.IntVar(&o.numPerm, "num-perm", 128, "permutations (signature slots)")
+	fs.Float64Var(&o.threshold, "threshold", lsh.DefaultThreshold, "Jaccard similarity threshold, in (0, 1]")
+	fs.IntVar(&o.numPerm, "num-perm", lsh.DefaultNumPerm, "permutations (signature slots)")
 	fs.Float64Var(&o.fpWeight, "fp-weight", 0.5, "weight of the false-positive area")
 	fs.Float64Var(&o.fnWeight, "fn-weight", 0.5, "weight of the false-negative area")
-	fs.Float64Var(&o.targetRecall, "target-recall", 0, "choose the cheapest banding catching this fraction of pairs at the threshold (0: use the weighted areas)")
+	fs.Float64Var(&o.targetRecall, "target-recall", lsh.DefaultRecall, "choose the cheapest banding catching this fraction of pairs at the threshold, as dedup and index create do (0: use the weighted areas)")
 	fs.BoolVar(&o.json, "json", false, "print JSON")
 	fs.StringVar(&o.plot, "plot", "", "write the S-curve as a PNG to this file")
 	return cmd
