@@ -38,10 +38,25 @@ const defaultBloomN = 10_000_000
 // memory is fixed by (n, p) (28.8 bits per item at p = 1e-6), never by the
 // corpus. The key is the normalised text, or Config.KeyField's value (a
 // URL, say); a document with an empty key is never a duplicate. A document
-// whose key is (probably) in the filter is a duplicate of an earlier one,
-// reported through DropFinder's drop; the others are added. A false positive
-// (probability at most p while at most n keys were added) removes a
-// document that has no copy.
+// whose key is (probably) in the filter is a duplicate of an earlier one.
+//
+// Naming the earlier document: beside the filter, the Finder keeps a map
+// from each key to the first document that had it while the map fits in
+// an eighth of the memory budget (Config.Memory; about 64 bytes a key:
+// namedKeys). A duplicate whose key is in the map is reported as a pair
+// with that first document (similarity 1), so its cluster names the kept
+// document and `neardup eval` can score it, like the exact method's. While
+// the map holds every key added in this run and no keys came from an
+// earlier run's BloomFile, a key the filter reports but the map lacks is a
+// false positive of the filter: the document is kept, not removed. Once
+// the map is full, and for keys that a loaded BloomFile holds, the filter
+// cannot say which document had the key: the document is removed through
+// DropFinder's drop (a cluster of its own, no pairs line; Stats.Dropped
+// counts them), and a false positive (probability at most p while at most
+// n keys were added) removes a document that has no copy.
+//
+// bloom-overlap never names the earlier document: its shingles come from
+// many documents. Its duplicates are always dropped.
 //
 // bloom-overlap is the shingle-overlap mode of datatrove's Bloom filter
 // step (SingleBloomFilter): a document is a duplicate when at least
@@ -63,7 +78,13 @@ type bloomMethod struct {
 	k         int
 	file      string        // Config.BloomFile
 	filter    *bloom.Filter // the last Finder's, for Persist
+	namedCap  int           // keys the first-document map may hold
+	loaded    bool          // the filter came from file, with earlier runs' keys
 }
+
+// bloomNamedBytes is the memory of one entry of the key -> first document
+// map (a 16-byte key, a 4-byte value, Go map overhead).
+const bloomNamedBytes = 64
 
 func newBloomMethod(cfg Config) (Method, error)        { return newBloom(cfg, false) }
 func newBloomOverlapMethod(cfg Config) (Method, error) { return newBloom(cfg, true) }
@@ -77,6 +98,11 @@ func newBloom(cfg Config, overlap bool) (Method, error) {
 	if m.n == 0 {
 		m.n = defaultBloomN
 	}
+	budget := cfg.Memory
+	if budget <= 0 {
+		budget = DefaultMemory()
+	}
+	m.namedCap = int(min(budget/8/bloomNamedBytes, 1<<31-1))
 	if !(m.p > 0 && m.p < 1) {
 		return nil, fmt.Errorf("--bloom-fpp %v: must be in (0, 1)", m.p)
 	}
@@ -115,7 +141,11 @@ func (m *bloomMethod) Describe() map[string]any {
 		"filter":    "classic Bloom filter, XXH3-128 with enhanced double hashing",
 		"formula":   "m = -n ln p / (ln 2)^2, k = (m/n) ln 2",
 		"fpp_at_n":  bloom.FPP(m.n, m.m, m.k),
-		"duplicate": "of an unnamed earlier document (pairs have no id1)",
+	}
+	if m.overlap {
+		d["duplicate"] = "of unnamed earlier documents (no pairs line, a cluster of its own)"
+	} else {
+		d["duplicate"] = fmt.Sprintf("of the first document with the same key, named while the key map holds at most %d keys (then, and for keys of an earlier --bloom-file, unnamed)", m.namedCap)
 	}
 	if m.overlap {
 		n := m.shingle.N
@@ -151,7 +181,12 @@ func (m *bloomMethod) NewFinder() (Finder, error) {
 		return nil, err
 	}
 	m.filter = f
-	return &bloomFinder{m: m, f: f}, nil
+	bf := &bloomFinder{m: m, f: f}
+	if !m.overlap {
+		bf.first = make(map[bloom.Key]int32)
+		bf.exact = !m.loaded
+	}
+	return bf, nil
 }
 
 // bloomKey is a document's key, hashed for the filter.
@@ -198,6 +233,10 @@ type bloomFinder struct {
 	m      *bloomMethod
 	f      *bloom.Filter
 	absent []uint64 // scratch: shingles of a document not in the filter
+	// first maps a key to the first document that had it, up to
+	// m.namedCap keys; exact says that it holds every key in the filter.
+	first map[bloom.Key]int32
+	exact bool
 }
 
 // Add returns ErrNeedsDrop: see DropFinder.
@@ -207,17 +246,32 @@ func (f *bloomFinder) Add(int, Sketch, func(Pair)) error {
 
 // AddDrop tests and adds document i's key (or shingles) and drops the
 // document when it is a duplicate.
-func (f *bloomFinder) AddDrop(i int, s Sketch, _ func(Pair), drop func(int, float64)) error {
+func (f *bloomFinder) AddDrop(i int, s Sketch, emit func(Pair), drop func(int, float64)) error {
 	switch s := s.(type) {
 	case nil:
 		return nil
 	case bloomKey:
-		present, err := f.f.AddKey(bloom.Key(s))
+		k := bloom.Key(s)
+		if j, ok := f.first[k]; ok {
+			emit(Pair{A: int(j), B: i, Similarity: 1, Distance: -1})
+			return nil
+		}
+		present, err := f.f.AddKey(k)
 		if err != nil {
 			return err
 		}
-		if present {
+		if present && !f.exact {
 			drop(i, 1)
+			return nil
+		}
+		// A new key, or a false positive of the filter (the map holds
+		// every key, and not this one): the document is kept.
+		if f.first != nil {
+			if len(f.first) < f.m.namedCap {
+				f.first[k] = int32(i)
+			} else {
+				f.exact = false
+			}
 		}
 		return nil
 	case bloomShingles:
@@ -241,10 +295,17 @@ func (f *bloomFinder) AddDrop(i int, s Sketch, _ func(Pair), drop func(int, floa
 	return fmt.Errorf("bloom: sketch of type %T", s)
 }
 
-func (f *bloomFinder) Flush(func(Pair)) error { return nil }
+func (f *bloomFinder) Flush(func(Pair)) error {
+	f.first = nil
+	return nil
+}
 
 // BytesPerDoc: the filter's share (m bits for the expected n documents);
 // bloom-overlap also holds each document's shingle set while it is tested.
 func (m *bloomMethod) BytesPerDoc(int) int {
-	return int(m.m/8/max(m.n, 1)) + 16
+	b := int(m.m/8/max(m.n, 1)) + 16
+	if !m.overlap {
+		b += bloomNamedBytes // the key map, up to its cap
+	}
+	return b
 }

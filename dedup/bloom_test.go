@@ -1,20 +1,21 @@
 package dedup
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/neardup/neardup/shingle"
 )
 
-// TestBloomFinderExact checks exact-duplicate removal against a map: no
-// duplicate is missed (no false negatives) and the false positives stay
-// near the formula for the filter's fill.
-func TestBloomFinderExact(t *testing.T) {
-	const n = 20000
+// bloomTexts makes n texts, every fourth a copy of an earlier one.
+func bloomTexts(n int) []string {
 	texts := make([]string, n)
 	for i := range texts {
 		if i%4 == 3 {
@@ -23,6 +24,15 @@ func TestBloomFinderExact(t *testing.T) {
 			texts[i] = fmt.Sprintf("document number %d with some text", i)
 		}
 	}
+	return texts
+}
+
+// TestBloomFinderNamed: while the key map holds every key, each copy is
+// paired with the first document of its text (so clusters name it) and
+// the filter's false positives are caught: the result is exact.
+func TestBloomFinderNamed(t *testing.T) {
+	const n = 20000
+	texts := bloomTexts(n)
 	cfg := DefaultConfig()
 	cfg.Method, cfg.BloomN, cfg.BloomFPP = "bloom", n, 0.01
 	m, err := NewMethod(cfg)
@@ -30,13 +40,53 @@ func TestBloomFinderExact(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, pairs := runMethod(t, m, texts, nil)
+	first := map[string]int{}
+	var want []Pair
+	for i, s := range texts {
+		if j, ok := first[s]; ok {
+			want = append(want, Pair{A: j, B: i, Similarity: 1, Distance: -1})
+		} else {
+			first[s] = i
+		}
+	}
+	if !slices.Equal(pairs, want) {
+		t.Fatalf("%d pairs, want %d (each copy with the first document of its text)", len(pairs), len(want))
+	}
+}
+
+// TestBloomFinderExact checks exact-duplicate removal against a map when
+// the key map is full (a small memory budget): no duplicate is missed (no
+// false negatives), the copies of texts in the map are named, and the
+// false positives stay near the formula for the filter's fill.
+func TestBloomFinderExact(t *testing.T) {
+	const n = 20000
+	texts := bloomTexts(n)
+	cfg := DefaultConfig()
+	cfg.Method, cfg.BloomN, cfg.BloomFPP = "bloom", n, 0.01
+	cfg.Memory = 8 * bloomNamedBytes * 1000 // a map of 1000 keys
+	m, err := NewMethod(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, pairs := runMethod(t, m, texts, nil)
 	seen := map[string]bool{}
 	dup := map[int]bool{}
+	named, firsts := 0, map[int]bool{}
 	for _, p := range pairs {
-		if p.A != -1 || p.Distance != -1 {
-			t.Fatalf("pair %+v: want a drop", p)
+		if p.Distance != -1 || p.Similarity != 1 {
+			t.Fatalf("pair %+v: want similarity 1", p)
+		}
+		if p.A != -1 {
+			named++
+			firsts[p.A] = true
+			if p.A >= p.B || texts[p.A] != texts[p.B] {
+				t.Fatalf("pair %+v names a document that is not an earlier copy", p)
+			}
 		}
 		dup[p.B] = true
+	}
+	if named == 0 || len(firsts) > 1000 {
+		t.Errorf("%d copies named after %d first documents, want some, after at most the 1000 of the key map", named, len(firsts))
 	}
 	fp, distinct := 0, 0
 	for i, s := range texts {
@@ -55,7 +105,7 @@ func TestBloomFinderExact(t *testing.T) {
 	if limit := 1.5 * cfg.BloomFPP * float64(distinct); float64(fp) > limit {
 		t.Errorf("%d false positives among %d distinct texts, want at most %.0f", fp, distinct, limit)
 	}
-	t.Logf("%d distinct, %d copies, %d false positives", distinct, n-distinct, fp)
+	t.Logf("%d distinct, %d copies (%d named), %d false positives", distinct, n-distinct, named, fp)
 }
 
 func TestBloomKeyField(t *testing.T) {
@@ -123,5 +173,47 @@ func TestBloomMethodErrors(t *testing.T) {
 	}
 	if d := m.Describe(); d["n"] != uint64(defaultBloomN) || d["hashes"] != 20 {
 		t.Errorf("default Describe: n=%v hashes=%v, want %d and 20", d["n"], d["hashes"], defaultBloomN)
+	}
+}
+
+// The clusters file of a bloom run names the kept document for every
+// removed copy (so that `neardup eval` can score it), and the summary
+// counts the clusters; copies of keys that only an earlier run's
+// --bloom-file holds stay unnamed (Stats.Dropped).
+func TestBloomRunClustersNamed(t *testing.T) {
+	dir := t.TempDir()
+	path := writeTexts(t, dir, []string{"alpha text", "beta text", "alpha text", "gamma", "alpha text", "beta text"}, "d%d")
+	cfg := DefaultConfig()
+	cfg.Method, cfg.BloomFile = "bloom", filepath.Join(dir, "seen.bloom")
+	out := Outputs{Clusters: filepath.Join(dir, "c.jsonl"), Pairs: filepath.Join(dir, "p.jsonl")}
+	st, err := Run(context.Background(), cfg, Input{Files: []string{path}}, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Removed != 3 || st.Clusters != 2 || st.Pairs != 3 || st.Dropped != 0 {
+		t.Errorf("removed %d, clusters %d, pairs %d, dropped %d; want 3, 2, 3, 0", st.Removed, st.Clusters, st.Pairs, st.Dropped)
+	}
+	b, _ := os.ReadFile(out.Clusters)
+	for _, want := range []string{`{"id":"d2","cluster":"d0","kept":false}`, `{"id":"d4","cluster":"d0","kept":false}`, `{"id":"d5","cluster":"d1","kept":false}`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("clusters lack %s:\n%s", want, b)
+		}
+	}
+	// A second run over new documents: "alpha text" is only in the saved
+	// filter, so its copy is removed without a name; the two copies of a
+	// new text are named.
+	path2 := writeTexts(t, t.TempDir(), []string{"alpha text", "delta", "delta"}, "e%d")
+	st, err = Run(context.Background(), cfg, Input{Files: []string{path2}}, Outputs{Clusters: filepath.Join(dir, "c2.jsonl")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Removed != 2 || st.Dropped != 1 || st.Clusters != 1 {
+		t.Errorf("second run: removed %d, dropped %d, clusters %d; want 2, 1, 1", st.Removed, st.Dropped, st.Clusters)
+	}
+	b, _ = os.ReadFile(filepath.Join(dir, "c2.jsonl"))
+	for _, want := range []string{`{"id":"e0","cluster":"e0","kept":false}`, `{"id":"e2","cluster":"e1","kept":false}`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("second run's clusters lack %s:\n%s", want, b)
+		}
 	}
 }

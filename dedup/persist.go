@@ -29,11 +29,13 @@ func (m *bloomMethod) loadOrNew() (*bloom.Filter, error) {
 			if f.Params().Seed != seed {
 				return nil, fmt.Errorf("--bloom-filter %s: built with another --seed: %w", m.file, bloom.ErrIncompatible)
 			}
+			m.loaded = true
 			return f, nil
 		case !errors.Is(err, os.ErrNotExist):
 			return nil, fmt.Errorf("--bloom-filter %s: %w", m.file, err)
 		}
 	}
+	m.loaded = false
 	return bloom.New(m.n, m.p, bloom.Options{Seed: m.seed})
 }
 
