@@ -133,14 +133,14 @@ func (m *bloomMethod) Name() string {
 
 func (m *bloomMethod) Describe() map[string]any {
 	d := map[string]any{
-		"n":         m.n,
-		"fpp":       m.p,
-		"bits":      m.m,
-		"hashes":    m.k,
-		"bytes":     m.m / 8,
-		"filter":    "classic Bloom filter, XXH3-128 with enhanced double hashing",
-		"formula":   "m = -n ln p / (ln 2)^2, k = (m/n) ln 2",
-		"fpp_at_n":  bloom.FPP(m.n, m.m, m.k),
+		"n":        m.n,
+		"fpp":      m.p,
+		"bits":     m.m,
+		"hashes":   m.k,
+		"bytes":    m.m / 8,
+		"filter":   "classic Bloom filter, XXH3-128 with enhanced double hashing",
+		"formula":  "m = -n ln p / (ln 2)^2, k = (m/n) ln 2",
+		"fpp_at_n": bloom.FPP(m.n, m.m, m.k),
 	}
 	if m.overlap {
 		d["duplicate"] = "of unnamed earlier documents (no pairs line, a cluster of its own)"
