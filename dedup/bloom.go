@@ -295,6 +295,10 @@ func (f *bloomFinder) AddDrop(i int, s Sketch, emit func(Pair), drop func(int, f
 	return fmt.Errorf("bloom: sketch of type %T", s)
 }
 
+// cliques: every two documents with one key are a pair (Config.AllPairs);
+// bloom-overlap names no pairs.
+func (m *bloomMethod) cliques() bool { return !m.overlap }
+
 func (f *bloomFinder) Flush(func(Pair)) error {
 	f.first = nil
 	return nil

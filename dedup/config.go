@@ -71,6 +71,16 @@ type Config struct {
 	// run succeeds.
 	BloomFile string
 
+	// AllPairs (--pairs-mode all) reports every pair the method verifies
+	// (at or above the threshold, or within the distance) instead of a
+	// spanning forest of each cluster (--pairs-mode spanning, the
+	// default: only the pairs that joined two clusters). The clusters are
+	// the same; the pairs output, Stats.Pairs and the similarity histogram
+	// differ, and for large clusters all pairs can be many more
+	// (quadratic in the cluster size). docs/outputs.md has the details
+	// per method.
+	AllPairs bool
+
 	// Workers is the number of goroutines that normalise and sketch; 0
 	// means GOMAXPROCS.
 	Workers int

@@ -63,6 +63,9 @@ func (f *exactFinder) Add(i int, s Sketch, emit func(Pair)) error {
 
 func (f *exactFinder) Flush(func(Pair)) error { return nil }
 
+// cliques: every two copies of a text are a pair (Config.AllPairs).
+func (exact) cliques() bool { return true }
+
 // The exact method is Keyed: its one key is the low half of the content
 // id, and Match compares the whole id.
 

@@ -124,7 +124,7 @@ func TestRunJaccardMatchesBruteForce(t *testing.T) {
 	} {
 		path, texts := writeNearDupCorpus(t, 600, uint64(tc.n)*10+uint64(tc.unit))
 		cfg := DefaultConfig()
-		cfg.Method, cfg.Threshold = "jaccard", tc.t
+		cfg.Method, cfg.Threshold, cfg.AllPairs = "jaccard", tc.t, true
 		cfg.Shingle = shingle.Options{Unit: tc.unit, N: tc.n}
 		want := oraclePairs(t, cfg, texts)
 		if len(want) == 0 {
@@ -166,6 +166,20 @@ func TestRunJaccardMatchesBruteForce(t *testing.T) {
 			} else if !bytes.Equal(ref, all) {
 				t.Errorf("%s: outputs differ from workers=1", name)
 			}
+		}
+		// --pairs-mode spanning (the default): a spanning forest of the
+		// same clusters, one pair per removed document.
+		cfg.AllPairs = false
+		dir := t.TempDir()
+		out := Outputs{Clusters: filepath.Join(dir, "c.jsonl"), Pairs: filepath.Join(dir, "p.jsonl")}
+		st, err := Run(context.Background(), cfg, Input{Files: []string{path}}, out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, _ := os.ReadFile(out.Clusters)
+		if got := readPairs(t, out.Pairs); len(got) != st.Removed || st.Pairs != st.Removed || !bytes.HasSuffix(ref, c) {
+			t.Errorf("%v-%d t=%v spanning: %d pairs (stats %d), want %d (one per removed document), same clusters %v",
+				tc.unit, tc.n, tc.t, len(got), st.Pairs, st.Removed, bytes.HasSuffix(ref, c))
 		}
 	}
 }

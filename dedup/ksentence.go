@@ -92,6 +92,10 @@ func (f *ksentenceFinder) Add(i int, s Sketch, emit func(Pair)) error {
 
 func (f *ksentenceFinder) Flush(func(Pair)) error { return nil }
 
+// cliques: every two documents with one fingerprint are a pair
+// (Config.AllPairs).
+func (m *ksentenceMethod) cliques() bool { return true }
+
 // The ksentence method is Keyed, like exact: its one key is the first
 // eight bytes of the fingerprint, and Match compares all sixteen.
 

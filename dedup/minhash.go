@@ -51,7 +51,8 @@ const DefaultMinhashFamily = minhash.OPH
 // Cost: the Finder queries the banded index before inserting each
 // document and skips candidates already in the document's cluster (a
 // union-find inside the Finder), so a cluster is reported as a spanning
-// forest of pairs, not all its pairs. A document whose shingle set (with
+// forest of pairs, not all its pairs (Config.AllPairs reports every
+// verified candidate pair, and inserts every document). A document whose shingle set (with
 // Verify) or signature (without) equals an accepted candidate's is not
 // inserted in the index: it would only lengthen the buckets, and every
 // later document pairs with the earlier copy exactly as it would with it.
@@ -72,6 +73,7 @@ type minhashMethod struct {
 	hasher    *minhash.Hasher
 	shingle   shingle.Options
 	verify    bool
+	allPairs  bool // Config.AllPairs: report joined candidates too
 	direct    bool // join every candidate (no estimate filter); tests and measurements only
 }
 
@@ -99,7 +101,7 @@ func newMinhashMethod(cfg Config) (Method, error) {
 		return nil, err
 	}
 	m := &minhashMethod{threshold: cfg.Threshold, family: family, hasher: h,
-		shingle: cfg.Shingle, verify: cfg.Verify}
+		shingle: cfg.Shingle, verify: cfg.Verify, allPairs: cfg.AllPairs}
 	switch {
 	case cfg.Bands < 0 || cfg.Rows < 0:
 		return nil, fmt.Errorf("--bands %d --rows %d: must not be negative", cfg.Bands, cfg.Rows)
@@ -292,7 +294,7 @@ func (f *minhashFinder) Add(i int, s Sketch, emit func(Pair)) error {
 	duplicate := false
 	for _, c := range f.cands {
 		j := int(c)
-		if f.uf.Find(j) == f.uf.Find(i) {
+		if f.uf.Find(j) == f.uf.Find(i) && !f.m.allPairs {
 			// Already joined; but an identical earlier document still
 			// makes this one redundant in the index.
 			if !duplicate && f.identical(j, i, sk) {
@@ -310,7 +312,9 @@ func (f *minhashFinder) Add(i int, s Sketch, emit func(Pair)) error {
 			duplicate = true
 		}
 	}
-	if duplicate {
+	if duplicate && !f.m.allPairs {
+		// With AllPairs every document is inserted: a later document
+		// pairs with each copy.
 		return nil
 	}
 	return f.ix.Insert(uint32(i), sk.sig)

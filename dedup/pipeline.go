@@ -318,6 +318,7 @@ type run struct {
 	stdinCopy   string // temp copy of standard input, read twice
 	pairsOut    *atomicfile.File
 	pairsBuf    *bufio.Writer
+	allPairs    []Pair                      // Config.AllPairs: the pairs found, written after the finder's Flush
 	sequence    []string                    // Input.Against, then Input.Files
 	fileSkipped []int                       // per file of sequence
 	fileBytes   []int64                     // per file of sequence
@@ -536,6 +537,7 @@ func (r *run) pass1(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		sf.all = r.cfg.AllPairs
 		r.closers = append(r.closers, sf)
 		finder = sf
 	} else {
@@ -593,6 +595,9 @@ func (r *run) pass1(ctx context.Context) error {
 	}
 	if err := finder.Flush(emit); err != nil {
 		return err
+	}
+	if r.cfg.AllPairs {
+		r.writeAllPairs()
 	}
 	if r.pairsBuf != nil {
 		if err := r.pairsBuf.Flush(); err != nil {
@@ -867,34 +872,100 @@ func (r *run) eachDoc(ctx context.Context, sketchers []Sketcher, consume func(i 
 func (r *run) emitter() func(Pair) {
 	var line []byte
 	return func(p Pair) {
+		if r.cfg.AllPairs {
+			r.uf.Union(p.A, p.B)
+			if p.B >= r.nOld {
+				r.allPairs = append(r.allPairs, p)
+			}
+			return
+		}
+		// Spanning: a pair inside a cluster joins nothing (the jaccard
+		// join reports every pair; minhash and simhash skip them already).
+		if r.uf.Find(p.A) == r.uf.Find(p.B) {
+			return
+		}
 		r.uf.Union(p.A, p.B)
 		if p.B < r.nOld { // both old: joins clusters, is not reported
 			return
 		}
-		r.stats.Pairs++
-		r.stats.Similarity[min(int(p.Similarity*20), 19)]++
-		if p.Distance >= 0 {
-			for len(r.stats.Distance) <= p.Distance {
-				r.stats.Distance = append(r.stats.Distance, 0)
-			}
-			r.stats.Distance[p.Distance]++
-		}
-		if r.pairsBuf == nil {
-			return
-		}
-		line = append(line[:0], `{"id1":`...)
-		line = corpus.AppendJSONString(line, r.ids[p.A])
-		line = append(line, `,"id2":`...)
-		line = corpus.AppendJSONString(line, r.ids[p.B])
-		line = append(line, `,"similarity":`...)
-		line = strconv.AppendFloat(line, p.Similarity, 'f', -1, 64)
-		if p.Distance >= 0 {
-			line = append(line, `,"distance":`...)
-			line = strconv.AppendInt(line, int64(p.Distance), 10)
-		}
-		line = append(line, "}\n"...)
-		r.pairsBuf.Write(line) // a write error surfaces at Flush
+		line = r.recordPair(line, p)
 	}
+}
+
+// recordPair counts a reported pair in the stats and writes its pairs
+// line; it returns line, the reused buffer.
+func (r *run) recordPair(line []byte, p Pair) []byte {
+	r.stats.Pairs++
+	r.stats.Similarity[min(int(p.Similarity*20), 19)]++
+	if p.Distance >= 0 {
+		for len(r.stats.Distance) <= p.Distance {
+			r.stats.Distance = append(r.stats.Distance, 0)
+		}
+		r.stats.Distance[p.Distance]++
+	}
+	if r.pairsBuf == nil {
+		return line
+	}
+	line = append(line[:0], `{"id1":`...)
+	line = corpus.AppendJSONString(line, r.ids[p.A])
+	line = append(line, `,"id2":`...)
+	line = corpus.AppendJSONString(line, r.ids[p.B])
+	line = append(line, `,"similarity":`...)
+	line = strconv.AppendFloat(line, p.Similarity, 'f', -1, 64)
+	if p.Distance >= 0 {
+		line = append(line, `,"distance":`...)
+		line = strconv.AppendInt(line, int64(p.Distance), 10)
+	}
+	line = append(line, "}\n"...)
+	r.pairsBuf.Write(line) // a write error surfaces at Flush
+	return line
+}
+
+// cliquer is implemented by methods whose duplicates are identical
+// sketches (exact, ksentence, bloom): every two members of a cluster are a
+// pair of similarity 1, which their finders report only as a star.
+type cliquer interface{ cliques() bool }
+
+// writeAllPairs reports the pairs of Config.AllPairs in a fixed order:
+// ascending by the later document, then the earlier (id2's input
+// position, then id1's), each pair once. For a cliquer method that is
+// every two members of each cluster; for the others every pair the finder
+// verified.
+func (r *run) writeAllPairs() {
+	ps := r.allPairs
+	if c, ok := r.method.(cliquer); ok && c.cliques() {
+		members := map[int][]int{}
+		for i := range r.ids {
+			root := r.uf.Find(i)
+			members[root] = append(members[root], i)
+		}
+		ps = ps[:0]
+		for i := range r.ids {
+			if i < r.nOld {
+				continue
+			}
+			for _, j := range members[r.uf.Find(i)] {
+				if j >= i {
+					break
+				}
+				ps = append(ps, Pair{A: j, B: i, Similarity: 1, Distance: -1})
+			}
+		}
+	}
+	slices.SortFunc(ps, func(a, b Pair) int {
+		if a.B != b.B {
+			return a.B - b.B
+		}
+		return a.A - b.A
+	})
+	var line []byte
+	for k, p := range ps {
+		if k > 0 && p.A == ps[k-1].A && p.B == ps[k-1].B {
+			continue // a pair found through two keys (spill)
+		}
+		line = r.recordPair(line, p)
+	}
+	r.allPairs = nil
 }
 
 // check looks a text up in every index, in order, and returns the first

@@ -57,6 +57,7 @@ type simhashMethod struct {
 	seed           uint64
 	shingle        shingle.Options
 	verify         bool
+	allPairs       bool // Config.AllPairs
 	threshold      float64
 	design         simhash.Design        // for 2^20 documents, in Describe before a run
 	chosen         *simhash.Design       // the design of the last Flush, if any
@@ -77,7 +78,7 @@ func newSimhashMethod(cfg Config) (Method, error) {
 	if cfg.Distance < 0 || cfg.Distance >= bits {
 		return nil, fmt.Errorf("--distance %d: must be between 0 and --bits - 1 (%d)", cfg.Distance, bits-1)
 	}
-	m := &simhashMethod{bits: bits, distance: cfg.Distance, seed: cfg.Seed, shingle: cfg.Shingle,
+	m := &simhashMethod{bits: bits, distance: cfg.Distance, seed: cfg.Seed, shingle: cfg.Shingle, allPairs: cfg.AllPairs,
 		verify: cfg.Verify, threshold: cfg.Threshold}
 	switch cfg.Weights {
 	case "", "count":
@@ -312,14 +313,20 @@ func (f *simhashFinder) Flush(emit func(Pair)) error {
 		f.uf.Union(a, b)
 		emit(Pair{A: int(f.docs[a]), B: int(f.docs[b]), Similarity: sim, Distance: d})
 	}
-	d, err := simhash.AllPairsGrouped(f.fps, f.m.bits, f.m.distance, simhash.DesignOptions{},
-		func(first, i int) { report(first, i, 0) },
-		func(a, b, dist int) {
-			if f.uf.Find(a) == f.uf.Find(b) {
-				return // already joined: same clusters without this pair
-			}
-			report(a, b, dist)
-		})
+	var d simhash.Design
+	var err error
+	if f.m.allPairs {
+		d, err = simhash.AllPairs(f.fps, f.m.bits, f.m.distance, simhash.DesignOptions{}, report)
+	} else {
+		d, err = simhash.AllPairsGrouped(f.fps, f.m.bits, f.m.distance, simhash.DesignOptions{},
+			func(first, i int) { report(first, i, 0) },
+			func(a, b, dist int) {
+				if f.uf.Find(a) == f.uf.Find(b) {
+					return // already joined: same clusters without this pair
+				}
+				report(a, b, dist)
+			})
+	}
 	f.design = d
 	if err == nil {
 		f.m.chosen = &d

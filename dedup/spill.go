@@ -70,6 +70,7 @@ func sweepSpill(dir string) (tempfile.Swept, error) {
 // spillFinder finds pairs of a Keyed method by external sorting.
 type spillFinder struct {
 	m       Keyed
+	all     bool // Config.AllPairs: report pairs inside a cluster too
 	sorter  *extsort.Sorter
 	sketchF *os.File
 	sketchW *bufio.Writer
@@ -155,7 +156,7 @@ func (f *spillFinder) Flush(emit func(Pair)) error {
 			b := int(members[bi])
 			for ai := 0; ai < bi; ai++ {
 				a := int(members[ai])
-				if uf.Find(a) == uf.Find(b) {
+				if !f.all && uf.Find(a) == uf.Find(b) {
 					continue
 				}
 				if sim, dist, ok := f.m.Match(sketches[ai], sketches[bi]); ok {

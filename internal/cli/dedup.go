@@ -60,6 +60,8 @@ type dedupOpts struct {
 	text    textFlags
 	shingle shingleFlags
 	input   inputFlags
+
+	pairsMode string
 }
 
 func newDedupCmd(e *env) *cobra.Command {
@@ -76,7 +78,10 @@ six English revisions and in Traditional and Simplified Chinese).
 The summary goes to standard error. --output writes the kept documents
 unchanged, in input order; --clusters writes one line per input document
 {"id","cluster","kept"} where cluster is the id of the kept document;
---pairs writes one line per duplicate pair {"id1","id2","similarity"}.
+--pairs writes one line per duplicate pair {"id1","id2","similarity"}: by
+default the pairs that joined two clusters (a spanning forest, one pair per
+removed document), with --pairs-mode all every verified pair; what each
+method's outputs mean is in docs/outputs.md.
 Regular output files are replaced atomically, and only when the run succeeds.
 
 ` + exitHelp,
@@ -114,6 +119,7 @@ Regular output files are replaced atomically, and only when the run succeeds.
 	fs.StringVarP(&o.output, "output", "o", "", "write the kept documents here (format from the name; - for stdout)")
 	fs.StringVar(&o.clusters, "clusters", "", "write {id, cluster, kept} per input document here (JSONL)")
 	fs.StringVar(&o.pairs, "pairs", "", "write {id1, id2, similarity} per duplicate pair here (JSONL)")
+	fs.StringVar(&o.pairsMode, "pairs-mode", "spanning", "which pairs --pairs writes: spanning (the pairs that joined two clusters, one per removed document) or all (every verified pair, quadratic in the cluster size); docs/outputs.md")
 	fs.StringVar(&o.stats, "stats", "", "write the run summary here as JSON")
 	fs.StringVar(&o.report, "report", "", "write a self-contained HTML report of the run here")
 	fs.StringVar(&o.tmpDir, "tmp-dir", "", "directory for temporary files and --resume checkpoints (default: the system's)")
@@ -167,6 +173,13 @@ func (o *dedupOpts) config() (dedup.Config, error) {
 	}
 	cfg.Weights = o.weights
 	cfg.Verify = o.verify
+	switch o.pairsMode {
+	case "spanning", "": // "": commands without the flag (sign)
+	case "all":
+		cfg.AllPairs = true
+	default:
+		return cfg, usageErr("--pairs-mode %q: want spanning or all", o.pairsMode)
+	}
 	if o.kSentences < 1 {
 		return cfg, usageErr("--k-sentences %d: must be at least 1", o.kSentences)
 	}
