@@ -172,7 +172,10 @@ type Example struct {
 
 // ExampleDoc is one member of an example cluster.
 type ExampleDoc struct {
-	ID   string `json:"id"`
+	ID string `json:"id"`
+	// Text is the document's text as read; with Config.Normalize.HTML,
+	// the visible text extracted from its HTML (text.HTMLToText), which is
+	// what the method compared, not the markup.
 	Text string `json:"text"`
 	Kept bool   `json:"kept"`
 }
@@ -1200,6 +1203,11 @@ func (r *run) pass2(ctx context.Context, keep []int32, examples map[int32]*Examp
 				}
 			}
 			m := ExampleDoc{ID: d.ID, Text: d.Text, Kept: r.kept(keep, i)}
+			if r.cfg.Normalize.HTML {
+				// A strings.Reader never fails, so neither does HTMLToText.
+				b, _ := text.HTMLToText(nil, strings.NewReader(d.Text))
+				m.Text = string(b)
+			}
 			if m.Kept { // the kept document goes first
 				ex.Members = slices.Insert(ex.Members, 0, m)
 			} else {

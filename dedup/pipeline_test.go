@@ -339,3 +339,31 @@ func TestRunRemovesAbandonedTempFiles(t *testing.T) {
 		}
 	}
 }
+
+// With --html the example clusters show the extracted text, which is what
+// the method compared, not the markup (issue 12 item 7).
+func TestExamplesHTMLShowText(t *testing.T) {
+	page := func(body string) string {
+		return "<!DOCTYPE html><html><head><title>T</title><style>p{color:red}</style></head><body><p>" + body + "</p></body></html>"
+	}
+	dir := t.TempDir()
+	path := writeTexts(t, dir, []string{
+		page("The committee approved the new budget for the city parks on Monday."),
+		page("The committee approved the new budget for the city parks on Monday."),
+		page("Something else entirely."),
+	}, "d%d")
+	cfg := DefaultConfig()
+	cfg.Method, cfg.Normalize.HTML = "exact", true
+	st, err := Run(context.Background(), cfg, Input{Files: []string{path}, Examples: 3}, Outputs{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Examples) != 1 || len(st.Examples[0].Members) != 2 {
+		t.Fatalf("examples %+v, want one cluster of two", st.Examples)
+	}
+	for _, m := range st.Examples[0].Members {
+		if strings.ContainsAny(m.Text, "<>") || strings.Contains(m.Text, "color") || !strings.Contains(m.Text, "The committee approved") {
+			t.Errorf("example member %s: text %q, want the extracted text", m.ID, m.Text)
+		}
+	}
+}

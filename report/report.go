@@ -682,7 +682,11 @@ func exampleClusters(cfg dedup.Config, examples []dedup.Example, maxRunes int) (
 	if len(examples) == 0 {
 		return nil, nil
 	}
-	norm, err := text.New(cfg.Normalize)
+	// With --html the examples' texts are already the extracted text
+	// (dedup.ExampleDoc): extracting again would read a "<" in it as markup.
+	nopts := cfg.Normalize
+	nopts.HTML = false
+	norm, err := text.New(nopts)
 	if err != nil {
 		return nil, fmt.Errorf("report: %w", err)
 	}
