@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -22,6 +23,7 @@ import (
 	"github.com/neardup/neardup/internal/atomicfile"
 	"github.com/neardup/neardup/internal/tempfile"
 	"github.com/neardup/neardup/text"
+	"github.com/neardup/neardup/text/t2s"
 )
 
 // Outputs names the files a run writes; an empty name writes nothing. "-"
@@ -130,6 +132,11 @@ type Stats struct {
 	// internal/tempfile names them after their owner process).
 	AbandonedFiles int   `json:"abandoned_temp_files,omitempty"`
 	AbandonedBytes int64 `json:"abandoned_temp_bytes,omitempty"`
+	// Traditional counts the documents whose normalised text holds
+	// Traditional Chinese characters while Config.Normalize.T2S is off
+	// (t2s.HasTraditional): their Simplified copies are not recognised as
+	// duplicates, which T2S would fix. Always 0 with T2S on.
+	Traditional int `json:"traditional_docs,omitempty"`
 }
 
 // SizeCount is the number of clusters of one size.
@@ -317,6 +324,9 @@ type run struct {
 	method Method
 	norm   *text.Normalizer
 	stats  *Stats
+	// traditional counts the documents with Traditional Chinese
+	// characters when Normalize.T2S is off (Stats.Traditional).
+	traditional atomic.Int64
 
 	stdinCopy   string // temp copy of standard input, read twice
 	pairsOut    *atomicfile.File
@@ -610,6 +620,7 @@ func (r *run) pass1(ctx context.Context) error {
 	r.stats.Params = r.method.Describe() // some methods decide at Flush
 	r.stats.Documents = len(r.ids) - r.nOld
 	r.stats.Against = r.nOld
+	r.stats.Traditional = int(r.traditional.Load())
 	var bytes int64
 	for _, b := range r.fileBytes {
 		bytes += b
@@ -797,6 +808,9 @@ func (r *run) eachDoc(ctx context.Context, sketchers []Sketcher, consume func(i 
 					if len(buf) == 0 {
 						b.sketches[k] = nil
 						continue
+					}
+					if !r.cfg.Normalize.T2S && !rd.old && t2s.HasTraditional(buf) {
+						r.traditional.Add(1)
 					}
 					d := Doc{Index: b.first + k, ID: rd.id, Text: buf}
 					if r.cfg.KeyField != "" {

@@ -367,3 +367,25 @@ func TestExamplesHTMLShowText(t *testing.T) {
 		}
 	}
 }
+
+// With --t2s off, a run counts the documents with Traditional Chinese
+// characters, so that the summary and the report can say that --t2s would
+// join them with their Simplified copies.
+func TestTraditionalCounted(t *testing.T) {
+	path := writeTexts(t, t.TempDir(), []string{"舉頭望明月，低頭思故鄉。", "举头望明月，低头思故乡。", "plain English text here"}, "d%d")
+	for _, t2s := range []bool{false, true} {
+		cfg := DefaultConfig()
+		cfg.Method, cfg.Normalize.T2S = "exact", t2s
+		st, err := Run(context.Background(), cfg, Input{Files: []string{path}}, Outputs{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, removed := 1, 0
+		if t2s {
+			want, removed = 0, 1
+		}
+		if st.Traditional != want || st.Removed != removed {
+			t.Errorf("t2s %v: Traditional %d, removed %d; want %d, %d", t2s, st.Traditional, st.Removed, want, removed)
+		}
+	}
+}

@@ -317,6 +317,27 @@ func (t *tables) unsettled(b []byte) bool {
 	return false
 }
 
+// HasTraditional reports whether b holds a character that the conversion
+// changes: a Traditional Chinese character (or a variant form) whose
+// Simplified form differs. It is meant for telling a user that the
+// conversion would matter: text without any character of the CJK ranges
+// the dictionaries cover (no UTF-8 lead byte 0xE2 to 0xF0) is answered
+// without a lookup and without loading the dictionaries.
+func HasTraditional(b []byte) bool {
+	cjk := false
+	for _, c := range b {
+		if c >= 0xE2 && c <= 0xF0 {
+			cjk = true
+			break
+		}
+	}
+	if !cjk {
+		return false
+	}
+	t := get()
+	return t != nil && t.unsettled(b)
+}
+
 // Append appends the Simplified Chinese form of src to dst and returns the
 // extended buffer, exactly as OpenCC's t2s.json conversion would produce it.
 // It does not allocate when dst has room for the result. src and dst must

@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -290,4 +291,38 @@ func BenchmarkAppend(b *testing.B) {
 		dst = Append(dst[:0], src)
 	}
 	runtime.KeepAlive(dst)
+}
+
+func TestHasTraditional(t *testing.T) {
+	for _, c := range []struct {
+		s    string
+		want bool
+	}{
+		{"", false},
+		{"plain ASCII text", false},
+		{"床前明月光，疑是地上霜。", false}, // the same in both scripts
+		{"举头望明月", false},
+		{"舉頭望明月", true},
+		{"mixed 漢字 text", true},
+		{"汉字", false},
+	} {
+		if got := HasTraditional([]byte(c.s)); got != c.want {
+			t.Errorf("HasTraditional(%q) = %v, want %v", c.s, got, c.want)
+		}
+	}
+	// The fast path skips text without a UTF-8 lead byte in 0xE2..0xF0:
+	// every character the dictionaries change must have one.
+	tb := get()
+	var buf [4]byte
+	for r := rune(0); r <= unicode.MaxRune; r++ {
+		if s := tb.char(r); s != 0 && s != r {
+			n := utf8.EncodeRune(buf[:], r)
+			if n < 3 || buf[0] < 0xE2 || buf[0] > 0xF0 {
+				t.Fatalf("%U (%q) converts to %q but its lead byte %#x is outside the fast path", r, r, s, buf[0])
+			}
+			if !HasTraditional(buf[:n]) {
+				t.Fatalf("HasTraditional(%q) = false", r)
+			}
+		}
+	}
 }
