@@ -42,6 +42,10 @@ type Outputs struct {
 	// TmpDir holds temporary files (a copy of standard input); "" means
 	// the system default.
 	TmpDir string
+	// Removed, when set, is called with the id of every removed document,
+	// in input order, once the clusters are known (the report's list of
+	// removed ids).
+	Removed func(id string)
 }
 
 // Input says what to read.
@@ -1087,6 +1091,13 @@ func (r *run) finish(ctx context.Context) error {
 	if r.out.Clusters != "" {
 		if err := r.writeClusters(keep); err != nil {
 			return err
+		}
+	}
+	if r.out.Removed != nil {
+		for i := r.nOld; i < len(keep); i++ {
+			if !r.kept(keep, i) {
+				r.out.Removed(r.ids[i])
+			}
 		}
 	}
 	examples := r.pickExamples(sizes)

@@ -183,6 +183,11 @@ func TestBrowser(t *testing.T) {
 		Documents string
 		Hostile   bool
 		Height    int
+		// Download is the removed-ids link's download name, IDs its
+		// decoded content's line count; T2S says the --t2s note is shown.
+		Download string
+		IDs      int
+		T2S      bool
 	}
 	w.script(`
 const imgs = [...document.querySelectorAll('img')].map(i => ({Alt: i.alt, Src: i.src.slice(0, 22),
@@ -194,7 +199,11 @@ return {Title: document.title, Images: imgs, Tables: tables.length,
   Removed: document.getElementById('n-removed').textContent,
   Documents: document.getElementById('n-documents').textContent,
   Hostile: [...document.querySelectorAll('td.doc')].some(td => td.textContent.includes("<script>document.title='pwned'</script>")),
-  Height: document.documentElement.scrollHeight};`, &got)
+  Height: document.documentElement.scrollHeight,
+  Download: (document.getElementById('removed-ids') || {download: ''}).download,
+  IDs: (() => { const a = document.getElementById('removed-ids'); if (!a) return -1;
+    return atob(a.href.split(',')[1]).trim().split('\n').length; })(),
+  T2S: [...document.querySelectorAll('p.warn')].some(p => p.offsetHeight > 0 && p.textContent.includes('--t2s'))};`, &got)
 
 	if got.Title != "neardup dedup report" {
 		t.Errorf("title %q: a document's script ran or the page is wrong", got.Title)
@@ -220,6 +229,12 @@ return {Title: document.title, Images: imgs, Tables: tables.length,
 		if n == 0 {
 			t.Errorf("cluster table %d has no removed documents", i+1)
 		}
+	}
+	if got.Download != "removed-ids.txt" || got.IDs != r.Stats.Removed {
+		t.Errorf("removed-ids download %q with %d ids, want removed-ids.txt with %d", got.Download, got.IDs, r.Stats.Removed)
+	}
+	if !got.T2S {
+		t.Error("the note that --t2s would join the Traditional and Simplified verses is not shown")
 	}
 	if got.Removed != strconv.Itoa(r.Stats.Removed) || got.Documents != strconv.Itoa(r.Stats.Documents) {
 		t.Errorf("summary shows %s documents, %s removed; want %d, %d", got.Documents, got.Removed, r.Stats.Documents, r.Stats.Removed)

@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
@@ -42,17 +43,27 @@ func renderPNG(p *plot.Plot) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// sans is the plots' typeface, a sans-serif like the page's text (gonum's
+// default is Liberation Serif).
+var sans = font.Font{Typeface: "Liberation", Variant: "Sans"}
+
 func newPlot(title, x, y string) *plot.Plot {
 	p := plot.New()
 	p.Title.Text = title
 	p.X.Label.Text = x
 	p.Y.Label.Text = y
-	p.Title.TextStyle.Font.Size = vg.Points(13)
-	p.X.Label.TextStyle.Font.Size = vg.Points(11)
-	p.Y.Label.TextStyle.Font.Size = vg.Points(11)
-	p.X.Tick.Label.Font.Size = vg.Points(10)
-	p.Y.Tick.Label.Font.Size = vg.Points(10)
+	p.Title.TextStyle.Font = font.From(sans, 13)
+	p.X.Label.TextStyle.Font = font.From(sans, 11)
+	p.Y.Label.TextStyle.Font = font.From(sans, 11)
+	p.X.Tick.Label.Font = font.From(sans, 10)
+	p.Y.Tick.Label.Font = font.From(sans, 10)
+	p.Legend.TextStyle.Font = font.From(sans, 11)
 	return p
+}
+
+// labelStyle is the style of the numbers written on bars.
+func labelStyle() draw.TextStyle {
+	return draw.TextStyle{Color: color.Black, Font: font.From(sans, 8), Handler: plot.DefaultTextHandler}
 }
 
 func vline(x, y0, y1 float64, c color.Color, dashed bool) (*plotter.Line, error) {
@@ -104,22 +115,26 @@ func sCurvePlot(bp lsh.Params, threshold float64) (*plot.Plot, error) {
 	return p, nil
 }
 
-// histPlot draws bars over [lo+i*w, lo+(i+1)*w) with the given counts,
-// and a vertical line at mark (unless NaN) labelled markLabel.
+// histPlot draws bars over [lo+i*w, lo+(i+1)*w) with the given counts on
+// a logarithmic count axis, each labelled with its count, and a vertical
+// line at mark (unless NaN) labelled markLabel. The axis is logarithmic
+// because the counts span orders of magnitude: when most pairs are exact
+// duplicates (similarity 1, distance 0), a linear axis leaves the few near
+// the threshold invisible.
 func histPlot(title, x string, lo, w float64, counts []int, mark float64, markLabel string) (*plot.Plot, error) {
-	p := newPlot(title, x, "pairs")
-	h := &plotter.Histogram{Width: w, FillColor: barColor, LineStyle: plotter.DefaultLineStyle}
-	h.LineStyle.Color = color.White
-	for i, c := range counts {
-		h.Bins = append(h.Bins, plotter.HistogramBin{Min: lo + float64(i)*w, Max: lo + float64(i+1)*w, Weight: float64(c)})
-	}
-	p.Add(plotter.NewGrid(), h)
+	p := newPlot(title, x, "pairs (log scale)")
+	bars := &countBars{color: barColor}
 	maxc := 1
-	for _, c := range counts {
+	for i, c := range counts {
+		bars.bins = append(bars.bins, plotter.HistogramBin{Min: lo + float64(i)*w, Max: lo + float64(i+1)*w, Weight: float64(c)})
 		maxc = max(maxc, c)
 	}
+	p.Add(plotter.NewGrid(), bars)
+	// Room above the tallest bar for its label.
+	p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
+	p.Y.Min, p.Y.Max = 0.7, math.Pow(10, math.Log10(float64(maxc))*1.12+0.1)
 	if !math.IsNaN(mark) {
-		l, err := vline(mark, 0, float64(maxc)*1.05, markColor, false)
+		l, err := vline(mark, p.Y.Min, p.Y.Max, markColor, false)
 		if err != nil {
 			return nil, err
 		}
@@ -127,10 +142,42 @@ func histPlot(title, x string, lo, w float64, counts []int, mark float64, markLa
 		// A legend would cover the bars, which gather at one end.
 		p.X.Label.Text += " (red line: " + markLabel + ")"
 	}
-	p.Y.Min = 0
 	p.X.Min, p.X.Max = lo, lo+w*float64(len(counts))
-	p.Y.Tick.Marker = integerTicks{}
 	return p, nil
+}
+
+// countBars draws histogram bins from the bottom of the axis up to their
+// count, which works on a logarithmic axis (plotter.Histogram starts its
+// bars at 0), and writes each non-zero count above its bar.
+type countBars struct {
+	bins  []plotter.HistogramBin
+	color color.Color
+}
+
+func (b *countBars) Plot(c draw.Canvas, p *plot.Plot) {
+	trX, trY := p.Transforms(&c)
+	sty := labelStyle()
+	sty.XAlign = draw.XCenter
+	for _, bin := range b.bins {
+		if bin.Weight <= 0 {
+			continue
+		}
+		x0, x1 := trX(bin.Min), trX(bin.Max)
+		y0, y1 := trY(p.Y.Min), trY(bin.Weight)
+		gap := min(vg.Points(0.5), (x1-x0)/4)
+		c.FillPolygon(b.color, c.ClipPolygonXY([]vg.Point{{X: x0 + gap, Y: y0}, {X: x1 - gap, Y: y0}, {X: x1 - gap, Y: y1}, {X: x0 + gap, Y: y1}}))
+		c.FillText(sty, vg.Point{X: (x0 + x1) / 2, Y: y1 + vg.Points(2)}, strconv.FormatFloat(bin.Weight, 'f', -1, 64))
+	}
+}
+
+// DataRange implements plot.DataRanger.
+func (b *countBars) DataRange() (xmin, xmax, ymin, ymax float64) {
+	xmin, xmax, ymin, ymax = math.Inf(1), math.Inf(-1), 1, 1
+	for _, bin := range b.bins {
+		xmin, xmax = min(xmin, bin.Min), max(xmax, bin.Max)
+		ymax = max(ymax, bin.Weight)
+	}
+	return xmin, xmax, ymin, ymax
 }
 
 // sizesPlot draws the number of clusters of each size from 2 up.
@@ -154,19 +201,28 @@ func sizesPlot(sizes []dedup.SizeCount) (*plot.Plot, error) {
 	return p, nil
 }
 
-// stagesPlot draws the wall time of each stage as horizontal bars.
+// stagesPlot draws the wall time of each stage as horizontal bars, each
+// labelled with its time. A bar is at least minStageBar of the longest, so
+// that a stage of 0.07 ms beside one of 2 s stays visible; its label gives
+// the true time.
 func stagesPlot(stages []dedup.Stage) (*plot.Plot, error) {
-	p := newPlot("Time per stage", "seconds", "")
-	vs := make(plotter.Values, len(stages))
-	names := make([]string, len(stages))
-	for i, st := range stages {
-		vs[i] = st.Seconds
-		names[len(stages)-1-i] = st.Name
+	p := newPlot("Time per stage", "seconds (bars of very short stages are drawn at a minimum length)", "")
+	p.X.Label.TextStyle.Font = font.From(sans, 9)
+	longest := 0.0
+	for _, st := range stages {
+		longest = max(longest, st.Seconds)
 	}
 	// Bars bottom-up, so the first stage is on top.
-	rev := make(plotter.Values, len(vs))
-	for i := range vs {
-		rev[len(vs)-1-i] = vs[i]
+	n := len(stages)
+	rev := make(plotter.Values, n)
+	names := make([]string, n)
+	labels := plotter.XYLabels{XYs: make(plotter.XYs, n), Labels: make([]string, n)}
+	for i, st := range stages {
+		k := n - 1 - i
+		rev[k] = max(st.Seconds, longest*minStageBar)
+		names[k] = st.Name
+		labels.XYs[k] = plotter.XY{X: rev[k], Y: float64(k)}
+		labels.Labels[k] = " " + seconds(st.Seconds)
 	}
 	b, err := plotter.NewBarChart(rev, vg.Points(18))
 	if err != nil {
@@ -175,11 +231,27 @@ func stagesPlot(stages []dedup.Stage) (*plot.Plot, error) {
 	b.Horizontal = true
 	b.Color = barColor
 	b.LineStyle.Color = color.White
-	p.Add(plotter.NewGrid(), b)
+	l, err := plotter.NewLabels(labels)
+	if err != nil {
+		return nil, err
+	}
+	for i := range l.TextStyle {
+		l.TextStyle[i] = labelStyle()
+		l.TextStyle[i].Font = font.From(sans, 9)
+		l.TextStyle[i].YAlign = draw.YCenter
+	}
+	p.Add(plotter.NewGrid(), b, l)
 	p.NominalY(names...)
+	p.Y.Tick.Label.Font = font.From(sans, 10)
 	p.X.Min = 0
+	if longest > 0 {
+		p.X.Max = longest * 1.3 // room for the labels
+	}
 	return p, nil
 }
+
+// minStageBar is the shortest stage bar, as a fraction of the longest.
+const minStageBar = 0.015
 
 // integerTicks labels only whole numbers.
 type integerTicks struct{}

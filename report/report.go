@@ -80,7 +80,19 @@ type Run struct {
 	Memory *Memory
 	// Generated is when the report was made; the zero time leaves it out.
 	Generated time.Time
+	// RemovedIDs are the ids of the removed documents, in input order
+	// (dedup.Outputs.Removed); the report offers them as a text file to
+	// download, embedded in the page, when they take at most
+	// MaxRemovedBytes. RemovedOmitted says that the caller left them out
+	// because there were more; nil with RemovedOmitted false offers none.
+	RemovedIDs     []string
+	RemovedOmitted bool
 }
+
+// MaxRemovedBytes bounds the removed ids embedded in a report (one id a
+// line): beyond it the page would be too large to open comfortably, and
+// the --clusters output is the list to use.
+const MaxRemovedBytes = 8 << 20
 
 // Memory is the memory of the process, from runtime.MemStats.
 type Memory struct {
@@ -172,6 +184,11 @@ type page struct {
 	Random     []clusterView
 	SimNote    string
 	Warnings   []string
+	// Removed is the download link of the removed ids (a data: URL), or
+	// RemovedNote says why there is none.
+	Removed     template.URL
+	RemovedN    int
+	RemovedNote string
 }
 
 type kv struct{ Key, Value string }
@@ -266,11 +283,17 @@ func build(r *Run, opts Options) (*page, error) {
 		p.Memory = append(p.Memory, kv{"input read", bytesName(uint64(s.InputBytes))})
 	}
 
+	removedList(p, r)
 	figs, warn, err := figures(r, opts)
 	if err != nil {
 		return nil, err
 	}
 	p.Plots, p.Warnings = figs, warn
+	if s.Traditional > 0 && !cfg.Normalize.T2S {
+		p.Warnings = append(p.Warnings, fmt.Sprintf("%s Traditional Chinese characters, and Traditional to Simplified conversion was off: "+
+			"a Traditional text and its Simplified copy were not compared as the same text, so both were kept. Run again with --t2s to join them.",
+			plural(s.Traditional, "document contains", "documents contain")))
+	}
 	p.SimNote = "The similarity shown for each removed document is the exact Jaccard similarity of its " +
 		p.Shingling + " set to the kept document's, after normalisation (" + p.Normalize + ")."
 	switch s.Method {
@@ -299,6 +322,41 @@ func build(r *Run, opts Options) (*page, error) {
 		}
 	}
 	return p, nil
+}
+
+// removedList embeds the removed ids as a data: URL, one id a line, or
+// says why it cannot.
+func removedList(p *page, r *Run) {
+	p.RemovedN = len(r.RemovedIDs)
+	switch {
+	case r.RemovedOmitted:
+		p.RemovedNote = fmt.Sprintf("The list of removed ids is not embedded: it would exceed %s. The --clusters output lists them (\"kept\": false).", bytesName(MaxRemovedBytes))
+		return
+	case len(r.RemovedIDs) == 0:
+		return
+	}
+	n := 0
+	for _, id := range r.RemovedIDs {
+		n += len(id) + 1
+	}
+	if n > MaxRemovedBytes {
+		p.RemovedNote = fmt.Sprintf("The list of removed ids is not embedded: at %s it exceeds %s. The --clusters output lists them (\"kept\": false).", bytesName(uint64(n)), bytesName(MaxRemovedBytes))
+		return
+	}
+	b := make([]byte, 0, n)
+	for _, id := range r.RemovedIDs {
+		// An id holds no newline in any reader's output but JSONL's; a
+		// list with one would be ambiguous, so such an id is written as
+		// a JSON string.
+		if strings.ContainsAny(id, "\n\r") {
+			q, _ := json.Marshal(id)
+			b = append(b, q...)
+		} else {
+			b = append(b, id...)
+		}
+		b = append(b, '\n')
+	}
+	p.Removed = template.URL("data:text/plain;charset=utf-8;base64," + base64.StdEncoding.EncodeToString(b))
 }
 
 func summary(r *Run) []string {
@@ -604,7 +662,7 @@ func figures(r *Run, opts Options) ([]figure, []string, error) {
 		}
 		f := figure{ID: "distance", Title: "How different the duplicate pairs are",
 			Alt:     "histogram of Hamming distances of the reported pairs",
-			Caption: fmt.Sprintf("Each reported pair of SimHash fingerprints, by the number of bits in which they differ (at most %d for a duplicate). 0 means the fingerprints are identical.", cfg.Distance)}
+			Caption: fmt.Sprintf("Each reported pair of SimHash fingerprints, by the number of bits in which they differ (at most %d for a duplicate). 0 means the fingerprints are identical. The count axis is logarithmic (each bar is labelled with its count).", cfg.Distance)}
 		if err := add(f, p, err); err != nil {
 			return nil, nil, err
 		}
@@ -622,7 +680,7 @@ func figures(r *Run, opts Options) ([]figure, []string, error) {
 		}
 		f := figure{ID: "similarity", Title: "How similar the duplicate pairs are",
 			Alt:     "histogram of the similarities of the reported pairs",
-			Caption: fmt.Sprintf("Each of the %s the run reported, by its similarity in bins of 0.05. Exact methods report 1 for every pair; minhash reports its estimate.", plural(s.Pairs, "pair", "pairs"))}
+			Caption: fmt.Sprintf("Each of the %s the run reported, by its similarity in bins of 0.05, on a logarithmic count axis (each bar is labelled with its count). Exact methods report 1 for every pair; minhash reports its estimate.", plural(s.Pairs, "pair", "pairs"))}
 		if s.Pairs == 0 {
 			f.Note = "No pairs were reported."
 		}
@@ -650,7 +708,7 @@ func figures(r *Run, opts Options) ([]figure, []string, error) {
 	// Stages.
 	if len(s.Stages) > 0 {
 		p, err := stagesPlot(s.Stages)
-		f := figure{ID: "stages", Title: "Where the time went", Alt: "wall time of each stage", Caption: "Wall time of every stage of the run."}
+		f := figure{ID: "stages", Title: "Where the time went", Alt: "wall time of each stage", Caption: "Wall time of every stage of the run, written beside each bar; a stage far shorter than the longest is drawn at a minimum length so that it stays visible."}
 		if err := add(f, p, err); err != nil {
 			return nil, nil, err
 		}

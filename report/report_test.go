@@ -343,11 +343,13 @@ func sampleRun(largest, random int, extra ...string) (*Run, error) {
 	cfg := dedup.DefaultConfig()
 	in := dedup.Input{Files: []string{"-"}, Stdin: strings.NewReader(string(sample.JSONL) + strings.Join(extra, "")),
 		Examples: largest, RandomExamples: random}
-	stats, err := dedup.Run(context.Background(), cfg, in, dedup.Outputs{})
+	var removed []string
+	out := dedup.Outputs{Removed: func(id string) { removed = append(removed, id) }}
+	stats, err := dedup.Run(context.Background(), cfg, in, out)
 	if err != nil {
 		return nil, err
 	}
-	return &Run{Config: cfg, Stats: stats, Source: "the embedded sample corpus", Memory: ReadMemory()}, nil
+	return &Run{Config: cfg, Stats: stats, Source: "the embedded sample corpus", Memory: ReadMemory(), RemovedIDs: removed}, nil
 }
 
 // TestWriteNoDuplicates renders a run that found nothing: no pairs, no

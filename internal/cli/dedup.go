@@ -272,6 +272,10 @@ func runDedup(cmd *cobra.Command, o *dedupOpts, args []string, e *env) error {
 		in.Examples, in.RandomExamples = max(in.Examples, 10), 10
 	}
 	out := dedup.Outputs{Kept: o.output, Clusters: o.clusters, Pairs: o.pairs, TmpDir: o.tmpDir}
+	var removed removedIDs
+	if o.report != "" {
+		out.Removed = removed.add
+	}
 	// The garbage collector's soft memory limit follows the plan: one and
 	// a half times what the run is estimated to hold (at least 512 MiB),
 	// never above the budget. The heap then stays near what is live
@@ -301,7 +305,7 @@ func runDedup(cmd *cobra.Command, o *dedupOpts, args []string, e *env) error {
 		}
 	}
 	if o.report != "" {
-		if err := writeReportFrom(o.report, cfg, stats, reportSource(o.sample, in.Files)); err != nil {
+		if err := writeReportFrom(o.report, cfg, stats, reportSource(o.sample, in.Files), &removed); err != nil {
 			return err
 		}
 	}

@@ -15,13 +15,16 @@ import (
 // writeReportFrom writes the HTML report of a dedup run, atomically;
 // source describes the input in words ("" leaves it out; see
 // reportSource).
-func writeReportFrom(path string, cfg dedup.Config, stats *dedup.Stats, source string) error {
+func writeReportFrom(path string, cfg dedup.Config, stats *dedup.Stats, source string, removed *removedIDs) error {
 	run := &report.Run{
 		Config:    cfg,
 		Stats:     stats,
 		Source:    source,
 		Memory:    report.ReadMemory(),
 		Generated: time.Now(),
+	}
+	if removed != nil {
+		run.RemovedIDs, run.RemovedOmitted = removed.ids, removed.omitted
 	}
 	f, err := atomicfile.Create(path)
 	if err != nil {
@@ -36,6 +39,26 @@ func writeReportFrom(path string, cfg dedup.Config, stats *dedup.Stats, source s
 		return err
 	}
 	return f.Commit()
+}
+
+// removedIDs collects the removed ids for the report, up to
+// report.MaxRemovedBytes: past it they are dropped, and omitted says so.
+type removedIDs struct {
+	ids     []string
+	bytes   int
+	omitted bool
+}
+
+func (r *removedIDs) add(id string) {
+	if r.omitted {
+		return
+	}
+	r.bytes += len(id) + 1
+	if r.bytes > report.MaxRemovedBytes {
+		r.ids, r.omitted = nil, true
+		return
+	}
+	r.ids = append(r.ids, id)
 }
 
 // reportSource describes the input of a run for the report: the embedded
