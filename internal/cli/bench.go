@@ -746,7 +746,7 @@ func writeBenchMarkdown(b *bytes.Buffer, rep *benchReport) {
 	fmt.Fprintf(b, "*wall* is its elapsed time, *CPU* its user+system time and *peak RSS* its `ru_maxrss` (getrusage of the child), so memory is the method's own. ")
 	fmt.Fprintf(b, "The machine is shared and noisy: compare times within one table, not across runs.\n")
 	fmt.Fprintf(b, "- Two profiles per dataset: *readme* runs every method with the normalisation, shingling and threshold the dataset's README calls for and the method's own defaults otherwise; *tuned* runs the best configuration `neardup tune` found on a sample of the dataset (by pairwise F1; docs/defaults.md has the sweeps).\n")
-	fmt.Fprintf(b, "- *removed* counts the documents the method removes as duplicates. bloom removes a document whose key the filter has seen without naming the earlier copy, so it reports no pairs and its removed documents are singletons to the scorer: its pair scores are 0 by construction, and its *removed* is the number to compare with exact's.\n")
+	fmt.Fprintf(b, "- *removed* counts the documents the method removes as duplicates. bloom names the earlier copy of a key while its key map fits in memory (docs/outputs.md), so it scores like exact; past the map, a removed document is a singleton to the scorer.\n")
 	fmt.Fprintf(b, "- Scores: pairwise precision, recall and F1 over same-cluster pairs, Adjusted Rand Index, and document-level macro F1 (package eval; docs/eval.md).\n")
 	if len(rep.Missing) > 0 {
 		fmt.Fprintf(b, "- Not found, skipped: %s.\n", strings.Join(rep.Missing, ", "))
