@@ -381,6 +381,9 @@ func printSummary(w io.Writer, s *dedup.Stats, sampleRun bool) {
 			fmt.Fprintf(w, "    skipped: %s\n", e)
 		}
 	}
+	if s.Traditional > 0 {
+		fmt.Fprintf(w, "  %d documents hold Traditional Chinese characters: --t2s would compare them with their Simplified copies\n", s.Traditional)
+	}
 	if s.AbandonedFiles > 0 {
 		fmt.Fprintf(w, "  removed %d temporary files (%s) that killed earlier runs left behind\n", s.AbandonedFiles, formatSize(s.AbandonedBytes))
 	}

@@ -55,6 +55,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	_ "embed"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"strconv"
@@ -321,21 +322,26 @@ func (t *tables) unsettled(b []byte) bool {
 // changes: a Traditional Chinese character (or a variant form) whose
 // Simplified form differs. It is meant for telling a user that the
 // conversion would matter: text without any character of the CJK ranges
-// the dictionaries cover (no UTF-8 lead byte 0xE2 to 0xF0) is answered
+// the dictionaries change (U+346E to U+2B726: no UTF-8 lead byte 0xE3 to
+// 0xF0, so not general punctuation such as dashes and quotes) is answered
 // without a lookup and without loading the dictionaries.
 func HasTraditional(b []byte) bool {
-	cjk := false
-	for _, c := range b {
-		if c >= 0xE2 && c <= 0xF0 {
-			cjk = true
+	i := 0
+	for ; i < len(b); i++ {
+		// Eight ASCII bytes at a time: English text costs a load and a
+		// mask a word.
+		for i+8 <= len(b) && binary.LittleEndian.Uint64(b[i:])&0x8080808080808080 == 0 {
+			i += 8
+		}
+		if i < len(b) && b[i] >= 0xE3 && b[i] <= 0xF0 {
 			break
 		}
 	}
-	if !cjk {
+	if i >= len(b) {
 		return false
 	}
 	t := get()
-	return t != nil && t.unsettled(b)
+	return t != nil && t.unsettled(b[i:])
 }
 
 // Append appends the Simplified Chinese form of src to dst and returns the

@@ -310,19 +310,38 @@ func TestHasTraditional(t *testing.T) {
 			t.Errorf("HasTraditional(%q) = %v, want %v", c.s, got, c.want)
 		}
 	}
-	// The fast path skips text without a UTF-8 lead byte in 0xE2..0xF0:
+	// The fast path skips text without a UTF-8 lead byte in 0xE3..0xF0:
 	// every character the dictionaries change must have one.
 	tb := get()
 	var buf [4]byte
 	for r := rune(0); r <= unicode.MaxRune; r++ {
 		if s := tb.char(r); s != 0 && s != r {
 			n := utf8.EncodeRune(buf[:], r)
-			if n < 3 || buf[0] < 0xE2 || buf[0] > 0xF0 {
+			if n < 3 || buf[0] < 0xE3 || buf[0] > 0xF0 {
 				t.Fatalf("%U (%q) converts to %q but its lead byte %#x is outside the fast path", r, r, s, buf[0])
 			}
 			if !HasTraditional(buf[:n]) {
 				t.Fatalf("HasTraditional(%q) = false", r)
 			}
 		}
+	}
+}
+
+// BenchmarkHasTraditional: the per-document check dedup makes with --t2s
+// off, on 1 KB of English (the byte scan only) and of Chinese (a lookup a
+// character).
+func BenchmarkHasTraditional(b *testing.B) {
+	for _, c := range []struct{ name, unit string }{
+		{"ascii", "The committee approved the new budget for the parks and roads. "},
+		{"english", "The committee approved the new budget — “parks” and roads. "},
+		{"chinese", "床前明月光，疑是地上霜。举头望明月，低头思故乡。"},
+	} {
+		doc := []byte(strings.Repeat(c.unit, 1024/len(c.unit)+1)[:1024])
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(doc)))
+			for b.Loop() {
+				HasTraditional(doc)
+			}
+		})
 	}
 }
