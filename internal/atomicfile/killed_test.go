@@ -1,7 +1,6 @@
 package atomicfile
 
 import (
-	"bufio"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/neardup/neardup/internal/testchild"
 )
 
 // TestMain lets the test binary act as the child of
@@ -41,18 +42,9 @@ func TestCreateSweepsKilledWriter(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "out.jsonl")
 	start := func() *exec.Cmd {
-		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), "ATOMICFILE_CHILD_PATH="+path)
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-		if line, err := bufio.NewReader(out).ReadString('\n'); line != "writing\n" {
-			t.Fatalf("child: %q %v", line, err)
+		cmd, line := testchild.Start(t, "ATOMICFILE_CHILD_PATH="+path)
+		if line != "writing" {
+			t.Fatalf("child: %q", line)
 		}
 		return cmd
 	}

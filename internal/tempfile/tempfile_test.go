@@ -1,16 +1,16 @@
 package tempfile
 
 import (
-	"bufio"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/neardup/neardup/internal/testchild"
 )
 
 // TestMain lets the test binary act as the child process of
@@ -31,33 +31,12 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// startChild starts this test binary as a child that owns a temporary file
-// in dir, and returns it with the file's path.
-func startChild(t *testing.T, dir string) (*exec.Cmd, string) {
-	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "TEMPFILE_CHILD_DIR="+dir)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil || strings.HasPrefix(line, "error:") {
-		t.Fatalf("child: %q %v", line, err)
-	}
-	return cmd, strings.TrimSpace(line)
-}
-
 func TestSweepKilledChild(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("owner liveness needs /proc")
 	}
 	dir := t.TempDir()
-	cmd, name := startChild(t, dir)
+	cmd, name := testchild.Start(t, "TEMPFILE_CHILD_DIR="+dir)
 	if want := fmt.Sprintf(".out.jsonl.tmp-%d-", cmd.Process.Pid); !strings.HasPrefix(filepath.Base(name), want) {
 		t.Fatalf("child's file %s does not start with %s", name, want)
 	}

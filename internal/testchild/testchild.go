@@ -1,0 +1,40 @@
+// Package testchild starts the running test binary again as a child
+// process, for tests that need a real process to kill (kill -9 and the
+// files it leaves behind).
+//
+// The test binary's TestMain recognises the child by an environment
+// variable that the test sets, does its part, prints one line and waits to
+// be killed.
+package testchild
+
+import (
+	"bufio"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// Start runs the test binary with env added to its environment and no
+// tests selected, waits for the first line it prints on standard output
+// and returns the process with that line (without the newline). The child
+// is killed when the test ends. A line starting with "error:" fails the
+// test.
+func Start(t testing.TB, env ...string) (*exec.Cmd, string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil || strings.HasPrefix(line, "error:") {
+		t.Fatalf("child process: %q %v", line, err)
+	}
+	return cmd, strings.TrimSuffix(line, "\n")
+}
