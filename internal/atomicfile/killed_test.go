@@ -1,15 +1,12 @@
 package atomicfile
 
 import (
-	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/neardup/neardup/internal/testchild"
 )
@@ -18,27 +15,21 @@ import (
 // TestCreateSweepsKilledWriter: with ATOMICFILE_CHILD_PATH set it starts
 // writing that output, says so, and waits to be killed before Commit.
 func TestMain(m *testing.M) {
-	if path := os.Getenv("ATOMICFILE_CHILD_PATH"); path != "" {
+	testchild.Main(m, "ATOMICFILE_CHILD_PATH", func(path string) string {
 		f, err := Create(path)
 		if err != nil {
-			os.Stdout.WriteString("error: " + err.Error() + "\n")
-			os.Exit(1)
+			return "error: " + err.Error()
 		}
 		f.Write(make([]byte, 1<<20)) // more than the buffer: on disk
-		os.Stdout.WriteString("writing\n")
-		time.Sleep(time.Minute)
-		os.Exit(0)
-	}
-	os.Exit(m.Run())
+		return "writing"
+	})
 }
 
 // A writer killed by SIGKILL leaves its hidden temporary file; the next
 // Create of the same output removes it and reports it, and leaves the
 // temporary file of a writer still running alone.
 func TestCreateSweepsKilledWriter(t *testing.T) {
-	if runtime.GOOS != "linux" {
-		t.Skip("owner liveness needs /proc")
-	}
+	testchild.NeedProc(t)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "out.jsonl")
 	start := func() *exec.Cmd {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -17,24 +16,18 @@ import (
 // TestSweepKilledChild: with TEMPFILE_CHILD_DIR set it creates a file
 // there, prints its name and waits to be killed.
 func TestMain(m *testing.M) {
-	if dir := os.Getenv("TEMPFILE_CHILD_DIR"); dir != "" {
+	testchild.Main(m, "TEMPFILE_CHILD_DIR", func(dir string) string {
 		f, err := Create(dir, ".out.jsonl.tmp-", "")
 		if err != nil {
-			fmt.Println("error:", err)
-			os.Exit(1)
+			return "error: " + err.Error()
 		}
 		f.WriteString("partial output")
-		fmt.Println(f.Name())
-		time.Sleep(time.Minute)
-		os.Exit(0)
-	}
-	os.Exit(m.Run())
+		return f.Name()
+	})
 }
 
 func TestSweepKilledChild(t *testing.T) {
-	if runtime.GOOS != "linux" {
-		t.Skip("owner liveness needs /proc")
-	}
+	testchild.NeedProc(t)
 	dir := t.TempDir()
 	cmd, name := testchild.Start(t, "TEMPFILE_CHILD_DIR="+dir)
 	if want := fmt.Sprintf(".out.jsonl.tmp-%d-", cmd.Process.Pid); !strings.HasPrefix(filepath.Base(name), want) {
@@ -78,9 +71,7 @@ func TestSweepKilledChild(t *testing.T) {
 }
 
 func TestSweepReusedPid(t *testing.T) {
-	if runtime.GOOS != "linux" {
-		t.Skip("owner liveness needs /proc")
-	}
+	testchild.NeedProc(t)
 	dir := t.TempDir()
 	// A live process (pid 1, or this test's parent) with another start
 	// time: the pid was reused, the owner is gone.

@@ -11,8 +11,10 @@ import (
 	"bufio"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Start runs the test binary with env added to its environment and no
@@ -37,4 +39,27 @@ func Start(t testing.TB, env ...string) (*exec.Cmd, string) {
 		t.Fatalf("child process: %q %v", line, err)
 	}
 	return cmd, strings.TrimSuffix(line, "\n")
+}
+
+// Main is the body of a TestMain for a test binary whose tests use Start:
+// when the environment variable env is set, the process is a child: it
+// calls child with the variable's value, prints the line child returns
+// (a line starting with "error:" reports a failure) and waits to be
+// killed. Otherwise it runs the tests.
+func Main(m *testing.M, env string, child func(value string) string) {
+	if v := os.Getenv(env); v != "" {
+		os.Stdout.WriteString(child(v) + "\n")
+		time.Sleep(time.Minute)
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// NeedProc skips the test on systems without /proc, where a dead owner
+// cannot be told from a live one.
+func NeedProc(t testing.TB) {
+	t.Helper()
+	if runtime.GOOS != "linux" {
+		t.Skip("owner liveness needs /proc")
+	}
 }
