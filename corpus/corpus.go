@@ -191,6 +191,27 @@ func invalid(opts *Options, e *RecordError) error {
 	return opts.OnInvalid(e)
 }
 
+// reject routes a bad record read from src through opts.OnInvalid, as
+// invalid does, and reports whether the file ends there. When src is a
+// compressed stream it is checked ahead first (decoder.verify): garbage
+// from a damaged stream often decodes as text before its checksum fails,
+// so damage found there is reported instead, naming the record error too,
+// and ends the file (except a lost gzip member of a web archive, after
+// which reading goes on).
+// gap is true for such a lost member: a web archive reader then scans for
+// the next record.
+func reject(opts *Options, src any, e *RecordError) (stop error, end, gap bool) {
+	if d, ok := src.(*decoder); ok && !errors.Is(e.Err, ErrCorrupt) {
+		if err := d.verify(); err != nil {
+			e = &RecordError{File: e.File, Record: e.Record, Offset: e.Offset,
+				Err: fmt.Errorf("%w (found when a bad record was checked: %v)", err, e.Err)}
+			gap = errors.Is(err, errGzipGap)
+			end = !gap
+		}
+	}
+	return invalid(opts, e), end, gap
+}
+
 // Expand turns the inputs into a list of files: directories are walked and
 // their regular files listed in sorted order, other paths (including "-")
 // kept as given.
@@ -291,20 +312,21 @@ func Open(name string, opts Options) (Reader, error) {
 	if f == formatParquet {
 		return openParquet(name, opts)
 	}
-	var rc io.ReadCloser
 	if name == "-" {
-		rc = io.NopCloser(os.Stdin)
-	} else {
-		file, err := os.Open(name)
-		if err != nil {
-			return nil, err
-		}
-		rc = file
+		return NewStream(os.Stdin, name, opts), nil
 	}
+	file, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	var rc io.ReadCloser = file
 	if comp == compNone {
 		comp = compSniff // compressed files are recognised whatever their name
 	}
 	dec := newDecoder(rc, comp)
+	if st, err := file.Stat(); err == nil && st.Mode().IsRegular() {
+		dec.size = st.Size()
+	}
 	// Web archives compress each record as its own gzip member: after a
 	// damaged one, the next records can still be read.
 	dec.resync = f == formatWARC
@@ -319,6 +341,13 @@ func Open(name string, opts Options) (Reader, error) {
 	}
 	rc.Close()
 	return nil, fmt.Errorf("%s: %w", name, ErrUnknownFormat)
+}
+
+// NewStream returns a JSONL reader over a stream such as standard input,
+// plain or compressed with gzip or zstd (recognised by the first bytes);
+// name is used in ids and errors. Close does not close r.
+func NewStream(r io.Reader, name string, opts Options) Reader {
+	return NewJSONL(newDecoder(io.NopCloser(r), compSniff), name, opts)
 }
 
 // Multi reads several files one after another, opening each when the

@@ -48,10 +48,14 @@ func (j *JSONL) Next() bool {
 			return false
 		}
 		l := &j.lines
-		rerr := func(e error, id string) {
-			if e := invalid(&j.opts, &RecordError{File: j.name, Record: l.line, Offset: l.start, ID: id, Err: e}); e != nil {
-				j.err = e
+		// rerr reports a bad record; it returns whether the file ends.
+		rerr := func(e error, id string) bool {
+			stop, end, _ := reject(&j.opts, j.closer, &RecordError{File: j.name, Record: l.line, Offset: l.start, ID: id, Err: e})
+			if stop != nil {
+				j.err = stop
 			}
+			j.done = end
+			return end
 		}
 		switch {
 		case err == ErrTooLarge:

@@ -43,9 +43,11 @@ func (t *Lines) Next() bool {
 		l := &t.lines
 		id := t.name + ":" + strconv.FormatInt(l.line, 10)
 		rerr := func(e error) {
-			if e := invalid(&t.opts, &RecordError{File: t.name, Record: l.line, Offset: l.start, ID: id, Err: e}); e != nil {
-				t.err = e
+			stop, end, _ := reject(&t.opts, t.closer, &RecordError{File: t.name, Record: l.line, Offset: l.start, ID: id, Err: e})
+			if stop != nil {
+				t.err = stop
 			}
+			t.done = t.done || end
 		}
 		switch {
 		case err == ErrTooLarge:

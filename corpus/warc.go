@@ -109,13 +109,19 @@ func (w *WARC) Err() error { return w.err }
 // Close implements Reader.
 func (w *WARC) Close() error { return w.closer.Close() }
 
-// report routes a bad record through Options.OnInvalid; it reports whether
-// reading may go on.
+// report routes a bad record through Options.OnInvalid (see reject); it
+// reports whether reading may go on.
 func (w *WARC) report(start int64, id string, err error) bool {
-	if e := invalid(&w.opts, &RecordError{File: w.name, Record: w.rec, Offset: start, ID: id, Err: err}); e != nil {
-		w.err = e
+	stop, end, gap := reject(&w.opts, w.closer, &RecordError{File: w.name, Record: w.rec, Offset: start, ID: id, Err: err})
+	switch {
+	case stop != nil:
+		w.err = stop
+		return false
+	case end:
+		w.done = true
 		return false
 	}
+	w.resync = w.resync || gap
 	return true
 }
 
@@ -194,6 +200,20 @@ func (w *WARC) nextDoc(start int64) bool {
 	w.block = w.block[:h.length]
 	n, err := io.ReadFull(w.r, w.block)
 	w.off += int64(n)
+	if (err == io.EOF || err == io.ErrUnexpectedEOF) && holdsRecord(w.block[:n]) {
+		// The input ends inside the block, which holds the start of
+		// another record: the Content-Length is wrong, and the records
+		// after this one are in the bytes read. Read them again,
+		// scanning for the next record header. (Without one, the file
+		// is cut short: the error below.)
+		if w.report(start, id, fmt.Errorf("%w: Content-Length %d but the input ends %d bytes after the header; those bytes are scanned again for records",
+			ErrMalformed, h.length, n)) {
+			w.r = bufio.NewReaderSize(io.MultiReader(bytes.NewReader(bytes.Clone(w.block[:n])), w.r), 256<<10)
+			w.off -= int64(n)
+			w.resync = true
+		}
+		return false
+	}
 	if err != nil {
 		w.fail(start, id, w.truncated(err, h.length, int64(n)))
 		return false
@@ -220,6 +240,25 @@ func (w *WARC) nextDoc(start int64) bool {
 	w.raw = w.appendRaw(w.raw[:0], id, ct, text)
 	w.doc = Document{ID: id, Text: text, Raw: w.raw, Source: w.name, Record: w.rec, Offset: start}
 	return true
+}
+
+// holdsRecord reports whether a line of b after the first may start a
+// record.
+func holdsRecord(b []byte) bool {
+	for {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			return false
+		}
+		b = b[i+1:]
+		line := b
+		if j := bytes.IndexByte(line, '\n'); j >= 0 {
+			line = line[:j]
+		}
+		if startsRecord(bytes.TrimSuffix(line, []byte{'\r'})) {
+			return true
+		}
+	}
 }
 
 // appendRaw appends the JSON object of a document.
