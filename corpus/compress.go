@@ -94,7 +94,7 @@ type StreamError struct {
 func (e *StreamError) Error() string {
 	var b strings.Builder
 	if e.Resumes {
-		fmt.Fprintf(&b, "%s: %s at compressed offset %d; reading goes on at the next member", e.Compression, e.Reason, e.Offset)
+		fmt.Fprintf(&b, "%s: %s, found at compressed offset %d; reading goes on at the next member", e.Compression, e.Reason, e.Offset)
 		return b.String()
 	}
 	fmt.Fprintf(&b, "%s: %s; reading stopped at compressed offset %d", e.Compression, e.Reason, e.Offset)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/klauspost/compress/gzip"
 )
@@ -123,12 +124,12 @@ func (g *memberReader) fail(err error) error {
 	e := &StreamError{Compression: "gzip", Offset: g.in.off, Size: g.size}
 	if err == io.ErrUnexpectedEOF {
 		g.eof = true // a truncated last member: nothing follows
-		e.Reason = fmt.Sprintf("stream truncated in the member at compressed offset %d", g.start)
+		e.Reason = fmt.Sprintf("stream truncated in the member that starts at compressed offset %d", g.start)
 		return e
 	}
 	g.lost = true
 	e.Resumes = true
-	e.Reason = fmt.Sprintf("%v in the member at compressed offset %d", err, g.start)
+	e.Reason = fmt.Sprintf("%s in the member that starts at compressed offset %d", strings.TrimPrefix(err.Error(), "gzip: "), g.start)
 	return fmt.Errorf("%w; %w", e, errGzipGap)
 }
 

@@ -206,16 +206,25 @@ func (w *WARC) nextDoc(start int64) bool {
 		// after this one are in the bytes read. Read them again,
 		// scanning for the next record header. (Without one, the file
 		// is cut short: the error below.)
-		if w.report(start, id, fmt.Errorf("%w: Content-Length %d but the input ends %d bytes after the header; those bytes are scanned again for records",
-			ErrMalformed, h.length, n)) {
-			w.r = bufio.NewReaderSize(io.MultiReader(bytes.NewReader(bytes.Clone(w.block[:n])), w.r), 256<<10)
-			w.off -= int64(n)
-			w.resync = true
-		}
+		w.rescan(start, id, n, fmt.Sprintf("the input ends %d bytes after the header", n))
 		return false
 	}
 	if err != nil {
 		w.fail(start, id, w.truncated(err, h.length, int64(n)))
+		return false
+	}
+	// A block is followed by a line end (CRLF CRLF in WARC, LF in ARC).
+	// When it is not, and the block holds the start of another record,
+	// the Content-Length is too large: the records it swallowed are read
+	// again. (Peek consumes an error that comes with no data: a gap
+	// after a lost gzip member is reported here, other errors again at
+	// the next read.)
+	next, perr := w.r.Peek(1)
+	if errors.Is(perr, errGzipGap) && !w.fail(w.off, "", perr) {
+		return false
+	}
+	if len(next) > 0 && next[0] != '\r' && next[0] != '\n' && holdsRecord(w.block) {
+		w.rescan(start, id, n, "no line end follows the block")
 		return false
 	}
 	ct := h.contentType
@@ -240,6 +249,17 @@ func (w *WARC) nextDoc(start int64) bool {
 	w.raw = w.appendRaw(w.raw[:0], id, ct, text)
 	w.doc = Document{ID: id, Text: text, Raw: w.raw, Source: w.name, Record: w.rec, Offset: start}
 	return true
+}
+
+// rescan reports the record whose header is in w.hdr as malformed and
+// reads the n bytes of its block again, scanning for the next record.
+func (w *WARC) rescan(start int64, id string, n int, why string) {
+	err := fmt.Errorf("%w: Content-Length %d is wrong: %s; the block is scanned again for the records it holds", ErrMalformed, w.hdr.length, why)
+	if w.report(start, id, err) {
+		w.r = bufio.NewReaderSize(io.MultiReader(bytes.NewReader(bytes.Clone(w.block[:n])), w.r), 256<<10)
+		w.off -= int64(n)
+		w.resync = true
+	}
 }
 
 // holdsRecord reports whether a line of b after the first may start a
