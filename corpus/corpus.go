@@ -3,9 +3,10 @@
 //
 // # Reading
 //
-// Open picks a reader from the file name (case-insensitive); Expand turns
-// directories into their supported files in sorted order, and Multi reads
-// several files one after another. Every reader yields Documents with an
+// Open picks a reader from the file name (case-insensitive); ExpandWith
+// turns directories into their supported files in sorted order, following
+// symbolic links, and says what it left out; Multi reads several files one
+// after another. Every reader yields Documents with an
 // ID, a Text and Raw, the record as one JSON object:
 //
 //   - .jsonl, .json, .ndjson (JSONL): one JSON object per line. Text is
@@ -71,7 +72,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 )
 
@@ -210,43 +210,6 @@ func reject(opts *Options, src any, e *RecordError) (stop error, end, gap bool) 
 		}
 	}
 	return invalid(opts, e), end, gap
-}
-
-// Expand turns the inputs into a list of files: directories are walked and
-// their regular files listed in sorted order, other paths (including "-")
-// kept as given.
-func Expand(inputs []string) ([]string, error) {
-	var files []string
-	for _, in := range inputs {
-		if in == "-" {
-			files = append(files, in)
-			continue
-		}
-		st, err := os.Stat(in)
-		if err != nil {
-			return nil, err
-		}
-		if !st.IsDir() {
-			files = append(files, in)
-			continue
-		}
-		var found []string
-		err = filepath.WalkDir(in, func(p string, d os.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			if d.Type().IsRegular() && Supported(p) {
-				found = append(found, p)
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, err
-		}
-		slices.Sort(found)
-		files = append(files, found...)
-	}
-	return files, nil
 }
 
 // Supported reports whether the file name has an extension a reader exists
