@@ -203,6 +203,9 @@ func invalid(opts *Options, e *RecordError) error {
 func reject(opts *Options, src any, e *RecordError) (stop error, end, gap bool) {
 	if d, ok := src.(*decoder); ok && !errors.Is(e.Err, ErrCorrupt) {
 		if err := d.verify(); err != nil {
+			if !errors.Is(err, ErrCorrupt) { // the file itself failed
+				return &RecordError{File: e.File, Record: e.Record, Offset: e.Offset, Err: err}, true, false
+			}
 			e = &RecordError{File: e.File, Record: e.Record, Offset: e.Offset,
 				Err: fmt.Errorf("%w (found when a bad record was checked: %v)", err, e.Err)}
 			gap = errors.Is(err, errGzipGap)

@@ -314,3 +314,40 @@ func compressed(name string) bool {
 	_, c := splitCompression(name)
 	return c != compNone
 }
+
+// failingReader returns data, then a read error of the file itself.
+type failingReader struct {
+	data []byte
+	err  error
+}
+
+func (f *failingReader) Read(p []byte) (int, error) {
+	if len(f.data) == 0 {
+		return 0, f.err
+	}
+	n := copy(p, f.data)
+	f.data = f.data[n:]
+	return n, nil
+}
+
+func (f *failingReader) Close() error { return nil }
+
+// TestReadErrorNotSkipped: an I/O error is no bad record: skipping bad
+// records does not hide it, for plain and compressed input.
+func TestReadErrorNotSkipped(t *testing.T) {
+	disk := errors.New("input/output error")
+	data := damageDocs(20)
+	for _, name := range []string{"f.jsonl", "f.jsonl.gz", "f.txt", "f.txt.zst"} {
+		half := compressFor(t, name, data)
+		half = half[:len(half)/2]
+		_, comp := splitCompression(name)
+		src := newDecoder(&failingReader{data: half, err: disk}, comp)
+		var r Reader = NewJSONL(src, name, Options{OnInvalid: skipAll})
+		if strings.HasPrefix(filepath.Ext(strings.TrimSuffix(name, ".zst")), ".txt") {
+			r = NewLines(src, name, Options{OnInvalid: skipAll})
+		}
+		if _, err := readAll(r); !errors.Is(err, disk) {
+			t.Errorf("%s: err = %v, want the read error", name, err)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package corpus
 
 import (
 	"bytes"
+	"errors"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -61,8 +62,12 @@ func (j *JSONL) Next() bool {
 		case err == ErrTooLarge:
 			rerr(fmt.Errorf("%w (%d bytes)", ErrTooLarge, j.opts.MaxDocBytes), "")
 			continue
-		case err != nil:
+		case errors.Is(err, ErrCorrupt):
 			rerr(err, "")
+			j.done = true
+			return false
+		case err != nil: // the file itself failed: no bad record to skip
+			j.err = &RecordError{File: j.name, Record: l.line, Offset: l.start, Err: err}
 			j.done = true
 			return false
 		}

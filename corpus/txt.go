@@ -2,6 +2,7 @@ package corpus
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"strconv"
 	"unicode/utf8"
@@ -53,8 +54,12 @@ func (t *Lines) Next() bool {
 		case err == ErrTooLarge:
 			rerr(err)
 			continue
-		case err != nil:
+		case errors.Is(err, ErrCorrupt):
 			rerr(err)
+			t.done = true
+			return false
+		case err != nil: // the file itself failed: no bad record to skip
+			t.err = &RecordError{File: t.name, Record: l.line, Offset: l.start, ID: id, Err: err}
 			t.done = true
 			return false
 		}
