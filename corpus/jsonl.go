@@ -2,8 +2,8 @@ package corpus
 
 import (
 	"bytes"
-	"errors"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
