@@ -1,0 +1,129 @@
+package dedup
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/zstd"
+)
+
+func gzipped(t *testing.T, b []byte) []byte {
+	var out bytes.Buffer
+	w := gzip.NewWriter(&out)
+	w.Write(b)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return out.Bytes()
+}
+
+func zstded(t *testing.T, b []byte) []byte {
+	w, err := zstd.NewWriter(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w.EncodeAll(b, nil)
+}
+
+// onlyReader hides every method but Read, as a pipe would.
+type onlyReader struct{ r *bytes.Reader }
+
+func (o onlyReader) Read(p []byte) (int, error) { return o.r.Read(p) }
+
+// TestStdinCompressedStreams: standard input, plain, gzip or zstd, gives
+// byte for byte the outputs of the same data read from a file, for dedup
+// with one pass (minhash, --clusters only, no copy kept), with a second
+// pass (kept documents and examples) and with a pre-pass (simhash tfidf),
+// and for sign; a second pass reads a copy that is smaller than the plain
+// input.
+func TestStdinCompressedStreams(t *testing.T) {
+	path, _ := writeCorpus(t, 600)
+	plain, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	streams := map[string][]byte{"plain": plain, "gzip": gzipped(t, plain), "zstd": zstded(t, plain)}
+	type runCase struct {
+		name     string
+		method   string
+		weights  string
+		kept     bool
+		examples int
+		sign     bool
+		spooled  bool
+	}
+	for _, rc := range []runCase{
+		{name: "one-pass", method: "minhash"},
+		{name: "two-pass", method: "minhash", kept: true, examples: 3, spooled: true},
+		{name: "pre-pass", method: "simhash", weights: "tfidf", kept: true, spooled: true},
+		{name: "sign", method: "minhash", sign: true},
+		{name: "sign-pre-pass", method: "simhash", weights: "tfidf", sign: true, spooled: true},
+	} {
+		cfg := DefaultConfig()
+		cfg.Method = rc.method
+		if rc.weights != "" {
+			cfg.Weights = rc.weights
+		}
+		run := func(t *testing.T, in Input) (map[string][]byte, *Stats) {
+			t.Helper()
+			dir := t.TempDir()
+			tmp := filepath.Join(dir, "tmp")
+			os.Mkdir(tmp, 0o755)
+			in.Examples = rc.examples
+			out := Outputs{Clusters: filepath.Join(dir, "clusters.jsonl"), TmpDir: tmp}
+			if rc.kept {
+				out.Kept = filepath.Join(dir, "kept.jsonl")
+			}
+			var st *Stats
+			var err error
+			if rc.sign {
+				st, err = Sign(context.Background(), cfg, in, filepath.Join(dir, "sig.jsonl"))
+			} else {
+				st, err = Run(context.Background(), cfg, in, out)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if left, _ := os.ReadDir(tmp); len(left) != 0 {
+				t.Errorf("temporary files left: %v", left)
+			}
+			got := map[string][]byte{}
+			for _, f := range []string{"clusters.jsonl", "kept.jsonl", "sig.jsonl"} {
+				if b, err := os.ReadFile(filepath.Join(dir, f)); err == nil {
+					got[f] = b
+				}
+			}
+			return got, st
+		}
+		t.Run(rc.name, func(t *testing.T) {
+			want, _ := run(t, Input{Files: []string{path}})
+			for name, data := range streams {
+				got, st := run(t, Input{Files: []string{"-"}, Stdin: onlyReader{bytes.NewReader(data)}})
+				for f, b := range want {
+					// ids of records without one would differ (FILE:LINE);
+					// every record here has an id.
+					if !bytes.Equal(got[f], b) {
+						t.Errorf("%s: %s differs from the file run (%d vs %d bytes)", name, f, len(got[f]), len(b))
+					}
+				}
+				if st.Stdin == nil || st.Stdin.Bytes != int64(len(data)) {
+					t.Errorf("%s: stdin stats %+v, want %d bytes read", name, st.Stdin, len(data))
+					continue
+				}
+				if spooled := st.Stdin.SpoolBytes > 0; spooled != rc.spooled {
+					t.Errorf("%s: spooled %d bytes, want a copy: %v", name, st.Stdin.SpoolBytes, rc.spooled)
+				}
+				if rc.spooled && st.Stdin.SpoolBytes >= int64(len(plain)) {
+					t.Errorf("%s: the copy has %d bytes, the plain input %d", name, st.Stdin.SpoolBytes, len(plain))
+				}
+				if st.Documents != 600 {
+					t.Errorf("%s: %d documents, want 600", name, st.Documents)
+				}
+			}
+		})
+	}
+}
