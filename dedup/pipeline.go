@@ -110,8 +110,8 @@ type Stats struct {
 	Dropped int `json:"dropped,omitempty"`
 	// IndexMatches counts the documents found in an Input.AgainstIndexes
 	// index (each removed with its cluster).
-	IndexMatches int       `json:"index_matches,omitempty"`
-	Skipped      int       `json:"skipped"` // invalid records skipped
+	IndexMatches int `json:"index_matches,omitempty"`
+	Skipped      int `json:"skipped"` // invalid records skipped
 	// Damaged lists the input files whose stream was damaged (a
 	// truncated or corrupt gzip or zstd stream, a broken Parquet file, a
 	// web archive cut short), found with SkipInvalid: the documents read
@@ -126,11 +126,11 @@ type Stats struct {
 	// FilesExcluded counts the paths left out by --exclude.
 	FilesExcluded int `json:"files_excluded,omitempty"`
 	// Stdin says how standard input was read, when it was an input.
-	Stdin *StdinStats `json:"stdin,omitempty"`
-	Empty        int       `json:"empty"`   // documents with empty normalised text
-	InputBytes   int64     `json:"input_bytes"`
-	Stages       []Stage   `json:"stages"`
-	Examples     []Example `json:"examples,omitempty"`
+	Stdin      *StdinStats `json:"stdin,omitempty"`
+	Empty      int         `json:"empty"` // documents with empty normalised text
+	InputBytes int64       `json:"input_bytes"`
+	Stages     []Stage     `json:"stages"`
+	Examples   []Example   `json:"examples,omitempty"`
 	// SkippedErrors holds the first few skipped records' errors.
 	SkippedErrors []string `json:"skipped_errors,omitempty"`
 	// ClusterSizes counts clusters by size, sizes ascending (singletons
