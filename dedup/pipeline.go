@@ -164,8 +164,9 @@ type DamagedFile struct {
 	Error   string `json:"error"`
 }
 
-// damaged describes the damage a corpus.ErrCorrupt record error reports.
-func damaged(e *corpus.RecordError) DamagedFile {
+// DamagedFileOf describes the damage a record error wrapping
+// corpus.ErrCorrupt reports.
+func DamagedFileOf(e *corpus.RecordError) DamagedFile {
 	d := DamagedFile{File: e.File, Record: e.Record, Offset: -1, Unread: -1, Error: e.Error()}
 	var se *corpus.StreamError
 	if errors.As(e, &se) {
@@ -748,7 +749,7 @@ func (r *run) eachDoc(ctx context.Context, sketchers []Sketcher, consume func(i 
 		}
 		skip := func(e *corpus.RecordError) {
 			if errors.Is(e, corpus.ErrCorrupt) { // a damaged file, not a bad record
-				r.stats.Damaged = append(r.stats.Damaged, damaged(e))
+				r.stats.Damaged = append(r.stats.Damaged, DamagedFileOf(e))
 				return
 			}
 			r.stats.Skipped++

@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/klauspost/compress/gzip"
@@ -125,5 +126,33 @@ func TestStdinCompressedStreams(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestDamagedInputIsNotASkippedRecord: a truncated gzip file loses every
+// document after the cut; with SkipInvalid it is reported as a damaged
+// file with the offset where reading stopped, not as one skipped record;
+// without, the run stops with an error naming the file and the offset.
+func TestDamagedInputIsNotASkippedRecord(t *testing.T) {
+	path, _ := writeCorpus(t, 3000)
+	plain, _ := os.ReadFile(path)
+	gz := gzipped(t, plain)
+	cut := filepath.Join(t.TempDir(), "cut.jsonl.gz")
+	os.WriteFile(cut, gz[:len(gz)/2], 0o644)
+	cfg := DefaultConfig()
+	st, err := Run(context.Background(), cfg, Input{Files: []string{cut}, SkipInvalid: true}, Outputs{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Skipped != 0 || len(st.Damaged) != 1 {
+		t.Fatalf("skipped %d, damaged %+v: want one damaged file and no skipped record", st.Skipped, st.Damaged)
+	}
+	d := st.Damaged[0]
+	if d.File != cut || d.Offset != int64(len(gz)/2) || d.Unread != 0 || d.Record < 2 || st.Documents >= 3000 {
+		t.Errorf("damage %+v after %d documents: want %s at offset %d, 0 bytes unread", d, st.Documents, cut, len(gz)/2)
+	}
+	_, err = Run(context.Background(), cfg, Input{Files: []string{cut}}, Outputs{})
+	if err == nil || !strings.Contains(err.Error(), cut) || !strings.Contains(err.Error(), "compressed offset") {
+		t.Errorf("without SkipInvalid: err = %v, want the file and its offset", err)
 	}
 }
