@@ -81,7 +81,7 @@ func (s *stdin) open(opts corpus.Options, again bool) (corpus.Reader, error) {
 	var w io.Writer = file
 	var enc *zstd.Encoder
 	if !bytes.HasPrefix(head, []byte{0x1f, 0x8b}) && !bytes.HasPrefix(head, []byte{0x28, 0xb5, 0x2f, 0xfd}) {
-		enc, err = zstd.NewWriter(file, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1))
+		enc, err = zstd.NewWriter(file, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(2))
 		if err != nil {
 			f.Close()
 			return nil, err

@@ -129,7 +129,7 @@ func printInputNotes(w io.Writer, s *dedup.Stats) {
 		if st.SpoolBytes > 0 {
 			fmt.Fprintf(w, ", a copy of %s kept in the temporary directory for the second pass", formatSize(st.SpoolBytes))
 		}
-		fmt.Fprintln(w)
+		fmt.Fprintln(w, "\n    (its size is not known in advance: the memory estimate leaves it out; --spill for a stream larger than memory)")
 	}
 	for _, d := range s.Damaged {
 		lost := "the rest of the file was not read"
