@@ -207,7 +207,7 @@ func reject(opts *Options, src any, e *RecordError) (stop error, end, gap bool) 
 				return &RecordError{File: e.File, Record: e.Record, Offset: e.Offset, Err: err}, true, false
 			}
 			e = &RecordError{File: e.File, Record: e.Record, Offset: e.Offset,
-				Err: fmt.Errorf("%w (found when a bad record was checked: %v)", err, e.Err)}
+				Err: fmt.Errorf("%w (found by checking the stream ahead after a bad record at this line, %v; nothing from this line on is used)", err, e.Err)}
 			gap = errors.Is(err, errGzipGap)
 			end = !gap
 		}
