@@ -368,6 +368,7 @@ type run struct {
 	sequence    []string                    // Input.Against, then Input.Files
 	fileSkipped []int                       // per file of sequence
 	fileBytes   []int64                     // per file of sequence
+	fileDamaged []bool                      // per file of sequence
 	written     struct{ docs, bytes int64 } // read by the write pass
 	ckpt        *checkpointer
 	ids         []string                                        // old documents (Input.Against) first
@@ -409,6 +410,7 @@ func (r *run) open() error {
 	r.sequence = append(slices.Clone(r.in.Against), r.in.Files...)
 	r.fileSkipped = make([]int, len(r.sequence))
 	r.fileBytes = make([]int64, len(r.sequence))
+	r.fileDamaged = make([]bool, len(r.sequence))
 	if r.in.Resume {
 		codec, ok := r.method.(SketchCodec)
 		if !ok {
@@ -419,7 +421,7 @@ func (r *run) open() error {
 			return err
 		}
 		r.ckpt = &checkpointer{dir: dir, codec: codec, names: r.sequence, resumed: make([]bool, len(r.sequence)),
-			skipped: r.fileSkipped, bytes: r.fileBytes}
+			skipped: r.fileSkipped, bytes: r.fileBytes, damaged: r.fileDamaged}
 	}
 	if slices.Contains(r.in.Files, "-") {
 		r.stdin = newStdin(r.in.Stdin, r.out.TmpDir)
@@ -675,7 +677,7 @@ func (r *run) prePass(ctx context.Context) error {
 	r.stdinAgain = true // the main pass reads it again
 	defer func() { r.stdinAgain = again }()
 	ckpt, stats := r.ckpt, *r.stats
-	skipped, bytes := slices.Clone(r.fileSkipped), slices.Clone(r.fileBytes)
+	skipped, bytes, damaged := slices.Clone(r.fileSkipped), slices.Clone(r.fileBytes), slices.Clone(r.fileDamaged)
 	r.ckpt = nil // the pre-pass neither writes nor reads checkpoints
 	var docs, read int64
 	err := r.eachDoc(ctx, workers, func(int, *rawDoc, Sketch) error { docs++; return nil })
@@ -685,6 +687,7 @@ func (r *run) prePass(ctx context.Context) error {
 	r.ckpt, *r.stats = ckpt, stats // counts belong to the main pass
 	copy(r.fileSkipped, skipped)   // (the checkpoint writer holds these slices)
 	copy(r.fileBytes, bytes)
+	copy(r.fileDamaged, damaged)
 	if err != nil {
 		return err
 	}
@@ -750,6 +753,7 @@ func (r *run) eachDoc(ctx context.Context, sketchers []Sketcher, consume func(i 
 		skip := func(e *corpus.RecordError) {
 			if errors.Is(e, corpus.ErrCorrupt) { // a damaged file, not a bad record
 				r.stats.Damaged = append(r.stats.Damaged, DamagedFileOf(e))
+				r.fileDamaged[file] = true
 				return
 			}
 			r.stats.Skipped++

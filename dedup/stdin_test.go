@@ -156,3 +156,34 @@ func TestDamagedInputIsNotASkippedRecord(t *testing.T) {
 		t.Errorf("without SkipInvalid: err = %v, want the file and its offset", err)
 	}
 }
+
+// TestResumeDamagedFileNotCheckpointed: a file found damaged is not
+// checkpointed, so a resumed run reads it again and still reports it.
+func TestResumeDamagedFileNotCheckpointed(t *testing.T) {
+	path, _ := writeCorpus(t, 1000)
+	plain, _ := os.ReadFile(path)
+	gz := gzipped(t, plain)
+	dir := t.TempDir()
+	cut := filepath.Join(dir, "cut.jsonl.gz")
+	os.WriteFile(cut, gz[:len(gz)/2], 0o644)
+	second, _ := writeCorpus(t, 1000)
+	files := []string{cut, second}
+	cfg := DefaultConfig()
+	cfg.Method = "exact"
+	tmp := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	_, err := Run(ctx, cfg, Input{Files: files, Resume: true, SkipInvalid: true, Progress: &cancelAfter{n: 900, cancel: cancel}}, Outputs{TmpDir: tmp})
+	if err == nil {
+		t.Fatal("interrupted run succeeded")
+	}
+	if states, _ := filepath.Glob(filepath.Join(tmp, "neardup-state-*", "file-000000.ck")); len(states) != 0 {
+		t.Errorf("the damaged file was checkpointed: %v", states)
+	}
+	st, err := Run(context.Background(), cfg, Input{Files: files, Resume: true, SkipInvalid: true}, Outputs{TmpDir: tmp})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Damaged) != 1 || st.Damaged[0].File != cut {
+		t.Errorf("resumed run: damaged %+v, want %s", st.Damaged, cut)
+	}
+}
