@@ -200,11 +200,11 @@ func invalid(opts *Options, e *RecordError) error {
 // which reading goes on).
 // gap is true for such a lost member: a web archive reader then scans for
 // the next record.
-func reject(opts *Options, src any, e *RecordError) (stop error, end, gap bool) {
+func reject(opts *Options, src any, e *RecordError) (end, gap bool, stop error) {
 	if d, ok := src.(*decoder); ok && !errors.Is(e.Err, ErrCorrupt) {
 		if err := d.verify(); err != nil {
 			if !errors.Is(err, ErrCorrupt) { // the file itself failed
-				return &RecordError{File: e.File, Record: e.Record, Offset: e.Offset, Err: err}, true, false
+				return true, false, &RecordError{File: e.File, Record: e.Record, Offset: e.Offset, Err: err}
 			}
 			e = &RecordError{File: e.File, Record: e.Record, Offset: e.Offset,
 				Err: fmt.Errorf("%w (found by checking the stream ahead after a bad record at this line, %v; nothing from this line on is used)", err, e.Err)}
@@ -212,7 +212,7 @@ func reject(opts *Options, src any, e *RecordError) (stop error, end, gap bool) 
 			end = !gap
 		}
 	}
-	return invalid(opts, e), end, gap
+	return end, gap, invalid(opts, e)
 }
 
 // Supported reports whether the file name has an extension a reader exists

@@ -51,7 +51,7 @@ func (j *JSONL) Next() bool {
 		l := &j.lines
 		// rerr reports a bad record; it returns whether the file ends.
 		rerr := func(e error, id string) bool {
-			stop, end, _ := reject(&j.opts, j.closer, &RecordError{File: j.name, Record: l.line, Offset: l.start, ID: id, Err: e})
+			end, _, stop := reject(&j.opts, j.closer, &RecordError{File: j.name, Record: l.line, Offset: l.start, ID: id, Err: e})
 			if stop != nil {
 				j.err = stop
 			}

@@ -44,7 +44,7 @@ func (t *Lines) Next() bool {
 		l := &t.lines
 		id := t.name + ":" + strconv.FormatInt(l.line, 10)
 		rerr := func(e error) {
-			stop, end, _ := reject(&t.opts, t.closer, &RecordError{File: t.name, Record: l.line, Offset: l.start, ID: id, Err: e})
+			end, _, stop := reject(&t.opts, t.closer, &RecordError{File: t.name, Record: l.line, Offset: l.start, ID: id, Err: e})
 			if stop != nil {
 				t.err = stop
 			}

@@ -112,7 +112,7 @@ func (w *WARC) Close() error { return w.closer.Close() }
 // report routes a bad record through Options.OnInvalid (see reject); it
 // reports whether reading may go on.
 func (w *WARC) report(start int64, id string, err error) bool {
-	stop, end, gap := reject(&w.opts, w.closer, &RecordError{File: w.name, Record: w.rec, Offset: start, ID: id, Err: err})
+	end, gap, stop := reject(&w.opts, w.closer, &RecordError{File: w.name, Record: w.rec, Offset: start, ID: id, Err: err})
 	switch {
 	case stop != nil:
 		w.err = stop
