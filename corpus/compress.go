@@ -308,11 +308,16 @@ func CompressionRatio(path string) (float64, error) {
 		return 0, err
 	}
 	defer f.Close()
-	const sample = 4 << 20
-	d := newDecoder(io.NopCloser(io.LimitReader(f, sample)), compSniff)
-	n, _ := io.Copy(io.Discard, io.LimitReader(d, 256*sample)) // a cut stream ends in an error: fine
+	return CompressionRatioOf(io.LimitReader(f, 4<<20)), nil
+}
+
+// CompressionRatioOf estimates how many times larger the start of a
+// stream, head, is once decompressed (1 when it is not gzip or zstd).
+func CompressionRatioOf(head io.Reader) float64 {
+	d := newDecoder(io.NopCloser(head), compSniff)
+	n, _ := io.Copy(io.Discard, io.LimitReader(d, 1<<30)) // a cut stream ends in an error: fine
 	if d.comp == compNone || d.raw.n == 0 || n == 0 {
-		return 1, nil
+		return 1
 	}
-	return float64(n) / float64(d.raw.n), nil
+	return float64(n) / float64(d.offset())
 }

@@ -50,7 +50,12 @@ func (r *run) plan() MemoryPlan {
 	for _, name := range r.in.Files {
 		path := name
 		if name == "-" {
-			continue // its size is not known in advance
+			// A pipe's size is not known in advance; a file's is.
+			if r.stdin.size > 0 {
+				p.InputBytes += r.stdin.size
+				decoded += float64(r.stdin.size) * corpus.CompressionRatioOf(bytes.NewReader(r.stdin.peek()))
+			}
+			continue
 		}
 		st, err := os.Stat(path)
 		if err != nil || !st.Mode().IsRegular() {

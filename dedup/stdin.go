@@ -35,13 +35,29 @@ type stdin struct {
 	spool  string        // the copy, "" when there is none
 	stats  StdinStats
 	tmpDir string
+	size   int64 // what is left to read, when known (a regular file, an in-memory reader); else -1
+	// file is standard input redirected from a regular file, which later
+	// passes read again from start instead of a copy.
+	file  *os.File
+	start int64
 }
 
 func newStdin(r io.Reader, tmpDir string) *stdin {
 	if r == nil {
 		r = os.Stdin
 	}
-	return &stdin{r: bufio.NewReaderSize(r, stdinPeek), tmpDir: tmpDir}
+	s := &stdin{r: bufio.NewReaderSize(r, stdinPeek), tmpDir: tmpDir, size: -1}
+	switch v := r.(type) {
+	case *os.File: // redirected from a file: < docs.jsonl
+		if st, err := v.Stat(); err == nil && st.Mode().IsRegular() {
+			if off, err := v.Seek(0, io.SeekCurrent); err == nil {
+				s.size, s.file, s.start = st.Size()-off, v, off
+			}
+		}
+	case interface{ Len() int }: // bytes.Reader, strings.Reader
+		s.size = int64(v.Len())
+	}
+	return s
 }
 
 // peek returns the first bytes of the stream without consuming them.
@@ -52,9 +68,16 @@ func (s *stdin) peek() []byte {
 
 // open returns a reader over the documents of standard input. The first
 // call reads the stream itself, keeping a copy when again is true; later
-// calls read the copy.
+// calls read the copy (or the redirected file again, from where it
+// started).
 func (s *stdin) open(opts corpus.Options, again bool) (corpus.Reader, error) {
 	s.reads++
+	if s.reads > 1 && s.file != nil {
+		if _, err := s.file.Seek(s.start, io.SeekStart); err != nil {
+			return nil, err
+		}
+		return &stdinReader{Reader: corpus.NewStream(s.file, "-", opts), close: func() error { return nil }}, nil
+	}
 	if s.reads > 1 {
 		if s.spool == "" {
 			return nil, errors.New("standard input was read once already and not kept")
@@ -66,7 +89,7 @@ func (s *stdin) open(opts corpus.Options, again bool) (corpus.Reader, error) {
 		return &stdinReader{Reader: corpus.NewStream(f, "-", opts), close: f.Close}, nil
 	}
 	src := &countReader{r: s.r, n: &s.stats.Bytes}
-	if !again {
+	if !again || s.file != nil {
 		return &stdinReader{Reader: corpus.NewStream(src, "-", opts), close: func() error { return nil }}, nil
 	}
 	f, err := os.CreateTemp(s.tmpDir, "neardup-stdin-*.spool")

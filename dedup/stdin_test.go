@@ -3,6 +3,7 @@ package dedup
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -124,6 +125,25 @@ func TestStdinCompressedStreams(t *testing.T) {
 				if st.Documents != 600 {
 					t.Errorf("%s: %d documents, want 600", name, st.Documents)
 				}
+			}
+			// Redirected from a file (< docs.jsonl.gz), standard input is
+			// read again from where it started: no copy.
+			f := filepath.Join(t.TempDir(), "in")
+			os.WriteFile(f, append([]byte("skipped by the caller\n"), streams["gzip"]...), 0o644)
+			in, err := os.Open(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer in.Close()
+			in.Seek(int64(len("skipped by the caller\n")), io.SeekStart)
+			got, st := run(t, Input{Files: []string{"-"}, Stdin: in})
+			for f, b := range want {
+				if !bytes.Equal(got[f], b) {
+					t.Errorf("redirected file: %s differs from the file run", f)
+				}
+			}
+			if st.Stdin.SpoolBytes != 0 || st.Memory.InputBytes != int64(len(streams["gzip"])) {
+				t.Errorf("redirected file: copy of %d bytes, input %d bytes; want no copy and %d", st.Stdin.SpoolBytes, st.Memory.InputBytes, len(streams["gzip"]))
 			}
 		})
 	}

@@ -283,6 +283,9 @@ func runDedup(cmd *cobra.Command, o *dedupOpts, args []string, e *env) error {
 	if err != nil {
 		return err
 	}
+	if o.sample {
+		stats.Stdin = nil // the embedded corpus, not the user's standard input
+	}
 	if o.stats != "" {
 		if err := writeJSONFile(o.stats, stats); err != nil {
 			return err

@@ -129,7 +129,10 @@ func printInputNotes(w io.Writer, s *dedup.Stats) {
 		if st.SpoolBytes > 0 {
 			fmt.Fprintf(w, ", a copy of %s kept in the temporary directory for the second pass", formatSize(st.SpoolBytes))
 		}
-		fmt.Fprintln(w, "\n    (its size is not known in advance: the memory estimate leaves it out; --spill for a stream larger than memory)")
+		fmt.Fprintln(w)
+		if s.Memory.EstimatedDocs == 0 {
+			fmt.Fprintln(w, "    (its size was not known in advance: the memory estimate leaves it out; --spill for a stream larger than memory)")
+		}
 	}
 	for _, d := range s.Damaged {
 		lost := "the rest of the file was not read"
