@@ -184,7 +184,9 @@ func (w *WARC) nextDoc(start int64) bool {
 			wanted = !strings.HasPrefix(h.url, "metadata:")
 		}
 	}
-	if !wanted || h.length > int64(w.opts.MaxDocBytes) {
+	// Records that make no document are read too (when not over the
+	// size limit), so that a wrong Content-Length in any record is found.
+	if h.length > int64(w.opts.MaxDocBytes) {
 		if err := w.discard(h.length); err != nil {
 			w.fail(start, id, err)
 			return false
@@ -225,6 +227,9 @@ func (w *WARC) nextDoc(start int64) bool {
 	}
 	if len(next) > 0 && next[0] != '\r' && next[0] != '\n' && holdsRecord(w.block) {
 		w.rescan(start, id, n, "no line end follows the block")
+		return false
+	}
+	if !wanted {
 		return false
 	}
 	ct := h.contentType
