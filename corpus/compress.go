@@ -70,18 +70,75 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// StreamError is damage to the stream of an input file: a gzip or zstd
+// stream that does not decompress, fails its checksum or ends too soon. It
+// wraps ErrCorrupt. A reader reports it inside a *RecordError that names
+// the file and the line or record reached.
+type StreamError struct {
+	// Compression is "gzip" or "zstd".
+	Compression string
+	// Offset is the byte offset in the file where reading stopped. gzip
+	// offsets are exact; zstd decodes ahead of its reader, so a zstd
+	// offset is how far the decoder had read.
+	Offset int64
+	// Size is the size of the file, -1 when unknown (standard input).
+	Size int64
+	// Reason says what was wrong.
+	Reason string
+	// Resumes is true when reading goes on at the next gzip member (a
+	// web archive with a member per record): only the damaged member's
+	// data from Offset on is lost.
+	Resumes bool
+}
+
+func (e *StreamError) Error() string {
+	var b strings.Builder
+	if e.Resumes {
+		fmt.Fprintf(&b, "%s: %s, found at compressed offset %d; reading goes on at the next member", e.Compression, e.Reason, e.Offset)
+		return b.String()
+	}
+	fmt.Fprintf(&b, "%s: %s; reading stopped at compressed offset %d", e.Compression, e.Reason, e.Offset)
+	if n := e.Unread(); n >= 0 {
+		fmt.Fprintf(&b, " of %d (%d bytes unread)", e.Size, n)
+	}
+	return b.String()
+}
+
+// Unwrap returns ErrCorrupt.
+func (e *StreamError) Unwrap() error { return ErrCorrupt }
+
+// Unread is how many bytes of the file were never read, -1 when the size
+// is unknown or reading resumed.
+func (e *StreamError) Unread() int64 {
+	if e.Size < 0 || e.Resumes {
+		return -1
+	}
+	return max(e.Size-e.Offset, 0)
+}
+
+// maxVerifyAhead bounds how far a decoder decompresses ahead of its reader
+// to check a stream's integrity before a bad record is reported (verify).
+const maxVerifyAhead = 32 << 20
+
 // decoder is the decompressed stream of one input file. The decoder is
 // created on the first Read, so that a bad header is reported as a read
-// error (with the file name and offset) rather than by Open. Its errors wrap
-// ErrCorrupt and name the compressed offset reached.
+// error (with the file name and offset) rather than by Open. Its errors
+// are *StreamError (wrapping ErrCorrupt) unless they come from the file
+// itself.
 type decoder struct {
 	raw    *countingReader
+	br     *bufio.Reader // over raw; the gzip reader reads single bytes from it
 	closer io.Closer
 	comp   compression
+	size   int64     // of the file, -1 when unknown
 	r      io.Reader // the decompressed stream, nil until the first Read
 	gz     *gzip.Reader
 	zd     *zstd.Decoder
 	err    error
+	// ahead holds data decompressed by verify and not yet read; aheadErr
+	// is the error (io.EOF at the end) that followed it.
+	ahead    bytes.Buffer
+	aheadErr error
 	// resync: read a seekable gzip file member by member and go on after
 	// a damaged member (memberReader).
 	resync bool
@@ -90,15 +147,14 @@ type decoder struct {
 // newDecoder returns the decompressed stream of rc, which it closes on
 // Close.
 func newDecoder(rc io.ReadCloser, comp compression) *decoder {
-	return &decoder{raw: &countingReader{r: rc}, closer: rc, comp: comp}
+	return &decoder{raw: &countingReader{r: rc}, closer: rc, comp: comp, size: -1}
 }
 
 func (d *decoder) init() error {
-	src := io.Reader(d.raw)
+	d.br = bufio.NewReaderSize(d.raw, 64<<10)
 	comp := d.comp
 	if comp == compSniff {
-		br := bufio.NewReaderSize(d.raw, 64<<10)
-		head, _ := br.Peek(4)
+		head, _ := d.br.Peek(4)
 		switch {
 		case bytes.HasPrefix(head, gzipMagic):
 			comp = compGzip
@@ -108,18 +164,17 @@ func (d *decoder) init() error {
 			comp = compNone
 		}
 		d.comp = comp
-		src = br
 	}
 	if f, ok := d.closer.(io.ReadSeeker); ok && d.resync && comp == compGzip {
 		if _, err := f.Seek(0, io.SeekStart); err != nil { // undo the sniffing
 			return err
 		}
-		d.r = newMemberReader(f)
+		d.r = newMemberReader(f, d.size)
 		return nil
 	}
 	switch comp {
 	case compGzip:
-		gz, err := gzip.NewReader(src)
+		gz, err := gzip.NewReader(d.br)
 		if err == io.EOF { // an empty file: no documents
 			d.r = eofReader{}
 			return nil
@@ -129,7 +184,7 @@ func (d *decoder) init() error {
 		}
 		d.gz, d.r = gz, gz
 	case compZstd:
-		zd, err := zstd.NewReader(src,
+		zd, err := zstd.NewReader(d.br,
 			zstd.WithDecoderConcurrency(2), // decodes blocks ahead of the reader
 			zstd.WithDecoderMaxWindow(1<<27),
 			zstd.WithDecoderMaxMemory(1<<32))
@@ -138,7 +193,7 @@ func (d *decoder) init() error {
 		}
 		d.zd, d.r = zd, zd
 	default:
-		d.r = src
+		d.r = d.br
 	}
 	return nil
 }
@@ -147,8 +202,16 @@ type eofReader struct{}
 
 func (eofReader) Read([]byte) (int, error) { return 0, io.EOF }
 
-// wrap turns a decoder error into one that wraps ErrCorrupt, unless it came
-// from the file itself.
+// offset is the compressed offset the decompressor has consumed.
+func (d *decoder) offset() int64 {
+	if d.br == nil {
+		return d.raw.n
+	}
+	return d.raw.n - int64(d.br.Buffered())
+}
+
+// wrap turns a decoder error into a *StreamError, unless it came from the
+// file itself.
 func (d *decoder) wrap(err error) error {
 	if err == nil || err == io.EOF {
 		return err
@@ -156,17 +219,28 @@ func (d *decoder) wrap(err error) error {
 	if d.raw.err != nil && errors.Is(err, d.raw.err) {
 		return err
 	}
+	e := &StreamError{Compression: d.comp.String(), Offset: d.offset(), Size: d.size}
 	if err == io.ErrUnexpectedEOF {
-		return fmt.Errorf("%w: %s stream truncated after %d compressed bytes", ErrCorrupt, d.comp, d.raw.n)
+		e.Reason = "stream truncated"
+	} else {
+		e.Reason = strings.TrimPrefix(strings.TrimPrefix(err.Error(), d.comp.String()), ": ")
 	}
-	msg := err.Error()
-	if !strings.HasPrefix(msg, d.comp.String()) {
-		msg = d.comp.String() + ": " + msg
-	}
-	return fmt.Errorf("%w: %s (within the first %d compressed bytes)", ErrCorrupt, msg, d.raw.n)
+	return e
 }
 
 func (d *decoder) Read(p []byte) (int, error) {
+	if d.ahead.Len() > 0 {
+		n, _ := d.ahead.Read(p)
+		return n, nil
+	}
+	if err := d.aheadErr; err != nil {
+		d.aheadErr = nil
+		return 0, err // sticky in d.err too, unless it is a gap
+	}
+	return d.read(p)
+}
+
+func (d *decoder) read(p []byte) (int, error) {
 	if d.err != nil {
 		return 0, d.err
 	}
@@ -184,6 +258,35 @@ func (d *decoder) Read(p []byte) (int, error) {
 		d.err = err
 	}
 	return n, err
+}
+
+// verify checks the integrity of the compressed stream ahead of the
+// reader before a bad record is reported: garbage from a damaged stream
+// often decodes as text first, and its checksum fails only at the end of
+// the gzip member or zstd frame. It decompresses up to maxVerifyAhead
+// bytes ahead (kept for later Reads) and returns the stream's error, if
+// one comes within that distance. Plain input has nothing to verify.
+func (d *decoder) verify() error {
+	if d.comp == compNone || d.r == nil {
+		return nil
+	}
+	if d.aheadErr != nil && d.aheadErr != io.EOF {
+		return d.aheadErr
+	}
+	var buf [32 << 10]byte
+	for d.aheadErr == nil && d.ahead.Len() < maxVerifyAhead {
+		n, err := d.read(buf[:])
+		d.ahead.Write(buf[:n])
+		d.aheadErr = err
+	}
+	err := d.aheadErr
+	switch {
+	case err == io.EOF:
+		return nil
+	case errors.Is(err, errGzipGap):
+		d.aheadErr = nil // reported now; reading goes on after the data ahead
+	}
+	return err
 }
 
 func (d *decoder) Close() error {
@@ -205,11 +308,16 @@ func CompressionRatio(path string) (float64, error) {
 		return 0, err
 	}
 	defer f.Close()
-	const sample = 4 << 20
-	d := newDecoder(io.NopCloser(io.LimitReader(f, sample)), compSniff)
-	n, _ := io.Copy(io.Discard, io.LimitReader(d, 256*sample)) // a cut stream ends in an error: fine
+	return CompressionRatioOf(io.LimitReader(f, 4<<20)), nil
+}
+
+// CompressionRatioOf estimates how many times larger the start of a
+// stream, head, is once decompressed (1 when it is not gzip or zstd).
+func CompressionRatioOf(head io.Reader) float64 {
+	d := newDecoder(io.NopCloser(head), compSniff)
+	n, _ := io.Copy(io.Discard, io.LimitReader(d, 1<<30)) // a cut stream ends in an error: fine
 	if d.comp == compNone || d.raw.n == 0 || n == 0 {
-		return 1, nil
+		return 1
 	}
-	return float64(n) / float64(d.raw.n), nil
+	return float64(n) / float64(d.offset())
 }

@@ -3,9 +3,10 @@
 //
 // # Reading
 //
-// Open picks a reader from the file name (case-insensitive); Expand turns
-// directories into their supported files in sorted order, and Multi reads
-// several files one after another. Every reader yields Documents with an
+// Open picks a reader from the file name (case-insensitive); ExpandWith
+// turns directories into their supported files in sorted order, following
+// symbolic links, and says what it left out; Multi reads several files one
+// after another. Every reader yields Documents with an
 // ID, a Text and Raw, the record as one JSON object:
 //
 //   - .jsonl, .json, .ndjson (JSONL): one JSON object per line. Text is
@@ -71,7 +72,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 )
 
@@ -191,41 +191,28 @@ func invalid(opts *Options, e *RecordError) error {
 	return opts.OnInvalid(e)
 }
 
-// Expand turns the inputs into a list of files: directories are walked and
-// their regular files listed in sorted order, other paths (including "-")
-// kept as given.
-func Expand(inputs []string) ([]string, error) {
-	var files []string
-	for _, in := range inputs {
-		if in == "-" {
-			files = append(files, in)
-			continue
-		}
-		st, err := os.Stat(in)
-		if err != nil {
-			return nil, err
-		}
-		if !st.IsDir() {
-			files = append(files, in)
-			continue
-		}
-		var found []string
-		err = filepath.WalkDir(in, func(p string, d os.DirEntry, err error) error {
-			if err != nil {
-				return err
+// reject routes a bad record read from src through opts.OnInvalid, as
+// invalid does, and reports whether the file ends there. When src is a
+// compressed stream it is checked ahead first (decoder.verify): garbage
+// from a damaged stream often decodes as text before its checksum fails,
+// so damage found there is reported instead, naming the record error too,
+// and ends the file (except a lost gzip member of a web archive, after
+// which reading goes on).
+// gap is true for such a lost member: a web archive reader then scans for
+// the next record.
+func reject(opts *Options, src any, e *RecordError) (end, gap bool, stop error) {
+	if d, ok := src.(*decoder); ok && !errors.Is(e.Err, ErrCorrupt) {
+		if err := d.verify(); err != nil {
+			if !errors.Is(err, ErrCorrupt) { // the file itself failed
+				return true, false, &RecordError{File: e.File, Record: e.Record, Offset: e.Offset, Err: err}
 			}
-			if d.Type().IsRegular() && Supported(p) {
-				found = append(found, p)
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, err
+			e = &RecordError{File: e.File, Record: e.Record, Offset: e.Offset,
+				Err: fmt.Errorf("%w (found by checking the stream ahead after a bad record at this line, %v; nothing from this line on is used)", err, e.Err)}
+			gap = errors.Is(err, errGzipGap)
+			end = !gap
 		}
-		slices.Sort(found)
-		files = append(files, found...)
 	}
-	return files, nil
+	return end, gap, invalid(opts, e)
 }
 
 // Supported reports whether the file name has an extension a reader exists
@@ -291,20 +278,21 @@ func Open(name string, opts Options) (Reader, error) {
 	if f == formatParquet {
 		return openParquet(name, opts)
 	}
-	var rc io.ReadCloser
 	if name == "-" {
-		rc = io.NopCloser(os.Stdin)
-	} else {
-		file, err := os.Open(name)
-		if err != nil {
-			return nil, err
-		}
-		rc = file
+		return NewStream(os.Stdin, name, opts), nil
 	}
+	file, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	var rc io.ReadCloser = file
 	if comp == compNone {
 		comp = compSniff // compressed files are recognised whatever their name
 	}
 	dec := newDecoder(rc, comp)
+	if st, err := file.Stat(); err == nil && st.Mode().IsRegular() {
+		dec.size = st.Size()
+	}
 	// Web archives compress each record as its own gzip member: after a
 	// damaged one, the next records can still be read.
 	dec.resync = f == formatWARC
@@ -319,6 +307,13 @@ func Open(name string, opts Options) (Reader, error) {
 	}
 	rc.Close()
 	return nil, fmt.Errorf("%s: %w", name, ErrUnknownFormat)
+}
+
+// NewStream returns a JSONL reader over a stream such as standard input,
+// plain or compressed with gzip or zstd (recognised by the first bytes);
+// name is used in ids and errors. Close does not close r.
+func NewStream(r io.Reader, name string, opts Options) Reader {
+	return NewJSONL(newDecoder(io.NopCloser(r), compSniff), name, opts)
 }
 
 // Multi reads several files one after another, opening each when the

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/klauspost/compress/gzip"
 )
@@ -30,6 +31,7 @@ type memberReader struct {
 	lost  bool  // the current member is damaged: scan for the next
 	eof   bool
 	err   error // sticky: a read error of the file itself
+	size  int64 // of the file, -1 when unknown
 }
 
 // countedBytes is a buffered reader that counts the bytes consumed from
@@ -64,8 +66,8 @@ func (c *countedBytes) seek(file io.ReadSeeker, off int64) error {
 	return nil
 }
 
-func newMemberReader(file io.ReadSeeker) *memberReader {
-	return &memberReader{file: file, in: countedBytes{br: bufio.NewReaderSize(file, 64<<10)}}
+func newMemberReader(file io.ReadSeeker, size int64) *memberReader {
+	return &memberReader{file: file, in: countedBytes{br: bufio.NewReaderSize(file, 64<<10)}, size: size}
 }
 
 // open reads the header of the member at the current offset.
@@ -119,12 +121,16 @@ func (g *memberReader) Read(p []byte) (int, error) {
 // fail reports the damage of the current member and arranges to resume
 // at the next one.
 func (g *memberReader) fail(err error) error {
+	e := &StreamError{Compression: "gzip", Offset: g.in.off, Size: g.size}
 	if err == io.ErrUnexpectedEOF {
 		g.eof = true // a truncated last member: nothing follows
-		return fmt.Errorf("%w: gzip stream truncated in the member at compressed offset %d", ErrCorrupt, g.start)
+		e.Reason = fmt.Sprintf("stream truncated in the member that starts at compressed offset %d", g.start)
+		return e
 	}
 	g.lost = true
-	return fmt.Errorf("%w: gzip: %v in the member at compressed offset %d; %w", ErrCorrupt, err, g.start, errGzipGap)
+	e.Resumes = true
+	e.Reason = fmt.Sprintf("%s in the member that starts at compressed offset %d", strings.TrimPrefix(err.Error(), "gzip: "), g.start)
+	return fmt.Errorf("%w; %w", e, errGzipGap)
 }
 
 // next scans for the next valid member header after the start of the

@@ -98,7 +98,7 @@ func TestMemberReaderTruncated(t *testing.T) {
 	os.WriteFile(path, data[:len(data)-20], 0o644)
 	f, _ := os.Open(path)
 	defer f.Close()
-	got, err := io.ReadAll(newMemberReader(f))
+	got, err := io.ReadAll(newMemberReader(f, -1))
 	if !errors.Is(err, ErrCorrupt) || errors.Is(err, errGzipGap) || !strings.Contains(err.Error(), "truncated") || !strings.HasPrefix(string(got), "one\ntwo") {
 		t.Errorf("read %q, %v; want the data before the cut and a truncation error", clip(got, 20), err)
 	}
@@ -125,7 +125,7 @@ func FuzzMemberReader(f *testing.F) {
 			t.Fatal(err)
 		}
 		defer file.Close()
-		m := newMemberReader(file)
+		m := newMemberReader(file, -1)
 		var got []byte
 		buf := make([]byte, 4096)
 		for reads := 0; ; reads++ {

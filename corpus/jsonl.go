@@ -3,6 +3,7 @@ package corpus
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -48,17 +49,25 @@ func (j *JSONL) Next() bool {
 			return false
 		}
 		l := &j.lines
-		rerr := func(e error, id string) {
-			if e := invalid(&j.opts, &RecordError{File: j.name, Record: l.line, Offset: l.start, ID: id, Err: e}); e != nil {
-				j.err = e
+		// rerr reports a bad record; it returns whether the file ends.
+		rerr := func(e error, id string) bool {
+			end, _, stop := reject(&j.opts, j.closer, &RecordError{File: j.name, Record: l.line, Offset: l.start, ID: id, Err: e})
+			if stop != nil {
+				j.err = stop
 			}
+			j.done = end
+			return end
 		}
 		switch {
 		case err == ErrTooLarge:
 			rerr(fmt.Errorf("%w (%d bytes)", ErrTooLarge, j.opts.MaxDocBytes), "")
 			continue
-		case err != nil:
+		case errors.Is(err, ErrCorrupt):
 			rerr(err, "")
+			j.done = true
+			return false
+		case err != nil: // the file itself failed: no bad record to skip
+			j.err = &RecordError{File: j.name, Record: l.line, Offset: l.start, Err: err}
 			j.done = true
 			return false
 		}

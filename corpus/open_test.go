@@ -2,6 +2,7 @@ package corpus
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -88,5 +89,91 @@ func TestStdin(t *testing.T) {
 				t.Errorf("stdin: %v, %v", docs, err)
 			}
 		})
+	}
+}
+
+// TestExpandSymlinks: links to files and directories are followed, a loop
+// is walked once, a file reached twice is listed once, unsupported files
+// are listed as skipped, --exclude patterns match the relative path or
+// the base name, and a broken link is an error naming it unless no reader
+// would take its name.
+func TestExpandSymlinks(t *testing.T) {
+	store := t.TempDir() // where the links point, as in the Hugging Face cache
+	writeFile(t, store, "blob1", []byte(`{"id":"1","text":"one"}`+"\n"))
+	writeFile(t, store, "blob2", []byte("two\n"))
+	os.MkdirAll(filepath.Join(store, "deep"), 0o755)
+	writeFile(t, filepath.Join(store, "deep"), "d.jsonl", []byte(`{"id":"d","text":"deep"}`+"\n"))
+
+	dir := t.TempDir()
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.Symlink(filepath.Join(store, "blob1"), filepath.Join(dir, "a.jsonl")))
+	must(os.Symlink(filepath.Join(store, "blob2"), filepath.Join(dir, "b.txt")))
+	must(os.Symlink(filepath.Join(store, "blob1"), filepath.Join(dir, "c.jsonl"))) // same file as a.jsonl
+	must(os.Symlink(filepath.Join(store, "deep"), filepath.Join(dir, "linked")))
+	must(os.Symlink(dir, filepath.Join(dir, "loop")))                        // points to its own directory
+	must(os.Symlink("gone.lock", filepath.Join(dir, "x.lock")))              // broken, unsupported name
+	writeFile(t, dir, "real.jsonl", []byte(`{"id":"r","text":"real"}`+"\n")) // a plain file among links
+	writeFile(t, dir, "README.md", []byte("not a document"))
+	writeFile(t, dir, "meta.info.jsonl", []byte(`{"not":"a document"}`+"\n"))
+
+	e, err := ExpandWith([]string{dir}, ExpandOptions{Exclude: []string{"*.info.jsonl"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel := func(p string) string { r, _ := filepath.Rel(dir, p); return r }
+	var files []string
+	for _, f := range e.Files {
+		files = append(files, rel(f))
+	}
+	if got, want := strings.Join(files, " "), "a.jsonl b.txt linked/d.jsonl real.jsonl"; got != want {
+		t.Errorf("files %q, want %q", got, want)
+	}
+	var skipped []string
+	for _, s := range e.Skipped {
+		skipped = append(skipped, rel(s.Path)+"="+strings.Fields(s.Reason)[0])
+	}
+	if got, want := strings.Join(skipped, " "), "README.md=unsupported c.jsonl=same loop=directory x.lock=unsupported"; got != want {
+		t.Errorf("skipped %q, want %q", got, want)
+	}
+	if e.Excluded != 1 {
+		t.Errorf("excluded %d, want 1", e.Excluded)
+	}
+	docs, err := readAll(NewMulti(e.Files, Options{}))
+	if err != nil || len(docs) != 4 {
+		t.Errorf("read %v, %v; want 4 documents", docs, err)
+	}
+
+	// Relative patterns; a directory pattern leaves out its subtree.
+	e, err = ExpandWith([]string{dir}, ExpandOptions{Exclude: []string{"linked", "b.*", "meta.info.jsonl"}})
+	if err != nil || len(e.Files) != 2 || e.Excluded != 3 {
+		t.Errorf("exclude: %+v, %v; want a.jsonl and real.jsonl, 3 excluded", e, err)
+	}
+
+	// A broken link a reader would take is an error naming it.
+	must(os.Symlink(filepath.Join(store, "gone"), filepath.Join(dir, "z.jsonl")))
+	if _, err := ExpandWith([]string{dir}, ExpandOptions{}); err == nil || !strings.Contains(err.Error(), "z.jsonl") || !strings.Contains(err.Error(), "broken") {
+		t.Errorf("broken link: err = %v, want one naming z.jsonl", err)
+	}
+	if _, err := ExpandWith([]string{dir}, ExpandOptions{Exclude: []string{"z.jsonl"}}); err != nil {
+		t.Errorf("excluded broken link: %v", err)
+	}
+	if _, err := ExpandWith([]string{dir}, ExpandOptions{Exclude: []string{"[x"}}); err == nil {
+		t.Error("a bad pattern was accepted")
+	}
+
+	// A directory of links only (the Hugging Face cache's snapshots).
+	only, blobs := t.TempDir(), t.TempDir()
+	for i := range 40 {
+		blob := writeFile(t, blobs, fmt.Sprintf("%040x", i), []byte(fmt.Sprintf("line %d\n", i)))
+		must(os.Symlink(blob, filepath.Join(only, fmt.Sprintf("f%02d.txt", i))))
+	}
+	e, err = ExpandWith([]string{only}, ExpandOptions{})
+	if err != nil || len(e.Files) != 40 || len(e.Skipped) != 0 {
+		t.Errorf("40 links: %d files, %d skipped, %v", len(e.Files), len(e.Skipped), err)
 	}
 }

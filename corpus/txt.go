@@ -2,6 +2,7 @@ package corpus
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"strconv"
 	"unicode/utf8"
@@ -43,16 +44,22 @@ func (t *Lines) Next() bool {
 		l := &t.lines
 		id := t.name + ":" + strconv.FormatInt(l.line, 10)
 		rerr := func(e error) {
-			if e := invalid(&t.opts, &RecordError{File: t.name, Record: l.line, Offset: l.start, ID: id, Err: e}); e != nil {
-				t.err = e
+			end, _, stop := reject(&t.opts, t.closer, &RecordError{File: t.name, Record: l.line, Offset: l.start, ID: id, Err: e})
+			if stop != nil {
+				t.err = stop
 			}
+			t.done = t.done || end
 		}
 		switch {
 		case err == ErrTooLarge:
 			rerr(err)
 			continue
-		case err != nil:
+		case errors.Is(err, ErrCorrupt):
 			rerr(err)
+			t.done = true
+			return false
+		case err != nil: // the file itself failed: no bad record to skip
+			t.err = &RecordError{File: t.name, Record: l.line, Offset: l.start, ID: id, Err: err}
 			t.done = true
 			return false
 		}

@@ -109,13 +109,19 @@ func (w *WARC) Err() error { return w.err }
 // Close implements Reader.
 func (w *WARC) Close() error { return w.closer.Close() }
 
-// report routes a bad record through Options.OnInvalid; it reports whether
-// reading may go on.
+// report routes a bad record through Options.OnInvalid (see reject); it
+// reports whether reading may go on.
 func (w *WARC) report(start int64, id string, err error) bool {
-	if e := invalid(&w.opts, &RecordError{File: w.name, Record: w.rec, Offset: start, ID: id, Err: err}); e != nil {
-		w.err = e
+	end, gap, stop := reject(&w.opts, w.closer, &RecordError{File: w.name, Record: w.rec, Offset: start, ID: id, Err: err})
+	switch {
+	case stop != nil:
+		w.err = stop
+		return false
+	case end:
+		w.done = true
 		return false
 	}
+	w.resync = w.resync || gap
 	return true
 }
 
@@ -178,7 +184,9 @@ func (w *WARC) nextDoc(start int64) bool {
 			wanted = !strings.HasPrefix(h.url, "metadata:")
 		}
 	}
-	if !wanted || h.length > int64(w.opts.MaxDocBytes) {
+	// Records that make no document are read too (when not over the
+	// size limit), so that a wrong Content-Length in any record is found.
+	if h.length > int64(w.opts.MaxDocBytes) {
 		if err := w.discard(h.length); err != nil {
 			w.fail(start, id, err)
 			return false
@@ -194,8 +202,34 @@ func (w *WARC) nextDoc(start int64) bool {
 	w.block = w.block[:h.length]
 	n, err := io.ReadFull(w.r, w.block)
 	w.off += int64(n)
+	if (err == io.EOF || err == io.ErrUnexpectedEOF) && holdsRecord(w.block[:n]) {
+		// The input ends inside the block, which holds the start of
+		// another record: the Content-Length is wrong, and the records
+		// after this one are in the bytes read. Read them again,
+		// scanning for the next record header. (Without one, the file
+		// is cut short: the error below.)
+		w.rescan(start, id, n, fmt.Sprintf("the input ends %d bytes after the header", n))
+		return false
+	}
 	if err != nil {
 		w.fail(start, id, w.truncated(err, h.length, int64(n)))
+		return false
+	}
+	// A block is followed by a line end (CRLF CRLF in WARC, LF in ARC).
+	// When it is not, and the block holds the start of another record,
+	// the Content-Length is too large: the records it swallowed are read
+	// again. (Peek consumes an error that comes with no data: a gap
+	// after a lost gzip member is reported here, other errors again at
+	// the next read.)
+	next, perr := w.r.Peek(1)
+	if errors.Is(perr, errGzipGap) && !w.fail(w.off, "", perr) {
+		return false
+	}
+	if len(next) > 0 && next[0] != '\r' && next[0] != '\n' && holdsRecord(w.block) {
+		w.rescan(start, id, n, "no line end follows the block")
+		return false
+	}
+	if !wanted {
 		return false
 	}
 	ct := h.contentType
@@ -220,6 +254,36 @@ func (w *WARC) nextDoc(start int64) bool {
 	w.raw = w.appendRaw(w.raw[:0], id, ct, text)
 	w.doc = Document{ID: id, Text: text, Raw: w.raw, Source: w.name, Record: w.rec, Offset: start}
 	return true
+}
+
+// rescan reports the record whose header is in w.hdr as malformed and
+// reads the n bytes of its block again, scanning for the next record.
+func (w *WARC) rescan(start int64, id string, n int, why string) {
+	err := fmt.Errorf("%w: Content-Length %d is wrong: %s; the block is scanned again for the records it holds", ErrMalformed, w.hdr.length, why)
+	if w.report(start, id, err) {
+		w.r = bufio.NewReaderSize(io.MultiReader(bytes.NewReader(bytes.Clone(w.block[:n])), w.r), 256<<10)
+		w.off -= int64(n)
+		w.resync = true
+	}
+}
+
+// holdsRecord reports whether a line of b after the first may start a
+// record.
+func holdsRecord(b []byte) bool {
+	for {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			return false
+		}
+		b = b[i+1:]
+		line := b
+		if j := bytes.IndexByte(line, '\n'); j >= 0 {
+			line = line[:j]
+		}
+		if startsRecord(bytes.TrimSuffix(line, []byte{'\r'})) {
+			return true
+		}
+	}
 }
 
 // appendRaw appends the JSON object of a document.

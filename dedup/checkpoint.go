@@ -251,6 +251,7 @@ type checkpointer struct {
 	// later file is sent, so the collector reads them after that.
 	skipped []int
 	bytes   []int64
+	damaged []bool // files found damaged get no checkpoint: a rerun reads them again and reports the damage
 }
 
 // add records d (of file d.file) after every document before it.
@@ -283,6 +284,11 @@ func (c *checkpointer) add(d *rawDoc, s Sketch) error {
 // without documents.
 func (c *checkpointer) close(k int) error {
 	if c.resumed[k] || c.names[k] == "-" {
+		return nil
+	}
+	if c.damaged[k] {
+		c.abort()
+		c.w = nil
 		return nil
 	}
 	if c.w == nil {

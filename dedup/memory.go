@@ -1,6 +1,7 @@
 package dedup
 
 import (
+	"bytes"
 	"os"
 	"strings"
 	"syscall"
@@ -49,7 +50,12 @@ func (r *run) plan() MemoryPlan {
 	for _, name := range r.in.Files {
 		path := name
 		if name == "-" {
-			path = r.stdinCopy
+			// A pipe's size is not known in advance; a file's is.
+			if r.stdin.size > 0 {
+				p.InputBytes += r.stdin.size
+				decoded += float64(r.stdin.size) * corpus.CompressionRatioOf(bytes.NewReader(r.stdin.peek()))
+			}
+			continue
 		}
 		st, err := os.Stat(path)
 		if err != nil || !st.Mode().IsRegular() {
@@ -57,7 +63,7 @@ func (r *run) plan() MemoryPlan {
 		}
 		p.InputBytes += st.Size()
 		f := 1.0
-		if l := strings.ToLower(name); strings.HasSuffix(l, ".gz") || strings.HasSuffix(l, ".zst") || name == "-" {
+		if l := strings.ToLower(name); strings.HasSuffix(l, ".gz") || strings.HasSuffix(l, ".zst") {
 			if ratio == 0 {
 				if ratio, err = corpus.CompressionRatio(path); err != nil || ratio < 1 {
 					ratio = 4 // typical for text
@@ -73,13 +79,11 @@ func (r *run) plan() MemoryPlan {
 		name := r.in.Files[0]
 		var rd corpus.Reader
 		var err error
-		if name == "-" {
-			if f, ferr := os.Open(r.stdinCopy); ferr == nil {
-				rd = corpus.NewJSONL(f, "-", r.in.Options)
-			}
+		opts := r.in.Options
+		opts.OnInvalid = func(*corpus.RecordError) error { return nil }
+		if name == "-" { // its first bytes, which the first pass reads again
+			rd = corpus.NewStream(bytes.NewReader(bytes.Clone(r.stdin.peek())), "-", opts)
 		} else {
-			opts := r.in.Options
-			opts.OnInvalid = func(*corpus.RecordError) error { return nil }
 			rd, err = corpus.Open(name, opts)
 		}
 		if err == nil && rd != nil {

@@ -69,8 +69,16 @@ type Input struct {
 	// SkipInvalid skips bad records (counted in Stats.Skipped) instead of
 	// stopping at the first.
 	SkipInvalid bool
-	// Stdin is what "-" reads; nil means os.Stdin.
+	// Stdin is what "-" reads; nil means os.Stdin. It is streamed: a
+	// run that reads its input twice (a method's pre-pass, the kept
+	// documents, the examples) keeps a copy in Outputs.TmpDir, zstd
+	// compressed unless it came compressed (Stats.Stdin).
 	Stdin io.Reader
+	// FilesSkipped are the paths that walking the input directories left
+	// out (corpus.ExpandWith), and FilesExcluded how many --exclude
+	// matched; both are reported in Stats.
+	FilesSkipped  []corpus.Skip
+	FilesExcluded int
 	// Examples is how many of the largest clusters Stats.Examples shows.
 	Examples int
 	// RandomExamples is how many other clusters with duplicates, drawn at
@@ -109,12 +117,27 @@ type Stats struct {
 	Dropped int `json:"dropped,omitempty"`
 	// IndexMatches counts the documents found in an Input.AgainstIndexes
 	// index (each removed with its cluster).
-	IndexMatches int       `json:"index_matches,omitempty"`
-	Skipped      int       `json:"skipped"` // invalid records skipped
-	Empty        int       `json:"empty"`   // documents with empty normalised text
-	InputBytes   int64     `json:"input_bytes"`
-	Stages       []Stage   `json:"stages"`
-	Examples     []Example `json:"examples,omitempty"`
+	IndexMatches int `json:"index_matches,omitempty"`
+	Skipped      int `json:"skipped"` // invalid records skipped
+	// Damaged lists the input files whose stream was damaged (a
+	// truncated or corrupt gzip or zstd stream, a broken Parquet file, a
+	// web archive cut short), found with SkipInvalid: the documents read
+	// before the damage are used, what followed it is lost. Without
+	// SkipInvalid the run stops at the damage.
+	Damaged []DamagedFile `json:"damaged_files,omitempty"`
+	// FilesSkipped counts the paths in input directories that were not
+	// read (unsupported names, second links to one file, directories
+	// already walked); FilesSkippedFirst lists the first few.
+	FilesSkipped      int           `json:"files_skipped,omitempty"`
+	FilesSkippedFirst []corpus.Skip `json:"files_skipped_first,omitempty"`
+	// FilesExcluded counts the paths left out by --exclude.
+	FilesExcluded int `json:"files_excluded,omitempty"`
+	// Stdin says how standard input was read, when it was an input.
+	Stdin      *StdinStats `json:"stdin,omitempty"`
+	Empty      int         `json:"empty"` // documents with empty normalised text
+	InputBytes int64       `json:"input_bytes"`
+	Stages     []Stage     `json:"stages"`
+	Examples   []Example   `json:"examples,omitempty"`
 	// SkippedErrors holds the first few skipped records' errors.
 	SkippedErrors []string `json:"skipped_errors,omitempty"`
 	// ClusterSizes counts clusters by size, sizes ascending (singletons
@@ -142,6 +165,36 @@ type Stats struct {
 	// duplicates, which T2S would fix. Always 0 with T2S on.
 	Traditional int `json:"traditional_docs,omitempty"`
 }
+
+// DamagedFile is an input file whose stream was damaged.
+type DamagedFile struct {
+	File string `json:"file"`
+	// Record is the line or record number reached.
+	Record int64 `json:"record"`
+	// Offset is the byte offset in the file (compressed) where reading
+	// stopped, and Unread how many bytes of the file were not read; -1
+	// when unknown (standard input, formats without a stream offset).
+	Offset int64 `json:"offset"`
+	Unread int64 `json:"unread_bytes"`
+	// Resumed is true when reading went on after the damage (a web
+	// archive with a gzip member per record loses one member's data).
+	Resumed bool   `json:"resumed,omitempty"`
+	Error   string `json:"error"`
+}
+
+// DamagedFileOf describes the damage a record error wrapping
+// corpus.ErrCorrupt reports.
+func DamagedFileOf(e *corpus.RecordError) DamagedFile {
+	d := DamagedFile{File: e.File, Record: e.Record, Offset: -1, Unread: -1, Error: e.Error()}
+	var se *corpus.StreamError
+	if errors.As(e, &se) {
+		d.Offset, d.Unread, d.Resumed = se.Offset, se.Unread(), se.Resumes
+	}
+	return d
+}
+
+// maxFilesSkippedListed caps Stats.FilesSkippedFirst.
+const maxFilesSkippedListed = 10
 
 // SizeCount is the number of clusters of one size.
 type SizeCount struct {
@@ -332,13 +385,15 @@ type run struct {
 	// characters when Normalize.T2S is off (Stats.Traditional).
 	traditional atomic.Int64
 
-	stdinCopy   string // temp copy of standard input, read twice
+	stdin       *stdin // when "-" is an input
+	stdinAgain  bool   // a later pass reads standard input again
 	pairsOut    *atomicfile.File
 	pairsBuf    *bufio.Writer
 	allPairs    []Pair                      // Config.AllPairs: the pairs found, written after the finder's Flush
 	sequence    []string                    // Input.Against, then Input.Files
 	fileSkipped []int                       // per file of sequence
 	fileBytes   []int64                     // per file of sequence
+	fileDamaged []bool                      // per file of sequence
 	written     struct{ docs, bytes int64 } // read by the write pass
 	ckpt        *checkpointer
 	ids         []string                                        // old documents (Input.Against) first
@@ -383,6 +438,7 @@ func (r *run) open() error {
 	r.sequence = append(slices.Clone(r.in.Against), r.in.Files...)
 	r.fileSkipped = make([]int, len(r.sequence))
 	r.fileBytes = make([]int64, len(r.sequence))
+	r.fileDamaged = make([]bool, len(r.sequence))
 	if r.in.Resume {
 		codec, ok := r.method.(SketchCodec)
 		if !ok {
@@ -393,25 +449,11 @@ func (r *run) open() error {
 			return err
 		}
 		r.ckpt = &checkpointer{dir: dir, codec: codec, names: r.sequence, resumed: make([]bool, len(r.sequence)),
-			skipped: r.fileSkipped, bytes: r.fileBytes}
+			skipped: r.fileSkipped, bytes: r.fileBytes, damaged: r.fileDamaged}
 	}
 	if slices.Contains(r.in.Files, "-") {
-		f, err := os.CreateTemp(r.out.TmpDir, "neardup-stdin-*.jsonl")
-		if err != nil {
-			return err
-		}
-		r.stdinCopy = f.Name()
-		src := r.in.Stdin
-		if src == nil {
-			src = os.Stdin
-		}
-		_, err = io.Copy(f, src)
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return fmt.Errorf("copying standard input: %w", err)
-		}
+		r.stdin = newStdin(r.in.Stdin, r.out.TmpDir)
+		r.stats.Stdin = &r.stdin.stats
 	}
 	if r.out.Pairs != "" {
 		f, err := r.create(r.out.Pairs)
@@ -460,8 +502,10 @@ func newRun(cfg Config, in Input, out Outputs) (*run, error) {
 	if in.Progress == nil {
 		in.Progress = noProgress{}
 	}
-	return &run{cfg: cfg, in: in, out: out, method: m, norm: norm,
-		stats: &Stats{Method: m.Name(), Params: m.Describe(), Workers: cfg.workers()}}, nil
+	st := &Stats{Method: m.Name(), Params: m.Describe(), Workers: cfg.workers(),
+		FilesSkipped: len(in.FilesSkipped), FilesExcluded: in.FilesExcluded}
+	st.FilesSkippedFirst = in.FilesSkipped[:min(len(in.FilesSkipped), maxFilesSkippedListed)]
+	return &run{cfg: cfg, in: in, out: out, method: m, norm: norm, stats: st}, nil
 }
 
 // output is a file written atomically: nothing appears under its name
@@ -481,8 +525,8 @@ func (r *run) cleanup() {
 	for _, c := range r.closers {
 		c.Close()
 	}
-	if r.stdinCopy != "" {
-		os.Remove(r.stdinCopy)
+	if r.stdin != nil {
+		r.stdin.remove()
 	}
 }
 
@@ -504,11 +548,10 @@ func (r *run) readAllOpts(ctx context.Context, files []string, opts corpus.Optio
 	for _, name := range files {
 		var rd corpus.Reader
 		if name == "-" {
-			f, err := os.Open(r.stdinCopy)
-			if err != nil {
+			var err error
+			if rd, err = r.stdin.open(opts, r.stdinAgain); err != nil {
 				return err
 			}
-			rd = corpus.NewJSONL(f, "-", opts)
 		} else {
 			var err error
 			if rd, err = corpus.Open(name, opts); err != nil {
@@ -539,6 +582,8 @@ func (r *run) readAllOpts(ctx context.Context, files []string, opts corpus.Optio
 
 // pass1 reads, sketches in parallel, and feeds the finder in order.
 func (r *run) pass1(ctx context.Context) error {
+	// Standard input is kept for a second pass when one may come.
+	r.stdinAgain = r.out.Kept != "" || r.in.Examples > 0 || r.in.RandomExamples > 0
 	r.stats.Memory = r.plan()
 	if r.in.OnPlan != nil {
 		r.in.OnPlan(r.stats.Memory)
@@ -668,8 +713,11 @@ func (r *run) prePass(ctx context.Context) error {
 		learners[w] = l
 		workers[w] = learnSketcher{l}
 	}
+	again := r.stdinAgain
+	r.stdinAgain = true // the main pass reads it again
+	defer func() { r.stdinAgain = again }()
 	ckpt, stats := r.ckpt, *r.stats
-	skipped, bytes := slices.Clone(r.fileSkipped), slices.Clone(r.fileBytes)
+	skipped, bytes, damaged := slices.Clone(r.fileSkipped), slices.Clone(r.fileBytes), slices.Clone(r.fileDamaged)
 	r.ckpt = nil // the pre-pass neither writes nor reads checkpoints
 	var docs, read int64
 	err := r.eachDoc(ctx, workers, func(int, *rawDoc, Sketch) error { docs++; return nil })
@@ -679,6 +727,7 @@ func (r *run) prePass(ctx context.Context) error {
 	r.ckpt, *r.stats = ckpt, stats // counts belong to the main pass
 	copy(r.fileSkipped, skipped)   // (the checkpoint writer holds these slices)
 	copy(r.fileBytes, bytes)
+	copy(r.fileDamaged, damaged)
 	if err != nil {
 		return err
 	}
@@ -742,6 +791,11 @@ func (r *run) eachDoc(ctx context.Context, sketchers []Sketcher, consume func(i 
 			return push(rd)
 		}
 		skip := func(e *corpus.RecordError) {
+			if errors.Is(e, corpus.ErrCorrupt) { // a damaged file, not a bad record
+				r.stats.Damaged = append(r.stats.Damaged, DamagedFileOf(e))
+				r.fileDamaged[file] = true
+				return
+			}
 			r.stats.Skipped++
 			r.fileSkipped[file]++
 			if len(r.stats.SkippedErrors) < 10 {
@@ -1207,7 +1261,7 @@ func (r *run) pass2(ctx context.Context, keep []int32, examples map[int32]*Examp
 	// The first pass validated every record. When it skipped none, JSONL
 	// records need not be parsed again: only the examples' are.
 	opts := r.in.Options
-	opts.RawOnly = r.stats.Skipped == 0
+	opts.RawOnly = r.stats.Skipped == 0 && len(r.stats.Damaged) == 0
 	i := r.nOld
 	err := r.readAllOpts(ctx, r.in.Files, opts, func(d *corpus.Document) error {
 		if (i-r.nOld)%batchSize == batchSize-1 {

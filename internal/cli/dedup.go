@@ -131,6 +131,7 @@ Regular output files are replaced atomically, and only when the run succeeds.
 	fs.MarkHidden("cpuprofile")
 	o.text.register(fs)
 	o.input.register(fs)
+	o.input.registerWalk(fs)
 	return cmd
 }
 
@@ -236,11 +237,11 @@ func runDedup(cmd *cobra.Command, o *dedupOpts, args []string, e *env) error {
 	case len(args) == 0:
 		return usageErr("no INPUT: give files, directories, - for standard input, or --sample")
 	default:
-		files, err := expandInputs(args)
+		e, err := expandInputs(args, o.input.exclude)
 		if err != nil {
 			return err
 		}
-		in.Files = files
+		in.Files, in.FilesSkipped, in.FilesExcluded = e.Files, e.Skipped, e.Excluded
 	}
 	if len(o.against) > 0 {
 		if slices.Contains(o.against, "-") {
@@ -258,11 +259,11 @@ func runDedup(cmd *cobra.Command, o *dedupOpts, args []string, e *env) error {
 			return usageErr("--resume cannot be combined with --against INDEX (the index lookups are not checkpointed)")
 		}
 		if len(paths) > 0 {
-			files, err := expandInputs(paths)
+			e, err := expandInputs(paths, o.input.exclude)
 			if err != nil {
 				return err
 			}
-			in.Against = files
+			in.Against = e.Files
 		}
 	}
 	if o.quiet {
@@ -299,6 +300,9 @@ func runDedup(cmd *cobra.Command, o *dedupOpts, args []string, e *env) error {
 	if err != nil {
 		return err
 	}
+	if o.sample {
+		stats.Stdin = nil // the embedded corpus, not the user's standard input
+	}
 	if o.stats != "" {
 		if err := writeJSONFile(o.stats, stats); err != nil {
 			return err
@@ -322,7 +326,7 @@ func runDedup(cmd *cobra.Command, o *dedupOpts, args []string, e *env) error {
 			fmt.Fprintf(e.stderr, "  report: %s (open it in a browser)\n", where)
 		}
 	}
-	return nil
+	return inputLost(stats.Damaged, o.input.allowTruncated)
 }
 
 // gcLimit is the garbage collector's memory limit for a run with plan p.
@@ -381,6 +385,7 @@ func printSummary(w io.Writer, s *dedup.Stats, sampleRun bool) {
 			fmt.Fprintf(w, "    skipped: %s\n", e)
 		}
 	}
+	printInputNotes(w, s)
 	if s.Traditional > 0 {
 		fmt.Fprintf(w, "  %d documents hold Traditional Chinese characters: --t2s would compare them with their Simplified copies\n", s.Traditional)
 	}

@@ -1,9 +1,13 @@
 package cli
 
 import (
+	"fmt"
+	"io"
+
 	"github.com/spf13/pflag"
 
 	"github.com/neardup/neardup/corpus"
+	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/shingle"
 	"github.com/neardup/neardup/text"
 )
@@ -54,6 +58,10 @@ type inputFlags struct {
 	idField     string
 	maxDocBytes int
 	skipInvalid bool
+	// Registered by registerWalk, for the commands that walk input
+	// directories and report damaged files.
+	exclude        []string
+	allowTruncated bool
 }
 
 func (f *inputFlags) register(fs *pflag.FlagSet) {
@@ -61,6 +69,12 @@ func (f *inputFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.idField, "id-field", corpus.DefaultIDField, "JSON field that holds the document id (without one the id is FILE:LINE)")
 	fs.IntVar(&f.maxDocBytes, "max-doc-bytes", corpus.DefaultMaxDocBytes, "largest record accepted, in bytes")
 	fs.BoolVar(&f.skipInvalid, "skip-invalid", false, "skip bad records (counted and reported) instead of stopping with exit code 3")
+}
+
+// registerWalk adds --exclude and --allow-truncated.
+func (f *inputFlags) registerWalk(fs *pflag.FlagSet) {
+	fs.StringArrayVar(&f.exclude, "exclude", nil, "leave out files and directories of input directories whose relative path or base name matches this glob (repeatable)")
+	fs.BoolVar(&f.allowTruncated, "allow-truncated", false, "with --skip-invalid, exit 0 even when a damaged input file (truncated or corrupt stream) could be read only up to the damage (default: exit 5)")
 }
 
 func (f *inputFlags) options() (corpus.Options, error) {
@@ -81,14 +95,50 @@ func checkUnit01(name string, v float64) error {
 	return nil
 }
 
-// expandInputs lists the input files; a missing input is a usage error.
-func expandInputs(args []string) ([]string, error) {
-	files, err := corpus.Expand(args)
+// expandInputs lists the input files, leaving out what matches exclude;
+// a missing input, a broken link or a bad pattern is a usage error.
+func expandInputs(args, exclude []string) (*corpus.Expansion, error) {
+	e, err := corpus.ExpandWith(args, corpus.ExpandOptions{Exclude: exclude})
 	if err != nil {
 		return nil, usageErr("%v", err)
 	}
-	if len(files) == 0 {
-		return nil, usageErr("no input files found in %v", args)
+	if len(e.Files) == 0 {
+		msg := fmt.Sprintf("no input files found in %v", args)
+		if len(e.Skipped) > 0 || e.Excluded > 0 {
+			msg += fmt.Sprintf(" (%d paths skipped, e.g. %s: %s; %d excluded)", len(e.Skipped), e.Skipped[0].Path, e.Skipped[0].Reason, e.Excluded)
+		}
+		return nil, usageErr("%s", msg)
 	}
-	return files, nil
+	return e, nil
+}
+
+// printInputNotes prints what the input walk left out and the damaged
+// files of a run, for the summaries of dedup and sign.
+func printInputNotes(w io.Writer, s *dedup.Stats) {
+	if s.FilesSkipped > 0 || s.FilesExcluded > 0 {
+		fmt.Fprintf(w, "  input files not read: %d skipped, %d excluded by --exclude\n", s.FilesSkipped, s.FilesExcluded)
+		for _, k := range s.FilesSkippedFirst {
+			fmt.Fprintf(w, "    skipped %s: %s\n", k.Path, k.Reason)
+		}
+		if n := s.FilesSkipped - len(s.FilesSkippedFirst); n > 0 {
+			fmt.Fprintf(w, "    ... and %d more (all in --stats)\n", n)
+		}
+	}
+	if st := s.Stdin; st != nil {
+		fmt.Fprintf(w, "  standard input: %s read", formatSize(st.Bytes))
+		if st.SpoolBytes > 0 {
+			fmt.Fprintf(w, ", a copy of %s kept in the temporary directory for the second pass", formatSize(st.SpoolBytes))
+		}
+		fmt.Fprintln(w)
+		if s.Memory.EstimatedDocs == 0 {
+			fmt.Fprintln(w, "    (its size was not known in advance: the memory estimate leaves it out; --spill for a stream larger than memory)")
+		}
+	}
+	for _, d := range s.Damaged {
+		lost := "the rest of the file was not read"
+		if d.Resumed {
+			lost = "one gzip member was lost; reading went on after it"
+		}
+		fmt.Fprintf(w, "  damaged input %s: %s\n    %s\n", d.File, lost, d.Error)
+	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/neardup/neardup/corpus"
+	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/internal/atomicfile"
 	"github.com/neardup/neardup/lsh"
 	"github.com/neardup/neardup/minhash"
@@ -332,6 +333,7 @@ with every completed batch in it.
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "print no summary")
 	fs.BoolVar(&o.jsonOut, "json", false, "print the summary as JSON")
 	o.input.register(fs)
+	o.input.registerWalk(fs)
 	o.params.register(fs)
 	return cmd
 }
@@ -363,6 +365,7 @@ distance for simhash and -1 for minhash).
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "print no summary")
 	fs.BoolVar(&o.jsonOut, "json", false, "print the summary as JSON")
 	o.input.register(fs)
+	o.input.registerWalk(fs)
 	o.params.register(fs)
 	return cmd
 }
@@ -375,6 +378,12 @@ type indexSummary struct {
 	Duplicates int64  `json:"duplicates"`
 	Skipped    int64  `json:"skipped"`
 	IndexDocs  int64  `json:"index_documents"`
+	// As in dedup's summary: damaged input files, paths of input
+	// directories not read.
+	Damaged           []dedup.DamagedFile `json:"damaged_files,omitempty"`
+	FilesSkipped      int                 `json:"files_skipped,omitempty"`
+	FilesSkippedFirst []corpus.Skip       `json:"files_skipped_first,omitempty"`
+	FilesExcluded     int                 `json:"files_excluded,omitempty"`
 }
 
 // docResult is one line of the --output of add and query.
@@ -413,18 +422,11 @@ func runIndexStream(cmd *cobra.Command, o *indexOpts, args []string, add bool) e
 	if o.workers < 0 {
 		return usageErr("--workers %d: must not be negative", o.workers)
 	}
-	var files []string
-	for _, a := range args {
-		if a == "-" {
-			files = append(files, "-")
-			continue
-		}
-		fs, err := expandInputs([]string{a})
-		if err != nil {
-			return err
-		}
-		files = append(files, fs...)
+	ex, err := expandInputs(args, o.input.exclude)
+	if err != nil {
+		return err
 	}
+	files := ex.Files
 	s, err := o.openIndex(!add)
 	if err != nil {
 		return err
@@ -456,14 +458,19 @@ func runIndexStream(cmd *cobra.Command, o *indexOpts, args []string, add bool) e
 		bw = bufio.NewWriterSize(out, 1<<16)
 	}
 
-	sum := indexSummary{Index: o.dir}
+	sum := indexSummary{Index: o.dir, FilesSkipped: len(ex.Skipped), FilesExcluded: ex.Excluded}
+	sum.FilesSkippedFirst = ex.Skipped[:min(len(ex.Skipped), 10)]
 	var skipErr error
 	ropts.OnInvalid = func(re *corpus.RecordError) error {
-		if o.input.skipInvalid {
+		switch {
+		case !o.input.skipInvalid:
+			return re
+		case errors.Is(re, corpus.ErrCorrupt): // a damaged file, not a bad record
+			sum.Damaged = append(sum.Damaged, dedup.DamagedFileOf(re))
+		default:
 			sum.Skipped++
-			return nil
 		}
-		return re
+		return nil
 	}
 	type item struct {
 		id, text, src string
@@ -570,7 +577,7 @@ func runIndexStream(cmd *cobra.Command, o *indexOpts, args []string, add bool) e
 	for _, f := range files {
 		var r corpus.Reader
 		if f == "-" {
-			r = corpus.NewJSONL(io.NopCloser(e), "-", ropts)
+			r = corpus.NewStream(e, "-", ropts)
 		} else if r, err = corpus.Open(f, ropts); err != nil {
 			return err
 		}
@@ -609,7 +616,10 @@ func runIndexStream(cmd *cobra.Command, o *indexOpts, args []string, add bool) e
 	if err := s.Close(); err != nil {
 		return err
 	}
-	return printIndexSummary(cmd.ErrOrStderr(), o, sum, add, skipErr)
+	if err := printIndexSummary(cmd.ErrOrStderr(), o, sum, add, skipErr); err != nil {
+		return err
+	}
+	return inputLost(sum.Damaged, o.input.allowTruncated)
 }
 
 func printIndexSummary(w io.Writer, o *indexOpts, s indexSummary, add bool, firstSkip error) error {
@@ -630,6 +640,8 @@ func printIndexSummary(w io.Writer, o *indexOpts, s indexSummary, add bool, firs
 	if err == nil && firstSkip != nil {
 		_, err = fmt.Fprintf(w, "first skipped: %v\n", firstSkip)
 	}
+	printInputNotes(w, &dedup.Stats{Damaged: s.Damaged, FilesSkipped: s.FilesSkipped,
+		FilesSkippedFirst: s.FilesSkippedFirst, FilesExcluded: s.FilesExcluded})
 	return err
 }
 

@@ -25,6 +25,7 @@ const (
 	ExitUsage       = 2   // bad flags or arguments
 	ExitInvalidData = 3   // bad input data: a malformed record, a missing field...
 	ExitNotBuilt    = 4   // the command or method is not built yet
+	ExitInputLost   = 5   // finished, but damaged input files were not read to the end
 	ExitInterrupted = 130 // interrupted by a signal; outputs left untouched
 )
 
@@ -52,6 +53,10 @@ const exitHelp = `Exit codes:
   3    bad input data (malformed record, missing text field, invalid UTF-8,
        oversized document); the message names the file, line and document id
   4    the command or method is not built yet
+  5    finished and wrote its outputs, but input was lost: a damaged file
+       (truncated or corrupt gzip/zstd, broken Parquet, cut web archive)
+       was read only up to the damage (--skip-invalid); the summary names
+       it. --allow-truncated makes this exit 0
   130  interrupted (Ctrl-C, SIGTERM); no output file was replaced
 `
 
@@ -114,10 +119,25 @@ func exitCode(ctx context.Context, err error) int {
 		return ExitUsage
 	case errors.Is(err, errNotBuilt):
 		return ExitNotBuilt
+	case errors.Is(err, errInputLost):
+		return ExitInputLost
 	case errors.As(err, &rec), errors.Is(err, errInvalidData):
 		return ExitInvalidData
 	}
 	return ExitFailure
+}
+
+// errInputLost marks a run that finished although damaged input files
+// were read only up to the damage.
+var errInputLost = errors.New("input was lost")
+
+// inputLost returns the error of a run that read damaged files, nil when
+// there were none or the user allowed it.
+func inputLost(damaged []dedup.DamagedFile, allow bool) error {
+	if len(damaged) == 0 || allow {
+		return nil
+	}
+	return fmt.Errorf("%w: %d damaged input stream(s), read only up to the damage (see the summary; --allow-truncated accepts this)", errInputLost, len(damaged))
 }
 
 // errInvalidData marks bad input data found outside a corpus reader.

@@ -1,9 +1,15 @@
 package cli
 
 import (
+	"errors"
+	"fmt"
 	"os"
+	"os/exec"
+	"strconv"
 	"testing"
 
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/zstd"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -11,10 +17,93 @@ import (
 // flags, files, exit codes and output formats.
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"neardup": func() { os.Exit(Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
+		"neardup":  func() { os.Exit(Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
+		"compress": compressCmd,
+		"damage":   damageCmd,
 	})
 }
 
+// damageCmd is `damage cut|flip FILE`: cut keeps the first half of the
+// file, flip flips a bit of its middle byte.
+func damageCmd() {
+	b, err := os.ReadFile(os.Args[len(os.Args)-1])
+	if err != nil || len(os.Args) != 3 || len(b) == 0 {
+		fmt.Fprintln(os.Stderr, "usage: damage cut|flip FILE", err)
+		os.Exit(2)
+	}
+	switch os.Args[1] {
+	case "cut":
+		b = b[:len(b)/2]
+	case "flip":
+		b[len(b)/2] ^= 0x10
+	}
+	if err := os.WriteFile(os.Args[2], b, 0o644); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+// compressCmd is `compress gzip|zstd IN OUT`, for scripts that pipe
+// compressed data (testscript has no compressor of its own).
+func compressCmd() {
+	if len(os.Args) != 4 {
+		fmt.Fprintln(os.Stderr, "usage: compress gzip|zstd IN OUT")
+		os.Exit(2)
+	}
+	in, err := os.ReadFile(os.Args[2])
+	if err == nil {
+		var out []byte
+		switch os.Args[1] {
+		case "gzip":
+			f, cerr := os.Create(os.Args[3])
+			if cerr != nil {
+				err = cerr
+				break
+			}
+			w := gzip.NewWriter(f)
+			_, err = w.Write(in)
+			err = errors.Join(err, w.Close(), f.Close())
+		case "zstd":
+			var w *zstd.Encoder
+			if w, err = zstd.NewWriter(nil); err == nil {
+				out = w.EncodeAll(in, nil)
+				err = os.WriteFile(os.Args[3], out, 0o644)
+			}
+		default:
+			err = fmt.Errorf("unknown compression %q", os.Args[1])
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
 func TestScripts(t *testing.T) {
-	testscript.Run(t, testscript.Params{Dir: "testdata/script"})
+	testscript.Run(t, testscript.Params{Dir: "testdata/script", Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+		// exitcode N CMD ARGS... runs CMD and wants exit code N.
+		"exitcode": func(ts *testscript.TestScript, neg bool, args []string) {
+			if neg || len(args) < 2 {
+				ts.Fatalf("usage: exitcode N CMD [ARGS...]")
+			}
+			want, err := strconv.Atoi(args[0])
+			if err != nil {
+				ts.Fatalf("exitcode %q: %v", args[0], err)
+			}
+			err = ts.Exec(args[1], args[2:]...)
+			code := 0
+			var ee *exec.ExitError
+			switch {
+			case errors.As(err, &ee):
+				code = ee.ExitCode()
+			case err != nil:
+				ts.Fatalf("%v", err)
+			}
+			if code != want {
+				ts.Fatalf("exit code %d, want %d", code, want)
+			}
+		},
+	}})
 }

@@ -40,6 +40,7 @@ flags mean what they mean for dedup.
 	fs.StringVar(&o.tmpDir, "tmp-dir", "", "directory for temporary files")
 	o.text.register(fs)
 	o.input.register(fs)
+	o.input.registerWalk(fs)
 	return cmd
 }
 
@@ -58,16 +59,20 @@ func runSign(cmd *cobra.Command, o *dedupOpts, args []string, jsonOut bool, e *e
 	if len(args) == 0 {
 		return usageErr("no INPUT: give files, directories or - for standard input")
 	}
-	files, err := expandInputs(args)
+	ex, err := expandInputs(args, o.input.exclude)
 	if err != nil {
 		return err
 	}
-	in := dedup.Input{Files: files, Options: ropts, SkipInvalid: o.input.skipInvalid, Stdin: e.stdin}
+	in := dedup.Input{Files: ex.Files, Options: ropts, SkipInvalid: o.input.skipInvalid, Stdin: e.stdin,
+		FilesSkipped: ex.Skipped, FilesExcluded: ex.Excluded}
 	stats, err := dedup.Sign(cmd.Context(), cfg, in, o.output)
 	if err != nil {
 		return err
 	}
-	return printSignSummary(e.stderr, stats, jsonOut)
+	if err := printSignSummary(e.stderr, stats, jsonOut); err != nil {
+		return err
+	}
+	return inputLost(stats.Damaged, o.input.allowTruncated)
 }
 
 func printSignSummary(w io.Writer, s *dedup.Stats, jsonOut bool) error {
@@ -75,5 +80,6 @@ func printSignSummary(w io.Writer, s *dedup.Stats, jsonOut bool) error {
 		return writeJSON(w, s)
 	}
 	_, err := fmt.Fprintf(w, "signed %d documents with %s (%d skipped, %d empty)\n", s.Documents, s.Method, s.Skipped, s.Empty)
+	printInputNotes(w, s)
 	return err
 }

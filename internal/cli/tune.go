@@ -228,10 +228,11 @@ func runTune(ctx context.Context, cmd *cobra.Command, o *tuneOpts, args []string
 	if err != nil {
 		return err
 	}
-	files, err := expandInputs(args)
+	ex, err := expandInputs(args, nil)
 	if err != nil {
 		return err
 	}
+	files := ex.Files
 	truth, err := readLabelFile(o.truth, eval.ReadOptions{})
 	if err != nil {
 		return fmt.Errorf("--truth: %w", err)

@@ -1,0 +1,205 @@
+package corpus
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+)
+
+// ExpandOptions configures ExpandWith. The zero value lists every
+// supported file.
+type ExpandOptions struct {
+	// Exclude holds glob patterns (path.Match syntax). A file or
+	// directory met while walking an input directory is left out when a
+	// pattern matches its path relative to that directory (with forward
+	// slashes, e.g. "raw/*.jsonl") or its base name (e.g. "*.meta.jsonl").
+	// Inputs named on their own are never excluded.
+	Exclude []string
+}
+
+// Skip is a path found while walking a directory that is not read.
+type Skip struct {
+	Path   string `json:"path"`
+	Reason string `json:"reason"`
+}
+
+// Reasons for a Skip.
+const (
+	SkipUnsupported = "unsupported format"
+	SkipSameFile    = "same file as another input"
+	SkipLoop        = "directory already walked (a symbolic link loop)"
+)
+
+// Expansion is the list of input files and what was left out.
+type Expansion struct {
+	// Files are the files to read, in order.
+	Files []string
+	// Skipped are the paths met while walking directories that are not
+	// read, in sorted order: files no reader takes by their name, second
+	// paths (through symbolic links) to a file already listed, and
+	// directories already walked.
+	Skipped []Skip
+	// Excluded counts the files and directories left out by
+	// ExpandOptions.Exclude.
+	Excluded int
+}
+
+// Expand turns the inputs into a list of files as ExpandWith does with
+// no options, without saying what it left out.
+func Expand(inputs []string) ([]string, error) {
+	e, err := ExpandWith(inputs, ExpandOptions{})
+	if err != nil {
+		return nil, err
+	}
+	return e.Files, nil
+}
+
+// ExpandWith turns the inputs into a list of files: a directory is walked
+// and the files in it (at any depth) whose names a reader takes are
+// listed in sorted order; other inputs, including "-", are kept as given.
+// Symbolic links are followed, to files and to directories: a directory
+// is walked once however many links lead to it (which also stops loops),
+// and a file reached by several paths is listed once, under the first
+// path in sorted order. A broken symbolic link whose name a reader would
+// take is an error naming it; one with another name is skipped as
+// unsupported. A pattern of opts.Exclude that is not a valid glob is an
+// error.
+func ExpandWith(inputs []string, opts ExpandOptions) (*Expansion, error) {
+	for _, p := range opts.Exclude {
+		if _, err := path.Match(p, ""); err != nil {
+			return nil, fmt.Errorf("--exclude %q: %w", p, err)
+		}
+	}
+	e := &Expansion{}
+	w := walker{opts: opts, dirs: map[fileID]bool{}, exp: e}
+	for _, in := range inputs {
+		if in == "-" {
+			e.Files = append(e.Files, in)
+			continue
+		}
+		st, err := os.Stat(in)
+		if err != nil {
+			return nil, err
+		}
+		if !st.IsDir() {
+			e.Files = append(e.Files, in)
+			continue
+		}
+		w.found, w.root = nil, in
+		if err := w.walk(in, st); err != nil {
+			return nil, err
+		}
+		slices.SortFunc(w.found, func(a, b found) int { return strings.Compare(a.path, b.path) })
+		seen := map[fileID]string{}
+		for _, f := range w.found {
+			if first, ok := seen[f.id]; ok && f.id != (fileID{}) {
+				e.Skipped = append(e.Skipped, Skip{Path: f.path, Reason: SkipSameFile + " (" + first + ")"})
+				continue
+			}
+			seen[f.id] = f.path
+			e.Files = append(e.Files, f.path)
+		}
+	}
+	slices.SortStableFunc(e.Skipped, func(a, b Skip) int { return strings.Compare(a.Path, b.Path) })
+	return e, nil
+}
+
+// fileID identifies a file or directory whatever the path to it.
+type fileID struct{ dev, ino uint64 }
+
+func idOf(st fs.FileInfo) fileID {
+	if s, ok := st.Sys().(*syscall.Stat_t); ok {
+		return fileID{uint64(s.Dev), uint64(s.Ino)}
+	}
+	return fileID{}
+}
+
+type found struct {
+	path string
+	id   fileID
+}
+
+type walker struct {
+	opts  ExpandOptions
+	dirs  map[fileID]bool // directories walked, over all inputs
+	root  string
+	found []found
+	exp   *Expansion
+}
+
+// excluded reports whether p, met under w.root, matches a pattern.
+func (w *walker) excluded(p string) bool {
+	rel, err := filepath.Rel(w.root, p)
+	if err != nil {
+		rel = p
+	}
+	rel = filepath.ToSlash(rel)
+	base := path.Base(rel)
+	for _, pat := range w.opts.Exclude {
+		if ok, _ := path.Match(pat, rel); ok {
+			return true
+		}
+		if ok, _ := path.Match(pat, base); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// walk lists the files under dir, whose (followed) FileInfo is st.
+func (w *walker) walk(dir string, st fs.FileInfo) error {
+	id := idOf(st)
+	if id != (fileID{}) {
+		if w.dirs[id] {
+			w.exp.Skipped = append(w.exp.Skipped, Skip{Path: dir, Reason: SkipLoop})
+			return nil
+		}
+		w.dirs[id] = true
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, ent := range entries {
+		p := filepath.Join(dir, ent.Name())
+		if w.excluded(p) {
+			w.exp.Excluded++
+			continue
+		}
+		info, err := ent.Info()
+		if err != nil {
+			return err
+		}
+		if info.Mode()&fs.ModeSymlink != 0 {
+			target, err := os.Stat(p) // follows the link
+			if err != nil {
+				if !Supported(p) {
+					w.exp.Skipped = append(w.exp.Skipped, Skip{Path: p, Reason: SkipUnsupported})
+					continue
+				}
+				dest, _ := os.Readlink(p)
+				return fmt.Errorf("%s: broken symbolic link to %s: %w (use --exclude to leave it out)", p, dest, errors.Unwrap(err))
+			}
+			info = target
+		}
+		switch {
+		case info.IsDir():
+			if err := w.walk(p, info); err != nil {
+				return err
+			}
+		case !info.Mode().IsRegular(): // pipes, devices, sockets
+			w.exp.Skipped = append(w.exp.Skipped, Skip{Path: p, Reason: SkipUnsupported})
+		case Supported(p):
+			w.found = append(w.found, found{path: p, id: idOf(info)})
+		default:
+			w.exp.Skipped = append(w.exp.Skipped, Skip{Path: p, Reason: SkipUnsupported})
+		}
+	}
+	return nil
+}
