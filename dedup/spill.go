@@ -53,12 +53,21 @@ type memoryEstimator interface {
 const (
 	sketchPrefix = "neardup-sketches-"
 	sketchSuffix = ".bin"
+	// The copy of standard input that a second pass reads (stdin.go).
+	stdinPrefix = "neardup-stdin-"
+	stdinSuffix = ".spool"
 )
 
-// sweepSpill removes the spill files in dir (sketches and sorted runs)
-// that processes killed before they finished left behind.
+// sweepSpill removes the spill files in dir (sketches, copies of standard
+// input and sorted runs) that processes killed before they finished left
+// behind.
 func sweepSpill(dir string) (tempfile.Swept, error) {
 	s, err := tempfile.Sweep(dir, sketchPrefix, sketchSuffix)
+	if err != nil {
+		return s, err
+	}
+	in, err := tempfile.Sweep(dir, stdinPrefix, stdinSuffix)
+	s.Add(in)
 	if err != nil {
 		return s, err
 	}

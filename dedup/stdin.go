@@ -10,6 +10,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/neardup/neardup/corpus"
+	"github.com/neardup/neardup/internal/tempfile"
 )
 
 // StdinStats says how standard input was read.
@@ -92,7 +93,7 @@ func (s *stdin) open(opts corpus.Options, again bool) (corpus.Reader, error) {
 	if !again || s.file != nil {
 		return &stdinReader{Reader: corpus.NewStream(src, "-", opts), close: func() error { return nil }}, nil
 	}
-	f, err := os.CreateTemp(s.tmpDir, "neardup-stdin-*.spool")
+	f, err := tempfile.Create(s.tmpDir, stdinPrefix, stdinSuffix)
 	if err != nil {
 		return nil, err
 	}
