@@ -38,6 +38,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"net/http"
 	"runtime"
 	"strings"
@@ -75,6 +76,10 @@ type Config struct {
 	// Limit is the number of matches returned per document when a request
 	// does not say; 0 means DefaultLimit.
 	Limit int
+	// ErrorLog receives the details of internal errors (5xx), which
+	// responses leave out because they may name files; nil means
+	// log.Default().
+	ErrorLog *log.Logger
 }
 
 // Server serves one index.
@@ -102,6 +107,9 @@ func New(st *store.Store, cfg Config) (*Server, error) {
 	}
 	if cfg.Limit == 0 {
 		cfg.Limit = DefaultLimit
+	}
+	if cfg.ErrorLog == nil {
+		cfg.ErrorLog = log.Default()
 	}
 	if cfg.MaxBodyBytes < 0 || cfg.MaxDocBytes < 0 || cfg.MaxBatch < 0 || cfg.Timeout < 0 || cfg.Limit < 0 {
 		return nil, errors.New("server: limits must not be negative")
@@ -188,7 +196,8 @@ func (s *Server) wrap(name string, h func(http.ResponseWriter, *http.Request) er
 					panic(p)
 				}
 				if sw.code == 0 {
-					writeError(sw, errorf(http.StatusInternalServerError, "internal error"))
+					s.cfg.ErrorLog.Printf("neardup: %s %s: panic: %v", r.Method, r.URL.Path, p)
+					s.writeError(sw, r, errorf(http.StatusInternalServerError, "internal error"))
 				}
 			}
 			s.met.inflight.Add(-1)
@@ -196,32 +205,36 @@ func (s *Server) wrap(name string, h func(http.ResponseWriter, *http.Request) er
 		}()
 		if s.cfg.Token != "" && name != "healthz" && !s.authorized(r) {
 			sw.Header().Set("WWW-Authenticate", `Bearer realm="neardup"`)
-			writeError(sw, errorf(http.StatusUnauthorized, "missing or wrong bearer token"))
+			s.writeError(sw, r, errorf(http.StatusUnauthorized, "missing or wrong bearer token"))
 			return
 		}
 		r.Body = http.MaxBytesReader(sw, r.Body, s.cfg.MaxBodyBytes)
 		ctx, cancel := context.WithTimeout(r.Context(), s.cfg.Timeout)
 		defer cancel()
 		if err := h(sw, r.WithContext(ctx)); err != nil {
-			writeError(sw, err)
+			s.writeError(sw, r, err)
 		}
 	}
 }
 
 func (s *Server) authorized(r *http.Request) bool {
-	a := r.Header.Get("Authorization")
-	tok, ok := strings.CutPrefix(a, "Bearer ")
-	return ok && subtle.ConstantTimeCompare([]byte(tok), []byte(s.cfg.Token)) == 1
+	// The scheme is case-insensitive (RFC 9110, section 11.1), one or
+	// more spaces follow it.
+	scheme, tok, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	tok = strings.TrimLeft(tok, " ")
+	return ok && strings.EqualFold(scheme, "Bearer") && subtle.ConstantTimeCompare([]byte(tok), []byte(s.cfg.Token)) == 1
 }
 
-func writeError(w http.ResponseWriter, err error) {
+// writeError answers err. The message of an unexpected error (a 500) is
+// logged, not sent: it may carry a file name of the index.
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	code := http.StatusInternalServerError
-	msg := err.Error()
+	msg := "internal error (details in the server's log)"
 	var he *httpError
 	var mb *http.MaxBytesError
 	switch {
 	case errors.As(err, &he):
-		code = he.code
+		code, msg = he.code, he.msg
 	case errors.As(err, &mb):
 		code, msg = http.StatusRequestEntityTooLarge, fmt.Sprintf("request body over %d bytes", mb.Limit)
 	case errors.Is(err, context.DeadlineExceeded):
@@ -229,13 +242,16 @@ func writeError(w http.ResponseWriter, err error) {
 	case errors.Is(err, context.Canceled):
 		code, msg = 499, "request canceled; nothing was changed"
 	case errors.Is(err, store.ErrDuplicateID):
-		code = http.StatusConflict
+		code, msg = http.StatusConflict, err.Error()
 	case errors.Is(err, store.ErrNotFound):
-		code = http.StatusNotFound
+		code, msg = http.StatusNotFound, err.Error()
 	case errors.Is(err, store.ErrInvalidID), errors.Is(err, store.ErrIncompatible):
-		code = http.StatusBadRequest
+		code, msg = http.StatusBadRequest, err.Error()
 	case errors.Is(err, store.ErrClosed):
-		code = http.StatusServiceUnavailable
+		code, msg = http.StatusServiceUnavailable, "the index is closed"
+	}
+	if code >= 500 && code != http.StatusServiceUnavailable {
+		s.cfg.ErrorLog.Printf("neardup: %s %s: %d: %v", r.Method, r.URL.Path, code, err)
 	}
 	writeJSON(w, code, map[string]string{"error": msg})
 }
@@ -263,8 +279,14 @@ func (s *Server) notFound(w http.ResponseWriter, r *http.Request) error {
 	return errorf(http.StatusNotFound, "no route %s %s", r.Method, r.URL.Path)
 }
 
-// decode reads exactly one JSON value from the body into v.
-func decode(r *http.Request, v any) error { return decodeFrom(r.Body, v) }
+// decodeBody decodes the request body b, exactly one JSON value, into v,
+// refusing strings that are not valid Unicode (see checkStrings).
+func decodeBody(b []byte, v any) error {
+	if err := checkStrings(b); err != nil {
+		return err
+	}
+	return decodeFrom(bytes.NewReader(b), v)
+}
 
 // decodeFrom reads exactly one JSON value from rd into v, with encoding/json:
 // the reference decoder, and the one that words the errors.
@@ -375,7 +397,7 @@ func (s *Server) readDoc(r *http.Request, needID bool) (docIn, int, error) {
 		return docIn{}, 0, err
 	}
 	if !fastDoc(buf.Bytes(), &req) {
-		err = decodeFrom(bytes.NewReader(buf.Bytes()), &req)
+		err = decodeBody(buf.Bytes(), &req)
 	}
 	putBody(buf)
 	if err != nil {
@@ -395,7 +417,7 @@ func (s *Server) readBatch(r *http.Request, needID bool) ([]docIn, int, error) {
 		return nil, 0, err
 	}
 	if !fastBatch(buf.Bytes(), &req) {
-		err = decodeFrom(bytes.NewReader(buf.Bytes()), &req)
+		err = decodeBody(buf.Bytes(), &req)
 	}
 	putBody(buf)
 	if err != nil {
@@ -492,6 +514,7 @@ func (s *Server) stats(w http.ResponseWriter, _ *http.Request) error {
 	if err != nil {
 		return err
 	}
+	st.Dir = "" // a path of the server's machine: not the client's business
 	writeJSON(w, http.StatusOK, st)
 	return nil
 }
@@ -646,7 +669,13 @@ type RemoveResult struct {
 
 func (s *Server) remove(w http.ResponseWriter, r *http.Request) error {
 	var req removeRequest
-	if err := decode(r, &req); err != nil {
+	buf, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	err = decodeBody(buf.Bytes(), &req)
+	putBody(buf)
+	if err != nil {
 		return err
 	}
 	if req.IDs == nil {

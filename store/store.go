@@ -1204,7 +1204,7 @@ func (s *Store) Each(fn func(id string, sk Sketch) error) error {
 
 // Stats describes an index.
 type Stats struct {
-	Dir           string  `json:"dir"`
+	Dir           string  `json:"dir,omitempty"`
 	FormatVersion int     `json:"format_version"`
 	Params        Params  `json:"params"`
 	Docs          int64   `json:"docs"`

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log"
 	"net"
 	"net/http"
 	"net/http/pprof"
@@ -78,6 +79,28 @@ and exits 0.
 	return cmd
 }
 
+// newDebugServer returns the server of --debug-addr: the profiler, with
+// timeouts on every phase of a connection so that slow or idle clients
+// cannot hold connections open. Writes may take as long as the longest
+// CPU profile (?seconds=, at most maxProfileSeconds).
+func newDebugServer() *http.Server {
+	dmux := http.NewServeMux()
+	dmux.HandleFunc("/debug/pprof/", pprof.Index)
+	dmux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	return &http.Server{
+		Handler:           dmux,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       10 * time.Second,
+		WriteTimeout:      (maxProfileSeconds + 10) * time.Second,
+		IdleTimeout:       time.Minute,
+		MaxHeaderBytes:    64 << 10,
+	}
+}
+
+// maxProfileSeconds is the longest CPU profile the debug server can take:
+// net/http/pprof refuses a longer one than the WriteTimeout allows.
+const maxProfileSeconds = 120
+
 func runServe(ctx context.Context, cmd *cobra.Command, o *serveOpts) error {
 	if o.dir == "" {
 		return usageErr("--index DIR is required")
@@ -109,7 +132,7 @@ func runServe(ctx context.Context, cmd *cobra.Command, o *serveOpts) error {
 	}
 	defer st.Close()
 	srv, err := server.New(st, server.Config{MaxBodyBytes: o.maxBody, MaxDocBytes: o.maxDoc, MaxBatch: o.maxBatch,
-		Timeout: o.timeout, Token: token, Limit: o.limit})
+		Timeout: o.timeout, Token: token, Limit: o.limit, ErrorLog: log.New(cmd.ErrOrStderr(), "", log.LstdFlags)})
 	if err != nil {
 		return err
 	}
@@ -141,10 +164,7 @@ func runServe(ctx context.Context, cmd *cobra.Command, o *serveOpts) error {
 			ln.Close()
 			return fmt.Errorf("--debug-addr: %w", err)
 		}
-		dmux := http.NewServeMux()
-		dmux.HandleFunc("/debug/pprof/", pprof.Index)
-		dmux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-		ds := &http.Server{Handler: dmux, ReadHeaderTimeout: 10 * time.Second}
+		ds := newDebugServer()
 		go ds.Serve(dln)
 		defer ds.Close()
 		fmt.Fprintf(stderr, "profiler on http://%s/debug/pprof/\n", dln.Addr())

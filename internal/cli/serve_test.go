@@ -285,3 +285,16 @@ func TestServeGracefulShutdown(t *testing.T) {
 		t.Errorf("after shutdown the index holds %d documents, want 50", st.Len())
 	}
 }
+
+// TestDebugServerTimeouts checks that the --debug-addr listener bounds
+// every phase of a connection, not only the headers.
+func TestDebugServerTimeouts(t *testing.T) {
+	ds := newDebugServer()
+	if ds.ReadHeaderTimeout <= 0 || ds.ReadTimeout <= 0 || ds.WriteTimeout <= 0 || ds.IdleTimeout <= 0 {
+		t.Errorf("debug server timeouts: header %v, read %v, write %v, idle %v: all must be set",
+			ds.ReadHeaderTimeout, ds.ReadTimeout, ds.WriteTimeout, ds.IdleTimeout)
+	}
+	if ds.WriteTimeout <= maxProfileSeconds*time.Second {
+		t.Errorf("WriteTimeout %v leaves no time for a %d s profile", ds.WriteTimeout, maxProfileSeconds)
+	}
+}
