@@ -43,6 +43,15 @@ var (
 	// sequence number its in-memory postings can hold (2^32 - 2 adds,
 	// counting removed documents).
 	ErrFull = errors.New("store: index has used all its sequence numbers")
+	// ErrDiskFull is a write refused, before anything was written,
+	// because the disk of the index has less free space than
+	// Options.MinFreeBytes. Writes are accepted again once space is freed.
+	ErrDiskFull = errors.New("store: not enough free disk space for the index")
+	// ErrFailed is a write refused because an earlier write failed inside
+	// the database (an I/O error of its write-ahead log): the index stops
+	// writing until a new process reopens it. Acknowledged documents are
+	// safe; queries are still answered.
+	ErrFailed = errors.New("store: a write to the index failed; reopen it in a new process")
 )
 
 // Defaults of Options.
@@ -69,6 +78,12 @@ type Options struct {
 	NoSync bool
 	// ReadOnly opens the index for queries only; writes fail.
 	ReadOnly bool
+	// MinFreeBytes is the free disk space a write must leave on the index's
+	// file system, or it is refused with ErrDiskFull: room for the
+	// write-ahead log and for flushing the memtables, which the database
+	// cannot survive running out of. 0 means 4 x MemTableSize (64 MiB by
+	// default); a negative value turns the check off.
+	MinFreeBytes int64
 	// Logger receives pebble's messages; nil discards informational ones
 	// and writes errors to standard error.
 	Logger pebble.Logger
@@ -112,6 +127,8 @@ type Store struct {
 	closed  bool
 
 	pool sync.Pool // *scratch
+
+	space space // the disk guard (space.go)
 }
 
 type quietLogger struct{}
@@ -362,6 +379,7 @@ func newStore(dir string, db *pebble.DB, p Params, ctr counters, opts Options) *
 	s.ids.skew = skewFor(s.tables, s.tables+1)
 	s.applied.Store(ctr.next)
 	s.pool.New = func() any { return &scratch{} }
+	s.space.minFree = opts.minFree()
 	return s
 }
 
@@ -902,12 +920,7 @@ func (s *Store) write(docs []Doc, check bool, limit int) ([]Result, error) {
 	b.Set(keyCounters, ctr.append(nil), nil)
 	// The batch is visible to readers once applied; the postings follow,
 	// before the lock is released.
-	if s.wopts.Sync {
-		err = s.db.ApplyNoSyncWait(b, s.wopts)
-	} else {
-		err = s.db.Apply(b, s.wopts)
-	}
-	if err != nil {
+	if err := s.commit(b); err != nil {
 		return nil, err
 	}
 	s.insertPostings(docs, results, addedSeqs, addedIDs, addedKeys)
@@ -919,7 +932,7 @@ func (s *Store) write(docs []Doc, check bool, limit int) ([]Result, error) {
 		// Acknowledge only once the write-ahead log is on disk. Later
 		// batches are ordered after this one in the log, so their sync
 		// implies its sync.
-		if err := b.SyncWait(); err != nil {
+		if err := s.syncWait(b); err != nil {
 			return nil, err
 		}
 	}
@@ -1109,12 +1122,7 @@ func (s *Store) Remove(id string) error {
 	ctr := s.ctr
 	ctr.docs--
 	b.Set(keyCounters, ctr.append(nil), nil)
-	if s.wopts.Sync {
-		err = s.db.ApplyNoSyncWait(b, s.wopts)
-	} else {
-		err = s.db.Apply(b, s.wopts)
-	}
-	if err != nil {
+	if err := s.commit(b); err != nil {
 		return err
 	}
 	if sc.rec.flags&flagEmpty == 0 {
@@ -1134,7 +1142,7 @@ func (s *Store) Remove(id string) error {
 	locked = false
 	s.mu.Unlock()
 	if s.wopts.Sync {
-		return b.SyncWait()
+		return s.syncWait(b)
 	}
 	return nil
 }
@@ -1259,6 +1267,9 @@ func (s *Store) Compact(ctx context.Context) error {
 	if s.ronly {
 		return fmt.Errorf("store: %s is open read-only", s.dir)
 	}
+	if err := s.Health(); err != nil {
+		return err
+	}
 	if err := s.db.Flush(); err != nil {
 		return err
 	}
@@ -1276,6 +1287,9 @@ func (s *Store) Flush() error {
 	if s.ronly {
 		return nil
 	}
+	if err := s.Health(); err != nil {
+		return err
+	}
 	return s.db.Flush()
 }
 
@@ -1288,8 +1302,17 @@ func (s *Store) Close() error {
 		return ErrClosed
 	}
 	s.closed = true
+	if err := s.failure(); err != nil {
+		// Pebble's commit pipeline is stuck (see space.go) and its Close
+		// would wait for it forever; the next process replays the log.
+		s.freeTables()
+		return err
+	}
 	var err error
-	if !s.ronly {
+	if !s.ronly && s.checkSpace(0) == nil {
+		// On a full disk the memtables stay in the write-ahead log,
+		// which the next Open replays, rather than retrying a flush
+		// that cannot succeed.
 		err = s.db.Flush()
 	}
 	if cerr := s.db.Close(); err == nil {

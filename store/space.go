@@ -1,0 +1,142 @@
+package store
+
+import (
+	"fmt"
+	"sync/atomic"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// A full disk.
+//
+// Pebble treats a failed write to its write-ahead log as fatal: it panics
+// in the middle of its commit pipeline (db.go commitWrite, rotateWAL)
+// with its mutexes held, or released twice, so that a process that
+// recovers the panic either deadlocks on the next write or dies with
+// "fatal error: sync: unlock of unlocked mutex". A full disk must
+// therefore never reach pebble's log. Every write first checks the free
+// space of the index's file system (statfs) and is refused with
+// ErrDiskFull, before anything is written, unless it leaves
+// Options.MinFreeBytes free: room for the log to reach its rotation and
+// for the memtables to be flushed, so that the writes already accepted
+// can be made durable. Writes are accepted again as soon as space is
+// freed. Background flushes and compactions that fail for lack of space
+// are retried by pebble and lose nothing.
+//
+// Should the log fail anyway (another process filled the disk between the
+// check and the write, an I/O error), the store recovers the panic, stops
+// writing for good (ErrFailed: every later write is refused, queries go
+// on) and Close leaves pebble alone; the documents acknowledged before are
+// in the log, and the next Open replays them.
+
+// minFree returns the free space writes must leave, from opts.
+func (o Options) minFree() int64 {
+	switch {
+	case o.MinFreeBytes < 0:
+		return 0
+	case o.MinFreeBytes > 0:
+		return o.MinFreeBytes
+	}
+	mt := int64(o.MemTableSize)
+	if mt == 0 {
+		mt = DefaultMemTableSize
+	}
+	return 4 * mt
+}
+
+// space is the state of the disk guard.
+type space struct {
+	minFree int64
+	free    atomic.Int64 // at the last check; -1 when unknown
+	full    atomic.Bool  // the last check refused a write
+	failed  atomic.Pointer[error]
+}
+
+// checkSpace returns ErrDiskFull unless need more bytes leave minFree
+// bytes free.
+func (s *Store) checkSpace(need int64) error {
+	if s.space.minFree <= 0 {
+		return nil
+	}
+	free, err := freeBytes(s.dir)
+	if err != nil {
+		s.space.free.Store(-1)
+		return nil // unknown: let pebble try
+	}
+	s.space.free.Store(free)
+	if free < s.space.minFree+need {
+		s.space.full.Store(true)
+		return fmt.Errorf("%w: %d bytes free; the index keeps %d in reserve and this write needs %d more", ErrDiskFull, free, s.space.minFree, need)
+	}
+	s.space.full.Store(false)
+	return nil
+}
+
+// fail puts the store in the failed state for good and returns the error
+// every write will get from now on.
+func (s *Store) fail(cause error) error {
+	err := fmt.Errorf("%w: %v", ErrFailed, cause)
+	s.space.failed.CompareAndSwap(nil, &err)
+	return *s.space.failed.Load()
+}
+
+// failure returns the error of a failed store, or nil.
+func (s *Store) failure() error {
+	if p := s.space.failed.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// commit applies b to pebble: the first step of every write, under s.mu.
+// A full disk refuses it before pebble sees it; a failure inside pebble
+// (whose commit pipeline is then unusable) fails the store.
+func (s *Store) commit(b *pebble.Batch) (err error) {
+	if err := s.failure(); err != nil {
+		return err
+	}
+	if err := s.checkSpace(int64(b.Len())); err != nil {
+		return err
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			err = s.fail(fmt.Errorf("writing the write-ahead log: %v", p))
+		}
+	}()
+	if s.wopts.Sync {
+		err = s.db.ApplyNoSyncWait(b, s.wopts)
+	} else {
+		err = s.db.Apply(b, s.wopts)
+	}
+	if err != nil {
+		// The batch stays queued in pebble's commit pipeline, which no
+		// later write can pass.
+		return s.fail(err)
+	}
+	return nil
+}
+
+// syncWait waits for b, committed with Sync, to reach the disk. Pebble's
+// log writer keeps its first error for every later write, so an error here
+// fails the store.
+func (s *Store) syncWait(b *pebble.Batch) error {
+	if err := b.SyncWait(); err != nil {
+		return s.fail(err)
+	}
+	return nil
+}
+
+// Health tells whether the index accepts writes: nil, ErrDiskFull (the
+// disk has less free space than Options.MinFreeBytes: writes are refused
+// until space is freed) or ErrFailed (a write failed inside the database:
+// writes are refused until the index is reopened by a new process).
+// Queries are answered in every case. It checks the free space afresh.
+func (s *Store) Health() error {
+	if err := s.failure(); err != nil {
+		return err
+	}
+	if s.ronly {
+		return nil
+	}
+	return s.checkSpace(0)
+}
