@@ -35,6 +35,7 @@ type metrics struct {
 
 	inflight                            atomic.Int64
 	checked, added, duplicates, removed atomic.Uint64
+	diskFull                            atomic.Uint64 // writes refused with 507
 }
 
 func newMetrics() *metrics {
@@ -117,6 +118,12 @@ func (s *Server) metrics(w http.ResponseWriter, _ *http.Request) error {
 	counter("neardup_documents_added_total", "Documents added to the index.", m.added.Load())
 	counter("neardup_documents_duplicate_total", "Checked documents found to near-duplicate an indexed one.", m.duplicates.Load())
 	counter("neardup_documents_removed_total", "Documents removed from the index.", m.removed.Load())
+	counter("neardup_writes_refused_disk_full_total", "Writes refused (507) because the index's disk was full.", m.diskFull.Load())
+	writable := 1.0
+	if s.st.Health() != nil {
+		writable = 0
+	}
+	gauge("neardup_index_writable", "1 when the index accepts writes, 0 when its disk is full or a write failed.", writable)
 	gauge("neardup_http_requests_in_flight", "Requests being served.", float64(m.inflight.Load()))
 	gauge("neardup_index_documents", "Documents in the index.", float64(st.Docs))
 	gauge("neardup_index_disk_bytes", "Disk space used by the index, including the write-ahead log.", float64(st.DiskBytes))

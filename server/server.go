@@ -249,8 +249,15 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		code, msg = http.StatusBadRequest, err.Error()
 	case errors.Is(err, store.ErrClosed):
 		code, msg = http.StatusServiceUnavailable, "the index is closed"
+	case errors.Is(err, store.ErrDiskFull):
+		// Refused before anything was written; checks go on.
+		code, msg = http.StatusInsufficientStorage, "the index's disk is full: writes are refused until space is freed; nothing was changed"
+		w.Header().Set("Retry-After", retryAfterFull)
+		s.met.diskFull.Add(1)
+	case errors.Is(err, store.ErrFailed):
+		code, msg = http.StatusServiceUnavailable, "a write to the index failed: writes are refused until the server is restarted; acknowledged documents are safe"
 	}
-	if code >= 500 && code != http.StatusServiceUnavailable {
+	if code >= 500 && code != http.StatusServiceUnavailable && code != http.StatusInsufficientStorage || errors.Is(err, store.ErrFailed) {
 		s.cfg.ErrorLog.Printf("neardup: %s %s: %d: %v", r.Method, r.URL.Path, code, err)
 	}
 	writeJSON(w, code, map[string]string{"error": msg})
@@ -504,8 +511,24 @@ func nonNil(ms []store.Match) []store.Match {
 	return ms
 }
 
+// retryAfterFull is the Retry-After, in seconds, of a write refused on a
+// full disk.
+const retryAfterFull = "30"
+
+// health answers /healthz: "ok"; "degraded" (200: checks are answered,
+// writes refused until disk space is freed); or "failed" (503: writes are
+// refused until a restart).
 func (s *Server) health(w http.ResponseWriter, _ *http.Request) error {
-	writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "documents": s.st.Len(), "method": s.st.Params().Method.String()})
+	v := map[string]any{"status": "ok", "documents": s.st.Len(), "method": s.st.Params().Method.String(), "writable": true}
+	code := http.StatusOK
+	switch err := s.st.Health(); {
+	case errors.Is(err, store.ErrDiskFull):
+		v["status"], v["writable"], v["reason"] = "degraded", false, "disk full: writes are refused until space is freed"
+	case err != nil:
+		v["status"], v["writable"], v["reason"] = "failed", false, "a write failed: restart the server"
+		code = http.StatusServiceUnavailable
+	}
+	writeJSON(w, code, v)
 	return nil
 }
 
