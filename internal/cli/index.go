@@ -480,6 +480,9 @@ func runIndexStream(cmd *cobra.Command, o *indexOpts, args []string, add bool) e
 			} else {
 				results, err = s.AddBatch(docs)
 			}
+			if errors.Is(err, store.ErrDiskFull) {
+				return fmt.Errorf("index %s: %w; the %d documents added before are in the index, which stays usable: free space and add the rest", o.dir, err, sum.Added)
+			}
 			if err != nil {
 				return err
 			}

@@ -24,6 +24,7 @@ type serveOpts struct {
 	addrFile        string
 	tokenFile       string
 	cacheMB         int
+	minFreeMB       int
 	maxBody         int64
 	maxDoc          int
 	maxBatch        int
@@ -69,6 +70,7 @@ and exits 0.
 	fs.StringVar(&o.addrFile, "addr-file", "", "write the address listened on to this file once listening")
 	fs.StringVar(&o.tokenFile, "token-file", "", "file holding the bearer token that requests must carry")
 	fs.IntVar(&o.cacheMB, "cache-mb", store.DefaultCacheSize>>20, "block cache size in MiB: with the memtables it bounds the index's memory apart from its in-memory postings (about 210 bytes per MinHash document, see /v1/stats)")
+	fs.IntVar(&o.minFreeMB, "min-free-mb", int(4*store.DefaultMemTableSize>>20), "free disk space in MiB that writes must leave on the index's file system; below it writes get 507 (and /healthz says \"degraded\") until space is freed")
 	fs.Int64Var(&o.maxBody, "max-body-bytes", server.DefaultMaxBodyBytes, "largest request body")
 	fs.IntVar(&o.maxDoc, "max-doc-bytes", server.DefaultMaxDocBytes, "largest document text")
 	fs.IntVar(&o.maxBatch, "max-batch", server.DefaultMaxBatch, "most documents or ids in one batch request")
@@ -105,8 +107,8 @@ func runServe(ctx context.Context, cmd *cobra.Command, o *serveOpts) error {
 	if o.dir == "" {
 		return usageErr("--index DIR is required")
 	}
-	if o.cacheMB < 1 || o.maxBody < 1 || o.maxDoc < 1 || o.maxBatch < 1 || o.limit < 0 || o.timeout <= 0 || o.shutdownTimeout <= 0 {
-		return usageErr("--cache-mb, --max-body-bytes, --max-doc-bytes, --max-batch, --timeout and --shutdown-timeout must be positive")
+	if o.cacheMB < 1 || o.minFreeMB < 1 || o.maxBody < 1 || o.maxDoc < 1 || o.maxBatch < 1 || o.limit < 0 || o.timeout <= 0 || o.shutdownTimeout <= 0 {
+		return usageErr("--cache-mb, --min-free-mb, --max-body-bytes, --max-doc-bytes, --max-batch, --timeout and --shutdown-timeout must be positive")
 	}
 	var token string
 	if o.tokenFile != "" {
@@ -123,7 +125,7 @@ func runServe(ctx context.Context, cmd *cobra.Command, o *serveOpts) error {
 	if err != nil {
 		return usageErr("--addr %q: %v", o.addr, err)
 	}
-	st, err := store.Open(o.dir, store.Options{CacheSize: int64(o.cacheMB) << 20})
+	st, err := store.Open(o.dir, store.Options{CacheSize: int64(o.cacheMB) << 20, MinFreeBytes: int64(o.minFreeMB) << 20})
 	if errors.Is(err, store.ErrNotIndex) {
 		return usageErr("--index %s: no index there (create one with 'neardup index create --index %s')", o.dir, o.dir)
 	}
