@@ -10,7 +10,10 @@
 // document's text to Config.MaxDocBytes (413), a batch to Config.MaxBatch
 // documents (413), and each request to Config.Timeout: a request whose
 // deadline passes before its write starts fails with 503 and changes
-// nothing; a write that has started completes and is reported.
+// nothing; a write that has started completes and is reported. At most
+// Config.MaxConcurrent requests are served at once, with bodies of at most
+// Config.MaxInflightBytes in all; beyond, after a short wait, 503 with
+// Retry-After (see admit.go).
 //
 // # Errors
 //
@@ -76,6 +79,17 @@ type Config struct {
 	// Limit is the number of matches returned per document when a request
 	// does not say; 0 means DefaultLimit.
 	Limit int
+	// MaxConcurrent limits the requests served at once (not counting
+	// /healthz and /metrics); 0 means DefaultMaxConcurrent.
+	MaxConcurrent int
+	// MaxInflightBytes limits the total size of the bodies of the
+	// requests being served; 0 means DefaultInflightBytes(MaxBodyBytes).
+	// It must be at least MaxBodyBytes.
+	MaxInflightBytes int64
+	// QueueWait is how long a request beyond MaxConcurrent or
+	// MaxInflightBytes waits for room before it gets 503; 0 means
+	// DefaultQueueWait.
+	QueueWait time.Duration
 	// ErrorLog receives the details of internal errors (5xx), which
 	// responses leave out because they may name files; nil means
 	// log.Default().
@@ -89,6 +103,7 @@ type Server struct {
 	mux      *http.ServeMux
 	sketches sync.Pool
 	met      *metrics
+	adm      *admission
 }
 
 // New returns a Server for the index st with cfg.
@@ -111,13 +126,27 @@ func New(st *store.Store, cfg Config) (*Server, error) {
 	if cfg.ErrorLog == nil {
 		cfg.ErrorLog = log.Default()
 	}
-	if cfg.MaxBodyBytes < 0 || cfg.MaxDocBytes < 0 || cfg.MaxBatch < 0 || cfg.Timeout < 0 || cfg.Limit < 0 {
+	if cfg.MaxConcurrent == 0 {
+		cfg.MaxConcurrent = DefaultMaxConcurrent
+	}
+	if cfg.MaxInflightBytes == 0 {
+		cfg.MaxInflightBytes = DefaultInflightBytes(cfg.MaxBodyBytes)
+	}
+	if cfg.QueueWait == 0 {
+		cfg.QueueWait = DefaultQueueWait
+	}
+	if cfg.MaxBodyBytes < 0 || cfg.MaxDocBytes < 0 || cfg.MaxBatch < 0 || cfg.Timeout < 0 || cfg.Limit < 0 ||
+		cfg.MaxConcurrent < 0 || cfg.MaxInflightBytes < 0 || cfg.QueueWait < 0 {
 		return nil, errors.New("server: limits must not be negative")
+	}
+	if cfg.MaxInflightBytes < cfg.MaxBodyBytes {
+		return nil, fmt.Errorf("server: MaxInflightBytes %d is below MaxBodyBytes %d: the largest request could never be served", cfg.MaxInflightBytes, cfg.MaxBodyBytes)
 	}
 	if _, err := st.NewSketcher(); err != nil {
 		return nil, err
 	}
-	s := &Server{st: st, cfg: cfg, mux: http.NewServeMux(), met: newMetrics()}
+	s := &Server{st: st, cfg: cfg, mux: http.NewServeMux(), met: newMetrics(),
+		adm: newAdmission(int64(cfg.MaxConcurrent), cfg.MaxInflightBytes, cfg.QueueWait)}
 	s.sketches.New = func() any {
 		sk, _ := st.NewSketcher() // checked above: the parameters are valid
 		return sk
@@ -207,6 +236,20 @@ func (s *Server) wrap(name string, h func(http.ResponseWriter, *http.Request) er
 			sw.Header().Set("WWW-Authenticate", `Bearer realm="neardup"`)
 			s.writeError(sw, r, errorf(http.StatusUnauthorized, "missing or wrong bearer token"))
 			return
+		}
+		if r.ContentLength > s.cfg.MaxBodyBytes {
+			// Refused before a byte of the body is read or any room taken.
+			s.writeError(sw, r, &http.MaxBytesError{Limit: s.cfg.MaxBodyBytes})
+			return
+		}
+		if name != "healthz" && name != "metrics" {
+			release, err := s.adm.admit(r.Context(), r, s.cfg.MaxBodyBytes)
+			if err != nil {
+				sw.Header().Set("Retry-After", retryAfterBusy)
+				s.writeError(sw, r, err)
+				return
+			}
+			defer release()
 		}
 		r.Body = http.MaxBytesReader(sw, r.Body, s.cfg.MaxBodyBytes)
 		ctx, cancel := context.WithTimeout(r.Context(), s.cfg.Timeout)

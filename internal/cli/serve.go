@@ -26,6 +26,8 @@ type serveOpts struct {
 	cacheMB         int
 	minFreeMB       int
 	maxBody         int64
+	maxInflight     int64
+	maxConcurrent   int
 	maxDoc          int
 	maxBatch        int
 	limit           int
@@ -72,6 +74,8 @@ and exits 0.
 	fs.IntVar(&o.cacheMB, "cache-mb", store.DefaultCacheSize>>20, "block cache size in MiB: with the memtables it bounds the index's memory apart from its in-memory postings (about 210 bytes per MinHash document, see /v1/stats)")
 	fs.IntVar(&o.minFreeMB, "min-free-mb", int(4*store.DefaultMemTableSize>>20), "free disk space in MiB that writes must leave on the index's file system; below it writes get 507 (and /healthz says \"degraded\") until space is freed")
 	fs.Int64Var(&o.maxBody, "max-body-bytes", server.DefaultMaxBodyBytes, "largest request body")
+	fs.Int64Var(&o.maxInflight, "max-inflight-bytes", 0, "most request body bytes served at once; beyond it, after a short wait, 503 with Retry-After (0: 1/16 of the machine's memory, at most 512 MiB, at least --max-body-bytes)")
+	fs.IntVar(&o.maxConcurrent, "max-concurrent", server.DefaultMaxConcurrent, "most requests served at once (apart from /healthz and /metrics); beyond it, after a short wait, 503 with Retry-After")
 	fs.IntVar(&o.maxDoc, "max-doc-bytes", server.DefaultMaxDocBytes, "largest document text")
 	fs.IntVar(&o.maxBatch, "max-batch", server.DefaultMaxBatch, "most documents or ids in one batch request")
 	fs.IntVar(&o.limit, "limit", server.DefaultLimit, "matches returned per document when a request does not say")
@@ -107,8 +111,14 @@ func runServe(ctx context.Context, cmd *cobra.Command, o *serveOpts) error {
 	if o.dir == "" {
 		return usageErr("--index DIR is required")
 	}
-	if o.cacheMB < 1 || o.minFreeMB < 1 || o.maxBody < 1 || o.maxDoc < 1 || o.maxBatch < 1 || o.limit < 0 || o.timeout <= 0 || o.shutdownTimeout <= 0 {
-		return usageErr("--cache-mb, --min-free-mb, --max-body-bytes, --max-doc-bytes, --max-batch, --timeout and --shutdown-timeout must be positive")
+	if o.maxInflight == 0 {
+		o.maxInflight = server.DefaultInflightBytes(o.maxBody)
+	}
+	if o.maxInflight < o.maxBody {
+		return usageErr("--max-inflight-bytes %d is below --max-body-bytes %d: the largest request could never be served", o.maxInflight, o.maxBody)
+	}
+	if o.cacheMB < 1 || o.minFreeMB < 1 || o.maxConcurrent < 1 || o.maxBody < 1 || o.maxDoc < 1 || o.maxBatch < 1 || o.limit < 0 || o.timeout <= 0 || o.shutdownTimeout <= 0 {
+		return usageErr("--cache-mb, --min-free-mb, --max-concurrent, --max-body-bytes, --max-doc-bytes, --max-batch, --timeout and --shutdown-timeout must be positive")
 	}
 	var token string
 	if o.tokenFile != "" {
@@ -134,7 +144,7 @@ func runServe(ctx context.Context, cmd *cobra.Command, o *serveOpts) error {
 	}
 	defer st.Close()
 	srv, err := server.New(st, server.Config{MaxBodyBytes: o.maxBody, MaxDocBytes: o.maxDoc, MaxBatch: o.maxBatch,
-		Timeout: o.timeout, Token: token, Limit: o.limit, ErrorLog: log.New(cmd.ErrOrStderr(), "", log.LstdFlags)})
+		Timeout: o.timeout, Token: token, Limit: o.limit, MaxConcurrent: o.maxConcurrent, MaxInflightBytes: o.maxInflight, ErrorLog: log.New(cmd.ErrOrStderr(), "", log.LstdFlags)})
 	if err != nil {
 		return err
 	}

@@ -50,14 +50,21 @@ func Fill(t testing.TB, path string, leave int64) int64 {
 	defer f.Close()
 	buf := make([]byte, 64<<10)
 	var n int64
-	for range 20 {
+	stable := 0
+	for range 50 {
 		free, err := Free(filepath.Dir(path))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if free <= leave {
-			return n
+			// Twice in a row, 20 ms apart: others have settled.
+			if stable++; stable == 2 {
+				return n
+			}
+			time.Sleep(20 * time.Millisecond)
+			continue
 		}
+		stable = 0
 		for want := free - leave; want > 0; {
 			m, err := f.Write(buf[:min(int64(len(buf)), want)])
 			n += int64(m)
