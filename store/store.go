@@ -20,6 +20,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
 	"github.com/cockroachdb/pebble/v2/sstable"
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/zeebo/xxh3"
 
 	"github.com/neardup/neardup/lsh"
@@ -129,6 +130,10 @@ type Store struct {
 	pool sync.Pool // *scratch
 
 	space space // the disk guard (space.go)
+
+	// lock is the directory lock taken by Open and released by Close (nil
+	// for Create, whose database holds its own).
+	lock *pebble.Lock
 }
 
 type quietLogger struct{}
@@ -142,8 +147,9 @@ func (quietLogger) Fatalf(format string, args ...any) {
 	os.Exit(1)
 }
 
-func (o Options) pebble(create bool) *pebble.Options {
+func (o Options) pebble(create bool, lock *pebble.Lock) *pebble.Options {
 	po := &pebble.Options{
+		Lock:             lock,
 		ErrorIfNotExists: !create,
 		ErrorIfExists:    create,
 		ReadOnly:         o.ReadOnly,
@@ -187,7 +193,7 @@ func Create(dir string, p Params, opts Options) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("store: %w", err)
 	}
-	db, err := pebble.Open(dir, opts.pebble(true))
+	db, err := pebble.Open(dir, opts.pebble(true, nil))
 	if err != nil {
 		if errors.Is(err, pebble.ErrDBAlreadyExists) || errors.Is(err, pebble.ErrDBNotPristine) {
 			return nil, fmt.Errorf("%w: %s", ErrExists, dir)
@@ -230,6 +236,27 @@ func Open(dir string, opts Options) (*Store, error) {
 	if _, err := os.Stat(dir); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrNotIndex, err)
 	}
+	// The directory lock is taken first and held until Close, across the
+	// read-only view and the writable database: no other process can
+	// write in between.
+	lock, err := pebble.LockDirectory(dir, vfs.Default)
+	if err != nil {
+		return nil, openErr(dir, err)
+	}
+	s, err := open(dir, opts, lock)
+	if err != nil {
+		lock.Close()
+		return nil, err
+	}
+	s.lock = lock
+	return s, nil
+}
+
+// testHookRebuilt, when set by a test, runs between the read-only rebuild
+// and the writable open.
+var testHookRebuilt func()
+
+func open(dir string, opts Options, lock *pebble.Lock) (*Store, error) {
 	// Read the version and parameters read-only first, so that a newer
 	// index is not touched by this program's pebble (which could otherwise
 	// replay or rewrite files).
@@ -239,7 +266,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	if ro.CacheSize <= 0 {
 		ro.CacheSize = rebuildCacheSize
 	}
-	rdb, err := pebble.Open(dir, ro.pebble(false))
+	rdb, err := pebble.Open(dir, ro.pebble(false, lock))
 	if err != nil {
 		if errors.Is(err, pebble.ErrDBDoesNotExist) {
 			return nil, fmt.Errorf("%w: %s", ErrNotIndex, dir)
@@ -270,10 +297,23 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	db, err := pebble.Open(dir, opts.pebble(false))
+	if testHookRebuilt != nil {
+		testHookRebuilt()
+	}
+	db, err := pebble.Open(dir, opts.pebble(false, lock))
 	if err != nil {
 		s.freeTables()
 		return nil, openErr(dir, err)
+	}
+	// The postings were rebuilt from the counters read before: they must
+	// still be the database's.
+	if p2, ctr2, _, err := readMeta(db, dir); err != nil || ctr2 != ctr || p2.Check(p) != nil {
+		s.freeTables()
+		db.Close()
+		if err == nil {
+			err = fmt.Errorf("%w: %s changed between the rebuild of the postings and the open (counters %+v, then %+v)", ErrCorrupt, dir, ctr, ctr2)
+		}
+		return nil, err
 	}
 	if ver < FormatVersion && !opts.ReadOnly {
 		if err := migrate(db, ver); err != nil {
@@ -1317,6 +1357,11 @@ func (s *Store) Close() error {
 	}
 	if cerr := s.db.Close(); err == nil {
 		err = cerr
+	}
+	if s.lock != nil {
+		if cerr := s.lock.Close(); err == nil {
+			err = cerr
+		}
 	}
 	s.freeTables()
 	return err
