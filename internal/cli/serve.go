@@ -164,7 +164,7 @@ func runServe(ctx context.Context, cmd *cobra.Command, o *serveOpts) error {
 	}
 	hs := &http.Server{
 		Handler:           srv.Handler(),
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadHeaderTimeout: min(10*time.Second, o.timeout),
 		ReadTimeout:       o.timeout,
 		WriteTimeout:      o.timeout + 5*time.Second,
 		IdleTimeout:       2 * time.Minute,
