@@ -25,18 +25,20 @@ import (
 const (
 	DefaultMaxConcurrent = 64
 	// MaxDefaultInflightBytes caps the default of Config.MaxInflightBytes,
-	// which is otherwise 1/16 of the machine's memory.
-	MaxDefaultInflightBytes = 512 << 20
+	// which is otherwise 1/64 of the machine's memory.
+	MaxDefaultInflightBytes = 128 << 20
 	DefaultQueueWait        = 250 * time.Millisecond
 )
 
 // DefaultInflightBytes returns the default of Config.MaxInflightBytes:
-// 1/16 of the physical memory, at most MaxDefaultInflightBytes, and never
-// below maxBody (a request of the largest allowed size must fit).
+// 1/64 of the physical memory, at most MaxDefaultInflightBytes, and never
+// below maxBody (a request of the largest allowed size must fit). A
+// request takes about 4 times its body at its peak, so the requests in
+// flight take about 1/16 of the memory.
 func DefaultInflightBytes(maxBody int64) int64 {
 	n := int64(MaxDefaultInflightBytes)
 	if ram := totalRAM(); ram > 0 {
-		n = min(n, ram/16)
+		n = min(n, ram/64)
 	}
 	return max(n, maxBody)
 }
