@@ -9,25 +9,35 @@ import (
 
 // A full disk.
 //
-// Pebble treats a failed write to its write-ahead log as fatal: it panics
-// in the middle of its commit pipeline (db.go commitWrite, rotateWAL)
-// with its mutexes held, or released twice, so that a process that
-// recovers the panic either deadlocks on the next write or dies with
-// "fatal error: sync: unlock of unlocked mutex". A full disk must
-// therefore never reach pebble's log. Every write first checks the free
-// space of the index's file system (statfs) and is refused with
-// ErrDiskFull, before anything is written, unless it leaves
-// Options.MinFreeBytes free: room for the log to reach its rotation and
-// for the memtables to be flushed, so that the writes already accepted
-// can be made durable. Writes are accepted again as soon as space is
-// freed. Background flushes and compactions that fail for lack of space
-// are retried by pebble and lose nothing.
+// Pebble cannot survive a failed write to its write-ahead log. The log
+// writer keeps the error for the batches waiting on their sync (the HTTP
+// 500s a full disk first gave), yet pebble goes on accepting writes into
+// the failed log; at the next log rotation (a full memtable, or a Flush)
+// rotateWAL panics with the database mutex released, and the deferred
+// unlock of its caller kills the process: "fatal error: sync: unlock of
+// unlocked mutex" (db.go, commitWrite and rotateWAL in pebble v2.1.7). A
+// write that itself fails in the log panics inside the commit pipeline
+// with its mutex held, so a recovered panic deadlocks the next write.
+// Also, a memtable that cannot be flushed for want of space stalls every
+// later write for good.
 //
-// Should the log fail anyway (another process filled the disk between the
-// check and the write, an I/O error), the store recovers the panic, stops
-// writing for good (ErrFailed: every later write is refused, queries go
-// on) and Close leaves pebble alone; the documents acknowledged before are
-// in the log, and the next Open replays them.
+// So a full disk must never reach pebble's log. Every write first checks
+// the free space of the index's file system (statfs) and is refused with
+// ErrDiskFull, before anything is written, unless it leaves
+// Options.MinFreeBytes free: room for a new log file (pebble preallocates
+// about 1.1 x MemTableSize) and for flushing the memtables, so that the
+// writes already accepted can be made durable. Writes are accepted again
+// as soon as space is freed. Background flushes and compactions that fail
+// for lack of space are retried by pebble and lose nothing.
+//
+// Should the log fail anyway (another process took the reserve between
+// the check and the write, an I/O error), the first failed sync or commit
+// puts the store in the failed state for good: every later write, Flush
+// and Compact is refused with ErrFailed without reaching pebble (so no
+// rotation happens), queries go on, and Close leaves pebble alone. The
+// documents acknowledged before are in the log, and the next process's
+// Open replays them. With Options.NoSync a failed log is not reported to
+// the store at all, and only the free-space check protects it.
 
 // minFree returns the free space writes must leave, from opts.
 func (o Options) minFree() int64 {

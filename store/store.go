@@ -88,6 +88,16 @@ type Options struct {
 	// Logger receives pebble's messages; nil discards informational ones
 	// and writes errors to standard error.
 	Logger pebble.Logger
+
+	// fs replaces the file system in tests; nil means vfs.Default.
+	fs vfs.FS
+}
+
+func (o Options) vfs() vfs.FS {
+	if o.fs == nil {
+		return vfs.Default
+	}
+	return o.fs
 }
 
 // Store is a persistent index of document sketches. See the package
@@ -150,6 +160,7 @@ func (quietLogger) Fatalf(format string, args ...any) {
 func (o Options) pebble(create bool, lock *pebble.Lock) *pebble.Options {
 	po := &pebble.Options{
 		Lock:             lock,
+		FS:               o.vfs(),
 		ErrorIfNotExists: !create,
 		ErrorIfExists:    create,
 		ReadOnly:         o.ReadOnly,
@@ -239,7 +250,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	// The directory lock is taken first and held until Close, across the
 	// read-only view and the writable database: no other process can
 	// write in between.
-	lock, err := pebble.LockDirectory(dir, vfs.Default)
+	lock, err := pebble.LockDirectory(dir, opts.vfs())
 	if err != nil {
 		return nil, openErr(dir, err)
 	}
