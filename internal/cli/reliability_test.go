@@ -174,6 +174,7 @@ func TestServeDiskFull(t *testing.T) {
 	if err := srv.wait(); err != nil {
 		t.Fatalf("after SIGTERM: %v\n%s", err, srv.stderr)
 	}
+	t.Logf("server stderr: %d lines", strings.Count(srv.stderr.String(), "\n"))
 	if s := srv.stderr.String(); strings.Contains(s, "panic") || strings.Contains(s, "fatal error") {
 		t.Errorf("stderr: %s", s)
 	}
