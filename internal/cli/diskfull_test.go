@@ -2,9 +2,6 @@ package cli
 
 import (
 	"bytes"
-	"fmt"
-	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -22,22 +19,10 @@ import (
 func TestIndexAddDiskFull(t *testing.T) {
 	mnt := smallfs.Mount(t, 72<<20)
 	dir := filepath.Join(mnt, "idx")
-	var out, errb bytes.Buffer
-	if code := Main([]string{"index", "create", "--index", dir}, nil, &out, &errb); code != 0 {
-		t.Fatalf("index create: %d %s", code, errb.String())
-	}
+	createIndexAt(t, dir)
 	smallfs.Fill(t, filepath.Join(mnt, "ballast"), 4*store.DefaultMemTableSize+(3<<20)/2)
-	in := filepath.Join(t.TempDir(), "docs.jsonl")
-	var sb strings.Builder
-	r := rand.New(rand.NewPCG(1, 2))
-	for i := range 8000 {
-		fmt.Fprintf(&sb, "{\"id\":\"d%d\",\"text\":%q}\n", i, randomText(r))
-	}
-	if err := os.WriteFile(in, []byte(sb.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out.Reset()
-	errb.Reset()
+	in := writeDocs(t, 8000)
+	var out, errb bytes.Buffer
 	code := Main([]string{"index", "add", "--index", dir, in}, nil, &out, &errb)
 	msg := errb.String()
 	if code != 1 || !strings.Contains(msg, "not enough free disk space") || strings.Contains(msg, "panic") {

@@ -109,10 +109,7 @@ func TestServeDiskFull(t *testing.T) {
 	// write-ahead log file (about 1.1 x the 16 MiB memtable).
 	mnt := smallfs.Mount(t, 128<<20)
 	dir := filepath.Join(mnt, "idx")
-	var out, errb bytes.Buffer
-	if code := Main([]string{"index", "create", "--index", dir}, nil, &out, &errb); code != 0 {
-		t.Fatalf("index create: %d %s", code, errb.String())
-	}
+	createIndexAt(t, dir)
 	ballast := filepath.Join(mnt, "ballast")
 	smallfs.Fill(t, ballast, 4*store.DefaultMemTableSize+(3<<20)/2)
 	srv := startServer(t, "--index", dir)

@@ -79,11 +79,17 @@ func startServer(t *testing.T, args ...string) *child {
 func createIndex(t *testing.T, args ...string) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "idx")
+	createIndexAt(t, dir, args...)
+	return dir
+}
+
+// createIndexAt runs `index create` for dir.
+func createIndexAt(t *testing.T, dir string, args ...string) {
+	t.Helper()
 	var out, errb bytes.Buffer
 	if code := Main(append([]string{"index", "create", "--index", dir}, args...), nil, &out, &errb); code != 0 {
 		t.Fatalf("index create: %d %s", code, errb.String())
 	}
-	return dir
 }
 
 func randomText(r *rand.Rand) string {
