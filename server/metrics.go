@@ -123,6 +123,8 @@ func (s *Server) metrics(w http.ResponseWriter, _ *http.Request) error {
 	if s.st.Health() != nil {
 		writable = 0
 	}
+	gauge("neardup_index_disk_free_bytes", "Free space of the index's file system.", float64(st.DiskFreeBytes))
+	gauge("neardup_index_min_free_bytes", "Free space writes must leave (--min-free-mb); below it they get 507.", float64(st.MinFreeBytes))
 	gauge("neardup_index_writable", "1 when the index accepts writes, 0 when its disk is full or a write failed.", writable)
 	gauge("neardup_http_requests_in_flight", "Requests being served.", float64(m.inflight.Load()))
 	a := s.adm

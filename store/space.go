@@ -57,8 +57,6 @@ func (o Options) minFree() int64 {
 // space is the state of the disk guard.
 type space struct {
 	minFree int64
-	free    atomic.Int64 // at the last check; -1 when unknown
-	full    atomic.Bool  // the last check refused a write
 	failed  atomic.Pointer[error]
 }
 
@@ -70,15 +68,11 @@ func (s *Store) checkSpace(need int64) error {
 	}
 	free, err := freeBytes(s.dir)
 	if err != nil {
-		s.space.free.Store(-1)
 		return nil // unknown: let pebble try
 	}
-	s.space.free.Store(free)
 	if free < s.space.minFree+need {
-		s.space.full.Store(true)
 		return fmt.Errorf("%w: %d bytes free; the index keeps %d in reserve and this write needs %d more", ErrDiskFull, free, s.space.minFree, need)
 	}
-	s.space.full.Store(false)
 	return nil
 }
 

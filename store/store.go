@@ -1270,6 +1270,11 @@ type Stats struct {
 	Tables        int     `json:"tables"`
 	DiskBytes     uint64  `json:"disk_bytes"`
 	BytesPerDoc   float64 `json:"bytes_per_doc"`
+	// DiskFreeBytes is the free space of the index's file system, and
+	// MinFreeBytes the part of it writes must leave (Options.MinFreeBytes;
+	// 0: no check).
+	DiskFreeBytes int64 `json:"disk_free_bytes"`
+	MinFreeBytes  int64 `json:"min_free_bytes"`
 	// PostingsBytes is the memory of the in-memory postings, which grows
 	// with the documents (PostingsBytesPerDoc, about 8 bytes per slot at
 	// 55% to 80% load per band or table); the block cache and memtables
@@ -1300,6 +1305,10 @@ func (s *Store) Stats() (Stats, error) {
 		ReadAmp: m.ReadAmp(),
 	}
 	st.PostingsBytes = s.postingsBytes()
+	st.MinFreeBytes = s.space.minFree
+	if free, err := freeBytes(s.dir); err == nil {
+		st.DiskFreeBytes = free
+	}
 	if st.Docs > 0 {
 		st.BytesPerDoc = float64(st.DiskBytes) / float64(st.Docs)
 		st.PostingsBytesPerDoc = float64(st.PostingsBytes) / float64(st.Docs)

@@ -56,7 +56,11 @@ func newServeCmd() *cobra.Command {
 Documented in docs/server.md. The server listens on loopback unless --addr
 says otherwise. With --token-file every request but /healthz needs the header
 "Authorization: Bearer TOKEN". An acknowledged add is on disk (the
-write-ahead log is synced first). SIGINT or SIGTERM stops accepting
+write-ahead log is synced first). When less than --min-free-mb is free on
+the index's disk, writes get 507 and /healthz says "degraded" until space is
+freed; checks go on. Beyond --max-concurrent requests or --max-inflight-bytes
+of bodies in flight, requests get 503 with Retry-After (docs/reliability.md).
+SIGINT or SIGTERM stops accepting
 connections, finishes the requests in flight, flushes and closes the index,
 and exits 0.
 
