@@ -40,7 +40,6 @@ func TestIndexAddDiskFull(t *testing.T) {
 	if err != nil {
 		t.Fatalf("reopening the index: %v", err)
 	}
-	defer s.Close()
 	if s.Len() != int64(added) {
 		t.Errorf("the index has %d documents, the error said %d", s.Len(), added)
 	}
@@ -48,5 +47,21 @@ func TestIndexAddDiskFull(t *testing.T) {
 		if _, err := s.Get(id); err != nil {
 			t.Errorf("%s: %v", id, err)
 		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// A smaller reserve lets the rest in.
+	errb.Reset()
+	if code := Main([]string{"index", "add", "--index", dir, "--min-free-mb", "1", "--skip-invalid", in}, nil, &out, &errb); code != 0 {
+		t.Fatalf("index add --min-free-mb 1 = exit %d:\n%s", code, errb.String())
+	}
+	s, err = store.Open(dir, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if s.Len() != 8000 {
+		t.Errorf("after adding the rest with --min-free-mb 1: %d documents, want 8000", s.Len())
 	}
 }

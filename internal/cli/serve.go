@@ -76,7 +76,7 @@ and exits 0.
 	fs.StringVar(&o.addrFile, "addr-file", "", "write the address listened on to this file once listening")
 	fs.StringVar(&o.tokenFile, "token-file", "", "file holding the bearer token that requests must carry")
 	fs.IntVar(&o.cacheMB, "cache-mb", store.DefaultCacheSize>>20, "block cache size in MiB: with the memtables it bounds the index's memory apart from its in-memory postings (about 210 bytes per MinHash document, see /v1/stats)")
-	fs.IntVar(&o.minFreeMB, "min-free-mb", int(4*store.DefaultMemTableSize>>20), "free disk space in MiB that writes must leave on the index's file system; below it writes get 507 (and /healthz says \"degraded\") until space is freed")
+	minFreeFlag(fs, &o.minFreeMB, "writes get 507 (and /healthz says \"degraded\")")
 	fs.Int64Var(&o.maxBody, "max-body-bytes", server.DefaultMaxBodyBytes, "largest request body")
 	fs.Int64Var(&o.maxInflight, "max-inflight-bytes", 0, "most request body bytes served at once; beyond it, after a short wait, 503 with Retry-After (0: 1/64 of the machine's memory, at most 128 MiB, at least --max-body-bytes; a request takes about 4 times its body, so the requests in flight then use about 1/16 of the memory)")
 	fs.IntVar(&o.maxConcurrent, "max-concurrent", server.DefaultMaxConcurrent, "most requests served at once (apart from /healthz and /metrics); beyond it, after a short wait, 503 with Retry-After")
