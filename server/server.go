@@ -21,7 +21,13 @@
 // status: 400 for malformed JSON, wrong types, a missing text or id, an
 // invalid id; 401 without the bearer token when one is configured; 404 for
 // unknown routes and unknown ids; 405 for a wrong method; 409 for an id
-// already in the index; 413 for oversized bodies, documents and batches.
+// already in the index; 413 for oversized bodies, documents and batches;
+// 503 with Retry-After beyond the admission limits, after a failed write
+// (until a restart) or past the timeout; 507 with Retry-After for a write
+// on a full disk (store.ErrDiskFull), while checks go on. A 500 says only
+// "internal error": its cause, which may name files, goes to
+// Config.ErrorLog. Strings that are not valid UTF-8 are a 400 naming the
+// field, never replaced by U+FFFD.
 // A request that fails validation changes nothing: batches are validated
 // as a whole before any document is written. Handlers never panic on input.
 //
