@@ -2,9 +2,12 @@ package server
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"unicode/utf8"
 )
@@ -339,4 +342,142 @@ func putBody(buf *bytes.Buffer) {
 	if buf.Cap() <= maxPooledBody {
 		bodyPool.Put(buf)
 	}
+}
+
+// checkStrings returns a 400 naming the member of the JSON body b (for
+// example documents[2].text) whose string is not valid Unicode: raw bytes
+// that are not UTF-8, or a \u escape of a lone surrogate. encoding/json
+// would silently replace either with U+FFFD, so that two distinct ids
+// could collide. It returns nil for a body whose strings are all valid,
+// and leaves syntax errors to the decoder.
+func checkStrings(b []byte) error {
+	if utf8.Valid(b) && !bytes.Contains(b, []byte(`\u`)) {
+		return nil
+	}
+	type frame struct {
+		obj     bool
+		wantKey bool
+		key     string
+		n       int
+	}
+	var stack []frame
+	path := func(key string, isKey bool) string {
+		var sb strings.Builder
+		for i, f := range stack {
+			switch {
+			case f.obj:
+				k := f.key
+				if i == len(stack)-1 && isKey {
+					k = key
+				}
+				if k == "" {
+					continue
+				}
+				if sb.Len() > 0 {
+					sb.WriteByte('.')
+				}
+				sb.WriteString(k)
+			default:
+				fmt.Fprintf(&sb, "[%d]", f.n)
+			}
+		}
+		if sb.Len() == 0 {
+			return "the body"
+		}
+		return sb.String()
+	}
+	valueDone := func() {
+		if len(stack) == 0 {
+			return
+		}
+		if top := &stack[len(stack)-1]; top.obj {
+			top.wantKey = true
+		} else {
+			top.n++
+		}
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	var prev int64
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil // the end, or a syntax error the decoder reports
+		}
+		end := dec.InputOffset()
+		raw := b[prev:end]
+		prev = end
+		switch tok := tok.(type) {
+		case json.Delim:
+			switch tok {
+			case '{':
+				stack = append(stack, frame{obj: true, wantKey: true})
+			case '[':
+				stack = append(stack, frame{})
+			default:
+				stack = stack[:len(stack)-1]
+				valueDone()
+			}
+		case string:
+			isKey := len(stack) > 0 && stack[len(stack)-1].obj && stack[len(stack)-1].wantKey
+			if !validJSONString(raw) {
+				what := path(tok, false)
+				if isKey {
+					what = "a member name in " + what
+				}
+				return errorf(http.StatusBadRequest, "%s is not valid UTF-8 (bytes that are not UTF-8, or a lone surrogate escape, before byte %d)", what, end)
+			}
+			if isKey {
+				top := &stack[len(stack)-1]
+				top.key, top.wantKey = tok, false
+				continue
+			}
+			valueDone()
+		default:
+			valueDone()
+		}
+	}
+}
+
+// validJSONString tells whether raw, the bytes of one JSON string token
+// (with separators and white space around it), is valid UTF-8 and escapes
+// only whole surrogate pairs.
+func validJSONString(raw []byte) bool {
+	if !utf8.Valid(raw) {
+		return false
+	}
+	hex4 := func(i int) (rune, bool) {
+		if i+4 > len(raw) {
+			return 0, false
+		}
+		v, err := strconv.ParseUint(string(raw[i:i+4]), 16, 16)
+		return rune(v), err == nil
+	}
+	for i := 0; i < len(raw); i++ {
+		if raw[i] != '\\' || i+1 >= len(raw) {
+			continue
+		}
+		if raw[i+1] != 'u' {
+			i++ // \" \\ and the others
+			continue
+		}
+		r, ok := hex4(i + 2)
+		if !ok {
+			return false
+		}
+		i += 5
+		switch {
+		case r >= 0xdc00 && r < 0xe000:
+			return false // a low surrogate first
+		case r >= 0xd800 && r < 0xdc00:
+			if i+2 >= len(raw) || raw[i+1] != '\\' || raw[i+2] != 'u' {
+				return false
+			}
+			lo, ok := hex4(i + 3)
+			if !ok || lo < 0xdc00 || lo >= 0xe000 {
+				return false
+			}
+			i += 6
+		}
+	}
+	return true
 }

@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/neardup/neardup/store"
 )
@@ -194,4 +195,52 @@ func BenchmarkCheckAndAddHandler(b *testing.B) {
 		h.ServeHTTP(rec, req)
 		i++
 	}
+}
+
+// FuzzCheckStrings checks that checkStrings never panics, that what the
+// fast path accepts it accepts too, and that a body it accepts decodes
+// without any U+FFFD that the body did not spell out.
+func FuzzCheckStrings(f *testing.F) {
+	for _, s := range []string{
+		`{"id":"a","text":"b"}`, "{\"id\":\"a\xff\",\"text\":\"b\"}", `{"text":"\ud800"}`,
+		`{"text":"\ud83d\ude00"}`, `{"documents":[{"id":"x","text":"\udc00"}]}`, `{"ids":["a","\\ud800"]}`,
+		`{"te\u0078t":"\ufffd"}`, `["\ud800\u0041"]`, `{"a":{"b":[1,"\ud800"]}}`, "\"\xed\xa0\x80\"",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		err := checkStrings(b)
+		var req docRequest
+		if fastDoc(b, &req) && err != nil {
+			t.Fatalf("the fast path accepts %q, checkStrings refuses it: %v", b, err)
+		}
+		var v any
+		if err != nil || json.Unmarshal(b, &v) != nil {
+			return
+		}
+		spelled := bytes.Contains(b, []byte("\uFFFD")) || bytes.Contains(bytes.ToLower(b), []byte(`\ufffd`))
+		if !spelled && containsFFFD(v) {
+			t.Fatalf("checkStrings accepts %q, which decodes with U+FFFD", b)
+		}
+	})
+}
+
+func containsFFFD(v any) bool {
+	switch v := v.(type) {
+	case string:
+		return strings.ContainsRune(v, utf8.RuneError)
+	case []any:
+		for _, e := range v {
+			if containsFFFD(e) {
+				return true
+			}
+		}
+	case map[string]any:
+		for k, e := range v {
+			if strings.ContainsRune(k, utf8.RuneError) || containsFFFD(e) {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -35,6 +35,7 @@ type metrics struct {
 
 	inflight                            atomic.Int64
 	checked, added, duplicates, removed atomic.Uint64
+	diskFull                            atomic.Uint64 // writes refused with 507
 }
 
 func newMetrics() *metrics {
@@ -117,7 +118,23 @@ func (s *Server) metrics(w http.ResponseWriter, _ *http.Request) error {
 	counter("neardup_documents_added_total", "Documents added to the index.", m.added.Load())
 	counter("neardup_documents_duplicate_total", "Checked documents found to near-duplicate an indexed one.", m.duplicates.Load())
 	counter("neardup_documents_removed_total", "Documents removed from the index.", m.removed.Load())
+	counter("neardup_writes_refused_disk_full_total", "Writes refused (507) because the index's disk was full.", m.diskFull.Load())
+	writable := 1.0
+	if s.st.Health() != nil {
+		writable = 0
+	}
+	gauge("neardup_index_disk_free_bytes", "Free space of the index's file system.", float64(st.DiskFreeBytes))
+	gauge("neardup_index_min_free_bytes", "Free space writes must leave (--min-free-mb); below it they get 507.", float64(st.MinFreeBytes))
+	gauge("neardup_index_writable", "1 when the index accepts writes, 0 when its disk is full or a write failed.", writable)
 	gauge("neardup_http_requests_in_flight", "Requests being served.", float64(m.inflight.Load()))
+	a := s.adm
+	gauge("neardup_http_request_bytes_in_flight", "Body bytes of the requests admitted and being served (Content-Length, or the body limit when undeclared).", float64(a.inflightBytes.Load()))
+	gauge("neardup_http_max_request_bytes_in_flight", "The limit of neardup_http_request_bytes_in_flight (--max-inflight-bytes).", float64(a.maxBytes))
+	gauge("neardup_http_max_concurrent_requests", "The most requests served at once (--max-concurrent).", float64(a.maxConc))
+	fmt.Fprintln(bw, "# HELP neardup_http_requests_rejected_total Requests refused with 503 for want of room, by the limit reached.")
+	fmt.Fprintln(bw, "# TYPE neardup_http_requests_rejected_total counter")
+	fmt.Fprintf(bw, "neardup_http_requests_rejected_total{limit=\"concurrent\"} %d\n", a.rejectedConc.Load())
+	fmt.Fprintf(bw, "neardup_http_requests_rejected_total{limit=\"bytes\"} %d\n", a.rejectedMem.Load())
 	gauge("neardup_index_documents", "Documents in the index.", float64(st.Docs))
 	gauge("neardup_index_disk_bytes", "Disk space used by the index, including the write-ahead log.", float64(st.DiskBytes))
 	gauge("neardup_index_postings_bytes", "Memory of the in-memory band/table postings (grows with the documents).", float64(st.PostingsBytes))

@@ -10,7 +10,10 @@
 // document's text to Config.MaxDocBytes (413), a batch to Config.MaxBatch
 // documents (413), and each request to Config.Timeout: a request whose
 // deadline passes before its write starts fails with 503 and changes
-// nothing; a write that has started completes and is reported.
+// nothing; a write that has started completes and is reported. At most
+// Config.MaxConcurrent requests are served at once, with bodies of at most
+// Config.MaxInflightBytes in all; beyond, after a short wait, 503 with
+// Retry-After (see admit.go).
 //
 // # Errors
 //
@@ -18,7 +21,13 @@
 // status: 400 for malformed JSON, wrong types, a missing text or id, an
 // invalid id; 401 without the bearer token when one is configured; 404 for
 // unknown routes and unknown ids; 405 for a wrong method; 409 for an id
-// already in the index; 413 for oversized bodies, documents and batches.
+// already in the index; 413 for oversized bodies, documents and batches;
+// 503 with Retry-After beyond the admission limits, after a failed write
+// (until a restart) or past the timeout; 507 with Retry-After for a write
+// on a full disk (store.ErrDiskFull), while checks go on. A 500 says only
+// "internal error": its cause, which may name files, goes to
+// Config.ErrorLog. Strings that are not valid UTF-8 are a 400 naming the
+// field, never replaced by U+FFFD.
 // A request that fails validation changes nothing: batches are validated
 // as a whole before any document is written. Handlers never panic on input.
 //
@@ -38,6 +47,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"net/http"
 	"runtime"
 	"strings"
@@ -75,6 +85,21 @@ type Config struct {
 	// Limit is the number of matches returned per document when a request
 	// does not say; 0 means DefaultLimit.
 	Limit int
+	// MaxConcurrent limits the requests served at once (not counting
+	// /healthz and /metrics); 0 means DefaultMaxConcurrent.
+	MaxConcurrent int
+	// MaxInflightBytes limits the total size of the bodies of the
+	// requests being served; 0 means DefaultInflightBytes(MaxBodyBytes).
+	// It must be at least MaxBodyBytes.
+	MaxInflightBytes int64
+	// QueueWait is how long a request beyond MaxConcurrent or
+	// MaxInflightBytes waits for room before it gets 503; 0 means
+	// DefaultQueueWait.
+	QueueWait time.Duration
+	// ErrorLog receives the details of internal errors (5xx), which
+	// responses leave out because they may name files; nil means
+	// log.Default().
+	ErrorLog *log.Logger
 }
 
 // Server serves one index.
@@ -84,6 +109,7 @@ type Server struct {
 	mux      *http.ServeMux
 	sketches sync.Pool
 	met      *metrics
+	adm      *admission
 }
 
 // New returns a Server for the index st with cfg.
@@ -103,13 +129,30 @@ func New(st *store.Store, cfg Config) (*Server, error) {
 	if cfg.Limit == 0 {
 		cfg.Limit = DefaultLimit
 	}
-	if cfg.MaxBodyBytes < 0 || cfg.MaxDocBytes < 0 || cfg.MaxBatch < 0 || cfg.Timeout < 0 || cfg.Limit < 0 {
+	if cfg.ErrorLog == nil {
+		cfg.ErrorLog = log.Default()
+	}
+	if cfg.MaxConcurrent == 0 {
+		cfg.MaxConcurrent = DefaultMaxConcurrent
+	}
+	if cfg.MaxInflightBytes == 0 {
+		cfg.MaxInflightBytes = DefaultInflightBytes(cfg.MaxBodyBytes)
+	}
+	if cfg.QueueWait == 0 {
+		cfg.QueueWait = DefaultQueueWait
+	}
+	if cfg.MaxBodyBytes < 0 || cfg.MaxDocBytes < 0 || cfg.MaxBatch < 0 || cfg.Timeout < 0 || cfg.Limit < 0 ||
+		cfg.MaxConcurrent < 0 || cfg.MaxInflightBytes < 0 || cfg.QueueWait < 0 {
 		return nil, errors.New("server: limits must not be negative")
+	}
+	if cfg.MaxInflightBytes < cfg.MaxBodyBytes {
+		return nil, fmt.Errorf("server: MaxInflightBytes %d is below MaxBodyBytes %d: the largest request could never be served", cfg.MaxInflightBytes, cfg.MaxBodyBytes)
 	}
 	if _, err := st.NewSketcher(); err != nil {
 		return nil, err
 	}
-	s := &Server{st: st, cfg: cfg, mux: http.NewServeMux(), met: newMetrics()}
+	s := &Server{st: st, cfg: cfg, mux: http.NewServeMux(), met: newMetrics(),
+		adm: newAdmission(int64(cfg.MaxConcurrent), cfg.MaxInflightBytes, cfg.QueueWait)}
 	s.sketches.New = func() any {
 		sk, _ := st.NewSketcher() // checked above: the parameters are valid
 		return sk
@@ -188,7 +231,8 @@ func (s *Server) wrap(name string, h func(http.ResponseWriter, *http.Request) er
 					panic(p)
 				}
 				if sw.code == 0 {
-					writeError(sw, errorf(http.StatusInternalServerError, "internal error"))
+					s.cfg.ErrorLog.Printf("neardup: %s %s: panic: %v", r.Method, r.URL.Path, p)
+					s.writeError(sw, r, errorf(http.StatusInternalServerError, "internal error"))
 				}
 			}
 			s.met.inflight.Add(-1)
@@ -196,32 +240,50 @@ func (s *Server) wrap(name string, h func(http.ResponseWriter, *http.Request) er
 		}()
 		if s.cfg.Token != "" && name != "healthz" && !s.authorized(r) {
 			sw.Header().Set("WWW-Authenticate", `Bearer realm="neardup"`)
-			writeError(sw, errorf(http.StatusUnauthorized, "missing or wrong bearer token"))
+			s.writeError(sw, r, errorf(http.StatusUnauthorized, "missing or wrong bearer token"))
 			return
+		}
+		if r.ContentLength > s.cfg.MaxBodyBytes {
+			// Refused before a byte of the body is read or any room taken.
+			s.writeError(sw, r, &http.MaxBytesError{Limit: s.cfg.MaxBodyBytes})
+			return
+		}
+		if name != "healthz" && name != "metrics" {
+			release, err := s.adm.admit(r.Context(), r, s.cfg.MaxBodyBytes)
+			if err != nil {
+				sw.Header().Set("Retry-After", retryAfterBusy)
+				s.writeError(sw, r, err)
+				return
+			}
+			defer release()
 		}
 		r.Body = http.MaxBytesReader(sw, r.Body, s.cfg.MaxBodyBytes)
 		ctx, cancel := context.WithTimeout(r.Context(), s.cfg.Timeout)
 		defer cancel()
 		if err := h(sw, r.WithContext(ctx)); err != nil {
-			writeError(sw, err)
+			s.writeError(sw, r, err)
 		}
 	}
 }
 
 func (s *Server) authorized(r *http.Request) bool {
-	a := r.Header.Get("Authorization")
-	tok, ok := strings.CutPrefix(a, "Bearer ")
-	return ok && subtle.ConstantTimeCompare([]byte(tok), []byte(s.cfg.Token)) == 1
+	// The scheme is case-insensitive (RFC 9110, section 11.1), one or
+	// more spaces follow it.
+	scheme, tok, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	tok = strings.TrimLeft(tok, " ")
+	return ok && strings.EqualFold(scheme, "Bearer") && subtle.ConstantTimeCompare([]byte(tok), []byte(s.cfg.Token)) == 1
 }
 
-func writeError(w http.ResponseWriter, err error) {
+// writeError answers err. The message of an unexpected error (a 500) is
+// logged, not sent: it may carry a file name of the index.
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	code := http.StatusInternalServerError
-	msg := err.Error()
+	msg := "internal error (details in the server's log)"
 	var he *httpError
 	var mb *http.MaxBytesError
 	switch {
 	case errors.As(err, &he):
-		code = he.code
+		code, msg = he.code, he.msg
 	case errors.As(err, &mb):
 		code, msg = http.StatusRequestEntityTooLarge, fmt.Sprintf("request body over %d bytes", mb.Limit)
 	case errors.Is(err, context.DeadlineExceeded):
@@ -229,13 +291,23 @@ func writeError(w http.ResponseWriter, err error) {
 	case errors.Is(err, context.Canceled):
 		code, msg = 499, "request canceled; nothing was changed"
 	case errors.Is(err, store.ErrDuplicateID):
-		code = http.StatusConflict
+		code, msg = http.StatusConflict, err.Error()
 	case errors.Is(err, store.ErrNotFound):
-		code = http.StatusNotFound
+		code, msg = http.StatusNotFound, err.Error()
 	case errors.Is(err, store.ErrInvalidID), errors.Is(err, store.ErrIncompatible):
-		code = http.StatusBadRequest
+		code, msg = http.StatusBadRequest, err.Error()
 	case errors.Is(err, store.ErrClosed):
-		code = http.StatusServiceUnavailable
+		code, msg = http.StatusServiceUnavailable, "the index is closed"
+	case errors.Is(err, store.ErrDiskFull):
+		// Refused before anything was written; checks go on.
+		code, msg = http.StatusInsufficientStorage, "the index's disk is full: writes are refused until space is freed; nothing was changed"
+		w.Header().Set("Retry-After", retryAfterFull)
+		s.met.diskFull.Add(1)
+	case errors.Is(err, store.ErrFailed):
+		code, msg = http.StatusServiceUnavailable, "a write to the index failed: writes are refused until the server is restarted; acknowledged documents are safe"
+	}
+	if code >= 500 && code != http.StatusServiceUnavailable && code != http.StatusInsufficientStorage || errors.Is(err, store.ErrFailed) {
+		s.cfg.ErrorLog.Printf("neardup: %s %s: %d: %v", r.Method, r.URL.Path, code, err)
 	}
 	writeJSON(w, code, map[string]string{"error": msg})
 }
@@ -263,8 +335,14 @@ func (s *Server) notFound(w http.ResponseWriter, r *http.Request) error {
 	return errorf(http.StatusNotFound, "no route %s %s", r.Method, r.URL.Path)
 }
 
-// decode reads exactly one JSON value from the body into v.
-func decode(r *http.Request, v any) error { return decodeFrom(r.Body, v) }
+// decodeBody decodes the request body b, exactly one JSON value, into v,
+// refusing strings that are not valid Unicode (see checkStrings).
+func decodeBody(b []byte, v any) error {
+	if err := checkStrings(b); err != nil {
+		return err
+	}
+	return decodeFrom(bytes.NewReader(b), v)
+}
 
 // decodeFrom reads exactly one JSON value from rd into v, with encoding/json:
 // the reference decoder, and the one that words the errors.
@@ -375,7 +453,7 @@ func (s *Server) readDoc(r *http.Request, needID bool) (docIn, int, error) {
 		return docIn{}, 0, err
 	}
 	if !fastDoc(buf.Bytes(), &req) {
-		err = decodeFrom(bytes.NewReader(buf.Bytes()), &req)
+		err = decodeBody(buf.Bytes(), &req)
 	}
 	putBody(buf)
 	if err != nil {
@@ -395,7 +473,7 @@ func (s *Server) readBatch(r *http.Request, needID bool) ([]docIn, int, error) {
 		return nil, 0, err
 	}
 	if !fastBatch(buf.Bytes(), &req) {
-		err = decodeFrom(bytes.NewReader(buf.Bytes()), &req)
+		err = decodeBody(buf.Bytes(), &req)
 	}
 	putBody(buf)
 	if err != nil {
@@ -482,8 +560,24 @@ func nonNil(ms []store.Match) []store.Match {
 	return ms
 }
 
+// retryAfterFull is the Retry-After, in seconds, of a write refused on a
+// full disk.
+const retryAfterFull = "30"
+
+// health answers /healthz: "ok"; "degraded" (200: checks are answered,
+// writes refused until disk space is freed); or "failed" (503: writes are
+// refused until a restart).
 func (s *Server) health(w http.ResponseWriter, _ *http.Request) error {
-	writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "documents": s.st.Len(), "method": s.st.Params().Method.String()})
+	v := map[string]any{"status": "ok", "documents": s.st.Len(), "method": s.st.Params().Method.String(), "writable": true}
+	code := http.StatusOK
+	switch err := s.st.Health(); {
+	case errors.Is(err, store.ErrDiskFull):
+		v["status"], v["writable"], v["reason"] = "degraded", false, "disk full: writes are refused until space is freed"
+	case err != nil:
+		v["status"], v["writable"], v["reason"] = "failed", false, "a write failed: restart the server"
+		code = http.StatusServiceUnavailable
+	}
+	writeJSON(w, code, v)
 	return nil
 }
 
@@ -492,6 +586,7 @@ func (s *Server) stats(w http.ResponseWriter, _ *http.Request) error {
 	if err != nil {
 		return err
 	}
+	st.Dir = "" // a path of the server's machine: not the client's business
 	writeJSON(w, http.StatusOK, st)
 	return nil
 }
@@ -646,7 +741,13 @@ type RemoveResult struct {
 
 func (s *Server) remove(w http.ResponseWriter, r *http.Request) error {
 	var req removeRequest
-	if err := decode(r, &req); err != nil {
+	buf, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	err = decodeBody(buf.Bytes(), &req)
+	putBody(buf)
+	if err != nil {
 		return err
 	}
 	if req.IDs == nil {

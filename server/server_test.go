@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -249,7 +250,15 @@ func TestBadInput(t *testing.T) {
 		{"POST", "/v1/check-and-add", `{"text":"a"}`, 400, `missing "id"`},
 		{"POST", "/v1/add", `{"id":"","text":"a"}`, 400, `empty "id"`},
 		{"POST", "/v1/add", `{"id":"x","text":"a","limit":-1}`, 400, "limit"},
-		{"POST", "/v1/add", `{"id":"x","text":"bad \udc00 surrogate"}`, 0, ""}, // JSON replaces it: accepted below
+		{"POST", "/v1/add", `{"id":"x","text":"bad \udc00 surrogate"}`, 400, "text is not valid UTF-8"},
+		{"POST", "/v1/add", `{"id":"x","text":"bad \ud800\u0041 pair"}`, 400, "text is not valid UTF-8"},
+		{"POST", "/v1/add", "{\"id\":\"x\",\"text\":\"bad \xff byte\"}", 400, "text is not valid UTF-8"},
+		{"POST", "/v1/add", "{\"id\":\"x\xff\",\"text\":\"a\"}", 400, "id is not valid UTF-8"},
+		{"POST", "/v1/check-and-add", "{\"id\":\"x\\udfff\",\"text\":\"a\"}", 400, "id is not valid UTF-8"},
+		{"POST", "/v1/check", "{\"text\":\"\xc3\"}", 400, "text is not valid UTF-8"},
+		{"POST", "/v1/batch/add", "{\"documents\":[{\"id\":\"a\",\"text\":\"x\"},{\"id\":\"b\",\"text\":\"\xe4\xb8\"}]}", 400, "documents[1].text is not valid UTF-8"},
+		{"POST", "/v1/batch/check", "{\"documents\":[{\"text\":\"x\"},{\"te\xffxt\":\"y\"}]}", 400, "a member name in documents[1] is not valid UTF-8"},
+		{"POST", "/v1/remove", "{\"ids\":[\"seed\",\"seed\xff\"]}", 400, "ids[1] is not valid UTF-8"},
 		{"POST", "/v1/check", `{"text":"` + big[:1500] + `"}`, 413, "at most 1000"},
 		{"POST", "/v1/check", `{"text":"` + big + `"}`, 413, "request body over 4096 bytes"},
 		{"POST", "/v1/batch/add", `{"documents":[{"id":"a","text":"x"},{"id":"b"}]}`, 400, `documents[1]: missing "text"`},
@@ -282,6 +291,10 @@ func TestBadInput(t *testing.T) {
 	if code, v := do(t, ts, "POST", "/v1/check", `{"text":"a document already there"}`); code != 200 || v["duplicate"] != true {
 		t.Errorf("after bad input, check = %d %v", code, v)
 	}
+	// A surrogate pair escaped in JSON is valid.
+	if code, v := do(t, ts, "POST", "/v1/add", `{"id":"pair\ud83d\ude00","text":"a \\ud800 escaped backslash \ud83d\ude00"}`); code != 201 || v["id"] != "pair\U0001F600" {
+		t.Errorf("surrogate pair = %d %v", code, v)
+	}
 }
 
 func TestToken(t *testing.T) {
@@ -294,6 +307,16 @@ func TestToken(t *testing.T) {
 	}
 	if code, _ := do(t, ts, "POST", "/v1/check", `{"text":"x"}`, "Authorization", "Bearer s3cret"); code != 200 {
 		t.Errorf("right token = %d", code)
+	}
+	for _, h := range []string{"bearer s3cret", "BEARER s3cret", "Bearer   s3cret"} {
+		if code, _ := do(t, ts, "POST", "/v1/check", `{"text":"x"}`, "Authorization", h); code != 200 {
+			t.Errorf("Authorization: %s = %d", h, code)
+		}
+	}
+	for _, h := range []string{"Basic s3cret", "Bearers3cret", "bearer", "Bearer s3cret2", "s3cret"} {
+		if code, _ := do(t, ts, "POST", "/v1/check", `{"text":"x"}`, "Authorization", h); code != 401 {
+			t.Errorf("Authorization: %s = %d", h, code)
+		}
 	}
 	if code, _ := do(t, ts, "GET", "/healthz", ""); code != 200 {
 		t.Errorf("healthz without token = %d", code)
@@ -425,5 +448,49 @@ func TestLargeBatch(t *testing.T) {
 		if st.Len() != 50 {
 			t.Errorf("%s: %d documents", m, st.Len())
 		}
+	}
+}
+
+// TestNoPathsInResponses checks that neither /v1/stats nor a 500 names the
+// index directory; the 500's cause goes to the error log.
+func TestNoPathsInResponses(t *testing.T) {
+	dir := t.TempDir()
+	st, err := store.Create(dir, store.DefaultParams(store.MinHash), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	ro, err := store.Open(dir, store.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	var logged bytes.Buffer
+	srv, err := New(ro, Config{ErrorLog: log.New(&logged, "", 0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv.Handler())
+	defer ts.Close()
+	for _, rq := range [][3]string{
+		{"GET", "/v1/stats", ""},
+		{"POST", "/v1/add", `{"id":"a","text":"a read-only index refuses it"}`}, // a 500
+	} {
+		req, _ := http.NewRequest(rq[0], ts.URL+rq[1], strings.NewReader(rq[2]))
+		resp, err := ts.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if strings.Contains(string(b), dir) || strings.Contains(string(b), "/tmp") {
+			t.Errorf("%s %s = %d %s: names a path", rq[0], rq[1], resp.StatusCode, b)
+		}
+		if rq[0] == "POST" && resp.StatusCode != 500 {
+			t.Errorf("add to a read-only index = %d %s, want 500", resp.StatusCode, b)
+		}
+	}
+	if !strings.Contains(logged.String(), dir) {
+		t.Errorf("the 500's cause was not logged with its path: %q", logged.String())
 	}
 }

@@ -86,6 +86,20 @@
 // CheckAndAdd may report a duplicate of a document whose own write is still
 // waiting for its sync. Close waits for running operations.
 //
+// One process at a time: Open takes the directory lock before it reads
+// anything and holds it until Close; another opener gets ErrLocked.
+//
+// # A full disk
+//
+// Every write first checks the free space of the index's file system and
+// is refused with ErrDiskFull, before anything is written, unless it
+// leaves Options.MinFreeBytes (default 4 x MemTableSize) free: pebble
+// cannot survive running out of space in its write-ahead log. Queries go
+// on; writes are accepted again once space is freed (Health tells). A
+// write that fails in the log anyway puts the store in a failed state
+// (ErrFailed) until a new process reopens it. space.go explains why;
+// docs/reliability.md lists the tests.
+//
 // # Memory
 //
 // Bounded by Options: Options.CacheSize (default 64 MiB) of block cache
@@ -110,5 +124,6 @@
 // ErrCorrupt (stored data that does not decode, or records that disagree
 // with the document counter), ErrDuplicateID, ErrNotFound, ErrInvalidID
 // (empty, over MaxIDBytes, or invalid UTF-8), ErrFull (sequence numbers
-// exhausted) and ErrClosed. Nothing panics on input or on corrupt data.
+// exhausted), ErrDiskFull, ErrFailed and ErrClosed. Nothing panics on
+// input or on corrupt data.
 package store

@@ -20,6 +20,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
 	"github.com/cockroachdb/pebble/v2/sstable"
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/zeebo/xxh3"
 
 	"github.com/neardup/neardup/lsh"
@@ -43,6 +44,15 @@ var (
 	// sequence number its in-memory postings can hold (2^32 - 2 adds,
 	// counting removed documents).
 	ErrFull = errors.New("store: index has used all its sequence numbers")
+	// ErrDiskFull is a write refused, before anything was written,
+	// because the disk of the index has less free space than
+	// Options.MinFreeBytes. Writes are accepted again once space is freed.
+	ErrDiskFull = errors.New("store: not enough free disk space for the index")
+	// ErrFailed is a write refused because an earlier write failed inside
+	// the database (an I/O error of its write-ahead log): the index stops
+	// writing until a new process reopens it. Acknowledged documents are
+	// safe; queries are still answered.
+	ErrFailed = errors.New("store: a write to the index failed; reopen it in a new process")
 )
 
 // Defaults of Options.
@@ -69,9 +79,25 @@ type Options struct {
 	NoSync bool
 	// ReadOnly opens the index for queries only; writes fail.
 	ReadOnly bool
+	// MinFreeBytes is the free disk space a write must leave on the index's
+	// file system, or it is refused with ErrDiskFull: room for the
+	// write-ahead log and for flushing the memtables, which the database
+	// cannot survive running out of. 0 means 4 x MemTableSize (64 MiB by
+	// default); a negative value turns the check off.
+	MinFreeBytes int64
 	// Logger receives pebble's messages; nil discards informational ones
 	// and writes errors to standard error.
 	Logger pebble.Logger
+
+	// fs replaces the file system in tests; nil means vfs.Default.
+	fs vfs.FS
+}
+
+func (o Options) vfs() vfs.FS {
+	if o.fs == nil {
+		return vfs.Default
+	}
+	return o.fs
 }
 
 // Store is a persistent index of document sketches. See the package
@@ -112,6 +138,12 @@ type Store struct {
 	closed  bool
 
 	pool sync.Pool // *scratch
+
+	space space // the disk guard (space.go)
+
+	// lock is the directory lock taken by Open and released by Close (nil
+	// for Create, whose database holds its own).
+	lock *pebble.Lock
 }
 
 type quietLogger struct{}
@@ -125,8 +157,10 @@ func (quietLogger) Fatalf(format string, args ...any) {
 	os.Exit(1)
 }
 
-func (o Options) pebble(create bool) *pebble.Options {
+func (o Options) pebble(create bool, lock *pebble.Lock) *pebble.Options {
 	po := &pebble.Options{
+		Lock:             lock,
+		FS:               o.vfs(),
 		ErrorIfNotExists: !create,
 		ErrorIfExists:    create,
 		ReadOnly:         o.ReadOnly,
@@ -170,7 +204,7 @@ func Create(dir string, p Params, opts Options) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("store: %w", err)
 	}
-	db, err := pebble.Open(dir, opts.pebble(true))
+	db, err := pebble.Open(dir, opts.pebble(true, nil))
 	if err != nil {
 		if errors.Is(err, pebble.ErrDBAlreadyExists) || errors.Is(err, pebble.ErrDBNotPristine) {
 			return nil, fmt.Errorf("%w: %s", ErrExists, dir)
@@ -213,6 +247,27 @@ func Open(dir string, opts Options) (*Store, error) {
 	if _, err := os.Stat(dir); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrNotIndex, err)
 	}
+	// The directory lock is taken first and held until Close, across the
+	// read-only view and the writable database: no other process can
+	// write in between.
+	lock, err := pebble.LockDirectory(dir, opts.vfs())
+	if err != nil {
+		return nil, openErr(dir, err)
+	}
+	s, err := open(dir, opts, lock)
+	if err != nil {
+		lock.Close()
+		return nil, err
+	}
+	s.lock = lock
+	return s, nil
+}
+
+// testHookRebuilt, when set by a test, runs between the read-only rebuild
+// and the writable open.
+var testHookRebuilt func()
+
+func open(dir string, opts Options, lock *pebble.Lock) (*Store, error) {
 	// Read the version and parameters read-only first, so that a newer
 	// index is not touched by this program's pebble (which could otherwise
 	// replay or rewrite files).
@@ -222,7 +277,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	if ro.CacheSize <= 0 {
 		ro.CacheSize = rebuildCacheSize
 	}
-	rdb, err := pebble.Open(dir, ro.pebble(false))
+	rdb, err := pebble.Open(dir, ro.pebble(false, lock))
 	if err != nil {
 		if errors.Is(err, pebble.ErrDBDoesNotExist) {
 			return nil, fmt.Errorf("%w: %s", ErrNotIndex, dir)
@@ -253,10 +308,23 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	db, err := pebble.Open(dir, opts.pebble(false))
+	if testHookRebuilt != nil {
+		testHookRebuilt()
+	}
+	db, err := pebble.Open(dir, opts.pebble(false, lock))
 	if err != nil {
 		s.freeTables()
 		return nil, openErr(dir, err)
+	}
+	// The postings were rebuilt from the counters read before: they must
+	// still be the database's.
+	if p2, ctr2, _, err := readMeta(db, dir); err != nil || ctr2 != ctr || p2.Check(p) != nil {
+		s.freeTables()
+		db.Close()
+		if err == nil {
+			err = fmt.Errorf("%w: %s changed between the rebuild of the postings and the open (counters %+v, then %+v)", ErrCorrupt, dir, ctr, ctr2)
+		}
+		return nil, err
 	}
 	if ver < FormatVersion && !opts.ReadOnly {
 		if err := migrate(db, ver); err != nil {
@@ -362,6 +430,7 @@ func newStore(dir string, db *pebble.DB, p Params, ctr counters, opts Options) *
 	s.ids.skew = skewFor(s.tables, s.tables+1)
 	s.applied.Store(ctr.next)
 	s.pool.New = func() any { return &scratch{} }
+	s.space.minFree = opts.minFree()
 	return s
 }
 
@@ -902,12 +971,7 @@ func (s *Store) write(docs []Doc, check bool, limit int) ([]Result, error) {
 	b.Set(keyCounters, ctr.append(nil), nil)
 	// The batch is visible to readers once applied; the postings follow,
 	// before the lock is released.
-	if s.wopts.Sync {
-		err = s.db.ApplyNoSyncWait(b, s.wopts)
-	} else {
-		err = s.db.Apply(b, s.wopts)
-	}
-	if err != nil {
+	if err := s.commit(b); err != nil {
 		return nil, err
 	}
 	s.insertPostings(docs, results, addedSeqs, addedIDs, addedKeys)
@@ -919,7 +983,7 @@ func (s *Store) write(docs []Doc, check bool, limit int) ([]Result, error) {
 		// Acknowledge only once the write-ahead log is on disk. Later
 		// batches are ordered after this one in the log, so their sync
 		// implies its sync.
-		if err := b.SyncWait(); err != nil {
+		if err := s.syncWait(b); err != nil {
 			return nil, err
 		}
 	}
@@ -1109,12 +1173,7 @@ func (s *Store) Remove(id string) error {
 	ctr := s.ctr
 	ctr.docs--
 	b.Set(keyCounters, ctr.append(nil), nil)
-	if s.wopts.Sync {
-		err = s.db.ApplyNoSyncWait(b, s.wopts)
-	} else {
-		err = s.db.Apply(b, s.wopts)
-	}
-	if err != nil {
+	if err := s.commit(b); err != nil {
 		return err
 	}
 	if sc.rec.flags&flagEmpty == 0 {
@@ -1134,7 +1193,7 @@ func (s *Store) Remove(id string) error {
 	locked = false
 	s.mu.Unlock()
 	if s.wopts.Sync {
-		return b.SyncWait()
+		return s.syncWait(b)
 	}
 	return nil
 }
@@ -1204,13 +1263,18 @@ func (s *Store) Each(fn func(id string, sk Sketch) error) error {
 
 // Stats describes an index.
 type Stats struct {
-	Dir           string  `json:"dir"`
+	Dir           string  `json:"dir,omitempty"`
 	FormatVersion int     `json:"format_version"`
 	Params        Params  `json:"params"`
 	Docs          int64   `json:"docs"`
 	Tables        int     `json:"tables"`
 	DiskBytes     uint64  `json:"disk_bytes"`
 	BytesPerDoc   float64 `json:"bytes_per_doc"`
+	// DiskFreeBytes is the free space of the index's file system, and
+	// MinFreeBytes the part of it writes must leave (Options.MinFreeBytes;
+	// 0: no check).
+	DiskFreeBytes int64 `json:"disk_free_bytes"`
+	MinFreeBytes  int64 `json:"min_free_bytes"`
 	// PostingsBytes is the memory of the in-memory postings, which grows
 	// with the documents (PostingsBytesPerDoc, about 8 bytes per slot at
 	// 55% to 80% load per band or table); the block cache and memtables
@@ -1241,6 +1305,10 @@ func (s *Store) Stats() (Stats, error) {
 		ReadAmp: m.ReadAmp(),
 	}
 	st.PostingsBytes = s.postingsBytes()
+	st.MinFreeBytes = s.space.minFree
+	if free, err := freeBytes(s.dir); err == nil {
+		st.DiskFreeBytes = free
+	}
 	if st.Docs > 0 {
 		st.BytesPerDoc = float64(st.DiskBytes) / float64(st.Docs)
 		st.PostingsBytesPerDoc = float64(st.PostingsBytes) / float64(st.Docs)
@@ -1259,6 +1327,9 @@ func (s *Store) Compact(ctx context.Context) error {
 	if s.ronly {
 		return fmt.Errorf("store: %s is open read-only", s.dir)
 	}
+	if err := s.Health(); err != nil {
+		return err
+	}
 	if err := s.db.Flush(); err != nil {
 		return err
 	}
@@ -1276,6 +1347,9 @@ func (s *Store) Flush() error {
 	if s.ronly {
 		return nil
 	}
+	if err := s.Health(); err != nil {
+		return err
+	}
 	return s.db.Flush()
 }
 
@@ -1288,12 +1362,26 @@ func (s *Store) Close() error {
 		return ErrClosed
 	}
 	s.closed = true
+	if err := s.failure(); err != nil {
+		// Pebble's commit pipeline is stuck (see space.go) and its Close
+		// would wait for it forever; the next process replays the log.
+		s.freeTables()
+		return err
+	}
 	var err error
-	if !s.ronly {
+	if !s.ronly && s.checkSpace(0) == nil {
+		// On a full disk the memtables stay in the write-ahead log,
+		// which the next Open replays, rather than retrying a flush
+		// that cannot succeed.
 		err = s.db.Flush()
 	}
 	if cerr := s.db.Close(); err == nil {
 		err = cerr
+	}
+	if s.lock != nil {
+		if cerr := s.lock.Close(); err == nil {
+			err = cerr
+		}
 	}
 	s.freeTables()
 	return err

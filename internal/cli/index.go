@@ -148,6 +148,7 @@ type indexOpts struct {
 	batch         int
 	jsonOut       bool
 	cacheMB       int
+	minFreeMB     int
 	idsFile       string
 	ignoreMissing bool
 	quiet         bool
@@ -182,18 +183,25 @@ The on-disk format is docs/format/store.md.
 func registerIndexDir(fs *pflag.FlagSet, o *indexOpts) {
 	fs.StringVar(&o.dir, "index", "", "index directory (required)")
 	fs.IntVar(&o.cacheMB, "cache-mb", store.DefaultCacheSize>>20, "block cache size in MiB: with the memtables it bounds the index's memory apart from its in-memory postings (about 210 bytes per MinHash document, see index stats)")
+	minFreeFlag(fs, &o.minFreeMB, "writes stop with an error")
+}
+
+// minFreeFlag registers --min-free-mb, the disk space writes must leave
+// (store.Options.MinFreeBytes); below says what happens beneath it.
+func minFreeFlag(fs *pflag.FlagSet, v *int, below string) {
+	fs.IntVar(v, "min-free-mb", int(4*store.DefaultMemTableSize>>20), "free disk space in MiB that writes must leave on the index's file system (room for the write-ahead log and memtable flushes); below it "+below+" until space is freed")
 }
 
 func (o *indexOpts) storeOptions() store.Options {
-	return store.Options{CacheSize: int64(o.cacheMB) << 20}
+	return store.Options{CacheSize: int64(o.cacheMB) << 20, MinFreeBytes: int64(o.minFreeMB) << 20}
 }
 
 func (o *indexOpts) openIndex(readOnly bool) (*store.Store, error) {
 	if o.dir == "" {
 		return nil, usageErr("--index DIR is required")
 	}
-	if o.cacheMB < 1 {
-		return nil, usageErr("--cache-mb %d: must be at least 1", o.cacheMB)
+	if o.cacheMB < 1 || o.minFreeMB < 1 {
+		return nil, usageErr("--cache-mb %d, --min-free-mb %d: must be at least 1", o.cacheMB, o.minFreeMB)
 	}
 	so := o.storeOptions()
 	so.ReadOnly = readOnly
@@ -521,6 +529,9 @@ func runIndexStream(cmd *cobra.Command, o *indexOpts, args []string, add bool) e
 				results, err = s.CheckAndAddBatch(docs, o.limit)
 			} else {
 				results, err = s.AddBatch(docs)
+			}
+			if errors.Is(err, store.ErrDiskFull) {
+				return fmt.Errorf("index %s: %w; the %d documents added before are in the index, which stays usable: free space and add the rest", o.dir, err, sum.Added)
 			}
 			if err != nil {
 				return err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log"
 	"net"
 	"net/http"
 	"net/http/pprof"
@@ -23,7 +24,10 @@ type serveOpts struct {
 	addrFile        string
 	tokenFile       string
 	cacheMB         int
+	minFreeMB       int
 	maxBody         int64
+	maxInflight     int64
+	maxConcurrent   int
 	maxDoc          int
 	maxBatch        int
 	limit           int
@@ -52,7 +56,11 @@ func newServeCmd() *cobra.Command {
 Documented in docs/server.md. The server listens on loopback unless --addr
 says otherwise. With --token-file every request but /healthz needs the header
 "Authorization: Bearer TOKEN". An acknowledged add is on disk (the
-write-ahead log is synced first). SIGINT or SIGTERM stops accepting
+write-ahead log is synced first). When less than --min-free-mb is free on
+the index's disk, writes get 507 and /healthz says "degraded" until space is
+freed; checks go on. Beyond --max-concurrent requests or --max-inflight-bytes
+of bodies in flight, requests get 503 with Retry-After (docs/reliability.md).
+SIGINT or SIGTERM stops accepting
 connections, finishes the requests in flight, flushes and closes the index,
 and exits 0.
 
@@ -68,7 +76,10 @@ and exits 0.
 	fs.StringVar(&o.addrFile, "addr-file", "", "write the address listened on to this file once listening")
 	fs.StringVar(&o.tokenFile, "token-file", "", "file holding the bearer token that requests must carry")
 	fs.IntVar(&o.cacheMB, "cache-mb", store.DefaultCacheSize>>20, "block cache size in MiB: with the memtables it bounds the index's memory apart from its in-memory postings (about 210 bytes per MinHash document, see /v1/stats)")
+	minFreeFlag(fs, &o.minFreeMB, "writes get 507 (and /healthz says \"degraded\")")
 	fs.Int64Var(&o.maxBody, "max-body-bytes", server.DefaultMaxBodyBytes, "largest request body")
+	fs.Int64Var(&o.maxInflight, "max-inflight-bytes", 0, "most request body bytes served at once; beyond it, after a short wait, 503 with Retry-After (0: 1/64 of the machine's memory, at most 128 MiB, at least --max-body-bytes; a request takes about 4 times its body, so the requests in flight then use about 1/16 of the memory)")
+	fs.IntVar(&o.maxConcurrent, "max-concurrent", server.DefaultMaxConcurrent, "most requests served at once (apart from /healthz and /metrics); beyond it, after a short wait, 503 with Retry-After")
 	fs.IntVar(&o.maxDoc, "max-doc-bytes", server.DefaultMaxDocBytes, "largest document text")
 	fs.IntVar(&o.maxBatch, "max-batch", server.DefaultMaxBatch, "most documents or ids in one batch request")
 	fs.IntVar(&o.limit, "limit", server.DefaultLimit, "matches returned per document when a request does not say")
@@ -78,12 +89,40 @@ and exits 0.
 	return cmd
 }
 
+// newDebugServer returns the server of --debug-addr: the profiler, with
+// timeouts on every phase of a connection so that slow or idle clients
+// cannot hold connections open. Writes may take as long as the longest
+// CPU profile (?seconds=, at most maxProfileSeconds).
+func newDebugServer() *http.Server {
+	dmux := http.NewServeMux()
+	dmux.HandleFunc("/debug/pprof/", pprof.Index)
+	dmux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	return &http.Server{
+		Handler:           dmux,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       10 * time.Second,
+		WriteTimeout:      (maxProfileSeconds + 10) * time.Second,
+		IdleTimeout:       time.Minute,
+		MaxHeaderBytes:    64 << 10,
+	}
+}
+
+// maxProfileSeconds is the longest CPU profile the debug server can take:
+// net/http/pprof refuses a longer one than the WriteTimeout allows.
+const maxProfileSeconds = 120
+
 func runServe(ctx context.Context, cmd *cobra.Command, o *serveOpts) error {
 	if o.dir == "" {
 		return usageErr("--index DIR is required")
 	}
-	if o.cacheMB < 1 || o.maxBody < 1 || o.maxDoc < 1 || o.maxBatch < 1 || o.limit < 0 || o.timeout <= 0 || o.shutdownTimeout <= 0 {
-		return usageErr("--cache-mb, --max-body-bytes, --max-doc-bytes, --max-batch, --timeout and --shutdown-timeout must be positive")
+	if o.maxInflight == 0 {
+		o.maxInflight = server.DefaultInflightBytes(o.maxBody)
+	}
+	if o.maxInflight < o.maxBody {
+		return usageErr("--max-inflight-bytes %d is below --max-body-bytes %d: the largest request could never be served", o.maxInflight, o.maxBody)
+	}
+	if o.cacheMB < 1 || o.minFreeMB < 1 || o.maxConcurrent < 1 || o.maxBody < 1 || o.maxDoc < 1 || o.maxBatch < 1 || o.limit < 0 || o.timeout <= 0 || o.shutdownTimeout <= 0 {
+		return usageErr("--cache-mb, --min-free-mb, --max-concurrent, --max-body-bytes, --max-doc-bytes, --max-batch, --timeout and --shutdown-timeout must be positive")
 	}
 	var token string
 	if o.tokenFile != "" {
@@ -100,7 +139,7 @@ func runServe(ctx context.Context, cmd *cobra.Command, o *serveOpts) error {
 	if err != nil {
 		return usageErr("--addr %q: %v", o.addr, err)
 	}
-	st, err := store.Open(o.dir, store.Options{CacheSize: int64(o.cacheMB) << 20})
+	st, err := store.Open(o.dir, store.Options{CacheSize: int64(o.cacheMB) << 20, MinFreeBytes: int64(o.minFreeMB) << 20})
 	if errors.Is(err, store.ErrNotIndex) {
 		return usageErr("--index %s: no index there (create one with 'neardup index create --index %s')", o.dir, o.dir)
 	}
@@ -109,7 +148,7 @@ func runServe(ctx context.Context, cmd *cobra.Command, o *serveOpts) error {
 	}
 	defer st.Close()
 	srv, err := server.New(st, server.Config{MaxBodyBytes: o.maxBody, MaxDocBytes: o.maxDoc, MaxBatch: o.maxBatch,
-		Timeout: o.timeout, Token: token, Limit: o.limit})
+		Timeout: o.timeout, Token: token, Limit: o.limit, MaxConcurrent: o.maxConcurrent, MaxInflightBytes: o.maxInflight, ErrorLog: log.New(cmd.ErrOrStderr(), "", log.LstdFlags)})
 	if err != nil {
 		return err
 	}
@@ -129,7 +168,7 @@ func runServe(ctx context.Context, cmd *cobra.Command, o *serveOpts) error {
 	}
 	hs := &http.Server{
 		Handler:           srv.Handler(),
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadHeaderTimeout: min(10*time.Second, o.timeout),
 		ReadTimeout:       o.timeout,
 		WriteTimeout:      o.timeout + 5*time.Second,
 		IdleTimeout:       2 * time.Minute,
@@ -141,10 +180,7 @@ func runServe(ctx context.Context, cmd *cobra.Command, o *serveOpts) error {
 			ln.Close()
 			return fmt.Errorf("--debug-addr: %w", err)
 		}
-		dmux := http.NewServeMux()
-		dmux.HandleFunc("/debug/pprof/", pprof.Index)
-		dmux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-		ds := &http.Server{Handler: dmux, ReadHeaderTimeout: 10 * time.Second}
+		ds := newDebugServer()
 		go ds.Serve(dln)
 		defer ds.Close()
 		fmt.Fprintf(stderr, "profiler on http://%s/debug/pprof/\n", dln.Addr())

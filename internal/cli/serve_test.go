@@ -79,11 +79,17 @@ func startServer(t *testing.T, args ...string) *child {
 func createIndex(t *testing.T, args ...string) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "idx")
+	createIndexAt(t, dir, args...)
+	return dir
+}
+
+// createIndexAt runs `index create` for dir.
+func createIndexAt(t *testing.T, dir string, args ...string) {
+	t.Helper()
 	var out, errb bytes.Buffer
 	if code := Main(append([]string{"index", "create", "--index", dir}, args...), nil, &out, &errb); code != 0 {
 		t.Fatalf("index create: %d %s", code, errb.String())
 	}
-	return dir
 }
 
 func randomText(r *rand.Rand) string {
@@ -283,5 +289,18 @@ func TestServeGracefulShutdown(t *testing.T) {
 	defer st.Close()
 	if st.Len() != 50 {
 		t.Errorf("after shutdown the index holds %d documents, want 50", st.Len())
+	}
+}
+
+// TestDebugServerTimeouts checks that the --debug-addr listener bounds
+// every phase of a connection, not only the headers.
+func TestDebugServerTimeouts(t *testing.T) {
+	ds := newDebugServer()
+	if ds.ReadHeaderTimeout <= 0 || ds.ReadTimeout <= 0 || ds.WriteTimeout <= 0 || ds.IdleTimeout <= 0 {
+		t.Errorf("debug server timeouts: header %v, read %v, write %v, idle %v: all must be set",
+			ds.ReadHeaderTimeout, ds.ReadTimeout, ds.WriteTimeout, ds.IdleTimeout)
+	}
+	if ds.WriteTimeout <= maxProfileSeconds*time.Second {
+		t.Errorf("WriteTimeout %v leaves no time for a %d s profile", ds.WriteTimeout, maxProfileSeconds)
 	}
 }

@@ -1,0 +1,97 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sync/semaphore"
+)
+
+// Admission control bounds the server's memory under a flood: at most
+// Config.MaxConcurrent requests are served at once and their bodies total
+// at most Config.MaxInflightBytes (a body counts its Content-Length, or
+// Config.MaxBodyBytes when the length is not declared, before a byte of it
+// is read). A request beyond either limit waits up to Config.QueueWait for
+// room, then gets 503 with Retry-After and changes nothing. /healthz and
+// /metrics are never held back. A request's memory is a small multiple of
+// its body (the body, the decoded texts, the sketches; docs/reliability.md
+// gives the measured figures), so the limits bound the memory of requests
+// in flight.
+
+// Defaults of the admission limits.
+const (
+	DefaultMaxConcurrent = 64
+	// MaxDefaultInflightBytes caps the default of Config.MaxInflightBytes,
+	// which is otherwise 1/64 of the machine's memory.
+	MaxDefaultInflightBytes = 128 << 20
+	DefaultQueueWait        = 250 * time.Millisecond
+)
+
+// DefaultInflightBytes returns the default of Config.MaxInflightBytes:
+// 1/64 of the physical memory, at most MaxDefaultInflightBytes, and never
+// below maxBody (a request of the largest allowed size must fit). A
+// request takes about 4 times its body at its peak, so the requests in
+// flight take about 1/16 of the memory.
+func DefaultInflightBytes(maxBody int64) int64 {
+	n := int64(MaxDefaultInflightBytes)
+	if ram := totalRAM(); ram > 0 {
+		n = min(n, ram/64)
+	}
+	return max(n, maxBody)
+}
+
+type admission struct {
+	conc, bytes       *semaphore.Weighted
+	maxConc, maxBytes int64
+	wait              time.Duration
+
+	inflightBytes             atomic.Int64
+	rejectedConc, rejectedMem atomic.Uint64
+}
+
+func newAdmission(maxConc, maxBytes int64, wait time.Duration) *admission {
+	return &admission{
+		conc: semaphore.NewWeighted(maxConc), bytes: semaphore.NewWeighted(maxBytes),
+		maxConc: maxConc, maxBytes: maxBytes, wait: wait,
+	}
+}
+
+// admit reserves room for r, whose body is at most maxBody bytes; it
+// returns the release function, or an error to answer (503) when there is
+// no room within the queue wait.
+func (a *admission) admit(ctx context.Context, r *http.Request, maxBody int64) (func(), error) {
+	n := r.ContentLength
+	if n < 0 || n > maxBody {
+		n = maxBody // unknown length: room for the largest body
+	}
+	ctx, cancel := context.WithTimeout(ctx, a.wait)
+	defer cancel()
+	if !a.conc.TryAcquire(1) {
+		if err := a.conc.Acquire(ctx, 1); err != nil {
+			a.rejectedConc.Add(1)
+			return nil, errorf(http.StatusServiceUnavailable, "server busy: %d requests in flight, the most it serves at once; retry later", a.maxConc)
+		}
+	}
+	if n > 0 && !a.bytes.TryAcquire(n) {
+		if err := a.bytes.Acquire(ctx, n); err != nil {
+			a.conc.Release(1)
+			a.rejectedMem.Add(1)
+			return nil, errorf(http.StatusServiceUnavailable, "server busy: request bodies in flight would exceed %d bytes; retry later", a.maxBytes)
+		}
+	}
+	a.inflightBytes.Add(n)
+	return func() {
+		a.inflightBytes.Add(-n)
+		if n > 0 {
+			a.bytes.Release(n)
+		}
+		a.conc.Release(1)
+	}, nil
+}
+
+// retryAfterBusy is the Retry-After, in seconds, of a request refused for
+// want of room.
+var retryAfterBusy = strconv.Itoa(1)

@@ -1,0 +1,123 @@
+package server
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/neardup/neardup/store"
+)
+
+// TestAdmission holds requests in flight with bodies that do not arrive
+// and checks that the concurrency and byte limits refuse the rest with 503
+// and Retry-After, that /healthz and /metrics still answer, and that the
+// room comes back when the requests finish.
+func TestAdmission(t *testing.T) {
+	_, ts := newTest(t, store.MinHash, Config{MaxConcurrent: 2, MaxBodyBytes: 512 << 10, MaxInflightBytes: 768 << 10, QueueWait: 50 * time.Millisecond})
+	const held = 300 << 10
+	body := `{"text":"` + strings.Repeat("x", held-12) + `"}`
+	var wg sync.WaitGroup
+	var pws []*io.PipeWriter
+	codes := make([]int, 2)
+	for i := range 2 {
+		pr, pw := io.Pipe()
+		pws = append(pws, pw)
+		req, _ := http.NewRequest("POST", ts.URL+"/v1/check", pr)
+		req.ContentLength = int64(len(body))
+		wg.Go(func() {
+			resp, err := ts.Client().Do(req)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			codes[i] = resp.StatusCode
+		})
+	}
+	// Wait until both are admitted.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		_, v := do(t, ts, "GET", "/metrics", "")
+		if strings.Contains(v["raw"].(string), fmt.Sprintf("neardup_http_request_bytes_in_flight %d", 2*len(body))) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the held requests were not admitted:\n%s", v["raw"])
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	check := func(what string, body string, want int, msg string) {
+		t.Helper()
+		resp, err := ts.Client().Post(ts.URL+"/v1/check", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != want || !strings.Contains(string(b), msg) {
+			t.Errorf("%s = %d %s, want %d %q", what, resp.StatusCode, b, want, msg)
+		}
+		if want == 503 && resp.Header.Get("Retry-After") == "" {
+			t.Errorf("%s: 503 without Retry-After", what)
+		}
+	}
+	check("a third request", `{"text":"small"}`, 503, "requests in flight")
+	if code, v := do(t, ts, "GET", "/healthz", ""); code != 200 || v["status"] != "ok" {
+		t.Errorf("healthz under load = %d %v", code, v)
+	}
+	_, v := do(t, ts, "GET", "/metrics", "")
+	m := v["raw"].(string)
+	for _, want := range []string{
+		`neardup_http_requests_rejected_total{limit="concurrent"} 1`,
+		"neardup_http_max_concurrent_requests 2",
+		"neardup_http_max_request_bytes_in_flight 786432",
+	} {
+		if !strings.Contains(m, want) {
+			t.Errorf("metrics lack %q:\n%s", want, m)
+		}
+	}
+	// Let one finish: a small request fits, a large one does not.
+	io.WriteString(pws[0], body)
+	pws[0].Close()
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		_, v := do(t, ts, "GET", "/metrics", "")
+		if strings.Contains(v["raw"].(string), fmt.Sprintf("neardup_http_request_bytes_in_flight %d", len(body))) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the first request did not finish")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// 300 KiB held, 500 KiB more would pass the 768 KiB.
+	check("a request over the byte limit", `{"text":"`+strings.Repeat("y", 700<<10)+`"}`, 413, "")
+	big := `{"text":"` + strings.Repeat("y ", 350<<10) + `"}`
+	check("a request over the byte limit", big[:500<<10-2]+`"}`, 503, "bytes")
+	check("a small request", `{"text":"small"}`, 200, "")
+	io.WriteString(pws[1], body)
+	pws[1].Close()
+	wg.Wait()
+	if codes[0] != 413 && codes[0] != 200 || codes[1] != 200 && codes[1] != 413 {
+		t.Errorf("held requests = %v", codes)
+	}
+	check("a large request after the others finished", big[:500<<10-2]+`"}`, 200, "")
+}
+
+func TestAdmissionConfig(t *testing.T) {
+	st, err := store.Create(t.TempDir(), store.DefaultParams(store.MinHash), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if _, err := New(st, Config{MaxBodyBytes: 2 << 20, MaxInflightBytes: 1 << 20}); err == nil {
+		t.Error("MaxInflightBytes below MaxBodyBytes accepted")
+	}
+	if n := DefaultInflightBytes(32 << 20); n < 32<<20 || n > MaxDefaultInflightBytes {
+		t.Errorf("DefaultInflightBytes = %d", n)
+	}
+}

@@ -1,0 +1,126 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/neardup/neardup/internal/smallfs"
+)
+
+// fillIndex adds batches of random documents to s until a write is
+// refused with ErrDiskFull, failing on any other error; it returns the ids
+// acknowledged.
+func fillIndex(t *testing.T, s *Store, prefix string, maxBatches int) []string {
+	t.Helper()
+	sk, _ := s.NewSketcher()
+	r := rand.New(rand.NewPCG(uint64(len(prefix)), 7))
+	var acked []string
+	for i := range maxBatches {
+		docs := make([]Doc, 50)
+		for j := range docs {
+			docs[j] = Doc{ID: fmt.Sprintf("%s-%d-%d", prefix, i, j), Sketch: sk.Sketch(strings.Join(words(r, 60), " "))}
+		}
+		rs, err := s.AddBatch(docs)
+		if errors.Is(err, ErrDiskFull) {
+			return acked
+		}
+		if err != nil {
+			t.Fatalf("batch %d: %v, want nil or ErrDiskFull", i, err)
+		}
+		for j, res := range rs {
+			if !res.Added {
+				t.Fatalf("%s not added: %v", docs[j].ID, res.Err)
+			}
+			acked = append(acked, docs[j].ID)
+		}
+	}
+	t.Fatalf("%d batches and the disk is not full: the test does not fill it", maxBatches)
+	return nil
+}
+
+// TestDiskFull fills a small tmpfs with the index, then with another
+// file: writes are refused with ErrDiskFull before anything is written,
+// queries go on, writes are accepted again once space is freed, and every
+// acknowledged document is there after a reopen.
+func TestDiskFull(t *testing.T) {
+	mnt := smallfs.Mount(t, 6<<20)
+	dir := filepath.Join(mnt, "idx")
+	opts := Options{CacheSize: 1 << 20, MemTableSize: 256 << 10} // 1 MiB kept free
+	s, err := Create(dir, DefaultParams(MinHash), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { s.Close() }()
+	ballast := filepath.Join(mnt, "ballast")
+	smallfs.Fill(t, ballast, 4<<20) // 2 MiB to free later
+
+	acked := fillIndex(t, s, "a", 2000)
+	if len(acked) == 0 {
+		t.Fatal("nothing was added before the disk was full")
+	}
+	// Pebble deletes obsolete files in the background, freeing space a
+	// small write could then take: keep the disk below the reserve.
+	filler := filepath.Join(mnt, "filler")
+	smallfs.Fill(t, filler, 512<<10)
+	if err := s.Health(); !errors.Is(err, ErrDiskFull) {
+		t.Errorf("Health on a full disk = %v, want ErrDiskFull", err)
+	}
+	sk, _ := s.NewSketcher()
+	if err := s.Add("late", sk.Sketch("a late document")); !errors.Is(err, ErrDiskFull) {
+		t.Errorf("Add on a full disk = %v, want ErrDiskFull", err)
+	}
+	if err := s.Remove(acked[0]); !errors.Is(err, ErrDiskFull) {
+		t.Errorf("Remove on a full disk = %v, want ErrDiskFull", err)
+	}
+	if got := s.Len(); got != int64(len(acked)) {
+		t.Errorf("Len = %d, want the %d acknowledged", got, len(acked))
+	}
+	if _, err := s.Get(acked[len(acked)-1]); err != nil {
+		t.Errorf("Get on a full disk: %v", err)
+	}
+
+	// Space freed: writes again, without reopening.
+	if err := os.Remove(ballast); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filler); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Health(); err != nil {
+		t.Errorf("Health after freeing space = %v", err)
+	}
+	if err := s.Add("late", sk.Sketch("a late document")); err != nil {
+		t.Fatalf("Add after freeing space: %v", err)
+	}
+	acked = append(acked, "late")
+
+	// Another process fills the disk to the last byte.
+	smallfs.Fill(t, ballast, 0)
+	if err := s.Add("later", sk.Sketch("a later document")); !errors.Is(err, ErrDiskFull) {
+		t.Errorf("Add on a disk filled by another file = %v, want ErrDiskFull", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Logf("Close on a full disk: %v", err)
+	}
+	if err := os.Remove(ballast); err != nil {
+		t.Fatal(err)
+	}
+
+	s, err = Open(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Len(); got != int64(len(acked)) {
+		t.Errorf("after reopen Len = %d, want %d", got, len(acked))
+	}
+	for _, id := range acked {
+		if _, err := s.Get(id); err != nil {
+			t.Fatalf("acknowledged %s lost: %v", id, err)
+		}
+	}
+}
