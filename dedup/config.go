@@ -53,9 +53,22 @@ type Config struct {
 	// the table it used (package simhash's IDF file format).
 	IDFFile, SaveIDF string
 
-	// Verify confirms candidate pairs by exact Jaccard of shingle sets
-	// against Threshold before they join a cluster.
+	// Verify confirms every candidate pair by exact Jaccard of shingle
+	// sets against Threshold before it joins a cluster. Without it (and
+	// without EstimateOnly) minhash verifies only the candidates whose
+	// signature estimate is within a few standard errors of Threshold.
 	Verify bool
+	// EstimateOnly (minhash) decides every candidate by its signature
+	// estimate alone: the join of earlier versions, faster and with less
+	// memory, but on templated text single linkage chains its false
+	// positives into large wrong clusters (docs/defaults.md).
+	EstimateOnly bool
+
+	// Cluster is how pairs become clusters: cluster.Components (connected
+	// components of the pairs, single linkage) or cluster.Leader (every
+	// removed document has a verified similarity >= Threshold to the kept
+	// document of its cluster; minhash with Keep first).
+	Cluster cluster.Mode
 
 	// KSentence.
 	KSentences int // default 3

@@ -151,13 +151,15 @@ func TestMinhashOracle(t *testing.T) {
 	}
 }
 
-// TestMinhashNoVerify: without --verify every reported pair has a
+// TestMinhashEstimateOnly: with --estimate-only every reported pair has a
 // signature estimate at or above the threshold, and most reported pairs
 // are true pairs.
-func TestMinhashNoVerify(t *testing.T) {
+func TestMinhashEstimateOnly(t *testing.T) {
 	texts := mhCorpus(t)
 	_, sim := bruteForce(t, texts)
-	m, err := NewMethod(mhConfig(false, 0.8))
+	cfg := mhConfig(false, 0.8)
+	cfg.EstimateOnly = true
+	m, err := NewMethod(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -282,7 +284,7 @@ func TestMinhashSketchCodecAndJSON(t *testing.T) {
 				t.Fatalf("DecodeSketch(AppendSketch(%q)): %v", s, err)
 			}
 			xs, ys := x.(*minhashSketch), y.(*minhashSketch)
-			if !slices.Equal(xs.sig, ys.sig) || !slices.Equal(xs.set, ys.set) {
+			if !slices.Equal(xs.sig, ys.sig) || !slices.Equal(xs.set.get(), ys.set.get()) {
 				t.Fatalf("round trip of %q differs", s)
 			}
 			var v struct {
@@ -361,5 +363,33 @@ func TestRunMinhash(t *testing.T) {
 	}
 	if string(clusters[0]) != string(clusters[1]) {
 		t.Error("spilled and in-memory clusters differ")
+	}
+}
+
+// TestEffectiveSlots: the distinct slot values of a one permutation
+// signature, counted by the hash set, equal a sort-and-count; a text of
+// few distinct shingles has few; independent families have k.
+func TestEffectiveSlots(t *testing.T) {
+	h, _ := minhash.New(minhash.Options{Family: minhash.OPH})
+	sh, _ := shingle.New(shingle.Options{Unit: shingle.Word, N: 1})
+	var table []uint32
+	for _, text := range []string{"a", "a b c", strings.Repeat("x y ", 500), strings.Repeat("w ", 10) + mhCorpus(t)[0]} {
+		sig := h.Sign(nil, sh.AppendSet(nil, text))
+		var n int
+		n, table = effectiveSlots(minhash.OPH, sig, table)
+		sorted := slices.Clone([]uint32(sig))
+		slices.Sort(sorted)
+		if want := len(slices.Compact(sorted)); n != want {
+			t.Errorf("%.20q: %d effective slots, want %d", text, n, want)
+		}
+		if distinct := len(sh.AppendSet(nil, text)); n > distinct {
+			t.Errorf("%.20q: %d effective slots from %d shingles", text, n, distinct)
+		}
+	}
+	if n, _ := effectiveSlots(minhash.OPH, minhash.Signature{0, 0, 5, 5, 7}, nil); n != 3 {
+		t.Errorf("slots {0,0,5,5,7}: %d distinct, want 3", n)
+	}
+	if n, _ := effectiveSlots(minhash.MultiplyShift, minhash.Signature{1, 1, 1}, nil); n != 3 {
+		t.Errorf("multiply-shift: %d effective slots, want 3", n)
 	}
 }

@@ -32,6 +32,8 @@ type dedupOpts struct {
 	distance   int
 	weights    string
 	verify     bool
+	estimate   bool
+	clustering string
 	kSentences int
 	keyField   string
 	bloomN     int
@@ -98,7 +100,9 @@ Regular output files are replaced atomically, and only when the run succeeds.
 	fs.IntVar(&o.bits, "bits", d.Bits, "simhash: fingerprint bits, 64 or 128")
 	fs.IntVar(&o.distance, "distance", d.Distance, "simhash: largest Hamming distance of duplicates")
 	fs.StringVar(&o.weights, "weights", d.Weights, "simhash: feature weights, count or tfidf")
-	fs.BoolVar(&o.verify, "verify", false, "confirm each candidate pair by exact Jaccard of its shingle sets before it joins a cluster")
+	fs.BoolVar(&o.verify, "verify", false, "confirm each candidate pair by exact Jaccard of its shingle sets before it joins a cluster (minhash without it: only the candidates whose estimate is near --threshold)")
+	fs.BoolVar(&o.estimate, "estimate-only", false, "minhash: decide every candidate by its signature estimate, never by exact Jaccard (faster, less memory, imprecise on templated text)")
+	fs.StringVar(&o.clustering, "cluster", d.Cluster.String(), "how pairs become clusters: components (connected components) or leader (minhash, --keep first: every removed document is a verified duplicate of its cluster's kept document)")
 	fs.IntVar(&o.kSentences, "k-sentences", d.KSentences, "ksentence: how many of the longest sentences make the fingerprint")
 	fs.StringVar(&o.keyField, "key-field", "", "bloom: deduplicate on this JSON field (a URL, say) instead of the text")
 	fs.IntVar(&o.bloomN, "bloom-n", 0, "bloom: expected number of distinct items (0: 10 million)")
@@ -166,7 +170,13 @@ func (o *dedupOpts) config() (dedup.Config, error) {
 		return cfg, usageErr("--weights %q: must be count or tfidf", o.weights)
 	}
 	cfg.Weights = o.weights
-	cfg.Verify = o.verify
+	cfg.Verify, cfg.EstimateOnly = o.verify, o.estimate
+	if cfg.Cluster, err = cluster.ParseMode(o.clustering); err != nil {
+		return cfg, usageErr("--cluster: %v", err)
+	}
+	if cfg.Cluster == cluster.Leader && cfg.Method != "minhash" {
+		return cfg, usageErr("--cluster leader: only --method minhash clusters by leader so far")
+	}
 	if o.kSentences < 1 {
 		return cfg, usageErr("--k-sentences %d: must be at least 1", o.kSentences)
 	}
@@ -180,7 +190,8 @@ func (o *dedupOpts) config() (dedup.Config, error) {
 	}
 	cfg.BloomN, cfg.BloomFPP, cfg.BloomFile = o.bloomN, o.bloomFPP, o.bloomFile
 	cfg.IDFFile, cfg.SaveIDF = o.idfFile, o.saveIDF
-	keep, err := cluster.ParsePolicy(o.keep)
+	var keep cluster.Policy
+	keep, err = cluster.ParsePolicy(o.keep)
 	if err != nil {
 		return cfg, usageErr("--keep: %v", err)
 	}
