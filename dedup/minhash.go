@@ -258,10 +258,10 @@ type lazySet struct {
 	sorted bool
 }
 
-// get returns the set, sorted and distinct.
-func (s *lazySet) get() []uint64 {
+// get returns the set, sorted (by sc, which may be nil) and distinct.
+func (s *lazySet) get(sc *hashSorter) []uint64 {
 	if !s.sorted {
-		slices.Sort(s.h)
+		sc.sort(s.h)
 		s.h = slices.Compact(s.h)
 		s.sorted = true
 	}
@@ -332,8 +332,17 @@ type minhashSketcher struct {
 	m       *minhashMethod
 	sh      *shingle.Shingler
 	hashes  []uint64
+	block   []uint64 // the tiered join's shingle hashes, see Sketch
 	scratch []uint32
 }
+
+// The tiered join's sketchers allocate shingle hashes in blocks of
+// hashBlock (512 KiB), and start a new block when fewer than blockReserve
+// are free; a longer document gets its own allocation.
+const (
+	hashBlock    = 1 << 16
+	blockReserve = 1 << 11
+)
 
 func (m *minhashMethod) NewSketcher() (Sketcher, error) {
 	sh, err := shingle.New(m.shingle)
@@ -356,12 +365,23 @@ func (s *minhashSketcher) Sketch(d *Doc) (Sketch, error) {
 		sk.sig = s.m.hasher.Sign(nil, sk.set.h)
 		return sk, nil
 	case joinTiered:
-		s.hashes = s.sh.AppendHashes(s.hashes[:0], textView(d))
-		if len(s.hashes) == 0 {
+		// The hashes go straight into a block shared by the documents
+		// of this worker (no copy, one allocation per block); the
+		// Finder keeps them.
+		if cap(s.block)-len(s.block) < blockReserve {
+			s.block = make([]uint64, 0, hashBlock)
+		}
+		free := s.block[len(s.block):len(s.block)]
+		h := s.sh.AppendHashes(free, textView(d))
+		if len(h) == 0 {
 			return sk, nil
 		}
-		sk.set = lazySet{h: slices.Clone(s.hashes)}
-		sk.sig = s.m.hasher.Sign(nil, sk.set.h)
+		if len(h) <= cap(free) { // written in place
+			s.block = s.block[:len(s.block)+len(h)]
+			h = h[:len(h):len(h)]
+		}
+		sk.set = lazySet{h: h}
+		sk.sig = s.m.hasher.Sign(nil, h)
 		sk.keff, s.scratch = effectiveSlots(s.m.family, sk.sig, s.scratch)
 		return sk, nil
 	}
@@ -375,14 +395,15 @@ func (s *minhashSketcher) Sketch(d *Doc) (Sketch, error) {
 
 // minhashFinder is the streaming Finder: query, join, insert.
 type minhashFinder struct {
-	m     *minhashMethod
-	k     int
-	ix    *lsh.Index
-	uf    *cluster.UnionFind
-	sigs  sigStore  // document i's signature, 16 bits a slot (without Verify)
-	sets  []lazySet // document i's shingle set (without EstimateOnly)
-	keff  []uint16  // document i's effective slots (the tiered join)
-	cands []uint32
+	m      *minhashMethod
+	k      int
+	ix     *lsh.Index
+	uf     *cluster.UnionFind
+	sigs   sigStore  // document i's signature, 16 bits a slot (without Verify)
+	sets   []lazySet // document i's shingle set (without EstimateOnly)
+	keff   []uint16  // document i's effective slots (the tiered join)
+	sorter hashSorter
+	cands  []uint32
 	// direct mode: the first document of each band's bucket.
 	first []map[uint64]int32
 	keys  []uint64
@@ -488,9 +509,9 @@ func (f *minhashFinder) match(j, i int, sk *minhashSketch) (float64, bool) {
 		keff = min(int(f.keff[j]), sk.keff)
 	}
 	if f.m.join.needSets() {
-		return f.m.decide(n, keff, &f.sets[j], &f.sets[i])
+		return f.m.decide(n, keff, &f.sets[j], &f.sets[i], &f.sorter)
 	}
-	return f.m.decide(n, keff, nil, nil)
+	return f.m.decide(n, keff, nil, nil, nil)
 }
 
 // margins returns the estimates below which (lo) a candidate is rejected
@@ -516,11 +537,11 @@ func (m *minhashMethod) margins(keff int) (lo, hi float64) {
 // densified one-permutation signature of a short or repetitive text rests
 // on fewer samples than it has slots), and computes the exact Jaccard in
 // between.
-func (m *minhashMethod) decide(n, keff int, a, b *lazySet) (float64, bool) {
+func (m *minhashMethod) decide(n, keff int, a, b *lazySet, sc *hashSorter) (float64, bool) {
 	t := m.threshold
 	switch m.join {
 	case joinVerify:
-		sim := jaccard.Set(a.get(), b.get())
+		sim := jaccard.Set(a.get(sc), b.get(sc))
 		return sim, sim >= t
 	case joinEstimate:
 		sim := float64(n) / float64(m.hasher.NumPerm())
@@ -534,7 +555,7 @@ func (m *minhashMethod) decide(n, keff int, a, b *lazySet) (float64, bool) {
 	case est < lo:
 		return est, false
 	}
-	sim := jaccard.Set(a.get(), b.get())
+	sim := jaccard.Set(a.get(sc), b.get(sc))
 	return sim, sim >= t
 }
 
@@ -542,7 +563,7 @@ func (m *minhashMethod) decide(n, keff int, a, b *lazySet) (float64, bool) {
 // equals the sketch's.
 func (f *minhashFinder) identical(j, i int, sk *minhashSketch) bool {
 	if f.m.join.needSets() {
-		return slices.Equal(f.sets[j].get(), f.sets[i].get())
+		return slices.Equal(f.sets[j].get(&f.sorter), f.sets[i].get(&f.sorter))
 	}
 	return matches16(f.sigs.get(j), sk.sig) == f.k
 }
@@ -568,7 +589,7 @@ func (f *minhashFinder) addLeader(i int, sk *minhashSketch, emit func(Pair)) err
 				continue
 			}
 		}
-		a, b := f.sets[j].get(), f.sets[i].get()
+		a, b := f.sets[j].get(&f.sorter), f.sets[i].get(&f.sorter)
 		if float64(min(len(a), len(b))) < f.m.threshold*float64(max(len(a), len(b))) {
 			continue // J <= min/max of the sizes
 		}
@@ -627,7 +648,7 @@ func (f *minhashFinder) CountBelow(keep []int32, from int) (int, bool) {
 		if int(k) == i || i >= len(f.sets) || int(k) >= len(f.sets) || f.sets[i].h == nil || f.sets[k].h == nil {
 			continue
 		}
-		if jaccard.Set(f.sets[i].get(), f.sets[k].get()) < f.m.threshold {
+		if jaccard.Set(f.sets[i].get(&f.sorter), f.sets[k].get(&f.sorter)) < f.m.threshold {
 			n++
 		}
 	}
@@ -663,7 +684,7 @@ func (m *minhashMethod) Match(a, b Sketch) (float64, int, bool) {
 	if m.join != joinVerify {
 		n = matches16Full(sa.sig, sb.sig)
 	}
-	sim, ok := m.decide(n, min(sa.keff, sb.keff), &sa.set, &sb.set)
+	sim, ok := m.decide(n, min(sa.keff, sb.keff), &sa.set, &sb.set, nil)
 	return sim, -1, ok
 }
 
@@ -678,7 +699,7 @@ func (m *minhashMethod) AppendSketch(dst []byte, s Sketch) []byte {
 	dst = append(dst, 1)
 	dst, _ = minhash.AppendEncode(dst, sk.sig, minhash.Raw32, 0)
 	if m.join.needSets() {
-		set := sk.set.get() // sorts the sketch's set in place
+		set := sk.set.get(nil) // sorts the sketch's set in place
 		dst = binary.AppendUvarint(dst, uint64(len(set)))
 		for _, x := range set {
 			dst = binary.LittleEndian.AppendUint64(dst, x)

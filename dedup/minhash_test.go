@@ -284,7 +284,7 @@ func TestMinhashSketchCodecAndJSON(t *testing.T) {
 				t.Fatalf("DecodeSketch(AppendSketch(%q)): %v", s, err)
 			}
 			xs, ys := x.(*minhashSketch), y.(*minhashSketch)
-			if !slices.Equal(xs.sig, ys.sig) || !slices.Equal(xs.set.get(), ys.set.get()) {
+			if !slices.Equal(xs.sig, ys.sig) || !slices.Equal(xs.set.get(nil), ys.set.get(nil)) {
 				t.Fatalf("round trip of %q differs", s)
 			}
 			var v struct {
@@ -391,5 +391,33 @@ func TestEffectiveSlots(t *testing.T) {
 	}
 	if n, _ := effectiveSlots(minhash.MultiplyShift, minhash.Signature{1, 1, 1}, nil); n != 3 {
 		t.Errorf("multiply-shift: %d effective slots, want 3", n)
+	}
+}
+
+// TestHashSorter: the bucket sort agrees with slices.Sort on uniform
+// hashes, on repeats (its fallback) and on small and empty inputs.
+func TestHashSorter(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	var s hashSorter
+	for _, n := range []int{0, 1, 31, 32, 33, 165, 1000, 20000} {
+		for _, kind := range []string{"uniform", "repeats", "low"} {
+			a := make([]uint64, n)
+			for i := range a {
+				switch kind {
+				case "uniform":
+					a[i] = r.Uint64()
+				case "repeats":
+					a[i] = uint64(r.IntN(3)) << 62
+				case "low": // all in one bucket
+					a[i] = r.Uint64() >> 40
+				}
+			}
+			want := slices.Clone(a)
+			slices.Sort(want)
+			s.sort(a)
+			if !slices.Equal(a, want) {
+				t.Fatalf("n=%d %s: not sorted like slices.Sort", n, kind)
+			}
+		}
 	}
 }
