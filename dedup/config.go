@@ -124,6 +124,9 @@ func (c *Config) Validate() error {
 	if c.Workers < 0 {
 		return fmt.Errorf("--workers %d: must be at least 1 (0 means all cores)", c.Workers)
 	}
+	if c.Cluster == cluster.Leader && c.Method != "minhash" {
+		return fmt.Errorf("--cluster leader: only --method minhash clusters by leader so far (not %s)", c.Method)
+	}
 	if c.Shingle.N < 0 || c.Shingle.N > shingle.MaxN {
 		return fmt.Errorf("--ngram %d: must be between 1 and %d", c.Shingle.N, shingle.MaxN)
 	}
