@@ -891,6 +891,9 @@ func (r *run) emitter() func(Pair) {
 			line = append(line, `,"distance":`...)
 			line = strconv.AppendInt(line, int64(p.Distance), 10)
 		}
+		if p.Hamming {
+			line = append(line, `,"measure":"hamming"`...)
+		}
 		line = append(line, "}\n"...)
 		r.pairsBuf.Write(line) // a write error surfaces at Flush
 	}

@@ -99,7 +99,7 @@ Regular output files are replaced atomically, and only when the run succeeds.
 	fs.Uint64Var(&o.seed, "seed", 0, "seed of the minhash and simhash hash families (0: the fixed default)")
 	fs.IntVar(&o.bits, "bits", d.Bits, "simhash: fingerprint bits, 64 or 128")
 	fs.IntVar(&o.distance, "distance", d.Distance, "simhash: largest Hamming distance of duplicates")
-	fs.StringVar(&o.weights, "weights", d.Weights, "simhash: feature weights, count or tfidf")
+	fs.StringVar(&o.weights, "weights", d.Weights, "simhash: feature weights: count (a shingle repeated c times weighs c), set (each distinct shingle weighs 1), sublinear (1 + ln c) or tfidf (c x IDF, learned in a first pass)")
 	fs.BoolVar(&o.verify, "verify", false, "confirm each candidate pair by exact Jaccard of its shingle sets before it joins a cluster (minhash without it: only the candidates whose estimate is near --threshold)")
 	fs.BoolVar(&o.estimate, "estimate-only", false, "minhash: decide every candidate by its signature estimate, never by exact Jaccard (faster, less memory, imprecise on templated text)")
 	fs.StringVar(&o.clustering, "cluster", d.Cluster.String(), "how pairs become clusters: components (connected components) or leader (minhash, --keep first: every removed document is a verified duplicate of its cluster's kept document)")
@@ -166,8 +166,8 @@ func (o *dedupOpts) config() (dedup.Config, error) {
 		return cfg, usageErr("--distance %d: must be between 0 and --bits - 1 (%d)", o.distance, o.bits-1)
 	}
 	cfg.Bits, cfg.Distance = o.bits, o.distance
-	if o.weights != "count" && o.weights != "tfidf" {
-		return cfg, usageErr("--weights %q: must be count or tfidf", o.weights)
+	if !slices.Contains([]string{"count", "set", "sublinear", "tfidf"}, o.weights) {
+		return cfg, usageErr("--weights %q: must be count, set, sublinear or tfidf", o.weights)
 	}
 	cfg.Weights = o.weights
 	cfg.Verify, cfg.EstimateOnly = o.verify, o.estimate
@@ -357,6 +357,9 @@ func printSummary(w io.Writer, s *dedup.Stats, sampleRun bool) {
 	}
 	fmt.Fprintf(w, "  documents %d: kept %d, removed %d; %d clusters with duplicates (largest %d); %d pairs\n",
 		s.Documents, s.Kept, s.Removed, s.Clusters, s.LargestCluster, s.Pairs)
+	if n := s.RemovedBelowThreshold; n != nil && *n > 0 {
+		fmt.Fprintf(w, "  %d removed documents are below the threshold to the kept document of their cluster (joined through chains of pairs; --cluster leader removes none such)\n", *n)
+	}
 	if s.Dropped > 0 {
 		fmt.Fprintf(w, "  %d removed as copies of an earlier document the method does not name (no pairs line)\n", s.Dropped)
 	}

@@ -7,6 +7,14 @@
 //
 //	go run ./scripts/nearthreshold -families 2000 -variants 10 -o near.jsonl
 //
+// With -tables it writes repetitive texts instead: number tables that are
+// mostly one repeated token with a few random numbers, where the repeated
+// shingles dominate count-weighted SimHash fingerprints although two
+// tables share almost nothing else (each base has -variants copies with
+// one number changed, the true duplicates):
+//
+//	go run ./scripts/nearthreshold -tables -families 1000 -variants 1 -o tables.jsonl
+//
 // A variant replaces one contiguous span of m words of the base: with N
 // words, the base has N-4 shingles and the variant shares the N-4-(m+4)
 // that do not overlap the span, so J = s/(2(N-4)-s) for s shared. The
@@ -32,6 +40,7 @@ func main() {
 	below := flag.Float64("below", 0.7, "share of variants just below the threshold")
 	seed := flag.Uint64("seed", 1, "random seed")
 	out := flag.String("o", "near.jsonl", "output file")
+	tables := flag.Bool("tables", false, "write repetitive number tables instead")
 	flag.Parse()
 	if *words < 20 || *families < 1 || *variants < 0 || !(*threshold > 0.1 && *threshold < 1) {
 		log.Fatal("nearthreshold: bad flags")
@@ -52,6 +61,28 @@ func main() {
 	}
 	w := bufio.NewWriter(f)
 	enc := json.NewEncoder(w)
+	if *tables {
+		for fam := range *families {
+			base := make([]string, *words)
+			for i := range base {
+				base[i] = "0"
+				if r.IntN(10) == 0 {
+					base[i] = fmt.Sprint(1 + r.IntN(999))
+				}
+			}
+			if err := enc.Encode(map[string]string{"id": fmt.Sprintf("t%d", fam), "text": strings.Join(base, " ")}); err != nil {
+				log.Fatal(err)
+			}
+			for v := range *variants {
+				doc := append([]string(nil), base...)
+				doc[r.IntN(len(doc))] = fmt.Sprint(1 + r.IntN(999))
+				if err := enc.Encode(map[string]string{"id": fmt.Sprintf("t%d-v%d", fam, v), "text": strings.Join(doc, " ")}); err != nil {
+					log.Fatal(err)
+				}
+			}
+		}
+		*families = 0
+	}
 	n := *words
 	total := float64(n - 4)
 	for fam := range *families {
