@@ -46,7 +46,7 @@ type Config struct {
 	// SimHash.
 	Bits     int    // 64 or 128; default 64
 	Distance int    // maximum Hamming distance; default 3
-	Weights  string // count, tfidf; default count
+	Weights  string // count, set, sublinear, tfidf; default set (docs/defaults.md)
 
 	// IDFFile, with Weights "tfidf", is an IDF table to use instead of
 	// learning one in a pre-pass; SaveIDF is where a successful run saves
@@ -109,7 +109,7 @@ func DefaultConfig() Config {
 		NumPerm:    128,
 		Bits:       64,
 		Distance:   3,
-		Weights:    "count",
+		Weights:    "set",
 		KSentences: 3,
 		BloomFPP:   1e-6,
 	}
