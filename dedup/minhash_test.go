@@ -335,15 +335,25 @@ func FuzzMinhashDecodeSketch(f *testing.F) {
 }
 
 // TestRunMinhash runs the whole pipeline, in memory and spilled, with
-// --verify: the same clusters, and every pair at or above the threshold.
+// --verify and with the default tiered join: the same clusters, and every
+// pair at or above the threshold.
 func TestRunMinhash(t *testing.T) {
-	texts := mhCorpus(t)
+	for _, verify := range []bool{true, false} {
+		testRunMinhash(t, verify)
+	}
+}
+
+func testRunMinhash(t *testing.T, verify bool) {
+	texts := append(mhCorpus(t), nearCorpus(20, 6, 0.8, 4)...)
 	dir := t.TempDir()
 	in := writeTexts(t, dir, texts, "d%d")
-	var clusters [2][]byte
-	for k, spill := range []bool{false, true} {
-		cfg := mhConfig(true, 0.8)
-		cfg.Spill, cfg.Memory = spill, 1<<20
+	var clusters, pairs []string
+	for _, run := range []struct {
+		spill   bool
+		workers int
+	}{{false, 1}, {false, 3}, {true, 2}} {
+		cfg := mhConfig(verify, 0.8)
+		cfg.Spill, cfg.Memory, cfg.Workers = run.spill, 1<<20, run.workers
 		out := Outputs{Clusters: filepath.Join(dir, "c.jsonl"), Pairs: filepath.Join(dir, "p.jsonl"), TmpDir: t.TempDir()}
 		st, err := Run(context.Background(), cfg, Input{Files: []string{in}}, out)
 		if err != nil {
@@ -356,13 +366,17 @@ func TestRunMinhash(t *testing.T) {
 		for _, line := range strings.Split(strings.TrimSpace(string(p)), "\n") {
 			var v struct{ Similarity float64 }
 			if err := json.Unmarshal([]byte(line), &v); err != nil || v.Similarity < 0.8 {
-				t.Fatalf("spill=%v: pair line %s (err %v)", spill, line, err)
+				t.Fatalf("%+v: pair line %s (err %v)", run, line, err)
 			}
 		}
-		clusters[k], _ = os.ReadFile(out.Clusters)
+		c, _ := os.ReadFile(out.Clusters)
+		clusters, pairs = append(clusters, string(c)), append(pairs, string(p))
 	}
-	if string(clusters[0]) != string(clusters[1]) {
-		t.Error("spilled and in-memory clusters differ")
+	if clusters[0] != clusters[1] || pairs[0] != pairs[1] {
+		t.Errorf("verify=%v: 1 and 3 workers give different clusters or pairs", verify)
+	}
+	if clusters[0] != clusters[2] {
+		t.Errorf("verify=%v: spilled and in-memory clusters differ", verify)
 	}
 }
 
