@@ -209,7 +209,7 @@ func (m *minhashMethod) Describe() map[string]any {
 		n = 1
 	}
 	lo, hi := m.margins(m.hasher.NumPerm())
-	join := fmt.Sprintf("signature estimate >= %.4f joins, < %.4f does not, exact Jaccard of shingle sets >= threshold in between", hi, lo)
+	join := fmt.Sprintf("signature estimate >= %.4f joins, < %.4f does not (margins for %d effective slots, wider for short texts), exact Jaccard of shingle sets >= threshold in between", hi, lo, m.hasher.NumPerm())
 	switch {
 	case m.join == joinVerify:
 		join = "exact Jaccard of shingle sets >= threshold (--verify)"
@@ -221,6 +221,9 @@ func (m *minhashMethod) Describe() map[string]any {
 	clustering := "components"
 	if m.leader {
 		clustering = "leader"
+		if m.join == joinTiered {
+			join = fmt.Sprintf("leader: a kept document whose estimate is < %.4f is passed over, otherwise exact Jaccard of shingle sets >= threshold", lo)
+		}
 	}
 	return map[string]any{
 		"threshold":           m.threshold,
