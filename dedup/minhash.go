@@ -276,17 +276,23 @@ func (s *lazySet) get(sc *hashSorter) []uint64 {
 // slot values, which is the number of bins the shingles filled before
 // densification copied them into the empty ones (fewer than k for a text
 // with fewer distinct shingles than slots, or with a few shingles repeated
-// throughout); k for the families with independent slots. table is
-// scratch space, reused.
-func effectiveSlots(f minhash.Family, sig minhash.Signature, table []uint32) (int, []uint32) {
-	if f != minhash.OPH {
-		return len(sig), table
+// throughout); k for the families with independent slots. It does not
+// allocate for k <= 512 (the spill path calls it for every decoded
+// sketch).
+func effectiveSlots(f minhash.Family, sig minhash.Signature) int {
+	if f != minhash.OPH || len(sig) == 0 {
+		return len(sig)
 	}
 	// An open-addressing set of the slot values, at most half full; 0
 	// marks a free cell (a slot value of 0 is counted apart).
 	size := 1 << bits.Len(uint(2*len(sig)-1))
-	table = slices.Grow(table[:0], size)[:size]
-	clear(table)
+	var small [1024]uint32
+	var table []uint32
+	if size <= len(small) {
+		table = small[:size]
+	} else {
+		table = make([]uint32, size)
+	}
 	n, zero := 0, 0
 	for _, v := range sig {
 		if v == 0 {
@@ -304,7 +310,7 @@ func effectiveSlots(f minhash.Family, sig minhash.Signature, table []uint32) (in
 			}
 		}
 	}
-	return n + zero, table
+	return n + zero
 }
 
 // AppendJSON writes {"family", "num_perm", "seed", "slots"}: the seed as a
@@ -332,11 +338,10 @@ func (s *minhashSketch) AppendJSON(dst []byte) []byte {
 }
 
 type minhashSketcher struct {
-	m       *minhashMethod
-	sh      *shingle.Shingler
-	hashes  []uint64
-	block   []uint64 // the tiered join's shingle hashes, see Sketch
-	scratch []uint32
+	m      *minhashMethod
+	sh     *shingle.Shingler
+	hashes []uint64
+	block  []uint64 // the tiered join's shingle hashes, see Sketch
 }
 
 // The tiered join's sketchers allocate shingle hashes in blocks of
@@ -385,7 +390,7 @@ func (s *minhashSketcher) Sketch(d *Doc) (Sketch, error) {
 		}
 		sk.set = lazySet{h: h}
 		sk.sig = s.m.hasher.Sign(nil, h)
-		sk.keff, s.scratch = effectiveSlots(s.m.family, sk.sig, s.scratch)
+		sk.keff = effectiveSlots(s.m.family, sk.sig)
 		return sk, nil
 	}
 	s.hashes = s.sh.AppendHashes(s.hashes[:0], textView(d))
@@ -732,7 +737,7 @@ func (m *minhashMethod) DecodeSketch(b []byte) (Sketch, error) {
 	}
 	sk.sig = sig
 	if m.join == joinTiered {
-		sk.keff, _ = effectiveSlots(m.family, sig, nil)
+		sk.keff = effectiveSlots(m.family, sig)
 	}
 	rest := b[1+4*k:]
 	if !m.join.needSets() {

@@ -386,11 +386,9 @@ func testRunMinhash(t *testing.T, verify bool) {
 func TestEffectiveSlots(t *testing.T) {
 	h, _ := minhash.New(minhash.Options{Family: minhash.OPH})
 	sh, _ := shingle.New(shingle.Options{Unit: shingle.Word, N: 1})
-	var table []uint32
 	for _, text := range []string{"a", "a b c", strings.Repeat("x y ", 500), strings.Repeat("w ", 10) + mhCorpus(t)[0]} {
 		sig := h.Sign(nil, sh.AppendSet(nil, text))
-		var n int
-		n, table = effectiveSlots(minhash.OPH, sig, table)
+		n := effectiveSlots(minhash.OPH, sig)
 		sorted := slices.Clone([]uint32(sig))
 		slices.Sort(sorted)
 		if want := len(slices.Compact(sorted)); n != want {
@@ -400,11 +398,18 @@ func TestEffectiveSlots(t *testing.T) {
 			t.Errorf("%.20q: %d effective slots from %d shingles", text, n, distinct)
 		}
 	}
-	if n, _ := effectiveSlots(minhash.OPH, minhash.Signature{0, 0, 5, 5, 7}, nil); n != 3 {
+	if n := effectiveSlots(minhash.OPH, minhash.Signature{0, 0, 5, 5, 7}); n != 3 {
 		t.Errorf("slots {0,0,5,5,7}: %d distinct, want 3", n)
 	}
-	if n, _ := effectiveSlots(minhash.MultiplyShift, minhash.Signature{1, 1, 1}, nil); n != 3 {
+	if n := effectiveSlots(minhash.MultiplyShift, minhash.Signature{1, 1, 1}); n != 3 {
 		t.Errorf("multiply-shift: %d effective slots, want 3", n)
+	}
+	sig := make(minhash.Signature, 128)
+	for i := range sig {
+		sig[i] = uint32(i * 7919)
+	}
+	if a := testing.AllocsPerRun(100, func() { effectiveSlots(minhash.OPH, sig) }); a != 0 {
+		t.Errorf("effectiveSlots allocates %v times a call", a)
 	}
 }
 
