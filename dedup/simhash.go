@@ -255,10 +255,11 @@ func (s *simhashSketch) AppendJSON(dst []byte) []byte {
 }
 
 type simhashSketcher struct {
-	m     *simhashMethod
-	sh    *shingle.Shingler
-	h     *simhash.Hasher
-	feats []uint64
+	m      *simhashMethod
+	sh     *shingle.Shingler
+	h      *simhash.Hasher
+	feats  []uint64
+	sorter hashSorter
 }
 
 func (s *simhashSketcher) Sketch(d *Doc) (Sketch, error) {
@@ -271,7 +272,7 @@ func (s *simhashSketcher) Sketch(d *Doc) (Sketch, error) {
 	case "tfidf":
 		s.h.AddIDF(s.feats, s.m.idf)
 	case "set", "sublinear":
-		slices.Sort(s.feats)
+		s.sorter.sort(s.feats)
 		if s.m.weighting == "set" {
 			s.h.AddFeatures(slices.Compact(s.feats))
 			break
