@@ -124,3 +124,39 @@ func Keep(u *UnionFind, p Policy, length func(i int) int) []int32 {
 	}
 	return keep
 }
+
+// Mode is how duplicate pairs become clusters.
+type Mode uint8
+
+const (
+	// Components takes the connected components of the pairs (single
+	// linkage): two documents can share a cluster through a chain of
+	// pairs although they are not similar themselves.
+	Components Mode = iota
+	// Leader is leader (star) clustering in keep order: a document joins
+	// the most similar earlier kept document it is a duplicate of, or
+	// becomes a kept document itself, so every removed document is a
+	// duplicate of its cluster's kept document.
+	Leader
+)
+
+// ParseMode parses "components" or "leader".
+func ParseMode(s string) (Mode, error) {
+	switch s {
+	case "components", "":
+		return Components, nil
+	case "leader":
+		return Leader, nil
+	}
+	return 0, fmt.Errorf("cluster: unknown clustering %q (want components or leader)", s)
+}
+
+func (m Mode) String() string {
+	switch m {
+	case Components:
+		return "components"
+	case Leader:
+		return "leader"
+	}
+	return fmt.Sprintf("Mode(%d)", uint8(m))
+}

@@ -47,16 +47,29 @@ type Config struct {
 	// SimHash.
 	Bits     int    // 64 or 128; default 64
 	Distance int    // maximum Hamming distance; default 3
-	Weights  string // count, tfidf; default count
+	Weights  string // count, set, sublinear, tfidf; default set (docs/defaults.md)
 
 	// IDFFile, with Weights "tfidf", is an IDF table to use instead of
 	// learning one in a pre-pass; SaveIDF is where a successful run saves
 	// the table it used (package simhash's IDF file format).
 	IDFFile, SaveIDF string
 
-	// Verify confirms candidate pairs by exact Jaccard of shingle sets
-	// against Threshold before they join a cluster.
+	// Verify confirms every candidate pair by exact Jaccard of shingle
+	// sets against Threshold before it joins a cluster. Without it (and
+	// without EstimateOnly) minhash verifies only the candidates whose
+	// signature estimate is within a few standard errors of Threshold.
 	Verify bool
+	// EstimateOnly (minhash) decides every candidate by its signature
+	// estimate alone: the join of earlier versions, faster and with less
+	// memory, but on templated text single linkage chains its false
+	// positives into large wrong clusters (docs/defaults.md).
+	EstimateOnly bool
+
+	// Cluster is how pairs become clusters: cluster.Components (connected
+	// components of the pairs, single linkage) or cluster.Leader (every
+	// removed document has a verified similarity >= Threshold to the kept
+	// document of its cluster; minhash with Keep first).
+	Cluster cluster.Mode
 
 	// KSentence.
 	KSentences int // default 3
@@ -108,7 +121,7 @@ func DefaultConfig() Config {
 		NumPerm:    lsh.DefaultNumPerm,
 		Bits:       64,
 		Distance:   3,
-		Weights:    "count",
+		Weights:    "set",
 		KSentences: 3,
 		BloomFPP:   1e-6,
 	}
@@ -122,6 +135,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Workers < 0 {
 		return fmt.Errorf("--workers %d: must be at least 1 (0 means all cores)", c.Workers)
+	}
+	if c.Cluster == cluster.Leader && c.Method != "minhash" {
+		return fmt.Errorf("--cluster leader: only --method minhash clusters by leader so far (not %s)", c.Method)
 	}
 	if c.Shingle.N < 0 || c.Shingle.N > shingle.MaxN {
 		return fmt.Errorf("--ngram %d: must be between 1 and %d", c.Shingle.N, shingle.MaxN)

@@ -10,12 +10,16 @@ import (
 
 // Pair is a duplicate pair found by a method: documents A < B by input
 // index, with their similarity (Jaccard, exact or estimated, in [0, 1];
-// 1 for exact methods) and, for bit-fingerprint methods, the Hamming
-// distance (-1 when it does not apply).
+// 1 for exact methods; see Hamming) and, for bit-fingerprint methods, the
+// Hamming distance (-1 when it does not apply).
 type Pair struct {
 	A, B       int
 	Similarity float64
 	Distance   int
+	// Hamming says that Similarity is 1 - Distance/bits, the fraction of
+	// equal fingerprint bits (simhash without --verify), not a Jaccard
+	// similarity. The pairs file then says "measure":"hamming".
+	Hamming bool
 }
 
 // Doc is what a Sketcher sees of one document.

@@ -2,7 +2,10 @@ package dedup
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
+	"math"
+	"math/bits"
 	"slices"
 	"strconv"
 
@@ -72,10 +75,44 @@ type minhashMethod struct {
 	family    minhash.Family
 	hasher    *minhash.Hasher
 	shingle   shingle.Options
-	verify    bool
+	join      joinMode
+	leader    bool // --cluster leader: documents join a verified kept document (see minhashFinder.addLeader)
 	allPairs  bool // Config.AllPairs: report joined candidates too
 	direct    bool // join every candidate (no estimate filter); tests and measurements only
 }
+
+// joinMode says how the minhash method decides a candidate pair.
+type joinMode uint8
+
+const (
+	// joinTiered (the default) decides a candidate by its signature
+	// estimate when the estimate is far from the threshold and by the
+	// exact Jaccard of the shingle sets otherwise (see decide).
+	joinTiered joinMode = iota
+	// joinVerify (--verify) computes the exact Jaccard of every candidate.
+	joinVerify
+	// joinEstimate (--estimate-only) decides every candidate by the
+	// estimate alone.
+	joinEstimate
+)
+
+// needSets reports whether the join keeps the documents' shingle sets.
+func (j joinMode) needSets() bool { return j != joinEstimate }
+
+// Margins of the tiered join, in standard errors of the estimate at the
+// threshold (see decide). A pair below the threshold is accepted without
+// verification only when its estimate exceeds the threshold by
+// acceptSigmas standard errors: for a pair at J = t - 0.02 with 128 slots
+// at t = 0.8 the chance is about 1e-6, so among the hundreds of thousands
+// of such pairs of a templated corpus at most a few are accepted and
+// single linkage has almost nothing false to chain. A pair at or above the
+// threshold is rejected without verification only below rejectSigmas
+// standard errors under it (chance at most 0.0013 at J = t, far less
+// above; the other edges of its cluster usually join it anyway).
+const (
+	acceptSigmas = 4.5
+	rejectSigmas = 3.0
+)
 
 func newMinhashMethod(cfg Config) (Method, error) {
 	if !(cfg.Threshold > 0 && cfg.Threshold <= 1) {
@@ -101,7 +138,23 @@ func newMinhashMethod(cfg Config) (Method, error) {
 		return nil, err
 	}
 	m := &minhashMethod{threshold: cfg.Threshold, family: family, hasher: h,
-		shingle: cfg.Shingle, verify: cfg.Verify, allPairs: cfg.AllPairs}
+		shingle: cfg.Shingle, leader: cfg.Cluster == cluster.Leader, allPairs: cfg.AllPairs}
+	switch {
+	case cfg.Verify && cfg.EstimateOnly:
+		return nil, errors.New("--verify and --estimate-only: choose one")
+	case cfg.Verify:
+		m.join = joinVerify
+	case cfg.EstimateOnly:
+		m.join = joinEstimate
+	}
+	if m.leader {
+		if cfg.Keep != cluster.First {
+			return nil, fmt.Errorf("--cluster leader --keep %s: leader clustering keeps the first document of each cluster (--keep first)", cfg.Keep)
+		}
+		if m.join == joinEstimate {
+			return nil, errors.New("--cluster leader --estimate-only: leader clustering verifies every member against its kept document")
+		}
+	}
 	switch {
 	case cfg.Bands < 0 || cfg.Rows < 0:
 		return nil, fmt.Errorf("--bands %d --rows %d: must not be negative", cfg.Bands, cfg.Rows)
@@ -125,8 +178,25 @@ func newMinhashMethod(cfg Config) (Method, error) {
 		return nil, fmt.Errorf("--bands %d --rows %d --num-perm %d: bands x rows must be at most --num-perm, both at least 1: %w",
 			m.params.Bands, m.params.Rows, k, err)
 	}
+	if m.leader {
+		return minhashLeader{m}, nil
+	}
 	return m, nil
 }
+
+// minhashLeader is the minhash method with leader clustering. It is not
+// Keyed: the spill path joins the documents of each bucket by single
+// linkage in key order, which cannot respect keep order, so a leader run
+// stays in memory. It forwards everything else.
+type minhashLeader struct{ m *minhashMethod }
+
+func (l minhashLeader) Name() string                             { return l.m.Name() }
+func (l minhashLeader) NewSketcher() (Sketcher, error)           { return l.m.NewSketcher() }
+func (l minhashLeader) NewFinder() (Finder, error)               { return l.m.NewFinder() }
+func (l minhashLeader) Describe() map[string]any                 { return l.m.Describe() }
+func (l minhashLeader) AppendSketch(dst []byte, s Sketch) []byte { return l.m.AppendSketch(dst, s) }
+func (l minhashLeader) DecodeSketch(b []byte) (Sketch, error)    { return l.m.DecodeSketch(b) }
+func (l minhashLeader) BytesPerDoc(textBytes int) int            { return l.m.BytesPerDoc(textBytes) }
 
 func (m *minhashMethod) Name() string { return "minhash" }
 
@@ -135,12 +205,22 @@ func (m *minhashMethod) Describe() map[string]any {
 	if n == 0 {
 		n = 1
 	}
-	join := "signature estimate >= threshold"
+	lo, hi := m.margins(m.hasher.NumPerm())
+	join := fmt.Sprintf("signature estimate >= %.4f joins, < %.4f does not (margins for %d effective slots, wider for short texts), exact Jaccard of shingle sets >= threshold in between", hi, lo, m.hasher.NumPerm())
 	switch {
-	case m.verify:
+	case m.join == joinVerify:
 		join = "exact Jaccard of shingle sets >= threshold (--verify)"
 	case m.direct:
 		join = "every candidate"
+	case m.join == joinEstimate:
+		join = "signature estimate >= threshold (--estimate-only)"
+	}
+	clustering := "components"
+	if m.leader {
+		clustering = "leader"
+		if m.join == joinTiered {
+			join = fmt.Sprintf("leader: a kept document whose estimate is < %.4f is passed over, otherwise exact Jaccard of shingle sets >= threshold", lo)
+		}
 	}
 	return map[string]any{
 		"threshold":           m.threshold,
@@ -154,17 +234,80 @@ func (m *minhashMethod) Describe() map[string]any {
 		"banding":             m.rule,
 		"effective_threshold": m.params.Threshold(),
 		"p_at_threshold":      m.params.Probability(m.threshold),
-		"verify":              m.verify,
+		"verify":              m.join == joinVerify,
 		"join":                join,
+		"cluster":             clustering,
 	}
 }
 
-// minhashSketch is a document's signature and, with Verify, its shingle
-// set. A document without shingles has a nil signature.
+// minhashSketch is a document's signature and, unless EstimateOnly, its
+// shingle set. A document without shingles has a nil signature.
 type minhashSketch struct {
-	sig minhash.Signature
-	set []uint64 // sorted, distinct; only with Verify
-	h   *minhash.Hasher
+	sig  minhash.Signature
+	set  lazySet // not with EstimateOnly
+	keff int     // the estimate's effective number of slots (see effectiveSlots)
+	h    *minhash.Hasher
+}
+
+// lazySet is a document's shingle hashes, sorted and made distinct on
+// first use: the tiered join verifies only a few pairs, and sorting every
+// document's shingles was most of the cost of keeping them (--verify
+// sorts every set in the sketching workers, as it uses every one).
+type lazySet struct {
+	h      []uint64
+	sorted bool
+}
+
+// get returns the set, sorted (by sc, which may be nil) and distinct.
+func (s *lazySet) get(sc *hashSorter) []uint64 {
+	if !s.sorted {
+		sc.sort(s.h)
+		s.h = slices.Compact(s.h)
+		s.sorted = true
+	}
+	return s.h
+}
+
+// effectiveSlots returns how many independent samples a signature's
+// estimate rests on: for one permutation hashing, the number of distinct
+// slot values, which is the number of bins the shingles filled before
+// densification copied them into the empty ones (fewer than k for a text
+// with fewer distinct shingles than slots, or with a few shingles repeated
+// throughout); k for the families with independent slots. It does not
+// allocate for k <= 512 (the spill path calls it for every decoded
+// sketch).
+func effectiveSlots(f minhash.Family, sig minhash.Signature) int {
+	if f != minhash.OPH || len(sig) == 0 {
+		return len(sig)
+	}
+	// An open-addressing set of the slot values, at most half full; 0
+	// marks a free cell (a slot value of 0 is counted apart).
+	size := 1 << bits.Len(uint(2*len(sig)-1))
+	var small [1024]uint32
+	var table []uint32
+	if size <= len(small) {
+		table = small[:size]
+	} else {
+		table = make([]uint32, size)
+	}
+	n, zero := 0, 0
+	for _, v := range sig {
+		if v == 0 {
+			zero = 1
+			continue
+		}
+		for x := int(v*0x9e3779b1) & (size - 1); ; x = (x + 1) & (size - 1) {
+			if table[x] == v {
+				break
+			}
+			if table[x] == 0 {
+				table[x] = v
+				n++
+				break
+			}
+		}
+	}
+	return n + zero
 }
 
 // AppendJSON writes {"family", "num_perm", "seed", "slots"}: the seed as a
@@ -195,7 +338,16 @@ type minhashSketcher struct {
 	m      *minhashMethod
 	sh     *shingle.Shingler
 	hashes []uint64
+	block  []uint64 // the tiered join's shingle hashes, see Sketch
 }
+
+// The tiered join's sketchers allocate shingle hashes in blocks of
+// hashBlock (512 KiB), and start a new block when fewer than blockReserve
+// are free; a longer document gets its own allocation.
+const (
+	hashBlock    = 1 << 16
+	blockReserve = 1 << 11
+)
 
 func (m *minhashMethod) NewSketcher() (Sketcher, error) {
 	sh, err := shingle.New(m.shingle)
@@ -207,14 +359,35 @@ func (m *minhashMethod) NewSketcher() (Sketcher, error) {
 
 func (s *minhashSketcher) Sketch(d *Doc) (Sketch, error) {
 	sk := &minhashSketch{h: s.m.hasher}
-	if s.m.verify {
+	switch s.m.join {
+	case joinVerify:
 		// The Finder keeps the set: an exact-size copy, the scratch is reused.
 		s.hashes = s.sh.AppendSet(s.hashes[:0], textView(d))
 		if len(s.hashes) == 0 {
 			return sk, nil
 		}
-		sk.set = slices.Clone(s.hashes)
-		sk.sig = s.m.hasher.Sign(nil, sk.set)
+		sk.set = lazySet{h: slices.Clone(s.hashes), sorted: true}
+		sk.sig = s.m.hasher.Sign(nil, sk.set.h)
+		return sk, nil
+	case joinTiered:
+		// The hashes go straight into a block shared by the documents
+		// of this worker (no copy, one allocation per block); the
+		// Finder keeps them.
+		if cap(s.block)-len(s.block) < blockReserve {
+			s.block = make([]uint64, 0, hashBlock)
+		}
+		free := s.block[len(s.block):len(s.block)]
+		h := s.sh.AppendHashes(free, textView(d))
+		if len(h) == 0 {
+			return sk, nil
+		}
+		if len(h) <= cap(free) { // written in place
+			s.block = s.block[:len(s.block)+len(h)]
+			h = h[:len(h):len(h)]
+		}
+		sk.set = lazySet{h: h}
+		sk.sig = s.m.hasher.Sign(nil, h)
+		sk.keff = effectiveSlots(s.m.family, sk.sig)
 		return sk, nil
 	}
 	s.hashes = s.sh.AppendHashes(s.hashes[:0], textView(d))
@@ -227,13 +400,15 @@ func (s *minhashSketcher) Sketch(d *Doc) (Sketch, error) {
 
 // minhashFinder is the streaming Finder: query, join, insert.
 type minhashFinder struct {
-	m     *minhashMethod
-	k     int
-	ix    *lsh.Index
-	uf    *cluster.UnionFind
-	sigs  sigStore   // document i's signature, 16 bits a slot (without Verify)
-	sets  [][]uint64 // document i's shingle set (with Verify)
-	cands []uint32
+	m      *minhashMethod
+	k      int
+	ix     *lsh.Index
+	uf     *cluster.UnionFind
+	sigs   sigStore  // document i's signature, 16 bits a slot (without Verify)
+	sets   []lazySet // document i's shingle set (without EstimateOnly)
+	keff   []uint16  // document i's effective slots (the tiered join)
+	sorter hashSorter
+	cands  []uint32
 	// direct mode: the first document of each band's bucket.
 	first []map[uint64]int32
 	keys  []uint64
@@ -242,7 +417,7 @@ type minhashFinder struct {
 func (m *minhashMethod) NewFinder() (Finder, error) {
 	f := &minhashFinder{m: m, k: m.hasher.NumPerm(), uf: cluster.NewUnionFind(0)}
 	f.sigs.k = f.k
-	if m.direct && !m.verify {
+	if m.direct && m.join == joinEstimate {
 		f.first = make([]map[uint64]int32, m.params.Bands)
 		for i := range f.first {
 			f.first[i] = make(map[uint64]int32)
@@ -275,16 +450,26 @@ func (f *minhashFinder) Add(i int, s Sketch, emit func(Pair)) error {
 	if len(sk.sig) != f.k {
 		return fmt.Errorf("minhash: document %d: signature of %d slots, want %d", i, len(sk.sig), f.k)
 	}
-	if f.m.verify {
+	if f.m.join.needSets() {
 		for len(f.sets) <= i {
-			f.sets = append(f.sets, nil)
+			f.sets = append(f.sets, lazySet{})
 		}
 		f.sets[i] = sk.set
-	} else {
+	}
+	if f.m.join == joinTiered {
+		for len(f.keff) <= i {
+			f.keff = append(f.keff, 0)
+		}
+		f.keff[i] = uint16(sk.keff)
+	}
+	if f.m.join != joinVerify {
 		f.sigs.put(i, sk.sig)
 	}
 	if f.first != nil {
 		return f.addDirect(i, sk.sig, emit)
+	}
+	if f.m.leader {
+		return f.addLeader(i, sk, emit)
 	}
 	var err error
 	f.cands, err = f.ix.Query(f.cands[:0], sk.sig)
@@ -320,32 +505,112 @@ func (f *minhashFinder) Add(i int, s Sketch, emit func(Pair)) error {
 	return f.ix.Insert(uint32(i), sk.sig)
 }
 
-// match decides a candidate pair (j earlier than i).
+// match decides a candidate pair (j earlier than i, whose set the Finder
+// holds as f.sets[i]).
 func (f *minhashFinder) match(j, i int, sk *minhashSketch) (float64, bool) {
-	if f.m.verify {
-		sim := jaccard.Set(f.sets[j], sk.set)
-		return sim, sim >= f.m.threshold
+	n, keff := -1, 0
+	if f.m.join != joinVerify {
+		n = matches16(f.sigs.get(j), sk.sig)
 	}
-	sim := float64(matches16(f.sigs.get(j), sk.sig)) / float64(f.k)
-	return sim, sim >= f.m.threshold
+	if f.m.join == joinTiered {
+		keff = min(int(f.keff[j]), sk.keff)
+	}
+	if f.m.join.needSets() {
+		return f.m.decide(n, keff, &f.sets[j], &f.sets[i], &f.sorter)
+	}
+	return f.m.decide(n, keff, nil, nil, nil)
+}
+
+// margins returns the estimates below which (lo) a candidate is rejected
+// and at or above which (hi) it is accepted without exact verification,
+// for an estimate from keff effectively independent slots.
+func (m *minhashMethod) margins(keff int) (lo, hi float64) {
+	t := m.threshold
+	// The standard error of the estimate at J = t, floored so that a
+	// threshold near 1 still leaves a margin.
+	se := math.Sqrt(max(t*(1-t), 0.01) / float64(keff))
+	return t - rejectSigmas*se, t + acceptSigmas*se
+}
+
+// decide decides a candidate pair from n, the number of equal (16-bit)
+// slots of the two signatures (unused with --verify), keff, the smaller
+// of the two signatures' effective slots (the tiered join only), and the
+// two shingle sets (nil with --estimate-only). It returns the pair's
+// similarity: the exact Jaccard when it was computed, else the estimate
+// n/k.
+//
+// The tiered join (the default) accepts a candidate whose estimate is at
+// or above hi, rejects it below lo (see margins, for keff slots: a
+// densified one-permutation signature of a short or repetitive text rests
+// on fewer samples than it has slots), and computes the exact Jaccard in
+// between.
+func (m *minhashMethod) decide(n, keff int, a, b *lazySet, sc *hashSorter) (float64, bool) {
+	t := m.threshold
+	switch m.join {
+	case joinVerify:
+		sim := jaccard.Set(a.get(sc), b.get(sc))
+		return sim, sim >= t
+	case joinEstimate:
+		sim := float64(n) / float64(m.hasher.NumPerm())
+		return sim, sim >= t
+	}
+	est := float64(n) / float64(m.hasher.NumPerm())
+	lo, hi := m.margins(max(keff, 1))
+	switch {
+	case est >= hi:
+		return est, true
+	case est < lo:
+		return est, false
+	}
+	sim := jaccard.Set(a.get(sc), b.get(sc))
+	return sim, sim >= t
 }
 
 // identical reports whether document j's set (with Verify) or signature
 // equals the sketch's.
 func (f *minhashFinder) identical(j, i int, sk *minhashSketch) bool {
-	if f.m.verify {
-		a := f.sets[j]
-		if len(a) != len(sk.set) {
-			return false
-		}
-		for x := range a {
-			if a[x] != sk.set[x] {
-				return false
-			}
-		}
-		return true
+	if f.m.join.needSets() {
+		return slices.Equal(f.sets[j].get(&f.sorter), f.sets[i].get(&f.sorter))
 	}
 	return matches16(f.sigs.get(j), sk.sig) == f.k
+}
+
+// addLeader is leader clustering in input order (--cluster leader, keep
+// first): only kept documents (leaders) are in the index, and document i
+// joins the candidate leader with the highest exact Jaccard similarity at
+// or above the threshold (the earliest of equals), or becomes a leader.
+// The estimate only rejects (below the lower margin, and the size filter):
+// every accepted pair is verified, whatever the join mode.
+func (f *minhashFinder) addLeader(i int, sk *minhashSketch, emit func(Pair)) error {
+	var err error
+	f.cands, err = f.ix.Query(f.cands[:0], sk.sig)
+	if err != nil {
+		return err
+	}
+	best, bestSim := -1, -1.0
+	for _, c := range f.cands { // ascending
+		j := int(c)
+		if f.m.join == joinTiered {
+			lo, _ := f.m.margins(max(min(int(f.keff[j]), sk.keff), 1))
+			if float64(matches16(f.sigs.get(j), sk.sig))/float64(f.k) < lo {
+				continue
+			}
+		}
+		a, b := f.sets[j].get(&f.sorter), f.sets[i].get(&f.sorter)
+		if float64(min(len(a), len(b))) < f.m.threshold*float64(max(len(a), len(b))) {
+			continue // J <= min/max of the sizes
+		}
+		if sim := jaccard.Set(a, b); sim >= f.m.threshold && sim > bestSim {
+			best, bestSim = j, sim
+		}
+	}
+	if best < 0 {
+		return f.ix.Insert(uint32(i), sk.sig)
+	}
+	f.uf.Union(best, i)
+	f.sets[i] = lazySet{} // a member is never a candidate again
+	emit(Pair{A: best, B: i, Similarity: bestSim, Distance: -1})
+	return nil
 }
 
 // addDirect joins document i to the first document of each of its
@@ -368,9 +633,34 @@ func (f *minhashFinder) addDirect(i int, sig minhash.Signature, emit func(Pair))
 	return nil
 }
 
+// Flush frees the index and the signatures; the shingle sets stay until
+// CountBelow.
 func (f *minhashFinder) Flush(func(Pair)) error {
-	f.ix, f.sigs, f.sets, f.first = nil, sigStore{}, nil, nil
+	f.ix, f.sigs, f.first = nil, sigStore{}, nil
 	return nil
+}
+
+// CountBelow counts the documents i >= from whose exact Jaccard similarity to
+// their kept document keep[i] (a different document) is below the
+// threshold, and frees the shingle sets. It returns false when the sets
+// were not kept (--estimate-only). Documents without a set (no shingles,
+// or leader members, which are verified) are not counted.
+func (f *minhashFinder) CountBelow(keep []int32, from int) (int, bool) {
+	if !f.m.join.needSets() {
+		return 0, false
+	}
+	n := 0
+	for i := from; i < len(keep); i++ {
+		k := keep[i]
+		if int(k) == i || i >= len(f.sets) || int(k) >= len(f.sets) || f.sets[i].h == nil || f.sets[k].h == nil {
+			continue
+		}
+		if jaccard.Set(f.sets[i].get(&f.sorter), f.sets[k].get(&f.sorter)) < f.m.threshold {
+			n++
+		}
+	}
+	f.sets = nil
+	return n, true
 }
 
 // Keyed: one key per band, the band number mixed in.
@@ -394,12 +684,15 @@ func (m *minhashMethod) Match(a, b Sketch) (float64, int, bool) {
 	if !ok1 || !ok2 || sa.sig == nil || sb.sig == nil || len(sa.sig) != len(sb.sig) {
 		return 0, -1, false
 	}
-	if m.verify {
-		sim := jaccard.Set(sa.set, sb.set)
-		return sim, -1, sim >= m.threshold
+	if m.direct && m.join == joinEstimate {
+		return float64(matches16Full(sa.sig, sb.sig)) / float64(len(sa.sig)), -1, true
 	}
-	sim := float64(matches16Full(sa.sig, sb.sig)) / float64(len(sa.sig))
-	return sim, -1, m.direct || sim >= m.threshold
+	n := -1
+	if m.join != joinVerify {
+		n = matches16Full(sa.sig, sb.sig)
+	}
+	sim, ok := m.decide(n, min(sa.keff, sb.keff), &sa.set, &sb.set, nil)
+	return sim, -1, ok
 }
 
 // AppendSketch writes a flag byte (1: has a signature), the signature as
@@ -412,9 +705,10 @@ func (m *minhashMethod) AppendSketch(dst []byte, s Sketch) []byte {
 	}
 	dst = append(dst, 1)
 	dst, _ = minhash.AppendEncode(dst, sk.sig, minhash.Raw32, 0)
-	if m.verify {
-		dst = binary.AppendUvarint(dst, uint64(len(sk.set)))
-		for _, x := range sk.set {
+	if m.join.needSets() {
+		set := sk.set.get(nil) // sorts the sketch's set in place
+		dst = binary.AppendUvarint(dst, uint64(len(set)))
+		for _, x := range set {
 			dst = binary.LittleEndian.AppendUint64(dst, x)
 		}
 	}
@@ -441,8 +735,11 @@ func (m *minhashMethod) DecodeSketch(b []byte) (Sketch, error) {
 		return nil, err
 	}
 	sk.sig = sig
+	if m.join == joinTiered {
+		sk.keff = effectiveSlots(m.family, sig)
+	}
 	rest := b[1+4*k:]
-	if !m.verify {
+	if !m.join.needSets() {
 		if len(rest) != 0 {
 			return nil, fmt.Errorf("minhash: %d trailing sketch bytes", len(rest))
 		}
@@ -453,23 +750,27 @@ func (m *minhashMethod) DecodeSketch(b []byte) (Sketch, error) {
 		return nil, fmt.Errorf("minhash: bad shingle set in sketch")
 	}
 	rest = rest[w:]
-	sk.set = make([]uint64, n)
-	for i := range sk.set {
-		sk.set[i] = binary.LittleEndian.Uint64(rest[8*i:])
-		if i > 0 && sk.set[i] <= sk.set[i-1] {
+	set := make([]uint64, n)
+	for i := range set {
+		set[i] = binary.LittleEndian.Uint64(rest[8*i:])
+		if i > 0 && set[i] <= set[i-1] {
 			return nil, fmt.Errorf("minhash: shingle set in sketch not sorted")
 		}
 	}
+	sk.set = lazySet{h: set, sorted: true}
 	return sk, nil
 }
 
 // BytesPerDoc: the index (13 bands: about 250 bytes), the union-find (8),
-// and the signature (2 bytes a slot: see sigStore) or, with Verify, the
-// shingle set (8 bytes a shingle).
+// the signature (2 bytes a slot: see sigStore; not with --verify) and the
+// shingle set (8 bytes a shingle; not with --estimate-only).
 func (m *minhashMethod) BytesPerDoc(textBytes int) int {
 	per := 20*m.params.Bands + 8
-	if m.verify {
-		return per + 24 + 8*shinglesPerText(m.shingle.Unit, textBytes)
+	if m.join != joinVerify {
+		per += 2 * m.hasher.NumPerm()
 	}
-	return per + 2*m.hasher.NumPerm()
+	if m.join.needSets() {
+		per += 24 + 8*shinglesPerText(m.shingle.Unit, textBytes)
+	}
+	return per
 }

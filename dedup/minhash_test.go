@@ -151,13 +151,15 @@ func TestMinhashOracle(t *testing.T) {
 	}
 }
 
-// TestMinhashNoVerify: without --verify every reported pair has a
+// TestMinhashEstimateOnly: with --estimate-only every reported pair has a
 // signature estimate at or above the threshold, and most reported pairs
 // are true pairs.
-func TestMinhashNoVerify(t *testing.T) {
+func TestMinhashEstimateOnly(t *testing.T) {
 	texts := mhCorpus(t)
 	_, sim := bruteForce(t, texts)
-	m, err := NewMethod(mhConfig(false, 0.8))
+	cfg := mhConfig(false, 0.8)
+	cfg.EstimateOnly = true
+	m, err := NewMethod(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -282,7 +284,7 @@ func TestMinhashSketchCodecAndJSON(t *testing.T) {
 				t.Fatalf("DecodeSketch(AppendSketch(%q)): %v", s, err)
 			}
 			xs, ys := x.(*minhashSketch), y.(*minhashSketch)
-			if !slices.Equal(xs.sig, ys.sig) || !slices.Equal(xs.set, ys.set) {
+			if !slices.Equal(xs.sig, ys.sig) || !slices.Equal(xs.set.get(nil), ys.set.get(nil)) {
 				t.Fatalf("round trip of %q differs", s)
 			}
 			var v struct {
@@ -333,15 +335,25 @@ func FuzzMinhashDecodeSketch(f *testing.F) {
 }
 
 // TestRunMinhash runs the whole pipeline, in memory and spilled, with
-// --verify: the same clusters, and every pair at or above the threshold.
+// --verify and with the default tiered join: the same clusters, and every
+// pair at or above the threshold.
 func TestRunMinhash(t *testing.T) {
-	texts := mhCorpus(t)
+	for _, verify := range []bool{true, false} {
+		testRunMinhash(t, verify)
+	}
+}
+
+func testRunMinhash(t *testing.T, verify bool) {
+	texts := append(mhCorpus(t), nearCorpus(20, 6, 0.8, 4)...)
 	dir := t.TempDir()
 	in := writeTexts(t, dir, texts, "d%d")
-	var clusters [2][]byte
-	for k, spill := range []bool{false, true} {
-		cfg := mhConfig(true, 0.8)
-		cfg.Spill, cfg.Memory = spill, 1<<20
+	var clusters, pairs []string
+	for _, run := range []struct {
+		spill   bool
+		workers int
+	}{{false, 1}, {false, 3}, {true, 2}} {
+		cfg := mhConfig(verify, 0.8)
+		cfg.Spill, cfg.Memory, cfg.Workers = run.spill, 1<<20, run.workers
 		out := Outputs{Clusters: filepath.Join(dir, "c.jsonl"), Pairs: filepath.Join(dir, "p.jsonl"), TmpDir: t.TempDir()}
 		st, err := Run(context.Background(), cfg, Input{Files: []string{in}}, out)
 		if err != nil {
@@ -354,12 +366,77 @@ func TestRunMinhash(t *testing.T) {
 		for _, line := range strings.Split(strings.TrimSpace(string(p)), "\n") {
 			var v struct{ Similarity float64 }
 			if err := json.Unmarshal([]byte(line), &v); err != nil || v.Similarity < 0.8 {
-				t.Fatalf("spill=%v: pair line %s (err %v)", spill, line, err)
+				t.Fatalf("%+v: pair line %s (err %v)", run, line, err)
 			}
 		}
-		clusters[k], _ = os.ReadFile(out.Clusters)
+		c, _ := os.ReadFile(out.Clusters)
+		clusters, pairs = append(clusters, string(c)), append(pairs, string(p))
 	}
-	if string(clusters[0]) != string(clusters[1]) {
-		t.Error("spilled and in-memory clusters differ")
+	if clusters[0] != clusters[1] || pairs[0] != pairs[1] {
+		t.Errorf("verify=%v: 1 and 3 workers give different clusters or pairs", verify)
+	}
+	if clusters[0] != clusters[2] {
+		t.Errorf("verify=%v: spilled and in-memory clusters differ", verify)
+	}
+}
+
+// TestEffectiveSlots: the distinct slot values of a one permutation
+// signature, counted by the hash set, equal a sort-and-count; a text of
+// few distinct shingles has few; independent families have k.
+func TestEffectiveSlots(t *testing.T) {
+	h, _ := minhash.New(minhash.Options{Family: minhash.OPH})
+	sh, _ := shingle.New(shingle.Options{Unit: shingle.Word, N: 1})
+	for _, text := range []string{"a", "a b c", strings.Repeat("x y ", 500), strings.Repeat("w ", 10) + mhCorpus(t)[0]} {
+		sig := h.Sign(nil, sh.AppendSet(nil, text))
+		n := effectiveSlots(minhash.OPH, sig)
+		sorted := slices.Clone([]uint32(sig))
+		slices.Sort(sorted)
+		if want := len(slices.Compact(sorted)); n != want {
+			t.Errorf("%.20q: %d effective slots, want %d", text, n, want)
+		}
+		if distinct := len(sh.AppendSet(nil, text)); n > distinct {
+			t.Errorf("%.20q: %d effective slots from %d shingles", text, n, distinct)
+		}
+	}
+	if n := effectiveSlots(minhash.OPH, minhash.Signature{0, 0, 5, 5, 7}); n != 3 {
+		t.Errorf("slots {0,0,5,5,7}: %d distinct, want 3", n)
+	}
+	if n := effectiveSlots(minhash.MultiplyShift, minhash.Signature{1, 1, 1}); n != 3 {
+		t.Errorf("multiply-shift: %d effective slots, want 3", n)
+	}
+	sig := make(minhash.Signature, 128)
+	for i := range sig {
+		sig[i] = uint32(i * 7919)
+	}
+	if a := testing.AllocsPerRun(100, func() { effectiveSlots(minhash.OPH, sig) }); a != 0 {
+		t.Errorf("effectiveSlots allocates %v times a call", a)
+	}
+}
+
+// TestHashSorter: the bucket sort agrees with slices.Sort on uniform
+// hashes, on repeats (its fallback) and on small and empty inputs.
+func TestHashSorter(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	var s hashSorter
+	for _, n := range []int{0, 1, 31, 32, 33, 165, 1000, 20000} {
+		for _, kind := range []string{"uniform", "repeats", "low"} {
+			a := make([]uint64, n)
+			for i := range a {
+				switch kind {
+				case "uniform":
+					a[i] = r.Uint64()
+				case "repeats":
+					a[i] = uint64(r.IntN(3)) << 62
+				case "low": // all in one bucket
+					a[i] = r.Uint64() >> 40
+				}
+			}
+			want := slices.Clone(a)
+			slices.Sort(want)
+			s.sort(a)
+			if !slices.Equal(a, want) {
+				t.Fatalf("n=%d %s: not sorted like slices.Sort", n, kind)
+			}
+		}
 	}
 }

@@ -115,6 +115,13 @@ type Stats struct {
 	// document (bloom: the filter says the key was seen): each is its own
 	// cluster, not kept, and has no pairs line.
 	Dropped int `json:"dropped,omitempty"`
+	// RemovedBelowThreshold counts the removed documents whose exact
+	// similarity to the kept document of their cluster is below the
+	// threshold: in connected components (single linkage) two members can
+	// be joined through a chain of pairs. Reported by methods that keep
+	// the shingle sets in memory (minhash without --estimate-only and
+	// without the spill path); 0 under --cluster leader by construction.
+	RemovedBelowThreshold *int `json:"removed_below_threshold,omitempty"`
 	// IndexMatches counts the documents found in an Input.AgainstIndexes
 	// index (each removed with its cluster).
 	IndexMatches int `json:"index_matches,omitempty"`
@@ -405,6 +412,7 @@ type run struct {
 	hitLine     []byte                                          // indexHit\'s pairs line, reused
 	lengths     []int32
 	uf          *cluster.UnionFind
+	finder      Finder   // the run's finder, until finish has asked it about the kept documents
 	outputs     []output // committed together at the end
 	closers     []io.Closer
 }
@@ -508,6 +516,13 @@ func newRun(cfg Config, in Input, out Outputs) (*run, error) {
 	return &run{cfg: cfg, in: in, out: out, method: m, norm: norm, stats: st}, nil
 }
 
+// keptChecker is implemented by finders that can check, once the kept
+// documents are chosen, how many removed documents are not duplicates of
+// their kept document (Stats.RemovedBelowThreshold).
+type keptChecker interface {
+	CountBelow(keep []int32, from int) (n int, ok bool)
+}
+
 // output is a file written atomically: nothing appears under its name
 // until Commit.
 type output interface {
@@ -608,6 +623,7 @@ func (r *run) pass1(ctx context.Context) error {
 			return err
 		}
 	}
+	r.finder = finder
 	r.uf = cluster.NewUnionFind(0)
 	if len(r.in.AgainstIndexes) > 0 {
 		r.checkers = make([][]func(string) (string, float64, bool, error), r.cfg.workers())
@@ -991,6 +1007,9 @@ func (r *run) recordPair(line []byte, p Pair) []byte {
 		line = append(line, `,"distance":`...)
 		line = strconv.AppendInt(line, int64(p.Distance), 10)
 	}
+	if p.Hamming {
+		line = append(line, `,"measure":"hamming"`...)
+	}
 	line = append(line, "}\n"...)
 	r.pairsBuf.Write(line) // a write error surfaces at Flush
 	return line
@@ -1096,6 +1115,12 @@ func (r *run) finish(ctx context.Context) error {
 	}
 	// Old documents come first, so under First an old member is kept too.
 	keep := cluster.Keep(r.uf, r.cfg.Keep, length)
+	if kc, ok := r.finder.(keptChecker); ok {
+		if n, ok := kc.CountBelow(keep, r.nOld); ok {
+			r.stats.RemovedBelowThreshold = &n
+		}
+	}
+	r.finder = nil
 	// A cluster with a document found in an index goes: the indexed
 	// document is its kept member, as an old corpus's would be.
 	r.stats.Dropped = len(r.dropped)

@@ -3,6 +3,8 @@ package dedup
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
+	"slices"
 
 	"github.com/neardup/neardup/cluster"
 	"github.com/neardup/neardup/internal/mix"
@@ -54,6 +56,7 @@ type Learner interface {
 type simhashMethod struct {
 	bits, distance int
 	tfidf          bool
+	weighting      string // count, set, sublinear or tfidf
 	seed           uint64
 	shingle        shingle.Options
 	verify         bool
@@ -80,12 +83,15 @@ func newSimhashMethod(cfg Config) (Method, error) {
 	}
 	m := &simhashMethod{bits: bits, distance: cfg.Distance, seed: cfg.Seed, shingle: cfg.Shingle, allPairs: cfg.AllPairs,
 		verify: cfg.Verify, threshold: cfg.Threshold}
+	m.weighting = cfg.Weights
 	switch cfg.Weights {
-	case "", "count":
+	case "":
+		m.weighting = "count"
+	case "count", "set", "sublinear":
 	case "tfidf":
 		m.tfidf = true
 	default:
-		return nil, fmt.Errorf("--weights %q: want count or tfidf", cfg.Weights)
+		return nil, fmt.Errorf("--weights %q: want count, set, sublinear or tfidf", cfg.Weights)
 	}
 	if m.verify && !(cfg.Threshold > 0 && cfg.Threshold <= 1) {
 		return nil, fmt.Errorf("--threshold %v: must be in (0, 1]", cfg.Threshold)
@@ -130,18 +136,19 @@ func (m *simhashMethod) Describe() map[string]any {
 	if n == 0 {
 		n = 1
 	}
-	weights := "count"
-	if m.tfidf {
-		weights = "tfidf"
-	}
+	weights := m.weighting
 	d := map[string]any{
-		"bits":     m.bits,
-		"distance": m.distance,
-		"unit":     m.shingle.Unit.String(),
-		"ngram":    n,
-		"weights":  weights,
-		"index":    "permuted tables, batch (simhash.AllPairsGrouped); design chosen at Flush for the number of distinct fingerprints",
-		"verify":   m.verify,
+		"bits":       m.bits,
+		"distance":   m.distance,
+		"unit":       m.shingle.Unit.String(),
+		"ngram":      n,
+		"weights":    weights,
+		"index":      "permuted tables, batch (simhash.AllPairsGrouped); design chosen at Flush for the number of distinct fingerprints",
+		"verify":     m.verify,
+		"similarity": "1 - distance/bits (the fraction of equal fingerprint bits, not a Jaccard similarity; pairs lines say \"measure\":\"hamming\")",
+	}
+	if m.verify {
+		d["similarity"] = "exact Jaccard of shingle sets (--verify)"
 	}
 	if m.chosen != nil {
 		d["design"] = m.chosen.String()
@@ -249,10 +256,11 @@ func (s *simhashSketch) AppendJSON(dst []byte) []byte {
 }
 
 type simhashSketcher struct {
-	m     *simhashMethod
-	sh    *shingle.Shingler
-	h     *simhash.Hasher
-	feats []uint64
+	m      *simhashMethod
+	sh     *shingle.Shingler
+	h      *simhash.Hasher
+	feats  []uint64
+	sorter hashSorter
 }
 
 func (s *simhashSketcher) Sketch(d *Doc) (Sketch, error) {
@@ -261,9 +269,24 @@ func (s *simhashSketcher) Sketch(d *Doc) (Sketch, error) {
 		return nil, nil // no shingle: nothing to compare
 	}
 	s.h.Reset()
-	if s.m.tfidf {
+	switch s.m.weighting {
+	case "tfidf":
 		s.h.AddIDF(s.feats, s.m.idf)
-	} else {
+	case "set", "sublinear":
+		s.sorter.sort(s.feats)
+		if s.m.weighting == "set" {
+			s.h.AddFeatures(slices.Compact(s.feats))
+			break
+		}
+		for i := 0; i < len(s.feats); {
+			j := i + 1
+			for j < len(s.feats) && s.feats[j] == s.feats[i] {
+				j++
+			}
+			s.h.Add(s.feats[i], 1+math.Log(float64(j-i)))
+			i = j
+		}
+	default:
 		s.h.AddFeatures(s.feats)
 	}
 	sk := &simhashSketch{fp: s.h.Sum(), bits: s.m.bits}
@@ -311,7 +334,7 @@ func (f *simhashFinder) Flush(emit func(Pair)) error {
 			}
 		}
 		f.uf.Union(a, b)
-		emit(Pair{A: int(f.docs[a]), B: int(f.docs[b]), Similarity: sim, Distance: d})
+		emit(Pair{A: int(f.docs[a]), B: int(f.docs[b]), Similarity: sim, Distance: d, Hamming: !f.m.verify})
 	}
 	var d simhash.Design
 	var err error
@@ -435,6 +458,10 @@ func uvarint(b []byte) (uint64, int) {
 	}
 	return v, k
 }
+
+// HammingSimilarity reports whether the pairs' similarity is 1 -
+// distance/bits (without --verify) rather than a Jaccard similarity.
+func (m *simhashMethod) HammingSimilarity() bool { return !m.verify }
 
 func (m *simhashMethod) Match(a, b Sketch) (float64, int, bool) {
 	sa, sb := a.(*simhashSketch), b.(*simhashSketch)

@@ -147,14 +147,15 @@ func TestSimhashMatchesLinearScan(t *testing.T) {
 			t.Errorf("%s: Describe after the run has design %q, want the design chosen at Flush", name, d)
 		}
 
-		// The oracle: fingerprints by the library, all pairs by a scan.
+		// The oracle: fingerprints by the library (the default weights,
+		// set: every distinct shingle once), all pairs by a scan.
 		sh, _ := shingle.New(cfg.Shingle)
 		h, _ := simhash.New(simhash.Options{Bits: c.bits})
 		fps := make([]simhash.Fingerprint, len(texts))
 		sets := make([][]uint64, len(texts))
 		for i, s := range texts {
-			fps[i] = h.Hash(sh.AppendHashes(nil, s))
 			sets[i] = sh.AppendSet(nil, s)
+			fps[i] = h.Hash(sets[i])
 		}
 		var want [][2]int
 		for i := range fps {
@@ -326,3 +327,70 @@ func TestRunSimhash(t *testing.T) {
 }
 
 var _ = errors.Is
+
+// TestSimhashWeightsRepetitive: number tables that are mostly one repeated
+// token and share no other shingle get near-identical fingerprints with
+// count weights (the repeated shingle dominates every bit), and far apart
+// ones with set or sublinear weights, which still keep a table and its
+// one-number edit close.
+func TestSimhashWeightsRepetitive(t *testing.T) {
+	r := rand.New(rand.NewPCG(8, 9))
+	table := func() []string {
+		w := make([]string, 100)
+		for i := range w {
+			w[i] = "0"
+			if r.IntN(10) == 0 {
+				w[i] = fmt.Sprint(1 + r.IntN(999))
+			}
+		}
+		return w
+	}
+	a, b := table(), table()
+	edit := slices.Clone(a)
+	edit[50] = "7777"
+	dist := func(weights string, x, y []string) int {
+		cfg := DefaultConfig()
+		cfg.Method, cfg.Weights = "simhash", weights
+		m, err := NewMethod(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sk, _ := m.NewSketcher()
+		fx, _ := sk.Sketch(&Doc{Text: []byte(strings.Join(x, " "))})
+		fy, _ := sk.Sketch(&Doc{Text: []byte(strings.Join(y, " "))})
+		return fx.(*simhashSketch).fp.Distance(fy.(*simhashSketch).fp)
+	}
+	if d := dist("count", a, b); d > 8 {
+		t.Fatalf("count weights: unrelated tables at distance %d; the fixture no longer shows the problem", d)
+	}
+	for _, w := range []string{"set", "sublinear"} {
+		if d := dist(w, a, b); d < 12 {
+			t.Errorf("%s weights: unrelated tables at distance %d, want >= 12", w, d)
+		}
+		if d := dist(w, a, edit); d > 12 {
+			t.Errorf("%s weights: a table and its one-number edit at distance %d, want <= 12", w, d)
+		}
+	}
+}
+
+// TestSimhashPairsMeasure: simhash pairs lines say their similarity is
+// the Hamming one ("measure":"hamming"), in memory and spilled, and not
+// with --verify (then it is the exact Jaccard).
+func TestSimhashPairsMeasure(t *testing.T) {
+	dir := t.TempDir()
+	in := writeTexts(t, dir, []string{"the cat sat on the mat today", "the cat sat on the mat today", "something else"}, "d%d")
+	for _, spill := range []bool{false, true} {
+		for _, verify := range []bool{false, true} {
+			cfg := DefaultConfig()
+			cfg.Method, cfg.Spill, cfg.Verify, cfg.Threshold = "simhash", spill, verify, 0.5
+			out := Outputs{Pairs: filepath.Join(dir, "p.jsonl"), TmpDir: dir}
+			if _, err := Run(context.Background(), cfg, Input{Files: []string{in}}, out); err != nil {
+				t.Fatal(err)
+			}
+			b, _ := os.ReadFile(out.Pairs)
+			if got := strings.Contains(string(b), `"measure":"hamming"`); got == verify || !strings.Contains(string(b), `"id1":"d0"`) {
+				t.Errorf("spill=%v verify=%v: pairs %s", spill, verify, b)
+			}
+		}
+	}
+}

@@ -142,6 +142,8 @@ func (f *spillFinder) Flush(emit func(Pair)) error {
 	var buf []byte
 	var members []uint32
 	var sketches []Sketch
+	hm, _ := f.m.(interface{ HammingSimilarity() bool })
+	hamming := hm != nil && hm.HammingSimilarity()
 	return f.sorter.Groups(func(_ uint64, docs []uint32) error {
 		members = members[:0]
 		for _, d := range docs { // docs are ascending; drop repeats
@@ -170,7 +172,7 @@ func (f *spillFinder) Flush(emit func(Pair)) error {
 				}
 				if sim, dist, ok := f.m.Match(sketches[ai], sketches[bi]); ok {
 					uf.Union(a, b)
-					emit(Pair{A: a, B: b, Similarity: sim, Distance: dist})
+					emit(Pair{A: a, B: b, Similarity: sim, Distance: dist, Hamming: hamming})
 				}
 			}
 		}

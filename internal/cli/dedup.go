@@ -32,6 +32,8 @@ type dedupOpts struct {
 	distance   int
 	weights    string
 	verify     bool
+	estimate   bool
+	clustering string
 	kSentences int
 	keyField   string
 	bloomN     int
@@ -102,8 +104,10 @@ Regular output files are replaced atomically, and only when the run succeeds.
 	fs.Uint64Var(&o.seed, "seed", 0, "seed of the minhash and simhash hash families (0: the fixed default)")
 	fs.IntVar(&o.bits, "bits", d.Bits, "simhash: fingerprint bits, 64 or 128")
 	fs.IntVar(&o.distance, "distance", d.Distance, "simhash: largest Hamming distance of duplicates")
-	fs.StringVar(&o.weights, "weights", d.Weights, "simhash: feature weights, count or tfidf")
-	fs.BoolVar(&o.verify, "verify", false, "confirm each candidate pair by exact Jaccard of its shingle sets before it joins a cluster")
+	fs.StringVar(&o.weights, "weights", d.Weights, "simhash: feature weights: count (a shingle repeated c times weighs c), set (each distinct shingle weighs 1), sublinear (1 + ln c) or tfidf (c x IDF, learned in a first pass)")
+	fs.BoolVar(&o.verify, "verify", false, "confirm each candidate pair by exact Jaccard of its shingle sets before it joins a cluster (minhash without it: only the candidates whose estimate is near --threshold)")
+	fs.BoolVar(&o.estimate, "estimate-only", false, "minhash: decide every candidate by its signature estimate, never by exact Jaccard (faster, less memory, imprecise on templated text)")
+	fs.StringVar(&o.clustering, "cluster", d.Cluster.String(), "how pairs become clusters: components (connected components) or leader (minhash, --keep first: every removed document is a verified duplicate of its cluster's kept document)")
 	fs.IntVar(&o.kSentences, "k-sentences", d.KSentences, "ksentence: how many of the longest sentences make the fingerprint")
 	fs.StringVar(&o.keyField, "key-field", "", "bloom: deduplicate on this JSON field (a URL, say) instead of the text")
 	fs.IntVar(&o.bloomN, "bloom-n", 0, "bloom: expected number of distinct items (0: 10 million)")
@@ -169,11 +173,17 @@ func (o *dedupOpts) config() (dedup.Config, error) {
 		return cfg, usageErr("--distance %d: must be between 0 and --bits - 1 (%d)", o.distance, o.bits-1)
 	}
 	cfg.Bits, cfg.Distance = o.bits, o.distance
-	if o.weights != "count" && o.weights != "tfidf" {
-		return cfg, usageErr("--weights %q: must be count or tfidf", o.weights)
+	if !slices.Contains([]string{"count", "set", "sublinear", "tfidf"}, o.weights) {
+		return cfg, usageErr("--weights %q: must be count, set, sublinear or tfidf", o.weights)
 	}
 	cfg.Weights = o.weights
-	cfg.Verify = o.verify
+	cfg.Verify, cfg.EstimateOnly = o.verify, o.estimate
+	if cfg.Cluster, err = cluster.ParseMode(o.clustering); err != nil {
+		return cfg, usageErr("--cluster: %v", err)
+	}
+	if cfg.Cluster == cluster.Leader && cfg.Method != "minhash" {
+		return cfg, usageErr("--cluster leader: only --method minhash clusters by leader so far")
+	}
 	switch o.pairsMode {
 	case "spanning", "": // "": commands without the flag (sign)
 	case "all":
@@ -194,7 +204,8 @@ func (o *dedupOpts) config() (dedup.Config, error) {
 	}
 	cfg.BloomN, cfg.BloomFPP, cfg.BloomFile = o.bloomN, o.bloomFPP, o.bloomFile
 	cfg.IDFFile, cfg.SaveIDF = o.idfFile, o.saveIDF
-	keep, err := cluster.ParsePolicy(o.keep)
+	var keep cluster.Policy
+	keep, err = cluster.ParsePolicy(o.keep)
 	if err != nil {
 		return cfg, usageErr("--keep: %v", err)
 	}
@@ -367,6 +378,9 @@ func printSummary(w io.Writer, s *dedup.Stats, sampleRun bool) {
 	}
 	fmt.Fprintf(w, "  documents %d: kept %d, removed %d; %d clusters with duplicates (largest %d); %d pairs\n",
 		s.Documents, s.Kept, s.Removed, s.Clusters, s.LargestCluster, s.Pairs)
+	if n := s.RemovedBelowThreshold; n != nil && *n > 0 {
+		fmt.Fprintf(w, "  %d removed documents are below the threshold to the kept document of their cluster (joined through chains of pairs; --cluster leader removes none such)\n", *n)
+	}
 	if s.Dropped > 0 {
 		fmt.Fprintf(w, "  %d removed as copies of an earlier document the method does not name (no pairs line)\n", s.Dropped)
 	}

@@ -32,7 +32,7 @@ flags mean what they mean for dedup.
 	fs.IntVar(&o.numPerm, "num-perm", d.NumPerm, "minhash: permutations (signature slots)")
 	fs.Uint64Var(&o.seed, "seed", 0, "seed of the minhash and simhash hash families (0: the fixed default)")
 	fs.IntVar(&o.bits, "bits", d.Bits, "simhash: fingerprint bits, 64 or 128")
-	fs.StringVar(&o.weights, "weights", d.Weights, "simhash: feature weights, count or tfidf")
+	fs.StringVar(&o.weights, "weights", d.Weights, "simhash: feature weights: set, count, sublinear or tfidf")
 	fs.IntVar(&o.kSentences, "k-sentences", d.KSentences, "ksentence: how many of the longest sentences make the fingerprint")
 	fs.IntVarP(&o.workers, "workers", "j", 0, "worker goroutines (0: all cores)")
 	fs.StringVarP(&o.output, "output", "o", "-", "write the signatures here (JSONL; - for stdout)")

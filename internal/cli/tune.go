@@ -109,7 +109,7 @@ precision against recall with the best configuration marked.
 	fs.StringSliceVar(&o.bandsRows, "bands-rows", []string{"auto"}, "minhash: bandings to try, BxR or auto (chosen from the threshold)")
 	fs.IntSliceVar(&o.bits, "bits", sp.Bits, "simhash: fingerprint sizes to try (64, 128)")
 	fs.IntSliceVar(&o.distances, "distances", sp.Distances, "simhash: Hamming distances to try")
-	fs.StringSliceVar(&o.weights, "weights", sp.Weights, "simhash: feature weights to try (count, tfidf)")
+	fs.StringSliceVar(&o.weights, "weights", sp.Weights, "simhash: feature weights to try (count, set, sublinear, tfidf)")
 	fs.IntSliceVar(&o.kSentences, "k-sentences", sp.KSentences, "ksentence: K values to try")
 	fs.BoolSliceVar(&o.verify, "verify", sp.Verify, "minhash, simhash: verify candidates by exact Jaccard (true, false or both)")
 	fs.StringVar(&o.table, "table", "", "write the trade-off table here as Markdown")
@@ -174,8 +174,8 @@ func (o *tuneOpts) space(ngramsGiven bool) (tune.Space, error) {
 		}
 	}
 	for _, w := range o.weights {
-		if w != "count" && w != "tfidf" {
-			return sp, usageErr("--weights %q: must be count or tfidf", w)
+		if w != "count" && w != "set" && w != "sublinear" && w != "tfidf" {
+			return sp, usageErr("--weights %q: must be count, set, sublinear or tfidf", w)
 		}
 	}
 	for _, k := range o.kSentences {

@@ -1,0 +1,278 @@
+package dedup
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/neardup/neardup/cluster"
+)
+
+// nearCorpus returns families of word sequences whose word 5-gram Jaccard
+// similarity to their family's base spreads over [t-0.1, 1], most just
+// below t: where the signature estimate alone chains unrelated documents.
+func nearCorpus(families, variants int, t float64, seed uint64) []string {
+	r := rand.New(rand.NewPCG(seed, 3))
+	word := func() string { return fmt.Sprintf("w%d", r.IntN(50000)) }
+	const n = 120
+	var texts []string
+	for range families {
+		base := make([]string, n)
+		for i := range base {
+			base[i] = word()
+		}
+		texts = append(texts, strings.Join(base, " "))
+		for range variants {
+			j := t - 0.1*r.Float64()
+			if r.IntN(3) == 0 {
+				j = t + (1-t)*r.Float64()
+			}
+			total := float64(n - 4)
+			m := max(1, min(n-1, int(total-2*total*j/(1+j))-4))
+			start := r.IntN(n - m + 1)
+			doc := append([]string(nil), base...)
+			for i := start; i < start+m; i++ {
+				doc[i] = word()
+			}
+			texts = append(texts, strings.Join(doc, " "))
+		}
+	}
+	return texts
+}
+
+// runClusters runs the pipeline on texts with cfg and returns, per
+// document, the index of its kept document, and the stats.
+func runClusters(t *testing.T, cfg Config, texts []string) ([]int, *Stats) {
+	t.Helper()
+	dir := t.TempDir()
+	in := writeTexts(t, dir, texts, "%d")
+	out := Outputs{Clusters: filepath.Join(dir, "c.jsonl"), TmpDir: dir}
+	st, err := Run(context.Background(), cfg, Input{Files: []string{in}}, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(out.Clusters)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keep := make([]int, 0, len(texts))
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var v struct{ Cluster string }
+		if err := json.Unmarshal([]byte(line), &v); err != nil {
+			t.Fatal(err)
+		}
+		var k int
+		fmt.Sscan(v.Cluster, &k)
+		keep = append(keep, k)
+	}
+	return keep, st
+}
+
+// pairScore returns the pairwise precision and recall of the partition
+// got (document -> cluster label) against want.
+func pairScore(got, want []int) (p, r float64) {
+	var both, inGot, inWant int
+	for a := range got {
+		for b := a + 1; b < len(got); b++ {
+			g, w := got[a] == got[b], want[a] == want[b]
+			if g {
+				inGot++
+			}
+			if w {
+				inWant++
+			}
+			if g && w {
+				both++
+			}
+		}
+	}
+	p, r = 1, 1
+	if inGot > 0 {
+		p = float64(both) / float64(inGot)
+	}
+	if inWant > 0 {
+		r = float64(both) / float64(inWant)
+	}
+	return p, r
+}
+
+// exactComponents is the brute-force reference: the connected components
+// of all pairs with exact Jaccard >= t, labelled by their first member.
+func exactComponents(n int, sim func(a, b int) float64, t float64) []int {
+	var pairs [][2]int
+	for a := range n {
+		for b := a + 1; b < n; b++ {
+			if sim(a, b) >= t {
+				pairs = append(pairs, [2]int{a, b})
+			}
+		}
+	}
+	return partition(n, pairs)
+}
+
+// TestMinhashTieredPrecision: on a corpus where most near pairs sit just
+// below the threshold, the default (tiered) join's clusters match the
+// exact join's components (brute force) with pairwise precision >= 0.99
+// and recall within 0.01 of --verify's, where deciding by the estimate alone chains false
+// pairs (its precision is measured and must be worse: the test would not
+// see a regression to the old join otherwise). The count of removed
+// documents below the threshold to their kept document matches brute
+// force.
+func TestMinhashTieredPrecision(t *testing.T) {
+	const th = 0.8
+	texts := nearCorpus(60, 8, th, 1)
+	_, sim := bruteForce(t, texts)
+	want := exactComponents(len(texts), sim, th)
+
+	cfg := mhConfig(false, th)
+	got, st := runClusters(t, cfg, texts)
+	p, r := pairScore(got, want)
+	t.Logf("tiered: precision %.4f recall %.4f, %d removed below the threshold", p, r, *st.RemovedBelowThreshold)
+	// Recall is bounded by the banding (candidates); the join itself must
+	// lose no more than 0.01 against verifying every candidate.
+	vcfg := mhConfig(true, th)
+	ver, _ := runClusters(t, vcfg, texts)
+	_, rv := pairScore(ver, want)
+	if p < 0.99 || r < 0.97 || r < rv-0.01 {
+		t.Errorf("tiered join: pairwise precision %.4f recall %.4f against the exact join (--verify: recall %.4f), want >= 0.99 and >= 0.97", p, r, rv)
+	}
+	cfg.EstimateOnly = true
+	old, _ := runClusters(t, cfg, texts)
+	po, ro := pairScore(old, want)
+	t.Logf("estimate only: precision %.4f recall %.4f", po, ro)
+	if po >= p {
+		t.Errorf("estimate-only precision %.4f not below the tiered join's %.4f: the corpus does not test the join", po, p)
+	}
+
+	// The count of removed documents below the threshold to their kept
+	// document, against brute force.
+	below := 0
+	for i, k := range got {
+		if k != i && sim(i, k) < th {
+			below++
+		}
+	}
+	if st.RemovedBelowThreshold == nil || *st.RemovedBelowThreshold != below {
+		t.Errorf("removed_below_threshold %v, brute force counts %d", st.RemovedBelowThreshold, below)
+	}
+}
+
+// TestMinhashTieredDecide: the tiered decision accepts far above the
+// threshold without the sets, rejects far below, and computes the exact
+// Jaccard in between; fewer effective slots widen the margins.
+func TestMinhashTieredDecide(t *testing.T) {
+	m, err := NewMethod(mhConfig(false, 0.8))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mm := m.(*minhashMethod)
+	a := &lazySet{h: []uint64{5, 1, 2, 3, 4, 1}} // {1..5}
+	b := &lazySet{h: []uint64{1, 2, 3, 4, 6}}    // J = 4/6
+	for _, tc := range []struct {
+		n, keff int
+		sim     float64
+		ok      bool
+	}{
+		{128, 128, 1, true},            // far above: the estimate
+		{60, 128, 60.0 / 128, false},   // far below: the estimate
+		{102, 128, 4.0 / 6, false},     // 0.797: exact
+		{122, 128, 122.0 / 128, false}, // 0.953 is under hi = 0.959 at 128 slots: exact
+		{127, 10, 4.0 / 6, false},      // 10 effective slots: exact
+	} {
+		sim, ok := mm.decide(tc.n, tc.keff, a, b, nil)
+		if tc.n == 122 {
+			tc.sim = 4.0 / 6
+		}
+		if sim != tc.sim || ok != tc.ok {
+			t.Errorf("decide(n=%d, keff=%d) = %v, %v; want %v, %v", tc.n, tc.keff, sim, ok, tc.sim, tc.ok)
+		}
+	}
+}
+
+// TestMinhashLeader: under --cluster leader every removed document has an
+// exact Jaccard similarity >= the threshold to its kept document, which
+// comes before it (keep first); the clusters agree with a brute-force
+// leader clustering (all pairs, exact Jaccard, in input order: a document
+// joins the most similar earlier leader at or above the threshold) on at
+// least 97% of the documents (LSH misses a few candidates); and the run
+// counts no document below the threshold. Spilling is not offered.
+func TestMinhashLeader(t *testing.T) {
+	texts := append(nearCorpus(40, 8, 0.8, 2), mhCorpus(t)...)
+	_, sim := bruteForce(t, texts)
+	for _, th := range []float64{0.5, 0.8} {
+		for _, verify := range []bool{false, true} {
+			cfg := mhConfig(verify, th)
+			cfg.Cluster = cluster.Leader
+			cfg.Spill = true // ignored: a leader run stays in memory
+			got, st := runClusters(t, cfg, texts)
+			if st.Memory.Spill {
+				t.Errorf("t=%v: a leader run spilled", th)
+			}
+			// Brute-force leader clustering.
+			want := make([]int, len(texts))
+			var leaders []int
+			for i := range texts {
+				best, bestSim := i, -1.0
+				for _, l := range leaders {
+					if s := sim(l, i); s >= th && s > bestSim {
+						best, bestSim = l, s
+					}
+				}
+				if best == i {
+					leaders = append(leaders, i)
+				}
+				want[i] = best
+			}
+			same, removed := 0, 0
+			for i, k := range got {
+				if k > i {
+					t.Fatalf("t=%v: document %d kept by a later document %d", th, i, k)
+				}
+				if k != i {
+					removed++
+					if s := sim(i, k); s < th {
+						t.Fatalf("t=%v verify=%v: document %d removed with J %.4f to its kept document %d", th, verify, i, s, k)
+					}
+				}
+				if k == want[i] {
+					same++
+				}
+			}
+			agree := float64(same) / float64(len(texts))
+			t.Logf("t=%v verify=%v: %d removed, %.4f agree with brute force", th, verify, removed, agree)
+			if agree < 0.97 || removed == 0 {
+				t.Errorf("t=%v verify=%v: %.4f of the documents as brute-force leader clustering, want >= 0.97", th, verify, agree)
+			}
+			if st.RemovedBelowThreshold == nil || *st.RemovedBelowThreshold != 0 {
+				t.Errorf("t=%v: removed_below_threshold %v, want 0", th, st.RemovedBelowThreshold)
+			}
+		}
+	}
+}
+
+func TestMinhashLeaderErrors(t *testing.T) {
+	cfg := mhConfig(false, 0.8)
+	cfg.Cluster, cfg.Keep = cluster.Leader, cluster.Longest
+	if _, err := NewMethod(cfg); err == nil || !strings.Contains(err.Error(), "--keep") {
+		t.Errorf("leader with keep longest: %v", err)
+	}
+	cfg.Keep, cfg.EstimateOnly = cluster.First, true
+	if _, err := NewMethod(cfg); err == nil || !strings.Contains(err.Error(), "--estimate-only") {
+		t.Errorf("leader with estimate only: %v", err)
+	}
+	cfg = mhConfig(true, 0.8)
+	cfg.EstimateOnly = true
+	if _, err := NewMethod(cfg); err == nil {
+		t.Error("--verify with --estimate-only accepted")
+	}
+	cfg = DefaultConfig()
+	cfg.Method, cfg.Cluster = "jaccard", cluster.Leader
+	if _, err := Run(context.Background(), cfg, Input{Files: []string{"x"}}, Outputs{}); err == nil || !strings.Contains(err.Error(), "leader") {
+		t.Errorf("jaccard with leader: %v", err)
+	}
+}
