@@ -471,7 +471,16 @@ func configRows(cfg dedup.Config, s *dedup.Stats) []kv {
 		if cfg.Bands > 0 {
 			rows = append(rows, kv{"bands × rows (given)", fmt.Sprintf("%d × %d", cfg.Bands, cfg.Rows)})
 		}
-		rows = append(rows, kv{"verify by exact Jaccard", strconv.FormatBool(cfg.Verify)})
+		// The join the run used (tiered, --verify or --estimate-only) and
+		// its clustering, as the method describes them.
+		if join, ok := s.Params["join"].(string); ok {
+			rows = append(rows, kv{"pairs joined when", join})
+		} else {
+			rows = append(rows, kv{"verify by exact Jaccard", strconv.FormatBool(cfg.Verify)})
+		}
+		if c, ok := s.Params["cluster"].(string); ok {
+			rows = append(rows, kv{"clusters", c})
+		}
 	case "jaccard":
 		rows = append(rows, kv{"threshold (Jaccard)", strconv.FormatFloat(cfg.Threshold, 'g', -1, 64)},
 			kv{"shingles", shinglingName(cfg.Shingle)})
