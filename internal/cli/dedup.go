@@ -119,7 +119,7 @@ Regular output files are replaced atomically, and only when the run succeeds.
 	fs.StringVar(&o.tmpDir, "tmp-dir", "", "directory for temporary files and --resume checkpoints (default: the system's)")
 	fs.BoolVar(&o.resume, "resume", false, "checkpoint each input file when done, and after an interruption rerun the same command to continue from the checkpoints")
 	fs.IntVar(&o.examples, "examples", 3, "how many of the largest clusters the summary shows")
-	fs.BoolVarP(&o.quiet, "quiet", "q", false, "print no summary")
+	fs.BoolVarP(&o.quiet, "quiet", "q", false, "print no summary and draw no progress bars")
 	fs.BoolVar(&o.sample, "sample", false, "run on the embedded sample corpus")
 	fs.StringVar(&o.cpuProf, "cpuprofile", "", "write a Go CPU profile here (for performance work)")
 	fs.MarkHidden("cpuprofile")
@@ -214,7 +214,7 @@ func runDedup(cmd *cobra.Command, o *dedupOpts, args []string, e *env) error {
 		return err
 	}
 	in := dedup.Input{Options: ropts, SkipInvalid: o.input.skipInvalid, Stdin: e.stdin, Examples: o.examples,
-		Progress: newProgress(e.stderr, o.quiet), Resume: o.resume}
+		Progress: newProgress(cmd.Context(), e.stderr, o.quiet), Resume: o.resume}
 	switch {
 	case o.sample && len(args) > 0:
 		return usageErr("--sample takes no INPUT")

@@ -91,6 +91,13 @@ Jaccard similarity joins.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// The first signal cancels the run, which then removes its temporary
+	// files and exits 130; a second one gets the default behaviour and
+	// ends the process at once.
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
 	root := newRootCmd(&env{stdin: stdin, stdout: stdout, stderr: stderr})
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)

@@ -36,6 +36,7 @@ flags mean what they mean for dedup.
 	fs.IntVar(&o.kSentences, "k-sentences", d.KSentences, "ksentence: how many of the longest sentences make the fingerprint")
 	fs.IntVarP(&o.workers, "workers", "j", 0, "worker goroutines (0: all cores)")
 	fs.StringVarP(&o.output, "output", "o", "-", "write the signatures here (JSONL; - for stdout)")
+	fs.BoolVarP(&o.quiet, "quiet", "q", false, "draw no progress bars")
 	fs.BoolVar(&json, "json", false, "print the run summary as JSON (on standard error)")
 	fs.StringVar(&o.tmpDir, "tmp-dir", "", "directory for temporary files")
 	o.text.register(fs)
@@ -62,7 +63,8 @@ func runSign(cmd *cobra.Command, o *dedupOpts, args []string, jsonOut bool, e *e
 	if err != nil {
 		return err
 	}
-	in := dedup.Input{Files: files, Options: ropts, SkipInvalid: o.input.skipInvalid, Stdin: e.stdin}
+	in := dedup.Input{Files: files, Options: ropts, SkipInvalid: o.input.skipInvalid, Stdin: e.stdin,
+		Progress: newProgress(cmd.Context(), e.stderr, o.quiet)}
 	stats, err := dedup.Sign(cmd.Context(), cfg, in, o.output)
 	if err != nil {
 		return err
