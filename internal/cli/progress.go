@@ -31,10 +31,14 @@ const (
 	progressTimeout = 2 * time.Second
 )
 
-// progressPace slows every Advance by this much. It is zero except in the
-// binary the pseudo-terminal tests build (progress_pace.go, build tag
-// ptytest), where it makes each stage last long enough to be interrupted.
-var progressPace time.Duration
+// progressPace slows every Advance of the stage progressPaceStage (of
+// every stage when empty) by this much. It is zero except in the binary
+// the pseudo-terminal tests build (progress_pace.go, build tag ptytest),
+// where it makes a stage last long enough to be interrupted or resized.
+var (
+	progressPace      time.Duration
+	progressPaceStage string
+)
 
 // barProgress draws one bar per stage with documents, rate and ETA.
 //
@@ -83,11 +87,11 @@ func newProgress(ctx context.Context, w io.Writer, quiet bool) dedup.Progress {
 	return newBarProgress(ctx, w)
 }
 
-func newBarProgress(ctx context.Context, w io.Writer) *barProgress {
+func newBarProgress(ctx context.Context, w io.Writer, opts ...mpb.ContainerOption) *barProgress {
 	b := &barProgress{ctx: ctx, done: make(chan struct{}), stopped: make(chan struct{})}
 	// The library's own context ends with the run's, so that a drawing
 	// that blocks cannot outlive an interrupted run.
-	b.p = mpb.NewWithContext(ctx, mpb.WithOutput(w), mpb.WithWidth(40))
+	b.p = mpb.NewWithContext(ctx, append([]mpb.ContainerOption{mpb.WithOutput(w), mpb.WithWidth(40)}, opts...)...)
 	go b.draw()
 	return b
 }
@@ -101,11 +105,13 @@ func (b *barProgress) Stage(name string, estimated int64) {
 
 func (b *barProgress) Advance(docs int, _ int64) {
 	b.mu.Lock()
-	if len(b.stages) > 0 {
-		b.stages[len(b.stages)-1].n += int64(docs)
+	name := ""
+	if k := len(b.stages); k > 0 {
+		b.stages[k-1].n += int64(docs)
+		name = b.stages[k-1].name
 	}
 	b.mu.Unlock()
-	if progressPace > 0 {
+	if progressPace > 0 && (progressPaceStage == "" || progressPaceStage == name) {
 		time.Sleep(progressPace)
 	}
 }
@@ -149,7 +155,11 @@ func (b *barProgress) draw() {
 		b.mu.Unlock()
 		for i, s := range stages {
 			if i == len(bars) {
-				bars, ended = append(bars, b.addBar(s)), append(ended, false)
+				bar, err := b.addBar(s)
+				if err != nil { // the library was shut down: no more bars
+					return
+				}
+				bars, ended = append(bars, bar), append(ended, false)
 			}
 			bar := bars[i]
 			if i < len(stages)-1 || final {
@@ -185,8 +195,10 @@ func (b *barProgress) draw() {
 	}
 }
 
-// addBar adds a bar with no total (it is set as counts come) for stage s.
-func (b *barProgress) addBar(st stageCount) *mpb.Bar {
+// addBar adds a bar with no total (it is set as counts come) for stage
+// st; it fails once the library was shut down (Done gave up on it, or the
+// run's context ended).
+func (b *barProgress) addBar(st stageCount) (*mpb.Bar, error) {
 	// The rate and ETA come from the stage's own clock, not the bar's: a
 	// bar is made up to progressTick after its stage started, or at Done
 	// for a stage shorter than that.
@@ -197,7 +209,7 @@ func (b *barProgress) addBar(st stageCount) *mpb.Bar {
 		}
 		return float64(s.Current) / max(d.Seconds(), 1e-3)
 	}
-	return b.p.AddBar(0,
+	return b.p.Add(0, mpb.BarStyle().Build(),
 		mpb.PrependDecorators(
 			decor.Name(st.name, decor.WC{C: decor.DindentRight | decor.DextraSpace, W: 20}),
 			decor.Any(countDecor),
