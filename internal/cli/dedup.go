@@ -18,6 +18,7 @@ import (
 	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/internal/atomicfile"
 	"github.com/neardup/neardup/internal/sample"
+	"github.com/neardup/neardup/minhash"
 )
 
 type dedupOpts struct {
@@ -87,7 +88,7 @@ Regular output files are replaced atomically, and only when the run succeeds.
 	fs := cmd.Flags()
 	fs.SortFlags = false
 	d := dedup.DefaultConfig()
-	fs.StringVar(&o.method, "method", d.Method, "minhash, simhash, jaccard, exact, bloom or ksentence")
+	fs.StringVar(&o.method, "method", d.Method, methodsHelp())
 	fs.Float64Var(&o.threshold, "threshold", d.Threshold, "Jaccard similarity at or above which two documents are duplicates")
 	o.shingle.register(fs, d.Shingle.N)
 	fs.IntVar(&o.numPerm, "num-perm", d.NumPerm, "minhash: permutations (signature slots)")
@@ -128,8 +129,16 @@ Regular output files are replaced atomically, and only when the run succeeds.
 	return cmd
 }
 
+// methodsHelp lists the methods for --method's help.
+func methodsHelp() string {
+	return strings.Join(dedup.Methods(), ", ")
+}
+
 func (o *dedupOpts) config() (dedup.Config, error) {
 	cfg := dedup.DefaultConfig()
+	if !slices.Contains(dedup.Methods(), o.method) {
+		return cfg, usageErr("--method: unknown method %q (want one of %s)", o.method, methodsHelp())
+	}
 	cfg.Method = o.method
 	if err := checkUnit01("--threshold", o.threshold); err != nil {
 		return cfg, err
@@ -154,6 +163,11 @@ func (o *dedupOpts) config() (dedup.Config, error) {
 		return cfg, usageErr("--bands %d x --rows %d = %d exceeds --num-perm %d", o.bands, o.rows, o.bands*o.rows, o.numPerm)
 	}
 	cfg.NumPerm, cfg.Bands, cfg.Rows, cfg.Seed = o.numPerm, o.bands, o.rows, o.seed
+	if o.family != "" {
+		if _, err := minhash.ParseFamily(o.family); err != nil {
+			return cfg, usageErr("--minhash-family: %v", err)
+		}
+	}
 	cfg.Family = o.family
 	if o.bits != 64 && o.bits != 128 {
 		return cfg, usageErr("--bits %d: must be 64 or 128", o.bits)

@@ -27,7 +27,7 @@ flags mean what they mean for dedup.
 	}
 	fs := cmd.Flags()
 	d := dedup.DefaultConfig()
-	fs.StringVar(&o.method, "method", d.Method, "minhash, simhash, jaccard, exact, bloom or ksentence")
+	fs.StringVar(&o.method, "method", d.Method, methodsHelp())
 	o.shingle.register(fs, d.Shingle.N)
 	fs.IntVar(&o.numPerm, "num-perm", d.NumPerm, "minhash: permutations (signature slots)")
 	fs.Uint64Var(&o.seed, "seed", 0, "seed of the minhash and simhash hash families (0: the fixed default)")
