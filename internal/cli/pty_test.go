@@ -236,7 +236,7 @@ func TestPTY(t *testing.T) {
 			if code := r.wait(); code != 0 {
 				t.Fatalf("exit %d:\n%s", code, r.output())
 			}
-			if out := r.output(); !barDone("sign", n).MatchString(out) || !strings.Contains(out, fmt.Sprintf("signed %d documents", n)) {
+			if out := r.output(); !barDone("sign", n).MatchString(out) || !strings.Contains(out, "signed "+plural(n, "document")) {
 				t.Errorf("no completed sign bar or summary in:\n%s", out)
 			}
 		})

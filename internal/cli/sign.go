@@ -76,6 +76,6 @@ func printSignSummary(w io.Writer, s *dedup.Stats, jsonOut bool) error {
 	if jsonOut {
 		return writeJSON(w, s)
 	}
-	_, err := fmt.Fprintf(w, "signed %d documents with %s (%d skipped, %d empty)\n", s.Documents, s.Method, s.Skipped, s.Empty)
+	_, err := fmt.Fprintf(w, "signed %s with %s (%s skipped, %d empty)\n", plural(s.Documents, "document"), s.Method, plural(s.Skipped, "invalid record"), s.Empty)
 	return err
 }
