@@ -226,10 +226,20 @@ func checkFooter(r io.ReaderAt, size int64) error {
 // maxChunkBytes bounds the uncompressed size of one column chunk.
 const maxChunkBytes = 1 << 30
 
+// ErrUnsupportedCodec marks a Parquet file compressed with a codec the
+// reader does not decode: the file is not damaged, it needs rewriting
+// with another codec (zstd, Snappy, gzip, Brotli or none).
+var ErrUnsupportedCodec = errors.New("unsupported compression codec")
+
 // checkChunks refuses column chunks that parquet-go would decode with
-// unbounded memory: codecs other than none, Snappy, gzip, Brotli and zstd
-// (its LZ4 decoder doubles its buffer until the data fits, without end on
-// corrupt data), and sizes that do not fit the file or the limit.
+// unbounded memory or wrongly, and sizes that do not fit the file or the
+// limit. The codecs read are none, Snappy, gzip, Brotli and zstd; others
+// are ErrUnsupportedCodec. LZ4_RAW among them: parquet-go v0.32.0 decodes
+// it wrongly (Column.decompress keeps the page buffer when the LZ4 codec
+// decoded into a new one, so a page compressed less than about 3x reads
+// as garbage; TestParquetGoLZ4Raw watches for a fix), and its decoder
+// doubles its buffer without end on a corrupt block. LZO and the
+// deprecated Hadoop LZ4 it does not decode at all.
 func checkChunks(f *parquet.File) error {
 	md := f.Metadata()
 	for i, rg := range md.RowGroups {
@@ -238,7 +248,8 @@ func checkChunks(f *parquet.File) error {
 			switch m.Codec {
 			case pqformat.Uncompressed, pqformat.Snappy, pqformat.Gzip, pqformat.Brotli, pqformat.Zstd:
 			default:
-				return fmt.Errorf("%w: parquet: row group %d column %d: unsupported compression codec %v", ErrCorrupt, i, j, m.Codec)
+				return fmt.Errorf("%w %v (row group %d, column %d): rewrite the file with ZSTD, SNAPPY, GZIP, BROTLI or no compression",
+					ErrUnsupportedCodec, m.Codec, i, j)
 			}
 			start := m.DataPageOffset
 			if m.DictionaryPageOffset > 0 && m.DictionaryPageOffset < start {
