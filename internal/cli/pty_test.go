@@ -307,6 +307,25 @@ func TestPTY(t *testing.T) {
 		})
 	}
 
+	// A second Ctrl-C ends the process at once, while the first one's
+	// clean-up waits (here for the 3 s pace of the stage).
+	t.Run("ctrl-c-twice", func(t *testing.T) {
+		r := startPTY(t, bin, t.TempDir(), []string{"NEARDUP_PTYTEST_PACE=read, sketch, find=3s"}, "dedup", "-o", "out.jsonl", in)
+		r.waitFor(regexp.MustCompile(`read, sketch, find +\d+ / ~\d+ docs`))
+		start := time.Now()
+		r.master.Write([]byte{3})
+		time.Sleep(300 * time.Millisecond)
+		r.master.Write([]byte{3})
+		r.wait()
+		ws := r.cmd.ProcessState.Sys().(syscall.WaitStatus)
+		if !ws.Signaled() || ws.Signal() != syscall.SIGINT {
+			t.Errorf("the process ended with %v, want killed by the second SIGINT", r.cmd.ProcessState)
+		}
+		if d := time.Since(start); d > 2500*time.Millisecond {
+			t.Errorf("the process ended %v after the first Ctrl-C, want at the second", d)
+		}
+	})
+
 	// A resize mid-run: the bars are redrawn to the new width, the run
 	// ends and prints its summary.
 	t.Run("resize", func(t *testing.T) {

@@ -48,7 +48,8 @@ const exitHelp = `Exit codes:
   2    bad flags or arguments
   3    bad input data (malformed record, missing text field, invalid UTF-8,
        oversized document); the message names the file, line and document id
-  130  interrupted (Ctrl-C, SIGTERM); no output file was replaced
+  130  interrupted (Ctrl-C, SIGTERM); no output file was replaced (a
+       second Ctrl-C ends the process at once, temporary files and all)
 `
 
 func newRootCmd(e *env) *cobra.Command {
