@@ -20,14 +20,15 @@ import (
 type pqDoc struct {
 	ID   string `parquet:"id"`
 	Text string `parquet:"text"`
+	Lang string `parquet:"lang,dict"` // a dictionary page
 }
 
 // writeCodec writes rows to path with every column compressed by codec,
 // in pages of at most pageBytes, with data pages of version 1 or 2.
-func writeCodec(t *testing.T, path string, rows []pqDoc, codec compress.Codec, v2 bool) {
+func writeCodec(t testing.TB, path string, rows []pqDoc, codec compress.Codec, v2 bool) {
 	t.Helper()
 	var b bytes.Buffer
-	opts := []parquet.WriterOption{parquet.Compression(codec), parquet.PageBufferSize(4 << 10)}
+	opts := []parquet.WriterOption{parquet.Compression(codec), parquet.PageBufferSize(4 << 10), parquet.MaxRowsPerRowGroup(250)}
 	if v2 {
 		opts = append(opts, parquet.DataPageVersion(2))
 	} else {
@@ -50,15 +51,17 @@ func writeCodec(t *testing.T, path string, rows []pqDoc, codec compress.Codec, v
 func codecRows(n int) []pqDoc {
 	rows := make([]pqDoc, n)
 	for i := range rows {
-		rows[i] = pqDoc{ID: fmt.Sprintf("doc-%04d", i), Text: fmt.Sprintf("%d %s", i*7919, strings.Repeat("the same words again ", 1+i%9))}
+		rows[i] = pqDoc{ID: fmt.Sprintf("doc-%04d", i), Text: fmt.Sprintf("%d %s", i*7919, strings.Repeat("the same words again ", 1+i%9)),
+			Lang: []string{"en", "fr", "zh"}[i%3]}
 	}
 	return rows
 }
 
-// Every codec parquet-go writes and reads correctly is read back, with
-// data pages v1 and v2. LZ4_RAW, which parquet-go reads wrongly, and
-// LZO, which it cannot read, are refused as ErrUnsupportedCodec naming
-// the codec; LZ4_RAW was refused as "corrupt or truncated input".
+// Every codec parquet-go writes is read back, with data pages v1 and v2,
+// a dictionary page and several row groups: LZ4_RAW too (it was refused
+// as "corrupt or truncated input"; parquet-go misreads it, so the reader
+// decodes it itself). LZO, which parquet-go cannot decode, is refused as
+// ErrUnsupportedCodec naming the codec.
 func TestParquetCodecs(t *testing.T) {
 	rows := codecRows(600)
 	codecs := []compress.Codec{&parquet.Uncompressed, &parquet.Snappy, &parquet.Gzip, &parquet.Zstd, &parquet.Brotli, &parquet.Lz4Raw, lzoCodec{}}
@@ -73,7 +76,7 @@ func TestParquetCodecs(t *testing.T) {
 				}
 				got, err := readFile(t, path, Options{})
 				switch codec.CompressionCodec() {
-				case pqformat.Lz4Raw, pqformat.LZO:
+				case pqformat.LZO:
 					if !errors.Is(err, ErrUnsupportedCodec) || errors.Is(err, ErrCorrupt) ||
 						!strings.Contains(err.Error(), codec.String()) || !strings.Contains(err.Error(), path) {
 						t.Fatalf("err = %v, want ErrUnsupportedCodec naming %s and the file, not ErrCorrupt", err, codec)
@@ -87,8 +90,8 @@ func TestParquetCodecs(t *testing.T) {
 					t.Fatalf("read %d documents, want %d", len(got), len(rows))
 				}
 				for i, d := range got {
-					if d.ID != rows[i].ID || d.Text != rows[i].Text {
-						t.Fatalf("document %d = %q %q, want %q %q", i, d.ID, d.Text, rows[i].ID, rows[i].Text)
+					if d.ID != rows[i].ID || d.Text != rows[i].Text || !strings.Contains(d.Raw, `"lang":"`+rows[i].Lang+`"`) {
+						t.Fatalf("document %d = %q %q %s, want %+v", i, d.ID, d.Text, d.Raw, rows[i])
 					}
 				}
 			})
@@ -105,12 +108,12 @@ func (lzoCodec) CompressionCodec() pqformat.CompressionCodec { return pqformat.L
 func (lzoCodec) Encode(dst, src []byte) ([]byte, error)      { return append(dst[:0], src...), nil }
 func (lzoCodec) Decode(dst, src []byte) ([]byte, error)      { return append(dst[:0], src...), nil }
 
-// TestParquetGoLZ4Raw watches parquet-go's LZ4_RAW reading, which the
-// reader refuses because it loses pages that compress less than about 3x
-// (Column.decompress in v0.32.0). When this test fails, parquet-go reads
-// LZ4_RAW correctly: add the codec to checkChunks (with a bound on its
-// decoder, which doubles its buffer without end on a corrupt block) and
-// to TestParquetCodecs.
+// TestParquetGoLZ4Raw watches parquet-go's own LZ4_RAW reading, which
+// loses pages that compress less than about 3x (Column.decompress in
+// v0.32.0 keeps its page buffer when the codec decoded into a new one).
+// When this test fails, parquet-go reads LZ4_RAW correctly and the
+// reader's own decoding (decodeLZ4Raw) may go, keeping a bound on the
+// decoder, which doubles its buffer without end on a corrupt block.
 func TestParquetGoLZ4Raw(t *testing.T) {
 	rows := codecRows(600)
 	var b bytes.Buffer
@@ -125,7 +128,7 @@ func TestParquetGoLZ4Raw(t *testing.T) {
 	got := make([]pqDoc, len(rows))
 	n, err := r.Read(got)
 	if n == len(rows) && (err == nil || errors.Is(err, io.EOF)) && slices.Equal(got, rows) {
-		t.Errorf("parquet-go now reads LZ4_RAW pages back: support the codec (see the comment)")
+		t.Errorf("parquet-go now reads LZ4_RAW pages back: decodeLZ4Raw may go (see the comment)")
 	}
 }
 
@@ -143,4 +146,31 @@ func fileCodec(t *testing.T, path string) pqformat.CompressionCodec {
 		t.Fatal(err)
 	}
 	return pf.Metadata().RowGroups[0].Columns[0].MetaData.Codec
+}
+
+// A damaged LZ4_RAW file is an error naming the file, or reads on: never
+// a panic, a hang or unbounded memory (parquet-go's LZ4_RAW decoder
+// doubles its buffer without end on a corrupt block).
+func TestParquetLZ4RawCorrupt(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.parquet")
+	writeCodec(t, good, codecRows(300), &parquet.Lz4Raw, false)
+	data, _ := os.ReadFile(good)
+	corrupt := 0
+	for i := 4; i < len(data)-8; i += max(1, len(data)/200) {
+		b := bytes.Clone(data)
+		b[i] ^= 0x5a
+		p := filepath.Join(dir, fmt.Sprintf("flip-%d.parquet", i))
+		os.WriteFile(p, b, 0o644)
+		_, err := readFile(t, p, Options{})
+		if err != nil && !strings.Contains(err.Error(), p) {
+			t.Errorf("flip %d: error %v does not name the file", i, err)
+		}
+		if errors.Is(err, ErrCorrupt) {
+			corrupt++
+		}
+	}
+	if corrupt == 0 {
+		t.Errorf("no flipped byte was found corrupt")
+	}
 }
