@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/parquet-go/parquet-go"
 )
 
 // checkDocs reads r to the end, skipping bad records, and checks what
@@ -156,6 +158,10 @@ func FuzzParquet(f *testing.F) {
 		f.Fatal(err)
 	}
 	seed, _ := os.ReadFile(pq)
+	f.Add(seed)
+	lz := filepath.Join(dir, "lz4raw.parquet") // decoded by decodeLZ4Raw
+	writeCodec(f, lz, codecRows(20), &parquet.Lz4Raw, true)
+	seed, _ = os.ReadFile(lz)
 	f.Add(seed)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		checkDocs(t, NewParquet(bytes.NewReader(data), int64(len(data)), "f.parquet", Options{OnInvalid: skipAll}), "text")

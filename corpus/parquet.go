@@ -49,17 +49,18 @@ type Parquet struct {
 	done   bool
 	opened bool
 
-	file   *parquet.File
-	reader *parquet.GenericReader[map[string]any]
-	flat   bool
-	cols   []pqColumn // by leaf column index (flat files)
-	text   int        // column index of the text, -1 if none
-	id     int        // column index of the id, -1 if none
-	rows   []parquet.Row
-	n, i   int
-	row    int64 // rows read so far
-	m      []map[string]any
-	raw    []byte
+	file    *parquet.File
+	decoded *os.File // the copy with LZ4_RAW chunks decoded, if any
+	reader  *parquet.GenericReader[map[string]any]
+	flat    bool
+	cols    []pqColumn // by leaf column index (flat files)
+	text    int        // column index of the text, -1 if none
+	id      int        // column index of the id, -1 if none
+	rows    []parquet.Row
+	n, i    int
+	row     int64 // rows read so far
+	m       []map[string]any
+	raw     []byte
 }
 
 // pqColumn describes one top-level leaf column of a flat file.
@@ -105,6 +106,9 @@ func (p *Parquet) Err() error { return p.err }
 func (p *Parquet) Close() error {
 	if p.reader != nil {
 		p.reader.Close()
+	}
+	if p.decoded != nil {
+		p.decoded.Close()
 	}
 	if p.closer != nil {
 		return p.closer.Close()
@@ -226,10 +230,17 @@ func checkFooter(r io.ReaderAt, size int64) error {
 // maxChunkBytes bounds the uncompressed size of one column chunk.
 const maxChunkBytes = 1 << 30
 
+// ErrUnsupportedCodec marks a Parquet file compressed with a codec the
+// reader does not decode: the file is not damaged, it needs rewriting
+// with another codec (zstd, Snappy, gzip, Brotli or none).
+var ErrUnsupportedCodec = errors.New("unsupported compression codec")
+
 // checkChunks refuses column chunks that parquet-go would decode with
-// unbounded memory: codecs other than none, Snappy, gzip, Brotli and zstd
-// (its LZ4 decoder doubles its buffer until the data fits, without end on
-// corrupt data), and sizes that do not fit the file or the limit.
+// unbounded memory or wrongly, and sizes that do not fit the file or the
+// limit. The codecs parquet-go decodes here are none, Snappy, gzip,
+// Brotli and zstd; LZ4_RAW chunks were decoded before (decodeLZ4Raw:
+// parquet-go v0.32.0 misreads them); others (LZO, the deprecated Hadoop
+// LZ4) are ErrUnsupportedCodec.
 func checkChunks(f *parquet.File) error {
 	md := f.Metadata()
 	for i, rg := range md.RowGroups {
@@ -238,7 +249,8 @@ func checkChunks(f *parquet.File) error {
 			switch m.Codec {
 			case pqformat.Uncompressed, pqformat.Snappy, pqformat.Gzip, pqformat.Brotli, pqformat.Zstd:
 			default:
-				return fmt.Errorf("%w: parquet: row group %d column %d: unsupported compression codec %v", ErrCorrupt, i, j, m.Codec)
+				return fmt.Errorf("%w %v (row group %d, column %d): rewrite the file with ZSTD, SNAPPY, GZIP, BROTLI, LZ4_RAW or no compression",
+					ErrUnsupportedCodec, m.Codec, i, j)
 			}
 			start := m.DataPageOffset
 			if m.DictionaryPageOffset > 0 && m.DictionaryPageOffset < start {
@@ -314,6 +326,15 @@ func (p *Parquet) open() error {
 	f, err := parquet.OpenFile(p.in, p.size, parquet.SkipBloomFilters(true), parquet.SkipPageIndex(true))
 	if err != nil {
 		return fmt.Errorf("%w: parquet: %v", ErrCorrupt, err)
+	}
+	if hasLZ4Raw(f) { // read a copy with those chunks decoded
+		if p.decoded, p.size, err = openDecodedLZ4Raw(p.in, p.size, f); err != nil {
+			return err
+		}
+		p.in = p.decoded
+		if f, err = parquet.OpenFile(p.in, p.size, parquet.SkipBloomFilters(true), parquet.SkipPageIndex(true)); err != nil {
+			return fmt.Errorf("%w: parquet: decoded LZ4_RAW copy: %v", ErrCorrupt, err)
+		}
 	}
 	if err := checkChunks(f); err != nil {
 		return err

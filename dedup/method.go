@@ -3,8 +3,8 @@ package dedup
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"sort"
+	"strings"
 	"sync"
 )
 
@@ -72,12 +72,9 @@ type Method interface {
 	Describe() map[string]any
 }
 
-// ErrNotBuilt is returned for a method that the design names but this
-// version does not provide yet.
-var ErrNotBuilt = errors.New("method not built yet")
-
-// Methods known to the design, whether built or not.
-var designMethods = []string{"exact", "bloom", "ksentence", "simhash", "minhash", "jaccard"}
+// ErrUnknownMethod is returned for a method name that is not one of
+// Methods().
+var ErrUnknownMethod = errors.New("unknown method")
 
 var (
 	registryMu sync.Mutex
@@ -92,8 +89,8 @@ func register(name string, f func(Config) (Method, error)) {
 	registry[name] = f
 }
 
-// NewMethod returns the method cfg.Method, configured by cfg. Unknown
-// names are an error; names of the design not built yet wrap ErrNotBuilt.
+// NewMethod returns the method cfg.Method, configured by cfg. A name that
+// is not one of Methods() wraps ErrUnknownMethod.
 func NewMethod(cfg Config) (Method, error) {
 	registryMu.Lock()
 	f := registry[cfg.Method]
@@ -101,10 +98,7 @@ func NewMethod(cfg Config) (Method, error) {
 	if f != nil {
 		return f(cfg)
 	}
-	if slices.Contains(designMethods, cfg.Method) {
-		return nil, fmt.Errorf("--method %s: %w", cfg.Method, ErrNotBuilt)
-	}
-	return nil, fmt.Errorf("unknown method %q (want one of %v)", cfg.Method, designMethods)
+	return nil, fmt.Errorf("%w %q (want one of %s)", ErrUnknownMethod, cfg.Method, strings.Join(Methods(), ", "))
 }
 
 // Methods returns the names of the built methods, sorted.

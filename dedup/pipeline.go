@@ -1330,6 +1330,9 @@ func (r *run) pass2(ctx context.Context, keep []int32, examples map[int32]*Examp
 	if i != len(keep) {
 		return errors.New("input changed while it was being read")
 	}
+	if rest := (i - r.nOld) % batchSize; rest > 0 { // the last, partial batch
+		r.in.Progress.Advance(rest, 0)
+	}
 	roots := make([]int32, 0, len(examples))
 	for k := range examples {
 		roots = append(roots, k)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -151,11 +152,22 @@ func TestSignExact(t *testing.T) {
 	}
 }
 
-func TestNotBuiltAndUnknownMethods(t *testing.T) {
+// An unknown method wraps ErrUnknownMethod and lists every method there
+// is (bloom-overlap was missing from the list).
+func TestUnknownMethod(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.Method = "nonsense"
-	if _, err := NewMethod(cfg); err == nil || !strings.Contains(err.Error(), "unknown method") {
-		t.Errorf("NewMethod(nonsense) = %v, want unknown method", err)
+	_, err := NewMethod(cfg)
+	if !errors.Is(err, ErrUnknownMethod) {
+		t.Fatalf("NewMethod(nonsense) = %v, want ErrUnknownMethod", err)
+	}
+	for _, m := range Methods() {
+		if !strings.Contains(err.Error(), m) {
+			t.Errorf("%q does not list %s", err, m)
+		}
+	}
+	if !slices.Contains(Methods(), "bloom-overlap") {
+		t.Errorf("Methods() = %v lacks bloom-overlap", Methods())
 	}
 }
 

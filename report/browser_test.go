@@ -1,3 +1,8 @@
+//go:build long
+
+// The browser test starts headless Chromium (about 7 CPU-seconds), so it
+// runs with the tests tagged long (scripts/check-long).
+
 package report
 
 import (

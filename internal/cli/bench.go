@@ -232,8 +232,14 @@ folder with docs and truth runs with the dedup defaults. Methods are run
 one at a time; a run that exceeds --timeout is stopped and recorded as
 such.
 
-The results are written as Markdown (--out) and JSON (--json). When --data
-holds none of the datasets, bench says so and fails (exit 1).
+The results are written as Markdown (--out, standard output by default)
+and JSON (--json). A file output is checked before the first run (bench
+fails at once when it cannot be written) and rewritten after each dataset.
+To refresh the committed results, from the repository root:
+
+  neardup bench --out docs/bench/eval.md --json docs/bench/eval.json
+
+When --data holds none of the datasets, bench says so and fails (exit 1).
 
 ` + exitHelp,
 		Args: func(_ *cobra.Command, args []string) error {
@@ -243,6 +249,9 @@ holds none of the datasets, bench says so and fails (exit 1).
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.jsonOut == "-" && !cmd.Flags().Changed("out") {
+				o.out = "" // --json - alone: only the JSON on standard output
+			}
 			return runBench(cmd.Context(), o, os.Args, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
@@ -252,8 +261,8 @@ holds none of the datasets, bench says so and fails (exit 1).
 	fs.StringSliceVar(&o.datasets, "datasets", nil, "datasets to run, comma-separated (default: the labelled sets found under --data)")
 	fs.StringSliceVar(&o.methods, "methods", benchMethods, "methods to run, comma-separated")
 	fs.StringSliceVar(&o.profiles, "profiles", []string{"readme", "tuned"}, "configurations to run: readme (the shingling and threshold the dataset's README calls for, method defaults otherwise), tuned (the best of neardup tune on a sample)")
-	fs.StringVar(&o.out, "out", filepath.Join("docs", "bench", "eval.md"), "write the Markdown tables here (- for stdout, empty for none)")
-	fs.StringVar(&o.jsonOut, "json", filepath.Join("docs", "bench", "eval.json"), "write the results as JSON here (empty for none)")
+	fs.StringVarP(&o.out, "out", "o", "-", "write the Markdown tables here (- for stdout, empty for none)")
+	fs.StringVar(&o.jsonOut, "json", "", "write the results as JSON here (- for stdout, then with no Markdown unless --out names a file; empty for none)")
 	fs.DurationVar(&o.timeout, "timeout", 20*time.Minute, "stop a single (dataset, method) run after this long")
 	fs.IntVarP(&o.workers, "workers", "j", 0, "workers of each dedup run (0: all cores)")
 	fs.StringVar(&o.tmpDir, "tmp-dir", "", "directory for the runs' clusters and stats files (default: the system's)")
@@ -347,6 +356,21 @@ func runBench(ctx context.Context, o *benchOpts, argv []string, stdout, stderr i
 	if o.workers < 0 {
 		return usageErr("--workers %d: must not be negative", o.workers)
 	}
+	if o.out == "-" && o.jsonOut == "-" {
+		return usageErr("--out and --json cannot both be standard output")
+	}
+	// Check the outputs can be written before the work, which takes
+	// minutes: a temporary file is made beside each and removed.
+	for _, f := range []struct{ flag, path string }{{"--out", o.out}, {"--json", o.jsonOut}} {
+		if f.path == "" || f.path == "-" {
+			continue
+		}
+		w, err := atomicfile.Create(f.path)
+		if err != nil {
+			return fmt.Errorf("bench: %s %s cannot be written: %w; nothing was run", f.flag, f.path, err)
+		}
+		w.Abort()
+	}
 	exe := o.exe
 	if exe == "" {
 		var err error
@@ -424,13 +448,14 @@ func runBench(ctx context.Context, o *benchOpts, argv []string, stdout, stderr i
 			}
 		}
 		rep.Datasets = append(rep.Datasets, ds)
-		// Write after each dataset, so that a long run leaves its results.
+		// Write the files after each dataset, so that a long run leaves
+		// its results; standard output once, at the end.
 		rep.Seconds = time.Since(rep.Started).Seconds()
-		if err := writeBench(o, rep, stdout); err != nil {
+		if err := writeBench(o, rep, nil); err != nil {
 			return err
 		}
 	}
-	return nil
+	return writeBench(o, rep, stdout)
 }
 
 // benchCommand is the command line as the document shows it.
@@ -708,31 +733,42 @@ func versionRecall(truth, pred *eval.Labels, ref string) map[string]float64 {
 	return out
 }
 
-// writeBench writes the Markdown and JSON outputs.
+// writeBench writes the Markdown and JSON outputs: the files, and those
+// that go to standard output ("-") when stdout is not nil.
 func writeBench(o *benchOpts, rep *benchReport, stdout io.Writer) error {
-	if o.jsonOut != "" {
-		if err := writeJSONFile(o.jsonOut, rep); err != nil {
-			return err
-		}
-	}
-	if o.out == "" {
-		return nil
-	}
-	var b bytes.Buffer
-	writeBenchMarkdown(&b, rep)
-	if o.out == "-" {
-		_, err := stdout.Write(b.Bytes())
-		return err
-	}
-	f, err := atomicfile.Create(o.out)
+	var md bytes.Buffer
+	writeBenchMarkdown(&md, rep)
+	js, err := json.MarshalIndent(rep, "", "  ")
 	if err != nil {
 		return err
 	}
-	defer f.Abort()
-	if _, err := f.Write(b.Bytes()); err != nil {
-		return err
+	for _, out := range []struct {
+		path string
+		b    []byte
+	}{{o.out, md.Bytes()}, {o.jsonOut, append(js, '\n')}} {
+		switch {
+		case out.path == "":
+		case out.path == "-":
+			if stdout != nil {
+				if _, err := stdout.Write(out.b); err != nil {
+					return err
+				}
+			}
+		default:
+			f, err := atomicfile.Create(out.path)
+			if err != nil {
+				return err
+			}
+			if _, err := f.Write(out.b); err != nil {
+				f.Abort()
+				return err
+			}
+			if err := f.Commit(); err != nil {
+				return err
+			}
+		}
 	}
-	return f.Commit()
+	return nil
 }
 
 func writeBenchMarkdown(b *bytes.Buffer, rep *benchReport) {

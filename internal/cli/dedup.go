@@ -4,11 +4,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime/debug"
 	"runtime/pprof"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -18,6 +21,7 @@ import (
 	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/internal/atomicfile"
 	"github.com/neardup/neardup/internal/sample"
+	"github.com/neardup/neardup/minhash"
 )
 
 type dedupOpts struct {
@@ -94,7 +98,7 @@ Regular output files are replaced atomically, and only when the run succeeds.
 	fs := cmd.Flags()
 	fs.SortFlags = false
 	d := dedup.DefaultConfig()
-	fs.StringVar(&o.method, "method", d.Method, "minhash, simhash, jaccard, exact, bloom or ksentence")
+	fs.StringVar(&o.method, "method", d.Method, methodsHelp())
 	fs.Float64Var(&o.threshold, "threshold", d.Threshold, "Jaccard similarity at or above which two documents are duplicates")
 	o.shingle.register(fs, d.Shingle.N)
 	fs.IntVar(&o.numPerm, "num-perm", d.NumPerm, "minhash: permutations (signature slots)")
@@ -129,7 +133,7 @@ Regular output files are replaced atomically, and only when the run succeeds.
 	fs.StringVar(&o.tmpDir, "tmp-dir", "", "directory for temporary files and --resume checkpoints (default: the system's)")
 	fs.BoolVar(&o.resume, "resume", false, "checkpoint each input file when done, and after an interruption rerun the same command to continue from the checkpoints")
 	fs.IntVar(&o.examples, "examples", 3, "how many of the largest clusters the summary shows")
-	fs.BoolVarP(&o.quiet, "quiet", "q", false, "print no summary")
+	fs.BoolVarP(&o.quiet, "quiet", "q", false, "print no summary and draw no progress bars")
 	fs.BoolVar(&o.sample, "sample", false, "run on the embedded sample corpus")
 	fs.StringVar(&o.cpuProf, "cpuprofile", "", "write a Go CPU profile here (for performance work)")
 	fs.MarkHidden("cpuprofile")
@@ -139,8 +143,16 @@ Regular output files are replaced atomically, and only when the run succeeds.
 	return cmd
 }
 
+// methodsHelp lists the methods for --method's help.
+func methodsHelp() string {
+	return strings.Join(dedup.Methods(), ", ")
+}
+
 func (o *dedupOpts) config() (dedup.Config, error) {
 	cfg := dedup.DefaultConfig()
+	if !slices.Contains(dedup.Methods(), o.method) {
+		return cfg, usageErr("--method: unknown method %q (want one of %s)", o.method, methodsHelp())
+	}
 	cfg.Method = o.method
 	if err := checkUnit01("--threshold", o.threshold); err != nil {
 		return cfg, err
@@ -165,6 +177,11 @@ func (o *dedupOpts) config() (dedup.Config, error) {
 		return cfg, usageErr("--bands %d x --rows %d = %d exceeds --num-perm %d", o.bands, o.rows, o.bands*o.rows, o.numPerm)
 	}
 	cfg.NumPerm, cfg.Bands, cfg.Rows, cfg.Seed = o.numPerm, o.bands, o.rows, o.seed
+	if o.family != "" {
+		if _, err := minhash.ParseFamily(o.family); err != nil {
+			return cfg, usageErr("--minhash-family: %v", err)
+		}
+	}
 	cfg.Family = o.family
 	if o.bits != 64 && o.bits != 128 {
 		return cfg, usageErr("--bits %d: must be 64 or 128", o.bits)
@@ -239,7 +256,7 @@ func runDedup(cmd *cobra.Command, o *dedupOpts, args []string, e *env) error {
 		return err
 	}
 	in := dedup.Input{Options: ropts, SkipInvalid: o.input.skipInvalid, Stdin: e.stdin, Examples: o.examples,
-		Progress: newProgress(e.stderr, o.quiet), Resume: o.resume}
+		Progress: newProgress(cmd.Context(), e.stderr, o.quiet), Resume: o.resume}
 	switch {
 	case o.sample && len(args) > 0:
 		return usageErr("--sample takes no INPUT")
@@ -327,7 +344,7 @@ func runDedup(cmd *cobra.Command, o *dedupOpts, args []string, e *env) error {
 	if !o.quiet {
 		examples := stats.Examples
 		stats.Examples = examples[:min(len(examples), o.examples)]
-		printSummary(e.stderr, stats, o.sample)
+		printSummary(e.stderr, stats, reportSource(o.sample, in.Files))
 		stats.Examples = examples
 		if o.report != "" {
 			where := o.report
@@ -366,57 +383,141 @@ func writeJSONFile(path string, v any) error {
 	return f.Commit()
 }
 
-func printSummary(w io.Writer, s *dedup.Stats, sampleRun bool) {
-	src := ""
-	if sampleRun {
-		src = " on the embedded sample corpus (" + sample.Name + ")"
+// printSummary writes the run's summary for people (--stats has it as
+// JSON): what was read, what was kept and removed, the parameters, the
+// time and memory, and example clusters. Each part is one call below; a
+// new line goes where it reads best.
+func printSummary(w io.Writer, s *dedup.Stats, source string) {
+	fmt.Fprintf(w, "neardup dedup --method %s: %s from %s\n", s.Method, plural(s.Documents, "document"), source)
+	sw := summaryWriter{w}
+	sw.outcome(s)
+	sw.params(s.Params)
+	sw.times(s)
+	sw.memory(s)
+	sw.examples(s.Examples)
+}
+
+// summaryWriter writes the parts of the dedup summary, two spaces in.
+type summaryWriter struct{ w io.Writer }
+
+func (sw summaryWriter) line(format string, args ...any) {
+	fmt.Fprintf(sw.w, "  "+format+"\n", args...)
+}
+
+// outcome: kept and removed, clusters and pairs, and what else the run
+// counted.
+func (sw summaryWriter) outcome(s *dedup.Stats) {
+	pct := 0.0
+	if s.Documents > 0 {
+		pct = 100 * float64(s.Removed) / float64(s.Documents)
 	}
-	fmt.Fprintf(w, "neardup dedup --method %s%s\n", s.Method, src)
-	if len(s.Params) > 0 {
-		b, _ := json.Marshal(s.Params)
-		fmt.Fprintf(w, "  parameters: %s\n", b)
+	sw.line("kept %s, removed %s (%.1f%%)", number(s.Kept), number(s.Removed), pct)
+	switch s.Clusters {
+	case 0:
+		sw.line("no cluster with duplicates")
+	case 1:
+		sw.line("1 cluster with duplicates (%s); %s", plural(s.LargestCluster, "document"), plural(s.Pairs, "duplicate pair"))
+	default:
+		sw.line("%s clusters with duplicates (the largest has %s); %s", number(s.Clusters),
+			plural(s.LargestCluster, "document"), plural(s.Pairs, "duplicate pair"))
 	}
-	fmt.Fprintf(w, "  documents %d: kept %d, removed %d; %d clusters with duplicates (largest %d); %d pairs\n",
-		s.Documents, s.Kept, s.Removed, s.Clusters, s.LargestCluster, s.Pairs)
 	if n := s.RemovedBelowThreshold; n != nil && *n > 0 {
-		fmt.Fprintf(w, "  %d removed documents are below the threshold to the kept document of their cluster (joined through chains of pairs; --cluster leader removes none such)\n", *n)
+		verb := "are"
+		if *n == 1 {
+			verb = "is"
+		}
+		sw.line("%s %s below the threshold to the kept document of the cluster (joined through chains of pairs; --cluster leader removes none such)", plural(*n, "removed document"), verb)
 	}
 	if s.Dropped > 0 {
-		fmt.Fprintf(w, "  %d removed as copies of an earlier document the method does not name (no pairs line)\n", s.Dropped)
+		copies := "as copies of an earlier document"
+		if s.Dropped == 1 {
+			copies = "as a copy of an earlier document"
+		}
+		sw.line("%s removed %s the method does not name (no pairs line)", plural(s.Dropped, "document"), copies)
 	}
 	if s.Resumed > 0 {
-		fmt.Fprintf(w, "  resumed %d input files from checkpoints\n", s.Resumed)
+		sw.line("resumed %s from checkpoints", plural(s.Resumed, "input file"))
 	}
 	if s.Against > 0 {
-		fmt.Fprintf(w, "  against %d documents of the old corpus (never removed)\n", s.Against)
+		sw.line("compared against %s of the old corpus (never removed)", plural(s.Against, "document"))
 	}
 	if s.IndexMatches > 0 {
-		fmt.Fprintf(w, "  %d documents found in the saved index (removed with their clusters)\n", s.IndexMatches)
+		sw.line("%s found in the saved index (removed with their clusters)", plural(s.IndexMatches, "document"))
 	}
-	if s.Skipped > 0 || s.Empty > 0 {
-		fmt.Fprintf(w, "  skipped %d invalid records, %d empty documents (kept, never duplicates)\n", s.Skipped, s.Empty)
+	if s.Skipped > 0 {
+		sw.line("skipped %s", plural(s.Skipped, "invalid record"))
 		for _, e := range s.SkippedErrors {
-			fmt.Fprintf(w, "    skipped: %s\n", e)
+			sw.line("  skipped: %s", e)
 		}
 	}
-	printInputNotes(w, s)
+	if s.Empty > 0 {
+		sw.line("%s empty after normalisation (kept, never duplicates)", plural(s.Empty, "document"))
+	}
+	printInputNotes(sw.w, s)
 	if s.Traditional > 0 {
-		fmt.Fprintf(w, "  %d documents hold Traditional Chinese characters: --t2s would compare them with their Simplified copies\n", s.Traditional)
+		verb := "hold"
+		if s.Traditional == 1 {
+			verb = "holds"
+		}
+		sw.line("%s %s Traditional Chinese characters: --t2s would compare them with their Simplified copies", plural(s.Traditional, "document"), verb)
 	}
 	if s.AbandonedFiles > 0 {
-		fmt.Fprintf(w, "  removed %d temporary files (%s) that killed earlier runs left behind\n", s.AbandonedFiles, formatSize(s.AbandonedBytes))
+		sw.line("removed %s (%s) that killed earlier runs left behind", plural(s.AbandonedFiles, "temporary file"), formatSize(s.AbandonedBytes))
 	}
+}
+
+// params: the method's parameters as it describes them, one per line,
+// sorted by name.
+func (sw summaryWriter) params(params map[string]any) {
+	if len(params) == 0 {
+		return
+	}
+	keys := slices.Sorted(maps.Keys(params))
+	width := 0
+	for _, k := range keys {
+		width = max(width, len(k))
+	}
+	sw.line("parameters:")
+	for _, k := range keys {
+		var v string
+		switch x := params[k].(type) {
+		case int:
+			v = number(x)
+		case int64:
+			v = number(int(x))
+		case uint64:
+			v = number(int(x))
+		case float64:
+			v = strconv.FormatFloat(x, 'g', 4, 64)
+			if x == math.Trunc(x) && math.Abs(x) < 1e15 {
+				v = number(int(x))
+			}
+		case bool:
+			v = map[bool]string{true: "yes", false: "no"}[x]
+		default:
+			v = fmt.Sprint(x)
+		}
+		sw.line("  %-*s  %s", width, strings.ReplaceAll(k, "_", " "), v)
+	}
+}
+
+// times: each stage's time, with its rates when it read the input.
+func (sw summaryWriter) times(s *dedup.Stats) {
 	var total float64
 	parts := make([]string, 0, len(s.Stages))
 	for _, st := range s.Stages {
 		total += st.Seconds
-		part := fmt.Sprintf("%s %.3fs", st.Name, st.Seconds)
+		part := fmt.Sprintf("%s %.3f s", st.Name, st.Seconds)
 		if st.Bytes > 0 {
-			part += fmt.Sprintf(" [%.0f docs/s, %.1f MB/s, %.1f CPU-s]", st.DocsPerSecond, st.MBPerSecond, st.CPUSeconds)
+			part += fmt.Sprintf(" (%s docs/s, %.1f MB/s, %.1f CPU-s)", number(int(st.DocsPerSecond)), st.MBPerSecond, st.CPUSeconds)
 		}
 		parts = append(parts, part)
 	}
-	fmt.Fprintf(w, "  time %.3fs (%s), %d workers\n", total, strings.Join(parts, ", "), s.Workers)
+	sw.line("time %.3f s with %s: %s", total, plural(s.Workers, "worker"), strings.Join(parts, ", "))
+}
+
+// memory: the plan made before the run, and the peak.
+func (sw summaryWriter) memory(s *dedup.Stats) {
 	m := s.Memory
 	how := "in memory"
 	switch {
@@ -425,21 +526,51 @@ func printSummary(w io.Writer, s *dedup.Stats, sampleRun bool) {
 	case m.EstimatedBytes > m.BudgetBytes:
 		how = "in memory (this method cannot spill)"
 	}
-	fmt.Fprintf(w, "  memory: estimated %s for ~%d documents, budget %s, %s; peak RSS %s\n",
-		formatSize(m.EstimatedBytes), m.EstimatedDocs, formatSize(m.BudgetBytes), how, formatSize(s.PeakRSSBytes))
-	for i, ex := range s.Examples {
-		fmt.Fprintf(w, "  cluster %d:\n", i+1)
+	sw.line("memory: estimated %s for about %s, budget %s, %s; peak RSS %s",
+		formatSize(m.EstimatedBytes), plural(int(m.EstimatedDocs), "document"), formatSize(m.BudgetBytes), how, formatSize(s.PeakRSSBytes))
+}
+
+// examples: the example clusters, kept document first.
+func (sw summaryWriter) examples(examples []dedup.Example) {
+	for i, ex := range examples {
+		sw.line("cluster %d:", i+1)
 		if ex.Index != "" {
-			fmt.Fprintf(w, "    kept    %-22s (in the saved index)\n", ex.Index)
+			sw.line("  kept    %-22s (in the saved index)", ex.Index)
 		}
 		for _, m := range ex.Members {
 			mark := "removed"
 			if m.Kept {
 				mark = "kept   "
 			}
-			fmt.Fprintf(w, "    %s %-22s %s\n", mark, m.ID, clip(m.Text, 70))
+			sw.line("  %s %-22s %s", mark, m.ID, clip(m.Text, 70))
 		}
 	}
+}
+
+// plural is n (with thousands separators) and noun, with an s unless n is 1.
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return number(n) + " " + noun + "s"
+}
+
+// number writes n with commas between thousands: 1,234,567.
+func number(n int) string {
+	s := strconv.Itoa(n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	if neg {
+		b.WriteByte('-')
+	}
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
 }
 
 // clip shortens s to at most n runes on one line.

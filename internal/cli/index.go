@@ -338,7 +338,7 @@ with every completed batch in it.
 	fs.IntVar(&o.limit, "limit", 10, "at most this many matches per document in --output (0: all)")
 	fs.IntVarP(&o.workers, "workers", "j", 0, "goroutines that normalise and sketch (0: all cores)")
 	fs.IntVar(&o.batch, "batch", 1024, "documents per write batch")
-	fs.BoolVarP(&o.quiet, "quiet", "q", false, "print no summary")
+	fs.BoolVarP(&o.quiet, "quiet", "q", false, "print no summary and draw no progress bars")
 	fs.BoolVar(&o.jsonOut, "json", false, "print the summary as JSON")
 	o.input.register(fs)
 	o.input.registerWalk(fs)
@@ -370,7 +370,7 @@ distance for simhash and -1 for minhash).
 	fs.BoolVar(&o.dupsOnly, "duplicates-only", false, "write only the documents that have duplicates")
 	fs.IntVarP(&o.workers, "workers", "j", 0, "goroutines that normalise, sketch and query (0: all cores)")
 	fs.IntVar(&o.batch, "batch", 1024, "documents read at a time")
-	fs.BoolVarP(&o.quiet, "quiet", "q", false, "print no summary")
+	fs.BoolVarP(&o.quiet, "quiet", "q", false, "print no summary and draw no progress bars")
 	fs.BoolVar(&o.jsonOut, "json", false, "print the summary as JSON")
 	o.input.register(fs)
 	o.input.registerWalk(fs)
@@ -488,6 +488,16 @@ func runIndexStream(cmd *cobra.Command, o *indexOpts, args []string, add bool) e
 		err           error
 	}
 	chunk := make([]item, 0, o.batch)
+	prog := newProgress(ctx, cmd.ErrOrStderr(), o.quiet)
+	if prog == nil {
+		prog = dedup.NoProgress()
+	}
+	defer prog.Done()
+	stage := "query"
+	if add {
+		stage = "add"
+	}
+	prog.Stage(stage, dedup.EstimateDocs(files, ropts))
 	flush := func() error {
 		if len(chunk) == 0 {
 			return nil
@@ -581,6 +591,7 @@ func runIndexStream(cmd *cobra.Command, o *indexOpts, args []string, add bool) e
 				}
 			}
 		}
+		prog.Advance(len(chunk), 0)
 		chunk = chunk[:0]
 		return nil
 	}
@@ -627,6 +638,7 @@ func runIndexStream(cmd *cobra.Command, o *indexOpts, args []string, add bool) e
 	if err := s.Close(); err != nil {
 		return err
 	}
+	prog.Done()
 	if err := printIndexSummary(cmd.ErrOrStderr(), o, sum, add, skipErr); err != nil {
 		return err
 	}
@@ -674,7 +686,7 @@ code 3) unless --ignore-missing; the ids before it are removed.
 	registerIndexDir(fs, o)
 	fs.StringVar(&o.idsFile, "ids-file", "", "read ids from this file, one per line (- for standard input)")
 	fs.BoolVar(&o.ignoreMissing, "ignore-missing", false, "skip ids that are not in the index")
-	fs.BoolVarP(&o.quiet, "quiet", "q", false, "print no summary")
+	fs.BoolVarP(&o.quiet, "quiet", "q", false, "print no summary and draw no progress bars")
 	return cmd
 }
 

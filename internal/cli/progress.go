@@ -1,8 +1,13 @@
 package cli
 
 import (
+	"context"
+	"fmt"
 	"io"
 	"os"
+	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
@@ -19,54 +24,217 @@ func isTerminal(w io.Writer) bool {
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
-// barProgress draws one bar per stage with documents, rate, input size and
-// ETA (when the document count was estimated).
+// Timing of the bars: how often the drawing goroutine passes the counts
+// on, and how long Done waits for the bar library before abandoning it.
+const (
+	progressTick    = 100 * time.Millisecond
+	progressTimeout = 2 * time.Second
+)
+
+// progressPace slows every Advance of the stage progressPaceStage (of
+// every stage when empty) by this much. It is zero except in the binary
+// the pseudo-terminal tests build (progress_pace.go, build tag ptytest),
+// where it makes a stage last long enough to be interrupted or resized.
+var (
+	progressPace      time.Duration
+	progressPaceStage string
+)
+
+// barProgress draws one bar per stage with documents, rate and ETA.
+//
+// The pipeline's calls (Stage, Advance) only record counts under a mutex:
+// they never wait for the bar library, whose calls block while it draws
+// (on a terminal that does not read, for instance). One goroutine of its
+// own (draw) passes the counts on to the bars every progressTick. Done
+// completes the bars (or aborts them when ctx was cancelled) and waits for
+// the library at most progressTimeout, then abandons it: a run always ends.
 type barProgress struct {
+	ctx context.Context
 	p   *mpb.Progress
-	bar *mpb.Bar
-	est int64
-	n   int64
+
+	mu     sync.Mutex
+	stages []stageCount // every stage started, the last one running
+
+	done    chan struct{} // closed by Done
+	once    sync.Once
+	stopped chan struct{} // closed when draw returns
 }
 
-func newProgress(w io.Writer, quiet bool) dedup.Progress {
+// stageCount is one stage: its name, its estimated and its real count,
+// when it started and when it ended (in ns after its start; 0 while it
+// runs). The bar's decorators read end from the library's goroutine.
+type stageCount struct {
+	name   string
+	est, n int64
+	start  time.Time
+	end    *atomic.Int64
+}
+
+// ended records that the last stage ended now.
+func (b *barProgress) endStage() {
+	if k := len(b.stages); k > 0 {
+		s := &b.stages[k-1]
+		s.end.CompareAndSwap(0, int64(max(time.Since(s.start), 1)))
+	}
+}
+
+// newProgress returns bars drawn on w when w is a terminal and quiet is
+// false, or nil (no progress).
+func newProgress(ctx context.Context, w io.Writer, quiet bool) dedup.Progress {
 	if quiet || !isTerminal(w) {
 		return nil
 	}
-	return &barProgress{p: mpb.New(mpb.WithOutput(w), mpb.WithWidth(40))}
+	return newBarProgress(ctx, w)
+}
+
+func newBarProgress(ctx context.Context, w io.Writer, opts ...mpb.ContainerOption) *barProgress {
+	b := &barProgress{ctx: ctx, done: make(chan struct{}), stopped: make(chan struct{})}
+	// The library's own context ends with the run's, so that a drawing
+	// that blocks cannot outlive an interrupted run.
+	b.p = mpb.NewWithContext(ctx, append([]mpb.ContainerOption{mpb.WithOutput(w), mpb.WithWidth(40)}, opts...)...)
+	go b.draw()
+	return b
 }
 
 func (b *barProgress) Stage(name string, estimated int64) {
-	b.finishBar()
-	b.est, b.n = estimated, 0
-	b.bar = b.p.AddBar(max(estimated, 0),
-		mpb.PrependDecorators(
-			decor.Name(name, decor.WC{C: decor.DindentRight | decor.DextraSpace, W: 20}),
-			decor.CountersNoUnit("%d / ~%d docs"),
-		),
-		mpb.AppendDecorators(
-			decor.AverageSpeed(0, " %.0f docs/s "),
-			decor.OnComplete(decor.AverageETA(decor.ET_STYLE_GO), "done"),
-		),
-	)
+	b.mu.Lock()
+	b.endStage()
+	b.stages = append(b.stages, stageCount{name: name, est: max(estimated, 0), start: time.Now(), end: new(atomic.Int64)})
+	b.mu.Unlock()
 }
 
 func (b *barProgress) Advance(docs int, _ int64) {
-	b.n += int64(docs)
-	if b.n >= b.est { // the estimate was low: grow the total before the bar completes
-		b.est = b.n + b.n/10
-		b.bar.SetTotal(b.est, false)
+	b.mu.Lock()
+	name := ""
+	if k := len(b.stages); k > 0 {
+		b.stages[k-1].n += int64(docs)
+		name = b.stages[k-1].name
 	}
-	b.bar.IncrBy(docs)
-}
-
-func (b *barProgress) finishBar() {
-	if b.bar != nil {
-		b.bar.SetTotal(-1, true) // complete at the current count
-		b.bar = nil
+	b.mu.Unlock()
+	if progressPace > 0 && (progressPaceStage == "" || progressPaceStage == name) {
+		time.Sleep(progressPace)
 	}
 }
 
+// Done ends the bars; it returns within progressTimeout whatever the bar
+// library does.
 func (b *barProgress) Done() {
-	b.finishBar()
-	b.p.Wait()
+	b.once.Do(func() {
+		b.mu.Lock()
+		b.endStage()
+		b.mu.Unlock()
+		close(b.done)
+	})
+	t := time.NewTimer(progressTimeout)
+	defer t.Stop()
+	select {
+	case <-b.stopped:
+	case <-t.C:
+		// The library is stuck (writing to a terminal that does not
+		// read, or a bug of its own): abandon it, the run matters more.
+		go b.p.Shutdown()
+	}
+}
+
+// draw runs until Done: it creates a bar for each new stage and passes the
+// counts on.
+func (b *barProgress) draw() {
+	defer close(b.stopped)
+	var bars []*mpb.Bar
+	var ended []bool // the bar was completed or aborted
+	tick := time.NewTicker(progressTick)
+	defer tick.Stop()
+	for final := false; ; {
+		select {
+		case <-tick.C:
+		case <-b.done:
+			final = true
+		}
+		b.mu.Lock()
+		stages := append([]stageCount(nil), b.stages...)
+		b.mu.Unlock()
+		for i, s := range stages {
+			if i == len(bars) {
+				bar, err := b.addBar(s)
+				if err != nil { // the library was shut down: no more bars
+					return
+				}
+				bars, ended = append(bars, bar), append(ended, false)
+			}
+			bar := bars[i]
+			if i < len(stages)-1 || final {
+				// A stage that ended: complete its bar at the real count,
+				// whatever the estimate was; or abort it when the run was
+				// interrupted.
+				if ended[i] {
+					continue
+				}
+				ended[i] = true
+				bar.SetCurrent(s.n)
+				if final && b.ctx.Err() != nil {
+					bar.Abort(false)
+				} else {
+					bar.SetTotal(-1, true)
+				}
+				continue
+			}
+			// The running stage. The bar was made with no total, so that
+			// neither a count above the estimate completes it nor SetTotal
+			// is ignored: a low estimate grows ahead of the count.
+			total := s.est
+			if s.n >= total && total > 0 {
+				total = s.n + s.n/10
+			}
+			bar.SetTotal(total, false)
+			bar.SetCurrent(s.n)
+		}
+		if final {
+			b.p.Wait()
+			return
+		}
+	}
+}
+
+// addBar adds a bar with no total (it is set as counts come) for stage
+// st; it fails once the library was shut down (Done gave up on it, or the
+// run's context ended).
+func (b *barProgress) addBar(st stageCount) (*mpb.Bar, error) {
+	// The rate and ETA come from the stage's own clock, not the bar's: a
+	// bar is made up to progressTick after its stage started, or at Done
+	// for a stage shorter than that.
+	rate := func(s decor.Statistics) float64 {
+		d := time.Since(st.start)
+		if e := st.end.Load(); e > 0 {
+			d = time.Duration(e)
+		}
+		return float64(s.Current) / max(d.Seconds(), 1e-3)
+	}
+	return b.p.Add(0, mpb.BarStyle().Build(),
+		mpb.PrependDecorators(
+			decor.Name(st.name, decor.WC{C: decor.DindentRight | decor.DextraSpace, W: 20}),
+			decor.Any(countDecor),
+		),
+		mpb.AppendDecorators(decor.Any(func(s decor.Statistics) string {
+			r := rate(s)
+			switch {
+			case s.Aborted:
+				return fmt.Sprintf(" %.0f docs/s  interrupted", r)
+			case s.Completed:
+				return fmt.Sprintf(" %.0f docs/s  done", r)
+			case s.Total > s.Current && r > 0:
+				eta := time.Duration(float64(s.Total-s.Current) / r * float64(time.Second))
+				return fmt.Sprintf(" %.0f docs/s  ~%s left", r, max(eta.Round(time.Second), time.Second))
+			}
+			return fmt.Sprintf(" %.0f docs/s", r)
+		})),
+	)
+}
+
+// countDecor shows "n / ~estimate docs" while a stage runs with an
+// estimate, and "n docs" otherwise.
+func countDecor(s decor.Statistics) string {
+	if s.Completed || s.Aborted || s.Total <= 0 {
+		return fmt.Sprintf("%d docs", s.Current)
+	}
+	return fmt.Sprintf("%d / ~%d docs", s.Current, s.Total)
 }

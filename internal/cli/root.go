@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -24,7 +25,6 @@ const (
 	ExitFailure     = 1   // a run failed: I/O error, resources, internal error
 	ExitUsage       = 2   // bad flags or arguments
 	ExitInvalidData = 3   // bad input data: a malformed record, a missing field...
-	ExitNotBuilt    = 4   // the command or method is not built yet
 	ExitInputLost   = 5   // finished, but damaged input files were not read to the end
 	ExitInterrupted = 130 // interrupted by a signal; outputs left untouched
 )
@@ -36,9 +36,6 @@ var errUsage = errors.New("usage")
 func usageErr(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", errUsage, fmt.Sprintf(format, args...))
 }
-
-// errNotBuilt marks commands that the design names but are not built yet.
-var errNotBuilt = dedup.ErrNotBuilt
 
 // env is what commands read and write instead of the process globals.
 type env struct {
@@ -52,12 +49,12 @@ const exitHelp = `Exit codes:
   2    bad flags or arguments
   3    bad input data (malformed record, missing text field, invalid UTF-8,
        oversized document); the message names the file, line and document id
-  4    the command or method is not built yet
   5    finished and wrote its outputs, but input was lost: a damaged file
        (truncated or corrupt gzip/zstd, broken Parquet, cut web archive)
        was read only up to the damage (--skip-invalid); the summary names
        it. --allow-truncated makes this exit 0
-  130  interrupted (Ctrl-C, SIGTERM); no output file was replaced
+  130  interrupted (Ctrl-C, SIGTERM); no output file was replaced (a
+       second Ctrl-C ends the process at once, temporary files and all)
 `
 
 func newRootCmd(e *env) *cobra.Command {
@@ -86,19 +83,54 @@ Jaccard similarity joins.
 		newTuneCmd(),
 		newBenchCmd(),
 	)
+	refuseUnknownCommands(root)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	})
 	return root
 }
 
+// refuseUnknownCommands makes c and each command under it that only
+// groups subcommands (neardup, neardup index) refuse an unknown
+// subcommand with a usage error (exit 2); cobra prints the help and exits
+// 0 for all but the root. Without arguments they print their help.
+func refuseUnknownCommands(c *cobra.Command) {
+	if c.HasSubCommands() && !c.Runnable() {
+		c.Args = cobra.ArbitraryArgs
+		if c.SuggestionsMinimumDistance <= 0 {
+			c.SuggestionsMinimumDistance = 2
+		}
+		c.RunE = func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return cmd.Help()
+			}
+			msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+			if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+				msg += fmt.Sprintf(" (did you mean %s?)", strings.Join(s, " or "))
+			}
+			return usageErr("%s", msg)
+		}
+	}
+	for _, sub := range c.Commands() {
+		refuseUnknownCommands(sub)
+	}
+}
+
 // Main runs the command line and returns the process exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// The first signal cancels the run, which then removes its temporary
+	// files and exits 130; a second one gets the default behaviour and
+	// ends the process at once.
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
 	root := newRootCmd(&env{stdin: stdin, stdout: stdout, stderr: stderr})
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
+
 	if err == nil {
 		return ExitOK
 	}
@@ -117,8 +149,8 @@ func exitCode(ctx context.Context, err error) int {
 		return ExitInterrupted
 	case errors.Is(err, errUsage):
 		return ExitUsage
-	case errors.Is(err, errNotBuilt):
-		return ExitNotBuilt
+	case errors.Is(err, dedup.ErrUnknownMethod):
+		return ExitUsage
 	case errors.Is(err, errInputLost):
 		return ExitInputLost
 	case errors.As(err, &rec), errors.Is(err, errInvalidData):

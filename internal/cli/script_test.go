@@ -82,28 +82,30 @@ func compressCmd() {
 }
 
 func TestScripts(t *testing.T) {
-	testscript.Run(t, testscript.Params{Dir: "testdata/script", Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-		// exitcode N CMD ARGS... runs CMD and wants exit code N.
-		"exitcode": func(ts *testscript.TestScript, neg bool, args []string) {
-			if neg || len(args) < 2 {
-				ts.Fatalf("usage: exitcode N CMD [ARGS...]")
-			}
-			want, err := strconv.Atoi(args[0])
-			if err != nil {
-				ts.Fatalf("exitcode %q: %v", args[0], err)
-			}
-			err = ts.Exec(args[1], args[2:]...)
-			code := 0
-			var ee *exec.ExitError
-			switch {
-			case errors.As(err, &ee):
-				code = ee.ExitCode()
-			case err != nil:
-				ts.Fatalf("%v", err)
-			}
-			if code != want {
-				ts.Fatalf("exit code %d, want %d", code, want)
-			}
-		},
+	testscript.Run(t, testscript.Params{Dir: "testdata/script", Cmds: map[string]func(*testscript.TestScript, bool, []string){
+		"exitcode": cmdExitCode,
 	}})
+}
+
+// cmdExitCode is the script command `exitcode N PROGRAM ARGS...`: it runs
+// PROGRAM like exec and checks that it exits with code N.
+func cmdExitCode(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: exitcode N PROGRAM [ARGS...]")
+	}
+	want, err := strconv.Atoi(args[0])
+	if err != nil {
+		ts.Fatalf("exitcode: %v", err)
+	}
+	got := 0
+	if err := ts.Exec(args[1], args[2:]...); err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			ts.Fatalf("exitcode: %v", err)
+		}
+		got = ee.ExitCode()
+	}
+	if got != want {
+		ts.Fatalf("%s exited with %d, want %d", args[1], got, want)
+	}
 }

@@ -27,7 +27,7 @@ flags mean what they mean for dedup.
 	}
 	fs := cmd.Flags()
 	d := dedup.DefaultConfig()
-	fs.StringVar(&o.method, "method", d.Method, "minhash, simhash, jaccard, exact, bloom or ksentence")
+	fs.StringVar(&o.method, "method", d.Method, methodsHelp())
 	o.shingle.register(fs, d.Shingle.N)
 	fs.IntVar(&o.numPerm, "num-perm", d.NumPerm, "minhash: permutations (signature slots)")
 	fs.Uint64Var(&o.seed, "seed", 0, "seed of the minhash and simhash hash families (0: the fixed default)")
@@ -36,6 +36,7 @@ flags mean what they mean for dedup.
 	fs.IntVar(&o.kSentences, "k-sentences", d.KSentences, "ksentence: how many of the longest sentences make the fingerprint")
 	fs.IntVarP(&o.workers, "workers", "j", 0, "worker goroutines (0: all cores)")
 	fs.StringVarP(&o.output, "output", "o", "-", "write the signatures here (JSONL; - for stdout)")
+	fs.BoolVarP(&o.quiet, "quiet", "q", false, "draw no progress bars")
 	fs.BoolVar(&json, "json", false, "print the run summary as JSON (on standard error)")
 	fs.StringVar(&o.tmpDir, "tmp-dir", "", "directory for temporary files")
 	o.text.register(fs)
@@ -64,7 +65,7 @@ func runSign(cmd *cobra.Command, o *dedupOpts, args []string, jsonOut bool, e *e
 		return err
 	}
 	in := dedup.Input{Files: ex.Files, Options: ropts, SkipInvalid: o.input.skipInvalid, Stdin: e.stdin,
-		FilesSkipped: ex.Skipped, FilesExcluded: ex.Excluded}
+		FilesSkipped: ex.Skipped, FilesExcluded: ex.Excluded, Progress: newProgress(cmd.Context(), e.stderr, o.quiet)}
 	stats, err := dedup.Sign(cmd.Context(), cfg, in, o.output)
 	if err != nil {
 		return err
@@ -79,7 +80,7 @@ func printSignSummary(w io.Writer, s *dedup.Stats, jsonOut bool) error {
 	if jsonOut {
 		return writeJSON(w, s)
 	}
-	_, err := fmt.Fprintf(w, "signed %d documents with %s (%d skipped, %d empty)\n", s.Documents, s.Method, s.Skipped, s.Empty)
+	_, err := fmt.Fprintf(w, "signed %s with %s (%s skipped, %d empty)\n", plural(s.Documents, "document"), s.Method, plural(s.Skipped, "invalid record"), s.Empty)
 	printInputNotes(w, s)
 	return err
 }

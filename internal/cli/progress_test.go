@@ -1,0 +1,118 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"regexp"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/vbauerster/mpb/v8"
+)
+
+// lockedBuffer is a bytes.Buffer safe for the bar library's goroutine.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// blockedWriter never returns from Write until release is closed: a
+// terminal that does not read.
+type blockedWriter struct{ release chan struct{} }
+
+func (w blockedWriter) Write(p []byte) (int, error) {
+	<-w.release
+	return len(p), nil
+}
+
+// within fails the test when f does not return within d.
+func within(t *testing.T, d time.Duration, what string, f func()) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { f(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(d):
+		t.Fatalf("%s did not return within %v", what, d)
+	}
+}
+
+// Stages whose estimate is high, low, exact or unknown: every bar ends at
+// the real count and Done returns (it waited forever in mpb's Wait when an
+// estimate was high).
+func TestProgressEstimates(t *testing.T) {
+	var out lockedBuffer
+	b := newBarProgress(context.Background(), &out, mpb.WithAutoRefresh(), mpb.WithWidth(120))
+	for _, s := range []struct {
+		name   string
+		est, n int64
+	}{{"high", 1000, 300}, {"low", 100, 700}, {"exact", 512, 512}, {"unknown", 0, 40}} {
+		b.Stage(s.name, s.est)
+		for i := int64(0); i < s.n; i += 10 {
+			b.Advance(10, 0)
+		}
+		time.Sleep(2 * progressTick) // the bar is drawn while the stage runs
+	}
+	within(t, progressTimeout+time.Second, "Done", b.Done)
+	got := out.String()
+	for _, want := range []string{`high +300 docs .*done`, `low +700 docs .*done`, `exact +520 docs .*done`, `unknown +40 docs .*done`} {
+		if !regexp.MustCompile(want).MatchString(got) {
+			t.Errorf("no %q in:\n%s", want, got)
+		}
+	}
+	if regexp.MustCompile(`low +\d+ / ~100 docs`).MatchString(got) {
+		t.Errorf("a count above a low estimate showed the estimate:\n%s", got)
+	}
+}
+
+// An interrupted run aborts its bar instead of completing it.
+func TestProgressInterrupted(t *testing.T) {
+	var out lockedBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	b := newBarProgress(ctx, &out, mpb.WithAutoRefresh(), mpb.WithWidth(120))
+	b.Stage("read", 1000)
+	b.Advance(100, 0)
+	time.Sleep(2 * progressTick)
+	cancel()
+	within(t, progressTimeout+time.Second, "Done", b.Done)
+	if got := out.String(); regexp.MustCompile(`read .*done`).MatchString(got) {
+		t.Errorf("an interrupted stage's bar says done:\n%s", got)
+	}
+}
+
+// A terminal that never reads blocks the bar library; the work must not
+// wait for it, and Done gives up after progressTimeout.
+func TestProgressNeverBlocks(t *testing.T) {
+	w := blockedWriter{release: make(chan struct{})}
+	defer close(w.release)
+	b := newBarProgress(context.Background(), w, mpb.WithAutoRefresh())
+	within(t, 5*time.Second, "Stage and Advance", func() {
+		for i := range 50 {
+			b.Stage("stage", 100)
+			for range 10 {
+				b.Advance(10, 0)
+			}
+			if i%10 == 0 {
+				time.Sleep(progressTick) // let the drawing goroutine block
+			}
+		}
+	})
+	start := time.Now()
+	within(t, progressTimeout+2*time.Second, "Done", b.Done)
+	if d := time.Since(start); d < progressTimeout/2 {
+		t.Logf("Done returned after %v: the library was not blocked after all", d)
+	}
+}
