@@ -404,11 +404,13 @@ func criterion(cfg dedup.Config, s *dedup.Stats) string {
 	case "jaccard":
 		return fmt.Sprintf("the Jaccard similarity of their %s sets is at least %s (computed exactly)", sh, thr)
 	case "minhash":
-		c := fmt.Sprintf("the Jaccard similarity of their %s sets, estimated from %d-slot MinHash signatures, is at least %s", sh, cfg.NumPerm, thr)
-		if cfg.Verify {
-			c += " and the exact similarity confirms it"
+		switch {
+		case cfg.Verify:
+			return fmt.Sprintf("the Jaccard similarity of their %s sets, computed exactly for every pair whose %d-slot MinHash signatures make it a candidate, is at least %s", sh, cfg.NumPerm, thr)
+		case cfg.EstimateOnly:
+			return fmt.Sprintf("the Jaccard similarity of their %s sets, estimated from %d-slot MinHash signatures, is at least %s", sh, cfg.NumPerm, thr)
 		}
-		return c
+		return fmt.Sprintf("the Jaccard similarity of their %s sets is at least %s: estimated from %d-slot MinHash signatures, and computed exactly whenever the estimate is too close to the threshold to decide", sh, thr, cfg.NumPerm)
 	}
 	return "the " + s.Method + " method says so"
 }
@@ -689,7 +691,7 @@ func figures(r *Run, opts Options) ([]figure, []string, error) {
 		}
 		f := figure{ID: "similarity", Title: "How similar the duplicate pairs are",
 			Alt:     "histogram of the similarities of the reported pairs",
-			Caption: fmt.Sprintf("Each of the %s the run reported, by its similarity in bins of 0.05, on a logarithmic count axis (each bar is labelled with its count). Exact methods report 1 for every pair; minhash reports its estimate.", plural(s.Pairs, "pair", "pairs"))}
+			Caption: fmt.Sprintf("Each of the %s the run reported, by its similarity in bins of 0.05, on a logarithmic count axis (each bar is labelled with its count). Exact methods report 1 for every pair; minhash reports the exact Jaccard where it verified the pair and its estimate otherwise.", plural(s.Pairs, "pair", "pairs"))}
 		if s.Pairs == 0 {
 			f.Note = "No pairs were reported."
 		}
