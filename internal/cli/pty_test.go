@@ -294,6 +294,9 @@ func TestPTY(t *testing.T) {
 			if !regexp.MustCompile(regexp.QuoteMeta(c.stage) + ` .*interrupted`).MatchString(out) {
 				t.Errorf("the %s bar does not say interrupted:\n%s", c.stage, out)
 			}
+			if !strings.Contains(out, "neardup: interrupted; no output file was replaced") {
+				t.Errorf("no interruption message (a raw error instead?):\n%s", out)
+			}
 			if b, err := os.ReadFile(filepath.Join(dir, c.output)); err != nil || !bytes.Equal(b, old) {
 				t.Errorf("%s was replaced: %q, %v", c.output, b, err)
 			}

@@ -135,6 +135,10 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return ExitOK
 	}
 	code := exitCode(ctx, err)
+	if code == ExitInterrupted && errors.Is(err, context.Canceled) {
+		fmt.Fprintln(stderr, "neardup: interrupted; no output file was replaced")
+		return code
+	}
 	fmt.Fprintf(stderr, "neardup: %v\n", err)
 	if code == ExitUsage {
 		fmt.Fprintln(stderr, "Run 'neardup --help' for usage.")
