@@ -422,18 +422,11 @@ func (sw summaryWriter) outcome(s *dedup.Stats) {
 			plural(s.LargestCluster, "document"), plural(s.Pairs, "duplicate pair"))
 	}
 	if n := s.RemovedBelowThreshold; n != nil && *n > 0 {
-		verb := "are"
-		if *n == 1 {
-			verb = "is"
-		}
-		sw.line("%s %s below the threshold to the kept document of the cluster (joined through chains of pairs; --cluster leader removes none such)", plural(*n, "removed document"), verb)
+		sw.line("%s %s below the threshold to the kept document of the cluster (joined through chains of pairs; --cluster leader removes none such)", plural(*n, "removed document"), agree(*n, "is", "are"))
 	}
 	if s.Dropped > 0 {
-		copies := "as copies of an earlier document"
-		if s.Dropped == 1 {
-			copies = "as a copy of an earlier document"
-		}
-		sw.line("%s removed %s the method does not name (no pairs line)", plural(s.Dropped, "document"), copies)
+		sw.line("%s removed %s the method does not name (no pairs line)", plural(s.Dropped, "document"),
+			agree(s.Dropped, "as a copy of an earlier document", "as copies of an earlier document"))
 	}
 	if s.Resumed > 0 {
 		sw.line("resumed %s from checkpoints", plural(s.Resumed, "input file"))
@@ -455,11 +448,7 @@ func (sw summaryWriter) outcome(s *dedup.Stats) {
 	}
 	printInputNotes(sw.w, s)
 	if s.Traditional > 0 {
-		verb := "hold"
-		if s.Traditional == 1 {
-			verb = "holds"
-		}
-		sw.line("%s %s Traditional Chinese characters: --t2s would compare them with their Simplified copies", plural(s.Traditional, "document"), verb)
+		sw.line("%s %s Traditional Chinese characters: --t2s would compare them with their Simplified copies", plural(s.Traditional, "document"), agree(s.Traditional, "holds", "hold"))
 	}
 	if s.AbandonedFiles > 0 {
 		sw.line("removed %s (%s) that killed earlier runs left behind", plural(s.AbandonedFiles, "temporary file"), formatSize(s.AbandonedBytes))
@@ -553,6 +542,15 @@ func plural(n int, noun string) string {
 		return "1 " + noun
 	}
 	return number(n) + " " + noun + "s"
+}
+
+// agree returns one when n is 1 and many otherwise: the words that agree
+// with a count.
+func agree(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // number writes n with commas between thousands: 1,234,567.
