@@ -55,7 +55,6 @@ type Learner interface {
 // below --threshold is dropped.
 type simhashMethod struct {
 	bits, distance int
-	tfidf          bool
 	weighting      string // count, set, sublinear or tfidf
 	seed           uint64
 	shingle        shingle.Options
@@ -89,7 +88,6 @@ func newSimhashMethod(cfg Config) (Method, error) {
 		m.weighting = "count"
 	case "count", "set", "sublinear":
 	case "tfidf":
-		m.tfidf = true
 	default:
 		return nil, fmt.Errorf("--weights %q: want count, set, sublinear or tfidf", cfg.Weights)
 	}
@@ -112,7 +110,7 @@ func newSimhashMethod(cfg Config) (Method, error) {
 	m.masks = d.TableMasks()
 	m.saveIDF = cfg.SaveIDF
 	if cfg.IDFFile != "" {
-		if !m.tfidf {
+		if !m.usesIDF() {
 			return nil, fmt.Errorf("--idf %s: an IDF table needs --weights tfidf", cfg.IDFFile)
 		}
 		t, err := simhash.LoadIDF(cfg.IDFFile)
@@ -123,7 +121,7 @@ func newSimhashMethod(cfg Config) (Method, error) {
 			return nil, fmt.Errorf("--idf %s: %w", cfg.IDFFile, err)
 		}
 	}
-	if m.saveIDF != "" && !m.tfidf {
+	if m.saveIDF != "" && !m.usesIDF() {
 		return nil, fmt.Errorf("--save-idf %s: only --weights tfidf has an IDF table", m.saveIDF)
 	}
 	return m, nil
@@ -165,8 +163,11 @@ func (m *simhashMethod) Describe() map[string]any {
 	return d
 }
 
+// usesIDF reports whether the weights are TF-IDF, which need an IDF table.
+func (m *simhashMethod) usesIDF() bool { return m.weighting == "tfidf" }
+
 // NeedsPrePass reports whether TF-IDF weights still need their IDF table.
-func (m *simhashMethod) NeedsPrePass() bool { return m.tfidf && m.idf == nil }
+func (m *simhashMethod) NeedsPrePass() bool { return m.usesIDF() && m.idf == nil }
 
 // NewLearner returns a learner of document frequencies for one worker.
 func (m *simhashMethod) NewLearner() (Learner, error) {
@@ -222,7 +223,7 @@ func (l *idfLearner) Learn(d *Doc) error {
 }
 
 func (m *simhashMethod) NewSketcher() (Sketcher, error) {
-	if m.tfidf && m.idf == nil {
+	if m.usesIDF() && m.idf == nil {
 		return nil, fmt.Errorf("simhash --weights tfidf: no IDF table: the pipeline must run the pre-pass (dedup.PrePass) or supply a table (SetIDF)")
 	}
 	sh, err := shingle.New(m.shingle)
@@ -334,7 +335,7 @@ func (f *simhashFinder) Flush(emit func(Pair)) error {
 			}
 		}
 		f.uf.Union(a, b)
-		emit(Pair{A: int(f.docs[a]), B: int(f.docs[b]), Similarity: sim, Distance: d, Hamming: !f.m.verify})
+		emit(Pair{A: int(f.docs[a]), B: int(f.docs[b]), Similarity: sim, Distance: d, Hamming: f.m.HammingSimilarity()})
 	}
 	var d simhash.Design
 	var err error
