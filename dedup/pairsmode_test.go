@@ -34,7 +34,7 @@ func TestPairsMode(t *testing.T) {
 					t.Fatal(err)
 				}
 				if st.Memory.Spill != spill {
-					t.Skipf("spill %v not taken", spill)
+					t.Fatalf("spill %v not taken: the comparison would test nothing", spill)
 				}
 				pairs, _ = os.ReadFile(out.Pairs)
 				clusters, _ = os.ReadFile(out.Clusters)
