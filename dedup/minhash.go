@@ -79,6 +79,9 @@ type minhashMethod struct {
 	leader    bool // --cluster leader: documents join a verified kept document (see minhashFinder.addLeader)
 	allPairs  bool // Config.AllPairs: report joined candidates too
 	direct    bool // join every candidate (no estimate filter); tests and measurements only
+	// lo[keff], hi[keff]: the tiered join's margins for keff effective
+	// slots, 1 <= keff <= k (see margins), computed once.
+	lo, hi []float64
 }
 
 // joinMode says how the minhash method decides a candidate pair.
@@ -139,6 +142,13 @@ func newMinhashMethod(cfg Config) (Method, error) {
 	}
 	m := &minhashMethod{threshold: cfg.Threshold, family: family, hasher: h,
 		shingle: cfg.Shingle, leader: cfg.Cluster == cluster.Leader, allPairs: cfg.AllPairs}
+	m.lo, m.hi = make([]float64, k+1), make([]float64, k+1)
+	for keff := 1; keff <= k; keff++ {
+		// The standard error of the estimate at J = t, floored so that a
+		// threshold near 1 still leaves a margin.
+		se := math.Sqrt(max(m.threshold*(1-m.threshold), 0.01) / float64(keff))
+		m.lo[keff], m.hi[keff] = m.threshold-rejectSigmas*se, m.threshold+acceptSigmas*se
+	}
 	switch {
 	case cfg.Verify && cfg.EstimateOnly:
 		return nil, errors.New("--verify and --estimate-only: choose one")
@@ -525,11 +535,8 @@ func (f *minhashFinder) match(j, i int, sk *minhashSketch) (float64, bool) {
 // and at or above which (hi) it is accepted without exact verification,
 // for an estimate from keff effectively independent slots.
 func (m *minhashMethod) margins(keff int) (lo, hi float64) {
-	t := m.threshold
-	// The standard error of the estimate at J = t, floored so that a
-	// threshold near 1 still leaves a margin.
-	se := math.Sqrt(max(t*(1-t), 0.01) / float64(keff))
-	return t - rejectSigmas*se, t + acceptSigmas*se
+	keff = min(max(keff, 1), len(m.lo)-1)
+	return m.lo[keff], m.hi[keff]
 }
 
 // decide decides a candidate pair from n, the number of equal (16-bit)
