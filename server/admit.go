@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"net/http"
-	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -94,4 +93,4 @@ func (a *admission) admit(ctx context.Context, r *http.Request, maxBody int64) (
 
 // retryAfterBusy is the Retry-After, in seconds, of a request refused for
 // want of room.
-var retryAfterBusy = strconv.Itoa(1)
+const retryAfterBusy = "1"

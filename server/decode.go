@@ -351,7 +351,9 @@ func putBody(buf *bytes.Buffer) {
 // could collide. It returns nil for a body whose strings are all valid,
 // and leaves syntax errors to the decoder.
 func checkStrings(b []byte) error {
-	if utf8.Valid(b) && !bytes.Contains(b, []byte(`\u`)) {
+	// Every surrogate escape starts \uD or \ud; other escapes (Go clients
+	// write <, > and & as \u003c...) need no second pass.
+	if utf8.Valid(b) && !bytes.Contains(b, []byte(`\ud`)) && !bytes.Contains(b, []byte(`\uD`)) {
 		return nil
 	}
 	type frame struct {
