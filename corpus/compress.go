@@ -316,8 +316,9 @@ func CompressionRatio(path string) (float64, error) {
 func CompressionRatioOf(head io.Reader) float64 {
 	d := newDecoder(io.NopCloser(head), compSniff)
 	n, _ := io.Copy(io.Discard, io.LimitReader(d, 1<<30)) // a cut stream ends in an error: fine
-	if d.comp == compNone || d.raw.n == 0 || n == 0 {
+	off := d.offset()
+	if d.comp == compNone || off <= 0 || n == 0 {
 		return 1
 	}
-	return float64(n) / float64(d.offset())
+	return float64(n) / float64(off)
 }

@@ -78,6 +78,7 @@ func ExpandWith(inputs []string, opts ExpandOptions) (*Expansion, error) {
 	}
 	e := &Expansion{}
 	w := walker{opts: opts, dirs: map[fileID]bool{}, exp: e}
+	seen := map[fileID]string{} // files found in the directories, over all inputs
 	for _, in := range inputs {
 		if in == "-" {
 			e.Files = append(e.Files, in)
@@ -96,7 +97,6 @@ func ExpandWith(inputs []string, opts ExpandOptions) (*Expansion, error) {
 			return nil, err
 		}
 		slices.SortFunc(w.found, func(a, b found) int { return strings.Compare(a.path, b.path) })
-		seen := map[fileID]string{}
 		for _, f := range w.found {
 			if first, ok := seen[f.id]; ok && f.id != (fileID{}) {
 				e.Skipped = append(e.Skipped, Skip{Path: f.path, Reason: SkipSameFile + " (" + first + ")"})

@@ -104,8 +104,11 @@ func expandInputs(args, exclude []string) (*corpus.Expansion, error) {
 	}
 	if len(e.Files) == 0 {
 		msg := fmt.Sprintf("no input files found in %v", args)
-		if len(e.Skipped) > 0 || e.Excluded > 0 {
+		switch {
+		case len(e.Skipped) > 0:
 			msg += fmt.Sprintf(" (%d paths skipped, e.g. %s: %s; %d excluded)", len(e.Skipped), e.Skipped[0].Path, e.Skipped[0].Reason, e.Excluded)
+		case e.Excluded > 0:
+			msg += fmt.Sprintf(" (%d excluded)", e.Excluded)
 		}
 		return nil, usageErr("%s", msg)
 	}
