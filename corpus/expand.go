@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 )
 
 // ExpandOptions configures ExpandWith. The zero value lists every
@@ -110,14 +109,12 @@ func ExpandWith(inputs []string, opts ExpandOptions) (*Expansion, error) {
 	return e, nil
 }
 
-// fileID identifies a file or directory whatever the path to it.
-type fileID struct{ dev, ino uint64 }
-
-func idOf(st fs.FileInfo) fileID {
-	if s, ok := st.Sys().(*syscall.Stat_t); ok {
-		return fileID{uint64(s.Dev), uint64(s.Ino)}
-	}
-	return fileID{}
+// fileID identifies a file or directory whatever the path to it: its
+// device and inode numbers where the system has them (idOf in
+// expand_unix.go), else its path with every link resolved.
+type fileID struct {
+	dev, ino uint64
+	path     string
 }
 
 type found struct {
@@ -154,7 +151,7 @@ func (w *walker) excluded(p string) bool {
 
 // walk lists the files under dir, whose (followed) FileInfo is st.
 func (w *walker) walk(dir string, st fs.FileInfo) error {
-	id := idOf(st)
+	id := idOf(dir, st)
 	if id != (fileID{}) {
 		if w.dirs[id] {
 			w.exp.Skipped = append(w.exp.Skipped, Skip{Path: dir, Reason: SkipLoop})
@@ -196,7 +193,7 @@ func (w *walker) walk(dir string, st fs.FileInfo) error {
 		case !info.Mode().IsRegular(): // pipes, devices, sockets
 			w.exp.Skipped = append(w.exp.Skipped, Skip{Path: p, Reason: SkipUnsupported})
 		case Supported(p):
-			w.found = append(w.found, found{path: p, id: idOf(info)})
+			w.found = append(w.found, found{path: p, id: idOf(p, info)})
 		default:
 			w.exp.Skipped = append(w.exp.Skipped, Skip{Path: p, Reason: SkipUnsupported})
 		}

@@ -4,10 +4,9 @@ import (
 	"bytes"
 	"os"
 	"strings"
-	"syscall"
-	"time"
 
 	"github.com/neardup/neardup/corpus"
+	"github.com/neardup/neardup/internal/sysinfo"
 )
 
 // MemoryPlan is the memory estimate made before a run and the decision
@@ -31,9 +30,8 @@ const defaultFinderBytesPerDoc = 256
 // DefaultMemory returns the default budget: half of the machine's RAM (or
 // 1 GiB when it cannot be read).
 func DefaultMemory() int64 {
-	var si syscall.Sysinfo_t
-	if err := syscall.Sysinfo(&si); err == nil && si.Totalram > 0 {
-		return int64(si.Totalram) * int64(si.Unit) / 2
+	if r := sysinfo.TotalRAM(); r > 0 {
+		return r / 2
 	}
 	return 1 << 30
 }
@@ -141,10 +139,4 @@ func PeakRSS() int64 {
 
 // cpuSeconds returns the process's user plus system CPU time so far, or 0
 // when it cannot be read.
-func cpuSeconds() float64 {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
-}
+func cpuSeconds() float64 { return sysinfo.CPUSeconds() }

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"golang.org/x/sync/semaphore"
+
+	"github.com/neardup/neardup/internal/sysinfo"
 )
 
 // Admission control bounds the server's memory under a flood: at most
@@ -36,7 +38,7 @@ const (
 // flight take about 1/16 of the memory.
 func DefaultInflightBytes(maxBody int64) int64 {
 	n := int64(MaxDefaultInflightBytes)
-	if ram := totalRAM(); ram > 0 {
+	if ram := sysinfo.TotalRAM(); ram > 0 {
 		n = min(n, ram/64)
 	}
 	return max(n, maxBody)

@@ -1,9 +1,9 @@
-package server
+package sysinfo
 
 import "syscall"
 
-// totalRAM returns the machine's physical memory in bytes, or 0.
-func totalRAM() int64 {
+// TotalRAM returns the machine's physical memory in bytes, or 0.
+func TotalRAM() int64 {
 	var si syscall.Sysinfo_t
 	if err := syscall.Sysinfo(&si); err != nil {
 		return 0
