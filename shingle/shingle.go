@@ -162,8 +162,31 @@ func (s *Shingler) AppendHashes(dst []uint64, text string) []uint64 {
 		return dst
 	}
 	n := min(s.n, k)
-	for i := 0; i+n <= k; i++ {
-		dst = append(dst, s.hashGram(text, s.spans[i:i+n]))
+	if n == 1 || s.unit == Char {
+		// The gram is a substring: one token, or runes, which are contiguous.
+		for i := 0; i+n <= k; i++ {
+			dst = append(dst, xxh3.HashStringSeed(text[s.spans[i].start:s.spans[i+n-1].end], s.seed))
+		}
+		return dst
+	}
+	// Normalised text usually separates words by one space: then the gram
+	// is a substring too, and joining it would copy the same bytes. split
+	// is the last token j <= i that is not separated from token j-1 by
+	// exactly one space; the gram of tokens i-n+1..i is a substring when
+	// split <= i-n+1.
+	split := 0
+	for i := 1; i < k; i++ {
+		if e := s.spans[i-1].end; s.spans[i].start != e+1 || text[e] != ' ' {
+			split = i
+		}
+		first := i - n + 1
+		switch {
+		case first < 0:
+		case split <= first:
+			dst = append(dst, xxh3.HashStringSeed(text[s.spans[first].start:s.spans[i].end], s.seed))
+		default:
+			dst = append(dst, s.hashJoined(text, s.spans[first:i+1]))
+		}
 	}
 	return dst
 }
@@ -186,26 +209,8 @@ func (s *Shingler) AppendBag(dst []uint64, text string) []uint64 {
 	return dst
 }
 
-func (s *Shingler) hashGram(text string, toks []span) uint64 {
-	if len(toks) == 1 {
-		return xxh3.HashStringSeed(text[toks[0].start:toks[0].end], s.seed)
-	}
-	if s.unit == Char {
-		// Runes are contiguous: the gram is a substring.
-		return xxh3.HashStringSeed(text[toks[0].start:toks[len(toks)-1].end], s.seed)
-	}
-	// Normalised text usually separates words by one space: then the gram
-	// is a substring too, and joining it would copy the same bytes.
-	contiguous := true
-	for i := 1; i < len(toks); i++ {
-		if e := toks[i-1].end; toks[i].start != e+1 || text[e] != ' ' {
-			contiguous = false
-			break
-		}
-	}
-	if contiguous {
-		return xxh3.HashStringSeed(text[toks[0].start:toks[len(toks)-1].end], s.seed)
-	}
+// hashJoined returns the hash of the tokens of toks joined by one space.
+func (s *Shingler) hashJoined(text string, toks []span) uint64 {
 	b := s.buf[:0]
 	for i, t := range toks {
 		if i > 0 {
@@ -234,6 +239,8 @@ func (s *Shingler) tokenize(text string) {
 }
 
 // appendWords appends the Word tokens of text, offset by base, to dst.
+// ASCII is handled a run at a time: a run of word bytes, then a run of
+// separators, each in a loop of one table lookup a byte.
 func appendWords(dst []span, text string, base int) []span {
 	start := -1
 	for i := 0; i < len(text); {
@@ -242,11 +249,16 @@ func appendWords(dst []span, text string, base int) []span {
 				if start < 0 {
 					start = i
 				}
-			} else if start >= 0 {
+				for i++; i < len(text) && asciiWord[text[i]]; i++ {
+				}
+				continue
+			}
+			if start >= 0 {
 				dst = append(dst, span{int32(base + start), int32(base + i)})
 				start = -1
 			}
-			i++
+			for i++; i < len(text) && asciiSeparator[text[i]]; i++ {
+			}
 			continue
 		}
 		r, w := utf8.DecodeRuneInString(text[i:])
@@ -277,13 +289,16 @@ func appendWords(dst []span, text string, base int) []span {
 
 // asciiWord marks the ASCII bytes that are word characters: the ASCII
 // letters and digits, exactly the ASCII runes unicode.IsLetter and
-// unicode.IsDigit accept (no ASCII rune is a mark).
-var asciiWord = func() (t [utf8.RuneSelf]bool) {
-	for c := range t {
+// unicode.IsDigit accept (no ASCII rune is a mark). asciiSeparator marks
+// the other ASCII bytes. Bytes from 0x80 up are in neither: they start or
+// continue multi-byte runes, which are decoded.
+var asciiWord, asciiSeparator = func() (word, sep [256]bool) {
+	for c := range utf8.RuneSelf {
 		r := rune(c)
-		t[c] = unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r)
+		word[c] = unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r)
+		sep[c] = !word[c]
 	}
-	return t
+	return word, sep
 }()
 
 // isCJK reports whether r is a character that forms a token on its own
