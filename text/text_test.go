@@ -301,10 +301,11 @@ func TestNFKCSegments(t *testing.T) {
 		for _, s := range [...]string{
 			string(r), "a" + string(r) + "\u0301", "ＡＢ" + string(r) + "\u0345\u0301x", "\u1100" + string(r) + "\u1161\u11A8",
 			string(r) + "\u0B3E", "e" + string(r) + string(r) + "ｶﾞ",
+			"<" + string(r), "the e" + string(r) + "\u0301 end", "a\u0316" + string(r) + "b",
 		} {
 			b := []byte(s)
 			got = sc.nfkc(got[:0], b)
-			if nfkcQuick(b) && string(got) != s {
+			if sc.nfkcQuick(b) && string(got) != s {
 				t.Fatalf("nfkcQuick(%+q) = true, but its NFKC form is %+q", s, got)
 			}
 			if want := norm.NFKC.Bytes(b); string(got) != string(want) {
