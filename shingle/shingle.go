@@ -38,11 +38,14 @@
 package shingle
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/bits"
 	"slices"
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/zeebo/xxh3"
 )
@@ -239,11 +242,36 @@ func (s *Shingler) tokenize(text string) {
 }
 
 // appendWords appends the Word tokens of text, offset by base, to dst.
-// ASCII is handled a run at a time: a run of word bytes, then a run of
+// ASCII is handled eight bytes at a time (wordMask8) where it can, and
+// otherwise a run at a time: a run of word bytes, then a run of
 // separators, each in a loop of one table lookup a byte.
 func appendWords(dst []span, text string, base int) []span {
 	start := -1
 	for i := 0; i < len(text); {
+		if i+8 <= len(text) {
+			if x := binary.LittleEndian.Uint64(unsafe.Slice(unsafe.StringData(text[i:]), 8)); x&0x8080808080808080 == 0 {
+				// Eight ASCII bytes: m has bit k set when byte k is a word
+				// byte; a token starts at each 0-to-1 step and ends at
+				// each 1-to-0 step, counting the state before byte 0.
+				m := wordMask8(x)
+				var in uint64
+				if start >= 0 {
+					in = 1
+				}
+				prev := m<<1 | in
+				for steps := (m ^ prev) & 0xFF; steps != 0; steps &= steps - 1 {
+					k := bits.TrailingZeros64(steps)
+					if start < 0 {
+						start = i + k
+					} else {
+						dst = append(dst, span{int32(base + start), int32(base + i + k)})
+						start = -1
+					}
+				}
+				i += 8
+				continue
+			}
+		}
 		if c := text[i]; c < utf8.RuneSelf { // ASCII: letters and digits only
 			if asciiWord[c] {
 				if start < 0 {
@@ -300,6 +328,20 @@ var asciiWord, asciiSeparator = func() (word, sep [256]bool) {
 	}
 	return word, sep
 }()
+
+// wordMask8 returns the word bytes of x, eight ASCII bytes in
+// little-endian order: bit k is set when byte k is an ASCII letter or
+// digit (exactly asciiWord; TestWordMask8). No addition carries from one
+// byte into the next, because every byte is below 0x80.
+func wordMask8(x uint64) uint64 {
+	const ones = 0x0101010101010101
+	y := x | 0x20*ones // A-Z to a-z; no other byte lands in a-z
+	letter := (y + (0x80-'a')*ones) &^ (y + (0x80-'z'-1)*ones)
+	digit := (x + (0x80-'0')*ones) &^ (x + (0x80-'9'-1)*ones)
+	w := (letter | digit) & (0x80 * ones)
+	// Gather the eight high bits into the low byte.
+	return (w >> 7) * 0x0102040810204080 >> 56
+}
 
 // isCJK reports whether r is a character that forms a token on its own
 // under Word: Han ideographs, kana and Hangul syllables.
