@@ -239,7 +239,13 @@ func (s *pathSigner) sign(doc string) minhash.Signature {
 // one process. Compare CPU-ns/doc.
 func BenchmarkFloor(b *testing.B) {
 	docs, size := loadRaw(b)
-	b.Logf("corpus: %d documents, %d bytes, from %s", len(docs), size, rawFrom)
+	ps := newPathSigner(b)
+	shingles := 0
+	for _, d := range docs {
+		ps.sign(d)
+		shingles += len(ps.hashes)
+	}
+	b.Logf("corpus: %d documents, %d bytes, %d word 5-grams, from %s", len(docs), size, shingles, rawFrom)
 	run := func(name string, setup func(), sign func(string)) {
 		b.Run(name, func(b *testing.B) {
 			if setup != nil {
@@ -259,7 +265,6 @@ func BenchmarkFloor(b *testing.B) {
 	}
 	var fl floorSigner
 	run("floor", nil, func(d string) { fl.sign(d) })
-	ps := newPathSigner(b)
 	run("neardup-sign", nil, func(d string) { ps.sign(d) })
 
 	// The stages of neardup-sign, each on its own input, prepared only
