@@ -30,7 +30,11 @@ const (
 // of Options.
 type asciiTable struct {
 	act [256]uint8
-	out [256]byte
+	out [256]byte // for actSpace: ' '
+	// simple says that every ASCII byte is actWord or actSpace, as with
+	// the default options; word[c] is 1 for actWord, 0 otherwise.
+	simple bool
+	word   [256]uint8
 }
 
 // newASCIITable derives, for each ASCII byte, the action that the steps of
@@ -76,7 +80,20 @@ func newASCIITable(o *Options) (t asciiTable) {
 				act, out = space(' ', sepSpace)
 			}
 		}
+		if act == actSpace {
+			out = ' '
+		}
 		t.act[c], t.out[c] = act, out
+	}
+	t.simple = true
+	for c := range utf8.RuneSelf {
+		switch t.act[c] {
+		case actWord:
+			t.word[c] = 1
+		case actSpace:
+		default:
+			t.simple = false
+		}
 	}
 	return t
 }
@@ -89,6 +106,9 @@ func newASCIITable(o *Options) (t asciiTable) {
 func (f *folder) runASCII(src []byte) int {
 	t := &f.n.ascii
 	stop := f.n.stop != nil
+	if t.simple && !stop && f.pending != sepNewline {
+		return f.runASCIISimple(src)
+	}
 	// Each byte writes at most one byte, and the first may also write the
 	// separator owed before it.
 	d := slices.Grow(f.dst, len(src)+1)
@@ -171,6 +191,60 @@ func (f *folder) runASCII(src []byte) int {
 		i++
 	}
 	sync()
+	return i
+}
+
+// runASCIISimple is runASCII for a simple table without stop words, when
+// no line break is owed: every byte is a word byte or a separator, so the
+// output is the words joined by single spaces. It has no branch per byte
+// but the loop's: each byte is written (its output form, or ' ' for a
+// separator) and the write position advances over a word byte, and over
+// the first separator after visible output. That space is provisional
+// until a word byte follows: at the end of the run it is taken back and
+// owed instead, as folder.space would have left it.
+func (f *folder) runASCIISimple(src []byte) int {
+	t := &f.n.ascii
+	d := slices.Grow(f.dst, len(src)+1)
+	w := len(d)
+	d = d[:cap(d)]
+	// open is 1 when the last byte written is visible, so that a
+	// separator must write a space; prov is 1 when the last byte written
+	// is a provisional space.
+	var open, prov uint8
+	switch {
+	case w == f.start: // nothing written: separators write nothing
+	case f.pending == sepSpace:
+		d[w] = ' '
+		w++
+		prov = 1
+	default:
+		open = 1
+	}
+	var last uint8 = 2 // t.word of the last byte; 2: none yet
+	i := 0
+	for ; i < len(src); i++ {
+		c := src[i]
+		if c >= utf8.RuneSelf {
+			break
+		}
+		x := t.word[c]
+		y := x ^ 1
+		d[w] = t.out[c]
+		w += int(x | y&open)
+		prov = (prov | open) & y
+		open = x
+		last = x
+	}
+	switch last {
+	case 1:
+		f.pending, f.inTok = sepNone, true
+	case 0:
+		f.pending, f.inTok = sepSpace, false
+		w -= int(prov)
+	default: // no byte: keep the state, take back the space written above
+		w -= int(prov)
+	}
+	f.dst = d[:w]
 	return i
 }
 
