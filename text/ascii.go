@@ -284,6 +284,20 @@ func asciiPrefix(b []byte) int {
 	return i
 }
 
+// nonASCIIPrefix returns the number of bytes from 0x80 up at the start of
+// b.
+func nonASCIIPrefix(b []byte) int {
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
+		if x := ^binary.LittleEndian.Uint64(b[i:]) & 0x8080808080808080; x != 0 {
+			return i + bits.TrailingZeros64(x)/8
+		}
+	}
+	for ; i < len(b) && b[i] >= utf8.RuneSelf; i++ {
+	}
+	return i
+}
+
 // isASCII reports whether b holds only bytes below 0x80.
 func isASCII(b []byte) bool {
 	for len(b) >= 8 {

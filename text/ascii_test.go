@@ -91,10 +91,14 @@ func FuzzASCIIFastPath(f *testing.F) {
 	}
 	f.Add("The a b\tC\n\nD.", uint16(7))
 	fast, slow := optionSets(f)
+	// Padding makes the text long enough for quickSpan to skip ASCII.
+	pad := strings.Repeat("Pad ", quickSpanMin/4)
 	f.Fuzz(func(t *testing.T, s string, which uint16) {
 		i := int(which) % len(fast)
-		if got, want := fast[i].String(s), slow[i].String(s); got != want {
-			t.Fatalf("options %+v: Normalize(%+q) = %+q with the ASCII fast path, %+q without", fast[i].opts, s, got, want)
+		for _, in := range []string{s, pad + s + pad + s} {
+			if got, want := fast[i].String(in), slow[i].String(in); got != want {
+				t.Fatalf("options %+v: Normalize(%+q) = %+q with the ASCII fast path, %+q without", fast[i].opts, in, got, want)
+			}
 		}
 	})
 }
@@ -140,6 +144,21 @@ func TestIsASCII(t *testing.T) {
 			c[i] = 0x80
 			if isASCII(c) {
 				t.Errorf("isASCII(%q) = true", c)
+			}
+		}
+	}
+}
+
+func TestASCIIPrefixes(t *testing.T) {
+	for n := range 20 {
+		for k := 0; k <= n; k++ {
+			b := []byte(strings.Repeat("a", k) + strings.Repeat("\xe4", n-k))
+			if got := asciiPrefix(b); got != k {
+				t.Errorf("asciiPrefix(%q) = %d, want %d", b, got, k)
+			}
+			c := []byte(strings.Repeat("\xe4", k) + strings.Repeat("a", n-k))
+			if got := nonASCIIPrefix(c); got != k {
+				t.Errorf("nonASCIIPrefix(%q) = %d, want %d", c, got, k)
 			}
 		}
 	}

@@ -252,6 +252,10 @@ func (s *scratch) nfkcPiece(dst, in []byte) []byte {
 	}
 }
 
+// quickSpanMin is the shortest text for which quickSpan skips ASCII
+// itself.
+const quickSpanMin = 64
+
 // quickSpan returns a length p such that b[:p] is in NFKC and b[p:] starts
 // at a normalisation boundary: norm.NFKC.QuickSpan(b), or a shorter such
 // prefix. Runs of ASCII are skipped eight bytes at a time, and QuickSpan
@@ -263,7 +267,8 @@ func (s *scratch) nfkcPiece(dst, in []byte) []byte {
 // composes with the ASCII character before it (e + U+0301), so the
 // boundary returned is then before that character.
 func (s *scratch) quickSpan(b []byte) int {
-	if s.slow {
+	if s.slow || len(b) < quickSpanMin {
+		// Short pieces (between CJK ideographs) gain nothing from it.
 		return norm.NFKC.QuickSpan(b)
 	}
 	i := 0
@@ -272,10 +277,7 @@ func (s *scratch) quickSpan(b []byte) int {
 		if i == len(b) {
 			return i
 		}
-		j := i + 1
-		for j < len(b) && b[j] >= utf8.RuneSelf {
-			j++
-		}
+		j := i + nonASCIIPrefix(b[i:])
 		q := norm.NFKC.QuickSpan(b[i:j])
 		switch {
 		case q == j-i:
