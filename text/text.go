@@ -155,7 +155,16 @@ func (s *scratch) nfkc(dst, in []byte) []byte {
 		dst = append(dst, in[:i]...)
 		in = in[i:]
 		j := 0
-		for j < len(in) && !(in[j] >= 0xE3 && j+3 <= len(in) && inert(in[j:])) {
+		for j < len(in) {
+			if !s.slow {
+				j += asciiPrefix(in[j:]) // never inert
+				if j == len(in) {
+					break
+				}
+			}
+			if in[j] >= 0xE3 && j+3 <= len(in) && inert(in[j:]) {
+				break
+			}
 			j++
 		}
 		dst = s.nfkcPiece(dst, in[:j])
