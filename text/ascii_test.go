@@ -163,3 +163,24 @@ func TestASCIIPrefixes(t *testing.T) {
 		}
 	}
 }
+
+// TestCaseFoldThenCompose: a capital followed by a combining mark that
+// composes only with the small letter. Before the fix the output kept
+// h + U+0331, which is not in NFKC, and normalising it again gave U+1E96.
+func TestCaseFoldThenCompose(t *testing.T) {
+	for _, slow := range []bool{false, true} {
+		n := mustNew(t, DefaultOptions())
+		n.slow = slow
+		for in, want := range map[string]string{
+			"H\u0331":    "\u1e96",
+			"xH\u0331 0": "x\u1e96 0",
+			"0000000000000000000000000000000000000000000000000000000000000000000H\u03310": "0000000000000000000000000000000000000000000000000000000000000000000\u1e960",
+			"T\u0308 T̈": "\u1e97 \u1e97",
+			"A\u0301":    "\u00e1",
+		} {
+			if got := n.String(in); got != want {
+				t.Errorf("slow=%v: Normalize(%+q) = %+q, want %+q", slow, in, got, want)
+			}
+		}
+	}
+}

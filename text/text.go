@@ -496,6 +496,7 @@ func (f *folder) run(src []byte) {
 		c := src[i]
 		if c < utf8.RuneSelf && !f.n.slow {
 			i += f.runASCII(src[i:])
+			f.foldedBeforeMark(src, i)
 			continue
 		}
 		if c < utf8.RuneSelf {
@@ -519,6 +520,7 @@ func (f *folder) run(src []byte) {
 					f.dst = append(f.dst, src[i:j]...)
 				}
 				i = j
+				f.foldedBeforeMark(src, i)
 				continue
 			}
 			i++
@@ -562,6 +564,17 @@ func (f *folder) run(src []byte) {
 			}
 			f.tokenRune(r)
 		}
+	}
+}
+
+// foldedBeforeMark marks the pass as changed when an ASCII capital that
+// CaseFold lowered is followed by a non-ASCII character (src[i]): a
+// combining mark may compose with the small letter where it did not with
+// the capital (H + U+0331 is in NFKC, h + U+0331 is U+1E96), so the text
+// must go round again.
+func (f *folder) foldedBeforeMark(src []byte, i int) {
+	if f.o.CaseFold && i > 0 && i < len(src) && src[i] >= utf8.RuneSelf && 'A' <= src[i-1] && src[i-1] <= 'Z' {
+		f.changed = true
 	}
 }
 
