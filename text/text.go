@@ -156,11 +156,9 @@ func (s *scratch) nfkc(dst, in []byte) []byte {
 		in = in[i:]
 		j := 0
 		for j < len(in) {
-			if !s.slow {
+			if in[j] < utf8.RuneSelf && !s.slow {
 				j += asciiPrefix(in[j:]) // never inert
-				if j == len(in) {
-					break
-				}
+				continue
 			}
 			if in[j] >= 0xE3 && j+3 <= len(in) && inert(in[j:]) {
 				break
