@@ -1,10 +1,7 @@
 package minhash
 
 import (
-	"bufio"
 	"encoding/binary"
-	"os"
-	"strings"
 	"testing"
 
 	"github.com/zeebo/xxh3"
@@ -17,20 +14,9 @@ import (
 // signatures TestSigningPathGolden pins: the 180 verses of
 // testdata/pairs.tsv and a few texts that exercise the non-ASCII steps.
 func goldenTexts(t *testing.T) []string {
-	f, err := os.Open("testdata/pairs.tsv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
 	var texts []string
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		a, b, _ := strings.Cut(sc.Text(), "\t")
-		texts = append(texts, a, b)
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
+	for _, p := range pairTexts(t) {
+		texts = append(texts, p[0], p[1])
 	}
 	return append(texts,
 		"",

@@ -36,35 +36,51 @@ import (
 // number of documents; without the data the 180 texts of
 // minhash/testdata/pairs.tsv are used.
 
-var (
-	rawOnce sync.Once
-	rawDocs []string
-	rawSize int64
-	rawFrom string
-)
+// rawSet is BenchmarkFloor's corpus, not lower-cased.
+var rawSet = docSet{nEnv: "NEARDUP_FLOOR_DOCS", pathEnv: "NEARDUP_FLOOR_DATA", n: 1 << 30, name: "bbc-news/docs.jsonl.gz"}
 
-func loadRaw(b *testing.B) ([]string, int64) {
-	rawOnce.Do(func() {
-		n := 1 << 30
-		if s := os.Getenv("NEARDUP_FLOOR_DOCS"); s != "" {
-			n, _ = strconv.Atoi(s)
+func loadRaw(b *testing.B) ([]string, int64) { return rawSet.load(b) }
+
+// docSet is a benchmark corpus read once: the first n documents (or $nEnv)
+// of shared/data/name (or the docs.jsonl.gz at $pathEnv), else the texts
+// of minhash/testdata/pairs.tsv; lower-cased when lower is set.
+type docSet struct {
+	nEnv, pathEnv string
+	n             int
+	name          string
+	lower         bool
+
+	once sync.Once
+	docs []string
+	size int64
+	from string
+}
+
+func (s *docSet) load(b *testing.B) ([]string, int64) {
+	s.once.Do(func() {
+		n := s.n
+		if v := os.Getenv(s.nEnv); v != "" {
+			n, _ = strconv.Atoi(v)
 		}
-		path := os.Getenv("NEARDUP_FLOOR_DATA")
+		path := os.Getenv(s.pathEnv)
 		if path == "" {
-			path = sharedData("bbc-news/docs.jsonl.gz")
+			path = sharedData(s.name)
 		}
-		rawDocs, rawFrom = readJSONLGz(path, n), path
-		if len(rawDocs) == 0 {
-			rawDocs, rawFrom = readPairs("../../minhash/testdata/pairs.tsv"), "minhash/testdata/pairs.tsv"
+		s.docs, s.from = readJSONLGz(path, n), path
+		if len(s.docs) == 0 {
+			s.docs, s.from = readPairs("../../minhash/testdata/pairs.tsv"), "minhash/testdata/pairs.tsv"
 		}
-		for _, d := range rawDocs {
-			rawSize += int64(len(d))
+		for i := range s.docs {
+			if s.lower {
+				s.docs[i] = strings.ToLower(s.docs[i])
+			}
+			s.size += int64(len(s.docs[i]))
 		}
 	})
-	if len(rawDocs) == 0 {
+	if len(s.docs) == 0 {
 		b.Skip("no corpus")
 	}
-	return rawDocs, rawSize
+	return s.docs, s.size
 }
 
 // sharedData returns the path of name in the nearest shared/data folder
@@ -245,7 +261,7 @@ func BenchmarkFloor(b *testing.B) {
 		ps.sign(d)
 		shingles += len(ps.hashes)
 	}
-	b.Logf("corpus: %d documents, %d bytes, %d word 5-grams, from %s", len(docs), size, shingles, rawFrom)
+	b.Logf("corpus: %d documents, %d bytes, %d word 5-grams, from %s", len(docs), size, shingles, rawSet.from)
 	run := func(name string, setup func(), sign func(string)) {
 		b.Run(name, func(b *testing.B) {
 			if setup != nil {
