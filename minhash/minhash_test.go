@@ -57,32 +57,42 @@ type textPair struct {
 
 // loadPairs reads testdata/pairs.tsv as word 5-gram shingle sets.
 func loadPairs(t testing.TB) []textPair {
-	f, err := os.Open("testdata/pairs.tsv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
 	sh, err := shingle.New(shingle.Options{Unit: shingle.Word, N: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var pairs []textPair
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		a, b, ok := strings.Cut(strings.ToLower(sc.Text()), "\t")
-		if !ok {
-			t.Fatalf("bad line %q", sc.Text())
-		}
+	for _, tp := range pairTexts(t) {
+		a, b := strings.ToLower(tp[0]), strings.ToLower(tp[1])
 		p := textPair{a: sh.AppendSet(nil, a), b: sh.AppendSet(nil, b)}
 		p.j = jaccard.Set(p.a, p.b)
 		pairs = append(pairs, p)
 	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
 	if len(pairs) != 90 {
 		t.Fatalf("%d pairs, want 90", len(pairs))
+	}
+	return pairs
+}
+
+// pairTexts reads the text pairs of testdata/pairs.tsv.
+func pairTexts(t testing.TB) [][2]string {
+	f, err := os.Open("testdata/pairs.tsv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var pairs [][2]string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		a, b, ok := strings.Cut(sc.Text(), "\t")
+		if !ok {
+			t.Fatalf("bad line %q", sc.Text())
+		}
+		pairs = append(pairs, [2]string{a, b})
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
 	}
 	return pairs
 }

@@ -38,11 +38,14 @@
 package shingle
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/bits"
 	"slices"
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/zeebo/xxh3"
 )
@@ -162,8 +165,31 @@ func (s *Shingler) AppendHashes(dst []uint64, text string) []uint64 {
 		return dst
 	}
 	n := min(s.n, k)
-	for i := 0; i+n <= k; i++ {
-		dst = append(dst, s.hashGram(text, s.spans[i:i+n]))
+	if n == 1 || s.unit == Char {
+		// The gram is a substring: one token, or runes, which are contiguous.
+		for i := 0; i+n <= k; i++ {
+			dst = append(dst, xxh3.HashStringSeed(text[s.spans[i].start:s.spans[i+n-1].end], s.seed))
+		}
+		return dst
+	}
+	// Normalised text usually separates words by one space: then the gram
+	// is a substring too, and joining it would copy the same bytes. split
+	// is the last token j <= i that is not separated from token j-1 by
+	// exactly one space; the gram of tokens i-n+1..i is a substring when
+	// split <= i-n+1.
+	split := 0
+	for i := 1; i < k; i++ {
+		if e := s.spans[i-1].end; s.spans[i].start != e+1 || text[e] != ' ' {
+			split = i
+		}
+		first := i - n + 1
+		switch {
+		case first < 0:
+		case split <= first:
+			dst = append(dst, xxh3.HashStringSeed(text[s.spans[first].start:s.spans[i].end], s.seed))
+		default:
+			dst = append(dst, s.hashJoined(text, s.spans[first:i+1]))
+		}
 	}
 	return dst
 }
@@ -186,26 +212,8 @@ func (s *Shingler) AppendBag(dst []uint64, text string) []uint64 {
 	return dst
 }
 
-func (s *Shingler) hashGram(text string, toks []span) uint64 {
-	if len(toks) == 1 {
-		return xxh3.HashStringSeed(text[toks[0].start:toks[0].end], s.seed)
-	}
-	if s.unit == Char {
-		// Runes are contiguous: the gram is a substring.
-		return xxh3.HashStringSeed(text[toks[0].start:toks[len(toks)-1].end], s.seed)
-	}
-	// Normalised text usually separates words by one space: then the gram
-	// is a substring too, and joining it would copy the same bytes.
-	contiguous := true
-	for i := 1; i < len(toks); i++ {
-		if e := toks[i-1].end; toks[i].start != e+1 || text[e] != ' ' {
-			contiguous = false
-			break
-		}
-	}
-	if contiguous {
-		return xxh3.HashStringSeed(text[toks[0].start:toks[len(toks)-1].end], s.seed)
-	}
+// hashJoined returns the hash of the tokens of toks joined by one space.
+func (s *Shingler) hashJoined(text string, toks []span) uint64 {
 	b := s.buf[:0]
 	for i, t := range toks {
 		if i > 0 {
@@ -234,19 +242,51 @@ func (s *Shingler) tokenize(text string) {
 }
 
 // appendWords appends the Word tokens of text, offset by base, to dst.
+// ASCII is handled eight bytes at a time (wordMask8) where it can, and
+// otherwise a run at a time: a run of word bytes, then a run of
+// separators, each in a loop of one table lookup a byte.
 func appendWords(dst []span, text string, base int) []span {
 	start := -1
 	for i := 0; i < len(text); {
+		if i+8 <= len(text) {
+			if x := binary.LittleEndian.Uint64(unsafe.Slice(unsafe.StringData(text[i:]), 8)); x&0x8080808080808080 == 0 {
+				// Eight ASCII bytes: m has bit k set when byte k is a word
+				// byte; a token starts at each 0-to-1 step and ends at
+				// each 1-to-0 step, counting the state before byte 0.
+				m := wordMask8(x)
+				var in uint64
+				if start >= 0 {
+					in = 1
+				}
+				prev := m<<1 | in
+				for steps := (m ^ prev) & 0xFF; steps != 0; steps &= steps - 1 {
+					k := bits.TrailingZeros64(steps)
+					if start < 0 {
+						start = i + k
+					} else {
+						dst = append(dst, span{int32(base + start), int32(base + i + k)})
+						start = -1
+					}
+				}
+				i += 8
+				continue
+			}
+		}
 		if c := text[i]; c < utf8.RuneSelf { // ASCII: letters and digits only
 			if asciiWord[c] {
 				if start < 0 {
 					start = i
 				}
-			} else if start >= 0 {
+				for i++; i < len(text) && asciiWord[text[i]]; i++ {
+				}
+				continue
+			}
+			if start >= 0 {
 				dst = append(dst, span{int32(base + start), int32(base + i)})
 				start = -1
 			}
-			i++
+			for i++; i < len(text) && asciiSeparator[text[i]]; i++ {
+			}
 			continue
 		}
 		r, w := utf8.DecodeRuneInString(text[i:])
@@ -277,14 +317,31 @@ func appendWords(dst []span, text string, base int) []span {
 
 // asciiWord marks the ASCII bytes that are word characters: the ASCII
 // letters and digits, exactly the ASCII runes unicode.IsLetter and
-// unicode.IsDigit accept (no ASCII rune is a mark).
-var asciiWord = func() (t [utf8.RuneSelf]bool) {
-	for c := range t {
+// unicode.IsDigit accept (no ASCII rune is a mark). asciiSeparator marks
+// the other ASCII bytes. Bytes from 0x80 up are in neither: they start or
+// continue multi-byte runes, which are decoded.
+var asciiWord, asciiSeparator = func() (word, sep [256]bool) {
+	for c := range utf8.RuneSelf {
 		r := rune(c)
-		t[c] = unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r)
+		word[c] = unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r)
+		sep[c] = !word[c]
 	}
-	return t
+	return word, sep
 }()
+
+// wordMask8 returns the word bytes of x, eight ASCII bytes in
+// little-endian order: bit k is set when byte k is an ASCII letter or
+// digit (exactly asciiWord; TestWordMask8). No addition carries from one
+// byte into the next, because every byte is below 0x80.
+func wordMask8(x uint64) uint64 {
+	const ones = 0x0101010101010101
+	y := x | 0x20*ones // A-Z to a-z; no other byte lands in a-z
+	letter := (y + (0x80-'a')*ones) &^ (y + (0x80-'z'-1)*ones)
+	digit := (x + (0x80-'0')*ones) &^ (x + (0x80-'9'-1)*ones)
+	w := (letter | digit) & (0x80 * ones)
+	// Gather the eight high bits into the low byte.
+	return (w >> 7) * 0x0102040810204080 >> 56
+}
 
 // isCJK reports whether r is a character that forms a token on its own
 // under Word: Han ideographs, kana and Hangul syllables.

@@ -1,6 +1,8 @@
 package shingle
 
 import (
+	"encoding/binary"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -220,5 +222,34 @@ func BenchmarkShingle(b *testing.B) {
 				dst = s.AppendSet(dst[:0], c.text)
 			}
 		})
+	}
+}
+
+// TestWordMask8 checks the eight-byte classifier against asciiWord for
+// every ASCII byte in every position, and for random words.
+func TestWordMask8(t *testing.T) {
+	check := func(b [8]byte) {
+		t.Helper()
+		var want uint64
+		for k, c := range b {
+			if asciiWord[c] {
+				want |= 1 << k
+			}
+		}
+		if got := wordMask8(binary.LittleEndian.Uint64(b[:])); got != want {
+			t.Fatalf("wordMask8(%q) = %08b, want %08b", b, got, want)
+		}
+	}
+	for c := range utf8.RuneSelf {
+		for k := range 8 {
+			b := [8]byte{'a', ' ', 'Z', '0', '~', '9', 'z', '@'}
+			b[k] = byte(c)
+			check(b)
+			check([8]byte{byte(c), byte(c), byte(c), byte(c), byte(c), byte(c), byte(c), byte(c)})
+		}
+	}
+	r := rand.New(rand.NewPCG(8, 8))
+	for range 100000 {
+		check([8]byte(binary.LittleEndian.AppendUint64(nil, r.Uint64()&0x7f7f7f7f7f7f7f7f)))
 	}
 }

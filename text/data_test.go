@@ -10,11 +10,23 @@ import (
 	"testing"
 )
 
-// sharedData opens ../../shared/data/NAME/docs.jsonl.gz and calls f for each
-// document, or skips the test when the evaluation data is not present.
-func sharedData(t *testing.T, name string, f func(doc map[string]any) bool) {
+// sharedData opens shared/data/NAME/docs.jsonl.gz in the nearest parent
+// directory that has it (the main checkout and the worktrees sit at
+// different depths) and calls f for each document, or skips the test when
+// the evaluation data is not present.
+func sharedData(t testing.TB, name string, f func(doc map[string]any) bool) {
 	t.Helper()
 	path := filepath.Join("..", "..", "shared", "data", name, "docs.jsonl.gz")
+	for dir, _ := filepath.Abs("."); ; dir = filepath.Dir(dir) {
+		p := filepath.Join(dir, "shared", "data", name, "docs.jsonl.gz")
+		if _, err := os.Stat(p); err == nil {
+			path = p
+			break
+		}
+		if filepath.Dir(dir) == dir {
+			break
+		}
+	}
 	file, err := os.Open(path)
 	if err != nil {
 		t.Skipf("evaluation data not present: %v", err)
@@ -168,5 +180,82 @@ func TestT2SBibleParallel(t *testing.T) {
 		pairs, same, sameBefore, variantOnly)
 	if pairs > 0 && same < pairs*88/100 {
 		t.Errorf("only %d of %d parallel verses identical after T2S, want at least 88%%", same, pairs)
+	}
+}
+
+// dataTexts returns the text of up to n documents of a shared data set.
+func dataTexts(tb testing.TB, name string, n int) []string {
+	var texts []string
+	sharedData(tb, name, func(doc map[string]any) bool {
+		if s, ok := doc["text"].(string); ok {
+			texts = append(texts, s)
+		}
+		return len(texts) < n
+	})
+	return texts
+}
+
+// TestASCIIFastPathRealText compares the ASCII fast paths with the
+// per-character path on English and Chinese corpora, with the default
+// options and with KeepNewlines and stop words.
+func TestASCIIFastPathRealText(t *testing.T) {
+	n := 3000
+	if testing.Short() || raceEnabled {
+		n = 300
+	}
+	for _, o := range []Options{DefaultOptions(), with(func(o *Options) { o.KeepNewlines, o.StopWords = true, true })} {
+		fast := mustNew(t, o)
+		slow := mustNew(t, o)
+		slow.slow = true
+		for _, set := range []string{"bbc-news", "pawsx-zh", "tang-editions", "bible-kjv-family"} {
+			for i, s := range dataTexts(t, set, n) {
+				if got, want := fast.String(s), slow.String(s); got != want {
+					t.Fatalf("%s document %d, options %+v: the ASCII fast path gives %+q, the per-character path %+q", set, i, o, got, want)
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkNormalizeData normalises real English and Chinese documents
+// (up to 2,000 of each set, 300 wiki-slice articles) with the default
+// options, with the ASCII fast paths ("fast") and without them
+// ("per-character", the code before them):
+//
+//	go test -run '^$' -bench NormalizeData -benchtime 20x -cpu 1 ./text
+func BenchmarkNormalizeData(b *testing.B) {
+	for _, c := range []struct {
+		name, set string
+		n         int
+	}{
+		{"en/bbc-news", "bbc-news", 2000}, {"en/wiki-slice", "wiki-slice", 300},
+		{"zh/pawsx-zh", "pawsx-zh", 2000}, {"zh/tang-editions", "tang-editions", 2000},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			texts := dataTexts(b, c.set, c.n)
+			size := 0
+			for _, s := range texts {
+				size += len(s)
+			}
+			for _, slow := range []bool{false, true} {
+				name := "fast"
+				if slow {
+					name = "per-character"
+				}
+				b.Run(name, func(b *testing.B) {
+					n := mustNew(b, DefaultOptions())
+					n.slow = slow
+					var dst []byte
+					b.SetBytes(int64(size))
+					b.ReportAllocs()
+					for b.Loop() {
+						for _, s := range texts {
+							dst = n.Append(dst[:0], s)
+						}
+					}
+					b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(texts)), "ns/doc")
+				})
+			}
+		})
 	}
 }

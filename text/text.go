@@ -125,11 +125,15 @@ type Normalizer struct {
 	stop      map[string]struct{} // whole-token stop words
 	stopChars map[rune]struct{}   // single Han characters removed anywhere
 	pool      sync.Pool           // of *scratch
+	ascii     asciiTable          // what the per-character steps do to each ASCII byte
+	// slow turns the ASCII fast paths off (tests compare both paths).
+	slow bool
 }
 
 type scratch struct {
 	html, valid, nfkcBuf, t2s, round []byte
 	iter                             norm.Iter // kept here because norm's Append allocates
+	slow                             bool      // Normalizer.slow: no ASCII fast paths
 }
 
 // nfkc appends the NFKC form of in, which must be valid UTF-8, to dst
@@ -151,7 +155,14 @@ func (s *scratch) nfkc(dst, in []byte) []byte {
 		dst = append(dst, in[:i]...)
 		in = in[i:]
 		j := 0
-		for j < len(in) && !(in[j] >= 0xE3 && j+3 <= len(in) && inert(in[j:])) {
+		for j < len(in) {
+			if in[j] < utf8.RuneSelf && !s.slow {
+				j += asciiPrefix(in[j:]) // never inert
+				continue
+			}
+			if in[j] >= 0xE3 && j+3 <= len(in) && inert(in[j:]) {
+				break
+			}
 			j++
 		}
 		dst = s.nfkcPiece(dst, in[:j])
@@ -177,10 +188,10 @@ func fullwidthASCII(b []byte) byte {
 	return 0
 }
 
-// nfkcQuick reports whether b passes NFKC's quick check, skipping CJK
-// ideographs cheaply, so that text already in NFKC is not copied.
-func nfkcQuick(b []byte) bool {
-	p := norm.NFKC.QuickSpan(b)
+// nfkcQuick reports whether b passes NFKC's quick check, skipping ASCII
+// and CJK ideographs cheaply, so that text already in NFKC is not copied.
+func (s *scratch) nfkcQuick(b []byte) bool {
+	p := s.quickSpan(b)
 	if p == len(b) {
 		return true
 	}
@@ -195,7 +206,7 @@ func nfkcQuick(b []byte) bool {
 		for j < len(b) && !(b[j] >= 0xE3 && j+3 <= len(b) && inert(b[j:])) {
 			j++
 		}
-		if norm.NFKC.QuickSpan(b[:j]) < j {
+		if s.quickSpan(b[:j]) < j {
 			return false
 		}
 		b = b[j:]
@@ -215,7 +226,7 @@ func inert(b []byte) bool {
 
 // nfkcPiece appends the NFKC form of in to dst, segment by segment.
 func (s *scratch) nfkcPiece(dst, in []byte) []byte {
-	p := norm.NFKC.QuickSpan(in)
+	p := s.quickSpan(in)
 	for {
 		dst = append(dst, in[:p]...)
 		in = in[p:]
@@ -231,7 +242,7 @@ func (s *scratch) nfkcPiece(dst, in []byte) []byte {
 		if c := fullwidthASCII(in); c != 0 && (len(in) == 3 || in[3] < utf8.RuneSelf || fullwidthASCII(in[3:]) != 0) {
 			dst = append(dst, c)
 			in = in[3:]
-			p = norm.NFKC.QuickSpan(in)
+			p = s.quickSpan(in)
 			continue
 		}
 		// in starts at a boundary; normalise the segment up to the next one.
@@ -244,7 +255,45 @@ func (s *scratch) nfkcPiece(dst, in []byte) []byte {
 			dst = append(dst, s.iter.Next()...)
 		}
 		in = in[q:]
-		p = norm.NFKC.QuickSpan(in)
+		p = s.quickSpan(in)
+	}
+}
+
+// quickSpanMin is the shortest text for which quickSpan skips ASCII
+// itself.
+const quickSpanMin = 64
+
+// quickSpan returns a length p such that b[:p] is in NFKC and b[p:] starts
+// at a normalisation boundary: norm.NFKC.QuickSpan(b), or a shorter such
+// prefix. Runs of ASCII are skipped eight bytes at a time, and QuickSpan
+// only sees the non-ASCII runs between them. This is sound because an
+// ASCII character is a starter that is in NFKC, and no composition has
+// one as its second character: there is a boundary before each, and a
+// non-ASCII run that passes the quick check alone passes it after ASCII.
+// A run that fails at its start may fail because its first character
+// composes with the ASCII character before it (e + U+0301), so the
+// boundary returned is then before that character.
+func (s *scratch) quickSpan(b []byte) int {
+	if s.slow || len(b) < quickSpanMin {
+		// Short pieces (between CJK ideographs) gain nothing from it.
+		return norm.NFKC.QuickSpan(b)
+	}
+	i := 0
+	for {
+		i += asciiPrefix(b[i:])
+		if i == len(b) {
+			return i
+		}
+		j := i + nonASCIIPrefix(b[i:])
+		q := norm.NFKC.QuickSpan(b[i:j])
+		switch {
+		case q == j-i:
+			i = j
+		case q == 0 && i > 0:
+			return i - 1
+		default:
+			return i + q
+		}
 	}
 }
 
@@ -266,7 +315,7 @@ func New(opts Options) (*Normalizer, error) {
 		}
 	}
 	opts.StopWordList = append([]string(nil), opts.StopWordList...)
-	n := &Normalizer{opts: opts}
+	n := &Normalizer{opts: opts, ascii: newASCIITable(&opts)}
 	n.pool.New = func() any { return new(scratch) }
 	if opts.StopWords {
 		if err := n.buildStopWords(); err != nil {
@@ -332,11 +381,15 @@ func (n *Normalizer) Append(dst []byte, src string) []byte {
 func (n *Normalizer) AppendBytes(dst, src []byte) []byte {
 	s := n.pool.Get().(*scratch)
 	defer n.put(s)
+	s.slow = n.slow
 	in := src
+	ascii := false
 	if n.opts.HTML {
 		// A bytes.Reader never fails, so neither does HTMLToText.
 		s.html, _ = HTMLToText(s.html[:0], bytes.NewReader(src))
 		in = s.html
+	} else if ascii = !n.slow && isASCII(in); ascii {
+		// ASCII is valid UTF-8 and in NFKC: neither needs checking.
 	} else if !utf8.Valid(in) {
 		// Before NFKC, which leaves text after an invalid byte alone.
 		s.valid = appendValid(s.valid[:0], in)
@@ -345,7 +398,8 @@ func (n *Normalizer) AppendBytes(dst, src []byte) []byte {
 	start := len(dst)
 	for round := 1; ; round++ {
 		var changed bool
-		dst, changed = n.pass(dst, in, s)
+		dst, changed = n.pass(dst, in, s, ascii)
+		ascii = false
 		// Removing characters or case folding can leave text that NFKC
 		// would change (a combining mark meets a new base character), so
 		// the result would not be a fixed point. Such text goes round
@@ -354,7 +408,7 @@ func (n *Normalizer) AppendBytes(dst, src []byte) []byte {
 		if !changed || !n.opts.NFKC || round == maxRounds {
 			return dst
 		}
-		if nfkcQuick(dst[start:]) {
+		if s.nfkcQuick(dst[start:]) {
 			return dst
 		}
 		s.round = s.nfkc(s.round[:0], dst[start:])
@@ -400,10 +454,11 @@ func (n *Normalizer) String(s string) string {
 }
 
 // pass runs the steps after HTML once. changed reports that characters were
-// removed or case-folded outside ASCII.
-func (n *Normalizer) pass(dst, in []byte, s *scratch) (out []byte, changed bool) {
-	if n.opts.NFKC {
-		if !nfkcQuick(in) {
+// removed or case-folded outside ASCII. ascii says that in is all ASCII,
+// which NFKC leaves as it is.
+func (n *Normalizer) pass(dst, in []byte, s *scratch, ascii bool) (out []byte, changed bool) {
+	if n.opts.NFKC && !ascii {
+		if !s.nfkcQuick(in) {
 			s.nfkcBuf = s.nfkc(s.nfkcBuf[:0], in)
 			in = s.nfkcBuf
 		}
@@ -437,7 +492,14 @@ func (f *folder) run(src []byte) {
 	o := f.o
 	for i := 0; i < len(src); {
 		c := src[i]
+		if c < utf8.RuneSelf && !f.n.slow {
+			i += f.runASCII(src[i:])
+			f.foldedBeforeMark(src, i)
+			continue
+		}
 		if c < utf8.RuneSelf {
+			// The reference path for ASCII, which runASCII must equal
+			// (TestASCIIFastPath, FuzzASCIIFastPath).
 			if asciiClass[c] == asciiOther {
 				// A run of ASCII letters, digits and symbols.
 				j := i + 1
@@ -456,6 +518,7 @@ func (f *folder) run(src []byte) {
 					f.dst = append(f.dst, src[i:j]...)
 				}
 				i = j
+				f.foldedBeforeMark(src, i)
 				continue
 			}
 			i++
@@ -499,6 +562,17 @@ func (f *folder) run(src []byte) {
 			}
 			f.tokenRune(r)
 		}
+	}
+}
+
+// foldedBeforeMark marks the pass as changed when an ASCII capital that
+// CaseFold lowered is followed by a non-ASCII character (src[i]): a
+// combining mark may compose with the small letter where it did not with
+// the capital (H + U+0331 is in NFKC, h + U+0331 is U+1E96), so the text
+// must go round again.
+func (f *folder) foldedBeforeMark(src []byte, i int) {
+	if f.o.CaseFold && i > 0 && i < len(src) && src[i] >= utf8.RuneSelf && 'A' <= src[i-1] && src[i-1] <= 'Z' {
+		f.changed = true
 	}
 }
 

@@ -288,6 +288,7 @@ func TestIdempotentRunes(t *testing.T) {
 // interesting rune in context.
 func TestNFKCSegments(t *testing.T) {
 	var sc scratch
+	long := strings.Repeat("ascii ", quickSpanMin/6+1)
 	var got []byte
 	runes := interestingRunes()
 	if raceEnabled || testing.Short() {
@@ -301,10 +302,13 @@ func TestNFKCSegments(t *testing.T) {
 		for _, s := range [...]string{
 			string(r), "a" + string(r) + "\u0301", "ＡＢ" + string(r) + "\u0345\u0301x", "\u1100" + string(r) + "\u1161\u11A8",
 			string(r) + "\u0B3E", "e" + string(r) + string(r) + "ｶﾞ",
+			"<" + string(r), "the e" + string(r) + "\u0301 end", "a\u0316" + string(r) + "b",
+			// Longer than quickSpanMin, so that quickSpan skips the ASCII.
+			long + "e" + string(r) + "\u0301 " + long, long + "<" + string(r) + long + string(r),
 		} {
 			b := []byte(s)
 			got = sc.nfkc(got[:0], b)
-			if nfkcQuick(b) && string(got) != s {
+			if sc.nfkcQuick(b) && string(got) != s {
 				t.Fatalf("nfkcQuick(%+q) = true, but its NFKC form is %+q", s, got)
 			}
 			if want := norm.NFKC.Bytes(b); string(got) != string(want) {

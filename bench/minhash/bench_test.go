@@ -5,7 +5,7 @@
 //
 // It is a separate module so that the main module does not depend on the
 // peer. The corpus is the first NEARDUP_BENCH_DOCS (default 20000) verses
-// of ../../../shared/data/bible-kjv-family (248,812 short English verses; set
+// of shared/data/bible-kjv-family (248,812 short English verses; set
 // NEARDUP_BENCH_DATA to another docs.jsonl.gz); without it the benchmarks
 // fall back to the 180 public-domain texts of minhash/testdata.
 //
@@ -14,13 +14,6 @@
 package minhashbench
 
 import (
-	"bufio"
-	"compress/gzip"
-	"encoding/json"
-	"os"
-	"strconv"
-	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -38,63 +31,13 @@ const (
 	threshold = 0.8
 )
 
-var (
-	corpusOnce sync.Once
-	corpus     []string
-	corpusSize int64
-	corpusFrom string
-)
+// corpusSet is the lower-cased corpus of the benchmarks of this file
+// (neardup's pipeline folds case before shingling; the peer gets the same
+// text).
+var corpusSet = docSet{nEnv: "NEARDUP_BENCH_DOCS", pathEnv: "NEARDUP_BENCH_DATA", n: 20000,
+	name: "bible-kjv-family/docs.jsonl.gz", lower: true}
 
-// loadCorpus reads the benchmark documents once, lower-cased (neardup's
-// pipeline folds case before shingling; the peer gets the same text).
-func loadCorpus(b *testing.B) ([]string, int64) {
-	corpusOnce.Do(func() {
-		n := 20000
-		if s := os.Getenv("NEARDUP_BENCH_DOCS"); s != "" {
-			n, _ = strconv.Atoi(s)
-		}
-		path := os.Getenv("NEARDUP_BENCH_DATA")
-		if path == "" {
-			path = "../../../shared/data/bible-kjv-family/docs.jsonl.gz"
-		}
-		if f, err := os.Open(path); err == nil {
-			defer f.Close()
-			zr, err := gzip.NewReader(f)
-			if err == nil {
-				sc := bufio.NewScanner(zr)
-				sc.Buffer(nil, 1<<24)
-				for sc.Scan() && len(corpus) < n {
-					var d struct{ Text string }
-					if json.Unmarshal(sc.Bytes(), &d) == nil {
-						corpus = append(corpus, strings.ToLower(d.Text))
-					}
-				}
-				corpusFrom = path
-			}
-		}
-		if len(corpus) == 0 {
-			f, err := os.Open("../../minhash/testdata/pairs.tsv")
-			if err != nil {
-				return
-			}
-			defer f.Close()
-			sc := bufio.NewScanner(f)
-			sc.Buffer(nil, 1<<20)
-			for sc.Scan() {
-				a, c, _ := strings.Cut(strings.ToLower(sc.Text()), "\t")
-				corpus = append(corpus, a, c)
-			}
-			corpusFrom = "minhash/testdata/pairs.tsv"
-		}
-		for _, d := range corpus {
-			corpusSize += int64(len(d))
-		}
-	})
-	if len(corpus) == 0 {
-		b.Skip("no corpus")
-	}
-	return corpus, corpusSize
-}
+func loadCorpus(b *testing.B) ([]string, int64) { return corpusSet.load(b) }
 
 func reportCPU(b *testing.B, docs []string, c0 time.Duration) {
 	b.ReportMetric(float64((processCPU()-c0).Nanoseconds())/float64(b.N)/float64(len(docs)), "CPU-ns/doc")
@@ -169,7 +112,7 @@ func (s *ekzhuSigner) sign(text string) []uint64 {
 // BenchmarkSignatures: text to signature, one core.
 func BenchmarkSignatures(b *testing.B) {
 	docs, size := loadCorpus(b)
-	b.Logf("corpus: %d documents, %d bytes, from %s", len(docs), size, corpusFrom)
+	b.Logf("corpus: %d documents, %d bytes, from %s", len(docs), size, corpusSet.from)
 	for _, fam := range []minhash.Family{minhash.MultiplyShift, minhash.Permutation, minhash.OPH} {
 		b.Run("neardup-"+fam.String(), func(b *testing.B) {
 			s := newNeardupSigner(b, fam)
@@ -357,7 +300,7 @@ func TestBytesPerSignature(t *testing.T) {
 			n++
 		}
 		t.Logf("%s b=%d: %.1f payload bytes per signature (+ 1-2 bytes length and 4 bytes CRC in a file), %d documents from %s",
-			enc.e, enc.bits, float64(total)/float64(n), n, corpusFrom)
+			enc.e, enc.bits, float64(total)/float64(n), n, corpusSet.from)
 	}
 }
 

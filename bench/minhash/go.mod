@@ -5,6 +5,7 @@ go 1.26.8
 require (
 	github.com/ekzhu/minhash-lsh v0.0.0-20171225071031-5c06ee8586a1
 	github.com/neardup/neardup v0.0.0
+	github.com/zeebo/xxh3 v1.1.0
 )
 
 require (
@@ -14,8 +15,9 @@ require (
 	github.com/go-ego/gse v0.80.3 // indirect
 	github.com/klauspost/cpuid/v2 v2.2.10 // indirect
 	github.com/vcaesar/cedar v0.20.2 // indirect
-	github.com/zeebo/xxh3 v1.1.0 // indirect
+	golang.org/x/net v0.62.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
+	golang.org/x/text v0.43.0 // indirect
 )
 
 replace github.com/neardup/neardup => ../..
