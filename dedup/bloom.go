@@ -6,12 +6,8 @@ import (
 
 	"github.com/neardup/neardup/bloom"
 	"github.com/neardup/neardup/shingle"
+	"github.com/neardup/neardup/sketch"
 )
-
-func init() {
-	register("bloom", newBloomMethod)
-	register("bloom-overlap", newBloomOverlapMethod)
-}
 
 // A DropFinder is a Finder that can tell that a document duplicates an
 // earlier one without naming which: a Bloom filter knows that a key was
@@ -29,20 +25,20 @@ type DropFinder interface {
 // ErrNeedsDrop is returned by Add of a DropFinder.
 var ErrNeedsDrop = errors.New("this method finds duplicates without naming the earlier document: the pipeline must call AddDrop (dedup.DropFinder)")
 
-// defaultBloomN is the capacity when Config.BloomN is zero and the number
+// defaultBloomN is the capacity when Options.BloomN is zero and the number
 // of documents is not known.
 const defaultBloomN = 10_000_000
 
 // bloomMethod removes exact duplicates in one streaming pass with a Bloom
-// filter (package bloom) sized from Config.BloomN and Config.BloomFPP:
+// filter (package bloom) sized from Options.BloomN and Options.BloomFPP:
 // memory is fixed by (n, p) (28.8 bits per item at p = 1e-6), never by the
-// corpus. The key is the normalised text, or Config.KeyField's value (a
+// corpus. The key is the normalised text, or Options.KeyField's value (a
 // URL, say); a document with an empty key is never a duplicate. A document
 // whose key is (probably) in the filter is a duplicate of an earlier one.
 //
 // Naming the earlier document: beside the filter, the Finder keeps a map
 // from each key to the first document that had it while the map fits in
-// an eighth of the memory budget (Config.Memory; about 64 bytes a key:
+// an eighth of the memory budget (Options.Memory; about 64 bytes a key:
 // namedKeys). A duplicate whose key is in the map is reported as a pair
 // with that first document (similarity 1), so its cluster names the kept
 // document and `neardup eval` can score it, like the exact method's. While
@@ -60,7 +56,7 @@ const defaultBloomN = 10_000_000
 //
 // bloom-overlap is the shingle-overlap mode of datatrove's Bloom filter
 // step (SingleBloomFilter): a document is a duplicate when at least
-// Config.Threshold of its distinct shingles (Config.Shingle) are already in
+// Options.Threshold of its distinct shingles (Options.Shingle) are already in
 // the filter, and the shingles not yet there are added whether or not the
 // document is dropped, as datatrove does (datatrove counts shingles with
 // repeats and drops strictly above its threshold; here the shingles are a
@@ -72,11 +68,12 @@ type bloomMethod struct {
 	p         float64
 	keyField  string
 	seed      uint64
+	spec      sketch.Spec // Exact (bloom) or Jaccard (bloom-overlap)
 	shingle   shingle.Options
 	threshold float64
 	m         uint64
 	k         int
-	file      string        // Config.BloomFile
+	file      string        // Options.BloomFile
 	filter    *bloom.Filter // the last Finder's, for Persist
 	namedCap  int           // keys the first-document map may hold
 	loaded    bool          // the filter came from file, with earlier runs' keys
@@ -86,17 +83,20 @@ type bloomMethod struct {
 // map (a 16-byte key, a 4-byte value, Go map overhead).
 const bloomNamedBytes = 64
 
-func newBloomMethod(cfg Config) (Method, error)        { return newBloom(cfg, false) }
-func newBloomOverlapMethod(cfg Config) (Method, error) { return newBloom(cfg, true) }
-
-func newBloom(cfg Config, overlap bool) (Method, error) {
+// newBloom returns the bloom method, or bloom-overlap: spec is the
+// run's Spec with method Exact (bloom: only its normalisation matters) or
+// Jaccard (bloom-overlap: its shingles and threshold).
+func newBloom(cfg *Options, spec sketch.Spec, overlap bool) (Method, error) {
 	m := &bloomMethod{overlap: overlap, n: uint64(cfg.BloomN), p: cfg.BloomFPP, keyField: cfg.KeyField,
-		seed: cfg.Seed, shingle: cfg.Shingle, threshold: cfg.Threshold, file: cfg.BloomFile}
+		seed: cfg.BloomSeed, spec: spec, shingle: spec.Shingle, threshold: spec.Threshold, file: cfg.BloomFile}
 	if cfg.BloomN < 0 {
-		return nil, fmt.Errorf("--bloom-n %d: must not be negative", cfg.BloomN)
+		return nil, optErr("BloomN", "%d must not be negative", cfg.BloomN)
 	}
 	if m.n == 0 {
 		m.n = defaultBloomN
+	}
+	if m.p == 0 {
+		m.p = DefaultBloomFPP
 	}
 	budget := cfg.Memory
 	if budget <= 0 {
@@ -104,22 +104,14 @@ func newBloom(cfg Config, overlap bool) (Method, error) {
 	}
 	m.namedCap = int(min(budget/8/bloomNamedBytes, 1<<31-1))
 	if !(m.p > 0 && m.p < 1) {
-		return nil, fmt.Errorf("--bloom-fpp %v: must be in (0, 1)", m.p)
+		return nil, optErr("BloomFPP", "%v must be in (0, 1)", m.p)
 	}
 	var err error
 	if m.m, m.k, err = bloom.Optimal(m.n, m.p); err != nil {
-		return nil, fmt.Errorf("--bloom-n %d --bloom-fpp %v: %w", m.n, m.p, err)
+		return nil, optErr("BloomN", "%d with BloomFPP %v: %v", m.n, m.p, err)
 	}
-	if overlap {
-		if !(cfg.Threshold > 0 && cfg.Threshold <= 1) {
-			return nil, fmt.Errorf("--threshold %v: must be in (0, 1]", cfg.Threshold)
-		}
-		if cfg.KeyField != "" {
-			return nil, fmt.Errorf("--key-field %s: bloom-overlap compares shingles of the text, not a key", cfg.KeyField)
-		}
-		if _, err := shingle.New(cfg.Shingle); err != nil {
-			return nil, err
-		}
+	if overlap && cfg.KeyField != "" {
+		return nil, conflict("KeyField", "Method", "%s: bloom-overlap compares shingles of the text, not a key", cfg.KeyField)
 	}
 	return m, nil
 }
@@ -166,11 +158,11 @@ func (m *bloomMethod) Describe() map[string]any {
 
 func (m *bloomMethod) NewSketcher() (Sketcher, error) {
 	if m.overlap {
-		sh, err := shingle.New(m.shingle)
+		k, err := m.spec.NewSketcher()
 		if err != nil {
 			return nil, err
 		}
-		return &bloomOverlapSketcher{sh: sh}, nil
+		return &setSketcher{k: k, nilIfEmpty: true}, nil
 	}
 	return &bloomSketcher{m: m}, nil
 }
@@ -217,16 +209,6 @@ type bloomShingles []uint64
 
 func (s bloomShingles) AppendJSON(dst []byte) []byte {
 	return fmt.Appendf(dst, "%d", len(s)) // the number of distinct shingles
-}
-
-type bloomOverlapSketcher struct{ sh *shingle.Shingler }
-
-func (s *bloomOverlapSketcher) Sketch(d *Doc) (Sketch, error) {
-	set := s.sh.AppendSet(nil, textView(d))
-	if len(set) == 0 {
-		return nil, nil
-	}
-	return bloomShingles(set), nil
 }
 
 type bloomFinder struct {
@@ -295,7 +277,7 @@ func (f *bloomFinder) AddDrop(i int, s Sketch, emit func(Pair), drop func(int, f
 	return fmt.Errorf("bloom: sketch of type %T", s)
 }
 
-// cliques: every two documents with one key are a pair (Config.AllPairs);
+// cliques: every two documents with one key are a pair (Options.AllPairs);
 // bloom-overlap names no pairs.
 func (m *bloomMethod) cliques() bool { return !m.overlap }
 

@@ -41,7 +41,7 @@ const (
 var errCheckpoint = errors.New("bad checkpoint")
 
 // stateDir returns the state directory of a run.
-func stateDir(tmp string, cfg Config, m Method, in Input) (string, error) {
+func stateDir(tmp string, cfg Options, m Method, in Input) (string, error) {
 	h := sha256.New()
 	enc := json.NewEncoder(h)
 	cfg.Workers = 0 // the result does not depend on it

@@ -1,44 +1,50 @@
 package dedup
 
 import (
-	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 
-	"github.com/zeebo/xxh3"
+	"github.com/neardup/neardup/sketch"
 )
-
-func init() { register("exact", newExact) }
 
 // exact finds documents whose normalised text is identical, by a 128-bit
 // XXH3 hash of the text (the content id). Two different texts collide with
 // probability about n²/2^129: for a billion documents, below 10^-20.
-type exact struct{}
+type exact struct{ spec sketch.Spec }
 
-func newExact(Config) (Method, error) { return exact{}, nil }
+func newExact(spec sketch.Spec) (Method, error) { return exact{spec}, nil }
 
-func (exact) Name() string                   { return "exact" }
-func (exact) Describe() map[string]any       { return map[string]any{"hash": "xxh3-128"} }
-func (exact) NewSketcher() (Sketcher, error) { return exactSketcher{}, nil }
+func (exact) Name() string             { return "exact" }
+func (exact) Describe() map[string]any { return map[string]any{"hash": "xxh3-128"} }
+func (m exact) NewSketcher() (Sketcher, error) {
+	k, err := m.spec.NewSketcher()
+	return hashSketcher{k}, err
+}
 func (exact) NewFinder() (Finder, error) {
 	return &exactFinder{first: make(map[contentID]int32)}, nil
 }
 
-// contentID is the 128-bit hash of a normalised text.
-type contentID xxh3.Uint128
+// contentID is the 128-bit hash of a normalised text (sketch.Sketch.Hash
+// of the Exact method, big-endian).
+type contentID [16]byte
 
 // AppendJSON writes the id as 32 hex digits.
 func (c contentID) AppendJSON(dst []byte) []byte {
-	b := xxh3.Uint128(c).Bytes()
 	dst = append(dst, '"')
-	dst = hex.AppendEncode(dst, b[:])
+	dst = hex.AppendEncode(dst, c[:])
 	return append(dst, '"')
 }
 
-type exactSketcher struct{}
+// hashSketcher sketches with the Exact or KSentence method: a 16-byte hash.
+type hashSketcher struct{ k *sketch.Sketcher }
 
-func (exactSketcher) Sketch(d *Doc) (Sketch, error) {
-	return contentID(xxh3.Hash128Seed(d.Text, 0)), nil
+func (s hashSketcher) Sketch(d *Doc) (Sketch, error) {
+	var sk sketch.Sketch
+	s.k.SketchNormalized(&sk, d.Text)
+	if s.k.Spec().Method == sketch.KSentence {
+		return ksentenceSketch(sk.Hash), nil
+	}
+	return contentID(sk.Hash), nil
 }
 
 // exactFinder maps each content id to the first document that had it: a
@@ -63,26 +69,37 @@ func (f *exactFinder) Add(i int, s Sketch, emit func(Pair)) error {
 
 func (f *exactFinder) Flush(func(Pair)) error { return nil }
 
-// cliques: every two copies of a text are a pair (Config.AllPairs).
+// cliques: every two copies of a text are a pair (Options.AllPairs).
 func (exact) cliques() bool { return true }
 
 // The exact method is Keyed: its one key is the low half of the content
-// id, and Match compares the whole id.
+// id (sketch.Spec.AppendKeys), and Match compares the whole id.
 
-func (exact) AppendKeys(dst []uint64, s Sketch) []uint64 {
-	return append(dst, xxh3.Uint128(s.(contentID)).Lo)
+func (m exact) AppendKeys(dst []uint64, s Sketch) []uint64 {
+	return m.spec.AppendKeys(dst, &sketch.Sketch{Hash: s.(contentID)})
 }
 
-func (exact) AppendSketch(dst []byte, s Sketch) []byte {
-	b := xxh3.Uint128(s.(contentID)).Bytes()
-	return append(dst, b[:]...)
+func (m exact) AppendSketch(dst []byte, s Sketch) []byte {
+	return m.spec.AppendBinary(dst, &sketch.Sketch{Hash: s.(contentID)})
 }
 
-func (exact) DecodeSketch(b []byte) (Sketch, error) {
-	if len(b) != 16 {
-		return nil, fmt.Errorf("exact: sketch of %d bytes, want 16", len(b))
+func (m exact) DecodeSketch(b []byte) (Sketch, error) {
+	h, err := decodeHash(m.spec, b)
+	return contentID(h), err
+}
+
+// decodeHash decodes the binary form (sketch.Spec.AppendBinary) of an
+// Exact or KSentence sketch, which is all of b.
+func decodeHash(spec sketch.Spec, b []byte) ([16]byte, error) {
+	var sk sketch.Sketch
+	rest, err := spec.DecodeBinary(&sk, b)
+	switch {
+	case err != nil:
+		return sk.Hash, fmt.Errorf("%s: %w", spec.Method, err)
+	case len(rest) != 0 || sk.Empty:
+		return sk.Hash, fmt.Errorf("%s: %w: %d bytes after the sketch", spec.Method, sketch.ErrSketch, len(rest))
 	}
-	return contentID{Hi: binary.BigEndian.Uint64(b[:8]), Lo: binary.BigEndian.Uint64(b[8:])}, nil
+	return sk.Hash, nil
 }
 
 func (exact) Match(a, b Sketch) (float64, int, bool) {

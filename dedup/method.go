@@ -1,11 +1,11 @@
 package dedup
 
 import (
-	"errors"
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
-	"sync"
+
+	"github.com/neardup/neardup/sketch"
 )
 
 // Pair is a duplicate pair found by a method: documents A < B by input
@@ -31,7 +31,7 @@ type Doc struct {
 	// Text is the normalised text. It is reused after Sketch returns: a
 	// sketch must not keep it.
 	Text []byte
-	// Key is the value of Config.KeyField, when one is set.
+	// Key is the value of Options.KeyField, when one is set.
 	Key string
 }
 
@@ -59,7 +59,7 @@ type Finder interface {
 	Flush(emit func(Pair)) error
 }
 
-// Method is one way of finding duplicates, configured from a Config.
+// Method is one way of finding duplicates, configured from a Options.
 type Method interface {
 	// Name is the --method name.
 	Name() string
@@ -72,43 +72,40 @@ type Method interface {
 	Describe() map[string]any
 }
 
-// ErrUnknownMethod is returned for a method name that is not one of
-// Methods().
-var ErrUnknownMethod = errors.New("unknown method")
+// methodNames are the names of the methods, sorted (Methods).
+var methodNames = []string{"bloom", "bloom-overlap", "exact", "jaccard", "ksentence", "minhash", "simhash"}
 
-var (
-	registryMu sync.Mutex
-	registry   = map[string]func(Config) (Method, error){}
-)
-
-// register makes a method constructor available under name. Each method's
-// file calls it from init.
-func register(name string, f func(Config) (Method, error)) {
-	registryMu.Lock()
-	defer registryMu.Unlock()
-	registry[name] = f
-}
-
-// NewMethod returns the method cfg.Method, configured by cfg. A name that
-// is not one of Methods() wraps ErrUnknownMethod.
-func NewMethod(cfg Config) (Method, error) {
-	registryMu.Lock()
-	f := registry[cfg.Method]
-	registryMu.Unlock()
-	if f != nil {
-		return f(cfg)
+// NewMethod returns the method cfg names, configured by cfg. A name that
+// is not one of Methods() wraps ErrUnknownMethod; an invalid option is an
+// *OptionError.
+func NewMethod(cfg Options) (Method, error) {
+	spec, threshold, err := cfg.spec()
+	if err != nil {
+		return nil, err
 	}
-	return nil, fmt.Errorf("%w %q (want one of %s)", ErrUnknownMethod, cfg.Method, strings.Join(Methods(), ", "))
+	switch cfg.methodName() {
+	case "bloom":
+		return newBloom(&cfg, spec, false)
+	case "bloom-overlap":
+		return newBloom(&cfg, spec, true)
+	}
+	switch spec.Method {
+	case sketch.MinHash:
+		return newMinhashMethod(&cfg, spec)
+	case sketch.SimHash:
+		return newSimhashMethod(&cfg, spec, threshold)
+	case sketch.Exact:
+		return newExact(spec)
+	case sketch.KSentence:
+		return newKSentenceMethod(spec)
+	case sketch.Jaccard:
+		return newJaccardMethod(spec)
+	}
+	return nil, &OptionError{Field: "Method", Err: fmt.Errorf("%w %q", ErrUnknownMethod, cfg.methodName())}
 }
 
-// Methods returns the names of the built methods, sorted.
-func Methods() []string {
-	registryMu.Lock()
-	defer registryMu.Unlock()
-	names := make([]string, 0, len(registry))
-	for n := range registry {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
+// Methods returns the names of the methods, sorted.
+func Methods() []string { return slices.Clone(methodNames) }
+
+// methodList is Methods joined by commas.
+func methodList() string { return strings.Join(methodNames, ", ") }

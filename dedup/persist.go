@@ -15,7 +15,7 @@ type persister interface {
 	Persist() error
 }
 
-// loadOrNew returns the filter of Config.BloomFile when that file exists,
+// loadOrNew returns the filter of Options.BloomFile when that file exists,
 // else a new filter sized from (n, p).
 func (m *bloomMethod) loadOrNew() (*bloom.Filter, error) {
 	if m.file != "" {
@@ -39,7 +39,7 @@ func (m *bloomMethod) loadOrNew() (*bloom.Filter, error) {
 	return bloom.New(m.n, m.p, bloom.Options{Seed: m.seed})
 }
 
-// Persist saves the filter to Config.BloomFile.
+// Persist saves the filter to Options.BloomFile.
 func (m *bloomMethod) Persist() error {
 	if m.file == "" || m.filter == nil {
 		return nil
@@ -47,7 +47,7 @@ func (m *bloomMethod) Persist() error {
 	return m.filter.Save(m.file)
 }
 
-// Persist saves the IDF table in use to Config.SaveIDF.
+// Persist saves the IDF table in use to Options.SaveIDF.
 func (m *simhashMethod) Persist() error {
 	if m.saveIDF == "" || m.idf == nil {
 		return nil

@@ -22,6 +22,7 @@ import (
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/internal/atomicfile"
 	"github.com/neardup/neardup/internal/tempfile"
+	"github.com/neardup/neardup/sketch"
 	"github.com/neardup/neardup/text"
 	"github.com/neardup/neardup/text/t2s"
 )
@@ -99,7 +100,9 @@ type Input struct {
 
 // Stats summarises a run.
 type Stats struct {
-	Method    string         `json:"method"`
+	Method string `json:"method"`
+	// Spec is the run's resolved sketch specification (Options.ResolveSpec).
+	Spec      sketch.Spec    `json:"spec"`
 	Params    map[string]any `json:"params"`
 	Workers   int            `json:"workers"`
 	Documents int            `json:"documents"`
@@ -167,7 +170,7 @@ type Stats struct {
 	AbandonedFiles int   `json:"abandoned_temp_files,omitempty"`
 	AbandonedBytes int64 `json:"abandoned_temp_bytes,omitempty"`
 	// Traditional counts the documents whose normalised text holds
-	// Traditional Chinese characters while Config.Normalize.T2S is off
+	// Traditional Chinese characters while Options.Normalize.T2S is off
 	// (t2s.HasTraditional): their Simplified copies are not recognised as
 	// duplicates, which T2S would fix. Always 0 with T2S on.
 	Traditional int `json:"traditional_docs,omitempty"`
@@ -244,7 +247,7 @@ type Example struct {
 // ExampleDoc is one member of an example cluster.
 type ExampleDoc struct {
 	ID string `json:"id"`
-	// Text is the document's text as read; with Config.Normalize.HTML,
+	// Text is the document's text as read; with Options.Normalize.HTML,
 	// the visible text extracted from its HTML (text.HTMLToText), which is
 	// what the method compared, not the markup.
 	Text string `json:"text"`
@@ -295,7 +298,7 @@ type indexHit struct {
 // finder in input order, joins the pairs into clusters, keeps one document
 // per cluster by cfg.Keep, and writes the outputs. The result does not
 // depend on the number of workers.
-func Run(ctx context.Context, cfg Config, in Input, out Outputs) (*Stats, error) {
+func Run(ctx context.Context, cfg Options, in Input, out Outputs) (*Stats, error) {
 	r, err := newRun(cfg, in, out)
 	if err != nil {
 		return nil, err
@@ -332,7 +335,7 @@ func Run(ctx context.Context, cfg Config, in Input, out Outputs) (*Stats, error)
 // Sign writes each document's sketch (signature, fingerprint, hash) to
 // path as one JSON line {"id", "method", "sketch"} per document, in input
 // order; an empty document has a null sketch.
-func Sign(ctx context.Context, cfg Config, in Input, path string) (*Stats, error) {
+func Sign(ctx context.Context, cfg Options, in Input, path string) (*Stats, error) {
 	r, err := newRun(cfg, in, Outputs{})
 	if err != nil {
 		return nil, err
@@ -382,7 +385,8 @@ func Sign(ctx context.Context, cfg Config, in Input, path string) (*Stats, error
 }
 
 type run struct {
-	cfg    Config
+	cfg    Options
+	spec   sketch.Spec // resolved (Options.spec)
 	in     Input
 	out    Outputs
 	method Method
@@ -396,7 +400,7 @@ type run struct {
 	stdinAgain  bool   // a later pass reads standard input again
 	pairsOut    *atomicfile.File
 	pairsBuf    *bufio.Writer
-	allPairs    []Pair                      // Config.AllPairs: the pairs found, written after the finder's Flush
+	allPairs    []Pair                      // Options.AllPairs: the pairs found, written after the finder's Flush
 	sequence    []string                    // Input.Against, then Input.Files
 	fileSkipped []int                       // per file of sequence
 	fileBytes   []int64                     // per file of sequence
@@ -492,7 +496,7 @@ func (r *run) abandoned(s tempfile.Swept) {
 
 // newRun validates cfg and builds the method and the normaliser of a run.
 // The caller must defer r.cleanup().
-func newRun(cfg Config, in Input, out Outputs) (*run, error) {
+func newRun(cfg Options, in Input, out Outputs) (*run, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -500,20 +504,24 @@ func newRun(cfg Config, in Input, out Outputs) (*run, error) {
 	if err != nil {
 		return nil, err
 	}
-	norm, err := normalizer(cfg, m)
+	spec, _, err := cfg.spec()
+	if err != nil {
+		return nil, err
+	}
+	norm, err := text.New(*spec.Normalize)
 	if err != nil {
 		return nil, err
 	}
 	if in.Resume && len(in.AgainstIndexes) > 0 {
-		return nil, errors.New("--resume cannot be combined with --against INDEX: the index lookups are not checkpointed")
+		return nil, conflict("Input.Resume", "Input.AgainstIndexes", "cannot be combined: the index lookups are not checkpointed")
 	}
 	if in.Progress == nil {
 		in.Progress = noProgress{}
 	}
-	st := &Stats{Method: m.Name(), Params: m.Describe(), Workers: cfg.workers(),
+	st := &Stats{Method: m.Name(), Spec: spec, Params: m.Describe(), Workers: cfg.workers(),
 		FilesSkipped: len(in.FilesSkipped), FilesExcluded: in.FilesExcluded}
 	st.FilesSkippedFirst = in.FilesSkipped[:min(len(in.FilesSkipped), maxFilesSkippedListed)]
-	return &run{cfg: cfg, in: in, out: out, method: m, norm: norm, stats: st}, nil
+	return &run{cfg: cfg, spec: spec, in: in, out: out, method: m, norm: norm, stats: st}, nil
 }
 
 // keptChecker is implemented by finders that can check, once the kept
@@ -883,7 +891,7 @@ func (r *run) eachDoc(ctx context.Context, sketchers []Sketcher, consume func(i 
 						b.sketches[k] = nil
 						continue
 					}
-					if !r.cfg.Normalize.T2S && !rd.old && t2s.HasTraditional(buf) {
+					if !r.spec.Normalize.T2S && !rd.old && t2s.HasTraditional(buf) {
 						r.traditional.Add(1)
 					}
 					d := Doc{Index: b.first + k, ID: rd.id, Text: buf}
@@ -1020,7 +1028,7 @@ func (r *run) recordPair(line []byte, p Pair) []byte {
 // pair of similarity 1, which their finders report only as a star.
 type cliquer interface{ cliques() bool }
 
-// writeAllPairs reports the pairs of Config.AllPairs in a fixed order:
+// writeAllPairs reports the pairs of Options.AllPairs in a fixed order:
 // ascending by the later document, then the earlier (id2's input
 // position, then id1's), each pair once. For a cliquer method that is
 // every two members of each cluster; for the others every pair the finder
@@ -1307,7 +1315,7 @@ func (r *run) pass2(ctx context.Context, keep []int32, examples map[int32]*Examp
 				}
 			}
 			m := ExampleDoc{ID: d.ID, Text: d.Text, Kept: r.kept(keep, i)}
-			if r.cfg.Normalize.HTML {
+			if r.spec.Normalize.HTML {
 				// A strings.Reader never fails, so neither does HTMLToText.
 				b, _ := text.HTMLToText(nil, strings.NewReader(d.Text))
 				m.Text = string(b)

@@ -17,6 +17,7 @@ import (
 	"github.com/neardup/neardup/jaccard"
 	"github.com/neardup/neardup/shingle"
 	"github.com/neardup/neardup/simhash"
+	"github.com/neardup/neardup/sketch"
 )
 
 // fpTexts returns n texts: random word sequences, exact copies, and copies
@@ -135,9 +136,9 @@ func TestSimhashMatchesLinearScan(t *testing.T) {
 	} {
 		name := fmt.Sprintf("bits=%d/k=%d/%v-%d/verify=%v", c.bits, c.k, c.unit, c.n, c.verify)
 		texts := fpTexts(700, uint64(c.bits+c.k))
-		cfg := DefaultConfig()
-		cfg.Method, cfg.Bits, cfg.Distance, cfg.Verify, cfg.Threshold = "simhash", c.bits, c.k, c.verify, 0.7
-		cfg.Shingle = shingle.Options{Unit: c.unit, N: c.n}
+		cfg := Options{}
+		cfg.Method, cfg.Spec.SimHash.Bits, cfg.Spec.SimHash.Distance, cfg.Verify, cfg.Spec.Threshold = "simhash", c.bits, hamming(c.k), c.verify, 0.7
+		cfg.Spec.Shingle = shingle.Options{Unit: c.unit, N: c.n}
 		m, err := NewMethod(cfg)
 		if err != nil {
 			t.Fatal(err)
@@ -149,7 +150,7 @@ func TestSimhashMatchesLinearScan(t *testing.T) {
 
 		// The oracle: fingerprints by the library (the default weights,
 		// set: every distinct shingle once), all pairs by a scan.
-		sh, _ := shingle.New(cfg.Shingle)
+		sh, _ := shingle.New(cfg.Spec.Shingle)
 		h, _ := simhash.New(simhash.Options{Bits: c.bits})
 		fps := make([]simhash.Fingerprint, len(texts))
 		sets := make([][]uint64, len(texts))
@@ -160,7 +161,7 @@ func TestSimhashMatchesLinearScan(t *testing.T) {
 		var want [][2]int
 		for i := range fps {
 			for j := i + 1; j < len(fps); j++ {
-				if fps[i].Distance(fps[j]) <= c.k && (!c.verify || jaccard.Set(sets[i], sets[j]) >= cfg.Threshold) {
+				if fps[i].Distance(fps[j]) <= c.k && (!c.verify || jaccard.Set(sets[i], sets[j]) >= cfg.Spec.Threshold) {
 					want = append(want, [2]int{i, j})
 				}
 			}
@@ -174,7 +175,7 @@ func TestSimhashMatchesLinearScan(t *testing.T) {
 			if d != p.Distance || d > c.k {
 				t.Fatalf("%s: pair %+v: real distance %d", name, p, d)
 			}
-			if c.verify && p.Similarity < cfg.Threshold {
+			if c.verify && p.Similarity < cfg.Spec.Threshold {
 				t.Fatalf("%s: verified pair %+v below the threshold", name, p)
 			}
 			got = append(got, [2]int{p.A, p.B})
@@ -190,8 +191,8 @@ func TestSimhashMatchesLinearScan(t *testing.T) {
 
 func TestSimhashSketchJSON(t *testing.T) {
 	for _, bits := range []int{64, 128} {
-		cfg := DefaultConfig()
-		cfg.Method, cfg.Bits = "simhash", bits
+		cfg := Options{}
+		cfg.Method, cfg.Spec.SimHash.Bits = "simhash", bits
 		m, err := NewMethod(cfg)
 		if err != nil {
 			t.Fatal(err)
@@ -211,9 +212,9 @@ func TestSimhashSketchJSON(t *testing.T) {
 }
 
 func TestSimhashTFIDF(t *testing.T) {
-	cfg := DefaultConfig()
-	cfg.Method, cfg.Weights = "simhash", "tfidf"
-	cfg.Shingle = shingle.Options{Unit: shingle.Word, N: 1}
+	cfg := Options{}
+	cfg.Method, cfg.Spec.SimHash.Weights = "simhash", sketch.WeightTFIDF
+	cfg.Spec.Shingle = shingle.Options{Unit: shingle.Word, N: 1}
 	m, err := NewMethod(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -253,7 +254,7 @@ func TestSimhashTFIDF(t *testing.T) {
 	}
 	sk, pairs := runMethod(t, m, texts, nil)
 	// The oracle: the same IDF learned by the library, by hand.
-	sh, _ := shingle.New(cfg.Shingle)
+	sh, _ := shingle.New(cfg.Spec.Shingle)
 	var b simhash.IDFBuilder
 	for _, s := range texts {
 		b.AddDoc(sh.AppendHashes(nil, s))
@@ -282,9 +283,14 @@ func TestSimhashMethodErrors(t *testing.T) {
 	for _, c := range []struct {
 		bits, distance int
 		weights        string
-	}{{32, 3, "count"}, {64, 64, "count"}, {64, 70, "count"}, {128, 128, "count"}, {64, -1, "count"}, {64, 3, "bm25"}} {
-		cfg := DefaultConfig()
-		cfg.Method, cfg.Bits, cfg.Distance, cfg.Weights = "simhash", c.bits, c.distance, c.weights
+	}{{129, 3, "count"}, {64, 64, "count"}, {64, 70, "count"}, {128, 128, "count"}, {64, -2, "count"}, {64, 3, "bm25"}} {
+		cfg := Options{}
+		cfg.Method, cfg.Spec.SimHash.Bits, cfg.Spec.SimHash.Distance = "simhash", c.bits, c.distance
+		if w, err := sketch.ParseWeighting(c.weights); err == nil {
+			cfg.Spec.SimHash.Weights = w
+		} else {
+			cfg.Spec.SimHash.Weights = 200 // not a weighting
+		}
 		if _, err := NewMethod(cfg); err == nil {
 			t.Errorf("bits=%d distance=%d weights=%s accepted", c.bits, c.distance, c.weights)
 		}
@@ -297,8 +303,8 @@ func TestRunSimhash(t *testing.T) {
 	texts := fpTexts(400, 11)
 	dir := t.TempDir()
 	in := writeTexts(t, dir, texts, "d%d")
-	cfg := DefaultConfig()
-	cfg.Method, cfg.Distance = "simhash", 4
+	cfg := Options{}
+	cfg.Method, cfg.Spec.SimHash.Distance = "simhash", 4
 	out := Outputs{Clusters: filepath.Join(dir, "c.jsonl"), Pairs: filepath.Join(dir, "p.jsonl")}
 	st, err := Run(context.Background(), cfg, Input{Files: []string{in}}, out)
 	if err != nil {
@@ -349,8 +355,8 @@ func TestSimhashWeightsRepetitive(t *testing.T) {
 	edit := slices.Clone(a)
 	edit[50] = "7777"
 	dist := func(weights string, x, y []string) int {
-		cfg := DefaultConfig()
-		cfg.Method, cfg.Weights = "simhash", weights
+		cfg := Options{}
+		cfg.Method, cfg.Spec.SimHash.Weights = "simhash", weighting(weights)
 		m, err := NewMethod(cfg)
 		if err != nil {
 			t.Fatal(err)
@@ -381,8 +387,8 @@ func TestSimhashPairsMeasure(t *testing.T) {
 	in := writeTexts(t, dir, []string{"the cat sat on the mat today", "the cat sat on the mat today", "something else"}, "d%d")
 	for _, spill := range []bool{false, true} {
 		for _, verify := range []bool{false, true} {
-			cfg := DefaultConfig()
-			cfg.Method, cfg.Spill, cfg.Verify, cfg.Threshold = "simhash", spill, verify, 0.5
+			cfg := Options{}
+			cfg.Method, cfg.Spill, cfg.Verify, cfg.Spec.Threshold = "simhash", spill, verify, 0.5
 			out := Outputs{Pairs: filepath.Join(dir, "p.jsonl"), TmpDir: dir}
 			if _, err := Run(context.Background(), cfg, Input{Files: []string{in}}, out); err != nil {
 				t.Fatal(err)

@@ -79,7 +79,7 @@ func sweepSpill(dir string) (tempfile.Swept, error) {
 // spillFinder finds pairs of a Keyed method by external sorting.
 type spillFinder struct {
 	m       Keyed
-	all     bool // Config.AllPairs: report pairs inside a cluster too
+	all     bool // Options.AllPairs: report pairs inside a cluster too
 	sorter  *extsort.Sorter
 	sketchF *os.File
 	sketchW *bufio.Writer

@@ -5,7 +5,6 @@ import (
 	"slices"
 )
 
-
 // HashSorter sorts shingle hashes, which are uniformly distributed, in
 // expected linear time: a counting pass scatters them into about one
 // bucket per hash by their high bits, and an insertion sort finishes the

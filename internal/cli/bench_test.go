@@ -14,30 +14,33 @@ import (
 	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/eval"
 	"github.com/neardup/neardup/shingle"
+	"github.com/neardup/neardup/sketch"
+	"github.com/neardup/neardup/text"
 )
 
 // dedupArgs must reproduce the configuration when dedup parses it.
 func TestDedupArgsRoundTrip(t *testing.T) {
-	var cfgs []dedup.Config
-	add := func(f func(c *dedup.Config)) {
-		c := dedup.DefaultConfig()
+	var cfgs []dedup.Options
+	add := func(f func(c *dedup.Options)) {
+		c := dedup.Options{}
 		f(&c)
 		cfgs = append(cfgs, c)
 	}
-	add(func(c *dedup.Config) {})
-	add(func(c *dedup.Config) {
-		c.Shingle = shingle.Options{Unit: shingle.Char, N: 4}
-		c.Threshold, c.NumPerm, c.Bands, c.Rows, c.Verify, c.Seed = 0.55, 64, 16, 4, true, 9
-		c.Normalize.T2S, c.Normalize.Punctuation = true, false
+	add(func(c *dedup.Options) {})
+	add(func(c *dedup.Options) {
+		c.Spec.Shingle = shingle.Options{Unit: shingle.Char, N: 4, Seed: 9}
+		c.Spec.Threshold, c.Verify = 0.55, true
+		c.Spec.MinHash = sketch.MinHashSpec{NumPerm: 64, Bands: 16, Rows: 4, Seed: 9}
+		c.Spec.Normalize = normalizeWith(func(o *text.Options) { o.T2S, o.Punctuation = true, false })
 	})
-	add(func(c *dedup.Config) {
-		c.Method, c.Bits, c.Distance, c.Weights = "simhash", 128, 7, "tfidf"
-		c.Shingle = shingle.Options{Unit: shingle.Char, N: 2}
-		c.Normalize.HTML = true
+	add(func(c *dedup.Options) {
+		c.Method, c.Spec.SimHash = "simhash", sketch.SimHashSpec{Bits: 128, Distance: 7, Weights: sketch.WeightTFIDF}
+		c.Spec.Shingle = shingle.Options{Unit: shingle.Char, N: 2}
+		c.Spec.Normalize = normalizeWith(func(o *text.Options) { o.HTML = true })
 	})
-	add(func(c *dedup.Config) { c.Method, c.Threshold = "jaccard", 0.3 })
-	add(func(c *dedup.Config) { c.Method, c.KSentences = "ksentence", 2 })
-	add(func(c *dedup.Config) { c.Method = "exact" })
+	add(func(c *dedup.Options) { c.Method, c.Spec.Threshold = "jaccard", 0.3 })
+	add(func(c *dedup.Options) { c.Method, c.Spec.KSentence.K = "ksentence", 2 })
+	add(func(c *dedup.Options) { c.Method = "exact" })
 	dir := t.TempDir()
 	docs := filepath.Join(dir, "docs.jsonl")
 	if err := os.WriteFile(docs, []byte(`{"id":"a","text":"one two three four five six. seven eight."}`+"\n"), 0o644); err != nil {
@@ -80,10 +83,13 @@ func TestDedupArgsRoundTrip(t *testing.T) {
 		if diff := cmp.Diff(wantParams, gotParams); diff != "" {
 			t.Errorf("dedup %s: parameters differ (-want +got):\n%s", strings.Join(args, " "), diff)
 		}
-		if want.Normalize.T2S != strings.Contains(strings.Join(args, " "), "--t2s=true") ||
-			want.Normalize.HTML != strings.Contains(strings.Join(args, " "), "--html=true") ||
-			want.Normalize.Punctuation == strings.Contains(strings.Join(args, " "), "--fold-punct=false") {
-			t.Errorf("dedup %s: normalisation flags do not match %+v", strings.Join(args, " "), want.Normalize)
+		// The whole resolved specification, normalisation included.
+		wantSpec, err := want.ResolveSpec()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(wantSpec, got.Spec); diff != "" {
+			t.Errorf("dedup %s: specification differs (-want +got):\n%s", strings.Join(args, " "), diff)
 		}
 	}
 }
