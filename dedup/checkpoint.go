@@ -32,7 +32,7 @@ import (
 
 const (
 	ckptMagic   = "NDCK"
-	ckptVersion = 1
+	ckptVersion = 2 // 2: sketches in package sketch's binary form
 	ckptRecord  = 'R'
 	ckptEnd     = 'E'
 )

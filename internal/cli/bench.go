@@ -100,7 +100,9 @@ var benchProfiles = map[string]benchProfile{
 			"minhash": func(c *dedup.Options) {
 				c.Spec.Shingle, c.Spec.Threshold, c.Spec.MinHash.NumPerm = shingle.Options{Unit: shingle.Char, N: 4}, 0.4, 64
 			},
-			"jaccard": func(c *dedup.Options) { c.Spec.Shingle, c.Spec.Threshold = shingle.Options{Unit: shingle.Char, N: 4}, 0.4 },
+			"jaccard": func(c *dedup.Options) {
+				c.Spec.Shingle, c.Spec.Threshold = shingle.Options{Unit: shingle.Char, N: 4}, 0.4
+			},
 		},
 	},
 	"llvm-docs": {
@@ -122,7 +124,9 @@ var benchProfiles = map[string]benchProfile{
 			"minhash": func(c *dedup.Options) {
 				c.Spec.Shingle, c.Spec.Threshold, c.Spec.MinHash.NumPerm = shingle.Options{Unit: shingle.Word, N: 8}, 0.8, 128
 			},
-			"jaccard": func(c *dedup.Options) { c.Spec.Shingle, c.Spec.Threshold = shingle.Options{Unit: shingle.Word, N: 8}, 0.8 },
+			"jaccard": func(c *dedup.Options) {
+				c.Spec.Shingle, c.Spec.Threshold = shingle.Options{Unit: shingle.Word, N: 8}, 0.8
+			},
 		},
 	},
 	"tang-editions": {
@@ -141,7 +145,9 @@ var benchProfiles = map[string]benchProfile{
 			"minhash": func(c *dedup.Options) {
 				c.Spec.Shingle, c.Spec.Threshold, c.Spec.MinHash.NumPerm = shingle.Options{Unit: shingle.Word, N: 2}, 0.5, 128
 			},
-			"jaccard": func(c *dedup.Options) { c.Spec.Shingle, c.Spec.Threshold = shingle.Options{Unit: shingle.Word, N: 2}, 0.5 },
+			"jaccard": func(c *dedup.Options) {
+				c.Spec.Shingle, c.Spec.Threshold = shingle.Options{Unit: shingle.Word, N: 2}, 0.5
+			},
 		},
 	},
 	"bible-zh-scripts": {
@@ -160,7 +166,9 @@ var benchProfiles = map[string]benchProfile{
 			"minhash": func(c *dedup.Options) {
 				c.Spec.Shingle, c.Spec.Threshold, c.Spec.MinHash.NumPerm = shingle.Options{Unit: shingle.Word, N: 2}, 0.7, 64
 			},
-			"jaccard": func(c *dedup.Options) { c.Spec.Shingle, c.Spec.Threshold = shingle.Options{Unit: shingle.Word, N: 2}, 0.7 },
+			"jaccard": func(c *dedup.Options) {
+				c.Spec.Shingle, c.Spec.Threshold = shingle.Options{Unit: shingle.Word, N: 2}, 0.7
+			},
 		},
 	},
 	"bible-distant": {
@@ -197,7 +205,9 @@ var benchProfiles = map[string]benchProfile{
 			"minhash": func(c *dedup.Options) {
 				c.Spec.Shingle, c.Spec.Threshold, c.Spec.MinHash.NumPerm = shingle.Options{Unit: shingle.Char, N: 5}, 0.7, 128
 			},
-			"jaccard": func(c *dedup.Options) { c.Spec.Shingle, c.Spec.Threshold = shingle.Options{Unit: shingle.Char, N: 5}, 0.7 },
+			"jaccard": func(c *dedup.Options) {
+				c.Spec.Shingle, c.Spec.Threshold = shingle.Options{Unit: shingle.Char, N: 5}, 0.7
+			},
 		},
 	},
 }

@@ -128,9 +128,11 @@ func (f *sketchFlags) register(fs *pflag.FlagSet, groups sketchGroup) {
 	f.text.register(fs)
 }
 
-// spec returns the resolved sketch.Spec of method m from the flags: only
-// the parameters that apply to m are set. Bad values are usage errors
-// naming the flag.
+// spec returns the sketch.Spec of method m from the flags, checked (it
+// resolves): only the parameters that apply to m are set, and --bands and
+// --rows left at 0 stay 0 (the Spec's banding rule chooses them), so that
+// a run can tell given parameters from chosen ones. Bad values are usage
+// errors naming the flag.
 func (f *sketchFlags) spec(m sketch.Method) (sketch.Spec, error) {
 	norm := f.text.opts
 	s := sketch.Spec{Method: m, Normalize: &norm}
@@ -188,11 +190,10 @@ func (f *sketchFlags) spec(m sketch.Method) (sketch.Spec, error) {
 		}
 		s.KSentence.K = f.kSentences
 	}
-	r, err := s.Resolve()
-	if err != nil {
+	if _, err := s.Resolve(); err != nil {
 		return s, usageErr("%v", strings.TrimPrefix(err.Error(), sketch.ErrSpec.Error()+": "))
 	}
-	return r, nil
+	return s, nil
 }
 
 // inputFlags say how records are read.
