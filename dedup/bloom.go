@@ -9,20 +9,6 @@ import (
 	"github.com/neardup/neardup/sketch"
 )
 
-// A DropFinder is a Finder that can tell that a document duplicates an
-// earlier one without naming which: a Bloom filter knows that a key was
-// (probably) seen, not where. The pipeline must call AddDrop instead of Add
-// for such a Finder; drop(i, similarity) marks document i as removed (kept:
-// false, a cluster of its own, no pairs line or one without id1), and
-// emit, as for Add, reports named pairs. Add of a DropFinder returns
-// ErrNeedsDrop, so a pipeline that does not know the interface fails
-// clearly instead of clustering wrongly.
-type DropFinder interface {
-	Finder
-	AddDrop(i int, s Sketch, emit func(Pair), drop func(i int, similarity float64)) error
-}
-
-// ErrNeedsDrop is returned by Add of a DropFinder.
 var ErrNeedsDrop = errors.New("this method finds duplicates without naming the earlier document: the pipeline must call AddDrop (dedup.DropFinder)")
 
 // defaultBloomN is the capacity when Options.BloomN is zero and the number
@@ -156,7 +142,7 @@ func (m *bloomMethod) Describe() map[string]any {
 	return d
 }
 
-func (m *bloomMethod) NewSketcher() (Sketcher, error) {
+func (m *bloomMethod) NewSketcher() (DocSketcher, error) {
 	if m.overlap {
 		k, err := m.spec.NewSketcher()
 		if err != nil {
@@ -193,7 +179,7 @@ func (k bloomKey) AppendJSON(dst []byte) []byte {
 
 type bloomSketcher struct{ m *bloomMethod }
 
-func (s *bloomSketcher) Sketch(d *Doc) (Sketch, error) {
+func (s *bloomSketcher) Sketch(d *Doc) (DocSketch, error) {
 	key := d.Text
 	if s.m.keyField != "" {
 		if d.Key == "" {
@@ -222,13 +208,13 @@ type bloomFinder struct {
 }
 
 // Add returns ErrNeedsDrop: see DropFinder.
-func (f *bloomFinder) Add(int, Sketch, func(Pair)) error {
+func (f *bloomFinder) Add(int, DocSketch, func(Pair)) error {
 	return fmt.Errorf("--method %s: %w", f.m.Name(), ErrNeedsDrop)
 }
 
 // AddDrop tests and adds document i's key (or shingles) and drops the
 // document when it is a duplicate.
-func (f *bloomFinder) AddDrop(i int, s Sketch, emit func(Pair), drop func(int, float64)) error {
+func (f *bloomFinder) AddDrop(i int, s DocSketch, emit func(Pair), drop func(int, float64)) error {
 	switch s := s.(type) {
 	case nil:
 		return nil

@@ -110,7 +110,7 @@ func newCkptWriter(path string) (*ckptWriter, error) {
 	return c, nil
 }
 
-func (c *ckptWriter) add(codec SketchCodec, d *rawDoc, s Sketch) error {
+func (c *ckptWriter) add(codec SketchCodec, d *rawDoc, s DocSketch) error {
 	b := append(c.buf[:0], ckptRecord)
 	b = binary.AppendUvarint(b, uint64(len(d.id)))
 	b = append(b, d.id...)
@@ -160,7 +160,7 @@ type ckptTrailer struct {
 // calls fn for each document in order. A missing file returns
 // os.ErrNotExist; a damaged one an error wrapping errCheckpoint, before fn
 // is ever called.
-func readCheckpoint(path string, codec SketchCodec, fn func(id string, n int, s Sketch) error) (ckptTrailer, error) {
+func readCheckpoint(path string, codec SketchCodec, fn func(id string, n int, s DocSketch) error) (ckptTrailer, error) {
 	var tr ckptTrailer
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -219,7 +219,7 @@ func readCheckpoint(path string, codec SketchCodec, fn func(id string, n int, s 
 			if err != nil || skLen > uint64(r.Len())+1 {
 				return bad("short record")
 			}
-			var s Sketch
+			var s DocSketch
 			if skLen > 0 {
 				sk := make([]byte, skLen-1)
 				r.Read(sk)
@@ -255,7 +255,7 @@ type checkpointer struct {
 }
 
 // add records d (of file d.file) after every document before it.
-func (c *checkpointer) add(d *rawDoc, s Sketch) error {
+func (c *checkpointer) add(d *rawDoc, s DocSketch) error {
 	if c == nil {
 		return nil
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/zeebo/xxh3"
 )
 
-func writeTestCheckpoint(t testing.TB, path string, docs []rawDoc, sketches []Sketch) {
+func writeTestCheckpoint(t testing.TB, path string, docs []rawDoc, sketches []DocSketch) {
 	w, err := newCkptWriter(path)
 	if err != nil {
 		t.Fatal(err)
@@ -27,10 +27,10 @@ func writeTestCheckpoint(t testing.TB, path string, docs []rawDoc, sketches []Sk
 func TestCheckpointRoundTrip(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "f.ck")
 	docs := []rawDoc{{id: "a", n: 5}, {id: "", n: 0}, {id: "ünï", n: 1 << 20}}
-	sk := []Sketch{contentID(xxh3.Hash128([]byte("a")).Bytes()), nil, contentID(xxh3.Hash128([]byte("c")).Bytes())}
+	sk := []DocSketch{contentID(xxh3.Hash128([]byte("a")).Bytes()), nil, contentID(xxh3.Hash128([]byte("c")).Bytes())}
 	writeTestCheckpoint(t, path, docs, sk)
 	var i int
-	tr, err := readCheckpoint(path, exact{sketch.Default(sketch.Exact)}, func(id string, n int, s Sketch) error {
+	tr, err := readCheckpoint(path, exact{sketch.Default(sketch.Exact)}, func(id string, n int, s DocSketch) error {
 		if id != docs[i].id || n != docs[i].n || s != sk[i] {
 			t.Errorf("record %d = %q %d %v, want %q %d %v", i, id, n, s, docs[i].id, docs[i].n, sk[i])
 		}
@@ -47,7 +47,7 @@ func TestCheckpointRoundTrip(t *testing.T) {
 
 func FuzzCheckpoint(f *testing.F) {
 	path := filepath.Join(f.TempDir(), "seed.ck")
-	writeTestCheckpoint(f, path, []rawDoc{{id: "x", n: 3}}, []Sketch{contentID(xxh3.Hash128([]byte("x")).Bytes())})
+	writeTestCheckpoint(f, path, []rawDoc{{id: "x", n: 3}}, []DocSketch{contentID(xxh3.Hash128([]byte("x")).Bytes())})
 	seed, _ := os.ReadFile(path)
 	f.Add(seed)
 	f.Add([]byte("NDCK\x01E\x00\x00\x00"))
@@ -57,7 +57,7 @@ func FuzzCheckpoint(f *testing.F) {
 			t.Fatal(err)
 		}
 		fed := 0
-		tr, err := readCheckpoint(p, exact{sketch.Default(sketch.Exact)}, func(string, int, Sketch) error { fed++; return nil })
+		tr, err := readCheckpoint(p, exact{sketch.Default(sketch.Exact)}, func(string, int, DocSketch) error { fed++; return nil })
 		if err != nil && fed > 0 {
 			t.Fatalf("fed %d records from a checkpoint that failed: %v", fed, err)
 		}

@@ -16,7 +16,7 @@ func newExact(spec sketch.Spec) (Method, error) { return exact{spec}, nil }
 
 func (exact) Name() string             { return "exact" }
 func (exact) Describe() map[string]any { return map[string]any{"hash": "xxh3-128"} }
-func (m exact) NewSketcher() (Sketcher, error) {
+func (m exact) NewSketcher() (DocSketcher, error) {
 	k, err := m.spec.NewSketcher()
 	return hashSketcher{k}, err
 }
@@ -38,7 +38,7 @@ func (c contentID) AppendJSON(dst []byte) []byte {
 // hashSketcher sketches with the Exact or KSentence method: a 16-byte hash.
 type hashSketcher struct{ k *sketch.Sketcher }
 
-func (s hashSketcher) Sketch(d *Doc) (Sketch, error) {
+func (s hashSketcher) Sketch(d *Doc) (DocSketch, error) {
 	var sk sketch.Sketch
 	s.k.SketchNormalized(&sk, d.Text)
 	if s.k.Spec().Method == sketch.KSentence {
@@ -54,7 +54,7 @@ type exactFinder struct {
 	first map[contentID]int32
 }
 
-func (f *exactFinder) Add(i int, s Sketch, emit func(Pair)) error {
+func (f *exactFinder) Add(i int, s DocSketch, emit func(Pair)) error {
 	if s == nil {
 		return nil
 	}
@@ -75,15 +75,15 @@ func (exact) cliques() bool { return true }
 // The exact method is Keyed: its one key is the low half of the content
 // id (sketch.Spec.AppendKeys), and Match compares the whole id.
 
-func (m exact) AppendKeys(dst []uint64, s Sketch) []uint64 {
+func (m exact) AppendKeys(dst []uint64, s DocSketch) []uint64 {
 	return m.spec.AppendKeys(dst, &sketch.Sketch{Hash: s.(contentID)})
 }
 
-func (m exact) AppendSketch(dst []byte, s Sketch) []byte {
+func (m exact) AppendSketch(dst []byte, s DocSketch) []byte {
 	return m.spec.AppendBinary(dst, &sketch.Sketch{Hash: s.(contentID)})
 }
 
-func (m exact) DecodeSketch(b []byte) (Sketch, error) {
+func (m exact) DecodeSketch(b []byte) (DocSketch, error) {
 	h, err := decodeHash(m.spec, b)
 	return contentID(h), err
 }
@@ -102,7 +102,7 @@ func decodeHash(spec sketch.Spec, b []byte) ([16]byte, error) {
 	return sk.Hash, nil
 }
 
-func (exact) Match(a, b Sketch) (float64, int, bool) {
+func (exact) Match(a, b DocSketch) (float64, int, bool) {
 	return 1, -1, a.(contentID) == b.(contentID)
 }
 

@@ -46,7 +46,7 @@ func (m *jaccardMethod) Describe() map[string]any {
 	}
 }
 
-func (m *jaccardMethod) NewSketcher() (Sketcher, error) {
+func (m *jaccardMethod) NewSketcher() (DocSketcher, error) {
 	k, err := m.spec.NewSketcher()
 	if err != nil {
 		return nil, err
@@ -89,7 +89,7 @@ type setSketcher struct {
 	nilIfEmpty bool
 }
 
-func (s *setSketcher) Sketch(d *Doc) (Sketch, error) {
+func (s *setSketcher) Sketch(d *Doc) (DocSketch, error) {
 	s.k.SketchNormalized(&s.sk, d.Text)
 	if s.nilIfEmpty {
 		if s.sk.Empty {
@@ -107,7 +107,7 @@ type jaccardFinder struct {
 	index     []int32    // document index of sets[k]
 }
 
-func (f *jaccardFinder) Add(i int, s Sketch, _ func(Pair)) error {
+func (f *jaccardFinder) Add(i int, s DocSketch, _ func(Pair)) error {
 	if s == nil {
 		return nil // empty normalised text
 	}

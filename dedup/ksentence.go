@@ -37,7 +37,7 @@ func (m *ksentenceMethod) Describe() map[string]any {
 	}
 }
 
-func (m *ksentenceMethod) NewSketcher() (Sketcher, error) {
+func (m *ksentenceMethod) NewSketcher() (DocSketcher, error) {
 	k, err := m.spec.NewSketcher()
 	return hashSketcher{k}, err
 }
@@ -60,7 +60,7 @@ type ksentenceFinder struct {
 	first map[ksentence.Fingerprint]int32
 }
 
-func (f *ksentenceFinder) Add(i int, s Sketch, emit func(Pair)) error {
+func (f *ksentenceFinder) Add(i int, s DocSketch, emit func(Pair)) error {
 	if s == nil {
 		return nil
 	}
@@ -85,20 +85,20 @@ func (m *ksentenceMethod) cliques() bool { return true }
 // The ksentence method is Keyed, like exact: its one key is the first
 // eight bytes of the fingerprint, and Match compares all sixteen.
 
-func (m *ksentenceMethod) AppendKeys(dst []uint64, s Sketch) []uint64 {
+func (m *ksentenceMethod) AppendKeys(dst []uint64, s DocSketch) []uint64 {
 	return m.spec.AppendKeys(dst, &sketch.Sketch{Hash: s.(ksentenceSketch)})
 }
 
-func (m *ksentenceMethod) AppendSketch(dst []byte, s Sketch) []byte {
+func (m *ksentenceMethod) AppendSketch(dst []byte, s DocSketch) []byte {
 	return m.spec.AppendBinary(dst, &sketch.Sketch{Hash: s.(ksentenceSketch)})
 }
 
-func (m *ksentenceMethod) DecodeSketch(b []byte) (Sketch, error) {
+func (m *ksentenceMethod) DecodeSketch(b []byte) (DocSketch, error) {
 	h, err := decodeHash(m.spec, b)
 	return ksentenceSketch(h), err
 }
 
-func (m *ksentenceMethod) Match(a, b Sketch) (float64, int, bool) {
+func (m *ksentenceMethod) Match(a, b DocSketch) (float64, int, bool) {
 	return 1, -1, a.(ksentenceSketch) == b.(ksentenceSketch)
 }
 

@@ -164,13 +164,13 @@ func newMinhashMethod(cfg *Options, spec sketch.Spec) (Method, error) {
 // stays in memory. It forwards everything else.
 type minhashLeader struct{ m *minhashMethod }
 
-func (l minhashLeader) Name() string                             { return l.m.Name() }
-func (l minhashLeader) NewSketcher() (Sketcher, error)           { return l.m.NewSketcher() }
-func (l minhashLeader) NewFinder() (Finder, error)               { return l.m.NewFinder() }
-func (l minhashLeader) Describe() map[string]any                 { return l.m.Describe() }
-func (l minhashLeader) AppendSketch(dst []byte, s Sketch) []byte { return l.m.AppendSketch(dst, s) }
-func (l minhashLeader) DecodeSketch(b []byte) (Sketch, error)    { return l.m.DecodeSketch(b) }
-func (l minhashLeader) BytesPerDoc(textBytes int) int            { return l.m.BytesPerDoc(textBytes) }
+func (l minhashLeader) Name() string                                { return l.m.Name() }
+func (l minhashLeader) NewSketcher() (DocSketcher, error)           { return l.m.NewSketcher() }
+func (l minhashLeader) NewFinder() (Finder, error)                  { return l.m.NewFinder() }
+func (l minhashLeader) Describe() map[string]any                    { return l.m.Describe() }
+func (l minhashLeader) AppendSketch(dst []byte, s DocSketch) []byte { return l.m.AppendSketch(dst, s) }
+func (l minhashLeader) DecodeSketch(b []byte) (DocSketch, error)    { return l.m.DecodeSketch(b) }
+func (l minhashLeader) BytesPerDoc(textBytes int) int               { return l.m.BytesPerDoc(textBytes) }
 
 func (m *minhashMethod) Name() string { return "minhash" }
 
@@ -324,7 +324,7 @@ const (
 	blockReserve = 1 << 11
 )
 
-func (m *minhashMethod) NewSketcher() (Sketcher, error) {
+func (m *minhashMethod) NewSketcher() (DocSketcher, error) {
 	k, err := m.spec.NewSketcherWith(sketch.SketcherOptions{Sets: m.join == joinVerify})
 	if err != nil {
 		return nil, err
@@ -332,7 +332,7 @@ func (m *minhashMethod) NewSketcher() (Sketcher, error) {
 	return &minhashSketcher{m: m, k: k}, nil
 }
 
-func (s *minhashSketcher) Sketch(d *Doc) (Sketch, error) {
+func (s *minhashSketcher) Sketch(d *Doc) (DocSketch, error) {
 	sk := &minhashSketch{spec: &s.m.spec}
 	switch s.m.join {
 	case joinVerify:
@@ -410,7 +410,7 @@ func (m *minhashMethod) NewFinder() (Finder, error) {
 	return f, nil
 }
 
-func (f *minhashFinder) Add(i int, s Sketch, emit func(Pair)) error {
+func (f *minhashFinder) Add(i int, s DocSketch, emit func(Pair)) error {
 	if i > int(^uint32(0)>>1) {
 		return fmt.Errorf("minhash: document %d: too many documents for one index", i)
 	}
@@ -640,7 +640,7 @@ func (f *minhashFinder) CountBelow(keep []int32, from int) (int, bool) {
 
 // Keyed: one key per band (sketch.Spec.AppendKeys).
 
-func (m *minhashMethod) AppendKeys(dst []uint64, s Sketch) []uint64 {
+func (m *minhashMethod) AppendKeys(dst []uint64, s DocSketch) []uint64 {
 	sk, ok := s.(*minhashSketch)
 	if !ok || sk.sig == nil {
 		return dst
@@ -648,7 +648,7 @@ func (m *minhashMethod) AppendKeys(dst []uint64, s Sketch) []uint64 {
 	return m.spec.AppendKeys(dst, &sketch.Sketch{Sig: sk.sig})
 }
 
-func (m *minhashMethod) Match(a, b Sketch) (float64, int, bool) {
+func (m *minhashMethod) Match(a, b DocSketch) (float64, int, bool) {
 	sa, ok1 := a.(*minhashSketch)
 	sb, ok2 := b.(*minhashSketch)
 	if !ok1 || !ok2 || sa.sig == nil || sb.sig == nil || len(sa.sig) != len(sb.sig) {
@@ -667,7 +667,7 @@ func (m *minhashMethod) Match(a, b Sketch) (float64, int, bool) {
 
 // AppendSketch writes the sketch's binary form (sketch.Spec.AppendBinary):
 // the signature and, unless EstimateOnly, the shingle set.
-func (m *minhashMethod) AppendSketch(dst []byte, s Sketch) []byte {
+func (m *minhashMethod) AppendSketch(dst []byte, s DocSketch) []byte {
 	sk := s.(*minhashSketch)
 	out := sketch.Sketch{Sig: sk.sig, Empty: sk.sig == nil}
 	if m.join.needSets() && sk.sig != nil {
@@ -676,7 +676,7 @@ func (m *minhashMethod) AppendSketch(dst []byte, s Sketch) []byte {
 	return m.spec.AppendBinary(dst, &out)
 }
 
-func (m *minhashMethod) DecodeSketch(b []byte) (Sketch, error) {
+func (m *minhashMethod) DecodeSketch(b []byte) (DocSketch, error) {
 	var out sketch.Sketch
 	rest, err := m.spec.DecodeBinary(&out, b)
 	switch {

@@ -8,13 +8,6 @@ import (
 	"github.com/neardup/neardup/bloom"
 )
 
-// persister is implemented by methods that keep state across runs (a
-// Bloom filter, an IDF table). Run calls Persist after the run's outputs
-// are committed, so a failed or interrupted run never saves half a state.
-type persister interface {
-	Persist() error
-}
-
 // loadOrNew returns the filter of Options.BloomFile when that file exists,
 // else a new filter sized from (n, p).
 func (m *bloomMethod) loadOrNew() (*bloom.Filter, error) {

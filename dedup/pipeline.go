@@ -261,18 +261,18 @@ type batch struct {
 	seq      int
 	first    int // index of docs[0]
 	docs     []rawDoc
-	sketches []Sketch
+	sketches []DocSketch
 	hits     []*indexHit // with AgainstIndexes: docs[k]'s duplicate, or nil
 }
 
 type rawDoc struct {
 	id, text string
-	n        int    // length of the text in bytes
-	raw      []byte // only when a key field is needed
-	old      bool   // from Input.Against
-	file     int    // position of its file in Against, then Files
-	pre      bool   // sketch already known (from a checkpoint)
-	sketch   Sketch // when pre
+	n        int       // length of the text in bytes
+	raw      []byte    // only when a key field is needed
+	old      bool      // from Input.Against
+	file     int       // position of its file in Against, then Files
+	pre      bool      // sketch already known (from a checkpoint)
+	sketch   DocSketch // when pre
 }
 
 // Index is a saved index of old documents that new documents are checked
@@ -304,7 +304,6 @@ func Run(ctx context.Context, cfg Options, in Input, out Outputs) (*Stats, error
 		return nil, err
 	}
 	defer r.cleanup()
-	m := r.method
 	if err := r.open(); err != nil {
 		return nil, err
 	}
@@ -314,7 +313,7 @@ func Run(ctx context.Context, cfg Options, in Input, out Outputs) (*Stats, error
 	if err := r.finish(ctx); err != nil {
 		return nil, err
 	}
-	if p, ok := m.(persister); ok {
+	if p := r.caps.persist; p != nil {
 		if err := p.Persist(); err != nil {
 			return nil, err
 		}
@@ -358,7 +357,7 @@ func Sign(ctx context.Context, cfg Options, in Input, path string) (*Stats, erro
 	w := bufio.NewWriterSize(f, 1<<16)
 	prefix := append(corpus.AppendJSONString([]byte(`,"method":`), m.Name()), `,"sketch":`...)
 	var line []byte
-	err = r.sketchAll(ctx, func(_ int, d *rawDoc, s Sketch) error {
+	err = r.sketchAll(ctx, func(_ int, d *rawDoc, s DocSketch) error {
 		r.stats.Documents++
 		line = corpus.AppendJSONString(append(line[:0], `{"id":`...), d.id)
 		line = append(line, prefix...)
@@ -390,6 +389,7 @@ type run struct {
 	in     Input
 	out    Outputs
 	method Method
+	caps   capabilities // the method's, found once
 	norm   *text.Normalizer
 	stats  *Stats
 	// traditional counts the documents with Traditional Chinese
@@ -452,9 +452,9 @@ func (r *run) open() error {
 	r.fileBytes = make([]int64, len(r.sequence))
 	r.fileDamaged = make([]bool, len(r.sequence))
 	if r.in.Resume {
-		codec, ok := r.method.(SketchCodec)
-		if !ok {
-			return fmt.Errorf("--resume: method %s cannot checkpoint its sketches", r.method.Name())
+		codec := r.caps.codec
+		if codec == nil {
+			return conflict("Input.Resume", "Method", "method %s cannot checkpoint its sketches", r.method.Name())
 		}
 		dir, err := stateDir(r.out.TmpDir, r.cfg, r.method, r.in)
 		if err != nil {
@@ -521,14 +521,7 @@ func newRun(cfg Options, in Input, out Outputs) (*run, error) {
 	st := &Stats{Method: m.Name(), Spec: spec, Params: m.Describe(), Workers: cfg.workers(),
 		FilesSkipped: len(in.FilesSkipped), FilesExcluded: in.FilesExcluded}
 	st.FilesSkippedFirst = in.FilesSkipped[:min(len(in.FilesSkipped), maxFilesSkippedListed)]
-	return &run{cfg: cfg, spec: spec, in: in, out: out, method: m, norm: norm, stats: st}, nil
-}
-
-// keptChecker is implemented by finders that can check, once the kept
-// documents are chosen, how many removed documents are not duplicates of
-// their kept document (Stats.RemovedBelowThreshold).
-type keptChecker interface {
-	CountBelow(keep []int32, from int) (n int, ok bool)
+	return &run{cfg: cfg, spec: spec, in: in, out: out, method: m, caps: capabilitiesOf(m), norm: norm, stats: st}, nil
 }
 
 // output is a file written atomically: nothing appears under its name
@@ -618,7 +611,7 @@ func (r *run) pass1(ctx context.Context) error {
 	r.in.Progress.Stage("read, sketch, find", r.stats.Memory.EstimatedDocs)
 	var finder Finder
 	if r.stats.Memory.Spill {
-		sf, err := newSpillFinder(r.method.(Keyed), r.out.TmpDir, r.stats.Memory.BudgetBytes/2)
+		sf, err := newSpillFinder(r.caps.keyed, r.out.TmpDir, r.stats.Memory.BudgetBytes/2)
 		if err != nil {
 			return err
 		}
@@ -656,7 +649,7 @@ func (r *run) pass1(ctx context.Context) error {
 			r.dropped[int32(i)] = true
 		}
 	}
-	err := r.sketchAll(ctx, func(i int, d *rawDoc, s Sketch) error {
+	err := r.sketchAll(ctx, func(i int, d *rawDoc, s DocSketch) error {
 		if d.old {
 			r.nOld++
 		}
@@ -705,9 +698,9 @@ func (r *run) pass1(ctx context.Context) error {
 // sketchAll reads every document, normalises and sketches it on the
 // workers, and calls consume for each in input order on one goroutine. An
 // empty document (empty normalised text) gets a nil sketch.
-func (r *run) sketchAll(ctx context.Context, consume func(i int, d *rawDoc, s Sketch) error) error {
+func (r *run) sketchAll(ctx context.Context, consume func(i int, d *rawDoc, s DocSketch) error) error {
 	workers := r.cfg.workers()
-	sketchers := make([]Sketcher, workers)
+	sketchers := make([]DocSketcher, workers)
 	for w := range sketchers {
 		var err error
 		if sketchers[w], err = r.method.NewSketcher(); err != nil {
@@ -721,14 +714,14 @@ func (r *run) sketchAll(ctx context.Context, consume func(i int, d *rawDoc, s Sk
 // weights) when it needs one: every document, normalised, to one Learner
 // per worker, then FinishPrePass. Checkpoints are not used for it.
 func (r *run) prePass(ctx context.Context) error {
-	pp, ok := r.method.(PrePass)
-	if !ok || !pp.NeedsPrePass() {
+	pp := r.caps.prePass
+	if pp == nil || !pp.NeedsPrePass() {
 		return nil
 	}
 	start := newMark()
 	r.in.Progress.Stage("learn weights", r.stats.Memory.EstimatedDocs)
 	learners := make([]Learner, r.cfg.workers())
-	workers := make([]Sketcher, len(learners))
+	workers := make([]DocSketcher, len(learners))
 	for w := range learners {
 		l, err := pp.NewLearner()
 		if err != nil {
@@ -744,7 +737,7 @@ func (r *run) prePass(ctx context.Context) error {
 	skipped, bytes, damaged := slices.Clone(r.fileSkipped), slices.Clone(r.fileBytes), slices.Clone(r.fileDamaged)
 	r.ckpt = nil // the pre-pass neither writes nor reads checkpoints
 	var docs, read int64
-	err := r.eachDoc(ctx, workers, func(int, *rawDoc, Sketch) error { docs++; return nil })
+	err := r.eachDoc(ctx, workers, func(int, *rawDoc, DocSketch) error { docs++; return nil })
 	for k, b := range r.fileBytes {
 		read += b - bytes[k]
 	}
@@ -762,15 +755,15 @@ func (r *run) prePass(ctx context.Context) error {
 	return nil
 }
 
-// learnSketcher runs a Learner where the pipeline expects a Sketcher.
+// learnSketcher runs a Learner where the pipeline expects a DocSketcher.
 type learnSketcher struct{ l Learner }
 
-func (s learnSketcher) Sketch(d *Doc) (Sketch, error) { return nil, s.l.Learn(d) }
+func (s learnSketcher) Sketch(d *Doc) (DocSketch, error) { return nil, s.l.Learn(d) }
 
 // eachDoc reads every document, normalises it and hands it to one of the
 // workers (sketchers, one per goroutine), and calls consume for each in
 // input order on one goroutine.
-func (r *run) eachDoc(ctx context.Context, sketchers []Sketcher, consume func(i int, d *rawDoc, s Sketch) error) error {
+func (r *run) eachDoc(ctx context.Context, sketchers []DocSketcher, consume func(i int, d *rawDoc, s DocSketch) error) error {
 	workers := len(sketchers)
 	g, gctx := errgroup.WithContext(ctx)
 	jobs := make(chan *batch, workers*2)
@@ -829,7 +822,7 @@ func (r *run) eachDoc(ctx context.Context, sketchers []Sketcher, consume func(i 
 		for k, name := range r.sequence {
 			old, file = k < len(r.in.Against), k
 			if r.ckpt != nil && name != "-" {
-				tr, err := readCheckpoint(ckptPath(r.ckpt.dir, k), r.ckpt.codec, func(id string, n int, sk Sketch) error {
+				tr, err := readCheckpoint(ckptPath(r.ckpt.dir, k), r.ckpt.codec, func(id string, n int, sk DocSketch) error {
 					return push(rawDoc{id: id, n: n, old: old, file: k, pre: true, sketch: sk})
 				})
 				switch {
@@ -1023,11 +1016,6 @@ func (r *run) recordPair(line []byte, p Pair) []byte {
 	return line
 }
 
-// cliquer is implemented by methods whose duplicates are identical
-// sketches (exact, ksentence, bloom): every two members of a cluster are a
-// pair of similarity 1, which their finders report only as a star.
-type cliquer interface{ cliques() bool }
-
 // writeAllPairs reports the pairs of Options.AllPairs in a fixed order:
 // ascending by the later document, then the earlier (id2's input
 // position, then id1's), each pair once. For a cliquer method that is
@@ -1035,7 +1023,7 @@ type cliquer interface{ cliques() bool }
 // verified.
 func (r *run) writeAllPairs() {
 	ps := r.allPairs
-	if c, ok := r.method.(cliquer); ok && c.cliques() {
+	if r.caps.cliques {
 		members := map[int][]int{}
 		for i := range r.ids {
 			root := r.uf.Find(i)

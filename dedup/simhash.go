@@ -11,24 +11,6 @@ import (
 	"github.com/neardup/neardup/sketch"
 )
 
-// A PrePass method needs one pass over the corpus before its sketchers can
-// work (simhash with --weights tfidf learns its IDF table). The pipeline
-// runs the pass when NeedsPrePass is true: one Learner per worker, fed the
-// normalised documents (any order, any worker), then FinishPrePass with
-// all the learners, then the usual pass. A method whose pre-pass state
-// was supplied otherwise (a table loaded from a file) reports false.
-type PrePass interface {
-	NeedsPrePass() bool
-	NewLearner() (Learner, error)
-	FinishPrePass(learners []Learner) error
-}
-
-// A Learner observes documents in a pre-pass; one per worker goroutine.
-// Learn must not keep d or its Text.
-type Learner interface {
-	Learn(d *Doc) error
-}
-
 // simhashMethod finds documents whose SimHash fingerprints (package
 // simhash) are within Options.Distance bits, over the shingles of
 // Options.Shingle weighted by count or by TF-IDF.
@@ -203,7 +185,7 @@ func (l *idfLearner) Learn(d *Doc) error {
 	return nil
 }
 
-func (m *simhashMethod) NewSketcher() (Sketcher, error) {
+func (m *simhashMethod) NewSketcher() (DocSketcher, error) {
 	if m.usesIDF() && m.idf == nil {
 		return nil, fmt.Errorf("simhash --weights tfidf: no IDF table: the pipeline must run the pre-pass (dedup.PrePass) or supply a table (SetIDF)")
 	}
@@ -243,7 +225,7 @@ type simhashSketcher struct {
 	sk sketch.Sketch // scratch: its Set is reused
 }
 
-func (s *simhashSketcher) Sketch(d *Doc) (Sketch, error) {
+func (s *simhashSketcher) Sketch(d *Doc) (DocSketch, error) {
 	s.k.SketchNormalized(&s.sk, d.Text)
 	if s.sk.Empty {
 		return nil, nil // no shingle: nothing to compare
@@ -266,7 +248,7 @@ type simhashFinder struct {
 	design simhash.Design
 }
 
-func (f *simhashFinder) Add(i int, s Sketch, emit func(Pair)) error {
+func (f *simhashFinder) Add(i int, s DocSketch, emit func(Pair)) error {
 	if s == nil {
 		return nil
 	}
@@ -322,13 +304,13 @@ func (f *simhashFinder) Flush(emit func(Pair)) error {
 // the distance (and, with --verify, at or above the threshold), as the
 // Finder does: the spill path gives the same clusters.
 
-func (m *simhashMethod) AppendKeys(dst []uint64, s Sketch) []uint64 {
+func (m *simhashMethod) AppendKeys(dst []uint64, s DocSketch) []uint64 {
 	return m.spec.AppendKeys(dst, &sketch.Sketch{FP: s.(*simhashSketch).fp})
 }
 
 // AppendSketch writes the sketch's binary form (sketch.Spec.AppendBinary):
 // the fingerprint and, with --verify, the shingle set.
-func (m *simhashMethod) AppendSketch(dst []byte, s Sketch) []byte {
+func (m *simhashMethod) AppendSketch(dst []byte, s DocSketch) []byte {
 	sk := s.(*simhashSketch)
 	out := sketch.Sketch{FP: sk.fp}
 	if m.verify {
@@ -337,7 +319,7 @@ func (m *simhashMethod) AppendSketch(dst []byte, s Sketch) []byte {
 	return m.spec.AppendBinary(dst, &out)
 }
 
-func (m *simhashMethod) DecodeSketch(b []byte) (Sketch, error) {
+func (m *simhashMethod) DecodeSketch(b []byte) (DocSketch, error) {
 	var out sketch.Sketch
 	rest, err := m.spec.DecodeBinary(&out, b)
 	switch {
@@ -355,7 +337,7 @@ func (m *simhashMethod) DecodeSketch(b []byte) (Sketch, error) {
 // distance/bits (without --verify) rather than a Jaccard similarity.
 func (m *simhashMethod) HammingSimilarity() bool { return !m.verify }
 
-func (m *simhashMethod) Match(a, b Sketch) (float64, int, bool) {
+func (m *simhashMethod) Match(a, b DocSketch) (float64, int, bool) {
 	sa, sb := a.(*simhashSketch), b.(*simhashSketch)
 	d := sa.fp.Distance(sb.fp)
 	if d > m.distance {

@@ -50,7 +50,7 @@ func fpTexts(n int, seed uint64) []string {
 // runMethod sketches texts with m (the text is used as the normalised text)
 // and feeds the sketches to its Finder, returning the sketches and pairs;
 // documents dropped by a DropFinder come as pairs with A = -1.
-func runMethod(t *testing.T, m Method, texts []string, keys []string) ([]Sketch, []Pair) {
+func runMethod(t *testing.T, m Method, texts []string, keys []string) ([]DocSketch, []Pair) {
 	t.Helper()
 	sk, err := m.NewSketcher()
 	if err != nil {
@@ -62,7 +62,7 @@ func runMethod(t *testing.T, m Method, texts []string, keys []string) ([]Sketch,
 	}
 	var pairs []Pair
 	emit := func(p Pair) { pairs = append(pairs, p) }
-	var sketches []Sketch
+	var sketches []DocSketch
 	for i, s := range texts {
 		d := Doc{Index: i, ID: fmt.Sprint(i), Text: []byte(s)}
 		if keys != nil {
