@@ -45,6 +45,11 @@ func stateDir(tmp string, cfg Options, m Method, in Input) (string, error) {
 	h := sha256.New()
 	enc := json.NewEncoder(h)
 	cfg.Workers = 0 // the result does not depend on it
+	spec, threshold, err := cfg.spec()
+	if err != nil {
+		return "", err
+	}
+	cfg.Spec, cfg.VerifyThreshold = spec, threshold // resolved: a valid sketch.Spec
 	if err := enc.Encode(cfg); err != nil {
 		return "", err
 	}

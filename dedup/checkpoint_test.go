@@ -1,12 +1,14 @@
 package dedup
 
 import (
-	"github.com/neardup/neardup/sketch"
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/zeebo/xxh3"
+
+	"github.com/neardup/neardup/sketch"
 )
 
 func writeTestCheckpoint(t testing.TB, path string, docs []rawDoc, sketches []DocSketch) {
@@ -65,4 +67,26 @@ func FuzzCheckpoint(f *testing.F) {
 			t.Fatalf("fed %d records, trailer says %d", fed, tr.count)
 		}
 	})
+}
+
+// TestResumeEveryCodecMethod: --resume's state directory is named from the
+// resolved Options (a valid sketch.Spec, the simhash threshold of Verify
+// beside it), so that every method with a codec can checkpoint.
+func TestResumeEveryCodecMethod(t *testing.T) {
+	dir := t.TempDir()
+	path := writeTexts(t, dir, []string{"one two three four five six", "one two three four five six", "seven eight nine ten"}, "d%d")
+	for _, cfg := range []Options{
+		{Method: "simhash", Verify: true, VerifyThreshold: 0.5, Spec: sketch.Spec{Threshold: 0.5}},
+		{Method: "minhash"},
+		{Method: "exact"},
+		{Method: "ksentence"},
+	} {
+		st, err := Run(context.Background(), cfg, Input{Files: []string{path}, Resume: true}, Outputs{TmpDir: dir})
+		if err != nil {
+			t.Fatalf("%s: %v", cfg.Method, err)
+		}
+		if st.Removed != 1 {
+			t.Errorf("%s: %d removed, want 1", cfg.Method, st.Removed)
+		}
+	}
 }

@@ -26,10 +26,14 @@ type Options struct {
 
 	// Spec is how a document becomes a sketch: normalisation, shingles,
 	// the method's parameters and seeds (package sketch; the zero value is
-	// its default). Parameters of other methods are ignored. For simhash,
-	// Spec.Threshold is not part of the sketch: it is the exact Jaccard
-	// threshold of Verify (0 means sketch.DefaultThreshold).
+	// its default). Parameters that do not apply to the method are
+	// ignored.
 	Spec sketch.Spec
+
+	// VerifyThreshold is, for simhash with Verify, the exact Jaccard
+	// similarity at or above which a candidate is a duplicate (a SimHash
+	// Spec has no threshold); 0 means sketch.DefaultThreshold.
+	VerifyThreshold float64
 
 	// IDFFile, with SimHash weights tfidf, is an IDF table to use instead
 	// of learning one in a pre-pass; SaveIDF is where a successful run
@@ -176,13 +180,13 @@ func (c *Options) spec() (s sketch.Spec, threshold float64, err error) {
 			return s, 0, &OptionError{Field: "Method", Err: fmt.Errorf("%w %q (want one of %s)", ErrUnknownMethod, name, methodList())}
 		}
 	}
-	threshold = s.Threshold
+	threshold = c.VerifyThreshold
 	if s.Method == sketch.SimHash {
 		if threshold == 0 {
 			threshold = sketch.DefaultThreshold
 		}
 		if !(threshold > 0 && threshold <= 1) {
-			return s, 0, optErr("Spec.Threshold", "%v must be in (0, 1]", threshold)
+			return s, 0, optErr("VerifyThreshold", "%v must be in (0, 1]", threshold)
 		}
 	}
 	if s.Method != sketch.MinHash {

@@ -30,7 +30,7 @@ func TestSpillMatchesInMemoryKeyed(t *testing.T) {
 	}{
 		{"simhash-64-k3", func(c *Options) { c.Method, c.Spec.SimHash.Distance = "simhash", 3 }},
 		{"simhash-64-k8-verify", func(c *Options) {
-			c.Method, c.Spec.SimHash.Distance, c.Verify, c.Spec.Threshold = "simhash", 8, true, 0.5
+			c.Method, c.Spec.SimHash.Distance, c.Verify, c.VerifyThreshold = "simhash", 8, true, 0.5
 		}},
 		{"simhash-128-k12-tfidf", func(c *Options) {
 			c.Method, c.Spec.SimHash.Bits, c.Spec.SimHash.Distance, c.Spec.SimHash.Weights = "simhash", 128, 12, sketch.WeightTFIDF
@@ -70,7 +70,7 @@ func TestSpillMatchesInMemoryKeyed(t *testing.T) {
 // simhashFor returns the simhash method with bits and --verify at 0.5.
 func simhashFor(t testing.TB, bits int, verify bool) *simhashMethod {
 	cfg := Options{}
-	cfg.Method, cfg.Spec.SimHash.Bits, cfg.Verify, cfg.Spec.Threshold = "simhash", bits, verify, 0.5
+	cfg.Method, cfg.Spec.SimHash.Bits, cfg.Verify, cfg.VerifyThreshold = "simhash", bits, verify, 0.5
 	m, err := NewMethod(cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -137,7 +137,7 @@ func TestSimhashMatchesLinearScan(t *testing.T) {
 		name := fmt.Sprintf("bits=%d/k=%d/%v-%d/verify=%v", c.bits, c.k, c.unit, c.n, c.verify)
 		texts := fpTexts(700, uint64(c.bits+c.k))
 		cfg := Options{}
-		cfg.Method, cfg.Spec.SimHash.Bits, cfg.Spec.SimHash.Distance, cfg.Verify, cfg.Spec.Threshold = "simhash", c.bits, hamming(c.k), c.verify, 0.7
+		cfg.Method, cfg.Spec.SimHash.Bits, cfg.Spec.SimHash.Distance, cfg.Verify, cfg.VerifyThreshold = "simhash", c.bits, hamming(c.k), c.verify, 0.7
 		cfg.Spec.Shingle = shingle.Options{Unit: c.unit, N: c.n}
 		m, err := NewMethod(cfg)
 		if err != nil {
@@ -161,7 +161,7 @@ func TestSimhashMatchesLinearScan(t *testing.T) {
 		var want [][2]int
 		for i := range fps {
 			for j := i + 1; j < len(fps); j++ {
-				if fps[i].Distance(fps[j]) <= c.k && (!c.verify || jaccard.Set(sets[i], sets[j]) >= cfg.Spec.Threshold) {
+				if fps[i].Distance(fps[j]) <= c.k && (!c.verify || jaccard.Set(sets[i], sets[j]) >= cfg.VerifyThreshold) {
 					want = append(want, [2]int{i, j})
 				}
 			}
@@ -175,7 +175,7 @@ func TestSimhashMatchesLinearScan(t *testing.T) {
 			if d != p.Distance || d > c.k {
 				t.Fatalf("%s: pair %+v: real distance %d", name, p, d)
 			}
-			if c.verify && p.Similarity < cfg.Spec.Threshold {
+			if c.verify && p.Similarity < cfg.VerifyThreshold {
 				t.Fatalf("%s: verified pair %+v below the threshold", name, p)
 			}
 			got = append(got, [2]int{p.A, p.B})
@@ -388,7 +388,7 @@ func TestSimhashPairsMeasure(t *testing.T) {
 	for _, spill := range []bool{false, true} {
 		for _, verify := range []bool{false, true} {
 			cfg := Options{}
-			cfg.Method, cfg.Spill, cfg.Verify, cfg.Spec.Threshold = "simhash", spill, verify, 0.5
+			cfg.Method, cfg.Spill, cfg.Verify, cfg.VerifyThreshold = "simhash", spill, verify, 0.5
 			out := Outputs{Pairs: filepath.Join(dir, "p.jsonl"), TmpDir: dir}
 			if _, err := Run(context.Background(), cfg, Input{Files: []string{in}}, out); err != nil {
 				t.Fatal(err)

@@ -537,7 +537,7 @@ func (r *Run) threshold() float64 {
 	if t := r.spec().Threshold; t != 0 {
 		return t
 	}
-	if t := r.Options.Spec.Threshold; t != 0 {
+	if t := r.Options.VerifyThreshold; t != 0 {
 		return t
 	}
 	return sketch.DefaultThreshold

@@ -167,7 +167,10 @@ func (s Space) Configs(base dedup.Options) []dedup.Options {
 		out = next
 	}
 	thresholds := func() {
-		expand(len(s.Thresholds), func(c *dedup.Options, i int) bool { c.Spec.Threshold = s.Thresholds[i]; return true })
+		expand(len(s.Thresholds), func(c *dedup.Options, i int) bool {
+			c.Spec.Threshold, c.VerifyThreshold = s.Thresholds[i], s.Thresholds[i]
+			return true
+		})
 	}
 	shingles := func() {
 		expand(len(s.Shingles), func(c *dedup.Options, i int) bool {
@@ -273,7 +276,7 @@ func Label(cfg dedup.Options) string {
 	case "simhash":
 		parts = append(parts, sh(), spec.SimHash.Weights.String(), fmt.Sprintf("f=%d", spec.SimHash.Bits), fmt.Sprintf("k=%d", spec.SimHash.MaxDistance()))
 		if cfg.Verify {
-			t := cfg.Spec.Threshold
+			t := cfg.VerifyThreshold
 			if t == 0 {
 				t = sketch.DefaultThreshold
 			}

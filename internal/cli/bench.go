@@ -565,7 +565,7 @@ func dedupArgs(cfg dedup.Options) []string {
 		args = append(args, "--bits", strconv.Itoa(spec.SimHash.Bits), "--distance", strconv.Itoa(spec.SimHash.MaxDistance()),
 			"--weights", spec.SimHash.Weights.String())
 		if cfg.Verify {
-			t := cfg.Spec.Threshold
+			t := cfg.VerifyThreshold
 			if t == 0 {
 				t = sketch.DefaultThreshold
 			}

@@ -152,7 +152,7 @@ func (o *dedupOpts) config() (dedup.Options, error) {
 		cfg.Spec, err = o.sketch.spec(m)
 		if m == sketch.SimHash {
 			// Not part of the sketch: the exact Jaccard threshold of --verify.
-			cfg.Spec.Threshold = o.sketch.threshold
+			cfg.VerifyThreshold = o.sketch.threshold
 		}
 	}
 	if err != nil {
@@ -205,7 +205,7 @@ func (o *dedupOpts) config() (dedup.Options, error) {
 // optionFlags are the flags that set the fields of dedup.Options and
 // dedup.Input that an *dedup.OptionError names.
 var optionFlags = map[string]string{
-	"Method": "--method", "Spec": "--method", "Spec.Threshold": "--threshold", "Spec.SimHash.Distance": "--distance",
+	"Method": "--method", "Spec": "--method", "Spec.Threshold": "--threshold", "VerifyThreshold": "--threshold", "Spec.SimHash.Distance": "--distance",
 	"Spec.SimHash.Weights": "--weights", "IDFFile": "--idf", "SaveIDF": "--save-idf", "Verify": "--verify",
 	"EstimateOnly": "--estimate-only", "Cluster": "--cluster", "KeyField": "--key-field", "BloomN": "--bloom-n",
 	"BloomFPP": "--bloom-fpp", "BloomFile": "--bloom-filter", "AllPairs": "--pairs-mode", "Workers": "--workers",
