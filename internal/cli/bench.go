@@ -604,9 +604,16 @@ func benchOne(ctx context.Context, exe, docs string, cfg dedup.Options, timeout 
 	r := benchRun{Method: cfg.Method, Args: dedupArgs(cfg), Status: "ok"}
 	clusters := filepath.Join(tmp, "clusters.jsonl")
 	statsPath := filepath.Join(tmp, "stats.json")
+	optsPath := filepath.Join(tmp, "options.json")
 	os.Remove(clusters)
 	os.Remove(statsPath)
-	args := append(append([]string{"dedup"}, r.Args...), "-q", "--clusters", clusters, "--stats", statsPath)
+	// The child gets the options themselves, not flags rebuilt from them
+	// (r.Args is the equivalent command line, for the table).
+	if err := writeOptionsJSON(optsPath, cfg); err != nil {
+		r.Status = "error: " + err.Error()
+		return r
+	}
+	args := []string{"dedup", "--options-json", optsPath, "-q", "--clusters", clusters, "--stats", statsPath}
 	if cfg.Workers > 0 {
 		args = append(args, "-j", strconv.Itoa(cfg.Workers))
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/neardup/neardup/cluster"
 	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/eval"
 	"github.com/neardup/neardup/shingle"
@@ -121,5 +122,62 @@ func TestVersionRecall(t *testing.T) {
 	want := map[string]float64{"ASV": 0.5, "BBE": 1}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("versionRecall (-want +got):\n%s", diff)
+	}
+}
+
+// TestOptionsJSON: bench's child runs get dedup.Options as JSON (no
+// flags rebuilt from them): the child's run has the same resolved Spec
+// and the same method parameters as the options in process.
+func TestOptionsJSON(t *testing.T) {
+	dir := t.TempDir()
+	docs := filepath.Join(dir, "docs.jsonl")
+	if err := os.WriteFile(docs, []byte(`{"id":"a","text":"one two three four five six. seven eight."}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, cfg := range []dedup.Options{
+		{},
+		{Method: "simhash", Verify: true, VerifyThreshold: 0.6, Spec: sketch.Spec{SimHash: sketch.SimHashSpec{Bits: 32, Distance: 4, Weights: sketch.WeightCount}}},
+		{Method: "minhash", Cluster: cluster.Leader, Spec: sketch.Spec{Threshold: 0.7, MinHash: sketch.MinHashSpec{NumPerm: 64, Bands: 8}}},
+		{Method: "bloom-overlap", BloomFPP: 1e-4, Spec: sketch.Spec{Shingle: shingle.Options{Unit: shingle.Char, N: 3}, Threshold: 0.5}},
+		{Method: "ksentence", Keep: cluster.Longest, Spec: sketch.Spec{Normalize: normalizeWith(func(o *text.Options) { o.HTML = true })}},
+	} {
+		path := filepath.Join(dir, "options.json")
+		if err := writeOptionsJSON(path, cfg); err != nil {
+			t.Fatal(err)
+		}
+		stats := filepath.Join(dir, "stats.json")
+		var stderr bytes.Buffer
+		if code := Main([]string{"dedup", "--options-json", path, "-q", "--stats", stats, docs}, nil, io.Discard, &stderr); code != 0 {
+			t.Fatalf("%+v: exit %d: %s", cfg, code, stderr.String())
+		}
+		b, err := os.ReadFile(stats)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got dedup.Stats
+		if err := json.Unmarshal(b, &got); err != nil {
+			t.Fatal(err)
+		}
+		wantSpec, err := cfg.ResolveSpec()
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := dedup.NewMethod(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wantParams map[string]any
+		b, _ = json.Marshal(m.Describe())
+		json.Unmarshal(b, &wantParams)
+		for _, k := range []string{"design_for_1M_docs", "index", "design", "banding"} {
+			delete(wantParams, k)
+			delete(got.Params, k)
+		}
+		if diff := cmp.Diff(wantSpec, got.Spec); diff != "" {
+			t.Errorf("%s: specification differs (-want +got):\n%s", m.Name(), diff)
+		}
+		if diff := cmp.Diff(wantParams, got.Params); diff != "" {
+			t.Errorf("%s: parameters differ (-want +got):\n%s", m.Name(), diff)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -54,6 +55,9 @@ type dedupOpts struct {
 	quiet    bool
 	sample   bool
 	cpuProf  string
+	// optionsJSON is a file of dedup.Options as JSON that replaces the
+	// options of the flags (bench's child runs).
+	optionsJSON string
 
 	input inputFlags
 
@@ -116,6 +120,8 @@ Regular output files are replaced atomically, and only when the run succeeds.
 	fs.BoolVar(&o.sample, "sample", false, "run on the embedded sample corpus")
 	fs.StringVar(&o.cpuProf, "cpuprofile", "", "write a Go CPU profile here (for performance work)")
 	fs.MarkHidden("cpuprofile")
+	fs.StringVar(&o.optionsJSON, "options-json", "", "run with the dedup.Options in this JSON file instead of the method, sketch and clustering flags (for bench)")
+	fs.MarkHidden("options-json")
 	o.input.register(fs)
 	o.input.registerWalk(fs)
 	return cmd
@@ -237,6 +243,11 @@ func runDedup(cmd *cobra.Command, o *dedupOpts, args []string, e *env) error {
 	cfg, err := o.config()
 	if err != nil {
 		return err
+	}
+	if o.optionsJSON != "" {
+		if cfg, err = readOptionsJSON(o.optionsJSON); err != nil {
+			return err
+		}
 	}
 	ropts, err := o.input.options()
 	if err != nil {
@@ -564,4 +575,34 @@ func clip(s string, n int) string {
 	}
 	r := []rune(s)
 	return string(r[:n-1]) + "…"
+}
+
+// readOptionsJSON reads dedup.Options written by writeOptionsJSON.
+func readOptionsJSON(path string) (dedup.Options, error) {
+	var cfg dedup.Options
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return cfg, usageErr("--options-json: %v", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&cfg); err != nil {
+		return cfg, usageErr("--options-json %s: %v", path, err)
+	}
+	return cfg, optionErr(cfg.Validate())
+}
+
+// writeOptionsJSON writes cfg as JSON to path, with its Spec resolved (a
+// sketch.Spec serialises only when valid for its method).
+func writeOptionsJSON(path string, cfg dedup.Options) error {
+	spec, err := cfg.ResolveSpec()
+	if err != nil {
+		return err
+	}
+	cfg.Spec = spec
+	b, err := json.Marshal(cfg)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, b, 0o644)
 }
