@@ -15,21 +15,19 @@ import (
 	"github.com/neardup/neardup/sketch"
 )
 
-// DefaultMinhashFamily is the default hash family of the minhash method
-// (Options.Family chooses another). One permutation hashing with optimal
-// densification signs in O(shingles + slots) instead of O(shingles x
+// minhashMethod finds documents whose MinHash signatures (package minhash,
+// Options.NumPerm slots over the shingles of Options.Shingle) share an LSH
+// band (package lsh), and joins them by union-find.
+//
+// Family: sketch's default is one permutation hashing with optimal
+// densification, O(shingles + slots) per document instead of O(shingles x
 // slots): on 1 KB web documents the whole run takes a third less CPU.
 // Measured against the exact Jaccard join (docs/defaults.md), its clusters
 // agree as well as multiply-shift's or better: on bible-kjv-family, char
 // 5-grams at 0.7, pairwise F1 0.948 against 0.909; on 100k web documents,
 // 0.932 against 0.924. Its slots are not independent (the S-curve of the
-// banding is an approximation for it) and its signatures cannot be merged;
-// --minhash-family multiply-shift gives independent slots.
-const DefaultMinhashFamily = minhash.OPH
-
-// minhashMethod finds documents whose MinHash signatures (package minhash,
-// Options.NumPerm slots over the shingles of Options.Shingle) share an LSH
-// band (package lsh), and joins them by union-find.
+// banding is an approximation for it); multiply-shift gives independent
+// slots.
 //
 // Banding: --bands and --rows when given (one of them alone takes the
 // other as NumPerm/that); otherwise the cheapest banding that makes a pair

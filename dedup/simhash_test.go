@@ -133,6 +133,9 @@ func TestSimhashMatchesLinearScan(t *testing.T) {
 		{128, 10, shingle.Word, 2, false},
 		{64, 0, shingle.Char, 3, false},
 		{64, 8, shingle.Word, 1, true},
+		// Any size from 1 to 128 bits (sketch.SimHashSpec).
+		{32, 3, shingle.Word, 1, false},
+		{100, 8, shingle.Word, 2, false},
 	} {
 		name := fmt.Sprintf("bits=%d/k=%d/%v-%d/verify=%v", c.bits, c.k, c.unit, c.n, c.verify)
 		texts := fpTexts(700, uint64(c.bits+c.k))
