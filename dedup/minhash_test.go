@@ -126,7 +126,7 @@ func TestMinhashOracle(t *testing.T) {
 		// Candidate-level recall against the S-curve, over several seeds.
 		var hits, expect, variance float64
 		for seed := uint64(1); seed <= 8; seed++ {
-			h, _ := minhash.New(minhash.Options{Family: DefaultMinhashFamily, Seed: seed})
+			h, _ := minhash.New(minhash.Options{Family: minhash.OPH, Seed: seed})
 			sigs := make([]minhash.Signature, len(sets))
 			ix, _ := lsh.New(params, 128, lsh.Options{})
 			for i, s := range sets {
@@ -299,7 +299,7 @@ func TestMinhashSketchCodecAndJSON(t *testing.T) {
 			if err := json.Unmarshal(x.AppendJSON(nil), &v); err != nil {
 				t.Fatalf("AppendJSON = %s: %v", x.AppendJSON(nil), err)
 			}
-			if v.Family != DefaultMinhashFamily.String() || v.NumPerm != 128 || v.Seed != fmt.Sprintf("%#x", minhash.DefaultSeed) || !slices.Equal(v.Slots, []uint32(xs.sig)) {
+			if v.Family != minhash.OPH.String() || v.NumPerm != 128 || v.Seed != fmt.Sprintf("%#x", minhash.DefaultSeed) || !slices.Equal(v.Slots, []uint32(xs.sig)) {
 				t.Errorf("AppendJSON = %s", x.AppendJSON(nil))
 			}
 		}
