@@ -88,18 +88,31 @@ func (m exact) DecodeSketch(b []byte) (DocSketch, error) {
 	return contentID(h), err
 }
 
-// decodeHash decodes the binary form (sketch.Spec.AppendBinary) of an
-// Exact or KSentence sketch, which is all of b.
+// decodeHash decodes the binary form of an Exact or KSentence sketch.
 func decodeHash(spec sketch.Spec, b []byte) ([16]byte, error) {
+	sk, err := decodeSketch(spec, b, false, false)
+	return sk.Hash, err
+}
+
+// decodeSketch decodes the binary form (sketch.Spec.AppendBinary) of a
+// sketch of spec that is all of b: an empty sketch only when mayBeEmpty,
+// a shingle set exactly when withSet.
+func decodeSketch(spec sketch.Spec, b []byte, mayBeEmpty, withSet bool) (sketch.Sketch, error) {
 	var sk sketch.Sketch
 	rest, err := spec.DecodeBinary(&sk, b)
 	switch {
 	case err != nil:
-		return sk.Hash, fmt.Errorf("%s: %w", spec.Method, err)
-	case len(rest) != 0 || sk.Empty:
-		return sk.Hash, fmt.Errorf("%s: %w: %d bytes after the sketch", spec.Method, sketch.ErrSketch, len(rest))
+		return sk, fmt.Errorf("%s: %w", spec.Method, err)
+	case len(rest) != 0:
+		return sk, fmt.Errorf("%s: %w: %d bytes after the sketch", spec.Method, sketch.ErrSketch, len(rest))
+	case sk.Empty:
+		if !mayBeEmpty {
+			return sk, fmt.Errorf("%s: %w: an empty sketch", spec.Method, sketch.ErrSketch)
+		}
+	case (sk.Set != nil) != withSet:
+		return sk, fmt.Errorf("%s: %w: shingle set present %v, want %v", spec.Method, sketch.ErrSketch, sk.Set != nil, withSet)
 	}
-	return sk.Hash, nil
+	return sk, nil
 }
 
 func (exact) Match(a, b DocSketch) (float64, int, bool) {

@@ -675,15 +675,9 @@ func (m *minhashMethod) AppendSketch(dst []byte, s DocSketch) []byte {
 }
 
 func (m *minhashMethod) DecodeSketch(b []byte) (DocSketch, error) {
-	var out sketch.Sketch
-	rest, err := m.spec.DecodeBinary(&out, b)
-	switch {
-	case err != nil:
-		return nil, fmt.Errorf("minhash: %w", err)
-	case len(rest) != 0:
-		return nil, fmt.Errorf("minhash: %w: %d trailing sketch bytes", sketch.ErrSketch, len(rest))
-	case !out.Empty && (out.Set != nil) != m.join.needSets():
-		return nil, fmt.Errorf("minhash: %w: shingle set present %v, want %v", sketch.ErrSketch, out.Set != nil, m.join.needSets())
+	out, err := decodeSketch(m.spec, b, true, m.join.needSets())
+	if err != nil {
+		return nil, err
 	}
 	sk := &minhashSketch{spec: &m.spec}
 	if out.Empty {

@@ -320,15 +320,9 @@ func (m *simhashMethod) AppendSketch(dst []byte, s DocSketch) []byte {
 }
 
 func (m *simhashMethod) DecodeSketch(b []byte) (DocSketch, error) {
-	var out sketch.Sketch
-	rest, err := m.spec.DecodeBinary(&out, b)
-	switch {
-	case err != nil:
-		return nil, fmt.Errorf("simhash: %w", err)
-	case len(rest) != 0:
-		return nil, fmt.Errorf("simhash: %w: %d bytes after the sketch", sketch.ErrSketch, len(rest))
-	case out.Empty || (out.Set != nil) != m.verify:
-		return nil, fmt.Errorf("simhash: %w: shingle set present %v, want %v", sketch.ErrSketch, out.Set != nil, m.verify)
+	out, err := decodeSketch(m.spec, b, false, m.verify)
+	if err != nil {
+		return nil, err
 	}
 	return &simhashSketch{bits: m.bits, fp: out.FP, set: out.Set}, nil
 }

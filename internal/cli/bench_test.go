@@ -50,26 +50,9 @@ func TestDedupArgsRoundTrip(t *testing.T) {
 	stats := filepath.Join(dir, "stats.json")
 	for _, want := range cfgs {
 		args := dedupArgs(want)
-		var stderr bytes.Buffer
-		if code := Main(append(append([]string{"dedup"}, args...), "-q", "-j", "1", "--stats", stats, docs), nil, io.Discard, &stderr); code != 0 {
-			t.Fatalf("dedup %v: exit %d: %s", args, code, stderr.String())
-		}
-		b, err := os.ReadFile(stats)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var got dedup.Stats
-		if err := json.Unmarshal(b, &got); err != nil {
-			t.Fatal(err)
-		}
-		m, err := dedup.NewMethod(want)
-		if err != nil {
-			t.Fatal(err)
-		}
+		got := dedupStats(t, stats, append(append([]string{"dedup"}, args...), "-q", "-j", "1", "--stats", stats, docs)...)
 		// Through JSON, as the stats file holds them.
-		var wantParams map[string]any
-		b, _ = json.Marshal(m.Describe())
-		json.Unmarshal(b, &wantParams)
+		wantParams := describedParams(t, want)
 		// Every parameter the method describes before a run must come out
 		// the same; keys that depend on the corpus (the index design chosen
 		// at Flush, the IDF table) are left out, and keys the run adds are
@@ -146,38 +129,56 @@ func TestOptionsJSON(t *testing.T) {
 			t.Fatal(err)
 		}
 		stats := filepath.Join(dir, "stats.json")
-		var stderr bytes.Buffer
-		if code := Main([]string{"dedup", "--options-json", path, "-q", "--stats", stats, docs}, nil, io.Discard, &stderr); code != 0 {
-			t.Fatalf("%+v: exit %d: %s", cfg, code, stderr.String())
-		}
-		b, err := os.ReadFile(stats)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var got dedup.Stats
-		if err := json.Unmarshal(b, &got); err != nil {
-			t.Fatal(err)
-		}
+		got := dedupStats(t, stats, "dedup", "--options-json", path, "-q", "--stats", stats, docs)
 		wantSpec, err := cfg.ResolveSpec()
 		if err != nil {
 			t.Fatal(err)
 		}
-		m, err := dedup.NewMethod(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var wantParams map[string]any
-		b, _ = json.Marshal(m.Describe())
-		json.Unmarshal(b, &wantParams)
+		wantParams := describedParams(t, cfg)
 		for _, k := range []string{"design_for_1M_docs", "index", "design", "banding"} {
 			delete(wantParams, k)
 			delete(got.Params, k)
 		}
 		if diff := cmp.Diff(wantSpec, got.Spec); diff != "" {
-			t.Errorf("%s: specification differs (-want +got):\n%s", m.Name(), diff)
+			t.Errorf("%s: specification differs (-want +got):\n%s", got.Method, diff)
 		}
 		if diff := cmp.Diff(wantParams, got.Params); diff != "" {
-			t.Errorf("%s: parameters differ (-want +got):\n%s", m.Name(), diff)
+			t.Errorf("%s: parameters differ (-want +got):\n%s", got.Method, diff)
 		}
 	}
+}
+
+// dedupStats runs neardup with args, which write the --stats file
+// statsPath, and returns the stats.
+func dedupStats(t *testing.T, statsPath string, args ...string) dedup.Stats {
+	t.Helper()
+	var stderr bytes.Buffer
+	if code := Main(args, nil, io.Discard, &stderr); code != 0 {
+		t.Fatalf("%v: exit %d: %s", args, code, stderr.String())
+	}
+	b, err := os.ReadFile(statsPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st dedup.Stats
+	if err := json.Unmarshal(b, &st); err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// describedParams returns the parameters cfg's method describes before a
+// run, through JSON as a stats file holds them.
+func describedParams(t *testing.T, cfg dedup.Options) map[string]any {
+	t.Helper()
+	m, err := dedup.NewMethod(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p map[string]any
+	b, _ := json.Marshal(m.Describe())
+	if err := json.Unmarshal(b, &p); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

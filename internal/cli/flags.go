@@ -92,7 +92,6 @@ type sketchFlags struct {
 	distance   int
 	weights    string
 	kSentences int
-	set        func(name string) bool // whether a flag was given, after parsing
 }
 
 // register declares the flags of groups (and always the normalisation
@@ -101,7 +100,6 @@ func (f *sketchFlags) register(fs *pflag.FlagSet, groups sketchGroup) {
 	f.threshold, f.numPerm, f.family = sketch.DefaultThreshold, sketch.DefaultNumPerm, minhash.OPH.String()
 	f.bits, f.distance, f.weights, f.kSentences = sketch.DefaultBits, sketch.DefaultDistance, sketch.WeightSet.String(), sketch.DefaultK
 	f.shingle = shingleFlags{unit: "word", ngram: sketch.DefaultNgram}
-	f.set = func(name string) bool { return fs.Changed(name) }
 	if groups&groupThreshold != 0 {
 		fs.Float64Var(&f.threshold, "threshold", f.threshold, "Jaccard similarity at or above which two documents are duplicates")
 	}

@@ -2,12 +2,9 @@ package cli
 
 import (
 	"bytes"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
-
-	"github.com/neardup/neardup/dedup"
 )
 
 // TestBandsWithoutRows: --bands alone (or --rows alone) is a banding, the
@@ -24,18 +21,7 @@ func TestBandsWithoutRows(t *testing.T) {
 		wantB, wantR int
 	}{{"--bands", "16", 16, 8}, {"--rows", "4", 32, 4}} {
 		stats := filepath.Join(dir, "stats.json")
-		var errOut bytes.Buffer
-		if code := Main([]string{"dedup", tc.flag, tc.value, "-q", "--stats", stats, docs}, nil, &bytes.Buffer{}, &errOut); code != 0 {
-			t.Fatalf("dedup %s %s: exit %d: %s", tc.flag, tc.value, code, errOut.String())
-		}
-		b, err := os.ReadFile(stats)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var st dedup.Stats
-		if err := json.Unmarshal(b, &st); err != nil {
-			t.Fatal(err)
-		}
+		st := dedupStats(t, stats, "dedup", tc.flag, tc.value, "-q", "--stats", stats, docs)
 		if st.Spec.MinHash.Bands != tc.wantB || st.Spec.MinHash.Rows != tc.wantR {
 			t.Errorf("dedup %s %s: %d x %d, want %d x %d", tc.flag, tc.value, st.Spec.MinHash.Bands, st.Spec.MinHash.Rows, tc.wantB, tc.wantR)
 		}
