@@ -209,7 +209,7 @@ type bloomFinder struct {
 
 // Add returns ErrNeedsDrop: see DropFinder.
 func (f *bloomFinder) Add(int, DocSketch, func(Pair)) error {
-	return fmt.Errorf("--method %s: %w", f.m.Name(), ErrNeedsDrop)
+	return fmt.Errorf("method %s: %w", f.m.Name(), ErrNeedsDrop)
 }
 
 // AddDrop tests and adds document i's key (or shingles) and drops the

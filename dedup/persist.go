@@ -20,12 +20,12 @@ func (m *bloomMethod) loadOrNew() (*bloom.Filter, error) {
 				seed = bloom.DefaultSeed
 			}
 			if f.Params().Seed != seed {
-				return nil, fmt.Errorf("--bloom-filter %s: built with another --seed: %w", m.file, bloom.ErrIncompatible)
+				return nil, conflict("BloomFile", "BloomSeed", "%s was built with another seed: %w", m.file, bloom.ErrIncompatible)
 			}
 			m.loaded = true
 			return f, nil
 		case !errors.Is(err, os.ErrNotExist):
-			return nil, fmt.Errorf("--bloom-filter %s: %w", m.file, err)
+			return nil, fmt.Errorf("bloom filter file %s: %w", m.file, err)
 		}
 	}
 	m.loaded = false

@@ -214,7 +214,7 @@ var optionFlags = map[string]string{
 	"Method": "--method", "Spec": "--method", "Spec.Threshold": "--threshold", "VerifyThreshold": "--threshold", "Spec.SimHash.Distance": "--distance",
 	"Spec.SimHash.Weights": "--weights", "IDFFile": "--idf", "SaveIDF": "--save-idf", "Verify": "--verify",
 	"EstimateOnly": "--estimate-only", "Cluster": "--cluster", "KeyField": "--key-field", "BloomN": "--bloom-n",
-	"BloomFPP": "--bloom-fpp", "BloomFile": "--bloom-filter", "AllPairs": "--pairs-mode", "Workers": "--workers",
+	"BloomFPP": "--bloom-fpp", "BloomFile": "--bloom-filter", "BloomSeed": "--seed", "AllPairs": "--pairs-mode", "Workers": "--workers",
 	"Keep": "--keep", "Memory": "--memory", "Input.Resume": "--resume", "Input.AgainstIndexes": "--against INDEX",
 }
 
