@@ -239,8 +239,8 @@ func (s Space) Configs(base dedup.Options) []dedup.Options {
 type Trial struct {
 	// Label is a short description of the swept parameters
 	// ("word-5 t=0.8 perm=128 13x7").
-	Label  string        `json:"label"`
-	Config dedup.Options `json:"-"`
+	Label   string        `json:"label"`
+	Options dedup.Options `json:"-"`
 	// Params is the method's effective parameters (dedup.Stats.Params).
 	Params  map[string]any `json:"params"`
 	Scores  Scores         `json:"scores"`
@@ -294,7 +294,7 @@ func Label(cfg dedup.Options) string {
 // the trial. Temporary files go to tmpDir ("" for the system default) and
 // are removed. in.Outputs are ignored.
 func Evaluate(ctx context.Context, cfg dedup.Options, in dedup.Input, truth *eval.Labels, tmpDir string) (Trial, error) {
-	t := Trial{Label: Label(cfg), Config: cfg}
+	t := Trial{Label: Label(cfg), Options: cfg}
 	dir, err := os.MkdirTemp(tmpDir, "neardup-tune-")
 	if err != nil {
 		return t, err

@@ -298,7 +298,7 @@ func runTune(ctx context.Context, cmd *cobra.Command, o *tuneOpts, args []string
 		return err
 	}
 	best := tune.Best(trials, metric)
-	bestArgs := dedupArgs(trials[best].Config)
+	bestArgs := dedupArgs(trials[best].Options)
 
 	var b bytes.Buffer
 	if err := tune.WriteMarkdown(&b, trials, metric, best); err != nil {
