@@ -109,37 +109,31 @@ func (m *bloomMethod) Name() string {
 	return "bloom"
 }
 
-func (m *bloomMethod) Describe() map[string]any {
-	d := map[string]any{
-		"n":        m.n,
-		"fpp":      m.p,
-		"bits":     m.m,
-		"hashes":   m.k,
-		"bytes":    m.m / 8,
-		"filter":   "classic Bloom filter, XXH3-128 with enhanced double hashing",
-		"formula":  "m = -n ln p / (ln 2)^2, k = (m/n) ln 2",
-		"fpp_at_n": bloom.FPP(m.n, m.m, m.k),
+func (m *bloomMethod) Facts() Facts {
+	f := Facts{
+		N:       m.n,
+		FPP:     m.p,
+		Bits:    m.m,
+		Hashes:  m.k,
+		Bytes:   m.m / 8,
+		Filter:  "classic Bloom filter, XXH3-128 with enhanced double hashing",
+		Formula: "m = -n ln p / (ln 2)^2, k = (m/n) ln 2",
+		FPPAtN:  bloom.FPP(m.n, m.m, m.k),
 	}
 	if m.overlap {
-		d["duplicate"] = "of unnamed earlier documents (no pairs line, a cluster of its own)"
+		f.Duplicate = "of unnamed earlier documents (no pairs line, a cluster of its own)"
 	} else {
-		d["duplicate"] = fmt.Sprintf("of the first document with the same key, named while the key map holds at most %d keys (then, and for keys of an earlier --bloom-file, unnamed)", m.namedCap)
+		f.Duplicate = fmt.Sprintf("of the first document with the same key, named while the key map holds at most %d keys (then, and for keys of an earlier --bloom-file, unnamed)", m.namedCap)
 	}
-	if m.overlap {
-		n := m.shingle.N
-		if n == 0 {
-			n = 1
-		}
-		d["mode"] = "shingle overlap"
-		d["threshold"] = m.threshold
-		d["unit"] = m.shingle.Unit.String()
-		d["ngram"] = n
-	} else if m.keyField != "" {
-		d["key"] = "field " + m.keyField
-	} else {
-		d["key"] = "normalised text"
+	switch {
+	case m.overlap:
+		f.Mode, f.Threshold, f.Unit, f.Ngram = "shingle overlap", m.threshold, m.shingle.Unit.String(), m.shingle.N
+	case m.keyField != "":
+		f.Key = "field " + m.keyField
+	default:
+		f.Key = "normalised text"
 	}
-	return d
+	return f
 }
 
 func (m *bloomMethod) NewSketcher() (DocSketcher, error) {

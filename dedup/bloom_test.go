@@ -171,8 +171,8 @@ func TestBloomMethodErrors(t *testing.T) {
 	if err := fd.Add(0, s, func(Pair) {}); !errors.Is(err, ErrNeedsDrop) {
 		t.Errorf("Add of the bloom finder: %v, want ErrNeedsDrop", err)
 	}
-	if d := m.Describe(); d["n"] != uint64(defaultBloomN) || d["hashes"] != 20 {
-		t.Errorf("default Describe: n=%v hashes=%v, want %d and 20", d["n"], d["hashes"], defaultBloomN)
+	if d := m.Facts(); d.N != uint64(defaultBloomN) || d.Hashes != 20 {
+		t.Errorf("default facts: n=%v hashes=%v, want %d and 20", d.N, d.Hashes, defaultBloomN)
 	}
 }
 

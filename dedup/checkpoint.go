@@ -53,7 +53,7 @@ func stateDir(tmp string, cfg Options, m Method, in Input) (string, error) {
 	if err := enc.Encode(cfg); err != nil {
 		return "", err
 	}
-	enc.Encode(m.Describe())
+	enc.Encode(m.Facts())
 	enc.Encode([]any{in.Options.TextField, in.Options.IDField, in.Options.MaxDocBytes, in.SkipInvalid})
 	for _, list := range [][]string{in.Against, in.Files} {
 		fmt.Fprintf(h, "list %d\n", len(list))

@@ -14,8 +14,8 @@ type exact struct{ spec sketch.Spec }
 
 func newExact(spec sketch.Spec) (Method, error) { return exact{spec}, nil }
 
-func (exact) Name() string             { return "exact" }
-func (exact) Describe() map[string]any { return map[string]any{"hash": "xxh3-128"} }
+func (exact) Name() string { return "exact" }
+func (exact) Facts() Facts { return Facts{Hash: "xxh3-128"} }
 func (m exact) NewSketcher() (DocSketcher, error) {
 	k, err := m.spec.NewSketcher()
 	return hashSketcher{k}, err

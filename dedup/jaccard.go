@@ -33,17 +33,8 @@ func newJaccardMethod(spec sketch.Spec) (Method, error) {
 
 func (m *jaccardMethod) Name() string { return "jaccard" }
 
-func (m *jaccardMethod) Describe() map[string]any {
-	n := m.shingle.N
-	if n == 0 {
-		n = 1
-	}
-	return map[string]any{
-		"threshold": m.threshold,
-		"unit":      m.shingle.Unit.String(),
-		"ngram":     n,
-		"join":      "prefix filtering (PPJoin), exact",
-	}
+func (m *jaccardMethod) Facts() Facts {
+	return Facts{Threshold: m.threshold, Unit: m.shingle.Unit.String(), Ngram: m.shingle.N, Join: "prefix filtering (PPJoin), exact"}
 }
 
 func (m *jaccardMethod) NewSketcher() (DocSketcher, error) {

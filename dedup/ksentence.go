@@ -29,11 +29,11 @@ func newKSentenceMethod(spec sketch.Spec) (Method, error) {
 
 func (m *ksentenceMethod) Name() string { return "ksentence" }
 
-func (m *ksentenceMethod) Describe() map[string]any {
-	return map[string]any{
-		"k_sentences": m.k,
-		"hash":        "md5 of the K longest sentences, longest first, joined by newlines",
-		"sentences":   "split on newlines, 。｡．！？!?… and '.' before space or end",
+func (m *ksentenceMethod) Facts() Facts {
+	return Facts{
+		KSentences: m.k,
+		Hash:       "md5 of the K longest sentences, longest first, joined by newlines",
+		Sentences:  "split on newlines, 。｡．！？!?… and '.' before space or end",
 	}
 }
 

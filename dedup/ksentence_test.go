@@ -43,8 +43,8 @@ func TestKSentenceFinder(t *testing.T) {
 	if _, err := NewMethod(cfg); err == nil {
 		t.Error("--k-sentences -1 accepted")
 	}
-	if d := m.Describe(); d["k_sentences"] != 2 {
-		t.Errorf("Describe k_sentences = %v, want 2", d["k_sentences"])
+	if d := m.Facts(); d.KSentences != 2 {
+		t.Errorf("facts: k_sentences = %v, want 2", d.KSentences)
 	}
 }
 

@@ -71,9 +71,10 @@ type Method interface {
 	NewSketcher() (DocSketcher, error)
 	// NewFinder returns the Finder for one run.
 	NewFinder() (Finder, error)
-	// Describe returns the effective parameters, for the summary and
-	// stats (for example the chosen bands and rows).
-	Describe() map[string]any
+	// Facts returns what the method decided beyond its Spec, for the
+	// summary and Stats.Params (for example the banding rule); some facts
+	// are known only after the finder's Flush.
+	Facts() Facts
 }
 
 // methodNames are the names of the methods, sorted (Methods).

@@ -165,14 +165,14 @@ type minhashLeader struct{ m *minhashMethod }
 func (l minhashLeader) Name() string                                { return l.m.Name() }
 func (l minhashLeader) NewSketcher() (DocSketcher, error)           { return l.m.NewSketcher() }
 func (l minhashLeader) NewFinder() (Finder, error)                  { return l.m.NewFinder() }
-func (l minhashLeader) Describe() map[string]any                    { return l.m.Describe() }
+func (l minhashLeader) Facts() Facts                                { return l.m.Facts() }
 func (l minhashLeader) AppendSketch(dst []byte, s DocSketch) []byte { return l.m.AppendSketch(dst, s) }
 func (l minhashLeader) DecodeSketch(b []byte) (DocSketch, error)    { return l.m.DecodeSketch(b) }
 func (l minhashLeader) BytesPerDoc(textBytes int) int               { return l.m.BytesPerDoc(textBytes) }
 
 func (m *minhashMethod) Name() string { return "minhash" }
 
-func (m *minhashMethod) Describe() map[string]any {
+func (m *minhashMethod) Facts() Facts {
 	n := m.shingle.N
 	if n == 0 {
 		n = 1
@@ -194,21 +194,21 @@ func (m *minhashMethod) Describe() map[string]any {
 			join = fmt.Sprintf("leader: a kept document whose estimate is < %.4f is passed over, otherwise exact Jaccard of shingle sets >= threshold", lo)
 		}
 	}
-	return map[string]any{
-		"threshold":           m.threshold,
-		"num_perm":            m.spec.MinHash.NumPerm,
-		"family":              m.family.String(),
-		"seed":                fmt.Sprintf("%#x", m.spec.MinHash.Seed),
-		"unit":                m.shingle.Unit.String(),
-		"ngram":               n,
-		"bands":               m.params.Bands,
-		"rows":                m.params.Rows,
-		"banding":             m.rule,
-		"effective_threshold": m.params.Threshold(),
-		"p_at_threshold":      m.params.Probability(m.threshold),
-		"verify":              m.join == joinVerify,
-		"join":                join,
-		"cluster":             clustering,
+	return Facts{
+		Threshold:          m.threshold,
+		NumPerm:            m.spec.MinHash.NumPerm,
+		Family:             m.family.String(),
+		Seed:               fmt.Sprintf("%#x", m.spec.MinHash.Seed),
+		Unit:               m.shingle.Unit.String(),
+		Ngram:              n,
+		Bands:              m.params.Bands,
+		Rows:               m.params.Rows,
+		Banding:            m.rule,
+		EffectiveThreshold: m.params.Threshold(),
+		PAtThreshold:       m.params.Probability(m.threshold),
+		Verify:             ptr(m.join == joinVerify),
+		Join:               join,
+		Cluster:            clustering,
 	}
 }
 

@@ -265,12 +265,12 @@ func TestMinhashMethodErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := m.Describe(); d["bands"] != 16 || d["rows"] != 8 {
-		t.Errorf("--bands 16 alone: %v x %v, want 16 x 8", d["bands"], d["rows"])
+	if d := m.Facts(); d.Bands != 16 || d.Rows != 8 {
+		t.Errorf("--bands 16 alone: %v x %v, want 16 x 8", d.Bands, d.Rows)
 	}
 	m, _ = NewMethod(mhConfig(false, 0.8))
-	if d := m.Describe(); d["bands"] != 13 || d["rows"] != 7 {
-		t.Errorf("default banding at 0.8: %v x %v, want 13 x 7", d["bands"], d["rows"])
+	if d := m.Facts(); d.Bands != 13 || d.Rows != 7 {
+		t.Errorf("default banding at 0.8: %v x %v, want 13 x 7", d.Bands, d.Rows)
 	}
 }
 

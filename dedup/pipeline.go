@@ -102,11 +102,12 @@ type Input struct {
 type Stats struct {
 	Method string `json:"method"`
 	// Spec is the run's resolved sketch specification (Options.ResolveSpec).
-	Spec      sketch.Spec    `json:"spec"`
-	Params    map[string]any `json:"params"`
-	Workers   int            `json:"workers"`
-	Documents int            `json:"documents"`
-	Against   int            `json:"against_documents,omitempty"`
+	Spec sketch.Spec `json:"spec"`
+	// Params are what the method decided beyond Spec.
+	Params    Facts `json:"params"`
+	Workers   int   `json:"workers"`
+	Documents int   `json:"documents"`
+	Against   int   `json:"against_documents,omitempty"`
 	// Resumed is how many input files came from checkpoints (--resume).
 	Resumed        int `json:"resumed_files,omitempty"`
 	Kept           int `json:"kept"`
@@ -518,7 +519,7 @@ func newRun(cfg Options, in Input, out Outputs) (*run, error) {
 	if in.Progress == nil {
 		in.Progress = noProgress{}
 	}
-	st := &Stats{Method: m.Name(), Spec: spec, Params: m.Describe(), Workers: cfg.workers(),
+	st := &Stats{Method: m.Name(), Spec: spec, Params: m.Facts(), Workers: cfg.workers(),
 		FilesSkipped: len(in.FilesSkipped), FilesExcluded: in.FilesExcluded}
 	st.FilesSkippedFirst = in.FilesSkipped[:min(len(in.FilesSkipped), maxFilesSkippedListed)]
 	return &run{cfg: cfg, spec: spec, in: in, out: out, method: m, caps: capabilitiesOf(m), norm: norm, stats: st}, nil
@@ -683,7 +684,7 @@ func (r *run) pass1(ctx context.Context) error {
 			return err
 		}
 	}
-	r.stats.Params = r.method.Describe() // some methods decide at Flush
+	r.stats.Params = r.method.Facts() // some methods decide at Flush
 	r.stats.Documents = len(r.ids) - r.nOld
 	r.stats.Against = r.nOld
 	r.stats.Traditional = int(r.traditional.Load())

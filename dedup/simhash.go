@@ -90,38 +90,30 @@ func legacyIDFMeta(spec sketch.Spec) string {
 
 func (m *simhashMethod) Name() string { return "simhash" }
 
-func (m *simhashMethod) Describe() map[string]any {
-	n := m.shingle.N
-	if n == 0 {
-		n = 1
-	}
-	weights := m.weighting
-	d := map[string]any{
-		"bits":       m.bits,
-		"distance":   m.distance,
-		"unit":       m.shingle.Unit.String(),
-		"ngram":      n,
-		"weights":    weights,
-		"index":      "permuted tables, batch (simhash.AllPairsGrouped); design chosen at Flush for the number of distinct fingerprints",
-		"verify":     m.verify,
-		"similarity": "1 - distance/bits (the fraction of equal fingerprint bits, not a Jaccard similarity; pairs lines say \"measure\":\"hamming\")",
+func (m *simhashMethod) Facts() Facts {
+	f := Facts{
+		Bits:       uint64(m.bits),
+		Distance:   ptr(m.distance),
+		Unit:       m.shingle.Unit.String(),
+		Ngram:      m.shingle.N,
+		Weights:    m.weighting,
+		Index:      "permuted tables, batch (simhash.AllPairsGrouped); design chosen at Flush for the number of distinct fingerprints",
+		Verify:     ptr(m.verify),
+		Similarity: "1 - distance/bits (the fraction of equal fingerprint bits, not a Jaccard similarity; pairs lines say \"measure\":\"hamming\")",
 	}
 	if m.verify {
-		d["similarity"] = "exact Jaccard of shingle sets (--verify)"
+		f.Similarity = "exact Jaccard of shingle sets (--verify)"
+		f.Threshold = m.threshold
 	}
 	if m.chosen != nil {
-		d["design"] = m.chosen.String()
+		f.Design = m.chosen.String()
 	} else {
-		d["design_for_1M_docs"] = m.design.String()
-	}
-	if m.verify {
-		d["threshold"] = m.threshold
+		f.DesignFor1MDocs = m.design.String()
 	}
 	if m.idf != nil {
-		d["idf_docs"] = m.idf.Docs
-		d["idf_features"] = m.idf.Len()
+		f.IDFDocs, f.IDFFeatures = m.idf.Docs, m.idf.Len()
 	}
-	return d
+	return f
 }
 
 // usesIDF reports whether the weights are TF-IDF, which need an IDF table.

@@ -147,7 +147,7 @@ func TestSimhashMatchesLinearScan(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, pairs := runMethod(t, m, texts, nil)
-		if d, ok := m.Describe()["design"].(string); !ok || !strings.Contains(d, fmt.Sprintf("k=%d", c.k)) {
+		if d := m.Facts().Design; d == "" || !strings.Contains(d, fmt.Sprintf("k=%d", c.k)) {
 			t.Errorf("%s: Describe after the run has design %q, want the design chosen at Flush", name, d)
 		}
 
@@ -252,8 +252,8 @@ func TestSimhashTFIDF(t *testing.T) {
 	if m.(interface{ IDF() *simhash.IDF }).IDF() == nil {
 		t.Error("IDF() is nil after the pre-pass")
 	}
-	if d := m.Describe(); d["idf_docs"] != int64(len(texts)) {
-		t.Errorf("Describe idf_docs = %v, want %d", d["idf_docs"], len(texts))
+	if d := m.Facts(); d.IDFDocs != int64(len(texts)) {
+		t.Errorf("facts: idf_docs = %v, want %d", d.IDFDocs, len(texts))
 	}
 	sk, pairs := runMethod(t, m, texts, nil)
 	// The oracle: the same IDF learned by the library, by hand.

@@ -240,7 +240,7 @@ func build(r *Run, opts Options) (*page, error) {
 	p.Shingling = shinglingName(spec.Shingle)
 	p.Threshold = strconv.FormatFloat(r.threshold(), 'g', -1, 64)
 	p.Config = configRows(cfg, spec, s)
-	p.Params = paramRows(s.Params)
+	p.Params = paramRows(s.Params.Map())
 	p.Normalize = normalizeName(*spec.Normalize)
 
 	for _, sc := range s.ClusterSizes {
@@ -480,12 +480,12 @@ func configRows(cfg dedup.Options, spec sketch.Spec, s *dedup.Stats) []kv {
 		}
 		// The join the run used (tiered, --verify or --estimate-only) and
 		// its clustering, as the method describes them.
-		if join, ok := s.Params["join"].(string); ok {
+		if join := s.Params.Join; join != "" {
 			rows = append(rows, kv{"pairs joined when", join})
 		} else {
 			rows = append(rows, kv{"verify by exact Jaccard", strconv.FormatBool(cfg.Verify)})
 		}
-		if c, ok := s.Params["cluster"].(string); ok {
+		if c := s.Params.Cluster; c != "" {
 			rows = append(rows, kv{"clusters", c})
 		}
 		seed = spec.MinHash.Seed
@@ -715,10 +715,10 @@ func figures(r *Run, opts Options) ([]figure, []string, error) {
 }
 
 // joinRule says how the method decides on a compared pair, from its
-// "join" parameter.
-func joinRule(params map[string]any) string {
-	if j, ok := params["join"].(string); ok && j != "" {
-		return " A compared pair is a duplicate by this rule: " + j + "."
+// facts.
+func joinRule(f dedup.Facts) string {
+	if f.Join != "" {
+		return " A compared pair is a duplicate by this rule: " + f.Join + "."
 	}
 	return ""
 }

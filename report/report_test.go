@@ -36,7 +36,7 @@ func fixture() *Run {
 	s := &dedup.Stats{
 		Method:       "minhash",
 		Spec:         spec,
-		Params:       map[string]any{"bands": 9, "rows": 13, "num_perm": 128, "threshold": 0.8, "unit": "word", "ngram": 5, "join": "signature estimate >= threshold"},
+		Params:       dedup.Facts{Bands: 9, Rows: 13, NumPerm: 128, Threshold: 0.8, Unit: "word", Ngram: 5, Join: "signature estimate >= threshold"},
 		Workers:      2,
 		Documents:    10,
 		Kept:         6,

@@ -241,10 +241,10 @@ type Trial struct {
 	// ("word-5 t=0.8 perm=128 13x7").
 	Label   string        `json:"label"`
 	Options dedup.Options `json:"-"`
-	// Params is the method's effective parameters (dedup.Stats.Params).
-	Params  map[string]any `json:"params"`
-	Scores  Scores         `json:"scores"`
-	Seconds float64        `json:"seconds"`
+	// Params are the method's facts (dedup.Stats.Params).
+	Params  dedup.Facts `json:"params"`
+	Scores  Scores      `json:"scores"`
+	Seconds float64     `json:"seconds"`
 	// Pairs is the number of pairs the method reported.
 	Pairs int `json:"pairs"`
 }

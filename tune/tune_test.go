@@ -206,7 +206,7 @@ func TestSweepScoresAgainstTruth(t *testing.T) {
 			s.Precision != want[i].Precision || s.Recall != want[i].Recall || s.F1 != want[i].F1 {
 			t.Errorf("%s: scores %+v, want %+v", tr.Label, s, want[i])
 		}
-		if tr.Params["threshold"] != sp.Thresholds[i] {
+		if tr.Params.Threshold != sp.Thresholds[i] {
 			t.Errorf("%s: params %v", tr.Label, tr.Params)
 		}
 	}

@@ -291,8 +291,8 @@ type benchRun struct {
 	// Profile is "readme" or "tuned".
 	Profile string `json:"profile"`
 	// Args are the dedup flags used (without the input and output files).
-	Args   []string       `json:"args"`
-	Params map[string]any `json:"params,omitempty"`
+	Args   []string     `json:"args"`
+	Params *dedup.Facts `json:"params,omitempty"`
 	// Status is "ok", "timeout" or "error: ...".
 	Status       string      `json:"status"`
 	Documents    int         `json:"documents"`
@@ -648,7 +648,7 @@ func benchOne(ctx context.Context, exe, docs string, cfg dedup.Options, timeout 
 	if b, err := os.ReadFile(statsPath); err == nil {
 		var st dedup.Stats
 		if json.Unmarshal(b, &st) == nil {
-			r.Params, r.Documents, r.Pairs, r.Removed = st.Params, st.Documents, st.Pairs, st.Removed
+			r.Params, r.Documents, r.Pairs, r.Removed = &st.Params, st.Documents, st.Pairs, st.Removed
 		}
 	}
 	if err := sc.score(clusters, &r); err != nil {
@@ -945,7 +945,7 @@ func runName(r benchRun) string {
 // leave implicit (the banding chosen for minhash).
 func paramNote(r benchRun) string {
 	if r.Method == "minhash" && r.Params != nil {
-		return fmt.Sprintf("(%v bands x %v rows)", r.Params["bands"], r.Params["rows"])
+		return fmt.Sprintf("(%v bands x %v rows)", r.Params.Bands, r.Params.Rows)
 	}
 	return ""
 }

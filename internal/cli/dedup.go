@@ -387,7 +387,7 @@ func printSummary(w io.Writer, s *dedup.Stats, source string) {
 	fmt.Fprintf(w, "neardup dedup --method %s: %s from %s\n", s.Method, plural(s.Documents, "document"), source)
 	sw := summaryWriter{w}
 	sw.outcome(s)
-	sw.params(s.Params)
+	sw.params(s.Params.Map())
 	sw.times(s)
 	sw.memory(s)
 	sw.examples(s.Examples)
