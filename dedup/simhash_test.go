@@ -403,3 +403,26 @@ func TestSimhashPairsMeasure(t *testing.T) {
 		}
 	}
 }
+
+// TestSimhashLegacyIDFMeta: an IDF table saved before package sketch
+// names the default shingle seed "seed=0"; it is read as the table of the
+// same shingles, and one of other shingles is still refused.
+func TestSimhashLegacyIDFMeta(t *testing.T) {
+	dir := t.TempDir()
+	var b simhash.IDFBuilder
+	b.AddDoc([]uint64{1, 2, 3})
+	for _, tc := range []struct {
+		meta string
+		ok   bool
+	}{{"unit=word ngram=5 seed=0", true}, {"unit=word ngram=3 seed=0", false}} {
+		path := filepath.Join(dir, "t.idf")
+		if err := b.IDF(tc.meta).Save(path); err != nil {
+			t.Fatal(err)
+		}
+		cfg := Options{Method: "simhash", IDFFile: path, Spec: sketch.Spec{SimHash: sketch.SimHashSpec{Weights: sketch.WeightTFIDF}}}
+		_, err := NewMethod(cfg)
+		if (err == nil) != tc.ok {
+			t.Errorf("table %q: error %v, want ok=%v", tc.meta, err, tc.ok)
+		}
+	}
+}
