@@ -6,43 +6,25 @@ import (
 
 	"github.com/neardup/neardup/bloom"
 	"github.com/neardup/neardup/shingle"
+	"github.com/neardup/neardup/sketch"
 )
 
-func init() {
-	register("bloom", newBloomMethod)
-	register("bloom-overlap", newBloomOverlapMethod)
-}
-
-// A DropFinder is a Finder that can tell that a document duplicates an
-// earlier one without naming which: a Bloom filter knows that a key was
-// (probably) seen, not where. The pipeline must call AddDrop instead of Add
-// for such a Finder; drop(i, similarity) marks document i as removed (kept:
-// false, a cluster of its own, no pairs line or one without id1), and
-// emit, as for Add, reports named pairs. Add of a DropFinder returns
-// ErrNeedsDrop, so a pipeline that does not know the interface fails
-// clearly instead of clustering wrongly.
-type DropFinder interface {
-	Finder
-	AddDrop(i int, s Sketch, emit func(Pair), drop func(i int, similarity float64)) error
-}
-
-// ErrNeedsDrop is returned by Add of a DropFinder.
 var ErrNeedsDrop = errors.New("this method finds duplicates without naming the earlier document: the pipeline must call AddDrop (dedup.DropFinder)")
 
-// defaultBloomN is the capacity when Config.BloomN is zero and the number
+// defaultBloomN is the capacity when Options.BloomN is zero and the number
 // of documents is not known.
 const defaultBloomN = 10_000_000
 
 // bloomMethod removes exact duplicates in one streaming pass with a Bloom
-// filter (package bloom) sized from Config.BloomN and Config.BloomFPP:
+// filter (package bloom) sized from Options.BloomN and Options.BloomFPP:
 // memory is fixed by (n, p) (28.8 bits per item at p = 1e-6), never by the
-// corpus. The key is the normalised text, or Config.KeyField's value (a
+// corpus. The key is the normalised text, or Options.KeyField's value (a
 // URL, say); a document with an empty key is never a duplicate. A document
 // whose key is (probably) in the filter is a duplicate of an earlier one.
 //
 // Naming the earlier document: beside the filter, the Finder keeps a map
 // from each key to the first document that had it while the map fits in
-// an eighth of the memory budget (Config.Memory; about 64 bytes a key:
+// an eighth of the memory budget (Options.Memory; about 64 bytes a key:
 // namedKeys). A duplicate whose key is in the map is reported as a pair
 // with that first document (similarity 1), so its cluster names the kept
 // document and `neardup eval` can score it, like the exact method's. While
@@ -60,7 +42,7 @@ const defaultBloomN = 10_000_000
 //
 // bloom-overlap is the shingle-overlap mode of datatrove's Bloom filter
 // step (SingleBloomFilter): a document is a duplicate when at least
-// Config.Threshold of its distinct shingles (Config.Shingle) are already in
+// Options.Threshold of its distinct shingles (Options.Shingle) are already in
 // the filter, and the shingles not yet there are added whether or not the
 // document is dropped, as datatrove does (datatrove counts shingles with
 // repeats and drops strictly above its threshold; here the shingles are a
@@ -72,11 +54,12 @@ type bloomMethod struct {
 	p         float64
 	keyField  string
 	seed      uint64
+	spec      sketch.Spec // Exact (bloom) or Jaccard (bloom-overlap)
 	shingle   shingle.Options
 	threshold float64
 	m         uint64
 	k         int
-	file      string        // Config.BloomFile
+	file      string        // Options.BloomFile
 	filter    *bloom.Filter // the last Finder's, for Persist
 	namedCap  int           // keys the first-document map may hold
 	loaded    bool          // the filter came from file, with earlier runs' keys
@@ -86,17 +69,20 @@ type bloomMethod struct {
 // map (a 16-byte key, a 4-byte value, Go map overhead).
 const bloomNamedBytes = 64
 
-func newBloomMethod(cfg Config) (Method, error)        { return newBloom(cfg, false) }
-func newBloomOverlapMethod(cfg Config) (Method, error) { return newBloom(cfg, true) }
-
-func newBloom(cfg Config, overlap bool) (Method, error) {
+// newBloom returns the bloom method, or bloom-overlap: spec is the
+// run's Spec with method Exact (bloom: only its normalisation matters) or
+// Jaccard (bloom-overlap: its shingles and threshold).
+func newBloom(cfg *Options, spec sketch.Spec, overlap bool) (Method, error) {
 	m := &bloomMethod{overlap: overlap, n: uint64(cfg.BloomN), p: cfg.BloomFPP, keyField: cfg.KeyField,
-		seed: cfg.Seed, shingle: cfg.Shingle, threshold: cfg.Threshold, file: cfg.BloomFile}
+		seed: cfg.BloomSeed, spec: spec, shingle: spec.Shingle, threshold: spec.Threshold, file: cfg.BloomFile}
 	if cfg.BloomN < 0 {
-		return nil, fmt.Errorf("--bloom-n %d: must not be negative", cfg.BloomN)
+		return nil, optErr("BloomN", "%d must not be negative", cfg.BloomN)
 	}
 	if m.n == 0 {
 		m.n = defaultBloomN
+	}
+	if m.p == 0 {
+		m.p = DefaultBloomFPP
 	}
 	budget := cfg.Memory
 	if budget <= 0 {
@@ -104,22 +90,14 @@ func newBloom(cfg Config, overlap bool) (Method, error) {
 	}
 	m.namedCap = int(min(budget/8/bloomNamedBytes, 1<<31-1))
 	if !(m.p > 0 && m.p < 1) {
-		return nil, fmt.Errorf("--bloom-fpp %v: must be in (0, 1)", m.p)
+		return nil, optErr("BloomFPP", "%v must be in (0, 1)", m.p)
 	}
 	var err error
 	if m.m, m.k, err = bloom.Optimal(m.n, m.p); err != nil {
-		return nil, fmt.Errorf("--bloom-n %d --bloom-fpp %v: %w", m.n, m.p, err)
+		return nil, optErr("BloomN", "%d with BloomFPP %v: %v", m.n, m.p, err)
 	}
-	if overlap {
-		if !(cfg.Threshold > 0 && cfg.Threshold <= 1) {
-			return nil, fmt.Errorf("--threshold %v: must be in (0, 1]", cfg.Threshold)
-		}
-		if cfg.KeyField != "" {
-			return nil, fmt.Errorf("--key-field %s: bloom-overlap compares shingles of the text, not a key", cfg.KeyField)
-		}
-		if _, err := shingle.New(cfg.Shingle); err != nil {
-			return nil, err
-		}
+	if overlap && cfg.KeyField != "" {
+		return nil, conflict("KeyField", "Method", "%s: bloom-overlap compares shingles of the text, not a key", cfg.KeyField)
 	}
 	return m, nil
 }
@@ -131,46 +109,40 @@ func (m *bloomMethod) Name() string {
 	return "bloom"
 }
 
-func (m *bloomMethod) Describe() map[string]any {
-	d := map[string]any{
-		"n":        m.n,
-		"fpp":      m.p,
-		"bits":     m.m,
-		"hashes":   m.k,
-		"bytes":    m.m / 8,
-		"filter":   "classic Bloom filter, XXH3-128 with enhanced double hashing",
-		"formula":  "m = -n ln p / (ln 2)^2, k = (m/n) ln 2",
-		"fpp_at_n": bloom.FPP(m.n, m.m, m.k),
+func (m *bloomMethod) Facts() Facts {
+	f := Facts{
+		N:       m.n,
+		FPP:     m.p,
+		Bits:    m.m,
+		Hashes:  m.k,
+		Bytes:   m.m / 8,
+		Filter:  "classic Bloom filter, XXH3-128 with enhanced double hashing",
+		Formula: "m = -n ln p / (ln 2)^2, k = (m/n) ln 2",
+		FPPAtN:  bloom.FPP(m.n, m.m, m.k),
 	}
 	if m.overlap {
-		d["duplicate"] = "of unnamed earlier documents (no pairs line, a cluster of its own)"
+		f.Duplicate = "of unnamed earlier documents (no pairs line, a cluster of its own)"
 	} else {
-		d["duplicate"] = fmt.Sprintf("of the first document with the same key, named while the key map holds at most %d keys (then, and for keys of an earlier --bloom-file, unnamed)", m.namedCap)
+		f.Duplicate = fmt.Sprintf("of the first document with the same key, named while the key map holds at most %d keys (then, and for keys of an earlier --bloom-file, unnamed)", m.namedCap)
 	}
-	if m.overlap {
-		n := m.shingle.N
-		if n == 0 {
-			n = 1
-		}
-		d["mode"] = "shingle overlap"
-		d["threshold"] = m.threshold
-		d["unit"] = m.shingle.Unit.String()
-		d["ngram"] = n
-	} else if m.keyField != "" {
-		d["key"] = "field " + m.keyField
-	} else {
-		d["key"] = "normalised text"
+	switch {
+	case m.overlap:
+		f.Mode, f.Threshold, f.Unit, f.Ngram = "shingle overlap", m.threshold, m.shingle.Unit.String(), m.shingle.N
+	case m.keyField != "":
+		f.Key = "field " + m.keyField
+	default:
+		f.Key = "normalised text"
 	}
-	return d
+	return f
 }
 
-func (m *bloomMethod) NewSketcher() (Sketcher, error) {
+func (m *bloomMethod) NewSketcher() (DocSketcher, error) {
 	if m.overlap {
-		sh, err := shingle.New(m.shingle)
+		k, err := m.spec.NewSketcher()
 		if err != nil {
 			return nil, err
 		}
-		return &bloomOverlapSketcher{sh: sh}, nil
+		return &setSketcher{k: k, nilIfEmpty: true}, nil
 	}
 	return &bloomSketcher{m: m}, nil
 }
@@ -201,7 +173,7 @@ func (k bloomKey) AppendJSON(dst []byte) []byte {
 
 type bloomSketcher struct{ m *bloomMethod }
 
-func (s *bloomSketcher) Sketch(d *Doc) (Sketch, error) {
+func (s *bloomSketcher) Sketch(d *Doc) (DocSketch, error) {
 	key := d.Text
 	if s.m.keyField != "" {
 		if d.Key == "" {
@@ -219,16 +191,6 @@ func (s bloomShingles) AppendJSON(dst []byte) []byte {
 	return fmt.Appendf(dst, "%d", len(s)) // the number of distinct shingles
 }
 
-type bloomOverlapSketcher struct{ sh *shingle.Shingler }
-
-func (s *bloomOverlapSketcher) Sketch(d *Doc) (Sketch, error) {
-	set := s.sh.AppendSet(nil, textView(d))
-	if len(set) == 0 {
-		return nil, nil
-	}
-	return bloomShingles(set), nil
-}
-
 type bloomFinder struct {
 	m      *bloomMethod
 	f      *bloom.Filter
@@ -240,13 +202,13 @@ type bloomFinder struct {
 }
 
 // Add returns ErrNeedsDrop: see DropFinder.
-func (f *bloomFinder) Add(int, Sketch, func(Pair)) error {
-	return fmt.Errorf("--method %s: %w", f.m.Name(), ErrNeedsDrop)
+func (f *bloomFinder) Add(int, DocSketch, func(Pair)) error {
+	return fmt.Errorf("method %s: %w", f.m.Name(), ErrNeedsDrop)
 }
 
 // AddDrop tests and adds document i's key (or shingles) and drops the
 // document when it is a duplicate.
-func (f *bloomFinder) AddDrop(i int, s Sketch, emit func(Pair), drop func(int, float64)) error {
+func (f *bloomFinder) AddDrop(i int, s DocSketch, emit func(Pair), drop func(int, float64)) error {
 	switch s := s.(type) {
 	case nil:
 		return nil
@@ -295,7 +257,7 @@ func (f *bloomFinder) AddDrop(i int, s Sketch, emit func(Pair), drop func(int, f
 	return fmt.Errorf("bloom: sketch of type %T", s)
 }
 
-// cliques: every two documents with one key are a pair (Config.AllPairs);
+// cliques: every two documents with one key are a pair (Options.AllPairs);
 // bloom-overlap names no pairs.
 func (m *bloomMethod) cliques() bool { return !m.overlap }
 

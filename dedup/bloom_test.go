@@ -33,7 +33,7 @@ func bloomTexts(n int) []string {
 func TestBloomFinderNamed(t *testing.T) {
 	const n = 20000
 	texts := bloomTexts(n)
-	cfg := DefaultConfig()
+	cfg := Options{}
 	cfg.Method, cfg.BloomN, cfg.BloomFPP = "bloom", n, 0.01
 	m, err := NewMethod(cfg)
 	if err != nil {
@@ -61,7 +61,7 @@ func TestBloomFinderNamed(t *testing.T) {
 func TestBloomFinderExact(t *testing.T) {
 	const n = 20000
 	texts := bloomTexts(n)
-	cfg := DefaultConfig()
+	cfg := Options{}
 	cfg.Method, cfg.BloomN, cfg.BloomFPP = "bloom", n, 0.01
 	cfg.Memory = 8 * bloomNamedBytes * 1000 // a map of 1000 keys
 	m, err := NewMethod(cfg)
@@ -109,7 +109,7 @@ func TestBloomFinderExact(t *testing.T) {
 }
 
 func TestBloomKeyField(t *testing.T) {
-	cfg := DefaultConfig()
+	cfg := Options{}
 	cfg.Method, cfg.KeyField, cfg.BloomN = "bloom", "url", 1000
 	m, err := NewMethod(cfg)
 	if err != nil {
@@ -124,9 +124,9 @@ func TestBloomKeyField(t *testing.T) {
 }
 
 func TestBloomOverlap(t *testing.T) {
-	cfg := DefaultConfig()
-	cfg.Method, cfg.BloomN, cfg.Threshold = "bloom-overlap", 100000, 0.7
-	cfg.Shingle = shingle.Options{Unit: shingle.Word, N: 2}
+	cfg := Options{}
+	cfg.Method, cfg.BloomN, cfg.Spec.Threshold = "bloom-overlap", 100000, 0.7
+	cfg.Spec.Shingle = shingle.Options{Unit: shingle.Word, N: 2}
 	m, err := NewMethod(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -151,14 +151,14 @@ func TestBloomMethodErrors(t *testing.T) {
 	for _, c := range []struct {
 		n int
 		p float64
-	}{{-1, 0.01}, {10, 0}, {10, 1}, {1 << 50, 1e-9}} {
-		cfg := DefaultConfig()
+	}{{-1, 0.01}, {10, -0.5}, {10, 1}, {1 << 50, 1e-9}} {
+		cfg := Options{}
 		cfg.Method, cfg.BloomN, cfg.BloomFPP = "bloom", c.n, c.p
 		if _, err := NewMethod(cfg); err == nil {
 			t.Errorf("--bloom-n %d --bloom-fpp %v accepted", c.n, c.p)
 		}
 	}
-	cfg := DefaultConfig()
+	cfg := Options{}
 	cfg.Method = "bloom"
 	m, err := NewMethod(cfg)
 	if err != nil {
@@ -171,8 +171,8 @@ func TestBloomMethodErrors(t *testing.T) {
 	if err := fd.Add(0, s, func(Pair) {}); !errors.Is(err, ErrNeedsDrop) {
 		t.Errorf("Add of the bloom finder: %v, want ErrNeedsDrop", err)
 	}
-	if d := m.Describe(); d["n"] != uint64(defaultBloomN) || d["hashes"] != 20 {
-		t.Errorf("default Describe: n=%v hashes=%v, want %d and 20", d["n"], d["hashes"], defaultBloomN)
+	if d := m.Facts(); d.N != uint64(defaultBloomN) || d.Hashes != 20 {
+		t.Errorf("default facts: n=%v hashes=%v, want %d and 20", d.N, d.Hashes, defaultBloomN)
 	}
 }
 
@@ -183,7 +183,7 @@ func TestBloomMethodErrors(t *testing.T) {
 func TestBloomRunClustersNamed(t *testing.T) {
 	dir := t.TempDir()
 	path := writeTexts(t, dir, []string{"alpha text", "beta text", "alpha text", "gamma", "alpha text", "beta text"}, "d%d")
-	cfg := DefaultConfig()
+	cfg := Options{}
 	cfg.Method, cfg.BloomFile = "bloom", filepath.Join(dir, "seen.bloom")
 	out := Outputs{Clusters: filepath.Join(dir, "c.jsonl"), Pairs: filepath.Join(dir, "p.jsonl")}
 	st, err := Run(context.Background(), cfg, Input{Files: []string{path}}, out)

@@ -32,7 +32,7 @@ import (
 
 const (
 	ckptMagic   = "NDCK"
-	ckptVersion = 1
+	ckptVersion = 2 // 2: sketches in package sketch's binary form
 	ckptRecord  = 'R'
 	ckptEnd     = 'E'
 )
@@ -41,14 +41,19 @@ const (
 var errCheckpoint = errors.New("bad checkpoint")
 
 // stateDir returns the state directory of a run.
-func stateDir(tmp string, cfg Config, m Method, in Input) (string, error) {
+func stateDir(tmp string, cfg Options, m Method, in Input) (string, error) {
 	h := sha256.New()
 	enc := json.NewEncoder(h)
 	cfg.Workers = 0 // the result does not depend on it
+	spec, threshold, err := cfg.spec()
+	if err != nil {
+		return "", err
+	}
+	cfg.Spec, cfg.VerifyThreshold = spec, threshold // resolved: a valid sketch.Spec
 	if err := enc.Encode(cfg); err != nil {
 		return "", err
 	}
-	enc.Encode(m.Describe())
+	enc.Encode(m.Facts())
 	enc.Encode([]any{in.Options.TextField, in.Options.IDField, in.Options.MaxDocBytes, in.SkipInvalid})
 	for _, list := range [][]string{in.Against, in.Files} {
 		fmt.Fprintf(h, "list %d\n", len(list))
@@ -110,7 +115,7 @@ func newCkptWriter(path string) (*ckptWriter, error) {
 	return c, nil
 }
 
-func (c *ckptWriter) add(codec SketchCodec, d *rawDoc, s Sketch) error {
+func (c *ckptWriter) add(codec SketchCodec, d *rawDoc, s DocSketch) error {
 	b := append(c.buf[:0], ckptRecord)
 	b = binary.AppendUvarint(b, uint64(len(d.id)))
 	b = append(b, d.id...)
@@ -160,7 +165,7 @@ type ckptTrailer struct {
 // calls fn for each document in order. A missing file returns
 // os.ErrNotExist; a damaged one an error wrapping errCheckpoint, before fn
 // is ever called.
-func readCheckpoint(path string, codec SketchCodec, fn func(id string, n int, s Sketch) error) (ckptTrailer, error) {
+func readCheckpoint(path string, codec SketchCodec, fn func(id string, n int, s DocSketch) error) (ckptTrailer, error) {
 	var tr ckptTrailer
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -219,7 +224,7 @@ func readCheckpoint(path string, codec SketchCodec, fn func(id string, n int, s 
 			if err != nil || skLen > uint64(r.Len())+1 {
 				return bad("short record")
 			}
-			var s Sketch
+			var s DocSketch
 			if skLen > 0 {
 				sk := make([]byte, skLen-1)
 				r.Read(sk)
@@ -255,7 +260,7 @@ type checkpointer struct {
 }
 
 // add records d (of file d.file) after every document before it.
-func (c *checkpointer) add(d *rawDoc, s Sketch) error {
+func (c *checkpointer) add(d *rawDoc, s DocSketch) error {
 	if c == nil {
 		return nil
 	}

@@ -1,63 +1,49 @@
 package dedup
 
 import (
+	"errors"
 	"fmt"
 	"runtime"
+	"strings"
 
 	"github.com/neardup/neardup/cluster"
-	"github.com/neardup/neardup/lsh"
 	"github.com/neardup/neardup/shingle"
-	"github.com/neardup/neardup/text"
+	"github.com/neardup/neardup/sketch"
 )
 
-// Config holds every parameter of a dedup run. The zero value is not
-// usable; start from DefaultConfig. Fields that do not apply to the chosen
-// method are ignored.
-type Config struct {
-	// Method is the --method name: exact, bloom, ksentence, simhash,
-	// minhash or jaccard.
+// Options holds every parameter of a dedup run. The zero value works: the
+// MinHash method with sketch's defaults (word 5-grams, 128 slots of one
+// permutation hashing, Jaccard 0.8, banded 13 x 7), all cores, the first
+// document of each cluster kept, half of the machine's RAM as the memory
+// budget. Fields that do not apply to the chosen method are ignored.
+type Options struct {
+	// Method is the method's name: exact, bloom, bloom-overlap, ksentence,
+	// simhash, minhash or jaccard (Methods). Empty means Spec.Method. For
+	// the methods of package sketch it overrides Spec.Method; bloom and
+	// bloom-overlap are dedup's own (bloom-overlap shingles with
+	// Spec.Shingle and compares against Spec.Threshold).
 	Method string
 
-	// Normalize configures text normalisation before any method sees the
-	// text.
-	Normalize text.Options
+	// Spec is how a document becomes a sketch: normalisation, shingles,
+	// the method's parameters and seeds (package sketch; the zero value is
+	// its default). Parameters that do not apply to the method are
+	// ignored.
+	Spec sketch.Spec
 
-	// Shingle configures tokens and n-grams (minhash, simhash, jaccard,
-	// and --verify).
-	Shingle shingle.Options
+	// VerifyThreshold is, for simhash with Verify, the exact Jaccard
+	// similarity at or above which a candidate is a duplicate (a SimHash
+	// Spec has no threshold); 0 means sketch.DefaultThreshold.
+	VerifyThreshold float64
 
-	// Threshold is the Jaccard similarity at or above which two documents
-	// are duplicates (minhash, jaccard, --verify, bloom overlap mode).
-	Threshold float64
-
-	// MinHash and LSH.
-	NumPerm int // permutations (slots); default 128
-	Bands   int // 0: chosen from Threshold and NumPerm
-	Rows    int // 0: chosen from Threshold and NumPerm
-	// Family is the MinHash hash family: oph (the default; one
-	// permutation hashing with optimal densification: O(shingles + slots)
-	// per document instead of O(shingles x slots)), multiply-shift
-	// (independent slots) or permutation (a*x+b mod 2^61-1, the
-	// reference).
-	Family string
-	// Seed seeds the hash families of minhash and simhash; 0 means the
-	// package default.
-	Seed uint64
-
-	// SimHash.
-	Bits     int    // 64 or 128; default 64
-	Distance int    // maximum Hamming distance; default 3
-	Weights  string // count, set, sublinear, tfidf; default set (docs/defaults.md)
-
-	// IDFFile, with Weights "tfidf", is an IDF table to use instead of
-	// learning one in a pre-pass; SaveIDF is where a successful run saves
-	// the table it used (package simhash's IDF file format).
+	// IDFFile, with SimHash weights tfidf, is an IDF table to use instead
+	// of learning one in a pre-pass; SaveIDF is where a successful run
+	// saves the table it used (package simhash's IDF file format).
 	IDFFile, SaveIDF string
 
 	// Verify confirms every candidate pair by exact Jaccard of shingle
-	// sets against Threshold before it joins a cluster. Without it (and
-	// without EstimateOnly) minhash verifies only the candidates whose
-	// signature estimate is within a few standard errors of Threshold.
+	// sets against the threshold before it joins a cluster. Without it
+	// (and without EstimateOnly) minhash verifies only the candidates whose
+	// signature estimate is within a few standard errors of the threshold.
 	Verify bool
 	// EstimateOnly (minhash) decides every candidate by its signature
 	// estimate alone: the join of earlier versions, faster and with less
@@ -67,31 +53,32 @@ type Config struct {
 
 	// Cluster is how pairs become clusters: cluster.Components (connected
 	// components of the pairs, single linkage) or cluster.Leader (every
-	// removed document has a verified similarity >= Threshold to the kept
-	// document of its cluster; minhash with Keep first).
+	// removed document has a verified similarity >= the threshold to the
+	// kept document of its cluster; minhash with Keep first).
 	Cluster cluster.Mode
 
-	// KSentence.
-	KSentences int // default 3
-
-	// Bloom.
-	KeyField string  // dedup on this field's value instead of the text
-	BloomN   int     // expected number of items; 0: the number of documents if known, else 10M
-	BloomFPP float64 // target false-positive probability; default 1e-6
+	// Bloom: KeyField dedups on this field's value instead of the text.
+	KeyField string
+	// BloomN is the expected number of items; 0: the number of documents
+	// if known, else 10M.
+	BloomN int
+	// BloomFPP is the target false-positive probability; 0 means 1e-6.
+	BloomFPP float64
+	// BloomSeed seeds the filter's key hash; 0 is the fixed default.
+	BloomSeed uint64
 	// BloomFile, when set, is a filter file carried across runs: loaded
 	// when it exists (its own size and hash count then apply), so that
 	// keys of earlier runs count as seen, and saved, atomically, when the
 	// run succeeds.
 	BloomFile string
 
-	// AllPairs (--pairs-mode all) reports every pair the method verifies
-	// (at or above the threshold, or within the distance) instead of a
-	// spanning forest of each cluster (--pairs-mode spanning, the
-	// default: only the pairs that joined two clusters). The clusters are
-	// the same; the pairs output, Stats.Pairs and the similarity histogram
-	// differ, and for large clusters all pairs can be many more
-	// (quadratic in the cluster size). docs/outputs.md has the details
-	// per method.
+	// AllPairs reports every pair the method verifies (at or above the
+	// threshold, or within the distance) instead of a spanning forest of
+	// each cluster (only the pairs that joined two clusters). The clusters
+	// are the same; the pairs output, Stats.Pairs and the similarity
+	// histogram differ, and for large clusters all pairs can be many more
+	// (quadratic in the cluster size). docs/outputs.md has the details per
+	// method.
 	AllPairs bool
 
 	// Workers is the number of goroutines that normalise and sketch; 0
@@ -109,43 +96,147 @@ type Config struct {
 	Spill bool
 }
 
-// DefaultConfig returns the defaults a newcomer would choose: minhash at
-// Jaccard 0.8 over word 5-grams with 128 permutations (the shared MinHash
-// defaults of package lsh, which index create uses too).
-func DefaultConfig() Config {
-	return Config{
-		Method:     "minhash",
-		Normalize:  text.DefaultOptions(),
-		Shingle:    shingle.Options{Unit: shingle.Word, N: lsh.DefaultNgram},
-		Threshold:  lsh.DefaultThreshold,
-		NumPerm:    lsh.DefaultNumPerm,
-		Bits:       64,
-		Distance:   3,
-		Weights:    "set",
-		KSentences: 3,
-		BloomFPP:   1e-6,
+// DefaultBloomFPP is the Bloom filter's false-positive probability when
+// Options.BloomFPP is zero.
+const DefaultBloomFPP = 1e-6
+
+// Errors of Options, in the library's terms; the command line maps them to
+// its flags. Each is wrapped by an *OptionError naming the field.
+var (
+	// ErrUnknownMethod is returned for a method name that is not one of
+	// Methods().
+	ErrUnknownMethod = errors.New("unknown method")
+	// ErrOptions is wrapped by every OptionError.
+	ErrOptions = errors.New("invalid option")
+	// ErrConflict is returned for options that cannot be combined.
+	ErrConflict = errors.New("conflicting options")
+)
+
+// OptionError is an invalid value of one field of Options or Input, or
+// two fields that cannot be combined.
+type OptionError struct {
+	// Field is the field's name, as in Options ("Spec", "Workers",
+	// "Cluster", "BloomFPP", "Spec.SimHash.Distance") or, prefixed with
+	// "Input.", in Input ("Input.Resume").
+	Field string
+	// With, for a conflict, is the other field.
+	With string
+	// Err says what is wrong; it wraps ErrOptions, ErrUnknownMethod,
+	// ErrConflict or sketch.ErrSpec.
+	Err error
+}
+
+func (e *OptionError) Error() string {
+	f := e.Field
+	if e.With != "" {
+		f += " with " + e.With
 	}
+	return "dedup: " + f + ": " + e.Err.Error()
+}
+
+func (e *OptionError) Unwrap() error { return e.Err }
+
+// Reason is what is wrong, without the field and the sentinel error's text.
+func (e *OptionError) Reason() string {
+	msg := e.Err.Error()
+	for _, s := range []error{ErrOptions, ErrConflict, sketch.ErrSpec} {
+		msg = strings.TrimPrefix(msg, s.Error()+": ")
+	}
+	return msg
+}
+
+// optErr returns an *OptionError for field, wrapping ErrOptions.
+func optErr(field, format string, args ...any) error {
+	return &OptionError{Field: field, Err: fmt.Errorf("%w: "+format, append([]any{ErrOptions}, args...)...)}
+}
+
+// conflict returns an *OptionError for field with another field, wrapping
+// ErrConflict.
+func conflict(field, with, format string, args ...any) error {
+	return &OptionError{Field: field, With: with, Err: fmt.Errorf("%w: "+format, append([]any{ErrConflict}, args...)...)}
+}
+
+// methodName returns the run's method name.
+func (c *Options) methodName() string {
+	if c.Method != "" {
+		return c.Method
+	}
+	return c.Spec.Method.String()
+}
+
+// spec returns the resolved sketch specification of the run: Spec with
+// Method set from the method name (bloom: exact, bloom-overlap: jaccard)
+// and the parameters of other methods cleared. For simhash it also
+// returns the Verify threshold.
+func (c *Options) spec() (s sketch.Spec, threshold float64, err error) {
+	s = c.Spec
+	switch name := c.methodName(); name {
+	case "bloom":
+		s.Method = sketch.Exact
+	case "bloom-overlap":
+		s.Method = sketch.Jaccard
+	default:
+		if s.Method, err = sketch.ParseMethod(name); err != nil {
+			return s, 0, &OptionError{Field: "Method", Err: fmt.Errorf("%w %q (want one of %s)", ErrUnknownMethod, name, methodList())}
+		}
+	}
+	threshold = c.VerifyThreshold
+	if s.Method == sketch.SimHash {
+		if threshold == 0 {
+			threshold = sketch.DefaultThreshold
+		}
+		if !(threshold > 0 && threshold <= 1) {
+			return s, 0, optErr("VerifyThreshold", "%v must be in (0, 1]", threshold)
+		}
+	}
+	if s.Method != sketch.MinHash {
+		s.MinHash = sketch.MinHashSpec{}
+	}
+	if s.Method != sketch.SimHash {
+		s.SimHash = sketch.SimHashSpec{}
+	}
+	if s.Method != sketch.KSentence {
+		s.KSentence = sketch.KSentenceSpec{}
+	}
+	switch s.Method {
+	case sketch.SimHash, sketch.Exact, sketch.KSentence:
+		s.Threshold = 0
+	}
+	if s.Method == sketch.Exact || s.Method == sketch.KSentence {
+		s.Shingle = shingle.Options{}
+	}
+	if s, err = s.Resolve(); err != nil {
+		return s, 0, &OptionError{Field: "Spec", Err: err}
+	}
+	if s.Method != sketch.SimHash {
+		threshold = s.Threshold
+	}
+	return s, threshold, nil
+}
+
+// ResolveSpec returns the run's resolved sketch specification, as
+// Stats.Spec records it: Spec with its method from Method (bloom: Exact,
+// bloom-overlap: Jaccard), the parameters of other methods cleared, every
+// default filled in. Its errors are *OptionError.
+func (c *Options) ResolveSpec() (sketch.Spec, error) {
+	s, _, err := c.spec()
+	return s, err
 }
 
 // Validate checks the parameters shared by every method; methods check
 // their own at construction.
-func (c *Config) Validate() error {
-	if c.Threshold <= 0 || c.Threshold > 1 {
-		return fmt.Errorf("--threshold %v: must be in (0, 1]", c.Threshold)
-	}
+func (c *Options) Validate() error {
 	if c.Workers < 0 {
-		return fmt.Errorf("--workers %d: must be at least 1 (0 means all cores)", c.Workers)
+		return optErr("Workers", "%d must not be negative (0 means all cores)", c.Workers)
 	}
-	if c.Cluster == cluster.Leader && c.Method != "minhash" {
-		return fmt.Errorf("--cluster leader: only --method minhash clusters by leader so far (not %s)", c.Method)
+	if c.Cluster == cluster.Leader && c.methodName() != "minhash" {
+		return conflict("Cluster", "Method", "only the minhash method clusters by leader so far (not %s)", c.methodName())
 	}
-	if c.Shingle.N < 0 || c.Shingle.N > shingle.MaxN {
-		return fmt.Errorf("--ngram %d: must be between 1 and %d", c.Shingle.N, shingle.MaxN)
-	}
-	return nil
+	_, _, err := c.spec()
+	return err
 }
 
-func (c *Config) workers() int {
+func (c *Options) workers() int {
 	if c.Workers > 0 {
 		return c.Workers
 	}

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/neardup/neardup/sketch"
 )
 
 // writeTexts writes texts as a JSONL corpus docs.jsonl in dir, document i
@@ -27,4 +29,22 @@ func writeTexts(t testing.TB, dir string, texts []string, idFormat string) strin
 		t.Fatal(err)
 	}
 	return path
+}
+
+// weighting parses a SimHash weighting name, panicking on a bad one.
+func weighting(s string) sketch.Weighting {
+	w, err := sketch.ParseWeighting(s)
+	if err != nil {
+		panic(err)
+	}
+	return w
+}
+
+// hamming returns the sketch.SimHashSpec.Distance of the largest Hamming
+// distance k (0 is sketch.ExactDistance).
+func hamming(k int) int {
+	if k == 0 {
+		return sketch.ExactDistance
+	}
+	return k
 }

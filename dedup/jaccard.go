@@ -7,12 +7,11 @@ import (
 
 	"github.com/neardup/neardup/jaccard"
 	"github.com/neardup/neardup/shingle"
+	"github.com/neardup/neardup/sketch"
 )
 
-func init() { register("jaccard", newJaccardMethod) }
-
 // jaccardMethod finds every pair of documents whose shingle sets have exact
-// Jaccard similarity at least Config.Threshold, by the prefix-filtering
+// Jaccard similarity at least Options.Threshold, by the prefix-filtering
 // similarity join of package jaccard. It is a batch method: the sets of all
 // documents are held in memory (8 bytes per distinct shingle per document,
 // plus the join's index, see jaccard.Join) and the pairs are emitted at
@@ -23,41 +22,27 @@ func init() { register("jaccard", newJaccardMethod) }
 // anything, each other included (jaccard.Set would call two empty sets
 // identical; the exact method finds identical texts).
 type jaccardMethod struct {
+	spec      sketch.Spec
 	threshold float64
 	shingle   shingle.Options
 }
 
-func newJaccardMethod(cfg Config) (Method, error) {
-	if !(cfg.Threshold > 0 && cfg.Threshold <= 1) {
-		return nil, fmt.Errorf("--threshold %v: must be in (0, 1]", cfg.Threshold)
-	}
-	if _, err := shingle.New(cfg.Shingle); err != nil {
-		return nil, err
-	}
-	return &jaccardMethod{threshold: cfg.Threshold, shingle: cfg.Shingle}, nil
+func newJaccardMethod(spec sketch.Spec) (Method, error) {
+	return &jaccardMethod{spec: spec, threshold: spec.Threshold, shingle: spec.Shingle}, nil
 }
 
 func (m *jaccardMethod) Name() string { return "jaccard" }
 
-func (m *jaccardMethod) Describe() map[string]any {
-	n := m.shingle.N
-	if n == 0 {
-		n = 1
-	}
-	return map[string]any{
-		"threshold": m.threshold,
-		"unit":      m.shingle.Unit.String(),
-		"ngram":     n,
-		"join":      "prefix filtering (PPJoin), exact",
-	}
+func (m *jaccardMethod) Facts() Facts {
+	return Facts{Threshold: m.threshold, Unit: m.shingle.Unit.String(), Ngram: m.shingle.N, Join: "prefix filtering (PPJoin), exact"}
 }
 
-func (m *jaccardMethod) NewSketcher() (Sketcher, error) {
-	sh, err := shingle.New(m.shingle)
+func (m *jaccardMethod) NewSketcher() (DocSketcher, error) {
+	k, err := m.spec.NewSketcher()
 	if err != nil {
 		return nil, err
 	}
-	return &jaccardSketcher{sh: sh}, nil
+	return &setSketcher{k: k}, nil
 }
 
 func (m *jaccardMethod) NewFinder() (Finder, error) {
@@ -85,14 +70,25 @@ func (s shingleSet) AppendJSON(dst []byte) []byte {
 	return append(dst, ']')
 }
 
-type jaccardSketcher struct {
-	sh      *shingle.Shingler
-	scratch []uint64
+// setSketcher sketches a document as its shingle set, with a Jaccard Spec
+// (the jaccard and bloom-overlap methods).
+type setSketcher struct {
+	k  *sketch.Sketcher
+	sk sketch.Sketch // scratch: its Set is reused
+	// nilIfEmpty returns a nil sketch for a document without shingles
+	// (bloom-overlap) instead of an empty shingleSet.
+	nilIfEmpty bool
 }
 
-func (s *jaccardSketcher) Sketch(d *Doc) (Sketch, error) {
-	s.scratch = s.sh.AppendSet(s.scratch[:0], textView(d))
-	return shingleSet(slices.Clone(s.scratch)), nil
+func (s *setSketcher) Sketch(d *Doc) (DocSketch, error) {
+	s.k.SketchNormalized(&s.sk, d.Text)
+	if s.nilIfEmpty {
+		if s.sk.Empty {
+			return nil, nil
+		}
+		return bloomShingles(slices.Clone(s.sk.Set)), nil
+	}
+	return shingleSet(slices.Clone(s.sk.Set)), nil
 }
 
 // jaccardFinder collects the sets and joins them at Flush.
@@ -102,7 +98,7 @@ type jaccardFinder struct {
 	index     []int32    // document index of sets[k]
 }
 
-func (f *jaccardFinder) Add(i int, s Sketch, _ func(Pair)) error {
+func (f *jaccardFinder) Add(i int, s DocSketch, _ func(Pair)) error {
 	if s == nil {
 		return nil // empty normalised text
 	}

@@ -54,13 +54,13 @@ func writeNearDupCorpus(t *testing.T, n int, seed uint64) (path string, texts []
 // oraclePairs normalises and shingles texts as cfg says and compares every
 // pair with jaccard.Set: the brute-force reference. Documents without a
 // shingle are never duplicates.
-func oraclePairs(t *testing.T, cfg Config, texts []string) map[[2]string]float64 {
+func oraclePairs(t *testing.T, cfg Options, texts []string) map[[2]string]float64 {
 	t.Helper()
-	norm, err := text.New(cfg.Normalize)
+	norm, err := text.New(text.DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
-	sh, err := shingle.New(cfg.Shingle)
+	sh, err := shingle.New(cfg.Spec.Shingle)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +74,7 @@ func oraclePairs(t *testing.T, cfg Config, texts []string) map[[2]string]float64
 			if len(sets[i]) == 0 || len(sets[j]) == 0 {
 				continue
 			}
-			if s := jaccard.Set(sets[i], sets[j]); s >= cfg.Threshold {
+			if s := jaccard.Set(sets[i], sets[j]); s >= cfg.Spec.Threshold {
 				want[[2]string{fmt.Sprintf("d%05d", i), fmt.Sprintf("d%05d", j)}] = s
 			}
 		}
@@ -123,9 +123,9 @@ func TestRunJaccardMatchesBruteForce(t *testing.T) {
 		{shingle.Word, 2, 1},
 	} {
 		path, texts := writeNearDupCorpus(t, 600, uint64(tc.n)*10+uint64(tc.unit))
-		cfg := DefaultConfig()
-		cfg.Method, cfg.Threshold, cfg.AllPairs = "jaccard", tc.t, true
-		cfg.Shingle = shingle.Options{Unit: tc.unit, N: tc.n}
+		cfg := Options{}
+		cfg.Method, cfg.Spec.Threshold, cfg.AllPairs = "jaccard", tc.t, true
+		cfg.Spec.Shingle = shingle.Options{Unit: tc.unit, N: tc.n}
 		want := oraclePairs(t, cfg, texts)
 		if len(want) == 0 {
 			t.Fatalf("%v-%d t=%v: the corpus has no pairs; the test would prove nothing", tc.unit, tc.n, tc.t)
@@ -185,9 +185,9 @@ func TestRunJaccardMatchesBruteForce(t *testing.T) {
 }
 
 func TestJaccardSketchJSON(t *testing.T) {
-	cfg := DefaultConfig()
+	cfg := Options{}
 	cfg.Method = "jaccard"
-	cfg.Shingle = shingle.Options{Unit: shingle.Word, N: 1}
+	cfg.Spec.Shingle = shingle.Options{Unit: shingle.Word, N: 1}
 	m, err := NewMethod(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -206,7 +206,7 @@ func TestJaccardSketchJSON(t *testing.T) {
 	if err := json.Unmarshal(s.AppendJSON(nil), &hexes); err != nil {
 		t.Fatalf("AppendJSON = %s: %v", s.AppendJSON(nil), err)
 	}
-	sh, _ := shingle.New(cfg.Shingle)
+	sh, _ := shingle.New(cfg.Spec.Shingle)
 	want := sh.AppendSet(nil, "a rose is a rose")
 	if len(hexes) != len(want) || len(want) != 3 {
 		t.Fatalf("sketch %v, want %d hashes", hexes, len(want))
@@ -222,18 +222,18 @@ func TestJaccardSketchJSON(t *testing.T) {
 }
 
 func TestJaccardMethodErrors(t *testing.T) {
-	cfg := DefaultConfig()
+	cfg := Options{}
 	cfg.Method = "jaccard"
-	cfg.Shingle.N = shingle.MaxN + 1
+	cfg.Spec.Shingle.N = shingle.MaxN + 1
 	if _, err := NewMethod(cfg); err == nil {
 		t.Error("NewMethod accepted an n-gram size above MaxN")
 	}
-	cfg = DefaultConfig()
-	cfg.Method, cfg.Threshold = "jaccard", 1.5
+	cfg = Options{}
+	cfg.Method, cfg.Spec.Threshold = "jaccard", 1.5
 	if _, err := NewMethod(cfg); err == nil {
 		t.Error("NewMethod accepted threshold 1.5")
 	}
-	cfg.Threshold = 0.8
+	cfg.Spec.Threshold = 0.8
 	m, err := NewMethod(cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -3,6 +3,7 @@ package dedup
 import (
 	"context"
 	"fmt"
+	"github.com/neardup/neardup/sketch"
 	"os"
 	"path/filepath"
 	"strings"
@@ -25,17 +26,21 @@ func TestSpillMatchesInMemoryKeyed(t *testing.T) {
 	in := writeTexts(t, dir, texts, "d%d")
 	for _, c := range []struct {
 		name string
-		cfg  func(*Config)
+		cfg  func(*Options)
 	}{
-		{"simhash-64-k3", func(c *Config) { c.Method, c.Distance = "simhash", 3 }},
-		{"simhash-64-k8-verify", func(c *Config) { c.Method, c.Distance, c.Verify, c.Threshold = "simhash", 8, true, 0.5 }},
-		{"simhash-128-k12-tfidf", func(c *Config) { c.Method, c.Bits, c.Distance, c.Weights = "simhash", 128, 12, "tfidf" }},
-		{"ksentence", func(c *Config) { c.Method, c.KSentences = "ksentence", 1 }},
+		{"simhash-64-k3", func(c *Options) { c.Method, c.Spec.SimHash.Distance = "simhash", 3 }},
+		{"simhash-64-k8-verify", func(c *Options) {
+			c.Method, c.Spec.SimHash.Distance, c.Verify, c.VerifyThreshold = "simhash", 8, true, 0.5
+		}},
+		{"simhash-128-k12-tfidf", func(c *Options) {
+			c.Method, c.Spec.SimHash.Bits, c.Spec.SimHash.Distance, c.Spec.SimHash.Weights = "simhash", 128, 12, sketch.WeightTFIDF
+		}},
+		{"ksentence", func(c *Options) { c.Method, c.Spec.KSentence.K = "ksentence", 1 }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var clusters [2]string
 			for k, spill := range []bool{false, true} {
-				cfg := DefaultConfig()
+				cfg := Options{}
 				c.cfg(&cfg)
 				cfg.Spill, cfg.Memory = spill, 1<<20
 				out := Outputs{Clusters: filepath.Join(dir, "c.jsonl"), TmpDir: t.TempDir()}
@@ -64,8 +69,8 @@ func TestSpillMatchesInMemoryKeyed(t *testing.T) {
 
 // simhashFor returns the simhash method with bits and --verify at 0.5.
 func simhashFor(t testing.TB, bits int, verify bool) *simhashMethod {
-	cfg := DefaultConfig()
-	cfg.Method, cfg.Bits, cfg.Verify, cfg.Threshold = "simhash", bits, verify, 0.5
+	cfg := Options{}
+	cfg.Method, cfg.Spec.SimHash.Bits, cfg.Verify, cfg.VerifyThreshold = "simhash", bits, verify, 0.5
 	m, err := NewMethod(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -160,8 +165,8 @@ func TestAgainstIndex(t *testing.T) {
 	in := writeTexts(t, dir, texts, "n%d")
 	var want string
 	for _, workers := range []int{1, 2, 4} {
-		cfg := DefaultConfig()
-		cfg.Method, cfg.Threshold, cfg.Shingle.N, cfg.Workers = "minhash", 0.5, 2, workers
+		cfg := Options{}
+		cfg.Method, cfg.Spec.Threshold, cfg.Spec.Shingle.N, cfg.Workers = "minhash", 0.5, 2, workers
 		out := Outputs{Clusters: filepath.Join(dir, "c.jsonl"), Pairs: filepath.Join(dir, "p.jsonl")}
 		st, err := Run(context.Background(), cfg, Input{Files: []string{in}, AgainstIndexes: []Index{fakeIndex{texts[1]: "old-1"}}}, out)
 		if err != nil {
@@ -185,7 +190,7 @@ func TestAgainstIndex(t *testing.T) {
 			t.Errorf("workers %d: output differs from 1 worker's", workers)
 		}
 	}
-	if _, err := Run(context.Background(), DefaultConfig(), Input{Files: []string{in}, Resume: true, AgainstIndexes: []Index{fakeIndex{}}}, Outputs{}); err == nil {
+	if _, err := Run(context.Background(), Options{}, Input{Files: []string{in}, Resume: true, AgainstIndexes: []Index{fakeIndex{}}}, Outputs{}); err == nil {
 		t.Error("--resume with an index ran")
 	}
 }

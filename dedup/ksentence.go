@@ -1,13 +1,11 @@
 package dedup
 
 import (
-	"encoding/binary"
 	"fmt"
 
 	"github.com/neardup/neardup/ksentence"
+	"github.com/neardup/neardup/sketch"
 )
-
-func init() { register("ksentence", newKSentenceMethod) }
 
 // ksentenceMethod finds documents whose K longest sentences are identical
 // (package ksentence, seed 002): the sketch is the MD5 of those sentences,
@@ -19,35 +17,29 @@ func init() { register("ksentence", newKSentenceMethod) }
 // keep newlines and sentence punctuation (。！？!?. …): with the default
 // normalisation, which folds both, every document is one sentence and the
 // method degenerates into an exact hash of the whole text.
-type ksentenceMethod struct{ k int }
+// The normalisation is adjusted for it by sketch.Spec.Resolve.
+type ksentenceMethod struct {
+	spec sketch.Spec
+	k    int
+}
 
-func newKSentenceMethod(cfg Config) (Method, error) {
-	k := cfg.KSentences
-	if k == 0 {
-		k = ksentence.DefaultK
-	}
-	if k < 1 {
-		return nil, fmt.Errorf("--k-sentences %d: must be at least 1", cfg.KSentences)
-	}
-	return &ksentenceMethod{k: k}, nil
+func newKSentenceMethod(spec sketch.Spec) (Method, error) {
+	return &ksentenceMethod{spec: spec, k: spec.KSentence.K}, nil
 }
 
 func (m *ksentenceMethod) Name() string { return "ksentence" }
 
-func (m *ksentenceMethod) Describe() map[string]any {
-	return map[string]any{
-		"k_sentences": m.k,
-		"hash":        "md5 of the K longest sentences, longest first, joined by newlines",
-		"sentences":   "split on newlines, 。｡．！？!?… and '.' before space or end",
+func (m *ksentenceMethod) Facts() Facts {
+	return Facts{
+		KSentences: m.k,
+		Hash:       "md5 of the K longest sentences, longest first, joined by newlines",
+		Sentences:  "split on newlines, 。｡．！？!?… and '.' before space or end",
 	}
 }
 
-func (m *ksentenceMethod) NewSketcher() (Sketcher, error) {
-	h, err := ksentence.New(ksentence.Options{K: m.k})
-	if err != nil {
-		return nil, err
-	}
-	return ksentenceSketcher{h}, nil
+func (m *ksentenceMethod) NewSketcher() (DocSketcher, error) {
+	k, err := m.spec.NewSketcher()
+	return hashSketcher{k}, err
 }
 
 func (m *ksentenceMethod) NewFinder() (Finder, error) {
@@ -64,17 +56,11 @@ func (s ksentenceSketch) AppendJSON(dst []byte) []byte {
 	return append(dst, '"')
 }
 
-type ksentenceSketcher struct{ h *ksentence.Hasher }
-
-func (s ksentenceSketcher) Sketch(d *Doc) (Sketch, error) {
-	return ksentenceSketch(s.h.Sum(d.Text)), nil
-}
-
 type ksentenceFinder struct {
 	first map[ksentence.Fingerprint]int32
 }
 
-func (f *ksentenceFinder) Add(i int, s Sketch, emit func(Pair)) error {
+func (f *ksentenceFinder) Add(i int, s DocSketch, emit func(Pair)) error {
 	if s == nil {
 		return nil
 	}
@@ -93,32 +79,26 @@ func (f *ksentenceFinder) Add(i int, s Sketch, emit func(Pair)) error {
 func (f *ksentenceFinder) Flush(func(Pair)) error { return nil }
 
 // cliques: every two documents with one fingerprint are a pair
-// (Config.AllPairs).
+// (Options.AllPairs).
 func (m *ksentenceMethod) cliques() bool { return true }
 
 // The ksentence method is Keyed, like exact: its one key is the first
 // eight bytes of the fingerprint, and Match compares all sixteen.
 
-func (m *ksentenceMethod) AppendKeys(dst []uint64, s Sketch) []uint64 {
-	fp := s.(ksentenceSketch)
-	return append(dst, binary.LittleEndian.Uint64(fp[:8]))
+func (m *ksentenceMethod) AppendKeys(dst []uint64, s DocSketch) []uint64 {
+	return m.spec.AppendKeys(dst, &sketch.Sketch{Hash: s.(ksentenceSketch)})
 }
 
-func (m *ksentenceMethod) AppendSketch(dst []byte, s Sketch) []byte {
-	fp := s.(ksentenceSketch)
-	return append(dst, fp[:]...)
+func (m *ksentenceMethod) AppendSketch(dst []byte, s DocSketch) []byte {
+	return m.spec.AppendBinary(dst, &sketch.Sketch{Hash: s.(ksentenceSketch)})
 }
 
-func (m *ksentenceMethod) DecodeSketch(b []byte) (Sketch, error) {
-	var fp ksentenceSketch
-	if len(b) != len(fp) {
-		return nil, fmt.Errorf("ksentence: sketch of %d bytes, want %d", len(b), len(fp))
-	}
-	copy(fp[:], b)
-	return fp, nil
+func (m *ksentenceMethod) DecodeSketch(b []byte) (DocSketch, error) {
+	h, err := decodeHash(m.spec, b)
+	return ksentenceSketch(h), err
 }
 
-func (m *ksentenceMethod) Match(a, b Sketch) (float64, int, bool) {
+func (m *ksentenceMethod) Match(a, b DocSketch) (float64, int, bool) {
 	return 1, -1, a.(ksentenceSketch) == b.(ksentenceSketch)
 }
 

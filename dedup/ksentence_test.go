@@ -9,8 +9,8 @@ import (
 )
 
 func TestKSentenceFinder(t *testing.T) {
-	cfg := DefaultConfig()
-	cfg.Method, cfg.KSentences = "ksentence", 2
+	cfg := Options{}
+	cfg.Method, cfg.Spec.KSentence.K = "ksentence", 2
 	m, err := NewMethod(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -39,12 +39,12 @@ func TestKSentenceFinder(t *testing.T) {
 	if err := json.Unmarshal(sk[2].AppendJSON(nil), &s); err != nil || s != h.Sum([]byte(texts[2])).String() {
 		t.Errorf("sketch JSON %s (%v), want %q", sk[2].AppendJSON(nil), err, h.Sum([]byte(texts[2])).String())
 	}
-	cfg.KSentences = -1
+	cfg.Spec.KSentence.K = -1
 	if _, err := NewMethod(cfg); err == nil {
 		t.Error("--k-sentences -1 accepted")
 	}
-	if d := m.Describe(); d["k_sentences"] != 2 {
-		t.Errorf("Describe k_sentences = %v, want 2", d["k_sentences"])
+	if d := m.Facts(); d.KSentences != 2 {
+		t.Errorf("facts: k_sentences = %v, want 2", d.KSentences)
 	}
 }
 

@@ -101,14 +101,14 @@ func (r *run) plan() MemoryPlan {
 		textBytes /= n
 	}
 	per := int64(defaultFinderBytesPerDoc)
-	if me, ok := r.method.(memoryEstimator); ok {
+	if me := r.caps.memory; me != nil {
 		per = int64(me.BytesPerDoc(int(textBytes)))
 	}
 	p.EstimatedBytes = p.EstimatedDocs * (pipelineBytesPerDoc + idBytes + per)
 	for _, ix := range r.in.AgainstIndexes { // open already: they cannot spill
 		p.EstimatedBytes += ix.MemoryBytes()
 	}
-	_, p.SpillSupported = r.method.(Keyed)
+	p.SpillSupported = r.caps.keyed != nil
 	// A quarter more than the live data leaves room for the garbage
 	// collector and the buffers: spill before the budget is reached.
 	p.Spill = p.SpillSupported && (r.cfg.Spill || p.EstimatedBytes+p.EstimatedBytes/4 > p.BudgetBytes)

@@ -1,11 +1,11 @@
 package dedup
 
 import (
-	"errors"
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
-	"sync"
+
+	"github.com/neardup/neardup/sketch"
 )
 
 // Pair is a duplicate pair found by a method: documents A < B by input
@@ -22,7 +22,7 @@ type Pair struct {
 	Hamming bool
 }
 
-// Doc is what a Sketcher sees of one document.
+// Doc is what a DocSketcher sees of one document.
 type Doc struct {
 	// Index is the document's position in the input, from 0.
 	Index int
@@ -31,21 +31,23 @@ type Doc struct {
 	// Text is the normalised text. It is reused after Sketch returns: a
 	// sketch must not keep it.
 	Text []byte
-	// Key is the value of Config.KeyField, when one is set.
+	// Key is the value of Options.KeyField, when one is set.
 	Key string
 }
 
-// A Sketcher computes a method's per-document sketch (a hash, a
+// A DocSketcher computes a method's per-document sketch (a hash, a
 // signature, a fingerprint, a shingle set...). The pipeline creates one per
-// worker goroutine, so a Sketcher may keep scratch space; it is never used
+// worker goroutine, so a DocSketcher may keep scratch space; it is never used
 // by two goroutines at once.
-type Sketcher interface {
-	Sketch(d *Doc) (Sketch, error)
+type DocSketcher interface {
+	Sketch(d *Doc) (DocSketch, error)
 }
 
-// Sketch is the opaque per-document value of a method. It is handed to the
-// method's Finder, in input order, and may be written by `neardup sign`.
-type Sketch interface {
+// DocSketch is the opaque per-document value of a method (built from a
+// sketch.Sketch, with what the method's finder needs beside it). It is
+// handed to the method's Finder, in input order, and may be written by
+// `neardup sign`. (sketch.Sketch is the method-independent value.)
+type DocSketch interface {
 	// AppendJSON appends the sketch as a JSON value (for `neardup sign`).
 	AppendJSON(dst []byte) []byte
 }
@@ -55,60 +57,204 @@ type Sketch interface {
 // (streaming methods) or at Flush (batch methods). Every emitted pair must
 // have A < B. A Finder is used by one goroutine.
 type Finder interface {
-	Add(i int, s Sketch, emit func(Pair)) error
+	Add(i int, s DocSketch, emit func(Pair)) error
 	Flush(emit func(Pair)) error
 }
 
-// Method is one way of finding duplicates, configured from a Config.
+// Method is one way of finding duplicates, configured from Options: a
+// method of package sketch (minhash, simhash, exact, ksentence, jaccard)
+// or dedup's own bloom and bloom-overlap. NewMethod builds them.
 type Method interface {
 	// Name is the --method name.
 	Name() string
-	// NewSketcher returns a Sketcher for one worker.
-	NewSketcher() (Sketcher, error)
+	// NewSketcher returns a DocSketcher for one worker.
+	NewSketcher() (DocSketcher, error)
 	// NewFinder returns the Finder for one run.
 	NewFinder() (Finder, error)
-	// Describe returns the effective parameters, for the summary and
-	// stats (for example the chosen bands and rows).
-	Describe() map[string]any
+	// Facts returns what the method decided beyond its Spec, for the
+	// summary and Stats.Params (for example the banding rule); some facts
+	// are known only after the finder's Flush.
+	Facts() Facts
 }
 
-// ErrUnknownMethod is returned for a method name that is not one of
-// Methods().
-var ErrUnknownMethod = errors.New("unknown method")
+// methodNames are the names of the methods, sorted (Methods).
+var methodNames = []string{"bloom", "bloom-overlap", "exact", "jaccard", "ksentence", "minhash", "simhash"}
 
-var (
-	registryMu sync.Mutex
-	registry   = map[string]func(Config) (Method, error){}
-)
-
-// register makes a method constructor available under name. Each method's
-// file calls it from init.
-func register(name string, f func(Config) (Method, error)) {
-	registryMu.Lock()
-	defer registryMu.Unlock()
-	registry[name] = f
-}
-
-// NewMethod returns the method cfg.Method, configured by cfg. A name that
-// is not one of Methods() wraps ErrUnknownMethod.
-func NewMethod(cfg Config) (Method, error) {
-	registryMu.Lock()
-	f := registry[cfg.Method]
-	registryMu.Unlock()
-	if f != nil {
-		return f(cfg)
+// NewMethod returns the method cfg names, configured by cfg. A name that
+// is not one of Methods() wraps ErrUnknownMethod; an invalid option is an
+// *OptionError.
+func NewMethod(cfg Options) (Method, error) {
+	spec, threshold, err := cfg.spec()
+	if err != nil {
+		return nil, err
 	}
-	return nil, fmt.Errorf("%w %q (want one of %s)", ErrUnknownMethod, cfg.Method, strings.Join(Methods(), ", "))
+	switch cfg.methodName() {
+	case "bloom":
+		return newBloom(&cfg, spec, false)
+	case "bloom-overlap":
+		return newBloom(&cfg, spec, true)
+	}
+	switch spec.Method {
+	case sketch.MinHash:
+		return newMinhashMethod(&cfg, spec)
+	case sketch.SimHash:
+		return newSimhashMethod(&cfg, spec, threshold)
+	case sketch.Exact:
+		return newExact(spec)
+	case sketch.KSentence:
+		return newKSentenceMethod(spec)
+	case sketch.Jaccard:
+		return newJaccardMethod(spec)
+	}
+	return nil, &OptionError{Field: "Method", Err: fmt.Errorf("%w %q", ErrUnknownMethod, cfg.methodName())}
 }
 
-// Methods returns the names of the built methods, sorted.
-func Methods() []string {
-	registryMu.Lock()
-	defer registryMu.Unlock()
-	names := make([]string, 0, len(registry))
-	for n := range registry {
-		names = append(names, n)
+// Methods returns the names of the methods, sorted.
+func Methods() []string { return slices.Clone(methodNames) }
+
+// methodList is Methods joined by commas.
+func methodList() string { return strings.Join(methodNames, ", ") }
+
+// Capabilities.
+//
+// A Method implements the small interface above; everything else a method
+// can do is one of the optional interfaces below, all declared here and
+// found once per run by capabilitiesOf (the pipeline asks nothing else of
+// a method by type assertion). A Finder may in the same way be a
+// DropFinder or a keptChecker.
+//
+//	capability       interface        methods
+//	spill path       Keyed            minhash (not leader), simhash, exact, ksentence
+//	checkpoints      SketchCodec      minhash, simhash, exact, ksentence
+//	memory plan      memoryEstimator  every method
+//	pre-pass         PrePass          simhash (tfidf)
+//	state kept       persister        bloom (BloomFile), simhash (SaveIDF)
+//	cliques          cliquer          exact, ksentence, bloom
+//	Hamming measure  hammingReporter  simhash
+//	unnamed drops    DropFinder       bloom's finders
+//	kept check       keptChecker      minhash's finder
+
+// capabilities are the optional interfaces a run's method implements
+// (nil or false where it does not).
+type capabilities struct {
+	keyed   Keyed
+	codec   SketchCodec
+	memory  memoryEstimator
+	prePass PrePass
+	persist persister
+	cliques bool // every two members of a cluster are a pair (cliquer)
+	hamming bool // pairs' similarity is 1 - distance/bits (hammingReporter)
+}
+
+// capabilitiesOf finds m's capabilities.
+func capabilitiesOf(m Method) capabilities {
+	var c capabilities
+	c.keyed, _ = m.(Keyed)
+	c.codec, _ = m.(SketchCodec)
+	c.memory, _ = m.(memoryEstimator)
+	c.prePass, _ = m.(PrePass)
+	c.persist, _ = m.(persister)
+	if cl, ok := m.(cliquer); ok {
+		c.cliques = cl.cliques()
 	}
-	sort.Strings(names)
-	return names
+	if h, ok := m.(hammingReporter); ok {
+		c.hamming = h.HammingSimilarity()
+	}
+	return c
+}
+
+// hammingReporter is implemented by methods whose pairs' similarity may be
+// 1 - distance/bits, the fraction of equal fingerprint bits, rather than a
+// Jaccard similarity (Pair.Hamming).
+type hammingReporter interface {
+	HammingSimilarity() bool
+}
+
+// A DropFinder is a Finder that can tell that a document duplicates an
+// earlier one without naming which: a Bloom filter knows that a key was
+// (probably) seen, not where. The pipeline must call AddDrop instead of Add
+// for such a Finder; drop(i, similarity) marks document i as removed (kept:
+// false, a cluster of its own, no pairs line or one without id1), and
+// emit, as for Add, reports named pairs. Add of a DropFinder returns
+// ErrNeedsDrop, so a pipeline that does not know the interface fails
+// clearly instead of clustering wrongly.
+type DropFinder interface {
+	Finder
+	AddDrop(i int, s DocSketch, emit func(Pair), drop func(i int, similarity float64)) error
+}
+
+// ErrNeedsDrop is returned by Add of a DropFinder.
+
+// persister is implemented by methods that keep state across runs (a
+// Bloom filter, an IDF table). Run calls Persist after the run's outputs
+// are committed, so a failed or interrupted run never saves half a state.
+type persister interface {
+	Persist() error
+}
+
+// keptChecker is implemented by finders that can check, once the kept
+// documents are chosen, how many removed documents are not duplicates of
+// their kept document (Stats.RemovedBelowThreshold).
+type keptChecker interface {
+	CountBelow(keep []int32, from int) (n int, ok bool)
+}
+
+// cliquer is implemented by methods whose duplicates are identical
+// sketches (exact, ksentence, bloom): every two members of a cluster are a
+// pair of similarity 1, which their finders report only as a star.
+type cliquer interface{ cliques() bool }
+
+// A PrePass method needs one pass over the corpus before its sketchers can
+// work (simhash with --weights tfidf learns its IDF table). The pipeline
+// runs the pass when NeedsPrePass is true: one Learner per worker, fed the
+// normalised documents (any order, any worker), then FinishPrePass with
+// all the learners, then the usual pass. A method whose pre-pass state
+// was supplied otherwise (a table loaded from a file) reports false.
+type PrePass interface {
+	NeedsPrePass() bool
+	NewLearner() (Learner, error)
+	FinishPrePass(learners []Learner) error
+}
+
+// A Learner observes documents in a pre-pass; one per worker goroutine.
+// Learn must not keep d or its Text.
+type Learner interface {
+	Learn(d *Doc) error
+}
+
+// Keyed is implemented by methods whose candidate pairs are the documents
+// that share a bucket key: MinHash LSH (one key per band) and SimHash
+// permuted tables (one key per table). For them the pipeline can find
+// candidates without an in-memory index: it writes (key, document) entries
+// to sorted runs on disk, merges the runs, and checks the documents of each
+// key group with Match. Memory is then bounded by the budget, whatever the
+// corpus size.
+//
+// For the same input the spill path gives the same clusters as the
+// method's own Finder, provided the Finder also unions every candidate pair
+// that Match accepts (skipping only pairs already in one cluster).
+type Keyed interface {
+	Method
+	SketchCodec
+	// AppendKeys appends the bucket keys of s to dst. Keys of different
+	// bands or tables must differ (mix the band number in).
+	AppendKeys(dst []uint64, s DocSketch) []uint64
+	// Match decides whether two candidates are duplicates, with their
+	// similarity and Hamming distance (-1 when it does not apply).
+	Match(a, b DocSketch) (sim float64, dist int, ok bool)
+}
+
+// SketchCodec is implemented by methods whose sketches can wait on disk:
+// for the spill path and for --resume checkpoints. DecodeSketch must
+// reject bytes that AppendSketch did not produce with an error, never a
+// panic, and must not keep b: callers reuse it.
+type SketchCodec interface {
+	AppendSketch(dst []byte, s DocSketch) []byte
+	DecodeSketch(b []byte) (DocSketch, error)
+}
+
+// memoryEstimator is implemented by methods that know what their Finder
+// holds per document, given the average size of a document's text.
+type memoryEstimator interface {
+	BytesPerDoc(textBytes int) int
 }

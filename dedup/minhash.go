@@ -1,8 +1,6 @@
 package dedup
 
 import (
-	"encoding/binary"
-	"errors"
 	"fmt"
 	"math"
 	"math/bits"
@@ -14,25 +12,22 @@ import (
 	"github.com/neardup/neardup/lsh"
 	"github.com/neardup/neardup/minhash"
 	"github.com/neardup/neardup/shingle"
+	"github.com/neardup/neardup/sketch"
 )
 
-func init() { register("minhash", newMinhashMethod) }
-
-// DefaultMinhashFamily is the default hash family of the minhash method
-// (Config.Family chooses another). One permutation hashing with optimal
-// densification signs in O(shingles + slots) instead of O(shingles x
+// minhashMethod finds documents whose MinHash signatures (package minhash,
+// Options.NumPerm slots over the shingles of Options.Shingle) share an LSH
+// band (package lsh), and joins them by union-find.
+//
+// Family: sketch's default is one permutation hashing with optimal
+// densification, O(shingles + slots) per document instead of O(shingles x
 // slots): on 1 KB web documents the whole run takes a third less CPU.
 // Measured against the exact Jaccard join (docs/defaults.md), its clusters
 // agree as well as multiply-shift's or better: on bible-kjv-family, char
 // 5-grams at 0.7, pairwise F1 0.948 against 0.909; on 100k web documents,
 // 0.932 against 0.924. Its slots are not independent (the S-curve of the
-// banding is an approximation for it) and its signatures cannot be merged;
-// --minhash-family multiply-shift gives independent slots.
-const DefaultMinhashFamily = minhash.OPH
-
-// minhashMethod finds documents whose MinHash signatures (package minhash,
-// Config.NumPerm slots over the shingles of Config.Shingle) share an LSH
-// band (package lsh), and joins them by union-find.
+// banding is an approximation for it); multiply-shift gives independent
+// slots.
 //
 // Banding: --bands and --rows when given (one of them alone takes the
 // other as NumPerm/that); otherwise the cheapest banding that makes a pair
@@ -54,7 +49,7 @@ const DefaultMinhashFamily = minhash.OPH
 // Cost: the Finder queries the banded index before inserting each
 // document and skips candidates already in the document's cluster (a
 // union-find inside the Finder), so a cluster is reported as a spanning
-// forest of pairs, not all its pairs (Config.AllPairs reports every
+// forest of pairs, not all its pairs (Options.AllPairs reports every
 // verified candidate pair, and inserts every document). A document whose shingle set (with
 // Verify) or signature (without) equals an accepted candidate's is not
 // inserted in the index: it would only lengthen the buckets, and every
@@ -69,15 +64,15 @@ const DefaultMinhashFamily = minhash.OPH
 // reported as duplicates, of each other included, as in the jaccard
 // method; the exact method finds identical texts.
 type minhashMethod struct {
+	spec      sketch.Spec
 	threshold float64
 	params    lsh.Params
 	rule      string
 	family    minhash.Family
-	hasher    *minhash.Hasher
 	shingle   shingle.Options
 	join      joinMode
 	leader    bool // --cluster leader: documents join a verified kept document (see minhashFinder.addLeader)
-	allPairs  bool // Config.AllPairs: report joined candidates too
+	allPairs  bool // Options.AllPairs: report joined candidates too
 	direct    bool // join every candidate (no estimate filter); tests and measurements only
 	// lo[keff], hi[keff]: the tiered join's margins for keff effective
 	// slots, 1 <= keff <= k (see margins), computed once.
@@ -117,31 +112,10 @@ const (
 	rejectSigmas = 3.0
 )
 
-func newMinhashMethod(cfg Config) (Method, error) {
-	if !(cfg.Threshold > 0 && cfg.Threshold <= 1) {
-		return nil, fmt.Errorf("--threshold %v: must be in (0, 1]", cfg.Threshold)
-	}
-	k := cfg.NumPerm
-	if k < 1 || k > minhash.MaxNumPerm {
-		return nil, fmt.Errorf("--num-perm %d: must be between 1 and %d", cfg.NumPerm, minhash.MaxNumPerm)
-	}
-	if _, err := shingle.New(cfg.Shingle); err != nil {
-		return nil, err
-	}
-	family := DefaultMinhashFamily
-	if cfg.Family != "" {
-		f, err := minhash.ParseFamily(cfg.Family)
-		if err != nil {
-			return nil, fmt.Errorf("--minhash-family: %w", err)
-		}
-		family = f
-	}
-	h, err := minhash.New(minhash.Options{NumPerm: k, Family: family, Seed: cfg.Seed})
-	if err != nil {
-		return nil, err
-	}
-	m := &minhashMethod{threshold: cfg.Threshold, family: family, hasher: h,
-		shingle: cfg.Shingle, leader: cfg.Cluster == cluster.Leader, allPairs: cfg.AllPairs}
+func newMinhashMethod(cfg *Options, spec sketch.Spec) (Method, error) {
+	k := spec.MinHash.NumPerm
+	m := &minhashMethod{spec: spec, threshold: spec.Threshold, params: spec.Banding(), family: spec.MinHash.Family,
+		shingle: spec.Shingle, leader: cfg.Cluster == cluster.Leader, allPairs: cfg.AllPairs}
 	m.lo, m.hi = make([]float64, k+1), make([]float64, k+1)
 	for keff := 1; keff <= k; keff++ {
 		// The standard error of the estimate at J = t, floored so that a
@@ -151,7 +125,7 @@ func newMinhashMethod(cfg Config) (Method, error) {
 	}
 	switch {
 	case cfg.Verify && cfg.EstimateOnly:
-		return nil, errors.New("--verify and --estimate-only: choose one")
+		return nil, conflict("Verify", "EstimateOnly", "choose one")
 	case cfg.Verify:
 		m.join = joinVerify
 	case cfg.EstimateOnly:
@@ -159,34 +133,22 @@ func newMinhashMethod(cfg Config) (Method, error) {
 	}
 	if m.leader {
 		if cfg.Keep != cluster.First {
-			return nil, fmt.Errorf("--cluster leader --keep %s: leader clustering keeps the first document of each cluster (--keep first)", cfg.Keep)
+			return nil, conflict("Cluster", "Keep", "leader clustering keeps the first document of each cluster (not the %s)", cfg.Keep)
 		}
 		if m.join == joinEstimate {
-			return nil, errors.New("--cluster leader --estimate-only: leader clustering verifies every member against its kept document")
+			return nil, conflict("Cluster", "EstimateOnly", "leader clustering verifies every member against its kept document")
 		}
 	}
+	given := cfg.Spec.MinHash
 	switch {
-	case cfg.Bands < 0 || cfg.Rows < 0:
-		return nil, fmt.Errorf("--bands %d --rows %d: must not be negative", cfg.Bands, cfg.Rows)
-	case cfg.Bands == 0 && cfg.Rows == 0:
-		m.params, err = lsh.DefaultParams(cfg.Threshold, k)
-		if err != nil {
-			return nil, err
-		}
+	case given.Bands == 0 && given.Rows == 0:
 		m.rule = fmt.Sprintf("recall %.2f at the threshold (lsh.DefaultParams)", lsh.DefaultRecall)
-	case cfg.Rows == 0:
-		m.params = lsh.Params{Bands: cfg.Bands, Rows: k / max(cfg.Bands, 1)}
+	case given.Rows == 0:
 		m.rule = "--bands"
-	case cfg.Bands == 0:
-		m.params = lsh.Params{Bands: k / cfg.Rows, Rows: cfg.Rows}
+	case given.Bands == 0:
 		m.rule = "--rows"
 	default:
-		m.params = lsh.Params{Bands: cfg.Bands, Rows: cfg.Rows}
 		m.rule = "--bands and --rows"
-	}
-	if err := m.params.Validate(k); err != nil {
-		return nil, fmt.Errorf("--bands %d --rows %d --num-perm %d: bands x rows must be at most --num-perm, both at least 1: %w",
-			m.params.Bands, m.params.Rows, k, err)
 	}
 	if m.leader {
 		return minhashLeader{m}, nil
@@ -200,23 +162,23 @@ func newMinhashMethod(cfg Config) (Method, error) {
 // stays in memory. It forwards everything else.
 type minhashLeader struct{ m *minhashMethod }
 
-func (l minhashLeader) Name() string                             { return l.m.Name() }
-func (l minhashLeader) NewSketcher() (Sketcher, error)           { return l.m.NewSketcher() }
-func (l minhashLeader) NewFinder() (Finder, error)               { return l.m.NewFinder() }
-func (l minhashLeader) Describe() map[string]any                 { return l.m.Describe() }
-func (l minhashLeader) AppendSketch(dst []byte, s Sketch) []byte { return l.m.AppendSketch(dst, s) }
-func (l minhashLeader) DecodeSketch(b []byte) (Sketch, error)    { return l.m.DecodeSketch(b) }
-func (l minhashLeader) BytesPerDoc(textBytes int) int            { return l.m.BytesPerDoc(textBytes) }
+func (l minhashLeader) Name() string                                { return l.m.Name() }
+func (l minhashLeader) NewSketcher() (DocSketcher, error)           { return l.m.NewSketcher() }
+func (l minhashLeader) NewFinder() (Finder, error)                  { return l.m.NewFinder() }
+func (l minhashLeader) Facts() Facts                                { return l.m.Facts() }
+func (l minhashLeader) AppendSketch(dst []byte, s DocSketch) []byte { return l.m.AppendSketch(dst, s) }
+func (l minhashLeader) DecodeSketch(b []byte) (DocSketch, error)    { return l.m.DecodeSketch(b) }
+func (l minhashLeader) BytesPerDoc(textBytes int) int               { return l.m.BytesPerDoc(textBytes) }
 
 func (m *minhashMethod) Name() string { return "minhash" }
 
-func (m *minhashMethod) Describe() map[string]any {
+func (m *minhashMethod) Facts() Facts {
 	n := m.shingle.N
 	if n == 0 {
 		n = 1
 	}
-	lo, hi := m.margins(m.hasher.NumPerm())
-	join := fmt.Sprintf("signature estimate >= %.4f joins, < %.4f does not (margins for %d effective slots, wider for short texts), exact Jaccard of shingle sets >= threshold in between", hi, lo, m.hasher.NumPerm())
+	lo, hi := m.margins(m.spec.MinHash.NumPerm)
+	join := fmt.Sprintf("signature estimate >= %.4f joins, < %.4f does not (margins for %d effective slots, wider for short texts), exact Jaccard of shingle sets >= threshold in between", hi, lo, m.spec.MinHash.NumPerm)
 	switch {
 	case m.join == joinVerify:
 		join = "exact Jaccard of shingle sets >= threshold (--verify)"
@@ -232,21 +194,21 @@ func (m *minhashMethod) Describe() map[string]any {
 			join = fmt.Sprintf("leader: a kept document whose estimate is < %.4f is passed over, otherwise exact Jaccard of shingle sets >= threshold", lo)
 		}
 	}
-	return map[string]any{
-		"threshold":           m.threshold,
-		"num_perm":            m.hasher.NumPerm(),
-		"family":              m.family.String(),
-		"seed":                fmt.Sprintf("%#x", m.hasher.Seed()),
-		"unit":                m.shingle.Unit.String(),
-		"ngram":               n,
-		"bands":               m.params.Bands,
-		"rows":                m.params.Rows,
-		"banding":             m.rule,
-		"effective_threshold": m.params.Threshold(),
-		"p_at_threshold":      m.params.Probability(m.threshold),
-		"verify":              m.join == joinVerify,
-		"join":                join,
-		"cluster":             clustering,
+	return Facts{
+		Threshold:          m.threshold,
+		NumPerm:            m.spec.MinHash.NumPerm,
+		Family:             m.family.String(),
+		Seed:               fmt.Sprintf("%#x", m.spec.MinHash.Seed),
+		Unit:               m.shingle.Unit.String(),
+		Ngram:              n,
+		Bands:              m.params.Bands,
+		Rows:               m.params.Rows,
+		Banding:            m.rule,
+		EffectiveThreshold: m.params.Threshold(),
+		PAtThreshold:       m.params.Probability(m.threshold),
+		Verify:             ptr(m.join == joinVerify),
+		Join:               join,
+		Cluster:            clustering,
 	}
 }
 
@@ -256,7 +218,7 @@ type minhashSketch struct {
 	sig  minhash.Signature
 	set  lazySet // not with EstimateOnly
 	keff int     // the estimate's effective number of slots (see effectiveSlots)
-	h    *minhash.Hasher
+	spec *sketch.Spec
 }
 
 // lazySet is a document's shingle hashes, sorted and made distinct on
@@ -269,9 +231,9 @@ type lazySet struct {
 }
 
 // get returns the set, sorted (by sc, which may be nil) and distinct.
-func (s *lazySet) get(sc *hashSorter) []uint64 {
+func (s *lazySet) get(sc *sketch.HashSorter) []uint64 {
 	if !s.sorted {
-		sc.sort(s.h)
+		sc.Sort(s.h)
 		s.h = slices.Compact(s.h)
 		s.sorted = true
 	}
@@ -325,11 +287,11 @@ func effectiveSlots(f minhash.Family, sig minhash.Signature) int {
 // for a document without shingles.
 func (s *minhashSketch) AppendJSON(dst []byte) []byte {
 	dst = append(dst, `{"family":"`...)
-	dst = append(dst, s.h.Family().String()...)
+	dst = append(dst, s.spec.MinHash.Family.String()...)
 	dst = append(dst, `","num_perm":`...)
-	dst = strconv.AppendInt(dst, int64(s.h.NumPerm()), 10)
+	dst = strconv.AppendInt(dst, int64(s.spec.MinHash.NumPerm), 10)
 	dst = append(dst, `,"seed":"0x`...) // a string: JSON numbers lose 64-bit precision in many readers
-	dst = strconv.AppendUint(dst, s.h.Seed(), 16)
+	dst = strconv.AppendUint(dst, s.spec.MinHash.Seed, 16)
 	dst = append(dst, `","slots":`...)
 	if s.sig == nil {
 		return append(dst, "null}"...)
@@ -346,7 +308,8 @@ func (s *minhashSketch) AppendJSON(dst []byte) []byte {
 
 type minhashSketcher struct {
 	m      *minhashMethod
-	sh     *shingle.Shingler
+	k      *sketch.Sketcher // with Sets for --verify
+	sk     sketch.Sketch    // --verify: scratch, its Set is reused
 	hashes []uint64
 	block  []uint64 // the tiered join's shingle hashes, see Sketch
 }
@@ -359,25 +322,27 @@ const (
 	blockReserve = 1 << 11
 )
 
-func (m *minhashMethod) NewSketcher() (Sketcher, error) {
-	sh, err := shingle.New(m.shingle)
+func (m *minhashMethod) NewSketcher() (DocSketcher, error) {
+	k, err := m.spec.NewSketcherWith(sketch.SketcherOptions{Sets: m.join == joinVerify})
 	if err != nil {
 		return nil, err
 	}
-	return &minhashSketcher{m: m, sh: sh}, nil
+	return &minhashSketcher{m: m, k: k}, nil
 }
 
-func (s *minhashSketcher) Sketch(d *Doc) (Sketch, error) {
-	sk := &minhashSketch{h: s.m.hasher}
+func (s *minhashSketcher) Sketch(d *Doc) (DocSketch, error) {
+	sk := &minhashSketch{spec: &s.m.spec}
 	switch s.m.join {
 	case joinVerify:
-		// The Finder keeps the set: an exact-size copy, the scratch is reused.
-		s.hashes = s.sh.AppendSet(s.hashes[:0], textView(d))
-		if len(s.hashes) == 0 {
+		// The Finder keeps the set: an exact-size copy, the scratch is
+		// reused; the signature is the Finder's.
+		s.sk.Sig = nil
+		s.k.SketchNormalized(&s.sk, d.Text)
+		if s.sk.Empty {
 			return sk, nil
 		}
-		sk.set = lazySet{h: slices.Clone(s.hashes), sorted: true}
-		sk.sig = s.m.hasher.Sign(nil, sk.set.h)
+		sk.set = lazySet{h: slices.Clone(s.sk.Set), sorted: true}
+		sk.sig = s.sk.Sig
 		return sk, nil
 	case joinTiered:
 		// The hashes go straight into a block shared by the documents
@@ -387,7 +352,7 @@ func (s *minhashSketcher) Sketch(d *Doc) (Sketch, error) {
 			s.block = make([]uint64, 0, hashBlock)
 		}
 		free := s.block[len(s.block):len(s.block)]
-		h := s.sh.AppendHashes(free, textView(d))
+		h := s.k.Shingles(free, textView(d))
 		if len(h) == 0 {
 			return sk, nil
 		}
@@ -395,16 +360,17 @@ func (s *minhashSketcher) Sketch(d *Doc) (Sketch, error) {
 			s.block = s.block[:len(s.block)+len(h)]
 			h = h[:len(h):len(h)]
 		}
+		var out sketch.Sketch
+		s.k.SketchShingles(&out, h) // MinHash does not reorder h
 		sk.set = lazySet{h: h}
-		sk.sig = s.m.hasher.Sign(nil, h)
+		sk.sig = out.Sig
 		sk.keff = effectiveSlots(s.m.family, sk.sig)
 		return sk, nil
 	}
-	s.hashes = s.sh.AppendHashes(s.hashes[:0], textView(d))
-	if len(s.hashes) == 0 {
-		return sk, nil
-	}
-	sk.sig = s.m.hasher.Sign(nil, s.hashes)
+	s.hashes = s.k.Shingles(s.hashes[:0], textView(d))
+	var out sketch.Sketch
+	s.k.SketchShingles(&out, s.hashes)
+	sk.sig = out.Sig
 	return sk, nil
 }
 
@@ -417,7 +383,7 @@ type minhashFinder struct {
 	sigs   sigStore  // document i's signature, 16 bits a slot (without Verify)
 	sets   []lazySet // document i's shingle set (without EstimateOnly)
 	keff   []uint16  // document i's effective slots (the tiered join)
-	sorter hashSorter
+	sorter sketch.HashSorter
 	cands  []uint32
 	// direct mode: the first document of each band's bucket.
 	first []map[uint64]int32
@@ -425,7 +391,7 @@ type minhashFinder struct {
 }
 
 func (m *minhashMethod) NewFinder() (Finder, error) {
-	f := &minhashFinder{m: m, k: m.hasher.NumPerm(), uf: cluster.NewUnionFind(0)}
+	f := &minhashFinder{m: m, k: m.spec.MinHash.NumPerm, uf: cluster.NewUnionFind(0)}
 	f.sigs.k = f.k
 	if m.direct && m.join == joinEstimate {
 		f.first = make([]map[uint64]int32, m.params.Bands)
@@ -442,7 +408,7 @@ func (m *minhashMethod) NewFinder() (Finder, error) {
 	return f, nil
 }
 
-func (f *minhashFinder) Add(i int, s Sketch, emit func(Pair)) error {
+func (f *minhashFinder) Add(i int, s DocSketch, emit func(Pair)) error {
 	if i > int(^uint32(0)>>1) {
 		return fmt.Errorf("minhash: document %d: too many documents for one index", i)
 	}
@@ -551,17 +517,17 @@ func (m *minhashMethod) margins(keff int) (lo, hi float64) {
 // densified one-permutation signature of a short or repetitive text rests
 // on fewer samples than it has slots), and computes the exact Jaccard in
 // between.
-func (m *minhashMethod) decide(n, keff int, a, b *lazySet, sc *hashSorter) (float64, bool) {
+func (m *minhashMethod) decide(n, keff int, a, b *lazySet, sc *sketch.HashSorter) (float64, bool) {
 	t := m.threshold
 	switch m.join {
 	case joinVerify:
 		sim := jaccard.Set(a.get(sc), b.get(sc))
 		return sim, sim >= t
 	case joinEstimate:
-		sim := float64(n) / float64(m.hasher.NumPerm())
+		sim := float64(n) / float64(m.spec.MinHash.NumPerm)
 		return sim, sim >= t
 	}
-	est := float64(n) / float64(m.hasher.NumPerm())
+	est := float64(n) / float64(m.spec.MinHash.NumPerm)
 	lo, hi := m.margins(max(keff, 1))
 	switch {
 	case est >= hi:
@@ -670,22 +636,17 @@ func (f *minhashFinder) CountBelow(keep []int32, from int) (int, bool) {
 	return n, true
 }
 
-// Keyed: one key per band, the band number mixed in.
+// Keyed: one key per band (sketch.Spec.AppendKeys).
 
-func (m *minhashMethod) AppendKeys(dst []uint64, s Sketch) []uint64 {
+func (m *minhashMethod) AppendKeys(dst []uint64, s DocSketch) []uint64 {
 	sk, ok := s.(*minhashSketch)
 	if !ok || sk.sig == nil {
 		return dst
 	}
-	start := len(dst)
-	dst = m.params.AppendKeys(dst, sk.sig)
-	for b := start; b < len(dst); b++ {
-		dst[b] ^= uint64(b-start+1) * 0x9e3779b97f4a7c15
-	}
-	return dst
+	return m.spec.AppendKeys(dst, &sketch.Sketch{Sig: sk.sig})
 }
 
-func (m *minhashMethod) Match(a, b Sketch) (float64, int, bool) {
+func (m *minhashMethod) Match(a, b DocSketch) (float64, int, bool) {
 	sa, ok1 := a.(*minhashSketch)
 	sb, ok2 := b.(*minhashSketch)
 	if !ok1 || !ok2 || sa.sig == nil || sb.sig == nil || len(sa.sig) != len(sb.sig) {
@@ -702,69 +663,33 @@ func (m *minhashMethod) Match(a, b Sketch) (float64, int, bool) {
 	return sim, -1, ok
 }
 
-// AppendSketch writes a flag byte (1: has a signature), the signature as
-// raw 32-bit slots, then with Verify the set size as a uvarint and the
-// set's hashes as 8 little-endian bytes each.
-func (m *minhashMethod) AppendSketch(dst []byte, s Sketch) []byte {
+// AppendSketch writes the sketch's binary form (sketch.Spec.AppendBinary):
+// the signature and, unless EstimateOnly, the shingle set.
+func (m *minhashMethod) AppendSketch(dst []byte, s DocSketch) []byte {
 	sk := s.(*minhashSketch)
-	if sk.sig == nil {
-		return append(dst, 0)
+	out := sketch.Sketch{Sig: sk.sig, Empty: sk.sig == nil}
+	if m.join.needSets() && sk.sig != nil {
+		out.Set = sk.set.get(nil) // sorts the sketch's set in place
 	}
-	dst = append(dst, 1)
-	dst, _ = minhash.AppendEncode(dst, sk.sig, minhash.Raw32, 0)
-	if m.join.needSets() {
-		set := sk.set.get(nil) // sorts the sketch's set in place
-		dst = binary.AppendUvarint(dst, uint64(len(set)))
-		for _, x := range set {
-			dst = binary.LittleEndian.AppendUint64(dst, x)
-		}
-	}
-	return dst
+	return m.spec.AppendBinary(dst, &out)
 }
 
-func (m *minhashMethod) DecodeSketch(b []byte) (Sketch, error) {
-	sk := &minhashSketch{h: m.hasher}
-	if len(b) == 0 || b[0] > 1 {
-		return nil, fmt.Errorf("minhash: bad sketch flag")
-	}
-	if b[0] == 0 {
-		if len(b) != 1 {
-			return nil, fmt.Errorf("minhash: %d bytes after an empty sketch", len(b)-1)
-		}
-		return sk, nil
-	}
-	k := m.hasher.NumPerm()
-	if len(b) < 1+4*k {
-		return nil, fmt.Errorf("minhash: sketch of %d bytes, want at least %d", len(b), 1+4*k)
-	}
-	sig, err := minhash.Decode(nil, b[1:1+4*k], minhash.Raw32, 0, k)
+func (m *minhashMethod) DecodeSketch(b []byte) (DocSketch, error) {
+	out, err := decodeSketch(m.spec, b, true, m.join.needSets())
 	if err != nil {
 		return nil, err
 	}
-	sk.sig = sig
-	if m.join == joinTiered {
-		sk.keff = effectiveSlots(m.family, sig)
-	}
-	rest := b[1+4*k:]
-	if !m.join.needSets() {
-		if len(rest) != 0 {
-			return nil, fmt.Errorf("minhash: %d trailing sketch bytes", len(rest))
-		}
+	sk := &minhashSketch{spec: &m.spec}
+	if out.Empty {
 		return sk, nil
 	}
-	n, w := binary.Uvarint(rest)
-	if w <= 0 || n == 0 || n != uint64(len(rest)-w)/8 || uint64(len(rest)-w)%8 != 0 {
-		return nil, fmt.Errorf("minhash: bad shingle set in sketch")
+	sk.sig = out.Sig
+	if m.join == joinTiered {
+		sk.keff = effectiveSlots(m.family, sk.sig)
 	}
-	rest = rest[w:]
-	set := make([]uint64, n)
-	for i := range set {
-		set[i] = binary.LittleEndian.Uint64(rest[8*i:])
-		if i > 0 && set[i] <= set[i-1] {
-			return nil, fmt.Errorf("minhash: shingle set in sketch not sorted")
-		}
+	if out.Set != nil {
+		sk.set = lazySet{h: out.Set, sorted: true}
 	}
-	sk.set = lazySet{h: set, sorted: true}
 	return sk, nil
 }
 
@@ -774,7 +699,7 @@ func (m *minhashMethod) DecodeSketch(b []byte) (Sketch, error) {
 func (m *minhashMethod) BytesPerDoc(textBytes int) int {
 	per := 20*m.params.Bands + 8
 	if m.join != joinVerify {
-		per += 2 * m.hasher.NumPerm()
+		per += 2 * m.spec.MinHash.NumPerm
 	}
 	if m.join.needSets() {
 		per += 24 + 8*shinglesPerText(m.shingle.Unit, textBytes)

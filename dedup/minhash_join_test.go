@@ -3,6 +3,7 @@ package dedup
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -47,7 +48,7 @@ func nearCorpus(families, variants int, t float64, seed uint64) []string {
 
 // runClusters runs the pipeline on texts with cfg and returns, per
 // document, the index of its kept document, and the stats.
-func runClusters(t *testing.T, cfg Config, texts []string) ([]int, *Stats) {
+func runClusters(t *testing.T, cfg Options, texts []string) ([]int, *Stats) {
 	t.Helper()
 	dir := t.TempDir()
 	in := writeTexts(t, dir, texts, "%d")
@@ -258,11 +259,11 @@ func TestMinhashLeader(t *testing.T) {
 func TestMinhashLeaderErrors(t *testing.T) {
 	cfg := mhConfig(false, 0.8)
 	cfg.Cluster, cfg.Keep = cluster.Leader, cluster.Longest
-	if _, err := NewMethod(cfg); err == nil || !strings.Contains(err.Error(), "--keep") {
+	if _, err := NewMethod(cfg); err == nil || !errors.Is(err, ErrConflict) || !strings.Contains(err.Error(), "Cluster with Keep") {
 		t.Errorf("leader with keep longest: %v", err)
 	}
 	cfg.Keep, cfg.EstimateOnly = cluster.First, true
-	if _, err := NewMethod(cfg); err == nil || !strings.Contains(err.Error(), "--estimate-only") {
+	if _, err := NewMethod(cfg); err == nil || !errors.Is(err, ErrConflict) || !strings.Contains(err.Error(), "Cluster with EstimateOnly") {
 		t.Errorf("leader with estimate only: %v", err)
 	}
 	cfg = mhConfig(true, 0.8)
@@ -270,7 +271,7 @@ func TestMinhashLeaderErrors(t *testing.T) {
 	if _, err := NewMethod(cfg); err == nil {
 		t.Error("--verify with --estimate-only accepted")
 	}
-	cfg = DefaultConfig()
+	cfg = Options{}
 	cfg.Method, cfg.Cluster = "jaccard", cluster.Leader
 	if _, err := Run(context.Background(), cfg, Input{Files: []string{"x"}}, Outputs{}); err == nil || !strings.Contains(err.Error(), "leader") {
 		t.Errorf("jaccard with leader: %v", err)

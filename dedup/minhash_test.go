@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -17,6 +18,7 @@ import (
 	"github.com/neardup/neardup/lsh"
 	"github.com/neardup/neardup/minhash"
 	"github.com/neardup/neardup/shingle"
+	"github.com/neardup/neardup/sketch"
 )
 
 // mhCorpus returns a small real corpus: the 180 KJV and Webster texts of
@@ -52,9 +54,9 @@ func mhCorpus(t testing.TB) []string {
 	return texts
 }
 
-func mhConfig(verify bool, threshold float64) Config {
-	cfg := DefaultConfig()
-	cfg.Method, cfg.Verify, cfg.Threshold = "minhash", verify, threshold
+func mhConfig(verify bool, threshold float64) Options {
+	cfg := Options{}
+	cfg.Method, cfg.Verify, cfg.Spec.Threshold = "minhash", verify, threshold
 	return cfg
 }
 
@@ -124,7 +126,7 @@ func TestMinhashOracle(t *testing.T) {
 		// Candidate-level recall against the S-curve, over several seeds.
 		var hits, expect, variance float64
 		for seed := uint64(1); seed <= 8; seed++ {
-			h, _ := minhash.New(minhash.Options{Family: DefaultMinhashFamily, Seed: seed})
+			h, _ := minhash.New(minhash.Options{Family: minhash.OPH, Seed: seed})
 			sigs := make([]minhash.Signature, len(sets))
 			ix, _ := lsh.New(params, 128, lsh.Options{})
 			for i, s := range sets {
@@ -237,37 +239,38 @@ func TestMinhashEmptyAndNoShingles(t *testing.T) {
 
 func TestMinhashMethodErrors(t *testing.T) {
 	for _, tc := range []struct {
-		mod  func(*Config)
+		mod  func(*Options)
 		want string
 	}{
-		{func(c *Config) { c.Threshold = 0 }, "--threshold"},
-		{func(c *Config) { c.Threshold = 1.5 }, "--threshold"},
-		{func(c *Config) { c.NumPerm = 0 }, "--num-perm"},
-		{func(c *Config) { c.NumPerm = -5 }, "--num-perm"},
-		{func(c *Config) { c.Bands, c.Rows = 20, 10 }, "--bands 20 --rows 10"},
-		{func(c *Config) { c.Bands = 200 }, "--bands 200"},
-		{func(c *Config) { c.Rows = 129 }, "--rows 129"},
-		{func(c *Config) { c.Bands = -1 }, "--bands"},
+		{func(c *Options) { c.Spec.Threshold = -0.1 }, "threshold"},
+		{func(c *Options) { c.Spec.Threshold = 1.5 }, "threshold"},
+		{func(c *Options) { c.Spec.MinHash.NumPerm = -5 }, "permutations"},
+		{func(c *Options) { c.Spec.MinHash.Bands, c.Spec.MinHash.Rows = 20, 10 }, "20 bands x 10 rows"},
+		{func(c *Options) { c.Spec.MinHash.Bands = 200 }, "200 bands"},
+		{func(c *Options) { c.Spec.MinHash.Rows = 129 }, "129 rows"},
+		{func(c *Options) { c.Spec.MinHash.Bands = -1 }, "bands"},
 	} {
 		cfg := mhConfig(false, 0.8)
 		tc.mod(&cfg)
 		_, err := NewMethod(cfg)
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("config %+v: error %v, want one naming %q", cfg, err, tc.want)
+		// The library speaks of its own fields, not of flags.
+		var oe *OptionError
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !errors.As(err, &oe) || oe.Field != "Spec" || !errors.Is(err, sketch.ErrSpec) {
+			t.Errorf("config %+v: error %v, want an OptionError on Spec naming %q", cfg, err, tc.want)
 		}
 	}
 	cfg := mhConfig(false, 0.8)
-	cfg.Bands = 16
+	cfg.Spec.MinHash.Bands = 16
 	m, err := NewMethod(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := m.Describe(); d["bands"] != 16 || d["rows"] != 8 {
-		t.Errorf("--bands 16 alone: %v x %v, want 16 x 8", d["bands"], d["rows"])
+	if d := m.Facts(); d.Bands != 16 || d.Rows != 8 {
+		t.Errorf("--bands 16 alone: %v x %v, want 16 x 8", d.Bands, d.Rows)
 	}
 	m, _ = NewMethod(mhConfig(false, 0.8))
-	if d := m.Describe(); d["bands"] != 13 || d["rows"] != 7 {
-		t.Errorf("default banding at 0.8: %v x %v, want 13 x 7", d["bands"], d["rows"])
+	if d := m.Facts(); d.Bands != 13 || d.Rows != 7 {
+		t.Errorf("default banding at 0.8: %v x %v, want 13 x 7", d.Bands, d.Rows)
 	}
 }
 
@@ -296,7 +299,7 @@ func TestMinhashSketchCodecAndJSON(t *testing.T) {
 			if err := json.Unmarshal(x.AppendJSON(nil), &v); err != nil {
 				t.Fatalf("AppendJSON = %s: %v", x.AppendJSON(nil), err)
 			}
-			if v.Family != DefaultMinhashFamily.String() || v.NumPerm != 128 || v.Seed != fmt.Sprintf("%#x", minhash.DefaultSeed) || !slices.Equal(v.Slots, []uint32(xs.sig)) {
+			if v.Family != minhash.OPH.String() || v.NumPerm != 128 || v.Seed != fmt.Sprintf("%#x", minhash.DefaultSeed) || !slices.Equal(v.Slots, []uint32(xs.sig)) {
 				t.Errorf("AppendJSON = %s", x.AppendJSON(nil))
 			}
 		}
@@ -410,33 +413,5 @@ func TestEffectiveSlots(t *testing.T) {
 	}
 	if a := testing.AllocsPerRun(100, func() { effectiveSlots(minhash.OPH, sig) }); a != 0 {
 		t.Errorf("effectiveSlots allocates %v times a call", a)
-	}
-}
-
-// TestHashSorter: the bucket sort agrees with slices.Sort on uniform
-// hashes, on repeats (its fallback) and on small and empty inputs.
-func TestHashSorter(t *testing.T) {
-	r := rand.New(rand.NewPCG(5, 6))
-	var s hashSorter
-	for _, n := range []int{0, 1, 31, 32, 33, 165, 1000, 20000} {
-		for _, kind := range []string{"uniform", "repeats", "low"} {
-			a := make([]uint64, n)
-			for i := range a {
-				switch kind {
-				case "uniform":
-					a[i] = r.Uint64()
-				case "repeats":
-					a[i] = uint64(r.IntN(3)) << 62
-				case "low": // all in one bucket
-					a[i] = r.Uint64() >> 40
-				}
-			}
-			want := slices.Clone(a)
-			slices.Sort(want)
-			s.sort(a)
-			if !slices.Equal(a, want) {
-				t.Fatalf("n=%d %s: not sorted like slices.Sort", n, kind)
-			}
-		}
 	}
 }

@@ -20,10 +20,10 @@ func TestPairsMode(t *testing.T) {
 	for _, method := range []string{"exact", "ksentence", "bloom", "minhash", "simhash", "jaccard"} {
 		t.Run(method, func(t *testing.T) {
 			run := func(all, spill bool) (pairs, clusters []byte, st *Stats) {
-				cfg := DefaultConfig()
+				cfg := Options{}
 				cfg.Method, cfg.AllPairs, cfg.Spill = method, all, spill
-				cfg.Shingle = shingle.Options{Unit: shingle.Word, N: 2}
-				cfg.Threshold, cfg.Distance, cfg.KSentences = 0.6, 6, 1
+				cfg.Spec.Shingle = shingle.Options{Unit: shingle.Word, N: 2}
+				cfg.Spec.Threshold, cfg.Spec.SimHash.Distance, cfg.Spec.KSentence.K = 0.6, 6, 1
 				if method == "minhash" {
 					cfg.Verify = true
 				}

@@ -8,14 +8,7 @@ import (
 	"github.com/neardup/neardup/bloom"
 )
 
-// persister is implemented by methods that keep state across runs (a
-// Bloom filter, an IDF table). Run calls Persist after the run's outputs
-// are committed, so a failed or interrupted run never saves half a state.
-type persister interface {
-	Persist() error
-}
-
-// loadOrNew returns the filter of Config.BloomFile when that file exists,
+// loadOrNew returns the filter of Options.BloomFile when that file exists,
 // else a new filter sized from (n, p).
 func (m *bloomMethod) loadOrNew() (*bloom.Filter, error) {
 	if m.file != "" {
@@ -27,19 +20,19 @@ func (m *bloomMethod) loadOrNew() (*bloom.Filter, error) {
 				seed = bloom.DefaultSeed
 			}
 			if f.Params().Seed != seed {
-				return nil, fmt.Errorf("--bloom-filter %s: built with another --seed: %w", m.file, bloom.ErrIncompatible)
+				return nil, conflict("BloomFile", "BloomSeed", "%s was built with another seed: %w", m.file, bloom.ErrIncompatible)
 			}
 			m.loaded = true
 			return f, nil
 		case !errors.Is(err, os.ErrNotExist):
-			return nil, fmt.Errorf("--bloom-filter %s: %w", m.file, err)
+			return nil, fmt.Errorf("bloom filter file %s: %w", m.file, err)
 		}
 	}
 	m.loaded = false
 	return bloom.New(m.n, m.p, bloom.Options{Seed: m.seed})
 }
 
-// Persist saves the filter to Config.BloomFile.
+// Persist saves the filter to Options.BloomFile.
 func (m *bloomMethod) Persist() error {
 	if m.file == "" || m.filter == nil {
 		return nil
@@ -47,7 +40,7 @@ func (m *bloomMethod) Persist() error {
 	return m.filter.Save(m.file)
 }
 
-// Persist saves the IDF table in use to Config.SaveIDF.
+// Persist saves the IDF table in use to Options.SaveIDF.
 func (m *simhashMethod) Persist() error {
 	if m.saveIDF == "" || m.idf == nil {
 		return nil

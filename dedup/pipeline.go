@@ -22,6 +22,7 @@ import (
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/internal/atomicfile"
 	"github.com/neardup/neardup/internal/tempfile"
+	"github.com/neardup/neardup/sketch"
 	"github.com/neardup/neardup/text"
 	"github.com/neardup/neardup/text/t2s"
 )
@@ -99,11 +100,14 @@ type Input struct {
 
 // Stats summarises a run.
 type Stats struct {
-	Method    string         `json:"method"`
-	Params    map[string]any `json:"params"`
-	Workers   int            `json:"workers"`
-	Documents int            `json:"documents"`
-	Against   int            `json:"against_documents,omitempty"`
+	Method string `json:"method"`
+	// Spec is the run's resolved sketch specification (Options.ResolveSpec).
+	Spec sketch.Spec `json:"spec"`
+	// Params are what the method decided beyond Spec.
+	Params    Facts `json:"params"`
+	Workers   int   `json:"workers"`
+	Documents int   `json:"documents"`
+	Against   int   `json:"against_documents,omitempty"`
 	// Resumed is how many input files came from checkpoints (--resume).
 	Resumed        int `json:"resumed_files,omitempty"`
 	Kept           int `json:"kept"`
@@ -167,7 +171,7 @@ type Stats struct {
 	AbandonedFiles int   `json:"abandoned_temp_files,omitempty"`
 	AbandonedBytes int64 `json:"abandoned_temp_bytes,omitempty"`
 	// Traditional counts the documents whose normalised text holds
-	// Traditional Chinese characters while Config.Normalize.T2S is off
+	// Traditional Chinese characters while Options.Normalize.T2S is off
 	// (t2s.HasTraditional): their Simplified copies are not recognised as
 	// duplicates, which T2S would fix. Always 0 with T2S on.
 	Traditional int `json:"traditional_docs,omitempty"`
@@ -244,7 +248,7 @@ type Example struct {
 // ExampleDoc is one member of an example cluster.
 type ExampleDoc struct {
 	ID string `json:"id"`
-	// Text is the document's text as read; with Config.Normalize.HTML,
+	// Text is the document's text as read; with Options.Normalize.HTML,
 	// the visible text extracted from its HTML (text.HTMLToText), which is
 	// what the method compared, not the markup.
 	Text string `json:"text"`
@@ -258,18 +262,18 @@ type batch struct {
 	seq      int
 	first    int // index of docs[0]
 	docs     []rawDoc
-	sketches []Sketch
+	sketches []DocSketch
 	hits     []*indexHit // with AgainstIndexes: docs[k]'s duplicate, or nil
 }
 
 type rawDoc struct {
 	id, text string
-	n        int    // length of the text in bytes
-	raw      []byte // only when a key field is needed
-	old      bool   // from Input.Against
-	file     int    // position of its file in Against, then Files
-	pre      bool   // sketch already known (from a checkpoint)
-	sketch   Sketch // when pre
+	n        int       // length of the text in bytes
+	raw      []byte    // only when a key field is needed
+	old      bool      // from Input.Against
+	file     int       // position of its file in Against, then Files
+	pre      bool      // sketch already known (from a checkpoint)
+	sketch   DocSketch // when pre
 }
 
 // Index is a saved index of old documents that new documents are checked
@@ -295,13 +299,12 @@ type indexHit struct {
 // finder in input order, joins the pairs into clusters, keeps one document
 // per cluster by cfg.Keep, and writes the outputs. The result does not
 // depend on the number of workers.
-func Run(ctx context.Context, cfg Config, in Input, out Outputs) (*Stats, error) {
+func Run(ctx context.Context, cfg Options, in Input, out Outputs) (*Stats, error) {
 	r, err := newRun(cfg, in, out)
 	if err != nil {
 		return nil, err
 	}
 	defer r.cleanup()
-	m := r.method
 	if err := r.open(); err != nil {
 		return nil, err
 	}
@@ -311,7 +314,7 @@ func Run(ctx context.Context, cfg Config, in Input, out Outputs) (*Stats, error)
 	if err := r.finish(ctx); err != nil {
 		return nil, err
 	}
-	if p, ok := m.(persister); ok {
+	if p := r.caps.persist; p != nil {
 		if err := p.Persist(); err != nil {
 			return nil, err
 		}
@@ -332,7 +335,7 @@ func Run(ctx context.Context, cfg Config, in Input, out Outputs) (*Stats, error)
 // Sign writes each document's sketch (signature, fingerprint, hash) to
 // path as one JSON line {"id", "method", "sketch"} per document, in input
 // order; an empty document has a null sketch.
-func Sign(ctx context.Context, cfg Config, in Input, path string) (*Stats, error) {
+func Sign(ctx context.Context, cfg Options, in Input, path string) (*Stats, error) {
 	r, err := newRun(cfg, in, Outputs{})
 	if err != nil {
 		return nil, err
@@ -355,7 +358,7 @@ func Sign(ctx context.Context, cfg Config, in Input, path string) (*Stats, error
 	w := bufio.NewWriterSize(f, 1<<16)
 	prefix := append(corpus.AppendJSONString([]byte(`,"method":`), m.Name()), `,"sketch":`...)
 	var line []byte
-	err = r.sketchAll(ctx, func(_ int, d *rawDoc, s Sketch) error {
+	err = r.sketchAll(ctx, func(_ int, d *rawDoc, s DocSketch) error {
 		r.stats.Documents++
 		line = corpus.AppendJSONString(append(line[:0], `{"id":`...), d.id)
 		line = append(line, prefix...)
@@ -382,10 +385,12 @@ func Sign(ctx context.Context, cfg Config, in Input, path string) (*Stats, error
 }
 
 type run struct {
-	cfg    Config
+	cfg    Options
+	spec   sketch.Spec // resolved (Options.spec)
 	in     Input
 	out    Outputs
 	method Method
+	caps   capabilities // the method's, found once
 	norm   *text.Normalizer
 	stats  *Stats
 	// traditional counts the documents with Traditional Chinese
@@ -396,7 +401,7 @@ type run struct {
 	stdinAgain  bool   // a later pass reads standard input again
 	pairsOut    *atomicfile.File
 	pairsBuf    *bufio.Writer
-	allPairs    []Pair                      // Config.AllPairs: the pairs found, written after the finder's Flush
+	allPairs    []Pair                      // Options.AllPairs: the pairs found, written after the finder's Flush
 	sequence    []string                    // Input.Against, then Input.Files
 	fileSkipped []int                       // per file of sequence
 	fileBytes   []int64                     // per file of sequence
@@ -448,9 +453,9 @@ func (r *run) open() error {
 	r.fileBytes = make([]int64, len(r.sequence))
 	r.fileDamaged = make([]bool, len(r.sequence))
 	if r.in.Resume {
-		codec, ok := r.method.(SketchCodec)
-		if !ok {
-			return fmt.Errorf("--resume: method %s cannot checkpoint its sketches", r.method.Name())
+		codec := r.caps.codec
+		if codec == nil {
+			return conflict("Input.Resume", "Method", "method %s cannot checkpoint its sketches", r.method.Name())
 		}
 		dir, err := stateDir(r.out.TmpDir, r.cfg, r.method, r.in)
 		if err != nil {
@@ -492,7 +497,7 @@ func (r *run) abandoned(s tempfile.Swept) {
 
 // newRun validates cfg and builds the method and the normaliser of a run.
 // The caller must defer r.cleanup().
-func newRun(cfg Config, in Input, out Outputs) (*run, error) {
+func newRun(cfg Options, in Input, out Outputs) (*run, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -500,27 +505,24 @@ func newRun(cfg Config, in Input, out Outputs) (*run, error) {
 	if err != nil {
 		return nil, err
 	}
-	norm, err := normalizer(cfg, m)
+	spec, _, err := cfg.spec()
+	if err != nil {
+		return nil, err
+	}
+	norm, err := text.New(*spec.Normalize)
 	if err != nil {
 		return nil, err
 	}
 	if in.Resume && len(in.AgainstIndexes) > 0 {
-		return nil, errors.New("--resume cannot be combined with --against INDEX: the index lookups are not checkpointed")
+		return nil, conflict("Input.Resume", "Input.AgainstIndexes", "cannot be combined: the index lookups are not checkpointed")
 	}
 	if in.Progress == nil {
 		in.Progress = noProgress{}
 	}
-	st := &Stats{Method: m.Name(), Params: m.Describe(), Workers: cfg.workers(),
+	st := &Stats{Method: m.Name(), Spec: spec, Params: m.Facts(), Workers: cfg.workers(),
 		FilesSkipped: len(in.FilesSkipped), FilesExcluded: in.FilesExcluded}
 	st.FilesSkippedFirst = in.FilesSkipped[:min(len(in.FilesSkipped), maxFilesSkippedListed)]
-	return &run{cfg: cfg, in: in, out: out, method: m, norm: norm, stats: st}, nil
-}
-
-// keptChecker is implemented by finders that can check, once the kept
-// documents are chosen, how many removed documents are not duplicates of
-// their kept document (Stats.RemovedBelowThreshold).
-type keptChecker interface {
-	CountBelow(keep []int32, from int) (n int, ok bool)
+	return &run{cfg: cfg, spec: spec, in: in, out: out, method: m, caps: capabilitiesOf(m), norm: norm, stats: st}, nil
 }
 
 // output is a file written atomically: nothing appears under its name
@@ -610,7 +612,7 @@ func (r *run) pass1(ctx context.Context) error {
 	r.in.Progress.Stage("read, sketch, find", r.stats.Memory.EstimatedDocs)
 	var finder Finder
 	if r.stats.Memory.Spill {
-		sf, err := newSpillFinder(r.method.(Keyed), r.out.TmpDir, r.stats.Memory.BudgetBytes/2)
+		sf, err := newSpillFinder(r.caps.keyed, r.out.TmpDir, r.stats.Memory.BudgetBytes/2)
 		if err != nil {
 			return err
 		}
@@ -648,7 +650,7 @@ func (r *run) pass1(ctx context.Context) error {
 			r.dropped[int32(i)] = true
 		}
 	}
-	err := r.sketchAll(ctx, func(i int, d *rawDoc, s Sketch) error {
+	err := r.sketchAll(ctx, func(i int, d *rawDoc, s DocSketch) error {
 		if d.old {
 			r.nOld++
 		}
@@ -682,7 +684,7 @@ func (r *run) pass1(ctx context.Context) error {
 			return err
 		}
 	}
-	r.stats.Params = r.method.Describe() // some methods decide at Flush
+	r.stats.Params = r.method.Facts() // some methods decide at Flush
 	r.stats.Documents = len(r.ids) - r.nOld
 	r.stats.Against = r.nOld
 	r.stats.Traditional = int(r.traditional.Load())
@@ -697,9 +699,9 @@ func (r *run) pass1(ctx context.Context) error {
 // sketchAll reads every document, normalises and sketches it on the
 // workers, and calls consume for each in input order on one goroutine. An
 // empty document (empty normalised text) gets a nil sketch.
-func (r *run) sketchAll(ctx context.Context, consume func(i int, d *rawDoc, s Sketch) error) error {
+func (r *run) sketchAll(ctx context.Context, consume func(i int, d *rawDoc, s DocSketch) error) error {
 	workers := r.cfg.workers()
-	sketchers := make([]Sketcher, workers)
+	sketchers := make([]DocSketcher, workers)
 	for w := range sketchers {
 		var err error
 		if sketchers[w], err = r.method.NewSketcher(); err != nil {
@@ -713,14 +715,14 @@ func (r *run) sketchAll(ctx context.Context, consume func(i int, d *rawDoc, s Sk
 // weights) when it needs one: every document, normalised, to one Learner
 // per worker, then FinishPrePass. Checkpoints are not used for it.
 func (r *run) prePass(ctx context.Context) error {
-	pp, ok := r.method.(PrePass)
-	if !ok || !pp.NeedsPrePass() {
+	pp := r.caps.prePass
+	if pp == nil || !pp.NeedsPrePass() {
 		return nil
 	}
 	start := newMark()
 	r.in.Progress.Stage("learn weights", r.stats.Memory.EstimatedDocs)
 	learners := make([]Learner, r.cfg.workers())
-	workers := make([]Sketcher, len(learners))
+	workers := make([]DocSketcher, len(learners))
 	for w := range learners {
 		l, err := pp.NewLearner()
 		if err != nil {
@@ -736,7 +738,7 @@ func (r *run) prePass(ctx context.Context) error {
 	skipped, bytes, damaged := slices.Clone(r.fileSkipped), slices.Clone(r.fileBytes), slices.Clone(r.fileDamaged)
 	r.ckpt = nil // the pre-pass neither writes nor reads checkpoints
 	var docs, read int64
-	err := r.eachDoc(ctx, workers, func(int, *rawDoc, Sketch) error { docs++; return nil })
+	err := r.eachDoc(ctx, workers, func(int, *rawDoc, DocSketch) error { docs++; return nil })
 	for k, b := range r.fileBytes {
 		read += b - bytes[k]
 	}
@@ -754,15 +756,15 @@ func (r *run) prePass(ctx context.Context) error {
 	return nil
 }
 
-// learnSketcher runs a Learner where the pipeline expects a Sketcher.
+// learnSketcher runs a Learner where the pipeline expects a DocSketcher.
 type learnSketcher struct{ l Learner }
 
-func (s learnSketcher) Sketch(d *Doc) (Sketch, error) { return nil, s.l.Learn(d) }
+func (s learnSketcher) Sketch(d *Doc) (DocSketch, error) { return nil, s.l.Learn(d) }
 
 // eachDoc reads every document, normalises it and hands it to one of the
 // workers (sketchers, one per goroutine), and calls consume for each in
 // input order on one goroutine.
-func (r *run) eachDoc(ctx context.Context, sketchers []Sketcher, consume func(i int, d *rawDoc, s Sketch) error) error {
+func (r *run) eachDoc(ctx context.Context, sketchers []DocSketcher, consume func(i int, d *rawDoc, s DocSketch) error) error {
 	workers := len(sketchers)
 	g, gctx := errgroup.WithContext(ctx)
 	jobs := make(chan *batch, workers*2)
@@ -821,7 +823,7 @@ func (r *run) eachDoc(ctx context.Context, sketchers []Sketcher, consume func(i 
 		for k, name := range r.sequence {
 			old, file = k < len(r.in.Against), k
 			if r.ckpt != nil && name != "-" {
-				tr, err := readCheckpoint(ckptPath(r.ckpt.dir, k), r.ckpt.codec, func(id string, n int, sk Sketch) error {
+				tr, err := readCheckpoint(ckptPath(r.ckpt.dir, k), r.ckpt.codec, func(id string, n int, sk DocSketch) error {
 					return push(rawDoc{id: id, n: n, old: old, file: k, pre: true, sketch: sk})
 				})
 				switch {
@@ -883,7 +885,7 @@ func (r *run) eachDoc(ctx context.Context, sketchers []Sketcher, consume func(i 
 						b.sketches[k] = nil
 						continue
 					}
-					if !r.cfg.Normalize.T2S && !rd.old && t2s.HasTraditional(buf) {
+					if !r.spec.Normalize.T2S && !rd.old && t2s.HasTraditional(buf) {
 						r.traditional.Add(1)
 					}
 					d := Doc{Index: b.first + k, ID: rd.id, Text: buf}
@@ -1015,19 +1017,14 @@ func (r *run) recordPair(line []byte, p Pair) []byte {
 	return line
 }
 
-// cliquer is implemented by methods whose duplicates are identical
-// sketches (exact, ksentence, bloom): every two members of a cluster are a
-// pair of similarity 1, which their finders report only as a star.
-type cliquer interface{ cliques() bool }
-
-// writeAllPairs reports the pairs of Config.AllPairs in a fixed order:
+// writeAllPairs reports the pairs of Options.AllPairs in a fixed order:
 // ascending by the later document, then the earlier (id2's input
 // position, then id1's), each pair once. For a cliquer method that is
 // every two members of each cluster; for the others every pair the finder
 // verified.
 func (r *run) writeAllPairs() {
 	ps := r.allPairs
-	if c, ok := r.method.(cliquer); ok && c.cliques() {
+	if r.caps.cliques {
 		members := map[int][]int{}
 		for i := range r.ids {
 			root := r.uf.Find(i)
@@ -1307,7 +1304,7 @@ func (r *run) pass2(ctx context.Context, keep []int32, examples map[int32]*Examp
 				}
 			}
 			m := ExampleDoc{ID: d.ID, Text: d.Text, Kept: r.kept(keep, i)}
-			if r.cfg.Normalize.HTML {
+			if r.spec.Normalize.HTML {
 				// A strings.Reader never fails, so neither does HTMLToText.
 				b, _ := text.HTMLToText(nil, strings.NewReader(d.Text))
 				m.Text = string(b)

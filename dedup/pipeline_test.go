@@ -14,6 +14,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/neardup/neardup/text"
 )
 
 // writeCorpus writes n documents of which about a third repeat an earlier
@@ -68,7 +70,7 @@ func TestRunExactMatchesOracleForAnyWorkers(t *testing.T) {
 	var ref []byte
 	for _, workers := range []int{1, 2, 4} {
 		dir := t.TempDir()
-		cfg := DefaultConfig()
+		cfg := Options{}
 		cfg.Method, cfg.Workers = "exact", workers
 		out := Outputs{Kept: filepath.Join(dir, "kept.jsonl"), Clusters: filepath.Join(dir, "c.jsonl"), Pairs: filepath.Join(dir, "p.jsonl")}
 		st, err := Run(context.Background(), cfg, Input{Files: []string{path}}, out)
@@ -111,7 +113,7 @@ func TestRunCancelledLeavesNoOutput(t *testing.T) {
 	dir := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	cfg := DefaultConfig()
+	cfg := Options{}
 	cfg.Method = "exact"
 	_, err := Run(ctx, cfg, Input{Files: []string{path}}, Outputs{Kept: filepath.Join(dir, "kept.jsonl"), Clusters: filepath.Join(dir, "c.jsonl")})
 	if err == nil {
@@ -125,7 +127,7 @@ func TestRunCancelledLeavesNoOutput(t *testing.T) {
 func TestSignExact(t *testing.T) {
 	path, first := writeCorpus(t, 200)
 	out := filepath.Join(t.TempDir(), "sig.jsonl")
-	cfg := DefaultConfig()
+	cfg := Options{}
 	cfg.Method = "exact"
 	st, err := Sign(context.Background(), cfg, Input{Files: []string{path}}, out)
 	if err != nil {
@@ -155,7 +157,7 @@ func TestSignExact(t *testing.T) {
 // An unknown method wraps ErrUnknownMethod and lists every method there
 // is (bloom-overlap was missing from the list).
 func TestUnknownMethod(t *testing.T) {
-	cfg := DefaultConfig()
+	cfg := Options{}
 	cfg.Method = "nonsense"
 	_, err := NewMethod(cfg)
 	if !errors.Is(err, ErrUnknownMethod) {
@@ -177,7 +179,7 @@ func TestSpillMatchesInMemory(t *testing.T) {
 	path, first := writeCorpus(t, 4000)
 	read := func(spill bool) []byte {
 		dir := t.TempDir()
-		cfg := DefaultConfig()
+		cfg := Options{}
 		cfg.Method, cfg.Spill, cfg.Memory = "exact", spill, 1<<20
 		out := Outputs{Clusters: filepath.Join(dir, "c.jsonl"), TmpDir: t.TempDir()}
 		st, err := Run(context.Background(), cfg, Input{Files: []string{path}}, out)
@@ -240,7 +242,7 @@ func testResume(t *testing.T, method string) {
 		p, _ := writeCorpus(t, 1000)
 		files = append(files, p)
 	}
-	cfg := DefaultConfig()
+	cfg := Options{}
 	cfg.Method = method
 	runOnce := func(tmp string, resume bool, prog Progress, ctx context.Context) (*Stats, []byte, error) {
 		dir := t.TempDir()
@@ -333,7 +335,7 @@ func TestRunRemovesAbandonedTempFiles(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	st, err := Run(context.Background(), DefaultConfig(), Input{Files: []string{path}}, out)
+	st, err := Run(context.Background(), Options{}, Input{Files: []string{path}}, out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -364,8 +366,10 @@ func TestExamplesHTMLShowText(t *testing.T) {
 		page("The committee approved the new budget for the city parks on Monday."),
 		page("Something else entirely."),
 	}, "d%d")
-	cfg := DefaultConfig()
-	cfg.Method, cfg.Normalize.HTML = "exact", true
+	cfg := Options{}
+	norm := text.DefaultOptions()
+	norm.HTML = true
+	cfg.Method, cfg.Spec.Normalize = "exact", &norm
 	st, err := Run(context.Background(), cfg, Input{Files: []string{path}, Examples: 3}, Outputs{})
 	if err != nil {
 		t.Fatal(err)
@@ -386,8 +390,10 @@ func TestExamplesHTMLShowText(t *testing.T) {
 func TestTraditionalCounted(t *testing.T) {
 	path := writeTexts(t, t.TempDir(), []string{"舉頭望明月，低頭思故鄉。", "举头望明月，低头思故乡。", "plain English text here"}, "d%d")
 	for _, t2s := range []bool{false, true} {
-		cfg := DefaultConfig()
-		cfg.Method, cfg.Normalize.T2S = "exact", t2s
+		cfg := Options{}
+		norm := text.DefaultOptions()
+		norm.T2S = t2s
+		cfg.Method, cfg.Spec.Normalize = "exact", &norm
 		st, err := Run(context.Background(), cfg, Input{Files: []string{path}}, Outputs{})
 		if err != nil {
 			t.Fatal(err)

@@ -1,41 +1,19 @@
 package dedup
 
 import (
-	"encoding/binary"
 	"fmt"
-	"math"
 	"slices"
 
 	"github.com/neardup/neardup/cluster"
-	"github.com/neardup/neardup/internal/mix"
 	"github.com/neardup/neardup/jaccard"
 	"github.com/neardup/neardup/shingle"
 	"github.com/neardup/neardup/simhash"
+	"github.com/neardup/neardup/sketch"
 )
 
-func init() { register("simhash", newSimhashMethod) }
-
-// A PrePass method needs one pass over the corpus before its sketchers can
-// work (simhash with --weights tfidf learns its IDF table). The pipeline
-// runs the pass when NeedsPrePass is true: one Learner per worker, fed the
-// normalised documents (any order, any worker), then FinishPrePass with
-// all the learners, then the usual pass. A method whose pre-pass state
-// was supplied otherwise (a table loaded from a file) reports false.
-type PrePass interface {
-	NeedsPrePass() bool
-	NewLearner() (Learner, error)
-	FinishPrePass(learners []Learner) error
-}
-
-// A Learner observes documents in a pre-pass; one per worker goroutine.
-// Learn must not keep d or its Text.
-type Learner interface {
-	Learn(d *Doc) error
-}
-
 // simhashMethod finds documents whose SimHash fingerprints (package
-// simhash) are within Config.Distance bits, over the shingles of
-// Config.Shingle weighted by count or by TF-IDF.
+// simhash) are within Options.Distance bits, over the shingles of
+// Options.Shingle weighted by count or by TF-IDF.
 //
 // It is a batch method: the Finder keeps each document's fingerprint (16
 // bytes; with --verify also its shingle set) and at Flush runs
@@ -54,113 +32,88 @@ type Learner interface {
 // or with --verify the exact Jaccard of the shingle sets, and a candidate
 // below --threshold is dropped.
 type simhashMethod struct {
+	spec           sketch.Spec
 	bits, distance int
 	weighting      string // count, set, sublinear or tfidf
-	seed           uint64
 	shingle        shingle.Options
 	verify         bool
-	allPairs       bool // Config.AllPairs
+	allPairs       bool // Options.AllPairs
 	threshold      float64
-	design         simhash.Design        // for 2^20 documents, in Describe before a run
-	chosen         *simhash.Design       // the design of the last Flush, if any
-	masks          []simhash.Fingerprint // design's table masks (Keyed)
+	design         simhash.Design  // for 2^20 documents, in Describe before a run
+	chosen         *simhash.Design // the design of the last Flush, if any
 	idf            *simhash.IDF
 	idfMeta        string
-	saveIDF        string // Config.SaveIDF
+	saveIDF        string // Options.SaveIDF
 }
 
-func newSimhashMethod(cfg Config) (Method, error) {
-	bits := cfg.Bits
-	if bits == 0 {
-		bits = 64
-	}
-	if bits != 64 && bits != 128 {
-		return nil, fmt.Errorf("--bits %d: simhash fingerprints have 64 or 128 bits", bits)
-	}
-	if cfg.Distance < 0 || cfg.Distance >= bits {
-		return nil, fmt.Errorf("--distance %d: must be between 0 and --bits - 1 (%d)", cfg.Distance, bits-1)
-	}
-	m := &simhashMethod{bits: bits, distance: cfg.Distance, seed: cfg.Seed, shingle: cfg.Shingle, allPairs: cfg.AllPairs,
-		verify: cfg.Verify, threshold: cfg.Threshold}
-	m.weighting = cfg.Weights
-	switch cfg.Weights {
-	case "":
-		m.weighting = "count"
-	case "count", "set", "sublinear":
-	case "tfidf":
-	default:
-		return nil, fmt.Errorf("--weights %q: want count, set, sublinear or tfidf", cfg.Weights)
-	}
-	if m.verify && !(cfg.Threshold > 0 && cfg.Threshold <= 1) {
-		return nil, fmt.Errorf("--threshold %v: must be in (0, 1]", cfg.Threshold)
-	}
-	if _, err := shingle.New(cfg.Shingle); err != nil {
-		return nil, err
-	}
-	n := m.shingle.N
-	if n == 0 {
-		n = 1
-	}
-	m.idfMeta = fmt.Sprintf("unit=%s ngram=%d seed=%d", m.shingle.Unit, n, m.shingle.Seed)
-	d, err := simhash.ChooseDesign(simhash.DefaultExpectedN, bits, cfg.Distance, true, simhash.DesignOptions{})
+func newSimhashMethod(cfg *Options, spec sketch.Spec, threshold float64) (Method, error) {
+	bits, dist := spec.SimHash.Bits, spec.SimHash.MaxDistance()
+	m := &simhashMethod{spec: spec, bits: bits, distance: dist, weighting: spec.SimHash.Weights.String(),
+		shingle: spec.Shingle, allPairs: cfg.AllPairs, verify: cfg.Verify, threshold: threshold}
+	m.idfMeta = spec.IDFMeta()
+	d, err := simhash.ChooseDesign(simhash.DefaultExpectedN, bits, dist, true, simhash.DesignOptions{})
 	if err != nil {
-		return nil, fmt.Errorf("--distance %d: %w", cfg.Distance, err)
+		return nil, &OptionError{Field: "Spec.SimHash.Distance", Err: fmt.Errorf("%w: %d: %v", ErrOptions, dist, err)}
 	}
 	m.design = d
-	m.masks = d.TableMasks()
 	m.saveIDF = cfg.SaveIDF
 	if cfg.IDFFile != "" {
 		if !m.usesIDF() {
-			return nil, fmt.Errorf("--idf %s: an IDF table needs --weights tfidf", cfg.IDFFile)
+			return nil, conflict("IDFFile", "Spec.SimHash.Weights", "%s: an IDF table needs the tfidf weights", cfg.IDFFile)
 		}
 		t, err := simhash.LoadIDF(cfg.IDFFile)
 		if err != nil {
-			return nil, fmt.Errorf("--idf %s: %w", cfg.IDFFile, err)
+			return nil, &OptionError{Field: "IDFFile", Err: err}
+		}
+		if t.Meta == legacyIDFMeta(spec) {
+			t.Meta = m.idfMeta
 		}
 		if err := m.SetIDF(t); err != nil {
-			return nil, fmt.Errorf("--idf %s: %w", cfg.IDFFile, err)
+			return nil, &OptionError{Field: "IDFFile", Err: fmt.Errorf("%s: %w", cfg.IDFFile, err)}
 		}
 	}
 	if m.saveIDF != "" && !m.usesIDF() {
-		return nil, fmt.Errorf("--save-idf %s: only --weights tfidf has an IDF table", m.saveIDF)
+		return nil, conflict("SaveIDF", "Spec.SimHash.Weights", "%s: only the tfidf weights have an IDF table", m.saveIDF)
 	}
 	return m, nil
 }
 
+// legacyIDFMeta is the Meta line that IDF tables saved by neardup before
+// package sketch carry for spec's shingles with the default seed
+// ("seed=0"); such a table is read as spec's.
+func legacyIDFMeta(spec sketch.Spec) string {
+	if spec.Shingle.Seed != shingle.DefaultSeed {
+		return spec.IDFMeta()
+	}
+	return fmt.Sprintf("unit=%s ngram=%d seed=0", spec.Shingle.Unit, spec.Shingle.N)
+}
+
 func (m *simhashMethod) Name() string { return "simhash" }
 
-func (m *simhashMethod) Describe() map[string]any {
-	n := m.shingle.N
-	if n == 0 {
-		n = 1
-	}
-	weights := m.weighting
-	d := map[string]any{
-		"bits":       m.bits,
-		"distance":   m.distance,
-		"unit":       m.shingle.Unit.String(),
-		"ngram":      n,
-		"weights":    weights,
-		"index":      "permuted tables, batch (simhash.AllPairsGrouped); design chosen at Flush for the number of distinct fingerprints",
-		"verify":     m.verify,
-		"similarity": "1 - distance/bits (the fraction of equal fingerprint bits, not a Jaccard similarity; pairs lines say \"measure\":\"hamming\")",
+func (m *simhashMethod) Facts() Facts {
+	f := Facts{
+		Bits:       uint64(m.bits),
+		Distance:   ptr(m.distance),
+		Unit:       m.shingle.Unit.String(),
+		Ngram:      m.shingle.N,
+		Weights:    m.weighting,
+		Index:      "permuted tables, batch (simhash.AllPairsGrouped); design chosen at Flush for the number of distinct fingerprints",
+		Verify:     ptr(m.verify),
+		Similarity: "1 - distance/bits (the fraction of equal fingerprint bits, not a Jaccard similarity; pairs lines say \"measure\":\"hamming\")",
 	}
 	if m.verify {
-		d["similarity"] = "exact Jaccard of shingle sets (--verify)"
+		f.Similarity = "exact Jaccard of shingle sets (--verify)"
+		f.Threshold = m.threshold
 	}
 	if m.chosen != nil {
-		d["design"] = m.chosen.String()
+		f.Design = m.chosen.String()
 	} else {
-		d["design_for_1M_docs"] = m.design.String()
-	}
-	if m.verify {
-		d["threshold"] = m.threshold
+		f.DesignFor1MDocs = m.design.String()
 	}
 	if m.idf != nil {
-		d["idf_docs"] = m.idf.Docs
-		d["idf_features"] = m.idf.Len()
+		f.IDFDocs, f.IDFFeatures = m.idf.Docs, m.idf.Len()
 	}
-	return d
+	return f
 }
 
 // usesIDF reports whether the weights are TF-IDF, which need an IDF table.
@@ -171,11 +124,13 @@ func (m *simhashMethod) NeedsPrePass() bool { return m.usesIDF() && m.idf == nil
 
 // NewLearner returns a learner of document frequencies for one worker.
 func (m *simhashMethod) NewLearner() (Learner, error) {
-	sh, err := shingle.New(m.shingle)
+	// Only the shingles: a Spec of the same normalisation and shingles.
+	shingles := sketch.Spec{Method: sketch.Jaccard, Normalize: m.spec.Normalize, Shingle: m.spec.Shingle}
+	k, err := shingles.NewSketcher()
 	if err != nil {
 		return nil, err
 	}
-	return &idfLearner{sh: sh}, nil
+	return &idfLearner{k: k}, nil
 }
 
 // FinishPrePass merges the learners' counts into the IDF table.
@@ -211,30 +166,30 @@ func (m *simhashMethod) IDFMeta() string { return m.idfMeta }
 func (m *simhashMethod) IDF() *simhash.IDF { return m.idf }
 
 type idfLearner struct {
-	sh    *shingle.Shingler
+	k     *sketch.Sketcher
 	b     simhash.IDFBuilder
 	feats []uint64
 }
 
 func (l *idfLearner) Learn(d *Doc) error {
-	l.feats = l.sh.AppendHashes(l.feats[:0], textView(d))
+	l.feats = l.k.Shingles(l.feats[:0], textView(d))
 	l.b.AddDoc(l.feats)
 	return nil
 }
 
-func (m *simhashMethod) NewSketcher() (Sketcher, error) {
+func (m *simhashMethod) NewSketcher() (DocSketcher, error) {
 	if m.usesIDF() && m.idf == nil {
 		return nil, fmt.Errorf("simhash --weights tfidf: no IDF table: the pipeline must run the pre-pass (dedup.PrePass) or supply a table (SetIDF)")
 	}
-	sh, err := shingle.New(m.shingle)
+	o := sketch.SketcherOptions{Sets: m.verify}
+	if m.usesIDF() {
+		o.IDF = m.idf
+	}
+	k, err := m.spec.NewSketcherWith(o)
 	if err != nil {
 		return nil, err
 	}
-	h, err := simhash.New(simhash.Options{Bits: m.bits, Seed: m.seed})
-	if err != nil {
-		return nil, err
-	}
-	return &simhashSketcher{m: m, sh: sh, h: h}, nil
+	return &simhashSketcher{m: m, k: k}, nil
 }
 
 func (m *simhashMethod) NewFinder() (Finder, error) {
@@ -257,42 +212,19 @@ func (s *simhashSketch) AppendJSON(dst []byte) []byte {
 }
 
 type simhashSketcher struct {
-	m      *simhashMethod
-	sh     *shingle.Shingler
-	h      *simhash.Hasher
-	feats  []uint64
-	sorter hashSorter
+	m  *simhashMethod
+	k  *sketch.Sketcher
+	sk sketch.Sketch // scratch: its Set is reused
 }
 
-func (s *simhashSketcher) Sketch(d *Doc) (Sketch, error) {
-	s.feats = s.sh.AppendHashes(s.feats[:0], textView(d))
-	if len(s.feats) == 0 {
+func (s *simhashSketcher) Sketch(d *Doc) (DocSketch, error) {
+	s.k.SketchNormalized(&s.sk, d.Text)
+	if s.sk.Empty {
 		return nil, nil // no shingle: nothing to compare
 	}
-	s.h.Reset()
-	switch s.m.weighting {
-	case "tfidf":
-		s.h.AddIDF(s.feats, s.m.idf)
-	case "set", "sublinear":
-		s.sorter.sort(s.feats)
-		if s.m.weighting == "set" {
-			s.h.AddFeatures(slices.Compact(s.feats))
-			break
-		}
-		for i := 0; i < len(s.feats); {
-			j := i + 1
-			for j < len(s.feats) && s.feats[j] == s.feats[i] {
-				j++
-			}
-			s.h.Add(s.feats[i], 1+math.Log(float64(j-i)))
-			i = j
-		}
-	default:
-		s.h.AddFeatures(s.feats)
-	}
-	sk := &simhashSketch{fp: s.h.Sum(), bits: s.m.bits}
+	sk := &simhashSketch{fp: s.sk.FP, bits: s.m.bits}
 	if s.m.verify {
-		sk.set = s.sh.AppendSet(nil, textView(d))
+		sk.set = slices.Clone(s.sk.Set)
 	}
 	return sk, nil
 }
@@ -308,7 +240,7 @@ type simhashFinder struct {
 	design simhash.Design
 }
 
-func (f *simhashFinder) Add(i int, s Sketch, emit func(Pair)) error {
+func (f *simhashFinder) Add(i int, s DocSketch, emit func(Pair)) error {
 	if s == nil {
 		return nil
 	}
@@ -358,113 +290,40 @@ func (f *simhashFinder) Flush(emit func(Pair)) error {
 	return err
 }
 
-// The simhash method is Keyed: its keys are the fingerprint masked by each
-// permuted table of the design chosen for simhash.DefaultExpectedN
-// documents (any design finds every pair within the distance; the size
-// of the key groups follows from the design's key bits), and Match
-// accepts a pair within the distance (and, with --verify, at or above the
-// threshold), as the Finder does: the spill path gives the same clusters.
+// The simhash method is Keyed: its keys are the fingerprint's keys in the
+// permuted tables of the Spec's design (sketch.Spec.AppendKeys; any design
+// finds every pair within the distance), and Match accepts a pair within
+// the distance (and, with --verify, at or above the threshold), as the
+// Finder does: the spill path gives the same clusters.
 
-// simhashKey hashes the fingerprint bits under mask, with the table number
-// mixed in so that keys of different tables differ.
-func simhashKey(fp, mask simhash.Fingerprint, table int) uint64 {
-	return mix.SplitMix64(fp.Lo&mask.Lo ^ mix.SplitMix64(fp.Hi&mask.Hi^uint64(table+1)*0x9e3779b97f4a7c15))
+func (m *simhashMethod) AppendKeys(dst []uint64, s DocSketch) []uint64 {
+	return m.spec.AppendKeys(dst, &sketch.Sketch{FP: s.(*simhashSketch).fp})
 }
 
-func (m *simhashMethod) AppendKeys(dst []uint64, s Sketch) []uint64 {
+// AppendSketch writes the sketch's binary form (sketch.Spec.AppendBinary):
+// the fingerprint and, with --verify, the shingle set.
+func (m *simhashMethod) AppendSketch(dst []byte, s DocSketch) []byte {
 	sk := s.(*simhashSketch)
-	for t, mask := range m.masks {
-		dst = append(dst, simhashKey(sk.fp, mask, t))
+	out := sketch.Sketch{FP: sk.fp}
+	if m.verify {
+		out.Set = sk.set // never empty: the document has shingles
 	}
-	return dst
+	return m.spec.AppendBinary(dst, &out)
 }
 
-// AppendSketch encodes a sketch: a flags byte (bit 0: a shingle set
-// follows), the fingerprint (8 bytes, or 16 for 128 bits, little-endian
-// low word first), then with --verify the set: its length and the
-// differences of its ascending hashes, as uvarints.
-func (m *simhashMethod) AppendSketch(dst []byte, s Sketch) []byte {
-	sk := s.(*simhashSketch)
-	flags := byte(0)
-	if m.verify {
-		flags = 1
+func (m *simhashMethod) DecodeSketch(b []byte) (DocSketch, error) {
+	out, err := decodeSketch(m.spec, b, false, m.verify)
+	if err != nil {
+		return nil, err
 	}
-	dst = append(dst, flags)
-	dst = binary.LittleEndian.AppendUint64(dst, sk.fp.Lo)
-	if m.bits > 64 {
-		dst = binary.LittleEndian.AppendUint64(dst, sk.fp.Hi)
-	}
-	if m.verify {
-		dst = binary.AppendUvarint(dst, uint64(len(sk.set)))
-		prev := uint64(0)
-		for _, h := range sk.set {
-			dst = binary.AppendUvarint(dst, h-prev)
-			prev = h
-		}
-	}
-	return dst
-}
-
-func (m *simhashMethod) DecodeSketch(b []byte) (Sketch, error) {
-	fpBytes := m.bits / 8
-	if len(b) < 1+fpBytes {
-		return nil, fmt.Errorf("simhash: sketch of %d bytes, want at least %d", len(b), 1+fpBytes)
-	}
-	want := byte(0) // the flags: bit 0 with --verify
-	if m.verify {
-		want = 1
-	}
-	if b[0] != want {
-		return nil, fmt.Errorf("simhash: sketch flags %#x do not match --verify=%v", b[0], m.verify)
-	}
-	sk := &simhashSketch{bits: m.bits, fp: simhash.Fingerprint{Lo: binary.LittleEndian.Uint64(b[1:])}}
-	if m.bits > 64 {
-		sk.fp.Hi = binary.LittleEndian.Uint64(b[9:])
-	}
-	rest := b[1+fpBytes:]
-	if !m.verify {
-		if len(rest) != 0 {
-			return nil, fmt.Errorf("simhash: %d bytes after the fingerprint", len(rest))
-		}
-		return sk, nil
-	}
-	n, k := uvarint(rest)
-	if k <= 0 || n == 0 || n > uint64(len(rest)) {
-		return nil, fmt.Errorf("simhash: bad shingle set length")
-	}
-	rest = rest[k:]
-	sk.set = make([]uint64, 0, n)
-	prev := uint64(0)
-	for i := range n {
-		d, k := uvarint(rest)
-		if k <= 0 || (i > 0 && d == 0) || prev+d < prev {
-			return nil, fmt.Errorf("simhash: bad shingle set entry %d", i)
-		}
-		prev += d
-		sk.set = append(sk.set, prev)
-		rest = rest[k:]
-	}
-	if len(rest) != 0 {
-		return nil, fmt.Errorf("simhash: %d bytes after the shingle set", len(rest))
-	}
-	return sk, nil
-}
-
-// uvarint decodes a canonical uvarint (no overlong encodings, so that a
-// sketch has one encoding); k <= 0 on error.
-func uvarint(b []byte) (uint64, int) {
-	v, k := binary.Uvarint(b)
-	if k > 1 && b[k-1] == 0 {
-		return 0, -1
-	}
-	return v, k
+	return &simhashSketch{bits: m.bits, fp: out.FP, set: out.Set}, nil
 }
 
 // HammingSimilarity reports whether the pairs' similarity is 1 -
 // distance/bits (without --verify) rather than a Jaccard similarity.
 func (m *simhashMethod) HammingSimilarity() bool { return !m.verify }
 
-func (m *simhashMethod) Match(a, b Sketch) (float64, int, bool) {
+func (m *simhashMethod) Match(a, b DocSketch) (float64, int, bool) {
 	sa, sb := a.(*simhashSketch), b.(*simhashSketch)
 	d := sa.fp.Distance(sb.fp)
 	if d > m.distance {

@@ -17,6 +17,7 @@ import (
 	"github.com/neardup/neardup/jaccard"
 	"github.com/neardup/neardup/shingle"
 	"github.com/neardup/neardup/simhash"
+	"github.com/neardup/neardup/sketch"
 )
 
 // fpTexts returns n texts: random word sequences, exact copies, and copies
@@ -49,7 +50,7 @@ func fpTexts(n int, seed uint64) []string {
 // runMethod sketches texts with m (the text is used as the normalised text)
 // and feeds the sketches to its Finder, returning the sketches and pairs;
 // documents dropped by a DropFinder come as pairs with A = -1.
-func runMethod(t *testing.T, m Method, texts []string, keys []string) ([]Sketch, []Pair) {
+func runMethod(t *testing.T, m Method, texts []string, keys []string) ([]DocSketch, []Pair) {
 	t.Helper()
 	sk, err := m.NewSketcher()
 	if err != nil {
@@ -61,7 +62,7 @@ func runMethod(t *testing.T, m Method, texts []string, keys []string) ([]Sketch,
 	}
 	var pairs []Pair
 	emit := func(p Pair) { pairs = append(pairs, p) }
-	var sketches []Sketch
+	var sketches []DocSketch
 	for i, s := range texts {
 		d := Doc{Index: i, ID: fmt.Sprint(i), Text: []byte(s)}
 		if keys != nil {
@@ -132,24 +133,27 @@ func TestSimhashMatchesLinearScan(t *testing.T) {
 		{128, 10, shingle.Word, 2, false},
 		{64, 0, shingle.Char, 3, false},
 		{64, 8, shingle.Word, 1, true},
+		// Any size from 1 to 128 bits (sketch.SimHashSpec).
+		{32, 3, shingle.Word, 1, false},
+		{100, 8, shingle.Word, 2, false},
 	} {
 		name := fmt.Sprintf("bits=%d/k=%d/%v-%d/verify=%v", c.bits, c.k, c.unit, c.n, c.verify)
 		texts := fpTexts(700, uint64(c.bits+c.k))
-		cfg := DefaultConfig()
-		cfg.Method, cfg.Bits, cfg.Distance, cfg.Verify, cfg.Threshold = "simhash", c.bits, c.k, c.verify, 0.7
-		cfg.Shingle = shingle.Options{Unit: c.unit, N: c.n}
+		cfg := Options{}
+		cfg.Method, cfg.Spec.SimHash.Bits, cfg.Spec.SimHash.Distance, cfg.Verify, cfg.VerifyThreshold = "simhash", c.bits, hamming(c.k), c.verify, 0.7
+		cfg.Spec.Shingle = shingle.Options{Unit: c.unit, N: c.n}
 		m, err := NewMethod(cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
 		_, pairs := runMethod(t, m, texts, nil)
-		if d, ok := m.Describe()["design"].(string); !ok || !strings.Contains(d, fmt.Sprintf("k=%d", c.k)) {
+		if d := m.Facts().Design; d == "" || !strings.Contains(d, fmt.Sprintf("k=%d", c.k)) {
 			t.Errorf("%s: Describe after the run has design %q, want the design chosen at Flush", name, d)
 		}
 
 		// The oracle: fingerprints by the library (the default weights,
 		// set: every distinct shingle once), all pairs by a scan.
-		sh, _ := shingle.New(cfg.Shingle)
+		sh, _ := shingle.New(cfg.Spec.Shingle)
 		h, _ := simhash.New(simhash.Options{Bits: c.bits})
 		fps := make([]simhash.Fingerprint, len(texts))
 		sets := make([][]uint64, len(texts))
@@ -160,7 +164,7 @@ func TestSimhashMatchesLinearScan(t *testing.T) {
 		var want [][2]int
 		for i := range fps {
 			for j := i + 1; j < len(fps); j++ {
-				if fps[i].Distance(fps[j]) <= c.k && (!c.verify || jaccard.Set(sets[i], sets[j]) >= cfg.Threshold) {
+				if fps[i].Distance(fps[j]) <= c.k && (!c.verify || jaccard.Set(sets[i], sets[j]) >= cfg.VerifyThreshold) {
 					want = append(want, [2]int{i, j})
 				}
 			}
@@ -174,7 +178,7 @@ func TestSimhashMatchesLinearScan(t *testing.T) {
 			if d != p.Distance || d > c.k {
 				t.Fatalf("%s: pair %+v: real distance %d", name, p, d)
 			}
-			if c.verify && p.Similarity < cfg.Threshold {
+			if c.verify && p.Similarity < cfg.VerifyThreshold {
 				t.Fatalf("%s: verified pair %+v below the threshold", name, p)
 			}
 			got = append(got, [2]int{p.A, p.B})
@@ -190,8 +194,8 @@ func TestSimhashMatchesLinearScan(t *testing.T) {
 
 func TestSimhashSketchJSON(t *testing.T) {
 	for _, bits := range []int{64, 128} {
-		cfg := DefaultConfig()
-		cfg.Method, cfg.Bits = "simhash", bits
+		cfg := Options{}
+		cfg.Method, cfg.Spec.SimHash.Bits = "simhash", bits
 		m, err := NewMethod(cfg)
 		if err != nil {
 			t.Fatal(err)
@@ -211,9 +215,9 @@ func TestSimhashSketchJSON(t *testing.T) {
 }
 
 func TestSimhashTFIDF(t *testing.T) {
-	cfg := DefaultConfig()
-	cfg.Method, cfg.Weights = "simhash", "tfidf"
-	cfg.Shingle = shingle.Options{Unit: shingle.Word, N: 1}
+	cfg := Options{}
+	cfg.Method, cfg.Spec.SimHash.Weights = "simhash", sketch.WeightTFIDF
+	cfg.Spec.Shingle = shingle.Options{Unit: shingle.Word, N: 1}
 	m, err := NewMethod(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -248,12 +252,12 @@ func TestSimhashTFIDF(t *testing.T) {
 	if m.(interface{ IDF() *simhash.IDF }).IDF() == nil {
 		t.Error("IDF() is nil after the pre-pass")
 	}
-	if d := m.Describe(); d["idf_docs"] != int64(len(texts)) {
-		t.Errorf("Describe idf_docs = %v, want %d", d["idf_docs"], len(texts))
+	if d := m.Facts(); d.IDFDocs != int64(len(texts)) {
+		t.Errorf("facts: idf_docs = %v, want %d", d.IDFDocs, len(texts))
 	}
 	sk, pairs := runMethod(t, m, texts, nil)
 	// The oracle: the same IDF learned by the library, by hand.
-	sh, _ := shingle.New(cfg.Shingle)
+	sh, _ := shingle.New(cfg.Spec.Shingle)
 	var b simhash.IDFBuilder
 	for _, s := range texts {
 		b.AddDoc(sh.AppendHashes(nil, s))
@@ -282,9 +286,14 @@ func TestSimhashMethodErrors(t *testing.T) {
 	for _, c := range []struct {
 		bits, distance int
 		weights        string
-	}{{32, 3, "count"}, {64, 64, "count"}, {64, 70, "count"}, {128, 128, "count"}, {64, -1, "count"}, {64, 3, "bm25"}} {
-		cfg := DefaultConfig()
-		cfg.Method, cfg.Bits, cfg.Distance, cfg.Weights = "simhash", c.bits, c.distance, c.weights
+	}{{129, 3, "count"}, {64, 64, "count"}, {64, 70, "count"}, {128, 128, "count"}, {64, -2, "count"}, {64, 3, "bm25"}} {
+		cfg := Options{}
+		cfg.Method, cfg.Spec.SimHash.Bits, cfg.Spec.SimHash.Distance = "simhash", c.bits, c.distance
+		if w, err := sketch.ParseWeighting(c.weights); err == nil {
+			cfg.Spec.SimHash.Weights = w
+		} else {
+			cfg.Spec.SimHash.Weights = 200 // not a weighting
+		}
 		if _, err := NewMethod(cfg); err == nil {
 			t.Errorf("bits=%d distance=%d weights=%s accepted", c.bits, c.distance, c.weights)
 		}
@@ -297,8 +306,8 @@ func TestRunSimhash(t *testing.T) {
 	texts := fpTexts(400, 11)
 	dir := t.TempDir()
 	in := writeTexts(t, dir, texts, "d%d")
-	cfg := DefaultConfig()
-	cfg.Method, cfg.Distance = "simhash", 4
+	cfg := Options{}
+	cfg.Method, cfg.Spec.SimHash.Distance = "simhash", 4
 	out := Outputs{Clusters: filepath.Join(dir, "c.jsonl"), Pairs: filepath.Join(dir, "p.jsonl")}
 	st, err := Run(context.Background(), cfg, Input{Files: []string{in}}, out)
 	if err != nil {
@@ -349,8 +358,8 @@ func TestSimhashWeightsRepetitive(t *testing.T) {
 	edit := slices.Clone(a)
 	edit[50] = "7777"
 	dist := func(weights string, x, y []string) int {
-		cfg := DefaultConfig()
-		cfg.Method, cfg.Weights = "simhash", weights
+		cfg := Options{}
+		cfg.Method, cfg.Spec.SimHash.Weights = "simhash", weighting(weights)
 		m, err := NewMethod(cfg)
 		if err != nil {
 			t.Fatal(err)
@@ -381,8 +390,8 @@ func TestSimhashPairsMeasure(t *testing.T) {
 	in := writeTexts(t, dir, []string{"the cat sat on the mat today", "the cat sat on the mat today", "something else"}, "d%d")
 	for _, spill := range []bool{false, true} {
 		for _, verify := range []bool{false, true} {
-			cfg := DefaultConfig()
-			cfg.Method, cfg.Spill, cfg.Verify, cfg.Threshold = "simhash", spill, verify, 0.5
+			cfg := Options{}
+			cfg.Method, cfg.Spill, cfg.Verify, cfg.VerifyThreshold = "simhash", spill, verify, 0.5
 			out := Outputs{Pairs: filepath.Join(dir, "p.jsonl"), TmpDir: dir}
 			if _, err := Run(context.Background(), cfg, Input{Files: []string{in}}, out); err != nil {
 				t.Fatal(err)
@@ -391,6 +400,29 @@ func TestSimhashPairsMeasure(t *testing.T) {
 			if got := strings.Contains(string(b), `"measure":"hamming"`); got == verify || !strings.Contains(string(b), `"id1":"d0"`) {
 				t.Errorf("spill=%v verify=%v: pairs %s", spill, verify, b)
 			}
+		}
+	}
+}
+
+// TestSimhashLegacyIDFMeta: an IDF table saved before package sketch
+// names the default shingle seed "seed=0"; it is read as the table of the
+// same shingles, and one of other shingles is still refused.
+func TestSimhashLegacyIDFMeta(t *testing.T) {
+	dir := t.TempDir()
+	var b simhash.IDFBuilder
+	b.AddDoc([]uint64{1, 2, 3})
+	for _, tc := range []struct {
+		meta string
+		ok   bool
+	}{{"unit=word ngram=5 seed=0", true}, {"unit=word ngram=3 seed=0", false}} {
+		path := filepath.Join(dir, "t.idf")
+		if err := b.IDF(tc.meta).Save(path); err != nil {
+			t.Fatal(err)
+		}
+		cfg := Options{Method: "simhash", IDFFile: path, Spec: sketch.Spec{SimHash: sketch.SimHashSpec{Weights: sketch.WeightTFIDF}}}
+		_, err := NewMethod(cfg)
+		if (err == nil) != tc.ok {
+			t.Errorf("table %q: error %v, want ok=%v", tc.meta, err, tc.ok)
 		}
 	}
 }

@@ -11,43 +11,6 @@ import (
 	"github.com/neardup/neardup/internal/tempfile"
 )
 
-// Keyed is implemented by methods whose candidate pairs are the documents
-// that share a bucket key: MinHash LSH (one key per band) and SimHash
-// permuted tables (one key per table). For them the pipeline can find
-// candidates without an in-memory index: it writes (key, document) entries
-// to sorted runs on disk, merges the runs, and checks the documents of each
-// key group with Match. Memory is then bounded by the budget, whatever the
-// corpus size.
-//
-// For the same input the spill path gives the same clusters as the
-// method's own Finder, provided the Finder also unions every candidate pair
-// that Match accepts (skipping only pairs already in one cluster).
-type Keyed interface {
-	Method
-	SketchCodec
-	// AppendKeys appends the bucket keys of s to dst. Keys of different
-	// bands or tables must differ (mix the band number in).
-	AppendKeys(dst []uint64, s Sketch) []uint64
-	// Match decides whether two candidates are duplicates, with their
-	// similarity and Hamming distance (-1 when it does not apply).
-	Match(a, b Sketch) (sim float64, dist int, ok bool)
-}
-
-// SketchCodec is implemented by methods whose sketches can wait on disk:
-// for the spill path and for --resume checkpoints. DecodeSketch must
-// reject bytes that AppendSketch did not produce with an error, never a
-// panic, and must not keep b: callers reuse it.
-type SketchCodec interface {
-	AppendSketch(dst []byte, s Sketch) []byte
-	DecodeSketch(b []byte) (Sketch, error)
-}
-
-// memoryEstimator is implemented by methods that know what their Finder
-// holds per document, given the average size of a document's text.
-type memoryEstimator interface {
-	BytesPerDoc(textBytes int) int
-}
-
 // The spill's sketch file is named sketchPrefix + owner + sketchSuffix
 // (package internal/tempfile).
 const (
@@ -79,7 +42,7 @@ func sweepSpill(dir string) (tempfile.Swept, error) {
 // spillFinder finds pairs of a Keyed method by external sorting.
 type spillFinder struct {
 	m       Keyed
-	all     bool // Config.AllPairs: report pairs inside a cluster too
+	all     bool // Options.AllPairs: report pairs inside a cluster too
 	sorter  *extsort.Sorter
 	sketchF *os.File
 	sketchW *bufio.Writer
@@ -98,7 +61,7 @@ func newSpillFinder(m Keyed, dir string, budget int64) (*spillFinder, error) {
 	return &spillFinder{m: m, sorter: extsort.New(dir, budget), sketchF: f, sketchW: bufio.NewWriterSize(f, 1<<20)}, nil
 }
 
-func (f *spillFinder) Add(i int, s Sketch, _ func(Pair)) error {
+func (f *spillFinder) Add(i int, s DocSketch, _ func(Pair)) error {
 	if i != len(f.offsets) {
 		return fmt.Errorf("spill finder: document %d added out of order", i)
 	}
@@ -123,7 +86,7 @@ func (f *spillFinder) Add(i int, s Sketch, _ func(Pair)) error {
 	return nil
 }
 
-func (f *spillFinder) sketch(i uint32, buf []byte) (Sketch, []byte, error) {
+func (f *spillFinder) sketch(i uint32, buf []byte) (DocSketch, []byte, error) {
 	n := int(f.lens[i])
 	buf = slices.Grow(buf[:0], n)[:n]
 	if _, err := f.sketchF.ReadAt(buf, f.offsets[i]); err != nil {
@@ -141,9 +104,8 @@ func (f *spillFinder) Flush(emit func(Pair)) error {
 	uf := cluster.NewUnionFind(len(f.offsets))
 	var buf []byte
 	var members []uint32
-	var sketches []Sketch
-	hm, _ := f.m.(interface{ HammingSimilarity() bool })
-	hamming := hm != nil && hm.HammingSimilarity()
+	var sketches []DocSketch
+	hamming := capabilitiesOf(f.m).hamming
 	return f.sorter.Groups(func(_ uint64, docs []uint32) error {
 		members = members[:0]
 		for _, d := range docs { // docs are ascending; drop repeats
@@ -156,7 +118,7 @@ func (f *spillFinder) Flush(emit func(Pair)) error {
 		}
 		sketches = sketches[:0]
 		for _, d := range members {
-			var s Sketch
+			var s DocSketch
 			var err error
 			if s, buf, err = f.sketch(d, buf); err != nil {
 				return err

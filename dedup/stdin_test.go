@@ -65,10 +65,10 @@ func TestStdinCompressedStreams(t *testing.T) {
 		{name: "sign", method: "minhash", sign: true},
 		{name: "sign-pre-pass", method: "simhash", weights: "tfidf", sign: true, spooled: true},
 	} {
-		cfg := DefaultConfig()
+		cfg := Options{}
 		cfg.Method = rc.method
 		if rc.weights != "" {
-			cfg.Weights = rc.weights
+			cfg.Spec.SimHash.Weights = weighting(rc.weights)
 		}
 		run := func(t *testing.T, in Input) (map[string][]byte, *Stats) {
 			t.Helper()
@@ -159,7 +159,7 @@ func TestDamagedInputIsNotASkippedRecord(t *testing.T) {
 	gz := gzipped(t, plain)
 	cut := filepath.Join(t.TempDir(), "cut.jsonl.gz")
 	os.WriteFile(cut, gz[:len(gz)/2], 0o644)
-	cfg := DefaultConfig()
+	cfg := Options{}
 	st, err := Run(context.Background(), cfg, Input{Files: []string{cut}, SkipInvalid: true}, Outputs{})
 	if err != nil {
 		t.Fatal(err)
@@ -188,7 +188,7 @@ func TestResumeDamagedFileNotCheckpointed(t *testing.T) {
 	os.WriteFile(cut, gz[:len(gz)/2], 0o644)
 	second, _ := writeCorpus(t, 1000)
 	files := []string{cut, second}
-	cfg := DefaultConfig()
+	cfg := Options{}
 	cfg.Method = "exact"
 	tmp := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())

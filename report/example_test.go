@@ -33,7 +33,7 @@ func ExampleApply() {
 }
 
 func ExampleWrite() {
-	cfg := dedup.DefaultConfig()
+	cfg := dedup.Options{}
 	cfg.Method = "exact"
 	in := dedup.Input{
 		Files:    []string{"-"},
@@ -46,7 +46,7 @@ func ExampleWrite() {
 		return
 	}
 	var page strings.Builder
-	run := &report.Run{Config: cfg, Stats: stats, Source: "two greetings"}
+	run := &report.Run{Options: cfg, Stats: stats, Source: "two greetings"}
 	if err := report.Write(&page, run, report.Options{}); err != nil {
 		fmt.Println(err)
 		return

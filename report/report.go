@@ -3,7 +3,7 @@
 //
 // # The report
 //
-// Write renders a Run (the dedup.Config and the dedup.Stats of one run) as
+// Write renders a Run (the dedup.Options and the dedup.Stats of one run) as
 // a single HTML file that needs no network and no script to view: the
 // run's configuration and summary in plain words; for minhash the LSH
 // S-curve P(candidate) = 1 - (1 - s^r)^b of the chosen bands b and rows r
@@ -46,7 +46,6 @@ import (
 	"html/template"
 	"io"
 	"math"
-	"regexp"
 	"runtime"
 	"slices"
 	"sort"
@@ -60,14 +59,17 @@ import (
 	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/jaccard"
 	"github.com/neardup/neardup/lsh"
+	"github.com/neardup/neardup/minhash"
 	"github.com/neardup/neardup/shingle"
+	"github.com/neardup/neardup/simhash"
+	"github.com/neardup/neardup/sketch"
 	"github.com/neardup/neardup/text"
 )
 
 // Run is what a report shows: one dedup run.
 type Run struct {
-	// Config is the configuration the run was given.
-	Config dedup.Config
+	// Options are the options the run was given.
+	Options dedup.Options
 	// Stats is what dedup.Run returned. Its Examples are the clusters the
 	// report shows.
 	Stats *dedup.Stats
@@ -229,17 +231,17 @@ type member struct {
 }
 
 func build(r *Run, opts Options) (*page, error) {
-	s, cfg := r.Stats, r.Config
+	s, cfg, spec := r.Stats, r.Options, r.spec()
 	p := &page{Title: opts.Title, Command: r.Command, Source: r.Source, Stats: s}
 	if !r.Generated.IsZero() {
 		p.Generated = r.Generated.UTC().Format("2006-01-02 15:04:05 UTC")
 	}
 	p.Summary = summary(r)
-	p.Shingling = shinglingName(cfg.Shingle)
-	p.Threshold = strconv.FormatFloat(cfg.Threshold, 'g', -1, 64)
-	p.Config = configRows(cfg, s)
-	p.Params = paramRows(s.Params)
-	p.Normalize = normalizeName(cfg.Normalize)
+	p.Shingling = shinglingName(spec.Shingle)
+	p.Threshold = strconv.FormatFloat(r.threshold(), 'g', -1, 64)
+	p.Config = configRows(cfg, spec, s)
+	p.Params = paramRows(s.Params.Map())
+	p.Normalize = normalizeName(*spec.Normalize)
 
 	for _, sc := range s.ClusterSizes {
 		if sc.Size == 1 {
@@ -289,7 +291,7 @@ func build(r *Run, opts Options) (*page, error) {
 		return nil, err
 	}
 	p.Plots, p.Warnings = figs, warn
-	if s.Traditional > 0 && !cfg.Normalize.T2S {
+	if s.Traditional > 0 && !spec.Normalize.T2S {
 		p.Warnings = append(p.Warnings, fmt.Sprintf("%s Traditional Chinese characters, and Traditional to Simplified conversion was off: "+
 			"a Traditional text and its Simplified copy were not compared as the same text, so both were kept. Run again with --t2s to join them.",
 			plural(s.Traditional, "document contains", "documents contain")))
@@ -307,7 +309,7 @@ func build(r *Run, opts Options) (*page, error) {
 		p.SimNote += " The minhash method decides by an estimate of this similarity (the fraction of equal signature slots), so a few pairs may lie below the threshold."
 	}
 
-	clusters, err := exampleClusters(cfg, s.Examples, opts.MaxRunes)
+	clusters, err := exampleClusters(spec, s.Examples, opts.MaxRunes)
 	if err != nil {
 		return nil, err
 	}
@@ -360,7 +362,7 @@ func removedList(p *page, r *Run) {
 }
 
 func summary(r *Run) []string {
-	s, cfg := r.Stats, r.Config
+	s, cfg := r.Stats, r.Options
 	var out []string
 	src := "the input"
 	if r.Source != "" {
@@ -378,7 +380,7 @@ func summary(r *Run) []string {
 	} else {
 		out = append(out, "No two documents were found to be duplicates.")
 	}
-	out = append(out, "Two documents are duplicates when "+criterion(cfg, s)+".")
+	out = append(out, "Two documents are duplicates when "+criterion(r)+".")
 	if s.Skipped > 0 || s.Empty > 0 {
 		out = append(out, fmt.Sprintf("%s were skipped as invalid and %s had no text after normalisation (kept, never duplicates).",
 			plural(s.Skipped, "record", "records"), plural(s.Empty, "document", "documents")))
@@ -386,9 +388,10 @@ func summary(r *Run) []string {
 	return out
 }
 
-func criterion(cfg dedup.Config, s *dedup.Stats) string {
-	sh := shinglingName(cfg.Shingle)
-	thr := strconv.FormatFloat(cfg.Threshold, 'g', -1, 64)
+func criterion(r *Run) string {
+	s, cfg, spec := r.Stats, r.Options, r.spec()
+	sh := shinglingName(spec.Shingle)
+	thr := strconv.FormatFloat(r.threshold(), 'g', -1, 64)
 	switch s.Method {
 	case "exact":
 		return "their normalised texts are identical"
@@ -398,24 +401,24 @@ func criterion(cfg dedup.Config, s *dedup.Stats) string {
 		}
 		return "their normalised texts are identical (as far as a Bloom filter can tell)"
 	case "ksentence":
-		return fmt.Sprintf("their %d longest sentences are identical", cfg.KSentences)
+		return fmt.Sprintf("their %d longest sentences are identical", spec.KSentence.K)
 	case "simhash":
-		return fmt.Sprintf("their %d-bit SimHash fingerprints of %s differ in at most %d bits", cfg.Bits, sh, cfg.Distance)
+		return fmt.Sprintf("their %d-bit SimHash fingerprints of %s differ in at most %d bits", spec.SimHash.Bits, sh, spec.SimHash.MaxDistance())
 	case "jaccard":
 		return fmt.Sprintf("the Jaccard similarity of their %s sets is at least %s (computed exactly)", sh, thr)
 	case "minhash":
 		switch {
 		case cfg.Verify:
-			return fmt.Sprintf("the Jaccard similarity of their %s sets, computed exactly for every pair whose %d-slot MinHash signatures make it a candidate, is at least %s", sh, cfg.NumPerm, thr)
+			return fmt.Sprintf("the Jaccard similarity of their %s sets, computed exactly for every pair whose %d-slot MinHash signatures make it a candidate, is at least %s", sh, spec.MinHash.NumPerm, thr)
 		case cfg.EstimateOnly:
-			return fmt.Sprintf("the Jaccard similarity of their %s sets, estimated from %d-slot MinHash signatures, is at least %s", sh, cfg.NumPerm, thr)
+			return fmt.Sprintf("the Jaccard similarity of their %s sets, estimated from %d-slot MinHash signatures, is at least %s", sh, spec.MinHash.NumPerm, thr)
 		}
-		return fmt.Sprintf("the Jaccard similarity of their %s sets is at least %s: estimated from %d-slot MinHash signatures, and computed exactly whenever the estimate is too close to the threshold to decide", sh, thr, cfg.NumPerm)
+		return fmt.Sprintf("the Jaccard similarity of their %s sets is at least %s: estimated from %d-slot MinHash signatures, and computed exactly whenever the estimate is too close to the threshold to decide", sh, thr, spec.MinHash.NumPerm)
 	}
 	return "the " + s.Method + " method says so"
 }
 
-func keepName(cfg dedup.Config) string {
+func keepName(cfg dedup.Options) string {
 	switch cfg.Keep.String() {
 	case "first":
 		return "the first in input order"
@@ -464,45 +467,80 @@ func normalizeName(o text.Options) string {
 	return strings.Join(on, ", ")
 }
 
-func configRows(cfg dedup.Config, s *dedup.Stats) []kv {
+func configRows(cfg dedup.Options, spec sketch.Spec, s *dedup.Stats) []kv {
 	rows := []kv{{"method", s.Method}}
+	thr := strconv.FormatFloat(spec.Threshold, 'g', -1, 64)
+	var seed uint64
 	switch s.Method {
 	case "minhash":
-		rows = append(rows, kv{"threshold (Jaccard)", strconv.FormatFloat(cfg.Threshold, 'g', -1, 64)},
-			kv{"shingles", shinglingName(cfg.Shingle)}, kv{"permutations", strconv.Itoa(cfg.NumPerm)})
-		if cfg.Bands > 0 {
-			rows = append(rows, kv{"bands × rows (given)", fmt.Sprintf("%d × %d", cfg.Bands, cfg.Rows)})
+		rows = append(rows, kv{"threshold (Jaccard)", thr},
+			kv{"shingles", shinglingName(spec.Shingle)}, kv{"permutations", strconv.Itoa(spec.MinHash.NumPerm)})
+		if given := cfg.Spec.MinHash; given.Bands > 0 {
+			rows = append(rows, kv{"bands × rows (given)", fmt.Sprintf("%d × %d", spec.MinHash.Bands, spec.MinHash.Rows)})
 		}
 		// The join the run used (tiered, --verify or --estimate-only) and
 		// its clustering, as the method describes them.
-		if join, ok := s.Params["join"].(string); ok {
+		if join := s.Params.Join; join != "" {
 			rows = append(rows, kv{"pairs joined when", join})
 		} else {
 			rows = append(rows, kv{"verify by exact Jaccard", strconv.FormatBool(cfg.Verify)})
 		}
-		if c, ok := s.Params["cluster"].(string); ok {
+		if c := s.Params.Cluster; c != "" {
 			rows = append(rows, kv{"clusters", c})
 		}
+		seed = spec.MinHash.Seed
 	case "jaccard":
-		rows = append(rows, kv{"threshold (Jaccard)", strconv.FormatFloat(cfg.Threshold, 'g', -1, 64)},
-			kv{"shingles", shinglingName(cfg.Shingle)})
+		rows = append(rows, kv{"threshold (Jaccard)", thr},
+			kv{"shingles", shinglingName(spec.Shingle)})
 	case "simhash":
-		rows = append(rows, kv{"shingles", shinglingName(cfg.Shingle)}, kv{"bits", strconv.Itoa(cfg.Bits)},
-			kv{"maximum distance", strconv.Itoa(cfg.Distance)}, kv{"weights", cfg.Weights})
+		rows = append(rows, kv{"shingles", shinglingName(spec.Shingle)}, kv{"bits", strconv.Itoa(spec.SimHash.Bits)},
+			kv{"maximum distance", strconv.Itoa(spec.SimHash.MaxDistance())}, kv{"weights", spec.SimHash.Weights.String()})
+		seed = spec.SimHash.Seed
 	case "ksentence":
-		rows = append(rows, kv{"longest sentences", strconv.Itoa(cfg.KSentences)})
+		rows = append(rows, kv{"longest sentences", strconv.Itoa(spec.KSentence.K)})
 	case "bloom":
 		if cfg.KeyField != "" {
 			rows = append(rows, kv{"key field", cfg.KeyField})
 		}
-		rows = append(rows, kv{"target false-positive probability", strconv.FormatFloat(cfg.BloomFPP, 'g', -1, 64)})
+		fpp := cfg.BloomFPP
+		if fpp == 0 {
+			fpp = dedup.DefaultBloomFPP
+		}
+		rows = append(rows, kv{"target false-positive probability", strconv.FormatFloat(fpp, 'g', -1, 64)})
+		seed = cfg.BloomSeed
 	}
-	if cfg.Seed != 0 {
-		rows = append(rows, kv{"seed", strconv.FormatUint(cfg.Seed, 10)})
+	if seed != 0 && seed != minhash.DefaultSeed && seed != simhash.DefaultSeed {
+		rows = append(rows, kv{"seed", strconv.FormatUint(seed, 10)})
 	}
-	rows = append(rows, kv{"normalisation", normalizeName(cfg.Normalize)},
+	rows = append(rows, kv{"normalisation", normalizeName(*spec.Normalize)},
 		kv{"kept document of a cluster", keepName(cfg)}, kv{"workers", strconv.Itoa(s.Workers)})
 	return rows
+}
+
+// spec returns the run's resolved sketch specification: the one its
+// Stats record, else the one its Options resolve to (a Run built by hand),
+// else the default of its method.
+func (r *Run) spec() sketch.Spec {
+	if r.Stats != nil && r.Stats.Spec.Version != 0 {
+		return r.Stats.Spec
+	}
+	if s, err := r.Options.ResolveSpec(); err == nil {
+		return s
+	}
+	m, _ := sketch.ParseMethod(r.Stats.Method)
+	return sketch.Default(m)
+}
+
+// threshold returns the run's Jaccard threshold: the Spec's, or for
+// simhash the threshold of --verify.
+func (r *Run) threshold() float64 {
+	if t := r.spec().Threshold; t != 0 {
+		return t
+	}
+	if t := r.Options.VerifyThreshold; t != 0 {
+		return t
+	}
+	return sketch.DefaultThreshold
 }
 
 // paramRows lists the method's own description of its parameters, sorted
@@ -558,73 +596,22 @@ func bytesName(n uint64) string {
 	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }
 
-// banding returns the (bands, rows) of a minhash run: from the method's
-// parameters when it states them (keys "bands" and "rows", or a "BxR"
-// string), else from the configuration, else as lsh.Optimal chooses them
-// for the threshold and permutations. The string says where they came
-// from.
-func banding(cfg dedup.Config, params map[string]any) (lsh.Params, string, bool) {
-	b, okb := intParam(params, "bands")
-	r, okr := intParam(params, "rows")
-	if okb && okr && b > 0 && r > 0 {
-		return lsh.Params{Bands: b, Rows: r}, "chosen by the run", true
-	}
-	for _, k := range []string{"lsh", "banding", "bxr", "params"} {
-		if s, ok := params[k].(string); ok {
-			if m := bxr.FindStringSubmatch(s); m != nil {
-				b, _ := strconv.Atoi(m[1])
-				r, _ := strconv.Atoi(m[2])
-				if b > 0 && r > 0 {
-					return lsh.Params{Bands: b, Rows: r}, "chosen by the run", true
-				}
-			}
-		}
-	}
-	if cfg.Bands > 0 && cfg.Rows > 0 {
-		return lsh.Params{Bands: cfg.Bands, Rows: cfg.Rows}, "given on the command line", true
-	}
-	if cfg.Method != "minhash" {
+// banding returns the LSH banding of a minhash run, from its resolved
+// Spec, and whether it was given or chosen.
+func banding(r *Run) (lsh.Params, string, bool) {
+	spec := r.spec()
+	if r.Stats.Method != "minhash" || spec.Method != sketch.MinHash {
 		return lsh.Params{}, "", false
 	}
-	bp, err := lsh.Optimal(cfg.Threshold, max(cfg.NumPerm, 1), lsh.Weights{})
-	if err != nil {
-		return lsh.Params{}, "", false
+	if g := r.Options.Spec.MinHash; g.Bands > 0 || g.Rows > 0 {
+		return spec.Banding(), "given on the command line", true
 	}
-	return bp, "the run did not state its banding: this is lsh.Optimal's choice for the threshold and permutations", true
-}
-
-var bxr = regexp.MustCompile(`^\s*(\d+)\s*[x×]\s*(\d+)\s*$`)
-
-func intParam(params map[string]any, key string) (int, bool) {
-	switch v := params[key].(type) {
-	case int:
-		return v, true
-	case int32:
-		return int(v), true
-	case int64:
-		return int(v), true
-	case uint:
-		return int(v), true
-	case uint32:
-		return int(v), true
-	case uint64:
-		return int(v), true
-	case float64:
-		if v == math.Trunc(v) {
-			return int(v), true
-		}
-	case json.Number:
-		n, err := v.Int64()
-		return int(n), err == nil
-	case string:
-		n, err := strconv.Atoi(v)
-		return n, err == nil
-	}
-	return 0, false
+	return spec.Banding(), "chosen by the run", true
 }
 
 func figures(r *Run, opts Options) ([]figure, []string, error) {
-	s, cfg := r.Stats, r.Config
+	s, cfg, spec := r.Stats, r.Options, r.spec()
+	thr := r.threshold()
 	var figs []figure
 	var warn []string
 	add := func(f figure, p *plot.Plot, err error) error {
@@ -643,17 +630,17 @@ func figures(r *Run, opts Options) ([]figure, []string, error) {
 	}
 
 	// S-curve.
-	if bp, from, ok := banding(cfg, s.Params); ok {
-		p, err := sCurvePlot(bp, cfg.Threshold)
+	if bp, from, ok := banding(r); ok {
+		p, err := sCurvePlot(bp, thr)
 		f := figure{ID: "s-curve", Title: "Which pairs LSH compares",
 			Alt: fmt.Sprintf("S-curve of %d bands of %d rows", bp.Bands, bp.Rows),
 			Caption: fmt.Sprintf("MinHash with LSH banding only compares two documents when their signatures agree on all %d rows of at least one of %d bands. "+
 				"The curve is the probability 1 − (1 − s^%d)^%d that a pair of Jaccard similarity s is compared: "+
 				"%.0f%% of pairs at the threshold %s, %.0f%% at %.2f, %.1f%% at %.2f. Pairs that are never compared cannot be found; every compared pair costs time.%s Banding: %d × %d, %s.",
 				bp.Rows, bp.Bands, bp.Rows, bp.Bands,
-				100*bp.Probability(cfg.Threshold), strconv.FormatFloat(cfg.Threshold, 'g', -1, 64),
-				100*bp.Probability(min(1, cfg.Threshold+0.1)), min(1, cfg.Threshold+0.1),
-				100*bp.Probability(max(0, cfg.Threshold-0.2)), max(0, cfg.Threshold-0.2),
+				100*bp.Probability(thr), strconv.FormatFloat(thr, 'g', -1, 64),
+				100*bp.Probability(min(1, thr+0.1)), min(1, thr+0.1),
+				100*bp.Probability(max(0, thr-0.2)), max(0, thr-0.2),
 				joinRule(s.Params), bp.Bands, bp.Rows, from)}
 		if err := add(f, p, err); err != nil {
 			return nil, nil, err
@@ -664,16 +651,16 @@ func figures(r *Run, opts Options) ([]figure, []string, error) {
 
 	// Similarity or distance histogram.
 	if len(s.Distance) > 0 {
-		counts := make([]int, max(len(s.Distance), cfg.Distance+1))
+		counts := make([]int, max(len(s.Distance), spec.SimHash.MaxDistance()+1))
 		copy(counts, s.Distance)
 		p, err := histPlot("Hamming distance of the reported pairs", "differing fingerprint bits", -0.5, 1, counts,
-			float64(cfg.Distance)+0.5, fmt.Sprintf("at most %d bits", cfg.Distance))
+			float64(spec.SimHash.MaxDistance())+0.5, fmt.Sprintf("at most %d bits", spec.SimHash.MaxDistance()))
 		if err == nil {
 			p.X.Tick.Marker = integerTicks{}
 		}
 		f := figure{ID: "distance", Title: "How different the duplicate pairs are",
 			Alt:     "histogram of Hamming distances of the reported pairs",
-			Caption: fmt.Sprintf("Each reported pair of SimHash fingerprints, by the number of bits in which they differ (at most %d for a duplicate). 0 means the fingerprints are identical. The count axis is logarithmic (each bar is labelled with its count).", cfg.Distance)}
+			Caption: fmt.Sprintf("Each reported pair of SimHash fingerprints, by the number of bits in which they differ (at most %d for a duplicate). 0 means the fingerprints are identical. The count axis is logarithmic (each bar is labelled with its count).", spec.SimHash.MaxDistance())}
 		if err := add(f, p, err); err != nil {
 			return nil, nil, err
 		}
@@ -681,13 +668,13 @@ func figures(r *Run, opts Options) ([]figure, []string, error) {
 		counts := s.Similarity[:]
 		mark := math.NaN()
 		if s.Method == "minhash" || s.Method == "jaccard" || cfg.Verify {
-			mark = cfg.Threshold
+			mark = thr
 		}
 		var p *plot.Plot
 		var err error
 		if s.Pairs > 0 {
 			p, err = histPlot("Similarity of the reported pairs", "Jaccard similarity", 0, 0.05, counts, mark,
-				"threshold "+strconv.FormatFloat(cfg.Threshold, 'g', -1, 64))
+				"threshold "+strconv.FormatFloat(thr, 'g', -1, 64))
 		}
 		f := figure{ID: "similarity", Title: "How similar the duplicate pairs are",
 			Alt:     "histogram of the similarities of the reported pairs",
@@ -728,10 +715,10 @@ func figures(r *Run, opts Options) ([]figure, []string, error) {
 }
 
 // joinRule says how the method decides on a compared pair, from its
-// "join" parameter.
-func joinRule(params map[string]any) string {
-	if j, ok := params["join"].(string); ok && j != "" {
-		return " A compared pair is a duplicate by this rule: " + j + "."
+// facts.
+func joinRule(f dedup.Facts) string {
+	if f.Join != "" {
+		return " A compared pair is a duplicate by this rule: " + f.Join + "."
 	}
 	return ""
 }
@@ -747,21 +734,24 @@ func singletons(sizes []dedup.SizeCount) int {
 
 // exampleClusters prepares the example clusters: the exact Jaccard of
 // every member with the kept one and the diff against it.
-func exampleClusters(cfg dedup.Config, examples []dedup.Example, maxRunes int) ([]clusterView, error) {
+func exampleClusters(spec sketch.Spec, examples []dedup.Example, maxRunes int) ([]clusterView, error) {
 	if len(examples) == 0 {
 		return nil, nil
 	}
 	// With --html the examples' texts are already the extracted text
 	// (dedup.ExampleDoc): extracting again would read a "<" in it as markup.
-	nopts := cfg.Normalize
+	nopts := *spec.Normalize
 	nopts.HTML = false
-	norm, err := text.New(nopts)
+	// The run's shingles, or the default ones for methods without.
+	js := sketch.Spec{Method: sketch.Jaccard, Normalize: &nopts, Shingle: spec.Shingle}
+	k, err := js.NewSketcher()
 	if err != nil {
 		return nil, fmt.Errorf("report: %w", err)
 	}
-	sh, err := shingle.New(cfg.Shingle)
-	if err != nil {
-		return nil, fmt.Errorf("report: %w", err)
+	var sk sketch.Sketch
+	setOf := func(normalized string) []uint64 {
+		k.SketchNormalized(&sk, []byte(normalized))
+		return slices.Clone(sk.Set)
 	}
 	var out []clusterView
 	for _, ex := range examples {
@@ -774,14 +764,14 @@ func exampleClusters(cfg dedup.Config, examples []dedup.Example, maxRunes int) (
 			members[0], members[k] = members[k], members[0]
 		}
 		keptText, keptCut := cut(members[0].Text, maxRunes)
-		keptNorm := norm.String(members[0].Text)
-		keptSet := sh.AppendSet(nil, keptNorm)
+		keptNorm := string(k.Normalize(nil, members[0].Text))
+		keptSet := setOf(keptNorm)
 		c := clusterView{Kind: ex.Kind, Size: ex.Size, Shown: len(members),
 			Kept: member{ID: members[0].ID, Kept: members[0].Kept, Edits: []Edit{{Equal, keptText}}, Truncated: keptCut}}
 		for _, m := range members[1:] {
 			t, n := cut(m.Text, maxRunes)
-			nt := norm.String(m.Text)
-			set := sh.AppendSet(nil, nt)
+			nt := string(k.Normalize(nil, m.Text))
+			set := setOf(nt)
 			shared := jaccard.Intersection(keptSet, set)
 			same := ""
 			switch {

@@ -19,6 +19,7 @@ import (
 	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/internal/sample"
 	"github.com/neardup/neardup/lsh"
+	"github.com/neardup/neardup/sketch"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -26,11 +27,16 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 // fixture is a minhash run with hostile and CJK documents among its
 // examples.
 func fixture() *Run {
-	cfg := dedup.DefaultConfig()
+	cfg := dedup.Options{}
 	cfg.Keep = cluster.First
+	spec, err := sketch.Spec{MinHash: sketch.MinHashSpec{Bands: 9, Rows: 13}}.Resolve()
+	if err != nil {
+		panic(err)
+	}
 	s := &dedup.Stats{
 		Method:       "minhash",
-		Params:       map[string]any{"bands": 9, "rows": 13, "num_perm": 128, "threshold": 0.8, "unit": "word", "ngram": 5, "join": "signature estimate >= threshold"},
+		Spec:         spec,
+		Params:       dedup.Facts{Bands: 9, Rows: 13, NumPerm: 128, Threshold: 0.8, Unit: "word", Ngram: 5, Join: "signature estimate >= threshold"},
 		Workers:      2,
 		Documents:    10,
 		Kept:         6,
@@ -60,7 +66,7 @@ func fixture() *Run {
 	}
 	s.Similarity[16] = 1
 	s.Similarity[19] = 4
-	return &Run{Config: cfg, Stats: s, Source: "two test clusters", Command: "neardup dedup --report r.html t.jsonl",
+	return &Run{Options: cfg, Stats: s, Source: "two test clusters", Command: "neardup dedup --report r.html t.jsonl",
 		Memory: &Memory{HeapInUse: 3 << 20, TotalAlloc: 5 << 20, Sys: 12 << 20}}
 }
 
@@ -255,32 +261,32 @@ func TestWriteLongDocument(t *testing.T) {
 	}
 }
 
+// TestBanding: the S-curve's banding is the run's, from the resolved
+// Spec its Stats carry (no parsing of the method's parameters), or from
+// its Options when the Stats have none; a jaccard run has none.
 func TestBanding(t *testing.T) {
-	cfg := dedup.DefaultConfig()
-	tests := []struct {
-		name   string
-		params map[string]any
-		cfgBR  [2]int
-		want   lsh.Params
-		ok     bool
-	}{
-		{"ints", map[string]any{"bands": 9, "rows": 13}, [2]int{}, lsh.Params{Bands: 9, Rows: 13}, true},
-		{"json floats", map[string]any{"bands": 20.0, "rows": 6.0}, [2]int{}, lsh.Params{Bands: 20, Rows: 6}, true},
-		{"string", map[string]any{"lsh": "14x9"}, [2]int{}, lsh.Params{Bands: 14, Rows: 9}, true},
-		{"config", map[string]any{}, [2]int{4, 8}, lsh.Params{Bands: 4, Rows: 8}, true},
-		{"optimal", map[string]any{}, [2]int{}, lsh.Params{Bands: 9, Rows: 13}, true},
+	spec, err := sketch.Spec{MinHash: sketch.MinHashSpec{Bands: 9, Rows: 13}}.Resolve()
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, tt := range tests {
-		c := cfg
-		c.Bands, c.Rows = tt.cfgBR[0], tt.cfgBR[1]
-		got, _, ok := banding(c, tt.params)
-		if got != tt.want || ok != tt.ok {
-			t.Errorf("%s: banding = %v, %v; want %v, %v", tt.name, got, ok, tt.want, tt.ok)
+	given := dedup.Options{Spec: sketch.Spec{MinHash: sketch.MinHashSpec{Bands: 9, Rows: 13}}}
+	for _, tt := range []struct {
+		name string
+		run  Run
+		want lsh.Params
+		from string
+	}{
+		{"stats", Run{Stats: &dedup.Stats{Method: "minhash", Spec: spec}}, lsh.Params{Bands: 9, Rows: 13}, "chosen by the run"},
+		{"given", Run{Options: given, Stats: &dedup.Stats{Method: "minhash", Spec: spec}}, lsh.Params{Bands: 9, Rows: 13}, "given on the command line"},
+		{"options", Run{Stats: &dedup.Stats{Method: "minhash"}}, lsh.Params{Bands: 13, Rows: 7}, "chosen by the run"},
+	} {
+		got, from, ok := banding(&tt.run)
+		if got != tt.want || from != tt.from || !ok {
+			t.Errorf("%s: banding = %v, %q, %v; want %v, %q", tt.name, got, from, ok, tt.want, tt.from)
 		}
 	}
-	c := cfg
-	c.Method = "jaccard"
-	if _, _, ok := banding(c, map[string]any{}); ok {
+	r := Run{Options: dedup.Options{Method: "jaccard"}, Stats: &dedup.Stats{Method: "jaccard", Spec: sketch.Default(sketch.Jaccard)}}
+	if _, _, ok := banding(&r); ok {
 		t.Error("banding of a jaccard run reports one")
 	}
 }
@@ -340,7 +346,7 @@ func renderedSample(t *testing.T) (*Run, []byte) {
 // lines, with the default configuration, as the README's first command
 // does.
 func sampleRun(largest, random int, extra ...string) (*Run, error) {
-	cfg := dedup.DefaultConfig()
+	cfg := dedup.Options{}
 	in := dedup.Input{Files: []string{"-"}, Stdin: strings.NewReader(string(sample.JSONL) + strings.Join(extra, "")),
 		Examples: largest, RandomExamples: random}
 	var removed []string
@@ -349,17 +355,17 @@ func sampleRun(largest, random int, extra ...string) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Run{Config: cfg, Stats: stats, Source: "the embedded sample corpus", Memory: ReadMemory(), RemovedIDs: removed}, nil
+	return &Run{Options: cfg, Stats: stats, Source: "the embedded sample corpus", Memory: ReadMemory(), RemovedIDs: removed}, nil
 }
 
 // TestWriteNoDuplicates renders a run that found nothing: no pairs, no
 // clusters, no examples, no stages, for a method without an S-curve.
 func TestWriteNoDuplicates(t *testing.T) {
-	cfg := dedup.DefaultConfig()
+	cfg := dedup.Options{}
 	cfg.Method = "exact"
 	s := &dedup.Stats{Method: "exact", Documents: 3, Kept: 3, ClusterSizes: []dedup.SizeCount{{Size: 1, Count: 3}}}
 	var buf bytes.Buffer
-	if err := Write(&buf, &Run{Config: cfg, Stats: s}, Options{}); err != nil {
+	if err := Write(&buf, &Run{Options: cfg, Stats: s}, Options{}); err != nil {
 		t.Fatal(err)
 	}
 	page := buf.String()
@@ -377,7 +383,7 @@ func TestWriteNoDuplicates(t *testing.T) {
 	if n := len(els["img"]); n != 0 {
 		t.Errorf("page has %d plots of nothing, want 0", n)
 	}
-	if err := Write(&buf, &Run{Config: cfg}, Options{}); err == nil {
+	if err := Write(&buf, &Run{Options: cfg}, Options{}); err == nil {
 		t.Error("Write without Stats did not fail")
 	}
 }

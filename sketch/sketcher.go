@@ -151,37 +151,55 @@ func (k *Sketcher) SketchNormalized(dst *Sketch, norm []byte) {
 	// text nor parts of it, and the bytes do not change during the call.
 	view := unsafe.String(unsafe.SliceData(norm), len(norm))
 	k.hashes = k.sh.AppendHashes(k.hashes[:0], view)
-	if len(k.hashes) == 0 {
+	dst.Sig, dst.Set = sig, set
+	k.hashes = k.SketchShingles(dst, k.hashes)
+}
+
+// SketchShingles sets *dst to the sketch of a document given by its
+// shingle hashes, as Shingles appends them (one per position, with
+// repeats, in shingle order), for the methods that shingle (MinHash,
+// SimHash, Jaccard; others leave *dst zero). It lets a caller keep the
+// hashes it computed once: hashes may be reordered and shortened in place
+// (SimHash set and sublinear weighting sort them, set weighting removes
+// repeats); the result is hashes[:n] for the n it kept. dst's Sig and Set
+// are reused as by Sketch.
+func (k *Sketcher) SketchShingles(dst *Sketch, hashes []uint64) []uint64 {
+	sig, set := dst.Sig[:0], dst.Set[:0]
+	*dst = Sketch{}
+	if k.sh == nil {
+		return hashes
+	}
+	if len(hashes) == 0 {
 		dst.Empty = true
-		return
+		return hashes
 	}
 	sorted := false
 	switch k.spec.Method {
 	case MinHash:
-		dst.Sig = k.mh.Sign(sig, k.hashes)
+		dst.Sig = k.mh.Sign(sig, hashes)
 	case SimHash:
 		k.sim.Reset()
 		switch k.spec.SimHash.Weights {
 		case WeightCount:
-			k.sim.AddFeatures(k.hashes)
+			k.sim.AddFeatures(hashes)
 		case WeightTFIDF:
 			// In shingle order: the weights are floating point, and their
 			// sums depend on the order.
-			k.sim.AddIDF(k.hashes, k.opts.IDF)
+			k.sim.AddIDF(hashes, k.opts.IDF)
 		case WeightSet:
-			k.sorter.Sort(k.hashes)
-			k.hashes = slices.Compact(k.hashes)
+			k.sorter.Sort(hashes)
+			hashes = slices.Compact(hashes)
 			sorted = true
-			k.sim.AddFeatures(k.hashes)
+			k.sim.AddFeatures(hashes)
 		case WeightSublinear:
-			k.sorter.Sort(k.hashes)
+			k.sorter.Sort(hashes)
 			sorted = true
-			for i := 0; i < len(k.hashes); {
+			for i := 0; i < len(hashes); {
 				j := i + 1
-				for j < len(k.hashes) && k.hashes[j] == k.hashes[i] {
+				for j < len(hashes) && hashes[j] == hashes[i] {
 					j++
 				}
-				k.sim.Add(k.hashes[i], 1+math.Log(float64(j-i)))
+				k.sim.Add(hashes[i], 1+math.Log(float64(j-i)))
 				i = j
 			}
 		}
@@ -189,8 +207,9 @@ func (k *Sketcher) SketchNormalized(dst *Sketch, norm []byte) {
 	}
 	if k.spec.Method == Jaccard || k.opts.Sets {
 		if !sorted {
-			k.sorter.Sort(k.hashes)
+			k.sorter.Sort(hashes)
 		}
-		dst.Set = slices.Compact(append(set, k.hashes...))
+		dst.Set = slices.Compact(append(set, hashes...))
 	}
+	return hashes
 }

@@ -10,7 +10,7 @@ import (
 
 // A sweep of minhash over two shingle sizes and two thresholds.
 func ExampleSpace_Configs() {
-	base := dedup.DefaultConfig()
+	base := dedup.Options{}
 	sp := tune.Space{
 		Shingles:   []shingle.Options{{Unit: shingle.Word, N: 3}, {Unit: shingle.Char, N: 5}},
 		Thresholds: []float64{0.7, 0.8},

@@ -33,6 +33,7 @@ import (
 	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/eval"
 	"github.com/neardup/neardup/shingle"
+	"github.com/neardup/neardup/sketch"
 )
 
 // Metric names the score a sweep maximises.
@@ -147,14 +148,14 @@ func DefaultSpace() Space {
 
 // Configs returns the configurations of the sweep of base.Method: base
 // with every combination of the lists that apply to the method.
-func (s Space) Configs(base dedup.Config) []dedup.Config {
-	out := []dedup.Config{base}
+func (s Space) Configs(base dedup.Options) []dedup.Options {
+	out := []dedup.Options{base}
 	// expand replaces out by len(vals) copies of each element, set by set.
-	expand := func(n int, set func(c *dedup.Config, i int) bool) {
+	expand := func(n int, set func(c *dedup.Options, i int) bool) {
 		if n == 0 {
 			return
 		}
-		next := make([]dedup.Config, 0, len(out)*n)
+		next := make([]dedup.Options, 0, len(out)*n)
 		for _, c := range out {
 			for i := range n {
 				c2 := c
@@ -166,27 +167,38 @@ func (s Space) Configs(base dedup.Config) []dedup.Config {
 		out = next
 	}
 	thresholds := func() {
-		expand(len(s.Thresholds), func(c *dedup.Config, i int) bool { c.Threshold = s.Thresholds[i]; return true })
+		expand(len(s.Thresholds), func(c *dedup.Options, i int) bool {
+			c.Spec.Threshold, c.VerifyThreshold = s.Thresholds[i], s.Thresholds[i]
+			return true
+		})
 	}
 	shingles := func() {
-		expand(len(s.Shingles), func(c *dedup.Config, i int) bool {
-			seed := c.Shingle.Seed
-			c.Shingle = s.Shingles[i]
-			c.Shingle.Seed = seed
+		expand(len(s.Shingles), func(c *dedup.Options, i int) bool {
+			seed := c.Spec.Shingle.Seed
+			c.Spec.Shingle = s.Shingles[i]
+			c.Spec.Shingle.Seed = seed
 			return true
 		})
 	}
 	verify := func() {
-		expand(len(s.Verify), func(c *dedup.Config, i int) bool { c.Verify = s.Verify[i]; return true })
+		expand(len(s.Verify), func(c *dedup.Options, i int) bool { c.Verify = s.Verify[i]; return true })
 	}
-	switch base.Method {
+	method := base.Method
+	if method == "" {
+		method = base.Spec.Method.String()
+	}
+	switch method {
 	case "minhash":
 		shingles()
-		expand(len(s.NumPerms), func(c *dedup.Config, i int) bool { c.NumPerm = s.NumPerms[i]; return true })
-		expand(len(s.Bandings), func(c *dedup.Config, i int) bool {
+		expand(len(s.NumPerms), func(c *dedup.Options, i int) bool { c.Spec.MinHash.NumPerm = s.NumPerms[i]; return true })
+		expand(len(s.Bandings), func(c *dedup.Options, i int) bool {
 			b := s.Bandings[i]
-			c.Bands, c.Rows = b[0], b[1]
-			return b[0]*b[1] <= c.NumPerm
+			c.Spec.MinHash.Bands, c.Spec.MinHash.Rows = b[0], b[1]
+			k := c.Spec.MinHash.NumPerm
+			if k == 0 {
+				k = sketch.DefaultNumPerm
+			}
+			return b[0]*b[1] <= k
 		})
 		verify()
 		thresholds()
@@ -195,22 +207,30 @@ func (s Space) Configs(base dedup.Config) []dedup.Config {
 		thresholds()
 	case "simhash":
 		shingles()
-		expand(len(s.Weights), func(c *dedup.Config, i int) bool { c.Weights = s.Weights[i]; return true })
-		expand(len(s.Bits), func(c *dedup.Config, i int) bool { c.Bits = s.Bits[i]; return true })
-		expand(len(s.Distances), func(c *dedup.Config, i int) bool {
-			c.Distance = s.Distances[i]
-			bits := c.Bits
-			if bits == 0 {
-				bits = 64
+		expand(len(s.Weights), func(c *dedup.Options, i int) bool {
+			w, err := sketch.ParseWeighting(s.Weights[i])
+			c.Spec.SimHash.Weights = w
+			return err == nil
+		})
+		expand(len(s.Bits), func(c *dedup.Options, i int) bool { c.Spec.SimHash.Bits = s.Bits[i]; return true })
+		expand(len(s.Distances), func(c *dedup.Options, i int) bool {
+			d := s.Distances[i]
+			c.Spec.SimHash.Distance = d
+			if d == 0 {
+				c.Spec.SimHash.Distance = sketch.ExactDistance
 			}
-			return c.Distance >= 0 && c.Distance < bits
+			bits := c.Spec.SimHash.Bits
+			if bits == 0 {
+				bits = sketch.DefaultBits
+			}
+			return d >= 0 && d < bits
 		})
 		verify()
 		if base.Verify || len(s.Verify) > 1 {
 			thresholds()
 		}
 	case "ksentence":
-		expand(len(s.KSentences), func(c *dedup.Config, i int) bool { c.KSentences = s.KSentences[i]; return true })
+		expand(len(s.KSentences), func(c *dedup.Options, i int) bool { c.Spec.KSentence.K = s.KSentences[i]; return true })
 	}
 	return out
 }
@@ -219,47 +239,53 @@ func (s Space) Configs(base dedup.Config) []dedup.Config {
 type Trial struct {
 	// Label is a short description of the swept parameters
 	// ("word-5 t=0.8 perm=128 13x7").
-	Label  string       `json:"label"`
-	Config dedup.Config `json:"-"`
-	// Params is the method's effective parameters (dedup.Stats.Params).
-	Params  map[string]any `json:"params"`
-	Scores  Scores         `json:"scores"`
-	Seconds float64        `json:"seconds"`
+	Label   string        `json:"label"`
+	Options dedup.Options `json:"-"`
+	// Params are the method's facts (dedup.Stats.Params).
+	Params  dedup.Facts `json:"params"`
+	Scores  Scores      `json:"scores"`
+	Seconds float64     `json:"seconds"`
 	// Pairs is the number of pairs the method reported.
 	Pairs int `json:"pairs"`
 }
 
 // Label describes the parameters of cfg that a sweep can change, for
 // tables and plots.
-func Label(cfg dedup.Config) string {
-	sh := func() string {
-		n := cfg.Shingle.N
-		if n == 0 {
-			n = 1
-		}
-		return fmt.Sprintf("%s-%d", cfg.Shingle.Unit, n)
+func Label(cfg dedup.Options) string {
+	spec, err := cfg.ResolveSpec()
+	method := cfg.Method
+	if method == "" {
+		method = cfg.Spec.Method.String()
 	}
+	if err != nil {
+		return method
+	}
+	sh := func() string { return fmt.Sprintf("%s-%d", spec.Shingle.Unit, spec.Shingle.N) }
 	var parts []string
-	switch cfg.Method {
+	switch method {
 	case "minhash":
-		parts = append(parts, sh(), fmt.Sprintf("t=%g", cfg.Threshold), fmt.Sprintf("perm=%d", cfg.NumPerm))
-		if cfg.Bands > 0 {
-			parts = append(parts, fmt.Sprintf("%dx%d", cfg.Bands, cfg.Rows))
+		parts = append(parts, sh(), fmt.Sprintf("t=%g", spec.Threshold), fmt.Sprintf("perm=%d", spec.MinHash.NumPerm))
+		if cfg.Spec.MinHash.Bands > 0 {
+			parts = append(parts, fmt.Sprintf("%dx%d", spec.MinHash.Bands, spec.MinHash.Rows))
 		}
 		if cfg.Verify {
 			parts = append(parts, "verify")
 		}
 	case "jaccard", "bloom-overlap":
-		parts = append(parts, sh(), fmt.Sprintf("t=%g", cfg.Threshold))
+		parts = append(parts, sh(), fmt.Sprintf("t=%g", spec.Threshold))
 	case "simhash":
-		parts = append(parts, sh(), cfg.Weights, fmt.Sprintf("f=%d", cfg.Bits), fmt.Sprintf("k=%d", cfg.Distance))
+		parts = append(parts, sh(), spec.SimHash.Weights.String(), fmt.Sprintf("f=%d", spec.SimHash.Bits), fmt.Sprintf("k=%d", spec.SimHash.MaxDistance()))
 		if cfg.Verify {
-			parts = append(parts, fmt.Sprintf("verify t=%g", cfg.Threshold))
+			t := cfg.VerifyThreshold
+			if t == 0 {
+				t = sketch.DefaultThreshold
+			}
+			parts = append(parts, fmt.Sprintf("verify t=%g", t))
 		}
 	case "ksentence":
-		parts = append(parts, fmt.Sprintf("K=%d", cfg.KSentences))
+		parts = append(parts, fmt.Sprintf("K=%d", spec.KSentence.K))
 	default:
-		parts = append(parts, cfg.Method)
+		parts = append(parts, method)
 	}
 	return strings.Join(parts, " ")
 }
@@ -267,8 +293,8 @@ func Label(cfg dedup.Config) string {
 // Evaluate runs cfg on in, scores its clusters against truth, and returns
 // the trial. Temporary files go to tmpDir ("" for the system default) and
 // are removed. in.Outputs are ignored.
-func Evaluate(ctx context.Context, cfg dedup.Config, in dedup.Input, truth *eval.Labels, tmpDir string) (Trial, error) {
-	t := Trial{Label: Label(cfg), Config: cfg}
+func Evaluate(ctx context.Context, cfg dedup.Options, in dedup.Input, truth *eval.Labels, tmpDir string) (Trial, error) {
+	t := Trial{Label: Label(cfg), Options: cfg}
 	dir, err := os.MkdirTemp(tmpDir, "neardup-tune-")
 	if err != nil {
 		return t, err
@@ -306,7 +332,7 @@ var ErrNoConfig = errors.New("tune: the sweep has no configuration")
 // Sweep evaluates every configuration of space for base.Method, in order,
 // and calls progress (when not nil) after each. It stops at the first
 // error, returning the trials done so far.
-func Sweep(ctx context.Context, base dedup.Config, space Space, in dedup.Input, truth *eval.Labels, tmpDir string,
+func Sweep(ctx context.Context, base dedup.Options, space Space, in dedup.Input, truth *eval.Labels, tmpDir string,
 	progress func(done, total int, t *Trial)) ([]Trial, error) {
 	cfgs := space.Configs(base)
 	if len(cfgs) == 0 {

@@ -30,7 +30,7 @@ func TestConfigsProduct(t *testing.T) {
 		{"simhash", nsh * len(sp.Weights) * len(sp.Distances)},
 	}
 	for _, tt := range tests {
-		base := dedup.DefaultConfig()
+		base := dedup.Options{}
 		base.Method = tt.method
 		cfgs := sp.Configs(base)
 		if len(cfgs) != tt.want {
@@ -52,7 +52,7 @@ func TestConfigsProduct(t *testing.T) {
 
 func TestConfigsSkipsImpossibleBanding(t *testing.T) {
 	sp := Space{NumPerms: []int{32, 128}, Bandings: [][2]int{{0, 0}, {16, 4}}, Thresholds: []float64{0.8}}
-	base := dedup.DefaultConfig()
+	base := dedup.Options{}
 	cfgs := sp.Configs(base)
 	var got []string
 	for _, c := range cfgs {
@@ -178,7 +178,7 @@ func TestSweepScoresAgainstTruth(t *testing.T) {
 		t.Fatal(err)
 	}
 	truth := truthOf(t, [][2]string{{"a1", "a"}, {"a2", "a"}, {"a3", "a"}, {"b1", "b"}, {"b2", "b"}, {"c1", "c"}})
-	base := dedup.DefaultConfig()
+	base := dedup.Options{}
 	base.Method = "jaccard"
 	base.Workers = 1
 	sp := Space{Shingles: []shingle.Options{{Unit: shingle.Word, N: 1}}, Thresholds: []float64{0.5, 0.95}}
@@ -206,7 +206,7 @@ func TestSweepScoresAgainstTruth(t *testing.T) {
 			s.Precision != want[i].Precision || s.Recall != want[i].Recall || s.F1 != want[i].F1 {
 			t.Errorf("%s: scores %+v, want %+v", tr.Label, s, want[i])
 		}
-		if tr.Params["threshold"] != sp.Thresholds[i] {
+		if tr.Params.Threshold != sp.Thresholds[i] {
 			t.Errorf("%s: params %v", tr.Label, tr.Params)
 		}
 	}

@@ -23,7 +23,11 @@ import (
 	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/eval"
 	"github.com/neardup/neardup/internal/atomicfile"
+	"github.com/neardup/neardup/minhash"
 	"github.com/neardup/neardup/shingle"
+	"github.com/neardup/neardup/simhash"
+	"github.com/neardup/neardup/sketch"
+	"github.com/neardup/neardup/text"
 	"github.com/neardup/neardup/tune"
 )
 
@@ -41,12 +45,12 @@ type benchProfile struct {
 	about string
 	// config returns the configuration of method on the dataset (the
 	// "readme" profile).
-	config func(method string) dedup.Config
+	config func(method string) dedup.Options
 	// tuned changes config(method) into the "tuned" profile: the best
 	// configuration `neardup tune` found on a sample of the dataset
 	// (docs/defaults.md has the sweeps). A method without an entry runs
 	// only in the readme profile.
-	tuned map[string]func(c *dedup.Config)
+	tuned map[string]func(c *dedup.Options)
 	// tunedAbout says where the tuned profile comes from.
 	tunedAbout string
 	// refVersion, when set, adds the recall of the pairs (refVersion/X,
@@ -63,9 +67,9 @@ type benchProfile struct {
 
 // profileConfig returns a configuration builder from the dataset-wide
 // settings and per-method changes.
-func profileConfig(setup func(c *dedup.Config), perMethod map[string]func(c *dedup.Config)) func(string) dedup.Config {
-	return func(method string) dedup.Config {
-		c := dedup.DefaultConfig()
+func profileConfig(setup func(c *dedup.Options), perMethod map[string]func(c *dedup.Options)) func(string) dedup.Options {
+	return func(method string) dedup.Options {
+		c := dedup.Options{}
 		c.Method = method
 		if setup != nil {
 			setup(&c)
@@ -82,118 +86,128 @@ func profileConfig(setup func(c *dedup.Config), perMethod map[string]func(c *ded
 var benchProfiles = map[string]benchProfile{
 	"clough-plagiarism": {
 		about: "word 3-grams at Jaccard 0.3: answers are much shorter than the originals, so J is capped well below 1 even for copying (README); truth: orig+cut+light together",
-		config: profileConfig(func(c *dedup.Config) {
-			c.Shingle = shingle.Options{Unit: shingle.Word, N: 3}
-			c.Threshold = 0.3
+		config: profileConfig(func(c *dedup.Options) {
+			c.Spec.Shingle = shingle.Options{Unit: shingle.Word, N: 3}
+			c.Spec.Threshold = 0.3
 		}, nil),
 		pairs: "pairs.tsv", positive: []string{"cut", "light"},
 		tunedAbout: "neardup tune on the whole set (100 documents); jaccard uses minhash's shingling and threshold, as the reference",
-		tuned: map[string]func(c *dedup.Config){
-			"ksentence": func(c *dedup.Config) { c.KSentences = 1 },
-			"simhash": func(c *dedup.Config) {
-				c.Shingle, c.Weights, c.Bits, c.Distance = shingle.Options{Unit: shingle.Char, N: 3}, "count", 64, 8
+		tuned: map[string]func(c *dedup.Options){
+			"ksentence": func(c *dedup.Options) { c.Spec.KSentence.K = 1 },
+			"simhash": func(c *dedup.Options) {
+				c.Spec.Shingle, c.Spec.SimHash.Weights, c.Spec.SimHash.Bits, c.Spec.SimHash.Distance = shingle.Options{Unit: shingle.Char, N: 3}, sketch.WeightCount, 64, 8
 			},
-			"minhash": func(c *dedup.Config) {
-				c.Shingle, c.Threshold, c.NumPerm = shingle.Options{Unit: shingle.Char, N: 4}, 0.4, 64
+			"minhash": func(c *dedup.Options) {
+				c.Spec.Shingle, c.Spec.Threshold, c.Spec.MinHash.NumPerm = shingle.Options{Unit: shingle.Char, N: 4}, 0.4, 64
 			},
-			"jaccard": func(c *dedup.Config) { c.Shingle, c.Threshold = shingle.Options{Unit: shingle.Char, N: 4}, 0.4 },
+			"jaccard": func(c *dedup.Options) {
+				c.Spec.Shingle, c.Spec.Threshold = shingle.Options{Unit: shingle.Char, N: 4}, 0.4
+			},
 		},
 	},
 	"llvm-docs": {
 		about: "--html (scripts, styles and markup dropped), word 5-grams at 0.8 (README: pairs.tsv uses word 5-grams of the visible text)",
-		config: profileConfig(func(c *dedup.Config) {
-			c.Normalize.HTML = true
-			c.Shingle = shingle.Options{Unit: shingle.Word, N: 5}
-			c.Threshold = 0.8
+		config: profileConfig(func(c *dedup.Options) {
+			c.Spec.Normalize = normalizeWith(func(o *text.Options) { o.HTML = true })
+			c.Spec.Shingle = shingle.Options{Unit: shingle.Word, N: 5}
+			c.Spec.Threshold = 0.8
 		}, nil),
 		pairs: "pairs.tsv", positive: []string{"1"},
 		subset:     func(id string) bool { _, p, _ := strings.Cut(id, "/"); return !strings.HasPrefix(p, "AMDGPU/") },
 		subsetName: "non-AMDGPU pages (README's clean evaluation)",
 		tunedAbout: "neardup tune with the non-AMDGPU truth (742 pages scored, all 3,053 pages as input); jaccard uses minhash's shingling and threshold",
-		tuned: map[string]func(c *dedup.Config){
-			"ksentence": func(c *dedup.Config) { c.KSentences = 3 },
-			"simhash": func(c *dedup.Config) {
-				c.Shingle, c.Weights, c.Bits, c.Distance = shingle.Options{Unit: shingle.Word, N: 3}, "count", 128, 12
+		tuned: map[string]func(c *dedup.Options){
+			"ksentence": func(c *dedup.Options) { c.Spec.KSentence.K = 3 },
+			"simhash": func(c *dedup.Options) {
+				c.Spec.Shingle, c.Spec.SimHash.Weights, c.Spec.SimHash.Bits, c.Spec.SimHash.Distance = shingle.Options{Unit: shingle.Word, N: 3}, sketch.WeightCount, 128, 12
 			},
-			"minhash": func(c *dedup.Config) {
-				c.Shingle, c.Threshold, c.NumPerm = shingle.Options{Unit: shingle.Word, N: 8}, 0.8, 128
+			"minhash": func(c *dedup.Options) {
+				c.Spec.Shingle, c.Spec.Threshold, c.Spec.MinHash.NumPerm = shingle.Options{Unit: shingle.Word, N: 8}, 0.8, 128
 			},
-			"jaccard": func(c *dedup.Config) { c.Shingle, c.Threshold = shingle.Options{Unit: shingle.Word, N: 8}, 0.8 },
+			"jaccard": func(c *dedup.Options) {
+				c.Spec.Shingle, c.Spec.Threshold = shingle.Options{Unit: shingle.Word, N: 8}, 0.8
+			},
 		},
 	},
 	"tang-editions": {
 		about: "--t2s (the editions mix variant forms), CJK character bigrams (unit word: ideographs one by one, punctuation folded) at 0.5: the truth is defined on character-bigram J and a fifth of its pairs are below 0.6",
-		config: profileConfig(func(c *dedup.Config) {
-			c.Normalize.T2S = true
-			c.Shingle = shingle.Options{Unit: shingle.Word, N: 2}
-			c.Threshold = 0.5
+		config: profileConfig(func(c *dedup.Options) {
+			c.Spec.Normalize = normalizeWith(func(o *text.Options) { o.T2S = true })
+			c.Spec.Shingle = shingle.Options{Unit: shingle.Word, N: 2}
+			c.Spec.Threshold = 0.5
 		}, nil),
 		tunedAbout: "neardup tune on the whole set for minhash (word 2-4-grams x 0.3-0.6) and simhash (64 bits k 9-15, 128 bits k 18-30); on a 5,000-document sample for ksentence",
-		tuned: map[string]func(c *dedup.Config){
-			"ksentence": func(c *dedup.Config) { c.KSentences = 1 },
-			"simhash": func(c *dedup.Config) {
-				c.Shingle, c.Weights, c.Bits, c.Distance = shingle.Options{Unit: shingle.Word, N: 2}, "count", 128, 30
+		tuned: map[string]func(c *dedup.Options){
+			"ksentence": func(c *dedup.Options) { c.Spec.KSentence.K = 1 },
+			"simhash": func(c *dedup.Options) {
+				c.Spec.Shingle, c.Spec.SimHash.Weights, c.Spec.SimHash.Bits, c.Spec.SimHash.Distance = shingle.Options{Unit: shingle.Word, N: 2}, sketch.WeightCount, 128, 30
 			},
-			"minhash": func(c *dedup.Config) {
-				c.Shingle, c.Threshold, c.NumPerm = shingle.Options{Unit: shingle.Word, N: 2}, 0.5, 128
+			"minhash": func(c *dedup.Options) {
+				c.Spec.Shingle, c.Spec.Threshold, c.Spec.MinHash.NumPerm = shingle.Options{Unit: shingle.Word, N: 2}, 0.5, 128
 			},
-			"jaccard": func(c *dedup.Config) { c.Shingle, c.Threshold = shingle.Options{Unit: shingle.Word, N: 2}, 0.5 },
+			"jaccard": func(c *dedup.Options) {
+				c.Spec.Shingle, c.Spec.Threshold = shingle.Options{Unit: shingle.Word, N: 2}, 0.5
+			},
 		},
 	},
 	"bible-zh-scripts": {
 		about: "--t2s (the point of the set: raw bigram J median 0.36, 1.0 after t2s), CJK character bigrams at 0.7",
-		config: profileConfig(func(c *dedup.Config) {
-			c.Normalize.T2S = true
-			c.Shingle = shingle.Options{Unit: shingle.Word, N: 2}
-			c.Threshold = 0.7
+		config: profileConfig(func(c *dedup.Options) {
+			c.Spec.Normalize = normalizeWith(func(o *text.Options) { o.T2S = true })
+			c.Spec.Shingle = shingle.Options{Unit: shingle.Word, N: 2}
+			c.Spec.Threshold = 0.7
 		}, nil),
 		tunedAbout: "neardup tune on a 5,000-document sample (whole clusters); jaccard uses minhash's shingling and threshold",
-		tuned: map[string]func(c *dedup.Config){
-			"ksentence": func(c *dedup.Config) { c.KSentences = 1 },
-			"simhash": func(c *dedup.Config) {
-				c.Shingle, c.Weights, c.Bits, c.Distance = shingle.Options{Unit: shingle.Word, N: 2}, "tfidf", 64, 12
+		tuned: map[string]func(c *dedup.Options){
+			"ksentence": func(c *dedup.Options) { c.Spec.KSentence.K = 1 },
+			"simhash": func(c *dedup.Options) {
+				c.Spec.Shingle, c.Spec.SimHash.Weights, c.Spec.SimHash.Bits, c.Spec.SimHash.Distance = shingle.Options{Unit: shingle.Word, N: 2}, sketch.WeightTFIDF, 64, 12
 			},
-			"minhash": func(c *dedup.Config) {
-				c.Shingle, c.Threshold, c.NumPerm = shingle.Options{Unit: shingle.Word, N: 2}, 0.7, 64
+			"minhash": func(c *dedup.Options) {
+				c.Spec.Shingle, c.Spec.Threshold, c.Spec.MinHash.NumPerm = shingle.Options{Unit: shingle.Word, N: 2}, 0.7, 64
 			},
-			"jaccard": func(c *dedup.Config) { c.Shingle, c.Threshold = shingle.Options{Unit: shingle.Word, N: 2}, 0.7 },
+			"jaccard": func(c *dedup.Options) {
+				c.Spec.Shingle, c.Spec.Threshold = shingle.Options{Unit: shingle.Word, N: 2}, 0.7
+			},
 		},
 	},
 	"bible-distant": {
 		about: "char 5-grams (README: kinder to short verses than word 3-grams) at 0.5; truth is 'same verse', not 'near-duplicate': read the per-version recalls",
-		config: profileConfig(func(c *dedup.Config) {
-			c.Shingle = shingle.Options{Unit: shingle.Char, N: 5}
-			c.Threshold = 0.5
+		config: profileConfig(func(c *dedup.Options) {
+			c.Spec.Shingle = shingle.Options{Unit: shingle.Char, N: 5}
+			c.Spec.Threshold = 0.5
 		}, nil),
 		refVersion: "KJV",
 		tunedAbout: "neardup tune on an 8,000-document sample (whole clusters); no jaccard row (exact join of char 3-grams at 0.4 on 155k verses is out of the time budget)",
-		tuned: map[string]func(c *dedup.Config){
-			"ksentence": func(c *dedup.Config) { c.KSentences = 1 },
-			"simhash": func(c *dedup.Config) {
-				c.Shingle, c.Weights, c.Bits, c.Distance = shingle.Options{Unit: shingle.Char, N: 3}, "tfidf", 64, 12
+		tuned: map[string]func(c *dedup.Options){
+			"ksentence": func(c *dedup.Options) { c.Spec.KSentence.K = 1 },
+			"simhash": func(c *dedup.Options) {
+				c.Spec.Shingle, c.Spec.SimHash.Weights, c.Spec.SimHash.Bits, c.Spec.SimHash.Distance = shingle.Options{Unit: shingle.Char, N: 3}, sketch.WeightTFIDF, 64, 12
 			},
-			"minhash": func(c *dedup.Config) {
-				c.Shingle, c.Threshold, c.NumPerm = shingle.Options{Unit: shingle.Char, N: 3}, 0.4, 128
+			"minhash": func(c *dedup.Options) {
+				c.Spec.Shingle, c.Spec.Threshold, c.Spec.MinHash.NumPerm = shingle.Options{Unit: shingle.Char, N: 3}, 0.4, 128
 			},
 		},
 	},
 	"bible-kjv-family": {
 		about: "char 5-grams at 0.7 over 248,812 short verses (2-93 words); MKJV is a real revision (median word-3 J 0.36 vs KJV), expect low recall on it",
-		config: profileConfig(func(c *dedup.Config) {
-			c.Shingle = shingle.Options{Unit: shingle.Char, N: 5}
-			c.Threshold = 0.7
+		config: profileConfig(func(c *dedup.Options) {
+			c.Spec.Shingle = shingle.Options{Unit: shingle.Char, N: 5}
+			c.Spec.Threshold = 0.7
 		}, nil),
 		refVersion: "KJV",
 		tunedAbout: "neardup tune on the whole set for minhash (char 5-grams x 0.5-0.9) and simhash (char 5-grams, 64 bits, k 6-12, count and tfidf); on an 8,000-document sample for ksentence",
-		tuned: map[string]func(c *dedup.Config){
-			"ksentence": func(c *dedup.Config) { c.KSentences = 1 },
-			"simhash": func(c *dedup.Config) {
-				c.Shingle, c.Weights, c.Bits, c.Distance = shingle.Options{Unit: shingle.Char, N: 5}, "tfidf", 64, 9
+		tuned: map[string]func(c *dedup.Options){
+			"ksentence": func(c *dedup.Options) { c.Spec.KSentence.K = 1 },
+			"simhash": func(c *dedup.Options) {
+				c.Spec.Shingle, c.Spec.SimHash.Weights, c.Spec.SimHash.Bits, c.Spec.SimHash.Distance = shingle.Options{Unit: shingle.Char, N: 5}, sketch.WeightTFIDF, 64, 9
 			},
-			"minhash": func(c *dedup.Config) {
-				c.Shingle, c.Threshold, c.NumPerm = shingle.Options{Unit: shingle.Char, N: 5}, 0.7, 128
+			"minhash": func(c *dedup.Options) {
+				c.Spec.Shingle, c.Spec.Threshold, c.Spec.MinHash.NumPerm = shingle.Options{Unit: shingle.Char, N: 5}, 0.7, 128
 			},
-			"jaccard": func(c *dedup.Config) { c.Shingle, c.Threshold = shingle.Options{Unit: shingle.Char, N: 5}, 0.7 },
+			"jaccard": func(c *dedup.Options) {
+				c.Spec.Shingle, c.Spec.Threshold = shingle.Options{Unit: shingle.Char, N: 5}, 0.7
+			},
 		},
 	},
 }
@@ -277,8 +291,8 @@ type benchRun struct {
 	// Profile is "readme" or "tuned".
 	Profile string `json:"profile"`
 	// Args are the dedup flags used (without the input and output files).
-	Args   []string       `json:"args"`
-	Params map[string]any `json:"params,omitempty"`
+	Args   []string     `json:"args"`
+	Params *dedup.Facts `json:"params,omitempty"`
 	// Status is "ok", "timeout" or "error: ...".
 	Status       string      `json:"status"`
 	Documents    int         `json:"documents"`
@@ -341,7 +355,7 @@ func findData(dir string) (docs, truth string, err error) {
 
 func runBench(ctx context.Context, o *benchOpts, argv []string, stdout, stderr io.Writer) error {
 	for _, m := range o.methods {
-		if _, err := dedup.NewMethod(dedup.Config{Method: m, Threshold: 0.5, NumPerm: 128, BloomFPP: 1e-6, KSentences: 3, Bits: 64}); err != nil {
+		if _, err := dedup.NewMethod(dedup.Options{Method: m}); err != nil {
 			return usageErr("--methods: %v", err)
 		}
 	}
@@ -509,43 +523,65 @@ func readLabelFile(path string, opts eval.ReadOptions) (*eval.Labels, error) {
 	return eval.Read(f, path, opts)
 }
 
+// normalizeWith returns the default normalisation changed by f.
+func normalizeWith(f func(o *text.Options)) *text.Options {
+	o := text.DefaultOptions()
+	f(&o)
+	return &o
+}
+
 // dedupArgs returns the dedup flags that reproduce cfg (every flag that
 // matters to cfg.Method, normalisation included).
-func dedupArgs(cfg dedup.Config) []string {
+func dedupArgs(cfg dedup.Options) []string {
 	b := func(name string, v bool) string { return "--" + name + "=" + strconv.FormatBool(v) }
-	n := cfg.Normalize
-	args := []string{"--method", cfg.Method}
-	switch cfg.Method {
+	spec, err := cfg.ResolveSpec()
+	if err != nil {
+		return []string{"--method", cfg.Method}
+	}
+	method := cfg.Method
+	if method == "" {
+		method = spec.Method.String()
+	}
+	n := *spec.Normalize
+	args := []string{"--method", method}
+	switch method {
 	case "minhash", "jaccard", "simhash", "bloom-overlap":
-		ng := cfg.Shingle.N
-		if ng == 0 {
-			ng = 1
-		}
-		args = append(args, "--unit", cfg.Shingle.Unit.String(), "--ngram", strconv.Itoa(ng))
+		args = append(args, "--unit", spec.Shingle.Unit.String(), "--ngram", strconv.Itoa(spec.Shingle.N))
 	}
-	switch cfg.Method {
+	var seed uint64
+	switch method {
 	case "minhash":
-		args = append(args, "--threshold", ftoa(cfg.Threshold), "--num-perm", strconv.Itoa(cfg.NumPerm))
-		if cfg.Bands > 0 {
-			args = append(args, "--bands", strconv.Itoa(cfg.Bands), "--rows", strconv.Itoa(cfg.Rows))
+		args = append(args, "--threshold", ftoa(spec.Threshold), "--num-perm", strconv.Itoa(spec.MinHash.NumPerm))
+		if g := cfg.Spec.MinHash; g.Bands > 0 || g.Rows > 0 {
+			args = append(args, "--bands", strconv.Itoa(spec.MinHash.Bands), "--rows", strconv.Itoa(spec.MinHash.Rows))
 		}
+		if spec.MinHash.Family != minhash.OPH {
+			args = append(args, "--minhash-family", spec.MinHash.Family.String())
+		}
+		seed = spec.MinHash.Seed
 	case "jaccard", "bloom-overlap":
-		args = append(args, "--threshold", ftoa(cfg.Threshold))
+		args = append(args, "--threshold", ftoa(spec.Threshold))
 	case "simhash":
-		args = append(args, "--bits", strconv.Itoa(cfg.Bits), "--distance", strconv.Itoa(cfg.Distance), "--weights", cfg.Weights)
+		args = append(args, "--bits", strconv.Itoa(spec.SimHash.Bits), "--distance", strconv.Itoa(spec.SimHash.MaxDistance()),
+			"--weights", spec.SimHash.Weights.String())
 		if cfg.Verify {
-			args = append(args, "--threshold", ftoa(cfg.Threshold))
+			t := cfg.VerifyThreshold
+			if t == 0 {
+				t = sketch.DefaultThreshold
+			}
+			args = append(args, "--threshold", ftoa(t))
 		}
+		seed = spec.SimHash.Seed
 	case "ksentence":
-		args = append(args, "--k-sentences", strconv.Itoa(cfg.KSentences))
+		args = append(args, "--k-sentences", strconv.Itoa(spec.KSentence.K))
 	}
-	if cfg.Verify && (cfg.Method == "minhash" || cfg.Method == "simhash") {
+	if cfg.Verify && (method == "minhash" || method == "simhash") {
 		args = append(args, "--verify")
 	}
-	if cfg.Seed != 0 {
-		args = append(args, "--seed", strconv.FormatUint(cfg.Seed, 10))
+	if seed != 0 && seed != minhash.DefaultSeed && seed != simhash.DefaultSeed {
+		args = append(args, "--seed", strconv.FormatUint(seed, 10))
 	}
-	d := dedup.DefaultConfig().Normalize
+	d := text.DefaultOptions()
 	for _, f := range []struct {
 		name   string
 		v, def bool
@@ -564,13 +600,20 @@ func ftoa(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 
 // benchOne runs one method on one dataset in a child process and scores
 // it.
-func benchOne(ctx context.Context, exe, docs string, cfg dedup.Config, timeout time.Duration, tmp string, sc *scorer) benchRun {
+func benchOne(ctx context.Context, exe, docs string, cfg dedup.Options, timeout time.Duration, tmp string, sc *scorer) benchRun {
 	r := benchRun{Method: cfg.Method, Args: dedupArgs(cfg), Status: "ok"}
 	clusters := filepath.Join(tmp, "clusters.jsonl")
 	statsPath := filepath.Join(tmp, "stats.json")
+	optsPath := filepath.Join(tmp, "options.json")
 	os.Remove(clusters)
 	os.Remove(statsPath)
-	args := append(append([]string{"dedup"}, r.Args...), "-q", "--clusters", clusters, "--stats", statsPath)
+	// The child gets the options themselves, not flags rebuilt from them
+	// (r.Args is the equivalent command line, for the table).
+	if err := writeOptionsJSON(optsPath, cfg); err != nil {
+		r.Status = "error: " + err.Error()
+		return r
+	}
+	args := []string{"dedup", "--options-json", optsPath, "-q", "--clusters", clusters, "--stats", statsPath}
 	if cfg.Workers > 0 {
 		args = append(args, "-j", strconv.Itoa(cfg.Workers))
 	}
@@ -605,7 +648,7 @@ func benchOne(ctx context.Context, exe, docs string, cfg dedup.Config, timeout t
 	if b, err := os.ReadFile(statsPath); err == nil {
 		var st dedup.Stats
 		if json.Unmarshal(b, &st) == nil {
-			r.Params, r.Documents, r.Pairs, r.Removed = st.Params, st.Documents, st.Pairs, st.Removed
+			r.Params, r.Documents, r.Pairs, r.Removed = &st.Params, st.Documents, st.Pairs, st.Removed
 		}
 	}
 	if err := sc.score(clusters, &r); err != nil {
@@ -902,7 +945,7 @@ func runName(r benchRun) string {
 // leave implicit (the banding chosen for minhash).
 func paramNote(r benchRun) string {
 	if r.Method == "minhash" && r.Params != nil {
-		return fmt.Sprintf("(%v bands x %v rows)", r.Params["bands"], r.Params["rows"])
+		return fmt.Sprintf("(%v bands x %v rows)", r.Params.Bands, r.Params.Rows)
 	}
 	return ""
 }

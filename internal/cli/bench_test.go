@@ -11,33 +11,37 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/neardup/neardup/cluster"
 	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/eval"
 	"github.com/neardup/neardup/shingle"
+	"github.com/neardup/neardup/sketch"
+	"github.com/neardup/neardup/text"
 )
 
 // dedupArgs must reproduce the configuration when dedup parses it.
 func TestDedupArgsRoundTrip(t *testing.T) {
-	var cfgs []dedup.Config
-	add := func(f func(c *dedup.Config)) {
-		c := dedup.DefaultConfig()
+	var cfgs []dedup.Options
+	add := func(f func(c *dedup.Options)) {
+		c := dedup.Options{}
 		f(&c)
 		cfgs = append(cfgs, c)
 	}
-	add(func(c *dedup.Config) {})
-	add(func(c *dedup.Config) {
-		c.Shingle = shingle.Options{Unit: shingle.Char, N: 4}
-		c.Threshold, c.NumPerm, c.Bands, c.Rows, c.Verify, c.Seed = 0.55, 64, 16, 4, true, 9
-		c.Normalize.T2S, c.Normalize.Punctuation = true, false
+	add(func(c *dedup.Options) {})
+	add(func(c *dedup.Options) {
+		c.Spec.Shingle = shingle.Options{Unit: shingle.Char, N: 4, Seed: 9}
+		c.Spec.Threshold, c.Verify = 0.55, true
+		c.Spec.MinHash = sketch.MinHashSpec{NumPerm: 64, Bands: 16, Rows: 4, Seed: 9}
+		c.Spec.Normalize = normalizeWith(func(o *text.Options) { o.T2S, o.Punctuation = true, false })
 	})
-	add(func(c *dedup.Config) {
-		c.Method, c.Bits, c.Distance, c.Weights = "simhash", 128, 7, "tfidf"
-		c.Shingle = shingle.Options{Unit: shingle.Char, N: 2}
-		c.Normalize.HTML = true
+	add(func(c *dedup.Options) {
+		c.Method, c.Spec.SimHash = "simhash", sketch.SimHashSpec{Bits: 128, Distance: 7, Weights: sketch.WeightTFIDF}
+		c.Spec.Shingle = shingle.Options{Unit: shingle.Char, N: 2}
+		c.Spec.Normalize = normalizeWith(func(o *text.Options) { o.HTML = true })
 	})
-	add(func(c *dedup.Config) { c.Method, c.Threshold = "jaccard", 0.3 })
-	add(func(c *dedup.Config) { c.Method, c.KSentences = "ksentence", 2 })
-	add(func(c *dedup.Config) { c.Method = "exact" })
+	add(func(c *dedup.Options) { c.Method, c.Spec.Threshold = "jaccard", 0.3 })
+	add(func(c *dedup.Options) { c.Method, c.Spec.KSentence.K = "ksentence", 2 })
+	add(func(c *dedup.Options) { c.Method = "exact" })
 	dir := t.TempDir()
 	docs := filepath.Join(dir, "docs.jsonl")
 	if err := os.WriteFile(docs, []byte(`{"id":"a","text":"one two three four five six. seven eight."}`+"\n"), 0o644); err != nil {
@@ -46,44 +50,27 @@ func TestDedupArgsRoundTrip(t *testing.T) {
 	stats := filepath.Join(dir, "stats.json")
 	for _, want := range cfgs {
 		args := dedupArgs(want)
-		var stderr bytes.Buffer
-		if code := Main(append(append([]string{"dedup"}, args...), "-q", "-j", "1", "--stats", stats, docs), nil, io.Discard, &stderr); code != 0 {
-			t.Fatalf("dedup %v: exit %d: %s", args, code, stderr.String())
-		}
-		b, err := os.ReadFile(stats)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var got dedup.Stats
-		if err := json.Unmarshal(b, &got); err != nil {
-			t.Fatal(err)
-		}
-		m, err := dedup.NewMethod(want)
-		if err != nil {
-			t.Fatal(err)
-		}
+		got := dedupStats(t, stats, append(append([]string{"dedup"}, args...), "-q", "-j", "1", "--stats", stats, docs)...)
 		// Through JSON, as the stats file holds them.
-		var wantParams map[string]any
-		b, _ = json.Marshal(m.Describe())
-		json.Unmarshal(b, &wantParams)
+		wantParams := describedParams(t, want)
 		// Every parameter the method describes before a run must come out
 		// the same; keys that depend on the corpus (the index design chosen
 		// at Flush, the IDF table) are left out, and keys the run adds are
 		// ignored.
-		for _, k := range []string{"design_for_1M_docs", "idf_docs", "idf_features", "index"} {
-			delete(wantParams, k)
-		}
-		gotParams := map[string]any{}
-		for k := range wantParams {
-			gotParams[k] = got.Params[k]
+		gotParams := got.Params
+		for _, f := range []*dedup.Facts{&wantParams, &gotParams} {
+			f.DesignFor1MDocs, f.Design, f.IDFDocs, f.IDFFeatures = "", "", 0, 0
 		}
 		if diff := cmp.Diff(wantParams, gotParams); diff != "" {
 			t.Errorf("dedup %s: parameters differ (-want +got):\n%s", strings.Join(args, " "), diff)
 		}
-		if want.Normalize.T2S != strings.Contains(strings.Join(args, " "), "--t2s=true") ||
-			want.Normalize.HTML != strings.Contains(strings.Join(args, " "), "--html=true") ||
-			want.Normalize.Punctuation == strings.Contains(strings.Join(args, " "), "--fold-punct=false") {
-			t.Errorf("dedup %s: normalisation flags do not match %+v", strings.Join(args, " "), want.Normalize)
+		// The whole resolved specification, normalisation included.
+		wantSpec, err := want.ResolveSpec()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(wantSpec, got.Spec); diff != "" {
+			t.Errorf("dedup %s: specification differs (-want +got):\n%s", strings.Join(args, " "), diff)
 		}
 	}
 }
@@ -116,4 +103,72 @@ func TestVersionRecall(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("versionRecall (-want +got):\n%s", diff)
 	}
+}
+
+// TestOptionsJSON: bench's child runs get dedup.Options as JSON (no
+// flags rebuilt from them): the child's run has the same resolved Spec
+// and the same method parameters as the options in process.
+func TestOptionsJSON(t *testing.T) {
+	dir := t.TempDir()
+	docs := filepath.Join(dir, "docs.jsonl")
+	if err := os.WriteFile(docs, []byte(`{"id":"a","text":"one two three four five six. seven eight."}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, cfg := range []dedup.Options{
+		{},
+		{Method: "simhash", Verify: true, VerifyThreshold: 0.6, Spec: sketch.Spec{SimHash: sketch.SimHashSpec{Bits: 32, Distance: 4, Weights: sketch.WeightCount}}},
+		{Method: "minhash", Cluster: cluster.Leader, Spec: sketch.Spec{Threshold: 0.7, MinHash: sketch.MinHashSpec{NumPerm: 64, Bands: 8}}},
+		{Method: "bloom-overlap", BloomFPP: 1e-4, Spec: sketch.Spec{Shingle: shingle.Options{Unit: shingle.Char, N: 3}, Threshold: 0.5}},
+		{Method: "ksentence", Keep: cluster.Longest, Spec: sketch.Spec{Normalize: normalizeWith(func(o *text.Options) { o.HTML = true })}},
+	} {
+		path := filepath.Join(dir, "options.json")
+		if err := writeOptionsJSON(path, cfg); err != nil {
+			t.Fatal(err)
+		}
+		stats := filepath.Join(dir, "stats.json")
+		got := dedupStats(t, stats, "dedup", "--options-json", path, "-q", "--stats", stats, docs)
+		wantSpec, err := cfg.ResolveSpec()
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantParams := describedParams(t, cfg)
+		for _, f := range []*dedup.Facts{&wantParams, &got.Params} {
+			f.DesignFor1MDocs, f.Design, f.Banding = "", "", ""
+		}
+		if diff := cmp.Diff(wantSpec, got.Spec); diff != "" {
+			t.Errorf("%s: specification differs (-want +got):\n%s", got.Method, diff)
+		}
+		if diff := cmp.Diff(wantParams, got.Params); diff != "" {
+			t.Errorf("%s: parameters differ (-want +got):\n%s", got.Method, diff)
+		}
+	}
+}
+
+// dedupStats runs neardup with args, which write the --stats file
+// statsPath, and returns the stats.
+func dedupStats(t *testing.T, statsPath string, args ...string) dedup.Stats {
+	t.Helper()
+	var stderr bytes.Buffer
+	if code := Main(args, nil, io.Discard, &stderr); code != 0 {
+		t.Fatalf("%v: exit %d: %s", args, code, stderr.String())
+	}
+	b, err := os.ReadFile(statsPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st dedup.Stats
+	if err := json.Unmarshal(b, &st); err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// describedParams returns the facts cfg's method states before a run.
+func describedParams(t *testing.T, cfg dedup.Options) dedup.Facts {
+	t.Helper()
+	m, err := dedup.NewMethod(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m.Facts()
 }

@@ -10,14 +10,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/neardup/neardup/corpus"
-	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/jaccard"
 	"github.com/neardup/neardup/ksentence"
 	"github.com/neardup/neardup/minhash"
 	"github.com/neardup/neardup/report"
 	"github.com/neardup/neardup/shingle"
-	"github.com/neardup/neardup/simhash"
-	"github.com/neardup/neardup/text"
+	"github.com/neardup/neardup/sketch"
 )
 
 type compareOpts struct {
@@ -26,19 +24,9 @@ type compareOpts struct {
 	corpus  string
 	ids     string
 	limit   int
-	text    textFlags
-	shingle shingleFlags
+	sketch  sketchFlags
 	input   inputFlags
 }
-
-// The measures compare computes beside the exact ones: the defaults of the
-// dedup methods, so that compare says what dedup would see.
-const (
-	compareNumPerm = 128
-	compareBits    = 64
-	// compareFamily is the minhash family of `dedup --method minhash`.
-	compareFamily = dedup.DefaultMinhashFamily
-)
 
 func newCompareCmd(e *env) *cobra.Command {
 	o := &compareOpts{}
@@ -55,14 +43,14 @@ Measures, all on the normalised texts (see the normalisation flags):
   jaccard_bag  multiset Jaccard: sum of minimum counts over sum of maximum
                counts
   minhash      MinHash estimate of jaccard: the fraction of equal slots of
-               128-slot signatures (oph family, default seed, as dedup
-               --method minhash computes them)
-  simhash      Hamming distance of 64-bit SimHash fingerprints of the
-               shingles weighted by count (default seed, as dedup --method
-               simhash computes them)
-  ksentence    whether the 3 longest sentences are identical (MD5 of them);
-               sentences are split on the text normalised with punctuation
-               folding off and newlines kept
+               the signatures (--num-perm, --minhash-family, --seed), as
+               dedup --method minhash computes them with the same flags
+  simhash      Hamming distance of the SimHash fingerprints (--bits,
+               --weights: set, count or sublinear; --seed), as dedup
+               --method simhash computes them with the same flags
+  ksentence    whether the --k-sentences longest sentences are identical
+               (MD5 of them); sentences are split on the text normalised
+               with punctuation folding off and newlines kept
 
 --explain adds the shingles both texts share and those only one has (as
 their tokens, in text order), the longest sentences, and a word-level diff
@@ -92,8 +80,7 @@ of the two normalised texts: [-text-] is only in A, {+text+} only in B.
 	fs.StringVar(&o.corpus, "corpus", "", "read the two texts from this corpus file, by --ids")
 	fs.StringVar(&o.ids, "ids", "", "with --corpus: the ids of the two documents, ID1,ID2")
 	fs.IntVar(&o.limit, "limit", 50, "with --explain: most shingles listed per group in text output (0: all)")
-	o.shingle.register(fs, 5)
-	o.text.register(fs)
+	o.sketch.register(fs, groupShingle|groupMinHash|groupSimHash|groupKSentence|groupSeed)
 	o.input.register(fs)
 	return cmd
 }
@@ -176,15 +163,7 @@ func runCompare(o *compareOpts, args []string, e *env) error {
 	if o.limit < 0 {
 		return usageErr("--limit %d: must not be negative", o.limit)
 	}
-	sopts, err := o.shingle.options()
-	if err != nil {
-		return err
-	}
-	norm, err := text.New(o.text.opts)
-	if err != nil {
-		return usageErr("%v", err)
-	}
-	c, err := compareTexts(norm, sopts, a, b, o.explain)
+	c, err := compareTexts(&o.sketch, a, b, o.explain)
 	if err != nil {
 		return err
 	}
@@ -255,55 +234,82 @@ func findPair(path string, opts corpus.Options, skipInvalid bool, idA, idB strin
 	return "", "", usageErr("--ids: no document with id %s in %s", strings.Join(missing, " or "), path)
 }
 
-func compareTexts(norm *text.Normalizer, sopts shingle.Options, a, b string, explain bool) (*comparison, error) {
+// compareTexts computes every measure with the Specs of the flags: the
+// sketches are those dedup computes with the same flags.
+func compareTexts(f *sketchFlags, a, b string, explain bool) (*comparison, error) {
+	if f.weights == sketch.WeightTFIDF.String() {
+		return nil, usageErr("--weights tfidf: compare has no corpus to learn IDF weights from (use set, count or sublinear)")
+	}
+	sketcher := func(m sketch.Method) (*sketch.Sketcher, error) {
+		spec, err := f.spec(m)
+		if err != nil {
+			return nil, err
+		}
+		return spec.NewSketcher()
+	}
+	js, err := sketcher(sketch.Jaccard)
+	if err != nil {
+		return nil, err
+	}
+	sopts := js.Spec().Shingle
 	sh, err := shingle.New(sopts)
 	if err != nil {
 		return nil, usageErr("%v", err)
 	}
-	na, nb := norm.String(a), norm.String(b)
-	setA, setB := sh.AppendSet(nil, na), sh.AppendSet(nil, nb)
+	na, nb := string(js.Normalize(nil, a)), string(js.Normalize(nil, b))
+	var skA, skB sketch.Sketch
+	js.SketchNormalized(&skA, []byte(na))
+	js.SketchNormalized(&skB, []byte(nb))
+	setA, setB := skA.Set, skB.Set
 	bagA, bagB := sh.AppendBag(nil, na), sh.AppendBag(nil, nb)
 	c := &comparison{
-		Unit: sopts.Unit.String(), Ngram: sh.N(),
+		Unit: sopts.Unit.String(), Ngram: sopts.N,
 		ShinglesA: len(setA), ShinglesB: len(setB), Shared: jaccard.Intersection(setA, setB),
 		Jaccard: jaccard.Set(setA, setB),
 		BagA:    len(bagA), BagB: len(bagB), JaccardBag: jaccard.Bag(bagA, bagB),
 	}
 
-	mh, err := minhash.New(minhash.Options{NumPerm: compareNumPerm, Family: compareFamily})
+	mh, err := sketcher(sketch.MinHash)
 	if err != nil {
 		return nil, err
 	}
-	sigA, sigB := mh.Sign(nil, setA), mh.Sign(nil, setB)
-	if c.MinHash, err = minhash.Estimate(sigA, sigB); err != nil {
-		return nil, err
+	var mA, mB sketch.Sketch
+	mh.SketchNormalized(&mA, []byte(na))
+	mh.SketchNormalized(&mB, []byte(nb))
+	ms := mh.Spec()
+	c.MinHash, _ = ms.Similarity(&mA, &mB)
+	if !mA.Empty && !mB.Empty {
+		c.MinHashEqual = minhash.Matches(mA.Sig, mB.Sig)
 	}
-	c.MinHashEqual, c.MinHashNumPerm, c.MinHashFamily = minhash.Matches(sigA, sigB), mh.NumPerm(), mh.Family().String()
+	c.MinHashNumPerm, c.MinHashFamily = ms.MinHash.NumPerm, ms.MinHash.Family.String()
 
-	sim, err := simhash.New(simhash.Options{Bits: compareBits})
+	sim, err := sketcher(sketch.SimHash)
 	if err != nil {
 		return nil, err
 	}
-	fpA := sim.Hash(sh.AppendHashes(nil, na))
-	fpB := sim.Hash(sh.AppendHashes(nil, nb))
-	c.SimHashDistance, c.SimHashBits = fpA.Distance(fpB), sim.Bits()
-	c.SimHashA, c.SimHashB = string(fpA.AppendHex(nil, compareBits)), string(fpB.AppendHex(nil, compareBits))
+	var fA, fB sketch.Sketch
+	sim.SketchNormalized(&fA, []byte(na))
+	sim.SketchNormalized(&fB, []byte(nb))
+	bits := sim.Spec().SimHash.Bits
+	c.SimHashDistance, c.SimHashBits = fA.FP.Distance(fB.FP), bits
+	c.SimHashA, c.SimHashB = string(fA.FP.AppendHex(nil, bits)), string(fB.FP.AppendHex(nil, bits))
 
-	// KSentence needs sentence punctuation and line breaks.
-	kopts := norm.Options()
-	kopts.Punctuation = false
-	kopts.KeepNewlines = kopts.Whitespace
-	knorm, err := text.New(kopts)
-	if err != nil {
-		return nil, usageErr("%v", err)
-	}
-	ks, err := ksentence.New(ksentence.Options{})
+	// KSentence's Spec keeps sentence punctuation and line breaks.
+	ksk, err := sketcher(sketch.KSentence)
 	if err != nil {
 		return nil, err
 	}
-	ka, kb := []byte(knorm.String(a)), []byte(knorm.String(b))
-	fa, fb := ks.Sum(ka), ks.Sum(kb)
-	c.KSentenceMatch, c.KSentenceK, c.KSentenceA, c.KSentenceB = fa == fb, ks.K(), fa.String(), fb.String()
+	k := ksk.Spec().KSentence.K
+	ks, err := ksentence.New(ksentence.Options{K: k})
+	if err != nil {
+		return nil, err
+	}
+	ka, kb := ksk.Normalize(nil, a), ksk.Normalize(nil, b)
+	var hA, hB sketch.Sketch
+	ksk.SketchNormalized(&hA, ka)
+	ksk.SketchNormalized(&hB, kb)
+	fa, fb := ksentence.Fingerprint(hA.Hash), ksentence.Fingerprint(hB.Hash)
+	c.KSentenceMatch, c.KSentenceK, c.KSentenceA, c.KSentenceB = fa == fb, k, fa.String(), fb.String()
 
 	if explain {
 		x := &explanation{NormalizedA: na, NormalizedB: nb}

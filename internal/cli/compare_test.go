@@ -1,9 +1,12 @@
 package cli
 
 import (
+	"bytes"
+	"encoding/json"
 	"testing"
 
 	"github.com/neardup/neardup/shingle"
+	"github.com/neardup/neardup/sketch"
 	"github.com/neardup/neardup/text"
 )
 
@@ -67,4 +70,38 @@ func fmtList(s []string) string {
 		out += x
 	}
 	return out + "]"
+}
+
+// TestCompareSketchFlags: compare takes the sketch flag group of dedup and
+// computes what dedup computes with the same flags: the fingerprint of
+// package sketch for the Spec the flags make.
+func TestCompareSketchFlags(t *testing.T) {
+	a, b := "the cat sat on the mat and then the cat sat again", "the cat sat on a mat and then the dog sat again"
+	var out, errOut bytes.Buffer
+	args := []string{"compare", "--json", "--ngram", "2", "--num-perm", "64", "--minhash-family", "multiply-shift",
+		"--bits", "32", "--weights", "count", "--seed", "7", a, b}
+	if code := Main(args, nil, &out, &errOut); code != 0 {
+		t.Fatalf("compare: exit %d: %s", code, errOut.String())
+	}
+	var c comparison
+	if err := json.Unmarshal(out.Bytes(), &c); err != nil {
+		t.Fatal(err)
+	}
+	spec := sketch.Spec{Method: sketch.SimHash, Shingle: shingle.Options{N: 2, Seed: 7},
+		SimHash: sketch.SimHashSpec{Bits: 32, Weights: sketch.WeightCount, Seed: 7}}
+	k, err := spec.NewSketcher()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sk sketch.Sketch
+	k.Sketch(&sk, a)
+	if want := string(sk.FP.AppendHex(nil, 32)); c.SimHashA != want || c.SimHashBits != 32 {
+		t.Errorf("simhash_a %s (%d bits), want %s (32 bits) as dedup computes it", c.SimHashA, c.SimHashBits, want)
+	}
+	if c.MinHashNumPerm != 64 || c.MinHashFamily != "multiply-shift" || c.Ngram != 2 {
+		t.Errorf("minhash %d slots of %s over %d-grams, want 64 of multiply-shift over 2-grams", c.MinHashNumPerm, c.MinHashFamily, c.Ngram)
+	}
+	if code := Main([]string{"compare", "--weights", "tfidf", a, b}, nil, &out, &errOut); code != ExitUsage {
+		t.Errorf("compare --weights tfidf: exit %d, want %d", code, ExitUsage)
+	}
 }

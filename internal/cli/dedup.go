@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -21,24 +23,15 @@ import (
 	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/internal/atomicfile"
 	"github.com/neardup/neardup/internal/sample"
-	"github.com/neardup/neardup/minhash"
+	"github.com/neardup/neardup/sketch"
 )
 
 type dedupOpts struct {
 	method     string
-	threshold  float64
-	numPerm    int
-	family     string
-	bands      int
-	rows       int
-	seed       uint64
-	bits       int
-	distance   int
-	weights    string
+	sketch     sketchFlags
 	verify     bool
 	estimate   bool
 	clustering string
-	kSentences int
 	keyField   string
 	bloomN     int
 	bloomFPP   float64
@@ -62,10 +55,11 @@ type dedupOpts struct {
 	quiet    bool
 	sample   bool
 	cpuProf  string
+	// optionsJSON is a file of dedup.Options as JSON that replaces the
+	// options of the flags (bench's child runs).
+	optionsJSON string
 
-	text    textFlags
-	shingle shingleFlags
-	input   inputFlags
+	input inputFlags
 
 	pairsMode string
 }
@@ -97,25 +91,14 @@ Regular output files are replaced atomically, and only when the run succeeds.
 	}
 	fs := cmd.Flags()
 	fs.SortFlags = false
-	d := dedup.DefaultConfig()
-	fs.StringVar(&o.method, "method", d.Method, methodsHelp())
-	fs.Float64Var(&o.threshold, "threshold", d.Threshold, "Jaccard similarity at or above which two documents are duplicates")
-	o.shingle.register(fs, d.Shingle.N)
-	fs.IntVar(&o.numPerm, "num-perm", d.NumPerm, "minhash: permutations (signature slots)")
-	fs.StringVar(&o.family, "minhash-family", "oph", "minhash: hash family, oph (one permutation hashing), multiply-shift (independent slots) or permutation (the slow reference)")
-	fs.IntVar(&o.bands, "bands", 0, "minhash: LSH bands (0: chosen from --threshold and --num-perm)")
-	fs.IntVar(&o.rows, "rows", 0, "minhash: rows per band (0: chosen with --bands)")
-	fs.Uint64Var(&o.seed, "seed", 0, "seed of the minhash and simhash hash families (0: the fixed default)")
-	fs.IntVar(&o.bits, "bits", d.Bits, "simhash: fingerprint bits, 64 or 128")
-	fs.IntVar(&o.distance, "distance", d.Distance, "simhash: largest Hamming distance of duplicates")
-	fs.StringVar(&o.weights, "weights", d.Weights, "simhash: feature weights: count (a shingle repeated c times weighs c), set (each distinct shingle weighs 1), sublinear (1 + ln c) or tfidf (c x IDF, learned in a first pass)")
+	fs.StringVar(&o.method, "method", sketch.MinHash.String(), methodsHelp())
+	o.sketch.register(fs, groupThreshold|groupShingle|groupMinHash|groupSeed|groupSimHash|groupKSentence)
 	fs.BoolVar(&o.verify, "verify", false, "confirm each candidate pair by exact Jaccard of its shingle sets before it joins a cluster (minhash without it: only the candidates whose estimate is near --threshold)")
 	fs.BoolVar(&o.estimate, "estimate-only", false, "minhash: decide every candidate by its signature estimate, never by exact Jaccard (faster, less memory, imprecise on templated text)")
-	fs.StringVar(&o.clustering, "cluster", d.Cluster.String(), "how pairs become clusters: components (connected components) or leader (minhash, --keep first: every removed document is a verified duplicate of its cluster's kept document)")
-	fs.IntVar(&o.kSentences, "k-sentences", d.KSentences, "ksentence: how many of the longest sentences make the fingerprint")
+	fs.StringVar(&o.clustering, "cluster", cluster.Components.String(), "how pairs become clusters: components (connected components) or leader (minhash, --keep first: every removed document is a verified duplicate of its cluster's kept document)")
 	fs.StringVar(&o.keyField, "key-field", "", "bloom: deduplicate on this JSON field (a URL, say) instead of the text")
 	fs.IntVar(&o.bloomN, "bloom-n", 0, "bloom: expected number of distinct items (0: 10 million)")
-	fs.Float64Var(&o.bloomFPP, "bloom-fpp", d.BloomFPP, "bloom: target false-positive probability")
+	fs.Float64Var(&o.bloomFPP, "bloom-fpp", dedup.DefaultBloomFPP, "bloom: target false-positive probability")
 	fs.StringVar(&o.bloomFile, "bloom-filter", "", "bloom: a filter file kept across runs: loaded when it exists (keys of earlier runs count as seen), saved when the run succeeds")
 	fs.StringVar(&o.idfFile, "idf", "", "simhash --weights tfidf: use this IDF table instead of learning one in a first pass")
 	fs.StringVar(&o.saveIDF, "save-idf", "", "simhash --weights tfidf: save the IDF table used to this file when the run succeeds")
@@ -137,7 +120,8 @@ Regular output files are replaced atomically, and only when the run succeeds.
 	fs.BoolVar(&o.sample, "sample", false, "run on the embedded sample corpus")
 	fs.StringVar(&o.cpuProf, "cpuprofile", "", "write a Go CPU profile here (for performance work)")
 	fs.MarkHidden("cpuprofile")
-	o.text.register(fs)
+	fs.StringVar(&o.optionsJSON, "options-json", "", "run with the dedup.Options in this JSON file instead of the method, sketch and clustering flags (for bench)")
+	fs.MarkHidden("options-json")
 	o.input.register(fs)
 	o.input.registerWalk(fs)
 	return cmd
@@ -148,58 +132,41 @@ func methodsHelp() string {
 	return strings.Join(dedup.Methods(), ", ")
 }
 
-func (o *dedupOpts) config() (dedup.Config, error) {
-	cfg := dedup.DefaultConfig()
+func (o *dedupOpts) config() (dedup.Options, error) {
+	var cfg dedup.Options
 	if !slices.Contains(dedup.Methods(), o.method) {
 		return cfg, usageErr("--method: unknown method %q (want one of %s)", o.method, methodsHelp())
 	}
 	cfg.Method = o.method
-	if err := checkUnit01("--threshold", o.threshold); err != nil {
+	// Checked for every method, though only some compare against it.
+	if err := checkUnit01("--threshold", o.sketch.threshold); err != nil {
 		return cfg, err
 	}
-	cfg.Threshold = o.threshold
-	sh, err := o.shingle.options()
+	var err error
+	switch o.method {
+	case "bloom":
+		cfg.Spec, err = o.sketch.spec(sketch.Exact)
+		cfg.BloomSeed = o.sketch.seed
+	case "bloom-overlap":
+		cfg.Spec, err = o.sketch.spec(sketch.Jaccard)
+		cfg.BloomSeed = o.sketch.seed
+	default:
+		m, perr := sketch.ParseMethod(o.method)
+		if perr != nil {
+			return cfg, usageErr("--method: %v", perr)
+		}
+		cfg.Spec, err = o.sketch.spec(m)
+		if m == sketch.SimHash {
+			// Not part of the sketch: the exact Jaccard threshold of --verify.
+			cfg.VerifyThreshold = o.sketch.threshold
+		}
+	}
 	if err != nil {
 		return cfg, err
 	}
-	sh.Seed = o.seed
-	cfg.Shingle = sh
-	if o.numPerm < 1 {
-		return cfg, usageErr("--num-perm %d: must be at least 1", o.numPerm)
-	}
-	if o.bands < 0 || o.rows < 0 {
-		return cfg, usageErr("--bands and --rows must not be negative")
-	}
-	if (o.bands == 0) != (o.rows == 0) {
-		return cfg, usageErr("--bands and --rows go together (or leave both to be chosen)")
-	}
-	if o.bands*o.rows > o.numPerm {
-		return cfg, usageErr("--bands %d x --rows %d = %d exceeds --num-perm %d", o.bands, o.rows, o.bands*o.rows, o.numPerm)
-	}
-	cfg.NumPerm, cfg.Bands, cfg.Rows, cfg.Seed = o.numPerm, o.bands, o.rows, o.seed
-	if o.family != "" {
-		if _, err := minhash.ParseFamily(o.family); err != nil {
-			return cfg, usageErr("--minhash-family: %v", err)
-		}
-	}
-	cfg.Family = o.family
-	if o.bits != 64 && o.bits != 128 {
-		return cfg, usageErr("--bits %d: must be 64 or 128", o.bits)
-	}
-	if o.distance < 0 || o.distance >= o.bits {
-		return cfg, usageErr("--distance %d: must be between 0 and --bits - 1 (%d)", o.distance, o.bits-1)
-	}
-	cfg.Bits, cfg.Distance = o.bits, o.distance
-	if !slices.Contains([]string{"count", "set", "sublinear", "tfidf"}, o.weights) {
-		return cfg, usageErr("--weights %q: must be count, set, sublinear or tfidf", o.weights)
-	}
-	cfg.Weights = o.weights
 	cfg.Verify, cfg.EstimateOnly = o.verify, o.estimate
 	if cfg.Cluster, err = cluster.ParseMode(o.clustering); err != nil {
 		return cfg, usageErr("--cluster: %v", err)
-	}
-	if cfg.Cluster == cluster.Leader && cfg.Method != "minhash" {
-		return cfg, usageErr("--cluster leader: only --method minhash clusters by leader so far")
 	}
 	switch o.pairsMode {
 	case "spanning", "": // "": commands without the flag (sign)
@@ -208,10 +175,6 @@ func (o *dedupOpts) config() (dedup.Config, error) {
 	default:
 		return cfg, usageErr("--pairs-mode %q: want spanning or all", o.pairsMode)
 	}
-	if o.kSentences < 1 {
-		return cfg, usageErr("--k-sentences %d: must be at least 1", o.kSentences)
-	}
-	cfg.KSentences = o.kSentences
 	cfg.KeyField = o.keyField
 	if o.bloomN < 0 {
 		return cfg, usageErr("--bloom-n %d: must not be negative", o.bloomN)
@@ -231,7 +194,6 @@ func (o *dedupOpts) config() (dedup.Config, error) {
 		return cfg, usageErr("--workers %d: must not be negative", o.workers)
 	}
 	cfg.Workers = o.workers
-	cfg.Normalize = o.text.opts
 	if o.memory != "" {
 		m, err := parseSize(o.memory)
 		if err != nil {
@@ -243,13 +205,49 @@ func (o *dedupOpts) config() (dedup.Config, error) {
 		cfg.Memory = m
 	}
 	cfg.Spill = o.spill
-	return cfg, nil
+	return cfg, optionErr(cfg.Validate())
+}
+
+// optionFlags are the flags that set the fields of dedup.Options and
+// dedup.Input that an *dedup.OptionError names.
+var optionFlags = map[string]string{
+	"Method": "--method", "Spec": "--method", "Spec.Threshold": "--threshold", "VerifyThreshold": "--threshold", "Spec.SimHash.Distance": "--distance",
+	"Spec.SimHash.Weights": "--weights", "IDFFile": "--idf", "SaveIDF": "--save-idf", "Verify": "--verify",
+	"EstimateOnly": "--estimate-only", "Cluster": "--cluster", "KeyField": "--key-field", "BloomN": "--bloom-n",
+	"BloomFPP": "--bloom-fpp", "BloomFile": "--bloom-filter", "BloomSeed": "--seed", "AllPairs": "--pairs-mode", "Workers": "--workers",
+	"Keep": "--keep", "Memory": "--memory", "Input.Resume": "--resume", "Input.AgainstIndexes": "--against INDEX",
+}
+
+// optionErr turns an *dedup.OptionError into a usage error (exit code 2)
+// that names the flags of its fields; other errors are returned as they
+// are.
+func optionErr(err error) error {
+	var oe *dedup.OptionError
+	if !errors.As(err, &oe) {
+		return err
+	}
+	flag := func(field string) string {
+		if f, ok := optionFlags[field]; ok {
+			return f
+		}
+		return field
+	}
+	name := flag(oe.Field)
+	if oe.With != "" {
+		name += " with " + flag(oe.With)
+	}
+	return usageErr("%s: %s", name, oe.Reason())
 }
 
 func runDedup(cmd *cobra.Command, o *dedupOpts, args []string, e *env) error {
 	cfg, err := o.config()
 	if err != nil {
 		return err
+	}
+	if o.optionsJSON != "" {
+		if cfg, err = readOptionsJSON(o.optionsJSON); err != nil {
+			return err
+		}
 	}
 	ropts, err := o.input.options()
 	if err != nil {
@@ -283,9 +281,6 @@ func runDedup(cmd *cobra.Command, o *dedupOpts, args []string, e *env) error {
 			defer c.Close()
 		}
 		in.AgainstIndexes = indexes
-		if len(indexes) > 0 && o.resume {
-			return usageErr("--resume cannot be combined with --against INDEX (the index lookups are not checkpointed)")
-		}
 		if len(paths) > 0 {
 			e, err := expandInputs(paths, o.input.exclude)
 			if err != nil {
@@ -325,6 +320,7 @@ func runDedup(cmd *cobra.Command, o *dedupOpts, args []string, e *env) error {
 		defer pprof.StopCPUProfile()
 	}
 	stats, err := dedup.Run(cmd.Context(), cfg, in, out)
+	err = optionErr(err)
 	if err != nil {
 		return err
 	}
@@ -391,7 +387,7 @@ func printSummary(w io.Writer, s *dedup.Stats, source string) {
 	fmt.Fprintf(w, "neardup dedup --method %s: %s from %s\n", s.Method, plural(s.Documents, "document"), source)
 	sw := summaryWriter{w}
 	sw.outcome(s)
-	sw.params(s.Params)
+	sw.params(s.Params.Map())
 	sw.times(s)
 	sw.memory(s)
 	sw.examples(s.Examples)
@@ -579,4 +575,34 @@ func clip(s string, n int) string {
 	}
 	r := []rune(s)
 	return string(r[:n-1]) + "…"
+}
+
+// readOptionsJSON reads dedup.Options written by writeOptionsJSON.
+func readOptionsJSON(path string) (dedup.Options, error) {
+	var cfg dedup.Options
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return cfg, usageErr("--options-json: %v", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&cfg); err != nil {
+		return cfg, usageErr("--options-json %s: %v", path, err)
+	}
+	return cfg, optionErr(cfg.Validate())
+}
+
+// writeOptionsJSON writes cfg as JSON to path, with its Spec resolved (a
+// sketch.Spec serialises only when valid for its method).
+func writeOptionsJSON(path string, cfg dedup.Options) error {
+	spec, err := cfg.ResolveSpec()
+	if err != nil {
+		return err
+	}
+	cfg.Spec = spec
+	b, err := json.Marshal(cfg)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, b, 0o644)
 }

@@ -3,12 +3,16 @@ package cli
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/pflag"
 
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/minhash"
 	"github.com/neardup/neardup/shingle"
+	"github.com/neardup/neardup/simhash"
+	"github.com/neardup/neardup/sketch"
 	"github.com/neardup/neardup/text"
 )
 
@@ -50,6 +54,144 @@ func (f *shingleFlags) options() (shingle.Options, error) {
 		return shingle.Options{}, usageErr("--ngram %d: must be between 1 and %d", f.ngram, shingle.MaxN)
 	}
 	return shingle.Options{Unit: u, N: f.ngram}, nil
+}
+
+// sketchGroup is a set of the flag groups of sketchFlags.
+type sketchGroup uint8
+
+const (
+	// groupThreshold is --threshold.
+	groupThreshold sketchGroup = 1 << iota
+	// groupShingle is --unit and --ngram.
+	groupShingle
+	// groupMinHash is --num-perm, --minhash-family, --bands and --rows.
+	groupMinHash
+	// groupSimHash is --bits, --distance and --weights.
+	groupSimHash
+	// groupKSentence is --k-sentences.
+	groupKSentence
+	// groupSeed is --seed.
+	groupSeed
+)
+
+// sketchFlags declare, once, every flag that makes a sketch.Spec: the
+// normalisation, the shingles, the MinHash, SimHash and KSentence
+// parameters, the seed and the threshold. A command registers the groups
+// it has (register); spec builds the Spec of a method from them (flags a
+// command lacks keep their defaults, which are sketch's).
+type sketchFlags struct {
+	text       textFlags
+	shingle    shingleFlags
+	threshold  float64
+	numPerm    int
+	family     string
+	bands      int
+	rows       int
+	seed       uint64
+	bits       int
+	distance   int
+	weights    string
+	kSentences int
+}
+
+// register declares the flags of groups (and always the normalisation
+// flags) on fs, with sketch's defaults.
+func (f *sketchFlags) register(fs *pflag.FlagSet, groups sketchGroup) {
+	f.threshold, f.numPerm, f.family = sketch.DefaultThreshold, sketch.DefaultNumPerm, minhash.OPH.String()
+	f.bits, f.distance, f.weights, f.kSentences = sketch.DefaultBits, sketch.DefaultDistance, sketch.WeightSet.String(), sketch.DefaultK
+	f.shingle = shingleFlags{unit: "word", ngram: sketch.DefaultNgram}
+	if groups&groupThreshold != 0 {
+		fs.Float64Var(&f.threshold, "threshold", f.threshold, "Jaccard similarity at or above which two documents are duplicates")
+	}
+	if groups&groupShingle != 0 {
+		f.shingle.register(fs, sketch.DefaultNgram)
+	}
+	if groups&groupMinHash != 0 {
+		fs.IntVar(&f.numPerm, "num-perm", f.numPerm, "minhash: permutations (signature slots)")
+		fs.StringVar(&f.family, "minhash-family", f.family, "minhash: hash family, oph (one permutation hashing), multiply-shift (independent slots) or permutation (the slow reference)")
+		fs.IntVar(&f.bands, "bands", 0, "minhash: LSH bands (0: chosen from --threshold and --num-perm, or --num-perm / --rows)")
+		fs.IntVar(&f.rows, "rows", 0, "minhash: rows per band (0: chosen from --threshold and --num-perm, or --num-perm / --bands)")
+	}
+	if groups&groupSeed != 0 {
+		fs.Uint64Var(&f.seed, "seed", 0, "seed of the shingle, minhash and simhash hashes (0: the fixed defaults)")
+	}
+	if groups&groupSimHash != 0 {
+		fs.IntVar(&f.bits, "bits", f.bits, fmt.Sprintf("simhash: fingerprint bits, 1 to %d", simhash.MaxBits))
+		fs.IntVar(&f.distance, "distance", f.distance, "simhash: largest Hamming distance of duplicates (0: identical fingerprints only)")
+		fs.StringVar(&f.weights, "weights", f.weights, "simhash: feature weights: set (each distinct shingle weighs 1), count (a shingle repeated c times weighs c), sublinear (1 + ln c) or tfidf (c x IDF, learned in a first pass)")
+	}
+	if groups&groupKSentence != 0 {
+		fs.IntVar(&f.kSentences, "k-sentences", f.kSentences, "ksentence: how many of the longest sentences make the fingerprint")
+	}
+	f.text.register(fs)
+}
+
+// spec returns the sketch.Spec of method m from the flags, checked (it
+// resolves): only the parameters that apply to m are set, and --bands and
+// --rows left at 0 stay 0 (the Spec's banding rule chooses them), so that
+// a run can tell given parameters from chosen ones. Bad values are usage
+// errors naming the flag.
+func (f *sketchFlags) spec(m sketch.Method) (sketch.Spec, error) {
+	norm := f.text.opts
+	s := sketch.Spec{Method: m, Normalize: &norm}
+	switch m {
+	case sketch.MinHash, sketch.SimHash, sketch.Jaccard:
+		sh, err := f.shingle.options()
+		if err != nil {
+			return s, err
+		}
+		sh.Seed = f.seed
+		s.Shingle = sh
+	}
+	switch m {
+	case sketch.MinHash, sketch.Jaccard:
+		if err := checkUnit01("--threshold", f.threshold); err != nil {
+			return s, err
+		}
+		s.Threshold = f.threshold
+	}
+	switch m {
+	case sketch.MinHash:
+		if f.numPerm < 1 || f.numPerm > minhash.MaxNumPerm {
+			return s, usageErr("--num-perm %d: must be between 1 and %d", f.numPerm, minhash.MaxNumPerm)
+		}
+		fam, err := minhash.ParseFamily(f.family)
+		if err != nil {
+			return s, usageErr("--minhash-family: %v", err)
+		}
+		if f.bands < 0 || f.rows < 0 {
+			return s, usageErr("--bands and --rows must not be negative")
+		}
+		if f.bands*f.rows > f.numPerm || f.bands > f.numPerm || f.rows > f.numPerm {
+			return s, usageErr("--bands %d x --rows %d exceeds --num-perm %d", f.bands, f.rows, f.numPerm)
+		}
+		s.MinHash = sketch.MinHashSpec{NumPerm: f.numPerm, Family: fam, Seed: f.seed, Bands: f.bands, Rows: f.rows}
+	case sketch.SimHash:
+		if f.bits < 1 || f.bits > simhash.MaxBits {
+			return s, usageErr("--bits %d: must be between 1 and %d", f.bits, simhash.MaxBits)
+		}
+		if f.distance < 0 || f.distance >= f.bits {
+			return s, usageErr("--distance %d: must be between 0 and --bits - 1 (%d)", f.distance, f.bits-1)
+		}
+		w, err := sketch.ParseWeighting(f.weights)
+		if err != nil {
+			return s, usageErr("--weights %q: must be set, count, sublinear or tfidf", f.weights)
+		}
+		d := f.distance
+		if d == 0 {
+			d = sketch.ExactDistance
+		}
+		s.SimHash = sketch.SimHashSpec{Bits: f.bits, Distance: d, Weights: w, Seed: f.seed}
+	case sketch.KSentence:
+		if f.kSentences < 1 {
+			return s, usageErr("--k-sentences %d: must be at least 1", f.kSentences)
+		}
+		s.KSentence.K = f.kSentences
+	}
+	if _, err := s.Resolve(); err != nil {
+		return s, usageErr("%v", strings.TrimPrefix(err.Error(), sketch.ErrSpec.Error()+": "))
+	}
+	return s, nil
 }
 
 // inputFlags say how records are read.

@@ -15,9 +15,9 @@ import (
 // writeReportFrom writes the HTML report of a dedup run, atomically;
 // source describes the input in words ("" leaves it out; see
 // reportSource).
-func writeReportFrom(path string, cfg dedup.Config, stats *dedup.Stats, source string, removed *removedIDs) error {
+func writeReportFrom(path string, cfg dedup.Options, stats *dedup.Stats, source string, removed *removedIDs) error {
 	run := &report.Run{
-		Config:    cfg,
+		Options:   cfg,
 		Stats:     stats,
 		Source:    source,
 		Memory:    report.ReadMemory(),

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/sketch"
 )
 
 func newSignCmd(e *env) *cobra.Command {
@@ -26,20 +27,13 @@ flags mean what they mean for dedup.
 		},
 	}
 	fs := cmd.Flags()
-	d := dedup.DefaultConfig()
-	fs.StringVar(&o.method, "method", d.Method, methodsHelp())
-	o.shingle.register(fs, d.Shingle.N)
-	fs.IntVar(&o.numPerm, "num-perm", d.NumPerm, "minhash: permutations (signature slots)")
-	fs.Uint64Var(&o.seed, "seed", 0, "seed of the minhash and simhash hash families (0: the fixed default)")
-	fs.IntVar(&o.bits, "bits", d.Bits, "simhash: fingerprint bits, 64 or 128")
-	fs.StringVar(&o.weights, "weights", d.Weights, "simhash: feature weights: set, count, sublinear or tfidf")
-	fs.IntVar(&o.kSentences, "k-sentences", d.KSentences, "ksentence: how many of the longest sentences make the fingerprint")
+	fs.StringVar(&o.method, "method", sketch.MinHash.String(), methodsHelp())
+	o.sketch.register(fs, groupShingle|groupMinHash|groupSeed|groupSimHash|groupKSentence)
 	fs.IntVarP(&o.workers, "workers", "j", 0, "worker goroutines (0: all cores)")
 	fs.StringVarP(&o.output, "output", "o", "-", "write the signatures here (JSONL; - for stdout)")
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "draw no progress bars")
 	fs.BoolVar(&json, "json", false, "print the run summary as JSON (on standard error)")
 	fs.StringVar(&o.tmpDir, "tmp-dir", "", "directory for temporary files")
-	o.text.register(fs)
 	o.input.register(fs)
 	o.input.registerWalk(fs)
 	return cmd
@@ -47,8 +41,7 @@ flags mean what they mean for dedup.
 
 func runSign(cmd *cobra.Command, o *dedupOpts, args []string, jsonOut bool, e *env) error {
 	// Flags sign does not have keep the dedup defaults.
-	d := dedup.DefaultConfig()
-	o.threshold, o.distance, o.bloomFPP, o.keep = d.Threshold, d.Distance, d.BloomFPP, "first"
+	o.bloomFPP, o.keep = dedup.DefaultBloomFPP, "first"
 	cfg, err := o.config()
 	if err != nil {
 		return err
@@ -67,6 +60,7 @@ func runSign(cmd *cobra.Command, o *dedupOpts, args []string, jsonOut bool, e *e
 	in := dedup.Input{Files: ex.Files, Options: ropts, SkipInvalid: o.input.skipInvalid, Stdin: e.stdin,
 		FilesSkipped: ex.Skipped, FilesExcluded: ex.Excluded, Progress: newProgress(cmd.Context(), e.stderr, o.quiet)}
 	stats, err := dedup.Sign(cmd.Context(), cfg, in, o.output)
+	err = optionErr(err)
 	if err != nil {
 		return err
 	}

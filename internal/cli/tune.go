@@ -107,7 +107,7 @@ precision against recall with the best configuration marked.
 	fs.IntSliceVar(&o.ngrams, "ngrams", []int{1, 2, 3, 5}, "n-gram sizes to try (for unit char, sizes below 3 are skipped unless listed alone)")
 	fs.IntSliceVar(&o.numPerms, "num-perms", sp.NumPerms, "minhash: permutations to try")
 	fs.StringSliceVar(&o.bandsRows, "bands-rows", []string{"auto"}, "minhash: bandings to try, BxR or auto (chosen from the threshold)")
-	fs.IntSliceVar(&o.bits, "bits", sp.Bits, "simhash: fingerprint sizes to try (64, 128)")
+	fs.IntSliceVar(&o.bits, "bits", sp.Bits, "simhash: fingerprint sizes to try (1 to 128)")
 	fs.IntSliceVar(&o.distances, "distances", sp.Distances, "simhash: Hamming distances to try")
 	fs.StringSliceVar(&o.weights, "weights", sp.Weights, "simhash: feature weights to try (count, set, sublinear, tfidf)")
 	fs.IntSliceVar(&o.kSentences, "k-sentences", sp.KSentences, "ksentence: K values to try")
@@ -217,10 +217,9 @@ func runTune(ctx context.Context, cmd *cobra.Command, o *tuneOpts, args []string
 	if err != nil {
 		return err
 	}
-	base := dedup.DefaultConfig()
-	base.Method = o.method
-	base.Normalize = o.text.opts
-	base.Workers = o.workers
+	norm := o.text.opts
+	base := dedup.Options{Method: o.method, Workers: o.workers}
+	base.Spec.Normalize = &norm
 	if _, err := dedup.NewMethod(base); err != nil {
 		return usageErr("--method: %v", err)
 	}
@@ -299,7 +298,7 @@ func runTune(ctx context.Context, cmd *cobra.Command, o *tuneOpts, args []string
 		return err
 	}
 	best := tune.Best(trials, metric)
-	bestArgs := dedupArgs(trials[best].Config)
+	bestArgs := dedupArgs(trials[best].Options)
 
 	var b bytes.Buffer
 	if err := tune.WriteMarkdown(&b, trials, metric, best); err != nil {

@@ -1,0 +1,42 @@
+package dedup_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/neardup/neardup/dedup"
+)
+
+// Deduplicate a few documents with the zero Options: minhash over word
+// 5-grams at Jaccard 0.8.
+func Example() {
+	dir, err := os.MkdirTemp("", "dedup-example-")
+	if err != nil {
+		panic(err)
+	}
+	defer os.RemoveAll(dir)
+	docs := filepath.Join(dir, "docs.jsonl")
+	os.WriteFile(docs, []byte(`{"id":"a","text":"The quick brown fox jumps over the lazy dog near the river bank today."}
+{"id":"b","text":"A completely different sentence about the weather in the mountains."}
+{"id":"c","text":"The quick brown fox jumps over the lazy dog near the river bank today!"}
+{"id":"d","text":"the QUICK brown fox   jumps over the lazy dog near the river bank today"}
+`), 0o644)
+	clusters := filepath.Join(dir, "clusters.jsonl")
+	stats, err := dedup.Run(context.Background(), dedup.Options{Workers: 1},
+		dedup.Input{Files: []string{docs}}, dedup.Outputs{Clusters: clusters})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Printf("%s over %s: %d documents, %d kept, %d removed\n",
+		stats.Method, stats.Spec.Shingle.Unit, stats.Documents, stats.Kept, stats.Removed)
+	out, _ := os.ReadFile(clusters)
+	fmt.Print(string(out))
+	// Output:
+	// minhash over word: 4 documents, 2 kept, 2 removed
+	// {"id":"a","cluster":"a","kept":true}
+	// {"id":"b","cluster":"b","kept":true}
+	// {"id":"c","cluster":"a","kept":false}
+	// {"id":"d","cluster":"a","kept":false}
+}
