@@ -15,7 +15,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -23,6 +22,7 @@ import (
 	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/eval"
 	"github.com/neardup/neardup/internal/atomicfile"
+	"github.com/neardup/neardup/internal/sysinfo"
 	"github.com/neardup/neardup/minhash"
 	"github.com/neardup/neardup/shingle"
 	"github.com/neardup/neardup/simhash"
@@ -627,12 +627,7 @@ func benchOne(ctx context.Context, exe, docs string, cfg dedup.Options, timeout 
 	start := time.Now()
 	err := cmd.Run()
 	r.WallSeconds = time.Since(start).Seconds()
-	if ps := cmd.ProcessState; ps != nil {
-		if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
-			r.PeakRSSBytes = int64(ru.Maxrss) * 1024 // kilobytes on Linux
-			r.CPUSeconds = tvSeconds(ru.Utime) + tvSeconds(ru.Stime)
-		}
-	}
+	r.CPUSeconds, r.PeakRSSBytes = sysinfo.ChildUsage(cmd.ProcessState)
 	switch {
 	case cctx.Err() == context.DeadlineExceeded:
 		r.Status = fmt.Sprintf("timeout after %v", timeout)
@@ -656,8 +651,6 @@ func benchOne(ctx context.Context, exe, docs string, cfg dedup.Options, timeout 
 	}
 	return r
 }
-
-func tvSeconds(tv syscall.Timeval) float64 { return float64(tv.Sec) + float64(tv.Usec)/1e6 }
 
 // scorer scores a run's clusters against a dataset's truth and extras.
 type scorer struct {
