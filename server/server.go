@@ -104,7 +104,7 @@ type Config struct {
 
 // Server serves one index.
 type Server struct {
-	st       *store.Store
+	st       store.Index
 	cfg      Config
 	mux      *http.ServeMux
 	sketches sync.Pool
@@ -113,7 +113,7 @@ type Server struct {
 }
 
 // New returns a Server for the index st with cfg.
-func New(st *store.Store, cfg Config) (*Server, error) {
+func New(st store.Index, cfg Config) (*Server, error) {
 	if cfg.MaxBodyBytes == 0 {
 		cfg.MaxBodyBytes = DefaultMaxBodyBytes
 	}
@@ -305,6 +305,11 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		s.met.diskFull.Add(1)
 	case errors.Is(err, store.ErrFailed):
 		code, msg = http.StatusServiceUnavailable, "a write to the index failed: writes are refused until the server is restarted; acknowledged documents are safe"
+	case errors.Is(err, store.ErrUnreachable):
+		// The request may or may not have reached Redis: a retry is safe
+		// (a document added before reports itself as its duplicate).
+		code, msg = http.StatusServiceUnavailable, "the index's Redis server does not answer: retry; acknowledged documents are safe"
+		w.Header().Set("Retry-After", "1")
 	}
 	if code >= 500 && code != http.StatusServiceUnavailable && code != http.StatusInsufficientStorage || errors.Is(err, store.ErrFailed) {
 		s.cfg.ErrorLog.Printf("neardup: %s %s: %d: %v", r.Method, r.URL.Path, code, err)
@@ -573,6 +578,9 @@ func (s *Server) health(w http.ResponseWriter, _ *http.Request) error {
 	switch err := s.st.Health(); {
 	case errors.Is(err, store.ErrDiskFull):
 		v["status"], v["writable"], v["reason"] = "degraded", false, "disk full: writes are refused until space is freed"
+	case errors.Is(err, store.ErrUnreachable):
+		v["status"], v["writable"], v["reason"] = "unavailable", false, "the index's Redis server does not answer"
+		code = http.StatusServiceUnavailable
 	case err != nil:
 		v["status"], v["writable"], v["reason"] = "failed", false, "a write failed: restart the server"
 		code = http.StatusServiceUnavailable

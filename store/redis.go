@@ -6,12 +6,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -314,6 +317,10 @@ func (r *Redis) Health() error {
 func (r *Redis) redisErr(err error) error {
 	if err == nil {
 		return nil
+	}
+	var ne net.Error
+	if errors.As(err, &ne) || errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, redis.ErrClosed) {
+		return fmt.Errorf("%w: %s: %v", ErrUnreachable, r.loc, err)
 	}
 	return fmt.Errorf("store: %s: %w", r.loc, err)
 }

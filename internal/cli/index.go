@@ -181,7 +181,7 @@ The on-disk format is docs/format/store.md.
 }
 
 func registerIndexDir(fs *pflag.FlagSet, o *indexOpts) {
-	fs.StringVar(&o.dir, "index", "", "index directory (required)")
+	fs.StringVar(&o.dir, "index", "", indexFlagHelp)
 	fs.IntVar(&o.cacheMB, "cache-mb", store.DefaultCacheSize>>20, "block cache size in MiB: with the memtables it bounds the index's memory apart from its in-memory postings (about 210 bytes per MinHash document, see index stats)")
 	minFreeFlag(fs, &o.minFreeMB, "writes stop with an error")
 }
@@ -196,18 +196,30 @@ func (o *indexOpts) storeOptions() store.Options {
 	return store.Options{CacheSize: int64(o.cacheMB) << 20, MinFreeBytes: int64(o.minFreeMB) << 20}
 }
 
-func (o *indexOpts) openIndex(readOnly bool) (*store.Store, error) {
+// indexFlagHelp is the help of --index wherever it is accepted.
+const indexFlagHelp = "the index: a directory, or a Redis URL, redis://[USER:PASSWORD@]HOST:PORT/DB?prefix=NAME for one Redis server or redis+cluster://HOST:PORT,HOST:PORT/?prefix=NAME for a Redis Cluster (required)"
+
+func (o *indexOpts) openIndex(readOnly bool) (store.Index, error) {
 	if o.dir == "" {
-		return nil, usageErr("--index DIR is required")
+		return nil, usageErr("--index DIR|URL is required")
 	}
 	if o.cacheMB < 1 || o.minFreeMB < 1 {
 		return nil, usageErr("--cache-mb %d, --min-free-mb %d: must be at least 1", o.cacheMB, o.minFreeMB)
 	}
 	so := o.storeOptions()
 	so.ReadOnly = readOnly
-	s, err := store.Open(o.dir, so)
-	if errors.Is(err, store.ErrNotIndex) {
-		return nil, usageErr("--index %s: no index there (create one with 'neardup index create --index %s')", o.dir, o.dir)
+	return openIndexAt(o.dir, so)
+}
+
+// openIndexAt opens the index at a directory or Redis URL, naming the
+// problem of a location that holds none or cannot be parsed.
+func openIndexAt(loc string, so store.Options) (store.Index, error) {
+	s, err := store.OpenIndex(loc, so)
+	switch {
+	case errors.Is(err, store.ErrNotIndex):
+		return nil, usageErr("--index %s: no index there (create one with 'neardup index create --index %s'): %v", loc, loc, err)
+	case errors.Is(err, store.ErrParams):
+		return nil, usageErr("--index: %v", err)
 	}
 	return s, err
 }
@@ -246,7 +258,7 @@ document, 180 with 13 bands ('neardup index stats' reports it).
 
 func runIndexCreate(cmd *cobra.Command, o *indexOpts) error {
 	if o.dir == "" {
-		return usageErr("--index DIR is required")
+		return usageErr("--index DIR|URL is required")
 	}
 	p, err := o.params.params()
 	if err != nil {
@@ -255,7 +267,7 @@ func runIndexCreate(cmd *cobra.Command, o *indexOpts) error {
 	if err := checkBanding(p); err != nil {
 		return err
 	}
-	s, err := store.Create(o.dir, p, o.storeOptions())
+	s, err := store.CreateIndex(o.dir, p, o.storeOptions())
 	if errors.Is(err, store.ErrParams) || errors.Is(err, store.ErrExists) {
 		return usageErr("%v", err)
 	}
@@ -780,6 +792,11 @@ func runIndexStats(cmd *cobra.Command, o *indexOpts) error {
 	if o.jsonOut {
 		return writeJSON(w, st)
 	}
+	if st.Backend == "redis" {
+		_, err = fmt.Fprintf(w, "index:        %s (redis format %d)\nmethod:       %s\nparameters:   %s\ndocuments:    %d\nredis memory: %d bytes (used_memory of the servers; %.1f bytes per document)\n",
+			st.Dir, st.FormatVersion, st.Params.Method, describeParams(st.Params), st.Docs, st.RedisUsedBytes, st.BytesPerDoc)
+		return err
+	}
 	_, err = fmt.Fprintf(w, "index:        %s (format %d)\nmethod:       %s\nparameters:   %s\ndocuments:    %d\ndisk:         %d bytes (%.1f bytes per document)\nmemory:       %d bytes of postings (%.1f bytes per document) + block cache and memtables (--cache-mb)\n",
 		st.Dir, st.FormatVersion, st.Params.Method, describeParams(st.Params), st.Docs, st.DiskBytes, st.BytesPerDoc, st.PostingsBytes, st.PostingsBytesPerDoc)
 	return err
@@ -800,11 +817,15 @@ func newIndexCompactCmd() *cobra.Command {
 }
 
 func runIndexCompact(ctx context.Context, cmd *cobra.Command, o *indexOpts) error {
-	s, err := o.openIndex(false)
+	x, err := o.openIndex(false)
 	if err != nil {
 		return err
 	}
-	defer s.Close()
+	defer x.Close()
+	s, ok := x.(*store.Store)
+	if !ok {
+		return usageErr("--index %s: compact applies to an index directory; Redis frees the memory of removed documents at once", o.dir)
+	}
 	before, _ := s.Stats()
 	if err := s.Compact(ctx); err != nil {
 		return err

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log"
 	"net"
@@ -71,7 +70,7 @@ and exits 0.
 		},
 	}
 	fs := cmd.Flags()
-	fs.StringVar(&o.dir, "index", "", "index directory (required)")
+	fs.StringVar(&o.dir, "index", "", indexFlagHelp)
 	fs.StringVar(&o.addr, "addr", "127.0.0.1:8080", "listen address (host:port; port 0 picks a free one)")
 	fs.StringVar(&o.addrFile, "addr-file", "", "write the address listened on to this file once listening")
 	fs.StringVar(&o.tokenFile, "token-file", "", "file holding the bearer token that requests must carry")
@@ -139,10 +138,7 @@ func runServe(ctx context.Context, cmd *cobra.Command, o *serveOpts) error {
 	if err != nil {
 		return usageErr("--addr %q: %v", o.addr, err)
 	}
-	st, err := store.Open(o.dir, store.Options{CacheSize: int64(o.cacheMB) << 20, MinFreeBytes: int64(o.minFreeMB) << 20})
-	if errors.Is(err, store.ErrNotIndex) {
-		return usageErr("--index %s: no index there (create one with 'neardup index create --index %s')", o.dir, o.dir)
-	}
+	st, err := openIndexAt(o.dir, store.Options{CacheSize: int64(o.cacheMB) << 20, MinFreeBytes: int64(o.minFreeMB) << 20})
 	if err != nil {
 		return err
 	}
