@@ -1,10 +1,12 @@
 package store
 
 import (
+	"encoding/json"
 	"fmt"
 
 	"github.com/neardup/neardup/lsh"
 	"github.com/neardup/neardup/minhash"
+	"github.com/neardup/neardup/sketch"
 )
 
 // keyer is what every backend of an index (the embedded Store and the
@@ -14,21 +16,27 @@ import (
 // makes the backends key, verify and store exactly the same things.
 type keyer struct {
 	p      Params
+	spec   sketch.Spec // p as a sketch specification: it computes the keys
 	bands  lsh.Params
-	masks  []tableMask
 	tables int
 }
 
-func newKeyer(p Params) keyer {
+// newKeyer derives the keys of the resolved p from package sketch, the one
+// definition of them (its golden tests pin the values stored in indexes).
+func newKeyer(p Params) (keyer, error) {
 	k := keyer{p: p}
-	if p.Method == MinHash {
-		k.bands = lsh.Params{Bands: p.Bands, Rows: p.Rows}
-		k.tables = p.Bands
-	} else {
-		k.masks = simhashMasks(p.Bits, p.Blocks, p.Distance)
-		k.tables = len(k.masks)
+	js, err := json.Marshal(p)
+	if err != nil {
+		return k, err
 	}
-	return k
+	if err := json.Unmarshal(js, &k.spec); err != nil {
+		return k, fmt.Errorf("%w: %v", ErrParams, err)
+	}
+	k.tables = k.spec.NumKeys()
+	if p.Method == MinHash {
+		k.bands = k.spec.Banding()
+	}
+	return k, nil
 }
 
 // checkSketch refuses a sketch that does not belong to this index.
@@ -54,10 +62,7 @@ func (s *keyer) appendKeys(dst []uint64, sk *Sketch) []uint64 {
 	if s.p.Method == MinHash {
 		return s.bands.AppendKeys(dst, sk.Sig)
 	}
-	for _, m := range s.masks {
-		dst = append(dst, tableKey(sk.FP, m, s.p.Bits))
-	}
-	return dst
+	return s.spec.AppendKeys(dst, &sketch.Sketch{FP: sk.FP})
 }
 
 // verify appends to dst the candidate in sc.rec when it is a duplicate of

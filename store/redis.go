@@ -19,6 +19,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/zeebo/xxh3"
+
+	"github.com/neardup/neardup/internal/mix"
 )
 
 // RedisFormatVersion is the version of the key layout of a Redis index
@@ -182,7 +184,7 @@ func postingField(dst []byte, t int, key uint64) []byte {
 }
 
 func (r *Redis) postingBucket(t int, key uint64) string {
-	return r.tag + ":p:" + strconv.FormatUint(mix64(key^uint64(t)*0x9e3779b97f4a7c15)>>(64-r.bits), 16)
+	return r.tag + ":p:" + strconv.FormatUint(mix.Fmix64(key^uint64(t)*0x9e3779b97f4a7c15)>>(64-r.bits), 16)
 }
 
 func be8(seq uint64) string { return string(binary.BigEndian.AppendUint64(nil, seq)) }
@@ -207,7 +209,11 @@ func CreateRedis(raw string, p Params, opts Options) (*Redis, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := newRedis(u, c, rp, redisBucketBits, opts)
+	r, err := newRedis(u, c, rp, redisBucketBits, opts)
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
 	ok, err := createScript.Run(context.Background(), c, []string{r.metaKey()}, RedisFormatVersion, js, redisBucketBits).Int()
 	if err != nil {
 		c.Close()
@@ -259,13 +265,21 @@ func OpenRedis(raw string, opts Options) (*Redis, error) {
 	if err != nil || bits < 1 || bits > 32 {
 		return fail(fmt.Errorf("%w: %s: bucket_bits %q", ErrCorrupt, u.loc, meta["bucket_bits"]))
 	}
-	return newRedis(u, c, p, uint(bits), opts), nil
+	r, err := newRedis(u, c, p, uint(bits), opts)
+	if err != nil {
+		return fail(err)
+	}
+	return r, nil
 }
 
-func newRedis(u *redisURL, c redis.UniversalClient, p Params, bits uint, opts Options) *Redis {
-	r := &Redis{keyer: newKeyer(p), c: c, loc: u.loc, tag: "{" + u.prefix + "}", bits: bits, ronly: opts.ReadOnly}
+func newRedis(u *redisURL, c redis.UniversalClient, p Params, bits uint, opts Options) (*Redis, error) {
+	k, err := newKeyer(p)
+	if err != nil {
+		return nil, err
+	}
+	r := &Redis{keyer: k, c: c, loc: u.loc, tag: "{" + u.prefix + "}", bits: bits, ronly: opts.ReadOnly}
 	r.pool.New = func() any { return &scratch{} }
-	return r
+	return r, nil
 }
 
 // Params returns the index's parameters, resolved.

@@ -212,6 +212,11 @@ func Create(dir string, p Params, opts Options) (*Store, error) {
 		db.Close()
 		return nil, err
 	}
+	s, err := newStore(dir, db, rp, counters{}, opts)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
 	b := db.NewBatch()
 	b.Set(keyParams, pj, nil)
 	b.Set(keyCounters, counters{}.append(nil), nil)
@@ -220,7 +225,7 @@ func Create(dir string, p Params, opts Options) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("store: create %s: %w", dir, err)
 	}
-	return newStore(dir, db, rp, counters{}, opts), nil
+	return s, nil
 }
 
 // openErr words a failure to open the database; a lock held by another
@@ -291,8 +296,10 @@ func open(dir string, opts Options, lock *pebble.Lock) (*Store, error) {
 		// the writable database will open with: the write-ahead log is
 		// replayed by both), so that the scan of every record does not fill
 		// the block cache of the index.
-		s = newStore(dir, nil, p, ctr, opts)
-		if err = s.rebuild(rdb); err != nil {
+		s, err = newStore(dir, nil, p, ctr, opts)
+		if err != nil {
+			err = fmt.Errorf("store: open %s: %w", dir, err)
+		} else if err = s.rebuild(rdb); err != nil {
 			s.freeTables()
 			err = fmt.Errorf("store: open %s: %w", dir, err)
 		}
@@ -406,8 +413,12 @@ func readMeta(db *pebble.DB, dir string) (Params, counters, uint32, error) {
 	return p, ctr, ver, nil
 }
 
-func newStore(dir string, db *pebble.DB, p Params, ctr counters, opts Options) *Store {
-	s := &Store{keyer: newKeyer(p), dir: dir, db: db, ctr: ctr, wopts: pebble.Sync, ronly: opts.ReadOnly}
+func newStore(dir string, db *pebble.DB, p Params, ctr counters, opts Options) (*Store, error) {
+	k, err := newKeyer(p)
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{keyer: k, dir: dir, db: db, ctr: ctr, wopts: pebble.Sync, ronly: opts.ReadOnly}
 	if opts.NoSync {
 		s.wopts = pebble.NoSync
 	}
@@ -420,7 +431,7 @@ func newStore(dir string, db *pebble.DB, p Params, ctr counters, opts Options) *
 	s.applied.Store(ctr.next)
 	s.pool.New = func() any { return &scratch{} }
 	s.space.minFree = opts.minFree()
-	return s
+	return s, nil
 }
 
 // rebuildCacheSize is the block cache of the read-only view that Open
