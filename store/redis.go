@@ -74,7 +74,7 @@ type redisURL struct {
 // and redis+cluster://HOST:PORT,HOST:PORT/?prefix=NAME (rediss for TLS).
 func parseRedisURL(raw string) (*redisURL, error) {
 	bad := func(format string, a ...any) error {
-		return fmt.Errorf("%w: index URL %q: %s", ErrParams, redact(raw), fmt.Sprintf(format, a...))
+		return fmt.Errorf("%w: index URL %q: %s", ErrParams, Redact(raw), fmt.Sprintf(format, a...))
 	}
 	cluster := strings.HasPrefix(raw, "redis+cluster://") || strings.HasPrefix(raw, "rediss+cluster://")
 	u, err := url.Parse(strings.Replace(raw, "+cluster://", "://", 1))
@@ -130,12 +130,12 @@ func parseRedisURL(raw string) (*redisURL, error) {
 		return nil, bad("TLS (rediss) is not supported yet")
 	}
 	r.opts = o
-	r.loc = redact(raw)
+	r.loc = Redact(raw)
 	return r, nil
 }
 
-// redact removes the password from a URL for messages.
-func redact(raw string) string {
+// Redact removes the password from an index URL, for messages.
+func Redact(raw string) string {
 	i := strings.Index(raw, "://")
 	j := strings.LastIndex(raw, "@")
 	if i < 0 || j < i {

@@ -318,7 +318,7 @@ func TestRedisOpenErrors(t *testing.T) {
 			t.Errorf("OpenRedis(%q): %v, want ErrParams", bad, err)
 		}
 	}
-	if got := redact("redis://u:secret@h:1/0"); strings.Contains(got, "secret") {
+	if got := Redact("redis://u:secret@h:1/0"); strings.Contains(got, "secret") {
 		t.Errorf("redact: %q", got)
 	}
 }

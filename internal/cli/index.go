@@ -158,7 +158,9 @@ func newIndexCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "index",
 		Short: "Create, add to and query a persistent index",
-		Long: `A persistent near-duplicate index in a directory (--index DIR): MinHash
+		Long: `A persistent near-duplicate index in a directory (--index DIR), or in Redis
+shared by many processes (--index redis://HOST:PORT/DB?prefix=NAME, or
+redis+cluster://HOST:PORT,HOST:PORT/?prefix=NAME; docs/format/redis.md): MinHash
 LSH bands or SimHash permuted tables, with every document's signature and id.
 The method and its parameters (normalisation, shingles, permutations, bands,
 bits, distance) are fixed by 'index create' and stored in the index; the other
@@ -170,13 +172,14 @@ commands read them from there.
   neardup index remove --index DIR ID...                remove documents
   neardup index stats  --index DIR [--json]
   neardup index compact --index DIR                     reclaim space after removals
+  neardup index copy   --from DIR|URL --to DIR|URL       copy between a directory and Redis
 
-The on-disk format is docs/format/store.md.
+The on-disk format is docs/format/store.md; the Redis layout docs/format/redis.md.
 
 ` + exitHelp,
 	}
 	cmd.AddCommand(newIndexCreateCmd(), newIndexAddCmd(), newIndexQueryCmd(),
-		newIndexRemoveCmd(), newIndexStatsCmd(), newIndexCompactCmd())
+		newIndexRemoveCmd(), newIndexStatsCmd(), newIndexCompactCmd(), newIndexCopyCmd())
 	return cmd
 }
 
@@ -217,6 +220,7 @@ func openIndexAt(loc string, so store.Options) (store.Index, error) {
 	s, err := store.OpenIndex(loc, so)
 	switch {
 	case errors.Is(err, store.ErrNotIndex):
+		loc = redactLoc(loc)
 		return nil, usageErr("--index %s: no index there (create one with 'neardup index create --index %s'): %v", loc, loc, err)
 	case errors.Is(err, store.ErrParams):
 		return nil, usageErr("--index: %v", err)
@@ -281,7 +285,7 @@ func runIndexCreate(cmd *cobra.Command, o *indexOpts) error {
 	if o.jsonOut {
 		return writeJSON(cmd.OutOrStdout(), p)
 	}
-	_, err = fmt.Fprintf(cmd.ErrOrStderr(), "created %s index in %s (%s)\n", p.Method, o.dir, describeParams(p))
+	_, err = fmt.Fprintf(cmd.ErrOrStderr(), "created %s index in %s (%s)\n", p.Method, redactLoc(o.dir), describeParams(p))
 	return err
 }
 

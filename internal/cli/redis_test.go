@@ -246,3 +246,54 @@ func TestServeRedisKill9(t *testing.T) {
 	}
 	t.Logf("%d acknowledged documents found through the other server", len(acked))
 }
+
+// TestIndexCopy copies a directory index to Redis and back, resumes an
+// interrupted copy, and refuses a target with other parameters.
+func TestIndexCopy(t *testing.T) {
+	in := redistest.Server(t)
+	url := in.URL("copy")
+	dir := createIndex(t)
+	docs := writeDocs(t, 500)
+	if code, _, errs := runCLI("index", "add", "--index", dir, "-q", docs); code != 0 {
+		t.Fatalf("add: %d %s", code, errs)
+	}
+	// An interrupted copy: the target already holds part of the source.
+	part := filepath.Join(t.TempDir(), "part.jsonl")
+	b, _ := os.ReadFile(docs)
+	lines := strings.SplitAfter(string(b), "\n")
+	os.WriteFile(part, []byte(strings.Join(lines[:120], "")), 0o644)
+	if code, _, errs := runCLI("index", "create", "--index", url); code != 0 {
+		t.Fatalf("create: %d %s", code, errs)
+	}
+	if code, _, errs := runCLI("index", "add", "--index", url, "-q", part); code != 0 {
+		t.Fatalf("add part: %d %s", code, errs)
+	}
+	code, out, errs := runCLI("index", "copy", "--from", dir, "--to", url, "--batch", "64", "--json")
+	var sum copySummary
+	if code != 0 || json.Unmarshal([]byte(out), &sum) != nil || sum.Copied != 380 || sum.Present != 120 || sum.TargetDocs != 500 {
+		t.Fatalf("copy to redis: %d %s %s", code, errs, out)
+	}
+	back := filepath.Join(t.TempDir(), "back")
+	code, out, errs = runCLI("index", "copy", "--from", url, "--to", back, "--json")
+	if code != 0 || json.Unmarshal([]byte(out), &sum) != nil || sum.Copied != 500 || sum.TargetDocs != 500 {
+		t.Fatalf("copy back: %d %s %s", code, errs, out)
+	}
+	// The copy answers every query as the original.
+	r1, r2 := filepath.Join(t.TempDir(), "q1"), filepath.Join(t.TempDir(), "q2")
+	if code, _, errs := runCLI("index", "query", "--index", dir, "-o", r1, "-q", docs); code != 0 {
+		t.Fatal(errs)
+	}
+	if code, _, errs := runCLI("index", "query", "--index", back, "-o", r2, "-q", docs); code != 0 {
+		t.Fatal(errs)
+	}
+	a, _ := os.ReadFile(r1)
+	c, _ := os.ReadFile(r2)
+	if !bytes.Equal(a, c) {
+		t.Fatal("queries of the copied index differ from the original's")
+	}
+	other := in.URL("other")
+	runCLI("index", "create", "--index", other, "--method", "simhash")
+	if code, _, errs := runCLI("index", "copy", "--from", dir, "--to", other); code != 2 || !strings.Contains(errs, "incompatible") {
+		t.Fatalf("copy into an index of other parameters: %d %s", code, errs)
+	}
+}

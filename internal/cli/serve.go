@@ -182,7 +182,7 @@ func runServe(ctx context.Context, cmd *cobra.Command, o *serveOpts) error {
 		fmt.Fprintf(stderr, "profiler on http://%s/debug/pprof/\n", dln.Addr())
 	}
 	p := st.Params()
-	fmt.Fprintf(stderr, "serving %s index %s (%d documents; %s) on http://%s\n", p.Method, o.dir, st.Len(), describeParams(p), ln.Addr())
+	fmt.Fprintf(stderr, "serving %s index %s (%d documents; %s) on http://%s\n", p.Method, redactLoc(o.dir), st.Len(), describeParams(p), ln.Addr())
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {
@@ -201,6 +201,6 @@ func runServe(ctx context.Context, cmd *cobra.Command, o *serveOpts) error {
 	if serr != nil {
 		return fmt.Errorf("shutdown: %w", serr)
 	}
-	fmt.Fprintf(stderr, "index %s flushed and closed\n", o.dir)
+	fmt.Fprintf(stderr, "index %s flushed and closed\n", redactLoc(o.dir))
 	return nil
 }
