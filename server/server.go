@@ -49,13 +49,11 @@ import (
 	"io"
 	"log"
 	"net/http"
-	"runtime"
 	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
 
-	"github.com/neardup/neardup/minhash"
 	"github.com/neardup/neardup/store"
 )
 
@@ -500,43 +498,18 @@ func (s *Server) readBatch(r *http.Request, needID bool) ([]docIn, int, error) {
 	return docs, lim, err
 }
 
-// sketch computes the sketches of docs (the signatures copied out of the
-// sketchers). A large batch is split among GOMAXPROCS goroutines.
+// sketch computes the sketches of docs (store.SketchBatch: a large batch
+// is split among GOMAXPROCS goroutines).
 func (s *Server) sketch(docs []docIn) []store.Doc {
 	out := make([]store.Doc, len(docs))
-	var sigs []uint32
-	k := s.st.Params().NumPerm
-	if s.st.Params().Method == store.MinHash {
-		sigs = make([]uint32, len(docs)*k)
-	}
-	one := func(lo, hi int) {
-		sk := s.sketches.Get().(*store.Sketcher)
-		defer s.sketches.Put(sk)
-		for i := lo; i < hi; i++ {
-			d := docs[i]
-			sketch := sk.Sketch(*d.Text)
-			if sketch.Sig != nil {
-				dst := sigs[i*k : (i+1)*k : (i+1)*k]
-				copy(dst, sketch.Sig)
-				sketch.Sig = minhash.Signature(dst)
-			}
-			if d.ID != nil {
-				out[i].ID = *d.ID
-			}
-			out[i].Sketch = sketch
+	for i, d := range docs {
+		if d.ID != nil {
+			out[i].ID = *d.ID
 		}
 	}
-	workers := min(runtime.GOMAXPROCS(0), len(docs)/32)
-	if workers <= 1 {
-		one(0, len(docs))
-		return out
-	}
-	per := (len(docs) + workers - 1) / workers
-	var wg sync.WaitGroup
-	for lo := 0; lo < len(docs); lo += per {
-		wg.Go(func() { one(lo, min(lo+per, len(docs))) })
-	}
-	wg.Wait()
+	store.SketchBatch(out, func(i int) string { return *docs[i].Text }, 0,
+		func() *store.Sketcher { return s.sketches.Get().(*store.Sketcher) },
+		func(sk *store.Sketcher) { s.sketches.Put(sk) })
 	return out
 }
 

@@ -463,11 +463,13 @@ func runIndexStream(cmd *cobra.Command, o *indexOpts, args []string, add bool) e
 	if workers == 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	sketchers := make([]*store.Sketcher, workers)
-	for i := range sketchers {
-		if sketchers[i], err = s.NewSketcher(); err != nil {
+	sketchers := make(chan *store.Sketcher, workers)
+	for range workers {
+		sk, err := s.NewSketcher()
+		if err != nil {
 			return err
 		}
+		sketchers <- sk
 	}
 
 	var out *atomicfile.File
@@ -518,28 +520,26 @@ func runIndexStream(cmd *cobra.Command, o *indexOpts, args []string, add bool) e
 		if len(chunk) == 0 {
 			return nil
 		}
-		// Sketch (and for query, query) in parallel.
+		// Sketch in parallel (as the server does), then query in parallel.
+		docs := make([]store.Doc, len(chunk))
+		for i := range chunk {
+			docs[i].ID = chunk[i].id
+		}
+		store.SketchBatch(docs, func(i int) string { return chunk[i].text }, workers,
+			func() *store.Sketcher { return <-sketchers }, func(sk *store.Sketcher) { sketchers <- sk })
+		for i := range chunk {
+			chunk[i].sk = docs[i].Sketch
+		}
 		var wg sync.WaitGroup
-		per := (len(chunk) + workers - 1) / workers
-		for w := 0; w < workers; w++ {
-			lo, hi := w*per, min((w+1)*per, len(chunk))
-			if lo >= hi {
-				break
+		if !add {
+			per := (len(chunk) + workers - 1) / workers
+			for lo := 0; lo < len(chunk); lo += per {
+				wg.Go(func() {
+					for i := lo; i < min(lo+per, len(chunk)); i++ {
+						chunk[i].matches, chunk[i].err = s.Query(nil, chunk[i].sk, o.limit)
+					}
+				})
 			}
-			wg.Go(func() {
-				sk := sketchers[w]
-				for i := lo; i < hi; i++ {
-					it := &chunk[i]
-					k := sk.Sketch(it.text)
-					if k.Sig != nil {
-						k.Sig = append(minhash.Signature(nil), k.Sig...)
-					}
-					it.sk = k
-					if !add {
-						it.matches, it.err = s.Query(nil, it.sk, o.limit)
-					}
-				}
-			})
 		}
 		wg.Wait()
 		if err := ctx.Err(); err != nil {
@@ -547,10 +547,6 @@ func runIndexStream(cmd *cobra.Command, o *indexOpts, args []string, add bool) e
 		}
 		var results []store.Result
 		if add {
-			docs := make([]store.Doc, len(chunk))
-			for i := range chunk {
-				docs[i] = store.Doc{ID: chunk[i].id, Sketch: chunk[i].sk}
-			}
 			if o.check {
 				results, err = s.CheckAndAddBatch(docs, o.limit)
 			} else {
