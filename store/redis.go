@@ -489,11 +489,15 @@ func (r *Redis) query(dst []Match, sk *Sketch, all bool, limit int) ([]Match, er
 // addScript adds documents in order, in one atomic step. KEYS[1] is the
 // meta key (it routes the script to the index's hash slot); ARGV: mode
 // ("c": check, "a": add), the number of documents, then per document its
-// snapshot (decimal), id, id bucket key, record, number of keys and that
-// many (posting bucket key, field) pairs. A document whose id is present is
-// 'dupid'. In check mode, a document with a posting numbered above its
-// snapshot stops the script: the reply's second element is then the
-// current sequence counter followed by those numbers, which the client
+// snapshot (decimal), id, id bucket key, record, the number and positions
+// (1-based, in this call) of the earlier documents of the call it
+// duplicates, the number of keys and that many (posting bucket key, field)
+// pairs. A document one of whose earlier duplicates was added is 'dup'; a
+// document whose id is present is 'dupid'. In check mode, a document with
+// a posting numbered above its snapshot and below the numbers of this call
+// (the client has compared the documents of the batch with each other)
+// stops the script: the reply's second element is then the sequence
+// counter as the call found it followed by those numbers, which the client
 // verifies before it sends the rest again. An added document's reply is
 // its sequence number.
 var addScript = redis.NewScript(`
@@ -511,27 +515,42 @@ end
 local check = ARGV[1] == 'c'
 local n = tonumber(ARGV[2])
 local out = {}
+local added = {}
+local runStart = tonumber(redis.call('GET', tag .. ':seq') or '0') + 1
 local a = 3
 for d = 1, n do
-  local snap, id, ik, rec, nk = tonumber(ARGV[a]), ARGV[a+1], ARGV[a+2], ARGV[a+3], tonumber(ARGV[a+4])
-  local ka = a + 5
+  local snap, id, ik, rec, np = tonumber(ARGV[a]), ARGV[a+1], ARGV[a+2], ARGV[a+3], tonumber(ARGV[a+4])
+  local dup = false
+  for p = a + 5, a + 4 + np do
+    if added[tonumber(ARGV[p])] then dup = true end
+  end
+  a = a + 5 + np
+  local nk = tonumber(ARGV[a])
+  local ka = a + 1
   a = ka + 2 * nk
-  if redis.call('HEXISTS', ik, id) == 1 then
+  if dup then
+    out[#out+1] = 'dup'
+  elseif redis.call('HEXISTS', ik, id) == 1 then
     out[#out+1] = 'dupid'
   else
+    -- the postings as they are now, read once for the check and the add
+    local cur = {}
+    for k = 0, nk - 1 do
+      cur[k] = redis.call('HGET', ARGV[ka+2*k], ARGV[ka+2*k+1])
+    end
     if check then
       local newer = {}
       for k = 0, nk - 1 do
-        local v = redis.call('HGET', ARGV[ka+2*k], ARGV[ka+2*k+1])
+        local v = cur[k]
         if v then
           for j = 1, #v, 8 do
             local s = num8(v, j)
-            if s > snap then newer[#newer+1] = s end
+            if s > snap and s < runStart then newer[#newer+1] = s end
           end
         end
       end
       if #newer > 0 then
-        table.insert(newer, 1, tonumber(redis.call('GET', tag .. ':seq') or '0'))
+        table.insert(newer, 1, runStart - 1)
         return {out, newer}
       end
     end
@@ -540,11 +559,10 @@ for d = 1, n do
     redis.call('HSET', ik, id, s8)
     redis.call('HSET', tag .. ':r:' .. math.floor(seq / 128), s8, rec)
     for k = 0, nk - 1 do
-      local b, f = ARGV[ka+2*k], ARGV[ka+2*k+1]
-      local v = redis.call('HGET', b, f)
-      if v then redis.call('HSET', b, f, v .. s8) else redis.call('HSET', b, f, s8) end
+      redis.call('HSET', ARGV[ka+2*k], ARGV[ka+2*k+1], (cur[k] or '') .. s8)
     end
     redis.call('INCR', tag .. ':docs')
+    added[d] = true
     out[#out+1] = seq
   end
 end
@@ -634,16 +652,60 @@ func (r *Redis) write(docs []Doc, check bool, limit int) ([]Result, error) {
 		todo = kept
 	}
 	mode := "a"
+	preds, predMatches := make([][]int, len(docs)), make([][]Match, len(docs))
 	if check {
 		mode = "c"
+		var err error
+		if preds, predMatches, err = r.batchPreds(sc, docs, keys, todo); err != nil {
+			return nil, err
+		}
 	}
 	var args []any
 	var field []byte
+	pos := make([]int, len(docs)) // position (1-based) of a document in this run's script call
 	for len(todo) > 0 {
-		args = append(args[:0], mode, len(todo))
+		// A document that duplicates an earlier one of the batch already
+		// added is answered without Redis.
+		kept := todo[:0]
 		for _, i := range todo {
+			var ms []Match
+			for k, j := range preds[i] {
+				if results[j].Added {
+					ms = append(ms, predMatches[i][k])
+				}
+			}
+			if len(ms) > 0 {
+				results[i].Matches = sortLimit(ms, 0, limit)
+				continue
+			}
+			kept = append(kept, i)
+		}
+		todo = kept
+		if len(todo) == 0 {
+			break
+		}
+		args = append(args[:0], mode, len(todo))
+		for p, i := range todo {
+			pos[i] = p + 1
 			d := &docs[i]
-			args = append(args, snaps[i], d.ID, r.idBucket(d.ID), r.p.appendRecord(nil, d.ID, &d.Sketch), len(keys[i]))
+			args = append(args, snaps[i], d.ID, r.idBucket(d.ID), r.p.appendRecord(nil, d.ID, &d.Sketch))
+			if check {
+				n := 0
+				for _, j := range preds[i] {
+					if pos[j] > 0 && !results[j].Added && results[j].Err == nil && results[j].Matches == nil {
+						n++
+					}
+				}
+				args = append(args, n)
+				for _, j := range preds[i] {
+					if pos[j] > 0 && !results[j].Added && results[j].Err == nil && results[j].Matches == nil {
+						args = append(args, pos[j])
+					}
+				}
+			} else {
+				args = append(args, 0)
+			}
+			args = append(args, len(keys[i]))
 			for t, k := range keys[i] {
 				field = postingField(field[:0], t, k)
 				args = append(args, r.postingBucket(t, k), string(field))
@@ -663,12 +725,29 @@ func (r *Redis) write(docs []Doc, check bool, limit int) ([]Result, error) {
 		}
 		for j, v := range done {
 			i := todo[j]
-			if s, ok := v.(string); ok && s == "dupid" {
-				results[i].Err = fmt.Errorf("%w: %q", ErrDuplicateID, docs[i].ID)
+			pos[i] = 0
+			if s, ok := v.(string); ok {
+				switch s {
+				case "dupid":
+					results[i].Err = fmt.Errorf("%w: %q", ErrDuplicateID, docs[i].ID)
+				case "dup":
+					var ms []Match
+					for k, p := range preds[i] {
+						if results[p].Added {
+							ms = append(ms, predMatches[i][k])
+						}
+					}
+					results[i].Matches = sortLimit(ms, 0, limit)
+				default:
+					return nil, fmt.Errorf("store: %s: add script replied %q", r.loc, s)
+				}
 				continue
 			}
 			results[i].Added = true
 			results[i].Matches = []Match{}
+		}
+		for _, i := range todo[len(done):] {
+			pos[i] = 0
 		}
 		todo = todo[len(done):]
 		if len(newer) == 0 {
@@ -704,6 +783,44 @@ func (r *Redis) write(docs []Doc, check bool, limit int) ([]Result, error) {
 		snaps[i] = uint64(cur)
 	}
 	return results, nil
+}
+
+// batchPreds finds, for each document of todo (in check mode), the
+// earlier documents of todo that it duplicates (sharing a key and verified
+// as the index verifies), with the match each would give.
+func (r *Redis) batchPreds(sc *scratch, docs []Doc, keys [][]uint64, todo []int) ([][]int, [][]Match, error) {
+	preds := make([][]int, len(docs))
+	ms := make([][]Match, len(docs))
+	seen := map[pendingKey][]int{}
+	var cand []int
+	for _, i := range todo {
+		cand = cand[:0]
+		for t, k := range keys[i] {
+			pk := pendingKey{t, k}
+			cand = append(cand, seen[pk]...)
+			seen[pk] = append(seen[pk], i)
+		}
+		if len(cand) == 0 {
+			continue
+		}
+		slices.Sort(cand)
+		cand = slices.Compact(cand)
+		sc.keys = r.appendKeys(sc.keys[:0], &docs[i].Sketch)
+		for _, j := range cand {
+			d := &docs[j]
+			sc.rec = record{id: []byte(d.ID), sig: d.Sketch.Sig, fp: d.Sketch.FP}
+			n := len(ms[i])
+			var err error
+			if ms[i], err = r.verify(ms[i], sc, &docs[i].Sketch, false); err != nil {
+				return nil, nil, err
+			}
+			if len(ms[i]) > n {
+				preds[i] = append(preds[i], j)
+			}
+		}
+	}
+	sc.rec = record{}
+	return preds, ms, nil
 }
 
 // removeScript deletes a document atomically: its id, its record and its
