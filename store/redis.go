@@ -627,7 +627,12 @@ func (r *Redis) write(docs []Doc, check bool, limit int) ([]Result, error) {
 		todo = append(todo, i)
 	}
 	snaps := make([]uint64, len(docs))
-	if check && len(todo) > 0 {
+	// One document goes straight to the script with the snapshot 0: when
+	// it shares no key with anything (the common case) it is added in one
+	// round trip; otherwise the script returns every document it shares a
+	// key with, verified below as after a lookup. A batch is looked up
+	// first, so that one document's candidates do not stop the others.
+	if check && len(todo) > 1 {
 		seqs, snap, err := r.lookup(ctx, keys)
 		if err != nil {
 			return nil, err
