@@ -1,10 +1,12 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 
 	"github.com/neardup/neardup/store"
@@ -167,3 +169,11 @@ func redactLoc(loc string) string {
 	}
 	return store.Redact(loc)
 }
+
+// go-redis logs failed dials and retries to the standard logger; the
+// errors themselves reach the commands, which report them once.
+func init() { redis.SetLogger(quietRedisLog{}) }
+
+type quietRedisLog struct{}
+
+func (quietRedisLog) Printf(context.Context, string, ...any) {}
