@@ -214,25 +214,7 @@ func TestServeRedisKill9(t *testing.T) {
 			}
 		})
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) {
-		mu.Lock()
-		n := len(acked)
-		mu.Unlock()
-		if n >= 300 {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	if err := a.cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	a.wait()
-	close(stop)
-	wg.Wait()
-	if len(acked) < 50 {
-		t.Fatalf("only %d adds acknowledged before the kill", len(acked))
-	}
+	killAfterAcks(t, a, &mu, acked, 300, stop, &wg)
 	for id, text := range acked {
 		var out struct {
 			Matches []struct {
@@ -295,5 +277,31 @@ func TestIndexCopy(t *testing.T) {
 	runCLI("index", "create", "--index", other, "--method", "simhash")
 	if code, _, errs := runCLI("index", "copy", "--from", dir, "--to", other); code != 2 || !strings.Contains(errs, "incompatible") {
 		t.Fatalf("copy into an index of other parameters: %d %s", code, errs)
+	}
+}
+
+// killAfterAcks kills c with SIGKILL once want documents are acknowledged
+// (or after 5 s), stops and waits for the clients, and fails the test when
+// fewer than 50 were acknowledged.
+func killAfterAcks(t *testing.T, c *child, mu *sync.Mutex, acked map[string]string, want int, stop chan struct{}, wg *sync.WaitGroup) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		mu.Lock()
+		n := len(acked)
+		mu.Unlock()
+		if n >= want {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := c.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	c.wait()
+	close(stop)
+	wg.Wait()
+	if len(acked) < 50 {
+		t.Fatalf("only %d adds acknowledged before the kill", len(acked))
 	}
 }
