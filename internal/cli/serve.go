@@ -38,9 +38,11 @@ type serveOpts struct {
 func newServeCmd() *cobra.Command {
 	o := &serveOpts{}
 	cmd := &cobra.Command{
-		Use:   "serve --index DIR [--addr 127.0.0.1:8080]",
+		Use:   "serve --index DIR|URL [--addr 127.0.0.1:8080]",
 		Short: "Serve a persistent index over HTTP",
-		Long: `Serve the index in DIR (made by 'neardup index create') as a JSON HTTP API:
+		Long: `Serve the index in DIR, or in Redis (a redis:// or redis+cluster:// URL, shared
+with other serve processes: docs/format/redis.md), made by 'neardup index
+create', as a JSON HTTP API:
 
   POST /v1/check                {"text"}             is it a near-duplicate, of what, how similar
   POST /v1/add                  {"id","text"}        add without checking
@@ -112,7 +114,7 @@ const maxProfileSeconds = 120
 
 func runServe(ctx context.Context, cmd *cobra.Command, o *serveOpts) error {
 	if o.dir == "" {
-		return usageErr("--index DIR is required")
+		return usageErr("--index DIR|URL is required")
 	}
 	if o.maxInflight == 0 {
 		o.maxInflight = server.DefaultInflightBytes(o.maxBody)
