@@ -361,3 +361,31 @@ func TestRedisKillServerAppendfsyncAlways(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseRedisURL: any string is parsed or refused with ErrParams, never
+// a panic; an accepted URL has hosts and a prefix without hash-tag braces,
+// and the message of a refusal never shows a password.
+func FuzzParseRedisURL(f *testing.F) {
+	for _, s := range []string{
+		"redis://127.0.0.1:6379/0?prefix=a", "redis://u:pw@h:1/2?prefix=x", "redis+cluster://a:1,b:2/?prefix=n",
+		"redis://h", "redis://h:1/x", "redis://:@/?prefix={", "redis+cluster://h:1/5", "rediss://h:1/0",
+		"redis://u:secret@h:1/0?prefix=a&x=1", "redis://%zz",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		u, err := parseRedisURL(raw)
+		if err != nil {
+			if !errors.Is(err, ErrParams) {
+				t.Fatalf("%q: %v, not ErrParams", raw, err)
+			}
+			return
+		}
+		if len(u.opts.Addrs) == 0 || u.prefix == "" || strings.ContainsAny(u.prefix, "{}") {
+			t.Fatalf("%q accepted as %+v, prefix %q", raw, u.opts.Addrs, u.prefix)
+		}
+		if u.opts.Password != "" && u.opts.Password != "xxxxx" && strings.Contains(u.loc, ":"+u.opts.Password+"@") {
+			t.Fatalf("%q: location %q shows the password", raw, u.loc)
+		}
+	})
+}
