@@ -49,13 +49,11 @@ import (
 	"io"
 	"log"
 	"net/http"
-	"runtime"
 	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
 
-	"github.com/neardup/neardup/minhash"
 	"github.com/neardup/neardup/store"
 )
 
@@ -104,7 +102,7 @@ type Config struct {
 
 // Server serves one index.
 type Server struct {
-	st       *store.Store
+	st       store.Index
 	cfg      Config
 	mux      *http.ServeMux
 	sketches sync.Pool
@@ -113,7 +111,7 @@ type Server struct {
 }
 
 // New returns a Server for the index st with cfg.
-func New(st *store.Store, cfg Config) (*Server, error) {
+func New(st store.Index, cfg Config) (*Server, error) {
 	if cfg.MaxBodyBytes == 0 {
 		cfg.MaxBodyBytes = DefaultMaxBodyBytes
 	}
@@ -305,6 +303,11 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		s.met.diskFull.Add(1)
 	case errors.Is(err, store.ErrFailed):
 		code, msg = http.StatusServiceUnavailable, "a write to the index failed: writes are refused until the server is restarted; acknowledged documents are safe"
+	case errors.Is(err, store.ErrUnreachable):
+		// The request may or may not have reached Redis: a retry is safe
+		// (a document added before reports itself as its duplicate).
+		code, msg = http.StatusServiceUnavailable, "the index's Redis server does not answer: retry; acknowledged documents are safe"
+		w.Header().Set("Retry-After", "1")
 	}
 	if code >= 500 && code != http.StatusServiceUnavailable && code != http.StatusInsufficientStorage || errors.Is(err, store.ErrFailed) {
 		s.cfg.ErrorLog.Printf("neardup: %s %s: %d: %v", r.Method, r.URL.Path, code, err)
@@ -495,43 +498,18 @@ func (s *Server) readBatch(r *http.Request, needID bool) ([]docIn, int, error) {
 	return docs, lim, err
 }
 
-// sketch computes the sketches of docs (the signatures copied out of the
-// sketchers). A large batch is split among GOMAXPROCS goroutines.
+// sketch computes the sketches of docs (store.SketchBatch: a large batch
+// is split among GOMAXPROCS goroutines).
 func (s *Server) sketch(docs []docIn) []store.Doc {
 	out := make([]store.Doc, len(docs))
-	var sigs []uint32
-	k := s.st.Params().NumPerm
-	if s.st.Params().Method == store.MinHash {
-		sigs = make([]uint32, len(docs)*k)
-	}
-	one := func(lo, hi int) {
-		sk := s.sketches.Get().(*store.Sketcher)
-		defer s.sketches.Put(sk)
-		for i := lo; i < hi; i++ {
-			d := docs[i]
-			sketch := sk.Sketch(*d.Text)
-			if sketch.Sig != nil {
-				dst := sigs[i*k : (i+1)*k : (i+1)*k]
-				copy(dst, sketch.Sig)
-				sketch.Sig = minhash.Signature(dst)
-			}
-			if d.ID != nil {
-				out[i].ID = *d.ID
-			}
-			out[i].Sketch = sketch
+	for i, d := range docs {
+		if d.ID != nil {
+			out[i].ID = *d.ID
 		}
 	}
-	workers := min(runtime.GOMAXPROCS(0), len(docs)/32)
-	if workers <= 1 {
-		one(0, len(docs))
-		return out
-	}
-	per := (len(docs) + workers - 1) / workers
-	var wg sync.WaitGroup
-	for lo := 0; lo < len(docs); lo += per {
-		wg.Go(func() { one(lo, min(lo+per, len(docs))) })
-	}
-	wg.Wait()
+	store.SketchBatch(out, func(i int) string { return *docs[i].Text }, 0,
+		func() *store.Sketcher { return s.sketches.Get().(*store.Sketcher) },
+		func(sk *store.Sketcher) { s.sketches.Put(sk) })
 	return out
 }
 
@@ -573,6 +551,9 @@ func (s *Server) health(w http.ResponseWriter, _ *http.Request) error {
 	switch err := s.st.Health(); {
 	case errors.Is(err, store.ErrDiskFull):
 		v["status"], v["writable"], v["reason"] = "degraded", false, "disk full: writes are refused until space is freed"
+	case errors.Is(err, store.ErrUnreachable):
+		v["status"], v["writable"], v["reason"] = "unavailable", false, "the index's Redis server does not answer"
+		code = http.StatusServiceUnavailable
 	case err != nil:
 		v["status"], v["writable"], v["reason"] = "failed", false, "a write failed: restart the server"
 		code = http.StatusServiceUnavailable

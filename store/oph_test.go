@@ -138,7 +138,7 @@ func TestParamsFamily(t *testing.T) {
 		{Params{Method: MinHash}, DefaultFamily, false},
 		{Params{Method: MinHash, PermutationFamily: true}, minhash.Permutation, false},
 		{Params{Method: MinHash, Family: minhash.MultiplyShift}, minhash.MultiplyShift, false},
-		{Params{Method: MinHash, Family: minhash.OPH, PermutationFamily: true}, 0, true},
+		{Params{Method: MinHash, Family: minhash.MultiplyShift, PermutationFamily: true}, 0, true},
 		{Params{Method: SimHash, PermutationFamily: true}, 0, true},
 	} {
 		got, err := c.in.resolve()

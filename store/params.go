@@ -93,17 +93,16 @@ type Params struct {
 	// Rows, and the estimated similarity at or above which a candidate is a
 	// duplicate (0 means 0.8). Zero Bands and Rows mean the banding
 	// lsh.DefaultParams chooses for Threshold and NumPerm; one of them
-	// zero means NumPerm divided by the other. A zero Family
-	// (minhash.Permutation) means DefaultFamily unless PermutationFamily is
-	// set.
+	// zero means NumPerm divided by the other. The zero Family
+	// (minhash.OPH) is DefaultFamily.
 	NumPerm   int
 	Family    minhash.Family
 	Bands     int
 	Rows      int
 	Threshold float64
 	// PermutationFamily selects minhash.Permutation, the reference family
-	// (about 4x slower to sketch than OPH), which the zero value of Family
-	// cannot say. Indexes keep the family they were created with:
+	// (about 4x slower to sketch than OPH), as Family does; kept for
+	// callers written when Permutation was the zero Family. Indexes keep the family they were created with:
 	// those made before DefaultFamily was OPH stay Permutation.
 	PermutationFamily bool
 
@@ -180,11 +179,16 @@ func (p Params) resolve() (Params, error) {
 		case p.Bands == 0 && p.Rows > 0:
 			p.Bands = p.NumPerm / p.Rows
 		}
-		switch {
-		case p.PermutationFamily && p.Family != minhash.Permutation:
-			return p, fmt.Errorf("%w: PermutationFamily with family %s", ErrParams, p.Family)
-		case p.Family == minhash.Permutation && !p.PermutationFamily:
-			p.Family = DefaultFamily
+		// The zero Family is minhash.OPH, DefaultFamily: PermutationFamily
+		// turns it into Permutation and contradicts any other.
+		if p.PermutationFamily {
+			switch p.Family {
+			case DefaultFamily:
+				p.Family = minhash.Permutation
+			case minhash.Permutation:
+			default:
+				return p, fmt.Errorf("%w: PermutationFamily with family %s", ErrParams, p.Family)
+			}
 		}
 		p.PermutationFamily = p.Family == minhash.Permutation
 		if p.Bits != 0 || p.Distance != 0 || p.Blocks != 0 || p.ExactOnly {

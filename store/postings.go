@@ -1,5 +1,7 @@
 package store
 
+import "github.com/neardup/neardup/internal/mix"
+
 // postings is the in-memory posting list of one band (MinHash) or table
 // (SimHash): an open-addressing multimap, with linear probing, from band or
 // table keys to the sequence numbers of the documents that have them. A
@@ -45,7 +47,7 @@ const (
 
 // keyTag is the 32-bit tag of a band or table key (SimHash table keys are
 // masked fingerprints with many zero bits, hence the mixing).
-func keyTag(k uint64) uint64 { return mix64(k^0x2545f4914f6cdd1d) >> 32 }
+func keyTag(k uint64) uint64 { return mix.Fmix64(k^0x2545f4914f6cdd1d) >> 32 }
 
 // home is the first slot probed for tag.
 func (p *postings) home(tag uint64) int { return int(tag * uint64(len(p.slots)) >> 32) }

@@ -179,7 +179,7 @@ func BenchmarkPostings(b *testing.B) {
 // lookups of a new document in tables of 1M postings each.
 func BenchmarkCandidates(b *testing.B) {
 	p := DefaultParams(MinHash)
-	s := newStore("", nil, p, counters{}, Options{})
+	s, _ := newStore("", nil, p, counters{}, Options{})
 	defer s.freeTables()
 	r := rand.New(rand.NewPCG(7, 8))
 	const n = 1 << 20
@@ -225,7 +225,7 @@ func BenchmarkGrow(b *testing.B) {
 // same number of postings, grow at different inserts (one rehash at a
 // time, not all of them in one write).
 func TestTablesGrowApart(t *testing.T) {
-	s := newStore("", nil, DefaultParams(MinHash), counters{}, Options{})
+	s, _ := newStore("", nil, DefaultParams(MinHash), counters{}, Options{})
 	defer s.freeTables()
 	const n = 20000
 	for i := range s.post {

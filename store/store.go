@@ -23,7 +23,6 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/zeebo/xxh3"
 
-	"github.com/neardup/neardup/lsh"
 	"github.com/neardup/neardup/minhash"
 )
 
@@ -103,14 +102,11 @@ func (o Options) vfs() vfs.FS {
 // Store is a persistent index of document sketches. See the package
 // documentation for the layout, the concurrency and the durability rules.
 type Store struct {
-	dir    string
-	db     *pebble.DB
-	p      Params
-	bands  lsh.Params
-	masks  []tableMask
-	wopts  *pebble.WriteOptions
-	ronly  bool
-	tables int
+	keyer
+	dir   string
+	db    *pebble.DB
+	wopts *pebble.WriteOptions
+	ronly bool
 
 	// mu serialises writers (Add, CheckAndAdd, Remove and their batch
 	// forms): a check and the add that follows it see no other writer in
@@ -216,6 +212,11 @@ func Create(dir string, p Params, opts Options) (*Store, error) {
 		db.Close()
 		return nil, err
 	}
+	s, err := newStore(dir, db, rp, counters{}, opts)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
 	b := db.NewBatch()
 	b.Set(keyParams, pj, nil)
 	b.Set(keyCounters, counters{}.append(nil), nil)
@@ -224,7 +225,7 @@ func Create(dir string, p Params, opts Options) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("store: create %s: %w", dir, err)
 	}
-	return newStore(dir, db, rp, counters{}, opts), nil
+	return s, nil
 }
 
 // openErr words a failure to open the database; a lock held by another
@@ -295,8 +296,10 @@ func open(dir string, opts Options, lock *pebble.Lock) (*Store, error) {
 		// the writable database will open with: the write-ahead log is
 		// replayed by both), so that the scan of every record does not fill
 		// the block cache of the index.
-		s = newStore(dir, nil, p, ctr, opts)
-		if err = s.rebuild(rdb); err != nil {
+		s, err = newStore(dir, nil, p, ctr, opts)
+		if err != nil {
+			err = fmt.Errorf("store: open %s: %w", dir, err)
+		} else if err = s.rebuild(rdb); err != nil {
 			s.freeTables()
 			err = fmt.Errorf("store: open %s: %w", dir, err)
 		}
@@ -410,19 +413,16 @@ func readMeta(db *pebble.DB, dir string) (Params, counters, uint32, error) {
 	return p, ctr, ver, nil
 }
 
-func newStore(dir string, db *pebble.DB, p Params, ctr counters, opts Options) *Store {
-	s := &Store{dir: dir, db: db, p: p, ctr: ctr, wopts: pebble.Sync, ronly: opts.ReadOnly}
+func newStore(dir string, db *pebble.DB, p Params, ctr counters, opts Options) (*Store, error) {
+	k, err := newKeyer(p)
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{keyer: k, dir: dir, db: db, ctr: ctr, wopts: pebble.Sync, ronly: opts.ReadOnly}
 	if opts.NoSync {
 		s.wopts = pebble.NoSync
 	}
 	s.docs.Store(int64(ctr.docs))
-	if p.Method == MinHash {
-		s.bands = lsh.Params{Bands: p.Bands, Rows: p.Rows}
-		s.tables = p.Bands
-	} else {
-		s.masks = simhashMasks(p.Bits, p.Blocks, p.Distance)
-		s.tables = len(s.masks)
-	}
 	s.post = make([]postings, s.tables)
 	for t := range s.post {
 		s.post[t].skew = skewFor(t, s.tables+1)
@@ -431,7 +431,7 @@ func newStore(dir string, db *pebble.DB, p Params, ctr counters, opts Options) *
 	s.applied.Store(ctr.next)
 	s.pool.New = func() any { return &scratch{} }
 	s.space.minFree = opts.minFree()
-	return s
+	return s, nil
 }
 
 // rebuildCacheSize is the block cache of the read-only view that Open
@@ -593,35 +593,6 @@ func checkID(id string) error {
 	return nil
 }
 
-// checkSketch refuses a sketch that does not belong to this index.
-func (s *Store) checkSketch(sk *Sketch) error {
-	if s.p.Method == MinHash {
-		if len(sk.Sig) != s.p.NumPerm {
-			return fmt.Errorf("%w: the index holds MinHash signatures of %d slots, the sketch has %d", ErrIncompatible, s.p.NumPerm, len(sk.Sig))
-		}
-		return nil
-	}
-	if sk.Sig != nil {
-		return fmt.Errorf("%w: the index holds %d-bit SimHash fingerprints, the sketch is a MinHash signature", ErrIncompatible, s.p.Bits)
-	}
-	lo, hi := fpMask(s.p.Bits)
-	if sk.FP.Lo&^lo != 0 || sk.FP.Hi&^hi != 0 {
-		return fmt.Errorf("%w: the index holds %d-bit SimHash fingerprints, the sketch has higher bits set", ErrIncompatible, s.p.Bits)
-	}
-	return nil
-}
-
-// appendKeys appends the band or table keys of sk.
-func (s *Store) appendKeys(dst []uint64, sk *Sketch) []uint64 {
-	if s.p.Method == MinHash {
-		return s.bands.AppendKeys(dst, sk.Sig)
-	}
-	for _, m := range s.masks {
-		dst = append(dst, tableKey(sk.FP, m, s.p.Bits))
-	}
-	return dst
-}
-
 // candidates sets sc.seqs to the sequence numbers in [lo, hi) of the
 // documents that share a band or table key with sk (sc.keys, which it
 // sets), each once, in increasing order. A few may share only a tag (see
@@ -697,49 +668,12 @@ func (s *Store) matches(dst []Match, sc *scratch, sk *Sketch, all bool, limit in
 			}
 			return dst, err
 		}
-		if sc.rec.flags&flagEmpty != 0 {
-			continue // a tag collision with a document without postings
-		}
-		m := Match{Distance: -1}
-		if s.p.Method == MinHash {
-			sim, err := minhash.Estimate(sk.Sig, sc.rec.sig)
-			if err != nil {
-				return dst, fmt.Errorf("%w: %v", ErrCorrupt, err)
-			}
-			if !all && sim < s.p.Threshold || all && !s.sharesKey(sc) {
-				continue
-			}
-			m.Similarity = sim
-		} else {
-			m.Distance = sk.FP.Distance(sc.rec.fp)
-			if !all && m.Distance > s.p.Distance || all && !s.sharesKey(sc) {
-				continue
-			}
-			m.Similarity = bitSimilarity(m.Distance, s.p.Bits)
-		}
-		m.ID = string(sc.rec.id)
-		dst = append(dst, m)
-	}
-	sortMatches(dst[start:])
-	if limit > 0 && len(dst)-start > limit {
-		dst = dst[:start+limit]
-	}
-	return dst, nil
-}
-
-// sharesKey tells whether the record in sc.rec has one of the keys sc.keys
-// in the same table (rather than only a tag): what Candidates promises.
-func (s *Store) sharesKey(sc *scratch) bool {
-	sk := Sketch{Sig: sc.rec.sig, FP: sc.rec.fp}
-	n := len(sc.keys)
-	sc.keys = s.appendKeys(sc.keys, &sk)
-	defer func() { sc.keys = sc.keys[:n] }()
-	for t := range n {
-		if sc.keys[t] == sc.keys[n+t] {
-			return true
+		var err error
+		if dst, err = s.verify(dst, sc, sk, all); err != nil {
+			return dst, err
 		}
 	}
-	return false
+	return sortLimit(dst, start, limit), nil
 }
 
 // sortMatches orders best first: higher similarity, then lower distance,
@@ -1263,7 +1197,10 @@ func (s *Store) Each(fn func(id string, sk Sketch) error) error {
 
 // Stats describes an index.
 type Stats struct {
-	Dir           string  `json:"dir,omitempty"`
+	// Dir is the index directory, or its URL (without password) for Redis.
+	Dir string `json:"dir,omitempty"`
+	// Backend is "redis" for an index in Redis, empty for the embedded one.
+	Backend       string  `json:"backend,omitempty"`
 	FormatVersion int     `json:"format_version"`
 	Params        Params  `json:"params"`
 	Docs          int64   `json:"docs"`
@@ -1287,6 +1224,9 @@ type Stats struct {
 	MemTableBytes       uint64  `json:"memtable_bytes"`
 	Compactions         int64   `json:"compactions"`
 	ReadAmp             int     `json:"read_amplification"`
+	// RedisUsedBytes is the memory of the Redis servers of a Redis index
+	// (used_memory summed over the masters: all their data).
+	RedisUsedBytes uint64 `json:"redis_used_bytes,omitempty"`
 }
 
 // Stats returns the index's statistics. Disk usage includes the write-ahead

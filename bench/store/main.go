@@ -27,6 +27,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -198,7 +199,7 @@ type report struct {
 
 func load(args []string) error {
 	fs := flag.NewFlagSet("http", flag.ExitOnError)
-	addr := fs.String("addr", "http://127.0.0.1:8080", "server URL")
+	addr := fs.String("addr", "http://127.0.0.1:8080", "server URL; several, comma-separated, share the clients round-robin (servers of one shared index)")
 	mode := fs.String("mode", "check-and-add", "check, check-and-add, add or batch (batch check-and-add)")
 	conns := fs.Int("conns", 32, "concurrent clients")
 	batch := fs.Int("batch", 100, "documents per request in batch mode")
@@ -237,9 +238,11 @@ func load(args []string) error {
 		defer f.Close()
 		ackW = unbuffered{f}
 	}
+	addrs := strings.Split(*addr, ",")
 	var wg sync.WaitGroup
 	for c := range *conns {
 		wg.Go(func() {
+			base := addrs[c%len(addrs)]
 			g := newGen(*seed+uint64(c)*1000003, *dup)
 			var body []byte
 			for i := 0; ctx.Err() == nil; i++ {
@@ -261,7 +264,7 @@ func load(args []string) error {
 				if *mode == "batch" {
 					body = append(body, `]}`...)
 				}
-				req, _ := http.NewRequestWithContext(ctx, "POST", *addr+path, bytes.NewReader(body))
+				req, _ := http.NewRequestWithContext(ctx, "POST", base+path, bytes.NewReader(body))
 				req.Header.Set("Content-Type", "application/json")
 				if *token != "" {
 					req.Header.Set("Authorization", "Bearer "+*token)

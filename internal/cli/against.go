@@ -12,7 +12,7 @@ import (
 
 // storeIndex lets dedup check new documents against a saved index
 // (`--against DIR` where DIR holds a neardup index).
-type storeIndex struct{ s *store.Store }
+type storeIndex struct{ s store.Index }
 
 func (x storeIndex) NewChecker() (func(string) (string, float64, bool, error), error) {
 	sk, err := x.s.NewSketcher()
@@ -45,16 +45,16 @@ func (x storeIndex) MemoryBytes() int64 {
 // directories.
 func splitAgainst(paths []string) (files []string, indexes []dedup.Index, closers []io.Closer, err error) {
 	for _, p := range paths {
-		if st, serr := os.Stat(p); serr != nil || !st.IsDir() {
+		if st, serr := os.Stat(p); !store.IsURL(p) && (serr != nil || !st.IsDir()) {
 			files = append(files, p)
 			continue
 		}
-		s, oerr := store.Open(p, store.Options{ReadOnly: true})
+		s, oerr := store.OpenIndex(p, store.Options{ReadOnly: true})
 		switch {
 		case oerr == nil:
 			indexes = append(indexes, storeIndex{s})
 			closers = append(closers, s)
-		case errors.Is(oerr, store.ErrNotIndex):
+		case errors.Is(oerr, store.ErrNotIndex) && !store.IsURL(p):
 			files = append(files, p) // a directory of corpus files
 		default:
 			for _, c := range closers {

@@ -158,7 +158,9 @@ func newIndexCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "index",
 		Short: "Create, add to and query a persistent index",
-		Long: `A persistent near-duplicate index in a directory (--index DIR): MinHash
+		Long: `A persistent near-duplicate index in a directory (--index DIR), or in Redis
+shared by many processes (--index redis://HOST:PORT/DB?prefix=NAME, or
+redis+cluster://HOST:PORT,HOST:PORT/?prefix=NAME; docs/format/redis.md): MinHash
 LSH bands or SimHash permuted tables, with every document's signature and id.
 The method and its parameters (normalisation, shingles, permutations, bands,
 bits, distance) are fixed by 'index create' and stored in the index; the other
@@ -170,18 +172,19 @@ commands read them from there.
   neardup index remove --index DIR ID...                remove documents
   neardup index stats  --index DIR [--json]
   neardup index compact --index DIR                     reclaim space after removals
+  neardup index copy   --from DIR|URL --to DIR|URL       copy between a directory and Redis
 
-The on-disk format is docs/format/store.md.
+The on-disk format is docs/format/store.md; the Redis layout docs/format/redis.md.
 
 ` + exitHelp,
 	}
 	cmd.AddCommand(newIndexCreateCmd(), newIndexAddCmd(), newIndexQueryCmd(),
-		newIndexRemoveCmd(), newIndexStatsCmd(), newIndexCompactCmd())
+		newIndexRemoveCmd(), newIndexStatsCmd(), newIndexCompactCmd(), newIndexCopyCmd())
 	return cmd
 }
 
 func registerIndexDir(fs *pflag.FlagSet, o *indexOpts) {
-	fs.StringVar(&o.dir, "index", "", "index directory (required)")
+	fs.StringVar(&o.dir, "index", "", indexFlagHelp)
 	fs.IntVar(&o.cacheMB, "cache-mb", store.DefaultCacheSize>>20, "block cache size in MiB: with the memtables it bounds the index's memory apart from its in-memory postings (about 210 bytes per MinHash document, see index stats)")
 	minFreeFlag(fs, &o.minFreeMB, "writes stop with an error")
 }
@@ -196,18 +199,31 @@ func (o *indexOpts) storeOptions() store.Options {
 	return store.Options{CacheSize: int64(o.cacheMB) << 20, MinFreeBytes: int64(o.minFreeMB) << 20}
 }
 
-func (o *indexOpts) openIndex(readOnly bool) (*store.Store, error) {
+// indexFlagHelp is the help of --index wherever it is accepted.
+const indexFlagHelp = "the index: a directory, or a Redis URL, redis://[USER:PASSWORD@]HOST:PORT/DB?prefix=NAME for one Redis server or redis+cluster://HOST:PORT,HOST:PORT/?prefix=NAME for a Redis Cluster (required)"
+
+func (o *indexOpts) openIndex(readOnly bool) (store.Index, error) {
 	if o.dir == "" {
-		return nil, usageErr("--index DIR is required")
+		return nil, usageErr("--index DIR|URL is required")
 	}
 	if o.cacheMB < 1 || o.minFreeMB < 1 {
 		return nil, usageErr("--cache-mb %d, --min-free-mb %d: must be at least 1", o.cacheMB, o.minFreeMB)
 	}
 	so := o.storeOptions()
 	so.ReadOnly = readOnly
-	s, err := store.Open(o.dir, so)
-	if errors.Is(err, store.ErrNotIndex) {
-		return nil, usageErr("--index %s: no index there (create one with 'neardup index create --index %s')", o.dir, o.dir)
+	return openIndexAt(o.dir, so)
+}
+
+// openIndexAt opens the index at a directory or Redis URL, naming the
+// problem of a location that holds none or cannot be parsed.
+func openIndexAt(loc string, so store.Options) (store.Index, error) {
+	s, err := store.OpenIndex(loc, so)
+	switch {
+	case errors.Is(err, store.ErrNotIndex):
+		loc = redactLoc(loc)
+		return nil, usageErr("--index %s: no index there (create one with 'neardup index create --index %s'): %v", loc, loc, err)
+	case errors.Is(err, store.ErrParams):
+		return nil, usageErr("--index: %v", err)
 	}
 	return s, err
 }
@@ -246,7 +262,7 @@ document, 180 with 13 bands ('neardup index stats' reports it).
 
 func runIndexCreate(cmd *cobra.Command, o *indexOpts) error {
 	if o.dir == "" {
-		return usageErr("--index DIR is required")
+		return usageErr("--index DIR|URL is required")
 	}
 	p, err := o.params.params()
 	if err != nil {
@@ -255,7 +271,7 @@ func runIndexCreate(cmd *cobra.Command, o *indexOpts) error {
 	if err := checkBanding(p); err != nil {
 		return err
 	}
-	s, err := store.Create(o.dir, p, o.storeOptions())
+	s, err := store.CreateIndex(o.dir, p, o.storeOptions())
 	if errors.Is(err, store.ErrParams) || errors.Is(err, store.ErrExists) {
 		return usageErr("%v", err)
 	}
@@ -269,7 +285,7 @@ func runIndexCreate(cmd *cobra.Command, o *indexOpts) error {
 	if o.jsonOut {
 		return writeJSON(cmd.OutOrStdout(), p)
 	}
-	_, err = fmt.Fprintf(cmd.ErrOrStderr(), "created %s index in %s (%s)\n", p.Method, o.dir, describeParams(p))
+	_, err = fmt.Fprintf(cmd.ErrOrStderr(), "created %s index in %s (%s)\n", p.Method, redactLoc(o.dir), describeParams(p))
 	return err
 }
 
@@ -447,11 +463,13 @@ func runIndexStream(cmd *cobra.Command, o *indexOpts, args []string, add bool) e
 	if workers == 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	sketchers := make([]*store.Sketcher, workers)
-	for i := range sketchers {
-		if sketchers[i], err = s.NewSketcher(); err != nil {
+	sketchers := make(chan *store.Sketcher, workers)
+	for range workers {
+		sk, err := s.NewSketcher()
+		if err != nil {
 			return err
 		}
+		sketchers <- sk
 	}
 
 	var out *atomicfile.File
@@ -502,28 +520,26 @@ func runIndexStream(cmd *cobra.Command, o *indexOpts, args []string, add bool) e
 		if len(chunk) == 0 {
 			return nil
 		}
-		// Sketch (and for query, query) in parallel.
+		// Sketch in parallel (as the server does), then query in parallel.
+		docs := make([]store.Doc, len(chunk))
+		for i := range chunk {
+			docs[i].ID = chunk[i].id
+		}
+		store.SketchBatch(docs, func(i int) string { return chunk[i].text }, workers,
+			func() *store.Sketcher { return <-sketchers }, func(sk *store.Sketcher) { sketchers <- sk })
+		for i := range chunk {
+			chunk[i].sk = docs[i].Sketch
+		}
 		var wg sync.WaitGroup
-		per := (len(chunk) + workers - 1) / workers
-		for w := 0; w < workers; w++ {
-			lo, hi := w*per, min((w+1)*per, len(chunk))
-			if lo >= hi {
-				break
+		if !add {
+			per := (len(chunk) + workers - 1) / workers
+			for lo := 0; lo < len(chunk); lo += per {
+				wg.Go(func() {
+					for i := lo; i < min(lo+per, len(chunk)); i++ {
+						chunk[i].matches, chunk[i].err = s.Query(nil, chunk[i].sk, o.limit)
+					}
+				})
 			}
-			wg.Go(func() {
-				sk := sketchers[w]
-				for i := lo; i < hi; i++ {
-					it := &chunk[i]
-					k := sk.Sketch(it.text)
-					if k.Sig != nil {
-						k.Sig = append(minhash.Signature(nil), k.Sig...)
-					}
-					it.sk = k
-					if !add {
-						it.matches, it.err = s.Query(nil, it.sk, o.limit)
-					}
-				}
-			})
 		}
 		wg.Wait()
 		if err := ctx.Err(); err != nil {
@@ -531,10 +547,6 @@ func runIndexStream(cmd *cobra.Command, o *indexOpts, args []string, add bool) e
 		}
 		var results []store.Result
 		if add {
-			docs := make([]store.Doc, len(chunk))
-			for i := range chunk {
-				docs[i] = store.Doc{ID: chunk[i].id, Sketch: chunk[i].sk}
-			}
 			if o.check {
 				results, err = s.CheckAndAddBatch(docs, o.limit)
 			} else {
@@ -780,6 +792,11 @@ func runIndexStats(cmd *cobra.Command, o *indexOpts) error {
 	if o.jsonOut {
 		return writeJSON(w, st)
 	}
+	if st.Backend == "redis" {
+		_, err = fmt.Fprintf(w, "index:        %s (redis format %d)\nmethod:       %s\nparameters:   %s\ndocuments:    %d\nredis memory: %d bytes (used_memory of the servers; %.1f bytes per document)\n",
+			st.Dir, st.FormatVersion, st.Params.Method, describeParams(st.Params), st.Docs, st.RedisUsedBytes, st.BytesPerDoc)
+		return err
+	}
 	_, err = fmt.Fprintf(w, "index:        %s (format %d)\nmethod:       %s\nparameters:   %s\ndocuments:    %d\ndisk:         %d bytes (%.1f bytes per document)\nmemory:       %d bytes of postings (%.1f bytes per document) + block cache and memtables (--cache-mb)\n",
 		st.Dir, st.FormatVersion, st.Params.Method, describeParams(st.Params), st.Docs, st.DiskBytes, st.BytesPerDoc, st.PostingsBytes, st.PostingsBytesPerDoc)
 	return err
@@ -800,11 +817,15 @@ func newIndexCompactCmd() *cobra.Command {
 }
 
 func runIndexCompact(ctx context.Context, cmd *cobra.Command, o *indexOpts) error {
-	s, err := o.openIndex(false)
+	x, err := o.openIndex(false)
 	if err != nil {
 		return err
 	}
-	defer s.Close()
+	defer x.Close()
+	s, ok := x.(*store.Store)
+	if !ok {
+		return usageErr("--index %s: compact applies to an index directory; Redis frees the memory of removed documents at once", o.dir)
+	}
 	before, _ := s.Stats()
 	if err := s.Compact(ctx); err != nil {
 		return err

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log"
 	"net"
@@ -39,9 +38,11 @@ type serveOpts struct {
 func newServeCmd() *cobra.Command {
 	o := &serveOpts{}
 	cmd := &cobra.Command{
-		Use:   "serve --index DIR [--addr 127.0.0.1:8080]",
+		Use:   "serve --index DIR|URL [--addr 127.0.0.1:8080]",
 		Short: "Serve a persistent index over HTTP",
-		Long: `Serve the index in DIR (made by 'neardup index create') as a JSON HTTP API:
+		Long: `Serve the index in DIR, or in Redis (a redis:// or redis+cluster:// URL, shared
+with other serve processes: docs/format/redis.md), made by 'neardup index
+create', as a JSON HTTP API:
 
   POST /v1/check                {"text"}             is it a near-duplicate, of what, how similar
   POST /v1/add                  {"id","text"}        add without checking
@@ -71,7 +72,7 @@ and exits 0.
 		},
 	}
 	fs := cmd.Flags()
-	fs.StringVar(&o.dir, "index", "", "index directory (required)")
+	fs.StringVar(&o.dir, "index", "", indexFlagHelp)
 	fs.StringVar(&o.addr, "addr", "127.0.0.1:8080", "listen address (host:port; port 0 picks a free one)")
 	fs.StringVar(&o.addrFile, "addr-file", "", "write the address listened on to this file once listening")
 	fs.StringVar(&o.tokenFile, "token-file", "", "file holding the bearer token that requests must carry")
@@ -113,7 +114,7 @@ const maxProfileSeconds = 120
 
 func runServe(ctx context.Context, cmd *cobra.Command, o *serveOpts) error {
 	if o.dir == "" {
-		return usageErr("--index DIR is required")
+		return usageErr("--index DIR|URL is required")
 	}
 	if o.maxInflight == 0 {
 		o.maxInflight = server.DefaultInflightBytes(o.maxBody)
@@ -139,10 +140,7 @@ func runServe(ctx context.Context, cmd *cobra.Command, o *serveOpts) error {
 	if err != nil {
 		return usageErr("--addr %q: %v", o.addr, err)
 	}
-	st, err := store.Open(o.dir, store.Options{CacheSize: int64(o.cacheMB) << 20, MinFreeBytes: int64(o.minFreeMB) << 20})
-	if errors.Is(err, store.ErrNotIndex) {
-		return usageErr("--index %s: no index there (create one with 'neardup index create --index %s')", o.dir, o.dir)
-	}
+	st, err := openIndexAt(o.dir, store.Options{CacheSize: int64(o.cacheMB) << 20, MinFreeBytes: int64(o.minFreeMB) << 20})
 	if err != nil {
 		return err
 	}
@@ -186,7 +184,7 @@ func runServe(ctx context.Context, cmd *cobra.Command, o *serveOpts) error {
 		fmt.Fprintf(stderr, "profiler on http://%s/debug/pprof/\n", dln.Addr())
 	}
 	p := st.Params()
-	fmt.Fprintf(stderr, "serving %s index %s (%d documents; %s) on http://%s\n", p.Method, o.dir, st.Len(), describeParams(p), ln.Addr())
+	fmt.Fprintf(stderr, "serving %s index %s (%d documents; %s) on http://%s\n", p.Method, redactLoc(o.dir), st.Len(), describeParams(p), ln.Addr())
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {
@@ -205,6 +203,6 @@ func runServe(ctx context.Context, cmd *cobra.Command, o *serveOpts) error {
 	if serr != nil {
 		return fmt.Errorf("shutdown: %w", serr)
 	}
-	fmt.Fprintf(stderr, "index %s flushed and closed\n", o.dir)
+	fmt.Fprintf(stderr, "index %s flushed and closed\n", redactLoc(o.dir))
 	return nil
 }

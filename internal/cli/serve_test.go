@@ -174,26 +174,7 @@ func TestServeKill9(t *testing.T) {
 			}
 		})
 	}
-	// Kill once enough adds are acknowledged, or after a bounded time.
-	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) {
-		mu.Lock()
-		n := len(acked)
-		mu.Unlock()
-		if n >= 400 {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	if err := srv.cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	srv.wait()
-	close(stop)
-	wg.Wait()
-	if len(acked) < 50 {
-		t.Fatalf("only %d adds acknowledged before the kill", len(acked))
-	}
+	killAfterAcks(t, srv, &mu, acked, 400, stop, &wg)
 	t.Logf("%d documents acknowledged before SIGKILL", len(acked))
 
 	srv = startServer(t, "--index", dir)

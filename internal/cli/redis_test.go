@@ -1,0 +1,307 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/neardup/neardup/internal/redistest"
+)
+
+// runCLI runs the command line and returns its exit code, stdout and
+// stderr.
+func runCLI(args ...string) (int, string, string) {
+	var out, errb bytes.Buffer
+	code := Main(args, nil, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// TestIndexCommandsRedis runs every index command, and dedup --against,
+// on a Redis server and on a Redis Cluster.
+func TestIndexCommandsRedis(t *testing.T) {
+	targets := map[string]string{
+		"server":  redistest.Server(t).URL("cli"),
+		"cluster": redistest.Cluster(t).URL("cli"),
+	}
+	in := writeDocs(t, 300)
+	for name, url := range targets {
+		t.Run(name, func(t *testing.T) {
+			if code, _, errs := runCLI("index", "create", "--index", url, "--method", "simhash"); code != 0 {
+				t.Fatalf("create: %d %s", code, errs)
+			}
+			if code, _, errs := runCLI("index", "create", "--index", url); code != 2 || !strings.Contains(errs, "already exists") {
+				t.Fatalf("create twice: %d %s; want 2, already exists", code, errs)
+			}
+			res := filepath.Join(t.TempDir(), "res.jsonl")
+			code, _, errs := runCLI("index", "add", "--index", url, "--check", "-o", res, "--batch", "64", in)
+			out, _ := os.ReadFile(res)
+			if code != 0 || strings.Count(string(out), `"added":true`) != 300 {
+				t.Fatalf("add: %d %s %s", code, errs, out[:min(len(out), 300)])
+			}
+			code, _, errs = runCLI("index", "query", "--index", url, "--duplicates-only", "-o", res, in)
+			out, _ = os.ReadFile(res)
+			if code != 0 || strings.Count(string(out), "\n") != 300 {
+				t.Fatalf("query: %d %s; %d lines, want every document its own duplicate", code, errs, strings.Count(string(out), "\n"))
+			}
+			if code, _, errs = runCLI("index", "remove", "--index", url, "d1", "d2"); code != 0 {
+				t.Fatalf("remove: %d %s", code, errs)
+			}
+			code, stats, errs := runCLI("index", "stats", "--index", url, "--json")
+			var st struct {
+				Docs    int64  `json:"docs"`
+				Backend string `json:"backend"`
+			}
+			if code != 0 || json.Unmarshal([]byte(stats), &st) != nil || st.Docs != 298 || st.Backend != "redis" {
+				t.Fatalf("stats: %d %s %s", code, errs, stats)
+			}
+			if code, _, errs = runCLI("index", "compact", "--index", url); code != 2 {
+				t.Fatalf("compact of a Redis index: %d %s, want a usage error", code, errs)
+			}
+			// dedup --against the Redis index drops every input document
+			// but the two removed.
+			clusters := filepath.Join(t.TempDir(), "c.jsonl")
+			if code, _, errs = runCLI("dedup", "--method", "simhash", "--against", url, "--clusters", clusters, "-o", os.DevNull, in); code != 0 {
+				t.Fatalf("dedup --against: %d %s", code, errs)
+			}
+			b, _ := os.ReadFile(clusters)
+			if n := strings.Count(string(b), `"kept":true`); n != 2 {
+				t.Fatalf("dedup --against %s: %d kept, want 2 (the removed documents)", url, n)
+			}
+		})
+	}
+	// Clear errors: another prefix, an unreachable server.
+	url := strings.Replace(targets["server"], "prefix=cli", "prefix=other", 1)
+	if code, _, errs := runCLI("index", "stats", "--index", url); code != 2 || !strings.Contains(errs, `no index with prefix "other"`) {
+		t.Errorf("stats of a missing prefix: %d %s", code, errs)
+	}
+	if code, _, errs := runCLI("index", "stats", "--index", "redis://127.0.0.1:1/0?prefix=x"); code != 1 || !strings.Contains(errs, "unreachable") {
+		t.Errorf("stats of an unreachable server: %d %s", code, errs)
+	}
+}
+
+// post sends a JSON body and decodes the JSON answer into out.
+func post(c *http.Client, url string, in, out any) (int, error) {
+	body, _ := json.Marshal(in)
+	resp, err := c.Post(url, "application/json", bytes.NewReader(body))
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return 0, err
+	}
+	if resp.StatusCode/100 == 2 {
+		if err := json.Unmarshal(b, out); err != nil {
+			return resp.StatusCode, fmt.Errorf("%s: %v", b, err)
+		}
+	}
+	return resp.StatusCode, nil
+}
+
+// TestServeRedisTwoProcesses sends near-duplicates at once to two serve
+// processes on one Redis index (a server, then a cluster): exactly one of
+// each family is added.
+func TestServeRedisTwoProcesses(t *testing.T) {
+	targets := map[string]string{
+		"server":  redistest.Server(t).URL("two"),
+		"cluster": redistest.Cluster(t).URL("two"),
+	}
+	for name, url := range targets {
+		t.Run(name, func(t *testing.T) {
+			if code, _, errs := runCLI("index", "create", "--index", url); code != 0 {
+				t.Fatalf("create: %d %s", code, errs)
+			}
+			servers := []*child{startServer(t, "--index", url), startServer(t, "--index", url)}
+			client := &http.Client{Timeout: 20 * time.Second}
+			const families, perServer = 60, 3
+			r := rand.New(rand.NewPCG(5, 5))
+			bases := make([][]string, families)
+			for f := range bases {
+				bases[f] = strings.Fields(randomText(r))
+			}
+			var added [families]atomic.Int32
+			var wg sync.WaitGroup
+			for s, srv := range servers {
+				for w := range perServer {
+					wg.Go(func() {
+						for f := range families {
+							ws := append([]string(nil), bases[f]...)
+							ws[len(ws)-1] = fmt.Sprintf("variant-%d-%d", s, w)
+							var out struct {
+								Added   bool              `json:"added"`
+								Matches []json.RawMessage `json:"matches"`
+							}
+							code, err := post(client, srv.addr+"/v1/check-and-add", map[string]string{"id": fmt.Sprintf("f%d-s%d-w%d", f, s, w), "text": strings.Join(ws, " ")}, &out)
+							if err != nil || code/100 != 2 {
+								t.Errorf("check-and-add: %d %v", code, err)
+								return
+							}
+							if out.Added {
+								added[f].Add(1)
+							} else if len(out.Matches) == 0 {
+								t.Errorf("family %d: neither added nor a duplicate", f)
+							}
+						}
+					})
+				}
+			}
+			wg.Wait()
+			for f := range families {
+				if n := added[f].Load(); n != 1 {
+					t.Errorf("family %d: %d added through two servers, want exactly 1", f, n)
+				}
+			}
+		})
+	}
+}
+
+// TestServeRedisKill9 loads one of two serve processes on one Redis index,
+// kills it with SIGKILL, and finds every document it acknowledged through
+// the other.
+func TestServeRedisKill9(t *testing.T) {
+	url := redistest.Server(t, "--appendonly", "yes", "--appendfsync", "always").URL("kill")
+	if code, _, errs := runCLI("index", "create", "--index", url); code != 0 {
+		t.Fatalf("create: %d %s", code, errs)
+	}
+	a, b := startServer(t, "--index", url), startServer(t, "--index", url)
+	client := &http.Client{Timeout: 10 * time.Second}
+	var mu sync.Mutex
+	acked := map[string]string{}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			r := rand.New(rand.NewPCG(uint64(g), 7))
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				var docs []map[string]string
+				for j := range 4 {
+					docs = append(docs, map[string]string{"id": fmt.Sprintf("g%d-%d-%d", g, i, j), "text": randomText(r)})
+				}
+				var out struct {
+					Results []struct {
+						ID    string `json:"id"`
+						Added bool   `json:"added"`
+					} `json:"results"`
+				}
+				code, err := post(client, a.addr+"/v1/batch/check-and-add", map[string]any{"documents": docs}, &out)
+				if err != nil || code != 200 {
+					return // killed
+				}
+				mu.Lock()
+				for j, res := range out.Results {
+					if res.Added {
+						acked[docs[j]["id"]] = docs[j]["text"]
+					}
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	killAfterAcks(t, a, &mu, acked, 300, stop, &wg)
+	for id, text := range acked {
+		var out struct {
+			Matches []struct {
+				ID string `json:"id"`
+			} `json:"matches"`
+		}
+		code, err := post(client, b.addr+"/v1/check", map[string]string{"text": text}, &out)
+		if err != nil || code != 200 || len(out.Matches) == 0 || out.Matches[0].ID != id {
+			t.Fatalf("acknowledged %s not found through the other server: %d %v %+v", id, code, err, out)
+		}
+	}
+	t.Logf("%d acknowledged documents found through the other server", len(acked))
+}
+
+// TestIndexCopy copies a directory index to Redis and back, resumes an
+// interrupted copy, and refuses a target with other parameters.
+func TestIndexCopy(t *testing.T) {
+	in := redistest.Server(t)
+	url := in.URL("copy")
+	dir := createIndex(t)
+	docs := writeDocs(t, 500)
+	if code, _, errs := runCLI("index", "add", "--index", dir, "-q", docs); code != 0 {
+		t.Fatalf("add: %d %s", code, errs)
+	}
+	// An interrupted copy: the target already holds part of the source.
+	part := filepath.Join(t.TempDir(), "part.jsonl")
+	b, _ := os.ReadFile(docs)
+	lines := strings.SplitAfter(string(b), "\n")
+	os.WriteFile(part, []byte(strings.Join(lines[:120], "")), 0o644)
+	if code, _, errs := runCLI("index", "create", "--index", url); code != 0 {
+		t.Fatalf("create: %d %s", code, errs)
+	}
+	if code, _, errs := runCLI("index", "add", "--index", url, "-q", part); code != 0 {
+		t.Fatalf("add part: %d %s", code, errs)
+	}
+	code, out, errs := runCLI("index", "copy", "--from", dir, "--to", url, "--batch", "64", "--json")
+	var sum copySummary
+	if code != 0 || json.Unmarshal([]byte(out), &sum) != nil || sum.Copied != 380 || sum.Present != 120 || sum.TargetDocs != 500 {
+		t.Fatalf("copy to redis: %d %s %s", code, errs, out)
+	}
+	back := filepath.Join(t.TempDir(), "back")
+	code, out, errs = runCLI("index", "copy", "--from", url, "--to", back, "--json")
+	if code != 0 || json.Unmarshal([]byte(out), &sum) != nil || sum.Copied != 500 || sum.TargetDocs != 500 {
+		t.Fatalf("copy back: %d %s %s", code, errs, out)
+	}
+	// The copy answers every query as the original.
+	r1, r2 := filepath.Join(t.TempDir(), "q1"), filepath.Join(t.TempDir(), "q2")
+	if code, _, errs := runCLI("index", "query", "--index", dir, "-o", r1, "-q", docs); code != 0 {
+		t.Fatal(errs)
+	}
+	if code, _, errs := runCLI("index", "query", "--index", back, "-o", r2, "-q", docs); code != 0 {
+		t.Fatal(errs)
+	}
+	a, _ := os.ReadFile(r1)
+	c, _ := os.ReadFile(r2)
+	if !bytes.Equal(a, c) {
+		t.Fatal("queries of the copied index differ from the original's")
+	}
+	other := in.URL("other")
+	runCLI("index", "create", "--index", other, "--method", "simhash")
+	if code, _, errs := runCLI("index", "copy", "--from", dir, "--to", other); code != 2 || !strings.Contains(errs, "incompatible") {
+		t.Fatalf("copy into an index of other parameters: %d %s", code, errs)
+	}
+}
+
+// killAfterAcks kills c with SIGKILL once want documents are acknowledged
+// (or after 5 s), stops and waits for the clients, and fails the test when
+// fewer than 50 were acknowledged.
+func killAfterAcks(t *testing.T, c *child, mu *sync.Mutex, acked map[string]string, want int, stop chan struct{}, wg *sync.WaitGroup) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		mu.Lock()
+		n := len(acked)
+		mu.Unlock()
+		if n >= want {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := c.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	c.wait()
+	close(stop)
+	wg.Wait()
+	if len(acked) < 50 {
+		t.Fatalf("only %d adds acknowledged before the kill", len(acked))
+	}
+}

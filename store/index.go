@@ -1,0 +1,77 @@
+package store
+
+import (
+	"errors"
+	"strings"
+)
+
+// Index is what a server and the index commands need of an index, whatever
+// holds it: the embedded Store (a directory) or a Redis index (a Redis
+// server or Redis Cluster shared by many processes). Both key, verify and
+// store the same sketches (keyer), so a document is a duplicate in one
+// exactly when it is in the other.
+type Index interface {
+	// Params returns the index's parameters, resolved.
+	Params() Params
+	// NewSketcher returns a Sketcher with the index's parameters.
+	NewSketcher() (*Sketcher, error)
+	// Len returns the number of documents.
+	Len() int64
+	Query(dst []Match, sk Sketch, limit int) ([]Match, error)
+	Add(id string, sk Sketch) error
+	CheckAndAdd(id string, sk Sketch, limit int) (Result, error)
+	AddBatch(docs []Doc) ([]Result, error)
+	CheckAndAddBatch(docs []Doc, limit int) ([]Result, error)
+	Remove(id string) error
+	Get(id string) (Sketch, error)
+	Each(fn func(id string, sk Sketch) error) error
+	Stats() (Stats, error)
+	// Health is nil when writes are accepted.
+	Health() error
+	Close() error
+}
+
+var (
+	_ Index = (*Store)(nil)
+	_ Index = (*Redis)(nil)
+)
+
+// IsURL tells whether an index location is a Redis URL (redis://,
+// rediss://, redis+cluster://) rather than a directory.
+func IsURL(loc string) bool {
+	for _, s := range []string{"redis://", "rediss://", "redis+cluster://", "rediss+cluster://"} {
+		if strings.HasPrefix(loc, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// OpenIndex opens the index at loc: a Redis URL (OpenRedis) or a
+// directory (Open).
+func OpenIndex(loc string, opts Options) (Index, error) {
+	if IsURL(loc) {
+		return OpenRedis(loc, opts)
+	}
+	s, err := Open(loc, opts)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// CreateIndex creates an index at loc: a Redis URL (CreateRedis) or a
+// directory (Create).
+func CreateIndex(loc string, p Params, opts Options) (Index, error) {
+	if IsURL(loc) {
+		return CreateRedis(loc, p, opts)
+	}
+	s, err := Create(loc, p, opts)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// ErrUnreachable is an index server (Redis) that does not answer.
+var ErrUnreachable = errors.New("store: index server unreachable")

@@ -1,0 +1,119 @@
+package store
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/neardup/neardup/lsh"
+	"github.com/neardup/neardup/minhash"
+	"github.com/neardup/neardup/sketch"
+)
+
+// keyer is what every backend of an index (the embedded Store and the
+// Redis index) derives from the parameters: the band or table keys of a
+// sketch, the check that a sketch belongs to the index, and the
+// verification of a candidate against its stored record. Sharing it is what
+// makes the backends key, verify and store exactly the same things.
+type keyer struct {
+	p      Params
+	spec   sketch.Spec // p as a sketch specification: it computes the keys
+	bands  lsh.Params
+	tables int
+}
+
+// newKeyer derives the keys of the resolved p from package sketch, the one
+// definition of them (its golden tests pin the values stored in indexes).
+func newKeyer(p Params) (keyer, error) {
+	k := keyer{p: p}
+	js, err := json.Marshal(p)
+	if err != nil {
+		return k, err
+	}
+	if err := json.Unmarshal(js, &k.spec); err != nil {
+		return k, fmt.Errorf("%w: %v", ErrParams, err)
+	}
+	k.tables = k.spec.NumKeys()
+	if p.Method == MinHash {
+		k.bands = k.spec.Banding()
+	}
+	return k, nil
+}
+
+// checkSketch refuses a sketch that does not belong to this index.
+func (s *keyer) checkSketch(sk *Sketch) error {
+	if s.p.Method == MinHash {
+		if len(sk.Sig) != s.p.NumPerm {
+			return fmt.Errorf("%w: the index holds MinHash signatures of %d slots, the sketch has %d", ErrIncompatible, s.p.NumPerm, len(sk.Sig))
+		}
+		return nil
+	}
+	if sk.Sig != nil {
+		return fmt.Errorf("%w: the index holds %d-bit SimHash fingerprints, the sketch is a MinHash signature", ErrIncompatible, s.p.Bits)
+	}
+	lo, hi := fpMask(s.p.Bits)
+	if sk.FP.Lo&^lo != 0 || sk.FP.Hi&^hi != 0 {
+		return fmt.Errorf("%w: the index holds %d-bit SimHash fingerprints, the sketch has higher bits set", ErrIncompatible, s.p.Bits)
+	}
+	return nil
+}
+
+// appendKeys appends the band or table keys of sk.
+func (s *keyer) appendKeys(dst []uint64, sk *Sketch) []uint64 {
+	if s.p.Method == MinHash {
+		return s.bands.AppendKeys(dst, sk.Sig)
+	}
+	return s.spec.AppendKeys(dst, &sketch.Sketch{FP: sk.FP})
+}
+
+// verify appends to dst the candidate in sc.rec when it is a duplicate of
+// sk (or, all set, when it shares a key of sc.keys, the keys of sk, in the
+// same table). A record without postings never matches.
+func (s *keyer) verify(dst []Match, sc *scratch, sk *Sketch, all bool) ([]Match, error) {
+	if sc.rec.flags&flagEmpty != 0 {
+		return dst, nil // a tag collision with a document without postings
+	}
+	m := Match{Distance: -1}
+	if s.p.Method == MinHash {
+		sim, err := minhash.Estimate(sk.Sig, sc.rec.sig)
+		if err != nil {
+			return dst, fmt.Errorf("%w: %v", ErrCorrupt, err)
+		}
+		if !all && sim < s.p.Threshold || all && !s.sharesKey(sc) {
+			return dst, nil
+		}
+		m.Similarity = sim
+	} else {
+		m.Distance = sk.FP.Distance(sc.rec.fp)
+		if !all && m.Distance > s.p.Distance || all && !s.sharesKey(sc) {
+			return dst, nil
+		}
+		m.Similarity = bitSimilarity(m.Distance, s.p.Bits)
+	}
+	m.ID = string(sc.rec.id)
+	return append(dst, m), nil
+}
+
+// sortLimit sorts dst[start:] best first and keeps at most limit of them
+// (0: all).
+func sortLimit(dst []Match, start, limit int) []Match {
+	sortMatches(dst[start:])
+	if limit > 0 && len(dst)-start > limit {
+		dst = dst[:start+limit]
+	}
+	return dst
+}
+
+// sharesKey tells whether the record in sc.rec has one of the keys sc.keys
+// in the same table (rather than only a tag): what Candidates promises.
+func (s *keyer) sharesKey(sc *scratch) bool {
+	sk := Sketch{Sig: sc.rec.sig, FP: sc.rec.fp}
+	n := len(sc.keys)
+	sc.keys = s.appendKeys(sc.keys, &sk)
+	defer func() { sc.keys = sc.keys[:n] }()
+	for t := range n {
+		if sc.keys[t] == sc.keys[n+t] {
+			return true
+		}
+	}
+	return false
+}

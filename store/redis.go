@@ -1,0 +1,1069 @@
+package store
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/zeebo/xxh3"
+
+	"github.com/neardup/neardup/internal/mix"
+)
+
+// RedisFormatVersion is the version of the key layout of a Redis index
+// (docs/format/redis.md), stored in its meta hash. OpenRedis refuses a
+// newer one with ErrVersion.
+const RedisFormatVersion = 1
+
+// redisBucketBits is the number of bits of the id and posting buckets of a
+// new Redis index: 2^16 hashes each, small enough that up to about 100
+// entries per bucket (6.5 million postings) Redis keeps every bucket in its
+// compact listpack encoding.
+const redisBucketBits = 16
+
+// recordsPerBucket is the number of consecutive sequence numbers whose
+// records share one hash.
+const recordsPerBucket = 128
+
+// Redis is an index held in Redis: one server (with its replicas) or a
+// Redis Cluster, shared by any number of processes. Every key of an index
+// carries the hash tag of its prefix ({NAME}), so that the whole index is
+// in one hash slot and one Lua script can check and add atomically, on a
+// single server and on a cluster alike. The layout and the protocol are in
+// docs/format/redis.md.
+//
+// A Redis index is safe for concurrent use, by goroutines and by
+// processes: of near-duplicates sent at once through any number of
+// processes exactly one is added. An acknowledged write is as durable as
+// the server's persistence makes it (appendfsync always: on disk before
+// the reply).
+type Redis struct {
+	keyer
+	c     redis.UniversalClient
+	loc   string // the URL without its password
+	tag   string // {NAME}
+	bits  uint   // bucket bits
+	ronly bool
+
+	pool   sync.Pool // *scratch
+	closed atomic.Bool
+}
+
+// redisURL is a parsed index URL.
+type redisURL struct {
+	opts    *redis.UniversalOptions
+	cluster bool
+	prefix  string
+	loc     string
+}
+
+// parseRedisURL parses redis://[user:password@]HOST:PORT/DB?prefix=NAME
+// and redis+cluster://HOST:PORT,HOST:PORT/?prefix=NAME (rediss for TLS).
+func parseRedisURL(raw string) (*redisURL, error) {
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("%w: index URL %q: %s", ErrParams, Redact(raw), fmt.Sprintf(format, a...))
+	}
+	cluster := strings.HasPrefix(raw, "redis+cluster://") || strings.HasPrefix(raw, "rediss+cluster://")
+	u, err := url.Parse(strings.Replace(raw, "+cluster://", "://", 1))
+	if err != nil {
+		return nil, bad("%v", errors.Unwrap(err))
+	}
+	q := u.Query()
+	r := &redisURL{cluster: cluster, prefix: q.Get("prefix")}
+	if r.prefix == "" {
+		r.prefix = "neardup"
+	}
+	if len(r.prefix) > 200 || strings.ContainsAny(r.prefix, "{}") {
+		return nil, bad("prefix %q: at most 200 bytes, without { or }", r.prefix)
+	}
+	q.Del("prefix")
+	if len(q) > 0 {
+		return nil, bad("unknown parameter %q (only prefix is accepted)", slices.Sorted(func(yield func(string) bool) {
+			for k := range q {
+				if !yield(k) {
+					return
+				}
+			}
+		})[0])
+	}
+	if u.Host == "" {
+		return nil, bad("no HOST:PORT")
+	}
+	o := &redis.UniversalOptions{Addrs: strings.Split(u.Host, ","), IsClusterMode: cluster,
+		DialTimeout: 5 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second}
+	for i, a := range o.Addrs {
+		if !strings.Contains(a, ":") {
+			o.Addrs[i] = a + ":6379"
+		}
+	}
+	if u.User != nil {
+		o.Username = u.User.Username()
+		o.Password, _ = u.User.Password()
+	}
+	if db := strings.Trim(u.Path, "/"); db != "" {
+		n, err := strconv.Atoi(db)
+		if err != nil || n < 0 {
+			return nil, bad("database %q: want a number", db)
+		}
+		if cluster && n != 0 {
+			return nil, bad("Redis Cluster has only database 0")
+		}
+		o.DB = n
+	}
+	if !cluster && len(o.Addrs) > 1 {
+		return nil, bad("several hosts: use redis+cluster:// for a Redis Cluster")
+	}
+	if u.Scheme == "rediss" {
+		return nil, bad("TLS (rediss) is not supported yet")
+	}
+	r.opts = o
+	r.loc = Redact(raw)
+	return r, nil
+}
+
+// Redact removes the password from an index URL, for messages.
+func Redact(raw string) string {
+	i := strings.Index(raw, "://")
+	j := strings.LastIndex(raw, "@")
+	if i < 0 || j < i {
+		return raw
+	}
+	userinfo := raw[i+3 : j]
+	if k := strings.Index(userinfo, ":"); k >= 0 {
+		return raw[:i+3] + userinfo[:k] + ":xxxxx" + raw[j:]
+	}
+	return raw
+}
+
+func dialRedis(raw string) (*redisURL, redis.UniversalClient, error) {
+	u, err := parseRedisURL(raw)
+	if err != nil {
+		return nil, nil, err
+	}
+	c := redis.NewUniversalClient(u.opts)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := c.Ping(ctx).Err(); err != nil {
+		c.Close()
+		return nil, nil, fmt.Errorf("%w: %s: %v", ErrUnreachable, u.loc, err)
+	}
+	return u, c, nil
+}
+
+// metaKey and friends name the keys of an index (docs/format/redis.md).
+func (r *Redis) metaKey() string { return r.tag + ":meta" }
+func (r *Redis) seqKey() string  { return r.tag + ":seq" }
+func (r *Redis) docsKey() string { return r.tag + ":docs" }
+
+func (r *Redis) idBucket(id string) string {
+	return r.tag + ":i:" + strconv.FormatUint(xxh3.HashString(id)>>(64-r.bits), 16)
+}
+
+func (r *Redis) recordBucket(seq uint64) string {
+	return r.tag + ":r:" + strconv.FormatUint(seq/recordsPerBucket, 10)
+}
+
+// postingField is the field of the posting of key in table t: u16be
+// table, u64be key.
+func postingField(dst []byte, t int, key uint64) []byte {
+	dst = binary.BigEndian.AppendUint16(dst, uint16(t))
+	return binary.BigEndian.AppendUint64(dst, key)
+}
+
+func (r *Redis) postingBucket(t int, key uint64) string {
+	return r.tag + ":p:" + strconv.FormatUint(mix.Fmix64(key^uint64(t)*0x9e3779b97f4a7c15)>>(64-r.bits), 16)
+}
+
+func be8(seq uint64) string { return string(binary.BigEndian.AppendUint64(nil, seq)) }
+
+var createScript = redis.NewScript(`
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], 'format', ARGV[1], 'params', ARGV[2], 'bucket_bits', ARGV[3])
+return 1`)
+
+// CreateRedis creates an empty index with parameters p at a Redis URL
+// (see parseRedisURL). An index already under the prefix is ErrExists.
+func CreateRedis(raw string, p Params, opts Options) (*Redis, error) {
+	rp, err := p.resolve()
+	if err != nil {
+		return nil, err
+	}
+	js, err := json.Marshal(rp)
+	if err != nil {
+		return nil, err
+	}
+	u, c, err := dialRedis(raw)
+	if err != nil {
+		return nil, err
+	}
+	r, err := newRedis(u, c, rp, redisBucketBits, opts)
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
+	ok, err := createScript.Run(context.Background(), c, []string{r.metaKey()}, RedisFormatVersion, js, redisBucketBits).Int()
+	if err != nil {
+		c.Close()
+		return nil, fmt.Errorf("store: create %s: %w", u.loc, err)
+	}
+	if ok == 0 {
+		c.Close()
+		return nil, fmt.Errorf("%w: %s (prefix %q)", ErrExists, u.loc, u.prefix)
+	}
+	return r, nil
+}
+
+// OpenRedis opens the index at a Redis URL. No index under the prefix is
+// ErrNotIndex; a newer layout ErrVersion; a server that does not answer
+// ErrUnreachable. Options.ReadOnly refuses writes; the other options are
+// those of the embedded store and are ignored.
+func OpenRedis(raw string, opts Options) (*Redis, error) {
+	u, c, err := dialRedis(raw)
+	if err != nil {
+		return nil, err
+	}
+	fail := func(err error) (*Redis, error) {
+		c.Close()
+		return nil, err
+	}
+	tag := "{" + u.prefix + "}"
+	meta, err := c.HGetAll(context.Background(), tag+":meta").Result()
+	if err != nil {
+		return fail(fmt.Errorf("store: open %s: %w", u.loc, err))
+	}
+	if len(meta) == 0 {
+		return fail(fmt.Errorf("%w: no index with prefix %q at %s (no key %s:meta)", ErrNotIndex, u.prefix, u.loc, tag))
+	}
+	ver, err := strconv.Atoi(meta["format"])
+	if err != nil {
+		return fail(fmt.Errorf("%w: %s: format %q", ErrCorrupt, u.loc, meta["format"]))
+	}
+	if ver > RedisFormatVersion {
+		return fail(fmt.Errorf("%w: %s holds format %d, this program reads up to %d", ErrVersion, u.loc, ver, RedisFormatVersion))
+	}
+	var p Params
+	if err := json.Unmarshal([]byte(meta["params"]), &p); err != nil {
+		return fail(fmt.Errorf("%w: %s: params: %v", ErrCorrupt, u.loc, err))
+	}
+	if p, err = p.resolve(); err != nil {
+		return fail(fmt.Errorf("%w: %s: params: %v", ErrCorrupt, u.loc, err))
+	}
+	bits, err := strconv.Atoi(meta["bucket_bits"])
+	if err != nil || bits < 1 || bits > 32 {
+		return fail(fmt.Errorf("%w: %s: bucket_bits %q", ErrCorrupt, u.loc, meta["bucket_bits"]))
+	}
+	r, err := newRedis(u, c, p, uint(bits), opts)
+	if err != nil {
+		return fail(err)
+	}
+	return r, nil
+}
+
+func newRedis(u *redisURL, c redis.UniversalClient, p Params, bits uint, opts Options) (*Redis, error) {
+	k, err := newKeyer(p)
+	if err != nil {
+		return nil, err
+	}
+	r := &Redis{keyer: k, c: c, loc: u.loc, tag: "{" + u.prefix + "}", bits: bits, ronly: opts.ReadOnly}
+	r.pool.New = func() any { return &scratch{} }
+	return r, nil
+}
+
+// Params returns the index's parameters, resolved.
+func (r *Redis) Params() Params { return r.p }
+
+// NewSketcher returns a Sketcher with the index's parameters.
+func (r *Redis) NewSketcher() (*Sketcher, error) { return NewSketcher(r.p) }
+
+// Location is the index URL without its password.
+func (r *Redis) Location() string { return r.loc }
+
+// Len returns the number of documents (0 when Redis does not answer).
+func (r *Redis) Len() int64 {
+	n, _ := r.c.Get(context.Background(), r.docsKey()).Int64()
+	return n
+}
+
+func (r *Redis) acquire() (*scratch, error) {
+	if r.closed.Load() {
+		return nil, ErrClosed
+	}
+	return r.pool.Get().(*scratch), nil
+}
+
+func (r *Redis) release(sc *scratch) { r.pool.Put(sc) }
+
+// Close closes the connections.
+func (r *Redis) Close() error {
+	if r.closed.Swap(true) {
+		return nil
+	}
+	return r.c.Close()
+}
+
+// Health is nil when the server answers.
+func (r *Redis) Health() error {
+	if r.closed.Load() {
+		return ErrClosed
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := r.c.Ping(ctx).Err(); err != nil {
+		return fmt.Errorf("%w: %s: %v", ErrUnreachable, r.loc, err)
+	}
+	return nil
+}
+
+// redisErr names the index in an error from Redis.
+func (r *Redis) redisErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	var ne net.Error
+	if errors.As(err, &ne) || errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, redis.ErrClosed) {
+		return fmt.Errorf("%w: %s: %v", ErrUnreachable, r.loc, err)
+	}
+	return fmt.Errorf("store: %s: %w", r.loc, err)
+}
+
+// decodeSeqs appends the sequence numbers of a posting value (u64be each).
+func decodeSeqs(dst []uint64, v string) ([]uint64, error) {
+	if len(v)%8 != 0 {
+		return dst, fmt.Errorf("%w: posting value of %d bytes", ErrCorrupt, len(v))
+	}
+	for i := 0; i < len(v); i += 8 {
+		dst = append(dst, binary.BigEndian.Uint64([]byte(v[i:i+8])))
+	}
+	return dst, nil
+}
+
+// lookup reads, in one round trip, the sequence counter and then the
+// postings of every key of keys (keys[d] are the keys of document d):
+// seqs[d] are the candidates of document d, each once, increasing; every
+// document numbered at most snap was committed before the postings were
+// read, so seqs holds all of those that share a key.
+func (r *Redis) lookup(ctx context.Context, keys [][]uint64) (seqs [][]uint64, snap uint64, err error) {
+	pipe := r.c.Pipeline()
+	seqCmd := pipe.Get(ctx, r.seqKey())
+	cmds := make([][]*redis.StringCmd, len(keys))
+	var field []byte
+	for d, ks := range keys {
+		for t, k := range ks {
+			field = postingField(field[:0], t, k)
+			cmds[d] = append(cmds[d], pipe.HGet(ctx, r.postingBucket(t, k), string(field)))
+		}
+	}
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return nil, 0, r.redisErr(err)
+	}
+	if v, err := seqCmd.Uint64(); err == nil {
+		snap = v
+	} else if !errors.Is(err, redis.Nil) {
+		return nil, 0, r.redisErr(err)
+	}
+	seqs = make([][]uint64, len(keys))
+	for d := range cmds {
+		for _, c := range cmds[d] {
+			v, err := c.Result()
+			if errors.Is(err, redis.Nil) {
+				continue
+			}
+			if err != nil {
+				return nil, 0, r.redisErr(err)
+			}
+			if seqs[d], err = decodeSeqs(seqs[d], v); err != nil {
+				return nil, 0, err
+			}
+		}
+		if len(seqs[d]) > 1 {
+			slices.Sort(seqs[d])
+			seqs[d] = slices.Compact(seqs[d])
+		}
+	}
+	return seqs, snap, nil
+}
+
+// records reads, in one round trip, the records of the sequence numbers
+// in seqs (each a list); a removed one is absent from the map.
+func (r *Redis) records(ctx context.Context, seqs ...[]uint64) (map[uint64]string, error) {
+	pipe := r.c.Pipeline()
+	cmds := map[uint64]*redis.StringCmd{}
+	for _, ss := range seqs {
+		for _, s := range ss {
+			if cmds[s] == nil {
+				cmds[s] = pipe.HGet(ctx, r.recordBucket(s), be8(s))
+			}
+		}
+	}
+	if len(cmds) == 0 {
+		return nil, nil
+	}
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return nil, r.redisErr(err)
+	}
+	recs := make(map[uint64]string, len(cmds))
+	for s, c := range cmds {
+		v, err := c.Result()
+		if errors.Is(err, redis.Nil) {
+			continue
+		}
+		if err != nil {
+			return nil, r.redisErr(err)
+		}
+		recs[s] = v
+	}
+	return recs, nil
+}
+
+// verifyAll appends the duplicates of sk among the candidates seqs (all:
+// every candidate sharing a key), best first, at most limit.
+func (r *Redis) verifyAll(dst []Match, sc *scratch, sk *Sketch, seqs []uint64, recs map[uint64]string, all bool, limit int) ([]Match, error) {
+	start := len(dst)
+	sc.keys = r.appendKeys(sc.keys[:0], sk)
+	for _, s := range seqs {
+		v, ok := recs[s]
+		if !ok {
+			continue // removed since the lookup
+		}
+		sc.recBuf = append(sc.recBuf[:0], v...)
+		if err := r.p.decodeRecord(&sc.rec, sc.recBuf); err != nil {
+			return dst, fmt.Errorf("%s: record %d: %w", r.loc, s, err)
+		}
+		var err error
+		if dst, err = r.verify(dst, sc, sk, all); err != nil {
+			return dst, err
+		}
+	}
+	return sortLimit(dst, start, limit), nil
+}
+
+// Query appends to dst the duplicates of sk in the index, best first, at
+// most limit of them (0: all), as Store.Query: two round trips (postings,
+// then the candidates' records).
+func (r *Redis) Query(dst []Match, sk Sketch, limit int) ([]Match, error) {
+	return r.query(dst, &sk, false, limit)
+}
+
+// Candidates is Store.Candidates.
+func (r *Redis) Candidates(dst []Match, sk Sketch) ([]Match, error) {
+	return r.query(dst, &sk, true, 0)
+}
+
+func (r *Redis) query(dst []Match, sk *Sketch, all bool, limit int) ([]Match, error) {
+	if err := r.checkSketch(sk); err != nil {
+		return dst, err
+	}
+	sc, err := r.acquire()
+	if err != nil {
+		return dst, err
+	}
+	defer r.release(sc)
+	if sk.Empty {
+		return dst, nil
+	}
+	ctx := context.Background()
+	seqs, _, err := r.lookup(ctx, [][]uint64{r.appendKeys(nil, sk)})
+	if err != nil {
+		return dst, err
+	}
+	recs, err := r.records(ctx, seqs[0])
+	if err != nil {
+		return dst, err
+	}
+	return r.verifyAll(dst, sc, sk, seqs[0], recs, all, limit)
+}
+
+// addScript adds documents in order, in one atomic step. KEYS[1] is the
+// meta key (it routes the script to the index's hash slot); ARGV: mode
+// ("c": check, "a": add), the number of documents, then per document its
+// snapshot (decimal), id, id bucket key, record, the number and positions
+// (1-based, in this call) of the earlier documents of the call it
+// duplicates, the number of keys and that many (posting bucket key, field)
+// pairs. A document one of whose earlier duplicates was added is 'dup'; a
+// document whose id is present is 'dupid'. In check mode, a document with
+// a posting numbered above its snapshot and below the numbers of this call
+// (the client has compared the documents of the batch with each other)
+// stops the script: the reply's second element is then the sequence
+// counter as the call found it followed by those numbers, which the client
+// verifies before it sends the rest again. An added document's reply is
+// its sequence number.
+var addScript = redis.NewScript(`
+local tag = string.sub(KEYS[1], 1, -6)
+local function be8(n)
+  local t = {}
+  for i = 8, 1, -1 do t[i] = string.char(n % 256); n = math.floor(n / 256) end
+  return table.concat(t)
+end
+local function num8(s, i)
+  local n = 0
+  for j = i, i + 7 do n = n * 256 + string.byte(s, j) end
+  return n
+end
+local check = ARGV[1] == 'c'
+local n = tonumber(ARGV[2])
+local out = {}
+local added = {}
+local runStart = tonumber(redis.call('GET', tag .. ':seq') or '0') + 1
+local a = 3
+for d = 1, n do
+  local snap, id, ik, rec, np = tonumber(ARGV[a]), ARGV[a+1], ARGV[a+2], ARGV[a+3], tonumber(ARGV[a+4])
+  local dup = false
+  for p = a + 5, a + 4 + np do
+    if added[tonumber(ARGV[p])] then dup = true end
+  end
+  a = a + 5 + np
+  local nk = tonumber(ARGV[a])
+  local ka = a + 1
+  a = ka + 2 * nk
+  if dup then
+    out[#out+1] = 'dup'
+  elseif redis.call('HEXISTS', ik, id) == 1 then
+    out[#out+1] = 'dupid'
+  else
+    -- the postings as they are now, read once for the check and the add
+    local cur = {}
+    for k = 0, nk - 1 do
+      cur[k] = redis.call('HGET', ARGV[ka+2*k], ARGV[ka+2*k+1])
+    end
+    if check then
+      local newer = {}
+      for k = 0, nk - 1 do
+        local v = cur[k]
+        if v then
+          for j = 1, #v, 8 do
+            local s = num8(v, j)
+            if s > snap and s < runStart then newer[#newer+1] = s end
+          end
+        end
+      end
+      if #newer > 0 then
+        table.insert(newer, 1, runStart - 1)
+        return {out, newer}
+      end
+    end
+    local seq = redis.call('INCR', tag .. ':seq')
+    local s8 = be8(seq)
+    redis.call('HSET', ik, id, s8)
+    redis.call('HSET', tag .. ':r:' .. math.floor(seq / 128), s8, rec)
+    for k = 0, nk - 1 do
+      redis.call('HSET', ARGV[ka+2*k], ARGV[ka+2*k+1], (cur[k] or '') .. s8)
+    end
+    redis.call('INCR', tag .. ':docs')
+    added[d] = true
+    out[#out+1] = seq
+  end
+end
+return {out, {}}`)
+
+// Add adds a document without checking for duplicates (Store.Add).
+func (r *Redis) Add(id string, sk Sketch) error {
+	rs, err := r.write([]Doc{{ID: id, Sketch: sk}}, false, 0)
+	if err != nil {
+		return err
+	}
+	return rs[0].Err
+}
+
+// CheckAndAdd is Store.CheckAndAdd: of near-duplicates sent at once
+// through any processes, exactly one is added.
+func (r *Redis) CheckAndAdd(id string, sk Sketch, limit int) (Result, error) {
+	rs, err := r.write([]Doc{{ID: id, Sketch: sk}}, true, limit)
+	if err != nil {
+		return Result{}, err
+	}
+	return rs[0], rs[0].Err
+}
+
+// AddBatch is Store.AddBatch: one script for the batch.
+func (r *Redis) AddBatch(docs []Doc) ([]Result, error) { return r.write(docs, false, 0) }
+
+// CheckAndAddBatch is Store.CheckAndAddBatch: each document is checked
+// against the index and the documents of the batch added before it, in
+// order; one round trip for the postings, one for the candidates' records
+// and usually one script.
+func (r *Redis) CheckAndAddBatch(docs []Doc, limit int) ([]Result, error) {
+	return r.write(docs, true, limit)
+}
+
+func (r *Redis) write(docs []Doc, check bool, limit int) ([]Result, error) {
+	if r.ronly {
+		return nil, fmt.Errorf("store: %s is open read-only", r.loc)
+	}
+	sc, err := r.acquire()
+	if err != nil {
+		return nil, err
+	}
+	defer r.release(sc)
+	ctx := context.Background()
+	results := make([]Result, len(docs))
+	keys := make([][]uint64, len(docs))
+	var todo []int // documents still to add, in order
+	for i := range docs {
+		d := &docs[i]
+		if err := checkID(d.ID); err != nil {
+			results[i].Err = err
+			continue
+		}
+		if err := r.checkSketch(&d.Sketch); err != nil {
+			results[i].Err = err
+			continue
+		}
+		if !d.Sketch.Empty {
+			keys[i] = r.appendKeys(nil, &d.Sketch)
+		}
+		todo = append(todo, i)
+	}
+	snaps := make([]uint64, len(docs))
+	// One document goes straight to the script with the snapshot 0: when
+	// it shares no key with anything (the common case) it is added in one
+	// round trip; otherwise the script returns every document it shares a
+	// key with, verified below as after a lookup. A batch is looked up
+	// first, so that one document's candidates do not stop the others.
+	if check && len(todo) > 1 {
+		seqs, snap, err := r.lookup(ctx, keys)
+		if err != nil {
+			return nil, err
+		}
+		recs, err := r.records(ctx, seqs...)
+		if err != nil {
+			return nil, err
+		}
+		kept := todo[:0]
+		for _, i := range todo {
+			snaps[i] = snap
+			ms, err := r.verifyAll(nil, sc, &docs[i].Sketch, seqs[i], recs, false, limit)
+			if err != nil {
+				return nil, err
+			}
+			if len(ms) > 0 {
+				results[i].Matches = ms
+				continue
+			}
+			kept = append(kept, i)
+		}
+		todo = kept
+	}
+	mode := "a"
+	preds, predMatches := make([][]int, len(docs)), make([][]Match, len(docs))
+	if check {
+		mode = "c"
+		var err error
+		if preds, predMatches, err = r.batchPreds(sc, docs, keys, todo); err != nil {
+			return nil, err
+		}
+	}
+	var args []any
+	var field []byte
+	pos := make([]int, len(docs)) // position (1-based) of a document in this run's script call
+	for len(todo) > 0 {
+		// A document that duplicates an earlier one of the batch already
+		// added is answered without Redis.
+		kept := todo[:0]
+		for _, i := range todo {
+			var ms []Match
+			for k, j := range preds[i] {
+				if results[j].Added {
+					ms = append(ms, predMatches[i][k])
+				}
+			}
+			if len(ms) > 0 {
+				results[i].Matches = sortLimit(ms, 0, limit)
+				continue
+			}
+			kept = append(kept, i)
+		}
+		todo = kept
+		if len(todo) == 0 {
+			break
+		}
+		args = append(args[:0], mode, len(todo))
+		for p, i := range todo {
+			pos[i] = p + 1
+			d := &docs[i]
+			args = append(args, snaps[i], d.ID, r.idBucket(d.ID), r.p.appendRecord(nil, d.ID, &d.Sketch))
+			if check {
+				n := 0
+				for _, j := range preds[i] {
+					if pos[j] > 0 && !results[j].Added && results[j].Err == nil && results[j].Matches == nil {
+						n++
+					}
+				}
+				args = append(args, n)
+				for _, j := range preds[i] {
+					if pos[j] > 0 && !results[j].Added && results[j].Err == nil && results[j].Matches == nil {
+						args = append(args, pos[j])
+					}
+				}
+			} else {
+				args = append(args, 0)
+			}
+			args = append(args, len(keys[i]))
+			for t, k := range keys[i] {
+				field = postingField(field[:0], t, k)
+				args = append(args, r.postingBucket(t, k), string(field))
+			}
+		}
+		reply, err := addScript.Run(ctx, r.c, []string{r.metaKey()}, args...).Slice()
+		if err != nil {
+			return nil, r.redisErr(err)
+		}
+		if len(reply) != 2 {
+			return nil, fmt.Errorf("store: %s: add script replied %d elements", r.loc, len(reply))
+		}
+		done, _ := reply[0].([]any)
+		newer, _ := reply[1].([]any)
+		if len(done) > len(todo) || len(newer) == 0 && len(done) != len(todo) {
+			return nil, fmt.Errorf("store: %s: add script replied for %d of %d documents", r.loc, len(done), len(todo))
+		}
+		for j, v := range done {
+			i := todo[j]
+			pos[i] = 0
+			if s, ok := v.(string); ok {
+				switch s {
+				case "dupid":
+					results[i].Err = fmt.Errorf("%w: %q", ErrDuplicateID, docs[i].ID)
+				case "dup":
+					var ms []Match
+					for k, p := range preds[i] {
+						if results[p].Added {
+							ms = append(ms, predMatches[i][k])
+						}
+					}
+					results[i].Matches = sortLimit(ms, 0, limit)
+				default:
+					return nil, fmt.Errorf("store: %s: add script replied %q", r.loc, s)
+				}
+				continue
+			}
+			results[i].Added = true
+			results[i].Matches = []Match{}
+		}
+		for _, i := range todo[len(done):] {
+			pos[i] = 0
+		}
+		todo = todo[len(done):]
+		if len(newer) == 0 {
+			break
+		}
+		// Documents committed since todo[0]'s snapshot share a key with it:
+		// verify them, then send it (and the rest) again.
+		cur, ok := newer[0].(int64)
+		if !ok {
+			return nil, fmt.Errorf("store: %s: add script replied %T for the sequence", r.loc, newer[0])
+		}
+		seqs := make([]uint64, 0, len(newer)-1)
+		for _, v := range newer[1:] {
+			s, _ := v.(int64)
+			seqs = append(seqs, uint64(s))
+		}
+		slices.Sort(seqs)
+		seqs = slices.Compact(seqs)
+		recs, err := r.records(ctx, seqs)
+		if err != nil {
+			return nil, err
+		}
+		i := todo[0]
+		ms, err := r.verifyAll(nil, sc, &docs[i].Sketch, seqs, recs, false, limit)
+		if err != nil {
+			return nil, err
+		}
+		if len(ms) > 0 {
+			results[i].Matches = ms
+			todo = todo[1:]
+			continue
+		}
+		snaps[i] = uint64(cur)
+	}
+	return results, nil
+}
+
+// batchPreds finds, for each document of todo (in check mode), the
+// earlier documents of todo that it duplicates (sharing a key and verified
+// as the index verifies), with the match each would give.
+func (r *Redis) batchPreds(sc *scratch, docs []Doc, keys [][]uint64, todo []int) ([][]int, [][]Match, error) {
+	preds := make([][]int, len(docs))
+	ms := make([][]Match, len(docs))
+	seen := map[pendingKey][]int{}
+	var cand []int
+	for _, i := range todo {
+		cand = cand[:0]
+		for t, k := range keys[i] {
+			pk := pendingKey{t, k}
+			cand = append(cand, seen[pk]...)
+			seen[pk] = append(seen[pk], i)
+		}
+		if len(cand) == 0 {
+			continue
+		}
+		slices.Sort(cand)
+		cand = slices.Compact(cand)
+		sc.keys = r.appendKeys(sc.keys[:0], &docs[i].Sketch)
+		for _, j := range cand {
+			d := &docs[j]
+			sc.rec = record{id: []byte(d.ID), sig: d.Sketch.Sig, fp: d.Sketch.FP}
+			n := len(ms[i])
+			var err error
+			if ms[i], err = r.verify(ms[i], sc, &docs[i].Sketch, false); err != nil {
+				return nil, nil, err
+			}
+			if len(ms[i]) > n {
+				preds[i] = append(preds[i], j)
+			}
+		}
+	}
+	sc.rec = record{}
+	return preds, ms, nil
+}
+
+// removeScript deletes a document atomically: its id, its record and its
+// postings. ARGV: id, id bucket key, seq (u64be), record bucket key, number
+// of keys, then (posting bucket key, field) pairs. It replies 0 when the
+// id no longer maps to seq (a concurrent remove or add): the client reads
+// again.
+var removeScript = redis.NewScript(`
+local tag = string.sub(KEYS[1], 1, -6)
+local id, ik, s8, rk, nk = ARGV[1], ARGV[2], ARGV[3], ARGV[4], tonumber(ARGV[5])
+if redis.call('HGET', ik, id) ~= s8 then return 0 end
+redis.call('HDEL', ik, id)
+redis.call('HDEL', rk, s8)
+for k = 0, nk - 1 do
+  local b, f = ARGV[6+2*k], ARGV[7+2*k]
+  local v = redis.call('HGET', b, f)
+  if v then
+    local kept = {}
+    for j = 1, #v, 8 do
+      local e = string.sub(v, j, j + 7)
+      if e ~= s8 then kept[#kept+1] = e end
+    end
+    if #kept == 0 then redis.call('HDEL', b, f) else redis.call('HSET', b, f, table.concat(kept)) end
+  end
+end
+redis.call('DECR', tag .. ':docs')
+return 1`)
+
+// get reads the sequence number and the record of id into sc.rec.
+func (r *Redis) get(ctx context.Context, sc *scratch, id string) (uint64, error) {
+	v, err := r.c.HGet(ctx, r.idBucket(id), id).Result()
+	if errors.Is(err, redis.Nil) {
+		return 0, fmt.Errorf("%w: %q", ErrNotFound, id)
+	}
+	if err != nil {
+		return 0, r.redisErr(err)
+	}
+	if len(v) != 8 {
+		return 0, fmt.Errorf("%w: %s: id %q maps to %d bytes", ErrCorrupt, r.loc, id, len(v))
+	}
+	seq := binary.BigEndian.Uint64([]byte(v))
+	rec, err := r.c.HGet(ctx, r.recordBucket(seq), v).Result()
+	if errors.Is(err, redis.Nil) {
+		return seq, errMissing // removed between the two reads
+	}
+	if err != nil {
+		return 0, r.redisErr(err)
+	}
+	sc.recBuf = append(sc.recBuf[:0], rec...)
+	if err := r.p.decodeRecord(&sc.rec, sc.recBuf); err != nil {
+		return 0, fmt.Errorf("%s: record of %q: %w", r.loc, id, err)
+	}
+	if string(sc.rec.id) != id {
+		return 0, fmt.Errorf("%w: %s: id %q maps to the record of %q", ErrCorrupt, r.loc, id, sc.rec.id)
+	}
+	return seq, nil
+}
+
+// Remove deletes the document id with its record and postings, in one
+// script (Store.Remove).
+func (r *Redis) Remove(id string) error {
+	if r.ronly {
+		return fmt.Errorf("store: %s is open read-only", r.loc)
+	}
+	if err := checkID(id); err != nil {
+		return err
+	}
+	sc, err := r.acquire()
+	if err != nil {
+		return err
+	}
+	defer r.release(sc)
+	ctx := context.Background()
+	var field []byte
+	for range 100 {
+		seq, err := r.get(ctx, sc, id)
+		if err == errMissing {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		sc.keys = sc.keys[:0]
+		if sc.rec.flags&flagEmpty == 0 {
+			sc.keys = r.appendKeys(sc.keys, &Sketch{Sig: sc.rec.sig, FP: sc.rec.fp})
+		}
+		args := []any{id, r.idBucket(id), be8(seq), r.recordBucket(seq), len(sc.keys)}
+		for t, k := range sc.keys {
+			field = postingField(field[:0], t, k)
+			args = append(args, r.postingBucket(t, k), string(field))
+		}
+		ok, err := removeScript.Run(ctx, r.c, []string{r.metaKey()}, args...).Int()
+		if err != nil {
+			return r.redisErr(err)
+		}
+		if ok == 1 {
+			return nil
+		}
+	}
+	return fmt.Errorf("store: %s: remove %q: the id kept changing", r.loc, id)
+}
+
+// Get returns the sketch stored under id (ErrNotFound when absent).
+func (r *Redis) Get(id string) (Sketch, error) {
+	if err := checkID(id); err != nil {
+		return Sketch{}, err
+	}
+	sc, err := r.acquire()
+	if err != nil {
+		return Sketch{}, err
+	}
+	defer r.release(sc)
+	_, err = r.get(context.Background(), sc, id)
+	if err == errMissing {
+		return Sketch{}, fmt.Errorf("%w: %q", ErrNotFound, id)
+	}
+	if err != nil {
+		return Sketch{}, err
+	}
+	return Sketch{Sig: slices.Clone(sc.rec.sig), FP: sc.rec.fp, Empty: sc.rec.flags&flagEmpty != 0}, nil
+}
+
+// eachBuckets is how many record buckets Each reads per round trip.
+const eachBuckets = 64
+
+// Each calls fn with every document in the order they were added (by
+// sequence number), stopping at the first error; as Store.Each.
+func (r *Redis) Each(fn func(id string, sk Sketch) error) error {
+	sc, err := r.acquire()
+	if err != nil {
+		return err
+	}
+	defer r.release(sc)
+	ctx := context.Background()
+	last, err := r.c.Get(ctx, r.seqKey()).Uint64()
+	if errors.Is(err, redis.Nil) {
+		return nil
+	}
+	if err != nil {
+		return r.redisErr(err)
+	}
+	type entry struct {
+		seq uint64
+		rec string
+	}
+	var es []entry
+	for b := uint64(0); b <= last/recordsPerBucket; b += eachBuckets {
+		pipe := r.c.Pipeline()
+		var cmds []*redis.MapStringStringCmd
+		for i := b; i < b+eachBuckets && i <= last/recordsPerBucket; i++ {
+			cmds = append(cmds, pipe.HGetAll(ctx, r.recordBucket(i*recordsPerBucket)))
+		}
+		if _, err := pipe.Exec(ctx); err != nil {
+			return r.redisErr(err)
+		}
+		for _, c := range cmds {
+			es = es[:0]
+			for f, v := range c.Val() {
+				if len(f) != 8 {
+					return fmt.Errorf("%w: %s: record field of %d bytes", ErrCorrupt, r.loc, len(f))
+				}
+				es = append(es, entry{binary.BigEndian.Uint64([]byte(f)), v})
+			}
+			slices.SortFunc(es, func(a, b entry) int { return cmpUint64(a.seq, b.seq) })
+			for _, e := range es {
+				sc.recBuf = append(sc.recBuf[:0], e.rec...)
+				if err := r.p.decodeRecord(&sc.rec, sc.recBuf); err != nil {
+					return fmt.Errorf("%s: record %d: %w", r.loc, e.seq, err)
+				}
+				sk := Sketch{FP: sc.rec.fp, Empty: sc.rec.flags&flagEmpty != 0}
+				if r.p.Method == MinHash {
+					sk.Sig = sc.rec.sig
+				}
+				if err := fn(string(sc.rec.id), sk); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func cmpUint64(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// Stats returns the index's statistics: Dir is the URL (without its
+// password) and RedisUsedBytes the memory of the Redis servers (all their
+// data, not only this index's).
+func (r *Redis) Stats() (Stats, error) {
+	if r.closed.Load() {
+		return Stats{}, ErrClosed
+	}
+	ctx := context.Background()
+	docs, err := r.c.Get(ctx, r.docsKey()).Int64()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return Stats{}, r.redisErr(err)
+	}
+	st := Stats{Dir: r.loc, Backend: "redis", FormatVersion: RedisFormatVersion, Params: r.p, Docs: docs, Tables: r.tables}
+	used, err := r.usedMemory(ctx)
+	if err != nil {
+		return Stats{}, err
+	}
+	st.RedisUsedBytes = used
+	if docs > 0 {
+		st.BytesPerDoc = float64(used) / float64(docs)
+	}
+	return st, nil
+}
+
+// usedMemory sums used_memory over the server or the cluster's masters.
+func (r *Redis) usedMemory(ctx context.Context) (uint64, error) {
+	var total atomic.Uint64
+	one := func(ctx context.Context, c *redis.Client) error {
+		info, err := c.Info(ctx, "memory").Result()
+		if err != nil {
+			return err
+		}
+		for line := range strings.SplitSeq(info, "\n") {
+			if v, ok := strings.CutPrefix(strings.TrimSpace(line), "used_memory:"); ok {
+				n, _ := strconv.ParseUint(v, 10, 64)
+				total.Add(n)
+			}
+		}
+		return nil
+	}
+	var err error
+	switch c := r.c.(type) {
+	case *redis.ClusterClient:
+		err = c.ForEachMaster(ctx, one)
+	case *redis.Client:
+		err = one(ctx, c)
+	}
+	return total.Load(), r.redisErr(err)
+}

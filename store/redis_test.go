@@ -1,0 +1,391 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/neardup/neardup/internal/redistest"
+)
+
+// redisTargets starts a single server and a 3-master cluster and returns
+// their index URLs (prefix name), by test name.
+func redisTargets(t *testing.T, name string) map[string]string {
+	t.Helper()
+	return map[string]string{
+		"server":  redistest.Server(t).URL(name),
+		"cluster": redistest.Cluster(t).URL(name),
+	}
+}
+
+func mustCreateRedis(t testing.TB, url string, p Params) *Redis {
+	t.Helper()
+	r, err := CreateRedis(url, p, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	return r
+}
+
+func mustOpenRedis(t testing.TB, url string) *Redis {
+	t.Helper()
+	r, err := OpenRedis(url, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	return r
+}
+
+// TestRedisMatchesEmbedded runs the same check-and-adds, queries, removes
+// and reads on the embedded store and on Redis (one server and a cluster),
+// MinHash and SimHash, and wants identical answers: the backends key and
+// verify the same way.
+func TestRedisMatchesEmbedded(t *testing.T) {
+	for name, url := range redisTargets(t, "same") {
+		for _, m := range []Method{MinHash, SimHash} {
+			t.Run(name+"/"+m.String(), func(t *testing.T) {
+				url := strings.Replace(url, "prefix=same", "prefix=same-"+m.String(), 1)
+				p := DefaultParams(m)
+				emb := mustCreate(t, p)
+				red := mustCreateRedis(t, url, p)
+				sk, _ := emb.NewSketcher()
+				texts := testCorpus(7, 400)
+				texts = append(texts, "", texts[3]) // an empty document; a repeat under a new id
+				var docs []Doc
+				for i, x := range texts {
+					docs = append(docs, Doc{ID: fmt.Sprint("d", i), Sketch: sk.Sketch(x)})
+				}
+				docs = append(docs, docs[5]) // a duplicate id in the batch
+				for start := 0; start < len(docs); start += 50 {
+					end := min(start+50, len(docs))
+					want, err := emb.CheckAndAddBatch(docs[start:end], 0)
+					if err != nil {
+						t.Fatal(err)
+					}
+					got, err := red.CheckAndAddBatch(docs[start:end], 0)
+					if err != nil {
+						t.Fatal(err)
+					}
+					compareResults(t, want, got)
+				}
+				if emb.Len() != red.Len() {
+					t.Fatalf("Len: embedded %d, redis %d", emb.Len(), red.Len())
+				}
+				// Adds without a check, then removes.
+				for i := range 30 {
+					d := Doc{ID: fmt.Sprint("plain", i), Sketch: docs[i].Sketch}
+					if e, r := emb.Add(d.ID, d.Sketch), red.Add(d.ID, d.Sketch); fmt.Sprint(e) != fmt.Sprint(r) {
+						t.Fatalf("Add %s: embedded %v, redis %v", d.ID, e, r)
+					}
+				}
+				for i := 0; i < len(texts); i += 3 {
+					id := fmt.Sprint("d", i)
+					e, r := emb.Remove(id), red.Remove(id)
+					if !errors.Is(r, errors.Unwrap(e)) && (e == nil) != (r == nil) {
+						t.Fatalf("Remove %s: embedded %v, redis %v", id, e, r)
+					}
+				}
+				if err := red.Remove("nope"); !errors.Is(err, ErrNotFound) {
+					t.Fatalf("Remove of a missing id: %v, want ErrNotFound", err)
+				}
+				for _, d := range docs {
+					want, err := emb.Query(nil, d.Sketch, 0)
+					if err != nil {
+						t.Fatal(err)
+					}
+					got, err := red.Query(nil, d.Sketch, 0)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if diff := cmp.Diff(want, got); diff != "" {
+						t.Fatalf("Query %s: (-embedded +redis)\n%s", d.ID, diff)
+					}
+					ws, we := emb.Get(d.ID)
+					gs, ge := red.Get(d.ID)
+					if (we == nil) != (ge == nil) || we == nil && !cmp.Equal(ws, gs) {
+						t.Fatalf("Get %s: embedded %v %v, redis %v %v", d.ID, ws, we, gs, ge)
+					}
+				}
+				if emb.Len() != red.Len() {
+					t.Fatalf("Len after removes: embedded %d, redis %d", emb.Len(), red.Len())
+				}
+				type entry struct {
+					ID string
+					Sk Sketch
+				}
+				each := func(x Index) []entry {
+					var out []entry
+					if err := x.Each(func(id string, sk Sketch) error {
+						sk.Sig = append(sk.Sig[:0:0], sk.Sig...)
+						out = append(out, entry{id, sk})
+						return nil
+					}); err != nil {
+						t.Fatal(err)
+					}
+					return out
+				}
+				if diff := cmp.Diff(each(emb), each(red)); diff != "" {
+					t.Fatalf("Each: (-embedded +redis)\n%s", diff)
+				}
+				// Another process opening the index sees the same.
+				red2 := mustOpenRedis(t, url)
+				if !cmp.Equal(red2.Params(), red.Params()) || red2.Len() != red.Len() {
+					t.Fatalf("reopened: %+v %d, want %+v %d", red2.Params(), red2.Len(), red.Params(), red.Len())
+				}
+			})
+		}
+	}
+}
+
+func compareResults(t *testing.T, want, got []Result) {
+	t.Helper()
+	if len(want) != len(got) {
+		t.Fatalf("%d results, want %d", len(got), len(want))
+	}
+	for i := range want {
+		w, g := want[i], got[i]
+		if w.Added != g.Added || !errors.Is(g.Err, errors.Unwrap(w.Err)) && (w.Err != nil || g.Err != nil) {
+			t.Fatalf("result %d: redis added %v err %v; embedded added %v err %v", i, g.Added, g.Err, w.Added, w.Err)
+		}
+		if len(w.Matches)+len(g.Matches) > 0 && !cmp.Equal(w.Matches, g.Matches) {
+			t.Fatalf("result %d matches: (-embedded +redis)\n%s", i, cmp.Diff(w.Matches, g.Matches))
+		}
+	}
+}
+
+// TestRedisConcurrentCheckAndAdd sends near-duplicates at once through
+// separate connections (as separate processes would): exactly one of each
+// family is added, on a server and on a cluster.
+func TestRedisConcurrentCheckAndAdd(t *testing.T) {
+	for name, url := range redisTargets(t, "conc") {
+		t.Run(name, func(t *testing.T) {
+			p := DefaultParams(MinHash)
+			mustCreateRedis(t, url, p)
+			const workers, families = 4, 40
+			// Families of near-duplicates: a base of 200 words of which every
+			// worker changes the last (Jaccard about 0.95 between variants).
+			rng := rand.New(rand.NewPCG(11, 1))
+			bases := make([][]string, families)
+			for f := range bases {
+				bases[f] = words(rng, 200)
+			}
+			var added [families]atomic.Int32
+			var wg sync.WaitGroup
+			errs := make(chan error, workers)
+			for w := range workers {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					r, err := OpenRedis(url, Options{})
+					if err != nil {
+						errs <- err
+						return
+					}
+					defer r.Close()
+					sk, _ := r.NewSketcher()
+					for f := range families {
+						ws := slices.Clone(bases[f])
+						ws[len(ws)-1] = fmt.Sprint("variant", w)
+						res, err := r.CheckAndAdd(fmt.Sprintf("f%d-w%d", f, w), sk.Sketch(strings.Join(ws, " ")), 0)
+						if err != nil {
+							errs <- err
+							return
+						}
+						if res.Added {
+							added[f].Add(1)
+						} else if len(res.Matches) == 0 {
+							errs <- fmt.Errorf("family %d worker %d: neither added nor a duplicate", f, w)
+							return
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				t.Fatal(err)
+			}
+			for f := range families {
+				if n := added[f].Load(); n != 1 {
+					t.Errorf("family %d: %d added, want exactly 1", f, n)
+				}
+			}
+		})
+	}
+}
+
+// TestRedisRemoveLeavesNoOrphan adds and removes concurrently and then
+// wants no key of the index but its meta and counters.
+func TestRedisRemoveLeavesNoOrphan(t *testing.T) {
+	in := redistest.Server(t)
+	url := in.URL("orphan")
+	p := DefaultParams(SimHash)
+	r := mustCreateRedis(t, url, p)
+	texts := testCorpus(3, 300)
+	var wg sync.WaitGroup
+	for w := range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			x := mustOpenRedis(t, url)
+			sk, _ := x.NewSketcher()
+			for i := w; i < len(texts); i += 3 {
+				id := fmt.Sprint("d", i)
+				if err := x.Add(id, sk.Sketch(texts[i])); err != nil {
+					t.Error(err)
+					return
+				}
+				if i%2 == 0 {
+					if err := x.Remove(id); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	want := int64(len(texts) / 2)
+	if r.Len() != want {
+		t.Fatalf("Len %d, want %d", r.Len(), want)
+	}
+	for i := 1; i < len(texts); i += 2 {
+		if err := r.Remove(fmt.Sprint("d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := redis.NewClient(&redis.Options{Addr: in.Addr})
+	defer c.Close()
+	keys, err := c.Keys(context.Background(), "*").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range keys {
+		switch k {
+		case "{orphan}:meta", "{orphan}:seq", "{orphan}:docs":
+		default:
+			t.Errorf("key %q left after every document was removed", k)
+		}
+	}
+	if r.Len() != 0 {
+		t.Fatalf("Len %d after removing everything", r.Len())
+	}
+}
+
+func TestRedisOpenErrors(t *testing.T) {
+	in := redistest.Server(t)
+	p := DefaultParams(MinHash)
+	mustCreateRedis(t, in.URL("x"), p)
+	if _, err := CreateRedis(in.URL("x"), p, Options{}); !errors.Is(err, ErrExists) {
+		t.Errorf("create twice: %v, want ErrExists", err)
+	}
+	if _, err := OpenRedis(in.URL("y"), Options{}); !errors.Is(err, ErrNotIndex) || !strings.Contains(err.Error(), `prefix "y"`) {
+		t.Errorf("open of another prefix: %v, want ErrNotIndex naming the prefix", err)
+	}
+	c := redis.NewClient(&redis.Options{Addr: in.Addr})
+	defer c.Close()
+	c.HSet(context.Background(), "{x}:meta", "format", "99")
+	if _, err := OpenRedis(in.URL("x"), Options{}); !errors.Is(err, ErrVersion) {
+		t.Errorf("open of a newer format: %v, want ErrVersion", err)
+	}
+	in.Kill()
+	if _, err := OpenRedis(in.URL("x"), Options{}); !errors.Is(err, ErrUnreachable) {
+		t.Errorf("open with the server down: %v, want ErrUnreachable", err)
+	}
+	for _, bad := range []string{
+		"redis://127.0.0.1:1/0?prefix=a{b}",
+		"redis://127.0.0.1:1/x?prefix=a",
+		"redis://127.0.0.1:1/0?prefix=a&pool=3",
+		"redis://h1:1,h2:2/0?prefix=a",
+		"redis+cluster://h1:1,h2:2/3?prefix=a",
+		"redis:///0?prefix=a",
+	} {
+		if _, err := OpenRedis(bad, Options{}); !errors.Is(err, ErrParams) {
+			t.Errorf("OpenRedis(%q): %v, want ErrParams", bad, err)
+		}
+	}
+	if got := Redact("redis://u:secret@h:1/0"); strings.Contains(got, "secret") {
+		t.Errorf("redact: %q", got)
+	}
+}
+
+// TestRedisKillServerAppendfsyncAlways kills redis-server with kill -9
+// after acknowledged writes (appendfsync always) and wants every
+// acknowledged document after the restart.
+func TestRedisKillServerAppendfsyncAlways(t *testing.T) {
+	in := redistest.Server(t, "--appendonly", "yes", "--appendfsync", "always")
+	p := DefaultParams(MinHash)
+	r := mustCreateRedis(t, in.URL("dur"), p)
+	sk, _ := NewSketcher(p)
+	texts := testCorpus(5, 300)
+	var acked []string
+	for i, x := range texts {
+		res, err := r.CheckAndAdd(fmt.Sprint("d", i), sk.Sketch(x), 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Added {
+			acked = append(acked, fmt.Sprint("d", i))
+		}
+	}
+	in.Kill()
+	if err := in.Start(); err != nil {
+		t.Fatal(err)
+	}
+	r2 := mustOpenRedis(t, in.URL("dur"))
+	if r2.Len() != int64(len(acked)) {
+		t.Fatalf("after kill -9: %d documents, %d acknowledged", r2.Len(), len(acked))
+	}
+	for _, id := range acked {
+		sk, err := r2.Get(id)
+		if err != nil {
+			t.Fatalf("acknowledged %s: %v", id, err)
+		}
+		ms, err := r2.Query(nil, sk, 1)
+		if err != nil || len(ms) == 0 || ms[0].ID != id {
+			t.Fatalf("query of acknowledged %s: %v %v", id, ms, err)
+		}
+	}
+}
+
+// FuzzParseRedisURL: any string is parsed or refused with ErrParams, never
+// a panic; an accepted URL has hosts and a prefix without hash-tag braces,
+// and the message of a refusal never shows a password.
+func FuzzParseRedisURL(f *testing.F) {
+	for _, s := range []string{
+		"redis://127.0.0.1:6379/0?prefix=a", "redis://u:pw@h:1/2?prefix=x", "redis+cluster://a:1,b:2/?prefix=n",
+		"redis://h", "redis://h:1/x", "redis://:@/?prefix={", "redis+cluster://h:1/5", "rediss://h:1/0",
+		"redis://u:secret@h:1/0?prefix=a&x=1", "redis://%zz",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		u, err := parseRedisURL(raw)
+		if err != nil {
+			if !errors.Is(err, ErrParams) {
+				t.Fatalf("%q: %v, not ErrParams", raw, err)
+			}
+			return
+		}
+		if len(u.opts.Addrs) == 0 || u.prefix == "" || strings.ContainsAny(u.prefix, "{}") {
+			t.Fatalf("%q accepted as %+v, prefix %q", raw, u.opts.Addrs, u.prefix)
+		}
+		if u.opts.Password != "" && u.opts.Password != "xxxxx" && strings.Contains(u.loc, ":"+u.opts.Password+"@") {
+			t.Fatalf("%q: location %q shows the password", raw, u.loc)
+		}
+	})
+}
