@@ -13,7 +13,7 @@ import (
 // FormatVersion is the version of the on-disk layout written by this
 // package (docs/format/store.md). Open refuses an index of a newer version
 // with ErrVersion.
-const FormatVersion = 2
+const FormatVersion = 3
 
 // MaxIDBytes is the longest document id accepted.
 const MaxIDBytes = 1024

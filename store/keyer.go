@@ -1,7 +1,6 @@
 package store
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/neardup/neardup/lsh"
@@ -25,11 +24,8 @@ type keyer struct {
 // definition of them (its golden tests pin the values stored in indexes).
 func newKeyer(p Params) (keyer, error) {
 	k := keyer{p: p}
-	js, err := json.Marshal(p)
-	if err != nil {
-		return k, err
-	}
-	if err := json.Unmarshal(js, &k.spec); err != nil {
+	var err error
+	if k.spec, err = p.Spec().Resolve(); err != nil {
 		return k, fmt.Errorf("%w: %v", ErrParams, err)
 	}
 	k.tables = k.spec.NumKeys()

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -43,7 +44,7 @@ func TestFamilyAccuracy(t *testing.T) {
 		p    Params
 	}{
 		{"oph-default", DefaultParams(MinHash)},
-		{"permutation", Params{Method: MinHash, PermutationFamily: true}},
+		{"permutation", Params{Method: MinHash, Family: minhash.Permutation}},
 	} {
 		t.Run(fam.name, func(t *testing.T) {
 			s := mustCreate(t, fam.p)
@@ -52,7 +53,9 @@ func TestFamilyAccuracy(t *testing.T) {
 			}
 			sk, _ := s.NewSketcher()
 			setOf := func(txt string) []uint64 {
-				return sk.sh.AppendSet(nil, string(sk.norm.Append(nil, txt)))
+				h := sk.k.Shingles(nil, string(sk.k.Normalize(nil, txt)))
+				slices.Sort(h)
+				return slices.Compact(h)
 			}
 			r := rand.New(rand.NewPCG(21, 22))
 			const pairs = 1200
@@ -128,7 +131,7 @@ func (s *Store) isCandidate(a, b minhash.Signature) bool {
 }
 
 // TestParamsFamily checks how the family resolves: zero is DefaultFamily,
-// PermutationFamily is the reference, a stored family is kept.
+// a family asked for is kept; a MinHash family is not a SimHash parameter.
 func TestParamsFamily(t *testing.T) {
 	for _, c := range []struct {
 		in   Params
@@ -136,14 +139,13 @@ func TestParamsFamily(t *testing.T) {
 		err  bool
 	}{
 		{Params{Method: MinHash}, DefaultFamily, false},
-		{Params{Method: MinHash, PermutationFamily: true}, minhash.Permutation, false},
+		{Params{Method: MinHash, Family: minhash.Permutation}, minhash.Permutation, false},
 		{Params{Method: MinHash, Family: minhash.MultiplyShift}, minhash.MultiplyShift, false},
-		{Params{Method: MinHash, Family: minhash.MultiplyShift, PermutationFamily: true}, 0, true},
-		{Params{Method: SimHash, PermutationFamily: true}, 0, true},
+		{Params{Method: SimHash, Family: minhash.Permutation}, 0, true},
 	} {
 		got, err := c.in.resolve()
-		if (err != nil) != c.err || err == nil && (got.Family != c.want || got.PermutationFamily != (c.want == minhash.Permutation)) {
-			t.Errorf("resolve(%+v) = family %s (PermutationFamily %v), %v; want %s, error %v", c.in, got.Family, got.PermutationFamily, err, c.want, c.err)
+		if (err != nil) != c.err || err == nil && got.Family != c.want {
+			t.Errorf("resolve(%+v) = family %s, %v; want %s, error %v", c.in, got.Family, err, c.want, c.err)
 			continue
 		}
 		if err != nil {
@@ -151,8 +153,8 @@ func TestParamsFamily(t *testing.T) {
 		}
 		j, _ := got.MarshalJSON()
 		var back Params
-		if err := back.UnmarshalJSON(j); err != nil || back.Family != got.Family || back.PermutationFamily != got.PermutationFamily {
-			t.Errorf("stored %s reads back as %s (PermutationFamily %v), %v", j, back.Family, back.PermutationFamily, err)
+		if err := back.UnmarshalJSON(j); err != nil || back.Family != got.Family {
+			t.Errorf("stored %s reads back as %s, %v", j, back.Family, err)
 		}
 		if !strings.Contains(string(j), fmt.Sprintf("%q:%q", "family", c.want)) {
 			t.Errorf("stored %s does not name family %s", j, c.want)

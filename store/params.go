@@ -1,51 +1,38 @@
 package store
 
 import (
-	"bytes"
-	"encoding/json"
+	"errors"
 	"fmt"
-	"math"
+	"strings"
 
 	"github.com/neardup/neardup/lsh"
 	"github.com/neardup/neardup/minhash"
 	"github.com/neardup/neardup/shingle"
-	"github.com/neardup/neardup/simhash"
+	"github.com/neardup/neardup/sketch"
 	"github.com/neardup/neardup/text"
 )
 
-// Method is the near-duplicate method of an index.
-type Method uint8
+// Method is the near-duplicate method of an index: MinHash or SimHash,
+// the methods of package sketch that an index keys.
+type Method = sketch.Method
 
 const (
 	// MinHash indexes MinHash signatures by LSH band keys; a duplicate is a
 	// document whose estimated Jaccard similarity is at least
 	// Params.Threshold.
-	MinHash Method = 1
+	MinHash = sketch.MinHash
 	// SimHash indexes SimHash fingerprints in permuted tables; a duplicate
 	// is a document within Hamming distance Params.Distance.
-	SimHash Method = 2
+	SimHash = sketch.SimHash
 )
 
-// String returns "minhash" or "simhash".
-func (m Method) String() string {
-	switch m {
-	case MinHash:
-		return "minhash"
-	case SimHash:
-		return "simhash"
-	}
-	return fmt.Sprintf("method(%d)", uint8(m))
-}
-
-// ParseMethod parses the names returned by Method.String.
+// ParseMethod parses "minhash" or "simhash".
 func ParseMethod(s string) (Method, error) {
-	switch s {
-	case "minhash":
-		return MinHash, nil
-	case "simhash":
-		return SimHash, nil
+	m, err := sketch.ParseMethod(s)
+	if err != nil || (m != MinHash && m != SimHash) {
+		return 0, fmt.Errorf("%w: unknown method %q (an index holds minhash or simhash)", ErrParams, s)
 	}
-	return 0, fmt.Errorf("%w: unknown method %q (want minhash or simhash)", ErrParams, s)
+	return m, nil
 }
 
 // Defaults of DefaultParams. The MinHash ones are package lsh's, shared
@@ -68,9 +55,6 @@ const (
 	// DefaultExpectedDocs is the index size the SimHash table design is
 	// chosen for when Params.Blocks is zero.
 	DefaultExpectedDocs = 1 << 20
-	// maxTables bounds the SimHash tables: each is one key per document
-	// on disk and one seek per query.
-	maxTables = 64
 )
 
 // Params are everything that gives a document its sketch and decides what
@@ -100,11 +84,6 @@ type Params struct {
 	Bands     int
 	Rows      int
 	Threshold float64
-	// PermutationFamily selects minhash.Permutation, the reference family
-	// (about 4x slower to sketch than OPH), as Family does; kept for
-	// callers written when Permutation was the zero Family. Indexes keep the family they were created with:
-	// those made before DefaultFamily was OPH stay Permutation.
-	PermutationFamily bool
 
 	// SimHash: fingerprint bits (0 means 64; at most 128), the largest
 	// Hamming distance of a duplicate (0 means 3), and the number of blocks
@@ -112,6 +91,10 @@ type Params struct {
 	// DefaultExpectedDocs documents).
 	Bits     int
 	Distance int
+	// Weights weighs the shingles of a SimHash fingerprint; the zero value
+	// is sketch.WeightSet, the default of every new index. Indexes created
+	// before it existed weigh them by count (sketch.WeightCount).
+	Weights sketch.Weighting
 	// ExactOnly makes Distance 0 (only identical fingerprints are
 	// duplicates), which the zero value of Distance cannot say.
 	ExactOnly bool
@@ -135,147 +118,63 @@ func DefaultParams(m Method) Params {
 // value replaced by the default it stands for, checked.
 func (p Params) Resolve() (Params, error) { return p.resolve() }
 
-// resolve returns p with every zero value replaced by the default it
-// stands for, and checks it.
-func (p Params) resolve() (Params, error) {
-	if p.Shingle.N == 0 {
-		p.Shingle.N = DefaultNgram
+// Spec returns p as the sketch specification it stands for (unresolved
+// zeros stay zero).
+func (p Params) Spec() sketch.Spec {
+	norm := p.Normalize
+	sp := sketch.Spec{Method: p.Method, Normalize: &norm, Shingle: p.Shingle, Threshold: p.Threshold}
+	// Every parameter goes to its method's section, so that Resolve
+	// refuses the parameters of the other method; the seed is the method's.
+	d := p.Distance
+	if p.ExactOnly && d == 0 {
+		d = sketch.ExactDistance
 	}
-	if p.Shingle.Seed == 0 {
-		p.Shingle.Seed = shingle.DefaultSeed
-	}
-	if p.Shingle.N < 1 || p.Shingle.N > shingle.MaxN {
-		return p, fmt.Errorf("%w: n-gram size %d must be between 1 and %d", ErrParams, p.Shingle.N, shingle.MaxN)
-	}
-	if _, err := shingle.ParseUnit(p.Shingle.Unit.String()); err != nil {
-		return p, fmt.Errorf("%w: %v", ErrParams, err)
-	}
-	if _, err := text.New(p.Normalize); err != nil {
-		return p, fmt.Errorf("%w: normalisation: %v", ErrParams, err)
-	}
+	sp.MinHash = sketch.MinHashSpec{NumPerm: p.NumPerm, Family: p.Family, Bands: p.Bands, Rows: p.Rows}
+	sp.SimHash = sketch.SimHashSpec{Bits: p.Bits, Distance: d, Weights: p.Weights, Blocks: p.Blocks}
 	switch p.Method {
 	case MinHash:
-		if p.NumPerm == 0 {
-			p.NumPerm = DefaultNumPerm
-		}
-		if p.Seed == 0 {
-			p.Seed = minhash.DefaultSeed
-		}
-		if p.Threshold == 0 {
-			p.Threshold = DefaultThreshold
-		}
-		if !(p.Threshold > 0 && p.Threshold <= 1) {
-			return p, fmt.Errorf("%w: threshold %v must be in (0, 1]", ErrParams, p.Threshold)
-		}
-		switch {
-		case p.Bands == 0 && p.Rows == 0:
-			b, err := lsh.DefaultParams(p.Threshold, p.NumPerm)
-			if err != nil {
-				return p, fmt.Errorf("%w: %v", ErrParams, err)
-			}
-			p.Bands, p.Rows = b.Bands, b.Rows
-		case p.Rows == 0 && p.Bands > 0:
-			p.Rows = p.NumPerm / p.Bands
-		case p.Bands == 0 && p.Rows > 0:
-			p.Bands = p.NumPerm / p.Rows
-		}
-		// The zero Family is minhash.OPH, DefaultFamily: PermutationFamily
-		// turns it into Permutation and contradicts any other.
-		if p.PermutationFamily {
-			switch p.Family {
-			case DefaultFamily:
-				p.Family = minhash.Permutation
-			case minhash.Permutation:
-			default:
-				return p, fmt.Errorf("%w: PermutationFamily with family %s", ErrParams, p.Family)
-			}
-		}
-		p.PermutationFamily = p.Family == minhash.Permutation
-		if p.Bits != 0 || p.Distance != 0 || p.Blocks != 0 || p.ExactOnly {
-			return p, fmt.Errorf("%w: bits, distance and blocks are SimHash parameters", ErrParams)
-		}
-		if _, err := minhash.New(minhash.Options{NumPerm: p.NumPerm, Family: p.Family, Seed: p.Seed}); err != nil {
-			return p, fmt.Errorf("%w: %v", ErrParams, err)
-		}
-		if err := (lsh.Params{Bands: p.Bands, Rows: p.Rows}).Validate(p.NumPerm); err != nil {
-			return p, fmt.Errorf("%w: %d bands x %d rows for %d permutations: %v", ErrParams, p.Bands, p.Rows, p.NumPerm, err)
-		}
-		if p.Bands > math.MaxUint16 {
-			return p, fmt.Errorf("%w: at most %d bands", ErrParams, math.MaxUint16)
-		}
+		sp.MinHash.Seed = p.Seed
 	case SimHash:
-		if p.Bits == 0 {
-			p.Bits = DefaultBits
-		}
-		if p.ExactOnly {
-			if p.Distance != 0 {
-				return p, fmt.Errorf("%w: ExactOnly with distance %d", ErrParams, p.Distance)
-			}
-		} else if p.Distance == 0 {
-			p.Distance = DefaultDistance
-		}
-		if p.Seed == 0 {
-			p.Seed = simhash.DefaultSeed
-		}
-		if p.NumPerm != 0 || p.Bands != 0 || p.Rows != 0 || p.Threshold != 0 || p.Family != 0 || p.PermutationFamily {
-			return p, fmt.Errorf("%w: permutations, family, bands, rows and threshold are MinHash parameters", ErrParams)
-		}
-		if p.Bits < 1 || p.Bits > simhash.MaxBits {
-			return p, fmt.Errorf("%w: bits %d must be between 1 and %d", ErrParams, p.Bits, simhash.MaxBits)
-		}
-		if p.Distance < 0 || p.Distance >= p.Bits {
-			return p, fmt.Errorf("%w: distance %d must be at least 0 and below %d bits", ErrParams, p.Distance, p.Bits)
-		}
-		if p.Blocks != 0 && (p.Blocks <= p.Distance || p.Blocks > p.Bits || binom(p.Blocks, p.Distance) > maxTables) {
-			return p, fmt.Errorf("%w: %d blocks for %d bits and distance %d (more than the distance, at most the bits, at most %d tables)", ErrParams, p.Blocks, p.Bits, p.Distance, maxTables)
-		}
-		if p.Distance+1 > maxTables {
-			return p, fmt.Errorf("%w: distance %d needs more than %d tables", ErrParams, p.Distance, maxTables)
-		}
-		d, err := simhash.ChooseDesign(DefaultExpectedDocs, p.Bits, p.Distance, false,
-			simhash.DesignOptions{Blocks: p.Blocks, MaxTables: maxTables})
-		if err != nil {
-			return p, fmt.Errorf("%w: %v", ErrParams, err)
-		}
-		p.Blocks = d.Blocks
-		if p.Blocks <= p.Distance || p.Blocks > p.Bits {
-			return p, fmt.Errorf("%w: %d blocks for %d bits and distance %d", ErrParams, p.Blocks, p.Bits, p.Distance)
-		}
-		if binom(p.Blocks, p.Distance) > maxTables {
-			return p, fmt.Errorf("%w: %d blocks and distance %d make %d tables (at most %d)", ErrParams, p.Blocks, p.Distance, binom(p.Blocks, p.Distance), maxTables)
-		}
-	default:
-		return p, fmt.Errorf("%w: unknown method %d", ErrParams, p.Method)
+		sp.SimHash.Seed = p.Seed
 	}
-	return p, nil
+	return sp
+}
+
+// paramsOf returns the Params of a resolved MinHash or SimHash spec.
+func paramsOf(sp sketch.Spec) Params {
+	p := Params{Method: sp.Method, Normalize: *sp.Normalize, Shingle: sp.Shingle, Threshold: sp.Threshold}
+	switch sp.Method {
+	case MinHash:
+		m := sp.MinHash
+		p.NumPerm, p.Family, p.Seed, p.Bands, p.Rows = m.NumPerm, m.Family, m.Seed, m.Bands, m.Rows
+	case SimHash:
+		m := sp.SimHash
+		p.Bits, p.Distance, p.Weights, p.Seed, p.Blocks = m.Bits, m.MaxDistance(), m.Weights, m.Seed, m.Blocks
+		p.ExactOnly = p.Distance == 0
+	}
+	return p
+}
+
+// resolve returns p with every zero value replaced by the default it
+// stands for, checked: package sketch resolves it (the one definition of
+// the defaults and of what is valid), and the index adds its own limits.
+func (p Params) resolve() (Params, error) {
+	if p.Method != MinHash && p.Method != SimHash {
+		return p, fmt.Errorf("%w: method %s (an index holds minhash or simhash)", ErrParams, p.Method)
+	}
+	if p.ExactOnly && p.Distance != 0 {
+		return p, fmt.Errorf("%w: ExactOnly with distance %d", ErrParams, p.Distance)
+	}
+	sp, err := p.Spec().Resolve()
+	if err != nil {
+		return p, fmt.Errorf("%w: %v", ErrParams, err)
+	}
+	return paramsOf(sp), nil
 }
 
 // Tables returns the number of band keys (MinHash) or table keys (SimHash)
 // of each document.
-func (p Params) Tables() int {
-	if p.Method == MinHash {
-		return p.Bands
-	}
-	return binom(p.Blocks, p.Distance)
-}
-
-func binom(n, k int) int {
-	if k < 0 || k > n {
-		return 0
-	}
-	// C(n, k) = C(n, n-k); capped, since only small counts are useful.
-	if k > n-k {
-		k = n - k
-	}
-	r := 1
-	for i := 1; i <= k; i++ {
-		r = r * (n - k + i) / i
-		if r > 1<<30 {
-			return 1 << 30
-		}
-	}
-	return r
-}
+func (p Params) Tables() int { return p.Spec().NumKeys() }
 
 // Check returns an error wrapping ErrIncompatible, naming the first
 // difference, unless q makes the same sketches and duplicates as p. Zero
@@ -285,195 +184,38 @@ func (p Params) Check(q Params) error {
 	if err != nil {
 		return err
 	}
-	a, _ := p.MarshalJSON()
-	b, _ := rq.MarshalJSON()
-	if bytes.Equal(a, b) {
-		return nil
+	if err := p.Spec().Check(rq.Spec()); err != nil {
+		return fmt.Errorf("%w: %v", ErrIncompatible, strings.TrimPrefix(err.Error(), sketch.ErrIncompatible.Error()+": "))
 	}
-	var ma, mb map[string]any
-	_ = json.Unmarshal(a, &ma)
-	_ = json.Unmarshal(b, &mb)
-	if d := firstDiff("", ma, mb); d != "" {
-		return fmt.Errorf("%w: %s", ErrIncompatible, d)
-	}
-	return fmt.Errorf("%w: parameters differ", ErrIncompatible)
+	return nil
 }
 
-func firstDiff(path string, a, b any) string {
-	am, aok := a.(map[string]any)
-	bm, bok := b.(map[string]any)
-	if aok && bok {
-		for _, k := range sortedKeys(am, bm) {
-			if d := firstDiff(path+"."+k, am[k], bm[k]); d != "" {
-				return d
-			}
-		}
-		return ""
-	}
-	ja, _ := json.Marshal(a)
-	jb, _ := json.Marshal(b)
-	if bytes.Equal(ja, jb) {
-		return ""
-	}
-	return fmt.Sprintf("index has %s = %s, asked for %s", path[1:], ja, jb)
-}
-
-func sortedKeys(a, b map[string]any) []string {
-	seen := map[string]bool{}
-	var ks []string
-	for _, m := range []map[string]any{a, b} {
-		for k := range m {
-			if !seen[k] {
-				seen[k] = true
-				ks = append(ks, k)
-			}
-		}
-	}
-	// A fixed order keeps messages stable.
-	for i := 1; i < len(ks); i++ {
-		for j := i; j > 0 && ks[j] < ks[j-1]; j-- {
-			ks[j], ks[j-1] = ks[j-1], ks[j]
-		}
-	}
-	return ks
-}
-
-// The JSON form of Params, stored under the params key
-// (docs/format/store.md). Every field is explicit so that the meaning of a
-// stored index does not follow later changes of the Go structs.
-type paramsJSON struct {
-	Method    string        `json:"method"`
-	Normalize normalizeJSON `json:"normalize"`
-	Shingle   shingleJSON   `json:"shingle"`
-	MinHash   *minhashJSON  `json:"minhash,omitempty"`
-	SimHash   *simhashJSON  `json:"simhash,omitempty"`
-}
-
-type normalizeJSON struct {
-	NFKC            bool     `json:"nfkc"`
-	CaseFold        bool     `json:"case_fold"`
-	Whitespace      bool     `json:"whitespace"`
-	KeepNewlines    bool     `json:"keep_newlines"`
-	Punctuation     bool     `json:"punctuation"`
-	PunctuationMode string   `json:"punctuation_mode"`
-	Invisible       bool     `json:"invisible"`
-	HTML            bool     `json:"html"`
-	T2S             bool     `json:"t2s"`
-	StopWords       bool     `json:"stop_words"`
-	StopWordList    []string `json:"stop_word_list,omitempty"`
-}
-
-type shingleJSON struct {
-	Unit string `json:"unit"`
-	N    int    `json:"n"`
-	Seed uint64 `json:"seed"`
-}
-
-type minhashJSON struct {
-	NumPerm   int     `json:"num_perm"`
-	Family    string  `json:"family"`
-	Seed      uint64  `json:"seed"`
-	Bands     int     `json:"bands"`
-	Rows      int     `json:"rows"`
-	Threshold float64 `json:"threshold"`
-}
-
-type simhashJSON struct {
-	Bits     int    `json:"bits"`
-	Distance int    `json:"distance"`
-	Seed     uint64 `json:"seed"`
-	Blocks   int    `json:"blocks"`
-}
-
-func punctModeString(m text.PunctuationMode) string {
-	switch m {
-	case text.PunctSpace:
-		return "space"
-	case text.PunctCanonical:
-		return "canonical"
-	}
-	return fmt.Sprintf("mode(%d)", uint8(m))
-}
-
-// MarshalJSON writes p in the stored form (docs/format/store.md).
+// MarshalJSON writes p in the stored form: the serialised sketch.Spec
+// (docs/format/sketch.md), stored under the params key
+// (docs/format/store.md).
 func (p Params) MarshalJSON() ([]byte, error) {
-	n := p.Normalize
-	j := paramsJSON{
-		Method: p.Method.String(),
-		Normalize: normalizeJSON{
-			NFKC: n.NFKC, CaseFold: n.CaseFold, Whitespace: n.Whitespace, KeepNewlines: n.KeepNewlines,
-			Punctuation: n.Punctuation, PunctuationMode: punctModeString(n.PunctuationMode),
-			Invisible: n.Invisible, HTML: n.HTML, T2S: n.T2S, StopWords: n.StopWords, StopWordList: n.StopWordList,
-		},
-		Shingle: shingleJSON{Unit: p.Shingle.Unit.String(), N: p.Shingle.N, Seed: p.Shingle.Seed},
+	r, err := p.resolve()
+	if err != nil {
+		return nil, err
 	}
-	switch p.Method {
-	case MinHash:
-		j.MinHash = &minhashJSON{NumPerm: p.NumPerm, Family: p.Family.String(), Seed: p.Seed,
-			Bands: p.Bands, Rows: p.Rows, Threshold: p.Threshold}
-	case SimHash:
-		j.SimHash = &simhashJSON{Bits: p.Bits, Distance: p.Distance, Seed: p.Seed, Blocks: p.Blocks}
-	}
-	return json.Marshal(j)
+	return r.Spec().MarshalJSON()
 }
 
-// UnmarshalJSON reads the stored form. Unknown fields, unknown names and
-// parameters that do not validate are errors.
+// UnmarshalJSON reads the stored form, or the parameters of a format-2
+// index (package sketch reads both). Anything that does not read as a
+// valid MinHash or SimHash specification wraps ErrCorrupt (ErrVersion for a
+// specification of a newer version).
 func (p *Params) UnmarshalJSON(b []byte) error {
-	var j paramsJSON
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&j); err != nil {
-		return fmt.Errorf("%w: params: %v", ErrCorrupt, err)
-	}
-	if dec.More() {
-		return fmt.Errorf("%w: params: trailing data", ErrCorrupt)
-	}
-	var q Params
-	m, err := ParseMethod(j.Method)
-	if err != nil {
-		return fmt.Errorf("%w: params: %v", ErrCorrupt, err)
-	}
-	q.Method = m
-	n := j.Normalize
-	q.Normalize = text.Options{NFKC: n.NFKC, CaseFold: n.CaseFold, Whitespace: n.Whitespace, KeepNewlines: n.KeepNewlines,
-		Punctuation: n.Punctuation, Invisible: n.Invisible, HTML: n.HTML, T2S: n.T2S, StopWords: n.StopWords, StopWordList: n.StopWordList}
-	switch n.PunctuationMode {
-	case "space":
-		q.Normalize.PunctuationMode = text.PunctSpace
-	case "canonical":
-		q.Normalize.PunctuationMode = text.PunctCanonical
-	default:
-		return fmt.Errorf("%w: params: unknown punctuation mode %q", ErrCorrupt, n.PunctuationMode)
-	}
-	u, err := shingle.ParseUnit(j.Shingle.Unit)
-	if err != nil {
-		return fmt.Errorf("%w: params: %v", ErrCorrupt, err)
-	}
-	q.Shingle = shingle.Options{Unit: u, N: j.Shingle.N, Seed: j.Shingle.Seed}
-	switch {
-	case m == MinHash && j.MinHash != nil && j.SimHash == nil:
-		f, err := minhash.ParseFamily(j.MinHash.Family)
-		if err != nil {
-			return fmt.Errorf("%w: params: %v", ErrCorrupt, err)
+	var sp sketch.Spec
+	if err := sp.UnmarshalJSON(b); err != nil {
+		if errors.Is(err, sketch.ErrVersion) {
+			return fmt.Errorf("%w: params: %v", ErrVersion, err)
 		}
-		q.NumPerm, q.Family, q.Seed = j.MinHash.NumPerm, f, j.MinHash.Seed
-		q.PermutationFamily = f == minhash.Permutation
-		q.Bands, q.Rows, q.Threshold = j.MinHash.Bands, j.MinHash.Rows, j.MinHash.Threshold
-	case m == SimHash && j.SimHash != nil && j.MinHash == nil:
-		q.Bits, q.Distance, q.Seed, q.Blocks = j.SimHash.Bits, j.SimHash.Distance, j.SimHash.Seed, j.SimHash.Blocks
-		q.ExactOnly = q.Distance == 0
-	default:
-		return fmt.Errorf("%w: params: method %s needs exactly its own section", ErrCorrupt, m)
-	}
-	if q.Shingle.N == 0 || q.Shingle.Seed == 0 || q.Seed == 0 || (m == MinHash && (q.NumPerm == 0 || q.Bands == 0 || q.Rows == 0 || q.Threshold == 0)) ||
-		(m == SimHash && (q.Bits == 0 || q.Blocks == 0)) {
-		return fmt.Errorf("%w: params: a stored parameter is zero (stored parameters are resolved)", ErrCorrupt)
-	}
-	r, err := q.resolve()
-	if err != nil {
 		return fmt.Errorf("%w: params: %v", ErrCorrupt, err)
 	}
-	*p = r
+	if sp.Method != MinHash && sp.Method != SimHash {
+		return fmt.Errorf("%w: params: method %s (an index holds minhash or simhash)", ErrCorrupt, sp.Method)
+	}
+	*p = paramsOf(sp)
 	return nil
 }

@@ -2,12 +2,10 @@ package store
 
 import (
 	"fmt"
-	"unsafe"
 
 	"github.com/neardup/neardup/minhash"
-	"github.com/neardup/neardup/shingle"
 	"github.com/neardup/neardup/simhash"
-	"github.com/neardup/neardup/text"
+	"github.com/neardup/neardup/sketch"
 )
 
 // Sketch is what the index keeps of a document: a MinHash signature (Sig,
@@ -24,19 +22,15 @@ type Sketch struct {
 	Empty bool
 }
 
-// Sketcher turns texts into sketches with an index's parameters:
-// normalisation, shingling, then a MinHash signature or a SimHash
-// fingerprint weighted by shingle counts. It keeps scratch space and is not
-// safe for concurrent use: use one per goroutine.
+// Sketcher turns texts into sketches with an index's parameters, through
+// package sketch (normalisation, shingling, then a MinHash signature or a
+// SimHash fingerprint). It keeps scratch space and is not safe for
+// concurrent use: use one per goroutine.
 type Sketcher struct {
-	p      Params
-	norm   *text.Normalizer
-	sh     *shingle.Shingler
-	mh     *minhash.Hasher
-	sim    *simhash.Hasher
-	buf    []byte
-	hashes []uint64
-	sig    minhash.Signature
+	p    Params
+	k    *sketch.Sketcher
+	sk   sketch.Sketch
+	zero minhash.Signature // the stored signature of a document without shingles
 }
 
 // NewSketcher returns a Sketcher for p (zero values resolved to defaults).
@@ -45,40 +39,27 @@ func NewSketcher(p Params) (*Sketcher, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Sketcher{p: p}
-	if s.norm, err = text.New(p.Normalize); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrParams, err)
-	}
-	if s.sh, err = shingle.New(p.Shingle); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrParams, err)
-	}
-	switch p.Method {
-	case MinHash:
-		s.mh, err = minhash.New(minhash.Options{NumPerm: p.NumPerm, Family: p.Family, Seed: p.Seed})
-		s.sig = make(minhash.Signature, 0, p.NumPerm)
-	case SimHash:
-		s.sim, err = simhash.New(simhash.Options{Bits: p.Bits, Seed: p.Seed})
-	}
+	k, err := p.Spec().NewSketcher()
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrParams, err)
+	}
+	s := &Sketcher{p: p, k: k}
+	if p.Method == MinHash {
+		s.zero = make(minhash.Signature, p.NumPerm)
 	}
 	return s, nil
 }
 
 // Sketch returns the sketch of a text. The returned Sig is reused by the
 // next call; copy it (or use it with the index) before calling again. It
-// does not allocate once its buffers have grown.
+// does not allocate once its buffers have grown. A document without
+// shingles is Empty, with an all-zero signature (its record keeps one, which
+// nothing compares).
 func (s *Sketcher) Sketch(txt string) Sketch {
-	s.buf = s.norm.Append(s.buf[:0], txt)
-	// A view of the buffer, not a copy: the shingler keeps neither the
-	// text nor parts of it, and the buffer is not changed during the call.
-	s.hashes = s.sh.AppendHashes(s.hashes[:0], unsafe.String(unsafe.SliceData(s.buf), len(s.buf)))
-	sk := Sketch{Empty: len(s.hashes) == 0}
-	if s.mh != nil {
-		s.sig = s.mh.Sign(s.sig[:0], s.hashes)
-		sk.Sig = s.sig
-	} else {
-		sk.FP = s.sim.Hash(s.hashes)
+	s.k.Sketch(&s.sk, txt)
+	sk := Sketch{Sig: s.sk.Sig, FP: s.sk.FP, Empty: s.sk.Empty}
+	if sk.Empty && s.p.Method == MinHash {
+		sk.Sig = s.zero
 	}
 	return sk
 }

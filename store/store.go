@@ -330,7 +330,7 @@ func open(dir string, opts Options, lock *pebble.Lock) (*Store, error) {
 		return nil, err
 	}
 	if ver < FormatVersion && !opts.ReadOnly {
-		if err := migrate(db, ver); err != nil {
+		if err := migrate(db, ver, p); err != nil {
 			s.freeTables()
 			db.Close()
 			return nil, fmt.Errorf("store: open %s: upgrading format version %d to %d: %w", dir, ver, FormatVersion, err)
@@ -340,18 +340,30 @@ func open(dir string, opts Options, lock *pebble.Lock) (*Store, error) {
 	return s, nil
 }
 
-// migrate upgrades an index of format version 1 (postings stored as 'p'
-// keys) to the current one: the postings are deleted and the version key
-// rewritten in one synced batch, then the deleted range is compacted away.
-// Version 1 records and ids are those of version 2.
-func migrate(db *pebble.DB, ver uint32) error {
-	if ver != 1 {
+// migrate upgrades an index of an older format version to the current one
+// in one synced batch: version 1 stored its postings as 'p' keys, which are
+// deleted (and the range compacted away afterwards); versions 1 and 2
+// stored their parameters in the form before package sketch, which is
+// rewritten as the serialised sketch.Spec (p, as read, so the meaning is
+// unchanged: SimHash weights of those indexes are counts). Ids and records
+// are unchanged.
+func migrate(db *pebble.DB, ver uint32, p Params) error {
+	if ver < 1 || ver >= FormatVersion {
 		return fmt.Errorf("%w: no upgrade from version %d", ErrVersion, ver)
+	}
+	js, err := p.MarshalJSON()
+	if err != nil {
+		return err
 	}
 	b := db.NewBatch()
 	defer b.Close()
 	lo, hi := []byte{prefixPosting}, []byte{prefixPosting + 1}
-	if err := b.DeleteRange(lo, hi, nil); err != nil {
+	if ver == 1 {
+		if err := b.DeleteRange(lo, hi, nil); err != nil {
+			return err
+		}
+	}
+	if err := b.Set(keyParams, js, nil); err != nil {
 		return err
 	}
 	if err := b.Set(keyVersion, le32(FormatVersion), nil); err != nil {
@@ -360,7 +372,10 @@ func migrate(db *pebble.DB, ver uint32) error {
 	if err := b.Commit(pebble.Sync); err != nil {
 		return err
 	}
-	return db.Compact(context.Background(), lo, hi, false)
+	if ver == 1 {
+		return db.Compact(context.Background(), lo, hi, false)
+	}
+	return nil
 }
 
 func getValue(db *pebble.DB, key []byte) ([]byte, bool, error) {

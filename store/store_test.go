@@ -14,6 +14,7 @@ import (
 	"github.com/neardup/neardup/minhash"
 	"github.com/neardup/neardup/shingle"
 	"github.com/neardup/neardup/simhash"
+	"github.com/neardup/neardup/sketch"
 )
 
 func mustCreate(t testing.TB, p Params) *Store {
@@ -397,9 +398,14 @@ func TestIncompatible(t *testing.T) {
 }
 
 func TestParamsErrors(t *testing.T) {
+	// The zero Params is valid (MinHash with the defaults, as the zero
+	// sketch.Spec), but with no normalisation: that is stated, not assumed.
+	if _, err := (Params{}).Resolve(); err != nil {
+		t.Errorf("the zero Params: %v", err)
+	}
 	for _, p := range []Params{
-		{},
 		{Method: 9},
+		{Method: sketch.Exact},
 		{Method: MinHash, Bands: 20, Rows: 8},
 		{Method: MinHash, Threshold: 1.5},
 		{Method: MinHash, Bits: 64},

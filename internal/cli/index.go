@@ -19,41 +19,26 @@ import (
 	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/internal/atomicfile"
 	"github.com/neardup/neardup/lsh"
-	"github.com/neardup/neardup/minhash"
 	"github.com/neardup/neardup/store"
 )
 
-// indexParamFlags are the method parameters of `index create`. On add and
-// query the same flags are optional checks: given, they must match the
+// indexParamFlags are the method parameters of `index create`: the
+// shared sketch flag groups (flags.go) plus --method and --blocks. On add
+// and query the same flags are optional checks: given, they must match the
 // index.
 type indexParamFlags struct {
-	method    string
-	threshold float64
-	numPerm   int
-	family    string
-	bands     int
-	rows      int
-	seed      uint64
-	bits      int
-	distance  int
-	blocks    int
-	text      textFlags
-	shingle   shingleFlags
+	method string
+	sketch sketchFlags
+	family string // --family, the old name of --minhash-family
+	blocks int
 }
 
 func (f *indexParamFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.method, "method", "minhash", "minhash or simhash")
-	fs.Float64Var(&f.threshold, "threshold", store.DefaultThreshold, "minhash: estimated Jaccard similarity at or above which a document is a duplicate")
-	fs.IntVar(&f.numPerm, "num-perm", store.DefaultNumPerm, "minhash: permutations (signature slots)")
-	fs.StringVar(&f.family, "family", store.DefaultFamily.String(), "minhash: hash family, oph, multiply-shift or permutation (the slow reference); stored in the index")
-	fs.IntVar(&f.bands, "bands", 0, "minhash: LSH bands (0: chosen from --threshold, as dedup does)")
-	fs.IntVar(&f.rows, "rows", 0, "minhash: rows per band, bands x rows at most --num-perm (0: chosen from --threshold)")
-	fs.Uint64Var(&f.seed, "seed", 0, "seed of the minhash or simhash hash family (0: the fixed default)")
-	fs.IntVar(&f.bits, "bits", store.DefaultBits, "simhash: fingerprint bits, 1 to 128")
-	fs.IntVar(&f.distance, "distance", store.DefaultDistance, "simhash: largest Hamming distance of a duplicate")
+	f.sketch.register(fs, groupThreshold|groupShingle|groupMinHash|groupSeed|groupSimHash)
+	fs.StringVar(&f.family, "family", "", "the old name of --minhash-family")
+	_ = fs.MarkDeprecated("family", "use --minhash-family")
 	fs.IntVar(&f.blocks, "blocks", 0, "simhash: blocks of the permuted-table design (0: chosen for a million documents)")
-	f.shingle.register(fs, store.DefaultNgram)
-	f.text.register(fs)
 }
 
 // params builds the store parameters from the flags. Only the flags of the
@@ -63,32 +48,21 @@ func (f *indexParamFlags) params() (store.Params, error) {
 	if err != nil {
 		return store.Params{}, usageErr("--method %q: want minhash or simhash", f.method)
 	}
-	sh, err := f.shingle.options()
+	if f.family != "" {
+		f.sketch.family = f.family
+	}
+	sp, err := f.sketch.spec(m)
 	if err != nil {
 		return store.Params{}, err
 	}
-	p := store.Params{Method: m, Normalize: f.text.opts, Shingle: sh, Seed: f.seed}
+	p := store.Params{Method: m, Normalize: *sp.Normalize, Shingle: sp.Shingle, Threshold: sp.Threshold}
 	if m == store.MinHash {
-		if err := checkUnit01("--threshold", f.threshold); err != nil {
-			return p, err
-		}
-		fam, err := minhash.ParseFamily(f.family)
-		if err != nil {
-			return p, usageErr("--family: %v", err)
-		}
-		p.NumPerm, p.Family, p.Bands, p.Rows, p.Threshold = f.numPerm, fam, f.bands, f.rows, f.threshold
-		p.PermutationFamily = fam == minhash.Permutation
-		if p.NumPerm < 1 || p.Bands < 0 || p.Rows < 0 {
-			return p, usageErr("--num-perm must be at least 1, --bands and --rows at least 0 (0: chosen from --threshold)")
-		}
+		mh := sp.MinHash
+		p.NumPerm, p.Family, p.Seed, p.Bands, p.Rows = mh.NumPerm, mh.Family, mh.Seed, mh.Bands, mh.Rows
 	} else {
-		if f.distance < 0 {
-			return p, usageErr("--distance %d: must not be negative", f.distance)
-		}
-		if f.bits < 1 {
-			return p, usageErr("--bits %d: must be between 1 and 128", f.bits)
-		}
-		p.Bits, p.Distance, p.Blocks, p.ExactOnly = f.bits, f.distance, f.blocks, f.distance == 0
+		sh := sp.SimHash
+		p.Bits, p.Distance, p.Weights, p.Seed, p.Blocks = sh.Bits, sh.MaxDistance(), sh.Weights, sh.Seed, f.blocks
+		p.ExactOnly = p.Distance == 0
 	}
 	return p, nil
 }
@@ -106,19 +80,19 @@ func (f *indexParamFlags) checkAgainst(fs *pflag.FlagSet, p store.Params) error 
 			stored = p.Shingle.Unit.String()
 		case "ngram":
 			stored = fmt.Sprint(p.Shingle.N)
-		case "num-perm", "bands", "rows", "threshold", "family":
+		case "num-perm", "bands", "rows", "threshold", "family", "minhash-family":
 			if p.Method != store.MinHash {
 				diffs = append(diffs, fmt.Sprintf("--%s applies to minhash, the index is %s", fl.Name, p.Method))
 				return
 			}
 			stored = map[string]string{"num-perm": fmt.Sprint(p.NumPerm), "bands": fmt.Sprint(p.Bands), "rows": fmt.Sprint(p.Rows),
-				"threshold": fmt.Sprint(p.Threshold), "family": p.Family.String()}[fl.Name]
-		case "bits", "distance", "blocks":
+				"threshold": fmt.Sprint(p.Threshold), "family": p.Family.String(), "minhash-family": p.Family.String()}[fl.Name]
+		case "bits", "distance", "blocks", "weights":
 			if p.Method != store.SimHash {
 				diffs = append(diffs, fmt.Sprintf("--%s applies to simhash, the index is %s", fl.Name, p.Method))
 				return
 			}
-			stored = map[string]string{"bits": fmt.Sprint(p.Bits), "distance": fmt.Sprint(p.Distance), "blocks": fmt.Sprint(p.Blocks)}[fl.Name]
+			stored = map[string]string{"bits": fmt.Sprint(p.Bits), "distance": fmt.Sprint(p.Distance), "blocks": fmt.Sprint(p.Blocks), "weights": p.Weights.String()}[fl.Name]
 		case "nfkc", "case-fold", "fold-whitespace", "fold-punct", "html", "t2s", "stop-words":
 			n := p.Normalize
 			stored = fmt.Sprint(map[string]bool{"nfkc": n.NFKC, "case-fold": n.CaseFold, "fold-whitespace": n.Whitespace,
