@@ -114,7 +114,8 @@ func ExpandWith(inputs []string, opts ExpandOptions) (*Expansion, error) {
 // expand_unix.go), else its path with every link resolved.
 type fileID struct {
 	dev, ino uint64
-	path     string
+	//lint:ignore U1000 set by idOf where the system has no inode numbers (expand_other.go)
+	path string
 }
 
 type found struct {
