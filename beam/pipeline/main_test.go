@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"flag"
+	"log/slog"
 	"os"
 	"testing"
 
@@ -11,5 +12,8 @@ import (
 func TestMain(m *testing.M) {
 	flag.Parse()
 	beam.Init()
+	if !testing.Verbose() {
+		slog.SetLogLoggerLevel(slog.LevelWarn)
+	}
 	os.Exit(m.Run())
 }

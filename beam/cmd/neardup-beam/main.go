@@ -17,6 +17,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"strings"
@@ -101,6 +102,7 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.IntVar(&o.roundsPerJob, "rounds-per-job", 4, "connected-components rounds per Beam job")
 	fs.IntVar(&o.maxRounds, "max-rounds", 200, "stop with an error when the components have not converged after this many rounds")
 	fs.BoolVar(&o.quiet, "quiet", false, "print no summary")
+	fs.BoolVar(&o.verbose, "verbose", false, "show the Beam runner's and workers' informational logs (only warnings and errors otherwise)")
 	n := text.DefaultOptions()
 	o.norm = n
 	fs.BoolVar(&o.norm.NFKC, "nfkc", n.NFKC, "apply Unicode NFKC")
@@ -179,6 +181,9 @@ func run(args []string, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "neardup-beam: %v\n", err)
 		return exitUsage
+	}
+	if !o.verbose {
+		slog.SetLogLoggerLevel(slog.LevelWarn) // Prism in-process and the workers' logs
 	}
 	runner := fs.Lookup("runner").Value.String()
 	if runner == "" {
