@@ -55,6 +55,8 @@ import (
 	"sync/atomic"
 
 	"github.com/zeebo/xxh3"
+
+	"github.com/neardup/neardup/internal/mix"
 )
 
 // DefaultSeed seeds the key hash when Options.Seed is zero. It is part of
@@ -146,17 +148,7 @@ func NewMK(m uint64, k int, opts Options) (*Filter, error) {
 	return &Filter{words: make([]uint64, m/64), m: m, k: k, seed: seed, seed2: seed2Of(seed)}, nil
 }
 
-func seed2Of(seed uint64) uint64 { return fmix64(seed ^ 0x9e3779b97f4a7c15) }
-
-// fmix64 is murmur3's 64-bit finaliser.
-func fmix64(x uint64) uint64 {
-	x ^= x >> 33
-	x *= 0xff51afd7ed558ccd
-	x ^= x >> 33
-	x *= 0xc4ceb9fe1a85ec53
-	x ^= x >> 33
-	return x
-}
+func seed2Of(seed uint64) uint64 { return mix.Fmix64(seed ^ 0x9e3779b97f4a7c15) }
 
 // Params are what make two filters compatible: same bits, hashes, hash
 // function and seed.
@@ -222,7 +214,7 @@ func (f *Filter) hashString(key string) (uint64, uint64) {
 }
 
 func (f *Filter) hashUint64(x uint64) (uint64, uint64) {
-	return fmix64(x ^ f.seed), fmix64(x ^ f.seed2)
+	return mix.Fmix64(x ^ f.seed), mix.Fmix64(x ^ f.seed2)
 }
 
 // add sets the k bits of (h1, h2) and reports whether all were set.

@@ -87,8 +87,8 @@ func (hd Header) validate() error {
 	if hd.NumPerm < 1 || hd.NumPerm > MaxNumPerm {
 		return fmt.Errorf("%w: %d slots", ErrFormat, hd.NumPerm)
 	}
-	if hd.Family > OPH {
-		return fmt.Errorf("%w: family %d", ErrFormat, hd.Family)
+	if hd.Family >= numFamilies {
+		return fmt.Errorf("%w: unknown family", ErrFormat)
 	}
 	switch hd.Encoding {
 	case Raw32, Varint:
@@ -247,7 +247,7 @@ func NewWriter(w io.Writer, hd Header) (*Writer, error) {
 	}
 	b := make([]byte, 0, headerSize)
 	b = append(b, magic...)
-	b = append(b, byte(hd.Version), byte(hd.Encoding), byte(hd.Family), byte(hd.Bits))
+	b = append(b, byte(hd.Version), byte(hd.Encoding), wireFamily(hd.Family), byte(hd.Bits))
 	b = binary.LittleEndian.AppendUint32(b, uint32(hd.NumPerm))
 	b = binary.LittleEndian.AppendUint64(b, hd.Seed)
 	b = binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
@@ -315,7 +315,7 @@ func NewReader(r io.Reader) (*Reader, error) {
 	hd := Header{
 		Version:  int(b[4]),
 		Encoding: Encoding(b[5]),
-		Family:   Family(b[6]),
+		Family:   familyOfWire(b[6]),
 		Bits:     int(b[7]),
 		NumPerm:  int(binary.LittleEndian.Uint32(b[8:])),
 		Seed:     binary.LittleEndian.Uint64(b[12:]),

@@ -290,3 +290,29 @@ func FuzzDecodeBottom(f *testing.F) {
 		}
 	})
 }
+
+// TestFamilyWireBytes pins the family byte of the file header: the
+// constants were renumbered (OPH became the zero value), the bytes on disk
+// were not.
+func TestFamilyWireBytes(t *testing.T) {
+	for f, want := range map[Family]byte{Permutation: 0, MultiplyShift: 1, OPH: 2} {
+		h, err := New(Options{NumPerm: 4, Family: f})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		if _, err := NewWriter(&buf, h.Header(Raw32, 0)); err != nil {
+			t.Fatal(err)
+		}
+		if got := buf.Bytes()[6]; got != want {
+			t.Errorf("%s: header family byte %d, want %d", f, got, want)
+		}
+		r, err := NewReader(&buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Header().Family != f {
+			t.Errorf("%s: read back as %s", f, r.Header().Family)
+		}
+	}
+}

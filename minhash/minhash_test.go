@@ -21,7 +21,7 @@ var families = []Family{Permutation, MultiplyShift, OPH}
 // big-integer implementation (Python, in the commit that added this test):
 // coefficients from SplitMix64 at DefaultSeed, ((a*(x mod p)+b) mod p) mod 2^32.
 func TestPermutationGolden(t *testing.T) {
-	h, err := New(Options{NumPerm: 8})
+	h, err := New(Options{NumPerm: 8, Family: Permutation})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,8 @@ import (
 	"math"
 	"math/bits"
 	"strings"
+
+	"github.com/neardup/neardup/internal/mix"
 )
 
 // ErrDistance is returned for a Hamming distance below 0 or at or above the
@@ -332,7 +334,7 @@ func (l *layout) key(t *tableKey, fp Fingerprint) uint64 {
 		return k
 	}
 	for _, p := range t.parts {
-		k = fmix64(k ^ extract(fp, uint(p.start), uint(p.size)) + 0x9e3779b97f4a7c15)
+		k = mix.Fmix64(k ^ extract(fp, uint(p.start), uint(p.size)) + 0x9e3779b97f4a7c15)
 	}
 	return k
 }

@@ -74,6 +74,8 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
+
+	"github.com/neardup/neardup/internal/mix"
 )
 
 // DefaultSeed seeds the feature hash when Options.Seed is zero. Changing it
@@ -189,7 +191,7 @@ func New(opts Options) (*Hasher, error) {
 	if opts.Seed == 0 {
 		opts.Seed = DefaultSeed
 	}
-	h := &Hasher{nbits: opts.Bits, seed: opts.Seed, seed2: fmix64(opts.Seed ^ 0x9e3779b97f4a7c15)}
+	h := &Hasher{nbits: opts.Bits, seed: opts.Seed, seed2: mix.Fmix64(opts.Seed ^ 0x9e3779b97f4a7c15)}
 	h.mask = maskOf(opts.Bits)
 	return h, nil
 }
@@ -209,22 +211,12 @@ func maskOf(nbits int) Fingerprint {
 // Bits returns the fingerprint size.
 func (h *Hasher) Bits() int { return h.nbits }
 
-// fmix64 is murmur3's 64-bit finaliser: a bijection with full avalanche.
-func fmix64(k uint64) uint64 {
-	k ^= k >> 33
-	k *= 0xff51afd7ed558ccd
-	k ^= k >> 33
-	k *= 0xc4ceb9fe1a85ec53
-	k ^= k >> 33
-	return k
-}
-
 // FeatureHash returns the hash of a feature as the Hasher uses it: its
 // lowest Bits() bits are independent and uniformly distributed.
 func (h *Hasher) FeatureHash(feature uint64) Fingerprint {
-	fp := Fingerprint{Lo: fmix64(feature ^ h.seed)}
+	fp := Fingerprint{Lo: mix.Fmix64(feature ^ h.seed)}
 	if h.nbits > 64 {
-		fp.Hi = fmix64(feature ^ h.seed2)
+		fp.Hi = mix.Fmix64(feature ^ h.seed2)
 	}
 	fp.Hi &= h.mask.Hi
 	fp.Lo &= h.mask.Lo
@@ -251,7 +243,7 @@ const lanes = 0x0101010101010101
 func (h *Hasher) AddFeatures(features []uint64) {
 	wide := h.nbits > 64
 	for _, x := range features {
-		lo := fmix64(x ^ h.seed)
+		lo := mix.Fmix64(x ^ h.seed)
 		a := &h.acc
 		a[0] += lo & lanes
 		a[1] += (lo >> 1) & lanes
@@ -262,7 +254,7 @@ func (h *Hasher) AddFeatures(features []uint64) {
 		a[6] += (lo >> 6) & lanes
 		a[7] += (lo >> 7) & lanes
 		if wide {
-			hi := fmix64(x ^ h.seed2)
+			hi := mix.Fmix64(x ^ h.seed2)
 			a[8] += hi & lanes
 			a[9] += (hi >> 1) & lanes
 			a[10] += (hi >> 2) & lanes
