@@ -3,6 +3,7 @@ package pipeline
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -160,6 +161,64 @@ func readOutputs(t testing.TB, dir string) (clusters, kept []byte) {
 	return clusters, kept
 }
 
+// checkPairs checks the pairs files: one line per pair counted, both ids
+// in one cluster, every pair at or above the threshold when it was
+// verified, and a spanning set: the pairs connect every cluster.
+func checkPairs(t *testing.T, dir string, clusters []byte, st *Stats, cfg dedup.Config) {
+	t.Helper()
+	cl := map[string]string{}
+	for _, l := range bytes.Split(bytes.TrimSpace(clusters), []byte("\n")) {
+		var c struct{ ID, Cluster string }
+		if err := json.Unmarshal(l, &c); err != nil {
+			t.Fatal(err)
+		}
+		cl[c.ID] = c.Cluster
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "pairs-*.jsonl"))
+	parent := map[string]string{}
+	var find func(string) string
+	find = func(x string) string {
+		if p, ok := parent[x]; ok && p != x {
+			r := find(p)
+			parent[x] = r
+			return r
+		}
+		return x
+	}
+	var n int64
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range bytes.Split(bytes.TrimSpace(b), []byte("\n")) {
+			var p struct {
+				ID1, ID2   string
+				Similarity float64
+			}
+			if err := json.Unmarshal(l, &p); err != nil {
+				t.Fatalf("%s: %v", l, err)
+			}
+			n++
+			if cl[p.ID1] == "" || cl[p.ID1] != cl[p.ID2] {
+				t.Fatalf("pair %s: its documents are in clusters %q and %q", l, cl[p.ID1], cl[p.ID2])
+			}
+			if cfg.Verify && p.Similarity < cfg.Threshold {
+				t.Fatalf("pair %s: verified similarity below the threshold", l)
+			}
+			parent[find(p.ID1)] = find(p.ID2)
+		}
+	}
+	if n != st.Pairs {
+		t.Errorf("%d pairs lines, stats say %d", n, st.Pairs)
+	}
+	for id, c := range cl {
+		if find(id) != find(c) {
+			t.Fatalf("document %s is in cluster %s but no pairs connect them", id, c)
+		}
+	}
+}
+
 // firstDiff describes the first line where a and b differ.
 func firstDiff(a, b []byte) string {
 	la, lb := bytes.Split(a, []byte("\n")), bytes.Split(b, []byte("\n"))
@@ -190,7 +249,7 @@ func TestSameAsDedup(t *testing.T) {
 		{"minhash-verify", func(c *dedup.Config) { c.Verify = true }},
 		{"minhash-estimate-only", func(c *dedup.Config) { c.EstimateOnly = true }},
 		{"minhash-longest", func(c *dedup.Config) { c.Keep = cluster.Longest }},
-		{"minhash-char-0.6", func(c *dedup.Config) { c.Threshold = 0.6; c.Shingle.N = 4 }},
+		{"minhash-4gram-0.6", func(c *dedup.Config) { c.Threshold = 0.6; c.Shingle.N = 4 }},
 		{"simhash", func(c *dedup.Config) { c.Method = "simhash" }},
 		{"simhash-verify", func(c *dedup.Config) { c.Method = "simhash"; c.Verify = true }},
 		{"exact", func(c *dedup.Config) { c.Method = "exact" }},
@@ -217,6 +276,7 @@ func TestSameAsDedup(t *testing.T) {
 			if st.Documents != int64(bytes.Count(wantC, []byte("\n"))) || st.Kept+st.Removed != st.Documents {
 				t.Errorf("stats: %+v", st)
 			}
+			checkPairs(t, out, gotC, st, cfg)
 			t.Logf("%s: %d docs, %d kept, %d clusters (largest %d), %d rounds, %d jobs, %.0f shuffle bytes/doc",
 				c.name, st.Documents, st.Kept, st.Clusters, st.LargestCluster, st.Rounds, st.Jobs, st.ShufflePerDoc)
 		})

@@ -241,7 +241,9 @@ func (r *run) sketchJob(ctx context.Context) error {
 
 		reps := beam.CombinePerKey(s, minRankFn, sketches)
 		ranks := beam.ParDo(s, rankOnlyFn, sketches)
-		copies, buckets := beam.ParDo2(s, &collapseFn{Cfg: cfg}, beam.CoGroupByKey(s, reps, ranks))
+		copies, keys, sks := beam.ParDo3(s, &collapseFn{Cfg: cfg}, beam.CoGroupByKey(s, reps, ranks))
+		cands := beam.ParDo(s, candidatesFn, beam.GroupByKey(s, keys))
+		buckets := beam.ParDo(s, withSketchFn, beam.CoGroupByKey(s, sks, cands))
 		found := beam.ParDo(s, &bucketFn{Cfg: cfg}, beam.GroupByKey(s, buckets))
 		pairs := beam.Flatten(s, copies, found)
 		pairs = beam.ParDo(s, unkeyPairFn, beam.CombinePerKey(s, samePairFn, beam.ParDo(s, pairKeyFn, pairs)))
@@ -416,7 +418,14 @@ func init() {
 	// Generated callers instead of reflection (several times faster per
 	// element).
 	register.DoFn4x1[context.Context, fileTask, func(docMeta), func(string, member), error](&readFn{})
-	register.DoFn6x1[context.Context, string, func(*member) bool, func(*int64) bool, func(pairRec), func(uint64, member), error](&collapseFn{})
+	register.DoFn7x1[context.Context, string, func(*member) bool, func(*int64) bool, func(pairRec), func(uint64, int64), func(int64, []byte), error](&collapseFn{})
+	register.Function4x0(candidatesFn)
+	register.Function5x1(withSketchFn)
+	register.Emitter2[uint64, int64]()
+	register.Emitter2[int64, []byte]()
+	register.Emitter2[int64, uint64]()
+	register.Iter1[[]byte]()
+	register.Iter1[uint64]()
 	register.DoFn4x1[context.Context, uint64, func(*member) bool, func(pairRec), error](&bucketFn{})
 	register.DoFn5x1[context.Context, int64, func(*int64) bool, func(*int64) bool, func(int64, int64), error](&largeStarFn{})
 	register.DoFn5x1[context.Context, int64, func(*int64) bool, func(*int64) bool, func(int64, int64), error](&smallStarFn{})

@@ -120,7 +120,7 @@ func (f *collapseFn) Setup() error {
 	return err
 }
 
-func (f *collapseFn) ProcessElement(ctx context.Context, _ string, reps func(*member) bool, ranks func(*int64) bool, emitPair func(pairRec), emitBucket func(uint64, member)) error {
+func (f *collapseFn) ProcessElement(ctx context.Context, _ string, reps func(*member) bool, ranks func(*int64) bool, emitPair func(pairRec), emitKey func(uint64, int64), emitSketch func(int64, []byte)) error {
 	var rep member
 	if !reps(&rep) {
 		return fmt.Errorf("internal: identical-sketch group without a representative")
@@ -145,10 +145,51 @@ func (f *collapseFn) ProcessElement(ctx context.Context, _ string, reps func(*me
 		// their own bucket entries; no method makes such sketches.
 		return fmt.Errorf("internal: document rank %d: a sketch with bucket keys is not a duplicate of itself", rep.Rank)
 	}
-	for _, k := range f.keys {
-		emitBucket(k, rep)
+	if len(f.keys) == 0 {
+		return nil
 	}
-	cShuffleBytes.Inc(ctx, int64(len(f.keys)*(8+8+len(rep.Sketch))))
+	for _, k := range f.keys {
+		emitKey(k, rep.Rank)
+	}
+	emitSketch(rep.Rank, rep.Sketch)
+	cShuffleBytes.Inc(ctx, int64(len(f.keys)*16+8+len(rep.Sketch)))
+	return nil
+}
+
+// candidatesFn passes on the members of a bucket that has more than one:
+// (rank, key) for each, so that only the sketches of documents with a
+// candidate travel to the buckets (most keys of a corpus are singletons).
+// It holds the bucket's ranks.
+func candidatesFn(ctx context.Context, key uint64, ranks func(*int64) bool, emit func(int64, uint64)) {
+	var rs []int64
+	var r int64
+	for ranks(&r) {
+		rs = append(rs, r)
+	}
+	dBucketSize.Update(ctx, int64(len(rs)))
+	if len(rs) < 2 {
+		return
+	}
+	for _, r := range rs {
+		emit(r, key)
+	}
+	cShuffleBytes.Inc(ctx, int64(16*len(rs)))
+}
+
+// withSketchFn emits a document's sketch under each of its keys that has
+// candidates.
+func withSketchFn(ctx context.Context, rank int64, sketches func(*[]byte) bool, keys func(*uint64) bool, emit func(uint64, member)) error {
+	var sk []byte
+	if !sketches(&sk) {
+		return fmt.Errorf("internal: rank %d in a bucket has no sketch", rank)
+	}
+	var k uint64
+	var n int64
+	for keys(&k) {
+		emit(k, member{Rank: rank, Sketch: sk})
+		n++
+	}
+	cShuffleBytes.Inc(ctx, n*int64(8+8+len(sk)))
 	return nil
 }
 
@@ -178,7 +219,6 @@ func (f *bucketFn) ProcessElement(ctx context.Context, _ uint64, it func(*member
 		ms = append(ms, m)
 		m = member{}
 	}
-	dBucketSize.Update(ctx, int64(len(ms)))
 	if len(ms) < 2 {
 		return nil
 	}

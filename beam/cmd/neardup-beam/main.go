@@ -64,7 +64,7 @@ type options struct {
 	roundsPerJob, maxRounds int
 	seed                    uint64
 	verify, estimate, pairs bool
-	quiet                   bool
+	quiet, verbose          bool
 	norm                    text.Options
 	runner                  *string
 }
