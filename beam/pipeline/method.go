@@ -24,7 +24,6 @@ type method struct {
 	norm  *text.Normalizer
 	sk    dedup.Sketcher
 	buf   []byte
-	keys  []uint64
 }
 
 // checkConfig refuses a configuration the pipeline cannot run, naming the

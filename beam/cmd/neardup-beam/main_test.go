@@ -29,16 +29,19 @@ func build(t *testing.T, dir, pkg, name string) string {
 // corpus writes a small corpus with exact, near and chained duplicates.
 func corpus(t *testing.T, dir string) string {
 	t.Helper()
-	base := strings.Fields("the quick brown fox jumps over the lazy dog while the cat sleeps on the warm mat near the old red barn and the farmer counts his sheep in the green field under a clear blue sky")
+	base := make([]string, 150)
+	for i := range base {
+		base[i] = fmt.Sprintf("t%d", i)
+	}
 	var b strings.Builder
 	doc := func(id string, words []string) {
 		fmt.Fprintf(&b, "{\"id\":%q,\"text\":%q}\n", id, strings.Join(words, " "))
 	}
 	w := append([]string(nil), base...)
-	for i := range 12 { // a chain: each step changes one word
+	for i := range 12 { // a chain: each step changes one word (J about 0.93), the ends differ in 11 (J about 0.45)
 		doc(fmt.Sprintf("chain-%d", i), w)
 		w = append([]string(nil), w...)
-		w[(i*5)%len(w)] = fmt.Sprintf("w%d", i)
+		w[(i*11)%len(w)] = fmt.Sprintf("w%d", i)
 	}
 	doc("copy", base)
 	for i := range 20 {
@@ -136,7 +139,7 @@ func TestJobServer(t *testing.T) {
 		if got := clusters(t, out); !bytes.Equal(got, wantB) {
 			t.Errorf("%s: clusters through the job server:\n%s\nwant (dedup):\n%s", method, got, wantB)
 		}
-		if !bytes.Contains(wantB, []byte(`"id":"chain-11","cluster":"chain-0"`)) {
+		if method == "minhash" && !bytes.Contains(wantB, []byte(`"id":"chain-11","cluster":"chain-0"`)) {
 			t.Errorf("%s: the test corpus's chain is not one cluster in dedup's answer:\n%s", method, wantB)
 		}
 	}
