@@ -29,8 +29,9 @@ import (
 // replaces an edge (counted per round); a round in which neither step
 // changes anything is a fixpoint, where every component is a star around
 // its lowest rank. Kiveris et al. prove O(log^2 n) rounds and observe
-// about log n; a chain of n documents in input order takes about log2(n)
-// (measured in the tests and docs/benchmarks.md). The driver stops with an
+// about log n; measured, a chain of 5,000 documents in input order takes
+// 14 rounds (log2 n + 2), shuffled 11, a random giant component 5
+// (TestComponents*). The driver stops with an
 // error after Options.MaxRounds rounds.
 
 // ccFns returns the names of a round's change counters.
