@@ -34,7 +34,7 @@ import (
 // (TestComponents*). The driver stops with an
 // error after Options.MaxRounds rounds.
 
-// ccFns returns the names of a round's change counters.
+// changeCounter names the counter of the edges a step of a round replaced.
 func changeCounter(round int, step string) string {
 	return fmt.Sprintf("cc_changes_%03d_%s", round, step)
 }
