@@ -2,18 +2,18 @@ package pipeline
 
 import (
 	"flag"
-	"log/slog"
 	"os"
 	"testing"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	beamlog "github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 )
 
 func TestMain(m *testing.M) {
 	flag.Parse()
-	beam.Init()
 	if !testing.Verbose() {
-		slog.SetLogLoggerLevel(slog.LevelWarn)
+		beamlog.LogLevel = "warn"
 	}
+	beam.Init()
 	os.Exit(m.Run())
 }

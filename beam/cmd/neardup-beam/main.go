@@ -17,7 +17,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"os/signal"
 	"strings"
@@ -26,6 +25,7 @@ import (
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/gcs"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/local"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/s3"
+	beamlog "github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/dataflow"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/flink"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/prism"
@@ -169,6 +169,9 @@ func run(args []string, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
+	if !o.verbose {
+		beamlog.LogLevel = "warn" // Prism in-process and the workers' logs
+	}
 	// Workers started by a runner (Dataflow, or a job server's PROCESS or
 	// DOCKER environment) run this binary with Beam's worker flags:
 	// beam.Init serves them and exits.
@@ -181,9 +184,6 @@ func run(args []string, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "neardup-beam: %v\n", err)
 		return exitUsage
-	}
-	if !o.verbose {
-		slog.SetLogLoggerLevel(slog.LevelWarn) // Prism in-process and the workers' logs
 	}
 	runner := fs.Lookup("runner").Value.String()
 	if runner == "" {
