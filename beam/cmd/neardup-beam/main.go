@@ -1,0 +1,212 @@
+// Command neardup-beam runs neardup's batch deduplication as an Apache
+// Beam pipeline (package pipeline) on Prism (in-process, the default), or
+// on a job server: Prism, Flink or Spark (--runner universal, flink or
+// spark with --endpoint HOST:PORT), or Dataflow (--runner dataflow with
+// Beam's Dataflow flags). The sketch, threshold and keep flags are those
+// of `neardup dedup`, with the same names and defaults.
+//
+//	neardup-beam --input 'shards/*.jsonl.zst' --output out/ [flags]
+//
+// Exit codes: 0 success, 1 the run failed (bad input names the file and
+// record), 2 usage error.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/gcs"
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/local"
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/s3"
+	beamlog "github.com/apache/beam/sdks/v2/go/pkg/beam/log"
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/dataflow"
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/flink"
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/prism"
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/spark"
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/universal"
+
+	"github.com/neardup/neardup/beam/pipeline"
+	"github.com/neardup/neardup/cluster"
+	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/minhash"
+	"github.com/neardup/neardup/shingle"
+	"github.com/neardup/neardup/text"
+)
+
+// Exit codes.
+const (
+	exitFailure = 1
+	exitUsage   = 2
+)
+
+// inputs is the repeatable --input flag.
+type inputs []string
+
+func (i *inputs) String() string     { return strings.Join(*i, ",") }
+func (i *inputs) Set(s string) error { *i = append(*i, s); return nil }
+
+type options struct {
+	in                      inputs
+	output, method, unit    string
+	family, weights, keep   string
+	textField, idField, idf string
+	threshold               float64
+	ngram, numPerm, bands   int
+	rows, bits, distance    int
+	kSentences, maxDocBytes int
+	roundsPerJob, maxRounds int
+	seed                    uint64
+	verify, estimate, pairs bool
+	quiet, verbose          bool
+	norm                    text.Options
+	runner                  *string
+}
+
+// register defines the flags on fs (Beam's own flags, such as --endpoint,
+// --environment_type, --project or --region, live on the same set).
+func (o *options) register(fs *flag.FlagSet) {
+	d := dedup.DefaultConfig()
+	fs.Var(&o.in, "input", "input file or glob (repeatable): JSONL (.jsonl, .json, .ndjson, optionally .gz or .zst) or Parquet, local or gs:// s3://")
+	fs.StringVar(&o.output, "output", "", "output directory: clusters-*.jsonl, kept-*.jsonl.zst, pairs-*.jsonl (--pairs), stats.json")
+	if f := fs.Lookup("runner"); f == nil {
+		o.runner = fs.String("runner", "prism", "Beam runner: prism (in-process, or a Prism job server with --endpoint), universal, flink, spark (with --endpoint HOST:PORT of a job server) or dataflow")
+	}
+	fs.StringVar(&o.method, "method", d.Method, "minhash, simhash, exact or ksentence")
+	fs.Float64Var(&o.threshold, "threshold", d.Threshold, "Jaccard similarity at or above which two documents are duplicates")
+	fs.StringVar(&o.unit, "unit", "word", "token unit: word, char, or cjkword")
+	fs.IntVar(&o.ngram, "ngram", d.Shingle.N, "shingle size in tokens")
+	fs.IntVar(&o.numPerm, "num-perm", d.NumPerm, "minhash: permutations (signature slots)")
+	fs.StringVar(&o.family, "minhash-family", "oph", "minhash: hash family, oph, multiply-shift or permutation")
+	fs.IntVar(&o.bands, "bands", 0, "minhash: LSH bands (0: chosen from --threshold and --num-perm)")
+	fs.IntVar(&o.rows, "rows", 0, "minhash: rows per band (0: chosen with --bands)")
+	fs.Uint64Var(&o.seed, "seed", 0, "seed of the minhash and simhash hash families (0: the fixed default)")
+	fs.IntVar(&o.bits, "bits", d.Bits, "simhash: fingerprint bits, 64 or 128")
+	fs.IntVar(&o.distance, "distance", d.Distance, "simhash: largest Hamming distance of duplicates")
+	fs.StringVar(&o.weights, "weights", d.Weights, "simhash: feature weights: count, set, sublinear or tfidf (tfidf needs --idf)")
+	fs.StringVar(&o.idf, "idf", "", "simhash --weights tfidf: the IDF table to use (a local path every worker can read)")
+	fs.BoolVar(&o.verify, "verify", false, "minhash, simhash: confirm each candidate pair by exact Jaccard of its shingle sets")
+	fs.BoolVar(&o.estimate, "estimate-only", false, "minhash: decide every candidate by its signature estimate, never by exact Jaccard")
+	fs.IntVar(&o.kSentences, "k-sentences", d.KSentences, "ksentence: how many of the longest sentences make the fingerprint")
+	fs.StringVar(&o.keep, "keep", "first", "which document of a cluster to keep: first (in input order) or longest")
+	fs.BoolVar(&o.pairs, "pairs", false, "write pairs-*.jsonl: {id1, id2, similarity} per duplicate pair found")
+	fs.StringVar(&o.textField, "text-field", "text", "JSON field holding the text")
+	fs.StringVar(&o.idField, "id-field", "id", "JSON field holding the id (without it: FILE:LINE)")
+	fs.IntVar(&o.maxDocBytes, "max-doc-bytes", 16<<20, "largest record")
+	fs.IntVar(&o.roundsPerJob, "rounds-per-job", 4, "connected-components rounds per Beam job")
+	fs.IntVar(&o.maxRounds, "max-rounds", 200, "stop with an error when the components have not converged after this many rounds")
+	fs.BoolVar(&o.quiet, "quiet", false, "print no summary")
+	fs.BoolVar(&o.verbose, "verbose", false, "show the Beam runner's and workers' informational logs (only warnings and errors otherwise)")
+	n := text.DefaultOptions()
+	o.norm = n
+	fs.BoolVar(&o.norm.NFKC, "nfkc", n.NFKC, "apply Unicode NFKC")
+	fs.BoolVar(&o.norm.CaseFold, "case-fold", n.CaseFold, "fold case")
+	fs.BoolVar(&o.norm.Whitespace, "fold-whitespace", n.Whitespace, "collapse runs of whitespace to one space")
+	fs.BoolVar(&o.norm.Punctuation, "fold-punct", n.Punctuation, "fold punctuation, including full-width CJK punctuation")
+	fs.BoolVar(&o.norm.HTML, "html", n.HTML, "treat the text as HTML: drop scripts, styles and markup")
+	fs.BoolVar(&o.norm.T2S, "t2s", n.T2S, "convert Traditional Chinese to Simplified")
+	fs.BoolVar(&o.norm.StopWords, "stop-words", n.StopWords, "remove English and Chinese stop words")
+}
+
+// config turns the flags into a dedup.Config, as `neardup dedup` does.
+func (o *options) config() (dedup.Config, error) {
+	cfg := dedup.DefaultConfig()
+	cfg.Method = o.method
+	if !(o.threshold > 0 && o.threshold <= 1) {
+		return cfg, fmt.Errorf("--threshold %v: must be in (0, 1]", o.threshold)
+	}
+	cfg.Threshold = o.threshold
+	u, err := shingle.ParseUnit(o.unit)
+	if err != nil {
+		return cfg, fmt.Errorf("--unit: %w", err)
+	}
+	if o.ngram < 1 || o.ngram > shingle.MaxN {
+		return cfg, fmt.Errorf("--ngram %d: must be between 1 and %d", o.ngram, shingle.MaxN)
+	}
+	cfg.Shingle = shingle.Options{Unit: u, N: o.ngram, Seed: o.seed}
+	if (o.bands == 0) != (o.rows == 0) {
+		return cfg, errors.New("--bands and --rows go together (or leave both to be chosen)")
+	}
+	cfg.NumPerm, cfg.Bands, cfg.Rows, cfg.Seed = o.numPerm, o.bands, o.rows, o.seed
+	if _, err := minhash.ParseFamily(o.family); err != nil {
+		return cfg, fmt.Errorf("--minhash-family: %w", err)
+	}
+	cfg.Family = o.family
+	if o.bits != 64 && o.bits != 128 {
+		return cfg, fmt.Errorf("--bits %d: must be 64 or 128", o.bits)
+	}
+	if o.distance < 0 || o.distance >= o.bits {
+		return cfg, fmt.Errorf("--distance %d: must be between 0 and --bits - 1 (%d)", o.distance, o.bits-1)
+	}
+	cfg.Bits, cfg.Distance, cfg.Weights, cfg.IDFFile = o.bits, o.distance, o.weights, o.idf
+	cfg.Verify, cfg.EstimateOnly = o.verify, o.estimate
+	if o.kSentences < 1 {
+		return cfg, fmt.Errorf("--k-sentences %d: must be at least 1", o.kSentences)
+	}
+	cfg.KSentences = o.kSentences
+	if cfg.Keep, err = cluster.ParsePolicy(o.keep); err != nil {
+		return cfg, fmt.Errorf("--keep: %w", err)
+	}
+	cfg.Normalize = o.norm
+	return cfg, nil
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stderr))
+}
+
+func run(args []string, stderr io.Writer) int {
+	var o options
+	fs := flag.CommandLine
+	fs.SetOutput(stderr)
+	o.register(fs)
+	if err := fs.Parse(args); err != nil {
+		return exitUsage
+	}
+	if !o.verbose {
+		beamlog.LogLevel = "warn" // Prism in-process and the workers' logs
+	}
+	// Workers started by a runner (Dataflow, or a job server's PROCESS or
+	// DOCKER environment) run this binary with Beam's worker flags:
+	// beam.Init serves them and exits.
+	beam.Init()
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "neardup-beam: unexpected arguments %q (inputs go in --input)\n", fs.Args())
+		return exitUsage
+	}
+	cfg, err := o.config()
+	if err != nil {
+		fmt.Fprintf(stderr, "neardup-beam: %v\n", err)
+		return exitUsage
+	}
+	runner := fs.Lookup("runner").Value.String()
+	if runner == "" {
+		runner = "prism"
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	opts := pipeline.Options{Inputs: o.in, Output: o.output, Config: cfg, TextField: o.textField, IDField: o.idField,
+		MaxDocBytes: o.maxDocBytes, Pairs: o.pairs, Runner: runner, RoundsPerJob: o.roundsPerJob, MaxRounds: o.maxRounds}
+	if !o.quiet {
+		opts.Log = func(format string, args ...any) { fmt.Fprintf(stderr, "neardup-beam: "+format+"\n", args...) }
+	}
+	st, err := pipeline.Run(ctx, opts)
+	if err != nil {
+		fmt.Fprintf(stderr, "neardup-beam: %v\n", err)
+		if errors.Is(err, pipeline.ErrUsage) {
+			return exitUsage
+		}
+		return exitFailure
+	}
+	if !o.quiet {
+		fmt.Fprintf(stderr, "neardup-beam: %d documents, %d kept, %d removed, %d clusters (largest %d), %d components rounds, %d jobs, %.0f shuffle bytes/document, %.1f s\n",
+			st.Documents, st.Kept, st.Removed, st.Clusters, st.LargestCluster, st.Rounds, st.Jobs, st.ShufflePerDoc, st.Seconds)
+	}
+	return 0
+}

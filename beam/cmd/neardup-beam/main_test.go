@@ -1,0 +1,195 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/neardup/neardup/dedup"
+)
+
+// build compiles a package into dir and returns the binary.
+func build(t *testing.T, dir, pkg, name string) string {
+	t.Helper()
+	bin := filepath.Join(dir, name)
+	cmd := exec.Command("go", "build", "-o", bin, pkg)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build %s: %v\n%s", pkg, err, out)
+	}
+	return bin
+}
+
+// corpus writes a small corpus with exact, near and chained duplicates.
+func corpus(t *testing.T, dir string) string {
+	t.Helper()
+	base := make([]string, 150)
+	for i := range base {
+		base[i] = fmt.Sprintf("t%d", i)
+	}
+	var b strings.Builder
+	doc := func(id string, words []string) {
+		fmt.Fprintf(&b, "{\"id\":%q,\"text\":%q}\n", id, strings.Join(words, " "))
+	}
+	w := append([]string(nil), base...)
+	for i := range 12 { // a chain: each step changes one word (J about 0.93), the ends differ in 11 (J about 0.45)
+		doc(fmt.Sprintf("chain-%d", i), w)
+		w = append([]string(nil), w...)
+		w[(i*11)%len(w)] = fmt.Sprintf("w%d", i)
+	}
+	doc("copy", base)
+	for i := range 20 {
+		other := make([]string, 30)
+		for k := range other {
+			other[k] = fmt.Sprintf("u%d_%d", i, k)
+		}
+		doc(fmt.Sprintf("other-%d", i), other)
+		doc(fmt.Sprintf("other-%d-copy", i), other)
+	}
+	path := filepath.Join(dir, "in.jsonl")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func clusters(t *testing.T, dir string) []byte {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(dir, "clusters-*.jsonl"))
+	var all []byte
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, b...)
+	}
+	return all
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "localhost:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// TestJobServer submits the pipeline through Beam's portable path to a
+// Prism job server running as a separate process (--runner universal
+// --endpoint, LOOPBACK workers), and compares the clusters with
+// package dedup's.
+func TestJobServer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds Prism and the command")
+	}
+	dir := t.TempDir()
+	bin := build(t, dir, ".", "neardup-beam")
+	prism := build(t, dir, "github.com/apache/beam/sdks/v2/go/cmd/prism", "prism")
+	port := freePort(t)
+	ps := exec.Command(prism, "--job_port", fmt.Sprint(port), "--serve_http=false", "--log_level", "warn")
+	var plog bytes.Buffer
+	ps.Stdout, ps.Stderr = &plog, &plog
+	if err := ps.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		ps.Process.Kill()
+		ps.Wait()
+	}()
+	endpoint := fmt.Sprintf("localhost:%d", port)
+	for start := time.Now(); ; {
+		c, err := net.Dial("tcp", endpoint)
+		if err == nil {
+			c.Close()
+			break
+		}
+		if time.Since(start) > 30*time.Second {
+			t.Fatalf("prism job server did not listen on %s: %s", endpoint, plog.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+
+	in := corpus(t, dir)
+	for _, method := range []string{"minhash", "simhash"} {
+		cfg := dedup.DefaultConfig()
+		cfg.Method = method
+		want := filepath.Join(dir, method+"-dedup.jsonl")
+		if _, err := dedup.Run(context.Background(), cfg, dedup.Input{Files: []string{in}}, dedup.Outputs{Clusters: want}); err != nil {
+			t.Fatal(err)
+		}
+		wantB, err := os.ReadFile(want)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := filepath.Join(dir, method+"-beam")
+		cmd := exec.Command(bin, "--runner", "universal", "--endpoint", endpoint, "--environment_type", "LOOPBACK",
+			"--method", method, "--input", in, "--output", out, "--quiet")
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%s: %v\n%s\nprism: %s", method, err, b, plog.String())
+		}
+		if got := clusters(t, out); !bytes.Equal(got, wantB) {
+			t.Errorf("%s: clusters through the job server:\n%s\nwant (dedup):\n%s", method, got, wantB)
+		}
+		if method == "minhash" && !bytes.Contains(wantB, []byte(`"id":"chain-11","cluster":"chain-0"`)) {
+			t.Errorf("%s: the test corpus's chain is not one cluster in dedup's answer:\n%s", method, wantB)
+		}
+	}
+}
+
+// TestExitCodes: usage errors exit 2, bad input exits 1 naming the file
+// and line.
+func TestExitCodes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the command")
+	}
+	dir := t.TempDir()
+	bin := build(t, dir, ".", "neardup-beam")
+	bad := filepath.Join(dir, "bad.jsonl")
+	if err := os.WriteFile(bad, []byte("{\"id\":\"a\",\"text\":\"x y z\"}\n{\"id\":\"b\",\"text\":3}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	txt := filepath.Join(dir, "x.txt")
+	os.WriteFile(txt, []byte("a\n"), 0o644)
+	out := filepath.Join(dir, "out")
+	cases := []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{[]string{"--output", out}, 2, "no --input"},
+		{[]string{"--input", filepath.Join(dir, "none-*.jsonl"), "--output", out}, 2, "matches no file"},
+		{[]string{"--input", txt, "--output", out}, 2, "is not JSONL"},
+		{[]string{"--input", bad, "--output", out, "--method", "bloom"}, 2, "not supported by the pipeline"},
+		{[]string{"--input", bad, "--output", out, "--method", "jaccard"}, 2, "not supported by the pipeline"},
+		{[]string{"--input", bad, "--output", out, "--threshold", "1.5"}, 2, "--threshold"},
+		{[]string{"--input", bad, "--output", out, "--quiet"}, 1, "bad.jsonl"},
+	}
+	for _, c := range cases {
+		cmd := exec.Command(bin, c.args...)
+		b, err := cmd.CombinedOutput()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		}
+		if code != c.code || !strings.Contains(string(b), c.msg) {
+			t.Errorf("%q: exit %d, want %d with %q; output:\n%s", c.args, code, c.code, c.msg, lastLines(string(b), 5))
+		}
+	}
+	if _, err := os.Stat(filepath.Join(out, "stats.json")); err == nil {
+		t.Errorf("a failed run left outputs")
+	}
+}
+
+func lastLines(s string, n int) string {
+	l := strings.Split(strings.TrimSpace(s), "\n")
+	return strings.Join(l[max(0, len(l)-n):], "\n")
+}

@@ -1,0 +1,284 @@
+package pipeline
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/local"
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/prism"
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/neardup/neardup/cluster"
+	"github.com/neardup/neardup/corpus"
+	"github.com/neardup/neardup/dedup"
+)
+
+// genCorpus writes a corpus with exact copies (a group of 300 among them),
+// near copies, chains of near copies whose ends are not similar, empty
+// and punctuation-only texts, and unrelated documents, over four files
+// (plain, gzip, zstd JSONL and Parquet), and returns the files.
+func genCorpus(t testing.TB, dir string, n int) []string {
+	rng := rand.New(rand.NewPCG(1, 2))
+	vocab := make([]string, 3000)
+	for i := range vocab {
+		b := make([]byte, 3+rng.IntN(6))
+		for k := range b {
+			b[k] = byte('a' + rng.IntN(26))
+		}
+		vocab[i] = string(b)
+	}
+	fresh := func() []string {
+		w := make([]string, 60+rng.IntN(120))
+		for i := range w {
+			w[i] = vocab[rng.IntN(len(vocab))]
+		}
+		return w
+	}
+	edit := func(w []string, k int) []string {
+		w = slices.Clone(w)
+		for range k {
+			switch i := rng.IntN(len(w)); rng.IntN(3) {
+			case 0:
+				w[i] = vocab[rng.IntN(len(vocab))]
+			case 1:
+				w = slices.Delete(w, i, i+1)
+			default:
+				w = slices.Insert(w, i, vocab[rng.IntN(len(vocab))])
+			}
+		}
+		return w
+	}
+	var texts []string
+	var pool [][]string
+	for len(texts) < n {
+		switch x := rng.IntN(100); {
+		case x < 40 || len(pool) == 0:
+			w := fresh()
+			pool = append(pool, w)
+			texts = append(texts, strings.Join(w, " "))
+		case x < 55:
+			texts = append(texts, strings.Join(pool[rng.IntN(len(pool))], " "))
+		case x < 80:
+			texts = append(texts, strings.Join(edit(pool[rng.IntN(len(pool))], 1+rng.IntN(6)), " "))
+		case x < 83:
+			w := pool[rng.IntN(len(pool))]
+			for range 8 + rng.IntN(8) {
+				w = edit(w, 3)
+				texts = append(texts, strings.Join(w, " "))
+			}
+		case x < 85:
+			texts = append(texts, []string{"", "...", " ! ", "a"}[rng.IntN(4)])
+		default:
+			w := fresh()
+			texts = append(texts, strings.Join(w, " "))
+		}
+	}
+	copies := strings.Join(pool[0], " ")
+	for range 300 {
+		texts = slices.Insert(texts, rng.IntN(len(texts)), copies)
+	}
+	rng.Shuffle(len(texts), func(i, j int) { texts[i], texts[j] = texts[j], texts[i] })
+	names := []string{"a.jsonl", "b.jsonl.gz", "c.jsonl.zst", "d.parquet"}
+	var files []string
+	per := (len(texts) + len(names) - 1) / len(names)
+	for f, name := range names {
+		path := filepath.Join(dir, name)
+		w, err := corpus.Create(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := f * per; i < min(len(texts), (f+1)*per); i++ {
+			id := fmt.Sprintf("doc-%d", i)
+			raw := fmt.Appendf(nil, `{"id":%q,"text":%q}`, id, texts[i])
+			if err := w.Write(&corpus.Document{ID: id, Text: texts[i], Raw: raw}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, path)
+	}
+	return files
+}
+
+// runDedup runs package dedup on files and returns its clusters and kept
+// outputs.
+func runDedup(t testing.TB, cfg dedup.Config, files []string, dir string) (clusters, kept []byte) {
+	out := dedup.Outputs{Clusters: filepath.Join(dir, "dedup-clusters.jsonl"), Kept: filepath.Join(dir, "dedup-kept.jsonl")}
+	if _, err := dedup.Run(context.Background(), cfg, dedup.Input{Files: files}, out); err != nil {
+		t.Fatal(err)
+	}
+	c, err := os.ReadFile(out.Clusters)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := os.ReadFile(out.Kept)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, k
+}
+
+// readOutputs concatenates the pipeline's clusters files and its kept
+// files (decompressed) in name order: input order.
+func readOutputs(t testing.TB, dir string) (clusters, kept []byte) {
+	cs, _ := filepath.Glob(filepath.Join(dir, "clusters-*.jsonl"))
+	for _, f := range cs {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		clusters = append(clusters, b...)
+	}
+	ks, _ := filepath.Glob(filepath.Join(dir, "kept-*.jsonl.zst"))
+	for _, f := range ks {
+		fh, err := os.Open(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		zr, err := zstd.NewReader(fh)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := io.ReadAll(zr)
+		zr.Close()
+		fh.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		kept = append(kept, b...)
+	}
+	return clusters, kept
+}
+
+// checkPairs checks the pairs files: one line per pair counted, both ids
+// in one cluster, every pair at or above the threshold when it was
+// verified, and a spanning set: the pairs connect every cluster.
+func checkPairs(t *testing.T, dir string, clusters []byte, st *Stats, cfg dedup.Config) {
+	t.Helper()
+	cl := map[string]string{}
+	for _, l := range bytes.Split(bytes.TrimSpace(clusters), []byte("\n")) {
+		var c struct{ ID, Cluster string }
+		if err := json.Unmarshal(l, &c); err != nil {
+			t.Fatal(err)
+		}
+		cl[c.ID] = c.Cluster
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "pairs-*.jsonl"))
+	parent := map[string]string{}
+	var find func(string) string
+	find = func(x string) string {
+		if p, ok := parent[x]; ok && p != x {
+			r := find(p)
+			parent[x] = r
+			return r
+		}
+		return x
+	}
+	var n int64
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range bytes.Split(bytes.TrimSpace(b), []byte("\n")) {
+			var p struct {
+				ID1, ID2   string
+				Similarity float64
+			}
+			if err := json.Unmarshal(l, &p); err != nil {
+				t.Fatalf("%s: %v", l, err)
+			}
+			n++
+			if cl[p.ID1] == "" || cl[p.ID1] != cl[p.ID2] {
+				t.Fatalf("pair %s: its documents are in clusters %q and %q", l, cl[p.ID1], cl[p.ID2])
+			}
+			if cfg.Verify && p.Similarity < cfg.Threshold {
+				t.Fatalf("pair %s: verified similarity below the threshold", l)
+			}
+			parent[find(p.ID1)] = find(p.ID2)
+		}
+	}
+	if n != st.Pairs {
+		t.Errorf("%d pairs lines, stats say %d", n, st.Pairs)
+	}
+	for id, c := range cl {
+		if find(id) != find(c) {
+			t.Fatalf("document %s is in cluster %s but no pairs connect them", id, c)
+		}
+	}
+}
+
+// firstDiff describes the first line where a and b differ.
+func firstDiff(a, b []byte) string {
+	la, lb := bytes.Split(a, []byte("\n")), bytes.Split(b, []byte("\n"))
+	for i := range max(len(la), len(lb)) {
+		var x, y []byte
+		if i < len(la) {
+			x = la[i]
+		}
+		if i < len(lb) {
+			y = lb[i]
+		}
+		if !bytes.Equal(x, y) {
+			return fmt.Sprintf("line %d: beam %s, dedup %s (%d and %d lines)", i+1, x, y, len(la), len(lb))
+		}
+	}
+	return "equal"
+}
+
+func TestSameAsDedup(t *testing.T) {
+	dir := t.TempDir()
+	files := genCorpus(t, dir, 1500)
+	type tc struct {
+		name string
+		set  func(*dedup.Config)
+	}
+	cases := []tc{
+		{"minhash", func(c *dedup.Config) {}},
+		{"minhash-verify", func(c *dedup.Config) { c.Verify = true }},
+		{"minhash-estimate-only", func(c *dedup.Config) { c.EstimateOnly = true }},
+		{"minhash-longest", func(c *dedup.Config) { c.Keep = cluster.Longest }},
+		{"minhash-4gram-0.6", func(c *dedup.Config) { c.Threshold = 0.6; c.Shingle.N = 4 }},
+		{"simhash", func(c *dedup.Config) { c.Method = "simhash" }},
+		{"simhash-verify", func(c *dedup.Config) { c.Method = "simhash"; c.Verify = true }},
+		{"exact", func(c *dedup.Config) { c.Method = "exact" }},
+		{"ksentence", func(c *dedup.Config) { c.Method = "ksentence"; c.Keep = cluster.Longest }},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := dedup.DefaultConfig()
+			c.set(&cfg)
+			d := t.TempDir()
+			wantC, wantK := runDedup(t, cfg, files, d)
+			out := filepath.Join(d, "beam")
+			st, err := Run(context.Background(), Options{Inputs: []string{filepath.Join(dir, "*")}, Output: out, Config: cfg, Runner: "prism", Pairs: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			gotC, gotK := readOutputs(t, out)
+			if !bytes.Equal(gotC, wantC) {
+				t.Errorf("clusters differ: %s", firstDiff(gotC, wantC))
+			}
+			if !bytes.Equal(gotK, wantK) {
+				t.Errorf("kept records differ: %s", firstDiff(gotK, wantK))
+			}
+			if st.Documents != int64(bytes.Count(wantC, []byte("\n"))) || st.Kept+st.Removed != st.Documents {
+				t.Errorf("stats: %+v", st)
+			}
+			checkPairs(t, out, gotC, st, cfg)
+			t.Logf("%s: %d docs, %d kept, %d clusters (largest %d), %d rounds, %d jobs, %.0f shuffle bytes/doc",
+				c.name, st.Documents, st.Kept, st.Clusters, st.LargestCluster, st.Rounds, st.Jobs, st.ShufflePerDoc)
+		})
+	}
+}

@@ -1,0 +1,181 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
+
+	"github.com/neardup/neardup/corpus"
+)
+
+// Document ranks. A document's rank is its place in the input order of
+// `neardup dedup`: files in sorted name order, then records in file
+// order. It is packed as file<<rankFileShift | record (record counts from
+// 0), so comparing ranks compares input order without counting the
+// records of earlier files: 2^23 files of up to 2^40 records each.
+const (
+	rankFileShift = 40
+	maxFiles      = 1 << 23
+	maxRecords    = 1 << rankFileShift
+)
+
+func rankOf(file, record int64) int64 { return file<<rankFileShift | record }
+
+func fileOfRank(r int64) int64 { return r >> rankFileShift }
+
+func recordOfRank(r int64) int64 { return r & (maxRecords - 1) }
+
+// fileTask is one input file to read.
+type fileTask struct {
+	Index int64
+	Path  string
+}
+
+// readOptions are the reader settings a worker needs (corpus.Options
+// without its callback, which does not travel).
+type readOptions struct {
+	TextField   string
+	IDField     string
+	MaxDocBytes int
+}
+
+func (o readOptions) corpus() corpus.Options {
+	return corpus.Options{TextField: o.TextField, IDField: o.IDField, MaxDocBytes: o.MaxDocBytes}
+}
+
+// supported reports whether the pipeline reads name: JSONL (.jsonl,
+// .json, .ndjson, plain or .gz or .zst) and Parquet.
+func supported(name string) bool {
+	n := strings.ToLower(name)
+	n = strings.TrimSuffix(strings.TrimSuffix(n, ".gz"), ".zst")
+	if n != strings.ToLower(name) && strings.HasSuffix(n, ".parquet") {
+		return false // a Parquet file is not compressed as a whole
+	}
+	for _, ext := range []string{".jsonl", ".json", ".ndjson", ".parquet"} {
+		if strings.HasSuffix(n, ext) {
+			return true
+		}
+	}
+	return false
+}
+
+// expandInputs lists the files of the globs through Beam's file systems,
+// sorted by name and without repeats. A glob that matches nothing, or a
+// file the pipeline cannot read, is an error naming it.
+func expandInputs(ctx context.Context, globs []string) ([]string, error) {
+	if len(globs) == 0 {
+		return nil, fmt.Errorf("%w: no --input", ErrUsage)
+	}
+	var files []string
+	for _, g := range globs {
+		fs, err := filesystem.New(ctx, g)
+		if err != nil {
+			return nil, fmt.Errorf("--input %s: %w", g, err)
+		}
+		names, err := fs.List(ctx, g)
+		fs.Close()
+		if err != nil {
+			return nil, fmt.Errorf("--input %s: %w", g, err)
+		}
+		if len(names) == 0 {
+			return nil, fmt.Errorf("%w: --input %s matches no file", ErrUsage, g)
+		}
+		for _, n := range names {
+			if !supported(n) {
+				return nil, fmt.Errorf("%w: --input %s: %s is not JSONL (.jsonl, .json, .ndjson, optionally .gz or .zst) or Parquet", ErrUsage, g, n)
+			}
+		}
+		files = append(files, names...)
+	}
+	slices.Sort(files)
+	files = slices.Compact(files)
+	if len(files) > maxFiles {
+		return nil, fmt.Errorf("%w: %d input files, at most %d", ErrUsage, len(files), maxFiles)
+	}
+	return files, nil
+}
+
+// openDocs opens one input file through its Beam file system with the
+// core corpus readers: JSONL (compression recognised by its first bytes,
+// as `neardup dedup` does) or Parquet. A Parquet file needs random
+// access: a file system whose reader is not an io.ReaderAt (gs://, s3://)
+// is copied to a local temporary file first. close releases everything.
+func openDocs(ctx context.Context, path string, opts corpus.Options) (r corpus.Reader, close func() error, err error) {
+	fs, err := filesystem.New(ctx, path)
+	if err != nil {
+		return nil, nil, err
+	}
+	rc, err := fs.OpenRead(ctx, path)
+	if err != nil {
+		fs.Close()
+		return nil, nil, err
+	}
+	if !strings.HasSuffix(strings.ToLower(path), ".parquet") {
+		jr := corpus.NewStream(rc, path, opts)
+		return jr, func() error { jr.Close(); rc.Close(); return fs.Close() }, nil
+	}
+	size, err := fs.Size(ctx, path)
+	if err != nil {
+		rc.Close()
+		fs.Close()
+		return nil, nil, err
+	}
+	ra, ok := rc.(io.ReaderAt)
+	var tmp *os.File
+	if !ok {
+		tmp, err = os.CreateTemp("", "neardup-beam-*.parquet")
+		if err == nil {
+			_, err = io.Copy(tmp, rc)
+		}
+		if err != nil {
+			rc.Close()
+			fs.Close()
+			if tmp != nil {
+				tmp.Close()
+				os.Remove(tmp.Name())
+			}
+			return nil, nil, fmt.Errorf("%s: copying to a local file: %w", path, err)
+		}
+		ra = tmp
+	}
+	pr := corpus.NewParquet(ra, size, path, opts)
+	return pr, func() error {
+		pr.Close()
+		rc.Close()
+		if tmp != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+		return fs.Close()
+	}, nil
+}
+
+// eachDoc calls fn for every record of the file, with its rank.
+func eachDoc(ctx context.Context, t fileTask, opts corpus.Options, fn func(rank int64, d *corpus.Document) error) error {
+	r, closeFn, err := openDocs(ctx, t.Path, opts)
+	if err != nil {
+		return err
+	}
+	defer closeFn()
+	var rec int64
+	for r.Next() {
+		if rec >= maxRecords {
+			return fmt.Errorf("%s: more than %d records", t.Path, int64(maxRecords))
+		}
+		if err := fn(rankOf(t.Index, rec), r.Doc()); err != nil {
+			return err
+		}
+		rec++
+		if rec&1023 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+	}
+	return r.Err()
+}

@@ -1,0 +1,489 @@
+// Package pipeline is neardup's batch job as an Apache Beam pipeline (Go
+// SDK): the same documents, sketches, bucket keys and pair decisions as
+// `neardup dedup` (package dedup's methods), with the candidate pairs
+// found by GroupByKey on bucket keys and the clusters computed in the
+// pipeline by connected components (cc.go), so that it runs on Prism,
+// Flink, Spark or Dataflow. docs/beam.md describes the stages.
+//
+// A run is a sequence of Beam jobs (a pipeline graph has no loops):
+//
+//  1. read and sketch: read every input file, normalise and sketch each
+//     document, collapse identical sketches, group by bucket key, decide
+//     the candidate pairs; write the documents' metadata and the pairs;
+//  2. components, repeated: Options.RoundsPerJob rounds of large-star /
+//     small-star on the pairs, until a round changes nothing;
+//  3. outputs: the kept document of each component (--keep), the clusters
+//     lines, the kept records (a second read of the input files), the
+//     pairs.
+//
+// Intermediate files go to OUTPUT/_tmp-RUNID and the outputs are moved into
+// OUTPUT only when every job has succeeded.
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/metrics"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/textio"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+
+	"github.com/neardup/neardup/cluster"
+	"github.com/neardup/neardup/dedup"
+)
+
+// ErrUsage is wrapped by errors in the options (exit code 2 of the
+// command).
+var ErrUsage = errors.New("usage")
+
+// Options configure a run.
+type Options struct {
+	// Inputs are file names or globs, read through Beam's file systems
+	// (local paths, gs://, s3://).
+	Inputs []string
+	// Output is the output directory.
+	Output string
+	// Config is the method and its parameters, as `neardup dedup` takes
+	// them (dedup.DefaultConfig, then the flags). Workers, Memory and
+	// Spill do not apply.
+	Config dedup.Config
+	// TextField, IDField and MaxDocBytes configure the readers (package
+	// corpus; zero values are its defaults).
+	TextField, IDField string
+	MaxDocBytes        int
+	// Pairs writes pairs-*.jsonl.
+	Pairs bool
+	// Runner is the Beam runner: prism (in-process), universal, flink,
+	// spark or dataflow (the last ones need their flags: see the README).
+	Runner string
+	// RoundsPerJob is how many connected-components rounds one job runs
+	// (0: 4); MaxRounds stops a run that has not converged (0: 200).
+	RoundsPerJob, MaxRounds int
+	// Log, when set, is told about each job.
+	Log func(format string, args ...any)
+}
+
+// Stage is the time one job took.
+type Stage struct {
+	Name    string  `json:"name"`
+	Seconds float64 `json:"seconds"`
+}
+
+// Stats summarises a run; it is written to OUTPUT/stats.json.
+type Stats struct {
+	Runner         string         `json:"runner"`
+	Method         string         `json:"method"`
+	Params         map[string]any `json:"params"`
+	Keep           string         `json:"keep"`
+	Files          int            `json:"files"`
+	Documents      int64          `json:"documents"`
+	Empty          int64          `json:"empty_documents"`
+	InputBytes     int64          `json:"input_bytes"`
+	Kept           int64          `json:"kept"`
+	Removed        int64          `json:"removed"`
+	Clusters       int64          `json:"clusters"` // components with more than one document
+	LargestCluster int64          `json:"largest_cluster"`
+	Pairs          int64          `json:"pairs"`
+	Collapsed      int64          `json:"identical_collapsed"`
+	CandidateCheck int64          `json:"candidate_checks"`
+	LargestBucket  int64          `json:"largest_bucket"`
+	Rounds         int            `json:"cc_rounds"`
+	Jobs           int            `json:"jobs"`
+	ShuffleBytes   int64          `json:"shuffle_bytes"`
+	ShufflePerDoc  float64        `json:"shuffle_bytes_per_document"`
+	Stages         []Stage        `json:"stages"`
+	Seconds        float64        `json:"seconds"`
+}
+
+type run struct {
+	opts  Options
+	files []string
+	tmp   string
+	read  readOptions
+	stats Stats
+}
+
+// Run runs the pipeline and returns its statistics.
+func Run(ctx context.Context, opts Options) (*Stats, error) {
+	start := time.Now()
+	if opts.Output == "" {
+		return nil, fmt.Errorf("%w: no --output", ErrUsage)
+	}
+	if opts.Runner == "" {
+		opts.Runner = "prism"
+	}
+	if opts.RoundsPerJob <= 0 {
+		opts.RoundsPerJob = 4
+	}
+	if opts.MaxRounds <= 0 {
+		opts.MaxRounds = 200
+	}
+	if err := checkConfig(opts.Config); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrUsage, err)
+	}
+	files, err := expandInputs(ctx, opts.Inputs)
+	if err != nil {
+		return nil, err
+	}
+	out := strings.TrimSuffix(opts.Output, "/")
+	r := &run{opts: opts, files: files,
+		tmp:  fmt.Sprintf("%s/_tmp-%s-%08x", out, time.Now().UTC().Format("20060102T150405"), rand.Uint32()),
+		read: readOptions{TextField: opts.TextField, IDField: opts.IDField, MaxDocBytes: opts.MaxDocBytes}}
+	m, _ := dedup.NewMethod(opts.Config)
+	r.stats = Stats{Runner: opts.Runner, Method: opts.Config.Method, Params: m.Describe(), Keep: opts.Config.Keep.String(), Files: len(files)}
+	defer r.removeTmp(context.WithoutCancel(ctx))
+	if err := r.sketchJob(ctx); err != nil {
+		return nil, err
+	}
+	edges, err := r.components(ctx, r.tmp+"/edges-000")
+	if err != nil {
+		return nil, err
+	}
+	if err := r.outputJob(ctx, edges); err != nil {
+		return nil, err
+	}
+	r.stats.Removed = r.stats.Documents - r.stats.Kept
+	if r.stats.Documents > 0 {
+		r.stats.ShufflePerDoc = float64(r.stats.ShuffleBytes) / float64(r.stats.Documents)
+	}
+	r.stats.Seconds = time.Since(start).Seconds()
+	if err := r.commit(ctx, out); err != nil {
+		return nil, err
+	}
+	return &r.stats, nil
+}
+
+// components runs the connected-components jobs on the edge files in dir
+// (part-*) until a round changes nothing, and returns the directory of the
+// final edges: a star from each component's lowest rank to every other
+// member. A job that sees no edge has no change counters: a fixpoint too.
+func (r *run) components(ctx context.Context, dir string) (string, error) {
+	edges := dir
+	for round := 0; ; {
+		if round >= r.opts.MaxRounds {
+			return "", fmt.Errorf("connected components: no fixpoint after %d rounds (--max-rounds)", round)
+		}
+		n := min(r.opts.RoundsPerJob, r.opts.MaxRounds-round)
+		next := fmt.Sprintf("%s/edges-%03d", r.tmp, round+n)
+		res, err := r.job(ctx, fmt.Sprintf("components rounds %d-%d", round+1, round+n), func(s beam.Scope) {
+			in := beam.ParDo(s, parseEdgeFn, textio.Read(s, edges+"/part-*"))
+			writeShards(s, &writeShardsFn{Dir: next, Prefix: "part"}, beam.ParDo(s, edgeLineFn, ccRounds(s, in, round+1, n)))
+		})
+		if err != nil {
+			return "", err
+		}
+		if err := r.ensureFile(ctx, next+"/part-empty"); err != nil {
+			return "", err
+		}
+		edges = next
+		for k := round + 1; k <= round+n; k++ {
+			if res[changeCounter(k, "large")]+res[changeCounter(k, "small")] == 0 {
+				r.stats.Rounds = k
+				return edges, nil
+			}
+		}
+		round += n
+		r.stats.Rounds = round
+	}
+}
+
+// job builds and runs one pipeline and returns its counters (summed over
+// steps) and the maxima of its distributions (under "max:NAME").
+func (r *run) job(ctx context.Context, name string, build func(s beam.Scope)) (map[string]int64, error) {
+	p, s := beam.NewPipelineWithRoot()
+	build(s)
+	t := time.Now()
+	if r.opts.Log != nil {
+		r.opts.Log("job %q on %s", name, r.opts.Runner)
+	}
+	res, err := beam.Run(ctx, r.opts.Runner, p)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	r.stats.Jobs++
+	r.stats.Stages = append(r.stats.Stages, Stage{Name: name, Seconds: time.Since(t).Seconds()})
+	out := map[string]int64{}
+	if res == nil {
+		return out, nil
+	}
+	q := res.Metrics().Query(func(sr metrics.SingleResult) bool { return sr.Namespace() == "neardup" })
+	for _, c := range q.Counters() {
+		out[c.Key.Name] += c.Result()
+	}
+	for _, d := range q.Distributions() {
+		k := "max:" + d.Key.Name
+		out[k] = max(out[k], d.Result().Max)
+	}
+	r.stats.ShuffleBytes += out["shuffle_bytes"]
+	return out, nil
+}
+
+// sketchJob is job 1: read, sketch, candidates, pairs.
+func (r *run) sketchJob(ctx context.Context) error {
+	cfg := r.opts.Config
+	res, err := r.job(ctx, "read, sketch, candidates", func(s beam.Scope) {
+		tasks := make([]fileTask, len(r.files))
+		for i, f := range r.files {
+			tasks[i] = fileTask{Index: int64(i), Path: f}
+		}
+		files := beam.Reshuffle(s, beam.CreateList(s, tasks))
+		meta, sketches := beam.ParDo2(s, &readFn{Cfg: cfg, Read: r.read}, files)
+		writeShards(s, &writeShardsFn{Dir: r.tmp + "/meta", Prefix: "part"}, beam.ParDo(s, metaLineFn, meta))
+
+		reps := beam.CombinePerKey(s, minRankFn, sketches)
+		ranks := beam.ParDo(s, rankOnlyFn, sketches)
+		copies, keys, sks := beam.ParDo3(s, &collapseFn{Cfg: cfg}, beam.CoGroupByKey(s, reps, ranks))
+		cands := beam.ParDo(s, candidatesFn, beam.GroupByKey(s, keys))
+		buckets := beam.ParDo(s, withSketchFn, beam.CoGroupByKey(s, sks, cands))
+		found := beam.ParDo(s, &bucketFn{Cfg: cfg}, beam.GroupByKey(s, buckets))
+		pairs := beam.Flatten(s, copies, found)
+		pairs = beam.ParDo(s, unkeyPairFn, beam.CombinePerKey(s, samePairFn, beam.ParDo(s, pairKeyFn, pairs)))
+		if r.opts.Pairs {
+			writeShards(s, &writeShardsFn{Dir: r.tmp + "/pairs", Prefix: "part"}, beam.ParDo(s, pairLineFn, pairs))
+		}
+		edges := beam.ParDo(s, pairEdgeFn, pairs)
+		writeShards(s, &writeShardsFn{Dir: r.tmp + "/edges-000", Prefix: "part"}, beam.ParDo(s, edgeLineFn, edges))
+	})
+	if err != nil {
+		return err
+	}
+	r.stats.Documents = res["documents"]
+	r.stats.Empty = res["empty"]
+	r.stats.InputBytes = res["input_bytes"]
+	r.stats.Collapsed = res["identical_collapsed"]
+	r.stats.CandidateCheck = res["candidate_checks"]
+	r.stats.LargestBucket = res["max:bucket_size"]
+	// An empty edge set writes no file: give the next job one to read.
+	return r.ensureFile(ctx, r.tmp+"/edges-000/part-empty")
+}
+
+// outputJob is the last job: kept documents, clusters, kept records,
+// pairs.
+func (r *run) outputJob(ctx context.Context, edges string) error {
+	keep := r.opts.Config.Keep
+	final := r.tmp + "/final"
+	hamming := false
+	if m, err := dedup.NewMethod(r.opts.Config); err == nil {
+		if h, ok := m.(interface{ HammingSimilarity() bool }); ok {
+			hamming = h.HammingSimilarity()
+		}
+	}
+	res, err := r.job(ctx, "outputs", func(s beam.Scope) {
+		meta := beam.ParDo(s, parseMetaFn, textio.Read(s, r.tmp+"/meta/part-*"))
+		centers := beam.ParDo(s, flipFn, beam.ParDo(s, parseEdgeFn, textio.Read(s, edges+"/part-*")))
+		labs := beam.ParDo(s, labelFn, beam.CoGroupByKey(s, meta, centers))
+		if keep == cluster.Longest {
+			best := beam.CombinePerKey(s, longestFn, beam.ParDo(s, byCenterLenFn, labs))
+			labs = beam.ParDo(s, setKeptFn, beam.CoGroupByKey(s, beam.ParDo(s, byCenterFn, labs), best))
+		}
+		ids := beam.ParDo(s, keptIDFn, labs)
+		lines, kept := beam.ParDo2(s, clusterLinesFn, beam.CoGroupByKey(s, ids, beam.ParDo(s, byKeptFn, labs)))
+		writeShards(s, &writeShardsFn{Dir: final, Prefix: "clusters", Suffix: ".jsonl", Sort: true, ByFile: true}, lines)
+		beam.ParDo0(s, &keptRecordsFn{Dir: final, Read: r.read, Files: r.files}, beam.GroupByKey(s, kept))
+		if r.opts.Pairs {
+			pairs := beam.ParDo(s, parsePairFn, textio.Read(s, r.tmp+"/pairs/part-*"))
+			allIDs := beam.ParDo(s, metaIDFn, meta)
+			withA := beam.ParDo(s, pairJoinAFn, beam.CoGroupByKey(s, allIDs, pairs))
+			pl := beam.ParDo(s, &pairJoinBFn{Hamming: hamming}, beam.CoGroupByKey(s, allIDs, withA))
+			writeShards(s, &writeShardsFn{Dir: final, Prefix: "pairs", Suffix: ".jsonl", Sort: true, ByFile: true}, pl)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	r.stats.Kept = res["kept"]
+	r.stats.Clusters = res["clusters"]
+	r.stats.LargestCluster = res["max:cluster_size"]
+	r.stats.Pairs = res["pairs"]
+	return nil
+}
+
+// flipFn keys an edge (center, member) by its member.
+func flipFn(a, b int64, emit func(int64, int64)) { emit(b, a) }
+
+// ensureFile creates an empty file at path, so that a glob of its
+// directory matches even when a job wrote no shard.
+func (r *run) ensureFile(ctx context.Context, path string) error {
+	w, err := createFile(ctx, path)
+	if err != nil {
+		return err
+	}
+	return w.Close()
+}
+
+// commit moves the outputs into the output directory (replacing the
+// clusters, kept and pairs files of an earlier run) and writes
+// stats.json.
+func (r *run) commit(ctx context.Context, out string) error {
+	fs, err := filesystem.New(ctx, out)
+	if err != nil {
+		return err
+	}
+	defer fs.Close()
+	for _, pat := range []string{"clusters-*.jsonl", "kept-*.jsonl.zst", "pairs-*.jsonl"} {
+		old, err := fs.List(ctx, out+"/"+pat)
+		if err != nil {
+			return err
+		}
+		for _, f := range old {
+			if err := remove(ctx, fs, f); err != nil {
+				return err
+			}
+		}
+	}
+	names, err := fs.List(ctx, r.tmp+"/final/*")
+	if err != nil {
+		return err
+	}
+	slices.Sort(names)
+	for _, f := range names {
+		if err := move(ctx, fs, f, out+"/"+f[strings.LastIndex(f, "/")+1:]); err != nil {
+			return err
+		}
+	}
+	b, err := json.MarshalIndent(&r.stats, "", "  ")
+	if err != nil {
+		return err
+	}
+	w, err := createFile(ctx, r.tmp+"/stats.json")
+	if err != nil {
+		return err
+	}
+	if _, err := w.Write(append(b, '\n')); err != nil {
+		w.abort()
+		return err
+	}
+	if err := w.Close(); err != nil {
+		return err
+	}
+	return move(ctx, fs, r.tmp+"/stats.json", out+"/stats.json")
+}
+
+func move(ctx context.Context, fs filesystem.Interface, from, to string) error {
+	if rn, ok := fs.(filesystem.Renamer); ok {
+		return rn.Rename(ctx, from, to)
+	}
+	cp, ok1 := fs.(filesystem.Copier)
+	if !ok1 {
+		return fmt.Errorf("%s: the file system can neither rename nor copy", to)
+	}
+	if err := cp.Copy(ctx, from, to); err != nil {
+		return err
+	}
+	return remove(ctx, fs, from)
+}
+
+func remove(ctx context.Context, fs filesystem.Interface, f string) error {
+	rm, ok := fs.(filesystem.Remover)
+	if !ok {
+		return fmt.Errorf("%s: the file system cannot remove files", f)
+	}
+	return rm.Remove(ctx, f)
+}
+
+// removeTmp removes the intermediate files.
+func (r *run) removeTmp(ctx context.Context) {
+	fs, err := filesystem.New(ctx, r.tmp)
+	if err != nil {
+		return
+	}
+	defer fs.Close()
+	for _, pat := range []string{"/*", "/*/*"} {
+		names, _ := fs.List(ctx, r.tmp+pat)
+		for _, n := range names {
+			remove(ctx, fs, n)
+		}
+	}
+	// Directories: the local file system removes empty ones by name.
+	names, _ := fs.List(ctx, r.tmp+"/*")
+	for _, n := range names {
+		remove(ctx, fs, n)
+	}
+	remove(ctx, fs, r.tmp)
+}
+
+func init() {
+	for _, t := range []any{fileTask{}, docMeta{}, member{}, pairRec{}, line{}, docLab{}, lenRank{}, pairID1{}, readOptions{}} {
+		beam.RegisterType(reflect.TypeOf(t))
+	}
+	// Generated callers instead of reflection (several times faster per
+	// element).
+	register.DoFn4x1[context.Context, fileTask, func(docMeta), func(string, member), error](&readFn{})
+	register.DoFn7x1[context.Context, string, func(*member) bool, func(*int64) bool, func(pairRec), func(uint64, int64), func(int64, []byte), error](&collapseFn{})
+	register.Function4x0(candidatesFn)
+	register.Function5x1(withSketchFn)
+	register.Emitter2[uint64, int64]()
+	register.Emitter2[int64, []byte]()
+	register.Emitter2[int64, uint64]()
+	register.Iter1[[]byte]()
+	register.Iter1[uint64]()
+	register.DoFn4x1[context.Context, uint64, func(*member) bool, func(pairRec), error](&bucketFn{})
+	register.DoFn5x1[context.Context, int64, func(*int64) bool, func(*int64) bool, func(int64, int64), error](&largeStarFn{})
+	register.DoFn5x1[context.Context, int64, func(*int64) bool, func(*int64) bool, func(int64, int64), error](&smallStarFn{})
+	register.DoFn3x1[context.Context, int64, func(*line) bool, error](&writeShardsFn{})
+	register.DoFn3x1[context.Context, int64, func(*int64) bool, error](&keptRecordsFn{})
+	register.DoFn5x1[context.Context, int64, func(*string) bool, func(*pairID1) bool, func(int64, line), error](&pairJoinBFn{})
+	register.Function2x1(minRankFn)
+	register.Function3x0(rankOnlyFn)
+	register.Function4x0(bothDirsFn)
+	register.Function4x0(byHigherFn)
+	register.Function4x0(edgeKeyFn)
+	register.Function2x1(orFn)
+	register.Function2x1(minFn)
+	register.Function3x0(edgeUnkeyFn)
+	register.Function3x0(edgeLineFn)
+	register.Function2x1(parseEdgeFn)
+	register.Function2x0(metaLineFn)
+	register.Function2x1(parseMetaFn)
+	register.Function2x0(pairLineFn)
+	register.Function2x1(parsePairFn)
+	register.Function2x0(pairEdgeFn)
+	register.Function2x0(pairKeyFn)
+	register.Function2x1(samePairFn)
+	register.Function2x1(unkeyPairFn)
+	register.Function4x1(labelFn)
+	register.Function2x0(byCenterLenFn)
+	register.Function2x1(longestFn)
+	register.Function2x0(byCenterFn)
+	register.Function4x1(setKeptFn)
+	register.Function2x0(byKeptFn)
+	register.Function2x0(keptIDFn)
+	register.Function6x1(clusterLinesFn)
+	register.Function4x1(pairJoinAFn)
+	register.Function3x0(metaIDFn)
+	register.Function3x0(flipFn)
+	register.Emitter1[docMeta]()
+	register.Emitter1[pairRec]()
+	register.Emitter1[docLab]()
+	register.Emitter2[string, member]()
+	register.Emitter2[uint64, member]()
+	register.Emitter2[string, int64]()
+	register.Emitter2[int64, int64]()
+	register.Emitter2[string, bool]()
+	register.Emitter2[int64, line]()
+	register.Emitter2[int64, docMeta]()
+	register.Emitter2[int64, pairRec]()
+	register.Emitter2[string, pairRec]()
+	register.Emitter2[int64, lenRank]()
+	register.Emitter2[int64, docLab]()
+	register.Emitter2[int64, string]()
+	register.Emitter2[int64, pairID1]()
+	register.Iter1[member]()
+	register.Iter1[int64]()
+	register.Iter1[line]()
+	register.Iter1[string]()
+	register.Iter1[pairID1]()
+	register.Iter1[pairRec]()
+	register.Iter1[docMeta]()
+	register.Iter1[docLab]()
+	register.Iter1[lenRank]()
+}
