@@ -22,13 +22,13 @@ var ErrMethod = errors.New("not supported by the pipeline")
 type method struct {
 	keyed dedup.Keyed
 	norm  *text.Normalizer
-	sk    dedup.Sketcher
+	sk    dedup.DocSketcher
 	buf   []byte
 }
 
 // checkConfig refuses a configuration the pipeline cannot run, naming the
 // flag.
-func checkConfig(cfg dedup.Config) error {
+func checkConfig(cfg dedup.Options) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
@@ -43,7 +43,7 @@ func checkConfig(cfg dedup.Config) error {
 }
 
 // newMethod builds the method of cfg for one worker.
-func newMethod(cfg dedup.Config) (*method, error) {
+func newMethod(cfg dedup.Options) (*method, error) {
 	m, err := dedup.NewMethod(cfg)
 	if err != nil {
 		return nil, err
@@ -53,17 +53,15 @@ func newMethod(cfg dedup.Config) (*method, error) {
 		return nil, fmt.Errorf("--method %s: %w: its candidates are not bucket keys (minhash, simhash, exact and ksentence are)", cfg.Method, ErrMethod)
 	}
 	if pp, ok := m.(interface{ NeedsPrePass() bool }); ok && pp.NeedsPrePass() {
-		return nil, fmt.Errorf("--method %s --weights %s: %w: it learns weights in a pass over the whole corpus (give --idf FILE)", cfg.Method, cfg.Weights, ErrMethod)
+		return nil, fmt.Errorf("--method %s --weights %s: %w: it learns weights in a pass over the whole corpus (give --idf FILE)", cfg.Method, cfg.Spec.SimHash.Weights, ErrMethod)
 	}
-	// The normalisation of `neardup dedup` (package dedup's normalizer):
-	// a method may adjust it (ksentence keeps line breaks).
-	opts := cfg.Normalize
-	if a, ok := m.(interface {
-		AdjustNormalize(text.Options) text.Options
-	}); ok {
-		opts = a.AdjustNormalize(opts)
+	// The normalisation of `neardup dedup`: the run's resolved sketch
+	// specification's (ksentence's keeps line breaks).
+	spec, err := cfg.ResolveSpec()
+	if err != nil {
+		return nil, err
 	}
-	norm, err := text.New(opts)
+	norm, err := text.New(*spec.Normalize)
 	if err != nil {
 		return nil, err
 	}
@@ -90,11 +88,11 @@ func (m *method) sketch(index int, id, txt string) ([]byte, error) {
 }
 
 // decode decodes an encoded sketch.
-func (m *method) decode(b []byte) (dedup.Sketch, error) {
+func (m *method) decode(b []byte) (dedup.DocSketch, error) {
 	return m.keyed.DecodeSketch(b)
 }
 
 // appendKeys appends the bucket keys of a decoded sketch.
-func (m *method) appendKeys(dst []uint64, s dedup.Sketch) []uint64 {
+func (m *method) appendKeys(dst []uint64, s dedup.DocSketch) []uint64 {
 	return m.keyed.AppendKeys(dst, s)
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/neardup/neardup/cluster"
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/sketch"
 )
 
 // genCorpus writes a corpus with exact copies (a group of 300 among them),
@@ -113,7 +114,7 @@ func genCorpus(t testing.TB, dir string, n int) []string {
 
 // runDedup runs package dedup on files and returns its clusters and kept
 // outputs.
-func runDedup(t testing.TB, cfg dedup.Config, files []string, dir string) (clusters, kept []byte) {
+func runDedup(t testing.TB, cfg dedup.Options, files []string, dir string) (clusters, kept []byte) {
 	out := dedup.Outputs{Clusters: filepath.Join(dir, "dedup-clusters.jsonl"), Kept: filepath.Join(dir, "dedup-kept.jsonl")}
 	if _, err := dedup.Run(context.Background(), cfg, dedup.Input{Files: files}, out); err != nil {
 		t.Fatal(err)
@@ -164,7 +165,7 @@ func readOutputs(t testing.TB, dir string) (clusters, kept []byte) {
 // checkPairs checks the pairs files: one line per pair counted, both ids
 // in one cluster, every pair at or above the threshold when it was
 // verified, and a spanning set: the pairs connect every cluster.
-func checkPairs(t *testing.T, dir string, clusters []byte, st *Stats, cfg dedup.Config) {
+func checkPairs(t *testing.T, dir string, clusters []byte, st *Stats, cfg dedup.Options) {
 	t.Helper()
 	cl := map[string]string{}
 	for _, l := range bytes.Split(bytes.TrimSpace(clusters), []byte("\n")) {
@@ -203,7 +204,7 @@ func checkPairs(t *testing.T, dir string, clusters []byte, st *Stats, cfg dedup.
 			if cl[p.ID1] == "" || cl[p.ID1] != cl[p.ID2] {
 				t.Fatalf("pair %s: its documents are in clusters %q and %q", l, cl[p.ID1], cl[p.ID2])
 			}
-			if cfg.Verify && p.Similarity < cfg.Threshold {
+			if cfg.Verify && p.Similarity < verifyThreshold(t, cfg) {
 				t.Fatalf("pair %s: verified similarity below the threshold", l)
 			}
 			parent[find(p.ID1)] = find(p.ID2)
@@ -242,22 +243,22 @@ func TestSameAsDedup(t *testing.T) {
 	files := genCorpus(t, dir, 1500)
 	type tc struct {
 		name string
-		set  func(*dedup.Config)
+		set  func(*dedup.Options)
 	}
 	cases := []tc{
-		{"minhash", func(c *dedup.Config) {}},
-		{"minhash-verify", func(c *dedup.Config) { c.Verify = true }},
-		{"minhash-estimate-only", func(c *dedup.Config) { c.EstimateOnly = true }},
-		{"minhash-longest", func(c *dedup.Config) { c.Keep = cluster.Longest }},
-		{"minhash-4gram-0.6", func(c *dedup.Config) { c.Threshold = 0.6; c.Shingle.N = 4 }},
-		{"simhash", func(c *dedup.Config) { c.Method = "simhash" }},
-		{"simhash-verify", func(c *dedup.Config) { c.Method = "simhash"; c.Verify = true }},
-		{"exact", func(c *dedup.Config) { c.Method = "exact" }},
-		{"ksentence", func(c *dedup.Config) { c.Method = "ksentence"; c.Keep = cluster.Longest }},
+		{"minhash", func(c *dedup.Options) {}},
+		{"minhash-verify", func(c *dedup.Options) { c.Verify = true }},
+		{"minhash-estimate-only", func(c *dedup.Options) { c.EstimateOnly = true }},
+		{"minhash-longest", func(c *dedup.Options) { c.Keep = cluster.Longest }},
+		{"minhash-4gram-0.6", func(c *dedup.Options) { c.Spec.Threshold = 0.6; c.Spec.Shingle.N = 4 }},
+		{"simhash", func(c *dedup.Options) { c.Method = "simhash" }},
+		{"simhash-verify", func(c *dedup.Options) { c.Method = "simhash"; c.Verify = true }},
+		{"exact", func(c *dedup.Options) { c.Method = "exact" }},
+		{"ksentence", func(c *dedup.Options) { c.Method = "ksentence"; c.Keep = cluster.Longest }},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			cfg := dedup.DefaultConfig()
+			cfg := dedup.Options{}
 			c.set(&cfg)
 			d := t.TempDir()
 			wantC, wantK := runDedup(t, cfg, files, d)
@@ -281,4 +282,20 @@ func TestSameAsDedup(t *testing.T) {
 				c.name, st.Documents, st.Kept, st.Clusters, st.LargestCluster, st.Rounds, st.Jobs, st.ShufflePerDoc)
 		})
 	}
+}
+
+// verifyThreshold is the Jaccard threshold a verified pair of cfg's run
+// reaches: the Spec's, or for simhash VerifyThreshold (0: the default).
+func verifyThreshold(t testing.TB, cfg dedup.Options) float64 {
+	spec, err := cfg.ResolveSpec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if spec.Method == sketch.SimHash {
+		if cfg.VerifyThreshold == 0 {
+			return sketch.DefaultThreshold
+		}
+		return cfg.VerifyThreshold
+	}
+	return spec.Threshold
 }

@@ -55,7 +55,7 @@ type Options struct {
 	// Config is the method and its parameters, as `neardup dedup` takes
 	// them (dedup.DefaultConfig, then the flags). Workers, Memory and
 	// Spill do not apply.
-	Config dedup.Config
+	Config dedup.Options
 	// TextField, IDField and MaxDocBytes configure the readers (package
 	// corpus; zero values are its defaults).
 	TextField, IDField string
@@ -80,28 +80,28 @@ type Stage struct {
 
 // Stats summarises a run; it is written to OUTPUT/stats.json.
 type Stats struct {
-	Runner         string         `json:"runner"`
-	Method         string         `json:"method"`
-	Params         map[string]any `json:"params"`
-	Keep           string         `json:"keep"`
-	Files          int            `json:"files"`
-	Documents      int64          `json:"documents"`
-	Empty          int64          `json:"empty_documents"`
-	InputBytes     int64          `json:"input_bytes"`
-	Kept           int64          `json:"kept"`
-	Removed        int64          `json:"removed"`
-	Clusters       int64          `json:"clusters"` // components with more than one document
-	LargestCluster int64          `json:"largest_cluster"`
-	Pairs          int64          `json:"pairs"`
-	Collapsed      int64          `json:"identical_collapsed"`
-	CandidateCheck int64          `json:"candidate_checks"`
-	LargestBucket  int64          `json:"largest_bucket"`
-	Rounds         int            `json:"cc_rounds"`
-	Jobs           int            `json:"jobs"`
-	ShuffleBytes   int64          `json:"shuffle_bytes"`
-	ShufflePerDoc  float64        `json:"shuffle_bytes_per_document"`
-	Stages         []Stage        `json:"stages"`
-	Seconds        float64        `json:"seconds"`
+	Runner         string      `json:"runner"`
+	Method         string      `json:"method"`
+	Params         dedup.Facts `json:"params"`
+	Keep           string      `json:"keep"`
+	Files          int         `json:"files"`
+	Documents      int64       `json:"documents"`
+	Empty          int64       `json:"empty_documents"`
+	InputBytes     int64       `json:"input_bytes"`
+	Kept           int64       `json:"kept"`
+	Removed        int64       `json:"removed"`
+	Clusters       int64       `json:"clusters"` // components with more than one document
+	LargestCluster int64       `json:"largest_cluster"`
+	Pairs          int64       `json:"pairs"`
+	Collapsed      int64       `json:"identical_collapsed"`
+	CandidateCheck int64       `json:"candidate_checks"`
+	LargestBucket  int64       `json:"largest_bucket"`
+	Rounds         int         `json:"cc_rounds"`
+	Jobs           int         `json:"jobs"`
+	ShuffleBytes   int64       `json:"shuffle_bytes"`
+	ShufflePerDoc  float64     `json:"shuffle_bytes_per_document"`
+	Stages         []Stage     `json:"stages"`
+	Seconds        float64     `json:"seconds"`
 }
 
 type run struct {
@@ -139,7 +139,7 @@ func Run(ctx context.Context, opts Options) (*Stats, error) {
 		tmp:  fmt.Sprintf("%s/_tmp-%s-%08x", out, time.Now().UTC().Format("20060102T150405"), rand.Uint32()),
 		read: readOptions{TextField: opts.TextField, IDField: opts.IDField, MaxDocBytes: opts.MaxDocBytes}}
 	m, _ := dedup.NewMethod(opts.Config)
-	r.stats = Stats{Runner: opts.Runner, Method: opts.Config.Method, Params: m.Describe(), Keep: opts.Config.Keep.String(), Files: len(files)}
+	r.stats = Stats{Runner: opts.Runner, Method: opts.Config.Method, Params: m.Facts(), Keep: opts.Config.Keep.String(), Files: len(files)}
 	defer r.removeTmp(context.WithoutCancel(ctx))
 	if err := r.sketchJob(ctx); err != nil {
 		return nil, err

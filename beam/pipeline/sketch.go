@@ -49,7 +49,7 @@ var (
 // by a 128-bit hash of its bytes (identical sketches are collapsed before
 // the buckets: thousands of copies of one text cost linear time).
 type readFn struct {
-	Cfg  dedup.Config
+	Cfg  dedup.Options
 	Read readOptions
 
 	m *method
@@ -108,7 +108,7 @@ func rankOnlyFn(k string, m member, emit func(string, int64)) {
 // method gives two copies of the sketch, and emits the representative's
 // bucket keys. Members stream through: nothing of the group is held.
 type collapseFn struct {
-	Cfg dedup.Config
+	Cfg dedup.Options
 
 	m    *method
 	keys []uint64
@@ -201,7 +201,7 @@ func withSketchFn(ctx context.Context, rank int64, sketches func(*[]byte) bool, 
 // same, the checks linear in the bucket for near-identical documents. The
 // bucket's distinct sketches are held (identical ones were collapsed).
 type bucketFn struct {
-	Cfg dedup.Config
+	Cfg dedup.Options
 
 	m *method
 }
@@ -224,7 +224,7 @@ func (f *bucketFn) ProcessElement(ctx context.Context, _ uint64, it func(*member
 	}
 	slices.SortFunc(ms, func(a, b member) int { return cmpInt64(a.Rank, b.Rank) })
 	ms = slices.CompactFunc(ms, func(a, b member) bool { return a.Rank == b.Rank })
-	sks := make([]dedup.Sketch, len(ms))
+	sks := make([]dedup.DocSketch, len(ms))
 	for i := range ms {
 		s, err := f.m.decode(ms[i].Sketch)
 		if err != nil {

@@ -37,6 +37,7 @@ import (
 	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/minhash"
 	"github.com/neardup/neardup/shingle"
+	"github.com/neardup/neardup/sketch"
 	"github.com/neardup/neardup/text"
 )
 
@@ -72,28 +73,28 @@ type options struct {
 // register defines the flags on fs (Beam's own flags, such as --endpoint,
 // --environment_type, --project or --region, live on the same set).
 func (o *options) register(fs *flag.FlagSet) {
-	d := dedup.DefaultConfig()
+	d := sketch.Default(sketch.MinHash)
 	fs.Var(&o.in, "input", "input file or glob (repeatable): JSONL (.jsonl, .json, .ndjson, optionally .gz or .zst) or Parquet, local or gs:// s3://")
 	fs.StringVar(&o.output, "output", "", "output directory: clusters-*.jsonl, kept-*.jsonl.zst, pairs-*.jsonl (--pairs), stats.json")
 	if f := fs.Lookup("runner"); f == nil {
 		o.runner = fs.String("runner", "prism", "Beam runner: prism (in-process, or a Prism job server with --endpoint), universal, flink, spark (with --endpoint HOST:PORT of a job server) or dataflow")
 	}
-	fs.StringVar(&o.method, "method", d.Method, "minhash, simhash, exact or ksentence")
+	fs.StringVar(&o.method, "method", "minhash", "minhash, simhash, exact or ksentence")
 	fs.Float64Var(&o.threshold, "threshold", d.Threshold, "Jaccard similarity at or above which two documents are duplicates")
 	fs.StringVar(&o.unit, "unit", "word", "token unit: word, char, or cjkword")
 	fs.IntVar(&o.ngram, "ngram", d.Shingle.N, "shingle size in tokens")
-	fs.IntVar(&o.numPerm, "num-perm", d.NumPerm, "minhash: permutations (signature slots)")
+	fs.IntVar(&o.numPerm, "num-perm", d.MinHash.NumPerm, "minhash: permutations (signature slots)")
 	fs.StringVar(&o.family, "minhash-family", "oph", "minhash: hash family, oph, multiply-shift or permutation")
 	fs.IntVar(&o.bands, "bands", 0, "minhash: LSH bands (0: chosen from --threshold and --num-perm)")
 	fs.IntVar(&o.rows, "rows", 0, "minhash: rows per band (0: chosen with --bands)")
-	fs.Uint64Var(&o.seed, "seed", 0, "seed of the minhash and simhash hash families (0: the fixed default)")
-	fs.IntVar(&o.bits, "bits", d.Bits, "simhash: fingerprint bits, 64 or 128")
-	fs.IntVar(&o.distance, "distance", d.Distance, "simhash: largest Hamming distance of duplicates")
-	fs.StringVar(&o.weights, "weights", d.Weights, "simhash: feature weights: count, set, sublinear or tfidf (tfidf needs --idf)")
+	fs.Uint64Var(&o.seed, "seed", 0, "seed of the shingle, minhash and simhash hashes (0: the fixed defaults)")
+	fs.IntVar(&o.bits, "bits", sketch.DefaultBits, "simhash: fingerprint bits, 1 to 128")
+	fs.IntVar(&o.distance, "distance", sketch.DefaultDistance, "simhash: largest Hamming distance of duplicates")
+	fs.StringVar(&o.weights, "weights", sketch.WeightSet.String(), "simhash: feature weights: set, count, sublinear or tfidf (tfidf needs --idf)")
 	fs.StringVar(&o.idf, "idf", "", "simhash --weights tfidf: the IDF table to use (a local path every worker can read)")
 	fs.BoolVar(&o.verify, "verify", false, "minhash, simhash: confirm each candidate pair by exact Jaccard of its shingle sets")
 	fs.BoolVar(&o.estimate, "estimate-only", false, "minhash: decide every candidate by its signature estimate, never by exact Jaccard")
-	fs.IntVar(&o.kSentences, "k-sentences", d.KSentences, "ksentence: how many of the longest sentences make the fingerprint")
+	fs.IntVar(&o.kSentences, "k-sentences", sketch.DefaultK, "ksentence: how many of the longest sentences make the fingerprint")
 	fs.StringVar(&o.keep, "keep", "first", "which document of a cluster to keep: first (in input order) or longest")
 	fs.BoolVar(&o.pairs, "pairs", false, "write pairs-*.jsonl: {id1, id2, similarity} per duplicate pair found")
 	fs.StringVar(&o.textField, "text-field", "text", "JSON field holding the text")
@@ -114,46 +115,77 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.BoolVar(&o.norm.StopWords, "stop-words", n.StopWords, "remove English and Chinese stop words")
 }
 
-// config turns the flags into a dedup.Config, as `neardup dedup` does.
-func (o *options) config() (dedup.Config, error) {
-	cfg := dedup.DefaultConfig()
-	cfg.Method = o.method
+// config turns the flags into dedup.Options, as `neardup dedup` does: the
+// method's sketch.Spec from the sketch flags, the join and keep options.
+func (o *options) config() (dedup.Options, error) {
+	cfg := dedup.Options{Method: o.method}
+	m, err := sketch.ParseMethod(o.method)
+	if err != nil {
+		if o.method == "bloom" || o.method == "bloom-overlap" {
+			return cfg, nil // a method of neardup dedup: the pipeline says why it cannot run it
+		}
+		return cfg, fmt.Errorf("--method %q: want minhash, simhash, exact or ksentence", o.method)
+	}
 	if !(o.threshold > 0 && o.threshold <= 1) {
 		return cfg, fmt.Errorf("--threshold %v: must be in (0, 1]", o.threshold)
 	}
-	cfg.Threshold = o.threshold
-	u, err := shingle.ParseUnit(o.unit)
-	if err != nil {
-		return cfg, fmt.Errorf("--unit: %w", err)
+	norm := o.norm
+	spec := sketch.Spec{Method: m, Normalize: &norm}
+	if m == sketch.MinHash || m == sketch.SimHash || m == sketch.Jaccard {
+		u, err := shingle.ParseUnit(o.unit)
+		if err != nil {
+			return cfg, fmt.Errorf("--unit: %w", err)
+		}
+		if o.ngram < 1 || o.ngram > shingle.MaxN {
+			return cfg, fmt.Errorf("--ngram %d: must be between 1 and %d", o.ngram, shingle.MaxN)
+		}
+		spec.Shingle = shingle.Options{Unit: u, N: o.ngram, Seed: o.seed}
 	}
-	if o.ngram < 1 || o.ngram > shingle.MaxN {
-		return cfg, fmt.Errorf("--ngram %d: must be between 1 and %d", o.ngram, shingle.MaxN)
+	switch m {
+	case sketch.MinHash:
+		fam, err := minhash.ParseFamily(o.family)
+		if err != nil {
+			return cfg, fmt.Errorf("--minhash-family: %w", err)
+		}
+		if o.bands < 0 || o.rows < 0 {
+			return cfg, errors.New("--bands and --rows must not be negative")
+		}
+		spec.Threshold = o.threshold
+		spec.MinHash = sketch.MinHashSpec{NumPerm: o.numPerm, Family: fam, Seed: o.seed, Bands: o.bands, Rows: o.rows}
+	case sketch.SimHash:
+		if o.bits < 1 || o.bits > 128 {
+			return cfg, fmt.Errorf("--bits %d: must be between 1 and 128", o.bits)
+		}
+		if o.distance < 0 || o.distance >= o.bits {
+			return cfg, fmt.Errorf("--distance %d: must be between 0 and --bits - 1 (%d)", o.distance, o.bits-1)
+		}
+		w, err := sketch.ParseWeighting(o.weights)
+		if err != nil {
+			return cfg, fmt.Errorf("--weights %q: want set, count, sublinear or tfidf", o.weights)
+		}
+		d := o.distance
+		if d == 0 {
+			d = sketch.ExactDistance
+		}
+		spec.SimHash = sketch.SimHashSpec{Bits: o.bits, Distance: d, Weights: w, Seed: o.seed}
+		if o.verify {
+			cfg.VerifyThreshold = o.threshold
+		}
+	case sketch.KSentence:
+		if o.kSentences < 1 {
+			return cfg, fmt.Errorf("--k-sentences %d: must be at least 1", o.kSentences)
+		}
+		spec.KSentence.K = o.kSentences
 	}
-	cfg.Shingle = shingle.Options{Unit: u, N: o.ngram, Seed: o.seed}
-	if (o.bands == 0) != (o.rows == 0) {
-		return cfg, errors.New("--bands and --rows go together (or leave both to be chosen)")
+	if _, err := spec.Resolve(); err != nil {
+		return cfg, err
 	}
-	cfg.NumPerm, cfg.Bands, cfg.Rows, cfg.Seed = o.numPerm, o.bands, o.rows, o.seed
-	if _, err := minhash.ParseFamily(o.family); err != nil {
-		return cfg, fmt.Errorf("--minhash-family: %w", err)
-	}
-	cfg.Family = o.family
-	if o.bits != 64 && o.bits != 128 {
-		return cfg, fmt.Errorf("--bits %d: must be 64 or 128", o.bits)
-	}
-	if o.distance < 0 || o.distance >= o.bits {
-		return cfg, fmt.Errorf("--distance %d: must be between 0 and --bits - 1 (%d)", o.distance, o.bits-1)
-	}
-	cfg.Bits, cfg.Distance, cfg.Weights, cfg.IDFFile = o.bits, o.distance, o.weights, o.idf
+	cfg.Spec = spec
+	cfg.IDFFile = o.idf
 	cfg.Verify, cfg.EstimateOnly = o.verify, o.estimate
-	if o.kSentences < 1 {
-		return cfg, fmt.Errorf("--k-sentences %d: must be at least 1", o.kSentences)
-	}
-	cfg.KSentences = o.kSentences
 	if cfg.Keep, err = cluster.ParsePolicy(o.keep); err != nil {
 		return cfg, fmt.Errorf("--keep: %w", err)
 	}
-	cfg.Normalize = o.norm
 	return cfg, nil
 }
 

@@ -120,7 +120,7 @@ func TestJobServer(t *testing.T) {
 
 	in := corpus(t, dir)
 	for _, method := range []string{"minhash", "simhash"} {
-		cfg := dedup.DefaultConfig()
+		cfg := dedup.Options{}
 		cfg.Method = method
 		want := filepath.Join(dir, method+"-dedup.jsonl")
 		if _, err := dedup.Run(context.Background(), cfg, dedup.Input{Files: []string{in}}, dedup.Outputs{Clusters: want}); err != nil {
