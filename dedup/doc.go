@@ -5,7 +5,8 @@
 // # Pipeline
 //
 // [Run] reads the documents of [Input] in order (files of any format
-// package corpus reads, "-" for standard input), and then:
+// package corpus reads, "-" for standard input, then any [Source]: a
+// corpus.Reader from anywhere, reopened for each pass), and then:
 //
 //  1. normalises and sketches each document on Options.Workers goroutines,
 //     through package sketch: Options.Spec says how a document becomes a

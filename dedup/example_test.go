@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
+	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/dedup"
 )
 
@@ -39,4 +41,24 @@ func Example() {
 	// {"id":"b","cluster":"b","kept":true}
 	// {"id":"c","cluster":"a","kept":false}
 	// {"id":"d","cluster":"a","kept":false}
+}
+
+// Deduplicate documents that are not in a file: a Source opens a new
+// reader each time the run reads its input (here JSONL in memory; any
+// corpus.Reader will do).
+func Example_sources() {
+	const jsonl = `{"id":"x1","text":"Heavy rain is expected across the northern provinces for the rest of the week."}
+{"id":"x2","text":"Heavy rain is expected across the northern provinces for the rest of the week!"}
+{"id":"x3","text":"The central bank left interest rates unchanged at its meeting on Thursday."}
+`
+	src := dedup.Source{Name: "news", Open: func(opts corpus.Options) (corpus.Reader, error) {
+		return corpus.NewStream(strings.NewReader(jsonl), "news", opts), nil
+	}}
+	stats, err := dedup.Run(context.Background(), dedup.Options{Workers: 1},
+		dedup.Input{Sources: []dedup.Source{src}}, dedup.Outputs{})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Printf("%d documents, %d kept, %d removed\n", stats.Documents, stats.Kept, stats.Removed)
+	// Output: 3 documents, 2 kept, 1 removed
 }

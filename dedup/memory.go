@@ -47,6 +47,11 @@ func (r *run) plan() MemoryPlan {
 	ratio := 0.0 // of the first compressed file, measured; applied to all
 	for _, name := range r.in.Files {
 		path := name
+		if src, ok := r.sources[name]; ok {
+			p.InputBytes += src.Size
+			decoded += float64(src.Size)
+			continue
+		}
 		if name == "-" {
 			// A pipe's size is not known in advance; a file's is.
 			if r.stdin.size > 0 {
@@ -79,7 +84,9 @@ func (r *run) plan() MemoryPlan {
 		var err error
 		opts := r.in.Options
 		opts.OnInvalid = func(*corpus.RecordError) error { return nil }
-		if name == "-" { // its first bytes, which the first pass reads again
+		if src, ok := r.sources[name]; ok {
+			rd, err = src.Open(opts)
+		} else if name == "-" { // its first bytes, which the first pass reads again
 			rd = corpus.NewStream(bytes.NewReader(bytes.Clone(r.stdin.peek())), "-", opts)
 		} else {
 			rd, err = corpus.Open(name, opts)

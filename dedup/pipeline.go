@@ -70,6 +70,11 @@ type Input struct {
 	// SkipInvalid skips bad records (counted in Stats.Skipped) instead of
 	// stopping at the first.
 	SkipInvalid bool
+	// Sources are inputs that are not files: documents from anywhere, of
+	// any format (a database cursor, a network stream, documents in
+	// memory, a corpus.Reader of a format of your own). They are read after
+	// Files, in order. They cannot be combined with Resume.
+	Sources []Source
 	// Stdin is what "-" reads; nil means os.Stdin. It is streamed: a
 	// run that reads its input twice (a method's pre-pass, the kept
 	// documents, the examples) keeps a copy in Outputs.TmpDir, zstd
@@ -397,8 +402,9 @@ type run struct {
 	// characters when Normalize.T2S is off (Stats.Traditional).
 	traditional atomic.Int64
 
-	stdin       *stdin // when "-" is an input
-	stdinAgain  bool   // a later pass reads standard input again
+	stdin       *stdin            // when "-" is an input
+	sources     map[string]Source // Input.Sources by their names in Input.Files
+	stdinAgain  bool              // a later pass reads standard input again
 	pairsOut    *atomicfile.File
 	pairsBuf    *bufio.Writer
 	allPairs    []Pair                      // Options.AllPairs: the pairs found, written after the finder's Flush
@@ -516,14 +522,52 @@ func newRun(cfg Options, in Input, out Outputs) (*run, error) {
 	if in.Resume && len(in.AgainstIndexes) > 0 {
 		return nil, conflict("Input.Resume", "Input.AgainstIndexes", "cannot be combined: the index lookups are not checkpointed")
 	}
+	if in.Resume && len(in.Sources) > 0 {
+		return nil, conflict("Input.Resume", "Input.Sources", "cannot be combined: a source has no file to checkpoint against")
+	}
+	var sources map[string]Source
+	if len(in.Sources) > 0 {
+		sources = make(map[string]Source, len(in.Sources))
+		in.Files = slices.Clone(in.Files)
+		for i, src := range in.Sources {
+			if src.Open == nil {
+				return nil, optErr(fmt.Sprintf("Input.Sources[%d].Open", i), "is nil")
+			}
+			name := src.key(i)
+			sources[name] = src
+			in.Files = append(in.Files, name)
+		}
+	}
 	if in.Progress == nil {
 		in.Progress = noProgress{}
 	}
 	st := &Stats{Method: m.Name(), Spec: spec, Params: m.Facts(), Workers: cfg.workers(),
 		FilesSkipped: len(in.FilesSkipped), FilesExcluded: in.FilesExcluded}
 	st.FilesSkippedFirst = in.FilesSkipped[:min(len(in.FilesSkipped), maxFilesSkippedListed)]
-	return &run{cfg: cfg, spec: spec, in: in, out: out, method: m, caps: capabilitiesOf(m), norm: norm, stats: st}, nil
+	return &run{cfg: cfg, spec: spec, in: in, out: out, method: m, caps: capabilitiesOf(m), norm: norm, stats: st, sources: sources}, nil
 }
+
+// A Source is an input of Run that is not a file it opens by name.
+type Source struct {
+	// Name names the source in messages and Stats, and in the ids of
+	// documents without one ("NAME:LINE", as the source's reader makes
+	// them).
+	Name string
+	// Open returns a new reader of the source's documents, from the first,
+	// in the same order each time: Run reads an input up to three times (a
+	// method's pre-pass, the main pass, and the pass that writes the kept
+	// documents and the examples) and closes every reader it opens. opts
+	// are the run's reader options (Input.Options, with OnInvalid set for
+	// SkipInvalid); a reader should honour them where they apply.
+	Open func(opts corpus.Options) (corpus.Reader, error)
+	// Size is the source's size in bytes for the memory plan (0: not
+	// known; --spill then decides for a source larger than memory).
+	Size int64
+}
+
+// key is the name the run gives source i among its inputs: its Name,
+// marked so that it cannot be a file's.
+func (s Source) key(i int) string { return fmt.Sprintf("<source %d: %s>", i, s.Name) }
 
 // output is a file written atomically: nothing appears under its name
 // until Commit.
@@ -564,7 +608,12 @@ func (r *run) readAllOpts(ctx context.Context, files []string, opts corpus.Optio
 	}
 	for _, name := range files {
 		var rd corpus.Reader
-		if name == "-" {
+		if src, ok := r.sources[name]; ok {
+			var err error
+			if rd, err = src.Open(opts); err != nil {
+				return fmt.Errorf("source %s: %w", src.Name, err)
+			}
+		} else if name == "-" {
 			var err error
 			if rd, err = r.stdin.open(opts, r.stdinAgain); err != nil {
 				return err
