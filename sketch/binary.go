@@ -106,7 +106,7 @@ func (s Spec) DecodeBinary(dst *Sketch, src []byte) (rest []byte, err error) {
 		if need == 16 {
 			dst.FP.Hi = binary.LittleEndian.Uint64(src[8:])
 		}
-		lo, hi := fpMask(s.SimHash.Bits)
+		lo, hi := FingerprintMask(s.SimHash.Bits)
 		if dst.FP.Lo&^lo != 0 || dst.FP.Hi&^hi != 0 {
 			return src, fmt.Errorf("%w: fingerprint bits above %d", ErrSketch, s.SimHash.Bits)
 		}

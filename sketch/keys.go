@@ -103,7 +103,7 @@ func (s Spec) Compatible(sk *Sketch) error {
 			return fmt.Errorf("%w: a MinHash signature of %d slots, the specification has %d", ErrSketch, len(sk.Sig), s.MinHash.NumPerm)
 		}
 	case SimHash:
-		lo, hi := fpMask(s.SimHash.Bits)
+		lo, hi := FingerprintMask(s.SimHash.Bits)
 		if sk.Sig != nil || sk.FP.Lo&^lo != 0 || sk.FP.Hi&^hi != 0 {
 			return fmt.Errorf("%w: not a %d-bit SimHash fingerprint", ErrSketch, s.SimHash.Bits)
 		}
@@ -111,8 +111,10 @@ func (s Spec) Compatible(sk *Sketch) error {
 	return nil
 }
 
-// fpMask returns the masks of the lowest nbits bits.
-func fpMask(nbits int) (lo, hi uint64) {
+// FingerprintMask returns the masks (low word, high word) of the lowest
+// nbits bits of a fingerprint: the bits a SimHash fingerprint of nbits
+// may have set.
+func FingerprintMask(nbits int) (lo, hi uint64) {
 	switch {
 	case nbits >= 128:
 		return ^uint64(0), ^uint64(0)

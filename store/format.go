@@ -8,6 +8,7 @@ import (
 
 	"github.com/neardup/neardup/minhash"
 	"github.com/neardup/neardup/simhash"
+	"github.com/neardup/neardup/sketch"
 )
 
 // FormatVersion is the version of the on-disk layout written by this
@@ -94,22 +95,11 @@ func decodeFP(src []byte, nbits int) (simhash.Fingerprint, error) {
 	if want == 16 {
 		fp.Hi = binary.LittleEndian.Uint64(src[8:])
 	}
-	lo, hi := fpMask(nbits)
+	lo, hi := sketch.FingerprintMask(nbits)
 	if fp.Lo&^lo != 0 || fp.Hi&^hi != 0 {
 		return simhash.Fingerprint{}, fmt.Errorf("%w: fingerprint has bits above %d", ErrCorrupt, nbits)
 	}
 	return fp, nil
-}
-
-// fpMask returns the masks of the lowest nbits bits.
-func fpMask(nbits int) (lo, hi uint64) {
-	switch {
-	case nbits >= 128:
-		return ^uint64(0), ^uint64(0)
-	case nbits >= 64:
-		return ^uint64(0), 1<<(nbits-64) - 1
-	}
-	return 1<<nbits - 1, 0
 }
 
 // record is a decoded document record.

@@ -46,7 +46,7 @@ func (s *keyer) checkSketch(sk *Sketch) error {
 	if sk.Sig != nil {
 		return fmt.Errorf("%w: the index holds %d-bit SimHash fingerprints, the sketch is a MinHash signature", ErrIncompatible, s.p.Bits)
 	}
-	lo, hi := fpMask(s.p.Bits)
+	lo, hi := sketch.FingerprintMask(s.p.Bits)
 	if sk.FP.Lo&^lo != 0 || sk.FP.Hi&^hi != 0 {
 		return fmt.Errorf("%w: the index holds %d-bit SimHash fingerprints, the sketch has higher bits set", ErrIncompatible, s.p.Bits)
 	}

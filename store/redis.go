@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -989,7 +990,7 @@ func (r *Redis) Each(fn func(id string, sk Sketch) error) error {
 				}
 				es = append(es, entry{binary.BigEndian.Uint64([]byte(f)), v})
 			}
-			slices.SortFunc(es, func(a, b entry) int { return cmpUint64(a.seq, b.seq) })
+			slices.SortFunc(es, func(a, b entry) int { return cmp.Compare(a.seq, b.seq) })
 			for _, e := range es {
 				sc.recBuf = append(sc.recBuf[:0], e.rec...)
 				if err := r.p.decodeRecord(&sc.rec, sc.recBuf); err != nil {
@@ -1006,16 +1007,6 @@ func (r *Redis) Each(fn func(id string, sk Sketch) error) error {
 		}
 	}
 	return nil
-}
-
-func cmpUint64(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // Stats returns the index's statistics: Dir is the URL (without its

@@ -178,7 +178,7 @@ func TestSimHashOracle(t *testing.T) {
 			p := Params{Method: SimHash, Bits: tc.bits, Distance: tc.dist, Blocks: tc.blocks, ExactOnly: tc.dist == 0}
 			s := mustCreate(t, p)
 			r := rand.New(rand.NewPCG(uint64(tc.bits), uint64(tc.dist)))
-			lo, hi := fpMask(tc.bits)
+			lo, hi := sketch.FingerprintMask(tc.bits)
 			randFP := func() simhash.Fingerprint { return simhash.Fingerprint{Lo: r.Uint64() & lo, Hi: r.Uint64() & hi} }
 			flip := func(fp simhash.Fingerprint, k int) simhash.Fingerprint {
 				for range k {

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -222,7 +223,7 @@ func (f *bucketFn) ProcessElement(ctx context.Context, _ uint64, it func(*member
 	if len(ms) < 2 {
 		return nil
 	}
-	slices.SortFunc(ms, func(a, b member) int { return cmpInt64(a.Rank, b.Rank) })
+	slices.SortFunc(ms, func(a, b member) int { return cmp.Compare(a.Rank, b.Rank) })
 	ms = slices.CompactFunc(ms, func(a, b member) bool { return a.Rank == b.Rank })
 	sks := make([]dedup.DocSketch, len(ms))
 	for i := range ms {
@@ -250,14 +251,4 @@ func (f *bucketFn) ProcessElement(ctx context.Context, _ uint64, it func(*member
 	}
 	cBucketPairs.Inc(ctx, checks)
 	return nil
-}
-
-func cmpInt64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
