@@ -52,9 +52,11 @@ type Options struct {
 	EstimateOnly bool
 
 	// Cluster is how pairs become clusters: cluster.Components (connected
-	// components of the pairs, single linkage) or cluster.Leader (every
-	// removed document has a verified similarity >= the threshold to the
-	// kept document of its cluster; minhash with Keep first).
+	// components of the pairs, single linkage) or cluster.Leader (leader
+	// clustering in keep order: every removed document is a verified
+	// near-duplicate of the kept document of its cluster: minhash, simhash,
+	// and exact and ksentence, whose clusters are the same either way; in
+	// memory only).
 	Cluster cluster.Mode
 
 	// Bloom: KeyField dedups on this field's value instead of the text.
@@ -229,8 +231,15 @@ func (c *Options) Validate() error {
 	if c.Workers < 0 {
 		return optErr("Workers", "%d must not be negative (0 means all cores)", c.Workers)
 	}
-	if c.Cluster == cluster.Leader && c.methodName() != "minhash" {
-		return conflict("Cluster", "Method", "only the minhash method clusters by leader so far (not %s)", c.methodName())
+	if c.Cluster == cluster.Leader {
+		switch c.methodName() {
+		case "minhash", "simhash":
+		case "exact", "ksentence":
+			// Their clusters are sets of identical sketches: every member
+			// is a duplicate of the kept one, leader and components agree.
+		default:
+			return conflict("Cluster", "Method", "leader clustering is offered by minhash, simhash, exact and ksentence (not %s)", c.methodName())
+		}
 	}
 	_, _, err := c.spec()
 	return err

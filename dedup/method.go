@@ -124,7 +124,7 @@ func methodList() string { return strings.Join(methodNames, ", ") }
 // DropFinder or a keptChecker.
 //
 //	capability       interface        methods
-//	spill path       Keyed            minhash (not leader), simhash, exact, ksentence
+//	spill path       Keyed            minhash, simhash, exact, ksentence (not under leader clustering)
 //	checkpoints      SketchCodec      minhash, simhash, exact, ksentence
 //	memory plan      memoryEstimator  every method
 //	pre-pass         PrePass          simhash (tfidf)
@@ -132,7 +132,8 @@ func methodList() string { return strings.Join(methodNames, ", ") }
 //	cliques          cliquer          exact, ksentence, bloom
 //	Hamming measure  hammingReporter  simhash
 //	unnamed drops    DropFinder       bloom's finders
-//	kept check       keptChecker      minhash's finder
+//	kept check       keptChecker      minhash's and simhash's finders
+//	keep order       keepOrdered      minhash's and simhash's finders
 
 // capabilities are the optional interfaces a run's method implements
 // (nil or false where it does not).
@@ -150,6 +151,12 @@ type capabilities struct {
 func capabilitiesOf(m Method) capabilities {
 	var c capabilities
 	c.keyed, _ = m.(Keyed)
+	if l, ok := m.(leaderClusterer); ok && l.clustersByLeader() {
+		// The spill path joins each bucket's documents by single linkage
+		// in key order, which cannot follow keep order: a leader run
+		// stays in memory.
+		c.keyed = nil
+	}
 	c.codec, _ = m.(SketchCodec)
 	c.memory, _ = m.(memoryEstimator)
 	c.prePass, _ = m.(PrePass)
@@ -197,6 +204,17 @@ type persister interface {
 // their kept document (Stats.RemovedBelowThreshold).
 type keptChecker interface {
 	CountBelow(keep []int32, from int) (n int, ok bool)
+}
+
+// leaderClusterer is implemented by methods that can cluster by leader
+// (--cluster leader): clustersByLeader reports whether this run does.
+type leaderClusterer interface{ clustersByLeader() bool }
+
+// keepOrdered is implemented by finders that need the length by which
+// --keep longest orders documents (leader clustering in keep order); the
+// pipeline calls SetKeepLength before Flush under --keep longest.
+type keepOrdered interface {
+	SetKeepLength(length func(i int) int)
 }
 
 // cliquer is implemented by methods whose duplicates are identical

@@ -1,6 +1,7 @@
 package dedup
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"math/bits"
@@ -72,6 +73,7 @@ type minhashMethod struct {
 	shingle   shingle.Options
 	join      joinMode
 	leader    bool // --cluster leader: documents join a verified kept document (see minhashFinder.addLeader)
+	longest   bool // --keep longest: with leader, documents are clustered in keep order at Flush
 	allPairs  bool // Options.AllPairs: report joined candidates too
 	direct    bool // join every candidate (no estimate filter); tests and measurements only
 	// lo[keff], hi[keff]: the tiered join's margins for keff effective
@@ -115,7 +117,7 @@ const (
 func newMinhashMethod(cfg *Options, spec sketch.Spec) (Method, error) {
 	k := spec.MinHash.NumPerm
 	m := &minhashMethod{spec: spec, threshold: spec.Threshold, params: spec.Banding(), family: spec.MinHash.Family,
-		shingle: spec.Shingle, leader: cfg.Cluster == cluster.Leader, allPairs: cfg.AllPairs}
+		shingle: spec.Shingle, leader: cfg.Cluster == cluster.Leader, longest: cfg.Keep == cluster.Longest, allPairs: cfg.AllPairs}
 	m.lo, m.hi = make([]float64, k+1), make([]float64, k+1)
 	for keff := 1; keff <= k; keff++ {
 		// The standard error of the estimate at J = t, floored so that a
@@ -131,13 +133,8 @@ func newMinhashMethod(cfg *Options, spec sketch.Spec) (Method, error) {
 	case cfg.EstimateOnly:
 		m.join = joinEstimate
 	}
-	if m.leader {
-		if cfg.Keep != cluster.First {
-			return nil, conflict("Cluster", "Keep", "leader clustering keeps the first document of each cluster (not the %s)", cfg.Keep)
-		}
-		if m.join == joinEstimate {
-			return nil, conflict("Cluster", "EstimateOnly", "leader clustering verifies every member against its kept document")
-		}
+	if m.leader && m.join == joinEstimate {
+		return nil, conflict("Cluster", "EstimateOnly", "leader clustering verifies every member against its kept document")
 	}
 	given := cfg.Spec.MinHash
 	switch {
@@ -150,25 +147,11 @@ func newMinhashMethod(cfg *Options, spec sketch.Spec) (Method, error) {
 	default:
 		m.rule = "--bands and --rows"
 	}
-	if m.leader {
-		return minhashLeader{m}, nil
-	}
 	return m, nil
 }
 
-// minhashLeader is the minhash method with leader clustering. It is not
-// Keyed: the spill path joins the documents of each bucket by single
-// linkage in key order, which cannot respect keep order, so a leader run
-// stays in memory. It forwards everything else.
-type minhashLeader struct{ m *minhashMethod }
-
-func (l minhashLeader) Name() string                                { return l.m.Name() }
-func (l minhashLeader) NewSketcher() (DocSketcher, error)           { return l.m.NewSketcher() }
-func (l minhashLeader) NewFinder() (Finder, error)                  { return l.m.NewFinder() }
-func (l minhashLeader) Facts() Facts                                { return l.m.Facts() }
-func (l minhashLeader) AppendSketch(dst []byte, s DocSketch) []byte { return l.m.AppendSketch(dst, s) }
-func (l minhashLeader) DecodeSketch(b []byte) (DocSketch, error)    { return l.m.DecodeSketch(b) }
-func (l minhashLeader) BytesPerDoc(textBytes int) int               { return l.m.BytesPerDoc(textBytes) }
+// clustersByLeader: see leaderClusterer.
+func (m *minhashMethod) clustersByLeader() bool { return m.leader }
 
 func (m *minhashMethod) Name() string { return "minhash" }
 
@@ -388,6 +371,10 @@ type minhashFinder struct {
 	// direct mode: the first document of each band's bucket.
 	first []map[uint64]int32
 	keys  []uint64
+	// leader clustering under --keep longest: the sketches, clustered in
+	// keep order (length) at Flush.
+	deferred []*minhashSketch
+	length   func(i int) int
 }
 
 func (m *minhashMethod) NewFinder() (Finder, error) {
@@ -443,6 +430,13 @@ func (f *minhashFinder) Add(i int, s DocSketch, emit func(Pair)) error {
 	}
 	if f.first != nil {
 		return f.addDirect(i, sk.sig, emit)
+	}
+	if f.m.leader && f.m.longest {
+		for len(f.deferred) <= i {
+			f.deferred = append(f.deferred, nil)
+		}
+		f.deferred[i] = sk
+		return nil
 	}
 	if f.m.leader {
 		return f.addLeader(i, sk, emit)
@@ -548,10 +542,12 @@ func (f *minhashFinder) identical(j, i int, sk *minhashSketch) bool {
 	return matches16(f.sigs.get(j), sk.sig) == f.k
 }
 
-// addLeader is leader clustering in input order (--cluster leader, keep
-// first): only kept documents (leaders) are in the index, and document i
-// joins the candidate leader with the highest exact Jaccard similarity at
-// or above the threshold (the earliest of equals), or becomes a leader.
+// addLeader is leader clustering in keep order (--cluster leader; the
+// documents come in input order under --keep first, and in keep order
+// from Flush under --keep longest): only kept documents (leaders) are in
+// the index, and document i joins the candidate leader with the highest
+// exact Jaccard similarity at or above the threshold (the earliest in keep
+// order of equals), or becomes a leader.
 // The estimate only rejects (below the lower margin, and the size filter):
 // every accepted pair is verified, whatever the join mode.
 func (f *minhashFinder) addLeader(i int, sk *minhashSketch, emit func(Pair)) error {
@@ -560,8 +556,8 @@ func (f *minhashFinder) addLeader(i int, sk *minhashSketch, emit func(Pair)) err
 	if err != nil {
 		return err
 	}
-	best, bestSim := -1, -1.0
-	for _, c := range f.cands { // ascending
+	best, bestSim, bestRank := -1, -1.0, 0
+	for _, c := range f.cands { // ascending input order, not keep order
 		j := int(c)
 		if f.m.join == joinTiered {
 			lo, _ := f.m.margins(max(min(int(f.keff[j]), sk.keff), 1))
@@ -573,8 +569,12 @@ func (f *minhashFinder) addLeader(i int, sk *minhashSketch, emit func(Pair)) err
 		if float64(min(len(a), len(b))) < f.m.threshold*float64(max(len(a), len(b))) {
 			continue // J <= min/max of the sizes
 		}
-		if sim := jaccard.Set(a, b); sim >= f.m.threshold && sim > bestSim {
-			best, bestSim = j, sim
+		sim := jaccard.Set(a, b)
+		if sim < f.m.threshold || sim < bestSim {
+			continue
+		}
+		if r := f.rank(j); sim > bestSim || r < bestRank {
+			best, bestSim, bestRank = j, sim, r
 		}
 	}
 	if best < 0 {
@@ -582,7 +582,47 @@ func (f *minhashFinder) addLeader(i int, sk *minhashSketch, emit func(Pair)) err
 	}
 	f.uf.Union(best, i)
 	f.sets[i] = lazySet{} // a member is never a candidate again
-	emit(Pair{A: best, B: i, Similarity: bestSim, Distance: -1})
+	emit(Pair{A: min(best, i), B: max(best, i), Similarity: bestSim, Distance: -1})
+	return nil
+}
+
+// SetKeepLength gives the Finder the length by which --keep longest
+// orders the documents (the pipeline's, where an old document is longest).
+func (f *minhashFinder) SetKeepLength(length func(i int) int) { f.length = length }
+
+// rank is document i's position in keep order, as a sort key: its
+// negated length, then its index, under --keep longest; its index
+// otherwise. Lower comes first.
+func (f *minhashFinder) rank(i int) int {
+	if f.length == nil {
+		return i
+	}
+	return -min(f.length(i), math.MaxInt32)<<32 | i
+}
+
+// flushLeader runs leader clustering over the deferred sketches in keep
+// order (--keep longest).
+func (f *minhashFinder) flushLeader(emit func(Pair)) error {
+	if f.deferred == nil {
+		return nil
+	}
+	if f.length == nil {
+		return fmt.Errorf("minhash: leader clustering under keep longest without the documents' lengths")
+	}
+	order := make([]int, 0, len(f.deferred))
+	for i, sk := range f.deferred {
+		if sk != nil {
+			order = append(order, i)
+		}
+	}
+	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(f.rank(a), f.rank(b)) })
+	for _, i := range order {
+		if err := f.addLeader(i, f.deferred[i], emit); err != nil {
+			return err
+		}
+		f.deferred[i] = nil
+	}
+	f.deferred = nil
 	return nil
 }
 
@@ -608,7 +648,10 @@ func (f *minhashFinder) addDirect(i int, sig minhash.Signature, emit func(Pair))
 
 // Flush frees the index and the signatures; the shingle sets stay until
 // CountBelow.
-func (f *minhashFinder) Flush(func(Pair)) error {
+func (f *minhashFinder) Flush(emit func(Pair)) error {
+	if err := f.flushLeader(emit); err != nil {
+		return err
+	}
 	f.ix, f.sigs, f.first = nil, sigStore{}, nil
 	return nil
 }

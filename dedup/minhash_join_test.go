@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -195,74 +196,104 @@ func TestMinhashTieredDecide(t *testing.T) {
 	}
 }
 
-// TestMinhashLeader: under --cluster leader every removed document has an
-// exact Jaccard similarity >= the threshold to its kept document, which
-// comes before it (keep first); the clusters agree with a brute-force
-// leader clustering (all pairs, exact Jaccard, in input order: a document
-// joins the most similar earlier leader at or above the threshold) on at
-// least 97% of the documents (LSH misses a few candidates); and the run
-// counts no document below the threshold. Spilling is not offered.
+// TestMinhashLeader: under --cluster leader, with --keep first and
+// longest, every removed document has an exact Jaccard similarity >= the
+// threshold to its kept document, which comes before it in keep order; the
+// clusters agree with a brute-force leader clustering (all pairs, exact
+// Jaccard, in keep order: a document joins the most similar leader before
+// it at or above the threshold) on at least 97% of the documents (LSH
+// misses a few candidates); and the run counts no document below the
+// threshold. Spilling is not offered.
 func TestMinhashLeader(t *testing.T) {
 	texts := append(nearCorpus(40, 8, 0.8, 2), mhCorpus(t)...)
 	_, sim := bruteForce(t, texts)
-	for _, th := range []float64{0.5, 0.8} {
-		for _, verify := range []bool{false, true} {
-			cfg := mhConfig(verify, th)
-			cfg.Cluster = cluster.Leader
-			cfg.Spill = true // ignored: a leader run stays in memory
-			got, st := runClusters(t, cfg, texts)
-			if st.Memory.Spill {
-				t.Errorf("t=%v: a leader run spilled", th)
-			}
-			// Brute-force leader clustering.
-			want := make([]int, len(texts))
-			var leaders []int
-			for i := range texts {
-				best, bestSim := i, -1.0
-				for _, l := range leaders {
-					if s := sim(l, i); s >= th && s > bestSim {
-						best, bestSim = l, s
+	for _, keep := range []cluster.Policy{cluster.First, cluster.Longest} {
+		order, rank := keepOrder(texts, keep)
+		for _, th := range []float64{0.5, 0.8} {
+			for _, verify := range []bool{false, true} {
+				cfg := mhConfig(verify, th)
+				cfg.Cluster, cfg.Keep = cluster.Leader, keep
+				cfg.Spill = true // ignored: a leader run stays in memory
+				got, st := runClusters(t, cfg, texts)
+				if st.Memory.Spill {
+					t.Errorf("t=%v: a leader run spilled", th)
+				}
+				// Brute-force leader clustering in keep order.
+				want := make([]int, len(texts))
+				var leaders []int // in keep order
+				for _, i := range order {
+					best, bestSim := i, -1.0
+					for _, l := range leaders {
+						if s := sim(l, i); s >= th && s > bestSim {
+							best, bestSim = l, s
+						}
 					}
-				}
-				if best == i {
-					leaders = append(leaders, i)
-				}
-				want[i] = best
-			}
-			same, removed := 0, 0
-			for i, k := range got {
-				if k > i {
-					t.Fatalf("t=%v: document %d kept by a later document %d", th, i, k)
-				}
-				if k != i {
-					removed++
-					if s := sim(i, k); s < th {
-						t.Fatalf("t=%v verify=%v: document %d removed with J %.4f to its kept document %d", th, verify, i, s, k)
+					if best == i {
+						leaders = append(leaders, i)
 					}
+					want[i] = best
 				}
-				if k == want[i] {
-					same++
-				}
-			}
-			agree := float64(same) / float64(len(texts))
-			t.Logf("t=%v verify=%v: %d removed, %.4f agree with brute force", th, verify, removed, agree)
-			if agree < 0.97 || removed == 0 {
-				t.Errorf("t=%v verify=%v: %.4f of the documents as brute-force leader clustering, want >= 0.97", th, verify, agree)
-			}
-			if st.RemovedBelowThreshold == nil || *st.RemovedBelowThreshold != 0 {
-				t.Errorf("t=%v: removed_below_threshold %v, want 0", th, st.RemovedBelowThreshold)
+				checkLeader(t, fmt.Sprintf("keep %s t=%v verify=%v", keep, th, verify), got, want, rank, st,
+					func(i, k int) bool { return sim(i, k) >= th })
 			}
 		}
 	}
 }
 
+// keepOrder returns the documents in keep order (input order, or under
+// Longest the longest text first, then input order) and each document's
+// place in it.
+func keepOrder(texts []string, keep cluster.Policy) (order, rank []int) {
+	order = make([]int, len(texts))
+	for i := range order {
+		order[i] = i
+	}
+	if keep == cluster.Longest {
+		slices.SortStableFunc(order, func(a, b int) int { return len(texts[b]) - len(texts[a]) })
+	}
+	rank = make([]int, len(texts))
+	for r, i := range order {
+		rank[i] = r
+	}
+	return order, rank
+}
+
+// checkLeader checks a leader clustering got (document -> kept document)
+// against the brute-force one want: every removed document is a duplicate
+// (dup) of its kept document, which comes before it in keep order (rank),
+// at least 97% of the documents agree with brute force (an LSH method
+// misses a few candidates), something is removed, and the run counts no
+// removed document below the threshold.
+func checkLeader(t *testing.T, what string, got, want, rank []int, st *Stats, dup func(i, k int) bool) {
+	t.Helper()
+	same, removed := 0, 0
+	for i, k := range got {
+		if rank[k] > rank[i] {
+			t.Fatalf("%s: document %d kept by %d, which comes later in keep order", what, i, k)
+		}
+		if k != i {
+			removed++
+			if !dup(i, k) {
+				t.Fatalf("%s: document %d removed but not a duplicate of its kept document %d", what, i, k)
+			}
+		}
+		if k == want[i] {
+			same++
+		}
+	}
+	agree := float64(same) / float64(len(got))
+	t.Logf("%s: %d removed, %.4f agree with brute force", what, removed, agree)
+	if agree < 0.97 || removed == 0 {
+		t.Errorf("%s: %.4f of the documents as brute-force leader clustering (%d removed), want >= 0.97", what, agree, removed)
+	}
+	if st.RemovedBelowThreshold == nil || *st.RemovedBelowThreshold != 0 {
+		t.Errorf("%s: removed_below_threshold %v, want 0", what, st.RemovedBelowThreshold)
+	}
+}
+
 func TestMinhashLeaderErrors(t *testing.T) {
 	cfg := mhConfig(false, 0.8)
-	cfg.Cluster, cfg.Keep = cluster.Leader, cluster.Longest
-	if _, err := NewMethod(cfg); err == nil || !errors.Is(err, ErrConflict) || !strings.Contains(err.Error(), "Cluster with Keep") {
-		t.Errorf("leader with keep longest: %v", err)
-	}
-	cfg.Keep, cfg.EstimateOnly = cluster.First, true
+	cfg.Cluster, cfg.EstimateOnly = cluster.Leader, true
 	if _, err := NewMethod(cfg); err == nil || !errors.Is(err, ErrConflict) || !strings.Contains(err.Error(), "Cluster with EstimateOnly") {
 		t.Errorf("leader with estimate only: %v", err)
 	}
@@ -272,8 +303,10 @@ func TestMinhashLeaderErrors(t *testing.T) {
 		t.Error("--verify with --estimate-only accepted")
 	}
 	cfg = Options{}
-	cfg.Method, cfg.Cluster = "jaccard", cluster.Leader
-	if _, err := Run(context.Background(), cfg, Input{Files: []string{"x"}}, Outputs{}); err == nil || !strings.Contains(err.Error(), "leader") {
-		t.Errorf("jaccard with leader: %v", err)
+	for _, method := range []string{"jaccard", "bloom", "bloom-overlap"} {
+		cfg.Method, cfg.Cluster = method, cluster.Leader
+		if _, err := Run(context.Background(), cfg, Input{Files: []string{"x"}}, Outputs{}); err == nil || !strings.Contains(err.Error(), "leader") {
+			t.Errorf("%s with leader: %v", method, err)
+		}
 	}
 }

@@ -722,6 +722,9 @@ func (r *run) pass1(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if ko, ok := finder.(keepOrdered); ok && r.cfg.Keep == cluster.Longest {
+		ko.SetKeepLength(r.keepLength())
+	}
 	if err := finder.Flush(emit); err != nil {
 		return err
 	}
@@ -1146,18 +1149,23 @@ func (r *run) indexHit(i int, h indexHit) {
 	r.hitLine = line
 }
 
+// keepLength is the length by which --keep longest chooses: the text's,
+// and an old document always wins (it is never removed).
+func (r *run) keepLength() func(int) int {
+	return func(i int) int {
+		if i < r.nOld {
+			return math.MaxInt
+		}
+		return int(r.lengths[i])
+	}
+}
+
 // finish chooses the kept documents and writes the outputs.
 func (r *run) finish(ctx context.Context) error {
 	start := newMark()
 	var length func(int) int
 	if r.cfg.Keep == cluster.Longest {
-		// An old document always wins: it is never removed.
-		length = func(i int) int {
-			if i < r.nOld {
-				return math.MaxInt
-			}
-			return int(r.lengths[i])
-		}
+		length = r.keepLength()
 	}
 	// Old documents come first, so under First an old member is kept too.
 	keep := cluster.Keep(r.uf, r.cfg.Keep, length)

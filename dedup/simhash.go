@@ -1,6 +1,7 @@
 package dedup
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 
@@ -37,6 +38,7 @@ type simhashMethod struct {
 	weighting      string // count, set, sublinear or tfidf
 	shingle        shingle.Options
 	verify         bool
+	leader         bool // --cluster leader: see simhashFinder.flushLeader
 	allPairs       bool // Options.AllPairs
 	threshold      float64
 	design         simhash.Design  // for 2^20 documents, in Describe before a run
@@ -49,7 +51,8 @@ type simhashMethod struct {
 func newSimhashMethod(cfg *Options, spec sketch.Spec, threshold float64) (Method, error) {
 	bits, dist := spec.SimHash.Bits, spec.SimHash.MaxDistance()
 	m := &simhashMethod{spec: spec, bits: bits, distance: dist, weighting: spec.SimHash.Weights.String(),
-		shingle: spec.Shingle, allPairs: cfg.AllPairs, verify: cfg.Verify, threshold: threshold}
+		shingle: spec.Shingle, allPairs: cfg.AllPairs, verify: cfg.Verify, threshold: threshold,
+		leader: cfg.Cluster == cluster.Leader}
 	m.idfMeta = spec.IDFMeta()
 	d, err := simhash.ChooseDesign(simhash.DefaultExpectedN, bits, dist, true, simhash.DesignOptions{})
 	if err != nil {
@@ -90,6 +93,9 @@ func legacyIDFMeta(spec sketch.Spec) string {
 
 func (m *simhashMethod) Name() string { return "simhash" }
 
+// clustersByLeader: see leaderClusterer.
+func (m *simhashMethod) clustersByLeader() bool { return m.leader }
+
 func (m *simhashMethod) Facts() Facts {
 	f := Facts{
 		Bits:       uint64(m.bits),
@@ -104,6 +110,11 @@ func (m *simhashMethod) Facts() Facts {
 	if m.verify {
 		f.Similarity = "exact Jaccard of shingle sets (--verify)"
 		f.Threshold = m.threshold
+	}
+	f.Cluster = "components"
+	if m.leader {
+		f.Cluster = "leader"
+		f.Index = "permuted tables of the kept documents (simhash.Index), in keep order; design chosen at Flush for the number of fingerprints"
 	}
 	if m.chosen != nil {
 		f.Design = m.chosen.String()
@@ -238,7 +249,12 @@ type simhashFinder struct {
 	uf   *cluster.UnionFind
 	// Design is the design AllPairsGrouped chose, after Flush.
 	design simhash.Design
+	length func(i int) int // --keep longest (SetKeepLength)
 }
+
+// SetKeepLength gives the Finder the length by which --keep longest orders
+// the documents, for leader clustering.
+func (f *simhashFinder) SetKeepLength(length func(i int) int) { f.length = length }
 
 func (f *simhashFinder) Add(i int, s DocSketch, emit func(Pair)) error {
 	if s == nil {
@@ -258,6 +274,9 @@ func (f *simhashFinder) Add(i int, s DocSketch, emit func(Pair)) error {
 
 func (f *simhashFinder) Flush(emit func(Pair)) error {
 	f.uf.Grow(len(f.fps))
+	if f.m.leader {
+		return f.flushLeader(emit)
+	}
 	report := func(a, b, d int) {
 		sim := 1 - float64(d)/float64(f.m.bits)
 		if f.m.verify {
@@ -288,6 +307,93 @@ func (f *simhashFinder) Flush(emit func(Pair)) error {
 		f.m.chosen = &d
 	}
 	return err
+}
+
+// flushLeader is leader clustering in keep order (--cluster leader): only
+// kept documents (leaders) are in a permuted-table index, and each
+// document, in keep order, joins the leader within the distance that is
+// most similar (the smallest distance, or with --verify the highest exact
+// Jaccard at or above the threshold; the earliest in keep order of
+// equals), or becomes a leader. Every removed document is then within the
+// distance (and with --verify at or above the threshold) of its kept
+// document.
+func (f *simhashFinder) flushLeader(emit func(Pair)) error {
+	n := len(f.fps)
+	opts := simhash.DesignOptions{N: max(n, 1)}
+	ix, err := simhash.NewIndex(f.m.bits, f.m.distance, opts)
+	if err != nil {
+		return err
+	}
+	f.design = ix.Design()
+	f.m.chosen = &f.design
+	// order: positions in keep order; rank[p]: p's place in it.
+	order := make([]int, n)
+	for p := range order {
+		order[p] = p
+	}
+	if f.length != nil {
+		slices.SortStableFunc(order, func(a, b int) int {
+			return cmp.Compare(f.length(int(f.docs[b])), f.length(int(f.docs[a])))
+		})
+	}
+	rank := make([]int32, n)
+	for r, p := range order {
+		rank[p] = int32(r)
+	}
+	var ms []simhash.Match
+	for _, p := range order {
+		ms = ix.Query(f.fps[p], ms[:0])
+		best, bestDist, bestSim := -1, 0, -1.0
+		for _, mt := range ms {
+			c := mt.ID
+			sim := 1 - float64(mt.Distance)/float64(f.m.bits)
+			if f.m.verify {
+				if sim = jaccard.Set(f.sets[c], f.sets[p]); sim < f.m.threshold {
+					continue
+				}
+			}
+			if sim > bestSim || sim == bestSim && rank[c] < rank[best] {
+				best, bestDist, bestSim = c, mt.Distance, sim
+			}
+		}
+		if best < 0 {
+			if err := ix.Insert(p, f.fps[p]); err != nil {
+				return err
+			}
+			continue
+		}
+		f.uf.Union(best, p)
+		a, b := int(f.docs[best]), int(f.docs[p])
+		emit(Pair{A: min(a, b), B: max(a, b), Similarity: bestSim, Distance: bestDist, Hamming: f.m.HammingSimilarity()})
+	}
+	return nil
+}
+
+// CountBelow counts the documents i >= from that are not near-duplicates
+// of their kept document keep[i]: farther than the distance, or with
+// --verify below the threshold in exact Jaccard (chains of pairs under
+// --cluster components; none under leader).
+func (f *simhashFinder) CountBelow(keep []int32, from int) (int, bool) {
+	n := 0
+	for i := from; i < len(keep); i++ {
+		k := int(keep[i])
+		if k == i {
+			continue
+		}
+		p, ok1 := slices.BinarySearch(f.docs, int32(i))
+		q, ok2 := slices.BinarySearch(f.docs, int32(k))
+		if !ok1 || !ok2 {
+			continue
+		}
+		switch {
+		case f.fps[p].Distance(f.fps[q]) > f.m.distance:
+			n++
+		case f.m.verify && jaccard.Set(f.sets[p], f.sets[q]) < f.m.threshold:
+			n++
+		}
+	}
+	f.fps, f.sets = nil, nil
+	return n, true
 }
 
 // The simhash method is Keyed: its keys are the fingerprint's keys in the

@@ -95,7 +95,7 @@ Regular output files are replaced atomically, and only when the run succeeds.
 	o.sketch.register(fs, groupThreshold|groupShingle|groupMinHash|groupSeed|groupSimHash|groupKSentence)
 	fs.BoolVar(&o.verify, "verify", false, "confirm each candidate pair by exact Jaccard of its shingle sets before it joins a cluster (minhash without it: only the candidates whose estimate is near --threshold)")
 	fs.BoolVar(&o.estimate, "estimate-only", false, "minhash: decide every candidate by its signature estimate, never by exact Jaccard (faster, less memory, imprecise on templated text)")
-	fs.StringVar(&o.clustering, "cluster", cluster.Components.String(), "how pairs become clusters: components (connected components) or leader (minhash, --keep first: every removed document is a verified duplicate of its cluster's kept document)")
+	fs.StringVar(&o.clustering, "cluster", cluster.Components.String(), "how pairs become clusters: components (connected components) or leader (minhash, simhash: every removed document is a verified near-duplicate of its cluster's kept document, leaders chosen in --keep order; in memory only)")
 	fs.StringVar(&o.keyField, "key-field", "", "bloom: deduplicate on this JSON field (a URL, say) instead of the text")
 	fs.IntVar(&o.bloomN, "bloom-n", 0, "bloom: expected number of distinct items (0: 10 million)")
 	fs.Float64Var(&o.bloomFPP, "bloom-fpp", dedup.DefaultBloomFPP, "bloom: target false-positive probability")
