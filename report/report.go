@@ -374,10 +374,19 @@ func summary(r *Run) []string {
 	}
 	out = append(out, fmt.Sprintf("neardup read %s from %s and removed %s as near-duplicates of a document it kept; %s %s.",
 		plural(s.Documents, "document", "documents"), src, plural(s.Removed, "document", "documents"), plural(s.Kept, "document", "documents"), remain))
-	if s.Clusters > 0 {
-		out = append(out, fmt.Sprintf("The duplicates form %s: groups of documents that are near-duplicates of one another, directly or through a chain of pairs. The largest holds %s. In every cluster one document is kept (%s) and the others are removed.",
-			plural(s.Clusters, "cluster", "clusters"), plural(s.LargestCluster, "document", "documents"), keepName(cfg)))
-	} else {
+	switch {
+	case s.Clusters > 0 && s.Params.Cluster == "leader":
+		out = append(out, fmt.Sprintf("The duplicates form %s: in keep order (%s), each document joined the kept document it is most similar to, if one was similar enough, or was kept itself, so every removed document is a near-duplicate of the document kept in its place. The largest cluster holds %s.",
+			plural(s.Clusters, "cluster", "clusters"), keepName(cfg), plural(s.LargestCluster, "document", "documents")))
+	case s.Clusters > 0:
+		chained := ""
+		if n := s.RemovedBelowThreshold; n != nil && *n > 0 {
+			chained = fmt.Sprintf(" %s joined through such a chain, not similar enough to the kept document itself (--cluster leader removes none such).",
+				plural(*n, "removed document was", "removed documents were"))
+		}
+		out = append(out, fmt.Sprintf("The duplicates form %s: groups of documents that are near-duplicates of one another, directly or through a chain of pairs. The largest holds %s. In every cluster one document is kept (%s) and the others are removed.%s",
+			plural(s.Clusters, "cluster", "clusters"), plural(s.LargestCluster, "document", "documents"), keepName(cfg), chained))
+	default:
 		out = append(out, "No two documents were found to be duplicates.")
 	}
 	out = append(out, "Two documents are duplicates when "+criterion(r)+".")

@@ -387,3 +387,32 @@ func TestWriteNoDuplicates(t *testing.T) {
 		t.Error("Write without Stats did not fail")
 	}
 }
+
+// TestClusterModeSummary: the summary says how clusters were formed:
+// under leader clustering every removed document is a near-duplicate of
+// its kept one; under components, how many removed documents a chain
+// joined, when the run counted some.
+func TestClusterModeSummary(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		edit  func(r *Run)
+		want  string
+		never string
+	}{
+		{"components", func(r *Run) {}, "directly or through a chain of pairs", "joined through such a chain"},
+		{"chained", func(r *Run) { n := 3; r.Stats.RemovedBelowThreshold = &n },
+			"3 removed documents were joined through such a chain, not similar enough to the kept document itself", ""},
+		{"leader", func(r *Run) { r.Stats.Params.Cluster = "leader" },
+			"every removed document is a near-duplicate of the document kept in its place", "chain of pairs"},
+	} {
+		r := fixture()
+		c.edit(r)
+		var buf bytes.Buffer
+		if err := Write(&buf, r, Options{}); err != nil {
+			t.Fatal(err)
+		}
+		if page := buf.String(); !strings.Contains(page, c.want) || c.never != "" && strings.Contains(page, c.never) {
+			t.Errorf("%s: the page lacks %q or has %q", c.name, c.want, c.never)
+		}
+	}
+}
