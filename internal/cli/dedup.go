@@ -418,7 +418,11 @@ func (sw summaryWriter) outcome(s *dedup.Stats) {
 			plural(s.LargestCluster, "document"), plural(s.Pairs, "duplicate pair"))
 	}
 	if n := s.RemovedBelowThreshold; n != nil && *n > 0 {
-		sw.line("%s %s below the threshold to the kept document of the cluster (joined through chains of pairs; --cluster leader removes none such)", plural(*n, "removed document"), agree(*n, "is", "are"))
+		far := "below the threshold to"
+		if s.Method == "simhash" && (s.Params.Verify == nil || !*s.Params.Verify) {
+			far = "beyond the distance from"
+		}
+		sw.line("%s %s %s the kept document of the cluster (joined through chains of pairs; --cluster leader removes none such)", plural(*n, "removed document"), agree(*n, "is", "are"), far)
 	}
 	if s.Dropped > 0 {
 		sw.line("%s removed %s the method does not name (no pairs line)", plural(s.Dropped, "document"),
