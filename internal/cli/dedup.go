@@ -512,6 +512,8 @@ func (sw summaryWriter) memory(s *dedup.Stats) {
 	switch {
 	case m.Spill:
 		how = "spilling bucket keys to disk"
+	case m.EstimatedBytes > m.BudgetBytes && s.Params.Cluster == "leader":
+		how = "in memory (leader clustering cannot spill)"
 	case m.EstimatedBytes > m.BudgetBytes:
 		how = "in memory (this method cannot spill)"
 	}

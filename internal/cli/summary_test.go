@@ -33,3 +33,16 @@ func TestSummaryChained(t *testing.T) {
 		}
 	}
 }
+
+// TestSummaryNoSpill: a run over its budget that could not spill says why.
+func TestSummaryNoSpill(t *testing.T) {
+	for cl, want := range map[string]string{"leader": "leader clustering cannot spill", "": "this method cannot spill"} {
+		s := &dedup.Stats{Method: "minhash", Params: dedup.Facts{Cluster: cl},
+			Memory: dedup.MemoryPlan{BudgetBytes: 1 << 20, EstimatedBytes: 2 << 20}}
+		var buf bytes.Buffer
+		summaryWriter{&buf}.memory(s)
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("cluster %q: %q lacks %q", cl, buf.String(), want)
+		}
+	}
+}
