@@ -207,3 +207,39 @@ func TestWorkerErrorsInInputOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestDamageBeyondVerifyAhead: damage further than corpus.VerifyAhead
+// after a bad record does not replace it: the record is skipped as bad and
+// the damage reported at its own line, as by the reader.
+func TestDamageBeyondVerifyAhead(t *testing.T) {
+	if testing.Short() {
+		t.Skip("40 MB of input")
+	}
+	var b bytes.Buffer
+	b.WriteString(`{"id": "a", "text": "first"}` + "\n" + badKinds[0] + "\n")
+	filler := strings.Repeat("lorem ipsum ", 64<<10/12)
+	for i := 0; b.Len() < 40<<20; i++ {
+		fmt.Fprintf(&b, `{"id": "f%d", "text": "%s %d"}`+"\n", i, filler, i%7)
+	}
+	whole := gzipped(t, b.Bytes())
+	cut := filepath.Join(t.TempDir(), "far.jsonl.gz")
+	if err := os.WriteFile(cut, whole[:len(whole)*97/100], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ids, errs, _ := oracle(t, corpus.Options{}, nil, []string{cut})
+	if len(errs) != 2 || errors.Is(errs[0], corpus.ErrCorrupt) || !errors.Is(errs[1], corpus.ErrCorrupt) || errs[0].Record != 2 {
+		t.Fatalf("fixture: want a bad record at line 2, then damage; the reader gives %v", errs)
+	}
+	for _, j := range []int{1, 2} {
+		cfg := Options{Workers: j}
+		cfg.Method = "exact"
+		st, err := Run(context.Background(), cfg, Input{Files: []string{cut}, SkipInvalid: true}, Outputs{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Documents != len(ids) || st.Skipped != 1 || st.SkippedErrors[0] != errs[0].Error() ||
+			len(st.Damaged) != 1 || st.Damaged[0] != DamagedFileOf(errs[1]) {
+			t.Errorf("-j %d: %d documents, skipped %q, damaged %+v; want %d, %q, %+v", j, st.Documents, st.SkippedErrors, st.Damaged, len(ids), errs[0], DamagedFileOf(errs[1]))
+		}
+	}
+}
