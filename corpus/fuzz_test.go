@@ -2,8 +2,8 @@ package corpus
 
 import (
 	"bytes"
-	"fmt"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
