@@ -136,7 +136,7 @@ func parseRecord(line []byte, name string, lineNo int64, opts *Options) (id, tex
 }
 
 // parseRecordShared is parseRecord; with share, text may point into line
-// (sharedString).
+// (decodeString).
 func parseRecordShared(line []byte, name string, lineNo int64, opts *Options, share bool) (id, text string, err error) {
 	rawID, rawText, isObject, err := scanObject(line, opts.IDField, opts.TextField)
 	if err != nil {
@@ -154,12 +154,7 @@ func parseRecordShared(line []byte, name string, lineNo int64, opts *Options, sh
 	if rawText == nil {
 		return id, "", fmt.Errorf("%w %q", ErrMissingText, opts.TextField)
 	}
-	var ok bool
-	if share {
-		text, ok = sharedString(rawText)
-	} else {
-		text, ok = jsonString(rawText)
-	}
+	text, ok := decodeString(rawText, share)
 	if !ok {
 		return id, "", fmt.Errorf("%w (field %q)", ErrTextType, opts.TextField)
 	}
@@ -167,33 +162,25 @@ func parseRecordShared(line []byte, name string, lineNo int64, opts *Options, sh
 }
 
 // jsonString decodes a JSON string value; ok is false for other values.
-func jsonString(raw []byte) (string, bool) {
-	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
-		return "", false
-	}
-	inner := raw[1 : len(raw)-1]
-	if plainString(inner) {
-		return string(inner), true
-	}
-	b, ok := unquote(make([]byte, 0, len(inner)), inner)
-	return string(b), ok
-}
+func jsonString(raw []byte) (string, bool) { return decodeString(raw, false) }
 
-// sharedString is jsonString without a copy of a string that has no
-// escape: the result points into raw.
-func sharedString(raw []byte) (string, bool) {
+// decodeString is jsonString; with share, a string without escapes is
+// returned without a copy: it points into raw.
+func decodeString(raw []byte, share bool) (string, bool) {
 	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
 		return "", false
 	}
 	inner := raw[1 : len(raw)-1]
-	if len(inner) == 0 {
+	switch {
+	case len(inner) == 0:
 		return "", true
-	}
-	if plainString(inner) {
+	case !plainString(inner):
+		b, ok := unquote(make([]byte, 0, len(inner)), inner)
+		return string(b), ok
+	case share:
 		return unsafe.String(&inner[0], len(inner)), true
 	}
-	b, ok := unquote(make([]byte, 0, len(inner)), inner)
-	return string(b), ok
+	return string(inner), true
 }
 
 // plainString reports whether the body of a JSON string literal is its own

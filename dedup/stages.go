@@ -162,7 +162,8 @@ func (r *run) readStage(ctx context.Context, jobs chan<- *batch, free *sync.Pool
 		old, file = k < len(r.in.Against), k
 		if r.ckpt != nil && name != "-" {
 			tr, err := readCheckpoint(ckptPath(r.ckpt.dir, k), r.ckpt.codec, func(id string, n int, sk DocSketch) error {
-				return push(rawDoc{id: id, n: n, old: old, file: k, pre: true, sketch: sk})
+				records++
+				return push(rawDoc{id: id, n: n, old: old, file: k, pre: true, sketch: sk, seq: records - 1})
 			})
 			switch {
 			case err == nil:
