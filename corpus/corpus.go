@@ -129,8 +129,9 @@ type Options struct {
 	// RawOnly, for JSONL input, splits the records without validating or
 	// parsing them: Document.ID and Text are empty and ParseJSONL fills
 	// them in. Blank lines are still skipped and the size limit still
-	// applies. It is for a second read of a file already read in full.
-	// Other formats ignore it.
+	// applies. It is for a second read of a file already read in full, or
+	// for parsing the records on other goroutines (ParseJSONLShared), as
+	// package dedup does. Other formats ignore it.
 	RawOnly bool
 }
 
