@@ -129,8 +129,9 @@ type Options struct {
 	// RawOnly, for JSONL input, splits the records without validating or
 	// parsing them: Document.ID and Text are empty and ParseJSONL fills
 	// them in. Blank lines are still skipped and the size limit still
-	// applies. It is for a second read of a file already read in full.
-	// Other formats ignore it.
+	// applies. It is for a second read of a file already read in full, or
+	// for parsing the records on other goroutines (ParseJSONLShared), as
+	// package dedup does. Other formats ignore it.
 	RawOnly bool
 }
 
@@ -206,13 +207,29 @@ func reject(opts *Options, src any, e *RecordError) (end, gap bool, stop error) 
 			if !errors.Is(err, ErrCorrupt) { // the file itself failed
 				return true, false, &RecordError{File: e.File, Record: e.Record, Offset: e.Offset, Err: err}
 			}
-			e = &RecordError{File: e.File, Record: e.Record, Offset: e.Offset,
-				Err: fmt.Errorf("%w (found by checking the stream ahead after a bad record at this line, %v; nothing from this line on is used)", err, e.Err)}
+			e = DamagedAfter(e, err)
 			gap = errors.Is(err, errGzipGap)
 			end = !gap
 		}
 	}
 	return end, gap, invalid(opts, e)
+}
+
+// VerifyAhead is how far (in decompressed bytes) a reader looks ahead of a
+// bad record in a compressed stream for damage to report instead (see
+// DamagedAfter).
+const VerifyAhead = maxVerifyAhead
+
+// DamagedAfter is the error a reader reports for the bad record e of a
+// compressed stream when the stream turns out damaged (damage, wrapping
+// ErrCorrupt) within VerifyAhead bytes after it: garbage from a damaged
+// stream often decodes as text before its checksum fails, so the damage
+// is what is reported, at e's line, and the file ends there. Package
+// dedup, which validates records away from the reader, uses it to report
+// exactly what the reader would.
+func DamagedAfter(e *RecordError, damage error) *RecordError {
+	return &RecordError{File: e.File, Record: e.Record, Offset: e.Offset,
+		Err: fmt.Errorf("%w (found by checking the stream ahead after a bad record at this line, %v; nothing from this line on is used)", damage, e.Err)}
 }
 
 // Supported reports whether the file name has an extension a reader exists

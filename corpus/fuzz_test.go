@@ -3,6 +3,7 @@ package corpus
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -266,6 +267,31 @@ func FuzzJSONString(f *testing.F) {
 		}
 		if ok && got != want {
 			t.Fatalf("jsonString(%q) = %q, encoding/json %q", raw, got, want)
+		}
+	})
+}
+
+// FuzzParseJSONLShared: ParseJSONLShared (the text shares the record's
+// memory) gives the ID, Text and error of ParseJSONL for any record, and
+// leaves the record unchanged.
+func FuzzParseJSONLShared(f *testing.F) {
+	for _, s := range strings.Split(jsonlSample+"\n"+mixedJSONL, "\n") {
+		f.Add([]byte(s))
+	}
+	f.Add([]byte(`{"id": 7, "text": "a\u00e9\ud800\"b"}`))
+	f.Add([]byte("{\"text\": \"\xff\"}"))
+	f.Add([]byte(`{"text": ""}`))
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		orig := bytes.Clone(raw)
+		want := Document{Raw: bytes.Clone(raw), Source: "f", Record: 3}
+		werr := ParseJSONL(&want, Options{})
+		got := Document{Raw: raw, Source: "f", Record: 3}
+		gerr := ParseJSONLShared(&got, Options{})
+		if got.ID != want.ID || got.Text != want.Text || fmt.Sprint(gerr) != fmt.Sprint(werr) {
+			t.Fatalf("%q: shared (%q, %q, %v), copied (%q, %q, %v)", raw, got.ID, got.Text, gerr, want.ID, want.Text, werr)
+		}
+		if !bytes.Equal(raw, orig) {
+			t.Fatalf("%q changed to %q", orig, raw)
 		}
 	})
 }

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // JSONL reads one JSON object per line. Blank lines are skipped. The text
@@ -104,6 +105,22 @@ func ParseJSONL(d *Document, opts Options) error {
 	return parseJSONL(d, &opts)
 }
 
+// ParseJSONLShared is ParseJSONL for a caller that holds on to d.Raw: the
+// Text it sets shares d.Raw's memory when the JSON string has no escape
+// (no copy, no allocation), so it is valid only while d.Raw is neither
+// changed nor reused. ID is always a string of its own. It is how
+// package dedup parses records on its workers (records split with
+// Options.RawOnly on the reading goroutine).
+func ParseJSONLShared(d *Document, opts Options) error {
+	opts = opts.withDefaults()
+	if !utf8.Valid(d.Raw) {
+		return ErrInvalidUTF8
+	}
+	var err error
+	d.ID, d.Text, err = parseRecordShared(d.Raw, d.Source, d.Record, &opts, true)
+	return err
+}
+
 // parseJSONL sets the id and text of d from d.Raw. It sets the id it found
 // even on error, for the error message. One pass (scanObject) validates the
 // line and finds the two fields, several times faster than json.Valid
@@ -115,6 +132,12 @@ func parseJSONL(d *Document, opts *Options) error {
 }
 
 func parseRecord(line []byte, name string, lineNo int64, opts *Options) (id, text string, err error) {
+	return parseRecordShared(line, name, lineNo, opts, false)
+}
+
+// parseRecordShared is parseRecord; with share, text may point into line
+// (decodeString).
+func parseRecordShared(line []byte, name string, lineNo int64, opts *Options, share bool) (id, text string, err error) {
 	rawID, rawText, isObject, err := scanObject(line, opts.IDField, opts.TextField)
 	if err != nil {
 		return "", "", fmt.Errorf("%w: %v", ErrSyntax, err)
@@ -131,7 +154,7 @@ func parseRecord(line []byte, name string, lineNo int64, opts *Options) (id, tex
 	if rawText == nil {
 		return id, "", fmt.Errorf("%w %q", ErrMissingText, opts.TextField)
 	}
-	text, ok := jsonString(rawText)
+	text, ok := decodeString(rawText, share)
 	if !ok {
 		return id, "", fmt.Errorf("%w (field %q)", ErrTextType, opts.TextField)
 	}
@@ -139,16 +162,25 @@ func parseRecord(line []byte, name string, lineNo int64, opts *Options) (id, tex
 }
 
 // jsonString decodes a JSON string value; ok is false for other values.
-func jsonString(raw []byte) (string, bool) {
+func jsonString(raw []byte) (string, bool) { return decodeString(raw, false) }
+
+// decodeString is jsonString; with share, a string without escapes is
+// returned without a copy: it points into raw.
+func decodeString(raw []byte, share bool) (string, bool) {
 	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
 		return "", false
 	}
 	inner := raw[1 : len(raw)-1]
-	if plainString(inner) {
-		return string(inner), true
+	switch {
+	case len(inner) == 0:
+		return "", true
+	case !plainString(inner):
+		b, ok := unquote(make([]byte, 0, len(inner)), inner)
+		return string(b), ok
+	case share:
+		return unsafe.String(&inner[0], len(inner)), true
 	}
-	b, ok := unquote(make([]byte, 0, len(inner)), inner)
-	return string(b), ok
+	return string(inner), true
 }
 
 // plainString reports whether the body of a JSON string literal is its own

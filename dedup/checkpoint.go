@@ -252,8 +252,8 @@ type checkpointer struct {
 	resumed []bool // the file's documents came from its checkpoint
 	cur     int    // file being written
 	w       *ckptWriter
-	// Per file, written by the reader goroutine before any document of a
-	// later file is sent, so the collector reads them after that.
+	// Per file, counted by the collector (which calls add) in input
+	// order, so they are complete when a document of a later file comes.
 	skipped []int
 	bytes   []int64
 	damaged []bool // files found damaged get no checkpoint: a rerun reads them again and reports the damage
@@ -270,8 +270,8 @@ func (c *checkpointer) add(d *rawDoc, s DocSketch) error {
 		}
 		c.cur++
 	}
-	// d.pre, not resumed[d.file]: the reader sets that flag only after
-	// the file's last document has been sent.
+	// d.pre, not resumed[d.file]: the collector sets that flag only
+	// after the file's last document.
 	if d.pre || c.names[d.file] == "-" {
 		return nil
 	}

@@ -24,7 +24,11 @@ type Pair struct {
 
 // Doc is what a DocSketcher sees of one document.
 type Doc struct {
-	// Index is the document's position in the input, from 0.
+	// Index is the document's position in the input, from 0, counting
+	// the records found invalid and skipped (Input.SkipInvalid) too:
+	// records are parsed on the workers, so a worker does not know how
+	// many of those before it are bad. (The finder's index, Finder.Add's
+	// i, counts documents only.)
 	Index int
 	// ID is the document id.
 	ID string

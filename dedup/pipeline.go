@@ -12,11 +12,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
-
-	"golang.org/x/sync/errgroup"
 
 	"github.com/neardup/neardup/cluster"
 	"github.com/neardup/neardup/corpus"
@@ -24,7 +21,6 @@ import (
 	"github.com/neardup/neardup/internal/tempfile"
 	"github.com/neardup/neardup/sketch"
 	"github.com/neardup/neardup/text"
-	"github.com/neardup/neardup/text/t2s"
 )
 
 // Outputs names the files a run writes; an empty name writes nothing. "-"
@@ -258,27 +254,6 @@ type ExampleDoc struct {
 	// what the method compared, not the markup.
 	Text string `json:"text"`
 	Kept bool   `json:"kept"`
-}
-
-// batchSize documents travel together between the stages.
-const batchSize = 256
-
-type batch struct {
-	seq      int
-	first    int // index of docs[0]
-	docs     []rawDoc
-	sketches []DocSketch
-	hits     []*indexHit // with AgainstIndexes: docs[k]'s duplicate, or nil
-}
-
-type rawDoc struct {
-	id, text string
-	n        int       // length of the text in bytes
-	raw      []byte    // only when a key field is needed
-	old      bool      // from Input.Against
-	file     int       // position of its file in Against, then Files
-	pre      bool      // sketch already known (from a checkpoint)
-	sketch   DocSketch // when pre
 }
 
 // Index is a saved index of old documents that new documents are checked
@@ -591,12 +566,9 @@ func (r *run) cleanup() {
 	}
 }
 
-// readAll calls fn for every document of the input, in order, on the
-// calling goroutine. skips counts the records skipped as invalid.
-func (r *run) readAll(ctx context.Context, files []string, fn func(*corpus.Document) error, onSkip func(*corpus.RecordError)) error {
-	return r.readAllOpts(ctx, files, r.in.Options, fn, onSkip)
-}
-
+// readAllOpts calls fn for every document of files, in order, on the
+// calling goroutine; onSkip is told of the records skipped as invalid
+// (Input.SkipInvalid).
 func (r *run) readAllOpts(ctx context.Context, files []string, opts corpus.Options, fn func(*corpus.Document) error, onSkip func(*corpus.RecordError)) error {
 	if r.in.SkipInvalid {
 		opts.OnInvalid = func(e *corpus.RecordError) error {
@@ -607,43 +579,48 @@ func (r *run) readAllOpts(ctx context.Context, files []string, opts corpus.Optio
 		}
 	}
 	for _, name := range files {
-		var rd corpus.Reader
-		if src, ok := r.sources[name]; ok {
-			var err error
-			if rd, err = src.Open(opts); err != nil {
-				return fmt.Errorf("source %s: %w", src.Name, err)
-			}
-		} else if name == "-" {
-			var err error
-			if rd, err = r.stdin.open(opts, r.stdinAgain); err != nil {
-				return err
-			}
-		} else {
-			var err error
-			if rd, err = corpus.Open(name, opts); err != nil {
-				return err
-			}
-		}
-		n := 0
-		for rd.Next() {
-			if n++; n%1024 == 0 && ctx.Err() != nil {
-				rd.Close()
-				return ctx.Err()
-			}
-			if err := fn(rd.Doc()); err != nil {
-				rd.Close()
-				return err
-			}
-		}
-		err := rd.Err()
-		if cerr := rd.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
+		if err := r.readFile(ctx, name, opts, fn); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// readFile calls fn for every document of one input (a file, "-" or a
+// Source's name) read with opts.
+func (r *run) readFile(ctx context.Context, name string, opts corpus.Options, fn func(*corpus.Document) error) error {
+	var rd corpus.Reader
+	var err error
+	switch src, ok := r.sources[name]; {
+	case ok:
+		if rd, err = src.Open(opts); err != nil {
+			return fmt.Errorf("source %s: %w", src.Name, err)
+		}
+	case name == "-":
+		if rd, err = r.stdin.open(opts, r.stdinAgain); err != nil {
+			return err
+		}
+	default:
+		if rd, err = corpus.Open(name, opts); err != nil {
+			return err
+		}
+	}
+	n := 0
+	for rd.Next() {
+		if n++; n%1024 == 0 && ctx.Err() != nil {
+			rd.Close()
+			return ctx.Err()
+		}
+		if err := fn(rd.Doc()); err != nil {
+			rd.Close()
+			return err
+		}
+	}
+	err = rd.Err()
+	if cerr := rd.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // pass1 reads, sketches in parallel, and feeds the finder in order.
@@ -812,205 +789,6 @@ func (r *run) prePass(ctx context.Context) error {
 type learnSketcher struct{ l Learner }
 
 func (s learnSketcher) Sketch(d *Doc) (DocSketch, error) { return nil, s.l.Learn(d) }
-
-// eachDoc reads every document, normalises it and hands it to one of the
-// workers (sketchers, one per goroutine), and calls consume for each in
-// input order on one goroutine.
-func (r *run) eachDoc(ctx context.Context, sketchers []DocSketcher, consume func(i int, d *rawDoc, s DocSketch) error) error {
-	workers := len(sketchers)
-	g, gctx := errgroup.WithContext(ctx)
-	jobs := make(chan *batch, workers*2)
-	done := make(chan *batch, workers*2)
-	free := sync.Pool{New: func() any { return &batch{} }}
-
-	// Reader: documents into batches.
-	g.Go(func() error {
-		defer close(jobs)
-		b := free.Get().(*batch)
-		b.docs, b.first, b.seq = b.docs[:0], 0, 0
-		seq, idx := 0, 0
-		send := func() error {
-			select {
-			case jobs <- b:
-			case <-gctx.Done():
-				return gctx.Err()
-			}
-			seq++
-			b = free.Get().(*batch)
-			b.docs, b.first, b.seq = b.docs[:0], idx, seq
-			return nil
-		}
-		old, file := false, 0
-		push := func(rd rawDoc) error {
-			b.docs = append(b.docs, rd)
-			idx++
-			if len(b.docs) == batchSize {
-				return send()
-			}
-			return nil
-		}
-		add := func(d *corpus.Document) error {
-			rd := rawDoc{id: d.ID, text: d.Text, n: len(d.Text), old: old, file: file}
-			if r.cfg.KeyField != "" {
-				rd.raw = append([]byte(nil), d.Raw...)
-			}
-			if !old {
-				r.stats.InputBytes += int64(len(d.Raw))
-			}
-			r.fileBytes[file] += int64(len(d.Raw))
-			return push(rd)
-		}
-		skip := func(e *corpus.RecordError) {
-			if errors.Is(e, corpus.ErrCorrupt) { // a damaged file, not a bad record
-				r.stats.Damaged = append(r.stats.Damaged, DamagedFileOf(e))
-				r.fileDamaged[file] = true
-				return
-			}
-			r.stats.Skipped++
-			r.fileSkipped[file]++
-			if len(r.stats.SkippedErrors) < 10 {
-				r.stats.SkippedErrors = append(r.stats.SkippedErrors, e.Error())
-			}
-		}
-		for k, name := range r.sequence {
-			old, file = k < len(r.in.Against), k
-			if r.ckpt != nil && name != "-" {
-				tr, err := readCheckpoint(ckptPath(r.ckpt.dir, k), r.ckpt.codec, func(id string, n int, sk DocSketch) error {
-					return push(rawDoc{id: id, n: n, old: old, file: k, pre: true, sketch: sk})
-				})
-				switch {
-				case err == nil:
-					r.ckpt.resumed[k] = true
-					r.stats.Skipped += int(tr.skipped)
-					if !old {
-						r.stats.InputBytes += tr.inputBytes
-					}
-					continue
-				case errors.Is(err, errCheckpoint):
-					os.Remove(ckptPath(r.ckpt.dir, k)) // damaged: read the file again
-				case !errors.Is(err, os.ErrNotExist):
-					return err
-				}
-			}
-			if err := r.readAll(gctx, []string{name}, add, skip); err != nil {
-				return err
-			}
-		}
-		if len(b.docs) > 0 {
-			return send()
-		}
-		return nil
-	})
-
-	// Workers: normalise and sketch.
-	var wg sync.WaitGroup
-	for w, sk := range sketchers {
-		wg.Add(1)
-		var checkers []func(string) (string, float64, bool, error)
-		if len(r.checkers) == len(sketchers) {
-			checkers = r.checkers[w]
-		}
-		g.Go(func() error {
-			defer wg.Done()
-			var buf []byte
-			for b := range jobs {
-				b.sketches = slices.Grow(b.sketches[:0], len(b.docs))[:len(b.docs)]
-				b.hits = b.hits[:0]
-				if checkers != nil {
-					b.hits = slices.Grow(b.hits, len(b.docs))[:len(b.docs)]
-				}
-				for k := range b.docs {
-					rd := &b.docs[k]
-					if checkers != nil && !rd.old {
-						hit, err := check(checkers, rd.text)
-						if err != nil {
-							return fmt.Errorf("document %q: %w", rd.id, err)
-						}
-						b.hits[k] = hit
-					}
-					if rd.pre {
-						b.sketches[k] = rd.sketch
-						continue
-					}
-					buf = r.norm.Append(buf[:0], rd.text)
-					if len(buf) == 0 {
-						b.sketches[k] = nil
-						continue
-					}
-					if !r.spec.Normalize.T2S && !rd.old && t2s.HasTraditional(buf) {
-						r.traditional.Add(1)
-					}
-					d := Doc{Index: b.first + k, ID: rd.id, Text: buf}
-					if r.cfg.KeyField != "" {
-						key, err := corpus.Field(rd.raw, r.cfg.KeyField)
-						if err != nil {
-							return fmt.Errorf("document %q: %w", rd.id, err)
-						}
-						d.Key = key
-					}
-					s, err := sk.Sketch(&d)
-					if err != nil {
-						return fmt.Errorf("document %q: %w", rd.id, err)
-					}
-					b.sketches[k] = s
-				}
-				select {
-				case done <- b:
-				case <-gctx.Done():
-					return gctx.Err()
-				}
-			}
-			return nil
-		})
-	}
-	go func() { wg.Wait(); close(done) }()
-
-	// Collector: in input order; it also writes the checkpoints.
-	g.Go(func() error {
-		pending := map[int]*batch{}
-		next := 0
-		for b := range done {
-			pending[b.seq] = b
-			for {
-				b, ok := pending[next]
-				if !ok {
-					break
-				}
-				delete(pending, next)
-				next++
-				if err := gctx.Err(); err != nil {
-					return err
-				}
-				var bytes int64
-				for k := range b.docs {
-					if b.sketches[k] == nil {
-						r.stats.Empty++
-					}
-					bytes += int64(b.docs[k].n)
-					if err := r.ckpt.add(&b.docs[k], b.sketches[k]); err != nil {
-						return err
-					}
-					if err := consume(b.first+k, &b.docs[k], b.sketches[k]); err != nil {
-						return err
-					}
-					if len(b.hits) > 0 && b.hits[k] != nil {
-						r.indexHit(b.first+k, *b.hits[k])
-					}
-				}
-				r.in.Progress.Advance(len(b.docs), bytes)
-				clear(b.docs)
-				clear(b.sketches)
-				clear(b.hits)
-				free.Put(b)
-			}
-		}
-		return nil
-	})
-	if err := g.Wait(); err != nil {
-		return err
-	}
-	return r.ckpt.finish()
-}
 
 // emitter returns the function finders report pairs to: it joins the
 // clusters and writes the pairs file.

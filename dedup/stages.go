@@ -1,0 +1,468 @@
+package dedup
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"sync"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/neardup/neardup/corpus"
+	"github.com/neardup/neardup/text/t2s"
+)
+
+// The stages of a pass (eachDoc):
+//
+//   - the reader (one goroutine) decompresses each input and splits it
+//     into records; JSONL records (files and standard input) are not
+//     parsed there but copied whole into the batch (Options.RawOnly);
+//     what the readers report (a record too large, a damaged stream, a
+//     file that fails) travels as an event item in its place in the
+//     batch;
+//   - the workers parse the JSONL records (corpus.ParseJSONLShared: the
+//     text points into the batch, no copy), normalise and sketch them;
+//   - the collector (one goroutine) takes the batches in input order and
+//     applies everything in that order: bad records (skipped or fatal),
+//     events, ids, counts, checkpoints, the finder.
+//
+// So the records are validated in parallel, yet every error, every
+// --skip-invalid report and every count comes out as the reader alone
+// would have produced them, whatever the number of workers.
+
+// batchSize items travel together between the stages, or fewer when
+// their records reach batchBytes.
+const (
+	batchSize  = 256
+	batchBytes = 1 << 20
+)
+
+type batch struct {
+	seq      int
+	docs     []rawDoc
+	buf      []byte // the records of docs that keep theirs (rawDoc.lo, hi)
+	sketches []DocSketch
+	hits     []*indexHit // with AgainstIndexes: docs[k]'s duplicate, or nil
+}
+
+// What a rawDoc is.
+const (
+	itemDoc     = iota // a document (or a JSONL record that may be bad)
+	itemSkip           // the reader reported a bad record or damage: ev
+	itemStop           // the reader stopped with err (Err, Open, Close)
+	itemResumed        // file's documents came from its checkpoint: trailer
+)
+
+type rawDoc struct {
+	kind     uint8
+	old      bool // from Input.Against
+	parse    bool // a JSONL record to parse on the worker
+	pre      bool // sketch already known (from a checkpoint)
+	id, text string
+	n        int // length of the text in bytes
+	size     int // length of the record as read
+	file     int // position of its file in Against, then Files
+	lo, hi   int // the record in batch.buf, when parse or a key field is needed
+	seq      int // position among the records read (Doc.Index)
+	record   int64
+	offset   int64
+	sketch   DocSketch // when pre
+	// bad is the record's error found by the worker; err a worker's
+	// failure on the document, or the reader's (itemStop).
+	bad     *corpus.RecordError
+	err     error
+	ev      *corpus.RecordError // itemSkip
+	trailer ckptTrailer         // itemResumed
+}
+
+// eachDoc reads every document, normalises it and hands it to one of the
+// workers (sketchers, one per goroutine), and calls consume for each in
+// input order on one goroutine.
+func (r *run) eachDoc(ctx context.Context, sketchers []DocSketcher, consume func(i int, d *rawDoc, s DocSketch) error) error {
+	workers := len(sketchers)
+	g, gctx := errgroup.WithContext(ctx)
+	jobs := make(chan *batch, workers*2)
+	done := make(chan *batch, workers*2)
+	free := sync.Pool{New: func() any { return &batch{} }}
+	g.Go(func() error {
+		defer close(jobs)
+		return r.readStage(gctx, jobs, &free)
+	})
+	var wg sync.WaitGroup
+	for w, sk := range sketchers {
+		wg.Add(1)
+		var checkers []func(string) (string, float64, bool, error)
+		if len(r.checkers) == len(sketchers) {
+			checkers = r.checkers[w]
+		}
+		g.Go(func() error {
+			defer wg.Done()
+			return r.workStage(gctx, sk, checkers, jobs, done)
+		})
+	}
+	go func() { wg.Wait(); close(done) }()
+	g.Go(func() error {
+		c := collector{r: r, consume: consume, free: &free}
+		return c.run(gctx, done)
+	})
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	return r.ckpt.finish()
+}
+
+// readStage reads the inputs (or their checkpoints) into batches.
+func (r *run) readStage(ctx context.Context, jobs chan<- *batch, free *sync.Pool) error {
+	b := free.Get().(*batch)
+	b.docs, b.buf, b.seq = b.docs[:0], b.buf[:0], 0
+	seq, records := 0, 0
+	send := func() error {
+		select {
+		case jobs <- b:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		seq++
+		b = free.Get().(*batch)
+		b.docs, b.buf, b.seq = b.docs[:0], b.buf[:0], seq
+		return nil
+	}
+	push := func(rd rawDoc) error {
+		b.docs = append(b.docs, rd)
+		if len(b.docs) == batchSize || len(b.buf) >= batchBytes {
+			return send()
+		}
+		return nil
+	}
+	old, file, split := false, 0, false
+	add := func(d *corpus.Document) error {
+		rd := rawDoc{old: old, file: file, size: len(d.Raw), seq: records, record: d.Record, offset: d.Offset}
+		records++
+		// With RawOnly, only a JSONL record comes without an id.
+		if rd.parse = split && d.ID == ""; !rd.parse {
+			rd.id, rd.text, rd.n = d.ID, d.Text, len(d.Text)
+		}
+		if rd.parse || r.cfg.KeyField != "" {
+			rd.lo = len(b.buf)
+			b.buf = append(b.buf, d.Raw...)
+			rd.hi = len(b.buf)
+		}
+		return push(rd)
+	}
+	opts := r.in.Options
+	if r.in.SkipInvalid || opts.OnInvalid != nil {
+		// The collector decides, in order, what a bad record does.
+		opts.OnInvalid = func(e *corpus.RecordError) error {
+			return push(rawDoc{kind: itemSkip, old: old, file: file, offset: e.Offset, ev: e})
+		}
+	}
+	for k, name := range r.sequence {
+		old, file = k < len(r.in.Against), k
+		if r.ckpt != nil && name != "-" {
+			tr, err := readCheckpoint(ckptPath(r.ckpt.dir, k), r.ckpt.codec, func(id string, n int, sk DocSketch) error {
+				records++
+				return push(rawDoc{id: id, n: n, old: old, file: k, pre: true, sketch: sk, seq: records - 1})
+			})
+			switch {
+			case err == nil:
+				if err := push(rawDoc{kind: itemResumed, old: old, file: k, trailer: tr}); err != nil {
+					return err
+				}
+				continue
+			case errors.Is(err, errCheckpoint):
+				os.Remove(ckptPath(r.ckpt.dir, k)) // damaged: read the file again
+			case !errors.Is(err, os.ErrNotExist):
+				return err
+			}
+		}
+		// JSONL is split here and parsed on the workers; a Source's
+		// reader is the caller's and gets the options as they are.
+		_, isSource := r.sources[name]
+		split = !isSource
+		o := opts
+		o.RawOnly = split
+		if err := r.readFile(ctx, name, o, add); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			// In its place: the documents before it come first.
+			if err := push(rawDoc{kind: itemStop, old: old, file: file, err: err}); err != nil {
+				return err
+			}
+			break
+		}
+	}
+	if len(b.docs) > 0 {
+		return send()
+	}
+	return nil
+}
+
+// workStage parses, normalises and sketches the documents of the batches.
+// A document's failure is kept in it for the collector, which reports it
+// in input order.
+func (r *run) workStage(ctx context.Context, sk DocSketcher, checkers []func(string) (string, float64, bool, error), jobs <-chan *batch, done chan<- *batch) error {
+	var buf []byte
+	for b := range jobs {
+		b.sketches = slices.Grow(b.sketches[:0], len(b.docs))[:len(b.docs)]
+		b.hits = b.hits[:0]
+		if checkers != nil {
+			b.hits = slices.Grow(b.hits, len(b.docs))[:len(b.docs)]
+		}
+		for k := range b.docs {
+			rd := &b.docs[k]
+			if rd.kind != itemDoc {
+				continue
+			}
+			if rd.parse {
+				d := corpus.Document{Raw: b.buf[rd.lo:rd.hi], Source: r.sequence[rd.file], Record: rd.record, Offset: rd.offset}
+				if err := corpus.ParseJSONLShared(&d, r.in.Options); err != nil {
+					rd.bad = &corpus.RecordError{File: d.Source, Record: d.Record, Offset: d.Offset, ID: d.ID, Err: err}
+					continue
+				}
+				rd.id, rd.text, rd.n = d.ID, d.Text, len(d.Text)
+			}
+			b.sketches[k], rd.err = r.sketchDoc(sk, checkers, b, k, &buf)
+		}
+		select {
+		case done <- b:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// sketchDoc looks document k of b up in the indexes and sketches it.
+func (r *run) sketchDoc(sk DocSketcher, checkers []func(string) (string, float64, bool, error), b *batch, k int, buf *[]byte) (DocSketch, error) {
+	rd := &b.docs[k]
+	if checkers != nil && !rd.old {
+		hit, err := check(checkers, rd.text)
+		if err != nil {
+			return nil, fmt.Errorf("document %q: %w", rd.id, err)
+		}
+		b.hits[k] = hit
+	}
+	if rd.pre {
+		return rd.sketch, nil
+	}
+	*buf = r.norm.Append((*buf)[:0], rd.text)
+	if len(*buf) == 0 {
+		return nil, nil
+	}
+	if !r.spec.Normalize.T2S && !rd.old && t2s.HasTraditional(*buf) {
+		r.traditional.Add(1)
+	}
+	d := Doc{Index: rd.seq, ID: rd.id, Text: *buf}
+	if r.cfg.KeyField != "" {
+		key, err := corpus.Field(b.buf[rd.lo:rd.hi], r.cfg.KeyField)
+		if err != nil {
+			return nil, fmt.Errorf("document %q: %w", rd.id, err)
+		}
+		d.Key = key
+	}
+	s, err := sk.Sketch(&d)
+	if err != nil {
+		return nil, fmt.Errorf("document %q: %w", rd.id, err)
+	}
+	return s, nil
+}
+
+// collector applies the batches in input order: it is the only stage
+// that changes the run's counts, ids, checkpoints and finder.
+type collector struct {
+	r       *run
+	consume func(i int, d *rawDoc, s DocSketch) error
+	free    *sync.Pool
+	next    int            // document index
+	queue   []*batch       // in order, from the one being applied
+	k       int            // position in queue[0]
+	drop    int            // file+1 whose records are dropped up to its damage
+	closed  bool           // no batch comes after queue
+	pending map[int]*batch // arrived ahead of their turn
+	seq     int            // seq of the next batch to queue
+}
+
+func (c *collector) run(ctx context.Context, done <-chan *batch) error {
+	c.pending = map[int]*batch{}
+	for !c.closed {
+		b, ok := <-done
+		if !ok {
+			c.closed = true
+		} else {
+			c.pending[b.seq] = b
+			for {
+				b, ok := c.pending[c.seq]
+				if !ok {
+					break
+				}
+				delete(c.pending, c.seq)
+				c.seq++
+				c.queue = append(c.queue, b)
+			}
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := c.apply(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// apply goes through the queued batches as far as it can: to the end, or
+// to a bad record whose fate depends on batches not yet here.
+func (c *collector) apply() error {
+	r := c.r
+	for len(c.queue) > 0 {
+		b := c.queue[0]
+		var docs int
+		var bytes int64
+		for ; c.k < len(b.docs); c.k++ {
+			rd := &b.docs[c.k]
+			if c.drop > 0 {
+				if rd.file == c.drop-1 {
+					if rd.kind == itemSkip && errors.Is(rd.ev, corpus.ErrCorrupt) {
+						c.drop = 0 // the damage, reported already
+					}
+					continue
+				}
+				c.drop = 0
+			}
+			switch rd.kind {
+			case itemSkip:
+				if err := r.invalid(rd.ev, rd.file); err != nil {
+					return err
+				}
+				continue
+			case itemStop:
+				return rd.err
+			case itemResumed:
+				r.ckpt.resumed[rd.file] = true
+				r.stats.Skipped += int(rd.trailer.skipped)
+				if !rd.old {
+					r.stats.InputBytes += rd.trailer.inputBytes
+				}
+				continue
+			}
+			if rd.bad != nil {
+				damage, known := c.damageAhead(rd)
+				if !known {
+					if docs > 0 {
+						r.in.Progress.Advance(docs, bytes)
+					}
+					return nil // wait for the batches ahead
+				}
+				e := rd.bad
+				if damage != nil {
+					e = corpus.DamagedAfter(e, damage)
+					c.drop = rd.file + 1
+				}
+				if err := r.invalid(e, rd.file); err != nil {
+					return err
+				}
+				continue
+			}
+			if rd.err != nil {
+				return rd.err
+			}
+			s := b.sketches[c.k]
+			if s == nil {
+				r.stats.Empty++
+			}
+			if !rd.old && !rd.pre {
+				r.stats.InputBytes += int64(rd.size)
+			}
+			if !rd.pre {
+				r.fileBytes[rd.file] += int64(rd.size)
+			}
+			if err := r.ckpt.add(rd, s); err != nil {
+				return err
+			}
+			if err := c.consume(c.next, rd, s); err != nil {
+				return err
+			}
+			if len(b.hits) > 0 && b.hits[c.k] != nil {
+				r.indexHit(c.next, *b.hits[c.k])
+			}
+			c.next++
+			docs++
+			bytes += int64(rd.n)
+		}
+		r.in.Progress.Advance(docs, bytes)
+		clear(b.docs)
+		clear(b.sketches)
+		clear(b.hits)
+		c.free.Put(b)
+		c.queue[0] = nil
+		c.queue = c.queue[1:]
+		c.k = 0
+	}
+	return nil
+}
+
+// damageAhead returns, for the bad record rd of the current position, the
+// damage the reader found in the same stream within corpus.VerifyAhead
+// bytes after it (the error of the event item), nil when there is none;
+// known is false while the batches that decide it have not arrived. A
+// reader that validates its own records looks ahead the same way before
+// reporting a bad record (corpus.DamagedAfter); here the reader has read
+// on already, so the answer is in the items that follow.
+func (c *collector) damageAhead(rd *rawDoc) (damage error, known bool) {
+	limit := rd.offset + corpus.VerifyAhead
+	for qi, b := range c.queue {
+		start := 0
+		if qi == 0 {
+			start = c.k + 1
+		}
+		for _, x := range b.docs[start:] {
+			if x.file != rd.file || x.kind == itemResumed {
+				return nil, true // the file ended cleanly
+			}
+			var err error
+			switch x.kind {
+			case itemSkip:
+				err = x.ev
+			case itemStop:
+				err = x.err
+			}
+			if x.offset > limit && x.kind != itemStop {
+				return nil, true
+			}
+			var re *corpus.RecordError
+			if errors.Is(err, corpus.ErrCorrupt) && errors.As(err, &re) && re.Offset <= limit {
+				return re.Err, true
+			}
+			if x.kind == itemStop {
+				return nil, true
+			}
+		}
+	}
+	return nil, c.closed
+}
+
+// invalid handles a bad record of input file: skipped and counted with
+// Input.SkipInvalid, else handed to Options.OnInvalid, else the run's
+// error.
+func (r *run) invalid(e *corpus.RecordError, file int) error {
+	if !r.in.SkipInvalid {
+		if r.in.Options.OnInvalid != nil {
+			return r.in.Options.OnInvalid(e)
+		}
+		return e
+	}
+	if errors.Is(e, corpus.ErrCorrupt) { // a damaged file, not a bad record
+		r.stats.Damaged = append(r.stats.Damaged, DamagedFileOf(e))
+		r.fileDamaged[file] = true
+		return nil
+	}
+	r.stats.Skipped++
+	r.fileSkipped[file]++
+	if len(r.stats.SkippedErrors) < 10 {
+		r.stats.SkippedErrors = append(r.stats.SkippedErrors, e.Error())
+	}
+	return nil
+}
