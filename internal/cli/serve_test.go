@@ -107,74 +107,21 @@ func TestServeKill9(t *testing.T) {
 	dir := createIndex(t)
 	srv := startServer(t, "--index", dir)
 	client := &http.Client{Timeout: 10 * time.Second}
-
-	var mu sync.Mutex
-	acked := map[string]string{} // id -> text
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for g := range 6 {
-		wg.Go(func() {
-			r := rand.New(rand.NewPCG(uint64(g), 99))
-			for i := 0; ; i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				var ids, texts []string
-				var path string
-				var body []byte
-				if g%3 == 2 { // batches of 8
-					var docs []map[string]string
-					for j := range 8 {
-						ids = append(ids, fmt.Sprintf("g%d-%d-%d", g, i, j))
-						texts = append(texts, randomText(r))
-						docs = append(docs, map[string]string{"id": ids[j], "text": texts[j]})
-					}
-					path = "/v1/batch/add"
-					body, _ = json.Marshal(map[string]any{"documents": docs})
-				} else {
-					ids, texts = []string{fmt.Sprintf("g%d-%d", g, i)}, []string{randomText(r)}
-					path = "/v1/check-and-add"
-					if g%3 == 1 {
-						path = "/v1/add"
-					}
-					body, _ = json.Marshal(map[string]string{"id": ids[0], "text": texts[0]})
-				}
-				resp, err := client.Post(srv.addr+path, "application/json", bytes.NewReader(body))
-				if err != nil {
-					return // the server is gone
-				}
-				b, err := io.ReadAll(resp.Body)
-				resp.Body.Close()
-				if err != nil {
-					return
-				}
-				var out struct {
-					Added   bool `json:"added"`
-					Results []struct {
-						ID    string `json:"id"`
-						Added bool   `json:"added"`
-					} `json:"results"`
-				}
-				if resp.StatusCode/100 != 2 || json.Unmarshal(b, &out) != nil {
-					t.Errorf("%s: %d %s", path, resp.StatusCode, b)
-					return
-				}
-				mu.Lock()
-				if out.Results == nil && out.Added {
-					acked[ids[0]] = texts[0]
-				}
-				for j, res := range out.Results {
-					if res.Added {
-						acked[ids[j]] = texts[j]
-					}
-				}
-				mu.Unlock()
+	load := startAckLoad(t, srv.addr, 6, 99, func(g, i int, r *rand.Rand) (string, []ackDoc) {
+		if g%3 == 2 { // batches of 8
+			docs := make([]ackDoc, 8)
+			for j := range docs {
+				docs[j] = ackDoc{fmt.Sprintf("g%d-%d-%d", g, i, j), randomText(r)}
 			}
-		})
-	}
-	killAfterAcks(t, srv, &mu, acked, 400, stop, &wg)
+			return "/v1/batch/add", docs
+		}
+		path := "/v1/check-and-add"
+		if g%3 == 1 {
+			path = "/v1/add"
+		}
+		return path, []ackDoc{{fmt.Sprintf("g%d-%d", g, i), randomText(r)}}
+	})
+	acked := load.killAfter(t, srv, 400)
 	t.Logf("%d documents acknowledged before SIGKILL", len(acked))
 
 	srv = startServer(t, "--index", dir)
@@ -284,4 +231,108 @@ func TestDebugServerTimeouts(t *testing.T) {
 	if ds.WriteTimeout <= maxProfileSeconds*time.Second {
 		t.Errorf("WriteTimeout %v leaves no time for a %d s profile", ds.WriteTimeout, maxProfileSeconds)
 	}
+}
+
+// ackDoc is a document sent by an ackLoad.
+type ackDoc struct{ ID, Text string }
+
+// ackLoad drives a server with writes from several clients and records
+// every document the server acknowledged as added, until killAfter.
+type ackLoad struct {
+	mu    sync.Mutex
+	acked map[string]string // id -> text
+	stop  chan struct{}
+	wg    sync.WaitGroup
+}
+
+// startAckLoad starts clients goroutines posting to addr: client g's
+// request i is next(g, i, r), a path and its documents (one document is
+// sent as {"id", "text"}, several as a batch {"documents": [...]}); r is
+// the client's own generator, seeded with seed. The answer's "added" (or
+// each result's, for a batch) marks a document acknowledged. A request
+// that fails in transport ends its client (the server is gone); any other
+// answer than 2xx fails the test.
+func startAckLoad(t *testing.T, addr string, clients int, seed uint64, next func(g, i int, r *rand.Rand) (string, []ackDoc)) *ackLoad {
+	l := &ackLoad{acked: map[string]string{}, stop: make(chan struct{})}
+	client := &http.Client{Timeout: 10 * time.Second}
+	for g := range clients {
+		l.wg.Go(func() {
+			r := rand.New(rand.NewPCG(uint64(g), seed))
+			for i := 0; ; i++ {
+				select {
+				case <-l.stop:
+					return
+				default:
+				}
+				path, docs := next(g, i, r)
+				var body []byte
+				if len(docs) == 1 {
+					body, _ = json.Marshal(map[string]string{"id": docs[0].ID, "text": docs[0].Text})
+				} else {
+					ds := make([]map[string]string, len(docs))
+					for j, d := range docs {
+						ds[j] = map[string]string{"id": d.ID, "text": d.Text}
+					}
+					body, _ = json.Marshal(map[string]any{"documents": ds})
+				}
+				resp, err := client.Post(addr+path, "application/json", bytes.NewReader(body))
+				if err != nil {
+					return // the server is gone
+				}
+				b, err := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if err != nil {
+					return
+				}
+				var out struct {
+					Added   bool `json:"added"`
+					Results []struct {
+						Added bool `json:"added"`
+					} `json:"results"`
+				}
+				if resp.StatusCode/100 != 2 || json.Unmarshal(b, &out) != nil {
+					t.Errorf("%s: %d %s", path, resp.StatusCode, b)
+					return
+				}
+				l.mu.Lock()
+				if out.Results == nil && out.Added {
+					l.acked[docs[0].ID] = docs[0].Text
+				}
+				for j, res := range out.Results {
+					if res.Added {
+						l.acked[docs[j].ID] = docs[j].Text
+					}
+				}
+				l.mu.Unlock()
+			}
+		})
+	}
+	return l
+}
+
+// killAfter kills c with SIGKILL once want documents are acknowledged (or
+// after 5 s), stops and waits for the clients, fails the test when fewer
+// than 50 were acknowledged, and returns the acknowledged documents.
+func (l *ackLoad) killAfter(t *testing.T, c *child, want int) map[string]string {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		l.mu.Lock()
+		n := len(l.acked)
+		l.mu.Unlock()
+		if n >= want {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := c.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	c.wait()
+	close(l.stop)
+	l.wg.Wait()
+	if len(l.acked) < 50 {
+		t.Fatalf("only %d adds acknowledged before the kill", len(l.acked))
+	}
+	return l.acked
 }
