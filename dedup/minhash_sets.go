@@ -1,0 +1,145 @@
+package dedup
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+
+	"github.com/neardup/neardup/internal/tempfile"
+	"github.com/neardup/neardup/sketch"
+)
+
+// The minhash Finder's shingle sets (the tiered join and --verify) live in
+// a scratch file, not on the Go heap: 8 bytes a shingle would be two
+// thirds of the run's memory at 1M documents of 1 KB (docs/benchmarks.md),
+// and the tiered join reads only the few sets whose pairs the estimate
+// cannot decide. The file is named setsPrefix + owner + setsSuffix
+// (package internal/tempfile) in the run's temporary directory, removed
+// by Close and swept after a killed run like the spill files.
+const (
+	setsPrefix = "neardup-sets-"
+	setsSuffix = ".bin"
+)
+
+// setFile appends the documents' shingle hashes, in document order, as
+// they came (unsorted, 8 bytes little-endian each), and keeps one offset a
+// document; get reads one set back, sorted and distinct. Its errors are
+// sticky: after a failed write every call fails with that error.
+type setFile struct {
+	dir     string // "" for os.TempDir()
+	f       *os.File
+	w       *bufio.Writer
+	start   []int64 // start[i], start[i+1]: document i's bytes; missing past the last set
+	size    int64   // bytes appended, buffered ones included
+	flushed int64   // bytes in the file
+	raw     []byte  // read scratch
+	err     error
+}
+
+// setWriteBuffer is the scratch file's write buffer.
+const setWriteBuffer = 1 << 20
+
+// put appends document i's hashes (i greater than every earlier i). The
+// file is created on the first call.
+func (s *setFile) put(i int, h []uint64) error {
+	if s.err != nil {
+		return s.err
+	}
+	if s.f == nil {
+		f, err := tempfile.Create(s.dir, setsPrefix, setsSuffix)
+		if err != nil {
+			s.err = fmt.Errorf("minhash: scratch file for shingle sets: %w", err)
+			return s.err
+		}
+		s.f, s.w = f, bufio.NewWriterSize(f, setWriteBuffer)
+	}
+	if len(s.start) > i+1 {
+		return fmt.Errorf("minhash: shingle set of document %d stored out of order", i)
+	}
+	if len(s.start) == 0 {
+		s.start = append(s.start, 0)
+	}
+	for len(s.start) <= i { // documents without a set in between
+		s.start = append(s.start, s.size)
+	}
+	for len(h) > 0 {
+		b := s.w.AvailableBuffer()
+		if cap(b) < 8 {
+			if err := s.w.Flush(); err != nil {
+				s.err = fmt.Errorf("minhash: writing shingle sets to %s: %w", s.f.Name(), err)
+				return s.err
+			}
+			s.flushed = s.size
+			b = s.w.AvailableBuffer()
+		}
+		n := min(len(h), cap(b)/8)
+		for _, v := range h[:n] {
+			b = binary.LittleEndian.AppendUint64(b, v)
+		}
+		if _, err := s.w.Write(b); err != nil {
+			s.err = fmt.Errorf("minhash: writing shingle sets to %s: %w", s.f.Name(), err)
+			return s.err
+		}
+		s.size += int64(len(b))
+		h = h[n:]
+	}
+	s.start = append(s.start, s.size)
+	return nil
+}
+
+// get returns document i's set in dst (reused), sorted by sc and distinct;
+// empty when the document has none.
+func (s *setFile) get(i int, dst []uint64, sc *sketch.HashSorter) ([]uint64, error) {
+	dst = dst[:0]
+	if s.err != nil {
+		return dst, s.err
+	}
+	if i < 0 || i+1 >= len(s.start) || s.start[i] == s.start[i+1] {
+		return dst, nil
+	}
+	from, to := s.start[i], s.start[i+1]
+	if to > s.flushed {
+		if err := s.w.Flush(); err != nil {
+			s.err = fmt.Errorf("minhash: writing shingle sets to %s: %w", s.f.Name(), err)
+			return dst, s.err
+		}
+		s.flushed = s.size
+	}
+	n := int(to - from)
+	s.raw = slices.Grow(s.raw[:0], n)[:n]
+	if _, err := s.f.ReadAt(s.raw, from); err != nil {
+		return dst, fmt.Errorf("minhash: reading the shingle set of document %d from %s: %w", i, s.f.Name(), err)
+	}
+	dst = slices.Grow(dst, n/8)
+	for b := s.raw; len(b) >= 8; b = b[8:] {
+		dst = append(dst, binary.LittleEndian.Uint64(b))
+	}
+	sc.Sort(dst)
+	return slices.Compact(dst), nil
+}
+
+// has reports whether document i has a stored set.
+func (s *setFile) has(i int) bool {
+	return i >= 0 && i+1 < len(s.start) && s.start[i] != s.start[i+1]
+}
+
+// Close removes the file; calling it again does nothing.
+func (s *setFile) Close() error {
+	if s.f == nil {
+		return nil
+	}
+	err := s.f.Close()
+	if rerr := os.Remove(s.f.Name()); rerr != nil && !errors.Is(rerr, os.ErrNotExist) && err == nil {
+		err = rerr
+	}
+	s.f, s.w, s.start = nil, nil, nil
+	if s.err == nil {
+		s.err = errClosedSets
+	}
+	return err
+}
+
+var errClosedSets = errors.New("minhash: shingle sets already freed")
