@@ -391,16 +391,18 @@ type minhashFinder struct {
 	cur      *minhashSketch
 	curID    int
 	storeCur bool
-	setBuf   []uint64 // set's buffer
-	keptID   int      // CountBelow: the set in keptBuf, -1 for none
-	kept     []uint64
+	setBuf   []uint64 // set's buffer for a set too long to cache
+	// A direct-mapped cache of sets read: a cluster's early members are
+	// the candidates of each later one.
+	cacheID  []int32
+	cacheSet [][]uint64
 	// direct mode: the first document of each band's bucket.
 	first []map[uint64]int32
 	keys  []uint64
 }
 
 func (m *minhashMethod) NewFinder() (Finder, error) {
-	f := &minhashFinder{m: m, k: m.spec.MinHash.NumPerm, uf: cluster.NewUnionFind(0), curID: -1, keptID: -1}
+	f := &minhashFinder{m: m, k: m.spec.MinHash.NumPerm, uf: cluster.NewUnionFind(0), curID: -1}
 	f.sigs.k = f.k
 	if m.direct && m.join == joinEstimate {
 		f.first = make([]map[uint64]int32, m.params.Bands)
@@ -454,16 +456,41 @@ func (f *minhashFinder) setsDir(dir string) { f.sets.dir = dir }
 // Close removes the shingle sets' scratch file.
 func (f *minhashFinder) Close() error { return f.sets.Close() }
 
+// The set cache's slots, and the longest set it keeps (which bounds it to
+// 32 MiB).
+const (
+	setCacheSlots = 1024
+	setCacheMax   = 4096
+)
+
 // set returns document i's shingle set, sorted and distinct: the one in
-// memory for the document being added, else read from the scratch file
-// into a buffer that the next call reuses.
+// memory for the document being added, else one read from the scratch
+// file (or the cache), valid until the next call.
 func (f *minhashFinder) set(i int) ([]uint64, error) {
 	if i == f.curID {
 		return f.cur.set.get(&f.sorter), nil
 	}
-	var err error
-	f.setBuf, err = f.sets.get(i, f.setBuf, &f.sorter)
-	return f.setBuf, err
+	if f.cacheID == nil {
+		f.cacheID, f.cacheSet = make([]int32, setCacheSlots), make([][]uint64, setCacheSlots)
+		for x := range f.cacheID {
+			f.cacheID[x] = -1
+		}
+	}
+	slot := i & (setCacheSlots - 1)
+	if f.cacheID[slot] == int32(i) {
+		return f.cacheSet[slot], nil
+	}
+	f.cacheID[slot] = -1
+	s, err := f.sets.get(i, f.cacheSet[slot], &f.sorter)
+	if err != nil {
+		return nil, err
+	}
+	if len(s) > setCacheMax {
+		f.setBuf = s
+		return s, nil
+	}
+	f.cacheSet[slot], f.cacheID[slot] = s, int32(i)
+	return s, nil
 }
 
 func (f *minhashFinder) add(i int, sk *minhashSketch, emit func(Pair)) error {
@@ -596,6 +623,9 @@ func (m *minhashMethod) byEstimate(n, keff int) (sim float64, ok, sure bool) {
 // identical reports whether document j's set (with Verify) or signature
 // equals that of document i, the one being added (sketch sk).
 func (f *minhashFinder) identical(j, i int, sk *minhashSketch) (bool, error) {
+	if f.m.join == joinTiered && matches16(f.sigs.get(j), sk.sig) != f.k {
+		return false, nil // equal sets have equal signatures
+	}
 	if f.m.join.needSets() {
 		a, err := f.set(j)
 		if err != nil {
@@ -687,20 +717,24 @@ func (f *minhashFinder) CountBelow(keep []int32, from int) (int, bool) {
 	}
 	defer f.sets.Close()
 	n := 0
+	var a []uint64
 	for i := from; i < len(keep); i++ {
 		k := int(keep[i])
 		if k == i || !f.sets.has(i) || !f.sets.has(k) {
 			continue
 		}
-		a, err := f.set(i)
-		if err == nil && k != f.keptID {
-			f.kept, err = f.sets.get(k, f.kept, &f.sorter)
-			f.keptID = k
-		}
+		// The removed documents in file order, through a read-ahead
+		// window; the kept ones through the cache.
+		var err error
+		a, err = f.sets.getAhead(i, a, &f.sorter)
 		if err != nil {
 			return 0, false // a count it cannot make is not reported
 		}
-		if jaccard.Set(a, f.kept) < f.m.threshold {
+		b, err := f.set(k)
+		if err != nil {
+			return 0, false
+		}
+		if jaccard.Set(a, b) < f.m.threshold {
 			n++
 		}
 	}

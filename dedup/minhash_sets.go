@@ -36,6 +36,8 @@ type setFile struct {
 	size    int64   // bytes appended, buffered ones included
 	flushed int64   // bytes in the file
 	raw     []byte  // read scratch
+	win     []byte  // getAhead's window of the file, from winAt
+	winAt   int64
 	err     error
 }
 
@@ -100,25 +102,73 @@ func (s *setFile) get(i int, dst []uint64, sc *sketch.HashSorter) ([]uint64, err
 	if i < 0 || i+1 >= len(s.start) || s.start[i] == s.start[i+1] {
 		return dst, nil
 	}
+	raw, err := s.read(i, false)
+	if err != nil {
+		return dst, err
+	}
+	return decodeSet(dst, raw, sc), nil
+}
+
+// getAhead is get for reading many sets in document order: it reads the
+// file a window of setWindow bytes at a time.
+func (s *setFile) getAhead(i int, dst []uint64, sc *sketch.HashSorter) ([]uint64, error) {
+	dst = dst[:0]
+	if s.err != nil {
+		return dst, s.err
+	}
+	if !s.has(i) {
+		return dst, nil
+	}
+	raw, err := s.read(i, true)
+	if err != nil {
+		return dst, err
+	}
+	return decodeSet(dst, raw, sc), nil
+}
+
+// decodeSet appends the hashes of raw to dst, sorted (by sc) and distinct.
+func decodeSet(dst []uint64, raw []byte, sc *sketch.HashSorter) []uint64 {
+	dst = slices.Grow(dst, len(raw)/8)
+	for b := raw; len(b) >= 8; b = b[8:] {
+		dst = append(dst, binary.LittleEndian.Uint64(b))
+	}
+	sc.Sort(dst)
+	return slices.Compact(dst)
+}
+
+// setWindow is getAhead's read size.
+const setWindow = 1 << 20
+
+// read returns document i's bytes (which it has), valid until the next
+// call; ahead reads through the window.
+func (s *setFile) read(i int, ahead bool) ([]byte, error) {
 	from, to := s.start[i], s.start[i+1]
 	if to > s.flushed {
 		if err := s.w.Flush(); err != nil {
 			s.err = fmt.Errorf("minhash: writing shingle sets to %s: %w", s.f.Name(), err)
-			return dst, s.err
+			return nil, s.err
 		}
 		s.flushed = s.size
 	}
 	n := int(to - from)
+	if ahead {
+		if from >= s.winAt && to <= s.winAt+int64(len(s.win)) {
+			return s.win[from-s.winAt : to-s.winAt], nil
+		}
+		m := int(min(max(int64(n), setWindow), s.flushed-from))
+		s.win = slices.Grow(s.win[:0], m)[:m]
+		s.winAt = from
+		if _, err := s.f.ReadAt(s.win, from); err != nil {
+			s.win = s.win[:0]
+			return nil, fmt.Errorf("minhash: reading the shingle set of document %d from %s: %w", i, s.f.Name(), err)
+		}
+		return s.win[:n], nil
+	}
 	s.raw = slices.Grow(s.raw[:0], n)[:n]
 	if _, err := s.f.ReadAt(s.raw, from); err != nil {
-		return dst, fmt.Errorf("minhash: reading the shingle set of document %d from %s: %w", i, s.f.Name(), err)
+		return nil, fmt.Errorf("minhash: reading the shingle set of document %d from %s: %w", i, s.f.Name(), err)
 	}
-	dst = slices.Grow(dst, n/8)
-	for b := s.raw; len(b) >= 8; b = b[8:] {
-		dst = append(dst, binary.LittleEndian.Uint64(b))
-	}
-	sc.Sort(dst)
-	return slices.Compact(dst), nil
+	return s.raw, nil
 }
 
 // has reports whether document i has a stored set.

@@ -41,6 +41,10 @@ func TestSetFile(t *testing.T) {
 			if !slices.Equal(got, want) || s.has(i) != (len(want) > 0) {
 				t.Errorf("document %d: %v (has %v), want %v", i, got, s.has(i), want)
 			}
+			ahead, err := s.getAhead(i, nil, &sc)
+			if err != nil || !slices.Equal(ahead, want) {
+				t.Errorf("document %d read ahead: %v, %v; want %v", i, ahead, err, want)
+			}
 			buf = got
 		}
 	}
