@@ -57,9 +57,10 @@ import (
 // later document pairs with the earlier copy exactly as it would with it.
 // Thousands of identical documents therefore cost linear time.
 //
-// Memory per document: the index (about 250 bytes at 13 bands), plus the
-// signature (4 bytes a slot) without Verify or the shingle set (8 bytes a
-// shingle) with it.
+// Memory per document: the index (about 360 bytes at 13 bands), plus the
+// signature (2 bytes a slot) without Verify; the shingle sets (8 bytes a
+// shingle) are in a scratch file in the temporary directory, not in
+// memory (setFile).
 //
 // Documents with no shingles (empty or only punctuation) are never
 // reported as duplicates, of each other included, as in the jaccard
@@ -853,16 +854,19 @@ func (m *minhashMethod) DecodeSketch(b []byte) (DocSketch, error) {
 	return sk, nil
 }
 
-// BytesPerDoc: the index (13 bands: about 250 bytes), the union-find (8),
-// the signature (2 bytes a slot: see sigStore; not with --verify) and the
-// shingle set (8 bytes a shingle; not with --estimate-only).
+// BytesPerDoc: the index (28 bytes a band: lsh's chain and its Go map at
+// their average load; 364 at 13 bands), the union-find (8), the
+// signature (2 bytes a slot: see sigStore; not with --verify) and, unless
+// --estimate-only, the offset of the shingle set in the scratch file and
+// the effective slots (10): the sets themselves are not in memory
+// (setFile).
 func (m *minhashMethod) BytesPerDoc(textBytes int) int {
-	per := 20*m.params.Bands + 8
+	per := 28*m.params.Bands + 8
 	if m.join != joinVerify {
 		per += 2 * m.spec.MinHash.NumPerm
 	}
 	if m.join.needSets() {
-		per += 24 + 8*shinglesPerText(m.shingle.Unit, textBytes)
+		per += 10
 	}
 	return per
 }
