@@ -1,10 +1,10 @@
 package dedup
 
 import (
-	"bufio"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 
@@ -31,17 +31,19 @@ const (
 type setFile struct {
 	dir     string // "" for os.TempDir()
 	f       *os.File
-	w       *bufio.Writer
-	start   []int64 // start[i], start[i+1]: document i's bytes; missing past the last set
-	size    int64   // bytes appended, buffered ones included
-	flushed int64   // bytes in the file
-	raw     []byte  // read scratch
-	win     []byte  // getAhead's window of the file, from winAt
+	out     io.Writer // f (a test's failing writer)
+	start   []int64   // start[i], start[i+1]: document i's bytes; missing past the last set
+	size    int64     // bytes appended, buffered ones included
+	pending []byte    // the bytes from flushed to size, not yet written
+	flushed int64     // bytes in the file
+	raw     []byte    // read scratch
+	win     []byte    // getAhead's window of the file, from winAt
 	winAt   int64
 	err     error
 }
 
-// setWriteBuffer is the scratch file's write buffer.
+// setWriteBuffer is the scratch file's write buffer; the sets still in it
+// are read from it.
 const setWriteBuffer = 1 << 20
 
 // put appends document i's hashes (i greater than every earlier i). The
@@ -56,7 +58,7 @@ func (s *setFile) put(i int, h []uint64) error {
 			s.err = fmt.Errorf("minhash: scratch file for shingle sets: %w", err)
 			return s.err
 		}
-		s.f, s.w = f, bufio.NewWriterSize(f, setWriteBuffer)
+		s.f, s.out, s.pending = f, f, make([]byte, 0, setWriteBuffer)
 	}
 	if len(s.start) > i+1 {
 		return fmt.Errorf("minhash: shingle set of document %d stored out of order", i)
@@ -68,27 +70,30 @@ func (s *setFile) put(i int, h []uint64) error {
 		s.start = append(s.start, s.size)
 	}
 	for len(h) > 0 {
-		b := s.w.AvailableBuffer()
-		if cap(b) < 8 {
-			if err := s.w.Flush(); err != nil {
-				s.err = fmt.Errorf("minhash: writing shingle sets to %s: %w", s.f.Name(), err)
-				return s.err
+		if cap(s.pending)-len(s.pending) < 8 {
+			if err := s.flush(); err != nil {
+				return err
 			}
-			s.flushed = s.size
-			b = s.w.AvailableBuffer()
 		}
-		n := min(len(h), cap(b)/8)
+		n := min(len(h), (cap(s.pending)-len(s.pending))/8)
 		for _, v := range h[:n] {
-			b = binary.LittleEndian.AppendUint64(b, v)
+			s.pending = binary.LittleEndian.AppendUint64(s.pending, v)
 		}
-		if _, err := s.w.Write(b); err != nil {
-			s.err = fmt.Errorf("minhash: writing shingle sets to %s: %w", s.f.Name(), err)
-			return s.err
-		}
-		s.size += int64(len(b))
+		s.size += int64(8 * n)
 		h = h[n:]
 	}
 	s.start = append(s.start, s.size)
+	return nil
+}
+
+// flush writes the pending bytes to the file.
+func (s *setFile) flush() error {
+	if _, err := s.out.Write(s.pending); err != nil {
+		s.err = fmt.Errorf("minhash: writing shingle sets to %s: %w", s.f.Name(), err)
+		return s.err
+	}
+	s.flushed += int64(len(s.pending))
+	s.pending = s.pending[:0]
 	return nil
 }
 
@@ -143,12 +148,13 @@ const setWindow = 1 << 20
 // call; ahead reads through the window.
 func (s *setFile) read(i int, ahead bool) ([]byte, error) {
 	from, to := s.start[i], s.start[i+1]
+	if from >= s.flushed { // not yet written: from memory
+		return s.pending[from-s.flushed : to-s.flushed], nil
+	}
 	if to > s.flushed {
-		if err := s.w.Flush(); err != nil {
-			s.err = fmt.Errorf("minhash: writing shingle sets to %s: %w", s.f.Name(), err)
-			return nil, s.err
+		if err := s.flush(); err != nil {
+			return nil, err
 		}
-		s.flushed = s.size
 	}
 	n := int(to - from)
 	if ahead {
@@ -185,7 +191,7 @@ func (s *setFile) Close() error {
 	if rerr := os.Remove(s.f.Name()); rerr != nil && !errors.Is(rerr, os.ErrNotExist) && err == nil {
 		err = rerr
 	}
-	s.f, s.w, s.start = nil, nil, nil
+	s.f, s.out, s.start, s.pending = nil, nil, nil, nil
 	if s.err == nil {
 		s.err = errClosedSets
 	}

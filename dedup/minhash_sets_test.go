@@ -1,7 +1,6 @@
 package dedup
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"os"
@@ -93,8 +92,8 @@ func TestSetFileErrors(t *testing.T) {
 	if err := s.put(0, []uint64{1, 2}); err != nil {
 		t.Fatal(err)
 	}
-	s.w = bufio.NewWriterSize(fullDisk{}, 64)
-	err := s.put(1, make([]uint64, 100))
+	s.out = fullDisk{}
+	err := s.put(1, make([]uint64, setWriteBuffer/8+1))
 	if !errors.Is(err, syscall.ENOSPC) || !strings.Contains(err.Error(), s.f.Name()) {
 		t.Fatalf("disk full: %v", err)
 	}
@@ -110,8 +109,9 @@ func TestSetFileErrors(t *testing.T) {
 	if err := r.put(3, []uint64{1, 2}); err != nil {
 		t.Fatal(err)
 	}
-	r.w.Flush()
-	r.flushed = r.size
+	if err := r.flush(); err != nil {
+		t.Fatal(err)
+	}
 	r.f.Close() // reads now fail
 	if _, err := r.get(3, nil, &sc); err == nil || !strings.Contains(err.Error(), "document 3") {
 		t.Errorf("read error: %v", err)
