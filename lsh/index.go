@@ -72,10 +72,10 @@ type Index struct {
 	p       Params
 	numPerm int
 	opts    Options
-	tables  []table // band key -> id+1 of the bucket's head
-	next    []uint32            // next[id*bands+band] = id+1 of the next member, 0 at the end
-	present []uint64            // bitset of inserted ids
-	sigs    []uint32            // id*numPerm... when KeepSignatures
+	tables  []table  // band key -> id+1 of the bucket's head
+	next    []uint32 // next[id*bands+band] = id+1 of the next member, 0 at the end
+	present []uint64 // bitset of inserted ids
+	sigs    []uint32 // id*numPerm... when KeepSignatures
 	n       int
 	keys    []uint64 // scratch for Insert and Remove
 }
