@@ -2,6 +2,7 @@ package dedup
 
 import (
 	"cmp"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"math/bits"
@@ -57,9 +58,10 @@ import (
 // later document pairs with the earlier copy exactly as it would with it.
 // Thousands of identical documents therefore cost linear time.
 //
-// Memory per document: the index (about 250 bytes at 13 bands), plus the
-// signature (4 bytes a slot) without Verify or the shingle set (8 bytes a
-// shingle) with it.
+// Memory per document: the index (about 360 bytes at 13 bands), plus the
+// signature (2 bytes a slot) without Verify; the shingle sets (8 bytes a
+// shingle) are in a scratch file in the temporary directory, not in
+// memory (setFile).
 //
 // Documents with no shingles (empty or only punctuation) are never
 // reported as duplicates, of each other included, as in the jaccard
@@ -363,11 +365,21 @@ type minhashFinder struct {
 	k      int
 	ix     *lsh.Index
 	uf     *cluster.UnionFind
-	sigs   sigStore  // document i's signature, 16 bits a slot (without Verify)
-	sets   []lazySet // document i's shingle set (without EstimateOnly)
-	keff   []uint16  // document i's effective slots (the tiered join)
+	sigs   sigStore // document i's signature, 16 bits a slot (without Verify)
+	sets   setFile  // the documents' shingle sets (without EstimateOnly), see set
+	keff   []uint16 // document i's effective slots (the tiered join)
 	sorter sketch.HashSorter
 	cands  []uint32
+	// The document being added, whose set is in memory, not yet in sets
+	// (where it goes unless storeCur is cleared: a leader member).
+	cur      *minhashSketch
+	curID    int
+	storeCur bool
+	setBuf   []uint64 // set's buffer for a set too long to cache
+	// A direct-mapped cache of sets read: a cluster's early members are
+	// the candidates of each later one.
+	cacheID  []int32
+	cacheSet [][]uint64
 	// direct mode: the first document of each band's bucket.
 	first []map[uint64]int32
 	keys  []uint64
@@ -378,7 +390,7 @@ type minhashFinder struct {
 }
 
 func (m *minhashMethod) NewFinder() (Finder, error) {
-	f := &minhashFinder{m: m, k: m.spec.MinHash.NumPerm, uf: cluster.NewUnionFind(0)}
+	f := &minhashFinder{m: m, k: m.spec.MinHash.NumPerm, uf: cluster.NewUnionFind(0), curID: -1}
 	f.sigs.k = f.k
 	if m.direct && m.join == joinEstimate {
 		f.first = make([]map[uint64]int32, m.params.Bands)
@@ -414,11 +426,65 @@ func (f *minhashFinder) Add(i int, s DocSketch, emit func(Pair)) error {
 		return fmt.Errorf("minhash: document %d: signature of %d slots, want %d", i, len(sk.sig), f.k)
 	}
 	if f.m.join.needSets() {
-		for len(f.sets) <= i {
-			f.sets = append(f.sets, lazySet{})
+		f.cur, f.curID, f.storeCur = sk, i, true
+		err := f.add(i, sk, emit)
+		if f.storeCur && err == nil {
+			err = f.sets.put(i, sk.set.h)
 		}
-		f.sets[i] = sk.set
+		if f.m.leader && f.m.longest {
+			sk.set = lazySet{} // deferred to Flush: read back from sets
+		}
+		f.cur, f.curID = nil, -1
+		return err
 	}
+	return f.add(i, sk, emit)
+}
+
+// setsDir sets the directory of the shingle sets' scratch file ("" for
+// os.TempDir()); the pipeline passes its --tmp-dir.
+func (f *minhashFinder) setsDir(dir string) { f.sets.dir = dir }
+
+// Close removes the shingle sets' scratch file.
+func (f *minhashFinder) Close() error { return f.sets.Close() }
+
+// The set cache's slots, and the longest set it keeps (which bounds it to
+// 32 MiB).
+const (
+	setCacheSlots = 1024
+	setCacheMax   = 4096
+)
+
+// set returns document i's shingle set, sorted and distinct: the one in
+// memory for the document being added, else one read from the scratch
+// file (or the cache), valid until the next call.
+func (f *minhashFinder) set(i int) ([]uint64, error) {
+	if i == f.curID {
+		return f.cur.set.get(&f.sorter), nil
+	}
+	if f.cacheID == nil {
+		f.cacheID, f.cacheSet = make([]int32, setCacheSlots), make([][]uint64, setCacheSlots)
+		for x := range f.cacheID {
+			f.cacheID[x] = -1
+		}
+	}
+	slot := i & (setCacheSlots - 1)
+	if f.cacheID[slot] == int32(i) {
+		return f.cacheSet[slot], nil
+	}
+	f.cacheID[slot] = -1
+	s, err := f.sets.get(i, f.cacheSet[slot], &f.sorter)
+	if err != nil {
+		return nil, err
+	}
+	if len(s) > setCacheMax {
+		f.setBuf = s
+		return s, nil
+	}
+	f.cacheSet[slot], f.cacheID[slot] = s, int32(i)
+	return s, nil
+}
+
+func (f *minhashFinder) add(i int, sk *minhashSketch, emit func(Pair)) error {
 	if f.m.join == joinTiered {
 		for len(f.keff) <= i {
 			f.keff = append(f.keff, 0)
@@ -452,19 +518,26 @@ func (f *minhashFinder) Add(i int, s DocSketch, emit func(Pair)) error {
 		if f.uf.Find(j) == f.uf.Find(i) && !f.m.allPairs {
 			// Already joined; but an identical earlier document still
 			// makes this one redundant in the index.
-			if !duplicate && f.identical(j, i, sk) {
-				duplicate = true
+			if !duplicate {
+				if duplicate, err = f.identical(j, i, sk); err != nil {
+					return err
+				}
 			}
 			continue
 		}
-		sim, ok := f.match(j, i, sk)
+		sim, ok, err := f.match(j, i, sk)
+		if err != nil {
+			return err
+		}
 		if !ok {
 			continue
 		}
 		f.uf.Union(j, i)
 		emit(Pair{A: j, B: i, Similarity: sim, Distance: -1})
-		if sim == 1 && f.identical(j, i, sk) {
-			duplicate = true
+		if sim == 1 && !duplicate {
+			if duplicate, err = f.identical(j, i, sk); err != nil {
+				return err
+			}
 		}
 	}
 	if duplicate && !f.m.allPairs {
@@ -475,9 +548,9 @@ func (f *minhashFinder) Add(i int, s DocSketch, emit func(Pair)) error {
 	return f.ix.Insert(uint32(i), sk.sig)
 }
 
-// match decides a candidate pair (j earlier than i, whose set the Finder
-// holds as f.sets[i]).
-func (f *minhashFinder) match(j, i int, sk *minhashSketch) (float64, bool) {
+// match decides a candidate pair (j earlier than i, the document being
+// added, whose sketch is sk).
+func (f *minhashFinder) match(j, i int, sk *minhashSketch) (float64, bool, error) {
 	n, keff := -1, 0
 	if f.m.join != joinVerify {
 		n = matches16(f.sigs.get(j), sk.sig)
@@ -485,10 +558,16 @@ func (f *minhashFinder) match(j, i int, sk *minhashSketch) (float64, bool) {
 	if f.m.join == joinTiered {
 		keff = min(int(f.keff[j]), sk.keff)
 	}
-	if f.m.join.needSets() {
-		return f.m.decide(n, keff, &f.sets[j], &f.sets[i], &f.sorter)
+	if sim, ok, sure := f.m.byEstimate(n, keff); sure {
+		return sim, ok, nil
 	}
-	return f.m.decide(n, keff, nil, nil, nil)
+	a, err := f.set(j)
+	if err != nil {
+		return 0, false, err
+	}
+	b, _ := f.set(i)
+	sim := jaccard.Set(a, b)
+	return sim, sim >= f.m.threshold, nil
 }
 
 // margins returns the estimates below which (lo) a candidate is rejected
@@ -512,34 +591,48 @@ func (m *minhashMethod) margins(keff int) (lo, hi float64) {
 // on fewer samples than it has slots), and computes the exact Jaccard in
 // between.
 func (m *minhashMethod) decide(n, keff int, a, b *lazySet, sc *sketch.HashSorter) (float64, bool) {
-	t := m.threshold
+	if sim, ok, sure := m.byEstimate(n, keff); sure {
+		return sim, ok
+	}
+	sim := jaccard.Set(a.get(sc), b.get(sc))
+	return sim, sim >= m.threshold
+}
+
+// byEstimate is decide without the sets: sure is false when the pair
+// needs the exact Jaccard of its shingle sets (always with --verify).
+func (m *minhashMethod) byEstimate(n, keff int) (sim float64, ok, sure bool) {
+	est := float64(n) / float64(m.spec.MinHash.NumPerm)
 	switch m.join {
 	case joinVerify:
-		sim := jaccard.Set(a.get(sc), b.get(sc))
-		return sim, sim >= t
+		return 0, false, false
 	case joinEstimate:
-		sim := float64(n) / float64(m.spec.MinHash.NumPerm)
-		return sim, sim >= t
+		return est, est >= m.threshold, true
 	}
-	est := float64(n) / float64(m.spec.MinHash.NumPerm)
 	lo, hi := m.margins(max(keff, 1))
 	switch {
 	case est >= hi:
-		return est, true
+		return est, true, true
 	case est < lo:
-		return est, false
+		return est, false, true
 	}
-	sim := jaccard.Set(a.get(sc), b.get(sc))
-	return sim, sim >= t
+	return 0, false, false
 }
 
 // identical reports whether document j's set (with Verify) or signature
-// equals the sketch's.
-func (f *minhashFinder) identical(j, i int, sk *minhashSketch) bool {
-	if f.m.join.needSets() {
-		return slices.Equal(f.sets[j].get(&f.sorter), f.sets[i].get(&f.sorter))
+// equals that of document i, the one being added (sketch sk).
+func (f *minhashFinder) identical(j, i int, sk *minhashSketch) (bool, error) {
+	if f.m.join == joinTiered && matches16(f.sigs.get(j), sk.sig) != f.k {
+		return false, nil // equal sets have equal signatures
 	}
-	return matches16(f.sigs.get(j), sk.sig) == f.k
+	if f.m.join.needSets() {
+		a, err := f.set(j)
+		if err != nil {
+			return false, err
+		}
+		b, _ := f.set(i)
+		return slices.Equal(a, b), nil
+	}
+	return matches16(f.sigs.get(j), sk.sig) == f.k, nil
 }
 
 // addLeader is leader clustering in keep order (--cluster leader; the
@@ -565,7 +658,11 @@ func (f *minhashFinder) addLeader(i int, sk *minhashSketch, emit func(Pair)) err
 				continue
 			}
 		}
-		a, b := f.sets[j].get(&f.sorter), f.sets[i].get(&f.sorter)
+		a, err := f.set(j)
+		if err != nil {
+			return err
+		}
+		b, _ := f.set(i)
 		if float64(min(len(a), len(b))) < f.m.threshold*float64(max(len(a), len(b))) {
 			continue // J <= min/max of the sizes
 		}
@@ -581,7 +678,7 @@ func (f *minhashFinder) addLeader(i int, sk *minhashSketch, emit func(Pair)) err
 		return f.ix.Insert(uint32(i), sk.sig)
 	}
 	f.uf.Union(best, i)
-	f.sets[i] = lazySet{} // a member is never a candidate again
+	f.storeCur = false // a member is never a candidate again: its set is not stored
 	emit(Pair{A: min(best, i), B: max(best, i), Similarity: bestSim, Distance: -1})
 	return nil
 }
@@ -647,7 +744,7 @@ func (f *minhashFinder) addDirect(i int, sig minhash.Signature, emit func(Pair))
 }
 
 // Flush frees the index and the signatures; the shingle sets stay until
-// CountBelow.
+// CountBelow or Close.
 func (f *minhashFinder) Flush(emit func(Pair)) error {
 	if err := f.flushLeader(emit); err != nil {
 		return err
@@ -665,17 +762,29 @@ func (f *minhashFinder) CountBelow(keep []int32, from int) (int, bool) {
 	if !f.m.join.needSets() {
 		return 0, false
 	}
+	defer f.sets.Close()
 	n := 0
+	var a []uint64
 	for i := from; i < len(keep); i++ {
-		k := keep[i]
-		if int(k) == i || i >= len(f.sets) || int(k) >= len(f.sets) || f.sets[i].h == nil || f.sets[k].h == nil {
+		k := int(keep[i])
+		if k == i || !f.sets.has(i) || !f.sets.has(k) {
 			continue
 		}
-		if jaccard.Set(f.sets[i].get(&f.sorter), f.sets[k].get(&f.sorter)) < f.m.threshold {
+		// The removed documents in file order, through a read-ahead
+		// window; the kept ones through the cache.
+		var err error
+		a, err = f.sets.getAhead(i, a, &f.sorter)
+		if err != nil {
+			return 0, false // a count it cannot make is not reported
+		}
+		b, err := f.set(k)
+		if err != nil {
+			return 0, false
+		}
+		if jaccard.Set(a, b) < f.m.threshold {
 			n++
 		}
 	}
-	f.sets = nil
 	return n, true
 }
 
@@ -704,6 +813,61 @@ func (m *minhashMethod) Match(a, b DocSketch) (float64, int, bool) {
 	}
 	sim, ok := m.decide(n, min(sa.keff, sb.keff), &sa.set, &sb.set, nil)
 	return sim, -1, ok
+}
+
+// The spill path keeps the shingle sets apart (splitKeyed): its sketch
+// file holds, a document, the effective slots (uint16) and the low 16 bits
+// of each slot (all that the estimate compares, see matches16Full), 258
+// bytes at 128 slots instead of 513 plus the set. The file lives only
+// for the run.
+
+func (m *minhashMethod) appendCore(dst []byte, s DocSketch) ([]byte, []uint64) {
+	sk := s.(*minhashSketch)
+	if sk.sig == nil {
+		return dst, nil
+	}
+	dst = binary.LittleEndian.AppendUint16(dst, uint16(sk.keff))
+	for _, v := range sk.sig {
+		dst = binary.LittleEndian.AppendUint16(dst, uint16(v))
+	}
+	if !m.join.needSets() {
+		return dst, nil
+	}
+	return dst, sk.set.h
+}
+
+func (m *minhashMethod) decodeCore(b []byte, reuse DocSketch) (DocSketch, error) {
+	k := m.spec.MinHash.NumPerm
+	if len(b) != 2+2*k {
+		return nil, fmt.Errorf("minhash: spilled sketch of %d bytes, want %d", len(b), 2+2*k)
+	}
+	sk, _ := reuse.(*minhashSketch)
+	if sk == nil {
+		sk = &minhashSketch{spec: &m.spec}
+	}
+	sk.keff = int(binary.LittleEndian.Uint16(b))
+	sk.sig = slices.Grow(sk.sig[:0], k)[:k]
+	for x := range sk.sig {
+		sk.sig[x] = uint32(binary.LittleEndian.Uint16(b[2+2*x:]))
+	}
+	return sk, nil
+}
+
+func (m *minhashMethod) matchCore(a, b DocSketch) (float64, bool, bool) {
+	sa, sb := a.(*minhashSketch), b.(*minhashSketch)
+	n := matches16Full(sa.sig, sb.sig)
+	if m.direct && m.join == joinEstimate {
+		return float64(n) / float64(len(sa.sig)), true, true
+	}
+	if m.join == joinVerify {
+		n = -1
+	}
+	return m.byEstimate(n, min(sa.keff, sb.keff))
+}
+
+func (m *minhashMethod) matchSets(a, b []uint64) (float64, bool) {
+	sim := jaccard.Set(a, b)
+	return sim, sim >= m.threshold
 }
 
 // AppendSketch writes the sketch's binary form (sketch.Spec.AppendBinary):
@@ -736,16 +900,19 @@ func (m *minhashMethod) DecodeSketch(b []byte) (DocSketch, error) {
 	return sk, nil
 }
 
-// BytesPerDoc: the index (13 bands: about 250 bytes), the union-find (8),
-// the signature (2 bytes a slot: see sigStore; not with --verify) and the
-// shingle set (8 bytes a shingle; not with --estimate-only).
+// BytesPerDoc: the index (28 bytes a band: lsh's chain and its Go map at
+// their average load; 364 at 13 bands), the union-find (8), the
+// signature (2 bytes a slot: see sigStore; not with --verify) and, unless
+// --estimate-only, the offset of the shingle set in the scratch file and
+// the effective slots (10): the sets themselves are not in memory
+// (setFile).
 func (m *minhashMethod) BytesPerDoc(textBytes int) int {
-	per := 20*m.params.Bands + 8
+	per := 28*m.params.Bands + 8
 	if m.join != joinVerify {
 		per += 2 * m.spec.MinHash.NumPerm
 	}
 	if m.join.needSets() {
-		per += 24 + 8*shinglesPerText(m.shingle.Unit, textBytes)
+		per += 10
 	}
 	return per
 }

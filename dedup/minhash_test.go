@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -193,6 +194,7 @@ func TestMinhashIdenticalDocuments(t *testing.T) {
 		texts = append(texts, "something else entirely different from the rest here")
 		m, _ := NewMethod(mhConfig(verify, 0.8))
 		fd, _ := m.NewFinder()
+		defer fd.(io.Closer).Close()
 		sk, _ := m.NewSketcher()
 		var pairs []Pair
 		for i, s := range texts {
@@ -219,6 +221,7 @@ func TestMinhashEmptyAndNoShingles(t *testing.T) {
 	for _, verify := range []bool{false, true} {
 		m, _ := NewMethod(mhConfig(verify, 0.5))
 		fd, _ := m.NewFinder()
+		defer fd.(io.Closer).Close()
 		sk, _ := m.NewSketcher()
 		var pairs []Pair
 		emit := func(p Pair) { pairs = append(pairs, p) }
@@ -342,11 +345,12 @@ func FuzzMinhashDecodeSketch(f *testing.F) {
 // pair at or above the threshold.
 func TestRunMinhash(t *testing.T) {
 	for _, verify := range []bool{true, false} {
-		testRunMinhash(t, verify)
+		testRunMinhash(t, verify, false)
 	}
+	testRunMinhash(t, false, true)
 }
 
-func testRunMinhash(t *testing.T, verify bool) {
+func testRunMinhash(t *testing.T, verify, estimateOnly bool) {
 	texts := append(mhCorpus(t), nearCorpus(20, 6, 0.8, 4)...)
 	dir := t.TempDir()
 	in := writeTexts(t, dir, texts, "d%d")
@@ -356,6 +360,7 @@ func testRunMinhash(t *testing.T, verify bool) {
 		workers int
 	}{{false, 1}, {false, 3}, {true, 2}} {
 		cfg := mhConfig(verify, 0.8)
+		cfg.EstimateOnly = estimateOnly
 		cfg.Spill, cfg.Memory, cfg.Workers = run.spill, 1<<20, run.workers
 		out := Outputs{Clusters: filepath.Join(dir, "c.jsonl"), Pairs: filepath.Join(dir, "p.jsonl"), TmpDir: t.TempDir()}
 		st, err := Run(context.Background(), cfg, Input{Files: []string{in}}, out)

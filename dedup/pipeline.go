@@ -650,6 +650,12 @@ func (r *run) pass1(ctx context.Context) error {
 		if finder, err = r.method.NewFinder(); err != nil {
 			return err
 		}
+		if s, ok := finder.(interface{ setsDir(string) }); ok {
+			s.setsDir(r.out.TmpDir) // the minhash Finder's scratch file
+		}
+		if c, ok := finder.(io.Closer); ok {
+			r.closers = append(r.closers, c)
+		}
 	}
 	r.finder = finder
 	r.uf = cluster.NewUnionFind(0)

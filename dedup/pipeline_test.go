@@ -327,6 +327,7 @@ func TestRunRemovesAbandonedTempFiles(t *testing.T) {
 	left := []string{
 		filepath.Join(tmp, fmt.Sprintf("neardup-run-%d-77-123.bin", dead)),
 		filepath.Join(tmp, fmt.Sprintf("neardup-sketches-%d-77-124.bin", dead)),
+		filepath.Join(tmp, fmt.Sprintf("neardup-sets-%d-77-126.bin", dead)),
 		filepath.Join(dir, fmt.Sprintf(".c.jsonl.tmp-%d-77-125", dead)),
 	}
 	kept := []string{filepath.Join(tmp, "neardup-run-1.bin"), filepath.Join(dir, ".other.tmp-1-2-3")}
@@ -339,8 +340,8 @@ func TestRunRemovesAbandonedTempFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.AbandonedFiles != 3 || st.AbandonedBytes != 100+101+102 {
-		t.Errorf("AbandonedFiles %d, AbandonedBytes %d; want 3 and 303", st.AbandonedFiles, st.AbandonedBytes)
+	if st.AbandonedFiles != 4 || st.AbandonedBytes != 100+101+102+103 {
+		t.Errorf("AbandonedFiles %d, AbandonedBytes %d; want 4 and 406", st.AbandonedFiles, st.AbandonedBytes)
 	}
 	for _, p := range left {
 		if _, err := os.Stat(p); !os.IsNotExist(err) {

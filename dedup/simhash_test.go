@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -59,6 +60,9 @@ func runMethod(t *testing.T, m Method, texts []string, keys []string) ([]DocSket
 	fd, err := m.NewFinder()
 	if err != nil {
 		t.Fatal(err)
+	}
+	if c, ok := fd.(io.Closer); ok { // the minhash Finder's scratch file
+		defer c.Close()
 	}
 	var pairs []Pair
 	emit := func(p Pair) { pairs = append(pairs, p) }

@@ -9,6 +9,7 @@ import (
 	"github.com/neardup/neardup/cluster"
 	"github.com/neardup/neardup/internal/extsort"
 	"github.com/neardup/neardup/internal/tempfile"
+	"github.com/neardup/neardup/sketch"
 )
 
 // The spill's sketch file is named sketchPrefix + owner + sketchSuffix
@@ -22,7 +23,7 @@ const (
 )
 
 // sweepSpill removes the spill files in dir (sketches, copies of standard
-// input and sorted runs) that processes killed before they finished left
+// input, the minhash Finder's shingle sets and sorted runs) that processes killed before they finished left
 // behind.
 func sweepSpill(dir string) (tempfile.Swept, error) {
 	s, err := tempfile.Sweep(dir, sketchPrefix, sketchSuffix)
@@ -34,15 +35,42 @@ func sweepSpill(dir string) (tempfile.Swept, error) {
 	if err != nil {
 		return s, err
 	}
+	sets, err := tempfile.Sweep(dir, setsPrefix, setsSuffix)
+	s.Add(sets)
+	if err != nil {
+		return s, err
+	}
 	r, err := extsort.Sweep(dir)
 	s.Add(r)
 	return s, err
 }
 
+// splitKeyed is a Keyed method whose sketches carry a shingle set that
+// only some pairs need (minhash: the tiered join and --verify). The spill
+// path then keeps the sets apart, in a setFile, and the rest of each
+// sketch, much smaller, in the sketch file; a bucket's members are decoded
+// without their sets, and a set is read only for a pair the rest cannot
+// decide.
+type splitKeyed interface {
+	// appendCore appends the sketch without its set to dst and returns
+	// the set (nil when none, in any order, not to be modified).
+	appendCore(dst []byte, s DocSketch) ([]byte, []uint64)
+	// decodeCore decodes appendCore's bytes, reusing the memory of
+	// reuse (a sketch decodeCore returned, or nil).
+	decodeCore(b []byte, reuse DocSketch) (DocSketch, error)
+	// matchCore is Match without the sets; sure is false when the pair
+	// is decided by matchSets.
+	matchCore(a, b DocSketch) (sim float64, ok, sure bool)
+	// matchSets decides a pair by its sorted, distinct sets.
+	matchSets(a, b []uint64) (float64, bool)
+}
+
 // spillFinder finds pairs of a Keyed method by external sorting.
 type spillFinder struct {
 	m       Keyed
-	all     bool // Options.AllPairs: report pairs inside a cluster too
+	split   splitKeyed // m, when its sets are kept apart
+	sets    setFile    // with split
+	all     bool       // Options.AllPairs: report pairs inside a cluster too
 	sorter  *extsort.Sorter
 	sketchF *os.File
 	sketchW *bufio.Writer
@@ -58,7 +86,10 @@ func newSpillFinder(m Keyed, dir string, budget int64) (*spillFinder, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &spillFinder{m: m, sorter: extsort.New(dir, budget), sketchF: f, sketchW: bufio.NewWriterSize(f, 1<<20)}, nil
+	sf := &spillFinder{m: m, sorter: extsort.New(dir, budget), sketchF: f, sketchW: bufio.NewWriterSize(f, 1<<20)}
+	sf.split, _ = m.(splitKeyed)
+	sf.sets.dir = dir
+	return sf, nil
 }
 
 func (f *spillFinder) Add(i int, s DocSketch, _ func(Pair)) error {
@@ -70,7 +101,17 @@ func (f *spillFinder) Add(i int, s DocSketch, _ func(Pair)) error {
 		f.lens = append(f.lens, 0)
 		return nil
 	}
-	f.enc = f.m.AppendSketch(f.enc[:0], s)
+	if f.split != nil {
+		var set []uint64
+		f.enc, set = f.split.appendCore(f.enc[:0], s)
+		if len(set) > 0 {
+			if err := f.sets.put(i, set); err != nil {
+				return err
+			}
+		}
+	} else {
+		f.enc = f.m.AppendSketch(f.enc[:0], s)
+	}
 	f.lens = append(f.lens, uint32(len(f.enc)))
 	n, err := f.sketchW.Write(f.enc)
 	f.size += int64(n)
@@ -86,14 +127,48 @@ func (f *spillFinder) Add(i int, s DocSketch, _ func(Pair)) error {
 	return nil
 }
 
-func (f *spillFinder) sketch(i uint32, buf []byte) (DocSketch, []byte, error) {
+// sketch reads document i's sketch (into buf, returned for reuse) and
+// decodes it, reusing the memory of reuse when the sets are apart.
+func (f *spillFinder) sketch(i uint32, buf []byte, reuse DocSketch) (DocSketch, []byte, error) {
 	n := int(f.lens[i])
 	buf = slices.Grow(buf[:0], n)[:n]
 	if _, err := f.sketchF.ReadAt(buf, f.offsets[i]); err != nil {
 		return nil, buf, fmt.Errorf("reading spilled sketch of document %d: %w", i, err)
 	}
+	if f.split != nil {
+		s, err := f.split.decodeCore(buf, reuse)
+		return s, buf, err
+	}
 	s, err := f.m.DecodeSketch(buf)
 	return s, buf, err
+}
+
+// groupSets holds the sets of a bucket's members that were read.
+type groupSets struct {
+	f    *spillFinder
+	sc   sketch.HashSorter
+	sets [][]uint64
+	read []bool
+}
+
+func (g *groupSets) reset(n int) {
+	for len(g.sets) < n {
+		g.sets = append(g.sets, nil)
+		g.read = append(g.read, false)
+	}
+	clear(g.read[:n])
+}
+
+// get returns member k's (document d's) set, read once per bucket.
+func (g *groupSets) get(k int, d uint32) ([]uint64, error) {
+	if !g.read[k] {
+		var err error
+		if g.sets[k], err = g.f.sets.get(int(d), g.sets[k], &g.sc); err != nil {
+			return nil, err
+		}
+		g.read[k] = true
+	}
+	return g.sets[k], nil
 }
 
 func (f *spillFinder) Flush(emit func(Pair)) error {
@@ -104,7 +179,8 @@ func (f *spillFinder) Flush(emit func(Pair)) error {
 	uf := cluster.NewUnionFind(len(f.offsets))
 	var buf []byte
 	var members []uint32
-	var sketches []DocSketch
+	var sketches, pool []DocSketch
+	sets := groupSets{f: f}
 	hamming := capabilitiesOf(f.m).hamming
 	return f.sorter.Groups(func(_ uint64, docs []uint32) error {
 		members = members[:0]
@@ -117,19 +193,43 @@ func (f *spillFinder) Flush(emit func(Pair)) error {
 			return nil
 		}
 		sketches = sketches[:0]
-		for _, d := range members {
+		for k, d := range members {
+			if k == len(pool) {
+				pool = append(pool, nil)
+			}
 			var s DocSketch
 			var err error
-			if s, buf, err = f.sketch(d, buf); err != nil {
+			if s, buf, err = f.sketch(d, buf, pool[k]); err != nil {
 				return err
 			}
+			pool[k] = s
 			sketches = append(sketches, s)
 		}
+		sets.reset(len(members))
 		for bi := 1; bi < len(members); bi++ {
 			b := int(members[bi])
 			for ai := 0; ai < bi; ai++ {
 				a := int(members[ai])
 				if !f.all && uf.Find(a) == uf.Find(b) {
+					continue
+				}
+				if f.split != nil {
+					sim, ok, sure := f.split.matchCore(sketches[ai], sketches[bi])
+					if !sure {
+						x, err := sets.get(ai, members[ai])
+						if err != nil {
+							return err
+						}
+						y, err := sets.get(bi, members[bi])
+						if err != nil {
+							return err
+						}
+						sim, ok = f.split.matchSets(x, y)
+					}
+					if ok {
+						uf.Union(a, b)
+						emit(Pair{A: a, B: b, Similarity: sim, Distance: -1})
+					}
 					continue
 				}
 				if sim, dist, ok := f.m.Match(sketches[ai], sketches[bi]); ok {
@@ -145,6 +245,7 @@ func (f *spillFinder) Flush(emit func(Pair)) error {
 // Close removes the temporary files; the pipeline calls it on failure too.
 func (f *spillFinder) Close() error {
 	f.sorter.Close()
+	f.sets.Close()
 	f.sketchF.Close()
 	return os.Remove(f.sketchF.Name())
 }

@@ -55,14 +55,14 @@ type Options struct {
 // Index is a banded LSH index of MinHash signatures keyed by uint32 ids.
 //
 // Each band has a hash table from band key to the most recently inserted
-// id of that bucket, and the members of a bucket are chained through a
-// per-(id, band) array. Memory per document: 4*Bands bytes of chain, one
-// table entry per band (12 bytes of key and value plus the table's spare
-// capacity, which doubles as tables grow: 12 to 32 bytes), and 4*NumPerm
-// bytes with KeepSignatures. Measured by TestMemoryPerDoc on 100000
-// documents banded 9x13: 250 bytes a document without signatures, 880 with
-// 128 slots kept; the bound is 340 and 1000 wherever the tables are in
-// their doubling. Ids
+// id of that bucket (open addressing, 12 bytes a slot, at most three
+// quarters full: see table), and the members of a bucket are chained
+// through a per-(id, band) array. Memory per document: 4*Bands bytes of
+// chain, one table slot per band at a load between 3/8 and 3/4 (16 to 32
+// bytes), and 4*NumPerm bytes with KeepSignatures. Measured by
+// TestMemoryPerDoc on 100000 documents banded 9x13: 320 bytes a document
+// without signatures (the tables have just doubled: 250 with Go maps),
+// 951 with 128 slots kept; the bound is 340 and 1000. Ids
 // index the chain array, so they should be dense (0, 1, 2, ...): the array
 // grows to the largest id.
 //
@@ -72,10 +72,10 @@ type Index struct {
 	p       Params
 	numPerm int
 	opts    Options
-	tables  []map[uint64]uint32 // band key -> id+1 of the bucket's head
-	next    []uint32            // next[id*bands+band] = id+1 of the next member, 0 at the end
-	present []uint64            // bitset of inserted ids
-	sigs    []uint32            // id*numPerm... when KeepSignatures
+	tables  []table  // band key -> id+1 of the bucket's head
+	next    []uint32 // next[id*bands+band] = id+1 of the next member, 0 at the end
+	present []uint64 // bitset of inserted ids
+	sigs    []uint32 // id*numPerm... when KeepSignatures
 	n       int
 	keys    []uint64 // scratch for Insert and Remove
 }
@@ -85,10 +85,7 @@ func New(p Params, numPerm int, opts Options) (*Index, error) {
 	if err := p.Validate(numPerm); err != nil {
 		return nil, err
 	}
-	ix := &Index{p: p, numPerm: numPerm, opts: opts, tables: make([]map[uint64]uint32, p.Bands)}
-	for i := range ix.tables {
-		ix.tables[i] = make(map[uint64]uint32)
-	}
+	ix := &Index{p: p, numPerm: numPerm, opts: opts, tables: make([]table, p.Bands)}
 	return ix, nil
 }
 
@@ -125,9 +122,9 @@ func (ix *Index) Insert(id uint32, sig []uint32) error {
 	}
 	ix.keys = ix.p.AppendKeys(ix.keys[:0], sig)
 	for band, k := range ix.keys {
-		t := ix.tables[band]
-		ix.next[int(id)*b+band] = t[k]
-		t[k] = id + 1
+		t := &ix.tables[band]
+		ix.next[int(id)*b+band] = t.get(k)
+		t.set(k, id+1)
 	}
 	if ix.opts.KeepSignatures {
 		if need := (int(id) + 1) * ix.numPerm; need > len(ix.sigs) {
@@ -163,16 +160,16 @@ func (ix *Index) Remove(id uint32, sig []uint32) error {
 		}
 	}
 	for band, k := range ix.keys {
-		t := ix.tables[band]
+		t := &ix.tables[band]
 		at := int(id)*b + band
-		if t[k] == id+1 {
+		if head := t.get(k); head == id+1 {
 			if ix.next[at] == 0 {
-				delete(t, k)
+				t.del(k)
 			} else {
-				t[k] = ix.next[at]
+				t.set(k, ix.next[at])
 			}
 		} else {
-			for cur := t[k]; cur != 0; {
+			for cur := head; cur != 0; {
 				nx := &ix.next[int(cur-1)*b+band]
 				if *nx == id+1 {
 					*nx = ix.next[at]
@@ -189,7 +186,7 @@ func (ix *Index) Remove(id uint32, sig []uint32) error {
 }
 
 func (ix *Index) inBucket(band int, k uint64, id uint32) bool {
-	for cur := ix.tables[band][k]; cur != 0; cur = ix.next[int(cur-1)*ix.p.Bands+band] {
+	for cur := ix.tables[band].get(k); cur != 0; cur = ix.next[int(cur-1)*ix.p.Bands+band] {
 		if cur == id+1 {
 			return true
 		}
@@ -209,7 +206,7 @@ func (ix *Index) Query(dst []uint32, sig []uint32) ([]uint32, error) {
 	b, r := ix.p.Bands, ix.p.Rows
 	for band := range b {
 		k := bandKey(sig[band*r : (band+1)*r])
-		for cur := ix.tables[band][k]; cur != 0; cur = ix.next[int(cur-1)*b+band] {
+		for cur := ix.tables[band].get(k); cur != 0; cur = ix.next[int(cur-1)*b+band] {
 			dst = append(dst, cur-1)
 		}
 	}

@@ -205,6 +205,7 @@ type source struct {
 	r    *bufio.Reader
 	name string
 	cur  Entry
+	rec  [entrySize]byte // next's buffer: a local one escapes through io.ReadFull, one allocation an entry
 }
 
 // next advances to the next entry; cur is valid when it returns true.
@@ -217,14 +218,13 @@ func (s *source) next() (bool, error) {
 		s.cur = s.mem[s.pos]
 		return true, nil
 	}
-	var rec [entrySize]byte
-	if _, err := io.ReadFull(s.r, rec[:]); err != nil {
+	if _, err := io.ReadFull(s.r, s.rec[:]); err != nil {
 		if err == io.EOF {
 			return false, nil
 		}
 		return false, fmt.Errorf("extsort: reading run %s: %w", s.name, err)
 	}
-	s.cur = Entry{Key: binary.LittleEndian.Uint64(rec[:8]), Doc: binary.LittleEndian.Uint32(rec[8:])}
+	s.cur = Entry{Key: binary.LittleEndian.Uint64(s.rec[:8]), Doc: binary.LittleEndian.Uint32(s.rec[8:])}
 	return true, nil
 }
 

@@ -3,6 +3,7 @@ package extsort
 import (
 	"math/rand/v2"
 	"os"
+	"runtime"
 	"slices"
 	"testing"
 )
@@ -88,5 +89,34 @@ func BenchmarkSortMerge(b *testing.B) {
 		}
 		s.Groups(func(uint64, []uint32) error { return nil })
 		s.Close()
+	}
+}
+
+// TestGroupsAllocations: merging runs does not allocate per entry (the
+// spill path merges about 13 entries a document under a tight memory
+// limit, where every allocation costs a share of a garbage collection).
+func TestGroupsAllocations(t *testing.T) {
+	s := New(t.TempDir(), 0)
+	defer s.Close()
+	s.limit = 1000
+	const n = 20000
+	for i := range n {
+		if err := s.Add(Entry{Key: uint64(i % 3000), Doc: uint32(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	groups := 0
+	if err := s.Groups(func(uint64, []uint32) error { groups++; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&after)
+	// The readers, the heap and the docs slice: a few per run, none per entry.
+	if allocs := after.Mallocs - before.Mallocs; allocs > uint64(20*s.Runs()+100) {
+		t.Errorf("%d allocations merging %d entries in %d runs", allocs, n, s.Runs())
+	}
+	if groups != 3000 {
+		t.Errorf("%d groups, want 3000", groups)
 	}
 }
