@@ -257,7 +257,7 @@ func (r *run) sketchJob(ctx context.Context) error {
 		reps := beam.CombinePerKey(s, minRankFn, sketches)
 		ranks := beam.ParDo(s, rankOnlyFn, sketches)
 		copies, keys := beam.ParDo2(s, collapseFn, beam.CoGroupByKey(s, reps, ranks))
-		cands := beam.ParDo(s, candidatesFn, beam.GroupByKey(s, keys))
+		cands := beam.ParDo(s, candidatesFn, beam.CombinePerKey(s, &packKeysFn{}, keys))
 		buckets := beam.ParDo(s, &sketchAgainFn{Cfg: cfg, Read: r.read, Files: r.files}, beam.GroupByKey(s, cands))
 		found := beam.ParDo(s, &bucketFn{Cfg: cfg}, beam.GroupByKey(s, buckets))
 		pairs := beam.Flatten(s, copies, found)
@@ -428,14 +428,16 @@ func (r *run) removeTmp(ctx context.Context) {
 }
 
 func init() {
-	for _, t := range []any{fileTask{}, docMeta{}, member{}, repRec{}, rankKey{}, pairRec{}, line{}, docLab{}, lenRank{}, pairID1{}, readOptions{}} {
+	for _, t := range []any{fileTask{}, docMeta{}, member{}, repRec{}, rankKey{}, keyPairs{}, pairRec{}, line{}, docLab{}, lenRank{}, pairID1{}, readOptions{}} {
 		beam.RegisterType(reflect.TypeOf(t))
 	}
 	// Generated callers instead of reflection (several times faster per
 	// element).
 	register.DoFn4x1[context.Context, fileTask, func(docMeta), func(string, repRec), error](&readFn{})
 	register.Function6x1(collapseFn)
-	register.Function4x0(candidatesFn)
+	register.Function4x1(candidatesFn)
+	register.Combiner1[keyPairs](&packKeysFn{})
+	register.Emitter2[int64, keyPairs]()
 	register.DoFn4x1[context.Context, int64, func(*rankKey) bool, func(uint64, member), error](&sketchAgainFn{})
 	register.Emitter2[uint64, int64]()
 	register.Emitter2[string, repRec]()

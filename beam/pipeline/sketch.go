@@ -152,11 +152,38 @@ func rankOnlyFn(k string, m repRec, emit func(string, int64)) {
 	emit(k, m.Rank)
 }
 
+// keyShards is how many groups the bucket keys are gathered in: a
+// GroupByKey per bucket key costs a runner state per key (Prism keeps a
+// trigger state, a pane and a heap entry for each, about 0.5 KB), and
+// nearly every key of a corpus is a singleton (13 per document with the
+// default bands). So the (key, rank) pairs go to one of keyShards groups,
+// packed by a combiner (one element per shard per bundle where the runner
+// lifts it), and each group is sorted by key: 1 billion documents make
+// groups of about 3 million pairs (50 MB) at the default bands.
+const keyShards = 1 << 12
+
+// keyPairs is a run of (key, rank) pairs, 16 bytes each, little-endian.
+type keyPairs struct {
+	B []byte
+}
+
+// packKeysFn packs the (key, rank) pairs of a shard.
+type packKeysFn struct{}
+
+func (*packKeysFn) AddInput(a keyPairs, in keyPairs) keyPairs {
+	return keyPairs{B: append(a.B, in.B...)}
+}
+
+func (*packKeysFn) MergeAccumulators(a, b keyPairs) keyPairs {
+	return keyPairs{B: append(a.B, b.B...)}
+}
+
 // collapseFn joins every member of a group of identical sketches to the
 // group's representative (the lowest rank), with the similarity the
 // method gives two copies of the sketch, and emits the representative's
-// bucket keys. Members stream through: nothing of the group is held.
-func collapseFn(ctx context.Context, _ string, reps func(*repRec) bool, ranks func(*int64) bool, emitPair func(pairRec), emitKey func(uint64, int64)) error {
+// bucket keys with its rank, by shard. Members stream through: nothing of
+// the group is held.
+func collapseFn(ctx context.Context, _ string, reps func(*repRec) bool, ranks func(*int64) bool, emitPair func(pairRec), emitKey func(int64, keyPairs)) error {
 	var rep repRec
 	if !reps(&rep) {
 		return fmt.Errorf("internal: identical-sketch group without a representative")
@@ -174,31 +201,51 @@ func collapseFn(ctx context.Context, _ string, reps func(*repRec) bool, ranks fu
 		return fmt.Errorf("internal: document rank %d: %d bytes of bucket keys", rep.Rank, len(rep.Keys))
 	}
 	for i := 0; i < len(rep.Keys); i += 8 {
-		emitKey(binary.LittleEndian.Uint64(rep.Keys[i:]), rep.Rank)
+		k := binary.LittleEndian.Uint64(rep.Keys[i:])
+		b := make([]byte, 16)
+		binary.LittleEndian.PutUint64(b, k)
+		binary.LittleEndian.PutUint64(b[8:], uint64(rep.Rank))
+		emitKey(int64(k%keyShards), keyPairs{B: b})
 	}
-	sKeys.Inc(ctx, int64(len(rep.Keys)*2)+collapsed*40)
+	sKeys.Inc(ctx, int64(len(rep.Keys)*3)+collapsed*40)
 	return nil
 }
 
-// candidatesFn passes on the members of a bucket that has more than one,
-// keyed by their input file: (file, (rank, key)) for each, so that only
-// the documents with a candidate are sketched again, and their sketches
-// go to the buckets straight from the second read (most keys of a corpus
-// are singletons). It holds the bucket's ranks.
-func candidatesFn(ctx context.Context, key uint64, ranks func(*int64) bool, emit func(int64, rankKey)) {
-	var rs []int64
-	var r int64
-	for ranks(&r) {
-		rs = append(rs, r)
+// candidatesFn finds the buckets of a shard of keys that have more than
+// one member and passes their members on, keyed by their input file:
+// (file, (rank, key)) for each, so that only the documents with a
+// candidate are sketched again, and their sketches go to the buckets
+// straight from the second read (most keys of a corpus are singletons).
+// It holds the shard's pairs.
+func candidatesFn(ctx context.Context, _ int64, kp keyPairs, emit func(int64, rankKey)) error {
+	if len(kp.B)%16 != 0 {
+		return fmt.Errorf("internal: %d bytes of (key, rank) pairs", len(kp.B))
 	}
-	dBucketSize.Update(ctx, int64(len(rs)))
-	if len(rs) < 2 {
-		return
+	ps := make([]rankKey, len(kp.B)/16)
+	for i := range ps {
+		ps[i] = rankKey{Key: binary.LittleEndian.Uint64(kp.B[16*i:]), Rank: int64(binary.LittleEndian.Uint64(kp.B[16*i+8:]))}
 	}
-	for _, r := range rs {
-		emit(fileOfRank(r), rankKey{Rank: r, Key: key})
+	slices.SortFunc(ps, func(a, b rankKey) int {
+		return cmp.Or(cmp.Compare(a.Key, b.Key), cmp.Compare(a.Rank, b.Rank))
+	})
+	ps = slices.Compact(ps)
+	var n int64
+	for i := 0; i < len(ps); {
+		j := i + 1
+		for j < len(ps) && ps[j].Key == ps[i].Key {
+			j++
+		}
+		dBucketSize.Update(ctx, int64(j-i))
+		if j-i >= 2 {
+			for _, p := range ps[i:j] {
+				emit(fileOfRank(p.Rank), p)
+			}
+			n += int64(j - i)
+		}
+		i = j
 	}
-	sCandidates.Inc(ctx, int64(24*len(rs)))
+	sCandidates.Inc(ctx, 24*n)
+	return nil
 }
 
 // sketchAgainFn reads one input file again and sketches the documents
