@@ -8,8 +8,10 @@
 // A run is a sequence of Beam jobs (a pipeline graph has no loops):
 //
 //  1. read and sketch: read every input file, normalise and sketch each
-//     document, collapse identical sketches, group by bucket key, decide
-//     the candidate pairs; write the documents' metadata and the pairs;
+//     document, collapse identical sketches, group the bucket keys (in
+//     shards), read the files of the documents with a candidate again to
+//     send their sketches to their buckets, decide the candidate pairs;
+//     write the documents' metadata and the pairs;
 //  2. components, repeated: Options.RoundsPerJob rounds of large-star /
 //     small-star on the pairs, until a round changes nothing;
 //  3. outputs: the kept document of each component (--keep), the clusters
