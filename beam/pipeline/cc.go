@@ -41,14 +41,14 @@ func changeCounter(round int, step string) string {
 
 // bothDirsFn emits an edge under both endpoints.
 func bothDirsFn(ctx context.Context, a, b int64, emit func(int64, int64)) {
-	cShuffleBytes.Inc(ctx, 32)
+	sComponents.Inc(ctx, 32)
 	emit(a, b)
 	emit(b, a)
 }
 
 // byHigherFn keys an edge (a, b), a < b, by b.
 func byHigherFn(ctx context.Context, a, b int64, emit func(int64, int64)) {
-	cShuffleBytes.Inc(ctx, 16)
+	sComponents.Inc(ctx, 16)
 	emit(b, a)
 }
 
@@ -113,7 +113,7 @@ func minFn(a, b int64) int64 { return min(a, b) }
 // edgeKeyFn packs an edge into a 16-byte key, for removing duplicates.
 // Its shuffle bytes are counted before the combiner, an upper bound.
 func edgeKeyFn(ctx context.Context, a, b int64, emit func(string, bool)) {
-	cShuffleBytes.Inc(ctx, 17)
+	sComponents.Inc(ctx, 17)
 	var k [16]byte
 	binary.BigEndian.PutUint64(k[:8], uint64(a))
 	binary.BigEndian.PutUint64(k[8:], uint64(b))

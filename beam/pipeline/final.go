@@ -78,7 +78,8 @@ func pairEdgeFn(p pairRec, emit func(int64, int64)) { emit(p.A, p.B) }
 
 // pairKeyFn keys a pair by its ranks, to keep one of the pairs that
 // several buckets found.
-func pairKeyFn(p pairRec, emit func(string, pairRec)) {
+func pairKeyFn(ctx context.Context, p pairRec, emit func(string, pairRec)) {
+	sPairs.Inc(ctx, 48)
 	emit(fmt.Sprintf("%d %d", p.A, p.B), p)
 }
 

@@ -277,6 +277,22 @@ func TestSameAsDedup(t *testing.T) {
 			if st.Documents != int64(bytes.Count(wantC, []byte("\n"))) || st.Kept+st.Removed != st.Documents {
 				t.Errorf("stats: %+v", st)
 			}
+			// Only documents with a candidate are sketched again (the
+			// corpus has documents without any; exact and ksentence
+			// have none: their only candidates are identical sketches,
+			// collapsed before the buckets), and the shuffle bytes are
+			// the sum of their steps.
+			near := cfg.Method != "exact" && cfg.Method != "ksentence"
+			if st.Resketched >= st.Documents-st.Empty || near != (st.Resketched > 0) {
+				t.Errorf("sketched again %d of %d documents with a sketch", st.Resketched, st.Documents-st.Empty)
+			}
+			var sum int64
+			for _, v := range st.ShuffleBySteps {
+				sum += v
+			}
+			if sum != st.ShuffleBytes || st.ShuffleBySteps["keys"] == 0 || (st.Resketched > 0) != (st.ShuffleBySteps["sketches_to_buckets"] > 0) {
+				t.Errorf("shuffle bytes %d, by step %v", st.ShuffleBytes, st.ShuffleBySteps)
+			}
 			checkPairs(t, out, gotC, st, cfg)
 			t.Logf("%s: %d docs, %d kept, %d clusters (largest %d), %d rounds, %d jobs, %.0f shuffle bytes/doc",
 				c.name, st.Documents, st.Kept, st.Clusters, st.LargestCluster, st.Rounds, st.Jobs, st.ShufflePerDoc)

@@ -8,8 +8,10 @@
 // A run is a sequence of Beam jobs (a pipeline graph has no loops):
 //
 //  1. read and sketch: read every input file, normalise and sketch each
-//     document, collapse identical sketches, group by bucket key, decide
-//     the candidate pairs; write the documents' metadata and the pairs;
+//     document, collapse identical sketches, group the bucket keys (in
+//     shards), read the files of the documents with a candidate again to
+//     send their sketches to their buckets, decide the candidate pairs;
+//     write the documents' metadata and the pairs;
 //  2. components, repeated: Options.RoundsPerJob rounds of large-star /
 //     small-star on the pairs, until a round changes nothing;
 //  3. outputs: the kept document of each component (--keep), the clusters
@@ -100,8 +102,15 @@ type Stats struct {
 	Jobs           int         `json:"jobs"`
 	ShuffleBytes   int64       `json:"shuffle_bytes"`
 	ShufflePerDoc  float64     `json:"shuffle_bytes_per_document"`
-	Stages         []Stage     `json:"stages"`
-	Seconds        float64     `json:"seconds"`
+	// ShuffleBySteps is ShuffleBytes per step: collapse (identical
+	// sketches), keys, candidates_by_file, sketches_to_buckets, pairs,
+	// components (all rounds).
+	ShuffleBySteps map[string]int64 `json:"shuffle_bytes_by_step"`
+	// Resketched is how many documents had a candidate and were sketched
+	// again on the second read of their file.
+	Resketched int64   `json:"sketched_again"`
+	Stages     []Stage `json:"stages"`
+	Seconds    float64 `json:"seconds"`
 }
 
 type run struct {
@@ -223,7 +232,15 @@ func (r *run) job(ctx context.Context, name string, build func(s beam.Scope)) (m
 		k := "max:" + d.Key.Name
 		out[k] = max(out[k], d.Result().Max)
 	}
-	r.stats.ShuffleBytes += out["shuffle_bytes"]
+	for k, v := range out {
+		if step, ok := strings.CutPrefix(k, shufflePrefix); ok && v != 0 {
+			r.stats.ShuffleBytes += v
+			if r.stats.ShuffleBySteps == nil {
+				r.stats.ShuffleBySteps = map[string]int64{}
+			}
+			r.stats.ShuffleBySteps[step] += v
+		}
+	}
 	return out, nil
 }
 
@@ -241,9 +258,9 @@ func (r *run) sketchJob(ctx context.Context) error {
 
 		reps := beam.CombinePerKey(s, minRankFn, sketches)
 		ranks := beam.ParDo(s, rankOnlyFn, sketches)
-		copies, keys, sks := beam.ParDo3(s, &collapseFn{Cfg: cfg}, beam.CoGroupByKey(s, reps, ranks))
-		cands := beam.ParDo(s, candidatesFn, beam.GroupByKey(s, keys))
-		buckets := beam.ParDo(s, withSketchFn, beam.CoGroupByKey(s, sks, cands))
+		copies, keys := beam.ParDo2(s, collapseFn, beam.CoGroupByKey(s, reps, ranks))
+		cands := beam.ParDo(s, candidatesFn, beam.CombinePerKey(s, &packKeysFn{}, keys))
+		buckets := beam.ParDo(s, &sketchAgainFn{Cfg: cfg, Read: r.read, Files: r.files}, beam.GroupByKey(s, cands))
 		found := beam.ParDo(s, &bucketFn{Cfg: cfg}, beam.GroupByKey(s, buckets))
 		pairs := beam.Flatten(s, copies, found)
 		pairs = beam.ParDo(s, unkeyPairFn, beam.CombinePerKey(s, samePairFn, beam.ParDo(s, pairKeyFn, pairs)))
@@ -261,6 +278,7 @@ func (r *run) sketchJob(ctx context.Context) error {
 	r.stats.InputBytes = res["input_bytes"]
 	r.stats.Collapsed = res["identical_collapsed"]
 	r.stats.CandidateCheck = res["candidate_checks"]
+	r.stats.Resketched = res["sketched_again"]
 	r.stats.LargestBucket = res["max:bucket_size"]
 	// An empty edge set writes no file: give the next job one to read.
 	return r.ensureFile(ctx, r.tmp+"/edges-000/part-empty")
@@ -412,20 +430,22 @@ func (r *run) removeTmp(ctx context.Context) {
 }
 
 func init() {
-	for _, t := range []any{fileTask{}, docMeta{}, member{}, pairRec{}, line{}, docLab{}, lenRank{}, pairID1{}, readOptions{}} {
+	for _, t := range []any{fileTask{}, docMeta{}, member{}, repRec{}, rankKey{}, keyPairs{}, pairRec{}, line{}, docLab{}, lenRank{}, pairID1{}, readOptions{}} {
 		beam.RegisterType(reflect.TypeOf(t))
 	}
 	// Generated callers instead of reflection (several times faster per
 	// element).
-	register.DoFn4x1[context.Context, fileTask, func(docMeta), func(string, member), error](&readFn{})
-	register.DoFn7x1[context.Context, string, func(*member) bool, func(*int64) bool, func(pairRec), func(uint64, int64), func(int64, []byte), error](&collapseFn{})
-	register.Function4x0(candidatesFn)
-	register.Function5x1(withSketchFn)
+	register.DoFn4x1[context.Context, fileTask, func(docMeta), func(string, repRec), error](&readFn{})
+	register.Function6x1(collapseFn)
+	register.Function4x1(candidatesFn)
+	register.Combiner1[keyPairs](&packKeysFn{})
+	register.Emitter2[int64, keyPairs]()
+	register.DoFn4x1[context.Context, int64, func(*rankKey) bool, func(uint64, member), error](&sketchAgainFn{})
 	register.Emitter2[uint64, int64]()
-	register.Emitter2[int64, []byte]()
-	register.Emitter2[int64, uint64]()
-	register.Iter1[[]byte]()
-	register.Iter1[uint64]()
+	register.Emitter2[string, repRec]()
+	register.Emitter2[int64, rankKey]()
+	register.Iter1[repRec]()
+	register.Iter1[rankKey]()
 	register.DoFn4x1[context.Context, uint64, func(*member) bool, func(pairRec), error](&bucketFn{})
 	register.DoFn5x1[context.Context, int64, func(*int64) bool, func(*int64) bool, func(int64, int64), error](&largeStarFn{})
 	register.DoFn5x1[context.Context, int64, func(*int64) bool, func(*int64) bool, func(int64, int64), error](&smallStarFn{})
@@ -447,7 +467,7 @@ func init() {
 	register.Function2x0(pairLineFn)
 	register.Function2x1(parsePairFn)
 	register.Function2x0(pairEdgeFn)
-	register.Function2x0(pairKeyFn)
+	register.Function3x0(pairKeyFn)
 	register.Function2x1(samePairFn)
 	register.Function2x1(unkeyPairFn)
 	register.Function4x1(labelFn)
