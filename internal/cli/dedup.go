@@ -300,13 +300,11 @@ func runDedup(cmd *cobra.Command, o *dedupOpts, args []string, e *env) error {
 	if o.report != "" {
 		out.Removed = removed.add
 	}
-	// The garbage collector's soft memory limit follows the plan: one and
-	// a half times what the run is estimated to hold (at least 512 MiB),
-	// never above the budget. The heap then stays near what is live
-	// instead of growing to twice that before each collection.
+	// The garbage collector's soft memory limit follows the plan
+	// (MemoryPlan.GCLimit).
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
 	in.OnPlan = func(p dedup.MemoryPlan) {
-		debug.SetMemoryLimit(gcLimit(p))
+		debug.SetMemoryLimit(p.GCLimit())
 	}
 	if o.cpuProf != "" {
 		f, err := os.Create(o.cpuProf)
@@ -351,15 +349,6 @@ func runDedup(cmd *cobra.Command, o *dedupOpts, args []string, e *env) error {
 		}
 	}
 	return inputLost(stats.Damaged, o.input.allowTruncated)
-}
-
-// gcLimit is the garbage collector's memory limit for a run with plan p.
-func gcLimit(p dedup.MemoryPlan) int64 {
-	limit := max(p.EstimatedBytes/2*3, 512<<20)
-	if p.Spill {
-		limit = max(p.BudgetBytes, 256<<20) // the spill path holds what its budget allows
-	}
-	return min(limit, p.BudgetBytes)
 }
 
 // writeJSONFile writes v as indented JSON, atomically.
@@ -517,8 +506,8 @@ func (sw summaryWriter) memory(s *dedup.Stats) {
 	case m.EstimatedBytes > m.BudgetBytes:
 		how = "in memory (this method cannot spill)"
 	}
-	sw.line("memory: estimated %s for about %s, budget %s, %s; peak RSS %s",
-		formatSize(m.EstimatedBytes), plural(int(m.EstimatedDocs), "document"), formatSize(m.BudgetBytes), how, formatSize(s.PeakRSSBytes))
+	sw.line("memory: estimated %s live and %s at peak for about %s, budget %s, %s; peak RSS %s",
+		formatSize(m.EstimatedBytes), formatSize(m.EstimatedPeakBytes), plural(int(m.EstimatedDocs), "document"), formatSize(m.BudgetBytes), how, formatSize(s.PeakRSSBytes))
 }
 
 // examples: the example clusters, kept document first.
