@@ -266,8 +266,11 @@ func build(r *Run, opts Options) (*page, error) {
 		p.Memory = append(p.Memory, kv{"peak resident memory of the process (RSS)", bytesName(uint64(s.PeakRSSBytes))})
 	}
 	if mp := s.Memory; mp.EstimatedBytes > 0 || mp.BudgetBytes > 0 {
-		plan := fmt.Sprintf("%s estimated for about %d documents, budget %s", bytesName(uint64(max(mp.EstimatedBytes, 0))),
+		plan := fmt.Sprintf("%s live estimated for about %d documents, budget %s", bytesName(uint64(max(mp.EstimatedBytes, 0))),
 			mp.EstimatedDocs, bytesName(uint64(max(mp.BudgetBytes, 0))))
+		if mp.EstimatedPeakBytes > 0 {
+			plan += fmt.Sprintf("; peak about %s", bytesName(uint64(mp.EstimatedPeakBytes)))
+		}
 		if mp.Spill {
 			plan += "; bucket keys spilled to disk"
 		} else {
