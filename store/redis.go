@@ -82,6 +82,9 @@ func parseRedisURL(raw string) (*redisURL, error) {
 	if err != nil {
 		return nil, bad("%v", errors.Unwrap(err))
 	}
+	if u.Scheme != "redis" && u.Scheme != "rediss" {
+		return nil, bad("scheme %q: want redis:// or redis+cluster://", u.Scheme)
+	}
 	q := u.Query()
 	r := &redisURL{cluster: cluster, prefix: q.Get("prefix")}
 	if r.prefix == "" {
@@ -137,14 +140,21 @@ func parseRedisURL(raw string) (*redisURL, error) {
 
 // Redact removes the password from an index URL, for messages.
 func Redact(raw string) string {
-	i := strings.Index(raw, "://")
-	j := strings.LastIndex(raw, "@")
-	if i < 0 || j < i {
+	start := 0 // of the authority: after "SCHEME://", or "//" alone
+	if i := strings.Index(raw, "://"); i >= 0 {
+		start = i + 3
+	} else if strings.HasPrefix(raw, "//") {
+		start = 2
+	} else {
 		return raw
 	}
-	userinfo := raw[i+3 : j]
+	j := strings.LastIndex(raw, "@")
+	if j < start {
+		return raw
+	}
+	userinfo := raw[start:j]
 	if k := strings.Index(userinfo, ":"); k >= 0 {
-		return raw[:i+3] + userinfo[:k] + ":xxxxx" + raw[j:]
+		return raw[:start] + userinfo[:k] + ":xxxxx" + raw[j:]
 	}
 	return raw
 }

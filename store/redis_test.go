@@ -315,13 +315,21 @@ func TestRedisOpenErrors(t *testing.T) {
 		"redis://h1:1,h2:2/0?prefix=a",
 		"redis+cluster://h1:1,h2:2/3?prefix=a",
 		"redis:///0?prefix=a",
+		"//u:secret@h:1/0",
+		"http://u:secret@h:1/0",
 	} {
-		if _, err := OpenRedis(bad, Options{}); !errors.Is(err, ErrParams) {
+		_, err := OpenRedis(bad, Options{})
+		if !errors.Is(err, ErrParams) {
 			t.Errorf("OpenRedis(%q): %v, want ErrParams", bad, err)
 		}
+		if err != nil && strings.Contains(err.Error(), "secret") {
+			t.Errorf("OpenRedis(%q): %v shows the password", bad, err)
+		}
 	}
-	if got := Redact("redis://u:secret@h:1/0"); strings.Contains(got, "secret") {
-		t.Errorf("redact: %q", got)
+	for _, raw := range []string{"redis://u:secret@h:1/0", "//u:secret@h:1/0", "redis+cluster://:secret@a:1,b:2/"} {
+		if got := Redact(raw); strings.Contains(got, "secret") {
+			t.Errorf("redact %q: %q", raw, got)
+		}
 	}
 }
 
