@@ -50,6 +50,7 @@ var (
 // the library at most progressTimeout, then abandons it: a run always ends.
 type barProgress struct {
 	ctx context.Context
+	w   io.Writer
 	p   *mpb.Progress
 
 	mu     sync.Mutex
@@ -88,13 +89,35 @@ func newProgress(ctx context.Context, w io.Writer, quiet bool) dedup.Progress {
 }
 
 func newBarProgress(ctx context.Context, w io.Writer, opts ...mpb.ContainerOption) *barProgress {
-	b := &barProgress{ctx: ctx, done: make(chan struct{}), stopped: make(chan struct{})}
+	b := &barProgress{ctx: ctx, w: w, done: make(chan struct{}), stopped: make(chan struct{})}
 	// The library's own context ends with the run's, so that a drawing
-	// that blocks cannot outlive an interrupted run.
-	b.p = mpb.NewWithContext(ctx, append([]mpb.ContainerOption{mpb.WithOutput(w), mpb.WithWidth(40)}, opts...)...)
+	// that blocks cannot outlive an interrupted run; but only after the
+	// cursor is back in the first column, since the library draws a last
+	// frame when its context ends.
+	lctx, cancel := context.WithCancel(context.Background())
+	b.p = mpb.NewWithContext(lctx, append([]mpb.ContainerOption{mpb.WithOutput(w), mpb.WithWidth(40)}, opts...)...)
 	go b.draw()
+	go func() {
+		select {
+		case <-ctx.Done():
+			b.firstColumn()
+		case <-b.stopped:
+		}
+		cancel()
+	}()
 	return b
 }
+
+// firstColumn moves the cursor back to the first column after an
+// interruption. The terminal echoed ^C where the cursor was, at the start
+// of the line below the bars; the library's next frame moves the cursor
+// up from that column and would leave the echo's two columns of the bar
+// line before the redrawn name ("reread, sketch, find"). The library
+// writes each frame with one call, so this lands between frames; it is
+// written as soon as the run is cancelled, before the library's context
+// ends (it then draws a last frame), and again before the bars are
+// aborted.
+func (b *barProgress) firstColumn() { fmt.Fprint(b.w, "\r") }
 
 func (b *barProgress) Stage(name string, estimated int64) {
 	b.mu.Lock()
@@ -153,6 +176,9 @@ func (b *barProgress) draw() {
 		b.mu.Lock()
 		stages := append([]stageCount(nil), b.stages...)
 		b.mu.Unlock()
+		if final && b.ctx.Err() != nil {
+			b.firstColumn()
+		}
 		for i, s := range stages {
 			if i == len(bars) {
 				bar, err := b.addBar(s)

@@ -297,6 +297,14 @@ func TestPTY(t *testing.T) {
 			if !strings.Contains(out, "neardup: interrupted; no output file was replaced") {
 				t.Errorf("no interruption message (a raw error instead?):\n%s", out)
 			}
+			// The terminal echoes ^C at the cursor, two columns into the
+			// line below the bars. A carriage return must come between
+			// the echo and the last frame (which moves the cursor up from
+			// its column), or the redrawn bar keeps the echo's two
+			// columns before its name.
+			if i, last := strings.LastIndex(out, "^C"), strings.LastIndex(out, "\x1b[1A"); i >= 0 && last > i && !strings.Contains(out[i+2:last], "\r") {
+				t.Errorf("the last frame after the echoed ^C does not start from the first column: %q", out[i:min(len(out), last+80)])
+			}
 			if b, err := os.ReadFile(filepath.Join(dir, c.output)); err != nil || !bytes.Equal(b, old) {
 				t.Errorf("%s was replaced: %q, %v", c.output, b, err)
 			}
