@@ -23,15 +23,8 @@ type textFlags struct {
 }
 
 func (f *textFlags) register(fs *pflag.FlagSet) {
-	d := text.DefaultOptions()
-	f.opts = d
-	fs.BoolVar(&f.opts.NFKC, "nfkc", d.NFKC, "apply Unicode NFKC (full-width forms become ASCII, ligatures split)")
-	fs.BoolVar(&f.opts.CaseFold, "case-fold", d.CaseFold, "fold case")
-	fs.BoolVar(&f.opts.Whitespace, "fold-whitespace", d.Whitespace, "collapse runs of whitespace to one space")
-	fs.BoolVar(&f.opts.Punctuation, "fold-punct", d.Punctuation, "fold punctuation, including full-width CJK punctuation")
-	fs.BoolVar(&f.opts.HTML, "html", d.HTML, "treat the text as HTML: drop scripts, styles and markup")
-	fs.BoolVar(&f.opts.T2S, "t2s", d.T2S, "convert Traditional Chinese to Simplified (OpenCC dictionaries)")
-	fs.BoolVar(&f.opts.StopWords, "stop-words", d.StopWords, "remove English and Chinese stop words")
+	f.opts = text.DefaultOptions()
+	text.RegisterFlags(fs, &f.opts)
 }
 
 // shingleFlags choose tokens and n-grams.

@@ -104,15 +104,8 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.IntVar(&o.maxRounds, "max-rounds", 200, "stop with an error when the components have not converged after this many rounds")
 	fs.BoolVar(&o.quiet, "quiet", false, "print no summary")
 	fs.BoolVar(&o.verbose, "verbose", false, "show the Beam runner's and workers' informational logs (only warnings and errors otherwise)")
-	n := text.DefaultOptions()
-	o.norm = n
-	fs.BoolVar(&o.norm.NFKC, "nfkc", n.NFKC, "apply Unicode NFKC")
-	fs.BoolVar(&o.norm.CaseFold, "case-fold", n.CaseFold, "fold case")
-	fs.BoolVar(&o.norm.Whitespace, "fold-whitespace", n.Whitespace, "collapse runs of whitespace to one space")
-	fs.BoolVar(&o.norm.Punctuation, "fold-punct", n.Punctuation, "fold punctuation, including full-width CJK punctuation")
-	fs.BoolVar(&o.norm.HTML, "html", n.HTML, "treat the text as HTML: drop scripts, styles and markup")
-	fs.BoolVar(&o.norm.T2S, "t2s", n.T2S, "convert Traditional Chinese to Simplified")
-	fs.BoolVar(&o.norm.StopWords, "stop-words", n.StopWords, "remove English and Chinese stop words")
+	o.norm = text.DefaultOptions()
+	text.RegisterFlags(fs, &o.norm)
 }
 
 // config turns the flags into dedup.Options, as `neardup dedup` does: the
