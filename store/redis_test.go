@@ -20,12 +20,16 @@ import (
 )
 
 // redisTargets starts a single server and a 3-master cluster and returns
-// their index URLs (prefix name), by test name.
+// their index URLs (prefix name), by test name: the server in the one-slot
+// layout, the cluster in the spread layout (its default) and in the
+// one-slot layout.
 func redisTargets(t *testing.T, name string) map[string]string {
 	t.Helper()
+	c := redistest.Cluster(t)
 	return map[string]string{
-		"server":  redistest.Server(t).URL(name),
-		"cluster": redistest.Cluster(t).URL(name),
+		"server":          redistest.Server(t).URL(name),
+		"cluster-spread":  c.URL(name),
+		"cluster-oneslot": c.URL(name+"-1") + "&layout=one",
 	}
 }
 
