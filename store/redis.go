@@ -66,6 +66,9 @@ type Redis struct {
 	// pendingTimeout is how long a spread writer waits for a pending
 	// duplicate before aborting it.
 	pendingTimeout time.Duration
+	// spreadStop is a test hook: a spread write stops with its documents
+	// pending, as a writer that dies before its commit.
+	spreadStop bool
 
 	pool   sync.Pool // *scratch
 	closed atomic.Bool

@@ -53,6 +53,10 @@ const (
 	stCommitted  = 'C' // in the index
 )
 
+// errSpreadStopped is the error of a write stopped by the test hook
+// spreadStop.
+var errSpreadStopped = errors.New("store: stopped with the documents pending (test hook)")
+
 // defaultLayout is the layout of a new index when the URL names none.
 func defaultLayout(cluster bool) string {
 	if cluster {
@@ -323,6 +327,9 @@ func (r *Redis) spreadAttempt(sc *scratch, docs []Doc, results []Result, todo []
 	}
 	if err := p.exec(ctx); err != nil {
 		return nil, err
+	}
+	if r.spreadStop {
+		return nil, errSpreadStopped
 	}
 	others := map[uint64]*foreign{}
 	for _, s := range ds {
