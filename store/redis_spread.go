@@ -233,7 +233,8 @@ type sdoc struct {
 	appl   []*scriptCall
 	claim  *scriptCall
 	holder uint64 // the number holding its id when the claim failed
-	dups   []int  // earlier documents of the batch it duplicates (positions in todo)
+	prior  []int  // earlier documents of the batch sharing a key with it (positions in ds)
+	dups   []int  // those it duplicates
 	commit bool   // decided: commit
 	casCmd *scriptCall
 }
@@ -354,6 +355,18 @@ func (r *Redis) spreadAttempt(sc *scratch, docs []Doc, results []Result, todo []
 					}
 				}
 			}
+		}
+	}
+	if check && len(ds) > 1 {
+		shared := map[pendingKey][]int{}
+		for k, s := range ds {
+			for t, key := range s.keys {
+				pk := pendingKey{t, key}
+				s.prior = append(s.prior, shared[pk]...)
+				shared[pk] = append(shared[pk], k)
+			}
+			slices.Sort(s.prior)
+			s.prior = slices.Compact(s.prior)
 		}
 	}
 	// 4. The records of the other documents seen.
@@ -531,20 +544,25 @@ func (r *Redis) spreadCheck(ctx context.Context, sc *scratch, p *pipeline, d *Do
 	slices.Sort(cands)
 	cands = slices.Compact(cands)
 	var dead []uint64
-	for _, m := range cands {
-		if j, ok := mine[m]; ok {
-			// An earlier document of the batch, already decided.
-			if j < k && ds[j].commit {
-				n := len(ms)
-				var err error
-				if ms, err = r.verifyRecord(ms, sc, &d.Sketch, ds[j].rec, m); err != nil {
-					return false, err
-				}
-				if len(ms) > n {
-					s.dups = append(s.dups, j)
-				}
-			}
+	// The earlier documents of the batch sharing a key, already decided
+	// (whether their postings came before this one's or not: a script
+	// resent after NOSCRIPT may have reordered them).
+	for _, j := range s.prior {
+		if !ds[j].commit {
 			continue
+		}
+		n := len(ms)
+		var err error
+		if ms, err = r.verifyRecord(ms, sc, &d.Sketch, ds[j].rec, ds[j].n); err != nil {
+			return false, err
+		}
+		if len(ms) > n {
+			s.dups = append(s.dups, j)
+		}
+	}
+	for _, m := range cands {
+		if _, ok := mine[m]; ok {
+			continue // a document of the batch: above
 		}
 		f := others[m]
 		if f.state == 0 {

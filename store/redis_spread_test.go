@@ -192,7 +192,15 @@ func TestRedisSpreadConcurrentCheckAndAdd(t *testing.T) {
 						return true
 					}
 					for f := range families {
-						batch = append(batch, Doc{ID: fmt.Sprintf("f%d-w%d", f, w), Sketch: sk.Sketch(family(bases[f], fmt.Sprint("variant", w)))})
+						// MinHash: variants (Jaccard about 0.95); SimHash: the same
+						// text (variants could be more than 3 bits apart).
+						v := fmt.Sprint("variant", w)
+						if m == SimHash {
+							v = "same"
+						}
+						d := Doc{ID: fmt.Sprintf("f%d-w%d", f, w), Sketch: sk.Sketch(family(bases[f], v))}
+						d.Sketch.Sig = slices.Clone(d.Sketch.Sig) // the Sketcher reuses it
+						batch = append(batch, d)
 						fams = append(fams, f)
 						// Odd workers send batches of 5, even ones single documents.
 						if (w%2 == 0 || len(batch) == 5) && !flush() {
