@@ -172,12 +172,19 @@ func TestServeRedisTwoProcesses(t *testing.T) {
 // document is in Redis before serve answers.
 func TestServeRedisKill9(t *testing.T) {
 	for _, fsync := range []string{"always", "everysec"} {
-		t.Run(fsync, func(t *testing.T) { serveRedisKill9(t, fsync) })
+		t.Run(fsync, func(t *testing.T) {
+			serveRedisKill9(t, redistest.Server(t, "--appendonly", "yes", "--appendfsync", fsync).URL("kill"))
+		})
 	}
+	// The spread layout (docs/format/redis.md): a writer killed between
+	// its pending record and its commit leaves nothing acknowledged
+	// behind, and the other server is not blocked by what it left.
+	t.Run("cluster-spread", func(t *testing.T) {
+		serveRedisKill9(t, redistest.Cluster(t, "--appendonly", "yes", "--appendfsync", "always").URL("kill"))
+	})
 }
 
-func serveRedisKill9(t *testing.T, fsync string) {
-	url := redistest.Server(t, "--appendonly", "yes", "--appendfsync", fsync).URL("kill")
+func serveRedisKill9(t *testing.T, url string) {
 	if code, _, errs := runCLI("index", "create", "--index", url); code != 0 {
 		t.Fatalf("create: %d %s", code, errs)
 	}
@@ -209,7 +216,12 @@ func serveRedisKill9(t *testing.T, fsync string) {
 // interrupted copy, and refuses a target with other parameters.
 func TestIndexCopy(t *testing.T) {
 	in := redistest.Server(t)
-	url := in.URL("copy")
+	t.Run("server", func(t *testing.T) { indexCopy(t, in.URL("copy"), in.URL("other")) })
+	cl := redistest.Cluster(t)
+	t.Run("cluster-spread", func(t *testing.T) { indexCopy(t, cl.URL("copy"), cl.URL("other")) })
+}
+
+func indexCopy(t *testing.T, url, other string) {
 	dir := createIndex(t)
 	docs := writeDocs(t, 500)
 	if code, _, errs := runCLI("index", "add", "--index", dir, "-q", docs); code != 0 {
@@ -249,7 +261,6 @@ func TestIndexCopy(t *testing.T) {
 	if !bytes.Equal(a, c) {
 		t.Fatal("queries of the copied index differ from the original's")
 	}
-	other := in.URL("other")
 	runCLI("index", "create", "--index", other, "--method", "simhash")
 	if code, _, errs := runCLI("index", "copy", "--from", dir, "--to", other); code != 2 || !strings.Contains(errs, "incompatible") {
 		t.Fatalf("copy into an index of other parameters: %d %s", code, errs)
