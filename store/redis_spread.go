@@ -213,6 +213,13 @@ func (p *pipeline) exec(ctx context.Context) error {
 	return nil
 }
 
+// flush runs the round trip now and empties the pipeline for more.
+func (p *pipeline) flush(ctx context.Context) error {
+	err := p.exec(ctx)
+	p.pipe, p.calls = p.r.c.Pipeline(), nil
+	return err
+}
+
 // str is the string reply of a script call ("" for nil).
 func (c *scriptCall) str() string {
 	v, _ := c.cmd.Result()
@@ -506,7 +513,7 @@ func (r *Redis) spreadDecide(ctx context.Context, sc *scratch, p *pipeline, docs
 			}
 			return false, nil // else start again, once it has let the id go
 		}
-		f, err := r.resolve(ctx, s.holder, others[s.holder], s.n)
+		f, err := r.resolve(ctx, p, s.holder, others[s.holder], s.n)
 		if err != nil {
 			return false, err
 		}
@@ -581,7 +588,7 @@ func (r *Redis) spreadCheck(ctx context.Context, sc *scratch, p *pipeline, d *Do
 			ms = ms[:n] // added after this one without a check
 			continue
 		}
-		if f, err = r.resolve(ctx, m, f, s.n); err != nil {
+		if f, err = r.resolve(ctx, p, m, f, s.n); err != nil {
 			return false, err
 		}
 		others[m] = f
@@ -625,8 +632,9 @@ func (r *Redis) verifyRecord(dst []Match, sc *scratch, sk *Sketch, rec string, m
 // to a final state for the writer numbered n: a lower-numbered one is
 // waited for until it commits or aborts, and aborted after the pending
 // timeout; a higher-numbered one is aborted at once. The returned state is
-// committed or 0 (aborted).
-func (r *Redis) resolve(ctx context.Context, m uint64, f *foreign, n uint64) (*foreign, error) {
+// committed or 0 (aborted). Before it waits, the commits already decided
+// in p are sent: a document waiting for m may be what m waits for.
+func (r *Redis) resolve(ctx context.Context, p *pipeline, m uint64, f *foreign, n uint64) (*foreign, error) {
 	var err error
 	if f == nil {
 		if f, err = r.readOne(ctx, m); err != nil {
@@ -650,6 +658,11 @@ func (r *Redis) resolve(ctx context.Context, m uint64, f *foreign, n uint64) (*f
 				return &foreign{}, nil
 			}
 		} else {
+			if len(p.calls) > 0 {
+				if err := p.flush(ctx); err != nil {
+					return nil, err
+				}
+			}
 			time.Sleep(wait)
 			wait = min(2*wait, 20*time.Millisecond)
 		}
