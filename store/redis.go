@@ -440,7 +440,8 @@ func (r *Redis) lookup(ctx context.Context, keys [][]uint64) (seqs [][]uint64, s
 }
 
 // records reads, in one round trip, the records of the sequence numbers
-// in seqs (each a list); a removed one is absent from the map.
+// in seqs (each a list); a removed one is absent from the map, and so is
+// one not committed in the spread layout.
 func (r *Redis) records(ctx context.Context, seqs ...[]uint64) (map[uint64]string, error) {
 	pipe := r.c.Pipeline()
 	cmds := map[uint64]*redis.StringCmd{}
@@ -465,6 +466,11 @@ func (r *Redis) records(ctx context.Context, seqs ...[]uint64) (map[uint64]strin
 		}
 		if err != nil {
 			return nil, r.redisErr(err)
+		}
+		if r.spread {
+			if v, err = committedRecord(v); err != nil {
+				continue // pending: not (yet) in the index
+			}
 		}
 		recs[s] = v
 	}
@@ -508,9 +514,6 @@ func (r *Redis) Candidates(dst []Match, sk Sketch) ([]Match, error) {
 func (r *Redis) query(dst []Match, sk *Sketch, all bool, limit int) ([]Match, error) {
 	if err := r.checkSketch(sk); err != nil {
 		return dst, err
-	}
-	if r.spread {
-		return r.spreadQuery(dst, sk, all, limit)
 	}
 	sc, err := r.acquire()
 	if err != nil {

@@ -735,36 +735,6 @@ func (r *Redis) queueAbort(p *pipeline, id string, s *sdoc) {
 	}
 }
 
-// spreadQuery is query on the spread layout: the committed documents
-// only (a pending one is not yet in the index, and may abort).
-func (r *Redis) spreadQuery(dst []Match, sk *Sketch, all bool, limit int) ([]Match, error) {
-	sc, err := r.acquire()
-	if err != nil {
-		return dst, err
-	}
-	defer r.release(sc)
-	if sk.Empty {
-		return dst, nil
-	}
-	ctx := context.Background()
-	seqs, _, err := r.lookup(ctx, [][]uint64{r.appendKeys(nil, sk)})
-	if err != nil {
-		return dst, err
-	}
-	recs, err := r.records(ctx, seqs[0])
-	if err != nil {
-		return dst, err
-	}
-	for n, v := range recs {
-		if v, err = committedRecord(v); err != nil {
-			delete(recs, n)
-			continue
-		}
-		recs[n] = v
-	}
-	return r.verifyAll(dst, sc, sk, seqs[0], recs, all, limit)
-}
-
 // spreadRemove is Remove on the spread layout: the record is deleted by a
 // compare-and-set from committed (one remover wins), then the id and the
 // postings. A crash in between leaves postings without a record, which

@@ -18,9 +18,9 @@ import (
 	"github.com/neardup/neardup/internal/redistest"
 )
 
-// spreadKeys returns every key of the spread index r on every master,
-// with its value as HGETALL or GET reads it.
-func spreadKeys(t *testing.T, r *Redis) map[string]map[string]string {
+// redisKeys returns every key of the index r (either layout) on every
+// master, with its value as HGETALL or GET reads it.
+func redisKeys(t *testing.T, r *Redis) map[string]map[string]string {
 	t.Helper()
 	ctx := context.Background()
 	var mu sync.Mutex
@@ -62,32 +62,36 @@ func spreadKeys(t *testing.T, r *Redis) map[string]map[string]string {
 	return out
 }
 
-// checkSpreadConsistent wants, in the spread index r with no writer
-// running, every record committed with its id and all its postings, every
-// id and posting naming such a record, and the counter equal to the
-// records. It returns the number of records.
-func checkSpreadConsistent(t *testing.T, r *Redis) int {
+// checkRedisConsistent wants, in the index r (either layout) with no
+// writer running, every record (committed, in the spread layout) with its
+// id and all its postings, every id and posting naming such a record, and
+// the document counter equal to the records. It returns the number of
+// records.
+func checkRedisConsistent(t *testing.T, r *Redis) int {
 	t.Helper()
-	keys := spreadKeys(t, r)
+	keys := redisKeys(t, r)
 	prefix := r.tag[1 : len(r.tag)-1]
 	recs := map[uint64]record{}
 	ids := map[string]uint64{}
 	postings := map[string]bool{} // bucket/field/seq
 	for k, h := range keys {
-		rest, ok := strings.CutPrefix(k, "{"+prefix+":")
+		rest, ok := strings.CutPrefix(k, "{"+prefix+":") // spread
 		if !ok {
-			continue // meta, seq, docs
+			rest, _ = strings.CutPrefix(k, r.tag+":") // one slot
 		}
 		kind, _, _ := strings.Cut(rest, ":")
 		for f, v := range h {
 			switch kind {
 			case "r":
-				if v == "" || v[0] != stCommitted {
-					t.Errorf("record %x left in state %q", f, v[:min(1, len(v))])
-					continue
+				if r.spread {
+					if v == "" || v[0] != stCommitted {
+						t.Errorf("record %x left in state %q", f, v[:min(1, len(v))])
+						continue
+					}
+					v = v[1:]
 				}
 				var rec record
-				if err := r.p.decodeRecord(&rec, []byte(v[1:])); err != nil {
+				if err := r.p.decodeRecord(&rec, []byte(v)); err != nil {
 					t.Fatalf("%s %x: %v", k, f, err)
 				}
 				rec.sig, rec.id = slices.Clone(rec.sig), slices.Clone(rec.id)
@@ -98,6 +102,7 @@ func checkSpreadConsistent(t *testing.T, r *Redis) int {
 				for j := 0; j < len(v); j += 8 {
 					postings[k+"/"+f+"/"+v[j:j+8]] = true
 				}
+			case "meta", "seq", "docs":
 			default:
 				t.Errorf("unknown key %q", k)
 			}
@@ -215,7 +220,7 @@ func TestRedisSpreadConcurrentCheckAndAdd(t *testing.T) {
 					t.Errorf("family %d: %d added, want exactly 1", f, n)
 				}
 			}
-			if n := checkSpreadConsistent(t, r); n != families {
+			if n := checkRedisConsistent(t, r); n != families {
 				t.Errorf("%d records, want %d", n, families)
 			}
 		})
@@ -255,7 +260,7 @@ func TestRedisSpreadRemoveLeavesNoOrphan(t *testing.T) {
 	if t.Failed() {
 		return
 	}
-	checkSpreadConsistent(t, r)
+	checkRedisConsistent(t, r)
 	var ids []string
 	if err := r.Each(func(id string, _ Sketch) error { ids = append(ids, id); return nil }); err != nil {
 		t.Fatal(err)
@@ -268,7 +273,7 @@ func TestRedisSpreadRemoveLeavesNoOrphan(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for k := range spreadKeys(t, r) {
+	for k := range redisKeys(t, r) {
 		switch k {
 		case "{sorphan}:meta", "{sorphan}:seq", "{sorphan}:docs":
 		default:
@@ -337,7 +342,7 @@ func TestRedisSpreadDeadWriter(t *testing.T) {
 	if err := live.Add("a", sk.Sketch("something else entirely")); err != nil {
 		t.Fatalf("add under the dead writer's id: %v", err)
 	}
-	if n := checkSpreadConsistent(t, live); n != 2 {
+	if n := checkRedisConsistent(t, live); n != 2 {
 		t.Fatalf("%d records, want 2", n)
 	}
 	// A dead writer holding an id alone (its document a duplicate of
@@ -349,7 +354,7 @@ func TestRedisSpreadDeadWriter(t *testing.T) {
 	if res, err := live.CheckAndAdd("c", c, 0); err != nil || !res.Added {
 		t.Fatalf("retry of the dead writer's c: %+v %v, want added", res, err)
 	}
-	checkSpreadConsistent(t, live)
+	checkRedisConsistent(t, live)
 }
 
 // TestRedisSpreadFormat: a spread index is format 2 with layout spread

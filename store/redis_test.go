@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -392,7 +391,7 @@ func TestRedisKillServer(t *testing.T) {
 				t.Fatal(err)
 			}
 			r2 := mustOpenRedis(t, in.URL("dur"))
-			checkRedisConsistent(t, in.Addr, r2)
+			checkRedisConsistent(t, r2)
 			lost := 0
 			for _, id := range acked {
 				sk, err := r2.Get(id)
@@ -413,79 +412,6 @@ func TestRedisKillServer(t *testing.T) {
 				t.Errorf("%d acknowledged documents lost", lost)
 			}
 		})
-	}
-}
-
-// checkRedisConsistent reads every key of the index r and wants each
-// record to have its id and all its postings, each id and posting to name
-// a record, and the document counter to equal the records.
-func checkRedisConsistent(t *testing.T, addr string, r *Redis) {
-	t.Helper()
-	ctx := context.Background()
-	c := redis.NewClient(&redis.Options{Addr: addr})
-	defer c.Close()
-	keys, err := c.Keys(ctx, r.tag+":*").Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	recs := map[uint64]record{}
-	ids := map[string]uint64{}
-	postings := map[string]bool{} // posting bucket, field, seq
-	for _, k := range keys {
-		kind, _, _ := strings.Cut(strings.TrimPrefix(k, r.tag+":"), ":")
-		if kind != "r" && kind != "i" && kind != "p" {
-			continue
-		}
-		h, err := c.HGetAll(ctx, k).Result()
-		if err != nil {
-			t.Fatal(err)
-		}
-		for f, v := range h {
-			switch kind {
-			case "r":
-				var rec record
-				if err := r.p.decodeRecord(&rec, []byte(v)); err != nil {
-					t.Fatalf("%s %x: %v", k, f, err)
-				}
-				rec.sig = slices.Clone(rec.sig)
-				rec.id = slices.Clone(rec.id)
-				recs[binary.BigEndian.Uint64([]byte(f))] = rec
-			case "i":
-				ids[f] = binary.BigEndian.Uint64([]byte(v))
-			case "p":
-				for j := 0; j < len(v); j += 8 {
-					postings[k+"/"+f+"/"+v[j:j+8]] = true
-				}
-			}
-		}
-	}
-	for id, s := range ids {
-		if rec, ok := recs[s]; !ok || string(rec.id) != id {
-			t.Errorf("id %q maps to %d, which is not its record", id, s)
-		}
-	}
-	var field []byte
-	for s, rec := range recs {
-		if ids[string(rec.id)] != s {
-			t.Errorf("record %d (%q) without its id", s, rec.id)
-		}
-		if rec.flags&flagEmpty != 0 {
-			continue
-		}
-		for tb, key := range r.appendKeys(nil, &Sketch{Sig: rec.sig, FP: rec.fp}) {
-			field = postingField(field[:0], tb, key)
-			pk := r.postingBucket(tb, key) + "/" + string(field) + "/" + be8(s)
-			if !postings[pk] {
-				t.Errorf("record %d (%q) lacks its posting in table %d", s, rec.id, tb)
-			}
-			delete(postings, pk)
-		}
-	}
-	if len(postings) > 0 {
-		t.Errorf("%d postings without their record", len(postings))
-	}
-	if r.Len() != int64(len(recs)) {
-		t.Errorf("document counter %d, %d records", r.Len(), len(recs))
 	}
 }
 
