@@ -422,7 +422,7 @@ func FuzzParseRedisURL(f *testing.F) {
 	for _, s := range []string{
 		"redis://127.0.0.1:6379/0?prefix=a", "redis://u:pw@h:1/2?prefix=x", "redis+cluster://a:1,b:2/?prefix=n",
 		"redis://h", "redis://h:1/x", "redis://:@/?prefix={", "redis+cluster://h:1/5", "rediss://h:1/0",
-		"redis://u:secret@h:1/0?prefix=a&x=1", "redis://%zz",
+		"redis://u:secret@h:1/0?prefix=a&x=1", "redis://%zz", "redis+cluster://a:1/?prefix=n&layout=spread", "redis://h:1/0?layout=one&layout=x",
 	} {
 		f.Add(s)
 	}
@@ -434,7 +434,7 @@ func FuzzParseRedisURL(f *testing.F) {
 			}
 			return
 		}
-		if len(u.opts.Addrs) == 0 || u.prefix == "" || strings.ContainsAny(u.prefix, "{}") {
+		if len(u.opts.Addrs) == 0 || u.prefix == "" || strings.ContainsAny(u.prefix, "{}") || u.layout != "" && u.layout != layoutOne && u.layout != layoutSpread {
 			t.Fatalf("%q accepted as %+v, prefix %q", raw, u.opts.Addrs, u.prefix)
 		}
 		if u.opts.Password != "" && u.opts.Password != "xxxxx" && strings.Contains(u.loc, ":"+u.opts.Password+"@") {
