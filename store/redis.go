@@ -241,7 +241,7 @@ func CreateRedis(raw string, p Params, opts Options) (*Redis, error) {
 	}
 	layout := u.layout
 	if layout == "" {
-		layout = defaultLayout(u.cluster)
+		layout = defaultLayout
 	}
 	r, err := newRedis(u, c, rp, redisBucketBits, layout, opts)
 	if err != nil {

@@ -57,13 +57,11 @@ const (
 // spreadStop.
 var errSpreadStopped = errors.New("store: stopped with the documents pending (test hook)")
 
-// defaultLayout is the layout of a new index when the URL names none.
-func defaultLayout(cluster bool) string {
-	if cluster {
-		return layoutSpread
-	}
-	return layoutOne
-}
+// defaultLayout is the layout of a new index when the URL names none, on
+// a single server and on a cluster alike: on the shared cores of our
+// measurement the spread layout costs more CPU per request than it gains
+// (docs/bench/store.md).
+const defaultLayout = layoutOne
 
 // metaLayout reads the layout of an index from its meta hash (absent: the
 // one-slot layout of format 1) and checks it against the URL's.

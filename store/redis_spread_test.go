@@ -154,13 +154,13 @@ func family(base []string, v string) string {
 // posting). With the check of the protocol switched off (spreadCheck
 // answering "no duplicate") it fails: several of a family are added.
 func TestRedisSpreadConcurrentCheckAndAdd(t *testing.T) {
-	url := redistest.Cluster(t).URL("sconc")
+	cl := redistest.Cluster(t)
 	for _, m := range []Method{MinHash, SimHash} {
 		t.Run(m.String(), func(t *testing.T) {
-			url := url + "-" + m.String()
+			url := cl.URL("sconc-"+m.String()) + "&layout=spread"
 			r := mustCreateRedis(t, url, DefaultParams(m))
 			if !r.spread {
-				t.Fatal("a new cluster index is not spread")
+				t.Fatal("layout=spread made a one-slot index")
 			}
 			const workers, families = 8, 30
 			rng := rand.New(rand.NewPCG(12, 3))
@@ -231,7 +231,7 @@ func TestRedisSpreadConcurrentCheckAndAdd(t *testing.T) {
 // writers abort) and removes concurrently on the cluster, then removes
 // everything: only meta, seq and docs remain on the masters.
 func TestRedisSpreadRemoveLeavesNoOrphan(t *testing.T) {
-	url := redistest.Cluster(t).URL("sorphan")
+	url := redistest.Cluster(t).URL("sorphan") + "&layout=spread"
 	r := mustCreateRedis(t, url, DefaultParams(SimHash))
 	texts := testCorpus(4, 240)
 	var wg sync.WaitGroup
@@ -291,7 +291,7 @@ func TestRedisSpreadRemoveLeavesNoOrphan(t *testing.T) {
 // aborts them, removes what they left and goes on; a retry of the dead
 // request under the same id is added.
 func TestRedisSpreadDeadWriter(t *testing.T) {
-	url := redistest.Cluster(t).URL("dead")
+	url := redistest.Cluster(t).URL("dead") + "&layout=spread"
 	dead := mustCreateRedis(t, url, DefaultParams(MinHash))
 	dead.spreadStop = true
 	live := mustOpenRedis(t, url)
@@ -360,8 +360,9 @@ func TestRedisSpreadDeadWriter(t *testing.T) {
 // TestRedisSpreadFormat: a spread index is format 2 with layout spread
 // in its meta, which a build reading only format 1 refuses (ErrVersion,
 // as TestRedisOpenErrors shows for a newer format); a URL asking for the
-// other layout is refused; ?layout=one makes a one-slot index of format 1
-// on a cluster, and ?layout=spread a spread one on a single server.
+// other layout is refused; the default is the one-slot layout of format 1,
+// on a cluster as on a single server, and ?layout=spread makes a spread
+// index on either.
 func TestRedisSpreadFormat(t *testing.T) {
 	cl := redistest.Cluster(t)
 	srv := redistest.Server(t)
@@ -370,8 +371,8 @@ func TestRedisSpreadFormat(t *testing.T) {
 	for _, tc := range []struct {
 		url, layout, format string
 	}{
-		{cl.URL("fmt"), layoutSpread, "2"},
-		{cl.URL("fmt1") + "&layout=one", layoutOne, "1"},
+		{cl.URL("fmt") + "&layout=spread", layoutSpread, "2"},
+		{cl.URL("fmt1"), layoutOne, "1"},
 		{srv.URL("fmt"), layoutOne, "1"},
 		{srv.URL("fmt2") + "&layout=spread", layoutSpread, "2"},
 	} {

@@ -20,15 +20,15 @@ import (
 
 // redisTargets starts a single server and a 3-master cluster and returns
 // their index URLs (prefix name), by test name: the server in the one-slot
-// layout, the cluster in the spread layout (its default) and in the
-// one-slot layout.
+// layout (the default), the cluster in the one-slot and in the spread
+// layout.
 func redisTargets(t *testing.T, name string) map[string]string {
 	t.Helper()
 	c := redistest.Cluster(t)
 	return map[string]string{
 		"server":          redistest.Server(t).URL(name),
-		"cluster-spread":  c.URL(name),
-		"cluster-oneslot": c.URL(name+"-1") + "&layout=one",
+		"cluster-oneslot": c.URL(name),
+		"cluster-spread":  c.URL(name+"-s") + "&layout=spread",
 	}
 }
 

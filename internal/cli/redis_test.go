@@ -29,9 +29,12 @@ func runCLI(args ...string) (int, string, string) {
 // TestIndexCommandsRedis runs every index command, and dedup --against,
 // on a Redis server and on a Redis Cluster.
 func TestIndexCommandsRedis(t *testing.T) {
+	cl := redistest.Cluster(t)
 	targets := map[string]string{
 		"server":  redistest.Server(t).URL("cli"),
-		"cluster": redistest.Cluster(t).URL("cli"),
+		"cluster": cl.URL("cli"),
+		// The spread layout (docs/format/redis.md).
+		"cluster-spread": cl.URL("cli-s") + "&layout=spread",
 	}
 	in := writeDocs(t, 300)
 	for name, url := range targets {
@@ -113,9 +116,12 @@ func post(c *http.Client, url string, in, out any) (int, error) {
 // processes on one Redis index (a server, then a cluster): exactly one of
 // each family is added.
 func TestServeRedisTwoProcesses(t *testing.T) {
+	cl := redistest.Cluster(t)
 	targets := map[string]string{
 		"server":  redistest.Server(t).URL("two"),
-		"cluster": redistest.Cluster(t).URL("two"),
+		"cluster": cl.URL("two"),
+		// The spread layout (docs/format/redis.md).
+		"cluster-spread": cl.URL("two-s") + "&layout=spread",
 	}
 	for name, url := range targets {
 		t.Run(name, func(t *testing.T) {
@@ -180,7 +186,7 @@ func TestServeRedisKill9(t *testing.T) {
 	// its pending record and its commit leaves nothing acknowledged
 	// behind, and the other server is not blocked by what it left.
 	t.Run("cluster-spread", func(t *testing.T) {
-		serveRedisKill9(t, redistest.Cluster(t, "--appendonly", "yes", "--appendfsync", "always").URL("kill"))
+		serveRedisKill9(t, redistest.Cluster(t, "--appendonly", "yes", "--appendfsync", "always").URL("kill")+"&layout=spread")
 	})
 }
 
@@ -218,7 +224,7 @@ func TestIndexCopy(t *testing.T) {
 	in := redistest.Server(t)
 	t.Run("server", func(t *testing.T) { indexCopy(t, in.URL("copy"), in.URL("other")) })
 	cl := redistest.Cluster(t)
-	t.Run("cluster-spread", func(t *testing.T) { indexCopy(t, cl.URL("copy"), cl.URL("other")) })
+	t.Run("cluster-spread", func(t *testing.T) { indexCopy(t, cl.URL("copy")+"&layout=spread", cl.URL("other")) })
 }
 
 func indexCopy(t *testing.T, url, other string) {
