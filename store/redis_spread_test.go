@@ -273,9 +273,16 @@ func TestRedisSpreadRemoveLeavesNoOrphan(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	wantOnlyCounters(t, r)
+}
+
+// wantOnlyCounters wants no key of the index r (either layout) but its
+// meta, seq and docs, and no document: after every document was removed.
+func wantOnlyCounters(t *testing.T, r *Redis) {
+	t.Helper()
 	for k := range redisKeys(t, r) {
 		switch k {
-		case "{sorphan}:meta", "{sorphan}:seq", "{sorphan}:docs":
+		case r.metaKey(), r.seqKey(), r.docsKey():
 		default:
 			t.Errorf("key %q left after every document was removed", k)
 		}
