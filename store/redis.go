@@ -24,10 +24,12 @@ import (
 	"github.com/neardup/neardup/internal/mix"
 )
 
-// RedisFormatVersion is the version of the key layout of a Redis index
-// (docs/format/redis.md), stored in its meta hash. OpenRedis refuses a
-// newer one with ErrVersion.
-const RedisFormatVersion = 1
+// RedisFormatVersion is the newest version of the key layout of a Redis
+// index (docs/format/redis.md), stored in its meta hash: 1 for the
+// one-slot layout, 2 for the spread layout (redis_spread.go), which a
+// build reading only version 1 refuses. OpenRedis refuses a newer one with
+// ErrVersion.
+const RedisFormatVersion = 2
 
 // redisBucketBits is the number of bits of the id and posting buckets of a
 // new Redis index: 2^16 hashes each, small enough that up to about 100
@@ -58,6 +60,15 @@ type Redis struct {
 	tag   string // {NAME}
 	bits  uint   // bucket bits
 	ronly bool
+	// spread is the layout of docs/format/redis.md "Spread over the
+	// masters" (redis_spread.go): per-bucket hash tags, no atomic script.
+	spread bool
+	// pendingTimeout is how long a spread writer waits for a pending
+	// duplicate before aborting it.
+	pendingTimeout time.Duration
+	// spreadStop is a test hook: a spread write stops with its documents
+	// pending, as a writer that dies before its commit.
+	spreadStop bool
 
 	pool   sync.Pool // *scratch
 	closed atomic.Bool
@@ -68,6 +79,7 @@ type redisURL struct {
 	opts    *redis.UniversalOptions
 	cluster bool
 	prefix  string
+	layout  string // "", layoutOne or layoutSpread
 	loc     string
 }
 
@@ -94,8 +106,15 @@ func parseRedisURL(raw string) (*redisURL, error) {
 		return nil, bad("prefix %q: at most 200 bytes, without { or }", r.prefix)
 	}
 	q.Del("prefix")
+	if q.Has("layout") {
+		r.layout = q.Get("layout")
+		if r.layout != layoutOne && r.layout != layoutSpread {
+			return nil, bad("layout %q: want one or spread", r.layout)
+		}
+		q.Del("layout")
+	}
 	if len(q) > 0 {
-		return nil, bad("unknown parameter %q (only prefix is accepted)", slices.Sorted(func(yield func(string) bool) {
+		return nil, bad("unknown parameter %q (only prefix and layout are accepted)", slices.Sorted(func(yield func(string) bool) {
 			for k := range q {
 				if !yield(k) {
 					return
@@ -180,11 +199,11 @@ func (r *Redis) seqKey() string  { return r.tag + ":seq" }
 func (r *Redis) docsKey() string { return r.tag + ":docs" }
 
 func (r *Redis) idBucket(id string) string {
-	return r.tag + ":i:" + strconv.FormatUint(xxh3.HashString(id)>>(64-r.bits), 16)
+	return r.bucketKey(":i:", strconv.FormatUint(xxh3.HashString(id)>>(64-r.bits), 16))
 }
 
 func (r *Redis) recordBucket(seq uint64) string {
-	return r.tag + ":r:" + strconv.FormatUint(seq/recordsPerBucket, 10)
+	return r.bucketKey(":r:", strconv.FormatUint(seq/recordsPerBucket, 10))
 }
 
 // postingField is the field of the posting of key in table t: u16be
@@ -195,14 +214,14 @@ func postingField(dst []byte, t int, key uint64) []byte {
 }
 
 func (r *Redis) postingBucket(t int, key uint64) string {
-	return r.tag + ":p:" + strconv.FormatUint(mix.Fmix64(key^uint64(t)*0x9e3779b97f4a7c15)>>(64-r.bits), 16)
+	return r.bucketKey(":p:", strconv.FormatUint(mix.Fmix64(key^uint64(t)*0x9e3779b97f4a7c15)>>(64-r.bits), 16))
 }
 
 func be8(seq uint64) string { return string(binary.BigEndian.AppendUint64(nil, seq)) }
 
 var createScript = redis.NewScript(`
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-redis.call('HSET', KEYS[1], 'format', ARGV[1], 'params', ARGV[2], 'bucket_bits', ARGV[3])
+redis.call('HSET', KEYS[1], 'format', ARGV[1], 'params', ARGV[2], 'bucket_bits', ARGV[3], 'layout', ARGV[4])
 return 1`)
 
 // CreateRedis creates an empty index with parameters p at a Redis URL
@@ -220,12 +239,20 @@ func CreateRedis(raw string, p Params, opts Options) (*Redis, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := newRedis(u, c, rp, redisBucketBits, opts)
+	layout := u.layout
+	if layout == "" {
+		layout = defaultLayout
+	}
+	r, err := newRedis(u, c, rp, redisBucketBits, layout, opts)
 	if err != nil {
 		c.Close()
 		return nil, err
 	}
-	ok, err := createScript.Run(context.Background(), c, []string{r.metaKey()}, RedisFormatVersion, js, redisBucketBits).Int()
+	ver := 1
+	if r.spread {
+		ver = spreadFormatVersion
+	}
+	ok, err := createScript.Run(context.Background(), c, []string{r.metaKey()}, ver, js, redisBucketBits, layout).Int()
 	if err != nil {
 		c.Close()
 		return nil, fmt.Errorf("store: create %s: %w", u.loc, err)
@@ -276,19 +303,24 @@ func OpenRedis(raw string, opts Options) (*Redis, error) {
 	if err != nil || bits < 1 || bits > 32 {
 		return fail(fmt.Errorf("%w: %s: bucket_bits %q", ErrCorrupt, u.loc, meta["bucket_bits"]))
 	}
-	r, err := newRedis(u, c, p, uint(bits), opts)
+	layout, err := metaLayout(u, meta, ver)
+	if err != nil {
+		return fail(err)
+	}
+	r, err := newRedis(u, c, p, uint(bits), layout, opts)
 	if err != nil {
 		return fail(err)
 	}
 	return r, nil
 }
 
-func newRedis(u *redisURL, c redis.UniversalClient, p Params, bits uint, opts Options) (*Redis, error) {
+func newRedis(u *redisURL, c redis.UniversalClient, p Params, bits uint, layout string, opts Options) (*Redis, error) {
 	k, err := newKeyer(p)
 	if err != nil {
 		return nil, err
 	}
-	r := &Redis{keyer: k, c: c, loc: u.loc, tag: "{" + u.prefix + "}", bits: bits, ronly: opts.ReadOnly}
+	r := &Redis{keyer: k, c: c, loc: u.loc, tag: "{" + u.prefix + "}", bits: bits, ronly: opts.ReadOnly,
+		spread: layout == layoutSpread, pendingTimeout: defaultPendingTimeout}
 	r.pool.New = func() any { return &scratch{} }
 	return r, nil
 }
@@ -408,7 +440,8 @@ func (r *Redis) lookup(ctx context.Context, keys [][]uint64) (seqs [][]uint64, s
 }
 
 // records reads, in one round trip, the records of the sequence numbers
-// in seqs (each a list); a removed one is absent from the map.
+// in seqs (each a list); a removed one is absent from the map, and so is
+// one not committed in the spread layout.
 func (r *Redis) records(ctx context.Context, seqs ...[]uint64) (map[uint64]string, error) {
 	pipe := r.c.Pipeline()
 	cmds := map[uint64]*redis.StringCmd{}
@@ -433,6 +466,11 @@ func (r *Redis) records(ctx context.Context, seqs ...[]uint64) (map[uint64]strin
 		}
 		if err != nil {
 			return nil, r.redisErr(err)
+		}
+		if r.spread {
+			if v, err = committedRecord(v); err != nil {
+				continue // pending: not (yet) in the index
+			}
 		}
 		recs[s] = v
 	}
@@ -612,6 +650,9 @@ func (r *Redis) CheckAndAddBatch(docs []Doc, limit int) ([]Result, error) {
 func (r *Redis) write(docs []Doc, check bool, limit int) ([]Result, error) {
 	if r.ronly {
 		return nil, fmt.Errorf("store: %s is open read-only", r.loc)
+	}
+	if r.spread {
+		return r.spreadWrite(docs, check, limit)
 	}
 	sc, err := r.acquire()
 	if err != nil {
@@ -885,6 +926,11 @@ func (r *Redis) get(ctx context.Context, sc *scratch, id string) (uint64, error)
 	if err != nil {
 		return 0, r.redisErr(err)
 	}
+	if r.spread {
+		if rec, err = committedRecord(rec); err != nil {
+			return seq, err
+		}
+	}
 	sc.recBuf = append(sc.recBuf[:0], rec...)
 	if err := r.p.decodeRecord(&sc.rec, sc.recBuf); err != nil {
 		return 0, fmt.Errorf("%s: record of %q: %w", r.loc, id, err)
@@ -903,6 +949,9 @@ func (r *Redis) Remove(id string) error {
 	}
 	if err := checkID(id); err != nil {
 		return err
+	}
+	if r.spread {
+		return r.spreadRemove(id)
 	}
 	sc, err := r.acquire()
 	if err != nil {
@@ -998,6 +1047,11 @@ func (r *Redis) Each(fn func(id string, sk Sketch) error) error {
 				if len(f) != 8 {
 					return fmt.Errorf("%w: %s: record field of %d bytes", ErrCorrupt, r.loc, len(f))
 				}
+				if r.spread {
+					if v, err = committedRecord(v); err != nil {
+						continue // pending: not yet in the index
+					}
+				}
 				es = append(es, entry{binary.BigEndian.Uint64([]byte(f)), v})
 			}
 			slices.SortFunc(es, func(a, b entry) int { return cmp.Compare(a.seq, b.seq) })
@@ -1031,7 +1085,10 @@ func (r *Redis) Stats() (Stats, error) {
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return Stats{}, r.redisErr(err)
 	}
-	st := Stats{Dir: r.loc, Backend: "redis", FormatVersion: RedisFormatVersion, Params: r.p, Docs: docs, Tables: r.tables}
+	st := Stats{Dir: r.loc, Backend: "redis", FormatVersion: 1, Params: r.p, Docs: docs, Tables: r.tables}
+	if r.spread {
+		st.FormatVersion = spreadFormatVersion
+	}
 	used, err := r.usedMemory(ctx)
 	if err != nil {
 		return Stats{}, err

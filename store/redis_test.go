@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -20,12 +19,16 @@ import (
 )
 
 // redisTargets starts a single server and a 3-master cluster and returns
-// their index URLs (prefix name), by test name.
+// their index URLs (prefix name), by test name: the server in the one-slot
+// layout (the default), the cluster in the one-slot and in the spread
+// layout.
 func redisTargets(t *testing.T, name string) map[string]string {
 	t.Helper()
+	c := redistest.Cluster(t)
 	return map[string]string{
-		"server":  redistest.Server(t).URL(name),
-		"cluster": redistest.Cluster(t).URL(name),
+		"server":          redistest.Server(t).URL(name),
+		"cluster-oneslot": c.URL(name),
+		"cluster-spread":  c.URL(name+"-s") + "&layout=spread",
 	}
 }
 
@@ -270,22 +273,7 @@ func TestRedisRemoveLeavesNoOrphan(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	c := redis.NewClient(&redis.Options{Addr: in.Addr})
-	defer c.Close()
-	keys, err := c.Keys(context.Background(), "*").Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, k := range keys {
-		switch k {
-		case "{orphan}:meta", "{orphan}:seq", "{orphan}:docs":
-		default:
-			t.Errorf("key %q left after every document was removed", k)
-		}
-	}
-	if r.Len() != 0 {
-		t.Fatalf("Len %d after removing everything", r.Len())
-	}
+	wantOnlyCounters(t, r)
 }
 
 func TestRedisOpenErrors(t *testing.T) {
@@ -388,7 +376,7 @@ func TestRedisKillServer(t *testing.T) {
 				t.Fatal(err)
 			}
 			r2 := mustOpenRedis(t, in.URL("dur"))
-			checkRedisConsistent(t, in.Addr, r2)
+			checkRedisConsistent(t, r2)
 			lost := 0
 			for _, id := range acked {
 				sk, err := r2.Get(id)
@@ -412,79 +400,6 @@ func TestRedisKillServer(t *testing.T) {
 	}
 }
 
-// checkRedisConsistent reads every key of the index r and wants each
-// record to have its id and all its postings, each id and posting to name
-// a record, and the document counter to equal the records.
-func checkRedisConsistent(t *testing.T, addr string, r *Redis) {
-	t.Helper()
-	ctx := context.Background()
-	c := redis.NewClient(&redis.Options{Addr: addr})
-	defer c.Close()
-	keys, err := c.Keys(ctx, r.tag+":*").Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	recs := map[uint64]record{}
-	ids := map[string]uint64{}
-	postings := map[string]bool{} // posting bucket, field, seq
-	for _, k := range keys {
-		kind, _, _ := strings.Cut(strings.TrimPrefix(k, r.tag+":"), ":")
-		if kind != "r" && kind != "i" && kind != "p" {
-			continue
-		}
-		h, err := c.HGetAll(ctx, k).Result()
-		if err != nil {
-			t.Fatal(err)
-		}
-		for f, v := range h {
-			switch kind {
-			case "r":
-				var rec record
-				if err := r.p.decodeRecord(&rec, []byte(v)); err != nil {
-					t.Fatalf("%s %x: %v", k, f, err)
-				}
-				rec.sig = slices.Clone(rec.sig)
-				rec.id = slices.Clone(rec.id)
-				recs[binary.BigEndian.Uint64([]byte(f))] = rec
-			case "i":
-				ids[f] = binary.BigEndian.Uint64([]byte(v))
-			case "p":
-				for j := 0; j < len(v); j += 8 {
-					postings[k+"/"+f+"/"+v[j:j+8]] = true
-				}
-			}
-		}
-	}
-	for id, s := range ids {
-		if rec, ok := recs[s]; !ok || string(rec.id) != id {
-			t.Errorf("id %q maps to %d, which is not its record", id, s)
-		}
-	}
-	var field []byte
-	for s, rec := range recs {
-		if ids[string(rec.id)] != s {
-			t.Errorf("record %d (%q) without its id", s, rec.id)
-		}
-		if rec.flags&flagEmpty != 0 {
-			continue
-		}
-		for tb, key := range r.appendKeys(nil, &Sketch{Sig: rec.sig, FP: rec.fp}) {
-			field = postingField(field[:0], tb, key)
-			pk := r.postingBucket(tb, key) + "/" + string(field) + "/" + be8(s)
-			if !postings[pk] {
-				t.Errorf("record %d (%q) lacks its posting in table %d", s, rec.id, tb)
-			}
-			delete(postings, pk)
-		}
-	}
-	if len(postings) > 0 {
-		t.Errorf("%d postings without their record", len(postings))
-	}
-	if r.Len() != int64(len(recs)) {
-		t.Errorf("document counter %d, %d records", r.Len(), len(recs))
-	}
-}
-
 // FuzzParseRedisURL: any string is parsed or refused with ErrParams, never
 // a panic; an accepted URL has hosts and a prefix without hash-tag braces,
 // and the message of a refusal never shows a password.
@@ -492,7 +407,7 @@ func FuzzParseRedisURL(f *testing.F) {
 	for _, s := range []string{
 		"redis://127.0.0.1:6379/0?prefix=a", "redis://u:pw@h:1/2?prefix=x", "redis+cluster://a:1,b:2/?prefix=n",
 		"redis://h", "redis://h:1/x", "redis://:@/?prefix={", "redis+cluster://h:1/5", "rediss://h:1/0",
-		"redis://u:secret@h:1/0?prefix=a&x=1", "redis://%zz",
+		"redis://u:secret@h:1/0?prefix=a&x=1", "redis://%zz", "redis+cluster://a:1/?prefix=n&layout=spread", "redis://h:1/0?layout=one&layout=x",
 	} {
 		f.Add(s)
 	}
@@ -504,7 +419,7 @@ func FuzzParseRedisURL(f *testing.F) {
 			}
 			return
 		}
-		if len(u.opts.Addrs) == 0 || u.prefix == "" || strings.ContainsAny(u.prefix, "{}") {
+		if len(u.opts.Addrs) == 0 || u.prefix == "" || strings.ContainsAny(u.prefix, "{}") || u.layout != "" && u.layout != layoutOne && u.layout != layoutSpread {
 			t.Fatalf("%q accepted as %+v, prefix %q", raw, u.opts.Addrs, u.prefix)
 		}
 		if u.opts.Password != "" && u.opts.Password != "xxxxx" && strings.Contains(u.loc, ":"+u.opts.Password+"@") {

@@ -29,9 +29,12 @@ func runCLI(args ...string) (int, string, string) {
 // TestIndexCommandsRedis runs every index command, and dedup --against,
 // on a Redis server and on a Redis Cluster.
 func TestIndexCommandsRedis(t *testing.T) {
+	cl := redistest.Cluster(t)
 	targets := map[string]string{
 		"server":  redistest.Server(t).URL("cli"),
-		"cluster": redistest.Cluster(t).URL("cli"),
+		"cluster": cl.URL("cli"),
+		// The spread layout (docs/format/redis.md).
+		"cluster-spread": cl.URL("cli-s") + "&layout=spread",
 	}
 	in := writeDocs(t, 300)
 	for name, url := range targets {
@@ -113,9 +116,12 @@ func post(c *http.Client, url string, in, out any) (int, error) {
 // processes on one Redis index (a server, then a cluster): exactly one of
 // each family is added.
 func TestServeRedisTwoProcesses(t *testing.T) {
+	cl := redistest.Cluster(t)
 	targets := map[string]string{
 		"server":  redistest.Server(t).URL("two"),
-		"cluster": redistest.Cluster(t).URL("two"),
+		"cluster": cl.URL("two"),
+		// The spread layout (docs/format/redis.md).
+		"cluster-spread": cl.URL("two-s") + "&layout=spread",
 	}
 	for name, url := range targets {
 		t.Run(name, func(t *testing.T) {
@@ -172,12 +178,19 @@ func TestServeRedisTwoProcesses(t *testing.T) {
 // document is in Redis before serve answers.
 func TestServeRedisKill9(t *testing.T) {
 	for _, fsync := range []string{"always", "everysec"} {
-		t.Run(fsync, func(t *testing.T) { serveRedisKill9(t, fsync) })
+		t.Run(fsync, func(t *testing.T) {
+			serveRedisKill9(t, redistest.Server(t, "--appendonly", "yes", "--appendfsync", fsync).URL("kill"))
+		})
 	}
+	// The spread layout (docs/format/redis.md): a writer killed between
+	// its pending record and its commit leaves nothing acknowledged
+	// behind, and the other server is not blocked by what it left.
+	t.Run("cluster-spread", func(t *testing.T) {
+		serveRedisKill9(t, redistest.Cluster(t, "--appendonly", "yes", "--appendfsync", "always").URL("kill")+"&layout=spread")
+	})
 }
 
-func serveRedisKill9(t *testing.T, fsync string) {
-	url := redistest.Server(t, "--appendonly", "yes", "--appendfsync", fsync).URL("kill")
+func serveRedisKill9(t *testing.T, url string) {
 	if code, _, errs := runCLI("index", "create", "--index", url); code != 0 {
 		t.Fatalf("create: %d %s", code, errs)
 	}
@@ -209,7 +222,12 @@ func serveRedisKill9(t *testing.T, fsync string) {
 // interrupted copy, and refuses a target with other parameters.
 func TestIndexCopy(t *testing.T) {
 	in := redistest.Server(t)
-	url := in.URL("copy")
+	t.Run("server", func(t *testing.T) { indexCopy(t, in.URL("copy"), in.URL("other")) })
+	cl := redistest.Cluster(t)
+	t.Run("cluster-spread", func(t *testing.T) { indexCopy(t, cl.URL("copy")+"&layout=spread", cl.URL("other")) })
+}
+
+func indexCopy(t *testing.T, url, other string) {
 	dir := createIndex(t)
 	docs := writeDocs(t, 500)
 	if code, _, errs := runCLI("index", "add", "--index", dir, "-q", docs); code != 0 {
@@ -249,7 +267,6 @@ func TestIndexCopy(t *testing.T) {
 	if !bytes.Equal(a, c) {
 		t.Fatal("queries of the copied index differ from the original's")
 	}
-	other := in.URL("other")
 	runCLI("index", "create", "--index", other, "--method", "simhash")
 	if code, _, errs := runCLI("index", "copy", "--from", dir, "--to", other); code != 2 || !strings.Contains(errs, "incompatible") {
 		t.Fatalf("copy into an index of other parameters: %d %s", code, errs)
