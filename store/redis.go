@@ -32,10 +32,13 @@ import (
 const RedisFormatVersion = 2
 
 // redisBucketBits is the number of bits of the id and posting buckets of a
-// new Redis index: 2^16 hashes each, small enough that up to about 100
-// entries per bucket (6.5 million postings) Redis keeps every bucket in its
-// compact listpack encoding.
-const redisBucketBits = 16
+// new Redis index: 2^18 hashes each. Redis scans a listpack-encoded hash to
+// find a field, so a posting read or write costs in proportion to its
+// bucket's entries: at 1M MinHash documents (13 million postings) a bucket
+// holds about 50 entries with 18 bits against about 200 with 16, the bits
+// of format 1's first indexes (docs/bench/store.md). An index keeps the
+// bits it was created with (meta's bucket_bits).
+const redisBucketBits = 18
 
 // recordsPerBucket is the number of consecutive sequence numbers whose
 // records share one hash.
@@ -126,7 +129,7 @@ func parseRedisURL(raw string) (*redisURL, error) {
 		return nil, bad("no HOST:PORT")
 	}
 	o := &redis.UniversalOptions{Addrs: strings.Split(u.Host, ","), IsClusterMode: cluster,
-		DialTimeout: 5 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second}
+		DialTimeout: 5 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second, MaxRetries: -1}
 	for i, a := range o.Addrs {
 		if !strings.Contains(a, ":") {
 			o.Addrs[i] = a + ":6379"
@@ -538,84 +541,84 @@ func (r *Redis) query(dst []Match, sk *Sketch, all bool, limit int) ([]Match, er
 // addScript adds documents in order, in one atomic step. KEYS[1] is the
 // meta key (it routes the script to the index's hash slot); ARGV: mode
 // ("c": check, "a": add), the number of documents, then per document its
-// snapshot (decimal), id, id bucket key, record, the number and positions
-// (1-based, in this call) of the earlier documents of the call it
-// duplicates, the number of keys and that many (posting bucket key, field)
-// pairs. A document one of whose earlier duplicates was added is 'dup'; a
-// document whose id is present is 'dupid'. In check mode, a document with
-// a posting numbered above its snapshot and below the numbers of this call
-// (the client has compared the documents of the batch with each other)
-// stops the script: the reply's second element is then the sequence
-// counter as the call found it followed by those numbers, which the client
-// verifies before it sends the rest again. An added document's reply is
-// its sequence number.
+// snapshot (decimal), id, id bucket key, record, whether an earlier
+// document of the batch already added duplicates it ("1" or "0"), the
+// number and positions (1-based, in this call) of the earlier documents of
+// the call it duplicates, the number of keys and that many (posting bucket
+// key, field) pairs.
+//
+// The reply is {answers, S, L}: S is the sequence counter as the call
+// found it and L as it left it, and the answer of a document is its new
+// sequence number (added), 'dup' (an earlier duplicate of the batch is
+// added), 'dupid' (its id is present) or, in check mode, a list: the
+// document is held, not added, and the list holds the sequence numbers in
+// its postings above its snapshot and at most S (documents committed since
+// its snapshot, before this call), which the client verifies before it
+// sends the document again with the snapshot L (the numbers from S+1 to L
+// are documents of its batch, which the client has compared with each
+// other). A document is held when it has such numbers, and so is every
+// later document of the call, so that documents are added in the order of
+// the batch; the documents before the first held one are added by the
+// call.
 var addScript = redis.NewScript(`
 local tag = string.sub(KEYS[1], 1, -6)
-local function be8(n)
-  local t = {}
-  for i = 8, 1, -1 do t[i] = string.char(n % 256); n = math.floor(n / 256) end
-  return table.concat(t)
-end
-local function num8(s, i)
-  local n = 0
-  for j = i, i + 7 do n = n * 256 + string.byte(s, j) end
-  return n
-end
+local seqKey, docsKey, recPrefix = tag .. ':seq', tag .. ':docs', tag .. ':r:'
 local check = ARGV[1] == 'c'
 local n = tonumber(ARGV[2])
-local out = {}
-local added = {}
-local runStart = tonumber(redis.call('GET', tag .. ':seq') or '0') + 1
+local last = tonumber(redis.call('GET', seqKey) or '0')
+local runStart = last + 1
+local out, added, held = {}, {}, false
 local a = 3
 for d = 1, n do
-  local snap, id, ik, rec, np = tonumber(ARGV[a]), ARGV[a+1], ARGV[a+2], ARGV[a+3], tonumber(ARGV[a+4])
-  local dup = false
-  for p = a + 5, a + 4 + np do
+  local snap, id, ik, rec, dup, np = tonumber(ARGV[a]), ARGV[a+1], ARGV[a+2], ARGV[a+3], ARGV[a+4] == '1', tonumber(ARGV[a+5])
+  for p = a + 6, a + 5 + np do
     if added[tonumber(ARGV[p])] then dup = true end
   end
-  a = a + 5 + np
+  a = a + 6 + np
   local nk = tonumber(ARGV[a])
   local ka = a + 1
   a = ka + 2 * nk
-  if dup then
-    out[#out+1] = 'dup'
-  elseif redis.call('HEXISTS', ik, id) == 1 then
-    out[#out+1] = 'dupid'
-  else
-    -- the postings as they are now, read once for the check and the add
-    local cur = {}
+  -- the postings as they are now, read once for the check and the add
+  local cur, newer = {}, {}
+  if check then
     for k = 0, nk - 1 do
-      cur[k] = redis.call('HGET', ARGV[ka+2*k], ARGV[ka+2*k+1])
-    end
-    if check then
-      local newer = {}
-      for k = 0, nk - 1 do
-        local v = cur[k]
-        if v then
-          for j = 1, #v, 8 do
-            local s = num8(v, j)
-            if s > snap and s < runStart then newer[#newer+1] = s end
-          end
+      local v = redis.call('HGET', ARGV[ka+2*k], ARGV[ka+2*k+1])
+      cur[k] = v
+      if v then
+        for j = 1, #v, 8 do
+          local s = struct.unpack('>I8', v, j)
+          if s > snap and s < runStart then newer[#newer+1] = s end
         end
       end
-      if #newer > 0 then
-        table.insert(newer, 1, runStart - 1)
-        return {out, newer}
-      end
     end
-    local seq = redis.call('INCR', tag .. ':seq')
-    local s8 = be8(seq)
+    held = held or #newer > 0
+  end
+  if held then
+    out[d] = newer
+  elseif dup then
+    out[d] = 'dup'
+  elseif redis.call('HEXISTS', ik, id) == 1 then
+    out[d] = 'dupid'
+  else
+    if not check then
+      for k = 0, nk - 1 do cur[k] = redis.call('HGET', ARGV[ka+2*k], ARGV[ka+2*k+1]) end
+    end
+    last = last + 1
+    local s8 = struct.pack('>I8', last)
     redis.call('HSET', ik, id, s8)
-    redis.call('HSET', tag .. ':r:' .. math.floor(seq / 128), s8, rec)
+    redis.call('HSET', recPrefix .. math.floor(last / 128), s8, rec)
     for k = 0, nk - 1 do
       redis.call('HSET', ARGV[ka+2*k], ARGV[ka+2*k+1], (cur[k] or '') .. s8)
     end
-    redis.call('INCR', tag .. ':docs')
     added[d] = true
-    out[#out+1] = seq
+    out[d] = last
   end
 end
-return {out, {}}`)
+if last >= runStart then
+  redis.call('SET', seqKey, last)
+  redis.call('INCRBY', docsKey, last - runStart + 1)
+end
+return {out, runStart - 1, last}`)
 
 // Add adds a document without checking for duplicates (Store.Add).
 func (r *Redis) Add(id string, sk Sketch) error {
@@ -641,12 +644,19 @@ func (r *Redis) AddBatch(docs []Doc) ([]Result, error) { return r.write(docs, fa
 
 // CheckAndAddBatch is Store.CheckAndAddBatch: each document is checked
 // against the index and the documents of the batch added before it, in
-// order; one round trip for the postings, one for the candidates' records
-// and usually one script.
+// order; one script for the batch, then, when some documents share a key
+// with the index, one round trip for their candidates' records and one
+// script for them.
 func (r *Redis) CheckAndAddBatch(docs []Doc, limit int) ([]Result, error) {
 	return r.write(docs, true, limit)
 }
 
+// write adds docs in order (check: unless a near-duplicate is in the
+// index or among the documents of docs added before). Every document goes
+// to the add script with the snapshot 0: one that shares no key with the
+// index (the common case) is added in that one round trip; the others are
+// held and come back with their candidates, verified here, and the
+// documents without a duplicate are sent again with a higher snapshot.
 func (r *Redis) write(docs []Doc, check bool, limit int) ([]Result, error) {
 	if r.ronly {
 		return nil, fmt.Errorf("store: %s is open read-only", r.loc)
@@ -679,35 +689,6 @@ func (r *Redis) write(docs []Doc, check bool, limit int) ([]Result, error) {
 		todo = append(todo, i)
 	}
 	snaps := make([]uint64, len(docs))
-	// One document goes straight to the script with the snapshot 0: when
-	// it shares no key with anything (the common case) it is added in one
-	// round trip; otherwise the script returns every document it shares a
-	// key with, verified below as after a lookup. A batch is looked up
-	// first, so that one document's candidates do not stop the others.
-	if check && len(todo) > 1 {
-		seqs, snap, err := r.lookup(ctx, keys)
-		if err != nil {
-			return nil, err
-		}
-		recs, err := r.records(ctx, seqs...)
-		if err != nil {
-			return nil, err
-		}
-		kept := todo[:0]
-		for _, i := range todo {
-			snaps[i] = snap
-			ms, err := r.verifyAll(nil, sc, &docs[i].Sketch, seqs[i], recs, false, limit)
-			if err != nil {
-				return nil, err
-			}
-			if len(ms) > 0 {
-				results[i].Matches = ms
-				continue
-			}
-			kept = append(kept, i)
-		}
-		todo = kept
-	}
 	mode := "a"
 	preds, predMatches := make([][]int, len(docs)), make([][]Match, len(docs))
 	if check {
@@ -717,22 +698,37 @@ func (r *Redis) write(docs []Doc, check bool, limit int) ([]Result, error) {
 			return nil, err
 		}
 	}
+	pending := make([]bool, len(docs))
+	for _, i := range todo {
+		pending[i] = true
+	}
+	// dupOf is the answer of a document one of whose earlier duplicates in
+	// the batch was added: those matches.
+	dupOf := func(i int) []Match {
+		var ms []Match
+		for k, p := range preds[i] {
+			if results[p].Added {
+				ms = append(ms, predMatches[i][k])
+			}
+		}
+		return sortLimit(ms, 0, limit)
+	}
 	var args []any
 	var field []byte
 	pos := make([]int, len(docs)) // position (1-based) of a document in this run's script call
 	for len(todo) > 0 {
-		// A document that duplicates an earlier one of the batch already
-		// added is answered without Redis.
+		// A document whose earlier duplicates in the batch are all
+		// answered, one of them added, is answered without Redis.
 		kept := todo[:0]
 		for _, i := range todo {
-			var ms []Match
-			for k, j := range preds[i] {
-				if results[j].Added {
-					ms = append(ms, predMatches[i][k])
-				}
+			added, waiting := false, false
+			for _, j := range preds[i] {
+				added = added || results[j].Added
+				waiting = waiting || pending[j]
 			}
-			if len(ms) > 0 {
-				results[i].Matches = sortLimit(ms, 0, limit)
+			if added && !waiting {
+				results[i].Matches = dupOf(i)
+				pending[i] = false
 				continue
 			}
 			kept = append(kept, i)
@@ -745,22 +741,19 @@ func (r *Redis) write(docs []Doc, check bool, limit int) ([]Result, error) {
 		for p, i := range todo {
 			pos[i] = p + 1
 			d := &docs[i]
-			args = append(args, snaps[i], d.ID, r.idBucket(d.ID), r.p.appendRecord(nil, d.ID, &d.Sketch))
-			if check {
-				n := 0
-				for _, j := range preds[i] {
-					if pos[j] > 0 && !results[j].Added && results[j].Err == nil && results[j].Matches == nil {
-						n++
-					}
+			dup, np := 0, 0
+			for _, j := range preds[i] {
+				if results[j].Added {
+					dup = 1
+				} else if pending[j] {
+					np++
 				}
-				args = append(args, n)
-				for _, j := range preds[i] {
-					if pos[j] > 0 && !results[j].Added && results[j].Err == nil && results[j].Matches == nil {
-						args = append(args, pos[j])
-					}
+			}
+			args = append(args, snaps[i], d.ID, r.idBucket(d.ID), r.p.appendRecord(nil, d.ID, &d.Sketch), dup, np)
+			for _, j := range preds[i] {
+				if pending[j] {
+					args = append(args, pos[j])
 				}
-			} else {
-				args = append(args, 0)
 			}
 			args = append(args, len(keys[i]))
 			for t, k := range keys[i] {
@@ -772,72 +765,81 @@ func (r *Redis) write(docs []Doc, check bool, limit int) ([]Result, error) {
 		if err != nil {
 			return nil, r.redisErr(err)
 		}
-		if len(reply) != 2 {
+		if len(reply) != 3 {
 			return nil, fmt.Errorf("store: %s: add script replied %d elements", r.loc, len(reply))
 		}
-		done, _ := reply[0].([]any)
-		newer, _ := reply[1].([]any)
-		if len(done) > len(todo) || len(newer) == 0 && len(done) != len(todo) {
-			return nil, fmt.Errorf("store: %s: add script replied for %d of %d documents", r.loc, len(done), len(todo))
+		answers, _ := reply[0].([]any)
+		_, ok1 := reply[1].(int64)
+		last, ok2 := reply[2].(int64)
+		if len(answers) != len(todo) || !ok1 || !ok2 {
+			return nil, fmt.Errorf("store: %s: add script replied for %d of %d documents", r.loc, len(answers), len(todo))
 		}
-		for j, v := range done {
+		var held []int
+		cands := make(map[int][]uint64)
+		for j, v := range answers {
 			i := todo[j]
 			pos[i] = 0
-			if s, ok := v.(string); ok {
-				switch s {
+			switch v := v.(type) {
+			case int64:
+				results[i].Added = true
+				results[i].Matches = []Match{}
+			case string:
+				switch v {
 				case "dupid":
 					results[i].Err = fmt.Errorf("%w: %q", ErrDuplicateID, docs[i].ID)
 				case "dup":
-					var ms []Match
-					for k, p := range preds[i] {
-						if results[p].Added {
-							ms = append(ms, predMatches[i][k])
-						}
-					}
-					results[i].Matches = sortLimit(ms, 0, limit)
+					results[i].Matches = dupOf(i)
 				default:
-					return nil, fmt.Errorf("store: %s: add script replied %q", r.loc, s)
+					return nil, fmt.Errorf("store: %s: add script replied %q", r.loc, v)
 				}
+			case []any:
+				if !check {
+					return nil, fmt.Errorf("store: %s: add script held a document without a check", r.loc)
+				}
+				seqs := make([]uint64, 0, len(v))
+				for _, s := range v {
+					n, ok := s.(int64)
+					if !ok {
+						return nil, fmt.Errorf("store: %s: add script replied %T for a sequence number", r.loc, s)
+					}
+					seqs = append(seqs, uint64(n))
+				}
+				slices.Sort(seqs)
+				cands[i] = slices.Compact(seqs)
+				held = append(held, i)
 				continue
+			default:
+				return nil, fmt.Errorf("store: %s: add script replied %T", r.loc, v)
 			}
-			results[i].Added = true
-			results[i].Matches = []Match{}
+			pending[i] = false
 		}
-		for _, i := range todo[len(done):] {
-			pos[i] = 0
-		}
-		todo = todo[len(done):]
-		if len(newer) == 0 {
+		if len(held) == 0 {
 			break
 		}
-		// Documents committed since todo[0]'s snapshot share a key with it:
-		// verify them, then send it (and the rest) again.
-		cur, ok := newer[0].(int64)
-		if !ok {
-			return nil, fmt.Errorf("store: %s: add script replied %T for the sequence", r.loc, newer[0])
+		// Verify the held documents against the documents committed since
+		// their snapshots, then send those without a duplicate again.
+		all := make([][]uint64, 0, len(held))
+		for _, i := range held {
+			all = append(all, cands[i])
 		}
-		seqs := make([]uint64, 0, len(newer)-1)
-		for _, v := range newer[1:] {
-			s, _ := v.(int64)
-			seqs = append(seqs, uint64(s))
-		}
-		slices.Sort(seqs)
-		seqs = slices.Compact(seqs)
-		recs, err := r.records(ctx, seqs)
+		recs, err := r.records(ctx, all...)
 		if err != nil {
 			return nil, err
 		}
-		i := todo[0]
-		ms, err := r.verifyAll(nil, sc, &docs[i].Sketch, seqs, recs, false, limit)
-		if err != nil {
-			return nil, err
+		todo = todo[:0]
+		for _, i := range held {
+			ms, err := r.verifyAll(nil, sc, &docs[i].Sketch, cands[i], recs, false, limit)
+			if err != nil {
+				return nil, err
+			}
+			if len(ms) > 0 {
+				results[i].Matches = ms
+				pending[i] = false
+				continue
+			}
+			snaps[i] = uint64(last)
+			todo = append(todo, i)
 		}
-		if len(ms) > 0 {
-			results[i].Matches = ms
-			todo = todo[1:]
-			continue
-		}
-		snaps[i] = uint64(cur)
 	}
 	return results, nil
 }

@@ -172,61 +172,85 @@ func compareResults(t *testing.T, want, got []Result) {
 // TestRedisConcurrentCheckAndAdd sends near-duplicates at once through
 // separate connections (as separate processes would): exactly one of each
 // family is added, on a server and on a cluster.
+// Each worker sends its variants one by one, then (batch=8) eight
+// families per CheckAndAddBatch, where a document held for its candidates
+// must not stop the others.
 func TestRedisConcurrentCheckAndAdd(t *testing.T) {
-	for name, url := range redisTargets(t, "conc") {
-		t.Run(name, func(t *testing.T) {
-			p := DefaultParams(MinHash)
-			mustCreateRedis(t, url, p)
-			const workers, families = 4, 40
-			// Families of near-duplicates: a base of 200 words of which every
-			// worker changes the last (Jaccard about 0.95 between variants).
-			rng := rand.New(rand.NewPCG(11, 1))
-			bases := make([][]string, families)
-			for f := range bases {
-				bases[f] = words(rng, 200)
+	targets := redisTargets(t, "conc")
+	for _, batch := range []int{1, 8} {
+		for name, url := range targets {
+			t.Run(fmt.Sprint(name, "/batch=", batch), func(t *testing.T) {
+				url := strings.Replace(url, "prefix=conc", fmt.Sprint("prefix=conc", batch), 1)
+				testConcurrentCheckAndAdd(t, url, batch)
+			})
+		}
+	}
+}
+
+func testConcurrentCheckAndAdd(t *testing.T, url string, batch int) {
+	p := DefaultParams(MinHash)
+	mustCreateRedis(t, url, p)
+	const workers, families = 4, 40
+	// Families of near-duplicates: a base of 200 words of which every
+	// worker changes the last (Jaccard about 0.95 between variants).
+	rng := rand.New(rand.NewPCG(11, 1))
+	bases := make([][]string, families)
+	for f := range bases {
+		bases[f] = words(rng, 200)
+	}
+	var added [families]atomic.Int32
+	var wg sync.WaitGroup
+	errs := make(chan error, workers)
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r, err := OpenRedis(url, Options{})
+			if err != nil {
+				errs <- err
+				return
 			}
-			var added [families]atomic.Int32
-			var wg sync.WaitGroup
-			errs := make(chan error, workers)
-			for w := range workers {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					r, err := OpenRedis(url, Options{})
-					if err != nil {
-						errs <- err
+			defer r.Close()
+			sk, _ := r.NewSketcher()
+			for f0 := 0; f0 < families; f0 += batch {
+				var docs []Doc
+				for f := f0; f < min(f0+batch, families); f++ {
+					ws := slices.Clone(bases[f])
+					ws[len(ws)-1] = fmt.Sprint("variant", w)
+					d := Doc{ID: fmt.Sprintf("f%d-w%d", f, w), Sketch: sk.Sketch(strings.Join(ws, " "))}
+					d.Sketch.Sig = slices.Clone(d.Sketch.Sig)
+					docs = append(docs, d)
+				}
+				rs, err := r.CheckAndAddBatch(docs, 0)
+				if err != nil {
+					errs <- err
+					return
+				}
+				for k, res := range rs {
+					f := f0 + k
+					if res.Err != nil {
+						errs <- fmt.Errorf("family %d worker %d: %w", f, w, res.Err)
 						return
 					}
-					defer r.Close()
-					sk, _ := r.NewSketcher()
-					for f := range families {
-						ws := slices.Clone(bases[f])
-						ws[len(ws)-1] = fmt.Sprint("variant", w)
-						res, err := r.CheckAndAdd(fmt.Sprintf("f%d-w%d", f, w), sk.Sketch(strings.Join(ws, " ")), 0)
-						if err != nil {
-							errs <- err
-							return
-						}
-						if res.Added {
-							added[f].Add(1)
-						} else if len(res.Matches) == 0 {
-							errs <- fmt.Errorf("family %d worker %d: neither added nor a duplicate", f, w)
-							return
-						}
+					if res.Added {
+						added[f].Add(1)
+					} else if len(res.Matches) == 0 {
+						errs <- fmt.Errorf("family %d worker %d: neither added nor a duplicate", f, w)
+						return
 					}
-				}()
-			}
-			wg.Wait()
-			close(errs)
-			for err := range errs {
-				t.Fatal(err)
-			}
-			for f := range families {
-				if n := added[f].Load(); n != 1 {
-					t.Errorf("family %d: %d added, want exactly 1", f, n)
 				}
 			}
-		})
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	for f := range families {
+		if n := added[f].Load(); n != 1 {
+			t.Errorf("family %d: %d added, want exactly 1", f, n)
+		}
 	}
 }
 
@@ -426,4 +450,155 @@ func FuzzParseRedisURL(f *testing.F) {
 			t.Fatalf("%q: location %q shows the password", raw, u.loc)
 		}
 	})
+}
+
+// roundTrips counts a client's round trips: commands and pipelines, but
+// not the handshake of a new connection.
+type roundTrips struct{ n atomic.Int64 }
+
+func (h *roundTrips) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *roundTrips) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if cmd.Name() != "hello" { // a new connection's handshake
+			h.n.Add(1)
+		}
+		return next(ctx, cmd)
+	}
+}
+
+func (h *roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		if cmds[0].Name() != "client" { // a new connection's handshake
+			h.n.Add(1)
+		}
+		return next(ctx, cmds)
+	}
+}
+
+// TestRedisBatchRoundTrips checks a batch of new documents in one round
+// trip (the add script, no lookup first), and a batch whose documents
+// share keys with the index in three (script, candidates' records, script
+// for the held documents), with the embedded index's answers: documents
+// after a held one that depend on it (a duplicate of it, the same id) wait
+// for it, the others are added in the first call.
+func TestRedisBatchRoundTrips(t *testing.T) {
+	p := DefaultParams(MinHash)
+	emb := mustCreate(t, p)
+	red := mustCreateRedis(t, redistest.Server(t).URL("trips"), p)
+	var h roundTrips
+	red.c.AddHook(&h)
+	sk, _ := red.NewSketcher()
+	rng := rand.New(rand.NewPCG(21, 1))
+	var bases [][]string
+	doc := func(id string, ws []string) Doc {
+		d := Doc{ID: id, Sketch: sk.Sketch(strings.Join(ws, " "))}
+		d.Sketch.Sig = slices.Clone(d.Sketch.Sig)
+		return d
+	}
+	fresh := func(prefix string, n int) []Doc {
+		var docs []Doc
+		for i := range n {
+			bases = append(bases, words(rng, 150))
+			docs = append(docs, doc(fmt.Sprint(prefix, i), bases[len(bases)-1]))
+		}
+		return docs
+	}
+	run := func(docs []Doc, trips int64) {
+		t.Helper()
+		want, err := emb.CheckAndAddBatch(docs, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n0 := h.n.Load()
+		got, err := red.CheckAndAddBatch(docs, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := h.n.Load() - n0; n != trips {
+			t.Errorf("%d round trips, want %d", n, trips)
+		}
+		compareResults(t, want, got)
+	}
+	run(fresh("w", 1), 2) // EVALSHA, then EVAL loads the script
+	run(fresh("a", 100), 1)
+	x := bases[30] // a document of the index
+	docs := fresh("b", 40)
+	a := doc("held", mutate(rng, x, 1))                       // a near-duplicate of x: held, then answered
+	b := doc("held", words(rng, 150))                         // the same id: waits for a
+	c := doc("copy", mutate(rng, x, 1))                       // a duplicate of a (and x): waits for a
+	docs = slices.Insert(docs, 10, a, fresh("c", 1)[0], b, c) // and a new document between them
+	run(docs, 3)
+	if emb.Len() != red.Len() {
+		t.Fatalf("Len: embedded %d, redis %d", emb.Len(), red.Len())
+	}
+	var ids [2][]string
+	for k, x := range []Index{emb, red} {
+		if err := x.Each(func(id string, _ Sketch) error {
+			ids[k] = append(ids[k], id)
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if diff := cmp.Diff(ids[0], ids[1]); diff != "" {
+		t.Fatalf("Each: (-embedded +redis)\n%s", diff)
+	}
+}
+
+// TestRedisNoRetryAfterTimeout: the client that parseRedisURL configures
+// does not send a command again after a read timeout. A script that
+// outlives the timeout has run (or will): sent again, it would run twice
+// (go-redis retries a timed-out command three times by default, and a
+// batch's add script, sent again, found its own documents and refused
+// them as duplicate ids).
+func TestRedisNoRetryAfterTimeout(t *testing.T) {
+	in := redistest.Server(t)
+	u, err := parseRedisURL(in.URL("noretry"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.opts.ReadTimeout = 200 * time.Millisecond
+	c := redis.NewUniversalClient(u.opts)
+	defer c.Close()
+	// INCR, then keep the server busy for 500 ms (a script cannot sleep).
+	slow := redis.NewScript(`redis.call('INCR', KEYS[1])
+local t0 = redis.call('TIME')
+local start = t0[1] * 1000000 + t0[2]
+while true do
+  local t = redis.call('TIME')
+  if t[1] * 1000000 + t[2] - start > 500000 then break end
+end
+return 1`)
+	ctx := context.Background()
+	if err := slow.Load(ctx, c).Err(); err != nil {
+		t.Fatal(err)
+	}
+	// Alone and in a pipeline (the write path pipelines its scripts; a
+	// pipeline that timed out is sent again whole by default).
+	run := map[string]func() error{
+		"alone": func() error { return slow.EvalSha(ctx, c, []string{"{noretry}:n"}).Err() },
+		"pipelined": func() error {
+			p := c.Pipeline()
+			slow.EvalSha(ctx, p, []string{"{noretry}:n"})
+			_, err := p.Exec(ctx)
+			return err
+		},
+	}
+	for _, name := range []string{"alone", "pipelined"} {
+		if err := c.Set(ctx, "{noretry}:n", 0, 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+		if err := run[name](); err == nil {
+			t.Fatalf("%s: the slow script did not time out", name)
+		}
+		time.Sleep(2 * time.Second) // any retry would have run by now
+		n, err := c.Get(ctx, "{noretry}:n").Int()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n != 1 {
+			t.Fatalf("%s: the script ran %d times, want 1: the client sent it again after the timeout", name, n)
+		}
+	}
 }
