@@ -184,3 +184,84 @@ func TestCaseFoldThenCompose(t *testing.T) {
 		}
 	}
 }
+
+// islandInputs are mostly-ASCII texts with non-ASCII islands that NFKC
+// changes or that compose with the ASCII byte before them, after every
+// kind of ASCII byte, at both ends and past quickSpanMin.
+func islandInputs() []string {
+	islands := []string{"\u00a0", "\u0301", "\u0331", "\u0301\u0301", "\ufb01", "\uff28", "\u2026", "\u00e9",
+		"\u2013", "\u212a", "\u4e4b", "\u2028", "\u212b", "\uff76\uff9e", "\u00bd", "\u00ad", "\u3000", "\u1e9e"}
+	before := []string{"", "a", "e", "H", "T", "E", " ", ".", "\n", "\x00", "A\u0300"}
+	pad := strings.Repeat("Pad word ", quickSpanMin/8)
+	var in []string
+	for _, is := range islands {
+		for _, b := range before {
+			for _, after := range []string{"", "x", "X ", ", ", is} {
+				s := b + is + after
+				in = append(in, s, pad+s, s+pad, pad+s+pad+s+"Q"+is)
+			}
+		}
+	}
+	return in
+}
+
+// passBoth runs one pass of fast and slow over s (valid UTF-8) and fails
+// when the output or the changed flag differ.
+func passBoth(t *testing.T, fast, slow *Normalizer, s string) {
+	t.Helper()
+	in := []byte(s)
+	sf, ss := new(scratch), &scratch{slow: true}
+	gotOut, gotChanged := fast.pass([]byte("<"), in, sf, false)
+	wantOut, wantChanged := slow.pass([]byte("<"), in, ss, false)
+	if string(gotOut) != string(wantOut) || gotChanged != wantChanged {
+		t.Fatalf("options %+v: pass(%+q) = %+q, changed %v with the fast paths, %+q, %v without",
+			fast.opts, s, gotOut, gotChanged, wantOut, wantChanged)
+	}
+	if got, want := fast.String(s), slow.String(s); got != want {
+		t.Fatalf("options %+v: Normalize(%+q) = %+q with the fast paths, %+q without", fast.opts, s, got, want)
+	}
+}
+
+// TestNFKCIslands checks runNFKC (NFKC applied to the non-ASCII islands
+// only) against the per-character path, which copies the whole text
+// through NFKC: the same output and the same changed flag of a pass, for
+// every option set with NFKC.
+func TestNFKCIslands(t *testing.T) {
+	fast, slow := optionSets(t)
+	inputs := append(islandInputs(), asciiInputs()...)
+	for i := range fast {
+		if !fast[i].opts.NFKC || fast[i].opts.HTML {
+			continue
+		}
+		for _, s := range inputs {
+			if utf8.ValidString(s) {
+				passBoth(t, fast[i], slow[i], s)
+			}
+		}
+	}
+}
+
+// FuzzNFKCIslands is TestNFKCIslands on any valid UTF-8 input, also
+// padded with ASCII on both sides.
+func FuzzNFKCIslands(f *testing.F) {
+	for _, s := range islandInputs()[:60] {
+		f.Add(s, uint16(0))
+	}
+	fast, slow := optionSets(f)
+	var nf []int
+	for i := range fast {
+		if fast[i].opts.NFKC && !fast[i].opts.HTML {
+			nf = append(nf, i)
+		}
+	}
+	pad := strings.Repeat("Pad ", quickSpanMin/4)
+	f.Fuzz(func(t *testing.T, s string, which uint16) {
+		if !utf8.ValidString(s) {
+			return
+		}
+		i := nf[int(which)%len(nf)]
+		for _, in := range []string{s, pad + s + pad + s + "Z"} {
+			passBoth(t, fast[i], slow[i], in)
+		}
+	})
+}

@@ -457,6 +457,12 @@ func (n *Normalizer) String(s string) string {
 // removed or case-folded outside ASCII. ascii says that in is all ASCII,
 // which NFKC leaves as it is.
 func (n *Normalizer) pass(dst, in []byte, s *scratch, ascii bool) (out []byte, changed bool) {
+	if n.opts.NFKC && !ascii && !n.opts.T2S && !n.slow {
+		f := folder{n: n, o: &n.opts, dst: dst, start: len(dst)}
+		f.runNFKC(in, s)
+		f.endToken()
+		return f.dst, f.changed
+	}
 	if n.opts.NFKC && !ascii {
 		if !s.nfkcQuick(in) {
 			s.nfkcBuf = s.nfkc(s.nfkcBuf[:0], in)
@@ -471,6 +477,43 @@ func (n *Normalizer) pass(dst, in []byte, s *scratch, ascii bool) (out []byte, c
 	f.run(in)
 	f.endToken()
 	return f.dst, f.changed
+}
+
+// runNFKC is run for NFKC's output of src, without copying src through
+// NFKC: it hands the ASCII runs of src, which NFKC leaves as they are,
+// to run directly, and normalises only the non-ASCII islands between
+// them, each with the ASCII byte before it (which the island's first
+// character may compose with: e + U+0301), into s.nfkcBuf. There is a
+// normalisation boundary before every ASCII character (a starter that no
+// composition takes as its second character), so the pieces are
+// normalised independently and their forms concatenated are NFKC's form
+// of src (TestNFKCIslands, FuzzASCIIFastPath against the per-character
+// path). The one check of run that looks across two characters,
+// foldedBeforeMark, is repeated where an ASCII run meets an island.
+func (f *folder) runNFKC(src []byte, s *scratch) {
+	for i := 0; i < len(src); {
+		j := i + asciiPrefix(src[i:])
+		if j == len(src) {
+			f.run(src[i:])
+			return
+		}
+		k := j // the island's piece starts at k
+		if j > i {
+			k = j - 1
+			f.run(src[i:k])
+		}
+		e := j + nonASCIIPrefix(src[j:])
+		piece := src[k:e]
+		if !s.nfkcQuick(piece) {
+			s.nfkcBuf = s.nfkc(s.nfkcBuf[:0], piece)
+			piece = s.nfkcBuf
+		}
+		if k > i && len(piece) > 0 {
+			f.foldedBeforeMark([]byte{src[k-1], piece[0]}, 1)
+		}
+		f.run(piece)
+		i = e
+	}
 }
 
 // folder is the state of the per-character steps: invisible characters,
