@@ -66,6 +66,16 @@ func asciiInputs() []string {
 		}
 		in = append(in, b.String())
 	}
+	// Words, single and double spaces, punctuation and capitals, in
+	// long runs.
+	words := []string{"the", "Quick", "b", "42", "x9Z", " ", " ", " ", "  ", ", ", ".", "\t", "\n", "$", "é", "\u00a0"}
+	for range 300 {
+		var b strings.Builder
+		for range r.IntN(40) {
+			b.WriteString(words[r.IntN(len(words))])
+		}
+		in = append(in, b.String())
+	}
 	return in
 }
 
