@@ -503,11 +503,9 @@ func (f *folder) runNFKC(src []byte, s *scratch) {
 			f.run(src[i:k])
 		}
 		e := j + nonASCIIPrefix(src[j:])
-		piece := src[k:e]
-		if !s.nfkcQuick(piece) {
-			s.nfkcBuf = s.nfkc(s.nfkcBuf[:0], piece)
-			piece = s.nfkcBuf
-		}
+		// Copying the piece costs less than a quick check first.
+		s.nfkcBuf = s.nfkc(s.nfkcBuf[:0], src[k:e])
+		piece := s.nfkcBuf
 		if k > i && len(piece) > 0 {
 			f.foldedBeforeMark([]byte{src[k-1], piece[0]}, 1)
 		}
