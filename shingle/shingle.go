@@ -255,7 +255,11 @@ func appendWords(dst []int32, text string, base int) []int32 {
 	n0 := len(dst)
 	b := slices.Grow(dst, len(text)+5)
 	b = b[:cap(b)]
-	n := n0 // bounds written; the text is inside a token when n-n0 is odd
+	n := n0 // bounds written
+	// in is 1 inside a token (when n-n0 is odd). It is kept apart from n,
+	// so that the classes of the next eight bytes do not wait for the
+	// count of the bounds of these.
+	var in uint64
 	for i := 0; i < len(text); {
 		var x uint64
 		if i+8 <= len(text) {
@@ -276,7 +280,8 @@ func appendWords(dst []int32, text string, base int) []int32 {
 			// classes of the bytes after it, never of those before.
 			keep := uint64(1)<<p - 1
 			m := wordMask8(x) & keep
-			steps := (m ^ (m<<1 | uint64(n-n0)&1)) & keep
+			steps := (m ^ (m<<1 | in)) & keep
+			in = m >> (p - 1) & 1
 			c := bits.OnesCount64(steps)
 			at := int32(base + i)
 			// Bound k of these is at + the index of the k-th set bit;
@@ -301,29 +306,31 @@ func appendWords(dst []int32, text string, base int) []int32 {
 			}
 		}
 		r, w := utf8.DecodeRuneInString(text[i:])
-		inTok := (n-n0)&1 == 1
 		switch {
 		case isCJK(r):
-			if inTok {
+			if in == 1 {
 				b[n] = int32(base + i)
 				n++
 			}
 			b[n], b[n+1] = int32(base+i), int32(base+i+w)
 			n += 2
+			in = 0
 		case unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r):
-			if !inTok {
+			if in == 0 {
 				b[n] = int32(base + i)
 				n++
 			}
+			in = 1
 		default:
-			if inTok {
+			if in == 1 {
 				b[n] = int32(base + i)
 				n++
 			}
+			in = 0
 		}
 		i += w
 	}
-	if (n-n0)&1 == 1 {
+	if in == 1 {
 		b[n] = int32(base + len(text))
 		n++
 	}
