@@ -473,7 +473,7 @@ func (n *Normalizer) pass(dst, in []byte, s *scratch, ascii bool) (out []byte, c
 		s.t2s = t2s.AppendStable(s.t2s[:0], in)
 		in = s.t2s
 	}
-	f := folder{n: n, o: &n.opts, dst: dst, start: len(dst)}
+	f := folder{n: n, o: &n.opts, dst: dst, start: len(dst), ascii: ascii}
 	f.run(in)
 	f.endToken()
 	return f.dst, f.changed
@@ -493,6 +493,7 @@ func (n *Normalizer) pass(dst, in []byte, s *scratch, ascii bool) (out []byte, c
 func (f *folder) runNFKC(src []byte, s *scratch) {
 	for i := 0; i < len(src); {
 		j := i + asciiPrefix(src[i:])
+		f.ascii = true
 		if j == len(src) {
 			f.run(src[i:])
 			return
@@ -502,6 +503,7 @@ func (f *folder) runNFKC(src []byte, s *scratch) {
 			k = j - 1
 			f.run(src[i:k])
 		}
+		f.ascii = false
 		e := j + nonASCIIPrefix(src[j:])
 		// Copying the piece costs less than a quick check first.
 		s.nfkcBuf = s.nfkc(s.nfkcBuf[:0], src[k:e])
@@ -521,6 +523,7 @@ type folder struct {
 	o       *Options
 	dst     []byte
 	start   int  // len(dst) on entry
+	ascii   bool // the text handed to run holds only ASCII
 	pending int  // separator owed before the next visible character
 	inTok   bool // inside a token
 	tokSep  int  // separator written before the current token
