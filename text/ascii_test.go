@@ -199,7 +199,7 @@ func TestCaseFoldThenCompose(t *testing.T) {
 // changes or that compose with the ASCII byte before them, after every
 // kind of ASCII byte, at both ends and past quickSpanMin.
 func islandInputs() []string {
-	islands := []string{"\u00a0", "\u0301", "\u0331", "\u0301\u0301", "\ufb01", "\uff28", "\u2026", "\u00e9",
+	islands := []string{"\xff", "\xc3", "\xcc\x81\xff", "\u00e9\xe4\u00a0", "\xed\xa0\x80", "\u00a0", "\u0301", "\u0331", "\u0301\u0301", "\ufb01", "\uff28", "\u2026", "\u00e9",
 		"\u2013", "\u212a", "\u4e4b", "\u2028", "\u212b", "\uff76\uff9e", "\u00bd", "\u00ad", "\u3000", "\u1e9e"}
 	before := []string{"", "a", "e", "H", "T", "E", " ", ".", "\n", "\x00", "A\u0300"}
 	pad := strings.Repeat("Pad word ", quickSpanMin/8)
@@ -235,7 +235,8 @@ func passBoth(t *testing.T, fast, slow *Normalizer, s string) {
 // TestNFKCIslands checks runNFKC (NFKC applied to the non-ASCII islands
 // only) against the per-character path, which copies the whole text
 // through NFKC: the same output and the same changed flag of a pass, for
-// every option set with NFKC.
+// every option set with NFKC; for invalid UTF-8 (which runNFKC repairs
+// island by island) the same output.
 func TestNFKCIslands(t *testing.T) {
 	fast, slow := optionSets(t)
 	inputs := append(islandInputs(), asciiInputs()...)
@@ -246,13 +247,15 @@ func TestNFKCIslands(t *testing.T) {
 		for _, s := range inputs {
 			if utf8.ValidString(s) {
 				passBoth(t, fast[i], slow[i], s)
+			} else if got, want := fast[i].String(s), slow[i].String(s); got != want {
+				t.Fatalf("options %+v: Normalize(%+q) = %+q with the fast paths, %+q without", fast[i].opts, s, got, want)
 			}
 		}
 	}
 }
 
-// FuzzNFKCIslands is TestNFKCIslands on any valid UTF-8 input, also
-// padded with ASCII on both sides.
+// FuzzNFKCIslands is TestNFKCIslands on any input, also padded with ASCII
+// on both sides.
 func FuzzNFKCIslands(f *testing.F) {
 	for _, s := range islandInputs()[:60] {
 		f.Add(s, uint16(0))
@@ -266,12 +269,13 @@ func FuzzNFKCIslands(f *testing.F) {
 	}
 	pad := strings.Repeat("Pad ", quickSpanMin/4)
 	f.Fuzz(func(t *testing.T, s string, which uint16) {
-		if !utf8.ValidString(s) {
-			return
-		}
 		i := nf[int(which)%len(nf)]
 		for _, in := range []string{s, pad + s + pad + s + "Z"} {
-			passBoth(t, fast[i], slow[i], in)
+			if utf8.ValidString(in) {
+				passBoth(t, fast[i], slow[i], in)
+			} else if got, want := fast[i].String(in), slow[i].String(in); got != want {
+				t.Fatalf("options %+v: Normalize(%+q) = %+q with the fast paths, %+q without", fast[i].opts, in, got, want)
+			}
 		}
 	})
 }

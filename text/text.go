@@ -388,6 +388,8 @@ func (n *Normalizer) AppendBytes(dst, src []byte) []byte {
 		// A bytes.Reader never fails, so neither does HTMLToText.
 		s.html, _ = HTMLToText(s.html[:0], bytes.NewReader(src))
 		in = s.html
+	} else if n.islands() {
+		// runNFKC finds the ASCII and makes the islands valid itself.
 	} else if ascii = !n.slow && isASCII(in); ascii {
 		// ASCII is valid UTF-8 and in NFKC: neither needs checking.
 	} else if !utf8.Valid(in) {
@@ -457,7 +459,7 @@ func (n *Normalizer) String(s string) string {
 // removed or case-folded outside ASCII. ascii says that in is all ASCII,
 // which NFKC leaves as it is.
 func (n *Normalizer) pass(dst, in []byte, s *scratch, ascii bool) (out []byte, changed bool) {
-	if n.opts.NFKC && !ascii && !n.opts.T2S && !n.slow {
+	if n.islands() {
 		f := folder{n: n, o: &n.opts, dst: dst, start: len(dst)}
 		f.runNFKC(in, s)
 		f.endToken()
@@ -479,6 +481,10 @@ func (n *Normalizer) pass(dst, in []byte, s *scratch, ascii bool) (out []byte, c
 	return f.dst, f.changed
 }
 
+// islands reports whether pass uses runNFKC: with NFKC, without T2S
+// (which would need the whole of NFKC's output), with the fast paths.
+func (n *Normalizer) islands() bool { return n.opts.NFKC && !n.opts.T2S && !n.slow }
+
 // runNFKC is run for NFKC's output of src, without copying src through
 // NFKC: it hands the ASCII runs of src, which NFKC leaves as they are,
 // to run directly, and normalises only the non-ASCII islands between
@@ -489,7 +495,11 @@ func (n *Normalizer) pass(dst, in []byte, s *scratch, ascii bool) (out []byte, c
 // normalised independently and their forms concatenated are NFKC's form
 // of src (TestNFKCIslands, FuzzASCIIFastPath against the per-character
 // path). The one check of run that looks across two characters,
-// foldedBeforeMark, is repeated where an ASCII run meets an island.
+// foldedBeforeMark, is repeated where an ASCII run meets an island. src
+// need not be valid UTF-8: an island that is not has each invalid byte
+// replaced with U+FFFD first, as AppendBytes does to the whole text on
+// the other paths (an ASCII byte always starts a character, so the
+// replacements are the same).
 func (f *folder) runNFKC(src []byte, s *scratch) {
 	for i := 0; i < len(src); {
 		j := i + asciiPrefix(src[i:])
@@ -505,9 +515,14 @@ func (f *folder) runNFKC(src []byte, s *scratch) {
 		}
 		f.ascii = false
 		e := j + nonASCIIPrefix(src[j:])
+		piece := src[k:e]
+		if !utf8.Valid(src[j:e]) {
+			s.valid = appendValid(append(s.valid[:0], src[k:j]...), src[j:e])
+			piece = s.valid
+		}
 		// Copying the piece costs less than a quick check first.
-		s.nfkcBuf = s.nfkc(s.nfkcBuf[:0], src[k:e])
-		piece := s.nfkcBuf
+		s.nfkcBuf = s.nfkc(s.nfkcBuf[:0], piece)
+		piece = s.nfkcBuf
 		if k > i && len(piece) > 0 {
 			f.foldedBeforeMark([]byte{src[k-1], piece[0]}, 1)
 		}
