@@ -276,6 +276,16 @@ func lowerASCII(b []byte) {
 // asciiPrefix returns the number of ASCII bytes at the start of b.
 func asciiPrefix(b []byte) int {
 	i := 0
+	// 32 bytes a step while they are ASCII, then the eight that hold the
+	// first byte that is not.
+	for ; i+32 <= len(b); i += 32 {
+		q := b[i : i+32 : i+32]
+		x := binary.LittleEndian.Uint64(q) | binary.LittleEndian.Uint64(q[8:]) |
+			binary.LittleEndian.Uint64(q[16:]) | binary.LittleEndian.Uint64(q[24:])
+		if x&0x8080808080808080 != 0 {
+			break
+		}
+	}
 	for ; i+8 <= len(b); i += 8 {
 		if x := binary.LittleEndian.Uint64(b[i:]) & 0x8080808080808080; x != 0 {
 			return i + bits.TrailingZeros64(x)/8

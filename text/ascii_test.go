@@ -160,7 +160,7 @@ func TestIsASCII(t *testing.T) {
 }
 
 func TestASCIIPrefixes(t *testing.T) {
-	for n := range 20 {
+	for n := range 80 {
 		for k := 0; k <= n; k++ {
 			b := []byte(strings.Repeat("a", k) + strings.Repeat("\xe4", n-k))
 			if got := asciiPrefix(b); got != k {
