@@ -261,6 +261,19 @@ func appendWords(dst []int32, text string, base int) []int32 {
 	// count of the bounds of these.
 	var in uint64
 	for i := 0; i < len(text); {
+		// Eight ASCII bytes at a time, as long as they last.
+		for ; i+8 <= len(text); i += 8 {
+			x := binary.LittleEndian.Uint64(unsafe.Slice(unsafe.StringData(text[i:]), 8))
+			if x&high != 0 {
+				break
+			}
+			m := wordMask8(x)
+			n = putSteps(b, n, int32(base+i), (m^(m<<1|in))&0xFF)
+			in = m >> 7
+		}
+		if i == len(text) {
+			break
+		}
 		var x uint64
 		if i+8 <= len(text) {
 			x = binary.LittleEndian.Uint64(unsafe.Slice(unsafe.StringData(text[i:]), 8))
@@ -280,26 +293,8 @@ func appendWords(dst []int32, text string, base int) []int32 {
 			// classes of the bytes after it, never of those before.
 			keep := uint64(1)<<p - 1
 			m := wordMask8(x) & keep
-			steps := (m ^ (m<<1 | in)) & keep
+			n = putSteps(b, n, int32(base+i), (m^(m<<1|in))&keep)
 			in = m >> (p - 1) & 1
-			c := bits.OnesCount64(steps)
-			at := int32(base + i)
-			// Bound k of these is at + the index of the k-th set bit;
-			// past the last, TrailingZeros64(0) writes at+64, which is
-			// never kept.
-			b[n] = at + int32(bits.TrailingZeros64(steps))
-			steps &= steps - 1
-			b[n+1] = at + int32(bits.TrailingZeros64(steps))
-			steps &= steps - 1
-			b[n+2] = at + int32(bits.TrailingZeros64(steps))
-			steps &= steps - 1
-			b[n+3] = at + int32(bits.TrailingZeros64(steps))
-			steps &= steps - 1
-			for k := n + 4; steps != 0; k++ {
-				b[k] = at + int32(bits.TrailingZeros64(steps))
-				steps &= steps - 1
-			}
-			n += c
 			i += p
 			if p == 8 || i == len(text) {
 				continue
@@ -335,6 +330,34 @@ func appendWords(dst []int32, text string, base int) []int32 {
 		n++
 	}
 	return b[:n]
+}
+
+// putSteps writes a bound at at+k into b from n on for each bit k set in
+// steps, and returns the new n. It writes four bounds whatever steps holds
+// (past the last, TrailingZeros64(0) writes at+64, which the caller never
+// keeps), so that most calls take no branch: b must have room for them.
+func putSteps(b []int32, n int, at int32, steps uint64) int {
+	c := bits.OnesCount64(steps)
+	q := (*[4]int32)(b[n : n+4])
+	q[0] = at + int32(bits.TrailingZeros64(steps))
+	steps &= steps - 1
+	q[1] = at + int32(bits.TrailingZeros64(steps))
+	steps &= steps - 1
+	q[2] = at + int32(bits.TrailingZeros64(steps))
+	steps &= steps - 1
+	q[3] = at + int32(bits.TrailingZeros64(steps))
+	if c > 4 {
+		putRest(b[n+4:], at, steps&(steps-1))
+	}
+	return n + c
+}
+
+// putRest writes the bounds of putSteps after the fourth.
+func putRest(b []int32, at int32, steps uint64) {
+	for k := 0; steps != 0; k++ {
+		b[k] = at + int32(bits.TrailingZeros64(steps))
+		steps &= steps - 1
+	}
 }
 
 // wordMask8 returns the word bytes of x, eight ASCII bytes in
