@@ -362,9 +362,9 @@ func putRest(b []int32, at int32, steps uint64) {
 
 // wordMask8 returns the word bytes of x, eight ASCII bytes in
 // little-endian order: bit k is set when byte k is an ASCII letter or
-// digit (exactly the ASCII runes unicode.IsLetter and unicode.IsDigit
-// accept; no ASCII rune is a mark; TestWordMask8). No addition carries from one
-// byte into the next, because every byte is below 0x80.
+// digit, exactly the ASCII runes that unicode.IsLetter and unicode.IsDigit
+// accept (no ASCII rune is a mark; TestWordMask8). No addition carries
+// from one byte into the next, because every byte is below 0x80.
 func wordMask8(x uint64) uint64 {
 	const ones = 0x0101010101010101
 	y := x | 0x20*ones // A-Z to a-z; no other byte lands in a-z
