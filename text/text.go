@@ -495,12 +495,16 @@ func (n *Normalizer) islands() bool { return n.opts.NFKC && !n.opts.T2S && !n.sl
 // normalised independently and their forms concatenated are NFKC's form
 // of src (TestNFKCIslands, FuzzASCIIFastPath against the per-character
 // path). The one check of run that looks across two characters,
-// foldedBeforeMark, is repeated where an ASCII run meets an island. src
+// foldedBeforeMark, is repeated where a piece meets what was handed to
+// run before it. src
 // need not be valid UTF-8: an island that is not has each invalid byte
 // replaced with U+FFFD first, as AppendBytes does to the whole text on
 // the other paths (an ASCII byte always starts a character, so the
 // replacements are the same).
 func (f *folder) runNFKC(src []byte, s *scratch) {
+	// last is the last byte handed to run (0 if none: only a capital
+	// matters).
+	var last byte
 	for i := 0; i < len(src); {
 		j := i + asciiPrefix(src[i:])
 		f.ascii = true
@@ -513,6 +517,9 @@ func (f *folder) runNFKC(src []byte, s *scratch) {
 			k = j - 1
 			f.run(src[i:k])
 		}
+		if k > i {
+			last = src[k-1]
+		}
 		f.ascii = false
 		e := j + nonASCIIPrefix(src[j:])
 		piece := src[k:e]
@@ -523,10 +530,11 @@ func (f *folder) runNFKC(src []byte, s *scratch) {
 		// Copying the piece costs less than a quick check first.
 		s.nfkcBuf = s.nfkc(s.nfkcBuf[:0], piece)
 		piece = s.nfkcBuf
-		if k > i && len(piece) > 0 {
-			f.foldedBeforeMark([]byte{src[k-1], piece[0]}, 1)
+		if len(piece) > 0 {
+			f.foldedBeforeMark([]byte{last, piece[0]}, 1)
+			f.run(piece)
+			last = piece[len(piece)-1]
 		}
-		f.run(piece)
 		i = e
 	}
 }
