@@ -43,7 +43,7 @@ func LoadCJK() error {
 // appendCJKWords appends CJKWord tokens: gse segments that hold a CJK
 // character are one token each; other segments are split as Word. If the
 // dictionary cannot be loaded it falls back to Word tokens.
-func appendCJKWords(dst []span, text string) []span {
+func appendCJKWords(dst []int32, text string) []int32 {
 	seg, err := segmenter()
 	if err != nil || len(text) == 0 {
 		return appendWords(dst, text, 0)
@@ -63,7 +63,7 @@ func appendCJKWords(dst []span, text string) []span {
 			}
 		}
 		if hasCJK {
-			dst = append(dst, span{int32(start), int32(end)})
+			dst = append(dst, int32(start), int32(end))
 		} else {
 			dst = appendWords(dst, piece, start)
 		}

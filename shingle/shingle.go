@@ -111,15 +111,14 @@ type Options struct {
 // it once they return, so a caller may pass a string that views a byte
 // buffer it reuses afterwards (unsafe.String) instead of copying it.
 type Shingler struct {
-	unit  Unit
-	n     int
-	seed  uint64
-	spans []span
-	buf   []byte
+	unit Unit
+	n    int
+	seed uint64
+	// bounds holds the start and the end of each token in turn: token t
+	// is text[bounds[2t]:bounds[2t+1]].
+	bounds []int32
+	buf    []byte
 }
-
-// span is a token: text[start:end].
-type span struct{ start, end int32 }
 
 // New returns a Shingler for opts.
 func New(opts Options) (*Shingler, error) {
@@ -150,8 +149,8 @@ func (s *Shingler) Unit() Unit { return s.unit }
 // strings; the hashing methods do not.
 func (s *Shingler) Tokens(dst []string, text string) []string {
 	s.tokenize(text)
-	for _, sp := range s.spans {
-		dst = append(dst, text[sp.start:sp.end])
+	for t := 0; t+1 < len(s.bounds); t += 2 {
+		dst = append(dst, text[s.bounds[t]:s.bounds[t+1]])
 	}
 	return dst
 }
@@ -160,7 +159,8 @@ func (s *Shingler) Tokens(dst []string, text string) []string {
 // with repeats, to dst and returns it.
 func (s *Shingler) AppendHashes(dst []uint64, text string) []uint64 {
 	s.tokenize(text)
-	k := len(s.spans)
+	b := s.bounds
+	k := len(b) / 2
 	if k == 0 {
 		return dst
 	}
@@ -168,7 +168,7 @@ func (s *Shingler) AppendHashes(dst []uint64, text string) []uint64 {
 	if n == 1 || s.unit == Char {
 		// The gram is a substring: one token, or runes, which are contiguous.
 		for i := 0; i+n <= k; i++ {
-			dst = append(dst, xxh3.HashStringSeed(text[s.spans[i].start:s.spans[i+n-1].end], s.seed))
+			dst = append(dst, xxh3.HashStringSeed(text[b[2*i]:b[2*(i+n)-1]], s.seed))
 		}
 		return dst
 	}
@@ -179,16 +179,16 @@ func (s *Shingler) AppendHashes(dst []uint64, text string) []uint64 {
 	// split <= i-n+1.
 	split := 0
 	for i := 1; i < k; i++ {
-		if e := s.spans[i-1].end; s.spans[i].start != e+1 || text[e] != ' ' {
+		if e := b[2*i-1]; b[2*i] != e+1 || text[e] != ' ' {
 			split = i
 		}
 		first := i - n + 1
 		switch {
 		case first < 0:
 		case split <= first:
-			dst = append(dst, xxh3.HashStringSeed(text[s.spans[first].start:s.spans[i].end], s.seed))
+			dst = append(dst, xxh3.HashStringSeed(text[b[2*first]:b[2*i+1]], s.seed))
 		default:
-			dst = append(dst, s.hashJoined(text, s.spans[first:i+1]))
+			dst = append(dst, s.hashJoined(text, b[2*first:2*i+2]))
 		}
 	}
 	return dst
@@ -212,127 +212,159 @@ func (s *Shingler) AppendBag(dst []uint64, text string) []uint64 {
 	return dst
 }
 
-// hashJoined returns the hash of the tokens of toks joined by one space.
-func (s *Shingler) hashJoined(text string, toks []span) uint64 {
+// hashJoined returns the hash of the tokens whose bounds are toks
+// joined by one space.
+func (s *Shingler) hashJoined(text string, toks []int32) uint64 {
 	b := s.buf[:0]
-	for i, t := range toks {
-		if i > 0 {
+	for t := 0; t+1 < len(toks); t += 2 {
+		if t > 0 {
 			b = append(b, ' ')
 		}
-		b = append(b, text[t.start:t.end]...)
+		b = append(b, text[toks[t]:toks[t+1]]...)
 	}
 	s.buf = b
 	return xxh3.HashSeed(b, s.seed)
 }
 
 func (s *Shingler) tokenize(text string) {
-	s.spans = s.spans[:0]
+	s.bounds = s.bounds[:0]
 	switch s.unit {
 	case Char:
 		for i := 0; i < len(text); {
 			_, w := utf8.DecodeRuneInString(text[i:]) // an invalid byte is a token of width 1
-			s.spans = append(s.spans, span{int32(i), int32(i + w)})
+			s.bounds = append(s.bounds, int32(i), int32(i+w))
 			i += w
 		}
 	case Word:
-		s.spans = appendWords(s.spans, text, 0)
+		s.bounds = appendWords(s.bounds, text, 0)
 	case CJKWord:
-		s.spans = appendCJKWords(s.spans, text)
+		s.bounds = appendCJKWords(s.bounds, text)
 	}
 }
 
-// appendWords appends the Word tokens of text, offset by base, to dst.
-// ASCII is handled eight bytes at a time (wordMask8) where it can, and
-// otherwise a run at a time: a run of word bytes, then a run of
-// separators, each in a loop of one table lookup a byte.
-func appendWords(dst []span, text string, base int) []span {
-	start := -1
+// appendWords appends the bounds of the Word tokens of text (the start
+// and the end of each in turn), offset by base, to dst. Text is read eight
+// bytes at a time: the ASCII bytes at the start of each eight are
+// classified at once (wordMask8), and a token bound is written at each
+// step of the mask, without a branch for most of them; a byte from 0x80 up
+// starts a rune, which is decoded and classified alone.
+func appendWords(dst []int32, text string, base int) []int32 {
+	const high = 0x8080808080808080
+	// Every byte is at most one bound, plus the end of a token that ends
+	// the text; the steps of eight bytes write four bounds unconditionally.
+	n0 := len(dst)
+	b := slices.Grow(dst, len(text)+5)
+	b = b[:cap(b)]
+	n := n0 // bounds written
+	// in is 1 inside a token (when n-n0 is odd). It is kept apart from n,
+	// so that the classes of the next eight bytes do not wait for the
+	// count of the bounds of these.
+	var in uint64
 	for i := 0; i < len(text); {
-		if i+8 <= len(text) {
-			if x := binary.LittleEndian.Uint64(unsafe.Slice(unsafe.StringData(text[i:]), 8)); x&0x8080808080808080 == 0 {
-				// Eight ASCII bytes: m has bit k set when byte k is a word
-				// byte; a token starts at each 0-to-1 step and ends at
-				// each 1-to-0 step, counting the state before byte 0.
-				m := wordMask8(x)
-				var in uint64
-				if start >= 0 {
-					in = 1
-				}
-				prev := m<<1 | in
-				for steps := (m ^ prev) & 0xFF; steps != 0; steps &= steps - 1 {
-					k := bits.TrailingZeros64(steps)
-					if start < 0 {
-						start = i + k
-					} else {
-						dst = append(dst, span{int32(base + start), int32(base + i + k)})
-						start = -1
-					}
-				}
-				i += 8
-				continue
+		// Eight ASCII bytes at a time, as long as they last.
+		for ; i+8 <= len(text); i += 8 {
+			x := binary.LittleEndian.Uint64(unsafe.Slice(unsafe.StringData(text[i:]), 8))
+			if x&high != 0 {
+				break
 			}
+			m := wordMask8(x)
+			n = putSteps(b, n, int32(base+i), (m^(m<<1|in))&0xFF)
+			in = m >> 7
 		}
-		if c := text[i]; c < utf8.RuneSelf { // ASCII: letters and digits only
-			if asciiWord[c] {
-				if start < 0 {
-					start = i
-				}
-				for i++; i < len(text) && asciiWord[text[i]]; i++ {
-				}
+		if i == len(text) {
+			break
+		}
+		var x uint64
+		if i+8 <= len(text) {
+			x = binary.LittleEndian.Uint64(unsafe.Slice(unsafe.StringData(text[i:]), 8))
+		} else {
+			var tail [8]byte
+			copy(tail[:], text[i:])
+			x = binary.LittleEndian.Uint64(tail[:])
+		}
+		p := min(len(text)-i, 8) // ASCII bytes at the start of x
+		if h := x & high; h != 0 {
+			p = min(p, bits.TrailingZeros64(h)>>3)
+		}
+		if p > 0 {
+			// m has bit k set when byte k is a word byte; a token starts
+			// at each 0-to-1 step and ends at each 1-to-0 step, counting
+			// the state before byte 0. A byte from 0x80 up may spoil the
+			// classes of the bytes after it, never of those before.
+			keep := uint64(1)<<p - 1
+			m := wordMask8(x) & keep
+			n = putSteps(b, n, int32(base+i), (m^(m<<1|in))&keep)
+			in = m >> (p - 1) & 1
+			i += p
+			if p == 8 || i == len(text) {
 				continue
 			}
-			if start >= 0 {
-				dst = append(dst, span{int32(base + start), int32(base + i)})
-				start = -1
-			}
-			for i++; i < len(text) && asciiSeparator[text[i]]; i++ {
-			}
-			continue
 		}
 		r, w := utf8.DecodeRuneInString(text[i:])
 		switch {
 		case isCJK(r):
-			if start >= 0 {
-				dst = append(dst, span{int32(base + start), int32(base + i)})
-				start = -1
+			if in == 1 {
+				b[n] = int32(base + i)
+				n++
 			}
-			dst = append(dst, span{int32(base + i), int32(base + i + w)})
+			b[n], b[n+1] = int32(base+i), int32(base+i+w)
+			n += 2
+			in = 0
 		case unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r):
-			if start < 0 {
-				start = i
+			if in == 0 {
+				b[n] = int32(base + i)
+				n++
 			}
+			in = 1
 		default:
-			if start >= 0 {
-				dst = append(dst, span{int32(base + start), int32(base + i)})
-				start = -1
+			if in == 1 {
+				b[n] = int32(base + i)
+				n++
 			}
+			in = 0
 		}
 		i += w
 	}
-	if start >= 0 {
-		dst = append(dst, span{int32(base + start), int32(base + len(text))})
+	if in == 1 {
+		b[n] = int32(base + len(text))
+		n++
 	}
-	return dst
+	return b[:n]
 }
 
-// asciiWord marks the ASCII bytes that are word characters: the ASCII
-// letters and digits, exactly the ASCII runes unicode.IsLetter and
-// unicode.IsDigit accept (no ASCII rune is a mark). asciiSeparator marks
-// the other ASCII bytes. Bytes from 0x80 up are in neither: they start or
-// continue multi-byte runes, which are decoded.
-var asciiWord, asciiSeparator = func() (word, sep [256]bool) {
-	for c := range utf8.RuneSelf {
-		r := rune(c)
-		word[c] = unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r)
-		sep[c] = !word[c]
+// putSteps writes a bound at at+k into b from n on for each bit k set in
+// steps, and returns the new n. It writes four bounds whatever steps holds
+// (past the last, TrailingZeros64(0) writes at+64, which the caller never
+// keeps), so that most calls take no branch: b must have room for them.
+func putSteps(b []int32, n int, at int32, steps uint64) int {
+	c := bits.OnesCount64(steps)
+	q := (*[4]int32)(b[n : n+4])
+	q[0] = at + int32(bits.TrailingZeros64(steps))
+	steps &= steps - 1
+	q[1] = at + int32(bits.TrailingZeros64(steps))
+	steps &= steps - 1
+	q[2] = at + int32(bits.TrailingZeros64(steps))
+	steps &= steps - 1
+	q[3] = at + int32(bits.TrailingZeros64(steps))
+	if c > 4 {
+		putRest(b[n+4:], at, steps&(steps-1))
 	}
-	return word, sep
-}()
+	return n + c
+}
+
+// putRest writes the bounds of putSteps after the fourth.
+func putRest(b []int32, at int32, steps uint64) {
+	for k := 0; steps != 0; k++ {
+		b[k] = at + int32(bits.TrailingZeros64(steps))
+		steps &= steps - 1
+	}
+}
 
 // wordMask8 returns the word bytes of x, eight ASCII bytes in
 // little-endian order: bit k is set when byte k is an ASCII letter or
-// digit (exactly asciiWord; TestWordMask8). No addition carries from one
-// byte into the next, because every byte is below 0x80.
+// digit, exactly the ASCII runes that unicode.IsLetter and unicode.IsDigit
+// accept (no ASCII rune is a mark; TestWordMask8). No addition carries
+// from one byte into the next, because every byte is below 0x80.
 func wordMask8(x uint64) uint64 {
 	const ones = 0x0101010101010101
 	y := x | 0x20*ones // A-Z to a-z; no other byte lands in a-z

@@ -225,6 +225,16 @@ func BenchmarkShingle(b *testing.B) {
 	}
 }
 
+// asciiWord marks the ASCII bytes that are word characters under the
+// definition of Word.
+var asciiWord = func() (word [256]bool) {
+	for c := range utf8.RuneSelf {
+		r := rune(c)
+		word[c] = unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r)
+	}
+	return word
+}()
+
 // TestWordMask8 checks the eight-byte classifier against asciiWord for
 // every ASCII byte in every position, and for random words.
 func TestWordMask8(t *testing.T) {
@@ -251,5 +261,27 @@ func TestWordMask8(t *testing.T) {
 	r := rand.New(rand.NewPCG(8, 8))
 	for range 100000 {
 		check([8]byte(binary.LittleEndian.AppendUint64(nil, r.Uint64()&0x7f7f7f7f7f7f7f7f)))
+	}
+}
+
+// TestWordsAgainstReference compares the Word tokens and shingle hashes
+// with the plain rune loop of referenceHashes on random texts that mix
+// ASCII words and separators with non-ASCII letters, marks, CJK, dashes
+// and invalid bytes at every offset of the eight-byte steps.
+func TestWordsAgainstReference(t *testing.T) {
+	pieces := []string{"a", "Z", "7", " ", ",", "  ", "word", "x1 ", "\t", ".\n", "é", "\u0301", "之", "–", "\u00a0", "\xff", "\xe4", "ß", "𝔘", "ｘ"}
+	r := rand.New(rand.NewPCG(4, 5))
+	for range 20000 {
+		var b strings.Builder
+		for range r.IntN(40) {
+			b.WriteString(pieces[r.IntN(len(pieces))])
+		}
+		text := b.String()
+		for _, n := range []int{1, 3, 5} {
+			s, _ := New(Options{Unit: Word, N: n})
+			if got, want := s.AppendHashes(nil, text), referenceHashes(text, n, Word); !slices.Equal(got, want) {
+				t.Fatalf("AppendHashes(%q, n=%d) = %x, the reference gives %x (tokens %q)", text, n, got, want, s.Tokens(nil, text))
+			}
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"math/bits"
 	"slices"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // The ASCII fast path. ASCII text is valid UTF-8 and already in NFKC, its
@@ -220,32 +221,33 @@ func (f *folder) runASCIISimple(src []byte) int {
 	default:
 		open = 1
 	}
-	var last uint8 = 2 // t.word of the last byte; 2: none yet
-	i := 0
-	for ; i < len(src); i++ {
-		c := src[i]
-		if c >= utf8.RuneSelf {
-			break
-		}
+	n := len(src)
+	if !f.ascii {
+		n = asciiPrefix(src)
+	}
+	// Each byte writes at most one byte at w, and d has room for one
+	// more than src after the space above: the writes below stay within
+	// d, whose bounds are therefore not checked.
+	p := unsafe.Pointer(unsafe.SliceData(d))
+	for _, c := range src[:n] {
 		x := t.word[c]
 		y := x ^ 1
-		d[w] = t.out[c]
+		*(*byte)(unsafe.Add(p, w)) = t.out[c]
 		w += int(x | y&open)
 		prov = (prov | open) & y
 		open = x
-		last = x
 	}
-	switch last {
-	case 1:
-		f.pending, f.inTok = sepNone, true
-	case 0:
-		f.pending, f.inTok = sepSpace, false
+	switch {
+	case n == 0: // keep the state, take back the space written above
 		w -= int(prov)
-	default: // no byte: keep the state, take back the space written above
+	case open == 1:
+		f.pending, f.inTok = sepNone, true
+	default:
+		f.pending, f.inTok = sepSpace, false
 		w -= int(prov)
 	}
 	f.dst = d[:w]
-	return i
+	return n
 }
 
 // lowerASCII maps A-Z to a-z in b, which holds only ASCII bytes, eight
@@ -274,6 +276,16 @@ func lowerASCII(b []byte) {
 // asciiPrefix returns the number of ASCII bytes at the start of b.
 func asciiPrefix(b []byte) int {
 	i := 0
+	// 32 bytes a step while they are ASCII, then the eight that hold the
+	// first byte that is not.
+	for ; i+32 <= len(b); i += 32 {
+		q := b[i : i+32 : i+32]
+		x := binary.LittleEndian.Uint64(q) | binary.LittleEndian.Uint64(q[8:]) |
+			binary.LittleEndian.Uint64(q[16:]) | binary.LittleEndian.Uint64(q[24:])
+		if x&0x8080808080808080 != 0 {
+			break
+		}
+	}
 	for ; i+8 <= len(b); i += 8 {
 		if x := binary.LittleEndian.Uint64(b[i:]) & 0x8080808080808080; x != 0 {
 			return i + bits.TrailingZeros64(x)/8

@@ -66,6 +66,16 @@ func asciiInputs() []string {
 		}
 		in = append(in, b.String())
 	}
+	// Words, single and double spaces, punctuation and capitals, in
+	// long runs.
+	words := []string{"the", "Quick", "b", "42", "x9Z", " ", " ", " ", "  ", ", ", ".", "\t", "\n", "$", "é", "\u00a0"}
+	for range 300 {
+		var b strings.Builder
+		for range r.IntN(40) {
+			b.WriteString(words[r.IntN(len(words))])
+		}
+		in = append(in, b.String())
+	}
 	return in
 }
 
@@ -150,7 +160,7 @@ func TestIsASCII(t *testing.T) {
 }
 
 func TestASCIIPrefixes(t *testing.T) {
-	for n := range 20 {
+	for n := range 80 {
 		for k := 0; k <= n; k++ {
 			b := []byte(strings.Repeat("a", k) + strings.Repeat("\xe4", n-k))
 			if got := asciiPrefix(b); got != k {
@@ -183,4 +193,92 @@ func TestCaseFoldThenCompose(t *testing.T) {
 			}
 		}
 	}
+}
+
+// islandInputs are mostly-ASCII texts with non-ASCII islands that NFKC
+// changes or that compose with the ASCII byte before them, after every
+// kind of ASCII byte, at both ends and past quickSpanMin.
+func islandInputs() []string {
+	islands := []string{"\xff", "\xc3", "\xcc\x81\xff", "\u00e9\xe4\u00a0", "\xed\xa0\x80", "\u00a0", "\u0301", "\u0331", "\u0301\u0301", "\ufb01", "\uff28", "\u2026", "\u00e9",
+		"\u2013", "\u212a", "\u4e4b", "\u2028", "\u212b", "\uff76\uff9e", "\u00bd", "\u00ad", "\u3000", "\u1e9e"}
+	before := []string{"", "a", "e", "H", "T", "E", " ", ".", "\n", "\x00", "A\u0300"}
+	pad := strings.Repeat("Pad word ", quickSpanMin/8)
+	// An island whose form ends with a capital, one ASCII byte, and a
+	// mark that composes with that byte: the capital meets the composed
+	// character, as in the NFKC form of the whole text.
+	in := []string{"\uff28e\u0301", "\uff28h\u0331", "x\uff34e\u0301 A", "\u00e9He\u0301"}
+	for _, is := range islands {
+		for _, b := range before {
+			for _, after := range []string{"", "x", "X ", ", ", is} {
+				s := b + is + after
+				in = append(in, s, pad+s, s+pad, pad+s+pad+s+"Q"+is)
+			}
+		}
+	}
+	return in
+}
+
+// passBoth runs one pass of fast and slow over s (valid UTF-8) and fails
+// when the output or the changed flag differ.
+func passBoth(t *testing.T, fast, slow *Normalizer, s string) {
+	t.Helper()
+	in := []byte(s)
+	sf, ss := new(scratch), &scratch{slow: true}
+	gotOut, gotChanged := fast.pass([]byte("<"), in, sf, false)
+	wantOut, wantChanged := slow.pass([]byte("<"), in, ss, false)
+	if string(gotOut) != string(wantOut) || gotChanged != wantChanged {
+		t.Fatalf("options %+v: pass(%+q) = %+q, changed %v with the fast paths, %+q, %v without",
+			fast.opts, s, gotOut, gotChanged, wantOut, wantChanged)
+	}
+	if got, want := fast.String(s), slow.String(s); got != want {
+		t.Fatalf("options %+v: Normalize(%+q) = %+q with the fast paths, %+q without", fast.opts, s, got, want)
+	}
+}
+
+// TestNFKCIslands checks runNFKC (NFKC applied to the non-ASCII islands
+// only) against the per-character path, which copies the whole text
+// through NFKC: the same output and the same changed flag of a pass, for
+// every option set with NFKC; for invalid UTF-8 (which runNFKC repairs
+// island by island) the same output.
+func TestNFKCIslands(t *testing.T) {
+	fast, slow := optionSets(t)
+	inputs := append(islandInputs(), asciiInputs()...)
+	for i := range fast {
+		if !fast[i].opts.NFKC || fast[i].opts.HTML {
+			continue
+		}
+		for _, s := range inputs {
+			if utf8.ValidString(s) {
+				passBoth(t, fast[i], slow[i], s)
+			} else if got, want := fast[i].String(s), slow[i].String(s); got != want {
+				t.Fatalf("options %+v: Normalize(%+q) = %+q with the fast paths, %+q without", fast[i].opts, s, got, want)
+			}
+		}
+	}
+}
+
+// FuzzNFKCIslands is TestNFKCIslands on any input, also padded with ASCII
+// on both sides.
+func FuzzNFKCIslands(f *testing.F) {
+	for _, s := range islandInputs()[:60] {
+		f.Add(s, uint16(0))
+	}
+	fast, slow := optionSets(f)
+	var nf []int
+	for i := range fast {
+		if fast[i].opts.NFKC && !fast[i].opts.HTML {
+			nf = append(nf, i)
+		}
+	}
+	pad := strings.Repeat("Pad ", quickSpanMin/4)
+	f.Fuzz(func(t *testing.T, s string, which uint16) {
+		i := nf[int(which)%len(nf)]
+		for _, in := range []string{s, pad + s + pad + s + "Z"} {
+			if utf8.ValidString(in) {
+				passBoth(t, fast[i], slow[i], in)
+			} else if got, want := fast[i].String(in), slow[i].String(in); got != want {
+				t.Fatalf("options %+v: Normalize(%+q) = %+q with the fast paths, %+q without", fast[i].opts, in, got, want)
+			}
+		}
+	})
 }

@@ -81,10 +81,13 @@
 //
 // [Normalizer.Append] is append-style: it writes into the caller's buffer
 // and, without the HTML step, does not allocate once warmed up when the
-// buffer has room. ASCII takes a fast path: a text that is all ASCII skips
-// the UTF-8 check and NFKC, and each run of ASCII in any text is folded by
-// a table built from the Options, without the Unicode lookups (tested
-// byte for byte against the per-character path). A Normalizer is immutable
+// buffer has room. ASCII takes a fast path: NFKC leaves ASCII alone, so
+// with NFKC on (and T2S off) only the non-ASCII islands of a text, each
+// with the ASCII byte before it, are checked for valid UTF-8 and copied
+// through NFKC, and a text that is all ASCII is neither; each run of ASCII
+// in any text is folded by a table built from the Options, without the
+// Unicode lookups (tested byte for byte, and for the need of another
+// round, against the per-character path). A Normalizer is immutable
 // after [New] and safe for concurrent use; its scratch buffers come from a
 // sync.Pool.
 //

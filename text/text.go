@@ -388,6 +388,8 @@ func (n *Normalizer) AppendBytes(dst, src []byte) []byte {
 		// A bytes.Reader never fails, so neither does HTMLToText.
 		s.html, _ = HTMLToText(s.html[:0], bytes.NewReader(src))
 		in = s.html
+	} else if n.islands() {
+		// runNFKC finds the ASCII and makes the islands valid itself.
 	} else if ascii = !n.slow && isASCII(in); ascii {
 		// ASCII is valid UTF-8 and in NFKC: neither needs checking.
 	} else if !utf8.Valid(in) {
@@ -457,6 +459,12 @@ func (n *Normalizer) String(s string) string {
 // removed or case-folded outside ASCII. ascii says that in is all ASCII,
 // which NFKC leaves as it is.
 func (n *Normalizer) pass(dst, in []byte, s *scratch, ascii bool) (out []byte, changed bool) {
+	if n.islands() {
+		f := folder{n: n, o: &n.opts, dst: dst, start: len(dst)}
+		f.runNFKC(in, s)
+		f.endToken()
+		return f.dst, f.changed
+	}
 	if n.opts.NFKC && !ascii {
 		if !s.nfkcQuick(in) {
 			s.nfkcBuf = s.nfkc(s.nfkcBuf[:0], in)
@@ -467,10 +475,68 @@ func (n *Normalizer) pass(dst, in []byte, s *scratch, ascii bool) (out []byte, c
 		s.t2s = t2s.AppendStable(s.t2s[:0], in)
 		in = s.t2s
 	}
-	f := folder{n: n, o: &n.opts, dst: dst, start: len(dst)}
+	f := folder{n: n, o: &n.opts, dst: dst, start: len(dst), ascii: ascii}
 	f.run(in)
 	f.endToken()
 	return f.dst, f.changed
+}
+
+// islands reports whether pass uses runNFKC: with NFKC, without T2S
+// (which would need the whole of NFKC's output), with the fast paths.
+func (n *Normalizer) islands() bool { return n.opts.NFKC && !n.opts.T2S && !n.slow }
+
+// runNFKC is run for NFKC's output of src, without copying src through
+// NFKC: it hands the ASCII runs of src, which NFKC leaves as they are,
+// to run directly, and normalises only the non-ASCII islands between
+// them, each with the ASCII byte before it (which the island's first
+// character may compose with: e + U+0301), into s.nfkcBuf. There is a
+// normalisation boundary before every ASCII character (a starter that no
+// composition takes as its second character), so the pieces are
+// normalised independently and their forms concatenated are NFKC's form
+// of src (TestNFKCIslands, FuzzASCIIFastPath against the per-character
+// path). The one check of run that looks across two characters,
+// foldedBeforeMark, is repeated where a piece meets what was handed to
+// run before it. src
+// need not be valid UTF-8: an island that is not has each invalid byte
+// replaced with U+FFFD first, as AppendBytes does to the whole text on
+// the other paths (an ASCII byte always starts a character, so the
+// replacements are the same).
+func (f *folder) runNFKC(src []byte, s *scratch) {
+	// last is the last byte handed to run (0 if none: only a capital
+	// matters).
+	var last byte
+	for i := 0; i < len(src); {
+		j := i + asciiPrefix(src[i:])
+		f.ascii = true
+		if j == len(src) {
+			f.run(src[i:])
+			return
+		}
+		k := j // the island's piece starts at k
+		if j > i {
+			k = j - 1
+			f.run(src[i:k])
+		}
+		if k > i {
+			last = src[k-1]
+		}
+		f.ascii = false
+		e := j + nonASCIIPrefix(src[j:])
+		piece := src[k:e]
+		if !utf8.Valid(src[j:e]) {
+			s.valid = appendValid(append(s.valid[:0], src[k:j]...), src[j:e])
+			piece = s.valid
+		}
+		// Copying the piece costs less than a quick check first.
+		s.nfkcBuf = s.nfkc(s.nfkcBuf[:0], piece)
+		piece = s.nfkcBuf
+		if len(piece) > 0 {
+			f.foldedBeforeMark([]byte{last, piece[0]}, 1)
+			f.run(piece)
+			last = piece[len(piece)-1]
+		}
+		i = e
+	}
 }
 
 // folder is the state of the per-character steps: invisible characters,
@@ -480,6 +546,7 @@ type folder struct {
 	o       *Options
 	dst     []byte
 	start   int  // len(dst) on entry
+	ascii   bool // the text handed to run holds only ASCII
 	pending int  // separator owed before the next visible character
 	inTok   bool // inside a token
 	tokSep  int  // separator written before the current token
