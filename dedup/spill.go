@@ -82,6 +82,8 @@ type spillFinder struct {
 	// batchBytes bounds the sketch bytes of one batch of the join
 	// (spillBatch): a quarter of the budget, at least spillBatchMin.
 	batchBytes int64
+	// readMax and gapMax: spillReadMax and spillGapMax (tests shrink them).
+	readMax, gapMax int64
 }
 
 // newSpillFinder returns a spillFinder for a run of the given memory
@@ -96,7 +98,8 @@ func newSpillFinder(m Keyed, dir string, budget int64) (*spillFinder, error) {
 		return nil, err
 	}
 	sf := &spillFinder{m: m, sorter: extsort.New(dir, budget/4), sketchF: f, sketchW: bufio.NewWriterSize(f, 1<<20),
-		batchBytes: max(budget/4, spillBatchMin)}
+		batchBytes: max(budget/4, spillBatchMin),
+		readMax:    spillReadMax, gapMax: spillGapMax}
 	sf.split, _ = m.(splitKeyed)
 	sf.sets.dir = dir
 	return sf, nil
@@ -191,7 +194,7 @@ func (f *spillFinder) read(b *spillBatch) error {
 					continue
 				}
 				o := f.offsets[e]
-				if o-end > spillGapMax || o+int64(f.lens[e])-off > spillReadMax {
+				if o-end > f.gapMax || o+int64(f.lens[e])-off > f.readMax {
 					break
 				}
 				end = o + int64(f.lens[e])
