@@ -134,9 +134,11 @@ func (r *run) plan() MemoryPlan {
 	if p.Spill {
 		// What the spill path holds: the per-document arrays, the
 		// external sort's buffer or the join's batch (a quarter of the
-		// budget each, one after the other: newSpillFinder) and the
-		// stages' batches.
-		live = p.EstimatedDocs*(pipelineBytesPerDoc+idBytes+spillBytesPerDoc) + p.BudgetBytes/4 + smp.inFlight(r.cfg.workers())
+		// budget each, one after the other: newSpillFinder; less when
+		// every document's keys, or the sketches of a bucket member for
+		// each, take less) and the stages' batches.
+		work := min(p.BudgetBytes/4, p.EstimatedDocs*smp.spilledBytes/n)
+		live = p.EstimatedDocs*(pipelineBytesPerDoc+idBytes+spillBytesPerDoc) + work + smp.inFlight(r.cfg.workers())
 	}
 	// The heap grows to twice what was live at the last collection,
 	// unless the soft limit stops it first; as the live data grows
@@ -164,6 +166,10 @@ type planSample struct {
 	// (after normalisation).
 	copies int64
 	html   bool // the text is HTML (Normalize.HTML)
+	// spilledBytes is what their keys and sketches take in the spill
+	// path's sort and join: a sketch for each key (an upper bound: a
+	// key's sketch is read only when others share the key).
+	spilledBytes int64
 }
 
 // planSampleSize is the records the plan reads and sketches.
@@ -197,7 +203,8 @@ func (r *run) sample() planSample {
 		sk, _ = r.method.NewSketcher()
 	}
 	seen := map[uint64]bool{}
-	var buf []byte
+	var buf, enc []byte
+	var keys []uint64
 	for smp.n < planSampleSize && rd.Next() {
 		d := rd.Doc()
 		smp.recBytes += int64(len(d.Raw)) + 1
@@ -213,8 +220,19 @@ func (r *run) sample() planSample {
 			smp.copies++
 		}
 		seen[h] = true
-		if s, err := sk.Sketch(&Doc{ID: d.ID, Text: buf}); err == nil && s != nil {
-			smp.sketchBytes += int64(sketchMemory(s))
+		s, err := sk.Sketch(&Doc{ID: d.ID, Text: buf})
+		if err != nil || s == nil {
+			continue
+		}
+		smp.sketchBytes += int64(sketchMemory(s))
+		if k := r.caps.keyed; k != nil {
+			keys = k.AppendKeys(keys[:0], s)
+			if split, ok := k.(splitKeyed); ok {
+				enc, _ = split.appendCore(enc[:0], s)
+			} else {
+				enc = k.AppendSketch(enc[:0], s)
+			}
+			smp.spilledBytes += int64(len(keys) * max(len(enc), 12))
 		}
 	}
 	return smp
