@@ -13,15 +13,19 @@ import (
 // MemoryPlan is the memory estimate made before a run and the decision
 // taken from it.
 type MemoryPlan struct {
-	BudgetBytes    int64 `json:"budget_bytes"`
-	InputBytes     int64 `json:"input_bytes"`     // on disk
-	EstimatedDocs  int64 `json:"estimated_docs"`  // from the input size and a sample
-	EstimatedBytes int64 `json:"estimated_bytes"` // what the run would hold in memory
+	BudgetBytes   int64 `json:"budget_bytes"`
+	InputBytes    int64 `json:"input_bytes"`    // on disk
+	EstimatedDocs int64 `json:"estimated_docs"` // from the input size and a sample
+	// EstimatedBytes is what the run would hold in memory for its
+	// documents (what spilling moves to disk), without the stages'
+	// batches in flight.
+	EstimatedBytes int64 `json:"estimated_bytes"`
 	// EstimatedPeakBytes is the peak resident memory the plan expects
 	// under its garbage-collector limit (GCLimit, which the CLI sets): the
-	// runtime's own, plus the heap, which grows to twice what is live
-	// before a collection unless the limit stops it first; on the spill
-	// path, the budget plus the per-document arrays.
+	// runtime's own, plus the heap at 1.75 times what is live (the
+	// estimate and the batches in flight; on the spill path the
+	// per-document arrays, the sort's or the join's buffer and the
+	// batches) unless the limit stops it first.
 	EstimatedPeakBytes int64 `json:"estimated_peak_bytes"`
 	Spill              bool  `json:"spill"` // bucket keys go to disk
 	SpillSupported     bool  `json:"spill_supported"`
@@ -122,7 +126,7 @@ func (r *run) plan() MemoryPlan {
 	if mm, ok := r.method.(*minhashMethod); ok && !mm.allPairs && !mm.leader && smp.n > 0 {
 		per -= int64(minhashIndexBytesPerBand*mm.params.Bands) * smp.copies / smp.n
 	}
-	p.EstimatedBytes = p.EstimatedDocs*(pipelineBytesPerDoc+idBytes+per) + smp.inFlight(r.cfg.workers())
+	p.EstimatedBytes = p.EstimatedDocs * (pipelineBytesPerDoc + idBytes + per)
 	for _, ix := range r.in.AgainstIndexes { // open already: they cannot spill
 		p.EstimatedBytes += ix.MemoryBytes()
 	}
@@ -130,7 +134,9 @@ func (r *run) plan() MemoryPlan {
 	// A quarter more than the live data leaves room for the garbage
 	// collector and the buffers: spill before the budget is reached.
 	p.Spill = p.SpillSupported && (r.cfg.Spill || p.EstimatedBytes+p.EstimatedBytes/4 > p.BudgetBytes)
-	live := p.EstimatedBytes
+	// The stages' batches in flight are held too, spilled or not: they
+	// count in the peak, not in the decision to spill.
+	live := p.EstimatedBytes + smp.inFlight(r.cfg.workers())
 	if p.Spill {
 		// What the spill path holds: the per-document arrays, the
 		// external sort's buffer or the join's batch (a quarter of the
@@ -178,7 +184,7 @@ const planSampleSize = 256
 // sample reads the first records of the first input, normalises and
 // sketches them.
 func (r *run) sample() planSample {
-	smp := planSample{html: r.spec.Normalize.HTML}
+	smp := planSample{html: r.spec.Normalize != nil && r.spec.Normalize.HTML}
 	if len(r.in.Files) == 0 {
 		return smp
 	}
