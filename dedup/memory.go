@@ -7,20 +7,25 @@ import (
 
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/internal/sysinfo"
+	"github.com/zeebo/xxh3"
 )
 
 // MemoryPlan is the memory estimate made before a run and the decision
 // taken from it.
 type MemoryPlan struct {
-	BudgetBytes    int64 `json:"budget_bytes"`
-	InputBytes     int64 `json:"input_bytes"`     // on disk
-	EstimatedDocs  int64 `json:"estimated_docs"`  // from the input size and a sample
-	EstimatedBytes int64 `json:"estimated_bytes"` // what the run would hold in memory
+	BudgetBytes   int64 `json:"budget_bytes"`
+	InputBytes    int64 `json:"input_bytes"`    // on disk
+	EstimatedDocs int64 `json:"estimated_docs"` // from the input size and a sample
+	// EstimatedBytes is what the run would hold in memory for its
+	// documents (what spilling moves to disk), without the stages'
+	// batches in flight.
+	EstimatedBytes int64 `json:"estimated_bytes"`
 	// EstimatedPeakBytes is the peak resident memory the plan expects
 	// under its garbage-collector limit (GCLimit, which the CLI sets): the
-	// runtime's own, plus the heap, which grows to twice what is live
-	// before a collection unless the limit stops it first; on the spill
-	// path, the budget plus the per-document arrays.
+	// runtime's own, plus the heap at 1.75 times what is live (the
+	// estimate and the batches in flight; on the spill path the
+	// per-document arrays, the sort's or the join's buffer and the
+	// batches) unless the limit stops it first.
 	EstimatedPeakBytes int64 `json:"estimated_peak_bytes"`
 	Spill              bool  `json:"spill"` // bucket keys go to disk
 	SpillSupported     bool  `json:"spill_supported"`
@@ -32,8 +37,9 @@ type MemoryPlan struct {
 const runtimeBytes = 48 << 20
 
 // spillBytesPerDoc is what the spill path keeps in memory per document
-// beyond the pipeline's own: its sketch's offset and length.
-const spillBytesPerDoc = 12
+// beyond the pipeline's own: its sketch's offset and length (12), the
+// offset of its shingle set (8) and the join's union-find (8).
+const spillBytesPerDoc = 28
 
 // GCLimit is the garbage collector's soft memory limit that suits the
 // plan (runtime/debug.SetMemoryLimit; the CLI sets it): one and a half
@@ -105,40 +111,20 @@ func (r *run) plan() MemoryPlan {
 		}
 		decoded += float64(st.Size()) * f
 	}
-	// Sample the first records for their average size and id length.
-	recBytes, idBytes, textBytes, n := int64(0), int64(0), int64(0), int64(0)
-	if len(r.in.Files) > 0 {
-		name := r.in.Files[0]
-		var rd corpus.Reader
-		var err error
-		opts := r.in.Options
-		opts.OnInvalid = func(*corpus.RecordError) error { return nil }
-		if src, ok := r.sources[name]; ok {
-			rd, err = src.Open(opts)
-		} else if name == "-" { // its first bytes, which the first pass reads again
-			rd = corpus.NewStream(bytes.NewReader(bytes.Clone(r.stdin.peek())), "-", opts)
-		} else {
-			rd, err = corpus.Open(name, opts)
-		}
-		if err == nil && rd != nil {
-			for n < 256 && rd.Next() {
-				d := rd.Doc()
-				recBytes += int64(len(d.Raw)) + 1
-				idBytes += int64(len(d.ID))
-				textBytes += int64(len(d.Text))
-				n++
-			}
-			rd.Close()
-		}
+	smp := r.sample()
+	if smp.n > 0 && smp.recBytes > 0 {
+		p.EstimatedDocs = int64(decoded) / max(smp.recBytes/smp.n, 1)
 	}
-	if n > 0 && recBytes > 0 {
-		p.EstimatedDocs = int64(decoded) / (recBytes / n)
-		idBytes /= n
-		textBytes /= n
-	}
+	n := max(smp.n, 1)
+	idBytes, textBytes := smp.idBytes/n, smp.textBytes/n
 	per := int64(defaultFinderBytesPerDoc)
 	if me := r.caps.memory; me != nil {
 		per = int64(me.BytesPerDoc(int(textBytes)))
+	}
+	// An exact copy of an earlier document joins it without entering the
+	// minhash index: its share of the index is not held.
+	if mm, ok := r.method.(*minhashMethod); ok && !mm.allPairs && !mm.leader && smp.n > 0 {
+		per -= int64(minhashIndexBytesPerBand*mm.params.Bands) * smp.copies / smp.n
 	}
 	p.EstimatedBytes = p.EstimatedDocs * (pipelineBytesPerDoc + idBytes + per)
 	for _, ix := range r.in.AgainstIndexes { // open already: they cannot spill
@@ -148,11 +134,147 @@ func (r *run) plan() MemoryPlan {
 	// A quarter more than the live data leaves room for the garbage
 	// collector and the buffers: spill before the budget is reached.
 	p.Spill = p.SpillSupported && (r.cfg.Spill || p.EstimatedBytes+p.EstimatedBytes/4 > p.BudgetBytes)
-	p.EstimatedPeakBytes = runtimeBytes + min(p.GCLimit(), 2*p.EstimatedBytes)
+	// The stages' batches in flight are held too, spilled or not: they
+	// count in the peak, not in the decision to spill.
+	live := p.EstimatedBytes + smp.inFlight(r.cfg.workers())
 	if p.Spill {
-		p.EstimatedPeakBytes = runtimeBytes + p.GCLimit() + p.EstimatedDocs*(pipelineBytesPerDoc+idBytes+spillBytesPerDoc)
+		// What the spill path holds: the per-document arrays, the
+		// external sort's buffer or the join's batch (a quarter of the
+		// budget each, one after the other: newSpillFinder; less when
+		// every document's keys, or the sketches of a bucket member for
+		// each, take less) and the stages' batches.
+		work := min(p.BudgetBytes/4, p.EstimatedDocs*smp.spilledBytes/n)
+		live = p.EstimatedDocs*(pipelineBytesPerDoc+idBytes+spillBytesPerDoc) + work + smp.inFlight(r.cfg.workers())
 	}
+	// The heap grows to twice what was live at the last collection,
+	// unless the soft limit stops it first; as the live data grows
+	// through the run, the peak falls between one and two times the final
+	// live data: 1.75 times fits the measured runs (docs/benchmarks.md).
+	p.EstimatedPeakBytes = runtimeBytes + min(p.GCLimit(), live/4*7)
 	return p
+}
+
+// minhashIndexBytesPerBand is the minhash index's memory a document and
+// band (BytesPerDoc).
+const minhashIndexBytesPerBand = 28
+
+// planSample is what the plan learns from the first records of the input.
+type planSample struct {
+	n         int64 // records sampled
+	recBytes  int64 // their bytes as read, newlines included
+	idBytes   int64
+	textBytes int64 // of their text before normalisation
+	// sketchBytes is the memory of their sketches while they travel
+	// through the stages (a minhash sketch's shingle hashes until the
+	// Finder has them).
+	sketchBytes int64
+	// copies is how many are an exact copy of an earlier sampled one
+	// (after normalisation).
+	copies int64
+	html   bool // the text is HTML (Normalize.HTML)
+	// spilledBytes is what their keys and sketches take in the spill
+	// path's sort and join: a sketch for each key (an upper bound: a
+	// key's sketch is read only when others share the key).
+	spilledBytes int64
+}
+
+// planSampleSize is the records the plan reads and sketches.
+const planSampleSize = 256
+
+// sample reads the first records of the first input, normalises and
+// sketches them.
+func (r *run) sample() planSample {
+	smp := planSample{html: r.spec.Normalize != nil && r.spec.Normalize.HTML}
+	if len(r.in.Files) == 0 {
+		return smp
+	}
+	name := r.in.Files[0]
+	var rd corpus.Reader
+	var err error
+	opts := r.in.Options
+	opts.OnInvalid = func(*corpus.RecordError) error { return nil }
+	if src, ok := r.sources[name]; ok {
+		rd, err = src.Open(opts)
+	} else if name == "-" { // its first bytes, which the first pass reads again
+		rd = corpus.NewStream(bytes.NewReader(bytes.Clone(r.stdin.peek())), "-", opts)
+	} else {
+		rd, err = corpus.Open(name, opts)
+	}
+	if err != nil || rd == nil {
+		return smp
+	}
+	defer rd.Close()
+	var sk DocSketcher
+	if r.method != nil && r.norm != nil {
+		sk, _ = r.method.NewSketcher()
+	}
+	seen := map[uint64]bool{}
+	var buf, enc []byte
+	var keys []uint64
+	for smp.n < planSampleSize && rd.Next() {
+		d := rd.Doc()
+		smp.recBytes += int64(len(d.Raw)) + 1
+		smp.idBytes += int64(len(d.ID))
+		smp.textBytes += int64(len(d.Text))
+		smp.n++
+		if sk == nil {
+			continue
+		}
+		buf = r.norm.Append(buf[:0], d.Text)
+		h := xxh3.Hash(buf)
+		if seen[h] {
+			smp.copies++
+		}
+		seen[h] = true
+		s, err := sk.Sketch(&Doc{ID: d.ID, Text: buf})
+		if err != nil || s == nil {
+			continue
+		}
+		smp.sketchBytes += int64(sketchMemory(s))
+		if k := r.caps.keyed; k != nil {
+			keys = k.AppendKeys(keys[:0], s)
+			if split, ok := k.(splitKeyed); ok {
+				enc, _ = split.appendCore(enc[:0], s)
+			} else {
+				enc = k.AppendSketch(enc[:0], s)
+			}
+			smp.spilledBytes += int64(len(keys) * max(len(enc), 12))
+		}
+	}
+	return smp
+}
+
+// sketchMemory is what a sketch holds on the heap, roughly.
+func sketchMemory(s DocSketch) int {
+	switch s := s.(type) {
+	case *minhashSketch:
+		return 64 + 4*len(s.sig) + 8*len(s.set.h)
+	default:
+		return 64
+	}
+}
+
+// The stages' batches in flight (stages.go): the one the reader fills,
+// two a worker queued for the workers and two a worker for the collector,
+// one on each worker and the one the collector applies.
+func batchesInFlight(workers int) int64 { return int64(5*workers + 2) }
+
+// inFlight estimates the memory of the stages' batches in flight: each
+// holds up to batchSize records, or fewer of batchBytes, with their text
+// and sketch (the normalised text is a worker's scratch).
+func (s planSample) inFlight(workers int) int64 {
+	if s.n == 0 {
+		return 0
+	}
+	rec := max(s.recBytes/s.n, 1)
+	docs := min(int64(batchSize), (batchBytes+rec-1)/rec)
+	perDoc := rec + s.textBytes/s.n + s.sketchBytes/s.n
+	if s.html {
+		// The parsed tree of an HTML page takes about three times its
+		// bytes (measured on llvm-docs).
+		perDoc += 3 * s.textBytes / s.n
+	}
+	return batchesInFlight(workers) * docs * perDoc
 }
 
 // PeakRSS returns the process's peak resident set size in bytes (Linux

@@ -638,7 +638,7 @@ func (r *run) pass1(ctx context.Context) error {
 	r.in.Progress.Stage("read, sketch, find", r.stats.Memory.EstimatedDocs)
 	var finder Finder
 	if r.stats.Memory.Spill {
-		sf, err := newSpillFinder(r.caps.keyed, r.out.TmpDir, r.stats.Memory.BudgetBytes/2)
+		sf, err := newSpillFinder(r.caps.keyed, r.out.TmpDir, r.stats.Memory.BudgetBytes)
 		if err != nil {
 			return err
 		}

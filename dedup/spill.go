@@ -79,14 +79,27 @@ type spillFinder struct {
 	size    int64
 	keys    []uint64
 	enc     []byte
+	// batchBytes bounds the sketch bytes of one batch of the join
+	// (spillBatch): a quarter of the budget, at least spillBatchMin.
+	batchBytes int64
+	// readMax and gapMax: spillReadMax and spillGapMax (tests shrink them).
+	readMax, gapMax int64
 }
 
+// newSpillFinder returns a spillFinder for a run of the given memory
+// budget. The external sort's buffer and the join's batches each take a
+// quarter of it (one after the other); the rest is for the pipeline's
+// per-document arrays, its batches and the garbage collector's headroom
+// (under a soft limit at the budget, a heap whose live part is near the
+// limit is collected without end).
 func newSpillFinder(m Keyed, dir string, budget int64) (*spillFinder, error) {
 	f, err := tempfile.Create(dir, sketchPrefix, sketchSuffix)
 	if err != nil {
 		return nil, err
 	}
-	sf := &spillFinder{m: m, sorter: extsort.New(dir, budget), sketchF: f, sketchW: bufio.NewWriterSize(f, 1<<20)}
+	sf := &spillFinder{m: m, sorter: extsort.New(dir, budget/4), sketchF: f, sketchW: bufio.NewWriterSize(f, 1<<20),
+		batchBytes: max(budget/4, spillBatchMin),
+		readMax:    spillReadMax, gapMax: spillGapMax}
 	sf.split, _ = m.(splitKeyed)
 	sf.sets.dir = dir
 	return sf, nil
@@ -127,20 +140,79 @@ func (f *spillFinder) Add(i int, s DocSketch, _ func(Pair)) error {
 	return nil
 }
 
-// sketch reads document i's sketch (into buf, returned for reuse) and
-// decodes it, reusing the memory of reuse when the sets are apart.
-func (f *spillFinder) sketch(i uint32, buf []byte, reuse DocSketch) (DocSketch, []byte, error) {
-	n := int(f.lens[i])
-	buf = slices.Grow(buf[:0], n)[:n]
-	if _, err := f.sketchF.ReadAt(buf, f.offsets[i]); err != nil {
-		return nil, buf, fmt.Errorf("reading spilled sketch of document %d: %w", i, err)
+// The join reads the sketch file in batches of groups, not one pread a
+// member: the groups that the merge yields (in key order, which is random
+// in the file) are collected until their members' sketches fill the
+// batch's share of the budget; the batch's members are then sorted by
+// document and read in file order, neighbours coalesced into one read of
+// at most spillReadMax bytes when the gap between them is under
+// spillGapMax, and the groups are joined in their original order, so the
+// pairs come out as one pread a member gave them.
+const (
+	spillReadMax = 1 << 20
+	spillGapMax  = 8 << 10
+	// spillBatchMin is the least batch, whatever the budget.
+	spillBatchMin = 1 << 20
+)
+
+// spillBatch is the groups collected for one read of the sketch file.
+type spillBatch struct {
+	docs  []uint32 // the members of every group, flattened
+	ends  []int    // ends[g]: the end of group g in docs
+	bytes int64    // the members' sketch bytes (repeats counted)
+	order []uint64 // scratch: doc<<32 | index in docs, sorted
+	at    []int64  // at[k]: where docs[k]'s sketch starts in arena
+	arena []byte   // the batch's sketches, each distinct document once
+	win   []byte   // one coalesced read
+}
+
+func (b *spillBatch) reset() {
+	b.docs, b.ends, b.bytes = b.docs[:0], b.ends[:0], 0
+}
+
+// read loads the sketches of the batch's members into the arena, in file
+// order.
+func (f *spillFinder) read(b *spillBatch) error {
+	b.order = b.order[:0]
+	for k, d := range b.docs {
+		b.order = append(b.order, uint64(d)<<32|uint64(k))
 	}
-	if f.split != nil {
-		s, err := f.split.decodeCore(buf, reuse)
-		return s, buf, err
+	slices.Sort(b.order)
+	b.at = slices.Grow(b.at[:0], len(b.docs))[:len(b.docs)]
+	b.arena = b.arena[:0]
+	var winAt, winEnd int64 // the file's bytes in win
+	for x := 0; x < len(b.order); {
+		d := uint32(b.order[x] >> 32)
+		off, n := f.offsets[d], int64(f.lens[d])
+		if off < winAt || off+n > winEnd {
+			// Extend the read over the next documents while the gaps are
+			// short and it stays under spillReadMax.
+			end := off + n
+			for y := x + 1; y < len(b.order); y++ {
+				e := uint32(b.order[y] >> 32)
+				if e == uint32(b.order[y-1]>>32) {
+					continue
+				}
+				o := f.offsets[e]
+				if o-end > f.gapMax || o+int64(f.lens[e])-off > f.readMax {
+					break
+				}
+				end = o + int64(f.lens[e])
+			}
+			b.win = slices.Grow(b.win[:0], int(end-off))[:end-off]
+			if _, err := f.sketchF.ReadAt(b.win, off); err != nil {
+				return fmt.Errorf("reading the spilled sketch of document %d (%d bytes at offset %d of %s): %w",
+					d, len(b.win), off, f.sketchF.Name(), err)
+			}
+			winAt, winEnd = off, end
+		}
+		at := int64(len(b.arena))
+		b.arena = append(b.arena, b.win[off-winAt:off-winAt+n]...)
+		for ; x < len(b.order) && uint32(b.order[x]>>32) == d; x++ {
+			b.at[uint32(b.order[x])] = at
+		}
 	}
-	s, err := f.m.DecodeSketch(buf)
-	return s, buf, err
+	return nil
 }
 
 // groupSets holds the sets of a bucket's members that were read.
@@ -171,75 +243,144 @@ func (g *groupSets) get(k int, d uint32) ([]uint64, error) {
 	return g.sets[k], nil
 }
 
+// joiner joins the groups of a batch in order.
+type joiner struct {
+	f        *spillFinder
+	uf       *cluster.UnionFind
+	sketches []DocSketch
+	pool     []DocSketch
+	sets     groupSets
+	hamming  bool
+	emit     func(Pair)
+}
+
+// decode decodes the sketch of member k of the batch, reusing the memory
+// of reuse when the sets are apart.
+func (j *joiner) decode(b *spillBatch, k int, reuse DocSketch) (DocSketch, error) {
+	f := j.f
+	d := b.docs[k]
+	raw := b.arena[b.at[k] : b.at[k]+int64(f.lens[d])]
+	var s DocSketch
+	var err error
+	if f.split != nil {
+		s, err = f.split.decodeCore(raw, reuse)
+	} else {
+		s, err = f.m.DecodeSketch(raw)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("spilled sketch of document %d: %w", d, err)
+	}
+	return s, nil
+}
+
+// join joins the batch's groups, in the order they were added.
+func (j *joiner) join(b *spillBatch) error {
+	start := 0
+	for _, end := range b.ends {
+		members := b.docs[start:end]
+		j.sketches = j.sketches[:0]
+		for k := range members {
+			if k == len(j.pool) {
+				j.pool = append(j.pool, nil)
+			}
+			s, err := j.decode(b, start+k, j.pool[k])
+			if err != nil {
+				return err
+			}
+			j.pool[k] = s
+			j.sketches = append(j.sketches, s)
+		}
+		start = end
+		if err := j.group(members); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// group tries every pair of a bucket's members (decoded in j.sketches)
+// that is not yet in one cluster.
+func (j *joiner) group(members []uint32) error {
+	f, sketches := j.f, j.sketches
+	j.sets.reset(len(members))
+	for bi := 1; bi < len(members); bi++ {
+		b := int(members[bi])
+		for ai := 0; ai < bi; ai++ {
+			a := int(members[ai])
+			if !f.all && j.uf.Find(a) == j.uf.Find(b) {
+				continue
+			}
+			if f.split != nil {
+				sim, ok, sure := f.split.matchCore(sketches[ai], sketches[bi])
+				if !sure {
+					x, err := j.sets.get(ai, members[ai])
+					if err != nil {
+						return err
+					}
+					y, err := j.sets.get(bi, members[bi])
+					if err != nil {
+						return err
+					}
+					sim, ok = f.split.matchSets(x, y)
+				}
+				if ok {
+					j.uf.Union(a, b)
+					j.emit(Pair{A: a, B: b, Similarity: sim, Distance: -1})
+				}
+				continue
+			}
+			if sim, dist, ok := f.m.Match(sketches[ai], sketches[bi]); ok {
+				j.uf.Union(a, b)
+				j.emit(Pair{A: a, B: b, Similarity: sim, Distance: dist, Hamming: j.hamming})
+			}
+		}
+	}
+	return nil
+}
+
 func (f *spillFinder) Flush(emit func(Pair)) error {
 	defer f.Close()
 	if err := f.sketchW.Flush(); err != nil {
 		return err
 	}
-	uf := cluster.NewUnionFind(len(f.offsets))
-	var buf []byte
-	var members []uint32
-	var sketches, pool []DocSketch
-	sets := groupSets{f: f}
-	hamming := capabilitiesOf(f.m).hamming
-	return f.sorter.Groups(func(_ uint64, docs []uint32) error {
-		members = members[:0]
-		for _, d := range docs { // docs are ascending; drop repeats
-			if len(members) == 0 || members[len(members)-1] != d {
-				members = append(members, d)
-			}
-		}
-		if len(members) < 2 {
+	j := &joiner{f: f, uf: cluster.NewUnionFind(len(f.offsets)), sets: groupSets{f: f},
+		hamming: capabilitiesOf(f.m).hamming, emit: emit}
+	var b spillBatch
+	run := func() error {
+		if len(b.ends) == 0 {
 			return nil
 		}
-		sketches = sketches[:0]
-		for k, d := range members {
-			if k == len(pool) {
-				pool = append(pool, nil)
-			}
-			var s DocSketch
-			var err error
-			if s, buf, err = f.sketch(d, buf, pool[k]); err != nil {
-				return err
-			}
-			pool[k] = s
-			sketches = append(sketches, s)
+		if err := f.read(&b); err != nil {
+			return err
 		}
-		sets.reset(len(members))
-		for bi := 1; bi < len(members); bi++ {
-			b := int(members[bi])
-			for ai := 0; ai < bi; ai++ {
-				a := int(members[ai])
-				if !f.all && uf.Find(a) == uf.Find(b) {
-					continue
-				}
-				if f.split != nil {
-					sim, ok, sure := f.split.matchCore(sketches[ai], sketches[bi])
-					if !sure {
-						x, err := sets.get(ai, members[ai])
-						if err != nil {
-							return err
-						}
-						y, err := sets.get(bi, members[bi])
-						if err != nil {
-							return err
-						}
-						sim, ok = f.split.matchSets(x, y)
-					}
-					if ok {
-						uf.Union(a, b)
-						emit(Pair{A: a, B: b, Similarity: sim, Distance: -1})
-					}
-					continue
-				}
-				if sim, dist, ok := f.m.Match(sketches[ai], sketches[bi]); ok {
-					uf.Union(a, b)
-					emit(Pair{A: a, B: b, Similarity: sim, Distance: dist, Hamming: hamming})
-				}
+		err := j.join(&b)
+		b.reset()
+		return err
+	}
+	err := f.sorter.Groups(func(_ uint64, docs []uint32) error {
+		start := len(b.docs)
+		for _, d := range docs { // docs are ascending; drop repeats
+			if len(b.docs) == start || b.docs[len(b.docs)-1] != d {
+				b.docs = append(b.docs, d)
 			}
+		}
+		if len(b.docs)-start < 2 {
+			b.docs = b.docs[:start]
+			return nil
+		}
+		for _, d := range b.docs[start:] {
+			b.bytes += int64(f.lens[d])
+		}
+		b.ends = append(b.ends, len(b.docs))
+		if b.bytes >= f.batchBytes {
+			return run()
 		}
 		return nil
 	})
+	if err != nil {
+		return err
+	}
+	return run()
 }
 
 // Close removes the temporary files; the pipeline calls it on failure too.

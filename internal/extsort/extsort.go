@@ -129,6 +129,11 @@ func (s *Sorter) Groups(fn func(key uint64, docs []uint32) error) error {
 	if s.closed {
 		return errors.New("extsort: Groups after Close")
 	}
+	if cap(s.buf) > 2*len(s.buf)+1024 {
+		// The buffer was sized for the budget and a spill emptied it:
+		// keep only what is left, so that the merge's caller has the rest.
+		s.buf = slices.Clone(s.buf)
+	}
 	slices.SortFunc(s.buf, compare)
 	h := &mergeHeap{}
 	if len(s.buf) > 0 {
