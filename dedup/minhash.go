@@ -603,6 +603,18 @@ func (f *minhashFinder) exact(j, i int) (float64, error) {
 	return jaccardOf(t.count(a), len(a), t.n), nil
 }
 
+// verify decides a pair by the exact Jaccard similarity of the stored set
+// a and the hash set t: ok when it reaches the threshold, and then sim is
+// that similarity. It stops counting once the pair cannot reach it.
+func (f *minhashFinder) verify(t *hashSet, a []uint64) (sim float64, ok bool) {
+	n, ok := t.countAtLeast(a, minShared(len(a), t.n, f.m.threshold))
+	if !ok {
+		return 0, false
+	}
+	sim = jaccardOf(n, len(a), t.n)
+	return sim, sim >= f.m.threshold
+}
+
 // pair returns document i's hash set (members) and document j's stored
 // set, in this order: members may read i's set through the cache, which
 // would reuse the memory of j's.
@@ -692,8 +704,12 @@ func (f *minhashFinder) match(j, i int, sk *minhashSketch) (float64, bool, error
 	if sim, ok, sure := f.m.byEstimate(n, keff); sure {
 		return sim, ok, nil
 	}
-	sim, err := f.exact(j, i)
-	return sim, err == nil && sim >= f.m.threshold, err
+	t, a, err := f.pair(j, i)
+	if err != nil {
+		return 0, false, err
+	}
+	sim, ok := f.verify(t, a)
+	return sim, ok, nil
 }
 
 // margins returns the estimates below which (lo) a candidate is rejected
@@ -784,11 +800,8 @@ func (f *minhashFinder) addLeader(i int, sk *minhashSketch, emit func(Pair)) err
 		if err != nil {
 			return err
 		}
-		if float64(min(len(a), t.n)) < f.m.threshold*float64(max(len(a), t.n)) {
-			continue // J <= min/max of the sizes
-		}
-		sim := jaccardOf(t.count(a), len(a), t.n)
-		if sim < f.m.threshold || sim < bestSim {
+		sim, ok := f.verify(t, a)
+		if !ok || sim < bestSim {
 			continue
 		}
 		if r := f.rank(j); sim > bestSim || r < bestRank {
@@ -901,7 +914,7 @@ func (f *minhashFinder) CountBelow(keep []int32, from int) (int, bool) {
 		if a, err = f.sets.getDistinct(i, a, &f.dd, true); err != nil {
 			return 0, false
 		}
-		if jaccardOf(t.count(a), len(a), t.n) < f.m.threshold {
+		if _, ok := f.verify(t, a); !ok {
 			n++
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/bits"
 	"os"
 	"slices"
@@ -326,48 +327,82 @@ func (t *hashSet) build(h []uint64) []uint64 {
 // count returns how many of the distinct hashes b are in the set: |a ∩ b|
 // for the set a it was built from.
 func (t *hashSet) count(b []uint64) int {
+	n, _ := t.countAtLeast(b, 0)
+	return n
+}
+
+// countAtLeast is count when the count matters only if it reaches need:
+// it stops, with ok false, as soon as more than len(b) - need hashes of b
+// were not found (the count can no longer reach need). With ok true, n is
+// the exact count.
+func (t *hashSet) countAtLeast(b []uint64, need int) (n int, ok bool) {
+	misses := len(b) - need // the most that may be missing
+	if misses < 0 {
+		return 0, false
+	}
 	if t.sorted != nil {
-		return countSorted(t.sorted, b)
+		return countSorted(t.sorted, b, misses)
 	}
 	mask := len(t.table) - 1
-	n, steps, budget := 0, 0, probeBudget*(len(b)+8)
-	for _, v := range b {
+	steps, budget := 0, probeBudget*(len(b)+8)
+	for x, v := range b {
+		found := false
 		if v == 0 {
-			if t.zero {
-				n++
+			found = t.zero
+		} else {
+			for p := int((v * hashMul) >> t.shift); ; p = (p + 1) & mask {
+				c := t.table[p]
+				if c == v {
+					found = true
+					break
+				}
+				if c == 0 {
+					break
+				}
+				steps++
 			}
-			continue
 		}
-		for p := int((v * hashMul) >> t.shift); ; p = (p + 1) & mask {
-			c := t.table[p]
-			if c == v {
-				n++
-				break
-			}
-			if c == 0 {
-				break
-			}
-			steps++
+		if found {
+			n++
+		} else if misses--; misses < 0 {
+			return n, false
 		}
 		if steps > budget {
 			t.sorted = slices.Clone(t.keys)
 			t.sc.Sort(t.sorted)
-			return countSorted(t.sorted, b)
+			m, ok := countSorted(t.sorted, b[x+1:], misses)
+			return n + m, ok
 		}
 	}
-	return n
+	return n, true
 }
 
-// countSorted returns how many of the distinct hashes b are in the sorted
-// set a.
-func countSorted(a, b []uint64) int {
-	n := 0
+// countSorted is countAtLeast on the sorted set a, with misses the most
+// hashes of b that may be missing.
+func countSorted(a, b []uint64, misses int) (n int, ok bool) {
 	for _, v := range b {
-		if _, ok := slices.BinarySearch(a, v); ok {
+		if _, found := slices.BinarySearch(a, v); found {
 			n++
+		} else if misses--; misses < 0 {
+			return n, false
 		}
 	}
-	return n
+	return n, true
+}
+
+// minShared returns the fewest hashes two sets of na and nb distinct
+// hashes must share for jaccardOf to reach t (0 < t <= 1), and
+// min(na, nb) + 1 when no number does.
+func minShared(na, nb int, t float64) int {
+	most := min(na, nb)
+	x := min(max(int(math.Ceil(t*float64(na+nb)/(1+t))), 0), most+1)
+	for x > 0 && jaccardOf(x-1, na, nb) >= t {
+		x--
+	}
+	for x <= most && jaccardOf(x, na, nb) < t {
+		x++
+	}
+	return x
 }
 
 // jaccardOf is the Jaccard similarity of two sets of na and nb distinct

@@ -113,9 +113,31 @@ func testSetFile(t *testing.T) {
 	}
 }
 
+// TestMinShared: the fewest shared hashes that reach a threshold, against
+// a scan of every count.
+func TestMinShared(t *testing.T) {
+	for _, th := range []float64{0.1, 0.5, 0.7, 0.8, 0.9, 1} {
+		for na := range 40 {
+			for nb := range 40 {
+				want := min(na, nb) + 1
+				for x := 0; x <= min(na, nb); x++ {
+					if jaccardOf(x, na, nb) >= th {
+						want = x
+						break
+					}
+				}
+				if got := minShared(na, nb, th); got != want {
+					t.Fatalf("minShared(%d, %d, %v) = %d, want %d", na, nb, th, got, want)
+				}
+			}
+		}
+	}
+}
+
 // TestHashSet: the intersection counted by probing equals a sorted merge
 // (jaccard.Intersection) on random sets with repeats and the hash 0, and
-// build keeps each distinct hash once; hashes crafted to share their
+// build keeps each distinct hash once; countAtLeast stops only when the
+// count cannot reach its need, and is exact otherwise; hashes crafted to share their
 // probe position fall back to binary search and still count right.
 func TestHashSet(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
@@ -132,8 +154,15 @@ func TestHashSet(t *testing.T) {
 		if !slices.Equal(distinct(got), wa) || len(got) != len(wa) || hs.n != len(wa) {
 			t.Fatalf("%s: build kept %d hashes (n %d), want the %d distinct", name, len(got), hs.n, len(wa))
 		}
-		if n, want := hs.count(wb), jaccard.Intersection(wa, wb); n != want {
+		want := jaccard.Intersection(wa, wb)
+		if n := hs.count(wb); n != want {
 			t.Errorf("%s: count %d, want %d", name, n, want)
+		}
+		for _, need := range []int{0, want, want + 1, r.IntN(len(wb) + 2)} {
+			n, ok := hs.countAtLeast(wb, need)
+			if ok != (want >= need) || ok && n != want {
+				t.Errorf("%s: countAtLeast(%d) = %d, %v; the count is %d", name, need, n, ok, want)
+			}
 		}
 		if n, want := hs.count(wa), len(wa); n != want {
 			t.Errorf("%s: count of itself %d, want %d", name, n, want)
