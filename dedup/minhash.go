@@ -543,9 +543,14 @@ const (
 )
 
 // stored returns document j's shingle set (not the document being
-// added), distinct, in any order, read from the scratch file or the
-// cache; valid until the next call.
+// added), distinct, in any order: a view of the scratch file's buffers
+// when it is there (a cluster's members are usually close together),
+// else read from the file into the cache, or the cache's copy. Valid
+// until the next call.
 func (f *minhashFinder) stored(j int) ([]uint64, error) {
+	if f.sets.inMemory(j) {
+		return f.sets.getDistinct(j, nil, &f.dd, false)
+	}
 	if f.cacheID == nil {
 		f.cacheID, f.cacheSet = make([]int32, setCacheSlots), make([][]uint64, setCacheSlots)
 		for x := range f.cacheID {

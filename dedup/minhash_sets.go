@@ -86,10 +86,7 @@ func (s *setFile) putSet(i int, h []uint64, distinct bool) error {
 		s.start = append(s.start, s.size)
 	}
 	if distinct {
-		for len(s.dist) <= i/64 {
-			s.dist = append(s.dist, 0)
-		}
-		s.dist[i/64] |= 1 << (i % 64)
+		s.setDistinct(i)
 	}
 	for len(h) > 0 {
 		if len(s.pending) == cap(s.pending) {
@@ -104,6 +101,14 @@ func (s *setFile) putSet(i int, h []uint64, distinct bool) error {
 	}
 	s.start = append(s.start, s.size)
 	return nil
+}
+
+// setDistinct marks document i's set as one without repeats.
+func (s *setFile) setDistinct(i int) {
+	for len(s.dist) <= i/64 {
+		s.dist = append(s.dist, 0)
+	}
+	s.dist[i/64] |= 1 << (i % 64)
 }
 
 // isDistinct reports whether document i's set was stored without
@@ -160,70 +165,88 @@ func (s *setFile) readWords(dst []uint64, off int64) error {
 // get returns document i's set in dst (reused), sorted by sc and
 // distinct; empty when the document has none.
 func (s *setFile) get(i int, dst []uint64, sc *sketch.HashSorter) ([]uint64, error) {
-	dst, err := s.read(i, dst, false)
+	h, view, err := s.hashes(i, dst, false)
 	if err != nil {
-		return dst, err
+		return dst[:0], err
 	}
-	sc.Sort(dst)
-	return slices.Compact(dst), nil
+	if view {
+		h = append(dst[:0], h...)
+	}
+	sc.Sort(h)
+	return slices.Compact(h), nil
 }
 
-// getDistinct returns document i's set in dst (reused), distinct, in the
-// order it was stored; dd removes the repeats of a set stored with them.
-// With ahead, for reading many sets in document order, it reads the file
-// a window of setWindow bytes at a time.
+// getDistinct returns document i's set, distinct, in the order it was
+// stored: a view of the write buffer or the read-ahead window when the
+// set is there (valid until the next putSet or read ahead), else in dst
+// (reused). With ahead, for reading many sets in document order, it reads
+// the file a window of setWindow bytes at a time. dd removes the repeats
+// of a set stored with them, in place (the set stays the same), and a set
+// found without repeats is marked so, not to be checked again.
 func (s *setFile) getDistinct(i int, dst []uint64, dd *hashSet, ahead bool) ([]uint64, error) {
-	dst, err := s.read(i, dst, ahead)
+	h, _, err := s.hashes(i, dst, ahead)
 	if err != nil || s.isDistinct(i) {
-		return dst, err
+		return h, err
 	}
-	return dd.build(dst), nil
+	d := dd.build(h)
+	if len(d) == len(h) {
+		s.setDistinct(i)
+	}
+	return d, nil
+}
+
+// inMemory reports whether document i's set is in the write buffer or
+// the read-ahead window, where getDistinct returns a view of it.
+func (s *setFile) inMemory(i int) bool {
+	if !s.has(i) {
+		return false
+	}
+	from, to := s.start[i], s.start[i+1]
+	return from >= s.flushed || from >= s.winAt && to <= s.winAt+int64(len(s.win))
 }
 
 // setWindow is the read-ahead window in bytes.
 const setWindow = 1 << 20
 
-// read returns document i's hashes as stored, in dst (reused).
-func (s *setFile) read(i int, dst []uint64, ahead bool) ([]uint64, error) {
-	dst = dst[:0]
+// hashes returns document i's hashes as stored, and whether they are a
+// view of the write buffer or of the read-ahead window (see getDistinct)
+// rather than read into dst (reused). With ahead, a set not in memory is
+// read with the setWindow bytes that follow it.
+func (s *setFile) hashes(i int, dst []uint64, ahead bool) (h []uint64, view bool, err error) {
 	if s.err != nil {
-		return dst, s.err
+		return dst[:0], false, s.err
 	}
 	if !s.has(i) {
-		return dst, nil
+		return dst[:0], false, nil
 	}
 	from, to := s.start[i], s.start[i+1]
-	n := int(to - from)
-	dst = slices.Grow(dst, n)[:n]
 	switch {
-	case from >= s.flushed: // not yet written: from memory
-		copy(dst, s.pending[from-s.flushed:to-s.flushed])
-		return dst, nil
-	case ahead && from >= s.winAt && to <= s.winAt+int64(len(s.win)):
-		copy(dst, s.win[from-s.winAt:to-s.winAt])
-		return dst, nil
+	case from >= s.flushed: // not yet written
+		return s.pending[from-s.flushed : to-s.flushed], true, nil
+	case from >= s.winAt && to <= s.winAt+int64(len(s.win)):
+		return s.win[from-s.winAt : to-s.winAt], true, nil
 	}
 	if to > s.flushed {
 		if err := s.flush(); err != nil {
-			return dst[:0], err
+			return dst[:0], false, err
 		}
 	}
-	var err error
+	n := int(to - from)
 	if ahead {
 		m := int(min(max(int64(n), setWindow/8), s.flushed-from))
 		s.win = slices.Grow(s.win[:0], m)[:m]
 		s.winAt = from
-		if err = s.readWords(s.win, from); err != nil {
-			s.win = s.win[:0]
+		if err = s.readWords(s.win, from); err == nil {
+			return s.win[:n], true, nil
 		}
-		copy(dst, s.win)
+		s.win = s.win[:0]
 	} else {
-		err = s.readWords(dst, from)
+		dst = slices.Grow(dst[:0], n)[:n]
+		if err = s.readWords(dst, from); err == nil {
+			return dst, false, nil
+		}
 	}
-	if err != nil {
-		return dst[:0], fmt.Errorf("minhash: reading the shingle set of document %d from %s: %w", i, s.f.Name(), err)
-	}
-	return dst, nil
+	return dst[:0], false, fmt.Errorf("minhash: reading the shingle set of document %d from %s: %w", i, s.f.Name(), err)
 }
 
 // has reports whether document i has a stored set.

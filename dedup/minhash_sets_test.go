@@ -19,8 +19,10 @@ import (
 
 // TestSetFile: sets come back sorted and distinct (get) or distinct
 // (getDistinct), before and after the write buffer is flushed, through
-// the read-ahead window or not; a set stored as distinct comes back as
-// stored; documents without a set read as empty; the file holds the
+// the read-ahead window or not, and again after their repeats were
+// removed in place; a set stored as distinct comes back as stored, one
+// read without repeats is marked so; documents without a set read as
+// empty; the file holds the
 // hashes little-endian whatever the machine; Close removes the file.
 func TestSetFile(t *testing.T) {
 	for _, native := range []bool{true, false} {
@@ -75,6 +77,10 @@ func testSetFile(t *testing.T) {
 		}
 	}
 	check() // the first read flushes the buffer
+	if !s.isDistinct(2) || s.isDistinct(0) {
+		t.Errorf("read once, document 2 (no repeats) is marked %v, document 0 (repeats) %v", s.isDistinct(2), s.isDistinct(0))
+	}
+	check() // again: the repeats removed in place left the same sets
 	// Larger than the write buffer: written through in pieces.
 	big := make([]uint64, setWriteBuffer/8*2+3)
 	for i := range big {
