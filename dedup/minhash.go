@@ -407,7 +407,7 @@ func (s *minhashSketcher) Sketch(d *Doc) (DocSketch, error) {
 			s.block = s.m.newBlock()
 		}
 		b := s.block.h
-		free := b[len(b):len(b)]
+		free := b[len(b):]
 		h := s.k.Shingles(free, textView(d))
 		if len(h) == 0 {
 			return sk, nil
