@@ -599,7 +599,7 @@ func (f *minhashFinder) members(i int) (*hashSet, error) {
 }
 
 // exact returns the exact Jaccard similarity of the shingle sets of
-// documents j (stored) and i (see members), and the sizes of the sets.
+// documents j (stored) and i (see members).
 func (f *minhashFinder) exact(j, i int) (float64, error) {
 	t, a, err := f.pair(j, i)
 	if err != nil {
