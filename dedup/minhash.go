@@ -8,6 +8,7 @@ import (
 	"math/bits"
 	"slices"
 	"strconv"
+	"sync/atomic"
 
 	"github.com/neardup/neardup/cluster"
 	"github.com/neardup/neardup/jaccard"
@@ -81,6 +82,8 @@ type minhashMethod struct {
 	// lo[keff], hi[keff]: the tiered join's margins for keff effective
 	// slots, 1 <= keff <= k (see margins), computed once.
 	lo, hi []float64
+	// The tiered join's free list of hash blocks (see hashBlock).
+	blocks chan *hashBlock
 }
 
 // joinMode says how the minhash method decides a candidate pair.
@@ -134,6 +137,8 @@ func newMinhashMethod(cfg *Options, spec sketch.Spec) (Method, error) {
 		m.join = joinVerify
 	case cfg.EstimateOnly:
 		m.join = joinEstimate
+	default:
+		m.blocks = make(chan *hashBlock, freeBlocks)
 	}
 	if m.leader && m.join == joinEstimate {
 		return nil, conflict("Cluster", "EstimateOnly", "leader clustering verifies every member against its kept document")
@@ -213,6 +218,16 @@ type minhashSketch struct {
 type lazySet struct {
 	h      []uint64
 	sorted bool
+	blk    *hashBlock // the memory of h, when it is a sketcher's block
+}
+
+// release gives the set's memory back to its block (see hashBlock) and
+// empties the set; the owner must not use the hashes afterwards.
+func (s *lazySet) release() {
+	if s.blk != nil {
+		s.blk.release()
+	}
+	*s = lazySet{}
 }
 
 // get returns the set, sorted (by sc, which may be nil) and distinct.
@@ -238,15 +253,25 @@ func effectiveSlots(f minhash.Family, sig minhash.Signature) int {
 		return len(sig)
 	}
 	// An open-addressing set of the slot values, at most half full; 0
-	// marks a free cell (a slot value of 0 is counted apart).
+	// marks a free cell (a slot value of 0 is counted apart). The table
+	// is sized to the signature: zeroing more than it needs cost more
+	// than the counting.
 	size := 1 << bits.Len(uint(2*len(sig)-1))
-	var small [1024]uint32
-	var table []uint32
-	if size <= len(small) {
-		table = small[:size]
-	} else {
-		table = make([]uint32, size)
+	if size <= 256 {
+		var small [256]uint32
+		return countDistinct(small[:size], sig)
 	}
+	if size <= 1024 {
+		var medium [1024]uint32
+		return countDistinct(medium[:size], sig)
+	}
+	return countDistinct(make([]uint32, size), sig)
+}
+
+// countDistinct counts the distinct values of sig with table, a zeroed
+// power-of-two table at least twice as long.
+func countDistinct(table []uint32, sig minhash.Signature) int {
+	size := len(table)
 	n, zero := 0, 0
 	for _, v := range sig {
 		if v == 0 {
@@ -296,16 +321,58 @@ type minhashSketcher struct {
 	k      *sketch.Sketcher // with Sets for --verify
 	sk     sketch.Sketch    // --verify: scratch, its Set is reused
 	hashes []uint64
-	block  []uint64 // the tiered join's shingle hashes, see Sketch
+	block  *hashBlock // the tiered join's shingle hashes, see Sketch
 }
 
-// The tiered join's sketchers allocate shingle hashes in blocks of
-// hashBlock (512 KiB), and start a new block when fewer than blockReserve
-// are free; a longer document gets its own allocation.
+// The tiered join's sketchers write shingle hashes into blocks of
+// hashBlockLen (512 KiB), and start a new block when fewer than
+// blockReserve are free; a longer document gets its own allocation.
 const (
-	hashBlock    = 1 << 16
+	hashBlockLen = 1 << 16
 	blockReserve = 1 << 11
+	freeBlocks   = 16 // the free list's length (8 MiB)
 )
+
+// hashBlock holds the shingle hashes of consecutive documents of one
+// sketcher until the Finder has stored them in its scratch file. It
+// counts its users (the sketcher while it writes into it, and each
+// document whose hashes it holds); the last to release it returns it to
+// the method's free list, so that the hashes of a run cycle through a few
+// blocks instead of fresh memory (a fresh block costs page faults and
+// zeroing: a tenth of the run's CPU on 300-word documents). A block whose
+// documents are not all released (the spill path keeps no count) is left
+// to the garbage collector.
+type hashBlock struct {
+	h    []uint64
+	refs atomic.Int32
+	free chan *hashBlock
+}
+
+// newBlock returns an empty block from the free list or a new one, held
+// once (by the sketcher).
+func (m *minhashMethod) newBlock() *hashBlock {
+	var b *hashBlock
+	select {
+	case b = <-m.blocks:
+		b.h = b.h[:0]
+	default:
+		b = &hashBlock{h: make([]uint64, 0, hashBlockLen), free: m.blocks}
+	}
+	b.refs.Store(1)
+	return b
+}
+
+// release drops one hold on b; the last returns it to the free list
+// (unless the list is full).
+func (b *hashBlock) release() {
+	if b.refs.Add(-1) != 0 {
+		return
+	}
+	select {
+	case b.free <- b:
+	default:
+	}
+}
 
 func (m *minhashMethod) NewSketcher() (DocSketcher, error) {
 	k, err := m.spec.NewSketcherWith(sketch.SketcherOptions{Sets: m.join == joinVerify})
@@ -331,23 +398,30 @@ func (s *minhashSketcher) Sketch(d *Doc) (DocSketch, error) {
 		return sk, nil
 	case joinTiered:
 		// The hashes go straight into a block shared by the documents
-		// of this worker (no copy, one allocation per block); the
-		// Finder keeps them.
-		if cap(s.block)-len(s.block) < blockReserve {
-			s.block = make([]uint64, 0, hashBlock)
+		// of this worker (no copy); the Finder stores them and releases
+		// the block.
+		if s.block == nil || cap(s.block.h)-len(s.block.h) < blockReserve {
+			if s.block != nil {
+				s.block.release()
+			}
+			s.block = s.m.newBlock()
 		}
-		free := s.block[len(s.block):len(s.block)]
+		b := s.block.h
+		free := b[len(b):]
 		h := s.k.Shingles(free, textView(d))
 		if len(h) == 0 {
 			return sk, nil
 		}
+		var blk *hashBlock
 		if len(h) <= cap(free) { // written in place
-			s.block = s.block[:len(s.block)+len(h)]
+			s.block.h = b[:len(b)+len(h)]
 			h = h[:len(h):len(h)]
+			blk = s.block
+			blk.refs.Add(1)
 		}
 		var out sketch.Sketch
 		s.k.SketchShingles(&out, h) // MinHash does not reorder h
-		sk.set = lazySet{h: h}
+		sk.set = lazySet{h: h, blk: blk}
 		sk.sig = out.Sig
 		sk.keff = effectiveSlots(s.m.family, sk.sig)
 		return sk, nil
@@ -361,21 +435,27 @@ func (s *minhashSketcher) Sketch(d *Doc) (DocSketch, error) {
 
 // minhashFinder is the streaming Finder: query, join, insert.
 type minhashFinder struct {
-	m      *minhashMethod
-	k      int
-	ix     *lsh.Index
-	uf     *cluster.UnionFind
-	sigs   sigStore // document i's signature, 16 bits a slot (without Verify)
-	sets   setFile  // the documents' shingle sets (without EstimateOnly), see set
-	keff   []uint16 // document i's effective slots (the tiered join)
-	sorter sketch.HashSorter
-	cands  []uint32
+	m     *minhashMethod
+	k     int
+	ix    *lsh.Index
+	uf    *cluster.UnionFind
+	sigs  sigStore // document i's signature, 16 bits a slot (without Verify)
+	sets  setFile  // the documents' shingle sets (without EstimateOnly), see set
+	keff  []uint16 // document i's effective slots (the tiered join)
+	cands []uint32
 	// The document being added, whose set is in memory, not yet in sets
 	// (where it goes unless storeCur is cleared: a leader member).
 	cur      *minhashSketch
 	curID    int
 	storeCur bool
-	setBuf   []uint64 // set's buffer for a set too long to cache
+	// The hash set of document tabID (see members), built from tabBuf
+	// when the document is not the one being added; dd removes the
+	// repeats of sets read back.
+	tab    hashSet
+	tabID  int
+	tabBuf []uint64
+	dd     hashSet
+	setBuf []uint64 // stored's buffer for a set too long to cache
 	// A direct-mapped cache of sets read: a cluster's early members are
 	// the candidates of each later one.
 	cacheID  []int32
@@ -390,7 +470,7 @@ type minhashFinder struct {
 }
 
 func (m *minhashMethod) NewFinder() (Finder, error) {
-	f := &minhashFinder{m: m, k: m.spec.MinHash.NumPerm, uf: cluster.NewUnionFind(0), curID: -1}
+	f := &minhashFinder{m: m, k: m.spec.MinHash.NumPerm, uf: cluster.NewUnionFind(0), curID: -1, tabID: -1}
 	f.sigs.k = f.k
 	if m.direct && m.join == joinEstimate {
 		f.first = make([]map[uint64]int32, m.params.Bands)
@@ -429,10 +509,18 @@ func (f *minhashFinder) Add(i int, s DocSketch, emit func(Pair)) error {
 		f.cur, f.curID, f.storeCur = sk, i, true
 		err := f.add(i, sk, emit)
 		if f.storeCur && err == nil {
-			err = f.sets.put(i, sk.set.h)
+			// Without repeats when the join verified one of its pairs
+			// (members) or with --verify: stored so, they are not
+			// removed again when the set is read back.
+			err = f.sets.putSet(i, sk.set.h, f.tabID == i || sk.set.sorted)
 		}
-		if f.m.leader && f.m.longest {
-			sk.set = lazySet{} // deferred to Flush: read back from sets
+		if f.tabID == i {
+			f.tabID = -1 // the table refers to the sketch's memory
+		}
+		if sk.set.blk != nil || (f.m.leader && f.m.longest) {
+			// Stored: the block's memory goes back to the sketchers
+			// (and a deferred leader reads its set back at Flush).
+			sk.set.release()
 		}
 		f.cur, f.curID = nil, -1
 		return err
@@ -454,12 +542,14 @@ const (
 	setCacheMax   = 4096
 )
 
-// set returns document i's shingle set, sorted and distinct: the one in
-// memory for the document being added, else one read from the scratch
-// file (or the cache), valid until the next call.
-func (f *minhashFinder) set(i int) ([]uint64, error) {
-	if i == f.curID {
-		return f.cur.set.get(&f.sorter), nil
+// stored returns document j's shingle set (not the document being
+// added), distinct, in any order: a view of the scratch file's buffers
+// when it is there (a cluster's members are usually close together),
+// else read from the file into the cache, or the cache's copy. Valid
+// until the next call.
+func (f *minhashFinder) stored(j int) ([]uint64, error) {
+	if f.sets.inMemory(j) {
+		return f.sets.getDistinct(j, nil, &f.dd, false)
 	}
 	if f.cacheID == nil {
 		f.cacheID, f.cacheSet = make([]int32, setCacheSlots), make([][]uint64, setCacheSlots)
@@ -467,21 +557,79 @@ func (f *minhashFinder) set(i int) ([]uint64, error) {
 			f.cacheID[x] = -1
 		}
 	}
-	slot := i & (setCacheSlots - 1)
-	if f.cacheID[slot] == int32(i) {
+	slot := j & (setCacheSlots - 1)
+	if f.cacheID[slot] == int32(j) {
 		return f.cacheSet[slot], nil
 	}
+	if f.sets.has(j) && f.sets.start[j+1]-f.sets.start[j] > setCacheMax {
+		var err error
+		f.setBuf, err = f.sets.getDistinct(j, f.setBuf, &f.dd, false)
+		return f.setBuf, err
+	}
 	f.cacheID[slot] = -1
-	s, err := f.sets.get(i, f.cacheSet[slot], &f.sorter)
+	s, err := f.sets.getDistinct(j, f.cacheSet[slot], &f.dd, false)
 	if err != nil {
 		return nil, err
 	}
-	if len(s) > setCacheMax {
-		f.setBuf = s
-		return s, nil
-	}
-	f.cacheSet[slot], f.cacheID[slot] = s, int32(i)
+	f.cacheSet[slot], f.cacheID[slot] = s, int32(j)
 	return s, nil
+}
+
+// members returns the hash set of document i's shingles, built once: the
+// document being added, whose hashes it makes distinct in place, or (for
+// leader clustering at Flush and CountBelow) a document read back. It
+// stays valid until members is asked for another document.
+func (f *minhashFinder) members(i int) (*hashSet, error) {
+	if f.tabID == i {
+		return &f.tab, nil
+	}
+	f.tabID = -1
+	if i == f.curID {
+		f.cur.set.h = f.tab.build(f.cur.set.h)
+	} else {
+		h, err := f.stored(i)
+		if err != nil {
+			return nil, err
+		}
+		f.tabBuf = append(f.tabBuf[:0], h...) // the cache's memory is reused
+		f.tab.build(f.tabBuf)
+	}
+	f.tabID = i
+	return &f.tab, nil
+}
+
+// exact returns the exact Jaccard similarity of the shingle sets of
+// documents j (stored) and i (see members).
+func (f *minhashFinder) exact(j, i int) (float64, error) {
+	t, a, err := f.pair(j, i)
+	if err != nil {
+		return 0, err
+	}
+	return jaccardOf(t.count(a), len(a), t.n), nil
+}
+
+// verify decides a pair by the exact Jaccard similarity of the stored set
+// a and the hash set t: ok when it reaches the threshold, and then sim is
+// that similarity. It stops counting once the pair cannot reach it.
+func (f *minhashFinder) verify(t *hashSet, a []uint64) (sim float64, ok bool) {
+	n, ok := t.countAtLeast(a, minShared(len(a), t.n, f.m.threshold))
+	if !ok {
+		return 0, false
+	}
+	sim = jaccardOf(n, len(a), t.n)
+	return sim, sim >= f.m.threshold
+}
+
+// pair returns document i's hash set (members) and document j's stored
+// set, in this order: members may read i's set through the cache, which
+// would reuse the memory of j's.
+func (f *minhashFinder) pair(j, i int) (*hashSet, []uint64, error) {
+	t, err := f.members(i)
+	if err != nil {
+		return nil, nil, err
+	}
+	a, err := f.stored(j)
+	return t, a, err
 }
 
 func (f *minhashFinder) add(i int, sk *minhashSketch, emit func(Pair)) error {
@@ -561,13 +709,12 @@ func (f *minhashFinder) match(j, i int, sk *minhashSketch) (float64, bool, error
 	if sim, ok, sure := f.m.byEstimate(n, keff); sure {
 		return sim, ok, nil
 	}
-	a, err := f.set(j)
+	t, a, err := f.pair(j, i)
 	if err != nil {
 		return 0, false, err
 	}
-	b, _ := f.set(i)
-	sim := jaccard.Set(a, b)
-	return sim, sim >= f.m.threshold, nil
+	sim, ok := f.verify(t, a)
+	return sim, ok, nil
 }
 
 // margins returns the estimates below which (lo) a candidate is rejected
@@ -625,12 +772,8 @@ func (f *minhashFinder) identical(j, i int, sk *minhashSketch) (bool, error) {
 		return false, nil // equal sets have equal signatures
 	}
 	if f.m.join.needSets() {
-		a, err := f.set(j)
-		if err != nil {
-			return false, err
-		}
-		b, _ := f.set(i)
-		return slices.Equal(a, b), nil
+		sim, err := f.exact(j, i)
+		return sim == 1, err
 	}
 	return matches16(f.sigs.get(j), sk.sig) == f.k, nil
 }
@@ -658,16 +801,12 @@ func (f *minhashFinder) addLeader(i int, sk *minhashSketch, emit func(Pair)) err
 				continue
 			}
 		}
-		a, err := f.set(j)
+		t, a, err := f.pair(j, i)
 		if err != nil {
 			return err
 		}
-		b, _ := f.set(i)
-		if float64(min(len(a), len(b))) < f.m.threshold*float64(max(len(a), len(b))) {
-			continue // J <= min/max of the sizes
-		}
-		sim := jaccard.Set(a, b)
-		if sim < f.m.threshold || sim < bestSim {
+		sim, ok := f.verify(t, a)
+		if !ok || sim < bestSim {
 			continue
 		}
 		if r := f.rank(j); sim > bestSim || r < bestRank {
@@ -771,17 +910,16 @@ func (f *minhashFinder) CountBelow(keep []int32, from int) (int, bool) {
 			continue
 		}
 		// The removed documents in file order, through a read-ahead
-		// window; the kept ones through the cache.
-		var err error
-		a, err = f.sets.getAhead(i, a, &f.sorter)
+		// window; the kept ones through the cache, as hash sets (built
+		// once for consecutive documents removed for the same one).
+		t, err := f.members(k)
 		if err != nil {
 			return 0, false // a count it cannot make is not reported
 		}
-		b, err := f.set(k)
-		if err != nil {
+		if a, err = f.sets.getDistinct(i, a, &f.dd, true); err != nil {
 			return 0, false
 		}
-		if jaccard.Set(a, b) < f.m.threshold {
+		if _, ok := f.verify(t, a); !ok {
 			n++
 		}
 	}

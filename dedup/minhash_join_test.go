@@ -310,3 +310,51 @@ func TestMinhashLeaderErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestMinhashLeaderLongestCache: under --keep longest, leader clustering
+// reads both sets of a pair back from the scratch file at Flush; a pair
+// whose documents share a slot of the set cache (indexes 1,024 apart) is
+// still compared set against set. The set read second once overwrote the
+// first in the shared slot, so a pair just below the threshold compared a
+// set with itself and joined.
+func TestMinhashLeaderLongestCache(t *testing.T) {
+	const th, pairs = 0.8, 40
+	r := rand.New(rand.NewPCG(9, 9))
+	word := func() string { return fmt.Sprintf("longword%05d", r.IntN(100000)) }
+	texts := make([]string, setCacheSlots+pairs)
+	for x := range texts { // short fillers, alone
+		texts[x] = fmt.Sprintf("f%d a%d b%d c%d d%d e%d", x, x, x, x, x, x)
+	}
+	for x := range pairs {
+		base := make([]string, 200)
+		for w := range base {
+			base[w] = word()
+		}
+		// Replace a span of short words: J about 0.72-0.78 to the base,
+		// and a shorter text, so the base leads in keep order.
+		v := slices.Clone(base)
+		m := 19 + r.IntN(7)
+		start := 5 + r.IntN(len(base)-m-10)
+		for w := start; w < start+m; w++ {
+			v[w] = fmt.Sprintf("s%d", r.IntN(1000))
+		}
+		texts[x], texts[setCacheSlots+x] = strings.Join(base, " "), strings.Join(v, " ")
+	}
+	_, sim := bruteForce(t, texts)
+	for x := range pairs {
+		if s := sim(x, setCacheSlots+x); s >= th || s < th-0.07 {
+			t.Fatalf("pair %d: J %.3f, want just below %v", x, s, th)
+		}
+	}
+	cfg := mhConfig(false, th)
+	cfg.Cluster, cfg.Keep = cluster.Leader, cluster.Longest
+	got, st := runClusters(t, cfg, texts)
+	for i, k := range got {
+		if k != i && sim(i, k) < th {
+			t.Errorf("document %d removed for %d at J %.3f < %v", i, k, sim(i, k), th)
+		}
+	}
+	if st.RemovedBelowThreshold == nil || *st.RemovedBelowThreshold != 0 {
+		t.Error("removed documents below the threshold were counted")
+	}
+}

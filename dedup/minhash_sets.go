@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"math/bits"
 	"os"
 	"slices"
+	"unsafe"
 
 	"github.com/neardup/neardup/internal/tempfile"
 	"github.com/neardup/neardup/sketch"
@@ -24,31 +27,44 @@ const (
 	setsSuffix = ".bin"
 )
 
-// setFile appends the documents' shingle hashes, in document order, as
-// they came (unsorted, 8 bytes little-endian each), and keeps one offset a
-// document; get reads one set back, sorted and distinct. Its errors are
-// sticky: after a failed write every call fails with that error.
+// setFile appends the documents' shingle hashes, in document order, 8
+// bytes little-endian each, and keeps one offset a document and one bit:
+// whether the set was stored distinct (putSet), or as the shingler
+// produced it, with repeats (put). get reads one set back sorted and
+// distinct; getDistinct reads it distinct in any order, removing repeats
+// only from a set stored with them. Its errors are sticky: after a failed
+// write every call fails with that error.
 type setFile struct {
 	dir     string // "" for os.TempDir()
 	f       *os.File
 	out     io.Writer // f (a test's failing writer)
-	start   []int64   // start[i], start[i+1]: document i's bytes; missing past the last set
-	size    int64     // bytes appended, buffered ones included
-	pending []byte    // the bytes from flushed to size, not yet written
-	flushed int64     // bytes in the file
-	raw     []byte    // read scratch
-	win     []byte    // getAhead's window of the file, from winAt
+	start   []int64   // start[i], start[i+1]: document i's hashes; missing past the last set
+	dist    []uint64  // bit i: document i's set is stored without repeats
+	size    int64     // hashes appended, buffered ones included
+	pending []uint64  // the hashes from flushed to size, not yet written
+	flushed int64     // hashes in the file
+	enc     []byte    // flush's scratch where the machine is big-endian
+	win     []uint64  // getAhead's window of the file, from winAt
 	winAt   int64
 	err     error
 }
 
-// setWriteBuffer is the scratch file's write buffer; the sets still in it
-// are read from it.
+// setWriteBuffer is the scratch file's write buffer in bytes; the sets
+// still in it are read from it.
 const setWriteBuffer = 1 << 20
 
-// put appends document i's hashes (i greater than every earlier i). The
-// file is created on the first call.
-func (s *setFile) put(i int, h []uint64) error {
+// nativeLittleEndian: the machine stores a uint64 as the file does, so the
+// hashes are written and read as they lie in memory (one copy); otherwise
+// they are encoded and decoded. A variable so that a test runs both.
+var nativeLittleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
+
+// put appends document i's hashes, in any order and with repeats (i
+// greater than every earlier i). The file is created on the first call.
+func (s *setFile) put(i int, h []uint64) error { return s.putSet(i, h, false) }
+
+// putSet is put for a set without repeats when distinct is true:
+// getDistinct returns it as it was stored.
+func (s *setFile) putSet(i int, h []uint64, distinct bool) error {
 	if s.err != nil {
 		return s.err
 	}
@@ -58,7 +74,7 @@ func (s *setFile) put(i int, h []uint64) error {
 			s.err = fmt.Errorf("minhash: scratch file for shingle sets: %w", err)
 			return s.err
 		}
-		s.f, s.out, s.pending = f, f, make([]byte, 0, setWriteBuffer)
+		s.f, s.out, s.pending = f, f, make([]uint64, 0, setWriteBuffer/8)
 	}
 	if len(s.start) > i+1 {
 		return fmt.Errorf("minhash: shingle set of document %d stored out of order", i)
@@ -69,26 +85,51 @@ func (s *setFile) put(i int, h []uint64) error {
 	for len(s.start) <= i { // documents without a set in between
 		s.start = append(s.start, s.size)
 	}
+	if distinct {
+		s.setDistinct(i)
+	}
 	for len(h) > 0 {
-		if cap(s.pending)-len(s.pending) < 8 {
+		if len(s.pending) == cap(s.pending) {
 			if err := s.flush(); err != nil {
 				return err
 			}
 		}
-		n := min(len(h), (cap(s.pending)-len(s.pending))/8)
-		for _, v := range h[:n] {
-			s.pending = binary.LittleEndian.AppendUint64(s.pending, v)
-		}
-		s.size += int64(8 * n)
+		n := min(len(h), cap(s.pending)-len(s.pending))
+		s.pending = append(s.pending, h[:n]...)
+		s.size += int64(n)
 		h = h[n:]
 	}
 	s.start = append(s.start, s.size)
 	return nil
 }
 
-// flush writes the pending bytes to the file.
+// setDistinct marks document i's set as one without repeats.
+func (s *setFile) setDistinct(i int) {
+	for len(s.dist) <= i/64 {
+		s.dist = append(s.dist, 0)
+	}
+	s.dist[i/64] |= 1 << (i % 64)
+}
+
+// isDistinct reports whether document i's set was stored without
+// repeats.
+func (s *setFile) isDistinct(i int) bool {
+	return i/64 < len(s.dist) && s.dist[i/64]&(1<<(i%64)) != 0
+}
+
+// flush writes the pending hashes to the file.
 func (s *setFile) flush() error {
-	if _, err := s.out.Write(s.pending); err != nil {
+	var b []byte
+	if nativeLittleEndian {
+		b = wordBytes(s.pending)
+	} else {
+		s.enc = s.enc[:0]
+		for _, v := range s.pending {
+			s.enc = binary.LittleEndian.AppendUint64(s.enc, v)
+		}
+		b = s.enc
+	}
+	if _, err := s.out.Write(b); err != nil {
 		s.err = fmt.Errorf("minhash: writing shingle sets to %s: %w", s.f.Name(), err)
 		return s.err
 	}
@@ -97,84 +138,115 @@ func (s *setFile) flush() error {
 	return nil
 }
 
-// get returns document i's set in dst (reused), sorted by sc and distinct;
-// empty when the document has none.
+// wordBytes is the memory of w as bytes.
+func wordBytes(w []uint64) []byte {
+	if len(w) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(w))), 8*len(w))
+}
+
+// readWords fills dst with the hashes at hash offset off of the file.
+func (s *setFile) readWords(dst []uint64, off int64) error {
+	if nativeLittleEndian {
+		_, err := s.f.ReadAt(wordBytes(dst), 8*off)
+		return err
+	}
+	s.enc = slices.Grow(s.enc[:0], 8*len(dst))[:8*len(dst)]
+	if _, err := s.f.ReadAt(s.enc, 8*off); err != nil {
+		return err
+	}
+	for x := range dst {
+		dst[x] = binary.LittleEndian.Uint64(s.enc[8*x:])
+	}
+	return nil
+}
+
+// get returns document i's set in dst (reused), sorted by sc and
+// distinct; empty when the document has none.
 func (s *setFile) get(i int, dst []uint64, sc *sketch.HashSorter) ([]uint64, error) {
-	dst = dst[:0]
-	if s.err != nil {
-		return dst, s.err
-	}
-	if i < 0 || i+1 >= len(s.start) || s.start[i] == s.start[i+1] {
-		return dst, nil
-	}
-	raw, err := s.read(i, false)
+	h, view, err := s.hashes(i, dst, false)
 	if err != nil {
-		return dst, err
+		return dst[:0], err
 	}
-	return decodeSet(dst, raw, sc), nil
+	if view {
+		h = append(dst[:0], h...)
+	}
+	sc.Sort(h)
+	return slices.Compact(h), nil
 }
 
-// getAhead is get for reading many sets in document order: it reads the
-// file a window of setWindow bytes at a time.
-func (s *setFile) getAhead(i int, dst []uint64, sc *sketch.HashSorter) ([]uint64, error) {
-	dst = dst[:0]
-	if s.err != nil {
-		return dst, s.err
+// getDistinct returns document i's set, distinct, in the order it was
+// stored: a view of the write buffer or the read-ahead window when the
+// set is there (valid until the next putSet or read ahead), else in dst
+// (reused). With ahead, for reading many sets in document order, it reads
+// the file a window of setWindow bytes at a time. dd removes the repeats
+// of a set stored with them, in place (the set stays the same), and a set
+// found without repeats is marked so, not to be checked again.
+func (s *setFile) getDistinct(i int, dst []uint64, dd *hashSet, ahead bool) ([]uint64, error) {
+	h, _, err := s.hashes(i, dst, ahead)
+	if err != nil || s.isDistinct(i) {
+		return h, err
 	}
+	d := dd.build(h)
+	if len(d) == len(h) {
+		s.setDistinct(i)
+	}
+	return d, nil
+}
+
+// inMemory reports whether document i's set is in the write buffer or
+// the read-ahead window, where getDistinct returns a view of it.
+func (s *setFile) inMemory(i int) bool {
 	if !s.has(i) {
-		return dst, nil
+		return false
 	}
-	raw, err := s.read(i, true)
-	if err != nil {
-		return dst, err
-	}
-	return decodeSet(dst, raw, sc), nil
+	from, to := s.start[i], s.start[i+1]
+	return from >= s.flushed || from >= s.winAt && to <= s.winAt+int64(len(s.win))
 }
 
-// decodeSet appends the hashes of raw to dst, sorted (by sc) and distinct.
-func decodeSet(dst []uint64, raw []byte, sc *sketch.HashSorter) []uint64 {
-	dst = slices.Grow(dst, len(raw)/8)
-	for b := raw; len(b) >= 8; b = b[8:] {
-		dst = append(dst, binary.LittleEndian.Uint64(b))
-	}
-	sc.Sort(dst)
-	return slices.Compact(dst)
-}
-
-// setWindow is getAhead's read size.
+// setWindow is the read-ahead window in bytes.
 const setWindow = 1 << 20
 
-// read returns document i's bytes (which it has), valid until the next
-// call; ahead reads through the window.
-func (s *setFile) read(i int, ahead bool) ([]byte, error) {
+// hashes returns document i's hashes as stored, and whether they are a
+// view of the write buffer or of the read-ahead window (see getDistinct)
+// rather than read into dst (reused). With ahead, a set not in memory is
+// read with the setWindow bytes that follow it.
+func (s *setFile) hashes(i int, dst []uint64, ahead bool) (h []uint64, view bool, err error) {
+	if s.err != nil {
+		return dst[:0], false, s.err
+	}
+	if !s.has(i) {
+		return dst[:0], false, nil
+	}
 	from, to := s.start[i], s.start[i+1]
-	if from >= s.flushed { // not yet written: from memory
-		return s.pending[from-s.flushed : to-s.flushed], nil
+	switch {
+	case from >= s.flushed: // not yet written
+		return s.pending[from-s.flushed : to-s.flushed], true, nil
+	case from >= s.winAt && to <= s.winAt+int64(len(s.win)):
+		return s.win[from-s.winAt : to-s.winAt], true, nil
 	}
 	if to > s.flushed {
 		if err := s.flush(); err != nil {
-			return nil, err
+			return dst[:0], false, err
 		}
 	}
 	n := int(to - from)
 	if ahead {
-		if from >= s.winAt && to <= s.winAt+int64(len(s.win)) {
-			return s.win[from-s.winAt : to-s.winAt], nil
-		}
-		m := int(min(max(int64(n), setWindow), s.flushed-from))
+		m := int(min(max(int64(n), setWindow/8), s.flushed-from))
 		s.win = slices.Grow(s.win[:0], m)[:m]
 		s.winAt = from
-		if _, err := s.f.ReadAt(s.win, from); err != nil {
-			s.win = s.win[:0]
-			return nil, fmt.Errorf("minhash: reading the shingle set of document %d from %s: %w", i, s.f.Name(), err)
+		if err = s.readWords(s.win, from); err == nil {
+			return s.win[:n], true, nil
 		}
-		return s.win[:n], nil
+		s.win = s.win[:0]
+	} else {
+		dst = slices.Grow(dst[:0], n)[:n]
+		if err = s.readWords(dst, from); err == nil {
+			return dst, false, nil
+		}
 	}
-	s.raw = slices.Grow(s.raw[:0], n)[:n]
-	if _, err := s.f.ReadAt(s.raw, from); err != nil {
-		return nil, fmt.Errorf("minhash: reading the shingle set of document %d from %s: %w", i, s.f.Name(), err)
-	}
-	return s.raw, nil
+	return dst[:0], false, fmt.Errorf("minhash: reading the shingle set of document %d from %s: %w", i, s.f.Name(), err)
 }
 
 // has reports whether document i has a stored set.
@@ -191,7 +263,7 @@ func (s *setFile) Close() error {
 	if rerr := os.Remove(s.f.Name()); rerr != nil && !errors.Is(rerr, os.ErrNotExist) && err == nil {
 		err = rerr
 	}
-	s.f, s.out, s.start, s.pending = nil, nil, nil, nil
+	s.f, s.out, s.start, s.dist, s.pending, s.win = nil, nil, nil, nil, nil, nil
 	if s.err == nil {
 		s.err = errClosedSets
 	}
@@ -199,3 +271,168 @@ func (s *setFile) Close() error {
 }
 
 var errClosedSets = errors.New("minhash: shingle sets already freed")
+
+// hashSet is a set of 64-bit shingle hashes in an open-addressing table,
+// for the exact Jaccard of one document with each of its candidates
+// without sorting either set: built once from the document's hashes (a
+// few nanoseconds a hash; sorting them took five times as long), then
+// probed with each candidate's distinct hashes. Shingle hashes are
+// uniform, so a multiplicative hash of them spreads well; a table whose
+// probes run long all the same (a crafted input) is replaced by the
+// sorted hashes and binary search, so that no input costs more than
+// O(n log n). The zero value is ready; it keeps its memory.
+type hashSet struct {
+	table  []uint64 // 0 marks a free cell
+	shift  uint     // 64 - log2(len(table))
+	zero   bool     // the hash 0 is in the set
+	n      int      // distinct hashes
+	keys   []uint64 // the distinct hashes given to build (the caller's memory)
+	sorted []uint64 // the fallback: keys sorted, when probes ran long
+	sc     sketch.HashSorter
+}
+
+// hashMul spreads the hashes over the table (the golden ratio, odd).
+const hashMul = 0x9e3779b97f4a7c15
+
+// probeBudget bounds the probe steps of one build or count to
+// probeBudget x (hashes + 8) before falling back to binary search; at a
+// load of at most one half, the expected number is below 1.5 a hash.
+const probeBudget = 8
+
+// build makes the set of h's hashes and returns h's distinct hashes,
+// moved to its front in place (in the order of their first occurrence,
+// or sorted after a fallback). The set refers to them: h must not change
+// while the set is used.
+func (t *hashSet) build(h []uint64) []uint64 {
+	size := 1 << bits.Len(uint(2*len(h)|7)) // at least twice len(h), at least 8
+	t.table = slices.Grow(t.table[:0], size)[:size]
+	clear(t.table)
+	t.shift = uint(64 - bits.TrailingZeros(uint(size)))
+	t.zero, t.sorted = false, nil
+	mask := size - 1
+	w, steps, budget := 0, 0, probeBudget*(len(h)+8)
+	for x, v := range h {
+		if v == 0 {
+			if !t.zero {
+				t.zero = true
+				h[w] = 0
+				w++
+			}
+			continue
+		}
+		for p := int((v * hashMul) >> t.shift); ; p = (p + 1) & mask {
+			c := t.table[p]
+			if c == v {
+				break
+			}
+			if c == 0 {
+				t.table[p] = v
+				h[w] = v
+				w++
+				break
+			}
+			steps++
+		}
+		if steps > budget {
+			// h[:w] and h[x+1:] hold every distinct hash.
+			w += copy(h[w:], h[x+1:])
+			t.sc.Sort(h[:w])
+			h = slices.Compact(h[:w])
+			t.keys, t.n = h, len(h)
+			t.sorted = h
+			return h
+		}
+	}
+	t.keys, t.n = h[:w], w
+	return h[:w]
+}
+
+// count returns how many of the distinct hashes b are in the set: |a ∩ b|
+// for the set a it was built from.
+func (t *hashSet) count(b []uint64) int {
+	n, _ := t.countAtLeast(b, 0)
+	return n
+}
+
+// countAtLeast is count when the count matters only if it reaches need:
+// it stops, with ok false, as soon as more than len(b) - need hashes of b
+// were not found (the count can no longer reach need). With ok true, n is
+// the exact count.
+func (t *hashSet) countAtLeast(b []uint64, need int) (n int, ok bool) {
+	misses := len(b) - need // the most that may be missing
+	if misses < 0 {
+		return 0, false
+	}
+	if t.sorted != nil {
+		return countSorted(t.sorted, b, misses)
+	}
+	mask := len(t.table) - 1
+	steps, budget := 0, probeBudget*(len(b)+8)
+	for x, v := range b {
+		found := false
+		if v == 0 {
+			found = t.zero
+		} else {
+			for p := int((v * hashMul) >> t.shift); ; p = (p + 1) & mask {
+				c := t.table[p]
+				if c == v {
+					found = true
+					break
+				}
+				if c == 0 {
+					break
+				}
+				steps++
+			}
+		}
+		if found {
+			n++
+		} else if misses--; misses < 0 {
+			return n, false
+		}
+		if steps > budget {
+			t.sorted = slices.Clone(t.keys)
+			t.sc.Sort(t.sorted)
+			m, ok := countSorted(t.sorted, b[x+1:], misses)
+			return n + m, ok
+		}
+	}
+	return n, true
+}
+
+// countSorted is countAtLeast on the sorted set a, with misses the most
+// hashes of b that may be missing.
+func countSorted(a, b []uint64, misses int) (n int, ok bool) {
+	for _, v := range b {
+		if _, found := slices.BinarySearch(a, v); found {
+			n++
+		} else if misses--; misses < 0 {
+			return n, false
+		}
+	}
+	return n, true
+}
+
+// minShared returns the fewest hashes two sets of na and nb distinct
+// hashes must share for jaccardOf to reach t (0 < t <= 1), and
+// min(na, nb) + 1 when no number does.
+func minShared(na, nb int, t float64) int {
+	most := min(na, nb)
+	x := min(max(int(math.Ceil(t*float64(na+nb)/(1+t))), 0), most+1)
+	for x > 0 && jaccardOf(x-1, na, nb) >= t {
+		x--
+	}
+	for x <= most && jaccardOf(x, na, nb) < t {
+		x++
+	}
+	return x
+}
+
+// jaccardOf is the Jaccard similarity of two sets of na and nb distinct
+// hashes with inter in common: jaccard.Set's value, without the sets.
+func jaccardOf(inter, na, nb int) float64 {
+	if na == 0 && nb == 0 {
+		return 1
+	}
+	return float64(inter) / float64(na+nb-inter)
+}

@@ -2,7 +2,10 @@ package dedup
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -10,26 +13,45 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/neardup/neardup/jaccard"
 	"github.com/neardup/neardup/sketch"
 )
 
-// TestSetFile: sets come back sorted and distinct, before and after the
-// write buffer is flushed; documents without a set read as empty; Close
-// removes the file.
+// TestSetFile: sets come back sorted and distinct (get) or distinct
+// (getDistinct), before and after the write buffer is flushed, through
+// the read-ahead window or not, and again after their repeats were
+// removed in place; a set stored as distinct comes back as stored, one
+// read without repeats is marked so; documents without a set read as
+// empty; the file holds the
+// hashes little-endian whatever the machine; Close removes the file.
 func TestSetFile(t *testing.T) {
+	for _, native := range []bool{true, false} {
+		t.Run(fmt.Sprintf("native=%v", native), func(t *testing.T) {
+			defer func(v bool) { nativeLittleEndian = v }(nativeLittleEndian)
+			nativeLittleEndian = native
+			testSetFile(t)
+		})
+	}
+}
+
+func testSetFile(t *testing.T) {
 	dir := t.TempDir()
 	s := &setFile{dir: dir}
 	var sc sketch.HashSorter
-	sets := map[int][]uint64{0: {5, 3, 3, 1}, 2: {9}, 5: {1 << 63, 7, 7, 2}}
+	var dd hashSet
+	sets := map[int][]uint64{0: {5, 3, 3, 1}, 2: {9}, 5: {1 << 63, 7, 7, 2, 0, 0}, 7: {8, 1, 4}}
 	for _, i := range []int{0, 2, 5} {
 		if err := s.put(i, slices.Clone(sets[i])); err != nil {
 			t.Fatal(err)
 		}
 	}
+	if err := s.putSet(7, slices.Clone(sets[7]), true); err != nil {
+		t.Fatal(err)
+	}
 	check := func() {
 		t.Helper()
 		var buf []uint64
-		for i := range 7 {
+		for i := range 9 {
 			got, err := s.get(i, buf, &sc)
 			if err != nil {
 				t.Fatal(err)
@@ -40,21 +62,32 @@ func TestSetFile(t *testing.T) {
 			if !slices.Equal(got, want) || s.has(i) != (len(want) > 0) {
 				t.Errorf("document %d: %v (has %v), want %v", i, got, s.has(i), want)
 			}
-			ahead, err := s.getAhead(i, nil, &sc)
-			if err != nil || !slices.Equal(ahead, want) {
-				t.Errorf("document %d read ahead: %v, %v; want %v", i, ahead, err, want)
+			for _, ahead := range []bool{false, true} {
+				d, err := s.getDistinct(i, nil, &dd, ahead)
+				if i == 7 && !slices.Equal(d, sets[7]) {
+					t.Errorf("document 7 stored distinct: %v, want it as stored, %v", d, sets[7])
+				}
+				d = slices.Clone(d)
+				slices.Sort(d)
+				if err != nil || !slices.Equal(d, want) {
+					t.Errorf("document %d distinct (ahead %v): %v, %v; want %v", i, ahead, d, err, want)
+				}
 			}
 			buf = got
 		}
 	}
 	check() // the first read flushes the buffer
+	if !s.isDistinct(2) || s.isDistinct(0) {
+		t.Errorf("read once, document 2 (no repeats) is marked %v, document 0 (repeats) %v", s.isDistinct(2), s.isDistinct(0))
+	}
+	check() // again: the repeats removed in place left the same sets
 	// Larger than the write buffer: written through in pieces.
 	big := make([]uint64, setWriteBuffer/8*2+3)
 	for i := range big {
 		big[i] = uint64(len(big) - i)
 	}
-	sets[6] = big
-	if err := s.put(6, big); err != nil {
+	sets[8] = big
+	if err := s.put(8, big); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.put(3, []uint64{1}); err == nil {
@@ -64,6 +97,13 @@ func TestSetFile(t *testing.T) {
 	name := s.f.Name()
 	if filepath.Dir(name) != dir || !strings.HasPrefix(filepath.Base(name), setsPrefix) {
 		t.Errorf("scratch file %s, want %s in %s", name, setsPrefix, dir)
+	}
+	raw, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(raw) < 16 || binary.LittleEndian.Uint64(raw) != 5 || binary.LittleEndian.Uint64(raw[8:]) != 3 {
+		t.Errorf("the file does not begin with 5 and 3, little-endian: % x", raw[:min(len(raw), 16)])
 	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
@@ -76,6 +116,112 @@ func TestSetFile(t *testing.T) {
 	}
 	if err := s.Close(); err != nil {
 		t.Errorf("second Close: %v", err)
+	}
+}
+
+// TestMinShared: the fewest shared hashes that reach a threshold, against
+// a scan of every count.
+func TestMinShared(t *testing.T) {
+	for _, th := range []float64{0.1, 0.5, 0.7, 0.8, 0.9, 1} {
+		for na := range 40 {
+			for nb := range 40 {
+				want := min(na, nb) + 1
+				for x := 0; x <= min(na, nb); x++ {
+					if jaccardOf(x, na, nb) >= th {
+						want = x
+						break
+					}
+				}
+				if got := minShared(na, nb, th); got != want {
+					t.Fatalf("minShared(%d, %d, %v) = %d, want %d", na, nb, th, got, want)
+				}
+			}
+		}
+	}
+}
+
+// TestHashSet: the intersection counted by probing equals a sorted merge
+// (jaccard.Intersection) on random sets with repeats and the hash 0, and
+// build keeps each distinct hash once; countAtLeast stops only when the
+// count cannot reach its need, and is exact otherwise; hashes crafted to share their
+// probe position fall back to binary search and still count right.
+func TestHashSet(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	var hs hashSet
+	distinct := func(h []uint64) []uint64 {
+		h = slices.Clone(h)
+		slices.Sort(h)
+		return slices.Compact(h)
+	}
+	check := func(name string, a, b []uint64) {
+		t.Helper()
+		wa, wb := distinct(a), distinct(b)
+		got := hs.build(slices.Clone(a))
+		if !slices.Equal(distinct(got), wa) || len(got) != len(wa) || hs.n != len(wa) {
+			t.Fatalf("%s: build kept %d hashes (n %d), want the %d distinct", name, len(got), hs.n, len(wa))
+		}
+		want := jaccard.Intersection(wa, wb)
+		if n := hs.count(wb); n != want {
+			t.Errorf("%s: count %d, want %d", name, n, want)
+		}
+		for _, need := range []int{0, want, want + 1, r.IntN(len(wb) + 2)} {
+			n, ok := hs.countAtLeast(wb, need)
+			if ok != (want >= need) || ok && n != want {
+				t.Errorf("%s: countAtLeast(%d) = %d, %v; the count is %d", name, need, n, ok, want)
+			}
+		}
+		if n, want := hs.count(wa), len(wa); n != want {
+			t.Errorf("%s: count of itself %d, want %d", name, n, want)
+		}
+	}
+	for round := range 300 {
+		na, nb := r.IntN(400), r.IntN(400)
+		pool := make([]uint64, 1+r.IntN(600))
+		for x := range pool {
+			pool[x] = r.Uint64()
+		}
+		pool[0] = 0
+		pick := func(n int) []uint64 {
+			h := make([]uint64, n)
+			for x := range h {
+				h[x] = pool[r.IntN(len(pool))]
+			}
+			return h
+		}
+		check(fmt.Sprintf("round %d", round), pick(na), pick(nb))
+	}
+	check("empty", nil, []uint64{1, 2})
+	check("empty probe", []uint64{1, 2}, nil)
+	// Hashes whose top bits after the multiplication agree: every one
+	// probes from the same cell.
+	crafted := func(n, from int) []uint64 {
+		h := make([]uint64, n)
+		inv := uint64(hashMul)
+		for range 5 { // the inverse of hashMul modulo 2^64 (Newton)
+			inv *= 2 - hashMul*inv
+		}
+		for x := range h {
+			h[x] = uint64(from+x+1) * inv // h*hashMul = from+x+1: top bits 0
+		}
+		return h
+	}
+	a := crafted(3000, 0)
+	check("crafted", a, crafted(3000, 1500))
+	if hs.build(slices.Clone(a)); hs.sorted == nil {
+		t.Error("crafted hashes did not fall back to binary search")
+	}
+	// A well-spread table probed with crafted hashes falls back in count.
+	b := make([]uint64, 3000)
+	for x := range b {
+		b[x] = r.Uint64() | 1
+	}
+	b = append(b, a[:10]...)
+	hs.build(slices.Clone(b))
+	if hs.sorted != nil {
+		t.Fatal("random hashes fell back")
+	}
+	if n := hs.count(a); n != 10 {
+		t.Errorf("crafted probe: count %d, want 10", n)
 	}
 }
 
