@@ -672,21 +672,11 @@ func (r *Redis) write(docs []Doc, check bool, limit int) ([]Result, error) {
 	ctx := context.Background()
 	results := make([]Result, len(docs))
 	keys := make([][]uint64, len(docs))
-	var todo []int // documents still to add, in order
-	for i := range docs {
-		d := &docs[i]
-		if err := checkID(d.ID); err != nil {
-			results[i].Err = err
-			continue
-		}
-		if err := r.checkSketch(&d.Sketch); err != nil {
-			results[i].Err = err
-			continue
-		}
-		if !d.Sketch.Empty {
+	todo := r.validDocs(docs, results) // documents still to add, in order
+	for _, i := range todo {
+		if d := &docs[i]; !d.Sketch.Empty {
 			keys[i] = r.appendKeys(nil, &d.Sketch)
 		}
-		todo = append(todo, i)
 	}
 	snaps := make([]uint64, len(docs))
 	mode := "a"
@@ -1126,4 +1116,24 @@ func (r *Redis) usedMemory(ctx context.Context) (uint64, error) {
 		err = one(ctx, c)
 	}
 	return total.Load(), r.redisErr(err)
+}
+
+// validDocs returns the indexes of the documents of a batch whose id and
+// sketch are valid, in order, and sets the error of every other one in
+// results.
+func (r *Redis) validDocs(docs []Doc, results []Result) []int {
+	var todo []int
+	for i := range docs {
+		d := &docs[i]
+		if err := checkID(d.ID); err != nil {
+			results[i].Err = err
+			continue
+		}
+		if err := r.checkSketch(&d.Sketch); err != nil {
+			results[i].Err = err
+			continue
+		}
+		todo = append(todo, i)
+	}
+	return todo
 }

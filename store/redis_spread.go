@@ -261,19 +261,7 @@ func (r *Redis) spreadWrite(docs []Doc, check bool, limit int) ([]Result, error)
 	}
 	defer r.release(sc)
 	results := make([]Result, len(docs))
-	var todo []int
-	for i := range docs {
-		d := &docs[i]
-		if err := checkID(d.ID); err != nil {
-			results[i].Err = err
-			continue
-		}
-		if err := r.checkSketch(&d.Sketch); err != nil {
-			results[i].Err = err
-			continue
-		}
-		todo = append(todo, i)
-	}
+	todo := r.validDocs(docs, results)
 	for attempt := 0; len(todo) > 0; attempt++ {
 		if attempt == spreadAttempts {
 			return nil, fmt.Errorf("store: %s: document %q aborted by concurrent writers %d times", r.loc, docs[todo[0]].ID, spreadAttempts)
