@@ -1092,6 +1092,18 @@ func (r *Redis) Stats() (Stats, error) {
 	return st, nil
 }
 
+// eachMaster calls fn with the server, or with each master of the
+// cluster (concurrently).
+func (r *Redis) eachMaster(ctx context.Context, fn func(context.Context, *redis.Client) error) error {
+	switch c := r.c.(type) {
+	case *redis.ClusterClient:
+		return c.ForEachMaster(ctx, fn)
+	case *redis.Client:
+		return fn(ctx, c)
+	}
+	return fmt.Errorf("store: %s: unexpected client %T", r.loc, r.c)
+}
+
 // usedMemory sums used_memory over the server or the cluster's masters.
 func (r *Redis) usedMemory(ctx context.Context) (uint64, error) {
 	var total atomic.Uint64
@@ -1108,13 +1120,7 @@ func (r *Redis) usedMemory(ctx context.Context) (uint64, error) {
 		}
 		return nil
 	}
-	var err error
-	switch c := r.c.(type) {
-	case *redis.ClusterClient:
-		err = c.ForEachMaster(ctx, one)
-	case *redis.Client:
-		err = one(ctx, c)
-	}
+	err := r.eachMaster(ctx, one)
 	return total.Load(), r.redisErr(err)
 }
 

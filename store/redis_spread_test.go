@@ -49,14 +49,7 @@ func redisKeys(t *testing.T, r *Redis) map[string]map[string]string {
 		}
 		return nil
 	}
-	var err error
-	switch c := r.c.(type) {
-	case *redis.ClusterClient:
-		err = c.ForEachMaster(ctx, each)
-	case *redis.Client:
-		err = each(ctx, c)
-	}
-	if err != nil {
+	if err := r.eachMaster(ctx, each); err != nil {
 		t.Fatal(err)
 	}
 	return out
