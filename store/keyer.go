@@ -35,20 +35,12 @@ func newKeyer(p Params) (keyer, error) {
 	return k, nil
 }
 
-// checkSketch refuses a sketch that does not belong to this index.
+// checkSketch refuses a sketch that does not belong to this index: the
+// specification's own check (sketch.Spec.Compatible), for every document,
+// empty or not.
 func (s *keyer) checkSketch(sk *Sketch) error {
-	if s.p.Method == MinHash {
-		if len(sk.Sig) != s.p.NumPerm {
-			return fmt.Errorf("%w: the index holds MinHash signatures of %d slots, the sketch has %d", ErrIncompatible, s.p.NumPerm, len(sk.Sig))
-		}
-		return nil
-	}
-	if sk.Sig != nil {
-		return fmt.Errorf("%w: the index holds %d-bit SimHash fingerprints, the sketch is a MinHash signature", ErrIncompatible, s.p.Bits)
-	}
-	lo, hi := sketch.FingerprintMask(s.p.Bits)
-	if sk.FP.Lo&^lo != 0 || sk.FP.Hi&^hi != 0 {
-		return fmt.Errorf("%w: the index holds %d-bit SimHash fingerprints, the sketch has higher bits set", ErrIncompatible, s.p.Bits)
+	if err := s.spec.Compatible(&sketch.Sketch{Sig: sk.Sig, FP: sk.FP}); err != nil {
+		return fmt.Errorf("%w: %w", ErrIncompatible, err)
 	}
 	return nil
 }
