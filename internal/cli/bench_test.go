@@ -172,3 +172,41 @@ func describedParams(t *testing.T, cfg dedup.Options) dedup.Facts {
 	}
 	return m.Facts()
 }
+
+// TestTunedJaccard checks that jaccard's tuned row runs the exact join with
+// minhash's tuned shingling and threshold, and that every tuned
+// configuration resolves.
+func TestTunedJaccard(t *testing.T) {
+	for name, prof := range benchProfiles {
+		for _, m := range benchMethods {
+			f := prof.tunedFunc(m)
+			if f == nil {
+				continue
+			}
+			c := prof.config(m)
+			f(&c)
+			if err := c.Validate(); err != nil {
+				t.Errorf("%s, tuned %s: %v", name, m, err)
+			}
+		}
+		j, mh := prof.tunedFunc("jaccard"), prof.tunedFunc("minhash")
+		if prof.noTunedJaccard || mh == nil {
+			if j != nil {
+				t.Errorf("%s: a tuned jaccard row without minhash's or against noTunedJaccard", name)
+			}
+			continue
+		}
+		cj, cm := prof.config("jaccard"), prof.config("minhash")
+		j(&cj)
+		mh(&cm)
+		if cj.Spec.Shingle != cm.Spec.Shingle || cj.Spec.Threshold != cm.Spec.Threshold {
+			t.Errorf("%s: tuned jaccard %+v at %v, minhash %+v at %v", name, cj.Spec.Shingle, cj.Spec.Threshold, cm.Spec.Shingle, cm.Spec.Threshold)
+		}
+		if cj.Spec.MinHash != (sketch.MinHashSpec{}) {
+			t.Errorf("%s: tuned jaccard carries MinHash parameters %+v", name, cj.Spec.MinHash)
+		}
+	}
+	if benchProfiles["bible-distant"].tunedFunc("jaccard") != nil {
+		t.Error("bible-distant has a tuned jaccard row (out of the time budget)")
+	}
+}
