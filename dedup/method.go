@@ -2,6 +2,7 @@ package dedup
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -219,6 +220,16 @@ type leaderClusterer interface{ clustersByLeader() bool }
 // pipeline calls SetKeepLength before Flush under --keep longest.
 type keepOrdered interface {
 	SetKeepLength(length func(i int) int)
+}
+
+// keepRank is document i's place in keep order, the order in which leader
+// clustering visits documents: longer first under --keep longest (length
+// set), then earlier; lower ranks come first.
+func keepRank(length func(i int) int, i int) int {
+	if length == nil {
+		return i
+	}
+	return -min(length(i), math.MaxInt32)<<32 | i
 }
 
 // cliquer is implemented by methods whose duplicates are identical

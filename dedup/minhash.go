@@ -829,12 +829,7 @@ func (f *minhashFinder) SetKeepLength(length func(i int) int) { f.length = lengt
 // rank is document i's position in keep order, as a sort key: its
 // negated length, then its index, under --keep longest; its index
 // otherwise. Lower comes first.
-func (f *minhashFinder) rank(i int) int {
-	if f.length == nil {
-		return i
-	}
-	return -min(f.length(i), math.MaxInt32)<<32 | i
-}
+func (f *minhashFinder) rank(i int) int { return keepRank(f.length, i) }
 
 // flushLeader runs leader clustering over the deferred sketches in keep
 // order (--keep longest).

@@ -332,8 +332,8 @@ func (f *simhashFinder) flushLeader(emit func(Pair)) error {
 		order[p] = p
 	}
 	if f.length != nil {
-		slices.SortStableFunc(order, func(a, b int) int {
-			return cmp.Compare(f.length(int(f.docs[b])), f.length(int(f.docs[a])))
+		slices.SortFunc(order, func(a, b int) int {
+			return cmp.Compare(keepRank(f.length, int(f.docs[a])), keepRank(f.length, int(f.docs[b])))
 		})
 	}
 	rank := make([]int32, n)
