@@ -295,7 +295,26 @@ func TestBytesPerSignature(t *testing.T) {
 				continue
 			}
 			sig = h.Sign(sig, hashes)
-			buf, _ = minhash.AppendEncode(buf[:0], sig, enc.e, enc.bits)
+			var err error
+			if buf, err = minhash.AppendEncode(buf[:0], sig, enc.e, enc.bits); err != nil {
+				t.Fatal(err)
+			}
+			if want := fixedPayload(enc.e, enc.bits); want > 0 && len(buf) != want {
+				t.Fatalf("%s b=%d: %d payload bytes, want %d", enc.e, enc.bits, len(buf), want)
+			}
+			got, err := minhash.Decode(nil, buf, enc.e, enc.bits, numPerm)
+			if err != nil {
+				t.Fatalf("%s b=%d: %v", enc.e, enc.bits, err)
+			}
+			mask := uint32(1)<<max(enc.bits, 1) - 1
+			if enc.e != minhash.BBit || enc.bits == 32 {
+				mask = ^uint32(0)
+			}
+			for i := range sig {
+				if got[i] != sig[i]&mask {
+					t.Fatalf("%s b=%d: slot %d decodes to %#x, want %#x", enc.e, enc.bits, i, got[i], sig[i]&mask)
+				}
+			}
 			total += len(buf)
 			n++
 		}
@@ -317,4 +336,16 @@ func loadCorpusT(t *testing.T) ([]string, int64) {
 		t.Skip("no corpus")
 	}
 	return docs, size
+}
+
+// fixedPayload is the payload size of a fixed-size encoding of numPerm
+// slots, 0 for Varint.
+func fixedPayload(e minhash.Encoding, bits int) int {
+	switch e {
+	case minhash.Raw32:
+		return 4 * numPerm
+	case minhash.BBit:
+		return (numPerm*bits + 7) / 8
+	}
+	return 0
 }
