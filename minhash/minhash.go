@@ -21,9 +21,10 @@
 //   - MultiplyShift: h_i(x) = (a_i*x + b_i) >> 32 in 64-bit arithmetic, with
 //     a_i odd (Dietzfelbinger's multiply-add-shift). Same estimator and
 //     variance (tested), about 2.5 times as fast; cost O(N*K) for N
-//     shingles. Built with GOEXPERIMENT=simd on an AVX-512 CPU it computes
-//     8 slots per instruction, with identical results (tested against the
-//     portable code). Measurements: docs/bench/minhash.md.
+//     shingles. On amd64 CPUs with AVX-512 (F and DQ) an assembly kernel
+//     (ms_amd64.s, in the default build; the build tag purego leaves it
+//     out) computes 8 slots per instruction, with identical results (tested
+//     against the portable code). Measurements: docs/bench/minhash.md.
 //   - OPH: one permutation hashing (Li, Owen and Zhang, NIPS 2012) with
 //     optimal densification (Shrivastava, ICML 2017). Each shingle is hashed
 //     once into one of K bins and each bin keeps its minimum; an empty bin
