@@ -582,10 +582,22 @@ for d = 1, n do
   local nk = tonumber(ARGV[a])
   local ka = a + 1
   a = ka + 2 * nk
-  -- the postings as they are now, read once for the check and the add
-  local cur, newer = {}, {}
+  local s8 = struct.pack('>I8', last + 1)
+  local cur, newer, made = {}, {}, {}
+  -- the postings as they are now, read once for the check and the add.
+  -- A document that may be added claims each posting with HSETNX: a new
+  -- posting (the common case: a key no document had) is then written,
+  -- without a read; an existing one is read. The claims are undone if
+  -- the document is not added.
+  local claim = not (wait or dup)
   for k = 0, nk - 1 do
-    local v = redis.call('HGET', ARGV[ka+2*k], ARGV[ka+2*k+1])
+    local b, f = ARGV[ka+2*k], ARGV[ka+2*k+1]
+    local v = false
+    if claim and redis.call('HSETNX', b, f, s8) == 1 then
+      made[k] = true
+    else
+      v = redis.call('HGET', b, f)
+    end
     cur[k] = v
     if check and v then
       for j = 1, #v, 8 do
@@ -594,23 +606,27 @@ for d = 1, n do
       end
     end
   end
+  local keep = false
   if wait or #newer > 0 then
     held[d] = true
     out[d] = newer
   elseif dup then
     out[d] = 'dup'
+  elseif redis.call('HSETNX', ik, id, s8) == 0 then
+    out[d] = 'dupid'
   else
-    local s8 = struct.pack('>I8', last + 1)
-    if redis.call('HSETNX', ik, id, s8) == 0 then
-      out[d] = 'dupid'
-    else
-      last = last + 1
-      redis.call('HSET', recPrefix .. math.floor(last / 128), s8, rec)
-      for k = 0, nk - 1 do
-        redis.call('HSET', ARGV[ka+2*k], ARGV[ka+2*k+1], (cur[k] or '') .. s8)
-      end
-      added[d] = true
-      out[d] = last
+    keep = true
+    last = last + 1
+    redis.call('HSET', recPrefix .. math.floor(last / 128), s8, rec)
+    for k = 0, nk - 1 do
+      if not made[k] then redis.call('HSET', ARGV[ka+2*k], ARGV[ka+2*k+1], (cur[k] or '') .. s8) end
+    end
+    added[d] = true
+    out[d] = last
+  end
+  if not keep then
+    for k = 0, nk - 1 do
+      if made[k] then redis.call('HDEL', ARGV[ka+2*k], ARGV[ka+2*k+1]) end
     end
   end
 end

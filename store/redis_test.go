@@ -190,7 +190,7 @@ func TestRedisConcurrentCheckAndAdd(t *testing.T) {
 
 func testConcurrentCheckAndAdd(t *testing.T, url string, batch int) {
 	p := DefaultParams(MinHash)
-	mustCreateRedis(t, url, p)
+	idx := mustCreateRedis(t, url, p)
 	const workers, families = 4, 40
 	// Families of near-duplicates: a base of 200 words of which every
 	// worker changes the last (Jaccard about 0.95 between variants).
@@ -252,6 +252,10 @@ func testConcurrentCheckAndAdd(t *testing.T, url string, batch int) {
 		if n := added[f].Load(); n != 1 {
 			t.Errorf("family %d: %d added, want exactly 1", f, n)
 		}
+	}
+	// The postings claimed by the documents not added are gone.
+	if n := checkRedisConsistent(t, idx); n != families {
+		t.Errorf("%d records, want %d", n, families)
 	}
 }
 
@@ -522,22 +526,39 @@ func TestRedisBatchRoundTrips(t *testing.T) {
 		compareResults(t, want, got)
 	}
 	run(fresh("w", 1), 2) // EVALSHA, then EVAL loads the script
+	hget0 := hgetCalls(t, red)
 	run(fresh("a", 100), 1)
+	// New documents share no key with the index: their postings are
+	// claimed with HSETNX, never read (1,300 HGET before).
+	if n := hgetCalls(t, red) - hget0; n != 0 {
+		t.Errorf("%d HGET for a batch of new documents, want 0", n)
+	}
 	x := bases[30] // a document of the index
 	docs := fresh("b", 40)
 	a := doc("held", mutate(rng, x, 1))                       // a near-duplicate of x: held, then answered
 	b := doc("held", words(rng, 150))                         // the same id: waits for a
 	c := doc("copy", mutate(rng, x, 1))                       // a duplicate of a (and x): waits for a
 	docs = slices.Insert(docs, 10, a, fresh("c", 1)[0], b, c) // and a new document between them
-	hget0 := hgetCalls(t, red)
+	reads := func() int64 { return hgetCalls(t, red) + commandCalls(t, red, "hsetnx") }
+	reads0 := reads()
 	run(docs, 3)
-	// The postings of the 44 documents are read by the first script, and
-	// again only for b, the one document sent again (a and c are answered
-	// as duplicates of x); plus the record of x. Until the held document
-	// held the whole rest of its call, the 32 documents after a were read
-	// twice (76 reads of 13 postings).
-	if n, want := hgetCalls(t, red)-hget0, int64(13*45+1); n != want {
-		t.Errorf("%d HGET for the batch, want %d (13 postings of 44 documents and of b again, x's record)", n, want)
+	// The 13 postings of the 44 documents are read (HGET) or claimed
+	// (HSETNX) by the first script, and again only for b, the one
+	// document sent again (a and c are answered as duplicates of x); plus
+	// the ids of the 41 documents the first script adds and of b (HSETNX)
+	// and the record of x; a's postings shared with x are claimed in vain
+	// and read. Until the held document held the whole rest of its call,
+	// the 32 documents after a were read twice (989 HGET).
+	shared := 0
+	xd := doc("x", x)
+	xk := red.appendKeys(nil, &xd.Sketch)
+	for t, k := range red.appendKeys(nil, &a.Sketch) {
+		if k == xk[t] {
+			shared++
+		}
+	}
+	if n, want := reads()-reads0, int64(13*45+41+1+1+shared); shared == 0 || n != want {
+		t.Errorf("%d HGET and HSETNX for the batch, want %d (13 postings of 44 documents and of b again, 42 ids, x's record, %d postings of a shared with x)", n, want, shared)
 	}
 	if emb.Len() != red.Len() {
 		t.Fatalf("Len: embedded %d, redis %d", emb.Len(), red.Len())
@@ -577,18 +598,24 @@ func TestRedisBatchRoundTrips(t *testing.T) {
 		}
 	}
 	run([]Doc{doc("cand", near), fresh("e", 1)[0], doc("cand", words(rng, 150))}, 3)
+	// No posting claimed by a document not added is left.
+	checkRedisConsistent(t, red)
 }
 
 // hgetCalls is the number of HGET commands the index's server has run
 // (scripts' included).
-func hgetCalls(t *testing.T, r *Redis) int64 {
+func hgetCalls(t *testing.T, r *Redis) int64 { return commandCalls(t, r, "hget") }
+
+// commandCalls is the number of calls of a command the index's server has
+// run (scripts' included).
+func commandCalls(t *testing.T, r *Redis, name string) int64 {
 	t.Helper()
 	info, err := r.c.Info(context.Background(), "commandstats").Result()
 	if err != nil {
 		t.Fatal(err)
 	}
 	for line := range strings.SplitSeq(info, "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "cmdstat_hget:calls="); ok {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "cmdstat_"+name+":calls="); ok {
 			n, _ := strconv.ParseInt(v[:strings.IndexByte(v, ',')], 10, 64)
 			return n
 		}
