@@ -215,15 +215,11 @@ func load(args []string) error {
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the load generator to this file")
 	fs.Parse(args)
 	if *cpuProfile != "" {
-		f, err := os.Create(*cpuProfile)
+		stop, err := profileCPU(*cpuProfile)
 		if err != nil {
 			return err
 		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
+		defer stop()
 	}
 	path := map[string]string{"check": "/v1/check", "check-and-add": "/v1/check-and-add", "add": "/v1/add", "batch": "/v1/batch/check-and-add"}[*mode]
 	if path == "" {
@@ -342,6 +338,17 @@ func load(args []string) error {
 	enc := json.NewEncoder(os.Stdout)
 	enc.SetIndent("", "  ")
 	return enc.Encode(rep)
+}
+
+// profileCPU starts a CPU profile written to path; stop ends it.
+func profileCPU(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err == nil {
+		if err = pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+		}
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, err
 }
 
 // logAcks writes the ids of the added documents of a response.
