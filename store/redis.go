@@ -72,6 +72,9 @@ type Redis struct {
 	// spreadStop is a test hook: a spread write stops with its documents
 	// pending, as a writer that dies before its commit.
 	spreadStop bool
+	// add is the one-slot add script (a test runs an older build's
+	// beside it).
+	add *redis.Script
 
 	pool   sync.Pool // *scratch
 	closed atomic.Bool
@@ -323,7 +326,7 @@ func newRedis(u *redisURL, c redis.UniversalClient, p Params, bits uint, layout 
 		return nil, err
 	}
 	r := &Redis{keyer: k, c: c, loc: u.loc, tag: "{" + u.prefix + "}", bits: bits, ronly: opts.ReadOnly,
-		spread: layout == layoutSpread, pendingTimeout: defaultPendingTimeout}
+		spread: layout == layoutSpread, pendingTimeout: defaultPendingTimeout, add: addScript}
 	r.pool.New = func() any { return &scratch{} }
 	return r, nil
 }
@@ -783,7 +786,7 @@ func (r *Redis) write(docs []Doc, check bool, limit int) ([]Result, error) {
 				args = append(args, r.postingBucket(t, k), string(field))
 			}
 		}
-		reply, err := addScript.Run(ctx, r.c, []string{r.metaKey()}, args...).Slice()
+		reply, err := r.add.Run(ctx, r.c, []string{r.metaKey()}, args...).Slice()
 		if err != nil {
 			return nil, r.redisErr(err)
 		}
