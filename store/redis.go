@@ -72,6 +72,9 @@ type Redis struct {
 	// spreadStop is a test hook: a spread write stops with its documents
 	// pending, as a writer that dies before its commit.
 	spreadStop bool
+	// add is the one-slot add script (a test runs an older build's
+	// beside it).
+	add *redis.Script
 
 	pool   sync.Pool // *scratch
 	closed atomic.Bool
@@ -323,7 +326,7 @@ func newRedis(u *redisURL, c redis.UniversalClient, p Params, bits uint, layout 
 		return nil, err
 	}
 	r := &Redis{keyer: k, c: c, loc: u.loc, tag: "{" + u.prefix + "}", bits: bits, ronly: opts.ReadOnly,
-		spread: layout == layoutSpread, pendingTimeout: defaultPendingTimeout}
+		spread: layout == layoutSpread, pendingTimeout: defaultPendingTimeout, add: addScript}
 	r.pool.New = func() any { return &scratch{} }
 	return r, nil
 }
@@ -544,8 +547,8 @@ func (r *Redis) query(dst []Match, sk *Sketch, all bool, limit int) ([]Match, er
 // snapshot (decimal), id, id bucket key, record, whether an earlier
 // document of the batch already added duplicates it ("1" or "0"), the
 // number and positions (1-based, in this call) of the earlier documents of
-// the call it duplicates, the number of keys and that many (posting bucket
-// key, field) pairs.
+// the call it depends on (p: a near-duplicate; -p: only the same id), the
+// number of keys and that many (posting bucket key, field) pairs.
 //
 // The reply is {answers, S, L}: S is the sequence counter as the call
 // found it and L as it left it, and the answer of a document is its new
@@ -555,11 +558,12 @@ func (r *Redis) query(dst []Match, sk *Sketch, all bool, limit int) ([]Match, er
 // its postings above its snapshot and at most S (documents committed since
 // its snapshot, before this call), which the client verifies before it
 // sends the document again with the snapshot L (the numbers from S+1 to L
-// are documents of its batch, which the client has compared with each
-// other). A document is held when it has such numbers, and so is every
-// later document of the call, so that documents are added in the order of
-// the batch; the documents before the first held one are added by the
-// call.
+// are documents of its batch that do not depend on it, hence not its
+// near-duplicates: the client compared them in step 1). A document is
+// held when it has such numbers, and so is a later document of the call
+// that depends on a held one; the others are added, in the batch's order
+// among themselves, and a held document is numbered after them
+// (docs/format/redis.md).
 var addScript = redis.NewScript(`
 local tag = string.sub(KEYS[1], 1, -6)
 local seqKey, docsKey, recPrefix = tag .. ':seq', tag .. ':docs', tag .. ':r:'
@@ -567,51 +571,66 @@ local check = ARGV[1] == 'c'
 local n = tonumber(ARGV[2])
 local last = tonumber(redis.call('GET', seqKey) or '0')
 local runStart = last + 1
-local out, added, held = {}, {}, false
+local out, added, held = {}, {}, {}
 local a = 3
 for d = 1, n do
   local snap, id, ik, rec, dup, np = tonumber(ARGV[a]), ARGV[a+1], ARGV[a+2], ARGV[a+3], ARGV[a+4] == '1', tonumber(ARGV[a+5])
+  local wait = false
   for p = a + 6, a + 5 + np do
-    if added[tonumber(ARGV[p])] then dup = true end
+    local q = tonumber(ARGV[p])
+    if q < 0 then q = -q elseif added[q] then dup = true end
+    if held[q] then wait = true end
   end
   a = a + 6 + np
   local nk = tonumber(ARGV[a])
   local ka = a + 1
   a = ka + 2 * nk
-  -- the postings as they are now, read once for the check and the add
-  local cur, newer = {}, {}
-  if check then
-    for k = 0, nk - 1 do
-      local v = redis.call('HGET', ARGV[ka+2*k], ARGV[ka+2*k+1])
-      cur[k] = v
-      if v then
-        for j = 1, #v, 8 do
-          local s = struct.unpack('>I8', v, j)
-          if s > snap and s < runStart then newer[#newer+1] = s end
-        end
+  local s8 = struct.pack('>I8', last + 1)
+  local cur, newer, made = {}, {}, {}
+  -- the postings as they are now, read once for the check and the add.
+  -- A document that may be added claims each posting with HSETNX: a new
+  -- posting (the common case: a key no document had) is then written,
+  -- without a read; an existing one is read. The claims are undone if
+  -- the document is not added.
+  local claim = not (wait or dup)
+  for k = 0, nk - 1 do
+    local b, f = ARGV[ka+2*k], ARGV[ka+2*k+1]
+    local v = false
+    if claim and redis.call('HSETNX', b, f, s8) == 1 then
+      made[k] = true
+    else
+      v = redis.call('HGET', b, f)
+    end
+    cur[k] = v
+    if check and v then
+      for j = 1, #v, 8 do
+        local s = struct.unpack('>I8', v, j)
+        if s > snap and s < runStart then newer[#newer+1] = s end
       end
     end
-    held = held or #newer > 0
   end
-  if held then
+  local keep = false
+  if wait or #newer > 0 then
+    held[d] = true
     out[d] = newer
   elseif dup then
     out[d] = 'dup'
-  elseif redis.call('HEXISTS', ik, id) == 1 then
+  elseif redis.call('HSETNX', ik, id, s8) == 0 then
     out[d] = 'dupid'
   else
-    if not check then
-      for k = 0, nk - 1 do cur[k] = redis.call('HGET', ARGV[ka+2*k], ARGV[ka+2*k+1]) end
-    end
+    keep = true
     last = last + 1
-    local s8 = struct.pack('>I8', last)
-    redis.call('HSET', ik, id, s8)
     redis.call('HSET', recPrefix .. math.floor(last / 128), s8, rec)
     for k = 0, nk - 1 do
-      redis.call('HSET', ARGV[ka+2*k], ARGV[ka+2*k+1], (cur[k] or '') .. s8)
+      if not made[k] then redis.call('HSET', ARGV[ka+2*k], ARGV[ka+2*k+1], (cur[k] or '') .. s8) end
     end
     added[d] = true
     out[d] = last
+  end
+  if not keep then
+    for k = 0, nk - 1 do
+      if made[k] then redis.call('HDEL', ARGV[ka+2*k], ARGV[ka+2*k+1]) end
+    end
   end
 end
 if last >= runStart then
@@ -681,12 +700,14 @@ func (r *Redis) write(docs []Doc, check bool, limit int) ([]Result, error) {
 	snaps := make([]uint64, len(docs))
 	mode := "a"
 	preds, predMatches := make([][]int, len(docs)), make([][]Match, len(docs))
+	var idDeps [][]int // the earlier documents of the batch with the same id
 	if check {
 		mode = "c"
 		var err error
 		if preds, predMatches, err = r.batchPreds(sc, docs, keys, todo); err != nil {
 			return nil, err
 		}
+		idDeps = sameIDs(docs, todo)
 	}
 	pending := make([]bool, len(docs))
 	for _, i := range todo {
@@ -739,10 +760,24 @@ func (r *Redis) write(docs []Doc, check bool, limit int) ([]Result, error) {
 					np++
 				}
 			}
+			if idDeps != nil {
+				for _, j := range idDeps[i] {
+					if pending[j] && !slices.Contains(preds[i], j) {
+						np++
+					}
+				}
+			}
 			args = append(args, snaps[i], d.ID, r.idBucket(d.ID), r.p.appendRecord(nil, d.ID, &d.Sketch), dup, np)
 			for _, j := range preds[i] {
 				if pending[j] {
 					args = append(args, pos[j])
+				}
+			}
+			if idDeps != nil {
+				for _, j := range idDeps[i] {
+					if pending[j] && !slices.Contains(preds[i], j) {
+						args = append(args, -pos[j])
+					}
 				}
 			}
 			args = append(args, len(keys[i]))
@@ -751,7 +786,7 @@ func (r *Redis) write(docs []Doc, check bool, limit int) ([]Result, error) {
 				args = append(args, r.postingBucket(t, k), string(field))
 			}
 		}
-		reply, err := addScript.Run(ctx, r.c, []string{r.metaKey()}, args...).Slice()
+		reply, err := r.add.Run(ctx, r.c, []string{r.metaKey()}, args...).Slice()
 		if err != nil {
 			return nil, r.redisErr(err)
 		}
@@ -807,7 +842,8 @@ func (r *Redis) write(docs []Doc, check bool, limit int) ([]Result, error) {
 			break
 		}
 		// Verify the held documents against the documents committed since
-		// their snapshots, then send those without a duplicate again.
+		// their snapshots, then send those without a duplicate again (in
+		// the batch's order).
 		all := make([][]uint64, 0, len(held))
 		for _, i := range held {
 			all = append(all, cands[i])
@@ -832,6 +868,27 @@ func (r *Redis) write(docs []Doc, check bool, limit int) ([]Result, error) {
 		}
 	}
 	return results, nil
+}
+
+// sameIDs returns, for each document of todo, the earlier documents of
+// todo with the same id (nil when the batch repeats no id).
+func sameIDs(docs []Doc, todo []int) [][]int {
+	if len(todo) < 2 {
+		return nil
+	}
+	seen := make(map[string][]int, len(todo))
+	var deps [][]int
+	for _, i := range todo {
+		id := docs[i].ID
+		if js := seen[id]; len(js) > 0 {
+			if deps == nil {
+				deps = make([][]int, len(docs))
+			}
+			deps[i] = slices.Clone(js)
+		}
+		seen[id] = append(seen[id], i)
+	}
+	return deps
 }
 
 // batchPreds finds, for each document of todo (in check mode), the

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -181,15 +183,37 @@ func TestRedisConcurrentCheckAndAdd(t *testing.T) {
 		for name, url := range targets {
 			t.Run(fmt.Sprint(name, "/batch=", batch), func(t *testing.T) {
 				url := strings.Replace(url, "prefix=conc", fmt.Sprint("prefix=conc", batch), 1)
-				testConcurrentCheckAndAdd(t, url, batch)
+				testConcurrentCheckAndAdd(t, url, batch, nil)
 			})
 		}
 	}
 }
 
-func testConcurrentCheckAndAdd(t *testing.T, url string, batch int) {
+// TestRedisMixedBuilds runs the add script of commit c6819e6 (before the
+// fourth session: a held document holds the rest of its call, postings
+// read with HGET and rewritten with HSET, the id tested with HEXISTS) in
+// two of the four workers and the current one in the others, on one
+// index: exactly one of each family is added and the index stays
+// consistent, as processes of the two builds sharing an index need.
+func TestRedisMixedBuilds(t *testing.T) {
+	src, err := os.ReadFile("testdata/add_script_c6819e6.lua")
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := redis.NewScript(string(src))
+	in := redistest.Server(t)
+	for _, batch := range []int{1, 8} {
+		t.Run(fmt.Sprint("batch=", batch), func(t *testing.T) {
+			testConcurrentCheckAndAdd(t, in.URL(fmt.Sprint("mixed", batch)), batch, []*redis.Script{addScript, old})
+		})
+	}
+}
+
+// testConcurrentCheckAndAdd runs the workers; worker w uses the add
+// script scripts[w % len(scripts)] when scripts is not nil.
+func testConcurrentCheckAndAdd(t *testing.T, url string, batch int, scripts []*redis.Script) {
 	p := DefaultParams(MinHash)
-	mustCreateRedis(t, url, p)
+	idx := mustCreateRedis(t, url, p)
 	const workers, families = 4, 40
 	// Families of near-duplicates: a base of 200 words of which every
 	// worker changes the last (Jaccard about 0.95 between variants).
@@ -211,6 +235,9 @@ func testConcurrentCheckAndAdd(t *testing.T, url string, batch int) {
 				return
 			}
 			defer r.Close()
+			if scripts != nil {
+				r.add = scripts[w%len(scripts)]
+			}
 			sk, _ := r.NewSketcher()
 			for f0 := 0; f0 < families; f0 += batch {
 				var docs []Doc
@@ -251,6 +278,10 @@ func testConcurrentCheckAndAdd(t *testing.T, url string, batch int) {
 		if n := added[f].Load(); n != 1 {
 			t.Errorf("family %d: %d added, want exactly 1", f, n)
 		}
+	}
+	// The postings claimed by the documents not added are gone.
+	if n := checkRedisConsistent(t, idx); n != families {
+		t.Errorf("%d records, want %d", n, families)
 	}
 }
 
@@ -521,14 +552,40 @@ func TestRedisBatchRoundTrips(t *testing.T) {
 		compareResults(t, want, got)
 	}
 	run(fresh("w", 1), 2) // EVALSHA, then EVAL loads the script
+	hget0 := hgetCalls(t, red)
 	run(fresh("a", 100), 1)
+	// New documents share no key with the index: their postings are
+	// claimed with HSETNX, never read (1,300 HGET before).
+	if n := hgetCalls(t, red) - hget0; n != 0 {
+		t.Errorf("%d HGET for a batch of new documents, want 0", n)
+	}
 	x := bases[30] // a document of the index
 	docs := fresh("b", 40)
 	a := doc("held", mutate(rng, x, 1))                       // a near-duplicate of x: held, then answered
 	b := doc("held", words(rng, 150))                         // the same id: waits for a
 	c := doc("copy", mutate(rng, x, 1))                       // a duplicate of a (and x): waits for a
 	docs = slices.Insert(docs, 10, a, fresh("c", 1)[0], b, c) // and a new document between them
+	reads := func() int64 { return hgetCalls(t, red) + commandCalls(t, red, "hsetnx") }
+	reads0 := reads()
 	run(docs, 3)
+	// The 13 postings of the 44 documents are read (HGET) or claimed
+	// (HSETNX) by the first script, and again only for b, the one
+	// document sent again (a and c are answered as duplicates of x); plus
+	// the ids of the 41 documents the first script adds and of b (HSETNX)
+	// and the record of x; a's postings shared with x are claimed in vain
+	// and read. Until the held document held the whole rest of its call,
+	// the 32 documents after a were read twice (989 HGET).
+	shared := 0
+	xd := doc("x", x)
+	xk := red.appendKeys(nil, &xd.Sketch)
+	for t, k := range red.appendKeys(nil, &a.Sketch) {
+		if k == xk[t] {
+			shared++
+		}
+	}
+	if n, want := reads()-reads0, int64(13*45+41+1+1+shared); shared == 0 || n != want {
+		t.Errorf("%d HGET and HSETNX for the batch, want %d (13 postings of 44 documents and of b again, 42 ids, x's record, %d postings of a shared with x)", n, want, shared)
+	}
 	if emb.Len() != red.Len() {
 		t.Fatalf("Len: embedded %d, redis %d", emb.Len(), red.Len())
 	}
@@ -541,9 +598,55 @@ func TestRedisBatchRoundTrips(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if diff := cmp.Diff(ids[0], ids[1]); diff != "" {
-		t.Fatalf("Each: (-embedded +redis)\n%s", diff)
+	// The same documents; b, held behind a, is numbered after the
+	// documents of its batch that do not depend on a (docs/format/redis.md,
+	// "Check-and-add on one slot").
+	want := slices.DeleteFunc(slices.Clone(ids[0]), func(id string) bool { return id == "held" })
+	want = append(want, "held")
+	if diff := cmp.Diff(want, ids[1]); diff != "" {
+		t.Fatalf("Each: (-embedded with b last +redis)\n%s", diff)
 	}
+
+	// A held document that is added after all (a candidate of x, not a
+	// near-duplicate), and a later new document with its id: the later one
+	// waits for it and is refused, as in the embedded index.
+	var near []string
+	for k := 0; near == nil; k++ {
+		if k == 1000 {
+			t.Fatal("no candidate of x below the threshold")
+		}
+		ws := mutate(rand.New(rand.NewPCG(uint64(k), 2)), x, 4+k%8)
+		d := doc("probe", ws)
+		if cs, _ := emb.Candidates(nil, d.Sketch); len(cs) > 0 {
+			if ms, _ := emb.Query(nil, d.Sketch, 0); len(ms) == 0 {
+				near = ws
+			}
+		}
+	}
+	run([]Doc{doc("cand", near), fresh("e", 1)[0], doc("cand", words(rng, 150))}, 3)
+	// No posting claimed by a document not added is left.
+	checkRedisConsistent(t, red)
+}
+
+// hgetCalls is the number of HGET commands the index's server has run
+// (scripts' included).
+func hgetCalls(t *testing.T, r *Redis) int64 { return commandCalls(t, r, "hget") }
+
+// commandCalls is the number of calls of a command the index's server has
+// run (scripts' included).
+func commandCalls(t *testing.T, r *Redis, name string) int64 {
+	t.Helper()
+	info, err := r.c.Info(context.Background(), "commandstats").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line := range strings.SplitSeq(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "cmdstat_"+name+":calls="); ok {
+			n, _ := strconv.ParseInt(v[:strings.IndexByte(v, ',')], 10, 64)
+			return n
+		}
+	}
+	return 0
 }
 
 // TestRedisNoRetryAfterTimeout: the client that parseRedisURL configures

@@ -25,6 +25,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"os"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -211,7 +212,15 @@ func load(args []string) error {
 	warmup := fs.Duration("warmup", 2*time.Second, "run this long before measuring")
 	ackLog := fs.String("ack-log", "", "append the id of every acknowledged added document to this file")
 	maxErrs := fs.Int64("max-errors", 0, "stop after this many failed requests (0: never)")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the load generator to this file")
 	fs.Parse(args)
+	if *cpuProfile != "" {
+		stop, err := profileCPU(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	path := map[string]string{"check": "/v1/check", "check-and-add": "/v1/check-and-add", "add": "/v1/add", "batch": "/v1/batch/check-and-add"}[*mode]
 	if path == "" {
 		return fmt.Errorf("unknown -mode %q", *mode)
@@ -329,6 +338,17 @@ func load(args []string) error {
 	enc := json.NewEncoder(os.Stdout)
 	enc.SetIndent("", "  ")
 	return enc.Encode(rep)
+}
+
+// profileCPU starts a CPU profile written to path; stop ends it.
+func profileCPU(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err == nil {
+		if err = pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+		}
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, err
 }
 
 // logAcks writes the ids of the added documents of a response.
