@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/neardup/neardup/cluster"
+	"github.com/neardup/neardup/internal/arena"
 	"github.com/neardup/neardup/jaccard"
 	"github.com/neardup/neardup/lsh"
 	"github.com/neardup/neardup/minhash"
@@ -435,14 +436,22 @@ func (s *minhashSketcher) Sketch(d *Doc) (DocSketch, error) {
 
 // minhashFinder is the streaming Finder: query, join, insert.
 type minhashFinder struct {
-	m     *minhashMethod
-	k     int
-	ix    *lsh.Index
-	uf    *cluster.UnionFind
-	sigs  sigStore // document i's signature, 16 bits a slot (without Verify)
-	sets  setFile  // the documents' shingle sets (without EstimateOnly), see set
-	keff  []uint16 // document i's effective slots (the tiered join)
-	cands []uint32
+	m *minhashMethod
+	k int
+	// The index holds entries 0, 1, 2, ... in the order documents enter
+	// it (only those that do: an exact copy of an accepted candidate does
+	// not), and docOf maps an entry to its document; the signatures are
+	// stored by entry too. Index, signatures and docOf are mapped outside
+	// the Go heap (Options.OffHeap, package internal/arena) and released
+	// by Flush or Close.
+	ix       *lsh.Index
+	docOf    *arena.Array[uint32]
+	monotone bool // entries were added in document order (not so under --keep longest with leader clustering)
+	uf       *cluster.UnionFind
+	sigs     sigStore // entry e's signature, 16 bits a slot, and effective slots (without Verify; by document in direct mode)
+	sets     setFile  // the documents' shingle sets (without EstimateOnly), see set
+	cands    []uint32
+	found    []uint64 // a query's candidates: document<<32 | entry, in document order
 	// The document being added, whose set is in memory, not yet in sets
 	// (where it goes unless storeCur is cleared: a leader member).
 	cur      *minhashSketch
@@ -479,11 +488,11 @@ func (m *minhashMethod) NewFinder() (Finder, error) {
 		}
 		return f, nil
 	}
-	ix, err := lsh.New(m.params, f.k, lsh.Options{})
+	ix, err := lsh.New(m.params, f.k, lsh.Options{OffHeap: true})
 	if err != nil {
 		return nil, err
 	}
-	f.ix = ix
+	f.ix, f.docOf, f.monotone = ix, arena.NewArray[uint32](16), true
 	return f, nil
 }
 
@@ -532,8 +541,76 @@ func (f *minhashFinder) Add(i int, s DocSketch, emit func(Pair)) error {
 // os.TempDir()); the pipeline passes its --tmp-dir.
 func (f *minhashFinder) setsDir(dir string) { f.sets.dir = dir }
 
-// Close removes the shingle sets' scratch file.
-func (f *minhashFinder) Close() error { return f.sets.Close() }
+// Close removes the shingle sets' scratch file and releases the index and
+// the signatures if Flush did not.
+func (f *minhashFinder) Close() error {
+	f.release()
+	return f.sets.Close()
+}
+
+// release gives back the memory of the index, docOf and the signatures
+// (mapped outside the Go heap); nothing refers to it afterwards.
+func (f *minhashFinder) release() {
+	if f.ix != nil {
+		f.ix.Close()
+	}
+	if f.docOf != nil {
+		f.docOf.Release()
+	}
+	f.sigs.release()
+	f.ix, f.docOf, f.first = nil, nil, nil
+}
+
+// MappedBytes returns the Finder's memory mapped outside the Go heap: the
+// index's tables and chains, the signatures and docOf.
+func (f *minhashFinder) MappedBytes() int64 {
+	if !arena.OffHeap {
+		return 0
+	}
+	var n int64
+	if f.ix != nil {
+		n += f.ix.MappedBytes()
+	}
+	if f.docOf != nil {
+		n += f.docOf.Bytes()
+	}
+	return n + f.sigs.bytes()
+}
+
+// query sets f.found to sig's candidates in the index, as document<<32 |
+// entry in document order.
+func (f *minhashFinder) query(sig []uint32) error {
+	var err error
+	f.cands, err = f.ix.Query(f.cands[:0], sig)
+	if err != nil {
+		return err
+	}
+	f.found = f.found[:0]
+	for _, e := range f.cands {
+		f.found = append(f.found, uint64(f.docOf.Get(int(e)))<<32|uint64(e))
+	}
+	if !f.monotone {
+		slices.Sort(f.found)
+	}
+	return nil
+}
+
+// insert enters document i (sketch sk) in the index as the next entry.
+func (f *minhashFinder) insert(i int, sk *minhashSketch) error {
+	e := f.ix.Len()
+	if err := f.ix.Insert(uint32(e), sk.sig); err != nil {
+		return err
+	}
+	if e > 0 && int(f.docOf.Get(e-1)) > i {
+		f.monotone = false
+	}
+	f.docOf.Grow(e + 1)
+	f.docOf.Set(e, uint32(i))
+	if f.m.join != joinVerify {
+		f.sigs.put(e, sk.sig, sk.keff)
+	}
+	return nil
+}
 
 // The set cache's slots, and the longest set it keeps (which bounds it to
 // 32 MiB).
@@ -633,16 +710,8 @@ func (f *minhashFinder) pair(j, i int) (*hashSet, []uint64, error) {
 }
 
 func (f *minhashFinder) add(i int, sk *minhashSketch, emit func(Pair)) error {
-	if f.m.join == joinTiered {
-		for len(f.keff) <= i {
-			f.keff = append(f.keff, 0)
-		}
-		f.keff[i] = uint16(sk.keff)
-	}
-	if f.m.join != joinVerify {
-		f.sigs.put(i, sk.sig)
-	}
 	if f.first != nil {
+		f.sigs.put(i, sk.sig, sk.keff)
 		return f.addDirect(i, sk.sig, emit)
 	}
 	if f.m.leader && f.m.longest {
@@ -655,25 +724,24 @@ func (f *minhashFinder) add(i int, sk *minhashSketch, emit func(Pair)) error {
 	if f.m.leader {
 		return f.addLeader(i, sk, emit)
 	}
-	var err error
-	f.cands, err = f.ix.Query(f.cands[:0], sk.sig)
-	if err != nil {
+	if err := f.query(sk.sig); err != nil {
 		return err
 	}
 	duplicate := false
-	for _, c := range f.cands {
-		j := int(c)
+	var err error
+	for _, c := range f.found {
+		j, e := int(c>>32), int(uint32(c))
 		if f.uf.Find(j) == f.uf.Find(i) && !f.m.allPairs {
 			// Already joined; but an identical earlier document still
 			// makes this one redundant in the index.
 			if !duplicate {
-				if duplicate, err = f.identical(j, i, sk); err != nil {
+				if duplicate, err = f.identical(e, j, i, sk); err != nil {
 					return err
 				}
 			}
 			continue
 		}
-		sim, ok, err := f.match(j, i, sk)
+		sim, ok, err := f.match(e, j, i, sk)
 		if err != nil {
 			return err
 		}
@@ -683,7 +751,7 @@ func (f *minhashFinder) add(i int, sk *minhashSketch, emit func(Pair)) error {
 		f.uf.Union(j, i)
 		emit(Pair{A: j, B: i, Similarity: sim, Distance: -1})
 		if sim == 1 && !duplicate {
-			if duplicate, err = f.identical(j, i, sk); err != nil {
+			if duplicate, err = f.identical(e, j, i, sk); err != nil {
 				return err
 			}
 		}
@@ -693,18 +761,18 @@ func (f *minhashFinder) add(i int, sk *minhashSketch, emit func(Pair)) error {
 		// pairs with each copy.
 		return nil
 	}
-	return f.ix.Insert(uint32(i), sk.sig)
+	return f.insert(i, sk)
 }
 
 // match decides a candidate pair (j earlier than i, the document being
-// added, whose sketch is sk).
-func (f *minhashFinder) match(j, i int, sk *minhashSketch) (float64, bool, error) {
+// added, whose sketch is sk; e is j's index entry).
+func (f *minhashFinder) match(e, j, i int, sk *minhashSketch) (float64, bool, error) {
 	n, keff := -1, 0
 	if f.m.join != joinVerify {
-		n = matches16(f.sigs.get(j), sk.sig)
+		n = matches16(f.sigs.get(e), sk.sig)
 	}
 	if f.m.join == joinTiered {
-		keff = min(int(f.keff[j]), sk.keff)
+		keff = min(f.sigs.keff(e), sk.keff)
 	}
 	if sim, ok, sure := f.m.byEstimate(n, keff); sure {
 		return sim, ok, nil
@@ -766,16 +834,17 @@ func (m *minhashMethod) byEstimate(n, keff int) (sim float64, ok, sure bool) {
 }
 
 // identical reports whether document j's set (with Verify) or signature
-// equals that of document i, the one being added (sketch sk).
-func (f *minhashFinder) identical(j, i int, sk *minhashSketch) (bool, error) {
-	if f.m.join == joinTiered && matches16(f.sigs.get(j), sk.sig) != f.k {
+// equals that of document i, the one being added (sketch sk); e is j's
+// index entry.
+func (f *minhashFinder) identical(e, j, i int, sk *minhashSketch) (bool, error) {
+	if f.m.join == joinTiered && matches16(f.sigs.get(e), sk.sig) != f.k {
 		return false, nil // equal sets have equal signatures
 	}
 	if f.m.join.needSets() {
 		sim, err := f.exact(j, i)
 		return sim == 1, err
 	}
-	return matches16(f.sigs.get(j), sk.sig) == f.k, nil
+	return matches16(f.sigs.get(e), sk.sig) == f.k, nil
 }
 
 // addLeader is leader clustering in keep order (--cluster leader; the
@@ -787,17 +856,15 @@ func (f *minhashFinder) identical(j, i int, sk *minhashSketch) (bool, error) {
 // The estimate only rejects (below the lower margin, and the size filter):
 // every accepted pair is verified, whatever the join mode.
 func (f *minhashFinder) addLeader(i int, sk *minhashSketch, emit func(Pair)) error {
-	var err error
-	f.cands, err = f.ix.Query(f.cands[:0], sk.sig)
-	if err != nil {
+	if err := f.query(sk.sig); err != nil {
 		return err
 	}
 	best, bestSim, bestRank := -1, -1.0, 0
-	for _, c := range f.cands { // ascending input order, not keep order
-		j := int(c)
+	for _, c := range f.found { // ascending input order, not keep order
+		j, e := int(c>>32), int(uint32(c))
 		if f.m.join == joinTiered {
-			lo, _ := f.m.margins(max(min(int(f.keff[j]), sk.keff), 1))
-			if float64(matches16(f.sigs.get(j), sk.sig))/float64(f.k) < lo {
+			lo, _ := f.m.margins(max(min(f.sigs.keff(e), sk.keff), 1))
+			if float64(matches16(f.sigs.get(e), sk.sig))/float64(f.k) < lo {
 				continue
 			}
 		}
@@ -814,7 +881,7 @@ func (f *minhashFinder) addLeader(i int, sk *minhashSketch, emit func(Pair)) err
 		}
 	}
 	if best < 0 {
-		return f.ix.Insert(uint32(i), sk.sig)
+		return f.insert(i, sk)
 	}
 	f.uf.Union(best, i)
 	f.storeCur = false // a member is never a candidate again: its set is not stored
@@ -888,7 +955,7 @@ func (f *minhashFinder) Flush(emit func(Pair)) error {
 	if err := f.flushLeader(emit); err != nil {
 		return err
 	}
-	f.ix, f.sigs, f.first = nil, sigStore{}, nil
+	f.release()
 	return nil
 }
 
