@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"os"
 	"slices"
 	"strconv"
 	"sync/atomic"
@@ -955,6 +956,9 @@ func (f *minhashFinder) Flush(emit func(Pair)) error {
 	if err := f.flushLeader(emit); err != nil {
 		return err
 	}
+	if os.Getenv("ND_DEBUG_MAPPED") != "" && f.ix != nil {
+		fmt.Fprintf(os.Stderr, "entries %d mapped %d ix %d docOf %d sigs %d\n", f.ix.Len(), f.MappedBytes(), f.ix.MappedBytes(), f.docOf.Bytes(), f.sigs.bytes())
+	}
 	f.release()
 	return nil
 }
@@ -1105,19 +1109,38 @@ func (m *minhashMethod) DecodeSketch(b []byte) (DocSketch, error) {
 	return sk, nil
 }
 
-// BytesPerDoc: the index (28 bytes a band: lsh's chain and its Go map at
-// their average load; 364 at 13 bands), the union-find (8), the
-// signature (2 bytes a slot: see sigStore; not with --verify) and, unless
-// --estimate-only, the offset of the shingle set in the scratch file and
-// the effective slots (10): the sets themselves are not in memory
-// (setFile).
+// BytesPerDoc: the heap's share (heapBytesPerDoc) and an index entry's
+// (mappedBytesPerEntry), as if every document entered the index (an exact
+// copy of an earlier one does not: the plan counts that).
 func (m *minhashMethod) BytesPerDoc(textBytes int) int {
-	per := 28*m.params.Bands + 8
-	if m.join != joinVerify {
-		per += 2 * m.spec.MinHash.NumPerm
-	}
+	return m.heapBytesPerDoc() + m.mappedBytesPerEntry()
+}
+
+// heapBytesPerDoc is what the Finder keeps on the Go heap a document: the
+// union-find (8) and, unless --estimate-only, the offset of the shingle
+// set in the scratch file (8); the sets themselves are not in memory
+// (setFile).
+func (m *minhashMethod) heapBytesPerDoc() int {
 	if m.join.needSets() {
-		per += 10
+		return 16
+	}
+	return 8
+}
+
+// mappedBytesPerEntry is the memory of an index entry, mapped outside the
+// Go heap: a band's chain cell (4 bytes) and its share of the band's table
+// (12 bytes a slot at a load between 3/8 and 3/4 of a table that doubles:
+// 23 bytes on average over sizes, when every entry adds a key; near
+// duplicates share some), the entry's document (4), and, unless --verify,
+// its signature (2 bytes a slot and the effective slots: sigStore).
+func (m *minhashMethod) mappedBytesPerEntry() int {
+	per := minhashIndexBytesPerBand*m.params.Bands + 4
+	if m.join != joinVerify {
+		per += 2*m.spec.MinHash.NumPerm + 2
 	}
 	return per
 }
+
+// minhashIndexBytesPerBand is the minhash index's memory an entry and band
+// (mappedBytesPerEntry).
+const minhashIndexBytesPerBand = 27
