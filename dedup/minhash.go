@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
-	"os"
 	"slices"
 	"strconv"
 	"sync/atomic"
@@ -955,9 +954,6 @@ func (f *minhashFinder) addDirect(i int, sig minhash.Signature, emit func(Pair))
 func (f *minhashFinder) Flush(emit func(Pair)) error {
 	if err := f.flushLeader(emit); err != nil {
 		return err
-	}
-	if os.Getenv("ND_DEBUG_MAPPED") != "" && f.ix != nil {
-		fmt.Fprintf(os.Stderr, "entries %d mapped %d ix %d docOf %d sigs %d\n", f.ix.Len(), f.MappedBytes(), f.ix.MappedBytes(), f.docOf.Bytes(), f.sigs.bytes())
 	}
 	f.release()
 	return nil
