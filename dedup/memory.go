@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/neardup/neardup/corpus"
+	"github.com/neardup/neardup/internal/arena"
 	"github.com/neardup/neardup/internal/sysinfo"
 	"github.com/zeebo/xxh3"
 )
@@ -20,12 +21,17 @@ type MemoryPlan struct {
 	// documents (what spilling moves to disk), without the stages'
 	// batches in flight.
 	EstimatedBytes int64 `json:"estimated_bytes"`
+	// EstimatedMappedBytes is the part of EstimatedBytes held outside
+	// the Go heap (the minhash index and signatures, package
+	// internal/arena): the garbage collector neither paces itself on it
+	// nor counts it in its soft limit.
+	EstimatedMappedBytes int64 `json:"estimated_mapped_bytes"`
 	// EstimatedPeakBytes is the peak resident memory the plan expects
 	// under its garbage-collector limit (GCLimit, which the CLI sets): the
-	// runtime's own, plus the heap at 1.75 times what is live (the
-	// estimate and the batches in flight; on the spill path the
-	// per-document arrays, the sort's or the join's buffer and the
-	// batches) unless the limit stops it first.
+	// runtime's own, the mapped memory, plus the heap at 1.75 times what
+	// is live on it (the estimate's heap part and the batches in flight;
+	// on the spill path the per-document arrays, the sort's or the join's
+	// buffer and the batches) unless the limit stops it first.
 	EstimatedPeakBytes int64 `json:"estimated_peak_bytes"`
 	Spill              bool  `json:"spill"` // bucket keys go to disk
 	SpillSupported     bool  `json:"spill_supported"`
@@ -42,18 +48,28 @@ const runtimeBytes = 48 << 20
 const spillBytesPerDoc = 28
 
 // GCLimit is the garbage collector's soft memory limit that suits the
-// plan (runtime/debug.SetMemoryLimit; the CLI sets it): one and a half
-// times what the run is estimated to hold, at least 512 MiB, never above
-// the budget; on the spill path, the budget (at least 256 MiB), which is
-// what it holds. The heap then stays near what is live instead of growing
-// to twice that before each collection.
+// plan (runtime/debug.SetMemoryLimit; the CLI sets it). The runtime
+// counts only its own memory in the limit, not what the run maps outside
+// the Go heap (EstimatedMappedBytes), so the limit is set from the heap
+// part alone: one and a half times what the run is estimated to hold on
+// the heap, at least gcLimitFloor, never above the budget less the
+// mapped memory (nor below a quarter of the budget); on the spill path,
+// the budget (at least 256 MiB), which is what it holds. The heap then
+// stays near what is live instead of growing to twice that before each
+// collection.
 func (p MemoryPlan) GCLimit() int64 {
-	limit := max(p.EstimatedBytes/2*3, 512<<20)
 	if p.Spill {
-		limit = max(p.BudgetBytes, 256<<20)
+		return min(max(p.BudgetBytes, 256<<20), p.BudgetBytes)
 	}
-	return min(limit, p.BudgetBytes)
+	heap := p.EstimatedBytes - p.EstimatedMappedBytes
+	limit := max(heap/2*3, gcLimitFloor)
+	return min(limit, max(p.BudgetBytes-p.EstimatedMappedBytes, p.BudgetBytes/4))
 }
+
+// gcLimitFloor is the lowest soft limit GCLimit sets: below it the
+// collector's cycles (each scans the stacks and globals and the whole
+// live heap) would cost more than the memory they save.
+const gcLimitFloor = 256 << 20
 
 // Per-document memory of the pipeline itself: the id string and its
 // header, union-find parent and size, cluster bookkeeping.
@@ -117,16 +133,23 @@ func (r *run) plan() MemoryPlan {
 	}
 	n := max(smp.n, 1)
 	idBytes, textBytes := smp.idBytes/n, smp.textBytes/n
-	per := int64(defaultFinderBytesPerDoc)
+	per, mapped := int64(defaultFinderBytesPerDoc), int64(0)
 	if me := r.caps.memory; me != nil {
 		per = int64(me.BytesPerDoc(int(textBytes)))
 	}
-	// An exact copy of an earlier document joins it without entering the
-	// minhash index: its share of the index is not held.
-	if mm, ok := r.method.(*minhashMethod); ok && !mm.allPairs && !mm.leader && smp.n > 0 {
-		per -= int64(minhashIndexBytesPerBand*mm.params.Bands) * smp.copies / smp.n
+	if mm, ok := r.method.(*minhashMethod); ok {
+		mapped = int64(mm.mappedBytesPerEntry())
+		// An exact copy of an earlier document joins it without entering
+		// the minhash index: its entry (index, signature) is not held.
+		if !mm.allPairs && !mm.leader && smp.n > 0 {
+			mapped -= mapped * smp.copies / smp.n
+		}
+		per = int64(mm.heapBytesPerDoc()) + mapped
 	}
 	p.EstimatedBytes = p.EstimatedDocs * (pipelineBytesPerDoc + idBytes + per)
+	if arena.OffHeap {
+		p.EstimatedMappedBytes = p.EstimatedDocs * mapped
+	}
 	for _, ix := range r.in.AgainstIndexes { // open already: they cannot spill
 		p.EstimatedBytes += ix.MemoryBytes()
 	}
@@ -136,8 +159,9 @@ func (r *run) plan() MemoryPlan {
 	p.Spill = p.SpillSupported && (r.cfg.Spill || p.EstimatedBytes+p.EstimatedBytes/4 > p.BudgetBytes)
 	// The stages' batches in flight are held too, spilled or not: they
 	// count in the peak, not in the decision to spill.
-	live := p.EstimatedBytes + smp.inFlight(r.cfg.workers())
+	live := p.EstimatedBytes - p.EstimatedMappedBytes + smp.inFlight(r.cfg.workers())
 	if p.Spill {
+		p.EstimatedMappedBytes = 0
 		// What the spill path holds: the per-document arrays, the
 		// external sort's buffer or the join's batch (a quarter of the
 		// budget each, one after the other: newSpillFinder; less when
@@ -150,13 +174,9 @@ func (r *run) plan() MemoryPlan {
 	// unless the soft limit stops it first; as the live data grows
 	// through the run, the peak falls between one and two times the final
 	// live data: 1.75 times fits the measured runs (docs/benchmarks.md).
-	p.EstimatedPeakBytes = runtimeBytes + min(p.GCLimit(), live/4*7)
+	p.EstimatedPeakBytes = runtimeBytes + p.EstimatedMappedBytes + min(p.GCLimit(), live/4*7)
 	return p
 }
-
-// minhashIndexBytesPerBand is the minhash index's memory a document and
-// band (BytesPerDoc).
-const minhashIndexBytesPerBand = 28
 
 // planSample is what the plan learns from the first records of the input.
 type planSample struct {

@@ -15,22 +15,28 @@ import (
 )
 
 // TestGCLimit: the garbage collector's limit is one and a half times the
-// estimate, at least 512 MiB, never above the budget; the spill path's is
-// the budget (at least 256 MiB, never above it).
+// estimate's heap part (the mapped part is not counted by the runtime), at
+// least 256 MiB, never above the budget less the mapped part (nor below a
+// quarter of the budget); the spill path's is the budget (at least 256
+// MiB, never above it).
 func TestGCLimit(t *testing.T) {
 	const mib = 1 << 20
 	for _, c := range []struct {
-		est, budget int64
-		spill       bool
-		want        int64
+		est, mapped, budget int64
+		spill               bool
+		want                int64
 	}{
-		{100 * mib, 8192 * mib, false, 512 * mib},
-		{1000 * mib, 8192 * mib, false, 1500 * mib},
-		{1000 * mib, 1200 * mib, false, 1200 * mib},
-		{4000 * mib, 1024 * mib, true, 1024 * mib},
-		{4000 * mib, 100 * mib, true, 100 * mib},
+		{100 * mib, 0, 8192 * mib, false, 256 * mib},
+		{1000 * mib, 0, 8192 * mib, false, 1500 * mib},
+		{1000 * mib, 600 * mib, 8192 * mib, false, 600 * mib}, // 1.5 x the 400 MiB on the heap
+		{1000 * mib, 900 * mib, 8192 * mib, false, 256 * mib},
+		{1000 * mib, 0, 1200 * mib, false, 1200 * mib},
+		{1000 * mib, 400 * mib, 1200 * mib, false, 800 * mib},  // the budget less the mapped part
+		{2000 * mib, 1000 * mib, 1200 * mib, false, 300 * mib}, // at least a quarter of the budget
+		{4000 * mib, 1000 * mib, 1024 * mib, true, 1024 * mib}, // spill: nothing mapped
+		{4000 * mib, 0, 100 * mib, true, 100 * mib},
 	} {
-		p := MemoryPlan{EstimatedBytes: c.est, BudgetBytes: c.budget, Spill: c.spill}
+		p := MemoryPlan{EstimatedBytes: c.est, EstimatedMappedBytes: c.mapped, BudgetBytes: c.budget, Spill: c.spill}
 		if got := p.GCLimit(); got != c.want {
 			t.Errorf("%+v: GCLimit %d MiB, want %d", c, got/mib, c.want/mib)
 		}

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/neardup/neardup/cluster"
+	"github.com/neardup/neardup/internal/arena"
 	"github.com/neardup/neardup/jaccard"
 	"github.com/neardup/neardup/lsh"
 	"github.com/neardup/neardup/minhash"
@@ -59,10 +60,15 @@ import (
 // later document pairs with the earlier copy exactly as it would with it.
 // Thousands of identical documents therefore cost linear time.
 //
-// Memory per document: the index (about 360 bytes at 13 bands), plus the
-// signature (2 bytes a slot) without Verify; the shingle sets (8 bytes a
-// shingle) are in a scratch file in the temporary directory, not in
-// memory (setFile).
+// Memory: a document that enters the index (an entry; an exact copy of an
+// accepted candidate does not) costs its chain cells and share of the band
+// tables (about 24 bytes a band: 310 at 13 bands), its document number (4)
+// and, without Verify, its signature (2 bytes a slot: sigStore), all
+// mapped outside the Go heap (package internal/arena), so the garbage
+// collector paces itself on the small rest; every document costs the
+// union-find and the offset of its shingle set (16 bytes on the heap). The
+// shingle sets (8 bytes a shingle) are in a scratch file in the temporary
+// directory, not in memory (setFile).
 //
 // Documents with no shingles (empty or only punctuation) are never
 // reported as duplicates, of each other included, as in the jaccard
@@ -435,14 +441,22 @@ func (s *minhashSketcher) Sketch(d *Doc) (DocSketch, error) {
 
 // minhashFinder is the streaming Finder: query, join, insert.
 type minhashFinder struct {
-	m     *minhashMethod
-	k     int
-	ix    *lsh.Index
-	uf    *cluster.UnionFind
-	sigs  sigStore // document i's signature, 16 bits a slot (without Verify)
-	sets  setFile  // the documents' shingle sets (without EstimateOnly), see set
-	keff  []uint16 // document i's effective slots (the tiered join)
-	cands []uint32
+	m *minhashMethod
+	k int
+	// The index holds entries 0, 1, 2, ... in the order documents enter
+	// it (only those that do: an exact copy of an accepted candidate does
+	// not), and docOf maps an entry to its document; the signatures are
+	// stored by entry too. Index, signatures and docOf are mapped outside
+	// the Go heap (Options.OffHeap, package internal/arena) and released
+	// by Flush or Close.
+	ix       *lsh.Index
+	docOf    *arena.Array[uint32]
+	monotone bool // entries were added in document order (not so under --keep longest with leader clustering)
+	uf       *cluster.UnionFind
+	sigs     sigStore // entry e's signature, 16 bits a slot, and effective slots (without Verify; by document in direct mode)
+	sets     setFile  // the documents' shingle sets (without EstimateOnly), see set
+	cands    []uint32
+	found    []uint64 // a query's candidates: document<<32 | entry, in document order
 	// The document being added, whose set is in memory, not yet in sets
 	// (where it goes unless storeCur is cleared: a leader member).
 	cur      *minhashSketch
@@ -479,11 +493,11 @@ func (m *minhashMethod) NewFinder() (Finder, error) {
 		}
 		return f, nil
 	}
-	ix, err := lsh.New(m.params, f.k, lsh.Options{})
+	ix, err := lsh.New(m.params, f.k, lsh.Options{OffHeap: true})
 	if err != nil {
 		return nil, err
 	}
-	f.ix = ix
+	f.ix, f.docOf, f.monotone = ix, arena.NewArray[uint32](16), true
 	return f, nil
 }
 
@@ -532,8 +546,76 @@ func (f *minhashFinder) Add(i int, s DocSketch, emit func(Pair)) error {
 // os.TempDir()); the pipeline passes its --tmp-dir.
 func (f *minhashFinder) setsDir(dir string) { f.sets.dir = dir }
 
-// Close removes the shingle sets' scratch file.
-func (f *minhashFinder) Close() error { return f.sets.Close() }
+// Close removes the shingle sets' scratch file and releases the index and
+// the signatures if Flush did not.
+func (f *minhashFinder) Close() error {
+	f.release()
+	return f.sets.Close()
+}
+
+// release gives back the memory of the index, docOf and the signatures
+// (mapped outside the Go heap); nothing refers to it afterwards.
+func (f *minhashFinder) release() {
+	if f.ix != nil {
+		f.ix.Close()
+	}
+	if f.docOf != nil {
+		f.docOf.Release()
+	}
+	f.sigs.release()
+	f.ix, f.docOf, f.first = nil, nil, nil
+}
+
+// MappedBytes returns the Finder's memory mapped outside the Go heap: the
+// index's tables and chains, the signatures and docOf.
+func (f *minhashFinder) MappedBytes() int64 {
+	if !arena.OffHeap {
+		return 0
+	}
+	var n int64
+	if f.ix != nil {
+		n += f.ix.MappedBytes()
+	}
+	if f.docOf != nil {
+		n += f.docOf.Bytes()
+	}
+	return n + f.sigs.bytes()
+}
+
+// query sets f.found to sig's candidates in the index, as document<<32 |
+// entry in document order.
+func (f *minhashFinder) query(sig []uint32) error {
+	var err error
+	f.cands, err = f.ix.Query(f.cands[:0], sig)
+	if err != nil {
+		return err
+	}
+	f.found = f.found[:0]
+	for _, e := range f.cands {
+		f.found = append(f.found, uint64(f.docOf.Get(int(e)))<<32|uint64(e))
+	}
+	if !f.monotone {
+		slices.Sort(f.found)
+	}
+	return nil
+}
+
+// insert enters document i (sketch sk) in the index as the next entry.
+func (f *minhashFinder) insert(i int, sk *minhashSketch) error {
+	e := f.ix.Len()
+	if err := f.ix.Insert(uint32(e), sk.sig); err != nil {
+		return err
+	}
+	if e > 0 && int(f.docOf.Get(e-1)) > i {
+		f.monotone = false
+	}
+	f.docOf.Grow(e + 1)
+	f.docOf.Set(e, uint32(i))
+	if f.m.join != joinVerify {
+		f.sigs.put(e, sk.sig, sk.keff)
+	}
+	return nil
+}
 
 // The set cache's slots, and the longest set it keeps (which bounds it to
 // 32 MiB).
@@ -633,16 +715,8 @@ func (f *minhashFinder) pair(j, i int) (*hashSet, []uint64, error) {
 }
 
 func (f *minhashFinder) add(i int, sk *minhashSketch, emit func(Pair)) error {
-	if f.m.join == joinTiered {
-		for len(f.keff) <= i {
-			f.keff = append(f.keff, 0)
-		}
-		f.keff[i] = uint16(sk.keff)
-	}
-	if f.m.join != joinVerify {
-		f.sigs.put(i, sk.sig)
-	}
 	if f.first != nil {
+		f.sigs.put(i, sk.sig, sk.keff)
 		return f.addDirect(i, sk.sig, emit)
 	}
 	if f.m.leader && f.m.longest {
@@ -655,25 +729,24 @@ func (f *minhashFinder) add(i int, sk *minhashSketch, emit func(Pair)) error {
 	if f.m.leader {
 		return f.addLeader(i, sk, emit)
 	}
-	var err error
-	f.cands, err = f.ix.Query(f.cands[:0], sk.sig)
-	if err != nil {
+	if err := f.query(sk.sig); err != nil {
 		return err
 	}
 	duplicate := false
-	for _, c := range f.cands {
-		j := int(c)
+	var err error
+	for _, c := range f.found {
+		j, e := int(c>>32), int(uint32(c))
 		if f.uf.Find(j) == f.uf.Find(i) && !f.m.allPairs {
 			// Already joined; but an identical earlier document still
 			// makes this one redundant in the index.
 			if !duplicate {
-				if duplicate, err = f.identical(j, i, sk); err != nil {
+				if duplicate, err = f.identical(e, j, i, sk); err != nil {
 					return err
 				}
 			}
 			continue
 		}
-		sim, ok, err := f.match(j, i, sk)
+		sim, ok, err := f.match(e, j, i, sk)
 		if err != nil {
 			return err
 		}
@@ -683,7 +756,7 @@ func (f *minhashFinder) add(i int, sk *minhashSketch, emit func(Pair)) error {
 		f.uf.Union(j, i)
 		emit(Pair{A: j, B: i, Similarity: sim, Distance: -1})
 		if sim == 1 && !duplicate {
-			if duplicate, err = f.identical(j, i, sk); err != nil {
+			if duplicate, err = f.identical(e, j, i, sk); err != nil {
 				return err
 			}
 		}
@@ -693,18 +766,18 @@ func (f *minhashFinder) add(i int, sk *minhashSketch, emit func(Pair)) error {
 		// pairs with each copy.
 		return nil
 	}
-	return f.ix.Insert(uint32(i), sk.sig)
+	return f.insert(i, sk)
 }
 
 // match decides a candidate pair (j earlier than i, the document being
-// added, whose sketch is sk).
-func (f *minhashFinder) match(j, i int, sk *minhashSketch) (float64, bool, error) {
+// added, whose sketch is sk; e is j's index entry).
+func (f *minhashFinder) match(e, j, i int, sk *minhashSketch) (float64, bool, error) {
 	n, keff := -1, 0
 	if f.m.join != joinVerify {
-		n = matches16(f.sigs.get(j), sk.sig)
+		n = matches16(f.sigs.get(e), sk.sig)
 	}
 	if f.m.join == joinTiered {
-		keff = min(int(f.keff[j]), sk.keff)
+		keff = min(f.sigs.keff(e), sk.keff)
 	}
 	if sim, ok, sure := f.m.byEstimate(n, keff); sure {
 		return sim, ok, nil
@@ -766,16 +839,17 @@ func (m *minhashMethod) byEstimate(n, keff int) (sim float64, ok, sure bool) {
 }
 
 // identical reports whether document j's set (with Verify) or signature
-// equals that of document i, the one being added (sketch sk).
-func (f *minhashFinder) identical(j, i int, sk *minhashSketch) (bool, error) {
-	if f.m.join == joinTiered && matches16(f.sigs.get(j), sk.sig) != f.k {
+// equals that of document i, the one being added (sketch sk); e is j's
+// index entry.
+func (f *minhashFinder) identical(e, j, i int, sk *minhashSketch) (bool, error) {
+	if f.m.join == joinTiered && matches16(f.sigs.get(e), sk.sig) != f.k {
 		return false, nil // equal sets have equal signatures
 	}
 	if f.m.join.needSets() {
 		sim, err := f.exact(j, i)
 		return sim == 1, err
 	}
-	return matches16(f.sigs.get(j), sk.sig) == f.k, nil
+	return matches16(f.sigs.get(e), sk.sig) == f.k, nil
 }
 
 // addLeader is leader clustering in keep order (--cluster leader; the
@@ -787,17 +861,15 @@ func (f *minhashFinder) identical(j, i int, sk *minhashSketch) (bool, error) {
 // The estimate only rejects (below the lower margin, and the size filter):
 // every accepted pair is verified, whatever the join mode.
 func (f *minhashFinder) addLeader(i int, sk *minhashSketch, emit func(Pair)) error {
-	var err error
-	f.cands, err = f.ix.Query(f.cands[:0], sk.sig)
-	if err != nil {
+	if err := f.query(sk.sig); err != nil {
 		return err
 	}
 	best, bestSim, bestRank := -1, -1.0, 0
-	for _, c := range f.cands { // ascending input order, not keep order
-		j := int(c)
+	for _, c := range f.found { // ascending input order, not keep order
+		j, e := int(c>>32), int(uint32(c))
 		if f.m.join == joinTiered {
-			lo, _ := f.m.margins(max(min(int(f.keff[j]), sk.keff), 1))
-			if float64(matches16(f.sigs.get(j), sk.sig))/float64(f.k) < lo {
+			lo, _ := f.m.margins(max(min(f.sigs.keff(e), sk.keff), 1))
+			if float64(matches16(f.sigs.get(e), sk.sig))/float64(f.k) < lo {
 				continue
 			}
 		}
@@ -814,7 +886,7 @@ func (f *minhashFinder) addLeader(i int, sk *minhashSketch, emit func(Pair)) err
 		}
 	}
 	if best < 0 {
-		return f.ix.Insert(uint32(i), sk.sig)
+		return f.insert(i, sk)
 	}
 	f.uf.Union(best, i)
 	f.storeCur = false // a member is never a candidate again: its set is not stored
@@ -883,7 +955,7 @@ func (f *minhashFinder) Flush(emit func(Pair)) error {
 	if err := f.flushLeader(emit); err != nil {
 		return err
 	}
-	f.ix, f.sigs, f.first = nil, sigStore{}, nil
+	f.release()
 	return nil
 }
 
@@ -1033,19 +1105,38 @@ func (m *minhashMethod) DecodeSketch(b []byte) (DocSketch, error) {
 	return sk, nil
 }
 
-// BytesPerDoc: the index (28 bytes a band: lsh's chain and its Go map at
-// their average load; 364 at 13 bands), the union-find (8), the
-// signature (2 bytes a slot: see sigStore; not with --verify) and, unless
-// --estimate-only, the offset of the shingle set in the scratch file and
-// the effective slots (10): the sets themselves are not in memory
-// (setFile).
+// BytesPerDoc: the heap's share (heapBytesPerDoc) and an index entry's
+// (mappedBytesPerEntry), as if every document entered the index (an exact
+// copy of an earlier one does not: the plan counts that).
 func (m *minhashMethod) BytesPerDoc(textBytes int) int {
-	per := 28*m.params.Bands + 8
-	if m.join != joinVerify {
-		per += 2 * m.spec.MinHash.NumPerm
-	}
+	return m.heapBytesPerDoc() + m.mappedBytesPerEntry()
+}
+
+// heapBytesPerDoc is what the Finder keeps on the Go heap a document: the
+// union-find (8) and, unless --estimate-only, the offset of the shingle
+// set in the scratch file (8); the sets themselves are not in memory
+// (setFile).
+func (m *minhashMethod) heapBytesPerDoc() int {
 	if m.join.needSets() {
-		per += 10
+		return 16
+	}
+	return 8
+}
+
+// mappedBytesPerEntry is the memory of an index entry, mapped outside the
+// Go heap: a band's chain cell (4 bytes) and its share of the band's table
+// (12 bytes a slot at a load between 3/8 and 3/4 of a table that doubles:
+// 23 bytes on average over sizes, when every entry adds a key; near
+// duplicates share some), the entry's document (4), and, unless --verify,
+// its signature (2 bytes a slot and the effective slots: sigStore).
+func (m *minhashMethod) mappedBytesPerEntry() int {
+	per := minhashIndexBytesPerBand*m.params.Bands + 4
+	if m.join != joinVerify {
+		per += 2*m.spec.MinHash.NumPerm + 2
 	}
 	return per
 }
+
+// minhashIndexBytesPerBand is the minhash index's memory an entry and band
+// (mappedBytesPerEntry).
+const minhashIndexBytesPerBand = 27

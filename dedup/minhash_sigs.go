@@ -1,40 +1,63 @@
 package dedup
 
-import ()
+import "github.com/neardup/neardup/internal/arena"
 
-// The minhash Finder keeps every indexed document's signature to estimate
-// the similarity of later candidates. It keeps the low 16 bits of each slot
-// (b-bit minwise hashing with b = 16, Li and König 2010): half the memory
-// of 32-bit slots, and the estimate gains an upward bias of only
-// (1-J)/65536 per slot, the chance that two different minima agree in
-// their low 16 bits. The slots live in fixed-size chunks, so the store
+// The minhash Finder keeps the signature of every document in its index
+// to estimate the similarity of later candidates. It keeps the low 16 bits
+// of each slot (b-bit minwise hashing with b = 16, Li and König 2010):
+// half the memory of 32-bit slots, and the estimate gains an upward bias
+// of only (1-J)/65536 per slot, the chance that two different minima agree
+// in their low 16 bits. Beside the slots, a row holds the document's
+// effective slots (the tiered join's keff). The rows live in fixed-size
+// chunks mapped outside the Go heap (package internal/arena), so the store
 // never copies itself while it grows (a doubling slice would hold both
-// copies at once, 2.25 times the final size at its peak).
+// copies at once, 2.25 times the final size at its peak) and the garbage
+// collector does not pace itself on it. Rows are numbered by the index's
+// dense entry numbers, not by document: a document that never enters the
+// index (an exact copy) has none.
 
-// sigChunkDocs documents share one chunk.
+// sigChunkDocs rows share one chunk.
 const sigChunkDocs = 1 << 14
 
 type sigStore struct {
 	k      int
-	chunks [][]uint16
+	chunks [][]uint16 // arena.Make'd, rows of k+1
 }
 
-// put stores document i's signature of k slots.
-func (s *sigStore) put(i int, sig []uint32) {
+// put stores row i: the signature's k slots and keff.
+func (s *sigStore) put(i int, sig []uint32, keff int) {
 	c := i / sigChunkDocs
 	for len(s.chunks) <= c {
-		s.chunks = append(s.chunks, make([]uint16, sigChunkDocs*s.k))
+		s.chunks = append(s.chunks, arena.Make[uint16](sigChunkDocs*(s.k+1)))
 	}
-	dst := s.chunks[c][(i%sigChunkDocs)*s.k:][:s.k]
+	row := s.chunks[c][(i%sigChunkDocs)*(s.k+1):][:s.k+1]
 	for x, v := range sig {
-		dst[x] = uint16(v)
+		row[x] = uint16(v)
 	}
+	row[s.k] = uint16(keff)
 }
 
-// get returns document i's stored slots.
+// get returns row i's slots: a view valid until release, which the caller
+// uses within its call.
 func (s *sigStore) get(i int) []uint16 {
-	return s.chunks[i/sigChunkDocs][(i%sigChunkDocs)*s.k:][:s.k]
+	return s.chunks[i/sigChunkDocs][(i%sigChunkDocs)*(s.k+1):][:s.k:s.k]
 }
+
+// keff returns row i's effective slots.
+func (s *sigStore) keff(i int) int {
+	return int(s.chunks[i/sigChunkDocs][(i%sigChunkDocs)*(s.k+1)+s.k])
+}
+
+// release unmaps the rows; the store is empty afterwards.
+func (s *sigStore) release() {
+	for _, c := range s.chunks {
+		arena.Free(c)
+	}
+	s.chunks = nil
+}
+
+// bytes returns the memory the rows hold.
+func (s *sigStore) bytes() int64 { return int64(len(s.chunks)) * sigChunkDocs * int64(s.k+1) * 2 }
 
 // matches16 counts the slots where a (stored) and the low 16 bits of b
 // agree.

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/neardup/neardup/internal/arena"
 	"github.com/neardup/neardup/jaccard"
 	"github.com/neardup/neardup/lsh"
 	"github.com/neardup/neardup/minhash"
@@ -209,8 +210,65 @@ func TestMinhashIdenticalDocuments(t *testing.T) {
 		if len(pairs) != n-1 {
 			t.Errorf("verify=%v: %d pairs, want %d", verify, len(pairs), n-1)
 		}
-		if got := fd.(*minhashFinder).ix.Len(); got != 2 {
+		f := fd.(*minhashFinder)
+		if got := f.ix.Len(); got != 2 {
 			t.Errorf("verify=%v: index holds %d documents, want 2", verify, got)
+		}
+		// The two entries' documents, in order.
+		if f.docOf.Len() != 2 || f.docOf.Get(0) != 0 || f.docOf.Get(1) != n {
+			t.Errorf("verify=%v: entries map to documents %d, %d (of %d), want 0, %d", verify, f.docOf.Get(0), f.docOf.Get(1), f.docOf.Len(), n)
+		}
+		// Signatures only for the entries: one chunk, not one for each
+		// 16,384 documents added.
+		if want := int64(0); verify && f.sigs.bytes() != want {
+			t.Errorf("verify=%v: %d bytes of signatures, want none", verify, f.sigs.bytes())
+		} else if !verify && f.sigs.bytes() != sigChunkDocs*int64(f.k+1)*2 {
+			t.Errorf("verify=%v: %d bytes of signatures, want one chunk", verify, f.sigs.bytes())
+		}
+		if err := fd.Flush(func(Pair) {}); err != nil {
+			t.Fatal(err)
+		}
+		if f.MappedBytes() != 0 || f.ix != nil {
+			t.Errorf("verify=%v: after Flush, %d bytes still mapped", verify, f.MappedBytes())
+		}
+	}
+}
+
+// TestMinhashFinderMapped: the Finder's index, entry map and signatures
+// are mapped outside the Go heap (where the system allows), counted by
+// MappedBytes, and unmapped by Flush or Close.
+func TestMinhashFinderMapped(t *testing.T) {
+	for _, end := range []string{"Flush", "Close"} {
+		base := arena.Mapped()
+		m, _ := NewMethod(mhConfig(false, 0.8))
+		fd, _ := m.NewFinder()
+		sk, _ := m.NewSketcher()
+		r := rand.New(rand.NewPCG(1, 2))
+		for i := range 2000 {
+			var b strings.Builder
+			for range 30 {
+				fmt.Fprintf(&b, "w%d ", r.IntN(5000))
+			}
+			x, _ := sk.Sketch(&Doc{Index: i, Text: []byte(b.String())})
+			if err := fd.Add(i, x, func(Pair) {}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		f := fd.(*minhashFinder)
+		got := arena.Mapped() - base
+		if arena.OffHeap && (got == 0 || got != f.MappedBytes()) {
+			t.Errorf("%s: %d bytes mapped, MappedBytes %d", end, got, f.MappedBytes())
+		}
+		if end == "Flush" {
+			if err := fd.Flush(func(Pair) {}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := fd.(io.Closer).Close(); err != nil {
+			t.Fatal(err)
+		}
+		if got := arena.Mapped(); got != base {
+			t.Errorf("%s: %d bytes mapped at the end, want %d", end, got, base)
 		}
 	}
 }

@@ -92,6 +92,11 @@ type Input struct {
 	// documents are read (the command line sets the garbage collector's
 	// memory limit from it).
 	OnPlan func(MemoryPlan)
+	// OnFirstPass, when set, is called once the first pass has given the
+	// Finder every document, before the Finder is flushed: what the run
+	// holds for its documents is then at its largest (the command line's
+	// hidden --memprofile takes a heap profile there).
+	OnFirstPass func()
 	// Resume checkpoints every input file once it has been processed, and
 	// takes the sketches of files checkpointed by an earlier, interrupted
 	// run with the same configuration and unchanged inputs instead of
@@ -707,6 +712,9 @@ func (r *run) pass1(ctx context.Context) error {
 	}
 	if ko, ok := finder.(keepOrdered); ok && r.cfg.Keep == cluster.Longest {
 		ko.SetKeepLength(r.keepLength())
+	}
+	if r.in.OnFirstPass != nil {
+		r.in.OnFirstPass()
 	}
 	if err := finder.Flush(emit); err != nil {
 		return err

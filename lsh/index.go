@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math/bits"
 	"slices"
+
+	"github.com/neardup/neardup/internal/arena"
 )
 
 // AppendKeys appends the Bands band keys of sig to dst and returns it. The
@@ -50,6 +52,14 @@ type Options struct {
 	// document), so that QuerySimilar can estimate similarities and Remove
 	// needs no signature.
 	KeepSignatures bool
+	// OffHeap keeps the band tables and chains (all of the index but the
+	// signatures kept and a bit a document) in memory mapped outside the
+	// Go heap, on Linux and darwin (package internal/arena; elsewhere it
+	// changes nothing): the garbage collector then neither scans it nor
+	// lets the heap grow to twice its size before collecting, and the
+	// runtime's soft memory limit does not count it (MappedBytes says
+	// how much it is). Close must be called to give it back.
+	OffHeap bool
 }
 
 // Index is a banded LSH index of MinHash signatures keyed by uint32 ids.
@@ -57,14 +67,15 @@ type Options struct {
 // Each band has a hash table from band key to the most recently inserted
 // id of that bucket (open addressing, 12 bytes a slot, at most three
 // quarters full: see table), and the members of a bucket are chained
-// through a per-(id, band) array. Memory per document: 4*Bands bytes of
+// through a per-(id, band) array, which grows in chunks of 4096 ids. Memory per document: 4*Bands bytes of
 // chain, one table slot per band at a load between 3/8 and 3/4 (16 to 32
 // bytes), and 4*NumPerm bytes with KeepSignatures. Measured by
 // TestMemoryPerDoc on 100000 documents banded 9x13: 320 bytes a document
 // without signatures (the tables have just doubled: 250 with Go maps),
 // 951 with 128 slots kept; the bound is 340 and 1000. Ids
 // index the chain array, so they should be dense (0, 1, 2, ...): the array
-// grows to the largest id.
+// grows to the largest id. With Options.OffHeap the tables and chains are
+// mapped outside the Go heap and Close gives them back.
 //
 // An Index is not safe for concurrent use by writers; any number of
 // goroutines may Query at once when none writes.
@@ -73,7 +84,7 @@ type Index struct {
 	numPerm int
 	opts    Options
 	tables  []table  // band key -> id+1 of the bucket's head
-	next    []uint32 // next[id*bands+band] = id+1 of the next member, 0 at the end
+	next    chain    // next(id, band) = id+1 of the next member, 0 at the end
 	present []uint64 // bitset of inserted ids
 	sigs    []uint32 // id*numPerm... when KeepSignatures
 	n       int
@@ -85,8 +96,37 @@ func New(p Params, numPerm int, opts Options) (*Index, error) {
 	if err := p.Validate(numPerm); err != nil {
 		return nil, err
 	}
-	ix := &Index{p: p, numPerm: numPerm, opts: opts, tables: make([]table, p.Bands)}
+	ix := &Index{p: p, numPerm: numPerm, opts: opts, tables: make([]table, p.Bands),
+		next: chain{bands: p.Bands, offHeap: opts.OffHeap}}
+	for i := range ix.tables {
+		ix.tables[i].offHeap = opts.OffHeap
+	}
 	return ix, nil
+}
+
+// Close gives back the memory of the tables and chains (with
+// Options.OffHeap it is unmapped). The index must not be used afterwards:
+// its methods then panic. Close is safe to call more than once.
+func (ix *Index) Close() {
+	for i := range ix.tables {
+		ix.tables[i].release()
+	}
+	ix.tables = nil
+	ix.next.release()
+	ix.present, ix.sigs, ix.n = nil, nil, 0
+}
+
+// MappedBytes returns the memory of the index that is mapped outside the
+// Go heap (Options.OffHeap; 0 without it).
+func (ix *Index) MappedBytes() int64 {
+	if !ix.opts.OffHeap || !arena.OffHeap {
+		return 0
+	}
+	n := ix.next.bytes()
+	for i := range ix.tables {
+		n += ix.tables[i].bytes()
+	}
+	return n
 }
 
 // Params returns the banding.
@@ -113,17 +153,17 @@ func (ix *Index) Insert(id uint32, sig []uint32) error {
 	if ix.Has(id) {
 		return fmt.Errorf("%w: %d", ErrExists, id)
 	}
-	b := ix.p.Bands
-	if need := (int(id) + 1) * b; need > len(ix.next) {
-		ix.next = slices.Grow(ix.next, need-len(ix.next))[:need]
+	if ix.tables == nil {
+		panic("lsh: Insert after Close")
 	}
+	ix.next.grow(id)
 	if w := int(id/64) + 1; w > len(ix.present) {
 		ix.present = slices.Grow(ix.present, w-len(ix.present))[:w]
 	}
 	ix.keys = ix.p.AppendKeys(ix.keys[:0], sig)
 	for band, k := range ix.keys {
 		t := &ix.tables[band]
-		ix.next[int(id)*b+band] = t.get(k)
+		*ix.next.at(id, band) = t.get(k)
 		t.set(k, id+1)
 	}
 	if ix.opts.KeepSignatures {
@@ -150,7 +190,6 @@ func (ix *Index) Remove(id uint32, sig []uint32) error {
 	if len(sig) != ix.numPerm {
 		return fmt.Errorf("%w: %d slots, want %d", ErrLength, len(sig), ix.numPerm)
 	}
-	b := ix.p.Bands
 	ix.keys = ix.p.AppendKeys(ix.keys[:0], sig)
 	// Check every band first so that a wrong signature leaves the index
 	// unchanged.
@@ -161,24 +200,24 @@ func (ix *Index) Remove(id uint32, sig []uint32) error {
 	}
 	for band, k := range ix.keys {
 		t := &ix.tables[band]
-		at := int(id)*b + band
+		at := ix.next.at(id, band)
 		if head := t.get(k); head == id+1 {
-			if ix.next[at] == 0 {
+			if *at == 0 {
 				t.del(k)
 			} else {
-				t.set(k, ix.next[at])
+				t.set(k, *at)
 			}
 		} else {
 			for cur := head; cur != 0; {
-				nx := &ix.next[int(cur-1)*b+band]
+				nx := ix.next.at(cur-1, band)
 				if *nx == id+1 {
-					*nx = ix.next[at]
+					*nx = *at
 					break
 				}
 				cur = *nx
 			}
 		}
-		ix.next[at] = 0
+		*at = 0
 	}
 	ix.present[id/64] &^= 1 << (id % 64)
 	ix.n--
@@ -186,7 +225,7 @@ func (ix *Index) Remove(id uint32, sig []uint32) error {
 }
 
 func (ix *Index) inBucket(band int, k uint64, id uint32) bool {
-	for cur := ix.tables[band].get(k); cur != 0; cur = ix.next[int(cur-1)*ix.p.Bands+band] {
+	for cur := ix.tables[band].get(k); cur != 0; cur = *ix.next.at(cur-1, band) {
 		if cur == id+1 {
 			return true
 		}
@@ -203,10 +242,13 @@ func (ix *Index) Query(dst []uint32, sig []uint32) ([]uint32, error) {
 		return dst, fmt.Errorf("%w: %d slots, want %d", ErrLength, len(sig), ix.numPerm)
 	}
 	start := len(dst)
+	if ix.tables == nil {
+		panic("lsh: Query after Close")
+	}
 	b, r := ix.p.Bands, ix.p.Rows
 	for band := range b {
 		k := bandKey(sig[band*r : (band+1)*r])
-		for cur := ix.tables[band].get(k); cur != 0; cur = ix.next[int(cur-1)*b+band] {
+		for cur := ix.tables[band].get(k); cur != 0; cur = *ix.next.at(cur-1, band) {
 			dst = append(dst, cur-1)
 		}
 	}

@@ -2,6 +2,7 @@ package lsh
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"math/big"
 	"math/rand/v2"
@@ -9,6 +10,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/neardup/neardup/internal/arena"
 	"github.com/neardup/neardup/minhash"
 )
 
@@ -206,9 +208,10 @@ func TestSCurve(t *testing.T) {
 			for i := range trials {
 				h, _ := minhash.New(minhash.Options{Family: fam, Seed: uint64(i + 1)})
 				a, b := plantedSets(r, 100, inter)
-				ix, _ := New(p, 128, Options{})
+				ix, _ := New(p, 128, Options{OffHeap: i%2 == 1})
 				ix.Insert(0, h.Sign(nil, a))
 				c, _ := ix.Query(nil, h.Sign(nil, b))
+				ix.Close()
 				if len(c) == 1 {
 					hits++
 				}
@@ -224,8 +227,14 @@ func TestSCurve(t *testing.T) {
 
 // TestIndexOracle compares Query with a brute-force scan of every band of
 // every document, with clusters of near-identical signatures, and checks
-// Remove.
+// Remove, on the heap and off it (Options.OffHeap).
 func TestIndexOracle(t *testing.T) {
+	for _, off := range []bool{false, true} {
+		t.Run(fmt.Sprintf("OffHeap=%v", off), func(t *testing.T) { testIndexOracle(t, off) })
+	}
+}
+
+func testIndexOracle(t *testing.T, offHeap bool) {
 	r := rand.New(rand.NewPCG(1, 2))
 	const k, n = 32, 600
 	p := Params{8, 4}
@@ -244,7 +253,8 @@ func TestIndexOracle(t *testing.T) {
 			sigs[i][j] = r.Uint32N(4) // small alphabet: many accidental band matches
 		}
 	}
-	ix, err := New(p, k, Options{KeepSignatures: true})
+	mapped := arena.Mapped()
+	ix, err := New(p, k, Options{KeepSignatures: true, OffHeap: offHeap})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -317,7 +327,23 @@ func TestIndexOracle(t *testing.T) {
 		t.Errorf("Len = %d, want %d", ix.Len(), n-len(removed))
 	}
 	check()
-	plain, _ := New(p, k, Options{})
+	if got := arena.Mapped() - mapped; got != ix.MappedBytes() || (got > 0) != (offHeap && arena.OffHeap) {
+		t.Errorf("mapped %d bytes, MappedBytes %d (OffHeap %v)", got, ix.MappedBytes(), offHeap)
+	}
+	ix.Close()
+	if got := arena.Mapped(); got != mapped {
+		t.Errorf("mapped %d bytes after Close, want %d", got, mapped)
+	}
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Error("Query after Close did not panic")
+			}
+		}()
+		ix.Query(nil, sigs[0])
+	}()
+	ix.Close() // twice is fine
+	plain, _ := New(p, k, Options{OffHeap: offHeap})
 	if _, _, err := plain.QuerySimilar(nil, sigs[0], 0, nil); !errors.Is(err, ErrNoSigs) {
 		t.Errorf("QuerySimilar without signatures = %v, want ErrNoSigs", err)
 	}
@@ -338,13 +364,14 @@ func TestMemoryPerDoc(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	sig := make([]uint32, 128)
 	for _, tc := range []struct {
-		keep  bool
-		limit float64
-	}{{false, 340}, {true, 1000}} {
+		keep, off bool
+		limit     float64
+	}{{false, false, 340}, {true, false, 1000}, {false, true, 340}} {
 		runtime.GC()
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
-		ix, _ := New(Params{9, 13}, 128, Options{KeepSignatures: tc.keep})
+		mapped := arena.Mapped()
+		ix, _ := New(Params{9, 13}, 128, Options{KeepSignatures: tc.keep, OffHeap: tc.off})
 		for i := range n {
 			for j := range sig {
 				sig[j] = r.Uint32()
@@ -353,12 +380,18 @@ func TestMemoryPerDoc(t *testing.T) {
 		}
 		runtime.GC()
 		runtime.ReadMemStats(&after)
-		per := float64(after.HeapAlloc-before.HeapAlloc) / n
-		t.Logf("KeepSignatures=%v: %.0f bytes per document", tc.keep, per)
+		heap := float64(after.HeapAlloc-before.HeapAlloc) / n
+		off := float64(arena.Mapped()-mapped) / n
+		per := heap + off
+		t.Logf("KeepSignatures=%v OffHeap=%v: %.0f bytes per document (%.0f mapped)", tc.keep, tc.off, per, off)
 		if per > tc.limit {
-			t.Errorf("KeepSignatures=%v: %.0f bytes per document, documented limit %.0f", tc.keep, per, tc.limit)
+			t.Errorf("KeepSignatures=%v OffHeap=%v: %.0f bytes per document, documented limit %.0f", tc.keep, tc.off, per, tc.limit)
 		}
-		runtime.KeepAlive(ix)
+		// Off the heap, the heap keeps a bit a document.
+		if tc.off && arena.OffHeap && heap > 2 {
+			t.Errorf("OffHeap: %.1f bytes per document on the Go heap, want at most 2", heap)
+		}
+		ix.Close()
 	}
 }
 

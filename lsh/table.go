@@ -1,5 +1,7 @@
 package lsh
 
+import "github.com/neardup/neardup/internal/arena"
+
 // table is one band's hash table from band key to the id+1 of the bucket's
 // most recently inserted member: open addressing with linear probing over
 // two parallel arrays (12 bytes a slot), at most three quarters full, with
@@ -8,10 +10,15 @@ package lsh
 // index the slots directly. It replaces a Go map[uint64]uint32, which took
 // 16 bytes a slot plus control bytes and cost a tenth of a 1M-document
 // dedup run in lookups.
+//
+// With offHeap its arrays are mapped outside the Go heap (package
+// internal/arena) and an outgrown pair is unmapped at once; release
+// unmaps the current one.
 type table struct {
-	keys  []uint64
-	heads []uint32
-	n     int
+	keys    []uint64
+	heads   []uint32
+	n       int
+	offHeap bool
 }
 
 // get returns the head of key k's bucket, 0 when there is none.
@@ -83,10 +90,76 @@ func (t *table) del(k uint64) {
 func (t *table) grow() {
 	size := max(2*len(t.heads), 16)
 	keys, heads := t.keys, t.heads
-	t.keys, t.heads, t.n = make([]uint64, size), make([]uint32, size), 0
+	if t.offHeap {
+		t.keys, t.heads = arena.Make[uint64](size), arena.Make[uint32](size)
+	} else {
+		t.keys, t.heads = make([]uint64, size), make([]uint32, size)
+	}
+	t.n = 0
 	for i, h := range heads {
 		if h != 0 {
 			t.set(keys[i], h)
 		}
 	}
+	if t.offHeap {
+		arena.Free(keys)
+		arena.Free(heads)
+	}
 }
+
+// release empties the table and gives its memory back (unmapped when
+// offHeap).
+func (t *table) release() {
+	if t.offHeap {
+		arena.Free(t.keys)
+		arena.Free(t.heads)
+	}
+	t.keys, t.heads, t.n = nil, nil, 0
+}
+
+// bytes returns the memory the table holds.
+func (t *table) bytes() int64 { return 12 * int64(len(t.heads)) }
+
+// chain is the per-(id, band) array of bucket chains: next(id, band) is
+// the id+1 of the next member of id's bucket in that band, 0 at the end.
+// It grows in chunks of chainChunkDocs ids (a document's bands are in one
+// chunk), never by copying itself, mapped outside the Go heap with
+// offHeap.
+type chain struct {
+	bands   int
+	chunks  [][]uint32
+	offHeap bool
+}
+
+// chainShift: 1<<chainShift ids share a chunk (208 KiB at 13 bands).
+const chainShift = 12
+
+// at returns the cell of (id, band); id must be below the grown length.
+func (c *chain) at(id uint32, band int) *uint32 {
+	return &c.chunks[id>>chainShift][int(id&(1<<chainShift-1))*c.bands+band]
+}
+
+// grow makes room for ids up to id.
+func (c *chain) grow(id uint32) {
+	for len(c.chunks) <= int(id>>chainShift) {
+		n := c.bands << chainShift
+		if c.offHeap {
+			c.chunks = append(c.chunks, arena.Make[uint32](n))
+		} else {
+			c.chunks = append(c.chunks, make([]uint32, n))
+		}
+	}
+}
+
+// release gives the chunks back (unmapped when offHeap).
+func (c *chain) release() {
+	if c.offHeap {
+		for _, x := range c.chunks {
+			arena.Free(x)
+		}
+	}
+	c.chunks = nil
+}
+
+// bytes returns the memory the chain holds.
+func (c *chain) bytes() int64 { return int64(len(c.chunks)) * int64(c.bands) << chainShift * 4 }

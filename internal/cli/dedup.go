@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
 	"slices"
@@ -55,6 +56,7 @@ type dedupOpts struct {
 	quiet    bool
 	sample   bool
 	cpuProf  string
+	memProf  string
 	// optionsJSON is a file of dedup.Options as JSON that replaces the
 	// options of the flags (bench's child runs).
 	optionsJSON string
@@ -120,6 +122,8 @@ Regular output files are replaced atomically, and only when the run succeeds.
 	fs.BoolVar(&o.sample, "sample", false, "run on the embedded sample corpus")
 	fs.StringVar(&o.cpuProf, "cpuprofile", "", "write a Go CPU profile here (for performance work)")
 	fs.MarkHidden("cpuprofile")
+	fs.StringVar(&o.memProf, "memprofile", "", "write a Go heap profile here, taken when the first pass has read every document (for performance work)")
+	fs.MarkHidden("memprofile")
 	fs.StringVar(&o.optionsJSON, "options-json", "", "run with the dedup.Options in this JSON file instead of the method, sketch and clustering flags (for bench)")
 	fs.MarkHidden("options-json")
 	o.input.register(fs)
@@ -306,6 +310,22 @@ func runDedup(cmd *cobra.Command, o *dedupOpts, args []string, e *env) error {
 	in.OnPlan = func(p dedup.MemoryPlan) {
 		debug.SetMemoryLimit(p.GCLimit())
 	}
+	var memProfErr error
+	if o.memProf != "" {
+		in.OnFirstPass = func() {
+			runtime.GC() // the profile's in-use figures are as of the last collection
+			f, err := os.Create(o.memProf)
+			if err == nil {
+				err = pprof.Lookup("heap").WriteTo(f, 0)
+				if cerr := f.Close(); err == nil {
+					err = cerr
+				}
+			}
+			if err != nil {
+				memProfErr = fmt.Errorf("--memprofile: %w", err)
+			}
+		}
+	}
 	if o.cpuProf != "" {
 		f, err := os.Create(o.cpuProf)
 		if err != nil {
@@ -319,6 +339,9 @@ func runDedup(cmd *cobra.Command, o *dedupOpts, args []string, e *env) error {
 	}
 	stats, err := dedup.Run(cmd.Context(), cfg, in, out)
 	err = optionErr(err)
+	if err == nil {
+		err = memProfErr
+	}
 	if err != nil {
 		return err
 	}
