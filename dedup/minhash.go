@@ -485,7 +485,7 @@ type minhashFinder struct {
 
 func (m *minhashMethod) NewFinder() (Finder, error) {
 	f := &minhashFinder{m: m, k: m.spec.MinHash.NumPerm, uf: cluster.NewUnionFind(0), curID: -1, tabID: -1}
-	f.sigs.k = f.k
+	f.sigs = newSigStore(f.k)
 	if m.direct && m.join == joinEstimate {
 		f.first = make([]map[uint64]int32, m.params.Bands)
 		for i := range f.first {

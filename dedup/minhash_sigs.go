@@ -17,20 +17,24 @@ import "github.com/neardup/neardup/internal/arena"
 // index (an exact copy) has none.
 
 // sigChunkDocs rows share one chunk.
-const sigChunkDocs = 1 << 14
+const sigChunkDocs = 1 << sigChunkShift
 
+const sigChunkShift = 14
+
+// sigStore holds the rows: k slots and keff each (arena.Rows).
 type sigStore struct {
-	k      int
-	chunks [][]uint16 // arena.Make'd, rows of k+1
+	k    int
+	rows arena.Rows[uint16]
+}
+
+func newSigStore(k int) sigStore {
+	return sigStore{k: k, rows: arena.NewRows[uint16](k+1, sigChunkShift, false)}
 }
 
 // put stores row i: the signature's k slots and keff.
 func (s *sigStore) put(i int, sig []uint32, keff int) {
-	c := i / sigChunkDocs
-	for len(s.chunks) <= c {
-		s.chunks = append(s.chunks, arena.Make[uint16](sigChunkDocs*(s.k+1)))
-	}
-	row := s.chunks[c][(i%sigChunkDocs)*(s.k+1):][:s.k+1]
+	s.rows.Grow(i + 1)
+	row := s.rows.Row(i)
 	for x, v := range sig {
 		row[x] = uint16(v)
 	}
@@ -39,25 +43,16 @@ func (s *sigStore) put(i int, sig []uint32, keff int) {
 
 // get returns row i's slots: a view valid until release, which the caller
 // uses within its call.
-func (s *sigStore) get(i int) []uint16 {
-	return s.chunks[i/sigChunkDocs][(i%sigChunkDocs)*(s.k+1):][:s.k:s.k]
-}
+func (s *sigStore) get(i int) []uint16 { return s.rows.Row(i)[:s.k:s.k] }
 
 // keff returns row i's effective slots.
-func (s *sigStore) keff(i int) int {
-	return int(s.chunks[i/sigChunkDocs][(i%sigChunkDocs)*(s.k+1)+s.k])
-}
+func (s *sigStore) keff(i int) int { return int(s.rows.Row(i)[s.k]) }
 
 // release unmaps the rows; the store is empty afterwards.
-func (s *sigStore) release() {
-	for _, c := range s.chunks {
-		arena.Free(c)
-	}
-	s.chunks = nil
-}
+func (s *sigStore) release() { s.rows.Release() }
 
 // bytes returns the memory the rows hold.
-func (s *sigStore) bytes() int64 { return int64(len(s.chunks)) * sigChunkDocs * int64(s.k+1) * 2 }
+func (s *sigStore) bytes() int64 { return s.rows.Bytes() }
 
 // matches16 counts the slots where a (stored) and the low 16 bits of b
 // agree.

@@ -97,7 +97,7 @@ func New(p Params, numPerm int, opts Options) (*Index, error) {
 		return nil, err
 	}
 	ix := &Index{p: p, numPerm: numPerm, opts: opts, tables: make([]table, p.Bands),
-		next: chain{bands: p.Bands, offHeap: opts.OffHeap}}
+		next: newChain(p.Bands, opts.OffHeap)}
 	for i := range ix.tables {
 		ix.tables[i].offHeap = opts.OffHeap
 	}

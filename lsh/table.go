@@ -122,44 +122,25 @@ func (t *table) bytes() int64 { return 12 * int64(len(t.heads)) }
 
 // chain is the per-(id, band) array of bucket chains: next(id, band) is
 // the id+1 of the next member of id's bucket in that band, 0 at the end.
-// It grows in chunks of chainChunkDocs ids (a document's bands are in one
-// chunk), never by copying itself, mapped outside the Go heap with
-// offHeap.
-type chain struct {
-	bands   int
-	chunks  [][]uint32
-	offHeap bool
-}
+// A row per id, 1<<chainShift ids a chunk (arena.Rows: never copied to
+// grow; mapped outside the Go heap with offHeap).
+type chain struct{ rows arena.Rows[uint32] }
 
 // chainShift: 1<<chainShift ids share a chunk (208 KiB at 13 bands).
 const chainShift = 12
 
-// at returns the cell of (id, band); id must be below the grown length.
-func (c *chain) at(id uint32, band int) *uint32 {
-	return &c.chunks[id>>chainShift][int(id&(1<<chainShift-1))*c.bands+band]
+func newChain(bands int, offHeap bool) chain {
+	return chain{arena.NewRows[uint32](bands, chainShift, !offHeap)}
 }
+
+// at returns the cell of (id, band); id must be below the grown length.
+func (c *chain) at(id uint32, band int) *uint32 { return &c.rows.Row(int(id))[band] }
 
 // grow makes room for ids up to id.
-func (c *chain) grow(id uint32) {
-	for len(c.chunks) <= int(id>>chainShift) {
-		n := c.bands << chainShift
-		if c.offHeap {
-			c.chunks = append(c.chunks, arena.Make[uint32](n))
-		} else {
-			c.chunks = append(c.chunks, make([]uint32, n))
-		}
-	}
-}
+func (c *chain) grow(id uint32) { c.rows.Grow(int(id) + 1) }
 
 // release gives the chunks back (unmapped when offHeap).
-func (c *chain) release() {
-	if c.offHeap {
-		for _, x := range c.chunks {
-			arena.Free(x)
-		}
-	}
-	c.chunks = nil
-}
+func (c *chain) release() { c.rows.Release() }
 
 // bytes returns the memory the chain holds.
-func (c *chain) bytes() int64 { return int64(len(c.chunks)) * int64(c.bands) << chainShift * 4 }
+func (c *chain) bytes() int64 { return c.rows.Bytes() }

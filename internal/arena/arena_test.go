@@ -165,3 +165,41 @@ func TestOffHeap(t *testing.T) {
 	}
 	a.Release()
 }
+
+// TestRows checks that rows keep their values across chunks as Rows grows,
+// mapped and on the heap, that a row is capped at its width, and what
+// Bytes and Release say.
+func TestRows(t *testing.T) {
+	for _, onHeap := range []bool{false, true} {
+		before := Mapped()
+		r := NewRows[uint32](13, 6, onHeap) // 64 rows of 13 a chunk
+		const n = 1000
+		for i := range n {
+			r.Grow(i + 1)
+			row := r.Row(i)
+			if len(row) != 13 || cap(row) != 13 {
+				t.Fatalf("onHeap=%v: row %d has len %d cap %d, want 13", onHeap, i, len(row), cap(row))
+			}
+			for b := range row {
+				row[b] = uint32(i*13 + b)
+			}
+		}
+		for i := range n {
+			for b, v := range r.Row(i) {
+				if v != uint32(i*13+b) {
+					t.Fatalf("onHeap=%v: row %d [%d] = %d, want %d", onHeap, i, b, v, i*13+b)
+				}
+			}
+		}
+		if want := int64((n+63)/64) * 64 * 13 * 4; r.Bytes() != want {
+			t.Errorf("onHeap=%v: Bytes %d, want %d", onHeap, r.Bytes(), want)
+		}
+		if mapped := Mapped() - before; OffHeap && !onHeap && mapped != r.Bytes() || onHeap && mapped != 0 {
+			t.Errorf("onHeap=%v: %d bytes mapped for %d held", onHeap, mapped, r.Bytes())
+		}
+		r.Release()
+		if r.Bytes() != 0 || Mapped() != before {
+			t.Errorf("onHeap=%v: after Release, Bytes %d, mapped %d more than before", onHeap, r.Bytes(), Mapped()-before)
+		}
+	}
+}
