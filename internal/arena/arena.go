@@ -102,9 +102,6 @@ func NewArray[T Word](shift uint) *Array[T] {
 // Len returns the array's length.
 func (a *Array[T]) Len() int { return a.n }
 
-// ChunkLen returns the elements a chunk holds.
-func (a *Array[T]) ChunkLen() int { return a.mask + 1 }
-
 // Grow makes the array at least n elements long; new elements are zero.
 func (a *Array[T]) Grow(n int) {
 	for len(a.chunks)<<a.shift < n {
@@ -127,19 +124,6 @@ func (a *Array[T]) Set(i int, v T) {
 		panic(fmt.Sprintf("arena: index %d out of range [0, %d)", i, a.n))
 	}
 	a.chunks[i>>a.shift][i&a.mask] = v
-}
-
-// Row returns a view of elements [i, i+n), which must lie within one
-// chunk (rows of a width that divides the chunk length do). The view is
-// valid until Release; the owner must not let it outlive the call that
-// asked for it.
-func (a *Array[T]) Row(i, n int) []T {
-	if i < 0 || n < 0 || i+n > a.n || (i+n-1)>>a.shift != i>>a.shift && n > 0 {
-		panic(fmt.Sprintf("arena: row [%d, %d) out of range or across chunks (length %d, chunks of %d)", i, i+n, a.n, a.mask+1))
-	}
-	c := a.chunks[i>>a.shift]
-	o := i & a.mask
-	return c[o : o+n : o+n]
 }
 
 // Release unmaps every chunk and empties the array; it may be grown

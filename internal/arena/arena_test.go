@@ -79,18 +79,6 @@ func TestArray(t *testing.T) {
 				t.Fatalf("Get(%d) = %d, want %d", i, g, v)
 			}
 		}
-		// Rows of a width that divides the chunk length.
-		for i := 0; i+16 <= n; i += 16 {
-			r := a.Row(i, 16)
-			for x, v := range r {
-				if v != ref[i+x] {
-					t.Fatalf("Row(%d)[%d] = %d, want %d", i, x, v, ref[i+x])
-				}
-			}
-			if cap(r) != 16 {
-				t.Fatalf("Row(%d): cap %d, want 16 (no view past the row)", i, cap(r))
-			}
-		}
 		a.Grow(10) // never shrinks
 		if a.Len() != n {
 			t.Errorf("Grow(10) shrank the array to %d", a.Len())
@@ -116,11 +104,9 @@ func TestArrayPanics(t *testing.T) {
 	a.Grow(100)
 	defer a.Release()
 	for name, f := range map[string]func(){
-		"Get past Len":     func() { a.Get(100) },
-		"Set past Len":     func() { a.Set(100, 1) },
-		"Row across chunk": func() { a.Row(60, 8) },
-		"Row past Len":     func() { a.Row(96, 8) },
-		"shift":            func() { NewArray[uint8](40) },
+		"Get past Len": func() { a.Get(100) },
+		"Set past Len": func() { a.Set(100, 1) },
+		"shift":        func() { NewArray[uint8](40) },
 	} {
 		func() {
 			defer func() {
