@@ -749,36 +749,31 @@ func (r *Redis) write(docs []Doc, check bool, limit int) ([]Result, error) {
 			break
 		}
 		args = append(args[:0], mode, len(todo))
+		var deps []int
 		for p, i := range todo {
 			pos[i] = p + 1
 			d := &docs[i]
-			dup, np := 0, 0
+			// The pending documents i depends on: its near-duplicates
+			// (their positions), then those with only its id (negated).
+			dup := 0
+			deps = deps[:0]
 			for _, j := range preds[i] {
 				if results[j].Added {
 					dup = 1
 				} else if pending[j] {
-					np++
+					deps = append(deps, pos[j])
 				}
 			}
 			if idDeps != nil {
 				for _, j := range idDeps[i] {
 					if pending[j] && !slices.Contains(preds[i], j) {
-						np++
+						deps = append(deps, -pos[j])
 					}
 				}
 			}
-			args = append(args, snaps[i], d.ID, r.idBucket(d.ID), r.p.appendRecord(nil, d.ID, &d.Sketch), dup, np)
-			for _, j := range preds[i] {
-				if pending[j] {
-					args = append(args, pos[j])
-				}
-			}
-			if idDeps != nil {
-				for _, j := range idDeps[i] {
-					if pending[j] && !slices.Contains(preds[i], j) {
-						args = append(args, -pos[j])
-					}
-				}
+			args = append(args, snaps[i], d.ID, r.idBucket(d.ID), r.p.appendRecord(nil, d.ID, &d.Sketch), dup, len(deps))
+			for _, p := range deps {
+				args = append(args, p)
 			}
 			args = append(args, len(keys[i]))
 			for t, k := range keys[i] {
