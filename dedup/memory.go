@@ -54,12 +54,12 @@ const spillBytesPerDoc = 28
 // part alone: one and a half times what the run is estimated to hold on
 // the heap, at least gcLimitFloor, never above the budget less the
 // mapped memory (nor below a quarter of the budget); on the spill path,
-// the budget (at least 256 MiB), which is what it holds. The heap then
+// the budget, which is what it holds. The heap then
 // stays near what is live instead of growing to twice that before each
 // collection.
 func (p MemoryPlan) GCLimit() int64 {
 	if p.Spill {
-		return min(max(p.BudgetBytes, 256<<20), p.BudgetBytes)
+		return p.BudgetBytes
 	}
 	heap := p.EstimatedBytes - p.EstimatedMappedBytes
 	limit := max(heap/2*3, gcLimitFloor)
