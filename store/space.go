@@ -2,6 +2,8 @@ package store
 
 import (
 	"fmt"
+	"os"
+	"strings"
 	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -58,6 +60,53 @@ func (o Options) minFree() int64 {
 type space struct {
 	minFree int64
 	failed  atomic.Pointer[error]
+	// openedFull is set (wrapping ErrDiskFull) when Open found too
+	// little free space to replay the write-ahead log and flush it, and
+	// so opened the database read-only: every write gets it until the
+	// index is reopened with space freed.
+	openedFull error
+}
+
+// healthWriteBytes is the write Health asks room for: writable means a
+// write of this size (a few documents) would be accepted, not merely
+// that the reserve is intact (a free space of exactly MinFreeBytes
+// refuses every write).
+const healthWriteBytes = 64 << 10
+
+// replayRoom returns nil when dir's file system has room to open the
+// index writable: pebble replays the write-ahead logs (the *.log files)
+// into memtables and flushes them, which writes about as many bytes as
+// the logs hold, and MinFreeBytes must stay free after that. Otherwise it
+// returns the error (wrapping ErrDiskFull) that the read-only index gives
+// every write. On a full disk pebble's flush at open fails and is retried
+// without end (a process spinning in Open, logging the error many times a
+// second): opening read-only replays the logs in memory and writes
+// nothing.
+func replayRoom(dir string, minFree int64) error {
+	if minFree <= 0 {
+		return nil
+	}
+	free, err := freeBytes(dir)
+	if err != nil {
+		return nil // unknown: let pebble try
+	}
+	var logs int64
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	for _, e := range ents {
+		if strings.HasSuffix(e.Name(), ".log") {
+			if fi, err := e.Info(); err == nil {
+				logs += fi.Size()
+			}
+		}
+	}
+	if free >= minFree+logs {
+		return nil
+	}
+	return fmt.Errorf("%w: the index was opened read-only: %d bytes were free at open, and replaying its write-ahead log (%d bytes) must leave the reserve of %d; free space and restart to write again (queries are answered)",
+		ErrDiskFull, free, logs, minFree)
 }
 
 // checkSpace returns ErrDiskFull unless need more bytes leave minFree
@@ -139,8 +188,11 @@ func (s *Store) Health() error {
 	if err := s.failure(); err != nil {
 		return err
 	}
+	if s.space.openedFull != nil {
+		return s.space.openedFull
+	}
 	if s.ronly {
 		return nil
 	}
-	return s.checkSpace(0)
+	return s.checkSpace(healthWriteBytes)
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/neardup/neardup/internal/smallfs"
 )
@@ -122,5 +123,109 @@ func TestDiskFull(t *testing.T) {
 		if _, err := s.Get(id); err != nil {
 			t.Fatalf("acknowledged %s lost: %v", id, err)
 		}
+	}
+}
+
+// TestReopenOnFullDisk reopens an index whose disk is still full after the
+// process that filled it stopped: pebble's writable open would replay the
+// write-ahead log and retry its flush without end (a process spinning in
+// Open, issue 32). Open must return, read-only, answering queries with every
+// acknowledged document and refusing writes with ErrDiskFull; once space
+// is freed, the next Open is writable again.
+func TestReopenOnFullDisk(t *testing.T) {
+	mnt := smallfs.Mount(t, 6<<20)
+	dir := filepath.Join(mnt, "idx")
+	opts := Options{CacheSize: 1 << 20, MemTableSize: 256 << 10} // 1 MiB kept free
+	s, err := Create(dir, DefaultParams(MinHash), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ballast := filepath.Join(mnt, "ballast")
+	smallfs.Fill(t, ballast, 3<<20)
+	acked := fillIndex(t, s, "a", 2000)
+	smallfs.Fill(t, filepath.Join(mnt, "filler"), 64<<10)
+	if err := s.Close(); err != nil {
+		t.Logf("Close on a full disk: %v", err)
+	}
+
+	type opened struct {
+		s   *Store
+		err error
+	}
+	done := make(chan opened, 1)
+	go func() {
+		s, err := Open(dir, opts)
+		done <- opened{s, err}
+	}()
+	var o opened
+	select {
+	case o = <-done:
+	case <-time.After(2 * time.Minute):
+		t.Fatal("Open on a full disk did not return in 2 minutes")
+	}
+	if o.err != nil {
+		t.Fatalf("Open on a full disk: %v, want a read-only index", o.err)
+	}
+	s = o.s
+	if err := s.Health(); !errors.Is(err, ErrDiskFull) {
+		t.Errorf("Health of an index opened on a full disk = %v, want ErrDiskFull", err)
+	}
+	if got := s.Len(); got != int64(len(acked)) {
+		t.Errorf("Len = %d, want the %d acknowledged", got, len(acked))
+	}
+	for _, id := range acked {
+		if _, err := s.Get(id); err != nil {
+			t.Fatalf("acknowledged %s not found on the read-only index: %v", id, err)
+		}
+	}
+	sk, _ := s.NewSketcher()
+	if err := s.Add("late", sk.Sketch("a late document")); !errors.Is(err, ErrDiskFull) {
+		t.Errorf("Add to an index opened on a full disk = %v, want ErrDiskFull", err)
+	}
+	if err := s.Remove(acked[0]); !errors.Is(err, ErrDiskFull) {
+		t.Errorf("Remove = %v, want ErrDiskFull", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatalf("Close of the read-only index: %v", err)
+	}
+
+	if err := os.Remove(ballast); err != nil {
+		t.Fatal(err)
+	}
+	s, err = Open(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Health(); err != nil {
+		t.Errorf("Health after freeing space = %v", err)
+	}
+	if err := s.Add("late", sk.Sketch("a late document")); err != nil {
+		t.Fatalf("Add after freeing space: %v", err)
+	}
+	if got := s.Len(); got != int64(len(acked))+1 {
+		t.Errorf("Len = %d, want %d", got, len(acked)+1)
+	}
+}
+
+// TestHealthAtReserve: with exactly the reserve free, a write is refused,
+// so Health must not say the index is writable (issue 32 item 4).
+func TestHealthAtReserve(t *testing.T) {
+	mnt := smallfs.Mount(t, 6<<20)
+	dir := filepath.Join(mnt, "idx")
+	opts := Options{CacheSize: 1 << 20, MemTableSize: 256 << 10}
+	s, err := Create(dir, DefaultParams(MinHash), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	smallfs.Fill(t, filepath.Join(mnt, "filler"), s.space.minFree)
+	sk, _ := s.NewSketcher()
+	addErr := s.Add("x", sk.Sketch("one document at the reserve"))
+	if !errors.Is(addErr, ErrDiskFull) {
+		t.Skipf("Add with %d bytes free = %v: the fill missed the reserve", s.space.minFree, addErr)
+	}
+	if err := s.Health(); !errors.Is(err, ErrDiskFull) {
+		t.Errorf("Health with exactly the reserve free = %v, while Add gets %v", err, addErr)
 	}
 }

@@ -314,10 +314,20 @@ func open(dir string, opts Options, lock *pebble.Lock) (*Store, error) {
 	if testHookRebuilt != nil {
 		testHookRebuilt()
 	}
-	db, err := pebble.Open(dir, opts.pebble(false, lock))
+	wopts := opts
+	var full error
+	if !opts.ReadOnly {
+		if full = replayRoom(dir, opts.minFree()); full != nil {
+			wopts.ReadOnly = true
+		}
+	}
+	db, err := pebble.Open(dir, wopts.pebble(false, lock))
 	if err != nil {
 		s.freeTables()
 		return nil, openErr(dir, err)
+	}
+	if full != nil {
+		s.ronly, s.space.openedFull = true, full
 	}
 	// The postings were rebuilt from the counters read before: they must
 	// still be the database's.
@@ -329,7 +339,7 @@ func open(dir string, opts Options, lock *pebble.Lock) (*Store, error) {
 		}
 		return nil, err
 	}
-	if ver < FormatVersion && !opts.ReadOnly {
+	if ver < FormatVersion && !wopts.ReadOnly {
 		if err := migrate(db, ver, p); err != nil {
 			s.freeTables()
 			db.Close()
@@ -790,7 +800,7 @@ type pendingKey struct {
 // duplicates after the first step changes nothing and takes no lock.
 func (s *Store) write(docs []Doc, check bool, limit int) ([]Result, error) {
 	if s.ronly {
-		return nil, fmt.Errorf("store: %s is open read-only", s.dir)
+		return nil, s.readOnlyErr()
 	}
 	results := make([]Result, len(docs))
 	for i := range docs {
@@ -1076,11 +1086,20 @@ func (s *Store) pendingMatches(dst []Match, docs []Doc, pending map[pendingKey][
 	return dst
 }
 
+// readOnlyErr is the error of a write to a read-only index: the disk-full
+// error when Open made it read-only (see replayRoom).
+func (s *Store) readOnlyErr() error {
+	if s.space.openedFull != nil {
+		return s.space.openedFull
+	}
+	return fmt.Errorf("store: %s is open read-only", s.dir)
+}
+
 // Remove deletes the document id: its record and all its postings. An id
 // not in the index is ErrNotFound.
 func (s *Store) Remove(id string) error {
 	if s.ronly {
-		return fmt.Errorf("store: %s is open read-only", s.dir)
+		return s.readOnlyErr()
 	}
 	if err := checkID(id); err != nil {
 		return err
@@ -1280,7 +1299,7 @@ func (s *Store) Compact(ctx context.Context) error {
 		return ErrClosed
 	}
 	if s.ronly {
-		return fmt.Errorf("store: %s is open read-only", s.dir)
+		return s.readOnlyErr()
 	}
 	if err := s.Health(); err != nil {
 		return err

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
 	"net"
@@ -183,6 +184,9 @@ func runServe(ctx context.Context, cmd *cobra.Command, o *serveOpts) error {
 		defer ds.Close()
 		fmt.Fprintf(stderr, "profiler on http://%s/debug/pprof/\n", dln.Addr())
 	}
+	if err := st.Health(); errors.Is(err, store.ErrDiskFull) {
+		fmt.Fprintf(stderr, "neardup: warning: %v\n", err)
+	}
 	p := st.Params()
 	fmt.Fprintf(stderr, "serving %s index %s (%d documents; %s) on http://%s\n", p.Method, redactLoc(o.dir), st.Len(), describeParams(p), ln.Addr())
 	errc := make(chan error, 1)
@@ -197,11 +201,18 @@ func runServe(ctx context.Context, cmd *cobra.Command, o *serveOpts) error {
 	defer cancel()
 	serr := hs.Shutdown(sctx)
 	<-errc
+	// On a full disk Close leaves the memtables in the write-ahead log
+	// (a flush could not succeed): say so rather than "flushed".
+	full := errors.Is(st.Health(), store.ErrDiskFull)
 	if err := st.Close(); err != nil {
 		return fmt.Errorf("closing the index: %w", err)
 	}
 	if serr != nil {
 		return fmt.Errorf("shutdown: %w", serr)
+	}
+	if full {
+		fmt.Fprintf(stderr, "index %s closed without a flush (the disk is full): acknowledged documents are in its write-ahead log, which the next start replays\n", redactLoc(o.dir))
+		return nil
 	}
 	fmt.Fprintf(stderr, "index %s flushed and closed\n", redactLoc(o.dir))
 	return nil
