@@ -11,12 +11,15 @@ import (
 	"github.com/neardup/neardup/internal/sysinfo"
 )
 
-// Admission control bounds the server's memory under a flood: at most
-// Config.MaxConcurrent requests are served at once and their bodies total
-// at most Config.MaxInflightBytes (a body counts its Content-Length, or
-// Config.MaxBodyBytes when the length is not declared, before a byte of it
-// is read). A request beyond either limit waits up to Config.QueueWait for
-// room, then gets 503 with Retry-After and changes nothing. /healthz and
+// Admission control bounds the server's memory under a flood: the bodies
+// being received or served total at most Config.MaxInflightBytes (a body
+// counts its Content-Length, or Config.MaxBodyBytes when the length is not
+// declared, reserved before a byte of it is read), and at most
+// Config.MaxConcurrent requests whose bodies have arrived are served at
+// once (a slow sender holds no slot while its body trickles in; the
+// server's read timeout ends it). A request beyond either limit waits up
+// to Config.QueueWait for room, then gets 503 with Retry-After and changes
+// nothing. /healthz and
 // /metrics are never held back. A request's memory is a small multiple of
 // its body (the body, the decoded texts, the sketches; docs/reliability.md
 // gives the measured figures), so the limits bound the memory of requests
@@ -60,25 +63,19 @@ func newAdmission(maxConc, maxBytes int64, wait time.Duration) *admission {
 	}
 }
 
-// admit reserves room for r, whose body is at most maxBody bytes; it
-// returns the release function, or an error to answer (503) when there is
-// no room within the queue wait.
-func (a *admission) admit(ctx context.Context, r *http.Request, maxBody int64) (func(), error) {
+// admitBytes reserves room for r's body, at most maxBody bytes (its
+// Content-Length, or maxBody when the length is not declared), before a
+// byte of it is read; it returns the release function, or an error to
+// answer (503) when there is no room within the queue wait.
+func (a *admission) admitBytes(ctx context.Context, r *http.Request, maxBody int64) (func(), error) {
 	n := r.ContentLength
 	if n < 0 || n > maxBody {
 		n = maxBody // unknown length: room for the largest body
 	}
 	ctx, cancel := context.WithTimeout(ctx, a.wait)
 	defer cancel()
-	if !a.conc.TryAcquire(1) {
-		if err := a.conc.Acquire(ctx, 1); err != nil {
-			a.rejectedConc.Add(1)
-			return nil, errorf(http.StatusServiceUnavailable, "server busy: %d requests in flight, the most it serves at once; retry later", a.maxConc)
-		}
-	}
 	if n > 0 && !a.bytes.TryAcquire(n) {
 		if err := a.bytes.Acquire(ctx, n); err != nil {
-			a.conc.Release(1)
 			a.rejectedMem.Add(1)
 			return nil, errorf(http.StatusServiceUnavailable, "server busy: request bodies in flight would exceed %d bytes; retry later", a.maxBytes)
 		}
@@ -89,8 +86,23 @@ func (a *admission) admit(ctx context.Context, r *http.Request, maxBody int64) (
 		if n > 0 {
 			a.bytes.Release(n)
 		}
-		a.conc.Release(1)
 	}, nil
+}
+
+// admitSlot takes one of the MaxConcurrent slots for a request whose body
+// has been read: a client that sends its body slowly holds no slot while
+// it does (issue 32: 70 connections trickling a byte every 0.5 s held all
+// 64 slots, and every other request got 503 for the whole --timeout).
+func (a *admission) admitSlot(ctx context.Context) (func(), error) {
+	if !a.conc.TryAcquire(1) {
+		ctx, cancel := context.WithTimeout(ctx, a.wait)
+		defer cancel()
+		if err := a.conc.Acquire(ctx, 1); err != nil {
+			a.rejectedConc.Add(1)
+			return nil, errorf(http.StatusServiceUnavailable, "server busy: %d requests in flight, the most it serves at once; retry later", a.maxConc)
+		}
+	}
+	return func() { a.conc.Release(1) }, nil
 }
 
 // retryAfterBusy is the Retry-After, in seconds, of a request refused for

@@ -1,26 +1,76 @@
 package server
 
 import (
+	"bytes"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/neardup/neardup/store"
 )
 
-// TestAdmission holds requests in flight with bodies that do not arrive
-// and checks that the concurrency and byte limits refuse the rest with 503
-// and Retry-After, that /healthz and /metrics still answer, and that the
-// room comes back when the requests finish.
+// newHeldTest is newTest with a Server whose requests with the body
+// {"text":"hold"} wait, once admitted, until release is closed; admitted
+// counts them.
+func newHeldTest(t *testing.T, cfg Config) (ts *httptest.Server, admitted *atomic.Int64, release chan struct{}) {
+	t.Helper()
+	st, err := store.Create(t.TempDir(), store.DefaultParams(store.MinHash), store.Options{CacheSize: 4 << 20, MemTableSize: 4 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := New(st, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	admitted, release = new(atomic.Int64), make(chan struct{})
+	srv.testHookAdmitted = func(r *http.Request) {
+		if b, ok := r.Context().Value(bodyKey{}).(*bytes.Buffer); ok && b.String() == `{"text":"hold"}` {
+			admitted.Add(1)
+			<-release
+		}
+	}
+	ts = httptest.NewServer(srv.Handler())
+	t.Cleanup(func() {
+		ts.Close()
+		st.Close()
+	})
+	return ts, admitted, release
+}
+
+// TestAdmission holds requests in flight, in the handler (the concurrency
+// limit) and with bodies that do not arrive (the byte limit), and checks
+// that the limits refuse the rest with 503 and Retry-After, that /healthz
+// and /metrics still answer, and that the room comes back when the
+// requests finish.
 func TestAdmission(t *testing.T) {
-	_, ts := newTest(t, store.MinHash, Config{MaxConcurrent: 2, MaxBodyBytes: 512 << 10, MaxInflightBytes: 768 << 10, QueueWait: 50 * time.Millisecond})
+	ts, admitted, releaseHeld := newHeldTest(t, Config{MaxConcurrent: 2, MaxBodyBytes: 512 << 10, MaxInflightBytes: 768 << 10, QueueWait: 50 * time.Millisecond})
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Go(func() {
+			resp, err := ts.Client().Post(ts.URL+"/v1/check", "application/json", strings.NewReader(`{"text":"hold"}`))
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		})
+	}
+	for deadline := time.Now().Add(5 * time.Second); admitted.Load() < 2; {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of the 2 held requests admitted", admitted.Load())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 	const held = 300 << 10
 	body := `{"text":"` + strings.Repeat("x", held-12) + `"}`
-	var wg sync.WaitGroup
 	var pws []*io.PipeWriter
 	codes := make([]int, 2)
 	for i := range 2 {
@@ -39,11 +89,11 @@ func TestAdmission(t *testing.T) {
 			codes[i] = resp.StatusCode
 		})
 	}
-	// Wait until both are admitted.
+	// Wait until both bodies have their room.
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		_, v := do(t, ts, "GET", "/metrics", "")
-		if strings.Contains(v["raw"].(string), fmt.Sprintf("neardup_http_request_bytes_in_flight %d", 2*len(body))) {
+		if strings.Contains(v["raw"].(string), fmt.Sprintf("neardup_http_request_bytes_in_flight %d", 2*len(body)+2*len(`{"text":"hold"}`))) {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -81,7 +131,9 @@ func TestAdmission(t *testing.T) {
 			t.Errorf("metrics lack %q:\n%s", want, m)
 		}
 	}
-	// Let one finish: a small request fits, a large one does not.
+	// Let the held handlers go, and one body arrive: a small request
+	// fits, a large one does not.
+	close(releaseHeld)
 	io.WriteString(pws[0], body)
 	pws[0].Close()
 	for deadline := time.Now().Add(5 * time.Second); ; {
@@ -119,5 +171,52 @@ func TestAdmissionConfig(t *testing.T) {
 	}
 	if n := DefaultInflightBytes(32 << 20); n < 32<<20 || n > MaxDefaultInflightBytes {
 		t.Errorf("DefaultInflightBytes = %d", n)
+	}
+}
+
+// TestSlowClients: twice MaxConcurrent connections send their bodies a
+// byte at a time; at least 95% of the normal requests sent meanwhile must
+// be served (issue 32: 70 trickling connections held all 64 slots and
+// every other request got 503 for the whole timeout).
+func TestSlowClients(t *testing.T) {
+	const slots = 8
+	ts, _, _ := newHeldTest(t, Config{MaxConcurrent: slots})
+	addr := strings.TrimPrefix(ts.URL, "http://")
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range 2 * slots {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(c, "POST /v1/check HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{\"text\":\"")
+		wg.Go(func() {
+			defer c.Close()
+			tick := time.NewTicker(50 * time.Millisecond)
+			defer tick.Stop()
+			for {
+				select {
+				case <-stop:
+					return
+				case <-tick.C:
+					if _, err := c.Write([]byte{'a' + byte(i%26)}); err != nil {
+						return
+					}
+				}
+			}
+		})
+	}
+	time.Sleep(300 * time.Millisecond) // every slow request is in
+	ok, n := 0, 40
+	for range n {
+		code, _ := do(t, ts, "POST", "/v1/check-and-add", `{"id":"`+fmt.Sprint(ok)+`","text":"a normal request among slow ones"}`)
+		if code/100 == 2 {
+			ok++
+		}
+	}
+	close(stop)
+	wg.Wait()
+	if ok < n*95/100 {
+		t.Errorf("%d of %d normal requests served beside %d slow senders (MaxConcurrent %d), want at least 95%%", ok, n, 2*slots, slots)
 	}
 }

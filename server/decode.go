@@ -322,6 +322,9 @@ const maxPooledBody = 1 << 20
 // pooled buffer; give it back with putBody when done. An oversized body is
 // the *http.MaxBytesError.
 func readBody(r *http.Request) (*bytes.Buffer, error) {
+	if buf, ok := r.Context().Value(bodyKey{}).(*bytes.Buffer); ok {
+		return buf, nil // read before the request took its slot (wrap)
+	}
 	buf := bodyPool.Get().(*bytes.Buffer)
 	buf.Reset()
 	if r.ContentLength > 0 && r.ContentLength < maxPooledBody {

@@ -108,7 +108,12 @@ type Server struct {
 	sketches sync.Pool
 	met      *metrics
 	adm      *admission
+	// testHookAdmitted, set by tests, runs once a request has its slot.
+	testHookAdmitted func(*http.Request)
 }
+
+// bodyKey is the context key of a request body read before admission.
+type bodyKey struct{}
 
 // New returns a Server for the index st with cfg.
 func New(st store.Index, cfg Config) (*Server, error) {
@@ -246,17 +251,41 @@ func (s *Server) wrap(name string, h func(http.ResponseWriter, *http.Request) er
 			s.writeError(sw, r, &http.MaxBytesError{Limit: s.cfg.MaxBodyBytes})
 			return
 		}
+		r.Body = http.MaxBytesReader(sw, r.Body, s.cfg.MaxBodyBytes)
+		ctx := r.Context()
 		if name != "healthz" && name != "metrics" {
-			release, err := s.adm.admit(r.Context(), r, s.cfg.MaxBodyBytes)
+			// Room for the body first, then the body, then a slot: a
+			// slow sender holds no slot (admit.go).
+			release, err := s.adm.admitBytes(ctx, r, s.cfg.MaxBodyBytes)
 			if err != nil {
 				sw.Header().Set("Retry-After", retryAfterBusy)
 				s.writeError(sw, r, err)
 				return
 			}
 			defer release()
+			if r.Method == http.MethodPost {
+				buf, err := readBody(r)
+				if err != nil {
+					s.writeError(sw, r, err)
+					return
+				}
+				ctx = context.WithValue(ctx, bodyKey{}, buf)
+			}
+			releaseSlot, err := s.adm.admitSlot(ctx)
+			if err != nil {
+				if buf, ok := ctx.Value(bodyKey{}).(*bytes.Buffer); ok {
+					putBody(buf)
+				}
+				sw.Header().Set("Retry-After", retryAfterBusy)
+				s.writeError(sw, r, err)
+				return
+			}
+			defer releaseSlot()
+			if s.testHookAdmitted != nil {
+				s.testHookAdmitted(r.WithContext(ctx))
+			}
 		}
-		r.Body = http.MaxBytesReader(sw, r.Body, s.cfg.MaxBodyBytes)
-		ctx, cancel := context.WithTimeout(r.Context(), s.cfg.Timeout)
+		ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 		defer cancel()
 		if err := h(sw, r.WithContext(ctx)); err != nil {
 			s.writeError(sw, r, err)
