@@ -49,6 +49,7 @@ import (
 	"io"
 	"log"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -108,6 +109,8 @@ type Server struct {
 	sketches sync.Pool
 	met      *metrics
 	adm      *admission
+	// The handlers of GET and DELETE /v1/docs/{id} (see serveHTTP).
+	getDoc, delDoc http.HandlerFunc
 	// testHookAdmitted, set by tests, runs once a request has its slot.
 	testHookAdmitted func(*http.Request)
 }
@@ -170,14 +173,34 @@ func New(st store.Index, cfg Config) (*Server, error) {
 	s.route("POST /v1/batch/add", "batch_add", s.batchAdd)
 	s.route("POST /v1/batch/check-and-add", "batch_check_and_add", s.batchCheckAndAdd)
 	s.route("POST /v1/remove", "remove", s.remove)
-	s.route("GET /v1/docs/{id}", "get", s.get)
-	s.route("DELETE /v1/docs/{id}", "delete", s.del)
+	s.getDoc, s.delDoc = s.wrap("get", s.get), s.wrap("delete", s.del)
+	s.mux.HandleFunc("GET /v1/docs/{id}", s.getDoc)
+	s.mux.HandleFunc("DELETE /v1/docs/{id}", s.delDoc)
 	s.mux.HandleFunc("/", s.wrap("unknown", s.notFound))
 	return s, nil
 }
 
 // Handler returns the HTTP handler of the API.
-func (s *Server) Handler() http.Handler { return s.mux }
+func (s *Server) Handler() http.Handler { return http.HandlerFunc(s.serveHTTP) }
+
+// serveHTTP is the mux, but for the documents whose ids are "." and "..":
+// the mux cleans /v1/docs/. and /v1/docs/.. (also written %2E) into other
+// paths and redirects, so that such a document, which add accepts, could
+// not be read or deleted.
+func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	if rest, ok := strings.CutPrefix(r.URL.EscapedPath(), "/v1/docs/"); ok && (r.Method == http.MethodGet || r.Method == http.MethodDelete) {
+		if id, err := url.PathUnescape(rest); err == nil && (id == "." || id == "..") {
+			r.SetPathValue("id", id)
+			if r.Method == http.MethodGet {
+				s.getDoc(w, r)
+			} else {
+				s.delDoc(w, r)
+			}
+			return
+		}
+	}
+	s.mux.ServeHTTP(w, r)
+}
 
 var knownPaths = map[string]string{
 	"/healthz": "GET", "/metrics": "GET", "/v1/stats": "GET",

@@ -494,3 +494,29 @@ func TestNoPathsInResponses(t *testing.T) {
 		t.Errorf("the 500's cause was not logged with its path: %q", logged.String())
 	}
 }
+
+// TestDotIDs: documents with the ids "." and ".." (which add accepts) can
+// be read and deleted; the mux alone redirected /v1/docs/. and /v1/docs/..
+// (also written %2E) with 307 (issue 32 item 6).
+func TestDotIDs(t *testing.T) {
+	_, ts := newTest(t, store.MinHash, Config{})
+	for _, id := range []string{".", ".."} {
+		if code, v := do(t, ts, "POST", "/v1/add", `{"id":"`+id+`","text":"the document whose id is `+id+`"}`); code/100 != 2 {
+			t.Fatalf("add %q = %d %v", id, code, v)
+		}
+	}
+	ts.Client().CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	for _, c := range []struct{ path, id string }{{"/v1/docs/.", "."}, {"/v1/docs/..", ".."}, {"/v1/docs/%2E", "."}, {"/v1/docs/%2e%2E", ".."}} {
+		if code, v := do(t, ts, "GET", c.path, ""); code != 200 || v["id"] != c.id {
+			t.Errorf("GET %s = %d %v, want 200 with id %q", c.path, code, v, c.id)
+		}
+	}
+	for _, c := range []struct{ path, id string }{{"/v1/docs/.", "."}, {"/v1/docs/%2E%2E", ".."}} {
+		if code, v := do(t, ts, "DELETE", c.path, ""); code != 200 {
+			t.Errorf("DELETE %s = %d %v, want 200", c.path, code, v)
+		}
+		if code, _ := do(t, ts, "GET", c.path, ""); code != 404 {
+			t.Errorf("GET %s after its DELETE = %d, want 404", c.path, code)
+		}
+	}
+}
