@@ -382,10 +382,31 @@ func (r *Redis) redisErr(err error) error {
 		return nil
 	}
 	var ne net.Error
-	if errors.As(err, &ne) || errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, redis.ErrClosed) {
+	if errors.As(err, &ne) || errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, redis.ErrClosed) || transientReply(err) {
 		return fmt.Errorf("%w: %s: %v", ErrUnreachable, r.loc, err)
 	}
 	return fmt.Errorf("store: %s: %w", r.loc, err)
+}
+
+// transientReply reports whether err is a Redis error reply that says the
+// server cannot answer yet, not that the request is wrong: LOADING (a
+// restarted server reading its data back), BUSY (a script running),
+// MASTERDOWN, TRYAGAIN and CLUSTERDOWN. Such a request changed nothing
+// and may be retried, so it is ErrUnreachable (503 with Retry-After), not
+// an internal error (a restarted Redis answered 500 to check-and-adds
+// while it loaded: issue 32 item 5).
+func transientReply(err error) bool {
+	var re redis.Error
+	if !errors.As(err, &re) {
+		return false
+	}
+	msg := re.Error()
+	for _, p := range []string{"LOADING ", "BUSY ", "MASTERDOWN ", "TRYAGAIN ", "CLUSTERDOWN "} {
+		if strings.HasPrefix(msg, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // decodeSeqs appends the sequence numbers of a posting value (u64be each).
