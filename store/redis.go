@@ -3,6 +3,8 @@ package store
 import (
 	"cmp"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -10,6 +12,7 @@ import (
 	"io"
 	"net"
 	"net/url"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -142,6 +145,14 @@ func parseRedisURL(raw string) (*redisURL, error) {
 		o.Username = u.User.Username()
 		o.Password, _ = u.User.Password()
 	}
+	if o.Password == "" {
+		// Kept out of the URL, and so out of ps and shell histories.
+		pw, err := redisPassword()
+		if err != nil {
+			return nil, bad("%v", err)
+		}
+		o.Password = pw
+	}
 	if db := strings.Trim(u.Path, "/"); db != "" {
 		n, err := strconv.Atoi(db)
 		if err != nil || n < 0 {
@@ -156,11 +167,83 @@ func parseRedisURL(raw string) (*redisURL, error) {
 		return nil, bad("several hosts: use redis+cluster:// for a Redis Cluster")
 	}
 	if u.Scheme == "rediss" {
-		return nil, bad("TLS (rediss) is not supported yet")
+		tc, err := redisTLS()
+		if err != nil {
+			return nil, bad("%v", err)
+		}
+		o.TLSConfig = tc
 	}
 	r.opts = o
 	r.loc = Redact(raw)
 	return r, nil
+}
+
+// The environment variables that configure Redis connections beside the
+// URL (docs/format/redis.md, "Passwords and TLS").
+const (
+	// EnvRedisPassword is the password, when the URL has none.
+	EnvRedisPassword = "NEARDUP_REDIS_PASSWORD"
+	// EnvRedisPasswordFile names a file holding the password (its first
+	// line), when the URL has none; it wins over EnvRedisPassword.
+	EnvRedisPasswordFile = "NEARDUP_REDIS_PASSWORD_FILE"
+	// EnvRedisCA names a PEM file of the certificate authorities that a
+	// rediss:// server's certificate must chain to, instead of the
+	// system's.
+	EnvRedisCA = "NEARDUP_REDIS_CA_FILE"
+	// EnvRedisCert and EnvRedisKey name the PEM client certificate and
+	// key sent to a rediss:// server that asks for one (tls-auth-clients).
+	EnvRedisCert = "NEARDUP_REDIS_CERT_FILE"
+	EnvRedisKey  = "NEARDUP_REDIS_KEY_FILE"
+)
+
+// redisPassword returns the password of EnvRedisPasswordFile, else of
+// EnvRedisPassword, else redis-cli's REDISCLI_AUTH, else "".
+func redisPassword() (string, error) {
+	if f := os.Getenv(EnvRedisPasswordFile); f != "" {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return "", fmt.Errorf("the password file (%s): %v", EnvRedisPasswordFile, err)
+		}
+		pw, _, _ := strings.Cut(string(b), "\n")
+		if pw = strings.TrimRight(pw, "\r"); pw == "" {
+			return "", fmt.Errorf("the password file %s (%s) is empty", f, EnvRedisPasswordFile)
+		}
+		return pw, nil
+	}
+	if pw := os.Getenv(EnvRedisPassword); pw != "" {
+		return pw, nil
+	}
+	return os.Getenv("REDISCLI_AUTH"), nil
+}
+
+// redisTLS returns the TLS configuration of a rediss:// connection:
+// TLS 1.2 or later, the server's certificate verified against the
+// system's authorities or EnvRedisCA's, and EnvRedisCert/EnvRedisKey's
+// client certificate when both are set.
+func redisTLS() (*tls.Config, error) {
+	tc := &tls.Config{MinVersion: tls.VersionTLS12} // the server name comes from each address
+	if f := os.Getenv(EnvRedisCA); f != "" {
+		pem, err := os.ReadFile(f)
+		if err != nil {
+			return nil, fmt.Errorf("the certificate authorities (%s): %v", EnvRedisCA, err)
+		}
+		tc.RootCAs = x509.NewCertPool()
+		if !tc.RootCAs.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("no PEM certificate in %s (%s)", f, EnvRedisCA)
+		}
+	}
+	cert, key := os.Getenv(EnvRedisCert), os.Getenv(EnvRedisKey)
+	if (cert == "") != (key == "") {
+		return nil, fmt.Errorf("a client certificate needs both %s and %s", EnvRedisCert, EnvRedisKey)
+	}
+	if cert != "" {
+		c, err := tls.LoadX509KeyPair(cert, key)
+		if err != nil {
+			return nil, fmt.Errorf("the client certificate (%s, %s): %v", EnvRedisCert, EnvRedisKey, err)
+		}
+		tc.Certificates = []tls.Certificate{c}
+	}
+	return tc, nil
 }
 
 // Redact removes the password from an index URL, for messages.
@@ -1159,6 +1242,7 @@ func (r *Redis) Stats() (Stats, error) {
 		return Stats{}, err
 	}
 	st.RedisUsedBytes = used
+	st.RedisDurability = r.durability(ctx)
 	if docs > 0 {
 		st.BytesPerDoc = float64(used) / float64(docs)
 	}
@@ -1195,6 +1279,75 @@ func (r *Redis) usedMemory(ctx context.Context) (uint64, error) {
 	}
 	err := r.eachMaster(ctx, one)
 	return total.Load(), r.redisErr(err)
+}
+
+// The values of Stats.RedisDurability, strongest first.
+const (
+	// DurabilityAlways: appendonly yes, appendfsync always: nothing
+	// acknowledged is lost when redis-server is killed or the machine
+	// crashes.
+	DurabilityAlways = "always"
+	// DurabilityEverysec: appendonly yes, appendfsync everysec: a kill of
+	// redis-server while a background fsync is slow (during an AOF rewrite,
+	// on a busy disk) or a crash of the machine can lose up to about 2 s
+	// of acknowledged documents (docs/format/redis.md, "Durability").
+	DurabilityEverysec = "everysec"
+	// DurabilityNoFsync: appendonly yes, appendfsync no.
+	DurabilityNoFsync = "no-fsync"
+	// DurabilitySnapshots: no append-only file: everything since the last
+	// RDB snapshot, if any, is lost.
+	DurabilitySnapshots = "snapshots-only"
+	// DurabilityUnknown: CONFIG GET is refused (a managed Redis).
+	DurabilityUnknown = "unknown"
+)
+
+// durability returns the weakest persistence of the masters (CONFIG GET
+// appendonly and appendfsync).
+func (r *Redis) durability(ctx context.Context) string {
+	rank := map[string]int{DurabilityAlways: 0, DurabilityEverysec: 1, DurabilityNoFsync: 2, DurabilitySnapshots: 3, DurabilityUnknown: 4}
+	var mu sync.Mutex
+	worst := DurabilityAlways
+	err := r.eachMaster(ctx, func(ctx context.Context, c *redis.Client) error {
+		d := DurabilityUnknown
+		if cfg, err := c.ConfigGet(ctx, "append*").Result(); err == nil {
+			switch {
+			case cfg["appendonly"] != "yes":
+				d = DurabilitySnapshots
+			case cfg["appendfsync"] == "always":
+				d = DurabilityAlways
+			case cfg["appendfsync"] == "everysec":
+				d = DurabilityEverysec
+			case cfg["appendfsync"] == "no":
+				d = DurabilityNoFsync
+			}
+		}
+		mu.Lock()
+		if rank[d] > rank[worst] {
+			worst = d
+		}
+		mu.Unlock()
+		return nil
+	})
+	if err != nil {
+		return DurabilityUnknown
+	}
+	return worst
+}
+
+// DurabilityWarning returns a sentence for an index whose Redis can lose
+// acknowledged documents (a durability weaker than always), else "".
+func DurabilityWarning(d string) string {
+	switch d {
+	case DurabilityEverysec:
+		return "Redis runs with appendfsync everysec: a kill of redis-server during a slow fsync (an AOF rewrite, a busy disk) or a crash of the machine can lose up to about 2 s of acknowledged documents; set appendfsync always to lose none"
+	case DurabilityNoFsync:
+		return "Redis runs with appendfsync no: a crash of the machine can lose acknowledged documents; set appendfsync always to lose none"
+	case DurabilitySnapshots:
+		return "Redis has no append-only file (appendonly no): a restart of redis-server loses every document since its last snapshot; set appendonly yes and appendfsync always"
+	case DurabilityUnknown:
+		return "Redis refused CONFIG GET: its persistence is unknown, so acknowledged documents may be lost when it restarts; make sure it runs with appendonly yes and appendfsync always"
+	}
+	return ""
 }
 
 // validDocs returns the indexes of the documents of a batch whose id and

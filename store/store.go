@@ -1261,6 +1261,9 @@ type Stats struct {
 	// RedisUsedBytes is the memory of the Redis servers of a Redis index
 	// (used_memory summed over the masters: all their data).
 	RedisUsedBytes uint64 `json:"redis_used_bytes,omitempty"`
+	// RedisDurability is what the masters of a Redis index persist
+	// (RedisDurability's values; the weakest of the masters').
+	RedisDurability string `json:"redis_durability,omitempty"`
 }
 
 // Stats returns the index's statistics. Disk usage includes the write-ahead

@@ -174,7 +174,7 @@ func (o *indexOpts) storeOptions() store.Options {
 }
 
 // indexFlagHelp is the help of --index wherever it is accepted.
-const indexFlagHelp = "the index: a directory, or a Redis URL, redis://[USER:PASSWORD@]HOST:PORT/DB?prefix=NAME for one Redis server or redis+cluster://HOST:PORT,HOST:PORT/?prefix=NAME for a Redis Cluster (required)"
+const indexFlagHelp = "the index: a directory, or a Redis URL, redis://[USER@]HOST:PORT/DB?prefix=NAME for one Redis server or redis+cluster://HOST:PORT,HOST:PORT/?prefix=NAME for a Redis Cluster, rediss:// for TLS; the password from NEARDUP_REDIS_PASSWORD_FILE or NEARDUP_REDIS_PASSWORD (docs/format/redis.md) (required)"
 
 func (o *indexOpts) openIndex(readOnly bool) (store.Index, error) {
 	if o.dir == "" {
@@ -769,6 +769,12 @@ func runIndexStats(cmd *cobra.Command, o *indexOpts) error {
 	if st.Backend == "redis" {
 		_, err = fmt.Fprintf(w, "index:        %s (redis format %d)\nmethod:       %s\nparameters:   %s\ndocuments:    %d\nredis memory: %d bytes (used_memory of the servers; %.1f bytes per document)\n",
 			st.Dir, st.FormatVersion, st.Params.Method, describeParams(st.Params), st.Docs, st.RedisUsedBytes, st.BytesPerDoc)
+		if err == nil {
+			_, err = fmt.Fprintf(w, "durability:   %s\n", st.RedisDurability)
+		}
+		if warn := store.DurabilityWarning(st.RedisDurability); warn != "" && err == nil {
+			fmt.Fprintf(cmd.ErrOrStderr(), "neardup: warning: %s\n", warn)
+		}
 		return err
 	}
 	_, err = fmt.Fprintf(w, "index:        %s (format %d)\nmethod:       %s\nparameters:   %s\ndocuments:    %d\ndisk:         %d bytes (%.1f bytes per document)\nmemory:       %d bytes of postings (%.1f bytes per document) + block cache and memtables (--cache-mb)\n",

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log"
@@ -34,6 +35,8 @@ type serveOpts struct {
 	timeout         time.Duration
 	shutdownTimeout time.Duration
 	debugAddr       string
+	tlsCert         string
+	tlsKey          string
 }
 
 func newServeCmd() *cobra.Command {
@@ -87,6 +90,8 @@ and exits 0.
 	fs.IntVar(&o.limit, "limit", server.DefaultLimit, "matches returned per document when a request does not say")
 	fs.DurationVar(&o.timeout, "timeout", server.DefaultTimeout, "time limit of one request")
 	fs.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long to wait for requests in flight when stopping")
+	fs.StringVar(&o.tlsCert, "tls-cert", "", "serve HTTPS (TLS 1.2 or later) with this PEM certificate (chain); needs --tls-key")
+	fs.StringVar(&o.tlsKey, "tls-key", "", "the PEM private key of --tls-cert")
 	fs.StringVar(&o.debugAddr, "debug-addr", "", "also serve Go's profiler (net/http/pprof, /debug/pprof/) on this address, for benchmarks; keep it on loopback")
 	return cmd
 }
@@ -137,6 +142,17 @@ func runServe(ctx context.Context, cmd *cobra.Command, o *serveOpts) error {
 			return usageErr("--token-file %s is empty", o.tokenFile)
 		}
 	}
+	var tlsConf *tls.Config
+	if (o.tlsCert == "") != (o.tlsKey == "") {
+		return usageErr("--tls-cert and --tls-key go together")
+	}
+	if o.tlsCert != "" {
+		cert, err := tls.LoadX509KeyPair(o.tlsCert, o.tlsKey)
+		if err != nil {
+			return usageErr("--tls-cert %s, --tls-key %s: %v", o.tlsCert, o.tlsKey, err)
+		}
+		tlsConf = &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{cert}}
+	}
 	host, _, err := net.SplitHostPort(o.addr)
 	if err != nil {
 		return usageErr("--addr %q: %v", o.addr, err)
@@ -172,6 +188,7 @@ func runServe(ctx context.Context, cmd *cobra.Command, o *serveOpts) error {
 		WriteTimeout:      o.timeout + 5*time.Second,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
+		TLSConfig:         tlsConf,
 	}
 	if o.debugAddr != "" {
 		dln, err := net.Listen("tcp", o.debugAddr)
@@ -187,10 +204,25 @@ func runServe(ctx context.Context, cmd *cobra.Command, o *serveOpts) error {
 	if err := st.Health(); errors.Is(err, store.ErrDiskFull) {
 		fmt.Fprintf(stderr, "neardup: warning: %v\n", err)
 	}
+	if ss, err := st.Stats(); err == nil && ss.Backend == "redis" {
+		if warn := store.DurabilityWarning(ss.RedisDurability); warn != "" {
+			fmt.Fprintf(stderr, "neardup: warning: %s\n", warn)
+		}
+	}
 	p := st.Params()
-	fmt.Fprintf(stderr, "serving %s index %s (%d documents; %s) on http://%s\n", p.Method, redactLoc(o.dir), st.Len(), describeParams(p), ln.Addr())
+	scheme := "http"
+	if tlsConf != nil {
+		scheme = "https"
+	}
+	fmt.Fprintf(stderr, "serving %s index %s (%d documents; %s) on %s://%s\n", p.Method, redactLoc(o.dir), st.Len(), describeParams(p), scheme, ln.Addr())
 	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
+	go func() {
+		if tlsConf != nil {
+			errc <- hs.ServeTLS(ln, "", "") // the certificate is in TLSConfig
+			return
+		}
+		errc <- hs.Serve(ln)
+	}()
 	select {
 	case err := <-errc:
 		return err

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"bytes"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -16,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/neardup/neardup/internal/testcert"
 	"github.com/neardup/neardup/store"
 )
 
@@ -335,4 +338,47 @@ func (l *ackLoad) killAfter(t *testing.T, c *child, want int) map[string]string 
 		t.Fatalf("only %d adds acknowledged before the kill", len(l.acked))
 	}
 	return l.acked
+}
+
+// TestServeTLS: serve --tls-cert --tls-key answers HTTPS (TLS 1.2 or
+// later) to a client that trusts the certificate, refuses TLS 1.1 and
+// plain HTTP, and --tls-cert alone is a usage error (issue 32 item 7).
+func TestServeTLS(t *testing.T) {
+	cert, key := testcert.Write(t, t.TempDir())
+	dir := createIndex(t)
+	srv := startServer(t, "--index", dir, "--tls-cert", cert, "--tls-key", key)
+	if !strings.Contains(srv.stderr.String(), "on https://") {
+		t.Errorf("stderr does not say https:\n%s", srv.stderr)
+	}
+	addr := strings.TrimPrefix(srv.addr, "http://")
+	pem, err := os.ReadFile(cert)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(pem)
+	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	resp, err := client.Post("https://"+addr+"/v1/check-and-add", "application/json", strings.NewReader(`{"id":"a","text":"a document sent over TLS"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode/100 != 2 || resp.TLS == nil || resp.TLS.Version < tls.VersionTLS12 {
+		t.Errorf("HTTPS check-and-add = %d %s (TLS %v)", resp.StatusCode, b, resp.TLS)
+	}
+	old := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MaxVersion: tls.VersionTLS11}}}
+	if _, err := old.Get("https://" + addr + "/healthz"); err == nil {
+		t.Error("a TLS 1.1 client was served")
+	}
+	if resp, err := http.Get("http://" + addr + "/healthz"); err == nil {
+		if resp.StatusCode == 200 {
+			t.Error("plain HTTP was served on the TLS port")
+		}
+		resp.Body.Close()
+	}
+	var out, errb bytes.Buffer
+	if code := Main([]string{"serve", "--index", dir, "--tls-cert", cert}, nil, &out, &errb); code != 2 || !strings.Contains(errb.String(), "--tls-key") {
+		t.Errorf("--tls-cert alone: exit %d, %s; want 2 naming --tls-key", code, errb.String())
+	}
 }

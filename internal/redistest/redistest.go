@@ -89,7 +89,10 @@ type Instance struct {
 	Addr string // 127.0.0.1:PORT
 	Port int
 	Dir  string // its working directory (AOF, RDB, nodes.conf, log)
-	args []string
+	// TLSAddr is 127.0.0.1:PORT of its TLS port (TLSServer), else "".
+	TLSAddr  string
+	args     []string
+	password string // of --requirepass, sent before each command
 
 	mu  sync.Mutex
 	cmd *exec.Cmd
@@ -104,7 +107,28 @@ func Server(t testing.TB, args ...string) *Instance {
 	return start(t, false, args)
 }
 
+// TLSServer is Server with a TLS port too (Instance.TLSAddr), serving the
+// PEM certificate and key given and not asking clients for certificates.
+func TLSServer(t testing.TB, certFile, keyFile string, args ...string) *Instance {
+	t.Helper()
+	need(t, "redis-server", "redis-cli")
+	return startTLS(t, false, args, func(in *Instance) []string {
+		port := freePort(t, false)
+		for port == in.Port {
+			port = freePort(t, false)
+		}
+		in.TLSAddr = "127.0.0.1:" + strconv.Itoa(port)
+		return []string{"--tls-port", strconv.Itoa(port), "--tls-cert-file", certFile, "--tls-key-file", keyFile,
+			"--tls-ca-cert-file", certFile, "--tls-auth-clients", "no"}
+	})
+}
+
 func start(t testing.TB, cluster bool, args []string) *Instance {
+	t.Helper()
+	return startTLS(t, cluster, args, nil)
+}
+
+func startTLS(t testing.TB, cluster bool, args []string, tlsArgs func(*Instance) []string) *Instance {
 	t.Helper()
 	portMu.Lock()
 	defer portMu.Unlock()
@@ -112,6 +136,14 @@ func start(t testing.TB, cluster bool, args []string) *Instance {
 	in := &Instance{t: t, Dir: dir}
 	in.Port = freePort(t, cluster)
 	in.Addr = "127.0.0.1:" + strconv.Itoa(in.Port)
+	if tlsArgs != nil {
+		args = append(tlsArgs(in), args...)
+	}
+	for i := 0; i+1 < len(args); i++ {
+		if args[i] == "--requirepass" {
+			in.password = args[i+1]
+		}
+	}
 	in.args = append([]string{
 		"--port", strconv.Itoa(in.Port),
 		"--bind", "127.0.0.1",
@@ -206,10 +238,19 @@ func (in *Instance) command(cmd string) (string, error) {
 	}
 	defer c.Close()
 	c.SetDeadline(time.Now().Add(2 * time.Second))
+	br := bufio.NewReader(c)
+	if in.password != "" {
+		if _, err := c.Write([]byte("AUTH " + in.password + "\r\n")); err != nil {
+			return "", err
+		}
+		if _, err := br.ReadString('\n'); err != nil {
+			return "", err
+		}
+	}
 	if _, err := c.Write([]byte(cmd + "\r\n")); err != nil {
 		return "", err
 	}
-	line, err := bufio.NewReader(c).ReadString('\n')
+	line, err := br.ReadString('\n')
 	return strings.TrimRight(line, "\r\n"), err
 }
 
