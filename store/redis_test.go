@@ -387,72 +387,89 @@ func TestRedisOpenErrors(t *testing.T) {
 func TestRedisKillServer(t *testing.T) {
 	for _, fsync := range []string{"always", "everysec"} {
 		t.Run(fsync, func(t *testing.T) {
-			in := redistest.Server(t, "--appendonly", "yes", "--appendfsync", fsync)
-			p := DefaultParams(MinHash)
-			mustCreateRedis(t, in.URL("dur"), p)
-			texts := testCorpus(5, 4000)
-			var mu sync.Mutex
-			var acked []string
-			var wg sync.WaitGroup
-			for w := range 4 {
-				wg.Go(func() {
-					r := mustOpenRedis(t, in.URL("dur"))
-					sk, _ := r.NewSketcher()
-					for i := w; i < len(texts); i += 4 {
-						id := fmt.Sprint("d", i)
-						res, err := r.CheckAndAdd(id, sk.Sketch(texts[i]), 1)
-						if errors.Is(err, ErrUnreachable) {
-							return // killed
-						}
-						if err != nil {
-							t.Error(err)
-							return
-						}
-						if res.Added {
-							mu.Lock()
-							acked = append(acked, id)
-							mu.Unlock()
-						}
-					}
-				})
-			}
-			for {
-				mu.Lock()
-				n := len(acked)
-				mu.Unlock()
-				if n >= 300 {
-					break
-				}
-				time.Sleep(5 * time.Millisecond)
-			}
-			in.Kill()
-			wg.Wait()
-			if err := in.Start(); err != nil {
-				t.Fatal(err)
-			}
-			r2 := mustOpenRedis(t, in.URL("dur"))
-			checkRedisConsistent(t, r2)
-			lost := 0
-			for _, id := range acked {
-				sk, err := r2.Get(id)
-				if errors.Is(err, ErrNotFound) {
-					lost++
-					continue
-				}
-				if err != nil {
-					t.Fatalf("acknowledged %s: %v", id, err)
-				}
-				ms, err := r2.Query(nil, sk, 1)
-				if err != nil || len(ms) == 0 || ms[0].ID != id {
-					t.Fatalf("query of acknowledged %s: %v %v", id, ms, err)
-				}
-			}
-			t.Logf("appendfsync %s: %d of %d acknowledged documents lost by kill -9 of redis-server; %d documents after the restart", fsync, lost, len(acked), r2.Len())
+			lost, acked, n := killRedisRound(t, fsync, false)
+			t.Logf("appendfsync %s: %d of %d acknowledged documents lost by kill -9 of redis-server; %d documents after the restart", fsync, lost, acked, n)
 			if lost > 0 {
 				t.Errorf("%d acknowledged documents lost", lost)
 			}
 		})
 	}
+}
+
+// killRedisRound runs one round of TestRedisKillServer: four connections
+// check and add until 300 documents are acknowledged (with rewrite, an AOF
+// rewrite is started after 150), kill -9 of redis-server, restart, and a
+// check of the whole index. It returns the acknowledged documents lost,
+// those acknowledged, and the documents after the restart.
+func killRedisRound(t *testing.T, fsync string, rewrite bool) (lost, acked int, after int64) {
+	t.Helper()
+	in := redistest.Server(t, "--appendonly", "yes", "--appendfsync", fsync)
+	p := DefaultParams(MinHash)
+	mustCreateRedis(t, in.URL("dur"), p)
+	texts := testCorpus(5, 4000)
+	var mu sync.Mutex
+	var ids []string
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Go(func() {
+			r := mustOpenRedis(t, in.URL("dur"))
+			sk, _ := r.NewSketcher()
+			for i := w; i < len(texts); i += 4 {
+				id := fmt.Sprint("d", i)
+				res, err := r.CheckAndAdd(id, sk.Sketch(texts[i]), 1)
+				if errors.Is(err, ErrUnreachable) {
+					return // killed
+				}
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if res.Added {
+					mu.Lock()
+					ids = append(ids, id)
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	rewritten := !rewrite
+	for {
+		mu.Lock()
+		n := len(ids)
+		mu.Unlock()
+		if n >= 150 && !rewritten {
+			if reply, err := in.Command("BGREWRITEAOF"); err != nil {
+				t.Fatalf("BGREWRITEAOF: %q %v", reply, err)
+			}
+			rewritten = true
+		}
+		if n >= 300 {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	in.Kill()
+	wg.Wait()
+	if err := in.Start(); err != nil {
+		t.Fatal(err)
+	}
+	r2 := mustOpenRedis(t, in.URL("dur"))
+	checkRedisConsistent(t, r2)
+	for _, id := range ids {
+		sk, err := r2.Get(id)
+		if errors.Is(err, ErrNotFound) {
+			lost++
+			continue
+		}
+		if err != nil {
+			t.Fatalf("acknowledged %s: %v", id, err)
+		}
+		ms, err := r2.Query(nil, sk, 1)
+		if err != nil || len(ms) == 0 || ms[0].ID != id {
+			t.Fatalf("query of acknowledged %s: %v %v", id, ms, err)
+		}
+	}
+	return lost, len(ids), r2.Len()
 }
 
 // FuzzParseRedisURL: any string is parsed or refused with ErrParams, never

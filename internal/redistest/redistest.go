@@ -230,6 +230,10 @@ func (in *Instance) log() string {
 	return string(b)
 }
 
+// Command sends one inline command (such as "BGREWRITEAOF") and returns
+// the first line of its reply.
+func (in *Instance) Command(cmd string) (string, error) { return in.command(cmd) }
+
 // command sends one inline command and returns the first reply line.
 func (in *Instance) command(cmd string) (string, error) {
 	c, err := net.DialTimeout("tcp", in.Addr, time.Second)
