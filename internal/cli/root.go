@@ -11,7 +11,9 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -118,15 +120,8 @@ func refuseUnknownCommands(c *cobra.Command) {
 
 // Main runs the command line and returns the process exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptible()
 	defer stop()
-	// The first signal cancels the run, which then removes its temporary
-	// files and exits 130; a second one gets the default behaviour and
-	// ends the process at once.
-	go func() {
-		<-ctx.Done()
-		stop()
-	}()
 	root := newRootCmd(&env{stdin: stdin, stdout: stdout, stderr: stderr})
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
@@ -144,6 +139,61 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "Run 'neardup --help' for usage.")
 	}
 	return code
+}
+
+// interruptible returns a context that the first SIGINT or SIGTERM
+// cancels: the run then removes its temporary files and exits 130. A
+// second signal ends the process at once, killed by that signal. stop
+// ends the watch.
+//
+// One goroutine receives both signals from one channel with room for
+// both, so that the second is never lost however late that goroutine
+// runs. (signal.NotifyContext, with a goroutine that restored the default
+// behaviour once the context was done, lost it on a busy machine: the
+// second Ctrl-C came before that goroutine ran and was swallowed, and the
+// run went on with its clean-up.)
+func interruptible() (ctx context.Context, stop func()) {
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go onSignals(sigs, done, cancel, dieBySignal)
+	var once sync.Once
+	return ctx, func() {
+		once.Do(func() {
+			signal.Stop(sigs)
+			close(done)
+			cancel()
+		})
+	}
+}
+
+// onSignals calls cancel at the first signal from sigs and die with the
+// second, until done is closed.
+func onSignals(sigs <-chan os.Signal, done <-chan struct{}, cancel func(), die func(os.Signal)) {
+	select {
+	case <-sigs:
+		cancel()
+	case <-done:
+		return
+	}
+	select {
+	case s := <-sigs:
+		die(s)
+	case <-done:
+	}
+}
+
+// dieBySignal ends the process with the default action of s: killed by
+// it, as the shell expects of a second Ctrl-C.
+func dieBySignal(s os.Signal) {
+	signal.Reset(s)
+	if n, ok := s.(syscall.Signal); ok {
+		syscall.Kill(os.Getpid(), n)
+		time.Sleep(time.Second) // the signal is delivered meanwhile
+		os.Exit(128 + int(n))
+	}
+	os.Exit(ExitInterrupted)
 }
 
 func exitCode(ctx context.Context, err error) int {
