@@ -371,6 +371,9 @@ func runDedup(cmd *cobra.Command, o *dedupOpts, args []string, e *env) error {
 			fmt.Fprintf(e.stderr, "  report: %s (open it in a browser)\n", where)
 		}
 	}
+	if err := allSkipped(int64(stats.Documents), int64(stats.Skipped), stats.SkippedErrors); err != nil {
+		return err
+	}
 	return inputLost(stats.Damaged, o.input.allowTruncated)
 }
 

@@ -86,9 +86,11 @@ Jaccard similarity joins.
 		newBenchCmd(),
 	)
 	refuseUnknownCommands(root)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
-		return fmt.Errorf("%w: %v", errUsage, err)
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return fmt.Errorf("%w: %v%s", errUsage, err, flagSuggestion(c, err))
 	})
+	root.Version = binaryVersion()
+	root.SetVersionTemplate("neardup {{.Version}}\n")
 	return root
 }
 
@@ -124,7 +126,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	defer stop()
 	root := newRootCmd(&env{stdin: stdin, stdout: stdout, stderr: stderr})
 	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
 
 	if err == nil {
 		return ExitOK
@@ -135,8 +137,14 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return code
 	}
 	fmt.Fprintf(stderr, "neardup: %v\n", err)
+	if h := errorHint(err); h != "" {
+		fmt.Fprintf(stderr, "hint: %s\n", h)
+	}
 	if code == ExitUsage {
-		fmt.Fprintln(stderr, "Run 'neardup --help' for usage.")
+		if cmd == nil {
+			cmd = root
+		}
+		fmt.Fprintf(stderr, "Run '%s --help' for usage.\n", cmd.CommandPath())
 	}
 	return code
 }
@@ -203,7 +211,7 @@ func exitCode(ctx context.Context, err error) int {
 		return ExitInterrupted
 	case errors.Is(err, errUsage):
 		return ExitUsage
-	case errors.Is(err, dedup.ErrUnknownMethod):
+	case errors.Is(err, dedup.ErrUnknownMethod), errors.Is(err, corpus.ErrUnknownFormat):
 		return ExitUsage
 	case errors.Is(err, errInputLost):
 		return ExitInputLost
@@ -224,6 +232,20 @@ func inputLost(damaged []dedup.DamagedFile, allow bool) error {
 		return nil
 	}
 	return fmt.Errorf("%w: %d damaged input stream(s), read only up to the damage (see the summary; --allow-truncated accepts this)", errInputLost, len(damaged))
+}
+
+// allSkipped returns the error of a run whose every record was invalid
+// and skipped (--skip-invalid): its outputs are empty, which is not a
+// success to report with exit 0. first is the first record's error.
+func allSkipped(documents, skipped int64, first []string) error {
+	if documents > 0 || skipped == 0 {
+		return nil
+	}
+	msg := fmt.Sprintf("every record (%d) was invalid and skipped by --skip-invalid: no document was read", skipped)
+	if len(first) > 0 {
+		msg += "; the first: " + first[0]
+	}
+	return fmt.Errorf("%w: %s", errInvalidData, msg)
 }
 
 // errInvalidData marks bad input data found outside a corpus reader.
