@@ -136,6 +136,11 @@ type Stats struct {
 	// index (each removed with its cluster).
 	IndexMatches int `json:"index_matches,omitempty"`
 	Skipped      int `json:"skipped"` // invalid records skipped
+	// DuplicateIDs counts the ids that more than one document has (each
+	// such id once): --clusters then has several lines for one id.
+	// DuplicateIDsFirst lists the first few in input order.
+	DuplicateIDs      int      `json:"duplicate_ids,omitempty"`
+	DuplicateIDsFirst []string `json:"duplicate_ids_first,omitempty"`
 	// Damaged lists the input files whose stream was damaged (a
 	// truncated or corrupt gzip or zstd stream, a broken Parquet file, a
 	// web archive cut short), found with SkipInvalid: the documents read
@@ -729,6 +734,7 @@ func (r *run) pass1(ctx context.Context) error {
 	}
 	r.stats.Params = r.method.Facts() // some methods decide at Flush
 	r.stats.Documents = len(r.ids) - r.nOld
+	r.stats.DuplicateIDs, r.stats.DuplicateIDsFirst = duplicateIDs(r.ids)
 	r.stats.Against = r.nOld
 	r.stats.Traditional = int(r.traditional.Load())
 	var bytes int64

@@ -348,6 +348,7 @@ func runDedup(cmd *cobra.Command, o *dedupOpts, args []string, e *env) error {
 	if o.sample {
 		stats.Stdin = nil // the embedded corpus, not the user's standard input
 	}
+	warnDuplicateIDs(e.stderr, stats, o.input.idField)
 	if o.stats != "" {
 		if err := writeJSONFile(o.stats, stats); err != nil {
 			return err
@@ -626,4 +627,31 @@ func writeOptionsJSON(path string, cfg dedup.Options) error {
 		return err
 	}
 	return os.WriteFile(path, b, 0o644)
+}
+
+// warnDuplicateIDs warns, even with -q, when documents share an id: the
+// outputs name documents by id, and --clusters then has several lines for
+// one id.
+func warnDuplicateIDs(w io.Writer, s *dedup.Stats, idField string) {
+	if s.DuplicateIDs == 0 {
+		return
+	}
+	q := make([]string, len(s.DuplicateIDsFirst))
+	for i, id := range s.DuplicateIDsFirst {
+		q[i] = strconv.Quote(id)
+	}
+	more := ""
+	if s.DuplicateIDs > len(q) {
+		more = ", ..."
+	}
+	fmt.Fprintf(w, "neardup: warning: %s more than one document (%s%s): the outputs (--clusters, --pairs) name documents by id and cannot tell them apart; make the ids unique, or pass --id-field with a field that is (the %q field now; without one a document's id is FILE:LINE)\n",
+		countNoun(s.DuplicateIDs, "id is used by", "ids are used by"), strings.Join(q, ", "), more, idField)
+}
+
+// countNoun is "1 id is" or "3 ids are": n and the singular or plural.
+func countNoun(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
