@@ -48,9 +48,11 @@ type env struct {
 const exitHelp = `Exit codes:
   0    success
   1    the run failed (I/O error, out of resources, internal error)
-  2    bad flags or arguments
+  2    bad flags or arguments; an input format neardup does not read (CSV,
+       TSV); an s3://, gs://, hf:// or https:// input (not read yet)
   3    bad input data (malformed record, missing text field, invalid UTF-8,
-       oversized document); the message names the file, line and document id
+       oversized document); the message names the file, line and document
+       id; or --skip-invalid skipped every record
   5    finished and wrote its outputs, but input was lost: a damaged file
        (truncated or corrupt gzip/zstd, broken Parquet, cut web archive)
        was read only up to the damage (--skip-invalid); the summary names
