@@ -464,7 +464,7 @@ func (sw summaryWriter) outcome(s *dedup.Stats) {
 	}
 	printInputNotes(sw.w, s)
 	if s.Traditional > 0 {
-		sw.line("%s %s Traditional Chinese characters: --t2s would compare them with their Simplified copies", plural(s.Traditional, "document"), agree(s.Traditional, "holds", "hold"))
+		sw.line("%s %s Traditional Chinese characters: --t2s compares texts in Simplified form, which joins a Traditional text to a Simplified copy of it if there is one (this run did not check)", plural(s.Traditional, "document"), agree(s.Traditional, "holds", "hold"))
 	}
 	if s.AbandonedFiles > 0 {
 		sw.line("removed %s (%s) that killed earlier runs left behind", plural(s.AbandonedFiles, "temporary file"), formatSize(s.AbandonedBytes))
