@@ -309,6 +309,11 @@ func runDedup(cmd *cobra.Command, o *dedupOpts, args []string, e *env) error {
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
 	in.OnPlan = func(p dedup.MemoryPlan) {
 		debug.SetMemoryLimit(p.GCLimit())
+		if o.memory != "" {
+			if w := memoryWarning(p, o.memory); w != "" {
+				fmt.Fprintln(e.stderr, w)
+			}
+		}
 	}
 	var memProfErr error
 	if o.memProf != "" {
@@ -654,4 +659,23 @@ func countNoun(n int, one, many string) string {
 		return "1 " + one
 	}
 	return fmt.Sprintf("%d %s", n, many)
+}
+
+// memoryWarning says, before the run, that the budget --memory flag gave
+// cannot be kept: the plan's estimated peak is above it (the runtime
+// alone takes tens of MiB, and the in-memory methods cannot spill). ""
+// when it can.
+func memoryWarning(p dedup.MemoryPlan, flag string) string {
+	if p.EstimatedPeakBytes <= p.BudgetBytes {
+		return ""
+	}
+	how := "spilling to disk"
+	if !p.Spill {
+		how = "in memory"
+		if !p.SpillSupported {
+			how += ", as this method cannot spill"
+		}
+	}
+	return fmt.Sprintf("neardup: warning: --memory %s (%s) cannot be kept: this run is estimated to take %s at its peak, %s; it goes on, and the summary gives the peak measured (a budget of at least %s would be kept)",
+		flag, formatSize(p.BudgetBytes), formatSize(p.EstimatedPeakBytes), how, formatSize(p.EstimatedPeakBytes))
 }
