@@ -29,6 +29,7 @@ const (
 	ExitInvalidData = 3   // bad input data: a malformed record, a missing field...
 	ExitInputLost   = 5   // finished, but damaged input files were not read to the end
 	ExitInterrupted = 130 // interrupted by a signal; outputs left untouched
+	ExitBrokenPipe  = 141 // standard output closed early (| head), as a shell reports SIGPIPE
 )
 
 // errUsage marks errors in the command line itself.
@@ -59,6 +60,8 @@ const exitHelp = `Exit codes:
        it. --allow-truncated makes this exit 0
   130  interrupted (Ctrl-C, SIGTERM); no output file was replaced (a
        second Ctrl-C ends the process at once, temporary files and all)
+  141  standard output closed early (| head): stopped quietly after
+       removing its temporary files
 `
 
 func newRootCmd(e *env) *cobra.Command {
@@ -126,12 +129,20 @@ func refuseUnknownCommands(c *cobra.Command) {
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := interruptible()
 	defer stop()
+	// A closed standard output (`| head`) makes writes fail with EPIPE
+	// instead of killing the process with SIGPIPE, so that the run
+	// removes its temporary files; it then exits 141 quietly, as the
+	// signal would have.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	root := newRootCmd(&env{stdin: stdin, stdout: stdout, stderr: stderr})
 	root.SetArgs(args)
 	cmd, err := root.ExecuteContextC(ctx)
 
 	if err == nil {
 		return ExitOK
+	}
+	if errors.Is(err, syscall.EPIPE) {
+		return ExitBrokenPipe
 	}
 	code := exitCode(ctx, err)
 	if code == ExitInterrupted && errors.Is(err, context.Canceled) {
