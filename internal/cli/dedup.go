@@ -429,14 +429,20 @@ func (sw summaryWriter) outcome(s *dedup.Stats) {
 		pct = 100 * float64(s.Removed) / float64(s.Documents)
 	}
 	sw.line("kept %s, removed %s (%.1f%%)", number(s.Kept), number(s.Removed), pct)
+	// With --against the sizes count this input's documents only: a
+	// cluster of one new document and the old one it duplicates has 1.
+	largest := plural(s.LargestCluster, "document")
+	if s.Against > 0 {
+		largest += " of this input; old documents are not counted"
+	}
 	switch s.Clusters {
 	case 0:
 		sw.line("no cluster with duplicates")
 	case 1:
-		sw.line("1 cluster with duplicates (%s); %s", plural(s.LargestCluster, "document"), plural(s.Pairs, "duplicate pair"))
+		sw.line("1 cluster with duplicates (%s); %s", largest, plural(s.Pairs, "duplicate pair"))
 	default:
 		sw.line("%s clusters with duplicates (the largest has %s); %s", number(s.Clusters),
-			plural(s.LargestCluster, "document"), plural(s.Pairs, "duplicate pair"))
+			largest, plural(s.Pairs, "duplicate pair"))
 	}
 	if n := s.RemovedBelowThreshold; n != nil && *n > 0 {
 		far := "below the threshold to"
