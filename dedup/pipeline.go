@@ -43,6 +43,12 @@ type Outputs struct {
 	// in input order, once the clusters are known (the report's list of
 	// removed ids).
 	Removed func(id string)
+	// OnCluster, when set, is called once for every input document, in
+	// input order, once the clusters are known, with what its line of
+	// Clusters says: its id, its cluster (the id of the kept document)
+	// and whether it is the one kept. For a Go program that wants the
+	// clusters without a file.
+	OnCluster func(id, cluster string, kept bool)
 }
 
 // Input says what to read.
@@ -1022,6 +1028,11 @@ func (r *run) finish(ctx context.Context) error {
 	if r.out.Clusters != "" {
 		if err := r.writeClusters(keep); err != nil {
 			return err
+		}
+	}
+	if r.out.OnCluster != nil {
+		for i := r.nOld; i < len(keep); i++ {
+			r.out.OnCluster(r.ids[i], r.clusterOf(keep, i), r.kept(keep, i))
 		}
 	}
 	if r.out.Removed != nil {
