@@ -57,6 +57,8 @@ func TestCountDecor(t *testing.T) {
 // every progressLineEvery with the stage, counts, rate and time elapsed;
 // a run shorter than that writes nothing.
 func TestLineProgress(t *testing.T) {
+	defer func(d time.Duration) { progressLineEvery = d }(progressLineEvery)
+	progressLineEvery = time.Hour // a run shorter than the period, however slow this machine
 	var quick lockedBuffer
 	p := newLineProgress(&quick)
 	p.Stage("read, sketch, find", 100)
@@ -66,7 +68,6 @@ func TestLineProgress(t *testing.T) {
 		t.Errorf("a short run wrote progress: %q", quick.String())
 	}
 
-	defer func(d time.Duration) { progressLineEvery = d }(progressLineEvery)
 	progressLineEvery = 20 * time.Millisecond
 	var out lockedBuffer
 	p = newLineProgress(&out)
@@ -86,6 +87,7 @@ func TestLineProgress(t *testing.T) {
 		}
 	})
 	within(t, time.Minute, "Done", p.Done)
+	within(t, time.Minute, "the writing goroutine's end", func() { <-p.stopped })
 	n := len(out.String())
 	time.Sleep(5 * progressLineEvery)
 	if len(out.String()) != n {
