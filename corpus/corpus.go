@@ -133,6 +133,10 @@ type Options struct {
 	// for parsing the records on other goroutines (ParseJSONLShared), as
 	// package dedup does. Other formats ignore it.
 	RawOnly bool
+	// StreamFormat is the format NewStream reads (standard input, whose
+	// name says nothing): "" or "jsonl" for JSON Lines, "txt" for plain
+	// text, one document per line. Files go by their names.
+	StreamFormat string
 }
 
 func (o Options) withDefaults() Options {
@@ -326,12 +330,23 @@ func Open(name string, opts Options) (Reader, error) {
 	return nil, fmt.Errorf("%s: %w", name, ErrUnknownFormat)
 }
 
-// NewStream returns a JSONL reader over a stream such as standard input,
-// plain or compressed with gzip or zstd (recognised by the first bytes);
-// name is used in ids and errors. Close does not close r.
+// NewStream returns a reader over a stream such as standard input, plain
+// or compressed with gzip or zstd (recognised by the first bytes): JSONL,
+// or plain text with one document per line when opts.StreamFormat is
+// "txt"; name is used in ids and errors. Close does not close r.
 func NewStream(r io.Reader, name string, opts Options) Reader {
-	return NewJSONL(newDecoder(io.NopCloser(r), compSniff), name, opts)
+	dec := newDecoder(io.NopCloser(r), compSniff)
+	if opts.StreamFormat == StreamText {
+		return NewLines(dec, name, opts)
+	}
+	return NewJSONL(dec, name, opts)
 }
+
+// The values of Options.StreamFormat.
+const (
+	StreamJSONL = "jsonl"
+	StreamText  = "txt"
+)
 
 // Multi reads several files one after another, opening each when the
 // previous one ends.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
 	"unsafe"
@@ -152,13 +153,42 @@ func parseRecordShared(line []byte, name string, lineNo int64, opts *Options, sh
 		id = name + ":" + strconv.FormatInt(lineNo, 10)
 	}
 	if rawText == nil {
-		return id, "", fmt.Errorf("%w %q", ErrMissingText, opts.TextField)
+		return id, "", fmt.Errorf("%w %q%s", ErrMissingText, opts.TextField, recordFields(line))
 	}
 	text, ok := decodeString(rawText, share)
 	if !ok {
 		return id, "", fmt.Errorf("%w (field %q)", ErrTextType, opts.TextField)
 	}
 	return id, text, nil
+}
+
+// recordFields names the fields of a JSON object for an error message:
+// " (the record has: a, b, c)", the first twenty in order; "" for none.
+func recordFields(line []byte) string {
+	dec := json.NewDecoder(bytes.NewReader(line))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return ""
+	}
+	var names []string
+	for dec.More() && len(names) <= 20 {
+		t, err := dec.Token()
+		if err != nil {
+			break
+		}
+		k, _ := t.(string)
+		names = append(names, strconv.Quote(k))
+		var skip json.RawMessage
+		if dec.Decode(&skip) != nil {
+			break
+		}
+	}
+	switch {
+	case len(names) == 0:
+		return " (the record has no fields)"
+	case len(names) > 20:
+		names = append(names[:20], "...")
+	}
+	return " (the record has: " + strings.Join(names, ", ") + ")"
 }
 
 // jsonString decodes a JSON string value; ok is false for other values.

@@ -62,3 +62,25 @@ func Example_sources() {
 	fmt.Printf("%d documents, %d kept, %d removed\n", stats.Documents, stats.Kept, stats.Removed)
 	// Output: 3 documents, 2 kept, 1 removed
 }
+
+// Deduplicate documents held in memory and get each one's cluster from a
+// callback: no file in or out.
+func Example_docs() {
+	docs := []corpus.Document{
+		{ID: "x1", Text: "Heavy rain is expected across the northern provinces for the rest of the week."},
+		{ID: "x2", Text: "Heavy rain is expected across the northern provinces for the rest of the week!"},
+		{ID: "x3", Text: "The central bank left interest rates unchanged at its meeting on Thursday."},
+	}
+	_, err := dedup.Run(context.Background(), dedup.Options{Workers: 1},
+		dedup.Input{Sources: []dedup.Source{dedup.Docs("news", docs)}},
+		dedup.Outputs{OnCluster: func(id, cluster string, kept bool) {
+			fmt.Println(id, cluster, kept)
+		}})
+	if err != nil {
+		panic(err)
+	}
+	// Output:
+	// x1 x1 true
+	// x2 x1 false
+	// x3 x3 true
+}

@@ -43,6 +43,12 @@ type Outputs struct {
 	// in input order, once the clusters are known (the report's list of
 	// removed ids).
 	Removed func(id string)
+	// OnCluster, when set, is called once for every input document, in
+	// input order, once the clusters are known, with what its line of
+	// Clusters says: its id, its cluster (the id of the kept document)
+	// and whether it is the one kept. For a Go program that wants the
+	// clusters without a file.
+	OnCluster func(id, cluster string, kept bool)
 }
 
 // Input says what to read.
@@ -136,6 +142,11 @@ type Stats struct {
 	// index (each removed with its cluster).
 	IndexMatches int `json:"index_matches,omitempty"`
 	Skipped      int `json:"skipped"` // invalid records skipped
+	// DuplicateIDs counts the ids that more than one document has (each
+	// such id once): --clusters then has several lines for one id.
+	// DuplicateIDsFirst lists the first few in input order.
+	DuplicateIDs      int      `json:"duplicate_ids,omitempty"`
+	DuplicateIDsFirst []string `json:"duplicate_ids_first,omitempty"`
 	// Damaged lists the input files whose stream was damaged (a
 	// truncated or corrupt gzip or zstd stream, a broken Parquet file, a
 	// web archive cut short), found with SkipInvalid: the documents read
@@ -729,6 +740,7 @@ func (r *run) pass1(ctx context.Context) error {
 	}
 	r.stats.Params = r.method.Facts() // some methods decide at Flush
 	r.stats.Documents = len(r.ids) - r.nOld
+	r.stats.DuplicateIDs, r.stats.DuplicateIDsFirst = duplicateIDs(r.ids)
 	r.stats.Against = r.nOld
 	r.stats.Traditional = int(r.traditional.Load())
 	var bytes int64
@@ -1016,6 +1028,11 @@ func (r *run) finish(ctx context.Context) error {
 	if r.out.Clusters != "" {
 		if err := r.writeClusters(keep); err != nil {
 			return err
+		}
+	}
+	if r.out.OnCluster != nil {
+		for i := r.nOld; i < len(keep); i++ {
+			r.out.OnCluster(r.ids[i], r.clusterOf(keep, i), r.kept(keep, i))
 		}
 	}
 	if r.out.Removed != nil {

@@ -296,7 +296,7 @@ func build(r *Run, opts Options) (*page, error) {
 	p.Plots, p.Warnings = figs, warn
 	if s.Traditional > 0 && !spec.Normalize.T2S {
 		p.Warnings = append(p.Warnings, fmt.Sprintf("%s Traditional Chinese characters, and Traditional to Simplified conversion was off: "+
-			"a Traditional text and its Simplified copy were not compared as the same text, so both were kept. Run again with --t2s to join them.",
+			"a Traditional text and a Simplified copy of it, if the corpus holds any, are not compared as the same text. --t2s compares texts in Simplified form; this run did not measure whether that would remove more documents.",
 			plural(s.Traditional, "document contains", "documents contain")))
 	}
 	p.SimNote = "The similarity shown for each removed document is the exact Jaccard similarity of its " +

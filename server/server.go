@@ -341,11 +341,11 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	case errors.Is(err, context.Canceled):
 		code, msg = 499, "request canceled; nothing was changed"
 	case errors.Is(err, store.ErrDuplicateID):
-		code, msg = http.StatusConflict, err.Error()
+		code, msg = http.StatusConflict, clientMessage(err)
 	case errors.Is(err, store.ErrNotFound):
-		code, msg = http.StatusNotFound, err.Error()
+		code, msg = http.StatusNotFound, clientMessage(err)
 	case errors.Is(err, store.ErrInvalidID), errors.Is(err, store.ErrIncompatible):
-		code, msg = http.StatusBadRequest, err.Error()
+		code, msg = http.StatusBadRequest, clientMessage(err)
 	case errors.Is(err, store.ErrClosed):
 		code, msg = http.StatusServiceUnavailable, "the index is closed"
 	case errors.Is(err, store.ErrDiskFull):
@@ -365,6 +365,12 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		s.cfg.ErrorLog.Printf("neardup: %s %s: %d: %v", r.Method, r.URL.Path, code, err)
 	}
 	writeJSON(w, code, map[string]string{"error": msg})
+}
+
+// clientMessage is err's message for a client, without the Go package
+// prefixes ("store: ") that mean nothing outside the code.
+func clientMessage(err error) string {
+	return strings.ReplaceAll(err.Error(), "store: ", "")
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {

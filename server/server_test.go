@@ -102,6 +102,9 @@ func TestAPI(t *testing.T) {
 	if code != 409 || !strings.Contains(v["error"].(string), "already in the index") {
 		t.Fatalf("add of an existing id = %d %v", code, v)
 	}
+	if msg := v["error"].(string); strings.Contains(msg, "store:") {
+		t.Errorf("the error names a Go package: %q", msg)
+	}
 	code, v = do(t, ts, "POST", "/v1/batch/check-and-add", `{"documents":[
 		{"id":"b1","text":"a completely new story about the weather in the northern mountains this weekend"},
 		{"id":"b2","text":"A completely new story about the weather in the northern mountains this weekend."},
@@ -282,6 +285,9 @@ func TestBadInput(t *testing.T) {
 		msg, _ := v["error"].(string)
 		if code != tc.code || !strings.Contains(msg, tc.msg) {
 			t.Errorf("%s %s %.60q = %d %q, want %d %q", tc.method, tc.path, tc.body, code, msg, tc.code, tc.msg)
+		}
+		if strings.Contains(msg, "store:") {
+			t.Errorf("%s %s: the error names a Go package: %q", tc.method, tc.path, msg)
 		}
 		if got := snapshot(t, st); !slices.Equal(got, before) {
 			t.Fatalf("%s %s %.60q changed the index: %v", tc.method, tc.path, tc.body, got)

@@ -99,7 +99,10 @@ const MaxN = 64
 // DefaultSeed; most callers set N.
 type Options struct {
 	Unit Unit
-	// N is the n-gram size; 0 means 1.
+	// N is the n-gram size; 0 means 1. (The sketch specification,
+	// sketch.Spec, and the command line default to 5 instead,
+	// sketch.DefaultNgram: this package is the primitive, whose zero is
+	// single tokens; set N to match a Spec.)
 	N int
 	// Seed for the XXH3 hash; 0 means DefaultSeed.
 	Seed uint64

@@ -6,23 +6,34 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 )
 
 // TestOpenLockChild is the child process of TestOpenHoldsLock: it opens
-// the index named by NEARDUP_LOCK_DIR (sleeping NEARDUP_LOCK_GAP between
-// the rebuild and the writable open), prints the outcome, holds the index
+// the index named by NEARDUP_LOCK_DIR (waiting between the rebuild and the
+// writable open, when NEARDUP_LOCK_GAP names the files of that gap), prints the outcome, holds the index
 // for NEARDUP_LOCK_HOLD and closes it.
 func TestOpenLockChild(t *testing.T) {
 	dir := os.Getenv("NEARDUP_LOCK_DIR")
 	if dir == "" {
 		t.Skip("child process of TestOpenHoldsLock")
 	}
-	gap, _ := time.ParseDuration(os.Getenv("NEARDUP_LOCK_GAP"))
 	hold, _ := time.ParseDuration(os.Getenv("NEARDUP_LOCK_HOLD"))
-	testHookRebuilt = func() { time.Sleep(gap) }
+	if gap := os.Getenv("NEARDUP_LOCK_GAP"); gap != "" {
+		// In the gap: say so (the file gap.in), and stay there until
+		// the parent ends it (the file gap.out) or a minute passes.
+		testHookRebuilt = func() {
+			os.WriteFile(gap+".in", nil, 0o644)
+			for t0 := time.Now(); time.Since(t0) < time.Minute; time.Sleep(10 * time.Millisecond) {
+				if _, err := os.Stat(gap + ".out"); err == nil {
+					return
+				}
+			}
+		}
+	}
 	s, err := Open(dir, Options{})
 	switch {
 	case errors.Is(err, ErrLocked):
@@ -64,11 +75,26 @@ func TestOpenHoldsLock(t *testing.T) {
 		}
 		return cmd, &out
 	}
-	first, out1 := start("600ms", "100ms")
-	time.Sleep(300 * time.Millisecond) // the first is in its gap
-	second, out2 := start("0s", "0s")
-	first.Wait()
+	// The first stops in its gap until the second has tried and ended:
+	// no timing decides the order, even on a busy machine.
+	gap := filepath.Join(t.TempDir(), "gap")
+	first, out1 := start(gap, "100ms")
+	for t0 := time.Now(); ; time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(gap + ".in"); err == nil {
+			break
+		}
+		if time.Since(t0) > time.Minute {
+			first.Process.Kill()
+			first.Wait()
+			t.Fatalf("the first process never reached its gap: %s", out1)
+		}
+	}
+	second, out2 := start("", "0s")
 	second.Wait()
+	if err := os.WriteFile(gap+".out", nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	first.Wait()
 	result := func(out *bytes.Buffer) string {
 		for _, l := range strings.Split(out.String(), "\n") {
 			if r, ok := strings.CutPrefix(l, "RESULT "); ok {

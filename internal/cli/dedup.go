@@ -309,6 +309,11 @@ func runDedup(cmd *cobra.Command, o *dedupOpts, args []string, e *env) error {
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
 	in.OnPlan = func(p dedup.MemoryPlan) {
 		debug.SetMemoryLimit(p.GCLimit())
+		if o.memory != "" {
+			if w := memoryWarning(p, o.memory); w != "" {
+				fmt.Fprintln(e.stderr, w)
+			}
+		}
 	}
 	var memProfErr error
 	if o.memProf != "" {
@@ -348,6 +353,7 @@ func runDedup(cmd *cobra.Command, o *dedupOpts, args []string, e *env) error {
 	if o.sample {
 		stats.Stdin = nil // the embedded corpus, not the user's standard input
 	}
+	warnDuplicateIDs(e.stderr, stats, o.input.idField)
 	if o.stats != "" {
 		if err := writeJSONFile(o.stats, stats); err != nil {
 			return err
@@ -370,6 +376,9 @@ func runDedup(cmd *cobra.Command, o *dedupOpts, args []string, e *env) error {
 			}
 			fmt.Fprintf(e.stderr, "  report: %s (open it in a browser)\n", where)
 		}
+	}
+	if err := allSkipped(int64(stats.Documents), int64(stats.Skipped), stats.SkippedErrors); err != nil {
+		return err
 	}
 	return inputLost(stats.Damaged, o.input.allowTruncated)
 }
@@ -420,14 +429,20 @@ func (sw summaryWriter) outcome(s *dedup.Stats) {
 		pct = 100 * float64(s.Removed) / float64(s.Documents)
 	}
 	sw.line("kept %s, removed %s (%.1f%%)", number(s.Kept), number(s.Removed), pct)
+	// With --against the sizes count this input's documents only: a
+	// cluster of one new document and the old one it duplicates has 1.
+	largest := plural(s.LargestCluster, "document")
+	if s.Against > 0 {
+		largest += " of this input; old documents are not counted"
+	}
 	switch s.Clusters {
 	case 0:
 		sw.line("no cluster with duplicates")
 	case 1:
-		sw.line("1 cluster with duplicates (%s); %s", plural(s.LargestCluster, "document"), plural(s.Pairs, "duplicate pair"))
+		sw.line("1 cluster with duplicates (%s); %s", largest, plural(s.Pairs, "duplicate pair"))
 	default:
 		sw.line("%s clusters with duplicates (the largest has %s); %s", number(s.Clusters),
-			plural(s.LargestCluster, "document"), plural(s.Pairs, "duplicate pair"))
+			largest, plural(s.Pairs, "duplicate pair"))
 	}
 	if n := s.RemovedBelowThreshold; n != nil && *n > 0 {
 		far := "below the threshold to"
@@ -460,7 +475,7 @@ func (sw summaryWriter) outcome(s *dedup.Stats) {
 	}
 	printInputNotes(sw.w, s)
 	if s.Traditional > 0 {
-		sw.line("%s %s Traditional Chinese characters: --t2s would compare them with their Simplified copies", plural(s.Traditional, "document"), agree(s.Traditional, "holds", "hold"))
+		sw.line("%s %s Traditional Chinese characters: --t2s compares texts in Simplified form, which joins a Traditional text to a Simplified copy of it if there is one (this run did not check)", plural(s.Traditional, "document"), agree(s.Traditional, "holds", "hold"))
 	}
 	if s.AbandonedFiles > 0 {
 		sw.line("removed %s (%s) that killed earlier runs left behind", plural(s.AbandonedFiles, "temporary file"), formatSize(s.AbandonedBytes))
@@ -623,4 +638,50 @@ func writeOptionsJSON(path string, cfg dedup.Options) error {
 		return err
 	}
 	return os.WriteFile(path, b, 0o644)
+}
+
+// warnDuplicateIDs warns, even with -q, when documents share an id: the
+// outputs name documents by id, and --clusters then has several lines for
+// one id.
+func warnDuplicateIDs(w io.Writer, s *dedup.Stats, idField string) {
+	if s.DuplicateIDs == 0 {
+		return
+	}
+	q := make([]string, len(s.DuplicateIDsFirst))
+	for i, id := range s.DuplicateIDsFirst {
+		q[i] = strconv.Quote(id)
+	}
+	more := ""
+	if s.DuplicateIDs > len(q) {
+		more = ", ..."
+	}
+	fmt.Fprintf(w, "neardup: warning: %s more than one document (%s%s): the outputs (--clusters, --pairs) name documents by id and cannot tell them apart; make the ids unique, or pass --id-field with a field that is (the %q field now; without one a document's id is FILE:LINE)\n",
+		countNoun(s.DuplicateIDs, "id is used by", "ids are used by"), strings.Join(q, ", "), more, idField)
+}
+
+// countNoun is "1 id is" or "3 ids are": n and the singular or plural.
+func countNoun(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+// memoryWarning says, before the run, that the budget --memory flag gave
+// cannot be kept: the plan's estimated peak is above it (the runtime
+// alone takes tens of MiB, and the in-memory methods cannot spill). ""
+// when it can.
+func memoryWarning(p dedup.MemoryPlan, flag string) string {
+	if p.EstimatedPeakBytes <= p.BudgetBytes {
+		return ""
+	}
+	how := "spilling to disk"
+	if !p.Spill {
+		how = "in memory"
+		if !p.SpillSupported {
+			how += ", as this method cannot spill"
+		}
+	}
+	return fmt.Sprintf("neardup: warning: --memory %s (%s) cannot be kept: this run is estimated to take %s at its peak, %s; it goes on, and the summary gives the peak measured (a budget of at least %s would be kept)",
+		flag, formatSize(p.BudgetBytes), formatSize(p.EstimatedPeakBytes), how, formatSize(p.EstimatedPeakBytes))
 }

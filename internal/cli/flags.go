@@ -193,6 +193,7 @@ type inputFlags struct {
 	idField     string
 	maxDocBytes int
 	skipInvalid bool
+	format      string // of standard input: "", "jsonl" or "txt"
 	// Registered by registerWalk, for the commands that walk input
 	// directories and report damaged files.
 	exclude        []string
@@ -202,7 +203,9 @@ type inputFlags struct {
 func (f *inputFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.textField, "text-field", corpus.DefaultTextField, "JSON field that holds the text")
 	fs.StringVar(&f.idField, "id-field", corpus.DefaultIDField, "JSON field that holds the document id (without one the id is FILE:LINE)")
-	fs.IntVar(&f.maxDocBytes, "max-doc-bytes", corpus.DefaultMaxDocBytes, "largest record accepted, in bytes")
+	f.maxDocBytes = corpus.DefaultMaxDocBytes
+	fs.Var((*sizeFlag)(&f.maxDocBytes), "max-doc-bytes", "largest record accepted: bytes, or a size such as 64MB or 1GiB")
+	fs.StringVar(&f.format, "format", "", "format of standard input (-): jsonl (the default) or txt (one document per line); files go by their names")
 	fs.BoolVar(&f.skipInvalid, "skip-invalid", false, "skip bad records (counted and reported) instead of stopping with exit code 3")
 }
 
@@ -219,7 +222,12 @@ func (f *inputFlags) options() (corpus.Options, error) {
 	if f.textField == "" {
 		return corpus.Options{}, usageErr("--text-field must not be empty")
 	}
-	return corpus.Options{TextField: f.textField, IDField: f.idField, MaxDocBytes: f.maxDocBytes}, nil
+	switch f.format {
+	case "", corpus.StreamJSONL, corpus.StreamText:
+	default:
+		return corpus.Options{}, usageErr("--format %q: want jsonl or txt (it applies to standard input; files go by their names)", f.format)
+	}
+	return corpus.Options{TextField: f.textField, IDField: f.idField, MaxDocBytes: f.maxDocBytes, StreamFormat: f.format}, nil
 }
 
 // checkUnit01 validates a value in (0, 1].
@@ -233,6 +241,9 @@ func checkUnit01(name string, v float64) error {
 // expandInputs lists the input files, leaving out what matches exclude;
 // a missing input, a broken link or a bad pattern is a usage error.
 func expandInputs(args, exclude []string) (*corpus.Expansion, error) {
+	if err := checkInputNames(args); err != nil {
+		return nil, err
+	}
 	e, err := corpus.ExpandWith(args, corpus.ExpandOptions{Exclude: exclude})
 	if err != nil {
 		return nil, usageErr("%v", err)

@@ -79,11 +79,15 @@ func (b *barProgress) endStage() {
 	}
 }
 
-// newProgress returns bars drawn on w when w is a terminal and quiet is
-// false, or nil (no progress).
+// newProgress returns bars drawn on w when w is a terminal, a line every
+// few seconds when it is not (lineProgress: a log file, a batch job), or
+// nil (no progress) when quiet.
 func newProgress(ctx context.Context, w io.Writer, quiet bool) dedup.Progress {
-	if quiet || !isTerminal(w) {
+	if quiet {
 		return nil
+	}
+	if !isTerminal(w) {
+		return newLineProgress(w)
 	}
 	return newBarProgress(ctx, w)
 }
@@ -238,7 +242,7 @@ func (b *barProgress) addBar(st stageCount) (*mpb.Bar, error) {
 	return b.p.Add(0, mpb.BarStyle().Build(),
 		mpb.PrependDecorators(
 			decor.Name(st.name, decor.WC{C: decor.DindentRight | decor.DextraSpace, W: 20}),
-			decor.Any(countDecor),
+			decor.Any(func(s decor.Statistics) string { return countDecor(s, st.est) }),
 		),
 		mpb.AppendDecorators(decor.Any(func(s decor.Statistics) string {
 			r := rate(s)
@@ -247,20 +251,25 @@ func (b *barProgress) addBar(st stageCount) (*mpb.Bar, error) {
 				return fmt.Sprintf(" %.0f docs/s  interrupted", r)
 			case s.Completed:
 				return fmt.Sprintf(" %.0f docs/s  done", r)
-			case s.Total > s.Current && r > 0:
-				eta := time.Duration(float64(s.Total-s.Current) / r * float64(time.Second))
-				return fmt.Sprintf(" %.0f docs/s  ~%s left", r, max(eta.Round(time.Second), time.Second))
+			}
+			if eta, ok := progressETA(s.Current, st.est, time.Since(st.start)); ok {
+				return fmt.Sprintf(" %.0f docs/s  ~%s left", r, eta)
 			}
 			return fmt.Sprintf(" %.0f docs/s", r)
 		})),
 	)
 }
 
-// countDecor shows "n / ~estimate docs" while a stage runs with an
-// estimate, and "n docs" otherwise.
-func countDecor(s decor.Statistics) string {
-	if s.Completed || s.Aborted || s.Total <= 0 {
+// countDecor shows "n / ~est docs" while a stage runs within its
+// estimate est, "n docs (~est estimated)" once the count has passed it
+// (the bar's own total then runs ahead of the count, and showing it made
+// the total jump: "3024 / ~3326"), and "n docs" otherwise.
+func countDecor(s decor.Statistics, est int64) string {
+	switch {
+	case s.Completed || s.Aborted || est <= 0:
 		return fmt.Sprintf("%d docs", s.Current)
+	case s.Current > est:
+		return fmt.Sprintf("%d docs (~%d estimated)", s.Current, est)
 	}
-	return fmt.Sprintf("%d / ~%d docs", s.Current, s.Total)
+	return fmt.Sprintf("%d / ~%d docs", s.Current, est)
 }

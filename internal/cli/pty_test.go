@@ -319,20 +319,36 @@ func TestPTY(t *testing.T) {
 	}
 
 	// A second Ctrl-C ends the process at once, while the first one's
-	// clean-up waits (here for the 3 s pace of the stage).
+	// clean-up waits (here for the 30 s pace of the stage). On a busy
+	// machine two Ctrl-Cs close together can reach the process as one
+	// (a pending signal is not queued twice), so Ctrl-C is typed every
+	// 300 ms until the process ends: killed by SIGINT long before the
+	// clean-up could have ended (exit 130), however slowly it runs.
 	t.Run("ctrl-c-twice", func(t *testing.T) {
-		r := startPTY(t, bin, t.TempDir(), []string{"NEARDUP_PTYTEST_PACE=read, sketch, find=3s"}, "dedup", "-o", "out.jsonl", in)
+		const pace = 30 * time.Second
+		r := startPTY(t, bin, t.TempDir(), []string{"NEARDUP_PTYTEST_PACE=read, sketch, find=" + pace.String()}, "dedup", "-o", "out.jsonl", in)
 		r.waitFor(regexp.MustCompile(`read, sketch, find +\d+ / ~\d+ docs`))
 		start := time.Now()
-		r.master.Write([]byte{3})
-		time.Sleep(300 * time.Millisecond)
-		r.master.Write([]byte{3})
+		exited := make(chan struct{})
+		go func() {
+			tick := time.NewTicker(300 * time.Millisecond)
+			defer tick.Stop()
+			for {
+				r.master.Write([]byte{3})
+				select {
+				case <-exited:
+					return
+				case <-tick.C:
+				}
+			}
+		}()
 		r.wait()
+		close(exited)
 		ws := r.cmd.ProcessState.Sys().(syscall.WaitStatus)
 		if !ws.Signaled() || ws.Signal() != syscall.SIGINT {
 			t.Errorf("the process ended with %v, want killed by the second SIGINT", r.cmd.ProcessState)
 		}
-		if d := time.Since(start); d > 2500*time.Millisecond {
+		if d := time.Since(start); d > pace*2/3 {
 			t.Errorf("the process ended %v after the first Ctrl-C, want at the second", d)
 		}
 	})

@@ -11,7 +11,9 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -27,6 +29,7 @@ const (
 	ExitInvalidData = 3   // bad input data: a malformed record, a missing field...
 	ExitInputLost   = 5   // finished, but damaged input files were not read to the end
 	ExitInterrupted = 130 // interrupted by a signal; outputs left untouched
+	ExitBrokenPipe  = 141 // standard output closed early (| head), as a shell reports SIGPIPE
 )
 
 // errUsage marks errors in the command line itself.
@@ -46,15 +49,19 @@ type env struct {
 const exitHelp = `Exit codes:
   0    success
   1    the run failed (I/O error, out of resources, internal error)
-  2    bad flags or arguments
+  2    bad flags or arguments; an input format neardup does not read (CSV,
+       TSV); an s3://, gs://, hf:// or https:// input (not read yet)
   3    bad input data (malformed record, missing text field, invalid UTF-8,
-       oversized document); the message names the file, line and document id
+       oversized document); the message names the file, line and document
+       id; or --skip-invalid skipped every record
   5    finished and wrote its outputs, but input was lost: a damaged file
        (truncated or corrupt gzip/zstd, broken Parquet, cut web archive)
        was read only up to the damage (--skip-invalid); the summary names
        it. --allow-truncated makes this exit 0
   130  interrupted (Ctrl-C, SIGTERM); no output file was replaced (a
        second Ctrl-C ends the process at once, temporary files and all)
+  141  standard output closed early (| head): stopped quietly after
+       removing its temporary files
 `
 
 func newRootCmd(e *env) *cobra.Command {
@@ -84,9 +91,11 @@ Jaccard similarity joins.
 		newBenchCmd(),
 	)
 	refuseUnknownCommands(root)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
-		return fmt.Errorf("%w: %v", errUsage, err)
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return fmt.Errorf("%w: %v%s", errUsage, err, flagSuggestion(c, err))
 	})
+	root.Version = binaryVersion()
+	root.SetVersionTemplate("neardup {{.Version}}\n")
 	return root
 }
 
@@ -118,21 +127,22 @@ func refuseUnknownCommands(c *cobra.Command) {
 
 // Main runs the command line and returns the process exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptible()
 	defer stop()
-	// The first signal cancels the run, which then removes its temporary
-	// files and exits 130; a second one gets the default behaviour and
-	// ends the process at once.
-	go func() {
-		<-ctx.Done()
-		stop()
-	}()
+	// A closed standard output (`| head`) makes writes fail with EPIPE
+	// instead of killing the process with SIGPIPE, so that the run
+	// removes its temporary files; it then exits 141 quietly, as the
+	// signal would have.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	root := newRootCmd(&env{stdin: stdin, stdout: stdout, stderr: stderr})
 	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
 
 	if err == nil {
 		return ExitOK
+	}
+	if errors.Is(err, syscall.EPIPE) {
+		return ExitBrokenPipe
 	}
 	code := exitCode(ctx, err)
 	if code == ExitInterrupted && errors.Is(err, context.Canceled) {
@@ -140,10 +150,71 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return code
 	}
 	fmt.Fprintf(stderr, "neardup: %v\n", err)
+	if h := errorHint(err); h != "" {
+		fmt.Fprintf(stderr, "hint: %s\n", h)
+	}
 	if code == ExitUsage {
-		fmt.Fprintln(stderr, "Run 'neardup --help' for usage.")
+		if cmd == nil {
+			cmd = root
+		}
+		fmt.Fprintf(stderr, "Run '%s --help' for usage.\n", cmd.CommandPath())
 	}
 	return code
+}
+
+// interruptible returns a context that the first SIGINT or SIGTERM
+// cancels: the run then removes its temporary files and exits 130. A
+// second signal ends the process at once, killed by that signal. stop
+// ends the watch.
+//
+// One goroutine receives both signals from one channel with room for
+// both, so that the second is never lost however late that goroutine
+// runs. (signal.NotifyContext, with a goroutine that restored the default
+// behaviour once the context was done, lost it on a busy machine: the
+// second Ctrl-C came before that goroutine ran and was swallowed, and the
+// run went on with its clean-up.)
+func interruptible() (ctx context.Context, stop func()) {
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go onSignals(sigs, done, cancel, dieBySignal)
+	var once sync.Once
+	return ctx, func() {
+		once.Do(func() {
+			signal.Stop(sigs)
+			close(done)
+			cancel()
+		})
+	}
+}
+
+// onSignals calls cancel at the first signal from sigs and die with the
+// second, until done is closed.
+func onSignals(sigs <-chan os.Signal, done <-chan struct{}, cancel func(), die func(os.Signal)) {
+	select {
+	case <-sigs:
+		cancel()
+	case <-done:
+		return
+	}
+	select {
+	case s := <-sigs:
+		die(s)
+	case <-done:
+	}
+}
+
+// dieBySignal ends the process with the default action of s: killed by
+// it, as the shell expects of a second Ctrl-C.
+func dieBySignal(s os.Signal) {
+	signal.Reset(s)
+	if n, ok := s.(syscall.Signal); ok {
+		syscall.Kill(os.Getpid(), n)
+		time.Sleep(time.Second) // the signal is delivered meanwhile
+		os.Exit(128 + int(n))
+	}
+	os.Exit(ExitInterrupted)
 }
 
 func exitCode(ctx context.Context, err error) int {
@@ -153,7 +224,7 @@ func exitCode(ctx context.Context, err error) int {
 		return ExitInterrupted
 	case errors.Is(err, errUsage):
 		return ExitUsage
-	case errors.Is(err, dedup.ErrUnknownMethod):
+	case errors.Is(err, dedup.ErrUnknownMethod), errors.Is(err, corpus.ErrUnknownFormat):
 		return ExitUsage
 	case errors.Is(err, errInputLost):
 		return ExitInputLost
@@ -174,6 +245,20 @@ func inputLost(damaged []dedup.DamagedFile, allow bool) error {
 		return nil
 	}
 	return fmt.Errorf("%w: %d damaged input stream(s), read only up to the damage (see the summary; --allow-truncated accepts this)", errInputLost, len(damaged))
+}
+
+// allSkipped returns the error of a run whose every record was invalid
+// and skipped (--skip-invalid): its outputs are empty, which is not a
+// success to report with exit 0. first is the first record's error.
+func allSkipped(documents, skipped int64, first []string) error {
+	if documents > 0 || skipped == 0 {
+		return nil
+	}
+	msg := fmt.Sprintf("every record (%d) was invalid and skipped by --skip-invalid: no document was read", skipped)
+	if len(first) > 0 {
+		msg += "; the first: " + first[0]
+	}
+	return fmt.Errorf("%w: %s", errInvalidData, msg)
 }
 
 // errInvalidData marks bad input data found outside a corpus reader.

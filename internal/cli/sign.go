@@ -67,6 +67,9 @@ func runSign(cmd *cobra.Command, o *dedupOpts, args []string, jsonOut bool, e *e
 	if err := printSignSummary(e.stderr, stats, jsonOut); err != nil {
 		return err
 	}
+	if err := allSkipped(int64(stats.Documents), int64(stats.Skipped), stats.SkippedErrors); err != nil {
+		return err
+	}
 	return inputLost(stats.Damaged, o.input.allowTruncated)
 }
 

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -48,3 +49,23 @@ func formatSize(n int64) string {
 	}
 	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }
+
+// sizeFlag is an int flag that takes a size with a unit (64MB, 1GiB) as
+// well as a plain number of bytes.
+type sizeFlag int
+
+func (f *sizeFlag) String() string { return strconv.Itoa(int(*f)) }
+
+func (f *sizeFlag) Set(s string) error {
+	n, err := parseSize(s)
+	if err != nil {
+		return err
+	}
+	if n > math.MaxInt32 {
+		return fmt.Errorf("size %q is above the 2 GiB a record may take", s)
+	}
+	*f = sizeFlag(n)
+	return nil
+}
+
+func (f *sizeFlag) Type() string { return "size" }

@@ -304,9 +304,13 @@ func runTune(ctx context.Context, cmd *cobra.Command, o *tuneOpts, args []string
 	if err := tune.WriteMarkdown(&b, trials, metric, best); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "Best by %s: %s (%s %.4f)\n  neardup dedup %s\n\n", metric, trials[best].Label, metric,
+	// A failed write to standard output (closed early by `| head`) is
+	// returned once the files are written.
+	_, outErr := fmt.Fprintf(stdout, "Best by %s: %s (%s %.4f)\n  neardup dedup %s\n\n", metric, trials[best].Label, metric,
 		trials[best].Scores.Value(metric), strings.Join(bestArgs, " "))
-	stdout.Write(b.Bytes())
+	if outErr == nil {
+		_, outErr = stdout.Write(b.Bytes())
+	}
 	if o.table != "" {
 		var t bytes.Buffer
 		fmt.Fprintf(&t, "Tuning %s by %s on %s (%d documents%s); best: `neardup dedup %s`\n\n",
@@ -329,6 +333,9 @@ func runTune(ctx context.Context, cmd *cobra.Command, o *tuneOpts, args []string
 		if err := tune.PlotPNG(o.plot, title, trials, metric, best); err != nil {
 			return err
 		}
+	}
+	if outErr != nil {
+		return fmt.Errorf("standard output: %w", outErr)
 	}
 	return nil
 }

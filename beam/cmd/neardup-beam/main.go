@@ -190,9 +190,30 @@ func run(args []string, stderr io.Writer) int {
 	var o options
 	fs := flag.CommandLine
 	fs.SetOutput(stderr)
+	// The flags defined already are Beam's (runners, environments,
+	// Dataflow); -help lists ours and names theirs.
+	beamFlags := map[string]bool{}
+	fs.VisitAll(func(f *flag.Flag) { beamFlags[f.Name] = true })
 	o.register(fs)
-	if err := fs.Parse(args); err != nil {
+	helpBeam := fs.Bool("help-beam", false, "list Beam's own flags too (runners, environments, Dataflow)")
+	// A mistyped flag gets its error and one line, not the whole list:
+	// the errors come back here (not os.Exit) and are printed below.
+	fs.Init(fs.Name(), flag.ContinueOnError)
+	fs.Usage = func() {}
+	fs.SetOutput(io.Discard)
+	err := fs.Parse(args)
+	fs.SetOutput(stderr)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			printHelp(stderr, fs, beamFlags)
+			return 0
+		}
+		fmt.Fprintf(stderr, "neardup-beam: %v%s\nRun 'neardup-beam -help' for the flags.\n", err, flagSuggestion(fs, err))
 		return exitUsage
+	}
+	if *helpBeam {
+		fs.PrintDefaults()
+		return 0
 	}
 	if !o.verbose {
 		beamlog.LogLevel = "warn" // Prism in-process and the workers' logs
@@ -234,4 +255,73 @@ func run(args []string, stderr io.Writer) int {
 			st.Documents, st.Kept, st.Removed, st.Clusters, st.LargestCluster, st.Rounds, st.Jobs, st.ShufflePerDoc, st.Seconds)
 	}
 	return 0
+}
+
+// ourHelp replaces Beam's text for flags that mean something else here.
+var ourHelp = map[string]string{
+	"endpoint": "job server HOST:PORT for --runner universal, flink or spark, or a Prism job server (Prism in-process, the default, needs none)",
+}
+
+// printHelp lists neardup-beam's flags, and names Beam's own (which
+// -help-beam lists), so that ours are not lost among about 50 of theirs.
+func printHelp(w io.Writer, fs *flag.FlagSet, beamFlags map[string]bool) {
+	fmt.Fprintln(w, "usage: neardup-beam --input GLOB --output DIR [flags]")
+	fmt.Fprintln(w, "\nneardup dedup as an Apache Beam pipeline (docs/beam.md). Flags:")
+	var theirs []string
+	fs.VisitAll(func(f *flag.Flag) {
+		help, ok := ourHelp[f.Name]
+		if !ok && beamFlags[f.Name] && f.Name != "runner" {
+			theirs = append(theirs, "-"+f.Name)
+			return
+		}
+		if !ok {
+			help = f.Usage
+		}
+		def := ""
+		if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" {
+			def = fmt.Sprintf(" (default %s)", f.DefValue)
+		}
+		fmt.Fprintf(w, "  -%s\n    \t%s%s\n", f.Name, help, def)
+	})
+	fmt.Fprintf(w, "\nBeam's own flags (%d, for runners, environments and Dataflow, e.g. -environment_type, -project, -region, -staging_location): -help-beam lists them.\n", len(theirs))
+}
+
+// flagSuggestion returns " (did you mean -X?)" for the flag that err says
+// is not defined when fs has one within two edits of it, else "".
+func flagSuggestion(fs *flag.FlagSet, err error) string {
+	_, name, ok := strings.Cut(err.Error(), "flag provided but not defined: ")
+	if !ok {
+		return ""
+	}
+	name = strings.TrimLeft(name, "-")
+	best, bestD := "", 3
+	fs.VisitAll(func(f *flag.Flag) {
+		if d := editDistance(name, f.Name); d < bestD {
+			best, bestD = f.Name, d
+		}
+	})
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf(" (did you mean -%s?)", best)
+}
+
+// editDistance is the Levenshtein distance of a and b.
+func editDistance(a, b string) int {
+	prev, cur := make([]int, len(b)+1), make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }

@@ -187,6 +187,31 @@ func TestExitCodes(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(out, "stats.json")); err == nil {
 		t.Errorf("a failed run left outputs")
 	}
+
+	// A mistyped flag: the error, a suggestion and one line, not the
+	// whole list (186 lines before); -help lists ours, not Beam's.
+	b, err := exec.Command(bin, "--treshold", "0.5").CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 {
+		t.Errorf("--treshold: %v, want exit 2", err)
+	}
+	if s := string(b); strings.Count(s, "\n") > 3 || !strings.Contains(s, "did you mean -threshold?") || !strings.Contains(s, "neardup-beam -help") {
+		t.Errorf("--treshold said:\n%s", lastLines(s, 10))
+	}
+	b, err = exec.Command(bin, "-help").CombinedOutput()
+	if err != nil {
+		t.Errorf("-help: %v", err)
+	}
+	help := string(b)
+	for _, want := range []string{"-threshold", "-input", "-endpoint", "Prism in-process, the default, needs none", "-help-beam lists them"} {
+		if !strings.Contains(help, want) {
+			t.Errorf("-help has no %q:\n%s", want, help)
+		}
+	}
+	for _, not := range []string{"(required)", "-staging_location\n"} {
+		if strings.Contains(help, not) {
+			t.Errorf("-help lists Beam's %q", not)
+		}
+	}
 }
 
 func lastLines(s string, n int) string {

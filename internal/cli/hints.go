@@ -1,0 +1,141 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/neardup/neardup/corpus"
+)
+
+// errorHint returns a line of advice for err: the flag or the step that
+// fixes it, or "" when there is none to give.
+func errorHint(err error) string {
+	var rec *corpus.RecordError
+	errors.As(err, &rec)
+	switch {
+	case errors.Is(err, corpus.ErrMissingText), strings.Contains(err.Error(), corpus.ErrMissingText.Error()):
+		return "--text-field NAME reads the text from another field (--skip-invalid skips the records without it)"
+	case errors.Is(err, corpus.ErrTooLarge):
+		return fmt.Sprintf("--max-doc-bytes raises the limit (default %s), e.g. --max-doc-bytes 64MB", formatSize(corpus.DefaultMaxDocBytes))
+	case rec != nil && rec.File == "-" && errors.Is(err, corpus.ErrSyntax):
+		return "standard input is read as JSON Lines; --format txt reads it as plain text, one document per line"
+	case rec != nil && errors.Is(err, corpus.ErrNotObject) && strings.EqualFold(filepath.Ext(rec.File), ".json"):
+		return "a .json file is read as JSON Lines, one object per line; an array of objects can be converted with: jq -c '.[]' FILE.json > FILE.jsonl"
+	case rec != nil && errors.Is(err, corpus.ErrSyntax) && strings.EqualFold(filepath.Ext(rec.File), ".json"):
+		return "a .json file is read as JSON Lines, one object per line (a pretty-printed or array file: jq -c '.[]' FILE.json > FILE.jsonl)"
+	}
+	return ""
+}
+
+// objectStorageSchemes are the URL schemes of inputs that are not read
+// yet: object storage arrives with issue 26.
+var objectStorageSchemes = []string{"s3://", "gs://", "gcs://", "hf://", "http://", "https://", "az://", "abfs://"}
+
+// checkInputNames refuses, as usage errors, the inputs no reader takes:
+// URLs (object storage and the web are not read yet) and files of a
+// format neardup does not read (CSV, TSV, ...), each with what to do.
+func checkInputNames(args []string) error {
+	for _, a := range args {
+		for _, s := range objectStorageSchemes {
+			if strings.HasPrefix(strings.ToLower(a), s) {
+				return usageErr("%s: %s inputs are not supported yet (object storage is planned: issue 26); copy the files to a local directory and pass that", a, strings.TrimSuffix(s, "://"))
+			}
+		}
+		switch l := strings.ToLower(a); {
+		case strings.HasSuffix(l, ".csv"), strings.HasSuffix(l, ".tsv"),
+			strings.HasSuffix(l, ".csv.gz"), strings.HasSuffix(l, ".tsv.gz"),
+			strings.HasSuffix(l, ".csv.zst"), strings.HasSuffix(l, ".tsv.zst"):
+			return usageErr("%s: %v: CSV and TSV are not read; convert to JSON Lines first, e.g. mlr --icsv --ojsonl cat FILE.csv > FILE.jsonl (Miller; --itsv for TSV), or take one column as text, one document per line, into a .txt file", a, corpus.ErrUnknownFormat)
+		}
+	}
+	return nil
+}
+
+// flagSuggestion returns " (did you mean --X?)" for an unknown flag in
+// err's message when cmd has a flag within two edits of it, else "".
+func flagSuggestion(cmd *cobra.Command, err error) string {
+	msg := err.Error()
+	i := strings.Index(msg, "unknown flag: --")
+	if i < 0 {
+		return ""
+	}
+	name := msg[i+len("unknown flag: --"):]
+	if j := strings.IndexAny(name, " ="); j >= 0 {
+		name = name[:j]
+	}
+	best, bestD := "", 3
+	visit := func(f *pflag.Flag) {
+		if d := editDistance(name, f.Name); d < bestD || d == bestD && f.Name < best {
+			best, bestD = f.Name, d
+		}
+	}
+	cmd.Flags().VisitAll(visit)
+	cmd.InheritedFlags().VisitAll(visit)
+	if best == "" || bestD > 2 {
+		return ""
+	}
+	return fmt.Sprintf(" (did you mean --%s?)", best)
+}
+
+// editDistance is the Levenshtein distance of a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// version is the binary's version: set at link time by scripts/cross
+// (-ldflags "-X github.com/neardup/neardup/internal/cli.version=..."),
+// else the module version of `go install ...@VERSION`, else the VCS
+// revision the binary was built from.
+var version = ""
+
+// binaryVersion returns version, or what the build information says.
+func binaryVersion() string {
+	if version != "" {
+		return version
+	}
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	v := bi.Main.Version
+	var rev, modified string
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				modified = "+dirty"
+			}
+		}
+	}
+	if (v == "" || v == "(devel)") && rev != "" {
+		return "devel " + rev[:min(12, len(rev))] + modified
+	}
+	if v == "" {
+		v = "(devel)"
+	}
+	return v
+}
