@@ -8,6 +8,7 @@ import (
 	"math/bits"
 	"slices"
 	"strconv"
+	"sync"
 	"sync/atomic"
 
 	"github.com/neardup/neardup/cluster"
@@ -481,6 +482,22 @@ type minhashFinder struct {
 	// keep order (length) at Flush.
 	deferred []*minhashSketch
 	length   func(i int) int
+	// The component join's replayer (compFinder): glob maps the
+	// component's documents (this Finder's 0, 1, 2, ...) to the run's,
+	// by which the shingle sets are stored; insSig holds the signatures
+	// inserted, to empty the index again (small components only).
+	glob   []int32
+	insSig []uint32
+	// workers is how many goroutines CountBelow may use.
+	workers int
+}
+
+// sid returns the number of document i's shingle set in f.sets.
+func (f *minhashFinder) sid(i int) int {
+	if f.glob != nil {
+		return int(f.glob[i])
+	}
+	return i
 }
 
 func (m *minhashMethod) NewFinder() (Finder, error) {
@@ -614,6 +631,9 @@ func (f *minhashFinder) insert(i int, sk *minhashSketch) error {
 	if f.m.join != joinVerify {
 		f.sigs.put(e, sk.sig, sk.keff)
 	}
+	if f.glob != nil && len(f.glob) <= replayReuseMax {
+		f.insSig = append(f.insSig, sk.sig...)
+	}
 	return nil
 }
 
@@ -630,6 +650,7 @@ const (
 // else read from the file into the cache, or the cache's copy. Valid
 // until the next call.
 func (f *minhashFinder) stored(j int) ([]uint64, error) {
+	j = f.sid(j) // the cache is by the run's document numbers
 	if f.sets.inMemory(j) {
 		return f.sets.getDistinct(j, nil, &f.dd, false)
 	}
@@ -969,28 +990,62 @@ func (f *minhashFinder) CountBelow(keep []int32, from int) (int, bool) {
 		return 0, false
 	}
 	defer f.sets.Close()
-	n := 0
-	var a []uint64
-	for i := from; i < len(keep); i++ {
-		k := int(keep[i])
-		if k == i || !f.sets.has(i) || !f.sets.has(k) {
-			continue
-		}
-		// The removed documents in file order, through a read-ahead
-		// window; the kept ones through the cache, as hash sets (built
-		// once for consecutive documents removed for the same one).
-		t, err := f.members(k)
-		if err != nil {
-			return 0, false // a count it cannot make is not reported
-		}
-		if a, err = f.sets.getDistinct(i, a, &f.dd, true); err != nil {
-			return 0, false
-		}
-		if _, ok := f.verify(t, a); !ok {
-			n++
-		}
+	return countBelow(f.m, &f.sets, keep, from, f.workers)
+}
+
+// countBelow is CountBelow over the sets of sets on workers goroutines,
+// each with its own read buffers: the documents in chunks, in file order
+// within each, through a read-ahead window.
+func countBelow(m *minhashMethod, sets *setFile, keep []int32, from, workers int) (int, bool) {
+	const chunk = 1 << 14
+	var next, total atomic.Int64
+	var failed atomic.Bool
+	var wg sync.WaitGroup
+	for range max(workers, 1) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rf := &minhashFinder{m: m, k: m.spec.MinHash.NumPerm, curID: -1, tabID: -1}
+			rf.sets = *sets
+			rf.sets.readOnly, rf.sets.win, rf.sets.winAt, rf.sets.enc = true, nil, 0, nil
+			var a []uint64
+			for !failed.Load() {
+				lo := from + int(next.Add(1)-1)*chunk
+				if lo >= len(keep) {
+					return
+				}
+				n := 0
+				for i := lo; i < min(lo+chunk, len(keep)); i++ {
+					k := int(keep[i])
+					if k == i || !rf.sets.has(i) || !rf.sets.has(k) {
+						continue
+					}
+					// The removed documents in file order, through a
+					// read-ahead window; the kept ones through the cache,
+					// as hash sets (built once for consecutive documents
+					// removed for the same one).
+					t, err := rf.members(k)
+					if err != nil {
+						failed.Store(true)
+						return
+					}
+					if a, err = rf.sets.getDistinct(i, a, &rf.dd, true); err != nil {
+						failed.Store(true)
+						return
+					}
+					if _, ok := rf.verify(t, a); !ok {
+						n++
+					}
+				}
+				total.Add(int64(n))
+			}
+		}()
 	}
-	return n, true
+	wg.Wait()
+	if failed.Load() {
+		return 0, false // a count it cannot make is not reported
+	}
+	return int(total.Load()), true
 }
 
 // Keyed: one key per band (sketch.Spec.AppendKeys).

@@ -47,6 +47,10 @@ type setFile struct {
 	win     []uint64  // getAhead's window of the file, from winAt
 	winAt   int64
 	err     error
+	// readOnly: a copy that only reads (the component join's replayers
+	// and CountBelow's workers share the file): getDistinct does not
+	// mark sets found distinct, which would write the shared dist.
+	readOnly bool
 }
 
 // setWriteBuffer is the scratch file's write buffer in bytes; the sets
@@ -189,7 +193,7 @@ func (s *setFile) getDistinct(i int, dst []uint64, dd *hashSet, ahead bool) ([]u
 		return h, err
 	}
 	d := dd.build(h)
-	if len(d) == len(h) {
+	if len(d) == len(h) && !s.readOnly {
 		s.setDistinct(i)
 	}
 	return d, nil

@@ -154,7 +154,10 @@ type Stats struct {
 	Empty      int         `json:"empty"` // documents with empty normalised text
 	InputBytes int64       `json:"input_bytes"`
 	Stages     []Stage     `json:"stages"`
-	Examples   []Example   `json:"examples,omitempty"`
+	// Phases are parts of a stage timed apart (the component join's:
+	// "components", "replay" and "emit pairs", within read+sketch+find).
+	Phases   []Stage   `json:"phases,omitempty"`
+	Examples []Example `json:"examples,omitempty"`
 	// SkippedErrors holds the first few skipped records' errors.
 	SkippedErrors []string `json:"skipped_errors,omitempty"`
 	// ClusterSizes counts clusters by size, sizes ascending (singletons
@@ -650,10 +653,17 @@ func (r *run) pass1(ctx context.Context) error {
 		sf.all = r.cfg.AllPairs
 		r.closers = append(r.closers, sf)
 		finder = sf
+	} else if useComponents(r.method, r.cfg, r.in) {
+		cf := newCompFinder(r.method.(*minhashMethod), r.cfg.workers(), r.out.TmpDir)
+		r.closers = append(r.closers, cf)
+		finder = cf
 	} else {
 		var err error
 		if finder, err = r.method.NewFinder(); err != nil {
 			return err
+		}
+		if mf, ok := finder.(*minhashFinder); ok {
+			mf.workers = r.cfg.workers()
 		}
 		if s, ok := finder.(interface{ setsDir(string) }); ok {
 			s.setsDir(r.out.TmpDir) // the minhash Finder's scratch file
@@ -736,6 +746,9 @@ func (r *run) pass1(ctx context.Context) error {
 		bytes += b
 	}
 	r.stage("read+sketch+find", start, int64(len(r.ids)), bytes)
+	if cf, ok := finder.(*compFinder); ok {
+		r.stats.Phases = append(r.stats.Phases, cf.phases...)
+	}
 	return nil
 }
 

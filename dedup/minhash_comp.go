@@ -1,0 +1,502 @@
+package dedup
+
+import (
+	"bufio"
+	"cmp"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math/bits"
+	"os"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/neardup/neardup/cluster"
+	"github.com/neardup/neardup/internal/arena"
+	"github.com/neardup/neardup/internal/tempfile"
+	"github.com/neardup/neardup/lsh"
+)
+
+// The component join: the minhash Finder on all cores, with the pairs,
+// their order and the clusters of the streaming Finder (issue 25).
+//
+// The streaming Finder's decision for document i depends only on the
+// documents that share a band key with i, transitively: a query sees only
+// i's buckets, the union-find joins only along candidate pairs, an exact
+// copy that is not inserted shares every bucket with its original. So the
+// connected components of the candidate graph ("shares a band key") are
+// independent: the Finder replayed on one component, its documents in input
+// order, emits exactly the pairs the global Finder emits for them, in the
+// same relative order. compFinder therefore
+//
+//  1. stores every document's signature (a scratch file of fixed-size
+//     records, read back by offset) and shingle set (setFile) in Add, on
+//     the collector's goroutine, which is all that stays serial there;
+//  2. at Flush computes the band keys of every document (in parallel),
+//     sorts each band's (key, document) pairs (one band a worker) and
+//     joins the documents of equal keys with a union-find: the components;
+//  3. replays the streaming Finder on each component of two or more
+//     documents, the largest first, on Options.Workers goroutines, each with
+//     a Finder that is emptied and reused between components;
+//  4. merges the components' pairs by the step that emitted them (the later
+//     document: a streaming Finder emits pair (j, i) while adding i) and
+//     hands them to emit in that order: the pairs file is the streaming
+//     Finder's, byte for byte.
+//
+// A truncated key (the document number takes the low bits of the sorted
+// word) can only merge two components, never split one: the replay
+// queries the real band keys inside a component, so the result is the
+// same. A giant component (templated pages) is replayed on one goroutine.
+//
+// Leader clustering, Options.AllPairs and the direct join keep the
+// streaming Finder (see useComponents).
+
+// Scratch file of the component join's signatures.
+const (
+	sigsPrefix = "neardup-sigs-"
+	sigsSuffix = ".bin"
+)
+
+// useComponents reports whether a run uses the component join: the
+// minhash method's default, --verify and --estimate-only joins with
+// connected components, more than one worker (or forceComponents, for
+// tests), no index lookups (their pairs lines are written between the
+// Finder's).
+func useComponents(m Method, cfg Options, in Input) bool {
+	mm, ok := m.(*minhashMethod)
+	if !ok || mm.leader || mm.allPairs || mm.direct || len(in.AgainstIndexes) > 0 {
+		return false
+	}
+	return cfg.workers() > 1 || forceComponents
+}
+
+// forceComponents makes a run with one worker use the component join too
+// (tests compare it with the streaming Finder).
+var forceComponents = false
+
+// compFinder is the component join's Finder (see above).
+type compFinder struct {
+	m       *minhashMethod
+	k       int
+	workers int
+	sets    setFile // the shingle sets, when the join needs them
+	sigFile *os.File
+	sigW    *bufio.Writer
+	stride  int      // bytes a record: k slots and keff, 4 bytes each
+	has     []uint64 // bit i: document i has a signature
+	n       int      // documents added
+	enc     []byte
+	err     error
+	// Timings of Flush's phases, for Stats (see phases).
+	phases []Stage
+}
+
+func newCompFinder(m *minhashMethod, workers int, dir string) *compFinder {
+	k := m.spec.MinHash.NumPerm
+	f := &compFinder{m: m, k: k, workers: max(workers, 1), stride: 4 * (k + 1)}
+	f.sets.dir = dir
+	return f
+}
+
+func (f *compFinder) Add(i int, s DocSketch, emit func(Pair)) error {
+	if f.err != nil {
+		return f.err
+	}
+	if i > int(^uint32(0)>>1) {
+		return fmt.Errorf("minhash: document %d: too many documents for one index", i)
+	}
+	if i != f.n {
+		return fmt.Errorf("minhash: document %d added after %d", i, f.n-1)
+	}
+	f.n++
+	if s == nil {
+		return nil
+	}
+	sk, ok := s.(*minhashSketch)
+	if !ok {
+		return fmt.Errorf("minhash: sketch of type %T", s)
+	}
+	if sk.sig == nil {
+		return nil
+	}
+	if len(sk.sig) != f.k {
+		return fmt.Errorf("minhash: document %d: signature of %d slots, want %d", i, len(sk.sig), f.k)
+	}
+	if f.sigFile == nil {
+		sf, err := tempfile.Create(f.sets.dir, sigsPrefix, sigsSuffix)
+		if err != nil {
+			f.err = fmt.Errorf("minhash: scratch file for signatures: %w", err)
+			return f.err
+		}
+		f.sigFile, f.sigW = sf, bufio.NewWriterSize(sf, 1<<20)
+	}
+	// Record i lies at i*stride: the documents without a signature
+	// before it are holes (zeros).
+	for w := i / 64; len(f.has) <= w; {
+		f.has = append(f.has, 0)
+	}
+	f.has[i/64] |= 1 << (i % 64)
+	if err := f.writeRecord(i, sk); err != nil {
+		f.err = fmt.Errorf("minhash: writing signatures to %s: %w", f.sigFile.Name(), err)
+		return f.err
+	}
+	if f.m.join.needSets() {
+		err := f.sets.putSet(i, sk.set.h, sk.set.sorted)
+		sk.set.release() // stored: the block's memory goes back to the sketchers
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// written is how many records the signature file holds (or buffers).
+func (f *compFinder) written() int64 {
+	st, _ := f.sigFile.Seek(0, io.SeekCurrent)
+	return (st + int64(f.sigW.Buffered())) / int64(f.stride)
+}
+
+func (f *compFinder) writeRecord(i int, sk *minhashSketch) error {
+	if gap := int64(i) - f.written(); gap > 0 {
+		// Holes: the file is written in order, so seek past them.
+		if err := f.sigW.Flush(); err != nil {
+			return err
+		}
+		if _, err := f.sigFile.Seek(gap*int64(f.stride), io.SeekCurrent); err != nil {
+			return err
+		}
+	}
+	if nativeLittleEndian {
+		b := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(sk.sig))), 4*len(sk.sig))
+		if _, err := f.sigW.Write(b); err != nil {
+			return err
+		}
+		f.enc = binary.LittleEndian.AppendUint32(f.enc[:0], uint32(sk.keff))
+	} else {
+		f.enc = f.enc[:0]
+		for _, v := range sk.sig {
+			f.enc = binary.LittleEndian.AppendUint32(f.enc, v)
+		}
+		f.enc = binary.LittleEndian.AppendUint32(f.enc, uint32(sk.keff))
+	}
+	_, err := f.sigW.Write(f.enc)
+	return err
+}
+
+func (f *compFinder) hasSig(i int) bool { return i/64 < len(f.has) && f.has[i/64]&(1<<(i%64)) != 0 }
+
+// readRecord reads document i's signature and keff into sig (k slots).
+func (f *compFinder) readRecord(i int, sig []uint32, buf []byte) (keff int, err error) {
+	if _, err := f.sigFile.ReadAt(buf[:f.stride], int64(i)*int64(f.stride)); err != nil {
+		return 0, fmt.Errorf("minhash: reading the signature of document %d from %s: %w", i, f.sigFile.Name(), err)
+	}
+	for x := range sig {
+		sig[x] = binary.LittleEndian.Uint32(buf[4*x:])
+	}
+	return int(binary.LittleEndian.Uint32(buf[4*f.k:])), nil
+}
+
+// Close removes the scratch files.
+func (f *compFinder) Close() error {
+	err := f.sets.Close()
+	if f.sigFile != nil {
+		f.sigFile.Close()
+		if rerr := os.Remove(f.sigFile.Name()); rerr != nil && !errors.Is(rerr, os.ErrNotExist) && err == nil {
+			err = rerr
+		}
+		f.sigFile = nil
+	}
+	return err
+}
+
+// component is a run of compJob.members: its documents in input order.
+type component struct{ start, n int32 }
+
+// Flush finds the components, replays the streaming Finder on each and
+// emits the pairs in the streaming Finder's order.
+func (f *compFinder) Flush(emit func(Pair)) error {
+	if f.err != nil {
+		return f.err
+	}
+	if f.sigFile == nil {
+		return nil // no document has a signature
+	}
+	if err := f.sigW.Flush(); err != nil {
+		return fmt.Errorf("minhash: writing signatures to %s: %w", f.sigFile.Name(), err)
+	}
+	if f.m.join.needSets() && f.sets.f != nil && len(f.sets.pending) > 0 {
+		if err := f.sets.flush(); err != nil {
+			return err
+		}
+	}
+	start := newMark()
+	members, comps, err := f.components()
+	if err != nil {
+		return err
+	}
+	f.phase("components", start, int64(f.n))
+	start = newMark()
+	pairs, err := f.replay(members, comps)
+	if err != nil {
+		return err
+	}
+	f.phase("replay", start, int64(len(members)))
+	start = newMark()
+	// Each step's pairs come from one component, in emission order:
+	// a stable sort by the step (B) restores the streaming order.
+	slices.SortStableFunc(pairs, func(a, b Pair) int { return cmp.Compare(a.B, b.B) })
+	for _, p := range pairs {
+		emit(p)
+	}
+	f.phase("emit pairs", start, int64(len(pairs)))
+	return nil
+}
+
+// phase records one phase of Flush.
+func (f *compFinder) phase(name string, since mark, docs int64) {
+	st := Stage{Name: name, Seconds: time.Since(since.wall).Seconds(), CPUSeconds: cpuSeconds() - since.cpu, Documents: docs}
+	f.phases = append(f.phases, st)
+}
+
+// components returns the components of two or more documents, largest
+// first, as runs of members.
+func (f *compFinder) components() ([]int32, []component, error) {
+	p := f.m.params
+	n := f.n
+	docBits := bits.Len(uint(n))
+	// Band keys of every document, computed in parallel over ranges of
+	// documents: keys[band] holds key<<docBits | document.
+	count := 0
+	for _, w := range f.has {
+		count += bits.OnesCount64(w)
+	}
+	keys := make([][]uint64, p.Bands)
+	for b := range keys {
+		keys[b] = make([]uint64, count)
+	}
+	// The slot of document i in keys[b]: its rank among the documents
+	// with a signature.
+	rank := make([]int32, len(f.has)+1)
+	for w, x := range f.has {
+		rank[w+1] = rank[w] + int32(bits.OnesCount64(x))
+	}
+	var g errgroup.Group
+	chunk := (n + f.workers - 1) / f.workers
+	chunk = max(chunk, 1024)
+	for lo := 0; lo < n; lo += chunk {
+		hi := min(lo+chunk, n)
+		g.Go(func() error {
+			buf := make([]byte, f.stride)
+			sig := make([]uint32, f.k)
+			var ks []uint64
+			for i := lo; i < hi; i++ {
+				if !f.hasSig(i) {
+					continue
+				}
+				if _, err := f.readRecord(i, sig, buf); err != nil {
+					return err
+				}
+				ks = p.AppendKeys(ks[:0], sig)
+				slot := rank[i/64] + int32(bits.OnesCount64(f.has[i/64]&(1<<(i%64)-1)))
+				for b, k := range ks {
+					keys[b][slot] = k<<docBits | uint64(i)
+				}
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, nil, err
+	}
+	// One band a worker: sort, then the runs of equal keys.
+	edges := make([][]uint64, p.Bands) // a<<32 | b: documents a < b in one bucket
+	sem := make(chan struct{}, f.workers)
+	var wg sync.WaitGroup
+	mask := uint64(1)<<docBits - 1
+	for b := range keys {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			ks := keys[b]
+			slices.Sort(ks)
+			var e []uint64
+			for x := 1; x < len(ks); x++ {
+				if ks[x]>>docBits == ks[x-1]>>docBits {
+					e = append(e, (ks[x-1]&mask)<<32|ks[x]&mask)
+				}
+			}
+			keys[b] = nil
+			edges[b] = e
+		}()
+	}
+	wg.Wait()
+	uf := cluster.NewUnionFind(n)
+	for _, e := range edges {
+		for _, x := range e {
+			uf.Union(int(x>>32), int(uint32(x)))
+		}
+	}
+	edges = nil
+	// Members grouped by root, in input order within a component.
+	size := make([]int32, n)
+	root := make([]int32, n)
+	for i := range n {
+		r := int32(uf.Find(i))
+		root[i] = r
+		size[r]++
+	}
+	uf = nil
+	var comps []component
+	at := make([]int32, n) // root -> next free slot in members
+	total := int32(0)
+	for i := range n {
+		if int(root[i]) == i && size[i] > 1 {
+			comps = append(comps, component{start: total, n: size[i]})
+			at[i] = total
+			total += size[i]
+		}
+	}
+	members := make([]int32, total)
+	for i := range n {
+		r := root[i]
+		if size[r] > 1 {
+			members[at[r]] = int32(i)
+			at[r]++
+		}
+	}
+	slices.SortStableFunc(comps, func(a, b component) int { return cmp.Compare(b.n, a.n) })
+	return members, comps, nil
+}
+
+// replay runs the streaming Finder on every component and returns the
+// pairs, each component's in emission order.
+func (f *compFinder) replay(members []int32, comps []component) ([]Pair, error) {
+	var next atomic.Int64
+	outs := make([][]Pair, f.workers)
+	g := errgroup.Group{}
+	for w := range f.workers {
+		g.Go(func() error {
+			rf, err := f.newReplayer()
+			if err != nil {
+				return err
+			}
+			defer rf.closeReplay()
+			buf := make([]byte, f.stride)
+			sk := &minhashSketch{spec: &f.m.spec, sig: make([]uint32, f.k)}
+			var out []Pair
+			var glob []int32
+			emit := func(p Pair) {
+				p.A, p.B = int(glob[p.A]), int(glob[p.B])
+				out = append(out, p)
+			}
+			for {
+				c := next.Add(1) - 1
+				if c >= int64(len(comps)) {
+					break
+				}
+				glob = members[comps[c].start : comps[c].start+comps[c].n]
+				rf.startComponent(glob)
+				for li, gi := range glob {
+					if sk.keff, err = f.readRecord(int(gi), sk.sig, buf); err != nil {
+						return err
+					}
+					rf.uf.Grow(li + 1)
+					if err := rf.add(li, sk, emit); err != nil {
+						return fmt.Errorf("minhash: document %d: %w", gi, err)
+					}
+				}
+				if err := rf.endComponent(); err != nil {
+					return err
+				}
+			}
+			outs[w] = out
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	var total int
+	for _, o := range outs {
+		total += len(o)
+	}
+	pairs := make([]Pair, 0, total)
+	for _, o := range outs {
+		pairs = append(pairs, o...)
+	}
+	return pairs, nil
+}
+
+// newReplayer returns a streaming minhash Finder that reads the shingle
+// sets of f's file (read only) and whose index is reused between
+// components.
+func (f *compFinder) newReplayer() (*minhashFinder, error) {
+	rf := &minhashFinder{m: f.m, k: f.k, uf: cluster.NewUnionFind(0), curID: -1, tabID: -1}
+	rf.sets = f.sets // a copy: its own read buffers, the file shared
+	rf.sets.readOnly = true
+	rf.sets.win = nil
+	rf.sigs = newSigStore(f.k)
+	ix, err := lsh.New(f.m.params, f.k, lsh.Options{OffHeap: true})
+	if err != nil {
+		return nil, err
+	}
+	rf.ix, rf.docOf, rf.monotone = ix, arena.NewArray[uint32](16), true
+	return rf, nil
+}
+
+// startComponent prepares a replayer for a component whose documents (in
+// input order) are glob.
+func (rf *minhashFinder) startComponent(glob []int32) {
+	rf.glob = glob
+	rf.uf = cluster.NewUnionFind(0)
+	rf.monotone = true
+	rf.tabID = -1
+}
+
+// replayReuseMax is the largest component whose replayer empties its
+// index entry by entry (newest first, so each is the head of its buckets:
+// constant time); after a larger one the index is made anew.
+const replayReuseMax = 4096
+
+// endComponent empties the replayer's index for the next component.
+func (rf *minhashFinder) endComponent() error {
+	if len(rf.glob) > replayReuseMax {
+		rf.ix.Close()
+		ix, err := lsh.New(rf.m.params, rf.k, lsh.Options{OffHeap: true})
+		if err != nil {
+			return err
+		}
+		rf.ix = ix
+	} else {
+		for e := rf.ix.Len() - 1; e >= 0; e-- {
+			if err := rf.ix.Remove(uint32(e), rf.insSig[e*rf.k:(e+1)*rf.k]); err != nil {
+				return err
+			}
+		}
+	}
+	rf.insSig = rf.insSig[:0]
+	rf.glob = nil
+	return nil
+}
+
+// closeReplay releases a replayer's memory (not the shared files).
+func (rf *minhashFinder) closeReplay() {
+	rf.release()
+}
+
+// CountBelow: see minhashFinder.CountBelow.
+func (f *compFinder) CountBelow(keep []int32, from int) (int, bool) {
+	if !f.m.join.needSets() {
+		return 0, false
+	}
+	n, ok := countBelow(f.m, &f.sets, keep, from, f.workers)
+	f.sets.Close()
+	return n, ok
+}
