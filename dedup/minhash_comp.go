@@ -463,7 +463,7 @@ func (rf *minhashFinder) startComponent(glob []int32) {
 // replayReuseMax is the largest component whose replayer empties its
 // index entry by entry (newest first, so each is the head of its buckets:
 // constant time); after a larger one the index is made anew.
-const replayReuseMax = 4096
+var replayReuseMax = 4096 // a variable for tests
 
 // endComponent empties the replayer's index for the next component.
 func (rf *minhashFinder) endComponent() error {
