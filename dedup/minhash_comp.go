@@ -93,8 +93,12 @@ type compFinder struct {
 	n       int      // documents added
 	enc     []byte
 	err     error
-	// Timings of Flush's phases, for Stats (see phases).
+	// Timings of Flush's phases, for Stats (see phases), and the time
+	// spent on one goroutine (Stats.SerialSeconds).
 	phases []Stage
+	serial time.Duration
+	// serialComp is the serial part of components.
+	serialComp time.Duration
 }
 
 func newCompFinder(m *minhashMethod, workers int, dir string) *compFinder {
@@ -241,6 +245,7 @@ func (f *compFinder) Flush(emit func(Pair)) error {
 		return err
 	}
 	f.phase("components", start, int64(f.n))
+	f.serial += f.serialComp
 	start = newMark()
 	pairs, err := f.replay(members, comps)
 	if err != nil {
@@ -255,6 +260,7 @@ func (f *compFinder) Flush(emit func(Pair)) error {
 		emit(p)
 	}
 	f.phase("emit pairs", start, int64(len(pairs)))
+	f.serial += time.Since(start.wall)
 	return nil
 }
 
@@ -337,6 +343,8 @@ func (f *compFinder) components() ([]int32, []component, error) {
 		}()
 	}
 	wg.Wait()
+	t := time.Now()
+	defer func() { f.serialComp = time.Since(t) }()
 	uf := cluster.NewUnionFind(n)
 	for _, e := range edges {
 		for _, x := range e {

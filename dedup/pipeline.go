@@ -154,6 +154,14 @@ type Stats struct {
 	Empty      int         `json:"empty"` // documents with empty normalised text
 	InputBytes int64       `json:"input_bytes"`
 	Stages     []Stage     `json:"stages"`
+	// SerialSeconds is the time the run spent where only one goroutine
+	// works, which more cores cannot shorten: the collector's time in
+	// the first pass (handing each sketch to the Finder in input order),
+	// the component join's serial steps (joining the components, merging
+	// the pairs and writing them), choosing the kept documents, and the
+	// write stage (one stream in, one out). SerialSeconds over the
+	// stages' CPU seconds is the run's serial fraction.
+	SerialSeconds float64 `json:"serial_seconds"`
 	// Phases are parts of a stage timed apart (the component join's:
 	// "components", "replay" and "emit pairs", within read+sketch+find).
 	Phases   []Stage   `json:"phases,omitempty"`
@@ -397,18 +405,22 @@ type run struct {
 	fileDamaged []bool                      // per file of sequence
 	written     struct{ docs, bytes int64 } // read by the write pass
 	ckpt        *checkpointer
-	ids         []string                                        // old documents (Input.Against) first
-	nOld        int                                             // how many of ids are old
-	dropped     map[int32]bool                                  // removed by a DropFinder, with no named partner
-	checkers    [][]func(string) (string, float64, bool, error) // [worker][index], in pass 1
-	indexHits   map[int32]indexHit                              // new documents found in an index
-	labels      map[int32]string                                // kept index -> indexed id naming its cluster
-	hitLine     []byte                                          // indexHit\'s pairs line, reused
-	lengths     []int32
-	uf          *cluster.UnionFind
-	finder      Finder   // the run's finder, until finish has asked it about the kept documents
-	outputs     []output // committed together at the end
-	closers     []io.Closer
+	// serial adds up the time spent on one goroutine while the others
+	// wait or have nothing to do (Stats.SerialSeconds): busy is the
+	// collector's, in the pass being timed.
+	serial    struct{ busy, total time.Duration }
+	ids       []string                                        // old documents (Input.Against) first
+	nOld      int                                             // how many of ids are old
+	dropped   map[int32]bool                                  // removed by a DropFinder, with no named partner
+	checkers  [][]func(string) (string, float64, bool, error) // [worker][index], in pass 1
+	indexHits map[int32]indexHit                              // new documents found in an index
+	labels    map[int32]string                                // kept index -> indexed id naming its cluster
+	hitLine   []byte                                          // indexHit\'s pairs line, reused
+	lengths   []int32
+	uf        *cluster.UnionFind
+	finder    Finder   // the run's finder, until finish has asked it about the kept documents
+	outputs   []output // committed together at the end
+	closers   []io.Closer
 }
 
 // mark is the start of a stage: the wall clock and the CPU time used so far.
@@ -697,6 +709,7 @@ func (r *run) pass1(ctx context.Context) error {
 			r.dropped[int32(i)] = true
 		}
 	}
+	r.serial.busy = 0
 	err := r.sketchAll(ctx, func(i int, d *rawDoc, s DocSketch) error {
 		if d.old {
 			r.nOld++
@@ -726,8 +739,12 @@ func (r *run) pass1(ctx context.Context) error {
 	if r.in.OnFirstPass != nil {
 		r.in.OnFirstPass()
 	}
+	r.serial.total += r.serial.busy
 	if err := finder.Flush(emit); err != nil {
 		return err
+	}
+	if cf, ok := finder.(*compFinder); ok {
+		r.serial.total += cf.serial
 	}
 	if r.cfg.AllPairs {
 		r.writeAllPairs()
@@ -974,12 +991,14 @@ func (r *run) finish(ctx context.Context) error {
 	}
 	// Old documents come first, so under First an old member is kept too.
 	keep := cluster.Keep(r.uf, r.cfg.Keep, length)
+	r.serial.total += time.Since(start.wall)
 	if kc, ok := r.finder.(keptChecker); ok {
 		if n, ok := kc.CountBelow(keep, r.nOld); ok {
 			r.stats.RemovedBelowThreshold = &n
 		}
 	}
 	r.finder = nil
+	t := time.Now()
 	// A cluster with a document found in an index goes: the indexed
 	// document is its kept member, as an old corpus's would be.
 	r.stats.Dropped = len(r.dropped)
@@ -1023,14 +1042,28 @@ func (r *run) finish(ctx context.Context) error {
 		r.stats.ClusterSizes = append(r.stats.ClusterSizes, SizeCount{Size: n, Count: c})
 	}
 	slices.SortFunc(r.stats.ClusterSizes, func(a, b SizeCount) int { return a.Size - b.Size })
+	r.serial.total += time.Since(t)
 	r.stage("cluster", start, int64(len(keep)), 0)
 
 	start = newMark()
+	// The clusters file is written while pass 2 writes the kept
+	// documents.
+	clustersDone := make(chan error, 1)
 	if r.out.Clusters != "" {
-		if err := r.writeClusters(keep); err != nil {
+		f, err := r.create(r.out.Clusters)
+		if err != nil {
 			return err
 		}
+		go func() { clustersDone <- r.writeClusters(f, keep) }()
+	} else {
+		clustersDone <- nil
 	}
+	clustersWaited := false
+	defer func() {
+		if !clustersWaited {
+			<-clustersDone
+		}
+	}()
 	if r.out.Removed != nil {
 		for i := r.nOld; i < len(keep); i++ {
 			if !r.kept(keep, i) {
@@ -1044,6 +1077,10 @@ func (r *run) finish(ctx context.Context) error {
 			return err
 		}
 	}
+	clustersWaited = true
+	if err := <-clustersDone; err != nil {
+		return err
+	}
 	if err := ctx.Err(); err != nil { // interrupted: replace nothing
 		return err
 	}
@@ -1053,15 +1090,13 @@ func (r *run) finish(ctx context.Context) error {
 		}
 	}
 	r.stage("write", start, r.written.docs, r.written.bytes)
+	r.serial.total += time.Since(start.wall)
+	r.stats.SerialSeconds = r.serial.total.Seconds()
 	r.stats.PeakRSSBytes = PeakRSS()
 	return nil
 }
 
-func (r *run) writeClusters(keep []int32) error {
-	f, err := r.create(r.out.Clusters)
-	if err != nil {
-		return err
-	}
+func (r *run) writeClusters(f io.Writer, keep []int32) error {
 	w := bufio.NewWriterSize(f, 1<<16)
 	var line []byte
 	for i := r.nOld; i < len(keep); i++ {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 
@@ -306,7 +307,10 @@ func (c *collector) run(ctx context.Context, done <-chan *batch) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := c.apply(); err != nil {
+		t := time.Now()
+		err := c.apply()
+		c.r.serial.busy += time.Since(t)
+		if err != nil {
 			return err
 		}
 	}
