@@ -91,6 +91,9 @@ type minhashMethod struct {
 	lo, hi []float64
 	// The tiered join's free list of hash blocks (see hashBlock).
 	blocks chan *hashBlock
+	// bandKeys: the sketchers compute each signature's band keys (the
+	// component join, set before the first sketch).
+	bandKeys bool
 }
 
 // joinMode says how the minhash method decides a candidate pair.
@@ -216,6 +219,11 @@ type minhashSketch struct {
 	set  lazySet // not with EstimateOnly
 	keff int     // the estimate's effective number of slots (see effectiveSlots)
 	spec *sketch.Spec
+	// keys are the signature's band keys, made by the sketching workers
+	// for the component join (minhashMethod.bandKeys); in its replay,
+	// sig holds only the low 16 bits of each slot (all that the
+	// estimate compares) and the index is queried by keys.
+	keys []uint64
 }
 
 // lazySet is a document's shingle hashes, sorted and made distinct on
@@ -402,6 +410,7 @@ func (s *minhashSketcher) Sketch(d *Doc) (DocSketch, error) {
 		}
 		sk.set = lazySet{h: slices.Clone(s.sk.Set), sorted: true}
 		sk.sig = s.sk.Sig
+		s.m.addKeys(sk)
 		return sk, nil
 	case joinTiered:
 		// The hashes go straight into a block shared by the documents
@@ -431,13 +440,23 @@ func (s *minhashSketcher) Sketch(d *Doc) (DocSketch, error) {
 		sk.set = lazySet{h: h, blk: blk}
 		sk.sig = out.Sig
 		sk.keff = effectiveSlots(s.m.family, sk.sig)
+		s.m.addKeys(sk)
 		return sk, nil
 	}
 	s.hashes = s.k.Shingles(s.hashes[:0], textView(d))
 	var out sketch.Sketch
 	s.k.SketchShingles(&out, s.hashes)
 	sk.sig = out.Sig
+	s.m.addKeys(sk)
 	return sk, nil
+}
+
+// addKeys computes the band keys of sk's signature for the component
+// join.
+func (m *minhashMethod) addKeys(sk *minhashSketch) {
+	if m.bandKeys && sk.sig != nil {
+		sk.keys = m.params.AppendKeys(make([]uint64, 0, m.params.Bands), sk.sig)
+	}
 }
 
 // minhashFinder is the streaming Finder: query, join, insert.
@@ -484,10 +503,10 @@ type minhashFinder struct {
 	length   func(i int) int
 	// The component join's replayer (compFinder): glob maps the
 	// component's documents (this Finder's 0, 1, 2, ...) to the run's,
-	// by which the shingle sets are stored; insSig holds the signatures
+	// by which the shingle sets are stored; insKeys holds the band keys
 	// inserted, to empty the index again (small components only).
-	glob   []int32
-	insSig []uint32
+	glob    []int32
+	insKeys []uint64
 	// workers is how many goroutines CountBelow may use.
 	workers int
 }
@@ -601,9 +620,13 @@ func (f *minhashFinder) MappedBytes() int64 {
 
 // query sets f.found to sig's candidates in the index, as document<<32 |
 // entry in document order.
-func (f *minhashFinder) query(sig []uint32) error {
+func (f *minhashFinder) query(sk *minhashSketch) error {
 	var err error
-	f.cands, err = f.ix.Query(f.cands[:0], sig)
+	if f.glob != nil {
+		f.cands, err = f.ix.QueryKeys(f.cands[:0], sk.keys)
+	} else {
+		f.cands, err = f.ix.Query(f.cands[:0], sk.sig)
+	}
 	if err != nil {
 		return err
 	}
@@ -620,7 +643,13 @@ func (f *minhashFinder) query(sig []uint32) error {
 // insert enters document i (sketch sk) in the index as the next entry.
 func (f *minhashFinder) insert(i int, sk *minhashSketch) error {
 	e := f.ix.Len()
-	if err := f.ix.Insert(uint32(e), sk.sig); err != nil {
+	var err error
+	if f.glob != nil {
+		err = f.ix.InsertKeys(uint32(e), sk.keys)
+	} else {
+		err = f.ix.Insert(uint32(e), sk.sig)
+	}
+	if err != nil {
 		return err
 	}
 	if e > 0 && int(f.docOf.Get(e-1)) > i {
@@ -632,7 +661,7 @@ func (f *minhashFinder) insert(i int, sk *minhashSketch) error {
 		f.sigs.put(e, sk.sig, sk.keff)
 	}
 	if f.glob != nil && len(f.glob) <= replayReuseMax {
-		f.insSig = append(f.insSig, sk.sig...)
+		f.insKeys = append(f.insKeys, sk.keys...)
 	}
 	return nil
 }
@@ -750,7 +779,7 @@ func (f *minhashFinder) add(i int, sk *minhashSketch, emit func(Pair)) error {
 	if f.m.leader {
 		return f.addLeader(i, sk, emit)
 	}
-	if err := f.query(sk.sig); err != nil {
+	if err := f.query(sk); err != nil {
 		return err
 	}
 	duplicate := false
@@ -882,7 +911,7 @@ func (f *minhashFinder) identical(e, j, i int, sk *minhashSketch) (bool, error) 
 // The estimate only rejects (below the lower margin, and the size filter):
 // every accepted pair is verified, whatever the join mode.
 func (f *minhashFinder) addLeader(i int, sk *minhashSketch, emit func(Pair)) error {
-	if err := f.query(sk.sig); err != nil {
+	if err := f.query(sk); err != nil {
 		return err
 	}
 	best, bestSim, bestRank := -1, -1.0, 0

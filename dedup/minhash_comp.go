@@ -1,7 +1,6 @@
 package dedup
 
 import (
-	"bufio"
 	"cmp"
 	"encoding/binary"
 	"errors"
@@ -13,7 +12,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unsafe"
 
 	"golang.org/x/sync/errgroup"
 
@@ -87,8 +85,12 @@ type compFinder struct {
 	workers int
 	sets    setFile // the shingle sets, when the join needs them
 	sigFile *os.File
-	sigW    *bufio.Writer
-	stride  int      // bytes a record: k slots and keff, 4 bytes each
+	sigW    *asyncWriter
+	setW    *asyncWriter // the shingle sets' writer
+	pos     int64        // records written
+	keys    []uint64     // scratch
+	bands   int
+	stride  int      // bytes a record: the band keys (8 bytes each), then the k slots' low 16 bits and keff (2 bytes each), padded to 8
 	has     []uint64 // bit i: document i has a signature
 	n       int      // documents added
 	enc     []byte
@@ -103,8 +105,14 @@ type compFinder struct {
 
 func newCompFinder(m *minhashMethod, workers int, dir string) *compFinder {
 	k := m.spec.MinHash.NumPerm
-	f := &compFinder{m: m, k: k, workers: max(workers, 1), stride: 4 * (k + 1)}
+	b := m.params.Bands
+	f := &compFinder{m: m, k: k, bands: b, workers: max(workers, 1), stride: 8*b + (2*(k+1)+7)/8*8}
+	m.bandKeys = true
 	f.sets.dir = dir
+	f.sets.wrap = func(file *os.File) io.Writer {
+		f.setW = newAsyncWriter(file)
+		return f.setW
+	}
 	return f
 }
 
@@ -138,7 +146,7 @@ func (f *compFinder) Add(i int, s DocSketch, emit func(Pair)) error {
 			f.err = fmt.Errorf("minhash: scratch file for signatures: %w", err)
 			return f.err
 		}
-		f.sigFile, f.sigW = sf, bufio.NewWriterSize(sf, 1<<20)
+		f.sigFile, f.sigW = sf, newAsyncWriter(sf)
 	}
 	// Record i lies at i*stride: the documents without a signature
 	// before it are holes (zeros).
@@ -160,34 +168,29 @@ func (f *compFinder) Add(i int, s DocSketch, emit func(Pair)) error {
 	return nil
 }
 
-// written is how many records the signature file holds (or buffers).
-func (f *compFinder) written() int64 {
-	st, _ := f.sigFile.Seek(0, io.SeekCurrent)
-	return (st + int64(f.sigW.Buffered())) / int64(f.stride)
-}
-
 func (f *compFinder) writeRecord(i int, sk *minhashSketch) error {
-	if gap := int64(i) - f.written(); gap > 0 {
-		// Holes: the file is written in order, so seek past them.
-		if err := f.sigW.Flush(); err != nil {
-			return err
-		}
-		if _, err := f.sigFile.Seek(gap*int64(f.stride), io.SeekCurrent); err != nil {
+	for ; f.pos < int64(i); f.pos++ { // holes: documents without a signature
+		f.enc = append(f.enc[:0], make([]byte, f.stride)...)
+		if _, err := f.sigW.Write(f.enc); err != nil {
 			return err
 		}
 	}
-	if nativeLittleEndian {
-		b := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(sk.sig))), 4*len(sk.sig))
-		if _, err := f.sigW.Write(b); err != nil {
-			return err
-		}
-		f.enc = binary.LittleEndian.AppendUint32(f.enc[:0], uint32(sk.keff))
-	} else {
-		f.enc = f.enc[:0]
-		for _, v := range sk.sig {
-			f.enc = binary.LittleEndian.AppendUint32(f.enc, v)
-		}
-		f.enc = binary.LittleEndian.AppendUint32(f.enc, uint32(sk.keff))
+	f.pos++
+	keys := sk.keys
+	if keys == nil { // a sketch from a checkpoint
+		keys = f.m.params.AppendKeys(f.keys[:0], sk.sig)
+		f.keys = keys
+	}
+	f.enc = f.enc[:0]
+	for _, k := range keys {
+		f.enc = binary.LittleEndian.AppendUint64(f.enc, k)
+	}
+	for _, v := range sk.sig {
+		f.enc = binary.LittleEndian.AppendUint16(f.enc, uint16(v))
+	}
+	f.enc = binary.LittleEndian.AppendUint16(f.enc, uint16(sk.keff))
+	for len(f.enc) < f.stride {
+		f.enc = append(f.enc, 0)
 	}
 	_, err := f.sigW.Write(f.enc)
 	return err
@@ -195,19 +198,38 @@ func (f *compFinder) writeRecord(i int, sk *minhashSketch) error {
 
 func (f *compFinder) hasSig(i int) bool { return i/64 < len(f.has) && f.has[i/64]&(1<<(i%64)) != 0 }
 
-// readRecord reads document i's signature and keff into sig (k slots).
-func (f *compFinder) readRecord(i int, sig []uint32, buf []byte) (keff int, err error) {
+// readRecord reads document i's record into sk: its band keys, the low
+// 16 bits of its slots (in sk.sig) and keff.
+func (f *compFinder) readRecord(i int, sk *minhashSketch, buf []byte) error {
 	if _, err := f.sigFile.ReadAt(buf[:f.stride], int64(i)*int64(f.stride)); err != nil {
-		return 0, fmt.Errorf("minhash: reading the signature of document %d from %s: %w", i, f.sigFile.Name(), err)
+		return fmt.Errorf("minhash: reading the signature of document %d from %s: %w", i, f.sigFile.Name(), err)
 	}
-	for x := range sig {
-		sig[x] = binary.LittleEndian.Uint32(buf[4*x:])
+	f.decode(buf, sk)
+	return nil
+}
+
+// decode decodes a record into sk.
+func (f *compFinder) decode(b []byte, sk *minhashSketch) {
+	sk.keys = slices.Grow(sk.keys[:0], f.bands)[:f.bands]
+	for x := range sk.keys {
+		sk.keys[x] = binary.LittleEndian.Uint64(b[8*x:])
 	}
-	return int(binary.LittleEndian.Uint32(buf[4*f.k:])), nil
+	b = b[8*f.bands:]
+	sk.sig = slices.Grow(sk.sig[:0], f.k)[:f.k]
+	for x := range sk.sig {
+		sk.sig[x] = uint32(binary.LittleEndian.Uint16(b[2*x:]))
+	}
+	sk.keff = int(binary.LittleEndian.Uint16(b[2*f.k:]))
 }
 
 // Close removes the scratch files.
 func (f *compFinder) Close() error {
+	if f.sigW != nil {
+		f.sigW.Close()
+	}
+	if f.setW != nil {
+		f.setW.Close()
+	}
 	err := f.sets.Close()
 	if f.sigFile != nil {
 		f.sigFile.Close()
@@ -231,12 +253,17 @@ func (f *compFinder) Flush(emit func(Pair)) error {
 	if f.sigFile == nil {
 		return nil // no document has a signature
 	}
-	if err := f.sigW.Flush(); err != nil {
+	if err := f.sigW.Close(); err != nil {
 		return fmt.Errorf("minhash: writing signatures to %s: %w", f.sigFile.Name(), err)
 	}
-	if f.m.join.needSets() && f.sets.f != nil && len(f.sets.pending) > 0 {
-		if err := f.sets.flush(); err != nil {
-			return err
+	if f.m.join.needSets() && f.sets.f != nil {
+		if len(f.sets.pending) > 0 {
+			if err := f.sets.flush(); err != nil {
+				return err
+			}
+		}
+		if err := f.setW.Close(); err != nil {
+			return fmt.Errorf("minhash: writing shingle sets to %s: %w", f.sets.f.Name(), err)
 		}
 	}
 	start := newMark()
@@ -273,7 +300,6 @@ func (f *compFinder) phase(name string, since mark, docs int64) {
 // components returns the components of two or more documents, largest
 // first, as runs of members.
 func (f *compFinder) components() ([]int32, []component, error) {
-	p := f.m.params
 	n := f.n
 	docBits := bits.Len(uint(n))
 	// Band keys of every document, computed in parallel over ranges of
@@ -282,7 +308,7 @@ func (f *compFinder) components() ([]int32, []component, error) {
 	for _, w := range f.has {
 		count += bits.OnesCount64(w)
 	}
-	keys := make([][]uint64, p.Bands)
+	keys := make([][]uint64, f.bands)
 	for b := range keys {
 		keys[b] = make([]uint64, count)
 	}
@@ -298,20 +324,22 @@ func (f *compFinder) components() ([]int32, []component, error) {
 	for lo := 0; lo < n; lo += chunk {
 		hi := min(lo+chunk, n)
 		g.Go(func() error {
-			buf := make([]byte, f.stride)
-			sig := make([]uint32, f.k)
-			var ks []uint64
-			for i := lo; i < hi; i++ {
-				if !f.hasSig(i) {
-					continue
+			const block = 1024 // records a read
+			buf := make([]byte, block*f.stride)
+			for at := lo; at < hi; at += block {
+				m := min(block, hi-at)
+				if _, err := f.sigFile.ReadAt(buf[:m*f.stride], int64(at)*int64(f.stride)); err != nil && !(errors.Is(err, io.EOF) && !f.hasSig(at+m-1)) {
+					return fmt.Errorf("minhash: reading signatures from %s: %w", f.sigFile.Name(), err)
 				}
-				if _, err := f.readRecord(i, sig, buf); err != nil {
-					return err
-				}
-				ks = p.AppendKeys(ks[:0], sig)
-				slot := rank[i/64] + int32(bits.OnesCount64(f.has[i/64]&(1<<(i%64)-1)))
-				for b, k := range ks {
-					keys[b][slot] = k<<docBits | uint64(i)
+				for i := at; i < at+m; i++ {
+					if !f.hasSig(i) {
+						continue
+					}
+					rec := buf[(i-at)*f.stride:]
+					slot := rank[i/64] + int32(bits.OnesCount64(f.has[i/64]&(1<<(i%64)-1)))
+					for b := range f.bands {
+						keys[b][slot] = binary.LittleEndian.Uint64(rec[8*b:])<<docBits | uint64(i)
+					}
 				}
 			}
 			return nil
@@ -321,7 +349,7 @@ func (f *compFinder) components() ([]int32, []component, error) {
 		return nil, nil, err
 	}
 	// One band a worker: sort, then the runs of equal keys.
-	edges := make([][]uint64, p.Bands) // a<<32 | b: documents a < b in one bucket
+	edges := make([][]uint64, f.bands) // a<<32 | b: documents a < b in one bucket
 	sem := make(chan struct{}, f.workers)
 	var wg sync.WaitGroup
 	mask := uint64(1)<<docBits - 1
@@ -397,7 +425,7 @@ func (f *compFinder) replay(members []int32, comps []component) ([]Pair, error) 
 			}
 			defer rf.closeReplay()
 			buf := make([]byte, f.stride)
-			sk := &minhashSketch{spec: &f.m.spec, sig: make([]uint32, f.k)}
+			sk := &minhashSketch{spec: &f.m.spec}
 			var out []Pair
 			var glob []int32
 			emit := func(p Pair) {
@@ -412,7 +440,7 @@ func (f *compFinder) replay(members []int32, comps []component) ([]Pair, error) 
 				glob = members[comps[c].start : comps[c].start+comps[c].n]
 				rf.startComponent(glob)
 				for li, gi := range glob {
-					if sk.keff, err = f.readRecord(int(gi), sk.sig, buf); err != nil {
+					if err := f.readRecord(int(gi), sk, buf); err != nil {
 						return err
 					}
 					rf.uf.Grow(li + 1)
@@ -483,13 +511,14 @@ func (rf *minhashFinder) endComponent() error {
 		}
 		rf.ix = ix
 	} else {
+		b := rf.m.params.Bands
 		for e := rf.ix.Len() - 1; e >= 0; e-- {
-			if err := rf.ix.Remove(uint32(e), rf.insSig[e*rf.k:(e+1)*rf.k]); err != nil {
+			if err := rf.ix.RemoveNewest(uint32(e), rf.insKeys[e*b:(e+1)*b]); err != nil {
 				return err
 			}
 		}
 	}
-	rf.insSig = rf.insSig[:0]
+	rf.insKeys = rf.insKeys[:0]
 	rf.glob = nil
 	return nil
 }
@@ -507,4 +536,81 @@ func (f *compFinder) CountBelow(keep []int32, from int) (int, bool) {
 	n, ok := countBelow(f.m, &f.sets, keep, from, f.workers)
 	f.sets.Close()
 	return n, ok
+}
+
+// asyncWriter writes to a file behind its caller: Write copies into a
+// buffer, and a full buffer goes to a goroutine that writes it while the
+// caller fills the next (the collector's scratch files: the write system
+// calls were most of its time). Errors are sticky and returned by a later
+// Write or by Close, which waits for the writes. Not safe for concurrent
+// use.
+type asyncWriter struct {
+	buf  []byte
+	todo chan []byte
+	free chan []byte
+	done chan struct{}
+	err  atomic.Pointer[error]
+	shut bool
+}
+
+// asyncBuffers of asyncBufferLen bytes circulate between the caller and
+// the writing goroutine.
+const (
+	asyncBuffers   = 3
+	asyncBufferLen = 1 << 20
+)
+
+func newAsyncWriter(w io.Writer) *asyncWriter {
+	a := &asyncWriter{todo: make(chan []byte, asyncBuffers), free: make(chan []byte, asyncBuffers), done: make(chan struct{})}
+	for range asyncBuffers - 1 {
+		a.free <- make([]byte, 0, asyncBufferLen)
+	}
+	a.buf = make([]byte, 0, asyncBufferLen)
+	go func() {
+		defer close(a.done)
+		for b := range a.todo {
+			if a.err.Load() == nil {
+				if _, err := w.Write(b); err != nil {
+					a.err.Store(&err)
+				}
+			}
+			a.free <- b[:0]
+		}
+	}()
+	return a
+}
+
+func (a *asyncWriter) Write(p []byte) (int, error) {
+	if e := a.err.Load(); e != nil {
+		return 0, *e
+	}
+	n := len(p)
+	for len(p) > 0 {
+		if len(a.buf) == cap(a.buf) {
+			a.todo <- a.buf
+			a.buf = <-a.free
+		}
+		c := min(len(p), cap(a.buf)-len(a.buf))
+		a.buf = append(a.buf, p[:c]...)
+		p = p[c:]
+	}
+	return n, nil
+}
+
+// Close writes what is buffered and waits for the writes; calling it again
+// returns the same error.
+func (a *asyncWriter) Close() error {
+	if !a.shut {
+		a.shut = true
+		if len(a.buf) > 0 {
+			a.todo <- a.buf
+			a.buf = nil
+		}
+		close(a.todo)
+		<-a.done
+	}
+	if e := a.err.Load(); e != nil {
+		return *e
+	}
+	return nil
 }
