@@ -405,6 +405,7 @@ type run struct {
 	fileDamaged []bool                      // per file of sequence
 	written     struct{ docs, bytes int64 } // read by the write pass
 	ckpt        *checkpointer
+	keptCopy    *keptCopy // the first pass's records, for the write stage (see keptCopy)
 	// serial adds up the time spent on one goroutine while the others
 	// wait or have nothing to do (Stats.SerialSeconds): busy is the
 	// collector's, in the pass being timed.
@@ -710,6 +711,14 @@ func (r *run) pass1(ctx context.Context) error {
 		}
 	}
 	r.serial.busy = 0
+	if r.out.Kept != "" && !r.in.Resume && len(r.sources) == 0 && r.in.Examples <= 0 && r.in.RandomExamples <= 0 {
+		kc, err := newKeptCopy(r.out.TmpDir)
+		if err != nil {
+			return err
+		}
+		r.keptCopy = kc
+		r.closers = append(r.closers, kc)
+	}
 	err := r.sketchAll(ctx, func(i int, d *rawDoc, s DocSketch) error {
 		if d.old {
 			r.nOld++
@@ -1175,6 +1184,9 @@ func (r *run) pass2(ctx context.Context, keep []int32, examples map[int32]*Examp
 			return err
 		}
 		r.outputs = append(r.outputs, w)
+	}
+	if kc := r.keptCopy; kc != nil && kc.ok && w != nil && len(examples) == 0 && r.stats.Skipped == 0 && len(r.stats.Damaged) == 0 {
+		return r.writeKeptFromCopy(ctx, w, keep)
 	}
 	r.in.Progress.Stage("write", int64(r.stats.Documents))
 	// The first pass validated every record. When it skipped none, JSONL

@@ -46,6 +46,11 @@ type batch struct {
 	buf      []byte // the records of docs that keep theirs (rawDoc.lo, hi)
 	sketches []DocSketch
 	hits     []*indexHit // with AgainstIndexes: docs[k]'s duplicate, or nil
+	// The kept documents' copy (keptCopy.pack): the new records,
+	// compressed; unpacked when one was not at hand.
+	packed   []byte
+	nPacked  int
+	unpacked bool
 }
 
 // What a rawDoc is.
@@ -205,7 +210,7 @@ func (r *run) readStage(ctx context.Context, jobs chan<- *batch, free *sync.Pool
 // A document's failure is kept in it for the collector, which reports it
 // in input order.
 func (r *run) workStage(ctx context.Context, sk DocSketcher, checkers []func(string) (string, float64, bool, error), jobs <-chan *batch, done chan<- *batch) error {
-	var buf []byte
+	var buf, raw []byte
 	for b := range jobs {
 		b.sketches = slices.Grow(b.sketches[:0], len(b.docs))[:len(b.docs)]
 		b.hits = b.hits[:0]
@@ -226,6 +231,9 @@ func (r *run) workStage(ctx context.Context, sk DocSketcher, checkers []func(str
 				rd.id, rd.text, rd.n = d.ID, d.Text, len(d.Text)
 			}
 			b.sketches[k], rd.err = r.sketchDoc(sk, checkers, b, k, &buf)
+		}
+		if r.keptCopy != nil {
+			raw = r.keptCopy.pack(b, raw)
 		}
 		select {
 		case done <- b:
@@ -397,6 +405,9 @@ func (c *collector) apply() error {
 			bytes += int64(rd.n)
 		}
 		r.in.Progress.Advance(docs, bytes)
+		if r.keptCopy != nil {
+			r.keptCopy.add(b)
+		}
 		clear(b.docs)
 		clear(b.sketches)
 		clear(b.hits)

@@ -1,0 +1,227 @@
+package dedup
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+
+	"github.com/klauspost/compress/s2"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/neardup/neardup/corpus"
+	"github.com/neardup/neardup/internal/tempfile"
+)
+
+// The kept documents' copy (issue 25): the write stage used to read and
+// decompress the whole input again on one goroutine (a zstd stream cannot
+// be decoded in parallel) to write the kept documents. When every
+// document of the first pass is a JSONL record split by the reader (so
+// its record, as the second pass would read it, is at hand), the first
+// pass's workers compress each batch's new records (S2, a block a batch)
+// and the collector appends the blocks, in order, to a scratch file; the
+// second pass decompresses the blocks on every worker and writes the kept
+// records in order: the same records, byte for byte. Anything else (other
+// formats, sources, checkpoints, records skipped or damaged, examples)
+// reads the input again as before.
+const (
+	copyPrefix = "neardup-copy-"
+	copySuffix = ".s2"
+)
+
+// keptCopy is the scratch file of the first pass's records.
+type keptCopy struct {
+	f    *os.File
+	w    *asyncWriter
+	ends []int64 // end offset of each block
+	size int64
+	ok   bool // every document so far is in the copy
+	docs int  // records in the copy
+}
+
+func newKeptCopy(dir string) (*keptCopy, error) {
+	f, err := tempfile.Create(dir, copyPrefix, copySuffix)
+	if err != nil {
+		return nil, err
+	}
+	return &keptCopy{f: f, w: newAsyncWriter(f), ok: true}, nil
+}
+
+// pack is the workers' part: b's new documents' records, each after its
+// length (uvarint), compressed into b.packed; b.unpacked is set when a
+// document's record is not at hand.
+func (c *keptCopy) pack(b *batch, scratch []byte) []byte {
+	raw := scratch[:0]
+	b.unpacked, b.nPacked = false, 0
+	for k := range b.docs {
+		rd := &b.docs[k]
+		if rd.kind != itemDoc || rd.old {
+			continue
+		}
+		if !rd.parse {
+			b.unpacked = true
+			return raw
+		}
+		raw = binary.AppendUvarint(raw, uint64(rd.hi-rd.lo))
+		raw = append(raw, b.buf[rd.lo:rd.hi]...)
+		b.nPacked++
+	}
+	b.packed = s2.Encode(b.packed[:cap(b.packed)], raw)
+	return raw
+}
+
+// add is the collector's part, for each batch in order once it is done.
+func (c *keptCopy) add(b *batch) {
+	if !c.ok {
+		return
+	}
+	if b.unpacked {
+		c.ok = false
+		return
+	}
+	if _, err := c.w.Write(b.packed); err != nil {
+		c.ok = false
+		return
+	}
+	c.size += int64(len(b.packed))
+	c.ends = append(c.ends, c.size)
+	c.docs += b.nPacked
+}
+
+// Close removes the file.
+func (c *keptCopy) Close() error {
+	c.w.Close()
+	c.f.Close()
+	if err := os.Remove(c.f.Name()); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// each calls fn for every record of the copy, in order, on the calling
+// goroutine; the blocks are read and decompressed on workers goroutines.
+func (c *keptCopy) each(ctx context.Context, workers int, fn func(rec []byte) error) error {
+	if err := c.w.Close(); err != nil {
+		return fmt.Errorf("writing %s: %w", c.f.Name(), err)
+	}
+	type block struct {
+		raw []byte
+		err error
+	}
+	n := len(c.ends)
+	ahead := 4 * max(workers, 1)
+	slots := make([]chan block, n)
+	for x := range slots {
+		slots[x] = make(chan block, 1)
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	sem := make(chan struct{}, ahead) // blocks decoded and not yet consumed
+	var next int
+	var mu sync.Mutex
+	free := make(chan []byte, ahead+workers)
+	for range max(workers, 1) {
+		g.Go(func() error {
+			var packed []byte
+			for {
+				select {
+				case sem <- struct{}{}:
+				case <-gctx.Done():
+					return gctx.Err()
+				}
+				mu.Lock()
+				x := next
+				next++
+				mu.Unlock()
+				if x >= n {
+					<-sem
+					return nil
+				}
+				var start int64
+				if x > 0 {
+					start = c.ends[x-1]
+				}
+				packed = append(packed[:0], make([]byte, c.ends[x]-start)...)
+				var b block
+				if _, err := c.f.ReadAt(packed, start); err != nil && !(errors.Is(err, io.EOF) && len(packed) == 0) {
+					b.err = err
+				} else {
+					var dst []byte
+					select {
+					case dst = <-free:
+					default:
+					}
+					if l, err := s2.DecodedLen(packed); err == nil && cap(dst) < l {
+						dst = make([]byte, l)
+					}
+					b.raw, b.err = s2.Decode(dst[:cap(dst)], packed)
+				}
+				slots[x] <- b
+			}
+		})
+	}
+	g.Go(func() error {
+		for x := range n {
+			var b block
+			select {
+			case b = <-slots[x]:
+			case <-gctx.Done():
+				return gctx.Err()
+			}
+			<-sem
+			if b.err != nil {
+				return fmt.Errorf("reading %s: %w", c.f.Name(), b.err)
+			}
+			for rest := b.raw; len(rest) > 0; {
+				l, k := binary.Uvarint(rest)
+				if k <= 0 || uint64(len(rest)-k) < l {
+					return fmt.Errorf("%s: damaged block %d", c.f.Name(), x)
+				}
+				if err := fn(rest[k : k+int(l)]); err != nil {
+					return err
+				}
+				rest = rest[k+int(l):]
+			}
+			select {
+			case free <- b.raw:
+			default:
+			}
+		}
+		return nil
+	})
+	return g.Wait()
+}
+
+// writeKeptFromCopy is pass 2 from the copy: every new document's record
+// in input order, the kept ones written to w.
+func (r *run) writeKeptFromCopy(ctx context.Context, w corpus.Writer, keep []int32) error {
+	c := r.keptCopy
+	if c.docs != len(keep)-r.nOld {
+		return fmt.Errorf("dedup: the copy of the input holds %d documents, want %d", c.docs, len(keep)-r.nOld)
+	}
+	r.in.Progress.Stage("write", int64(r.stats.Documents))
+	i := r.nOld
+	d := corpus.Document{}
+	err := c.each(ctx, r.cfg.workers(), func(rec []byte) error {
+		if (i-r.nOld)%batchSize == batchSize-1 {
+			r.in.Progress.Advance(batchSize, 0)
+		}
+		r.written.docs++
+		r.written.bytes += int64(len(rec))
+		i++
+		if r.kept(keep, i-1) {
+			d.Raw = rec
+			return w.Write(&d)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if rest := (i - r.nOld) % batchSize; rest > 0 {
+		r.in.Progress.Advance(rest, 0)
+	}
+	return nil
+}
