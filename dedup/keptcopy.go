@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sync"
 
-	"github.com/klauspost/compress/s2"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/neardup/neardup/corpus"
@@ -21,15 +21,15 @@ import (
 // be decoded in parallel) to write the kept documents. When every
 // document of the first pass is a JSONL record split by the reader (so
 // its record, as the second pass would read it, is at hand), the first
-// pass's workers compress each batch's new records (S2, a block a batch)
-// and the collector appends the blocks, in order, to a scratch file; the
-// second pass decompresses the blocks on every worker and writes the kept
-// records in order: the same records, byte for byte. Anything else (other
+// pass's workers gather each batch's new records (a block a batch) and the
+// collector appends the blocks, in order, to a scratch file; the second
+// pass reads the blocks on every worker and writes the kept records in
+// order: the same records, byte for byte. Anything else (other
 // formats, sources, checkpoints, records skipped or damaged, examples)
 // reads the input again as before.
 const (
 	copyPrefix = "neardup-copy-"
-	copySuffix = ".s2"
+	copySuffix = ".bin"
 )
 
 // keptCopy is the scratch file of the first pass's records.
@@ -51,10 +51,12 @@ func newKeptCopy(dir string) (*keptCopy, error) {
 }
 
 // pack is the workers' part: b's new documents' records, each after its
-// length (uvarint), compressed into b.packed; b.unpacked is set when a
-// document's record is not at hand.
-func (c *keptCopy) pack(b *batch, scratch []byte) []byte {
-	raw := scratch[:0]
+// length (uvarint), in b.packed; b.unpacked is set when a document's
+// record is not at hand. (Compressing the blocks, with S2, cost more CPU
+// than the first pass's decompression of the input that the copy saves,
+// 300 MB/s a core on bench text: the copy is plain.)
+func (c *keptCopy) pack(b *batch) {
+	raw := b.packed[:0]
 	b.unpacked, b.nPacked = false, 0
 	for k := range b.docs {
 		rd := &b.docs[k]
@@ -63,14 +65,13 @@ func (c *keptCopy) pack(b *batch, scratch []byte) []byte {
 		}
 		if !rd.parse {
 			b.unpacked = true
-			return raw
+			break
 		}
 		raw = binary.AppendUvarint(raw, uint64(rd.hi-rd.lo))
 		raw = append(raw, b.buf[rd.lo:rd.hi]...)
 		b.nPacked++
 	}
-	b.packed = s2.Encode(b.packed[:cap(b.packed)], raw)
-	return raw
+	b.packed = raw
 }
 
 // add is the collector's part, for each batch in order once it is done.
@@ -102,7 +103,7 @@ func (c *keptCopy) Close() error {
 }
 
 // each calls fn for every record of the copy, in order, on the calling
-// goroutine; the blocks are read and decompressed on workers goroutines.
+// goroutine; the blocks are read on workers goroutines.
 func (c *keptCopy) each(ctx context.Context, workers int, fn func(rec []byte) error) error {
 	if err := c.w.Close(); err != nil {
 		return fmt.Errorf("writing %s: %w", c.f.Name(), err)
@@ -124,7 +125,6 @@ func (c *keptCopy) each(ctx context.Context, workers int, fn func(rec []byte) er
 	free := make(chan []byte, ahead+workers)
 	for range max(workers, 1) {
 		g.Go(func() error {
-			var packed []byte
 			for {
 				select {
 				case sem <- struct{}{}:
@@ -143,20 +143,14 @@ func (c *keptCopy) each(ctx context.Context, workers int, fn func(rec []byte) er
 				if x > 0 {
 					start = c.ends[x-1]
 				}
-				packed = append(packed[:0], make([]byte, c.ends[x]-start)...)
 				var b block
-				if _, err := c.f.ReadAt(packed, start); err != nil && !(errors.Is(err, io.EOF) && len(packed) == 0) {
+				select {
+				case b.raw = <-free:
+				default:
+				}
+				b.raw = slices.Grow(b.raw[:0], int(c.ends[x]-start))[:c.ends[x]-start]
+				if _, err := c.f.ReadAt(b.raw, start); err != nil && !(errors.Is(err, io.EOF) && len(b.raw) == 0) {
 					b.err = err
-				} else {
-					var dst []byte
-					select {
-					case dst = <-free:
-					default:
-					}
-					if l, err := s2.DecodedLen(packed); err == nil && cap(dst) < l {
-						dst = make([]byte, l)
-					}
-					b.raw, b.err = s2.Decode(dst[:cap(dst)], packed)
 				}
 				slots[x] <- b
 			}

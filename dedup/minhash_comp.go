@@ -272,6 +272,10 @@ func (f *compFinder) Flush(emit func(Pair)) error {
 		return err
 	}
 	f.phase("components", start, int64(f.n))
+	if len(comps) > 0 {
+		// The largest component's size: the replay's serial part.
+		f.phases = append(f.phases, Stage{Name: "largest component", Documents: int64(comps[0].n)})
+	}
 	f.serial += f.serialComp
 	start = newMark()
 	pairs, err := f.replay(members, comps)
@@ -281,9 +285,21 @@ func (f *compFinder) Flush(emit func(Pair)) error {
 	f.phase("replay", start, int64(len(members)))
 	start = newMark()
 	// Each step's pairs come from one component, in emission order:
-	// a stable sort by the step (B) restores the streaming order.
-	slices.SortStableFunc(pairs, func(a, b Pair) int { return cmp.Compare(a.B, b.B) })
+	// a stable sort by the step (B) restores the streaming order (a
+	// counting sort: the steps are the documents).
+	at := make([]int32, f.n+1)
 	for _, p := range pairs {
+		at[p.B+1]++
+	}
+	for i := 1; i <= f.n; i++ {
+		at[i] += at[i-1]
+	}
+	sorted := make([]Pair, len(pairs))
+	for _, p := range pairs {
+		sorted[at[p.B]] = p
+		at[p.B]++
+	}
+	for _, p := range sorted {
 		emit(p)
 	}
 	f.phase("emit pairs", start, int64(len(pairs)))

@@ -46,8 +46,8 @@ type batch struct {
 	buf      []byte // the records of docs that keep theirs (rawDoc.lo, hi)
 	sketches []DocSketch
 	hits     []*indexHit // with AgainstIndexes: docs[k]'s duplicate, or nil
-	// The kept documents' copy (keptCopy.pack): the new records,
-	// compressed; unpacked when one was not at hand.
+	// The kept documents' copy (keptCopy.pack): the new records;
+	// unpacked when one was not at hand.
 	packed   []byte
 	nPacked  int
 	unpacked bool
@@ -210,7 +210,7 @@ func (r *run) readStage(ctx context.Context, jobs chan<- *batch, free *sync.Pool
 // A document's failure is kept in it for the collector, which reports it
 // in input order.
 func (r *run) workStage(ctx context.Context, sk DocSketcher, checkers []func(string) (string, float64, bool, error), jobs <-chan *batch, done chan<- *batch) error {
-	var buf, raw []byte
+	var buf []byte
 	for b := range jobs {
 		b.sketches = slices.Grow(b.sketches[:0], len(b.docs))[:len(b.docs)]
 		b.hits = b.hits[:0]
@@ -233,7 +233,7 @@ func (r *run) workStage(ctx context.Context, sk DocSketcher, checkers []func(str
 			b.sketches[k], rd.err = r.sketchDoc(sk, checkers, b, k, &buf)
 		}
 		if r.keptCopy != nil {
-			raw = r.keptCopy.pack(b, raw)
+			r.keptCopy.pack(b)
 		}
 		select {
 		case done <- b:
