@@ -1029,19 +1029,25 @@ func (r *run) finish(ctx context.Context) error {
 			}
 		}
 	}
-	sizes := make(map[int32]int)
+	// Cluster sizes by kept document (a slice: a map of a million
+	// clusters took a second).
+	size := make([]int32, len(keep))
 	for i, k := range keep[r.nOld:] {
 		if r.kept(keep, i+r.nOld) {
 			r.stats.Kept++
 		}
-		sizes[k]++
+		size[k]++
 	}
 
 	r.stats.Removed = r.stats.Documents - r.stats.Kept
 	bySize := map[int]int{}
-	for k, n := range sizes {
-		_, labelled := r.labels[k]
-		if n > 1 || int(k) < r.nOld || labelled { // a new document with an old duplicate counts
+	for k, n32 := range size {
+		if n32 == 0 {
+			continue
+		}
+		n := int(n32)
+		_, labelled := r.labels[int32(k)]
+		if n > 1 || k < r.nOld || labelled { // a new document with an old duplicate counts
 			r.stats.Clusters++
 		}
 		r.stats.LargestCluster = max(r.stats.LargestCluster, n)
@@ -1080,7 +1086,16 @@ func (r *run) finish(ctx context.Context) error {
 			}
 		}
 	}
-	examples := r.pickExamples(sizes)
+	var examples map[int32]*Example
+	if r.in.Examples > 0 || r.in.RandomExamples > 0 {
+		sizes := make(map[int32]int)
+		for k, n := range size {
+			if n > 0 {
+				sizes[int32(k)] = int(n)
+			}
+		}
+		examples = r.pickExamples(sizes)
+	}
 	if r.out.Kept != "" || len(examples) > 0 {
 		if err := r.pass2(ctx, keep, examples); err != nil {
 			return err
