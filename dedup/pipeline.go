@@ -711,7 +711,9 @@ func (r *run) pass1(ctx context.Context) error {
 		}
 	}
 	r.serial.busy = 0
-	if r.out.Kept != "" && !r.in.Resume && len(r.sources) == 0 && r.in.Examples <= 0 && r.in.RandomExamples <= 0 {
+	// The kept documents' copy pays with more cores: with one worker,
+	// reading the input again costs about what writing the copy does.
+	if r.out.Kept != "" && r.cfg.workers() > 1 && !r.in.Resume && len(r.sources) == 0 && r.in.Examples <= 0 && r.in.RandomExamples <= 0 {
 		kc, err := newKeptCopy(r.out.TmpDir)
 		if err != nil {
 			return err
