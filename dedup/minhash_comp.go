@@ -364,8 +364,9 @@ func (f *compFinder) components() ([]int32, []component, error) {
 	if err := g.Wait(); err != nil {
 		return nil, nil, err
 	}
-	// One band a worker: sort, then the runs of equal keys.
-	edges := make([][]uint64, f.bands) // a<<32 | b: documents a < b in one bucket
+	// One band a worker: sort, then join the runs of equal keys in a
+	// union-find shared by the workers (see cuf).
+	uf := newCUF(n)
 	sem := make(chan struct{}, f.workers)
 	var wg sync.WaitGroup
 	mask := uint64(1)<<docBits - 1
@@ -376,35 +377,26 @@ func (f *compFinder) components() ([]int32, []component, error) {
 			defer func() { <-sem; wg.Done() }()
 			ks := keys[b]
 			slices.Sort(ks)
-			var e []uint64
 			for x := 1; x < len(ks); x++ {
 				if ks[x]>>docBits == ks[x-1]>>docBits {
-					e = append(e, (ks[x-1]&mask)<<32|ks[x]&mask)
+					uf.union(int32(ks[x-1]&mask), int32(ks[x]&mask))
 				}
 			}
 			keys[b] = nil
-			edges[b] = e
 		}()
 	}
 	wg.Wait()
 	t := time.Now()
 	defer func() { f.serialComp = time.Since(t) }()
-	uf := cluster.NewUnionFind(n)
-	for _, e := range edges {
-		for _, x := range e {
-			uf.Union(int(x>>32), int(uint32(x)))
-		}
-	}
-	edges = nil
-	// Members grouped by root, in input order within a component.
+	// Members grouped by root (the smallest member), in input order
+	// within a component.
 	size := make([]int32, n)
-	root := make([]int32, n)
+	root := uf.parent // flattened in place
 	for i := range n {
-		r := int32(uf.Find(i))
+		r := uf.find(int32(i))
 		root[i] = r
 		size[r]++
 	}
-	uf = nil
 	var comps []component
 	at := make([]int32, n) // root -> next free slot in members
 	total := int32(0)
@@ -629,4 +621,47 @@ func (a *asyncWriter) Close() error {
 		return *e
 	}
 	return nil
+}
+
+// cuf is a union-find that goroutines share without a lock: a root is
+// linked under a smaller root with a compare-and-swap, and find halves
+// paths with one. Each set's root is its smallest member whatever the
+// order of the unions, so the result does not depend on the scheduling.
+type cuf struct{ parent []int32 }
+
+func newCUF(n int) *cuf {
+	u := &cuf{parent: make([]int32, n)}
+	for i := range u.parent {
+		u.parent[i] = int32(i)
+	}
+	return u
+}
+
+func (u *cuf) find(x int32) int32 {
+	for {
+		p := atomic.LoadInt32(&u.parent[x])
+		if p == x {
+			return x
+		}
+		gp := atomic.LoadInt32(&u.parent[p])
+		if gp != p {
+			atomic.CompareAndSwapInt32(&u.parent[x], p, gp)
+		}
+		x = gp
+	}
+}
+
+func (u *cuf) union(a, b int32) {
+	for {
+		ra, rb := u.find(a), u.find(b)
+		if ra == rb {
+			return
+		}
+		if ra > rb {
+			ra, rb = rb, ra
+		}
+		if atomic.CompareAndSwapInt32(&u.parent[rb], rb, ra) {
+			return
+		}
+	}
 }
