@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/neardup/neardup/cluster"
@@ -145,5 +146,42 @@ func TestComponentJoinIsTheStreamingJoin(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestCUF: the lock-free union-find, joined from several goroutines,
+// gives the sets of cluster.UnionFind with each set's smallest member as
+// its root.
+func TestCUF(t *testing.T) {
+	const n = 5000
+	rng := rand.New(rand.NewPCG(7, 7))
+	edges := make([][2]int32, 4000)
+	for x := range edges {
+		edges[x] = [2]int32{int32(rng.IntN(n)), int32(rng.IntN(n))}
+	}
+	ref := cluster.NewUnionFind(n)
+	for _, e := range edges {
+		ref.Union(int(e[0]), int(e[1]))
+	}
+	u := newCUF(n)
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for x := w; x < len(edges); x += 4 {
+				u.union(edges[x][0], edges[x][1])
+			}
+		}()
+	}
+	wg.Wait()
+	least := map[int]int32{}
+	for i := n - 1; i >= 0; i-- {
+		least[ref.Find(i)] = int32(i)
+	}
+	for i := range n {
+		if got, want := u.find(int32(i)), least[ref.Find(i)]; got != want {
+			t.Fatalf("find(%d) = %d, want %d (the smallest member of its set)", i, got, want)
+		}
 	}
 }
