@@ -185,3 +185,40 @@ func TestCUF(t *testing.T) {
 		}
 	}
 }
+
+// TestKeptCopyFallsBack: a text file among the inputs (whose records are
+// not JSONL lines at hand) makes the write stage read the inputs again;
+// the kept documents are those of one worker either way.
+func TestKeptCopyFallsBack(t *testing.T) {
+	dir := t.TempDir()
+	texts := scaleCorpus(2)[:200]
+	jsonl := writeTexts(t, dir, texts, "j%d")
+	txt := filepath.Join(dir, "more.txt")
+	var b strings.Builder
+	for _, s := range texts[:100] {
+		if s != "" {
+			b.WriteString(s + "\n")
+		}
+	}
+	if err := os.WriteFile(txt, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, files := range [][]string{{jsonl, txt}, {txt, jsonl}, {jsonl}} {
+		var want []byte
+		for _, w := range []int{1, 2, 4} {
+			out := filepath.Join(t.TempDir(), "k.jsonl")
+			if _, err := Run(context.Background(), Options{Method: "minhash", Workers: w}, Input{Files: files}, Outputs{Kept: out, TmpDir: t.TempDir()}); err != nil {
+				t.Fatal(err)
+			}
+			got, err := os.ReadFile(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if w == 1 {
+				want = got
+			} else if !bytes.Equal(got, want) {
+				t.Errorf("%v -j %d: kept documents differ from -j 1's", files, w)
+			}
+		}
+	}
+}
