@@ -1003,11 +1003,26 @@ func (r *run) finish(ctx context.Context) error {
 	// Old documents come first, so under First an old member is kept too.
 	keep := cluster.Keep(r.uf, r.cfg.Keep, length)
 	r.serial.total += time.Since(start.wall)
+	// The exact check of the removed documents (a statistic) runs
+	// beside the rest of finish and the write stage.
+	below := make(chan *int, 1)
 	if kc, ok := r.finder.(keptChecker); ok {
-		if n, ok := kc.CountBelow(keep, r.nOld); ok {
-			r.stats.RemovedBelowThreshold = &n
-		}
+		go func() {
+			var p *int
+			if n, ok := kc.CountBelow(keep, r.nOld); ok {
+				p = &n
+			}
+			below <- p
+		}()
+	} else {
+		below <- nil
 	}
+	belowWaited := false
+	defer func() {
+		if !belowWaited { // the finder's files must not close under it
+			<-below
+		}
+	}()
 	r.finder = nil
 	t := time.Now()
 	// A cluster with a document found in an index goes: the indexed
@@ -1107,6 +1122,9 @@ func (r *run) finish(ctx context.Context) error {
 	if err := <-clustersDone; err != nil {
 		return err
 	}
+	r.serial.total += time.Since(start.wall)
+	belowWaited = true
+	r.stats.RemovedBelowThreshold = <-below
 	if err := ctx.Err(); err != nil { // interrupted: replace nothing
 		return err
 	}
@@ -1116,7 +1134,6 @@ func (r *run) finish(ctx context.Context) error {
 		}
 	}
 	r.stage("write", start, r.written.docs, r.written.bytes)
-	r.serial.total += time.Since(start.wall)
 	r.stats.SerialSeconds = r.serial.total.Seconds()
 	r.stats.PeakRSSBytes = PeakRSS()
 	return nil
