@@ -113,7 +113,7 @@ func (c *keptCopy) each(ctx context.Context, workers int, fn func(rec []byte) er
 		err error
 	}
 	n := len(c.ends)
-	ahead := 4 * max(workers, 1)
+	ahead := 2 * max(workers, 1) // blocks of about 1 MiB read ahead
 	slots := make([]chan block, n)
 	for x := range slots {
 		slots[x] = make(chan block, 1)
