@@ -33,12 +33,14 @@ import (
 // order, emits exactly the pairs the global Finder emits for them, in the
 // same relative order. compFinder therefore
 //
-//  1. stores every document's signature (a scratch file of fixed-size
-//     records, read back by offset) and shingle set (setFile) in Add, on
-//     the collector's goroutine, which is all that stays serial there;
-//  2. at Flush computes the band keys of every document (in parallel),
-//     sorts each band's (key, document) pairs (one band a worker) and
-//     joins the documents of equal keys with a union-find: the components;
+//  1. stores every document's record (its band keys, made by the
+//     sketching workers, and the low 16 bits of its slots: a scratch file
+//     of fixed-size records, read back by offset) and shingle set
+//     (setFile) in Add, on the collector's goroutine, which is all that
+//     stays serial there (the files are written behind it: asyncWriter);
+//  2. at Flush reads the band keys back (in parallel), sorts each band's
+//     (key, document) words (one band a worker) and joins the documents
+//     of equal keys in a lock-free union-find (cuf): the components;
 //  3. replays the streaming Finder on each component of two or more
 //     documents, the largest first, on Options.Workers goroutines, each with
 //     a Finder that is emptied and reused between components;
@@ -55,7 +57,7 @@ import (
 // Leader clustering, Options.AllPairs and the direct join keep the
 // streaming Finder (see useComponents).
 
-// Scratch file of the component join's signatures.
+// Scratch file of the component join's records.
 const (
 	sigsPrefix = "neardup-sigs-"
 	sigsSuffix = ".bin"
