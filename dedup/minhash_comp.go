@@ -2,6 +2,7 @@ package dedup
 
 import (
 	"cmp"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -103,6 +104,8 @@ type compFinder struct {
 	serial time.Duration
 	// serialComp is the serial part of components.
 	serialComp time.Duration
+	// ctx, when set, stops the replay early (an interrupted run).
+	ctx context.Context
 }
 
 func newCompFinder(m *minhashMethod, workers int, dir string) *compFinder {
@@ -450,6 +453,9 @@ func (f *compFinder) replay(members []int32, comps []component) ([]Pair, error) 
 				glob = members[comps[c].start : comps[c].start+comps[c].n]
 				rf.startComponent(glob)
 				for li, gi := range glob {
+					if li%1024 == 0 && f.ctx != nil && f.ctx.Err() != nil {
+						return f.ctx.Err()
+					}
 					if err := f.readRecord(int(gi), sk, buf); err != nil {
 						return err
 					}

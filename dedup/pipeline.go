@@ -668,6 +668,7 @@ func (r *run) pass1(ctx context.Context) error {
 		finder = sf
 	} else if useComponents(r.method, r.cfg, r.in) {
 		cf := newCompFinder(r.method.(*minhashMethod), r.cfg.workers(), r.out.TmpDir)
+		cf.ctx = ctx
 		r.closers = append(r.closers, cf)
 		finder = cf
 	} else {
