@@ -9,6 +9,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 
@@ -40,6 +41,9 @@ type keptCopy struct {
 	size int64
 	ok   bool // every document so far is in the copy
 	docs int  // records in the copy
+	// busy is the time the write stage's one goroutine spent on the
+	// records (Stats.SerialSeconds), not waiting for blocks.
+	busy time.Duration
 }
 
 func newKeptCopy(dir string) (*keptCopy, error) {
@@ -168,6 +172,7 @@ func (c *keptCopy) each(ctx context.Context, workers int, fn func(rec []byte) er
 			if b.err != nil {
 				return fmt.Errorf("reading %s: %w", c.f.Name(), b.err)
 			}
+			t := time.Now()
 			for rest := b.raw; len(rest) > 0; {
 				l, k := binary.Uvarint(rest)
 				if k <= 0 || uint64(len(rest)-k) < l {
@@ -178,6 +183,7 @@ func (c *keptCopy) each(ctx context.Context, workers int, fn func(rec []byte) er
 				}
 				rest = rest[k+int(l):]
 			}
+			c.busy += time.Since(t)
 			select {
 			case free <- b.raw:
 			default:
