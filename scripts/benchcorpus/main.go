@@ -27,7 +27,7 @@ import (
 )
 
 func main() {
-	src := flag.String("src", "../shared/data/wiki-slice/docs.jsonl.gz", "wiki-slice docs.jsonl.gz")
+	src := flag.String("src", "../shared/data/wiki-slice/docs.jsonl.gz", "wiki-slice docs.jsonl.gz (or the same recompressed as .zst)")
 	n := flag.Int("n", 100000, "documents to write")
 	size := flag.Int("size", 1000, "approximate document size in bytes")
 	dup := flag.Float64("dup", 0.2, "fraction of near-duplicate documents")
@@ -139,11 +139,24 @@ func loadSentences(path string, size int) ([]article, error) {
 		return nil, err
 	}
 	defer f.Close()
-	gz, err := gzip.NewReader(f)
-	if err != nil {
-		return nil, err
+	// The source is gzip (as in shared/data), or zstd when its name ends
+	// in .zst (smaller to carry to another machine: zstd -19).
+	var src io.Reader
+	if strings.HasSuffix(path, ".zst") {
+		zr, err := zstd.NewReader(f)
+		if err != nil {
+			return nil, err
+		}
+		defer zr.Close()
+		src = zr
+	} else {
+		gz, err := gzip.NewReader(f)
+		if err != nil {
+			return nil, err
+		}
+		src = gz
 	}
-	sc := bufio.NewScanner(gz)
+	sc := bufio.NewScanner(src)
 	sc.Buffer(make([]byte, 1<<20), 64<<20)
 	var out []article
 	for sc.Scan() {
