@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/klauspost/compress/gzip"
-	"github.com/klauspost/compress/zstd"
 
 	"github.com/neardup/neardup/internal/atomicfile"
 )
@@ -53,11 +52,9 @@ func Create(path string) (Writer, error) {
 		w.gz = gzip.NewWriter(f)
 		w.w = w.gz
 	case compZstd:
-		zw, err := zstd.NewWriter(f, zstd.WithEncoderConcurrency(2)) // encodes behind the writer; the bytes do not depend on it
-		if err != nil {
-			f.Abort()
-			return nil, err
-		}
+		// Frames of 4 MiB compressed on several goroutines (framedZstd):
+		// the bytes do not depend on their number.
+		zw := newFramedZstd(f)
 		w.zw, w.w = zw, zw
 	}
 	return w, nil
@@ -68,7 +65,7 @@ type jsonlWriter struct {
 	f   *atomicfile.File
 	w   io.Writer
 	gz  *gzip.Writer
-	zw  *zstd.Encoder
+	zw  *framedZstd
 	buf []byte
 }
 

@@ -150,6 +150,21 @@ func (r *run) plan() MemoryPlan {
 	if arena.OffHeap {
 		p.EstimatedMappedBytes = p.EstimatedDocs * mapped
 	}
+	if mm, ok := r.method.(*minhashMethod); ok && useComponents(r.method, r.cfg, r.in) {
+		// The component join (compFinder) holds no index for the whole
+		// run: the signatures go to a scratch file; at its peak (Flush)
+		// it holds every document's band keys (8 bytes a band), the
+		// union-find and the grouping (20 bytes), and one index a worker
+		// for the components being replayed, counted here as small ones
+		// (a giant component of templated pages holds an entry a
+		// member: the whole index, as the streaming Finder does).
+		entries := min(p.EstimatedDocs, int64(r.cfg.workers()*replayReuseMax))
+		mapped = int64(mm.mappedBytesPerEntry())
+		p.EstimatedBytes = p.EstimatedDocs*(pipelineBytesPerDoc+idBytes+int64(mm.heapBytesPerDoc())+int64(8*mm.params.Bands)+20) + entries*mapped
+		if arena.OffHeap {
+			p.EstimatedMappedBytes = entries * mapped
+		}
+	}
 	for _, ix := range r.in.AgainstIndexes { // open already: they cannot spill
 		p.EstimatedBytes += ix.MemoryBytes()
 	}

@@ -8,6 +8,7 @@ import (
 	"math/bits"
 	"slices"
 	"strconv"
+	"sync"
 	"sync/atomic"
 
 	"github.com/neardup/neardup/cluster"
@@ -90,6 +91,9 @@ type minhashMethod struct {
 	lo, hi []float64
 	// The tiered join's free list of hash blocks (see hashBlock).
 	blocks chan *hashBlock
+	// bandKeys: the sketchers compute each signature's band keys (the
+	// component join, set before the first sketch).
+	bandKeys bool
 }
 
 // joinMode says how the minhash method decides a candidate pair.
@@ -215,6 +219,11 @@ type minhashSketch struct {
 	set  lazySet // not with EstimateOnly
 	keff int     // the estimate's effective number of slots (see effectiveSlots)
 	spec *sketch.Spec
+	// keys are the signature's band keys, made by the sketching workers
+	// for the component join (minhashMethod.bandKeys); in its replay,
+	// sig holds only the low 16 bits of each slot (all that the
+	// estimate compares) and the index is queried by keys.
+	keys []uint64
 }
 
 // lazySet is a document's shingle hashes, sorted and made distinct on
@@ -401,6 +410,7 @@ func (s *minhashSketcher) Sketch(d *Doc) (DocSketch, error) {
 		}
 		sk.set = lazySet{h: slices.Clone(s.sk.Set), sorted: true}
 		sk.sig = s.sk.Sig
+		s.m.addKeys(sk)
 		return sk, nil
 	case joinTiered:
 		// The hashes go straight into a block shared by the documents
@@ -430,13 +440,23 @@ func (s *minhashSketcher) Sketch(d *Doc) (DocSketch, error) {
 		sk.set = lazySet{h: h, blk: blk}
 		sk.sig = out.Sig
 		sk.keff = effectiveSlots(s.m.family, sk.sig)
+		s.m.addKeys(sk)
 		return sk, nil
 	}
 	s.hashes = s.k.Shingles(s.hashes[:0], textView(d))
 	var out sketch.Sketch
 	s.k.SketchShingles(&out, s.hashes)
 	sk.sig = out.Sig
+	s.m.addKeys(sk)
 	return sk, nil
+}
+
+// addKeys computes the band keys of sk's signature for the component
+// join.
+func (m *minhashMethod) addKeys(sk *minhashSketch) {
+	if m.bandKeys && sk.sig != nil {
+		sk.keys = m.params.AppendKeys(make([]uint64, 0, m.params.Bands), sk.sig)
+	}
 }
 
 // minhashFinder is the streaming Finder: query, join, insert.
@@ -481,6 +501,22 @@ type minhashFinder struct {
 	// keep order (length) at Flush.
 	deferred []*minhashSketch
 	length   func(i int) int
+	// The component join's replayer (compFinder): glob maps the
+	// component's documents (this Finder's 0, 1, 2, ...) to the run's,
+	// by which the shingle sets are stored; insKeys holds the band keys
+	// inserted, to empty the index again (small components only).
+	glob    []int32
+	insKeys []uint64
+	// workers is how many goroutines CountBelow may use.
+	workers int
+}
+
+// sid returns the number of document i's shingle set in f.sets.
+func (f *minhashFinder) sid(i int) int {
+	if f.glob != nil {
+		return int(f.glob[i])
+	}
+	return i
 }
 
 func (m *minhashMethod) NewFinder() (Finder, error) {
@@ -584,9 +620,13 @@ func (f *minhashFinder) MappedBytes() int64 {
 
 // query sets f.found to sig's candidates in the index, as document<<32 |
 // entry in document order.
-func (f *minhashFinder) query(sig []uint32) error {
+func (f *minhashFinder) query(sk *minhashSketch) error {
 	var err error
-	f.cands, err = f.ix.Query(f.cands[:0], sig)
+	if f.glob != nil {
+		f.cands, err = f.ix.QueryKeys(f.cands[:0], sk.keys)
+	} else {
+		f.cands, err = f.ix.Query(f.cands[:0], sk.sig)
+	}
 	if err != nil {
 		return err
 	}
@@ -603,7 +643,13 @@ func (f *minhashFinder) query(sig []uint32) error {
 // insert enters document i (sketch sk) in the index as the next entry.
 func (f *minhashFinder) insert(i int, sk *minhashSketch) error {
 	e := f.ix.Len()
-	if err := f.ix.Insert(uint32(e), sk.sig); err != nil {
+	var err error
+	if f.glob != nil {
+		err = f.ix.InsertKeys(uint32(e), sk.keys)
+	} else {
+		err = f.ix.Insert(uint32(e), sk.sig)
+	}
+	if err != nil {
 		return err
 	}
 	if e > 0 && int(f.docOf.Get(e-1)) > i {
@@ -613,6 +659,9 @@ func (f *minhashFinder) insert(i int, sk *minhashSketch) error {
 	f.docOf.Set(e, uint32(i))
 	if f.m.join != joinVerify {
 		f.sigs.put(e, sk.sig, sk.keff)
+	}
+	if f.glob != nil && len(f.glob) <= replayReuseMax {
+		f.insKeys = append(f.insKeys, sk.keys...)
 	}
 	return nil
 }
@@ -630,6 +679,7 @@ const (
 // else read from the file into the cache, or the cache's copy. Valid
 // until the next call.
 func (f *minhashFinder) stored(j int) ([]uint64, error) {
+	j = f.sid(j) // the cache is by the run's document numbers
 	if f.sets.inMemory(j) {
 		return f.sets.getDistinct(j, nil, &f.dd, false)
 	}
@@ -729,7 +779,7 @@ func (f *minhashFinder) add(i int, sk *minhashSketch, emit func(Pair)) error {
 	if f.m.leader {
 		return f.addLeader(i, sk, emit)
 	}
-	if err := f.query(sk.sig); err != nil {
+	if err := f.query(sk); err != nil {
 		return err
 	}
 	duplicate := false
@@ -861,7 +911,7 @@ func (f *minhashFinder) identical(e, j, i int, sk *minhashSketch) (bool, error) 
 // The estimate only rejects (below the lower margin, and the size filter):
 // every accepted pair is verified, whatever the join mode.
 func (f *minhashFinder) addLeader(i int, sk *minhashSketch, emit func(Pair)) error {
-	if err := f.query(sk.sig); err != nil {
+	if err := f.query(sk); err != nil {
 		return err
 	}
 	best, bestSim, bestRank := -1, -1.0, 0
@@ -969,28 +1019,62 @@ func (f *minhashFinder) CountBelow(keep []int32, from int) (int, bool) {
 		return 0, false
 	}
 	defer f.sets.Close()
-	n := 0
-	var a []uint64
-	for i := from; i < len(keep); i++ {
-		k := int(keep[i])
-		if k == i || !f.sets.has(i) || !f.sets.has(k) {
-			continue
-		}
-		// The removed documents in file order, through a read-ahead
-		// window; the kept ones through the cache, as hash sets (built
-		// once for consecutive documents removed for the same one).
-		t, err := f.members(k)
-		if err != nil {
-			return 0, false // a count it cannot make is not reported
-		}
-		if a, err = f.sets.getDistinct(i, a, &f.dd, true); err != nil {
-			return 0, false
-		}
-		if _, ok := f.verify(t, a); !ok {
-			n++
-		}
+	return countBelow(f.m, &f.sets, keep, from, f.workers)
+}
+
+// countBelow is CountBelow over the sets of sets on workers goroutines,
+// each with its own read buffers: the documents in chunks, in file order
+// within each, through a read-ahead window.
+func countBelow(m *minhashMethod, sets *setFile, keep []int32, from, workers int) (int, bool) {
+	const chunk = 1 << 14
+	var next, total atomic.Int64
+	var failed atomic.Bool
+	var wg sync.WaitGroup
+	for range max(workers, 1) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rf := &minhashFinder{m: m, k: m.spec.MinHash.NumPerm, curID: -1, tabID: -1}
+			rf.sets = *sets
+			rf.sets.readOnly, rf.sets.win, rf.sets.winAt, rf.sets.enc = true, nil, 0, nil
+			var a []uint64
+			for !failed.Load() {
+				lo := from + int(next.Add(1)-1)*chunk
+				if lo >= len(keep) {
+					return
+				}
+				n := 0
+				for i := lo; i < min(lo+chunk, len(keep)); i++ {
+					k := int(keep[i])
+					if k == i || !rf.sets.has(i) || !rf.sets.has(k) {
+						continue
+					}
+					// The removed documents in file order, through a
+					// read-ahead window; the kept ones through the cache,
+					// as hash sets (built once for consecutive documents
+					// removed for the same one).
+					t, err := rf.members(k)
+					if err != nil {
+						failed.Store(true)
+						return
+					}
+					if a, err = rf.sets.getDistinct(i, a, &rf.dd, true); err != nil {
+						failed.Store(true)
+						return
+					}
+					if _, ok := rf.verify(t, a); !ok {
+						n++
+					}
+				}
+				total.Add(int64(n))
+			}
+		}()
 	}
-	return n, true
+	wg.Wait()
+	if failed.Load() {
+		return 0, false // a count it cannot make is not reported
+	}
+	return int(total.Load()), true
 }
 
 // Keyed: one key per band (sketch.Spec.AppendKeys).

@@ -47,6 +47,14 @@ type setFile struct {
 	win     []uint64  // getAhead's window of the file, from winAt
 	winAt   int64
 	err     error
+	// wrap, when set, makes the writer of the file once it is created
+	// (the component join writes behind the collector: asyncWriter; it
+	// reads nothing back before it has waited for the writes).
+	wrap func(*os.File) io.Writer
+	// readOnly: a copy that only reads (the component join's replayers
+	// and CountBelow's workers share the file): getDistinct does not
+	// mark sets found distinct, which would write the shared dist.
+	readOnly bool
 }
 
 // setWriteBuffer is the scratch file's write buffer in bytes; the sets
@@ -75,6 +83,9 @@ func (s *setFile) putSet(i int, h []uint64, distinct bool) error {
 			return s.err
 		}
 		s.f, s.out, s.pending = f, f, make([]uint64, 0, setWriteBuffer/8)
+		if s.wrap != nil {
+			s.out = s.wrap(f)
+		}
 	}
 	if len(s.start) > i+1 {
 		return fmt.Errorf("minhash: shingle set of document %d stored out of order", i)
@@ -189,7 +200,7 @@ func (s *setFile) getDistinct(i int, dst []uint64, dd *hashSet, ahead bool) ([]u
 		return h, err
 	}
 	d := dd.build(h)
-	if len(d) == len(h) {
+	if len(d) == len(h) && !s.readOnly {
 		s.setDistinct(i)
 	}
 	return d, nil

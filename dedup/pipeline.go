@@ -165,7 +165,21 @@ type Stats struct {
 	Empty      int         `json:"empty"` // documents with empty normalised text
 	InputBytes int64       `json:"input_bytes"`
 	Stages     []Stage     `json:"stages"`
-	Examples   []Example   `json:"examples,omitempty"`
+	// SerialSeconds is the time the run spent where only one goroutine
+	// works, which more cores cannot shorten: the collector's time in
+	// the first pass (handing each sketch to the Finder in input order),
+	// the component join's serial steps (grouping the components, merging
+	// the pairs and writing them), choosing the kept documents, and the
+	// write stage's: its loop over the records or the clusters file,
+	// whichever took longer (they overlap), or the whole stage when it
+	// reads the input again (one stream in). Measured in wall time, it is
+	// meaningful on an idle machine only. SerialSeconds over the stages'
+	// CPU seconds is the run's serial fraction.
+	SerialSeconds float64 `json:"serial_seconds"`
+	// Phases are parts of a stage timed apart (the component join's:
+	// "components", "replay" and "emit pairs", within read+sketch+find).
+	Phases   []Stage   `json:"phases,omitempty"`
+	Examples []Example `json:"examples,omitempty"`
 	// SkippedErrors holds the first few skipped records' errors.
 	SkippedErrors []string `json:"skipped_errors,omitempty"`
 	// ClusterSizes counts clusters by size, sizes ascending (singletons
@@ -405,18 +419,23 @@ type run struct {
 	fileDamaged []bool                      // per file of sequence
 	written     struct{ docs, bytes int64 } // read by the write pass
 	ckpt        *checkpointer
-	ids         []string                                        // old documents (Input.Against) first
-	nOld        int                                             // how many of ids are old
-	dropped     map[int32]bool                                  // removed by a DropFinder, with no named partner
-	checkers    [][]func(string) (string, float64, bool, error) // [worker][index], in pass 1
-	indexHits   map[int32]indexHit                              // new documents found in an index
-	labels      map[int32]string                                // kept index -> indexed id naming its cluster
-	hitLine     []byte                                          // indexHit\'s pairs line, reused
-	lengths     []int32
-	uf          *cluster.UnionFind
-	finder      Finder   // the run's finder, until finish has asked it about the kept documents
-	outputs     []output // committed together at the end
-	closers     []io.Closer
+	keptCopy    *keptCopy // the first pass's records, for the write stage (see keptCopy)
+	// serial adds up the time spent on one goroutine while the others
+	// wait or have nothing to do (Stats.SerialSeconds): busy is the
+	// collector's, in the pass being timed.
+	serial    struct{ busy, total time.Duration }
+	ids       []string                                        // old documents (Input.Against) first
+	nOld      int                                             // how many of ids are old
+	dropped   map[int32]bool                                  // removed by a DropFinder, with no named partner
+	checkers  [][]func(string) (string, float64, bool, error) // [worker][index], in pass 1
+	indexHits map[int32]indexHit                              // new documents found in an index
+	labels    map[int32]string                                // kept index -> indexed id naming its cluster
+	hitLine   []byte                                          // indexHit\'s pairs line, reused
+	lengths   []int32
+	uf        *cluster.UnionFind
+	finder    Finder   // the run's finder, until finish has asked it about the kept documents
+	outputs   []output // committed together at the end
+	closers   []io.Closer
 }
 
 // mark is the start of a stage: the wall clock and the CPU time used so far.
@@ -661,10 +680,18 @@ func (r *run) pass1(ctx context.Context) error {
 		sf.all = r.cfg.AllPairs
 		r.closers = append(r.closers, sf)
 		finder = sf
+	} else if useComponents(r.method, r.cfg, r.in) {
+		cf := newCompFinder(r.method.(*minhashMethod), r.cfg.workers(), r.out.TmpDir)
+		cf.ctx = ctx
+		r.closers = append(r.closers, cf)
+		finder = cf
 	} else {
 		var err error
 		if finder, err = r.method.NewFinder(); err != nil {
 			return err
+		}
+		if mf, ok := finder.(*minhashFinder); ok {
+			mf.workers = r.cfg.workers()
 		}
 		if s, ok := finder.(interface{ setsDir(string) }); ok {
 			s.setsDir(r.out.TmpDir) // the minhash Finder's scratch file
@@ -698,6 +725,17 @@ func (r *run) pass1(ctx context.Context) error {
 			r.dropped[int32(i)] = true
 		}
 	}
+	r.serial.busy = 0
+	// The kept documents' copy pays with more cores: with one worker,
+	// reading the input again costs about what writing the copy does.
+	if r.out.Kept != "" && r.cfg.workers() > 1 && !r.in.Resume && len(r.sources) == 0 && r.in.Examples <= 0 && r.in.RandomExamples <= 0 {
+		kc, err := newKeptCopy(r.out.TmpDir)
+		if err != nil {
+			return err
+		}
+		r.keptCopy = kc
+		r.closers = append(r.closers, kc)
+	}
 	err := r.sketchAll(ctx, func(i int, d *rawDoc, s DocSketch) error {
 		if d.old {
 			r.nOld++
@@ -727,8 +765,12 @@ func (r *run) pass1(ctx context.Context) error {
 	if r.in.OnFirstPass != nil {
 		r.in.OnFirstPass()
 	}
+	r.serial.total += r.serial.busy
 	if err := finder.Flush(emit); err != nil {
 		return err
+	}
+	if cf, ok := finder.(*compFinder); ok {
+		r.serial.total += cf.serial
 	}
 	if r.cfg.AllPairs {
 		r.writeAllPairs()
@@ -748,6 +790,9 @@ func (r *run) pass1(ctx context.Context) error {
 		bytes += b
 	}
 	r.stage("read+sketch+find", start, int64(len(r.ids)), bytes)
+	if cf, ok := finder.(*compFinder); ok {
+		r.stats.Phases = append(r.stats.Phases, cf.phases...)
+	}
 	return nil
 }
 
@@ -973,12 +1018,29 @@ func (r *run) finish(ctx context.Context) error {
 	}
 	// Old documents come first, so under First an old member is kept too.
 	keep := cluster.Keep(r.uf, r.cfg.Keep, length)
+	r.serial.total += time.Since(start.wall)
+	// The exact check of the removed documents (a statistic) runs
+	// beside the rest of finish and the write stage.
+	below := make(chan *int, 1)
 	if kc, ok := r.finder.(keptChecker); ok {
-		if n, ok := kc.CountBelow(keep, r.nOld); ok {
-			r.stats.RemovedBelowThreshold = &n
-		}
+		go func() {
+			var p *int
+			if n, ok := kc.CountBelow(keep, r.nOld); ok {
+				p = &n
+			}
+			below <- p
+		}()
+	} else {
+		below <- nil
 	}
+	belowWaited := false
+	defer func() {
+		if !belowWaited { // the finder's files must not close under it
+			<-below
+		}
+	}()
 	r.finder = nil
+	t := time.Now()
 	// A cluster with a document found in an index goes: the indexed
 	// document is its kept member, as an old corpus's would be.
 	r.stats.Dropped = len(r.dropped)
@@ -1000,19 +1062,25 @@ func (r *run) finish(ctx context.Context) error {
 			}
 		}
 	}
-	sizes := make(map[int32]int)
+	// Cluster sizes by kept document (a slice: a map of a million
+	// clusters took a second).
+	size := make([]int32, len(keep))
 	for i, k := range keep[r.nOld:] {
 		if r.kept(keep, i+r.nOld) {
 			r.stats.Kept++
 		}
-		sizes[k]++
+		size[k]++
 	}
 
 	r.stats.Removed = r.stats.Documents - r.stats.Kept
 	bySize := map[int]int{}
-	for k, n := range sizes {
-		_, labelled := r.labels[k]
-		if n > 1 || int(k) < r.nOld || labelled { // a new document with an old duplicate counts
+	for k, n32 := range size {
+		if n32 == 0 {
+			continue
+		}
+		n := int(n32)
+		_, labelled := r.labels[int32(k)]
+		if n > 1 || k < r.nOld || labelled { // a new document with an old duplicate counts
 			r.stats.Clusters++
 		}
 		r.stats.LargestCluster = max(r.stats.LargestCluster, n)
@@ -1022,19 +1090,39 @@ func (r *run) finish(ctx context.Context) error {
 		r.stats.ClusterSizes = append(r.stats.ClusterSizes, SizeCount{Size: n, Count: c})
 	}
 	slices.SortFunc(r.stats.ClusterSizes, func(a, b SizeCount) int { return a.Size - b.Size })
+	r.serial.total += time.Since(t)
 	r.stage("cluster", start, int64(len(keep)), 0)
 
 	start = newMark()
+	// The clusters file is written while pass 2 writes the kept
+	// documents.
+	clustersDone := make(chan error, 1)
+	var clustersTime time.Duration // read after clustersDone
 	if r.out.Clusters != "" {
-		if err := r.writeClusters(keep); err != nil {
+		f, err := r.create(r.out.Clusters)
+		if err != nil {
 			return err
 		}
+		go func() {
+			t := time.Now()
+			err := r.writeClusters(f, keep)
+			clustersTime = time.Since(t)
+			clustersDone <- err
+		}()
+	} else {
+		clustersDone <- nil
 	}
 	if r.out.OnCluster != nil {
 		for i := r.nOld; i < len(keep); i++ {
 			r.out.OnCluster(r.ids[i], r.clusterOf(keep, i), r.kept(keep, i))
 		}
 	}
+	clustersWaited := false
+	defer func() {
+		if !clustersWaited {
+			<-clustersDone
+		}
+	}()
 	if r.out.Removed != nil {
 		for i := r.nOld; i < len(keep); i++ {
 			if !r.kept(keep, i) {
@@ -1042,12 +1130,36 @@ func (r *run) finish(ctx context.Context) error {
 			}
 		}
 	}
-	examples := r.pickExamples(sizes)
+	var examples map[int32]*Example
+	if r.in.Examples > 0 || r.in.RandomExamples > 0 {
+		sizes := make(map[int32]int)
+		for k, n := range size {
+			if n > 0 {
+				sizes[int32(k)] = int(n)
+			}
+		}
+		examples = r.pickExamples(sizes)
+	}
 	if r.out.Kept != "" || len(examples) > 0 {
 		if err := r.pass2(ctx, keep, examples); err != nil {
 			return err
 		}
 	}
+	clustersWaited = true
+	if err := <-clustersDone; err != nil {
+		return err
+	}
+	// The write stage's serial part: with the kept documents' copy, the
+	// longer of its one goroutine's work on the records and the clusters
+	// file's writing (they overlap); otherwise the whole stage (one
+	// stream read again).
+	if kc := r.keptCopy; kc != nil && kc.busy > 0 {
+		r.serial.total += max(kc.busy, clustersTime)
+	} else {
+		r.serial.total += time.Since(start.wall)
+	}
+	belowWaited = true
+	r.stats.RemovedBelowThreshold = <-below
 	if err := ctx.Err(); err != nil { // interrupted: replace nothing
 		return err
 	}
@@ -1057,15 +1169,12 @@ func (r *run) finish(ctx context.Context) error {
 		}
 	}
 	r.stage("write", start, r.written.docs, r.written.bytes)
+	r.stats.SerialSeconds = r.serial.total.Seconds()
 	r.stats.PeakRSSBytes = PeakRSS()
 	return nil
 }
 
-func (r *run) writeClusters(keep []int32) error {
-	f, err := r.create(r.out.Clusters)
-	if err != nil {
-		return err
-	}
+func (r *run) writeClusters(f io.Writer, keep []int32) error {
 	w := bufio.NewWriterSize(f, 1<<16)
 	var line []byte
 	for i := r.nOld; i < len(keep); i++ {
@@ -1144,6 +1253,9 @@ func (r *run) pass2(ctx context.Context, keep []int32, examples map[int32]*Examp
 			return err
 		}
 		r.outputs = append(r.outputs, w)
+	}
+	if kc := r.keptCopy; kc != nil && kc.ok && w != nil && len(examples) == 0 && r.stats.Skipped == 0 && len(r.stats.Damaged) == 0 {
+		return r.writeKeptFromCopy(ctx, w, keep)
 	}
 	r.in.Progress.Stage("write", int64(r.stats.Documents))
 	// The first pass validated every record. When it skipped none, JSONL

@@ -40,6 +40,16 @@ func sweepSpill(dir string) (tempfile.Swept, error) {
 	if err != nil {
 		return s, err
 	}
+	cp, err := tempfile.Sweep(dir, copyPrefix, copySuffix)
+	s.Add(cp)
+	if err != nil {
+		return s, err
+	}
+	sigs, err := tempfile.Sweep(dir, sigsPrefix, sigsSuffix)
+	s.Add(sigs)
+	if err != nil {
+		return s, err
+	}
 	r, err := extsort.Sweep(dir)
 	s.Add(r)
 	return s, err

@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 
@@ -45,6 +46,11 @@ type batch struct {
 	buf      []byte // the records of docs that keep theirs (rawDoc.lo, hi)
 	sketches []DocSketch
 	hits     []*indexHit // with AgainstIndexes: docs[k]'s duplicate, or nil
+	// The kept documents' copy (keptCopy.pack): the new records;
+	// unpacked when one was not at hand.
+	packed   []byte
+	nPacked  int
+	unpacked bool
 }
 
 // What a rawDoc is.
@@ -226,6 +232,9 @@ func (r *run) workStage(ctx context.Context, sk DocSketcher, checkers []func(str
 			}
 			b.sketches[k], rd.err = r.sketchDoc(sk, checkers, b, k, &buf)
 		}
+		if r.keptCopy != nil {
+			r.keptCopy.pack(b)
+		}
 		select {
 		case done <- b:
 		case <-ctx.Done():
@@ -306,7 +315,10 @@ func (c *collector) run(ctx context.Context, done <-chan *batch) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := c.apply(); err != nil {
+		t := time.Now()
+		err := c.apply()
+		c.r.serial.busy += time.Since(t)
+		if err != nil {
 			return err
 		}
 	}
@@ -393,6 +405,9 @@ func (c *collector) apply() error {
 			bytes += int64(rd.n)
 		}
 		r.in.Progress.Advance(docs, bytes)
+		if r.keptCopy != nil {
+			r.keptCopy.add(b)
+		}
 		clear(b.docs)
 		clear(b.sketches)
 		clear(b.hits)

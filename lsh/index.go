@@ -177,6 +177,85 @@ func (ix *Index) Insert(id uint32, sig []uint32) error {
 	return nil
 }
 
+// InsertKeys is Insert with the signature's band keys (Params.AppendKeys)
+// in place of the signature: one a band.
+func (ix *Index) InsertKeys(id uint32, keys []uint64) error {
+	if len(keys) != ix.p.Bands {
+		return fmt.Errorf("%w: %d band keys, want %d", ErrLength, len(keys), ix.p.Bands)
+	}
+	if id > MaxID {
+		return fmt.Errorf("%w: %d", ErrID, id)
+	}
+	if ix.Has(id) {
+		return fmt.Errorf("%w: %d", ErrExists, id)
+	}
+	if ix.opts.KeepSignatures {
+		return fmt.Errorf("lsh: InsertKeys with KeepSignatures")
+	}
+	if ix.tables == nil {
+		panic("lsh: Insert after Close")
+	}
+	ix.next.grow(id)
+	if w := int(id/64) + 1; w > len(ix.present) {
+		ix.present = slices.Grow(ix.present, w-len(ix.present))[:w]
+	}
+	for band, k := range keys {
+		t := &ix.tables[band]
+		*ix.next.at(id, band) = t.get(k)
+		t.set(k, id+1)
+	}
+	ix.present[id/64] |= 1 << (id % 64)
+	ix.n++
+	return nil
+}
+
+// RemoveNewest deletes id, the most recently inserted id still present,
+// whose band keys are keys: it is the head of each of its buckets, so
+// this takes constant time a band. Emptying an index newest first makes
+// it ready for reuse without giving its memory back.
+func (ix *Index) RemoveNewest(id uint32, keys []uint64) error {
+	if !ix.Has(id) {
+		return fmt.Errorf("%w: %d", ErrNotFound, id)
+	}
+	if len(keys) != ix.p.Bands {
+		return fmt.Errorf("%w: %d band keys, want %d", ErrLength, len(keys), ix.p.Bands)
+	}
+	for band, k := range keys {
+		t := &ix.tables[band]
+		if t.get(k) != id+1 {
+			return fmt.Errorf("%w: %d is not the newest of its bucket", ErrNotFound, id)
+		}
+		at := ix.next.at(id, band)
+		if *at == 0 {
+			t.del(k)
+		} else {
+			t.set(k, *at)
+		}
+		*at = 0
+	}
+	ix.present[id/64] &^= 1 << (id % 64)
+	ix.n--
+	return nil
+}
+
+// QueryKeys is Query with the band keys of the signature (one a band).
+func (ix *Index) QueryKeys(dst []uint32, keys []uint64) ([]uint32, error) {
+	if len(keys) != ix.p.Bands {
+		return dst, fmt.Errorf("%w: %d band keys, want %d", ErrLength, len(keys), ix.p.Bands)
+	}
+	start := len(dst)
+	if ix.tables == nil {
+		panic("lsh: Query after Close")
+	}
+	for band, k := range keys {
+		for cur := ix.tables[band].get(k); cur != 0; cur = *ix.next.at(cur-1, band) {
+			dst = append(dst, cur-1)
+		}
+	}
+	slices.Sort(dst[start:])
+	return dst[:start+len(slices.Compact(dst[start:]))], nil
+}
+
 // Remove deletes id, whose signature sig must be the one inserted (nil
 // when the index keeps signatures). Removal walks the id's buckets: its cost
 // is the size of those buckets.

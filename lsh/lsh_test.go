@@ -416,3 +416,57 @@ func BenchmarkInsertQuery(b *testing.B) {
 	}
 	b.ReportMetric(float64(len(sigs))*float64(b.N)/b.Elapsed().Seconds(), "docs/s")
 }
+
+// TestIndexByKeys: InsertKeys and QueryKeys answer as Insert and Query
+// do, and an index emptied by RemoveNewest (newest first) is empty and
+// answers as a new one when refilled.
+func TestIndexByKeys(t *testing.T) {
+	p := Params{Bands: 4, Rows: 2}
+	rng := rand.New(rand.NewPCG(25, 1))
+	sigs := make([][]uint32, 300)
+	for i := range sigs {
+		sigs[i] = make([]uint32, 8)
+		for x := range sigs[i] {
+			sigs[i][x] = uint32(rng.IntN(6)) // small values: many shared bands
+		}
+	}
+	ref, err := New(p, 8, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byKeys, err := New(p, 8, Options{OffHeap: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer byKeys.Close()
+	for round := range 2 {
+		for i, s := range sigs {
+			keys := p.AppendKeys(nil, s)
+			want, _ := ref.Query(nil, s)
+			got, err := byKeys.QueryKeys(nil, keys)
+			if err != nil || !slices.Equal(got, want) {
+				t.Fatalf("round %d: QueryKeys(%d) = %v, %v; Query = %v", round, i, got, err, want)
+			}
+			if err := ref.Insert(uint32(i), s); err != nil {
+				t.Fatal(err)
+			}
+			if err := byKeys.InsertKeys(uint32(i), keys); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if round == 0 {
+			ref, _ = New(p, 8, Options{}) // the second round compares with a new index
+			if err := byKeys.RemoveNewest(0, p.AppendKeys(nil, sigs[0])); err == nil {
+				t.Fatal("RemoveNewest of the oldest id succeeded")
+			}
+			for i := len(sigs) - 1; i >= 0; i-- {
+				if err := byKeys.RemoveNewest(uint32(i), p.AppendKeys(nil, sigs[i])); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if byKeys.Len() != 0 {
+				t.Fatalf("Len after emptying = %d", byKeys.Len())
+			}
+		}
+	}
+}
