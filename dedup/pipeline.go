@@ -181,6 +181,9 @@ type Stats struct {
 	// (t2s.HasTraditional): their Simplified copies are not recognised as
 	// duplicates, which T2S would fix. Always 0 with T2S on.
 	Traditional int `json:"traditional_docs,omitempty"`
+	// Device says where the documents were sketched, when Options.Device
+	// is not DeviceCPU.
+	Device *DeviceStats `json:"device,omitempty"`
 }
 
 // DamagedFile is an input file whose stream was damaged.
@@ -340,6 +343,7 @@ func Sign(ctx context.Context, cfg Options, in Input, path string) (*Stats, erro
 	}
 	start := newMark()
 	r.in.Progress.Stage("sign", r.stats.Memory.EstimatedDocs)
+	r.signOnly = true
 	w := bufio.NewWriterSize(f, 1<<16)
 	prefix := append(corpus.AppendJSONString([]byte(`,"method":`), m.Name()), `,"sketch":`...)
 	var line []byte
@@ -381,6 +385,8 @@ type run struct {
 	// traditional counts the documents with Traditional Chinese
 	// characters when Normalize.T2S is off (Stats.Traditional).
 	traditional atomic.Int64
+	// signOnly: the run is Sign (sketches are written, not compared).
+	signOnly bool
 
 	stdin       *stdin            // when "-" is an input
 	sources     map[string]Source // Input.Sources by their names in Input.Files
@@ -751,6 +757,11 @@ func (r *run) sketchAll(ctx context.Context, consume func(i int, d *rawDoc, s Do
 			return err
 		}
 	}
+	release, err := r.useDevice(sketchers)
+	if err != nil {
+		return err
+	}
+	defer release()
 	return r.eachDoc(ctx, sketchers, consume)
 }
 
