@@ -346,9 +346,14 @@ func Sign(ctx context.Context, cfg Options, in Input, path string) (*Stats, erro
 	r.signOnly = true
 	w := bufio.NewWriterSize(f, 1<<16)
 	prefix := append(corpus.AppendJSONString([]byte(`,"method":`), m.Name()), `,"sketch":`...)
+	r.linePrefix = prefix // the workers write the lines (lineSketcher)
 	var line []byte
 	err = r.sketchAll(ctx, func(_ int, d *rawDoc, s DocSketch) error {
 		r.stats.Documents++
+		if l, ok := s.(signedLine); ok {
+			_, err := w.Write(l)
+			return err
+		}
 		line = corpus.AppendJSONString(append(line[:0], `{"id":`...), d.id)
 		line = append(line, prefix...)
 		if s == nil {
@@ -385,8 +390,10 @@ type run struct {
 	// traditional counts the documents with Traditional Chinese
 	// characters when Normalize.T2S is off (Stats.Traditional).
 	traditional atomic.Int64
-	// signOnly: the run is Sign (sketches are written, not compared).
-	signOnly bool
+	// signOnly: the run is Sign (sketches are written, not compared);
+	// linePrefix is what its lines hold between the id and the sketch.
+	signOnly   bool
+	linePrefix []byte
 
 	stdin       *stdin            // when "-" is an input
 	sources     map[string]Source // Input.Sources by their names in Input.Files
@@ -762,6 +769,11 @@ func (r *run) sketchAll(ctx context.Context, consume func(i int, d *rawDoc, s Do
 		return err
 	}
 	defer release()
+	if r.linePrefix != nil {
+		for w, sk := range sketchers {
+			sketchers[w] = &lineSketcher{inner: sk, prefix: r.linePrefix}
+		}
+	}
 	return r.eachDoc(ctx, sketchers, consume)
 }
 

@@ -368,6 +368,7 @@ func runDedup(cmd *cobra.Command, o *dedupOpts, args []string, e *env) error {
 		examples := stats.Examples
 		stats.Examples = examples[:min(len(examples), o.examples)]
 		printSummary(e.stderr, stats, reportSource(o.sample, in.Files))
+		printDevice(e.stderr, stats.Device)
 		stats.Examples = examples
 		if o.report != "" {
 			where := o.report
