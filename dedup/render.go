@@ -91,3 +91,38 @@ func (s *lineSketcher) flush(sketches []DocSketch) error {
 	s.ids = s.ids[:0]
 	return nil
 }
+
+// digits2 is the two decimal digits of 0..99, in order.
+const digits2 = "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899"
+
+// appendUint32 appends v in decimal, as strconv.AppendUint does, four
+// digits a division while they last: MinHash slots are mostly ten digits
+// long, and formatting them was a fifth of Sign's work.
+func appendUint32(dst []byte, v uint32) []byte {
+	var buf [10]byte
+	i := len(buf)
+	for v >= 10000 {
+		q := v / 10000
+		r := v - q*10000
+		hi, lo := r/100, r%100
+		i -= 4
+		buf[i], buf[i+1] = digits2[2*hi], digits2[2*hi+1]
+		buf[i+2], buf[i+3] = digits2[2*lo], digits2[2*lo+1]
+		v = q
+	}
+	if v >= 100 {
+		q := v / 100
+		r := v - q*100
+		i -= 2
+		buf[i], buf[i+1] = digits2[2*r], digits2[2*r+1]
+		v = q
+	}
+	if v >= 10 {
+		i -= 2
+		buf[i], buf[i+1] = digits2[2*v], digits2[2*v+1]
+	} else {
+		i--
+		buf[i] = byte('0' + v)
+	}
+	return append(dst, buf[i:]...)
+}
