@@ -3,10 +3,10 @@ package dedup
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sync/atomic"
 
 	"github.com/neardup/neardup/internal/gpu"
-	"github.com/neardup/neardup/minhash"
 	"github.com/neardup/neardup/simhash"
 )
 
@@ -104,9 +104,11 @@ func (r realDevice) NewStream(c gpu.Config) (gpuStream, error) { return r.d.NewS
 
 // deviceRun is a run's use of the GPU.
 type deviceRun struct {
-	dev     gpuDevice
-	cfg     gpu.Config
-	make    func(status uint32, sig []uint32, fp simhash.Fingerprint) DocSketch
+	dev gpuDevice
+	cfg gpu.Config
+	// make builds a document's sketch from what the GPU computed:
+	// hashes are its shingle hashes when cfg.Hashes asked for them.
+	make    func(status uint32, sig []uint32, fp simhash.Fingerprint, hashes []uint64) DocSketch
 	docs    atomic.Int64
 	cpu     atomic.Int64
 	batches atomic.Int64
@@ -159,29 +161,40 @@ func (r *run) openDevice() (*deviceRun, error) {
 	dr := &deviceRun{cfg: cfg}
 	switch m := r.method.(type) {
 	case *minhashMethod:
-		if !r.signOnly && m.join != joinEstimate {
-			return nil, errors.New("the GPU does not return shingle sets: dedup --method minhash needs --estimate-only on the GPU")
-		}
+		// Sign needs the signatures only; dedup keeps the shingle hashes
+		// as the CPU's sketcher does (except --estimate-only).
+		join := m.join
+		dr.cfg.Hashes = !r.signOnly && join != joinEstimate
 		spec := &m.spec
-		dr.make = func(status uint32, sig []uint32, _ simhash.Fingerprint) DocSketch {
+		dr.make = func(status uint32, sig []uint32, _ simhash.Fingerprint, hashes []uint64) DocSketch {
 			sk := &minhashSketch{spec: spec}
-			if status == gpu.StatusOK {
-				sk.sig = minhash.Signature(sig)
-				if !r.signOnly {
-					sk.keff = effectiveSlots(m.family, sk.sig)
-				}
+			if status != gpu.StatusOK || r.signOnly {
+				sk.sig = sig
+				return sk
+			}
+			sk.sig = sig
+			switch join {
+			case joinVerify:
+				slices.Sort(hashes)
+				sk.set = lazySet{h: slices.Compact(hashes), sorted: true}
+			case joinTiered:
+				sk.set = lazySet{h: hashes}
+				sk.keff = effectiveSlots(m.family, sk.sig)
 			}
 			return sk
 		}
 	case *simhashMethod:
-		if m.verify {
-			return nil, errors.New("the GPU does not return shingle sets: simhash --verify runs on the CPU")
-		}
-		dr.make = func(status uint32, _ []uint32, fp simhash.Fingerprint) DocSketch {
+		dr.cfg.Hashes = m.verify
+		dr.make = func(status uint32, _ []uint32, fp simhash.Fingerprint, hashes []uint64) DocSketch {
 			if status != gpu.StatusOK {
 				return nil
 			}
-			return &simhashSketch{fp: fp, bits: m.bits}
+			sk := &simhashSketch{fp: fp, bits: m.bits}
+			if m.verify {
+				slices.Sort(hashes)
+				sk.set = slices.Compact(hashes)
+			}
+			return sk
 		}
 	default:
 		return nil, fmt.Errorf("the GPU does not sketch method %s", r.method.Name())
@@ -261,6 +274,14 @@ func (g *gpuSketcher) flush(sketches []DocSketch) error {
 		}
 		sigs = make([]uint32, 0, ok*k) // one allocation for the batch's signatures
 	}
+	var hashes []uint64
+	if g.dr.cfg.Hashes {
+		n := 0
+		for _, c := range res.Count {
+			n += int(c)
+		}
+		hashes = make([]uint64, 0, n) // one allocation for the batch's shingle hashes
+	}
 	j, onGPU := 0, 0
 	for i, s := range sketches {
 		if s != DocSketch(marker) {
@@ -279,6 +300,12 @@ func (g *gpuSketcher) flush(sketches []DocSketch) error {
 			onGPU++
 			var sig []uint32
 			var fp simhash.Fingerprint
+			var h []uint64
+			if hashes != nil && status == gpu.StatusOK {
+				n := len(hashes)
+				hashes = append(hashes, res.DocHashes(g.off, j)...)
+				h = hashes[n:len(hashes):len(hashes)]
+			}
 			if status == gpu.StatusOK {
 				if sigs != nil {
 					n := len(sigs)
@@ -288,7 +315,7 @@ func (g *gpuSketcher) flush(sketches []DocSketch) error {
 					fp = simhash.Fingerprint{Lo: res.FP[2*j], Hi: res.FP[2*j+1]}
 				}
 			}
-			sketches[i] = g.dr.make(status, sig, fp)
+			sketches[i] = g.dr.make(status, sig, fp, h)
 		}
 		j++
 	}

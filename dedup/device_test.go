@@ -57,6 +57,10 @@ func (s *fakeStream) Sign(text []byte, off []uint32) (gpu.Result, error) {
 	s.f.sent += nd
 	s.f.mu.Unlock()
 	r := gpu.Result{Status: make([]uint32, nd)}
+	if s.c.Hashes {
+		r.Count = make([]uint32, nd)
+		r.Hashes = make([]uint64, int(off[nd])+nd)
+	}
 	if s.c.Method.MinHash() {
 		r.Sig = make([]uint32, nd*s.c.K)
 	} else {
@@ -69,6 +73,11 @@ func (s *fakeStream) Sign(text []byte, off []uint32) (gpu.Result, error) {
 		}
 		var sk sketch.Sketch
 		s.k.SketchNormalized(&sk, t)
+		if s.c.Hashes && d%5 != 3 && !sk.Empty {
+			h := s.k.Shingles(nil, string(t))
+			r.Count[d] = uint32(len(h))
+			copy(r.Hashes[int(off[d])+d:], h)
+		}
 		switch {
 		case d%5 == 3:
 			r.Status[d] = gpu.StatusFallback
@@ -204,9 +213,12 @@ func TestDedupDeviceMatchesCPU(t *testing.T) {
 	path := writeTexts(t, t.TempDir(), texts, "d%d")
 	for _, cfg := range []Options{
 		{Method: "simhash", Spec: sketch.Spec{Method: sketch.SimHash}, Workers: 2},
+		{Method: "simhash", Spec: sketch.Spec{Method: sketch.SimHash, SimHash: sketch.SimHashSpec{Weights: sketch.WeightCount}}, Verify: true, Workers: 2},
 		{Method: "minhash", EstimateOnly: true, Workers: 2},
+		{Method: "minhash", Workers: 2}, // the tiered join keeps the shingle hashes
+		{Method: "minhash", Verify: true, Workers: 3},
 	} {
-		t.Run(cfg.Method, func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s-verify=%v-estimate=%v", cfg.Method, cfg.Verify, cfg.EstimateOnly), func(t *testing.T) {
 			spec, _, err := cfg.spec()
 			if err != nil {
 				t.Fatal(err)
@@ -260,9 +272,9 @@ func TestDeviceUnavailable(t *testing.T) {
 	if _, err := Sign(context.Background(), cfg, Input{Files: []string{path}}, out); !errors.Is(err, ErrNoGPU) || !strings.Contains(err.Error(), "permutation") {
 		t.Fatalf("permutation family on the GPU: %v", err)
 	}
-	cfg = Options{Method: "minhash", Device: DeviceGPU} // dedup needs the sets
+	cfg = Options{Method: "exact", Device: DeviceGPU}
 	if _, err := Run(context.Background(), cfg, Input{Files: []string{path}}, Outputs{}); !errors.Is(err, ErrNoGPU) {
-		t.Fatalf("dedup minhash (tiered) on the GPU: %v", err)
+		t.Fatalf("dedup exact on the GPU: %v", err)
 	}
 }
 

@@ -208,7 +208,14 @@ type params struct {
 	a, b                     uintptr
 	status, sig, fp          uintptr
 	bounds, hashes, filled   uintptr
+	count                    uintptr
 }
+
+// paramsSize is the size of struct Params in the PTX (sign_param_0[136]);
+// the array index below fails to compile if params differs.
+const paramsSize = 136
+
+var _ = [1]struct{}{}[unsafe.Sizeof(params{})-paramsSize]
 
 // warpsPerBlock is kernel/sign.cu's WARPS_PER_BLOCK.
 const warpsPerBlock = 4
@@ -227,7 +234,7 @@ type Stream struct {
 	cfg    Config
 	stream uintptr
 	// Device buffers, grown as batches need.
-	text, off, status, out, bounds, hashes, filled, coef buffer
+	text, off, status, out, bounds, hashes, filled, coef, count buffer
 	// par is pinned host memory for the kernel's parameters.
 	par    unsafe.Pointer
 	res    Result
@@ -308,7 +315,7 @@ func (s *Stream) Close() {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	cu.ctxSetCurrent(s.d.ctx)
-	for _, b := range []*buffer{&s.text, &s.off, &s.status, &s.out, &s.bounds, &s.hashes, &s.filled, &s.coef} {
+	for _, b := range []*buffer{&s.text, &s.off, &s.status, &s.out, &s.bounds, &s.hashes, &s.filled, &s.coef, &s.count} {
 		b.free()
 	}
 	if s.par != nil {
@@ -352,7 +359,8 @@ func (s *Stream) Sign(text []byte, off []uint32) (Result, error) {
 		{&s.status, uintptr(nd) * 4, true},
 		{&s.out, outBytes, true},
 		{&s.bounds, (total + uintptr(nd) + 1) * 4, false},
-		{&s.hashes, (total + uintptr(nd) + 1) * 8, false},
+		{&s.hashes, (total + uintptr(nd) + 1) * 8, s.cfg.Hashes},
+		{&s.count, uintptr(nd)*4 + 4, true},
 		{&s.filled, uintptr(nd)*words*4 + 4, false},
 	} {
 		if err := g.b.grow(g.n, g.host); err != nil {
@@ -366,7 +374,7 @@ func (s *Stream) Sign(text []byte, off []uint32) (Result, error) {
 		text: s.text.dev, off: s.off.dev, numDocs: uint32(nd), n: uint32(s.cfg.N), unit: uint32(s.cfg.Unit),
 		method: uint32(s.cfg.Method), k: uint32(k), seed: s.cfg.Seed, key: s.cfg.Key, probe: s.cfg.Probe,
 		a: s.coef.dev, b: s.coef.dev + uintptr(8*k), status: s.status.dev, bounds: s.bounds.dev,
-		hashes: s.hashes.dev, filled: s.filled.dev,
+		hashes: s.hashes.dev, filled: s.filled.dev, count: s.count.dev,
 	}
 	if s.cfg.Method.MinHash() {
 		p.sig = s.out.dev
@@ -374,7 +382,7 @@ func (s *Stream) Sign(text []byte, off []uint32) (Result, error) {
 		p.fp = s.out.dev
 	}
 	// kernelParams: an array of one pointer, to the struct; both pinned.
-	argv := unsafe.Add(s.par, 128)
+	argv := unsafe.Add(s.par, 192) // after the struct (paramsSize)
 	*(*unsafe.Pointer)(argv) = s.par
 	st := s.stream
 	if err := cuErr("cuMemcpyHtoDAsync", cu.memcpyHtoDAsync(s.text.dev, s.text.host, total, st)); err != nil {
@@ -393,6 +401,14 @@ func (s *Stream) Sign(text []byte, off []uint32) (Result, error) {
 	if err := cuErr("cuMemcpyDtoHAsync", cu.memcpyDtoHAsync(s.out.host, s.out.dev, outBytes, st)); err != nil {
 		return Result{}, err
 	}
+	if s.cfg.Hashes {
+		if err := cuErr("cuMemcpyDtoHAsync", cu.memcpyDtoHAsync(s.count.host, s.count.dev, uintptr(nd)*4, st)); err != nil {
+			return Result{}, err
+		}
+		if err := cuErr("cuMemcpyDtoHAsync", cu.memcpyDtoHAsync(s.hashes.host, s.hashes.dev, (total+uintptr(nd))*8, st)); err != nil {
+			return Result{}, err
+		}
+	}
 	if err := cuErr("cuStreamSynchronize", cu.streamSynchronize(st)); err != nil {
 		return Result{}, err
 	}
@@ -401,6 +417,10 @@ func (s *Stream) Sign(text []byte, off []uint32) (Result, error) {
 		res.Sig = unsafe.Slice((*uint32)(s.out.host), nd*k)
 	} else {
 		res.FP = unsafe.Slice((*uint64)(s.out.host), 2*nd)
+	}
+	if s.cfg.Hashes {
+		res.Count = unsafe.Slice((*uint32)(s.count.host), nd)
+		res.Hashes = unsafe.Slice((*uint64)(s.hashes.host), int(total)+nd)
 	}
 	return res, nil
 }

@@ -42,6 +42,7 @@ func TestKernelOnDevice(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Run(fmt.Sprintf("%v/%v/k%d/%v-n%d", spec.Method, c.Method, c.K, spec.Shingle.Unit, c.N), func(t *testing.T) {
+			c.Hashes = true
 			s, err := d.NewStream(c)
 			if err != nil {
 				t.Fatal(err)
@@ -61,6 +62,7 @@ func TestKernelOnDevice(t *testing.T) {
 						t.Fatal(err)
 					}
 					checkResult(t, spec, c, batch, res)
+					checkHashes(t, spec, batch, res)
 				}
 			}
 		})

@@ -91,6 +91,9 @@ type Config struct {
 	Key, Probe uint64
 	// A and B are the multiply-shift coefficients, K each.
 	A, B []uint64
+	// Hashes makes Sign return the shingle hashes too (Result.Hashes),
+	// for the callers that keep shingle sets.
+	Hashes bool
 }
 
 // Validate reports a Config the kernel cannot run.
@@ -127,6 +130,19 @@ type Result struct {
 	// FP holds 2n words (SimHash): document d's fingerprint is FP[2d]
 	// (bits 0-63) and FP[2d+1] (bits 64-127).
 	FP []uint64
+	// Count and Hashes, with Config.Hashes: document d's shingle hashes,
+	// in shingle order with repeats (shingle.Shingler.AppendHashes), are
+	// Hashes[off[d]+d:][:Count[d]] for the batch's offsets off (use
+	// DocHashes). Count is 0 unless the status is StatusOK.
+	Count  []uint32
+	Hashes []uint64
+}
+
+// DocHashes returns document d's shingle hashes (Config.Hashes), for the
+// offsets off the batch was signed with.
+func (r *Result) DocHashes(off []uint32, d int) []uint64 {
+	lo := int(off[d]) + d
+	return r.Hashes[lo : lo+int(r.Count[d])]
 }
 
 // MaxBatchBytes bounds the text of one batch (offsets are 32-bit).

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -107,6 +108,17 @@ func runHarness(t *testing.T, c Config, texts [][]byte) Result {
 	}
 	if err != nil {
 		t.Fatalf("harness output: %v", err)
+	}
+	// The hashes, laid out as the device leaves them (Result.DocHashes).
+	r.Count = make([]uint32, nd)
+	binary.Read(rd, le, r.Count)
+	r.Hashes = make([]uint64, int(off)+nd)
+	lo := uint32(0)
+	for d, tx := range texts {
+		if err := binary.Read(rd, le, r.Hashes[int(lo)+d:][:r.Count[d]]); err != nil {
+			t.Fatalf("harness hashes: %v", err)
+		}
+		lo += uint32(len(tx))
 	}
 	return r
 }
@@ -225,7 +237,31 @@ func TestKernelOnHost(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			got := runHarness(t, c, texts)
 			checkResult(t, spec, c, texts, got)
+			checkHashes(t, spec, texts, got)
 		})
+	}
+}
+
+// checkHashes compares the kernel's shingle hashes (Config.Hashes) with
+// the CPU's, for the documents it signed.
+func checkHashes(t *testing.T, spec sketch.Spec, texts [][]byte, got Result) {
+	t.Helper()
+	sk, _ := spec.NewSketcher()
+	off := []uint32{0}
+	for _, tx := range texts {
+		off = append(off, off[len(off)-1]+uint32(len(tx)))
+	}
+	for d, tx := range texts {
+		want := sk.Shingles(nil, string(tx))
+		if got.Status[d] != StatusOK {
+			if got.Count[d] != 0 {
+				t.Errorf("text %d: status %d with %d hashes", d, got.Status[d], got.Count[d])
+			}
+			continue
+		}
+		if h := got.DocHashes(off, d); !slices.Equal(h, want) {
+			t.Fatalf("text %d (%d bytes) %.60q: %d hashes %x..., want %d %x...", d, len(tx), tx, len(h), h[:min(3, len(h))], len(want), want[:min(3, len(want))])
+		}
 	}
 }
 
@@ -255,6 +291,21 @@ func checkResult(t *testing.T, spec sketch.Spec, c Config, texts [][]byte, got R
 		}
 		if bad > 10 {
 			t.Fatal("too many differences")
+		}
+	}
+}
+
+// The embedded PTX is the kernel of sign.cu with the Params of the Go
+// side (cuda.go's params: 136 bytes); scripts/gen-ptx -check says whether
+// it is up to date with the source.
+func TestPTX(t *testing.T) {
+	b, err := os.ReadFile("kernel/sign.ptx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{".entry sign(", ".param .align 8 .b8 sign_param_0[136]", ".target sm_70"} {
+		if !bytes.Contains(b, []byte(want)) {
+			t.Errorf("kernel/sign.ptx lacks %q: run scripts/gen-ptx", want)
 		}
 	}
 }

@@ -6,7 +6,8 @@
 //	u32 off[numDocs+1]; u8 text[off[numDocs]]; u64 a[k], b[k] (method 1)
 //
 // and writes u32 status[numDocs], then u32 sig[numDocs*k] (methods 0, 1)
-// or u64 fp[numDocs*2] (methods 2, 3).
+// or u64 fp[numDocs*2] (methods 2, 3), then u32 count[numDocs] and each
+// document's count[d] shingle hashes (u64).
 #define NEARDUP_HOST 1
 #include "sign.cu"
 
@@ -56,11 +57,14 @@ int main(void) {
   P.bounds = (u32 *)calloc((size_t)total + nd + 1, 4);
   P.hashes = (u64 *)calloc((size_t)total + nd + 1, 8);
   P.filled = (u32 *)calloc((size_t)nd * ((P.k + 31) / 32) + 1, 4);
+  P.count = (u32 *)calloc(nd + 1, 4);
   sign_host(&P);
   fwrite(P.status, 4, nd, stdout);
   if (P.method <= M_MS)
     fwrite(P.sig, 4, (size_t)nd * P.k, stdout);
   else
     fwrite(P.fp, 8, 2 * (size_t)nd, stdout);
+  fwrite(P.count, 4, nd, stdout);
+  for (u32 d = 0; d < nd; d++) fwrite(P.hashes + off[d] + d, 8, P.count[d], stdout);
   return 0;
 }

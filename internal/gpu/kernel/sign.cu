@@ -79,6 +79,8 @@ struct Params {
   u32 *bounds;      // scratch: off[d]+d onwards, token starts and ends
   u64 *hashes;      // scratch: off[d]+d onwards, shingle hashes
   u32 *filled;      // scratch: d*ceil(k/32) onwards, OPH filled bins
+  u32 *count;       // numDocs: each document's shingles (its hashes are
+                    // hashes[off[d]+d:][:count[d]], in shingle order)
 };
 
 // Warp is what a warp keeps between phases.
@@ -412,7 +414,10 @@ DEVICE void densify(u32 lane, const struct Params *P, u32 d, struct Warp *w) {
 }
 
 DEVICE void finish(u32 lane, const struct Params *P, u32 d, struct Warp *w) {
-  if (lane == 0) P->status[d] = w->status;
+  if (lane == 0) {
+    P->status[d] = w->status;
+    P->count[d] = w->status == ST_OK ? w->nsh : 0;
+  }
 }
 
 #ifdef NEARDUP_HOST
