@@ -174,6 +174,9 @@ func testTexts(seed uint64) [][]byte {
 		if rng.IntN(20) == 0 {
 			n = 2000 + rng.IntN(3000)
 		}
+		if rng.IntN(100) == 0 {
+			n = 16000 + rng.IntN(1000) // about MAXSET shingles
+		}
 		for i := range n {
 			if i > 0 {
 				b.WriteString(seps[rng.IntN(len(seps))])
@@ -207,8 +210,12 @@ func cpuResult(t *testing.T, spec sketch.Spec, txt []byte) (uint32, []uint32, [2
 	if len(toks) == 0 {
 		return StatusEmpty, nil, [2]uint64{}
 	}
-	// A shingle longer than 240 bytes makes the kernel give up.
+	// A shingle longer than 240 bytes makes the kernel give up, as do
+	// more than 16384 shingles under SimHash set weights.
 	n := min(sh.N(), len(toks))
+	if spec.Method == sketch.SimHash && spec.SimHash.Weights == sketch.WeightSet && len(toks)-n+1 > 16384 {
+		return StatusFallback, nil, [2]uint64{}
+	}
 	for i := 0; i+n <= len(toks); i++ {
 		l := n - 1
 		if sh.Unit() == shingle.Char {

@@ -15,8 +15,9 @@
 // Inputs: the documents' normalised texts, ASCII only (the host routes
 // every other document to the CPU), concatenated in text, document d being
 // text[off[d]:off[d+1]]. Outputs: per document a status (ST_OK, ST_EMPTY:
-// no token, ST_FALLBACK: a shingle longer than 240 bytes, which the host
-// signs on the CPU) and its signature (K slots) or fingerprint (lo, hi).
+// no token, ST_FALLBACK: a shingle longer than 240 bytes, or more than
+// MAXSET shingles under SimHash set weights, which the host signs on the
+// CPU) and its signature (K slots) or fingerprint (lo, hi).
 //
 // Regenerate the PTX with scripts/gen-ptx after any change.
 
@@ -54,7 +55,10 @@ DEVICE void atomic_min_u32(u32 *p, u32 v) { __nvvm_atom_min_gen_ui(p, v); }
 enum { ST_OK = 0, ST_EMPTY = 1, ST_FALLBACK = 2 };
 enum { UNIT_WORD = 0, UNIT_CHAR = 1 };
 enum { M_OPH = 0, M_MS = 1, M_SIMSET = 2, M_SIMCOUNT = 3 };
-enum { WARP = 32, MAXSHINGLE = 240 };
+// MAXSHINGLE bounds a shingle's bytes (XXH3's short inputs); MAXSET the
+// shingles of a document under SimHash set weights, whose first
+// occurrences are found by comparing each hash with those before it.
+enum { WARP = 32, MAXSHINGLE = 240, MAXSET = 16384 };
 
 #define EMPTY_SLOT 0xFFFFFFFFu
 
@@ -248,6 +252,7 @@ DEVICE void phase(int ph, u32 lane, const struct Params *P, u32 d, struct Warp *
       u32 k = w->ntok, n = P->n < k ? P->n : k;
       w->nsh = k == 0 ? 0 : k - n + 1;
       if (k == 0) w->status = ST_EMPTY;
+      if (P->method == M_SIMSET && w->nsh > MAXSET) w->status = ST_FALLBACK;
       w->nfeat = 0;
     }
     for (u32 i = lane; i < 128; i += WARP) w->sums[i] = 0;
