@@ -42,10 +42,9 @@ func (f *fakeGPU) NewStream(c gpu.Config) (gpuStream, error) {
 }
 
 type fakeStream struct {
-	f   *fakeGPU
-	c   gpu.Config
-	k   *sketch.Sketcher
-	res gpu.Result
+	f *fakeGPU
+	c gpu.Config
+	k *sketch.Sketcher
 }
 
 func (s *fakeStream) Close() {}

@@ -237,7 +237,6 @@ type Stream struct {
 	text, off, status, out, bounds, hashes, filled, coef, count buffer
 	// par is pinned host memory for the kernel's parameters.
 	par    unsafe.Pointer
-	res    Result
 	closed bool
 }
 

@@ -191,7 +191,7 @@ func testTexts(seed uint64) [][]byte {
 	}
 	// The same, normalised as the pipeline does.
 	norm, _ := text.New(text.DefaultOptions())
-	for _, t := range out[:len(out)] {
+	for _, t := range slices.Clone(out) {
 		out = append(out, norm.AppendBytes(nil, t))
 	}
 	return out
