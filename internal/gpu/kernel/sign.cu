@@ -58,7 +58,7 @@ enum { M_OPH = 0, M_MS = 1, M_SIMSET = 2, M_SIMCOUNT = 3 };
 // MAXSHINGLE bounds a shingle's bytes (XXH3's short inputs); MAXSET the
 // shingles of a document under SimHash set weights, whose first
 // occurrences are found by comparing each hash with those before it.
-enum { WARP = 32, MAXSHINGLE = 240, MAXSET = 16384 };
+enum { WARP = 32, MAXSHINGLE = 240, MAXSET = 4096 };
 
 #define EMPTY_SLOT 0xFFFFFFFFu
 
