@@ -1,10 +1,11 @@
-//go:build gpu && linux && (amd64 || arm64)
+//go:build !nogpu && linux && (amd64 || arm64)
 
 package gpu
 
 import (
 	_ "embed"
 	"fmt"
+	"os"
 	"runtime"
 	"sync"
 	"unsafe"
@@ -15,8 +16,8 @@ import (
 //go:embed kernel/sign.ptx
 var ptx []byte
 
-// Supported reports whether this binary can use a GPU at all (the tag gpu
-// on a supported platform); Open says whether one is there.
+// Supported reports whether this binary can use a GPU at all (linux/amd64
+// or linux/arm64 without the tag nogpu); Open says whether one is there.
 const Supported = true
 
 // The driver API functions used, loaded by Open.
@@ -90,9 +91,13 @@ func Open() (*Device, error) {
 }
 
 func open() (*Device, error) {
-	lib, err := purego.Dlopen("libcuda.so.1", purego.RTLD_NOW|purego.RTLD_GLOBAL)
+	name := "libcuda.so.1"
+	if p := os.Getenv(LibEnv); p != "" {
+		name = p
+	}
+	lib, err := purego.Dlopen(name, purego.RTLD_NOW|purego.RTLD_GLOBAL)
 	if err != nil {
-		return nil, fmt.Errorf("%w: libcuda.so.1 not found (%v); is the NVIDIA driver installed?", ErrNoDriver, err)
+		return nil, fmt.Errorf("%w: %s not found (%v); is the NVIDIA driver installed?", ErrNoDriver, name, err)
 	}
 	for _, f := range []struct {
 		fn   any
@@ -122,7 +127,7 @@ func open() (*Device, error) {
 	} {
 		sym, err := purego.Dlsym(lib, f.name)
 		if err != nil {
-			return nil, fmt.Errorf("%w: libcuda.so.1 has no %s (driver too old?)", ErrNoDriver, f.name)
+			return nil, fmt.Errorf("%w: %s has no %s (driver too old?)", ErrNoDriver, name, f.name)
 		}
 		purego.RegisterFunc(f.fn, sym)
 	}
@@ -145,11 +150,11 @@ func open() (*Device, error) {
 	if err := cuErr("cuDeviceGet", cu.deviceGet(&dev, 0)); err != nil {
 		return nil, err
 	}
-	var name [256]byte
-	cu.deviceGetName(&name[0], int32(len(name)), dev)
-	for i, c := range name {
+	var dname [256]byte
+	cu.deviceGetName(&dname[0], int32(len(dname)), dev)
+	for i, c := range dname {
 		if c == 0 {
-			d.name = string(name[:i])
+			d.name = string(dname[:i])
 			break
 		}
 	}

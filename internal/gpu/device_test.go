@@ -1,4 +1,4 @@
-//go:build gpu && linux && (amd64 || arm64)
+//go:build !nogpu && linux && (amd64 || arm64)
 
 package gpu
 

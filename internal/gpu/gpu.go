@@ -9,12 +9,13 @@
 // (clang's NVPTX backend; the PTX is committed and embedded) and
 // JIT-compiled by the driver for the GPU at hand. The CUDA driver API
 // (libcuda.so.1) is loaded at run time with github.com/ebitengine/purego,
-// so building needs neither cgo nor the CUDA toolkit. That support is
-// compiled in only with the build tag gpu on linux/amd64 and linux/arm64:
-// importing purego makes a CGO_ENABLED=0 Linux binary load libc
-// dynamically (its fake cgo runtime), which would cost the default, static
-// binary the machines without glibc. Without the tag, Open returns
-// ErrUnsupported.
+// so building needs neither cgo nor the CUDA toolkit, and the binary runs
+// where there is no GPU or no driver. It is compiled in on linux/amd64 and
+// linux/arm64 unless the build tag nogpu is given; elsewhere, and with the
+// tag, Open returns ErrUnsupported. The price of purego: a CGO_ENABLED=0
+// Linux binary is dynamically linked against glibc (its fake cgo runtime
+// loads libc), so it no longer runs on musl or in an empty container;
+// -tags nogpu gives the fully static binary back.
 //
 // One warp signs one document: the 32 lanes find the token bounds, hash
 // every 32nd shingle each (XXH3-64 with the shingle seed), and fill the
@@ -38,9 +39,9 @@ import (
 
 // Errors of Open.
 var (
-	// ErrUnsupported: this binary has no GPU support (built without the
-	// tag gpu, or for a platform other than linux/amd64, linux/arm64).
-	ErrUnsupported = errors.New("this neardup was built without GPU support (build it with -tags gpu on linux/amd64 or linux/arm64)")
+	// ErrUnsupported: this binary has no GPU support (built with the tag
+	// nogpu, or for a platform other than linux/amd64, linux/arm64).
+	ErrUnsupported = errors.New("this neardup was built without GPU support (GPU support needs linux/amd64 or linux/arm64, without -tags nogpu)")
 	// ErrNoDriver: the CUDA driver library libcuda.so.1 cannot be loaded
 	// or initialised.
 	ErrNoDriver = errors.New("no usable CUDA driver")
@@ -144,6 +145,11 @@ func (r *Result) DocHashes(off []uint32, d int) []uint64 {
 	lo := int(off[d]) + d
 	return r.Hashes[lo : lo+int(r.Count[d])]
 }
+
+// LibEnv is the environment variable that, when set, names the CUDA
+// driver library to load instead of libcuda.so.1 (a path, or another
+// soname).
+const LibEnv = "NEARDUP_LIBCUDA"
 
 // MaxBatchBytes bounds the text of one batch (offsets are 32-bit).
 const MaxBatchBytes = 1 << 30

@@ -1,9 +1,9 @@
-//go:build !(gpu && linux && (amd64 || arm64))
+//go:build nogpu || !(linux && (amd64 || arm64))
 
 package gpu
 
-// Supported reports whether this binary can use a GPU at all (the tag gpu
-// on a supported platform); Open says whether one is there.
+// Supported reports whether this binary can use a GPU at all (linux/amd64
+// or linux/arm64 without the tag nogpu); Open says whether one is there.
 const Supported = false
 
 // Device is a GPU; this build has none.
