@@ -5,6 +5,7 @@ go 1.26.8
 require (
 	github.com/cockroachdb/pebble/v2 v2.1.7
 	github.com/creack/pty v1.1.24
+	github.com/ebitengine/purego v0.11.3
 	github.com/go-ego/gse v0.80.3
 	github.com/google/go-cmp v0.7.0
 	github.com/klauspost/compress v1.20.3

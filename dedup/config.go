@@ -96,6 +96,10 @@ type Options struct {
 	Memory int64
 	// Spill forces the spill path for methods that support it.
 	Spill bool
+
+	// Device says where documents are sketched: the CPU (the zero
+	// value), the GPU, or the GPU when one is usable (see Device).
+	Device Device
 }
 
 // DefaultBloomFPP is the Bloom filter's false-positive probability when

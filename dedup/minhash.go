@@ -326,7 +326,7 @@ func (s *minhashSketch) AppendJSON(dst []byte) []byte {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = strconv.AppendUint(dst, uint64(v), 10)
+		dst = appendUint32(dst, v)
 	}
 	return append(dst, "]}"...)
 }

@@ -206,6 +206,9 @@ type Stats struct {
 	// (t2s.HasTraditional): their Simplified copies are not recognised as
 	// duplicates, which T2S would fix. Always 0 with T2S on.
 	Traditional int `json:"traditional_docs,omitempty"`
+	// Device says where the documents were sketched, when Options.Device
+	// is not DeviceCPU.
+	Device *DeviceStats `json:"device,omitempty"`
 }
 
 // DamagedFile is an input file whose stream was damaged.
@@ -365,11 +368,17 @@ func Sign(ctx context.Context, cfg Options, in Input, path string) (*Stats, erro
 	}
 	start := newMark()
 	r.in.Progress.Stage("sign", r.stats.Memory.EstimatedDocs)
+	r.signOnly = true
 	w := bufio.NewWriterSize(f, 1<<16)
 	prefix := append(corpus.AppendJSONString([]byte(`,"method":`), m.Name()), `,"sketch":`...)
+	r.linePrefix = prefix // the workers write the lines (lineSketcher)
 	var line []byte
 	err = r.sketchAll(ctx, func(_ int, d *rawDoc, s DocSketch) error {
 		r.stats.Documents++
+		if l, ok := s.(signedLine); ok {
+			_, err := w.Write(l)
+			return err
+		}
 		line = corpus.AppendJSONString(append(line[:0], `{"id":`...), d.id)
 		line = append(line, prefix...)
 		if s == nil {
@@ -406,6 +415,10 @@ type run struct {
 	// traditional counts the documents with Traditional Chinese
 	// characters when Normalize.T2S is off (Stats.Traditional).
 	traditional atomic.Int64
+	// signOnly: the run is Sign (sketches are written, not compared);
+	// linePrefix is what its lines hold between the id and the sketch.
+	signOnly   bool
+	linePrefix []byte
 
 	stdin       *stdin            // when "-" is an input
 	sources     map[string]Source // Input.Sources by their names in Input.Files
@@ -806,6 +819,16 @@ func (r *run) sketchAll(ctx context.Context, consume func(i int, d *rawDoc, s Do
 		var err error
 		if sketchers[w], err = r.method.NewSketcher(); err != nil {
 			return err
+		}
+	}
+	release, err := r.useDevice(sketchers)
+	if err != nil {
+		return err
+	}
+	defer release()
+	if r.linePrefix != nil {
+		for w, sk := range sketchers {
+			sketchers[w] = &lineSketcher{inner: sk, prefix: r.linePrefix}
 		}
 	}
 	return r.eachDoc(ctx, sketchers, consume)

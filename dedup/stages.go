@@ -232,6 +232,11 @@ func (r *run) workStage(ctx context.Context, sk DocSketcher, checkers []func(str
 			}
 			b.sketches[k], rd.err = r.sketchDoc(sk, checkers, b, k, &buf)
 		}
+		if bs, ok := sk.(batchSketcher); ok {
+			if err := bs.flush(b.sketches); err != nil {
+				return err
+			}
+		}
 		if r.keptCopy != nil {
 			r.keptCopy.pack(b)
 		}

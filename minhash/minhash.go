@@ -241,6 +241,21 @@ func (h *Hasher) Family() Family { return h.family }
 // Seed returns the seed (DefaultSeed when Options.Seed was zero).
 func (h *Hasher) Seed() uint64 { return h.seed }
 
+// Coefficients returns the family's constants, for implementations of
+// the same family elsewhere (the GPU kernel of package internal/gpu):
+// multiply-shift's a and b (NumPerm each, nil for the other families;
+// they must not be modified), and one permutation hashing's element key
+// and densification seed (0 for the other families).
+func (h *Hasher) Coefficients() (a, b []uint64, key, probe uint64) {
+	if h.family == OPH {
+		return nil, nil, h.a[0], h.probe
+	}
+	if h.family == MultiplyShift {
+		return h.a, h.b, 0, 0
+	}
+	return nil, nil, 0, 0
+}
+
 // Sign appends the signature of the set of shingle hashes to dst[:0] and
 // returns it. Repeated hashes are allowed and ignored. It does not allocate
 // when cap(dst) >= NumPerm (except OPH above 1024 slots, which allocates a

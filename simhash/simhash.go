@@ -211,6 +211,11 @@ func maskOf(nbits int) Fingerprint {
 // Bits returns the fingerprint size.
 func (h *Hasher) Bits() int { return h.nbits }
 
+// Seeds returns the seeds of the feature hash: bits 0-63 of a feature's
+// hash are Fmix64(feature ^ lo), bits 64-127 Fmix64(feature ^ hi) (for
+// implementations elsewhere, such as the GPU kernel of internal/gpu).
+func (h *Hasher) Seeds() (lo, hi uint64) { return h.seed, h.seed2 }
+
 // FeatureHash returns the hash of a feature as the Hasher uses it: its
 // lowest Bits() bits are independent and uniformly distributed.
 func (h *Hasher) FeatureHash(feature uint64) Fingerprint {

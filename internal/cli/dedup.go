@@ -64,6 +64,7 @@ type dedupOpts struct {
 	input inputFlags
 
 	pairsMode string
+	device    string
 }
 
 func newDedupCmd(e *env) *cobra.Command {
@@ -120,6 +121,7 @@ Regular output files are replaced atomically, and only when the run succeeds.
 	fs.IntVar(&o.examples, "examples", 3, "how many of the largest clusters the summary shows")
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "print no summary and draw no progress bars")
 	fs.BoolVar(&o.sample, "sample", false, "run on the embedded sample corpus")
+	registerDevice(fs, &o.device)
 	fs.StringVar(&o.cpuProf, "cpuprofile", "", "write a Go CPU profile here (for performance work)")
 	fs.MarkHidden("cpuprofile")
 	fs.StringVar(&o.memProf, "memprofile", "", "write a Go heap profile here, taken when the first pass has read every document (for performance work)")
@@ -209,6 +211,9 @@ func (o *dedupOpts) config() (dedup.Options, error) {
 		cfg.Memory = m
 	}
 	cfg.Spill = o.spill
+	if err := parseDevice(&cfg, o.device); err != nil {
+		return cfg, err
+	}
 	return cfg, optionErr(cfg.Validate())
 }
 
@@ -220,6 +225,7 @@ var optionFlags = map[string]string{
 	"EstimateOnly": "--estimate-only", "Cluster": "--cluster", "KeyField": "--key-field", "BloomN": "--bloom-n",
 	"BloomFPP": "--bloom-fpp", "BloomFile": "--bloom-filter", "BloomSeed": "--seed", "AllPairs": "--pairs-mode", "Workers": "--workers",
 	"Keep": "--keep", "Memory": "--memory", "Input.Resume": "--resume", "Input.AgainstIndexes": "--against INDEX",
+	"Device": "--device",
 }
 
 // optionErr turns an *dedup.OptionError into a usage error (exit code 2)
@@ -368,6 +374,7 @@ func runDedup(cmd *cobra.Command, o *dedupOpts, args []string, e *env) error {
 		examples := stats.Examples
 		stats.Examples = examples[:min(len(examples), o.examples)]
 		printSummary(e.stderr, stats, reportSource(o.sample, in.Files))
+		printDevice(e.stderr, stats.Device)
 		stats.Examples = examples
 		if o.report != "" {
 			where := o.report

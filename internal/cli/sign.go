@@ -3,6 +3,8 @@ package cli
 import (
 	"fmt"
 	"io"
+	"os"
+	"runtime/pprof"
 
 	"github.com/spf13/cobra"
 
@@ -34,6 +36,9 @@ flags mean what they mean for dedup.
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "draw no progress bars")
 	fs.BoolVar(&json, "json", false, "print the run summary as JSON (on standard error)")
 	fs.StringVar(&o.tmpDir, "tmp-dir", "", "directory for temporary files")
+	registerDevice(fs, &o.device)
+	fs.StringVar(&o.cpuProf, "cpuprofile", "", "write a Go CPU profile here (for performance work)")
+	fs.MarkHidden("cpuprofile")
 	o.input.register(fs)
 	o.input.registerWalk(fs)
 	return cmd
@@ -59,6 +64,17 @@ func runSign(cmd *cobra.Command, o *dedupOpts, args []string, jsonOut bool, e *e
 	}
 	in := dedup.Input{Files: ex.Files, Options: ropts, SkipInvalid: o.input.skipInvalid, Stdin: e.stdin,
 		FilesSkipped: ex.Skipped, FilesExcluded: ex.Excluded, Progress: newProgress(cmd.Context(), e.stderr, o.quiet)}
+	if o.cpuProf != "" {
+		f, err := os.Create(o.cpuProf)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	stats, err := dedup.Sign(cmd.Context(), cfg, in, o.output)
 	err = optionErr(err)
 	if err != nil {
@@ -79,5 +95,6 @@ func printSignSummary(w io.Writer, s *dedup.Stats, jsonOut bool) error {
 	}
 	_, err := fmt.Fprintf(w, "signed %s with %s (%s skipped, %d empty)\n", plural(s.Documents, "document"), s.Method, plural(s.Skipped, "invalid record"), s.Empty)
 	printInputNotes(w, s)
+	printDevice(w, s.Device)
 	return err
 }
