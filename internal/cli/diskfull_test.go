@@ -34,7 +34,7 @@ func TestIndexAddDiskFull(t *testing.T) {
 	}
 	added, _ := strconv.Atoi(m[1])
 	if added == 0 || added >= 8000 {
-		t.Fatalf("%d documents added: the test does not fill the disk mid-way", added)
+		t.Fatalf("%d documents added: the test does not fill the disk mid-way:\n%s", added, msg)
 	}
 	s, err := store.Open(dir, store.Options{})
 	if err != nil {
