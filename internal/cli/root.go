@@ -210,8 +210,9 @@ func onSignals(sigs <-chan os.Signal, done <-chan struct{}, cancel func(), die f
 func dieBySignal(s os.Signal) {
 	signal.Reset(s)
 	if n, ok := s.(syscall.Signal); ok {
-		syscall.Kill(os.Getpid(), n)
-		time.Sleep(time.Second) // the signal is delivered meanwhile
+		if p, err := os.FindProcess(os.Getpid()); err == nil && p.Signal(s) == nil { // portable: no syscall.Kill on windows
+			time.Sleep(time.Second) // the signal is delivered meanwhile
+		}
 		os.Exit(128 + int(n))
 	}
 	os.Exit(ExitInterrupted)
