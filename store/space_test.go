@@ -223,7 +223,7 @@ func TestHealthAtReserve(t *testing.T) {
 	sk, _ := s.NewSketcher()
 	addErr := s.Add("x", sk.Sketch("one document at the reserve"))
 	if !errors.Is(addErr, ErrDiskFull) {
-		t.Skipf("Add with %d bytes free = %v: the fill missed the reserve", s.space.minFree, addErr)
+		t.Fatalf("Add with %d bytes free = %v, want ErrDiskFull: the fill missed the reserve", s.space.minFree, addErr)
 	}
 	if err := s.Health(); !errors.Is(err, ErrDiskFull) {
 		t.Errorf("Health with exactly the reserve free = %v, while Add gets %v", err, addErr)
