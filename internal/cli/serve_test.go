@@ -34,7 +34,7 @@ func init() {
 type child struct {
 	cmd    *exec.Cmd
 	addr   string
-	stderr *bytes.Buffer
+	stderr *lockedBuffer
 	exited chan struct{} // closed when the process has exited
 	err    error         // its exit status, once exited is closed
 }
@@ -48,7 +48,7 @@ func (c *child) wait() error {
 func startServer(t *testing.T, args ...string) *child {
 	t.Helper()
 	af := filepath.Join(t.TempDir(), "addr")
-	c := &child{stderr: &bytes.Buffer{}, exited: make(chan struct{})}
+	c := &child{stderr: &lockedBuffer{}, exited: make(chan struct{})}
 	c.cmd = exec.Command(os.Args[0], append([]string{"serve", "--addr", "127.0.0.1:0", "--addr-file", af}, args...)...)
 	c.cmd.Env = append(os.Environ(), "NEARDUP_SERVE_CHILD=1")
 	c.cmd.Stderr = c.stderr
