@@ -1,0 +1,265 @@
+// Package objstore reads and writes the files of a data location: a local
+// folder, or an object-storage prefix (s3://bucket/prefix,
+// gs://bucket/prefix).
+//
+// A Folder names its files by slash-separated names relative to the
+// location. Every write is whole or absent: Put writes a local file to a
+// temporary file and renames it (package internal/atomicfile), and an
+// object in one upload, so a reader, a second writer of the same name or a
+// writer killed half-way never leaves a partial file under its name. That
+// is what lets a task run twice, or on two nodes at once, and still leave
+// one good copy.
+//
+// Reads are large and sequential (one stream per file), never small
+// ranged reads.
+package objstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/neardup/neardup/internal/atomicfile"
+)
+
+// ErrNotExist is wrapped by the errors of Open for a missing file.
+var ErrNotExist = fs.ErrNotExist
+
+// Folder is a data location. It is safe for concurrent use.
+type Folder struct {
+	url     string // as given, without a trailing slash
+	backend backend
+}
+
+// backend is one kind of storage. Names are already checked and relative.
+type backend interface {
+	open(ctx context.Context, name string) (io.ReadCloser, error)
+	put(ctx context.Context, name string, write func(io.Writer) error) error
+	exists(ctx context.Context, name string) (bool, error)
+	list(ctx context.Context, prefix string) ([]string, error)
+	remove(ctx context.Context, name string) error
+	close() error
+}
+
+// openers maps a URL scheme ("s3", "gs") to its backend; a backend file
+// registers itself in init. A location without "scheme://" is local.
+var openers = map[string]func(ctx context.Context, rawURL string) (backend, error){}
+
+// IsURL reports whether loc names object storage rather than a local path.
+func IsURL(loc string) bool {
+	scheme, _, ok := strings.Cut(loc, "://")
+	return ok && scheme != "" && scheme != "file"
+}
+
+// Open opens the data location loc: a local path (or file:///path), or a
+// URL whose scheme has a backend. A local folder is created when missing.
+func Open(ctx context.Context, loc string) (*Folder, error) {
+	loc = strings.TrimSuffix(loc, "/")
+	if rest, ok := strings.CutPrefix(loc, "file://"); ok {
+		loc = rest
+	}
+	if !IsURL(loc) {
+		if loc == "" {
+			return nil, errors.New("objstore: empty location")
+		}
+		if err := os.MkdirAll(loc, 0o755); err != nil {
+			return nil, err
+		}
+		return &Folder{url: loc, backend: localBackend{dir: loc}}, nil
+	}
+	scheme, _, _ := strings.Cut(loc, "://")
+	opener, ok := openers[scheme]
+	if !ok {
+		return nil, fmt.Errorf("%s: unknown storage scheme %q (use a local path, s3:// or gs://)", loc, scheme+"://")
+	}
+	b, err := opener(ctx, loc)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", loc, err)
+	}
+	return &Folder{url: loc, backend: b}, nil
+}
+
+// URL is the location of name in f, for messages and for other processes:
+// a local path or a URL.
+func (f *Folder) URL(name string) string {
+	if name == "" {
+		return f.url
+	}
+	if _, ok := f.backend.(localBackend); ok {
+		return filepath.Join(f.url, filepath.FromSlash(name))
+	}
+	return f.url + "/" + name
+}
+
+// Open opens the file name for one sequential read. A missing file's
+// error wraps ErrNotExist.
+func (f *Folder) Open(ctx context.Context, name string) (io.ReadCloser, error) {
+	if err := checkName(name); err != nil {
+		return nil, err
+	}
+	r, err := f.backend.open(ctx, name)
+	if err != nil {
+		return nil, f.wrap("open", name, err)
+	}
+	return r, nil
+}
+
+// Put writes the file name whole: write gets a writer, and the file
+// appears under name only when write returned nil and everything reached
+// storage. On error nothing under name has changed.
+func (f *Folder) Put(ctx context.Context, name string, write func(w io.Writer) error) error {
+	if err := checkName(name); err != nil {
+		return err
+	}
+	if err := f.backend.put(ctx, name, write); err != nil {
+		return f.wrap("write", name, err)
+	}
+	return nil
+}
+
+// PutBytes is Put of b.
+func (f *Folder) PutBytes(ctx context.Context, name string, b []byte) error {
+	return f.Put(ctx, name, func(w io.Writer) error {
+		_, err := w.Write(b)
+		return err
+	})
+}
+
+// ReadAll reads the whole file name.
+func (f *Folder) ReadAll(ctx context.Context, name string) ([]byte, error) {
+	r, err := f.Open(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return nil, f.wrap("read", name, err)
+	}
+	return b, nil
+}
+
+// Exists reports whether the file name exists.
+func (f *Folder) Exists(ctx context.Context, name string) (bool, error) {
+	if err := checkName(name); err != nil {
+		return false, err
+	}
+	ok, err := f.backend.exists(ctx, name)
+	if err != nil {
+		return false, f.wrap("stat", name, err)
+	}
+	return ok, nil
+}
+
+// List returns the names of the files whose names start with prefix
+// ("" for all), in byte order, recursing into sub-folders. Temporary
+// files of unfinished local writes are not listed.
+func (f *Folder) List(ctx context.Context, prefix string) ([]string, error) {
+	names, err := f.backend.list(ctx, prefix)
+	if err != nil {
+		return nil, f.wrap("list", prefix, err)
+	}
+	slices.Sort(names)
+	return names, nil
+}
+
+// Delete removes the file name; a missing file is not an error.
+func (f *Folder) Delete(ctx context.Context, name string) error {
+	if err := checkName(name); err != nil {
+		return err
+	}
+	if err := f.backend.remove(ctx, name); err != nil {
+		return f.wrap("delete", name, err)
+	}
+	return nil
+}
+
+// Close releases the folder's connections.
+func (f *Folder) Close() error { return f.backend.close() }
+
+func (f *Folder) wrap(op, name string, err error) error {
+	return fmt.Errorf("%s %s: %w", op, f.URL(name), err)
+}
+
+// checkName refuses names that could leave the folder.
+func checkName(name string) error {
+	if name == "" || strings.HasPrefix(name, "/") || path.Clean(name) != name || name == ".." || strings.HasPrefix(name, "../") || strings.Contains(name, "\\") {
+		return fmt.Errorf("objstore: bad file name %q", name)
+	}
+	return nil
+}
+
+// localBackend is a folder on a local or shared (NFS, Lustre) file system.
+type localBackend struct{ dir string }
+
+func (l localBackend) path(name string) string { return filepath.Join(l.dir, filepath.FromSlash(name)) }
+
+func (l localBackend) open(_ context.Context, name string) (io.ReadCloser, error) {
+	return os.Open(l.path(name))
+}
+
+func (l localBackend) put(_ context.Context, name string, write func(io.Writer) error) error {
+	p := l.path(name)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	af, err := atomicfile.Create(p)
+	if err != nil {
+		return err
+	}
+	defer af.Abort()
+	if err := write(af); err != nil {
+		return err
+	}
+	return af.Commit()
+}
+
+func (l localBackend) exists(_ context.Context, name string) (bool, error) {
+	_, err := os.Stat(l.path(name))
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+func (l localBackend) list(_ context.Context, prefix string) ([]string, error) {
+	var names []string
+	err := filepath.WalkDir(l.dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return nil
+		}
+		rel, err := filepath.Rel(l.dir, p)
+		if err != nil {
+			return err
+		}
+		rel = filepath.ToSlash(rel)
+		if strings.HasPrefix(path.Base(rel), ".") && strings.Contains(path.Base(rel), ".tmp-") {
+			return nil // an unfinished atomicfile write
+		}
+		if strings.HasPrefix(rel, prefix) {
+			names = append(names, rel)
+		}
+		return nil
+	})
+	return names, err
+}
+
+func (l localBackend) remove(_ context.Context, name string) error {
+	err := os.Remove(l.path(name))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	return err
+}
+
+func (localBackend) close() error { return nil }
