@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/neardup/neardup/corpus"
+	"github.com/neardup/neardup/internal/suggest"
 )
 
 // errorHint returns a line of advice for err: the flag or the step that
@@ -69,39 +70,15 @@ func flagSuggestion(cmd *cobra.Command, err error) string {
 	if j := strings.IndexAny(name, " ="); j >= 0 {
 		name = name[:j]
 	}
-	best, bestD := "", 3
-	visit := func(f *pflag.Flag) {
-		if d := editDistance(name, f.Name); d < bestD || d == bestD && f.Name < best {
-			best, bestD = f.Name, d
-		}
-	}
+	var names []string
+	visit := func(f *pflag.Flag) { names = append(names, f.Name) }
 	cmd.Flags().VisitAll(visit)
 	cmd.InheritedFlags().VisitAll(visit)
-	if best == "" || bestD > 2 {
+	best := suggest.Nearest(name, names, 2)
+	if best == "" {
 		return ""
 	}
 	return fmt.Sprintf(" (did you mean --%s?)", best)
-}
-
-// editDistance is the Levenshtein distance of a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // version is the binary's version: set at link time by scripts/cross

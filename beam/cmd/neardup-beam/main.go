@@ -35,6 +35,7 @@ import (
 	"github.com/neardup/neardup/beam/pipeline"
 	"github.com/neardup/neardup/cluster"
 	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/internal/suggest"
 	"github.com/neardup/neardup/minhash"
 	"github.com/neardup/neardup/shingle"
 	"github.com/neardup/neardup/sketch"
@@ -294,34 +295,11 @@ func flagSuggestion(fs *flag.FlagSet, err error) string {
 		return ""
 	}
 	name = strings.TrimLeft(name, "-")
-	best, bestD := "", 3
-	fs.VisitAll(func(f *flag.Flag) {
-		if d := editDistance(name, f.Name); d < bestD {
-			best, bestD = f.Name, d
-		}
-	})
+	var names []string
+	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+	best := suggest.Nearest(name, names, 2)
 	if best == "" {
 		return ""
 	}
 	return fmt.Sprintf(" (did you mean -%s?)", best)
-}
-
-// editDistance is the Levenshtein distance of a and b.
-func editDistance(a, b string) int {
-	prev, cur := make([]int, len(b)+1), make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
