@@ -17,6 +17,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"strings"
@@ -104,7 +105,7 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.IntVar(&o.roundsPerJob, "rounds-per-job", 4, "connected-components rounds per Beam job")
 	fs.IntVar(&o.maxRounds, "max-rounds", 200, "stop with an error when the components have not converged after this many rounds")
 	fs.BoolVar(&o.quiet, "quiet", false, "print no summary")
-	fs.BoolVar(&o.verbose, "verbose", false, "show the Beam runner's and workers' informational logs (only warnings and errors otherwise)")
+	fs.BoolVar(&o.verbose, "verbose", false, "show the Beam runner's and workers' logs and a failed job's whole error chain (otherwise only warnings, and the failing record's own error)")
 	o.norm = text.DefaultOptions()
 	text.RegisterFlags(fs, &o.norm)
 }
@@ -223,6 +224,14 @@ func run(args []string, stderr io.Writer) int {
 	// DOCKER environment) run this binary with Beam's worker flags:
 	// beam.Init serves them and exits.
 	beam.Init()
+	if !o.verbose {
+		// beam.Init set slog's default logger, through which Prism
+		// in-process logs a failed bundle's whole plan at level ERROR
+		// before the job fails. The failure comes back as Run's error,
+		// printed below without the plan: above ERROR only, unless
+		// -verbose.
+		slog.SetDefault(slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelError + 4})))
+	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "neardup-beam: unexpected arguments %q (inputs go in --input)\n", fs.Args())
 		return exitUsage
@@ -245,7 +254,11 @@ func run(args []string, stderr io.Writer) int {
 	}
 	st, err := pipeline.Run(ctx, opts)
 	if err != nil {
-		fmt.Fprintf(stderr, "neardup-beam: %v\n", err)
+		if o.verbose {
+			fmt.Fprintf(stderr, "neardup-beam: %v\n", err)
+		} else {
+			fmt.Fprintf(stderr, "neardup-beam: %s\n", rootCause(err))
+		}
 		if errors.Is(err, pipeline.ErrUsage) {
 			return exitUsage
 		}
@@ -302,4 +315,29 @@ func flagSuggestion(fs *flag.FlagSet, err error) string {
 		return ""
 	}
 	return fmt.Sprintf(" (did you mean -%s?)", best)
+}
+
+// rootCause is what a user needs of a job's error: Beam wraps a DoFn's
+// error (a bad record, an unreadable file) in the runner's and the SDK
+// harness's messages, with the bundle's whole plan, several kB; the
+// DoFn's own message comes last, after the last "caused by:". The whole
+// error is printed with -verbose.
+func rootCause(err error) string {
+	msg := err.Error()
+	const by = "caused by:\n"
+	i := strings.LastIndex(msg, by)
+	if i < 0 {
+		return msg
+	}
+	cause := strings.TrimSpace(msg[i+len(by):])
+	// "DoFn[UID:16, PID:e4, Name: .../pipeline.readFn] failed:\n<ours>"
+	if strings.HasPrefix(cause, "DoFn[") {
+		if _, rest, ok := strings.Cut(cause, "failed:\n"); ok {
+			cause = strings.TrimSpace(rest)
+		}
+	}
+	if cause == "" {
+		return msg
+	}
+	return cause + " (-verbose prints the runner's whole error)"
 }

@@ -187,6 +187,17 @@ func TestExitCodes(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(out, "stats.json")); err == nil {
 		t.Errorf("a failed run left outputs")
 	}
+	// A bad record fails the job with the record's file and line, not
+	// the bundle's plan inside Beam's error chain (6.7 kB before, issue
+	// 32 item 7); -verbose keeps the whole chain.
+	b, _ := exec.Command(bin, "--input", bad, "--output", out).CombinedOutput()
+	if s := string(b); len(s) > 600 || !strings.Contains(s, "bad.jsonl:2") || strings.Contains(s, "DataSource[") {
+		t.Errorf("a bad record: %d bytes of errors, want the record's file and line alone:\n%s", len(s), lastLines(s, 10))
+	}
+	b, _ = exec.Command(bin, "--input", bad, "--output", out, "-verbose").CombinedOutput()
+	if s := string(b); !strings.Contains(s, "bad.jsonl:2") || !strings.Contains(s, "caused by") {
+		t.Errorf("-verbose: the whole chain is missing:\n%s", lastLines(s, 10))
+	}
 
 	// A mistyped flag: the error, a suggestion and one line, not the
 	// whole list (186 lines before); -help lists ours, not Beam's.
