@@ -272,3 +272,73 @@ func indexCopy(t *testing.T, url, other string) {
 		t.Fatalf("copy into an index of other parameters: %d %s", code, errs)
 	}
 }
+
+// TestServeWhileRedisLoads restarts the Redis under a running serve with
+// a load slowed down to a couple of seconds (key-load-delay): while Redis
+// answers LOADING, check-and-add gets 503 with Retry-After, never 500
+// (issue 32 item 5: 48 of one round were 500 "internal error"); once it
+// has loaded, the document added before the restart is found again.
+func TestServeWhileRedisLoads(t *testing.T) {
+	in := redistest.Server(t, "--key-load-delay", "400", "--loading-process-events-interval-bytes", "1024")
+	url := in.URL("load")
+	if code, _, errs := runCLI("index", "create", "--index", url); code != 0 {
+		t.Fatalf("create: %d %s", code, errs)
+	}
+	srv := startServer(t, "--index", url)
+	client := &http.Client{Timeout: 20 * time.Second}
+	text := randomText(rand.New(rand.NewPCG(9, 9)))
+	var out struct {
+		Added   bool              `json:"added"`
+		Matches []json.RawMessage `json:"matches"`
+	}
+	if code, err := post(client, srv.addr+"/v1/check-and-add", map[string]string{"id": "before", "text": text}, &out); err != nil || code/100 != 2 || !out.Added {
+		t.Fatalf("check-and-add before the restart: %d %v %+v", code, err, out)
+	}
+	// 4,000 more keys make the load last about 1.6 s; SAVE writes them
+	// (and the document) to the RDB the restart loads.
+	for _, cmd := range []string{`EVAL "for i=1,4000 do redis.call('set','junk:'..i,'v') end" 0`, "SAVE"} {
+		if reply, err := in.Command(cmd); err != nil || strings.HasPrefix(reply, "-") {
+			t.Fatalf("%s: %q %v", cmd, reply, err)
+		}
+	}
+	in.Kill()
+	if err := in.StartLoading(); err != nil {
+		t.Fatal(err)
+	}
+	if reply, _ := in.Command("PING"); !strings.HasPrefix(reply, "-LOADING") {
+		t.Fatalf("Redis was not loading after the restart (PING: %q): the test proves nothing", reply)
+	}
+	body := `{"id":"during","text":` + strconvQuote(text+" during") + `}`
+	loading, deadline := 0, time.Now().Add(30*time.Second)
+	for {
+		resp, err := client.Post(srv.addr+"/v1/check-and-add", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode/100 == 2 {
+			if !strings.Contains(string(b), `"before"`) {
+				t.Errorf("after the load the document added before is not a match: %s", b)
+			}
+			break
+		}
+		if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
+			t.Fatalf("while Redis loads: %d (Retry-After %q) %s; want 503 with Retry-After", resp.StatusCode, resp.Header.Get("Retry-After"), b)
+		}
+		loading++
+		if time.Now().After(deadline) {
+			t.Fatalf("still 503 after 30 s: %s", b)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if loading == 0 {
+		t.Errorf("no request was answered while Redis loaded: the test proves nothing")
+	}
+	t.Logf("%d requests answered 503 with Retry-After while Redis loaded", loading)
+}
+
+func strconvQuote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}

@@ -168,6 +168,18 @@ func startTLS(t testing.TB, cluster bool, args []string, tlsArgs func(*Instance)
 // directory and configuration, and waits until it answers PING with PONG
 // (and, with an append-only file, has loaded it).
 func (in *Instance) Start() error {
+	return in.startUntil(func(reply string) bool { return reply == "+PONG" })
+}
+
+// StartLoading is Start that returns as soon as the server answers at
+// all, even "-LOADING" while it still loads its data: for tests of what
+// clients see during a restart (start it with "--key-load-delay" and
+// "--loading-process-events-interval-bytes" to make the load last).
+func (in *Instance) StartLoading() error {
+	return in.startUntil(func(reply string) bool { return reply != "" })
+}
+
+func (in *Instance) startUntil(ready func(reply string) bool) error {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	if in.cmd != nil {
@@ -183,7 +195,7 @@ func (in *Instance) Start() error {
 	go func() { exited <- cmd.Wait() }()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		if reply, err := in.command("PING"); err == nil && reply == "+PONG" {
+		if reply, err := in.command("PING"); err == nil && ready(reply) {
 			go func() { <-exited }()
 			return nil
 		}
