@@ -3,7 +3,7 @@ package lsh
 import "errors"
 
 // The MinHash defaults, in one place: dedup --method minhash
-// (dedup.DefaultConfig), a new persistent index (store.DefaultParams, index
+// (the zero dedup.Options), a new persistent index (store.DefaultParams, index
 // create) and lsh-params start from these values, so that the three agree
 // on what a duplicate is and how it is found.
 const (

@@ -122,7 +122,7 @@ const (
 )
 
 // wireFamily is the family's byte in the signature file header
-// (docs/format/signatures.md), fixed when the constants were in the order
+// (docs/format/minhash-signature.md), fixed when the constants were in the order
 // permutation, multiply-shift, oph: the numbering of the constants may
 // change, the bytes on disk do not.
 func wireFamily(f Family) byte { return [numFamilies]byte{OPH: 2, MultiplyShift: 1, Permutation: 0}[f] }

@@ -8,8 +8,9 @@ import (
 )
 
 // The gse segmenter is read-only once its dictionary is loaded, so one is
-// shared by all Shinglers. It is loaded on the first CJKWord tokenisation:
-// the dictionary costs about a second and tens of megabytes.
+// shared by all Shinglers. It is loaded by the first New for CJKWord, which
+// fails if it cannot be: the dictionary costs about a second and tens of
+// megabytes.
 var (
 	cjkOnce sync.Once
 	cjkSeg  *gse.Segmenter
@@ -41,12 +42,15 @@ func LoadCJK() error {
 }
 
 // appendCJKWords appends CJKWord tokens: gse segments that hold a CJK
-// character are one token each; other segments are split as Word. If the
-// dictionary cannot be loaded it falls back to Word tokens.
+// character are one token each; other segments are split as Word. New
+// has loaded the dictionary (a Shingler for CJKWord exists only then).
 func appendCJKWords(dst []int32, text string) []int32 {
+	if len(text) == 0 {
+		return dst
+	}
 	seg, err := segmenter()
-	if err != nil || len(text) == 0 {
-		return appendWords(dst, text, 0)
+	if err != nil {
+		return appendWords(dst, text, 0) // unreachable: New failed instead
 	}
 	b := unsafe.Slice(unsafe.StringData(text), len(text)) // read-only view
 	for _, s := range seg.Segment(b) {

@@ -136,6 +136,14 @@ func New(opts Options) (*Shingler, error) {
 	default:
 		return nil, fmt.Errorf("shingle: unknown unit %d", opts.Unit)
 	}
+	if opts.Unit == CJKWord {
+		// Loaded here, once per process, so that a dictionary that cannot
+		// load is an error rather than word tokens in its place, which
+		// would change every sketch without a word (issue 30 item 7).
+		if err := LoadCJK(); err != nil {
+			return nil, fmt.Errorf("shingle: unit cjk-word: the Chinese word dictionary did not load: %w", err)
+		}
+	}
 	if opts.Seed == 0 {
 		opts.Seed = DefaultSeed
 	}

@@ -24,7 +24,8 @@
 //     when its estimated similarity (the fraction of equal slots, standard
 //     error at most 0.044 at K = 128) is at least Threshold (default 0.8).
 //   - SimHash (Charikar 2002) with Manku's permuted tables: Bits-bit
-//     fingerprints (default 64) of shingles weighted by count, cut into
+//     fingerprints (default 64) of shingles, each distinct one weighing 1
+//     by default (Params.Weights: set, count, sublinear or tfidf), cut into
 //     Blocks blocks; each choice of Blocks - Distance blocks is a table key.
 //     Every fingerprint within Hamming distance Distance (default 3) shares
 //     at least one table key with the query, so the search is exact; a

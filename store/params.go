@@ -50,11 +50,11 @@ const (
 	// for Permutation (BenchmarkSketch), with the same S-curve
 	// (TestOPHAccuracy).
 	DefaultFamily   = minhash.OPH
-	DefaultBits     = 64
-	DefaultDistance = 3
+	DefaultBits     = sketch.DefaultBits
+	DefaultDistance = sketch.DefaultDistance
 	// DefaultExpectedDocs is the index size the SimHash table design is
 	// chosen for when Params.Blocks is zero.
-	DefaultExpectedDocs = 1 << 20
+	DefaultExpectedDocs = sketch.DefaultExpectedDocs
 )
 
 // Params are everything that gives a document its sketch and decides what

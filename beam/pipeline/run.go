@@ -55,7 +55,7 @@ type Options struct {
 	// Output is the output directory.
 	Output string
 	// Config is the method and its parameters, as `neardup dedup` takes
-	// them (dedup.DefaultConfig, then the flags). Workers, Memory and
+	// them (the zero dedup.Options, then the flags). Workers, Memory and
 	// Spill do not apply.
 	Config dedup.Options
 	// TextField, IDField and MaxDocBytes configure the readers (package

@@ -103,7 +103,7 @@ func profileConfig(setup func(c *dedup.Options), perMethod map[string]func(c *de
 }
 
 // benchProfiles holds the profiles of the labelled sets; a dataset not
-// listed runs with dedup.DefaultConfig.
+// listed runs with the zero dedup.Options (every default).
 var benchProfiles = map[string]benchProfile{
 	"clough-plagiarism": {
 		about: "word 3-grams at Jaccard 0.3: answers are much shorter than the originals, so J is capped well below 1 even for copying (README); truth: orig+cut+light together",
