@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -52,6 +53,10 @@ type SlurmOptions struct {
 	// Poll is the interval between two squeue calls while following the
 	// jobs (default 5 s; every call is one RPC to slurmctld).
 	Poll time.Duration
+	// Progress, when set, receives a line per job submitted (its id, its
+	// tasks, where their logs go) and a line each time the count of a
+	// stage's finished tasks changes.
+	Progress io.Writer
 }
 
 // Slurm runs stages as Slurm job arrays: one sbatch --array per stage, each
@@ -191,6 +196,8 @@ func (s *Slurm) Run(ctx context.Context, stages []Stage) error {
 		j.id = id
 		jobs = append(jobs, j)
 		prev = id
+		s.progress("slurm: stage %s: job %s, %d of %d tasks (%s), logs %s\n", st.Name, id, len(todo), st.Tasks,
+			slurmArray(todo), filepath.Join(s.opts.LogDir, st.Name+"-"+id+"_INDEX.log"))
 	}
 	if len(jobs) == 0 {
 		return nil
@@ -200,6 +207,12 @@ func (s *Slurm) Run(ctx context.Context, stages []Stage) error {
 		return err
 	}
 	return nil
+}
+
+func (s *Slurm) progress(format string, args ...any) {
+	if s.opts.Progress != nil {
+		fmt.Fprintf(s.opts.Progress, format, args...)
+	}
 }
 
 // sbatchArgs returns the flags of sbatch for job j after the job dep ("":
@@ -340,7 +353,8 @@ func (s *Slurm) follow(ctx context.Context, jobs []*slurmJob) error {
 			left[slurmTask{j.id, i}] = j
 		}
 	}
-	missing := map[slurmTask]int{} // polls in a row a task was not listed
+	missing := map[slurmTask]int{}  // polls in a row a task was not listed
+	finished := map[*slurmJob]int{} // tasks completed, as last reported
 	errs := 0
 	t := time.NewTicker(s.opts.Poll)
 	defer t.Stop()
@@ -394,6 +408,18 @@ func (s *Slurm) follow(ctx context.Context, jobs []*slurmJob) error {
 				e := failed[0]
 				e.Tail = slurmLogTail(e.Log)
 				return e
+			}
+			if s.opts.Progress != nil {
+				now := map[*slurmJob]int{}
+				for _, j := range left {
+					now[j]++
+				}
+				for _, j := range jobs {
+					if n := len(j.todo) - now[j]; n != finished[j] {
+						finished[j] = n
+						s.progress("slurm: stage %s: %d of %d tasks completed\n", j.stage.Name, n, len(j.todo))
+					}
+				}
 			}
 			if len(left) == 0 {
 				return nil

@@ -45,7 +45,7 @@ func TestSlurmCluster(t *testing.T) {
 			`{ [ "$SLURM_ARRAY_TASK_ID" != 1 ] || [ -f fixed ] || { echo "task 1 is broken" >&2; exit 7; }; }`), Done: done("two")},
 	}
 	logs := filepath.Join(t.TempDir(), "logs")
-	s, err := NewSlurm(SlurmOptions{LogDir: logs, Poll: 200 * time.Millisecond, JobName: "t"})
+	s, err := NewSlurm(SlurmOptions{LogDir: logs, Poll: 200 * time.Millisecond, JobName: "t", Progress: testWriter{t}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,4 +130,12 @@ func TestSlurmCluster(t *testing.T) {
 		t.Errorf("the stage after a cancelled one ran %d times", n)
 	}
 	t.Logf("cancelled after %v", time.Since(start).Round(time.Millisecond))
+}
+
+// testWriter writes to the test's log.
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSuffix(string(p), "\n"))
+	return len(p), nil
 }

@@ -55,8 +55,9 @@ func doneSet(done ...int) func(context.Context, int) (bool, error) {
 func TestSlurmCommandLines(t *testing.T) {
 	fake := newFakeSlurm(t)
 	logs := filepath.Join(t.TempDir(), "logs")
+	var progress strings.Builder
 	s := newTestSlurm(t, SlurmOptions{Partition: "batch", SbatchArgs: []string{"--time=1:00:00", "--account=p"},
-		Binary: "/opt/neardup", LogDir: logs, MaxRunning: 8})
+		Binary: "/opt/neardup", LogDir: logs, MaxRunning: 8, Progress: &progress})
 	stages := []Stage{
 		{Name: "sign", Tasks: 4, Args: []string{"/home/u/neardup", "task", "--work", "/w x", "sign"}, Done: doneSet(1, 2)},
 		{Name: "bucket", Tasks: 2, Args: []string{"nd", "task", "bucket"}, Done: doneSet(0, 1)},
@@ -92,6 +93,16 @@ func TestSlurmCommandLines(t *testing.T) {
 	}
 	if c := fake.calls(t, "scancel"); len(c) != 0 {
 		t.Errorf("scancel called %q after a run that succeeded", c)
+	}
+	for _, want := range []string{
+		"slurm: stage sign: job 100, 2 of 4 tasks (0,3), logs " + logs + "/sign-100_INDEX.log\n",
+		"slurm: stage filter: job 101, 3 of 3 tasks (0-2), logs " + logs + "/filter-101_INDEX.log\n",
+		"slurm: stage sign: 2 of 2 tasks completed\n",
+		"slurm: stage filter: 3 of 3 tasks completed\n",
+	} {
+		if !strings.Contains(progress.String(), want) {
+			t.Errorf("progress:\n%s\nwant a line %q", progress.String(), want)
+		}
 	}
 }
 
