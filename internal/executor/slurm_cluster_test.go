@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -93,6 +94,40 @@ func TestSlurmCluster(t *testing.T) {
 		t.Errorf("after the rerun: tasks ran %v, want %v", got, want)
 	}
 	t.Logf("rerun after %v", time.Since(start).Round(time.Millisecond))
+
+	// kill -9 of a running task (its batch script's process) once the
+	// other task of its stage completed: the run fails naming it; the
+	// rerun runs it alone and completes.
+	pidFile := filepath.Join(work, "pid-killme-0")
+	go func() {
+		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			if _, err := os.Stat(filepath.Join(work, "killme-1")); err != nil {
+				continue
+			}
+			if b, err := os.ReadFile(pidFile); err == nil && strings.HasSuffix(string(b), "\n") {
+				if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+					syscall.Kill(pid, syscall.SIGKILL)
+				}
+				return
+			}
+		}
+	}()
+	killme := []Stage{{Name: "killme", Tasks: 2, Done: done("killme"),
+		Args: task("killme", `echo $$ > pid-killme-$SLURM_ARRAY_TASK_ID && { [ "$SLURM_ARRAY_TASK_ID" = 1 ] || [ -f killed ] || sleep 30; }`)}}
+	err = s.Run(context.Background(), killme)
+	if !errors.As(err, &te) || te.Stage != "killme" || te.Index != 0 || te.State != "FAILED" {
+		t.Fatalf("Run with task 0 killed = %v, want a SlurmTaskError of killme's task 0, FAILED\n%s", err, c.Logs())
+	}
+	if err := os.WriteFile(filepath.Join(work, "killed"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Run(context.Background(), killme); err != nil {
+		t.Fatalf("rerun after the kill: %v\n%s", err, c.Logs())
+	}
+	if got := runs(); got["killme-0"] != 2 || got["killme-1"] != 1 {
+		t.Errorf("killme ran %d and %d times, want 2 and 1", got["killme-0"], got["killme-1"])
+	}
+	t.Logf("killed and rerun after %v", time.Since(start).Round(time.Millisecond))
 
 	// Cancelling: the running task and the stage after it are cancelled.
 	ctx, cancel := context.WithCancel(context.Background())

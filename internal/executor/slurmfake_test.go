@@ -178,6 +178,9 @@ func newFakeSlurm(t *testing.T) fakeSlurmDir {
 	}
 	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 	t.Setenv(fakeSlurmEnv, dir)
+	// A test binary built with -race sleeps 1 s before it exits unless
+	// told not to: every fake call would.
+	t.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
 	return fakeSlurmDir(dir)
 }
 
