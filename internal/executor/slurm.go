@@ -299,6 +299,34 @@ func slurmArray(idx []int) string {
 	return b.String()
 }
 
+// slurmParseArray reads an array index or an index list as squeue's %K
+// writes it ("7", "0-3,7", "4-9%2", "0-15:4"); nil when it cannot.
+func slurmParseArray(spec string) []int {
+	spec, _, _ = strings.Cut(strings.Trim(spec, "[]"), "%")
+	var idx []int
+	for r := range strings.SplitSeq(spec, ",") {
+		r, stepStr, hasStep := strings.Cut(r, ":")
+		lo, hi, isRange := strings.Cut(r, "-")
+		if !isRange {
+			hi = lo
+		}
+		a, err1 := strconv.Atoi(lo)
+		b, err2 := strconv.Atoi(hi)
+		step := 1
+		var err3 error
+		if hasStep {
+			step, err3 = strconv.Atoi(stepStr)
+		}
+		if err1 != nil || err2 != nil || err3 != nil || a < 0 || b < a || step < 1 || b-a > 1<<20 {
+			return nil
+		}
+		for i := a; i <= b; i += step {
+			idx = append(idx, i)
+		}
+	}
+	return idx
+}
+
 // jobIDRE is sbatch --parsable's answer: the job id, then ";CLUSTER" on a
 // federation.
 var jobIDRE = regexp.MustCompile(`^([0-9]+)(;\S+)?$`)
@@ -448,11 +476,11 @@ func (s *Slurm) query(ctx context.Context, jobs []*slurmJob) (map[slurmTask]stri
 		if len(f) != 3 {
 			continue
 		}
-		i, err := strconv.Atoi(f[1])
-		if err != nil {
-			continue // a pending range such as "[4-9%2]": its tasks wait
+		// squeue --array lists one task a line, but a Slurm that folds
+		// pending tasks into one line ("4-9%2") is understood too.
+		for _, i := range slurmParseArray(f[1]) {
+			states[slurmTask{f[0], i}] = f[2]
 		}
-		states[slurmTask{f[0], i}] = f[2]
 	}
 	return states, nil
 }

@@ -28,6 +28,26 @@ func TestSlurmArray(t *testing.T) {
 	}
 }
 
+func TestSlurmParseArray(t *testing.T) {
+	for _, c := range []struct {
+		spec string
+		want []int
+	}{
+		{"7", []int{7}},
+		{"0-3,7", []int{0, 1, 2, 3, 7}},
+		{"[4-6%2]", []int{4, 5, 6}},
+		{"0-9:4", []int{0, 4, 8}},
+		{"N/A", nil},
+		{"", nil},
+		{"5-2", nil},
+		{"-1", nil},
+	} {
+		if got := slurmParseArray(c.spec); !slices.Equal(got, c.want) {
+			t.Errorf("slurmParseArray(%q) = %v, want %v", c.spec, got, c.want)
+		}
+	}
+}
+
 // newTestSlurm returns a Slurm executor polling every 10 ms, its logs in
 // a temporary folder.
 func newTestSlurm(t *testing.T, opts SlurmOptions) *Slurm {

@@ -90,20 +90,8 @@ func fakeSlurm(dir, name string, args []string) (int, error) {
 		jobs, _ := filepath.Glob(filepath.Join(dir, "jobs", "*.json"))
 		j := fakeJob{ID: strconv.Itoa(100 + len(jobs)), Args: args, Script: string(script),
 			Name: strings.TrimPrefix(flag("--job-name="), "neardup-")}
-		spec, _, _ := strings.Cut(flag("--array="), "%")
-		for r := range strings.SplitSeq(spec, ",") {
-			lo, hi, ok := strings.Cut(r, "-")
-			if !ok {
-				hi = lo
-			}
-			a, err1 := strconv.Atoi(lo)
-			b, err2 := strconv.Atoi(hi)
-			if err1 != nil || err2 != nil {
-				return 1, fmt.Errorf("bad --array %q", spec)
-			}
-			for i := a; i <= b; i++ {
-				j.Indexes = append(j.Indexes, i)
-			}
+		if j.Indexes = slurmParseArray(flag("--array=")); j.Indexes == nil {
+			return 1, fmt.Errorf("bad --array %q", flag("--array="))
 		}
 		b, _ := json.Marshal(j)
 		os.MkdirAll(filepath.Join(dir, "jobs"), 0o755)
