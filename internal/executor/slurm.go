@@ -128,7 +128,7 @@ type SlurmTaskError struct {
 }
 
 func (e *SlurmTaskError) Error() string {
-	msg := fmt.Sprintf("stage %s: task %d (Slurm job %s_%d) ended %s; its log: %s", e.Stage, e.Index, e.JobID, e.Index, e.State, e.Log)
+	msg := fmt.Sprintf("slurm: stage %s: task %d (Slurm job %s_%d) ended %s; its log: %s", e.Stage, e.Index, e.JobID, e.Index, e.State, e.Log)
 	if e.Tail != "" {
 		msg += "\n" + e.Tail
 	}
