@@ -12,7 +12,9 @@
 #   cluster.sh status [DIR] exit 0 when it answers, 1 when not
 #
 # DIR defaults to $NEARDUP_SLURM_DIR, else /tmp/neardup-slurm. Both commands
-# are idempotent. Ports: NEARDUP_SLURM_PORTS="CTLD N1 N2" picks them, else
+# are idempotent. With NEARDUP_SLURM_OWNER=PID, up leaves a watcher that
+# brings the cluster down when process PID ends or DIR goes (a test binary
+# killed by its timeout leaves no daemons behind). Ports: NEARDUP_SLURM_PORTS="CTLD N1 N2" picks them, else
 # three free loopback ports are chosen once and kept in DIR/ports.
 #
 # Choices, all so that it runs as root in a bare container without systemd
@@ -211,12 +213,24 @@ EOF
     sleep 0.1
   done
   [ "$states" = "idle " ] || { tail_logs; die "nodes n1 and n2 not idle after 30 s (states: $states)"; }
+  if [ -n "${NEARDUP_SLURM_OWNER:-}" ]; then
+    setsid bash "$0" watch "$dir" "$NEARDUP_SLURM_OWNER" </dev/null >/dev/null 2>&1 &
+  fi
   echo "export SLURM_CONF=$SLURM_CONF"
+}
+
+# watch DIR PID: wait until PID ends or DIR/slurm.conf goes, then down.
+watch() {
+  while kill -0 "$1" 2>/dev/null && [ -f "$dir/slurm.conf" ]; do
+    sleep 1
+  done
+  down
 }
 
 case "$action" in
 up) up ;;
 down) down ;;
 status) running ;;
+watch) watch "${3:?usage: $0 watch DIR PID}" ;;
 *) usage ;;
 esac

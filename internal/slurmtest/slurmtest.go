@@ -11,6 +11,9 @@
 // NEARDUP_REQUIRE_SLURM=1 (CI does), in which case it fails: a CI run must
 // never pass by skipping the Slurm tests.
 //
+// The daemons outlive a test binary that dies without its cleanups (a
+// go test timeout) by a second at most: a watcher brings them down.
+//
 // Each Start makes its own cluster (about half a second on 2 cores) on its
 // own ports, so test packages that run at once do not collide.
 package slurmtest
@@ -21,6 +24,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -146,7 +150,8 @@ func (c *Cluster) Up() error { return c.run("up") }
 
 func (c *Cluster) run(action string) error {
 	cmd := exec.Command("bash", c.script, action, c.Dir)
-	cmd.Env = append(os.Environ(), "PATH="+os.Getenv("PATH")+":/usr/sbin:/sbin")
+	cmd.Env = append(os.Environ(), "PATH="+os.Getenv("PATH")+":/usr/sbin:/sbin",
+		"NEARDUP_SLURM_OWNER="+strconv.Itoa(os.Getpid()))
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("cluster.sh %s: %v\n%s", action, err, strings.TrimSpace(string(out)))
