@@ -61,13 +61,14 @@ type SlurmOptions struct {
 
 // Slurm runs stages as Slurm job arrays: one sbatch --array per stage, each
 // depending (afterok) on the one before, then follows them with squeue
-// until all tasks completed or one failed. It is safe for use by one Run
-// at a time per job; two Runs may share a Slurm value.
+// until all tasks completed or one failed. A Slurm is never changed after
+// NewSlurm: Runs may use one at once.
 //
 // Run submits every stage at once, before the first runs, so the cluster
 // starts each stage as soon as the one before it finished, whether or not
 // the submitting process still follows. It asks each stage's Done before
-// submitting, and leaves the tasks already done out of the array (a stage
+// submitting anything (so Done must answer false, not an error, for a task
+// whose stage before it has not run yet), and leaves the tasks already done out of the array (a stage
 // with all its tasks done is not submitted, and the next one depends on the
 // last one submitted): a rerun of a failed or interrupted job resubmits
 // only what is left. Jobs depend with --kill-on-invalid-dep=yes, so when a
