@@ -13,6 +13,8 @@
 // safe for concurrent use.
 package jaccard
 
+import "math"
+
 // Set returns the Jaccard similarity of two sorted sets of distinct hashes.
 func Set(a, b []uint64) float64 {
 	if len(a) == 0 && len(b) == 0 {
@@ -46,3 +48,63 @@ func Intersection(a, b []uint64) int {
 // occurrence once, so on bags it counts Σmin, and Σmax = |a| + |b| - Σmin:
 // the formula of Set, applied to multisets.
 func Bag(a, b []uint64) float64 { return Set(a, b) }
+
+// OfCounts is the Jaccard similarity of two sets of na and nb distinct
+// hashes with inter in common: Set's value, without the sets. It is the one
+// formula every exact verification uses (dedup's tiered join, the index's
+// check), so that they agree to the last bit.
+func OfCounts(inter, na, nb int) float64 {
+	if na == 0 && nb == 0 {
+		return 1
+	}
+	return float64(inter) / float64(na+nb-inter)
+}
+
+// MinShared returns the fewest hashes two sets of na and nb distinct
+// hashes must share for OfCounts to reach t (0 < t <= 1), and min(na, nb)
+// + 1 when no number does.
+func MinShared(na, nb int, t float64) int {
+	most := min(na, nb)
+	x := min(max(int(math.Ceil(t*float64(na+nb)/(1+t))), 0), most+1)
+	for x > 0 && OfCounts(x-1, na, nb) >= t {
+		x--
+	}
+	for x <= most && OfCounts(x, na, nb) < t {
+		x++
+	}
+	return x
+}
+
+// SetAtLeast decides whether the Jaccard similarity of two sorted sets of
+// distinct hashes reaches t (0 < t <= 1): ok when it does, and then sim is
+// the exact similarity (OfCounts). It stops merging as soon as the pair
+// cannot reach t, so a pair far below costs less than Set.
+func SetAtLeast(a, b []uint64, t float64) (sim float64, ok bool) {
+	need := MinShared(len(a), len(b), t)
+	if need > min(len(a), len(b)) {
+		return 0, false
+	}
+	// misses: the hashes of a that may still be missing from b.
+	misses := len(a) - need
+	i, j, n := 0, 0, 0
+	for i < len(a) && j < len(b) {
+		switch {
+		case a[i] < b[j]:
+			i++
+			if misses--; misses < 0 {
+				return 0, false
+			}
+		case a[i] > b[j]:
+			j++
+		default:
+			n++
+			i++
+			j++
+		}
+	}
+	if n < need {
+		return 0, false
+	}
+	sim = OfCounts(n, len(a), len(b))
+	return sim, sim >= t
+}
