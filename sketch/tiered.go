@@ -75,9 +75,7 @@ func (s Spec) DecideLeader(a, b *Sketch) Verdict {
 		est := float64(minhash.Matches(a.Sig, b.Sig)) / k
 		return Verdict{Similarity: est, Duplicate: est >= s.Threshold}
 	}
-	est := float64(minhash.Matches16(a.Sig, b.Sig)) / k
-	keff := min(minhash.EffectiveSlots(s.MinHash.Family, a.Sig), minhash.EffectiveSlots(s.MinHash.Family, b.Sig))
-	if lo, _ := s.Margins(keff); est < lo {
+	if !s.WithinMargin(a, b) {
 		return Verdict{Similarity: float64(minhash.Matches(a.Sig, b.Sig)) / k}
 	}
 	sim, ok := jaccard.SetAtLeast(a.Set, b.Set, s.Threshold)
@@ -86,4 +84,18 @@ func (s Spec) DecideLeader(a, b *Sketch) Verdict {
 		sim = jaccard.Set(a.Set, b.Set)
 	}
 	return Verdict{Similarity: sim, Exact: true, Duplicate: ok}
+}
+
+// WithinMargin reports whether the MinHash estimate of a and b (their low
+// 16 bits compared) is at or above the tiered join's lower margin, where
+// DecideLeader needs the shingle sets: a caller that reads sets from
+// storage asks first, and reads them only then.
+func (s Spec) WithinMargin(a, b *Sketch) bool {
+	if len(a.Sig) != len(b.Sig) || len(a.Sig) == 0 {
+		return false
+	}
+	est := float64(minhash.Matches16(a.Sig, b.Sig)) / float64(len(a.Sig))
+	keff := min(minhash.EffectiveSlots(s.MinHash.Family, a.Sig), minhash.EffectiveSlots(s.MinHash.Family, b.Sig))
+	lo, _ := s.Margins(keff)
+	return est >= lo
 }
