@@ -46,6 +46,11 @@ func (s *keyer) checkSketch(sk *Sketch) error {
 	if err := s.spec.Compatible(&sketch.Sketch{Sig: sk.Sig, FP: sk.FP}); err != nil {
 		return fmt.Errorf("%w: %w", ErrIncompatible, err)
 	}
+	for i := 1; i < len(sk.Set); i++ {
+		if sk.Set[i] <= sk.Set[i-1] {
+			return fmt.Errorf("%w: shingle set not sorted and distinct at hash %d", ErrIncompatible, i)
+		}
+	}
 	return nil
 }
 

@@ -2,6 +2,7 @@ package store
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/neardup/neardup/minhash"
 	"github.com/neardup/neardup/simhash"
@@ -62,17 +63,20 @@ func newSketcher(p Params, sets bool) (*Sketcher, error) {
 	return s, nil
 }
 
-// Sketch returns the sketch of a text. The returned Sig and Set are reused
-// by the next call; copy them (or use them with the index) before calling
-// again. It
+// Sketch returns the sketch of a text. The returned Sig is reused by the
+// next call; copy it (or use it with the index) before calling again. The
+// Set is the caller's (one allocation a document). It
 // does not allocate once its buffers have grown. A document without
 // shingles is Empty, with an all-zero signature (its record keeps one, which
 // nothing compares).
 func (s *Sketcher) Sketch(txt string) Sketch {
 	s.k.Sketch(&s.sk, txt)
-	sk := Sketch{Sig: s.sk.Sig, FP: s.sk.FP, Set: s.sk.Set, Empty: s.sk.Empty}
-	if sk.Empty {
-		sk.Set = nil
+	sk := Sketch{Sig: s.sk.Sig, FP: s.sk.FP, Empty: s.sk.Empty}
+	if !sk.Empty && s.sk.Set != nil {
+		// A fresh copy: callers that keep sketches copy the signature
+		// (as documented before sets were kept) and nothing else, and a
+		// set shared with the next sketch would be silently wrong.
+		sk.Set = slices.Clone(s.sk.Set)
 	}
 	if sk.Empty && s.p.Method == MinHash {
 		sk.Sig = s.zero

@@ -182,7 +182,7 @@ func (r *Redis) Upgrade(docs []Doc) (UpgradeResult, error) {
 			return res, fmt.Errorf("document %d: %w", i, err)
 		}
 		seq, err := r.get(ctx, sc, d.ID)
-		if err == errMissing {
+		if err == errMissing || errors.Is(err, ErrNotFound) {
 			res.Missing++
 			continue
 		}
