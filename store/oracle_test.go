@@ -12,8 +12,14 @@ import (
 	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/internal/redistest"
 	"github.com/neardup/neardup/jaccard"
+	"github.com/neardup/neardup/sketch"
 	"github.com/neardup/neardup/store"
 )
+
+// toSketch is the sketch package's view of an index sketch.
+func toSketch(s store.Sketch) sketch.Sketch {
+	return sketch.Sketch{Sig: s.Sig, Set: s.Set, Empty: s.Empty}
+}
 
 // The index decides as dedup's leader join: check-and-add over a corpus
 // in input order keeps exactly what dedup --cluster leader --keep first
@@ -225,6 +231,104 @@ func TestRedisCheckAndAddIsLeaderDedup(t *testing.T) {
 				}
 				r.Close()
 			}
+		}
+	}
+}
+
+// TestRedisConcurrentExactCheckAndAdd: two index handles (two serve processes'
+// worth: separate connections) check-and-add halves of issue 27's
+// 150-group corpus at once, on one Redis and on a 3-master cluster (one
+// slot and spread layouts). The order differs from the input's, so the
+// kept documents may differ from dedup's, but never two duplicates: no
+// two added documents share a band key and are duplicates by the
+// index's decision, and every document not added has a reported match
+// among the added ones. The groups are cliques at J about 0.84, so the
+// count is about one a group: at most dedup's count plus the groups whose
+// pairs the banding missed (logged).
+func TestRedisConcurrentExactCheckAndAdd(t *testing.T) {
+	if !redistest.Available() {
+		t.Skip("no redis-server")
+	}
+	docs := groupsCorpus(150, 4, 120, 1)
+	p := store.DefaultParams(store.MinHash)
+	want := leaderKept(t, p, docs)
+	srv := redistest.Server(t)
+	cl := redistest.Cluster(t)
+	sk, err := store.NewSketcher(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sks := make([]store.Sketch, len(docs))
+	for i, d := range docs {
+		sks[i] = sk.Sketch(d.Text)
+		sks[i].Sig = append(sks[i].Sig[:0:0], sks[i].Sig...)
+	}
+	rp, _ := p.Resolve()
+	spec, err := rp.Spec().Resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, url := range []string{srv.URL("conc"), srv.URL("concs") + "&layout=spread", cl.URL("conc"), cl.URL("concs") + "&layout=spread"} {
+		c, err := store.CreateRedis(url, p, store.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Close()
+		var handles [2]*store.Redis
+		for h := range handles {
+			if handles[h], err = store.OpenRedis(url, store.Options{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		added := make([]bool, len(docs))
+		matched := make([][]store.Match, len(docs))
+		errs := make(chan error, 2)
+		for h := range handles {
+			go func() {
+				for i := h; i < len(docs); i += 2 {
+					r, err := handles[h].CheckAndAdd(docs[i].ID, sks[i], 0)
+					if err != nil {
+						errs <- fmt.Errorf("%s: %w", docs[i].ID, err)
+						return
+					}
+					added[i], matched[i] = r.Added, r.Matches
+				}
+				errs <- nil
+			}()
+		}
+		for range handles {
+			if err := <-errs; err != nil {
+				t.Fatal(err)
+			}
+		}
+		n := 0
+		keys := func(s store.Sketch) []uint64 { return spec.Banding().AppendKeys(nil, s.Sig) }
+		for i := range docs {
+			if !added[i] {
+				if len(matched[i]) == 0 {
+					t.Errorf("%s: %s neither added nor matched", url, docs[i].ID)
+				}
+				continue
+			}
+			n++
+			ki := keys(sks[i])
+			for j := range i {
+				if !added[j] {
+					continue
+				}
+				shared := false
+				for b, k := range keys(sks[j]) {
+					shared = shared || k == ki[b]
+				}
+				a, b := toSketch(sks[j]), toSketch(sks[i])
+				if shared && spec.DecideLeader(&a, &b).Duplicate {
+					t.Errorf("%s: both %s and %s added, duplicates sharing a band key", url, docs[j].ID, docs[i].ID)
+				}
+			}
+		}
+		t.Logf("%s: %d added concurrently, dedup --cluster leader --keep first keeps %d", url, n, len(want))
+		for _, h := range handles {
+			h.Close()
 		}
 	}
 }
