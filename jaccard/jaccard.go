@@ -74,37 +74,3 @@ func MinShared(na, nb int, t float64) int {
 	}
 	return x
 }
-
-// SetAtLeast decides whether the Jaccard similarity of two sorted sets of
-// distinct hashes reaches t (0 < t <= 1): ok when it does, and then sim is
-// the exact similarity (OfCounts). It stops merging as soon as the pair
-// cannot reach t, so a pair far below costs less than Set.
-func SetAtLeast(a, b []uint64, t float64) (sim float64, ok bool) {
-	need := MinShared(len(a), len(b), t)
-	if need > min(len(a), len(b)) {
-		return 0, false
-	}
-	// misses: the hashes of a that may still be missing from b.
-	misses := len(a) - need
-	i, j, n := 0, 0, 0
-	for i < len(a) && j < len(b) {
-		switch {
-		case a[i] < b[j]:
-			i++
-			if misses--; misses < 0 {
-				return 0, false
-			}
-		case a[i] > b[j]:
-			j++
-		default:
-			n++
-			i++
-			j++
-		}
-	}
-	if n < need {
-		return 0, false
-	}
-	sim = OfCounts(n, len(a), len(b))
-	return sim, sim >= t
-}

@@ -78,12 +78,8 @@ func (s Spec) DecideLeader(a, b *Sketch) Verdict {
 	if !s.WithinMargin(a, b) {
 		return Verdict{Similarity: float64(minhash.Matches(a.Sig, b.Sig)) / k}
 	}
-	sim, ok := jaccard.SetAtLeast(a.Set, b.Set, s.Threshold)
-	if !ok {
-		// Below the threshold: the exact value, for Candidates.
-		sim = jaccard.Set(a.Set, b.Set)
-	}
-	return Verdict{Similarity: sim, Exact: true, Duplicate: ok}
+	sim := jaccard.OfCounts(jaccard.Intersection(a.Set, b.Set), len(a.Set), len(b.Set))
+	return Verdict{Similarity: sim, Exact: true, Duplicate: sim >= s.Threshold}
 }
 
 // WithinMargin reports whether the MinHash estimate of a and b (their low

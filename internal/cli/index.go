@@ -343,14 +343,21 @@ with every completed batch in it.
 	fs.BoolVar(&o.check, "check", false, "add only documents that duplicate nothing in the index (check-and-add)")
 	fs.StringVarP(&o.output, "output", "o", "", "write one result line per document here (JSONL; - for stdout)")
 	fs.IntVar(&o.limit, "limit", 10, "at most this many matches per document in --output (0: all)")
-	fs.IntVarP(&o.workers, "workers", "j", 0, "goroutines that normalise and sketch (0: all cores)")
-	fs.IntVar(&o.batch, "batch", 1024, "documents per write batch")
+	o.registerStream(fs, "goroutines that normalise and sketch (0: all cores)", "documents per write batch")
+	return cmd
+}
+
+// registerStream registers the flags of the commands that stream a corpus
+// through the index (add, query, upgrade): workers, batch, the summary's
+// form, the inputs and the optional parameter checks.
+func (o *indexOpts) registerStream(fs *pflag.FlagSet, workersHelp, batchHelp string) {
+	fs.IntVarP(&o.workers, "workers", "j", 0, workersHelp)
+	fs.IntVar(&o.batch, "batch", 1024, batchHelp)
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "print no summary and draw no progress bars")
 	fs.BoolVar(&o.jsonOut, "json", false, "print the summary as JSON")
 	o.input.register(fs)
 	o.input.registerWalk(fs)
 	o.params.register(fs)
-	return cmd
 }
 
 func newIndexQueryCmd() *cobra.Command {
@@ -375,13 +382,7 @@ distance for simhash and -1 for minhash).
 	fs.StringVarP(&o.output, "output", "o", "-", "write the results here (JSONL; - for stdout)")
 	fs.IntVar(&o.limit, "limit", 10, "at most this many matches per document (0: all)")
 	fs.BoolVar(&o.dupsOnly, "duplicates-only", false, "write only the documents that have duplicates")
-	fs.IntVarP(&o.workers, "workers", "j", 0, "goroutines that normalise, sketch and query (0: all cores)")
-	fs.IntVar(&o.batch, "batch", 1024, "documents read at a time")
-	fs.BoolVarP(&o.quiet, "quiet", "q", false, "print no summary and draw no progress bars")
-	fs.BoolVar(&o.jsonOut, "json", false, "print the summary as JSON")
-	o.input.register(fs)
-	o.input.registerWalk(fs)
-	o.params.register(fs)
+	o.registerStream(fs, "goroutines that normalise, sketch and query (0: all cores)", "documents read at a time")
 	return cmd
 }
 

@@ -28,14 +28,7 @@ a running process keeps deciding as it did when it opened the index.
 			return runIndexStream(cmd, o, args, true)
 		},
 	}
-	fs := cmd.Flags()
-	registerIndexDir(fs, o)
-	fs.IntVarP(&o.workers, "workers", "j", 0, "goroutines that normalise and sketch (0: all cores)")
-	fs.IntVar(&o.batch, "batch", 1024, "documents per write batch")
-	fs.BoolVarP(&o.quiet, "quiet", "q", false, "print no summary and draw no progress bars")
-	fs.BoolVar(&o.jsonOut, "json", false, "print the summary as JSON")
-	o.input.register(fs)
-	o.input.registerWalk(fs)
-	o.params.register(fs)
+	registerIndexDir(cmd.Flags(), o)
+	o.registerStream(cmd.Flags(), "goroutines that normalise and sketch (0: all cores)", "documents per write batch")
 	return cmd
 }
