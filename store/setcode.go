@@ -39,12 +39,11 @@ func appendSet(dst []byte, set []uint64) []byte {
 			g-- // ascending: every later gap is at least 1
 		}
 		prev = h
-		for q := g >> k; q > 0; {
-			m := min(q, 32)
-			w.put(1<<m-1, uint(m))
-			q -= m
+		q := g >> k
+		for ; q >= 48; q -= 48 {
+			w.put(1<<48-1, 48)
 		}
-		w.put(0, 1)
+		w.put(1<<q-1, uint(q)+1) // q ones, then the zero
 		w.put(g&(1<<k-1), k)
 	}
 	return w.finish()
@@ -66,9 +65,10 @@ type bitWriter struct {
 	n   uint // bits in acc, fewer than 8 between calls
 }
 
-// put appends the width low bits of v (width at most 64).
+// put appends the width low bits of v (width at most 63): acc holds
+// fewer than 8 bits between calls, so up to 56 go in at once.
 func (w *bitWriter) put(v uint64, width uint) {
-	if width > 32 {
+	if width > 56 {
 		w.put(v&(1<<32-1), 32)
 		v, width = v>>32, width-32
 	}
@@ -106,16 +106,9 @@ func decodeSet(dst []uint64, src []byte) ([]uint64, error) {
 	r := bitReader{src: src}
 	prev := uint64(0)
 	for i := range n {
-		var q uint64
-		for {
-			b, ok := r.get(1)
-			if !ok {
-				return dst, fmt.Errorf("%w: shingle set truncated at hash %d of %d", ErrCorrupt, i, n)
-			}
-			if b == 0 {
-				break
-			}
-			q++ // at most the bits of src: each costs one
+		q, ok := r.ones()
+		if !ok {
+			return dst, fmt.Errorf("%w: shingle set truncated at hash %d of %d", ErrCorrupt, i, n)
 		}
 		low, ok := r.get(k)
 		if !ok {
@@ -153,9 +146,18 @@ type bitReader struct {
 	n   uint // bits in acc
 }
 
-// get reads width bits (at most 64); false when src ends first.
+// fill tops acc up to more than 56 bits, or to the end of src.
+func (r *bitReader) fill() {
+	for r.n <= 56 && len(r.src) > 0 {
+		r.acc |= uint64(r.src[0]) << r.n
+		r.src = r.src[1:]
+		r.n += 8
+	}
+}
+
+// get reads width bits (at most 63); false when src ends first.
 func (r *bitReader) get(width uint) (uint64, bool) {
-	if width > 32 {
+	if width > 56 {
 		lo, ok := r.get(32)
 		if !ok {
 			return 0, false
@@ -163,18 +165,39 @@ func (r *bitReader) get(width uint) (uint64, bool) {
 		hi, ok := r.get(width - 32)
 		return lo | hi<<32, ok
 	}
-	for r.n < width {
-		if len(r.src) == 0 {
+	if r.n < width {
+		r.fill()
+		if r.n < width {
 			return 0, false
 		}
-		r.acc |= uint64(r.src[0]) << r.n
-		r.src = r.src[1:]
-		r.n += 8
 	}
 	v := r.acc & (1<<width - 1)
 	r.acc >>= width
 	r.n -= width
 	return v, true
+}
+
+// ones reads a run of one-bits and the zero-bit that ends it, and returns
+// the run's length; false when src ends first.
+func (r *bitReader) ones() (uint64, bool) {
+	var q uint64
+	for {
+		if r.n == 0 || r.acc == 1<<r.n-1 {
+			// Every bit in acc is a one (or acc is empty): take them.
+			q += uint64(r.n)
+			r.acc, r.n = 0, 0
+			r.fill()
+			if r.n == 0 {
+				return 0, false
+			}
+			continue
+		}
+		t := uint(bits.TrailingZeros64(^r.acc)) // < r.n: a zero is in acc
+		q += uint64(t)
+		r.acc >>= t + 1
+		r.n -= t + 1
+		return q, true
+	}
 }
 
 // done reports whether only zero padding (fewer than 8 bits) is left.
