@@ -25,7 +25,8 @@ type UpgradeResult struct {
 	Empty int `json:"empty"`
 }
 
-func (u *UpgradeResult) add(o UpgradeResult) {
+// Add adds o's counts to u's (the result of Upgrade calls in turn).
+func (u *UpgradeResult) Add(o UpgradeResult) {
 	u.Upgraded += o.Upgraded
 	u.Already += o.Already
 	u.Missing += o.Missing

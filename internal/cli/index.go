@@ -556,11 +556,7 @@ func runIndexStream(cmd *cobra.Command, o *indexOpts, args []string, add bool) e
 			if err != nil {
 				return fmt.Errorf("index %s: upgrading the documents of %s: %w", redactLoc(o.dir), chunk[0].src, err)
 			}
-			upgraded.Upgraded += r.Upgraded
-			upgraded.Already += r.Already
-			upgraded.Missing += r.Missing
-			upgraded.Changed += r.Changed
-			upgraded.Empty += r.Empty
+			upgraded.Add(r)
 			sum.Documents += int64(len(chunk))
 			prog.Advance(len(chunk), 0)
 			chunk = chunk[:0]
