@@ -14,11 +14,11 @@ func TestMargins(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	se := math.Sqrt(0.8 * 0.2 / 128)
+	se := math.Sqrt(0.8 * (1 - 0.8) / 128) // as Margins computes it, to the bit
 	if lo, hi := s.Margins(128); lo != 0.8-3*se || hi != 0.8+4.5*se {
 		t.Errorf("Margins(128) = %v, %v; want %v, %v", lo, hi, 0.8-3*se, 0.8+4.5*se)
 	}
-	if lo, _ := s.Margins(0); lo != 0.8-3*math.Sqrt(0.8*0.2) {
+	if lo, _ := s.Margins(0); math.Abs(lo-(0.8-3*math.Sqrt(0.16))) > 1e-12 {
 		t.Errorf("Margins(0) = %v: want keff clamped to 1", lo)
 	}
 	if a, b := s.Margins(1000); a != 0.8-3*se || b != 0.8+4.5*se {
