@@ -4,8 +4,6 @@ import (
 	"cmp"
 	"encoding/binary"
 	"fmt"
-	"math"
-	"math/bits"
 	"slices"
 	"strconv"
 	"sync"
@@ -114,20 +112,9 @@ const (
 // needSets reports whether the join keeps the documents' shingle sets.
 func (j joinMode) needSets() bool { return j != joinEstimate }
 
-// Margins of the tiered join, in standard errors of the estimate at the
-// threshold (see decide). A pair below the threshold is accepted without
-// verification only when its estimate exceeds the threshold by
-// acceptSigmas standard errors: for a pair at J = t - 0.02 with 128 slots
-// at t = 0.8 the chance is about 1e-6, so among the hundreds of thousands
-// of such pairs of a templated corpus at most a few are accepted and
-// single linkage has almost nothing false to chain. A pair at or above the
-// threshold is rejected without verification only below rejectSigmas
-// standard errors under it (chance at most 0.0013 at J = t, far less
-// above; the other edges of its cluster usually join it anyway).
-const (
-	acceptSigmas = 4.5
-	rejectSigmas = 3.0
-)
+// The tiered join's margins are sketch.Spec.Margins (AcceptSigmas and
+// RejectSigmas standard errors of the estimate at the threshold), shared
+// with the index's check (sketch.Spec.DecideLeader).
 
 func newMinhashMethod(cfg *Options, spec sketch.Spec) (Method, error) {
 	k := spec.MinHash.NumPerm
@@ -135,10 +122,7 @@ func newMinhashMethod(cfg *Options, spec sketch.Spec) (Method, error) {
 		shingle: spec.Shingle, leader: cfg.Cluster == cluster.Leader, longest: cfg.Keep == cluster.Longest, allPairs: cfg.AllPairs}
 	m.lo, m.hi = make([]float64, k+1), make([]float64, k+1)
 	for keff := 1; keff <= k; keff++ {
-		// The standard error of the estimate at J = t, floored so that a
-		// threshold near 1 still leaves a margin.
-		se := math.Sqrt(max(m.threshold*(1-m.threshold), 0.01) / float64(keff))
-		m.lo[keff], m.hi[keff] = m.threshold-rejectSigmas*se, m.threshold+acceptSigmas*se
+		m.lo[keff], m.hi[keff] = spec.Margins(keff)
 	}
 	switch {
 	case cfg.Verify && cfg.EstimateOnly:
@@ -255,56 +239,11 @@ func (s *lazySet) get(sc *sketch.HashSorter) []uint64 {
 	return s.h
 }
 
-// effectiveSlots returns how many independent samples a signature's
-// estimate rests on: for one permutation hashing, the number of distinct
-// slot values, which is the number of bins the shingles filled before
-// densification copied them into the empty ones (fewer than k for a text
-// with fewer distinct shingles than slots, or with a few shingles repeated
-// throughout); k for the families with independent slots. It does not
-// allocate for k <= 512 (the spill path calls it for every decoded
-// sketch).
+// effectiveSlots is minhash.EffectiveSlots: the samples a signature's
+// estimate rests on, which sets the tiered join's margins (the index's
+// check computes it the same way).
 func effectiveSlots(f minhash.Family, sig minhash.Signature) int {
-	if f != minhash.OPH || len(sig) == 0 {
-		return len(sig)
-	}
-	// An open-addressing set of the slot values, at most half full; 0
-	// marks a free cell (a slot value of 0 is counted apart). The table
-	// is sized to the signature: zeroing more than it needs cost more
-	// than the counting.
-	size := 1 << bits.Len(uint(2*len(sig)-1))
-	if size <= 256 {
-		var small [256]uint32
-		return countDistinct(small[:size], sig)
-	}
-	if size <= 1024 {
-		var medium [1024]uint32
-		return countDistinct(medium[:size], sig)
-	}
-	return countDistinct(make([]uint32, size), sig)
-}
-
-// countDistinct counts the distinct values of sig with table, a zeroed
-// power-of-two table at least twice as long.
-func countDistinct(table []uint32, sig minhash.Signature) int {
-	size := len(table)
-	n, zero := 0, 0
-	for _, v := range sig {
-		if v == 0 {
-			zero = 1
-			continue
-		}
-		for x := int(v*0x9e3779b1) & (size - 1); ; x = (x + 1) & (size - 1) {
-			if table[x] == v {
-				break
-			}
-			if table[x] == 0 {
-				table[x] = v
-				n++
-				break
-			}
-		}
-	}
-	return n + zero
+	return minhash.EffectiveSlots(f, sig)
 }
 
 // AppendJSON writes {"family", "num_perm", "seed", "slots"}: the seed as a

@@ -5,13 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"math/bits"
 	"os"
 	"slices"
 	"unsafe"
 
 	"github.com/neardup/neardup/internal/tempfile"
+	"github.com/neardup/neardup/jaccard"
 	"github.com/neardup/neardup/sketch"
 )
 
@@ -424,26 +424,10 @@ func countSorted(a, b []uint64, misses int) (n int, ok bool) {
 	return n, true
 }
 
-// minShared returns the fewest hashes two sets of na and nb distinct
-// hashes must share for jaccardOf to reach t (0 < t <= 1), and
-// min(na, nb) + 1 when no number does.
-func minShared(na, nb int, t float64) int {
-	most := min(na, nb)
-	x := min(max(int(math.Ceil(t*float64(na+nb)/(1+t))), 0), most+1)
-	for x > 0 && jaccardOf(x-1, na, nb) >= t {
-		x--
-	}
-	for x <= most && jaccardOf(x, na, nb) < t {
-		x++
-	}
-	return x
-}
+// minShared is jaccard.MinShared: the fewest hashes two sets of na and nb
+// distinct hashes must share for jaccardOf to reach t.
+func minShared(na, nb int, t float64) int { return jaccard.MinShared(na, nb, t) }
 
-// jaccardOf is the Jaccard similarity of two sets of na and nb distinct
-// hashes with inter in common: jaccard.Set's value, without the sets.
-func jaccardOf(inter, na, nb int) float64 {
-	if na == 0 && nb == 0 {
-		return 1
-	}
-	return float64(inter) / float64(na+nb-inter)
-}
+// jaccardOf is jaccard.OfCounts, the one formula of the exact
+// verification, which the index's check shares.
+func jaccardOf(inter, na, nb int) float64 { return jaccard.OfCounts(inter, na, nb) }

@@ -1,6 +1,9 @@
 package dedup
 
-import "github.com/neardup/neardup/internal/arena"
+import (
+	"github.com/neardup/neardup/internal/arena"
+	"github.com/neardup/neardup/minhash"
+)
 
 // The minhash Finder keeps the signature of every document in its index
 // to estimate the similarity of later candidates. It keeps the low 16 bits
@@ -67,16 +70,8 @@ func matches16(a []uint16, b []uint32) int {
 	return n
 }
 
-// matches16Full counts the slots where the low 16 bits of a and b agree:
-// the spill path's Match uses it so that it decides exactly as the
-// in-memory Finder does.
-func matches16Full(a, b []uint32) int {
-	n := 0
-	b = b[:len(a)]
-	for x, v := range a {
-		if uint16(v) == uint16(b[x]) {
-			n++
-		}
-	}
-	return n
-}
+// matches16Full is minhash.Matches16: the slots where the low 16 bits of
+// a and b agree, the count the tiered join's estimate rests on (the spill
+// path's Match and the index's check use it so that they decide exactly as
+// the in-memory Finder does).
+func matches16Full(a, b []uint32) int { return minhash.Matches16(a, b) }

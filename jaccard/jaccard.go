@@ -13,6 +13,8 @@
 // safe for concurrent use.
 package jaccard
 
+import "math"
+
 // Set returns the Jaccard similarity of two sorted sets of distinct hashes.
 func Set(a, b []uint64) float64 {
 	if len(a) == 0 && len(b) == 0 {
@@ -46,3 +48,29 @@ func Intersection(a, b []uint64) int {
 // occurrence once, so on bags it counts Σmin, and Σmax = |a| + |b| - Σmin:
 // the formula of Set, applied to multisets.
 func Bag(a, b []uint64) float64 { return Set(a, b) }
+
+// OfCounts is the Jaccard similarity of two sets of na and nb distinct
+// hashes with inter in common: Set's value, without the sets. It is the one
+// formula every exact verification uses (dedup's tiered join, the index's
+// check), so that they agree to the last bit.
+func OfCounts(inter, na, nb int) float64 {
+	if na == 0 && nb == 0 {
+		return 1
+	}
+	return float64(inter) / float64(na+nb-inter)
+}
+
+// MinShared returns the fewest hashes two sets of na and nb distinct
+// hashes must share for OfCounts to reach t (0 < t <= 1), and min(na, nb)
+// + 1 when no number does.
+func MinShared(na, nb int, t float64) int {
+	most := min(na, nb)
+	x := min(max(int(math.Ceil(t*float64(na+nb)/(1+t))), 0), most+1)
+	for x > 0 && OfCounts(x-1, na, nb) >= t {
+		x--
+	}
+	for x <= most && OfCounts(x, na, nb) < t {
+		x++
+	}
+	return x
+}

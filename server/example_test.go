@@ -47,6 +47,6 @@ func Example() {
 	}
 	// Output:
 	// 201 {"id":"a1","added":true,"duplicate":false,"matches":[]}
-	// 200 {"id":"a2","added":false,"duplicate":true,"matches":[{"id":"a1","similarity":1,"distance":-1}]}
+	// 200 {"id":"a2","added":false,"duplicate":true,"matches":[{"id":"a1","similarity":1,"distance":-1,"exact":true}]}
 	// 400 {"error":"malformed request: text must be a string, not number"}
 }

@@ -14,7 +14,8 @@ const minPerWorker = 32
 // SketchBatch sets docs[i].Sketch to the sketch of text(i), for every i,
 // on up to workers goroutines (0: GOMAXPROCS; fewer for small batches, one
 // per minPerWorker documents), each with a Sketcher from get, handed back
-// to put. The signatures are copied into one allocation, owned by docs.
+// to put. The signatures are copied into one allocation, owned by docs
+// (the shingle sets are already each document's own).
 // It is the one parallel sketching of the server's requests and of the
 // index commands.
 func SketchBatch(docs []Doc, text func(i int) string, workers int, get func() *Sketcher, put func(*Sketcher)) {

@@ -35,19 +35,24 @@ func BenchmarkSketch(b *testing.B) {
 		if p.Method == MinHash {
 			name += "-" + p.Family.String()
 		}
-		b.Run(name, func(b *testing.B) {
-			sk, err := NewSketcher(p)
-			if err != nil {
-				b.Fatal(err)
+		for _, sets := range []bool{false, true} {
+			if sets && p.Method != MinHash {
+				continue
 			}
-			b.SetBytes(1000)
-			b.ReportAllocs()
-			i := 0
-			for b.Loop() {
-				sk.Sketch(docs[i%len(docs)])
-				i++
-			}
-		})
+			b.Run(fmt.Sprintf("%s/sets=%v", name, sets), func(b *testing.B) {
+				sk, err := newSketcher(p, sets)
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.SetBytes(1000)
+				b.ReportAllocs()
+				i := 0
+				for b.Loop() {
+					sk.Sketch(docs[i%len(docs)])
+					i++
+				}
+			})
+		}
 	}
 }
 

@@ -20,9 +20,18 @@
 //     (lsh.Params.AppendKeys) is a posting. Two
 //     documents are candidates when they share a band key, which for
 //     Jaccard similarity s happens with probability 1 - (1 - s^r)^b
-//     (0.953 at s = 0.8 and 0.9997 at s = 0.9 with 13 x 7); a candidate is a duplicate
-//     when its estimated similarity (the fraction of equal slots, standard
-//     error at most 0.044 at K = 128) is at least Threshold (default 0.8).
+//     (0.953 at s = 0.8 and 0.9997 at s = 0.9 with 13 x 7). The index keeps
+//     each document's shingle set (Sketch.Set, Rice-coded in its record)
+//     and decides a candidate as dedup's default join does
+//     (sketch.Spec.DecideLeader): an estimate (the fraction of equal slots,
+//     standard error at most 0.044 at K = 128) more than three standard
+//     errors below Threshold (default 0.8) rejects it, and otherwise it is
+//     a duplicate when the exact Jaccard similarity of the two sets is at
+//     least Threshold (Match.Exact). CheckAndAdd over a corpus in input
+//     order therefore keeps exactly what dedup --cluster leader --keep
+//     first keeps. An index created with Options.EstimateOnly, and every
+//     index made before sets were kept, decides by the estimate alone (at
+//     least Threshold); Upgrade gives it sets.
 //   - SimHash (Charikar 2002) with Manku's permuted tables: Bits-bit
 //     fingerprints (default 64) of shingles, each distinct one weighing 1
 //     by default (Params.Weights: set, count, sublinear or tfidf), cut into
@@ -40,11 +49,11 @@
 //
 // Add, Query (duplicates best first), CheckAndAdd (query, then add when no
 // duplicate was found, atomically), their batch forms AddBatch and
-// CheckAndAddBatch, Remove, Get, Each, Stats and Compact. A query costs one
+// CheckAndAddBatch, Remove, Get, Each, Stats, Upgrade and Compact. A query costs one
 // in-memory lookup per band or table (no disk access) plus one record read
-// per candidate, which verifies it: the estimated similarity or the
-// distance is computed from the stored sketch, so the results are exactly
-// those of a brute-force scan over the documents sharing a key.
+// per candidate, which verifies it: the decision (above) or the distance
+// is computed from the stored record, so the results are exactly those of
+// a brute-force scan over the documents sharing a key.
 //
 // # Postings in memory
 //

@@ -11,10 +11,20 @@ import (
 	"github.com/neardup/neardup/sketch"
 )
 
-// FormatVersion is the version of the on-disk layout written by this
-// package (docs/format/store.md). Open refuses an index of a newer version
-// with ErrVersion.
-const FormatVersion = 3
+// FormatVersion is the newest version of the on-disk layout written by
+// this package (docs/format/store.md). Open refuses an index of a newer
+// version with ErrVersion. Version 4 is an index that keeps its documents'
+// shingle sets (formatSets); an estimate-only index (Options.EstimateOnly,
+// and every index made before) stays at version 3, which builds that do
+// not know sets still open.
+const FormatVersion = 4
+
+// Format versions: formatSets, records may carry shingle sets and new
+// documents do; formatNoSets, the version an estimate-only index keeps.
+const (
+	formatSets   = 4
+	formatNoSets = 3
+)
 
 // MaxIDBytes is the longest document id accepted.
 const MaxIDBytes = 1024
@@ -34,7 +44,10 @@ var (
 )
 
 // Record flags.
-const flagEmpty = 1 // the document had no shingles: it has no postings
+const (
+	flagEmpty = 1 // the document had no shingles: it has no postings
+	flagSet   = 2 // the record ends with the document's shingle set (setcode.go)
+)
 
 func idKey(dst []byte, id string) []byte {
 	dst = append(dst, prefixID)
@@ -108,28 +121,45 @@ type record struct {
 	id    []byte // aliases the decoded value
 	sig   minhash.Signature
 	fp    simhash.Fingerprint
+	// setCode is the coded shingle set (flagSet), aliasing the decoded
+	// value; set is it decoded (see keyer.recordSet), or the set of a
+	// document of the batch being written.
+	setCode []byte
+	set     []uint64
+	hasSet  bool
 }
 
 // appendRecord encodes a document record: flags (1 byte), uvarint id
-// length, id, sketch.
-func (p *Params) appendRecord(dst []byte, id string, sk *Sketch) []byte {
+// length, id, sketch, and with sets (an index that keeps them, a MinHash
+// document with shingles and a set) the coded shingle set.
+func (p *Params) appendRecord(dst []byte, id string, sk *Sketch, sets bool) []byte {
 	var flags byte
 	if sk.Empty {
 		flags |= flagEmpty
 	}
+	withSet := sets && p.Method == MinHash && !sk.Empty && len(sk.Set) > 0
+	if withSet {
+		flags |= flagSet
+	}
 	dst = append(dst, flags)
 	dst = binary.AppendUvarint(dst, uint64(len(id)))
 	dst = append(dst, id...)
-	return p.appendSketch(dst, sk)
+	dst = p.appendSketch(dst, sk)
+	if withSet {
+		dst = appendSet(dst, sk.Set)
+	}
+	return dst
 }
 
-// decodeRecord decodes a record into r, reusing r.sig. r.id aliases src.
+// decodeRecord decodes a record into r, reusing r.sig. r.id and r.setCode
+// alias src; the set itself is decoded on demand (keyer.recordSet).
 func (p *Params) decodeRecord(r *record, src []byte) error {
 	if len(src) < 1 {
 		return fmt.Errorf("%w: empty record", ErrCorrupt)
 	}
 	r.flags = src[0]
-	if r.flags&^flagEmpty != 0 {
+	r.setCode, r.set, r.hasSet = nil, r.set[:0], false
+	if r.flags&^(flagEmpty|flagSet) != 0 || r.flags == flagEmpty|flagSet || r.flags&flagSet != 0 && p.Method != MinHash {
 		return fmt.Errorf("%w: record flags %#x", ErrCorrupt, r.flags)
 	}
 	n, w := binary.Uvarint(src[1:])
@@ -139,6 +169,13 @@ func (p *Params) decodeRecord(r *record, src []byte) error {
 	rest := src[1+w:]
 	r.id = rest[:n]
 	rest = rest[n:]
+	if r.flags&flagSet != 0 {
+		if len(rest) <= p.sketchBytes() {
+			return fmt.Errorf("%w: record flags a shingle set but has none", ErrCorrupt)
+		}
+		r.setCode, r.hasSet = rest[p.sketchBytes():], true
+		rest = rest[:p.sketchBytes()]
+	}
 	if len(rest) != p.sketchBytes() {
 		return fmt.Errorf("%w: record sketch of %d bytes, want %d", ErrCorrupt, len(rest), p.sketchBytes())
 	}
@@ -202,3 +239,47 @@ var comparer = func() *pebble.Comparer {
 	}
 	return &c
 }()
+
+// batchRecord is the record a document of the batch being written would
+// have (with its set when sets, the index keeps them), for verifying a
+// later document of the batch against it. It aliases the document's
+// memory: the caller resets its scratch record afterwards, before the
+// next decodeRecord reuses it.
+func batchRecord(d *Doc, sets bool) record {
+	r := record{id: []byte(d.ID), sig: d.Sketch.Sig, fp: d.Sketch.FP}
+	if d.Sketch.Empty {
+		r.flags = flagEmpty
+	} else if sets && len(d.Sketch.Set) > 0 {
+		r.set, r.hasSet = d.Sketch.Set, true
+	}
+	return r
+}
+
+// recordSketch returns the sketch of a decoded record, its shingle set
+// decoded into r.set (reused) when the record has one.
+func recordSketch(r *record) (Sketch, error) {
+	sk := Sketch{Sig: r.sig, FP: r.fp, Empty: r.flags&flagEmpty != 0}
+	if r.hasSet {
+		set, err := r.decodedSet()
+		if err != nil {
+			return sk, err
+		}
+		sk.Set = set
+	}
+	return sk, nil
+}
+
+// decodedSet returns the record's shingle set, decoding it into r.set on
+// first use; nil when the record has none.
+func (r *record) decodedSet() ([]uint64, error) {
+	if !r.hasSet {
+		return nil, nil
+	}
+	if len(r.set) == 0 {
+		var err error
+		if r.set, err = decodeSet(r.set[:0], r.setCode); err != nil {
+			return nil, err
+		}
+	}
+	return r.set, nil
+}

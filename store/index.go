@@ -26,6 +26,9 @@ type Index interface {
 	Get(id string) (Sketch, error)
 	Each(fn func(id string, sk Sketch) error) error
 	Stats() (Stats, error)
+	// Upgrade makes an estimate-only index keep shingle sets, and gives
+	// the documents of docs theirs (Store.Upgrade).
+	Upgrade(docs []Doc) (UpgradeResult, error)
 	// Health is nil when writes are accepted.
 	Health() error
 	Close() error

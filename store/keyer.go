@@ -2,9 +2,9 @@ package store
 
 import (
 	"fmt"
+	"sync/atomic"
 
 	"github.com/neardup/neardup/lsh"
-	"github.com/neardup/neardup/minhash"
 	"github.com/neardup/neardup/sketch"
 )
 
@@ -14,6 +14,10 @@ import (
 // verification of a candidate against its stored record. Sharing it is what
 // makes the backends key, verify and store exactly the same things.
 type keyer struct {
+	// sets: new documents' records carry their shingle sets, and the
+	// index's sketcher makes them (format 4 of the embedded store, 3 of
+	// Redis); an index upgrade turns it on.
+	sets   *atomic.Bool
 	p      Params
 	spec   sketch.Spec // p as a sketch specification: it computes the keys
 	bands  lsh.Params
@@ -23,7 +27,7 @@ type keyer struct {
 // newKeyer derives the keys of the resolved p from package sketch, the one
 // definition of them (its golden tests pin the values stored in indexes).
 func newKeyer(p Params) (keyer, error) {
-	k := keyer{p: p}
+	k := keyer{p: p, sets: new(atomic.Bool)}
 	var err error
 	if k.spec, err = p.Spec().Resolve(); err != nil {
 		return k, fmt.Errorf("%w: %v", ErrParams, err)
@@ -41,6 +45,11 @@ func newKeyer(p Params) (keyer, error) {
 func (s *keyer) checkSketch(sk *Sketch) error {
 	if err := s.spec.Compatible(&sketch.Sketch{Sig: sk.Sig, FP: sk.FP}); err != nil {
 		return fmt.Errorf("%w: %w", ErrIncompatible, err)
+	}
+	for i := 1; i < len(sk.Set); i++ {
+		if sk.Set[i] <= sk.Set[i-1] {
+			return fmt.Errorf("%w: shingle set not sorted and distinct at hash %d", ErrIncompatible, i)
+		}
 	}
 	return nil
 }
@@ -62,14 +71,29 @@ func (s *keyer) verify(dst []Match, sc *scratch, sk *Sketch, all bool) ([]Match,
 	}
 	m := Match{Distance: -1}
 	if s.p.Method == MinHash {
-		sim, err := minhash.Estimate(sk.Sig, sc.rec.sig)
-		if err != nil {
-			return dst, fmt.Errorf("%w: %v", ErrCorrupt, err)
+		if len(sk.Sig) != len(sc.rec.sig) || len(sk.Sig) == 0 {
+			return dst, fmt.Errorf("%w: record signature of %d slots, want %d", ErrCorrupt, len(sc.rec.sig), len(sk.Sig))
 		}
-		if !all && sim < s.p.Threshold || all && !s.sharesKey(sc) {
+		if all && !s.sharesKey(sc) {
 			return dst, nil
 		}
-		m.Similarity = sim
+		// dedup's leader join (sketch.Spec.DecideLeader): the estimate
+		// rejects below the lower margin, the exact Jaccard of the sets
+		// decides the rest. The candidate's set is decoded only when the
+		// estimate leaves the pair open.
+		a, b := sketch.Sketch{Sig: sk.Sig, Set: sk.Set}, sketch.Sketch{Sig: sc.rec.sig}
+		if sc.rec.hasSet && sk.Set != nil && (all || s.spec.WithinMargin(&a, &b)) {
+			set, err := sc.rec.decodedSet()
+			if err != nil {
+				return dst, fmt.Errorf("record %q: %w", sc.rec.id, err)
+			}
+			b.Set = set
+		}
+		v := s.spec.DecideLeader(&a, &b)
+		if !all && !v.Duplicate {
+			return dst, nil
+		}
+		m.Similarity, m.Exact = v.Similarity, v.Exact
 	} else {
 		m.Distance = sk.FP.Distance(sc.rec.fp)
 		if !all && m.Distance > s.p.Distance || all && !s.sharesKey(sc) {

@@ -138,8 +138,8 @@ func TestMigrateV1(t *testing.T) {
 			if err := s.Close(); err != nil {
 				t.Fatal(err)
 			}
-			if v := readVersion(t, dir); v != FormatVersion {
-				t.Errorf("version after the upgrade = %d, want %d", v, FormatVersion)
+			if v := readVersion(t, dir); v != formatNoSets {
+				t.Errorf("version after the upgrade = %d, want %d", v, formatNoSets)
 			}
 		})
 	}

@@ -31,8 +31,14 @@ import (
 // index (docs/format/redis.md), stored in its meta hash: 1 for the
 // one-slot layout, 2 for the spread layout (redis_spread.go), which a
 // build reading only version 1 refuses. OpenRedis refuses a newer one with
-// ErrVersion.
-const RedisFormatVersion = 2
+// ErrVersion. Version 3 (redisFormatSets), in either layout (meta's
+// layout field), is an index whose records may carry shingle sets and
+// whose new documents do; estimate-only indexes keep 1 or 2, which builds
+// that do not know sets still open.
+const RedisFormatVersion = 3
+
+// redisFormatSets is the format of a Redis index that keeps shingle sets.
+const redisFormatSets = 3
 
 // redisBucketBits is the number of bits of the id and posting buckets of a
 // new Redis index: 2^18 hashes each. Redis scans a listpack-encoded hash to
@@ -66,6 +72,7 @@ type Redis struct {
 	tag   string // {NAME}
 	bits  uint   // bucket bits
 	ronly bool
+	ver   int // the format version at open (Stats)
 	// spread is the layout of docs/format/redis.md "Spread over the
 	// masters" (redis_spread.go): per-bucket hash tags, no atomic script.
 	spread bool
@@ -341,6 +348,11 @@ func CreateRedis(raw string, p Params, opts Options) (*Redis, error) {
 	if r.spread {
 		ver = spreadFormatVersion
 	}
+	if rp.Method == MinHash && !opts.EstimateOnly {
+		ver = redisFormatSets
+		r.sets.Store(true)
+	}
+	r.ver = ver
 	ok, err := createScript.Run(context.Background(), c, []string{r.metaKey()}, ver, js, redisBucketBits, layout).Int()
 	if err != nil {
 		c.Close()
@@ -400,6 +412,8 @@ func OpenRedis(raw string, opts Options) (*Redis, error) {
 	if err != nil {
 		return fail(err)
 	}
+	r.ver = ver
+	r.sets.Store(ver >= redisFormatSets)
 	return r, nil
 }
 
@@ -418,7 +432,7 @@ func newRedis(u *redisURL, c redis.UniversalClient, p Params, bits uint, layout 
 func (r *Redis) Params() Params { return r.p }
 
 // NewSketcher returns a Sketcher with the index's parameters.
-func (r *Redis) NewSketcher() (*Sketcher, error) { return NewSketcher(r.p) }
+func (r *Redis) NewSketcher() (*Sketcher, error) { return newSketcher(r.p, r.sets.Load()) }
 
 // Location is the index URL without its password.
 func (r *Redis) Location() string { return r.loc }
@@ -875,7 +889,7 @@ func (r *Redis) write(docs []Doc, check bool, limit int) ([]Result, error) {
 					}
 				}
 			}
-			args = append(args, snaps[i], d.ID, r.idBucket(d.ID), r.p.appendRecord(nil, d.ID, &d.Sketch), dup, len(deps))
+			args = append(args, snaps[i], d.ID, r.idBucket(d.ID), r.p.appendRecord(nil, d.ID, &d.Sketch, r.sets.Load()), dup, len(deps))
 			for _, p := range deps {
 				args = append(args, p)
 			}
@@ -1012,8 +1026,7 @@ func (r *Redis) batchPreds(sc *scratch, docs []Doc, keys [][]uint64, todo []int)
 		cand = slices.Compact(cand)
 		sc.keys = r.appendKeys(sc.keys[:0], &docs[i].Sketch)
 		for _, j := range cand {
-			d := &docs[j]
-			sc.rec = record{id: []byte(d.ID), sig: d.Sketch.Sig, fp: d.Sketch.FP}
+			sc.rec = batchRecord(&docs[j], r.sets.Load())
 			n := len(ms[i])
 			var err error
 			if ms[i], err = r.verify(ms[i], sc, &docs[i].Sketch, false); err != nil {
@@ -1153,7 +1166,12 @@ func (r *Redis) Get(id string) (Sketch, error) {
 	if err != nil {
 		return Sketch{}, err
 	}
-	return Sketch{Sig: slices.Clone(sc.rec.sig), FP: sc.rec.fp, Empty: sc.rec.flags&flagEmpty != 0}, nil
+	sk, err := recordSketch(&sc.rec)
+	if err != nil {
+		return Sketch{}, fmt.Errorf("%s: record of %q: %w", r.loc, id, err)
+	}
+	sk.Sig, sk.Set = slices.Clone(sk.Sig), slices.Clone(sk.Set)
+	return sk, nil
 }
 
 // eachBuckets is how many record buckets Each reads per round trip.
@@ -1208,9 +1226,12 @@ func (r *Redis) Each(fn func(id string, sk Sketch) error) error {
 				if err := r.p.decodeRecord(&sc.rec, sc.recBuf); err != nil {
 					return fmt.Errorf("%s: record %d: %w", r.loc, e.seq, err)
 				}
-				sk := Sketch{FP: sc.rec.fp, Empty: sc.rec.flags&flagEmpty != 0}
-				if r.p.Method == MinHash {
-					sk.Sig = sc.rec.sig
+				sk, err := recordSketch(&sc.rec)
+				if err != nil {
+					return fmt.Errorf("%s: record %d: %w", r.loc, e.seq, err)
+				}
+				if r.p.Method != MinHash {
+					sk.Sig = nil
 				}
 				if err := fn(string(sc.rec.id), sk); err != nil {
 					return err
@@ -1233,9 +1254,9 @@ func (r *Redis) Stats() (Stats, error) {
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return Stats{}, r.redisErr(err)
 	}
-	st := Stats{Dir: r.loc, Backend: "redis", FormatVersion: 1, Params: r.p, Docs: docs, Tables: r.tables}
-	if r.spread {
-		st.FormatVersion = spreadFormatVersion
+	st := Stats{Dir: r.loc, Backend: "redis", FormatVersion: r.ver, Sets: r.sets.Load(), Params: r.p, Docs: docs, Tables: r.tables}
+	if st.Sets {
+		st.FormatVersion = redisFormatSets
 	}
 	used, err := r.usedMemory(ctx)
 	if err != nil {

@@ -295,7 +295,7 @@ func (r *Redis) spreadAttempt(sc *scratch, docs []Doc, results []Result, todo []
 		d := &docs[i]
 		s := &sdoc{i: i, n: last - uint64(len(todo)-1-k)}
 		s.n8 = be8(s.n)
-		s.rec = string(r.p.appendRecord(nil, d.ID, &d.Sketch))
+		s.rec = string(r.p.appendRecord(nil, d.ID, &d.Sketch, r.sets.Load()))
 		if !d.Sketch.Empty {
 			s.keys = r.appendKeys(nil, &d.Sketch)
 		}
@@ -747,7 +747,11 @@ func (r *Redis) spreadRemove(id string) error {
 		if got != "ok" {
 			continue // removed or replaced meanwhile: read again
 		}
-		rec := r.p.appendRecord(nil, id, &Sketch{Sig: sc.rec.sig, FP: sc.rec.fp, Empty: sc.rec.flags&flagEmpty != 0})
+		sk, err := recordSketch(&sc.rec)
+		if err != nil {
+			return fmt.Errorf("%s: record of %q: %w", r.loc, id, err)
+		}
+		rec := r.p.appendRecord(nil, id, &sk, sc.rec.hasSet)
 		if err := r.cleanup(ctx, n, string(rec)); err != nil {
 			return err
 		}

@@ -362,7 +362,8 @@ func TestRedisSpreadDeadWriter(t *testing.T) {
 // as TestRedisOpenErrors shows for a newer format); a URL asking for the
 // other layout is refused; the default is the one-slot layout of format 1,
 // on a cluster as on a single server, and ?layout=spread makes a spread
-// index on either.
+// index on either. An index that keeps shingle sets (the default) is
+// format 3 in either layout; an estimate-only one keeps 1 or 2.
 func TestRedisSpreadFormat(t *testing.T) {
 	cl := redistest.Cluster(t)
 	srv := redistest.Server(t)
@@ -370,13 +371,20 @@ func TestRedisSpreadFormat(t *testing.T) {
 	ctx := context.Background()
 	for _, tc := range []struct {
 		url, layout, format string
+		estimateOnly        bool
 	}{
-		{cl.URL("fmt") + "&layout=spread", layoutSpread, "2"},
-		{cl.URL("fmt1"), layoutOne, "1"},
-		{srv.URL("fmt"), layoutOne, "1"},
-		{srv.URL("fmt2") + "&layout=spread", layoutSpread, "2"},
+		{cl.URL("fmt") + "&layout=spread", layoutSpread, "2", true},
+		{cl.URL("fmt1"), layoutOne, "1", true},
+		{srv.URL("fmt"), layoutOne, "1", true},
+		{srv.URL("fmt2") + "&layout=spread", layoutSpread, "2", true},
+		{cl.URL("fmt3") + "&layout=spread", layoutSpread, "3", false},
+		{srv.URL("fmt4"), layoutOne, "3", false},
 	} {
-		r := mustCreateRedis(t, tc.url, p)
+		r, err := CreateRedis(tc.url, p, Options{EstimateOnly: tc.estimateOnly})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { r.Close() })
 		meta, err := r.c.HGetAll(ctx, r.metaKey()).Result()
 		if err != nil {
 			t.Fatal(err)

@@ -2,6 +2,7 @@ package store
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/neardup/neardup/minhash"
 	"github.com/neardup/neardup/simhash"
@@ -15,6 +16,12 @@ type Sketch struct {
 	Sig minhash.Signature
 	// FP is the SimHash fingerprint; bits above Params.Bits must be zero.
 	FP simhash.Fingerprint
+	// Set is the document's shingle set, the sorted and distinct 64-bit
+	// shingle hashes (MinHash): what the index verifies a candidate with
+	// exactly (sketch.Spec.DecideLeader). nil when the sketcher made none;
+	// an index that keeps sets stores the document without one then, and
+	// decides its pairs by the estimate alone.
+	Set []uint64
 	// Empty marks a document without shingles. Such a document is stored
 	// (its id is known and can be removed) but it is never a candidate
 	// and its queries find nothing: every empty document would otherwise
@@ -34,12 +41,18 @@ type Sketcher struct {
 }
 
 // NewSketcher returns a Sketcher for p (zero values resolved to defaults).
-func NewSketcher(p Params) (*Sketcher, error) {
+// Its MinHash sketches carry their shingle sets (Sketch.Set), which an
+// index that keeps sets stores and an estimate-only index ignores.
+func NewSketcher(p Params) (*Sketcher, error) { return newSketcher(p, true) }
+
+// newSketcher is NewSketcher, with the shingle sets only when sets is set
+// (an index's own sketcher: only when the index keeps them).
+func newSketcher(p Params, sets bool) (*Sketcher, error) {
 	p, err := p.resolve()
 	if err != nil {
 		return nil, err
 	}
-	k, err := p.Spec().NewSketcher()
+	k, err := p.Spec().NewSketcherWith(sketch.SketcherOptions{Sets: sets && p.Method == MinHash})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrParams, err)
 	}
@@ -51,13 +64,20 @@ func NewSketcher(p Params) (*Sketcher, error) {
 }
 
 // Sketch returns the sketch of a text. The returned Sig is reused by the
-// next call; copy it (or use it with the index) before calling again. It
+// next call; copy it (or use it with the index) before calling again. The
+// Set is the caller's (one allocation a document). It
 // does not allocate once its buffers have grown. A document without
 // shingles is Empty, with an all-zero signature (its record keeps one, which
 // nothing compares).
 func (s *Sketcher) Sketch(txt string) Sketch {
 	s.k.Sketch(&s.sk, txt)
 	sk := Sketch{Sig: s.sk.Sig, FP: s.sk.FP, Empty: s.sk.Empty}
+	if !sk.Empty && s.sk.Set != nil {
+		// A fresh copy: callers that keep sketches copy the signature
+		// (as documented before sets were kept) and nothing else, and a
+		// set shared with the next sketch would be silently wrong.
+		sk.Set = slices.Clone(s.sk.Set)
+	}
 	if sk.Empty && s.p.Method == MinHash {
 		sk.Sig = s.zero
 	}

@@ -22,8 +22,6 @@ import (
 	"github.com/cockroachdb/pebble/v2/sstable"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/zeebo/xxh3"
-
-	"github.com/neardup/neardup/minhash"
 )
 
 // Errors returned by the package. Callers branch on them with errors.Is.
@@ -78,6 +76,14 @@ type Options struct {
 	NoSync bool
 	// ReadOnly opens the index for queries only; writes fail.
 	ReadOnly bool
+	// EstimateOnly, at Create (CreateRedis), makes an index that keeps no
+	// shingle sets: smaller (about 7.3 bytes less a shingle, docs/bench/
+	// store.md), deciding MinHash candidates by the signature estimate
+	// alone, as every index made before sets were kept does. By default a
+	// MinHash index keeps each document's shingle set and decides as
+	// dedup's tiered join (sketch.Spec.DecideLeader). Ignored by Open and
+	// for SimHash indexes, which keep no sets.
+	EstimateOnly bool
 	// MinFreeBytes is the free disk space a write must leave on the index's
 	// file system, or it is refused with ErrDiskFull: room for the
 	// write-ahead log and for flushing the memtables, which the database
@@ -107,6 +113,7 @@ type Store struct {
 	db    *pebble.DB
 	wopts *pebble.WriteOptions
 	ronly bool
+	ver   uint32 // the format version at open (format)
 
 	// mu serialises writers (Add, CheckAndAdd, Remove and their batch
 	// forms): a check and the add that follows it see no other writer in
@@ -217,10 +224,16 @@ func Create(dir string, p Params, opts Options) (*Store, error) {
 		db.Close()
 		return nil, err
 	}
+	ver := uint32(formatNoSets)
+	if rp.Method == MinHash && !opts.EstimateOnly {
+		ver = formatSets
+		s.sets.Store(true)
+	}
+	s.ver = ver
 	b := db.NewBatch()
 	b.Set(keyParams, pj, nil)
 	b.Set(keyCounters, counters{}.append(nil), nil)
-	b.Set(keyVersion, le32(FormatVersion), nil)
+	b.Set(keyVersion, le32(ver), nil)
 	if err := b.Commit(pebble.Sync); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("store: create %s: %w", dir, err)
@@ -339,26 +352,29 @@ func open(dir string, opts Options, lock *pebble.Lock) (*Store, error) {
 		}
 		return nil, err
 	}
-	if ver < FormatVersion && !wopts.ReadOnly {
+	if ver < formatNoSets && !wopts.ReadOnly {
 		if err := migrate(db, ver, p); err != nil {
 			s.freeTables()
 			db.Close()
-			return nil, fmt.Errorf("store: open %s: upgrading format version %d to %d: %w", dir, ver, FormatVersion, err)
+			return nil, fmt.Errorf("store: open %s: upgrading format version %d to %d: %w", dir, ver, formatNoSets, err)
 		}
+		ver = formatNoSets
 	}
 	s.db = db
+	s.ver = ver
+	s.sets.Store(ver >= formatSets)
 	return s, nil
 }
 
-// migrate upgrades an index of an older format version to the current one
-// in one synced batch: version 1 stored its postings as 'p' keys, which are
+// migrate upgrades an index of an older format version to version 3 (an
+// index without shingle sets; Upgrade makes it 4) in one synced batch: version 1 stored its postings as 'p' keys, which are
 // deleted (and the range compacted away afterwards); versions 1 and 2
 // stored their parameters in the form before package sketch, which is
 // rewritten as the serialised sketch.Spec (p, as read, so the meaning is
 // unchanged: SimHash weights of those indexes are counts). Ids and records
 // are unchanged.
 func migrate(db *pebble.DB, ver uint32, p Params) error {
-	if ver < 1 || ver >= FormatVersion {
+	if ver < 1 || ver >= formatNoSets {
 		return fmt.Errorf("%w: no upgrade from version %d", ErrVersion, ver)
 	}
 	js, err := p.MarshalJSON()
@@ -376,7 +392,7 @@ func migrate(db *pebble.DB, ver uint32, p Params) error {
 	if err := b.Set(keyParams, js, nil); err != nil {
 		return err
 	}
-	if err := b.Set(keyVersion, le32(FormatVersion), nil); err != nil {
+	if err := b.Set(keyVersion, le32(formatNoSets), nil); err != nil {
 		return err
 	}
 	if err := b.Commit(pebble.Sync); err != nil {
@@ -542,7 +558,7 @@ func (s *Store) postingsBytes() uint64 {
 func (s *Store) Params() Params { return s.p }
 
 // NewSketcher returns a Sketcher with the index's parameters.
-func (s *Store) NewSketcher() (*Sketcher, error) { return NewSketcher(s.p) }
+func (s *Store) NewSketcher() (*Sketcher, error) { return newSketcher(s.p, s.sets.Load()) }
 
 // Len returns the number of documents in the index.
 func (s *Store) Len() int64 { return s.docs.Load() }
@@ -553,12 +569,16 @@ func (s *Store) Dir() string { return s.dir }
 // Match is a document found by a query.
 type Match struct {
 	ID string `json:"id"`
-	// Similarity is the estimated Jaccard similarity (MinHash: the
-	// fraction of equal slots) or the fraction of equal fingerprint bits
-	// (SimHash: 1 - Distance/Bits).
+	// Similarity is the Jaccard similarity (MinHash: exact when Exact,
+	// else estimated, the fraction of equal slots) or the fraction of
+	// equal fingerprint bits (SimHash: 1 - Distance/Bits).
 	Similarity float64 `json:"similarity"`
 	// Distance is the Hamming distance for SimHash, -1 for MinHash.
 	Distance int `json:"distance"`
+	// Exact tells that Similarity is the exact Jaccard similarity of the
+	// two documents' shingle sets (MinHash, an index that keeps sets),
+	// not the estimate.
+	Exact bool `json:"exact,omitempty"`
 }
 
 // Doc is a document of a batch: its id and sketch.
@@ -907,7 +927,7 @@ func (s *Store) write(docs []Doc, check bool, limit int) ([]Result, error) {
 		sc.val = binaryBE(sc.val[:0], seq)
 		b.Set(sc.key, sc.val, nil)
 		sc.key = recordKey(sc.key[:0], seq)
-		sc.val = s.p.appendRecord(sc.val[:0], d.ID, &d.Sketch)
+		sc.val = s.p.appendRecord(sc.val[:0], d.ID, &d.Sketch, s.sets.Load())
 		b.Set(sc.key, sc.val, nil)
 		if !d.Sketch.Empty {
 			sc.keys = s.appendKeys(sc.keys[:0], &d.Sketch)
@@ -1072,10 +1092,11 @@ func (s *Store) pendingMatches(dst []Match, docs []Doc, pending map[pendingKey][
 			seen[j] = true
 			o := &docs[j].Sketch
 			if s.p.Method == MinHash {
-				sim, err := minhash.Estimate(sk.Sig, o.Sig)
-				if err == nil && sim >= s.p.Threshold {
-					dst = append(dst, Match{ID: docs[j].ID, Similarity: sim, Distance: -1})
-				}
+				// Decided as a stored record of it would be (keyer.verify).
+				// sc.rec aliases the document's memory only here.
+				sc.rec = batchRecord(&docs[j], s.sets.Load())
+				dst, _ = s.verify(dst, sc, sk, false)
+				sc.rec = record{}
 				continue
 			}
 			if d := sk.FP.Distance(o.FP); d <= s.p.Distance {
@@ -1166,8 +1187,9 @@ func (s *Store) Remove(id string) error {
 	return nil
 }
 
-// Get returns the sketch stored under id (ErrNotFound when absent). The
-// signature is a fresh copy.
+// Get returns the sketch stored under id (ErrNotFound when absent), with
+// its shingle set when the record keeps one. The signature and the set are
+// fresh copies.
 func (s *Store) Get(id string) (Sketch, error) {
 	if err := checkID(id); err != nil {
 		return Sketch{}, err
@@ -1190,12 +1212,17 @@ func (s *Store) Get(id string) (Sketch, error) {
 	if err := s.loadRecord(sc, beUint64(v)); err != nil {
 		return Sketch{}, missingIsCorrupt(err, id)
 	}
-	return Sketch{Sig: slices.Clone(sc.rec.sig), FP: sc.rec.fp, Empty: sc.rec.flags&flagEmpty != 0}, nil
+	sk, err := recordSketch(&sc.rec)
+	if err != nil {
+		return Sketch{}, fmt.Errorf("id %q: %w", id, err)
+	}
+	sk.Sig, sk.Set = slices.Clone(sk.Sig), slices.Clone(sk.Set)
+	return sk, nil
 }
 
 // Each calls fn with every document of the index in the order they were
-// added, stopping at the first error. The Sketch's Sig is reused between
-// calls. Writes concurrent with Each may or may not be seen.
+// added, stopping at the first error, with their shingle sets where the
+// records keep them. The Sketch's Sig and Set are reused between calls. Writes concurrent with Each may or may not be seen.
 func (s *Store) Each(fn func(id string, sk Sketch) error) error {
 	sc, err := s.acquire()
 	if err != nil {
@@ -1218,9 +1245,12 @@ func (s *Store) Each(fn func(id string, sk Sketch) error) error {
 		if err := s.p.decodeRecord(&sc.rec, v); err != nil {
 			return err
 		}
-		sk := Sketch{FP: sc.rec.fp, Empty: sc.rec.flags&flagEmpty != 0}
-		if s.p.Method == MinHash {
-			sk.Sig = sc.rec.sig
+		sk, err := recordSketch(&sc.rec)
+		if err != nil {
+			return fmt.Errorf("record of %q: %w", sc.rec.id, err)
+		}
+		if s.p.Method != MinHash {
+			sk.Sig = nil
 		}
 		if err := fn(string(sc.rec.id), sk); err != nil {
 			return err
@@ -1234,13 +1264,18 @@ type Stats struct {
 	// Dir is the index directory, or its URL (without password) for Redis.
 	Dir string `json:"dir,omitempty"`
 	// Backend is "redis" for an index in Redis, empty for the embedded one.
-	Backend       string  `json:"backend,omitempty"`
-	FormatVersion int     `json:"format_version"`
-	Params        Params  `json:"params"`
-	Docs          int64   `json:"docs"`
-	Tables        int     `json:"tables"`
-	DiskBytes     uint64  `json:"disk_bytes"`
-	BytesPerDoc   float64 `json:"bytes_per_doc"`
+	Backend       string `json:"backend,omitempty"`
+	FormatVersion int    `json:"format_version"`
+	// Sets tells that the index keeps its MinHash documents' shingle sets
+	// and decides candidates by their exact Jaccard similarity (dedup's
+	// tiered join); false for an estimate-only index (made with
+	// EstimateOnly or before sets were kept: Upgrade adds them).
+	Sets        bool    `json:"sets"`
+	Params      Params  `json:"params"`
+	Docs        int64   `json:"docs"`
+	Tables      int     `json:"tables"`
+	DiskBytes   uint64  `json:"disk_bytes"`
+	BytesPerDoc float64 `json:"bytes_per_doc"`
 	// DiskFreeBytes is the free space of the index's file system, and
 	// MinFreeBytes the part of it writes must leave (Options.MinFreeBytes;
 	// 0: no check).
@@ -1276,7 +1311,7 @@ func (s *Store) Stats() (Stats, error) {
 	}
 	m := s.db.Metrics()
 	st := Stats{
-		Dir: s.dir, FormatVersion: FormatVersion, Params: s.p, Docs: s.docs.Load(), Tables: s.tables,
+		Dir: s.dir, FormatVersion: s.format(), Sets: s.sets.Load(), Params: s.p, Docs: s.docs.Load(), Tables: s.tables,
 		DiskBytes: m.DiskSpaceUsage(), CacheBytes: m.BlockCache.Size, CacheHits: m.BlockCache.Hits,
 		CacheMisses: m.BlockCache.Misses, MemTableBytes: m.MemTable.Size, Compactions: m.Compact.Count,
 		ReadAmp: m.ReadAmp(),
@@ -1365,3 +1400,12 @@ func (s *Store) Close() error {
 }
 
 var _ io.Closer = (*Store)(nil)
+
+// format is the index's format version: 4 once it keeps sets, else the
+// version it was opened with.
+func (s *Store) format() int {
+	if s.sets.Load() {
+		return formatSets
+	}
+	return int(s.ver)
+}

@@ -126,6 +126,8 @@ type indexOpts struct {
 	idsFile       string
 	ignoreMissing bool
 	quiet         bool
+	estimateOnly  bool // create --estimate-only
+	upgrade       bool // index upgrade: runIndexStream gives the documents their sets
 }
 
 func newIndexCmd() *cobra.Command {
@@ -145,6 +147,7 @@ commands read them from there.
   neardup index query  --index DIR INPUT... [-o F]      find the duplicates of a corpus
   neardup index remove --index DIR ID...                remove documents
   neardup index stats  --index DIR [--json]
+  neardup index upgrade --index DIR INPUT...            keep shingle sets (an index made before them)
   neardup index compact --index DIR                     reclaim space after removals
   neardup index copy   --from DIR|URL --to DIR|URL       copy between a directory and Redis
 
@@ -153,7 +156,7 @@ The on-disk format is docs/format/store.md; the Redis layout docs/format/redis.m
 ` + exitHelp,
 	}
 	cmd.AddCommand(newIndexCreateCmd(), newIndexAddCmd(), newIndexQueryCmd(),
-		newIndexRemoveCmd(), newIndexStatsCmd(), newIndexCompactCmd(), newIndexCopyCmd())
+		newIndexRemoveCmd(), newIndexStatsCmd(), newIndexUpgradeCmd(), newIndexCompactCmd(), newIndexCopyCmd())
 	return cmd
 }
 
@@ -218,6 +221,14 @@ is refused. --method simhash makes 64-bit fingerprints matched within
 Hamming distance 3. Indexes keep the parameters they were created with
 (those created before these defaults: word 3-shingles, 16 x 8).
 
+A MinHash index keeps every document's shingle set (about 7.3 bytes a
+shingle, docs/bench/store.md) and decides a candidate as 'neardup dedup'
+does: an estimate far below the threshold rejects it, the exact Jaccard
+similarity of the two sets decides the rest, and is the similarity
+reported. Check-and-add over a corpus in input order then keeps what
+'neardup dedup --cluster leader --keep first' keeps. --estimate-only makes
+the smaller index of earlier versions, which decides by the estimate alone.
+
 The band or table postings are kept in memory, rebuilt from the stored
 documents when the index is opened: about 14 bytes per band per MinHash
 document, 180 with 13 bands ('neardup index stats' reports it).
@@ -231,6 +242,7 @@ document, 180 with 13 bands ('neardup index stats' reports it).
 	registerIndexDir(cmd.Flags(), o)
 	o.params.register(cmd.Flags())
 	cmd.Flags().BoolVar(&o.jsonOut, "json", false, "print the stored parameters as JSON")
+	cmd.Flags().BoolVar(&o.estimateOnly, "estimate-only", false, "minhash: keep no shingle sets and decide candidates by the signature estimate alone (a smaller index, less precise near the threshold)")
 	return cmd
 }
 
@@ -245,7 +257,12 @@ func runIndexCreate(cmd *cobra.Command, o *indexOpts) error {
 	if err := checkBanding(p); err != nil {
 		return err
 	}
-	s, err := store.CreateIndex(o.dir, p, o.storeOptions())
+	if o.estimateOnly && p.Method != store.MinHash {
+		return usageErr("--estimate-only: only a minhash index keeps shingle sets; a %s index decides by its fingerprints", p.Method)
+	}
+	so := o.storeOptions()
+	so.EstimateOnly = o.estimateOnly
+	s, err := store.CreateIndex(o.dir, p, so)
 	if errors.Is(err, store.ErrParams) || errors.Is(err, store.ErrExists) {
 		return usageErr("%v", err)
 	}
@@ -326,14 +343,21 @@ with every completed batch in it.
 	fs.BoolVar(&o.check, "check", false, "add only documents that duplicate nothing in the index (check-and-add)")
 	fs.StringVarP(&o.output, "output", "o", "", "write one result line per document here (JSONL; - for stdout)")
 	fs.IntVar(&o.limit, "limit", 10, "at most this many matches per document in --output (0: all)")
-	fs.IntVarP(&o.workers, "workers", "j", 0, "goroutines that normalise and sketch (0: all cores)")
-	fs.IntVar(&o.batch, "batch", 1024, "documents per write batch")
+	o.registerStream(fs, "goroutines that normalise and sketch (0: all cores)", "documents per write batch")
+	return cmd
+}
+
+// registerStream registers the flags of the commands that stream a corpus
+// through the index (add, query, upgrade): workers, batch, the summary's
+// form, the inputs and the optional parameter checks.
+func (o *indexOpts) registerStream(fs *pflag.FlagSet, workersHelp, batchHelp string) {
+	fs.IntVarP(&o.workers, "workers", "j", 0, workersHelp)
+	fs.IntVar(&o.batch, "batch", 1024, batchHelp)
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "print no summary and draw no progress bars")
 	fs.BoolVar(&o.jsonOut, "json", false, "print the summary as JSON")
 	o.input.register(fs)
 	o.input.registerWalk(fs)
 	o.params.register(fs)
-	return cmd
 }
 
 func newIndexQueryCmd() *cobra.Command {
@@ -358,13 +382,7 @@ distance for simhash and -1 for minhash).
 	fs.StringVarP(&o.output, "output", "o", "-", "write the results here (JSONL; - for stdout)")
 	fs.IntVar(&o.limit, "limit", 10, "at most this many matches per document (0: all)")
 	fs.BoolVar(&o.dupsOnly, "duplicates-only", false, "write only the documents that have duplicates")
-	fs.IntVarP(&o.workers, "workers", "j", 0, "goroutines that normalise, sketch and query (0: all cores)")
-	fs.IntVar(&o.batch, "batch", 1024, "documents read at a time")
-	fs.BoolVarP(&o.quiet, "quiet", "q", false, "print no summary and draw no progress bars")
-	fs.BoolVar(&o.jsonOut, "json", false, "print the summary as JSON")
-	o.input.register(fs)
-	o.input.registerWalk(fs)
-	o.params.register(fs)
+	o.registerStream(fs, "goroutines that normalise, sketch and query (0: all cores)", "documents read at a time")
 	return cmd
 }
 
@@ -382,6 +400,8 @@ type indexSummary struct {
 	FilesSkipped      int                 `json:"files_skipped,omitempty"`
 	FilesSkippedFirst []corpus.Skip       `json:"files_skipped_first,omitempty"`
 	FilesExcluded     int                 `json:"files_excluded,omitempty"`
+	// Upgrade is what index upgrade did.
+	Upgrade *store.UpgradeResult `json:"upgrade,omitempty"`
 }
 
 // docResult is one line of the --output of add and query.
@@ -432,6 +452,18 @@ func runIndexStream(cmd *cobra.Command, o *indexOpts, args []string, add bool) e
 	defer s.Close()
 	if err := o.params.checkAgainst(cmd.Flags(), s.Params()); err != nil {
 		return err
+	}
+	var upgraded *store.UpgradeResult
+	if o.upgrade {
+		// Sets on first, so that the sketchers below make them.
+		if s.Params().Method != store.MinHash {
+			return usageErr("--index %s: a %s index keeps no shingle sets; nothing to upgrade", redactLoc(o.dir), s.Params().Method)
+		}
+		r, err := s.Upgrade(nil)
+		if err != nil {
+			return err
+		}
+		upgraded = &r
 	}
 	workers := o.workers
 	if workers == 0 {
@@ -518,6 +550,17 @@ func runIndexStream(cmd *cobra.Command, o *indexOpts, args []string, add bool) e
 		wg.Wait()
 		if err := ctx.Err(); err != nil {
 			return err
+		}
+		if upgraded != nil {
+			r, err := s.Upgrade(docs)
+			if err != nil {
+				return fmt.Errorf("index %s: upgrading the documents of %s: %w", redactLoc(o.dir), chunk[0].src, err)
+			}
+			upgraded.Add(r)
+			sum.Documents += int64(len(chunk))
+			prog.Advance(len(chunk), 0)
+			chunk = chunk[:0]
+			return nil
 		}
 		var results []store.Result
 		if add {
@@ -621,6 +664,7 @@ func runIndexStream(cmd *cobra.Command, o *indexOpts, args []string, add bool) e
 		}
 	}
 	sum.IndexDocs = s.Len()
+	sum.Upgrade = upgraded
 	if err := s.Close(); err != nil {
 		return err
 	}
@@ -639,7 +683,10 @@ func printIndexSummary(w io.Writer, o *indexOpts, s indexSummary, add bool, firs
 		return writeJSON(w, s)
 	}
 	var err error
-	if add {
+	if u := s.Upgrade; u != nil {
+		_, err = fmt.Fprintf(w, "read %d documents: %d given their shingle sets, %d had them, %d not in the index, %d whose text gives another signature (left estimate-only), %d without shingles, %d skipped; the index holds %d and keeps the sets of new documents\n",
+			s.Documents, u.Upgraded, u.Already, u.Missing, u.Changed, u.Empty, s.Skipped, s.IndexDocs)
+	} else if add {
 		_, err = fmt.Fprintf(w, "added %d of %d documents (%d duplicates, %d skipped); the index holds %d\n",
 			s.Added, s.Documents, s.Duplicates, s.Skipped, s.IndexDocs)
 	} else {
@@ -772,6 +819,9 @@ func runIndexStats(cmd *cobra.Command, o *indexOpts) error {
 		if err == nil {
 			_, err = fmt.Fprintf(w, "durability:   %s\n", st.RedisDurability)
 		}
+		if err == nil {
+			err = printDecision(w, st)
+		}
 		if warn := store.DurabilityWarning(st.RedisDurability); warn != "" && err == nil {
 			fmt.Fprintf(cmd.ErrOrStderr(), "neardup: warning: %s\n", warn)
 		}
@@ -779,6 +829,24 @@ func runIndexStats(cmd *cobra.Command, o *indexOpts) error {
 	}
 	_, err = fmt.Fprintf(w, "index:        %s (format %d)\nmethod:       %s\nparameters:   %s\ndocuments:    %d\ndisk:         %d bytes (%.1f bytes per document)\nmemory:       %d bytes of postings (%.1f bytes per document) + block cache and memtables (--cache-mb)\n",
 		st.Dir, st.FormatVersion, st.Params.Method, describeParams(st.Params), st.Docs, st.DiskBytes, st.BytesPerDoc, st.PostingsBytes, st.PostingsBytesPerDoc)
+	if err == nil {
+		err = printDecision(w, st)
+	}
+	return err
+}
+
+// printDecision says how the index decides a candidate: exactly (it keeps
+// shingle sets) or by the estimate alone, and how to change that.
+func printDecision(w io.Writer, st store.Stats) error {
+	var err error
+	switch {
+	case st.Params.Method != store.MinHash:
+		return nil
+	case st.Sets:
+		_, err = fmt.Fprintf(w, "decision:     exact: shingle sets kept; a candidate is a duplicate when the exact Jaccard similarity of the sets is at least %v, as in 'neardup dedup' (an estimate far below rejects it first)\n", st.Params.Threshold)
+	default:
+		_, err = fmt.Fprintf(w, "decision:     estimate only: no shingle sets (an index made before they were kept, or with --estimate-only); 'neardup index upgrade --index %s INPUT...' adds them from the indexed texts\n", redactLoc(st.Dir))
+	}
 	return err
 }
 

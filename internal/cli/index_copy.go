@@ -130,7 +130,7 @@ func runIndexCopy(cmd *cobra.Command, o *indexCopyOpts) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		sk.Sig = slices.Clone(sk.Sig)
+		sk.Sig, sk.Set = slices.Clone(sk.Sig), slices.Clone(sk.Set)
 		docs = append(docs, store.Doc{ID: id, Sketch: sk})
 		sum.Documents++
 		if len(docs) == o.batch {

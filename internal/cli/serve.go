@@ -204,9 +204,12 @@ func runServe(ctx context.Context, cmd *cobra.Command, o *serveOpts) error {
 	if err := st.Health(); errors.Is(err, store.ErrDiskFull) {
 		fmt.Fprintf(stderr, "neardup: warning: %v\n", err)
 	}
-	if ss, err := st.Stats(); err == nil && ss.Backend == "redis" {
-		if warn := store.DurabilityWarning(ss.RedisDurability); warn != "" {
+	if ss, err := st.Stats(); err == nil {
+		if warn := store.DurabilityWarning(ss.RedisDurability); ss.Backend == "redis" && warn != "" {
 			fmt.Fprintf(stderr, "neardup: warning: %s\n", warn)
+		}
+		if ss.Params.Method == store.MinHash && !ss.Sets {
+			fmt.Fprintf(stderr, "neardup: note: the index keeps no shingle sets: candidates are decided by the MinHash estimate alone, less precisely near the threshold than 'neardup dedup' ('neardup index upgrade' adds the sets)\n")
 		}
 	}
 	p := st.Params()

@@ -1,0 +1,212 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// UpgradeResult counts what an Upgrade did with its documents.
+type UpgradeResult struct {
+	// Upgraded documents now keep their shingle sets.
+	Upgraded int `json:"upgraded"`
+	// Already had their sets (a rerun, or added after the first Upgrade).
+	Already int `json:"already"`
+	// Missing are ids not in the index.
+	Missing int `json:"missing"`
+	// Changed are documents whose text does not give the stored
+	// signature (the input is not the text that was indexed): left as
+	// they are, estimate only.
+	Changed int `json:"changed"`
+	// Empty documents have no shingles, hence no set.
+	Empty int `json:"empty"`
+}
+
+// Add adds o's counts to u's (the result of Upgrade calls in turn).
+func (u *UpgradeResult) Add(o UpgradeResult) {
+	u.Upgraded += o.Upgraded
+	u.Already += o.Already
+	u.Missing += o.Missing
+	u.Changed += o.Changed
+	u.Empty += o.Empty
+}
+
+// Upgrade makes an estimate-only MinHash index keep shingle sets (format
+// version 4 of the embedded store, 3 of Redis): documents added from then
+// on keep theirs, and the documents of docs (their ids and their sketches
+// with sets, from NewSketcher) get theirs when the stored signature is
+// the one their text gives. Pairs with a document still without a set are
+// decided by the estimate, as before. It is idempotent: run it again over
+// the same input, or with docs empty only to turn sets on. The records are
+// rewritten in one synced batch per call. An index that keeps sets
+// already is only given the sets of docs that lack them.
+func (s *Store) Upgrade(docs []Doc) (UpgradeResult, error) {
+	var res UpgradeResult
+	if s.ronly {
+		return res, s.readOnlyErr()
+	}
+	if s.p.Method != MinHash {
+		return res, fmt.Errorf("%w: a %s index keeps no shingle sets", ErrParams, s.p.Method)
+	}
+	sc, err := s.acquire()
+	if err != nil {
+		return res, err
+	}
+	defer s.release(sc)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b := s.db.NewBatch()
+	defer b.Close()
+	if !s.sets.Load() {
+		b.Set(keyVersion, le32(formatSets), nil)
+	}
+	var val []byte
+	for i := range docs {
+		d := &docs[i]
+		if err := checkID(d.ID); err != nil {
+			return res, fmt.Errorf("document %d: %w", i, err)
+		}
+		v, ok, err := getValue(s.db, idKey(sc.key[:0], d.ID))
+		if err != nil {
+			return res, err
+		}
+		if !ok {
+			res.Missing++
+			continue
+		}
+		if len(v) != 8 {
+			return res, fmt.Errorf("%w: id %q maps to %d bytes", ErrCorrupt, d.ID, len(v))
+		}
+		seq := beUint64(v)
+		if err := s.loadRecord(sc, seq); err != nil {
+			return res, missingIsCorrupt(err, d.ID)
+		}
+		n, err := upgradeOne(&sc.rec, d, &res)
+		if err != nil || !n {
+			if err != nil {
+				return res, fmt.Errorf("id %q: %w", d.ID, err)
+			}
+			continue
+		}
+		val = s.p.appendRecord(val[:0], d.ID, &d.Sketch, true)
+		b.Set(recordKey(nil, seq), val, nil)
+	}
+	if b.Empty() {
+		return res, nil
+	}
+	if err := s.commit(b); err != nil {
+		return res, err
+	}
+	if s.wopts.Sync {
+		if err := s.syncWait(b); err != nil {
+			return res, err
+		}
+	}
+	s.sets.Store(true)
+	return res, nil
+}
+
+// upgradeOne decides what Upgrade does with document d, whose stored
+// record is r: true when its record is to be rewritten with d's set.
+func upgradeOne(r *record, d *Doc, res *UpgradeResult) (bool, error) {
+	switch {
+	case r.flags&flagEmpty != 0 || d.Sketch.Empty:
+		if r.flags&flagEmpty != 0 && d.Sketch.Empty {
+			res.Empty++
+		} else {
+			res.Changed++
+		}
+		return false, nil
+	case r.hasSet:
+		res.Already++
+		return false, nil
+	case !slices.Equal(r.sig, d.Sketch.Sig):
+		res.Changed++
+		return false, nil
+	case len(d.Sketch.Set) == 0:
+		return false, errors.New("store: Upgrade needs sketches with shingle sets (NewSketcher)")
+	}
+	res.Upgraded++
+	return true, nil
+}
+
+// upgradeMetaScript turns sets on in a Redis index's meta hash: format 3,
+// unless it is newer already.
+var upgradeMetaScript = redis.NewScript(`
+local f = tonumber(redis.call('HGET', KEYS[1], 'format') or '0')
+if f < 3 then redis.call('HSET', KEYS[1], 'format', 3) end
+return 1`)
+
+// replaceRecordScript replaces a record (KEYS[1] its bucket, ARGV[1] its
+// field) only when it is still ARGV[2]: a document removed or replaced
+// meanwhile is left alone (0).
+var replaceRecordScript = redis.NewScript(`
+if redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[2] then return 0 end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
+return 1`)
+
+// Upgrade is Store.Upgrade for a Redis index: its meta hash says format 3
+// (sets) first, then each document's record is replaced by one with its
+// set, unless it changed meanwhile (counted Missing). Processes that
+// have the index open keep deciding as they did until they reopen it
+// (restart the servers after an upgrade).
+func (r *Redis) Upgrade(docs []Doc) (UpgradeResult, error) {
+	var res UpgradeResult
+	if r.ronly {
+		return res, fmt.Errorf("store: %s is open read-only", r.loc)
+	}
+	if r.p.Method != MinHash {
+		return res, fmt.Errorf("%w: a %s index keeps no shingle sets", ErrParams, r.p.Method)
+	}
+	sc, err := r.acquire()
+	if err != nil {
+		return res, err
+	}
+	defer r.release(sc)
+	ctx := context.Background()
+	if !r.sets.Load() {
+		if err := upgradeMetaScript.Run(ctx, r.c, []string{r.metaKey()}).Err(); err != nil {
+			return res, r.redisErr(err)
+		}
+		r.sets.Store(true)
+	}
+	prefix := ""
+	if r.spread {
+		prefix = string(rune(stCommitted))
+	}
+	for i := range docs {
+		d := &docs[i]
+		if err := checkID(d.ID); err != nil {
+			return res, fmt.Errorf("document %d: %w", i, err)
+		}
+		seq, err := r.get(ctx, sc, d.ID)
+		if err == errMissing || errors.Is(err, ErrNotFound) {
+			res.Missing++
+			continue
+		}
+		if err != nil {
+			return res, err
+		}
+		ok, err := upgradeOne(&sc.rec, d, &res)
+		if err != nil {
+			return res, fmt.Errorf("%s: id %q: %w", r.loc, d.ID, err)
+		}
+		if !ok {
+			continue
+		}
+		old := prefix + string(sc.recBuf)
+		rec := prefix + string(r.p.appendRecord(nil, d.ID, &d.Sketch, true))
+		n, err := replaceRecordScript.Run(ctx, r.c, []string{r.recordBucket(seq)}, be8(seq), old, rec).Int()
+		if err != nil {
+			return res, r.redisErr(err)
+		}
+		if n == 0 {
+			res.Upgraded--
+			res.Missing++
+		}
+	}
+	return res, nil
+}
