@@ -496,6 +496,52 @@ func nd_minhash_update(k C.int64_t, seed C.uint64_t, sig *C.uint64_t, buf *C.cha
 	return result(errp, err)
 }
 
+// nd_minhash_update_list is nd_minhash_update over a CPython list of
+// bytes objects read in place, with no copy and no per-item Python work:
+// list is the address of the list (id(list)), bytesType that of the
+// bytes type, and the offsets, which the caller has checked on this
+// interpreter, are those of a variable-size object's length (ob_size),
+// of a list's item array (ob_item) and of a bytes object's data
+// (ob_sval). The caller holds the GIL (ctypes.PyDLL) and the list must
+// not change during the call. It returns 0, -3 (nothing done) when an
+// item is not exactly bytes, or -1 with *err set.
+//
+//export nd_minhash_update_list
+func nd_minhash_update_list(k C.int64_t, seed C.uint64_t, sig *C.uint64_t, list, bytesType unsafe.Pointer, offSize, offItems, offData C.int64_t, errp **C.char) (rc C.int64_t) {
+	defer recovered(errp, &rc)
+	h, err := hasher(int(k), uint64(seed))
+	if err != nil {
+		return result(errp, err)
+	}
+	// The objects are Python's memory, outside the Go heap.
+	ptrAt := func(p unsafe.Pointer, off C.int64_t) unsafe.Pointer { return *(*unsafe.Pointer)(unsafe.Add(p, off)) }
+	sizeAt := func(p unsafe.Pointer) int { return int(*(*int64)(unsafe.Add(p, offSize))) }
+	n := sizeAt(list)
+	if n == 0 {
+		return 0
+	}
+	items := unsafe.Slice((*unsafe.Pointer)(ptrAt(list, offItems)), n)
+	const offType = 8 // ob_type follows ob_refcnt in every PyObject
+	for _, it := range items {
+		if ptrAt(it, offType) != bytesType {
+			return -3
+		}
+	}
+	s := uint64sAt(sig, int64(k))
+	sc := scratchPool.Get().(*scratch)
+	defer scratchPool.Put(sc)
+	sc.hashes = sc.hashes[:0]
+	for _, it := range items {
+		sc.hashes = append(sc.hashes, xxh3.Hash(unsafe.Slice((*byte)(unsafe.Add(it, offData)), sizeAt(it))))
+		if len(sc.hashes) == hashChunk {
+			minInto(h, sc, s, sc.hashes)
+			sc.hashes = sc.hashes[:0]
+		}
+	}
+	minInto(h, sc, s, sc.hashes)
+	return 0
+}
+
 // nd_minhash_bulk signs nsets sets at once: set i is counts[i] byte
 // strings of buf (lengths in lens, sets one after another); sigs holds
 // nsets*k slots, each set's lowered from what it holds.

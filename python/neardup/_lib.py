@@ -20,6 +20,10 @@ class OptionError(Error, ValueError):
 
 
 _lib: ctypes.CDLL | None = None
+_pylib: ctypes.PyDLL | None = None
+# Offsets of CPython's object layout for nd_minhash_update_list, checked
+# on this interpreter by _layout(); None where they do not hold (PyPy).
+LAYOUT: tuple[int, int, int] | None = None
 _lock = threading.Lock()
 
 _I64 = c_int64
@@ -65,8 +69,52 @@ def lib() -> ctypes.CDLL:
                     f = getattr(l, name)
                     f.restype = res
                     f.argtypes = args
+                global _pylib, LAYOUT
+                LAYOUT = _layout()
+                if LAYOUT is not None:
+                    # The same library, called with the GIL held: the
+                    # function reads Python objects in place.
+                    p = ctypes.PyDLL(library_path())
+                    f = p.nd_minhash_update_list
+                    f.restype = c_int64
+                    f.argtypes = [c_int64, c_uint64, c_void_p, ctypes.py_object, ctypes.py_object, c_int64, c_int64, c_int64, _ERR]
+                    _pylib = p
                 _lib = l
     return _lib
+
+
+def pylib() -> ctypes.PyDLL | None:
+    """The library for calls that hold the GIL, or None without LAYOUT."""
+    lib()
+    return _pylib
+
+
+def _layout() -> tuple[int, int, int] | None:
+    """(ob_size, list ob_item, bytes ob_sval) offsets of this CPython,
+    checked on live objects; None when they are not the expected ones."""
+    import platform
+    import sys
+
+    if platform.python_implementation() != "CPython" or ctypes.sizeof(c_void_p) != 8:
+        return None
+    off_size, off_items, off_data = 16, 24, sys.getsizeof(b"") - 1
+    try:
+        b = b"neardup-layout-check"
+        lst = [b, b"x"]
+        if ctypes.c_ssize_t.from_address(id(b) + off_size).value != len(b):
+            return None
+        if ctypes.string_at(id(b) + off_data, len(b)) != b:
+            return None
+        if ctypes.c_ssize_t.from_address(id(lst) + off_size).value != 2:
+            return None
+        items = ctypes.c_void_p.from_address(id(lst) + off_items).value
+        if ctypes.c_void_p.from_address(items).value != id(b):
+            return None
+        if ctypes.c_void_p.from_address(id(b) + 8).value != id(bytes):
+            return None
+    except Exception:
+        return None
+    return off_size, off_items, off_data
 
 
 def take_string(p: int | None) -> str | None:

@@ -8,7 +8,7 @@ import struct
 from array import array
 from typing import Any, Callable, Iterable, Iterator, Optional, Sequence
 
-from ._lib import check, lib
+from ._lib import check, lib, pylib
 
 __all__ = ["MinHash", "LeanMinHash"]
 
@@ -124,6 +124,16 @@ class MinHash:
             hs = array("Q", [self.hashfunc(x) & _MASK64 for x in p])
             check(L.nd_minhash_update(self.num_perm, _go_seed(self.seed), self._hv.buffer_info()[0], None, hs.buffer_info()[0], len(hs), ctypes.byref(err)), err)
             return
+        if type(p) is list:
+            P = pylib()
+            if P is not None:
+                from . import _lib
+
+                o = _lib.LAYOUT
+                rc = P.nd_minhash_update_list(self.num_perm, _go_seed(self.seed), self._hv.buffer_info()[0], p, bytes, o[0], o[1], o[2], ctypes.byref(err))
+                if rc != -3:  # -3: not all exactly bytes
+                    check(rc, err)
+                    return
         try:
             buf = b"".join(p)
         except TypeError:
