@@ -65,6 +65,7 @@ class MinHashLSH:
         self.hashranges = [(i * self.r, (i + 1) * self.r) for i in range(self.b)]
         self._ids: dict[Hashable, int] = {}
         self._keys_of: dict[int, Hashable] = {}
+        self._more: dict[Hashable, list[int]] = {}  # further ids of a key (merge)
         self._next = 0
         self._out = array("I", bytes(4 * 256))
         self._buffer: list[MinHash] = []
@@ -104,6 +105,8 @@ class MinHashLSH:
             self._out = out = array("I", bytes(4 * n))
             n = check(lib().nd_lsh_query(self._h, sig, out.buffer_info()[0], len(out), ctypes.byref(err)), err)
         keys = self._keys_of
+        if self._more:
+            return list(dict.fromkeys(keys[i] for i in out[:n]))
         return [keys[i] for i in out[:n]]
 
     def remove(self, key: Hashable) -> None:
@@ -112,9 +115,36 @@ class MinHashLSH:
         if i is None:
             raise ValueError("The given key does not exist")
         err = ctypes.c_void_p()
-        check(lib().nd_lsh_remove(self._h, i, ctypes.byref(err)), err)
+        for j in [i] + self._more.pop(key, []):
+            check(lib().nd_lsh_remove(self._h, j, ctypes.byref(err)), err)
+            del self._keys_of[j]
         del self._ids[key]
-        del self._keys_of[i]
+
+    def merge(self, other: "MinHashLSH", check_overlap: bool = False) -> None:
+        """Make this index the union of itself and other (same num_perm and
+        banding). A key in both stays one key with both signatures, unless
+        check_overlap, which makes that a ValueError before any change."""
+        if (self.h, self.b, self.r) != (other.h, other.b, other.r):
+            raise ValueError("Cannot merge MinHashLSH with different num_perm or banding")
+        if check_overlap and any(k in self._ids for k in other._ids):
+            raise ValueError("The keys of the two indexes overlap")
+        err = ctypes.c_void_p()
+        for key, ids in other._all_ids():
+            for j in ids:
+                sig = array("Q")
+                sig.frombytes(other._signature(j))
+                i = self._next
+                check(lib().nd_lsh_insert(self._h, i, sig.buffer_info()[0], ctypes.byref(err)), err)
+                self._next = i + 1
+                self._keys_of[i] = key
+                if key in self._ids:
+                    self._more.setdefault(key, []).append(i)
+                else:
+                    self._ids[key] = i
+
+    def _all_ids(self) -> Iterator[tuple[Hashable, list[int]]]:
+        for k, i in self._ids.items():
+            yield k, [i] + self._more.get(k, [])
 
     def __contains__(self, key: Hashable) -> bool:
         return key in self._ids
@@ -164,16 +194,17 @@ class MinHashLSH:
     def keys(self) -> dict:
         """key -> its band keys (bytes), as datasketch's lsh.keys (built on
         each access: for inspection, not for hot loops)."""
-        return {k: self._band_keys(i) for k, i in self._ids.items()}
+        return {k: [H for j in ids for H in self._band_keys(j)] for k, ids in self._all_ids()}
 
     @property
     def hashtables(self) -> list[dict]:
         """Per band, band key -> keys, as datasketch's lsh.hashtables (built
         on each access)."""
         tables: list[dict] = [{} for _ in range(self.b)]
-        for k, hs in self.keys.items():
-            for t, H in zip(tables, hs):
-                t.setdefault(H, set()).add(k)
+        for k, ids in self._all_ids():
+            for j in ids:
+                for t, H in zip(tables, self._band_keys(j)):
+                    t.setdefault(H, set()).add(k)
         return tables
 
     def get_counts(self) -> list[dict]:
@@ -182,8 +213,8 @@ class MinHashLSH:
 
     def __getstate__(self) -> dict:
         sigs = {}
-        for k, i in self._ids.items():
-            sigs[k] = self._signature(i)
+        for k, ids in self._all_ids():
+            sigs[k] = [self._signature(j) for j in ids]
         return {"threshold": self.threshold, "num_perm": self.h, "weights": self.weights, "params": (self.b, self.r), "sigs": sigs}
 
     def _signature(self, i: int) -> bytes:
@@ -194,11 +225,19 @@ class MinHashLSH:
 
     def __setstate__(self, state: dict) -> None:
         self.__init__(threshold=state["threshold"], num_perm=state["num_perm"], weights=state["weights"], params=state["params"])
-        for k, raw in state["sigs"].items():
-            hv = array("Q")
-            hv.frombytes(raw)
-            m = MinHash(num_perm=self.h, hashvalues=hv)
-            self.insert(k, m)
+        err = ctypes.c_void_p()
+        for k, raws in state["sigs"].items():
+            for raw in raws:
+                hv = array("Q")
+                hv.frombytes(raw)
+                i = self._next
+                check(lib().nd_lsh_insert(self._h, i, hv.buffer_info()[0], ctypes.byref(err)), err)
+                self._next = i + 1
+                self._keys_of[i] = k
+                if k in self._ids:
+                    self._more.setdefault(k, []).append(i)
+                else:
+                    self._ids[k] = i
 
 
 class _Session:

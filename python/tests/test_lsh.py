@@ -99,3 +99,22 @@ def test_query_buffer_and_pickle():
     lsh2 = pickle.loads(pickle.dumps(lsh))
     assert sorted(lsh2.query(ms[2])) == sorted(lsh.query(ms[2]))
     assert len(lsh2) == 3
+
+
+def test_merge():
+    a, b = MinHashLSH(threshold=0.5, num_perm=16), MinHashLSH(threshold=0.5, num_perm=16)
+    ms = []
+    for t in (b"a", b"b", b"c"):
+        m = MinHash(16)
+        m.update(t)
+        ms.append(m)
+    a.insert("a", ms[0])
+    b.insert("b", ms[1])
+    b.insert("a", ms[2])
+    with pytest.raises(ValueError):
+        a.merge(b, check_overlap=True)
+    a.merge(b)
+    assert "b" in a and a.query(ms[1]) == ["b"]
+    assert a.query(ms[2]) == ["a"] and "a" in a.query(ms[0])
+    a.remove("a")
+    assert a.query(ms[2]) == [] and len(a) == 1
