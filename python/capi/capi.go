@@ -31,6 +31,7 @@ import (
 	"github.com/neardup/neardup/internal/cli"
 	"github.com/neardup/neardup/lsh"
 	"github.com/neardup/neardup/minhash"
+	"github.com/neardup/neardup/store"
 )
 
 func main() {}
@@ -737,4 +738,167 @@ func nd_lsh_free(h C.int64_t) {
 	if x, ok := dropHandle(int64(h)).(*lshIndex); ok {
 		x.ix.Close()
 	}
+}
+
+// ---- persistent index ----
+
+type index struct {
+	mu sync.Mutex // guards sk
+	ix store.Index
+	sk *store.Sketcher
+}
+
+// nd_index_open opens the index at loc, a directory or Redis URL,
+// creating it when there is none with flags (a JSON array of `neardup
+// index create` flags), and returns its handle.
+//
+//export nd_index_open
+func nd_index_open(loc *C.char, flagsJSON *C.char, errp **C.char) (rc C.int64_t) {
+	defer recovered(errp, &rc)
+	var args []string
+	if err := json.Unmarshal([]byte(C.GoString(flagsJSON)), &args); err != nil {
+		return result(errp, fmt.Errorf("neardup: flags: %w", err))
+	}
+	ix, err := cli.IndexAt(C.GoString(loc), args)
+	if err != nil {
+		return result(errp, err)
+	}
+	sk, err := ix.NewSketcher()
+	if err != nil {
+		ix.Close()
+		return result(errp, err)
+	}
+	return C.int64_t(putHandle(&index{ix: ix, sk: sk}))
+}
+
+type indexResult struct {
+	Added   bool          `json:"added"`
+	Matches []store.Match `json:"matches"`
+	Error   string        `json:"error,omitempty"`
+}
+
+// nd_index_batch runs one operation over n documents (ids and texts
+// concatenated, with their lengths) and returns a malloc'd JSON array of
+// one result per document: op 0 queries (ids unused), 1 checks and adds
+// (store.Index.CheckAndAddBatch), 2 adds. limit bounds the matches.
+//
+//export nd_index_batch
+func nd_index_batch(h C.int64_t, op C.int64_t, ids *C.char, idLens *C.int64_t, texts *C.char, textLens *C.int64_t, n C.int64_t, limit C.int64_t, errp **C.char) (s *C.char) {
+	var rc C.int64_t
+	defer recovered(errp, &rc)
+	x, err := getHandle[*index](int64(h))
+	if err != nil {
+		setErr(errp, err)
+		return nil
+	}
+	tl := int64sAt(textLens, int64(n))
+	total := int64(0)
+	for _, l := range tl {
+		total += l
+	}
+	docs := make([]store.Doc, n)
+	x.mu.Lock()
+	err = splitLens(bytesAt(texts, total), tl, func(i int, b []byte) {
+		sk := x.sk.Sketch(string(b))
+		sk.Sig = slices.Clone(sk.Sig) // the Sketcher reuses it
+		docs[i].Sketch = sk
+	})
+	x.mu.Unlock()
+	if err == nil && op != 0 {
+		il := int64sAt(idLens, int64(n))
+		itotal := int64(0)
+		for _, l := range il {
+			itotal += l
+		}
+		err = splitLens(bytesAt(ids, itotal), il, func(i int, b []byte) { docs[i].ID = string(b) })
+	}
+	if err != nil {
+		setErr(errp, err)
+		return nil
+	}
+	out := make([]indexResult, n)
+	switch op {
+	case 0:
+		for i := range docs {
+			m, err := x.ix.Query(nil, docs[i].Sketch, int(limit))
+			if err != nil {
+				setErr(errp, err)
+				return nil
+			}
+			out[i].Matches = m
+		}
+	case 1, 2:
+		var res []store.Result
+		if op == 1 {
+			res, err = x.ix.CheckAndAddBatch(docs, int(limit))
+		} else {
+			res, err = x.ix.AddBatch(docs)
+		}
+		if err != nil {
+			setErr(errp, err)
+			return nil
+		}
+		for i, r := range res {
+			out[i] = indexResult{Added: r.Added, Matches: r.Matches}
+			if r.Err != nil {
+				out[i].Error = r.Err.Error()
+			}
+		}
+	default:
+		setErr(errp, fmt.Errorf("neardup: unknown index operation %d", op))
+		return nil
+	}
+	for i := range out {
+		if out[i].Matches == nil {
+			out[i].Matches = []store.Match{}
+		}
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		setErr(errp, err)
+		return nil
+	}
+	return C.CString(string(b))
+}
+
+//export nd_index_remove
+func nd_index_remove(h C.int64_t, id *C.char, idLen C.int64_t, errp **C.char) (rc C.int64_t) {
+	defer recovered(errp, &rc)
+	x, err := getHandle[*index](int64(h))
+	if err != nil {
+		return result(errp, err)
+	}
+	return result(errp, x.ix.Remove(string(bytesAt(id, int64(idLen)))))
+}
+
+// nd_index_info returns a malloc'd JSON object: the index's parameters
+// and its number of documents.
+//
+//export nd_index_info
+func nd_index_info(h C.int64_t, errp **C.char) (s *C.char) {
+	var rc C.int64_t
+	defer recovered(errp, &rc)
+	x, err := getHandle[*index](int64(h))
+	if err != nil {
+		setErr(errp, err)
+		return nil
+	}
+	b, err := json.Marshal(map[string]any{"params": x.ix.Params(), "documents": x.ix.Len()})
+	if err != nil {
+		setErr(errp, err)
+		return nil
+	}
+	return C.CString(string(b))
+}
+
+// nd_index_close closes the index and frees the handle.
+//
+//export nd_index_close
+func nd_index_close(h C.int64_t, errp **C.char) (rc C.int64_t) {
+	defer recovered(errp, &rc)
+	x, ok := dropHandle(int64(h)).(*index)
+	if !ok {
+		return 0
+	}
+	return result(errp, x.ix.Close())
 }

@@ -5,6 +5,8 @@
 - MinHash, LeanMinHash, MinHashLSH: datasketch's classes and methods
   (replace `from datasketch import ...` with `from neardup import ...`),
   computed by the Go library; the hash values are neardup's own.
+- Index(path_or_redis_url): the persistent index of `neardup index` and
+  `neardup serve` (check_and_add, query, add, remove).
 - The `neardup` command itself is installed with the package.
 
 The Go library is a shared library (libneardup.so) loaded with ctypes on
@@ -12,6 +14,7 @@ first use. docs/python.md in the repository has the guide.
 """
 
 from ._dedup import DedupResult, dedup
+from ._index import Index, Match, Result
 from ._lib import Error, OptionError
 from ._lsh import MinHashLSH
 from ._minhash import LeanMinHash, MinHash
@@ -21,4 +24,4 @@ try:
 except ImportError:  # a source checkout, not an installed wheel
     __version__ = "0+unknown"
 
-__all__ = ["dedup", "DedupResult", "MinHash", "LeanMinHash", "MinHashLSH", "Error", "OptionError", "__version__"]
+__all__ = ["dedup", "DedupResult", "Index", "Match", "Result", "MinHash", "LeanMinHash", "MinHashLSH", "Error", "OptionError", "__version__"]

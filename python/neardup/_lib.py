@@ -48,6 +48,11 @@ _SIGNATURES = {
     "nd_lsh_keys": (_I64, [_I64, c_uint32, c_void_p, _ERR]),
     "nd_lsh_signature": (_I64, [_I64, c_uint32, c_void_p, _ERR]),
     "nd_lsh_free": (None, [_I64]),
+    "nd_index_open": (_I64, [c_char_p, c_char_p, _ERR]),
+    "nd_index_batch": (c_void_p, [_I64, _I64, c_char_p, c_void_p, c_char_p, c_void_p, _I64, _I64, _ERR]),
+    "nd_index_remove": (_I64, [_I64, c_char_p, _I64, _ERR]),
+    "nd_index_info": (c_void_p, [_I64, _ERR]),
+    "nd_index_close": (_I64, [_I64, _ERR]),
 }
 
 
