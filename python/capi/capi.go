@@ -693,10 +693,11 @@ func nd_lsh_remove(h C.int64_t, id C.uint32_t, errp **C.char) (rc C.int64_t) {
 }
 
 // nd_lsh_keys writes the band keys of the signature inserted under id
-// (Bands values) to out.
+// (Bands values) to out, or with slots non-zero the signature itself (k
+// values).
 //
 //export nd_lsh_keys
-func nd_lsh_keys(h C.int64_t, id C.uint32_t, out *C.uint64_t, errp **C.char) (rc C.int64_t) {
+func nd_lsh_keys(h C.int64_t, id C.uint32_t, slots C.int, out *C.uint64_t, errp **C.char) (rc C.int64_t) {
 	defer recovered(errp, &rc)
 	x, err := getHandle[*lshIndex](int64(h))
 	if err != nil {
@@ -705,30 +706,16 @@ func nd_lsh_keys(h C.int64_t, id C.uint32_t, out *C.uint64_t, errp **C.char) (rc
 	sg, err := x.stored(uint32(id))
 	if err != nil {
 		return result(errp, err)
+	}
+	if slots != 0 {
+		o := uint64sAt(out, int64(x.k))
+		for i, v := range sg {
+			o[i] = uint64(v)
+		}
+		return 0
 	}
 	x.keys = x.ix.Params().AppendKeys(x.keys[:0], sg)
 	copy(uint64sAt(out, int64(len(x.keys))), x.keys)
-	return 0
-}
-
-// nd_lsh_signature writes the k slots of the signature inserted under id
-// to out.
-//
-//export nd_lsh_signature
-func nd_lsh_signature(h C.int64_t, id C.uint32_t, out *C.uint64_t, errp **C.char) (rc C.int64_t) {
-	defer recovered(errp, &rc)
-	x, err := getHandle[*lshIndex](int64(h))
-	if err != nil {
-		return result(errp, err)
-	}
-	sg, err := x.stored(uint32(id))
-	if err != nil {
-		return result(errp, err)
-	}
-	o := uint64sAt(out, int64(x.k))
-	for i, v := range sg {
-		o[i] = uint64(v)
-	}
 	return 0
 }
 

@@ -128,19 +128,24 @@ class MinHashLSH:
             raise ValueError("Cannot merge MinHashLSH with different num_perm or banding")
         if check_overlap and any(k in self._ids for k in other._ids):
             raise ValueError("The keys of the two indexes overlap")
-        err = ctypes.c_void_p()
         for key, ids in other._all_ids():
             for j in ids:
-                sig = array("Q")
-                sig.frombytes(other._signature(j))
-                i = self._next
-                check(lib().nd_lsh_insert(self._h, i, sig.buffer_info()[0], ctypes.byref(err)), err)
-                self._next = i + 1
-                self._keys_of[i] = key
-                if key in self._ids:
-                    self._more.setdefault(key, []).append(i)
-                else:
-                    self._ids[key] = i
+                self._insert_signature(key, other._signature(j))
+
+    def _insert_signature(self, key: Hashable, raw: bytes) -> None:
+        """Insert a signature (k uint64 slots) under key, a further one
+        when key is there already (merge, unpickling)."""
+        sig = array("Q")
+        sig.frombytes(raw)
+        i = self._next
+        err = ctypes.c_void_p()
+        check(lib().nd_lsh_insert(self._h, i, sig.buffer_info()[0], ctypes.byref(err)), err)
+        self._next = i + 1
+        self._keys_of[i] = key
+        if key in self._ids:
+            self._more.setdefault(key, []).append(i)
+        else:
+            self._ids[key] = i
 
     def _all_ids(self) -> Iterator[tuple[Hashable, list[int]]]:
         for k, i in self._ids.items():
@@ -187,7 +192,7 @@ class MinHashLSH:
     def _band_keys(self, i: int) -> list[bytes]:
         out = array("Q", bytes(8 * self.b))
         err = ctypes.c_void_p()
-        check(lib().nd_lsh_keys(self._h, i, out.buffer_info()[0], ctypes.byref(err)), err)
+        check(lib().nd_lsh_keys(self._h, i, 0, out.buffer_info()[0], ctypes.byref(err)), err)
         return [struct.pack("<Q", v) for v in out]
 
     @property
@@ -220,24 +225,14 @@ class MinHashLSH:
     def _signature(self, i: int) -> bytes:
         out = array("Q", bytes(8 * self.h))
         err = ctypes.c_void_p()
-        check(lib().nd_lsh_signature(self._h, i, out.buffer_info()[0], ctypes.byref(err)), err)
+        check(lib().nd_lsh_keys(self._h, i, 1, out.buffer_info()[0], ctypes.byref(err)), err)
         return out.tobytes()
 
     def __setstate__(self, state: dict) -> None:
         self.__init__(threshold=state["threshold"], num_perm=state["num_perm"], weights=state["weights"], params=state["params"])
-        err = ctypes.c_void_p()
         for k, raws in state["sigs"].items():
             for raw in raws:
-                hv = array("Q")
-                hv.frombytes(raw)
-                i = self._next
-                check(lib().nd_lsh_insert(self._h, i, hv.buffer_info()[0], ctypes.byref(err)), err)
-                self._next = i + 1
-                self._keys_of[i] = k
-                if k in self._ids:
-                    self._more.setdefault(k, []).append(i)
-                else:
-                    self._ids[k] = i
+                self._insert_signature(k, raw)
 
 
 class _Session:
