@@ -68,7 +68,11 @@ type dedupOpts struct {
 }
 
 func newDedupCmd(e *env) *cobra.Command {
-	o := &dedupOpts{}
+	return newDedupCmdOpts(e, &dedupOpts{})
+}
+
+// newDedupCmdOpts is newDedupCmd with its flags bound to o.
+func newDedupCmdOpts(e *env, o *dedupOpts) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "dedup [flags] INPUT...",
 		Short: "Remove near-duplicate documents",

@@ -1,0 +1,107 @@
+package cli
+
+import (
+	"errors"
+	"io"
+
+	"github.com/spf13/pflag"
+
+	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/store"
+)
+
+// DedupConfig parses args, the flags of `neardup dedup` without INPUT
+// (e.g. "--threshold=0.7", "--unit=char"), exactly as the command does,
+// and returns the run's Options and its Input without files: reader
+// options, --skip-invalid and --examples. It is for programs that run
+// dedup.Run in-process on the command line's terms (the Python binding,
+// python/capi), so that the same flags give the same clusters. The flags
+// that name files or change what is read (--output, --clusters, --pairs,
+// --stats, --report, --options-json, --against, --resume, --sample,
+// --tmp-dir and the profiles) are refused: such a caller sets
+// dedup.Outputs itself. Errors read as the command's usage errors do.
+func DedupConfig(args []string) (dedup.Options, dedup.Input, error) {
+	o := &dedupOpts{}
+	fs := newDedupCmdOpts(&env{}, o).Flags()
+	if err := fs.Parse(args); err != nil {
+		return dedup.Options{}, dedup.Input{}, usageErr("%v", err)
+	}
+	if fs.NArg() > 0 {
+		return dedup.Options{}, dedup.Input{}, usageErr("unexpected argument %q: give flags only", fs.Arg(0))
+	}
+	for _, name := range []string{"output", "clusters", "pairs", "stats", "report", "options-json",
+		"against", "resume", "sample", "tmp-dir", "cpuprofile", "memprofile"} {
+		if fs.Changed(name) {
+			return dedup.Options{}, dedup.Input{}, usageErr("--%s is not an option here", name)
+		}
+	}
+	cfg, err := o.config()
+	if err != nil {
+		return dedup.Options{}, dedup.Input{}, err
+	}
+	ropts, err := o.input.options()
+	if err != nil {
+		return dedup.Options{}, dedup.Input{}, err
+	}
+	in := dedup.Input{Options: ropts, SkipInvalid: o.input.skipInvalid, Examples: o.examples}
+	if o.quiet {
+		in.Examples = 0
+	}
+	return cfg, in, nil
+}
+
+// DedupError is the message `neardup dedup` prints for err, a failed
+// dedup.Run's error: an invalid option named by its flag.
+func DedupError(err error) error { return optionErr(err) }
+
+// IndexAt opens the index at loc (a directory or a Redis URL, as --index
+// takes), creating it when there is none with the parameters of args, the
+// flags of `neardup index create` (--method, --threshold, --num-perm,
+// --ngram, ...; --cache-mb and --min-free-mb apply to either). Flags given
+// for an existing index must agree with its parameters, as on `index
+// add`. For the Python binding's neardup.Index.
+func IndexAt(loc string, args []string) (store.Index, error) {
+	o := &indexOpts{dir: loc}
+	fs := pflag.NewFlagSet("index", pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var dir string
+	fs.StringVar(&dir, "index", "", "")
+	fs.IntVar(&o.cacheMB, "cache-mb", store.DefaultCacheSize>>20, "")
+	minFreeFlag(fs, &o.minFreeMB, "")
+	o.params.register(fs)
+	if err := fs.Parse(args); err != nil {
+		return nil, usageErr("%v", err)
+	}
+	if fs.NArg() > 0 || fs.Changed("index") {
+		return nil, usageErr("give the index's location as the first argument and flags only")
+	}
+	if o.cacheMB < 1 || o.minFreeMB < 1 {
+		return nil, usageErr("--cache-mb %d, --min-free-mb %d: must be at least 1", o.cacheMB, o.minFreeMB)
+	}
+	s, err := store.OpenIndex(loc, o.storeOptions())
+	if err == nil {
+		if err := o.params.checkAgainst(fs, s.Params()); err != nil {
+			s.Close()
+			return nil, err
+		}
+		return s, nil
+	}
+	if !errors.Is(err, store.ErrNotIndex) {
+		if errors.Is(err, store.ErrParams) {
+			return nil, usageErr("%v", err)
+		}
+		return nil, err
+	}
+	p, err := o.params.params()
+	if err != nil {
+		return nil, err
+	}
+	if err := checkBanding(p); err != nil {
+		return nil, err
+	}
+	s, err = store.CreateIndex(loc, p, o.storeOptions())
+	if errors.Is(err, store.ErrParams) || errors.Is(err, store.ErrExists) {
+		return nil, usageErr("%v", err)
+	}
+	return s, err
+}

@@ -1,0 +1,105 @@
+"""neardup.dedup against the command line: the same texts and flags must
+give the same kept and cluster fields as `neardup dedup --clusters`."""
+
+import json
+import os
+import subprocess
+
+import pytest
+
+import neardup
+from conftest import cli_binary
+
+
+def run_cli(tmp_path, texts, ids, flags):
+    inp = tmp_path / "in.jsonl"
+    with open(inp, "w", encoding="utf-8") as f:
+        for i, t in zip(ids, texts):
+            f.write(json.dumps({"id": i, "text": t}, ensure_ascii=False) + "\n")
+    out = tmp_path / "clusters.jsonl"
+    pairs = tmp_path / "pairs.jsonl"
+    subprocess.run([cli_binary(), "dedup", "-q", "--clusters", str(out), "--pairs", str(pairs), *flags, str(inp)], check=True)
+    rows = [json.loads(l) for l in open(out, encoding="utf-8")]
+    prs = [json.loads(l) for l in open(pairs, encoding="utf-8")]
+    return [r["kept"] for r in rows], [r["cluster"] for r in rows], prs
+
+
+CASES = [
+    {},
+    {"threshold": 0.5},
+    {"unit": "char", "ngram": 4, "num_perm": 64},
+    {"method": "simhash"},
+    {"method": "exact"},
+    {"method": "jaccard", "threshold": 0.6},
+    {"keep": "longest", "cluster": "leader"},
+    {"verify": True, "workers": 1},
+]
+
+
+@pytest.mark.parametrize("options", CASES, ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items()) or "defaults")
+def test_same_as_cli(tmp_path, corpus, options):
+    ids = [str(i) for i in range(len(corpus))]
+    want_kept, want_cluster, want_pairs = run_cli(tmp_path, corpus, ids, neardup._dedup.options_to_flags(options))
+    r = neardup.dedup(corpus, **options)
+    assert r.kept == want_kept
+    assert r.cluster == want_cluster
+    assert len(r) == len(corpus)
+    assert r.stats["documents"] == len(corpus)
+    assert r.stats["removed"] == r.removed
+    assert [(p["id1"], p["id2"]) for p in want_pairs] == [(a, b) for a, b, _ in r.pairs]
+
+
+def test_ids_and_small_batches(tmp_path, corpus):
+    ids = [f"doc-{i}" for i in range(len(corpus))]
+    want_kept, want_cluster, _ = run_cli(tmp_path, corpus, ids, [])
+    r = neardup.dedup(iter(corpus), ids=ids, batch_size=7)
+    assert r.kept == want_kept and r.cluster == want_cluster
+    assert r.ids == ids
+    assert sum(not k for k in r.kept) > 0
+
+
+def test_dict_rows(corpus):
+    rows = [{"id": f"r{i}", "body": t} for i, t in enumerate(corpus)]
+    r = neardup.dedup(rows, text_field="body")
+    plain = neardup.dedup(corpus)
+    assert r.kept == plain.kept
+    assert r.cluster == ["r" + c for c in plain.cluster]
+
+
+def test_empty_input():
+    r = neardup.dedup([])
+    assert r.kept == [] and r.cluster == [] and r.pairs == []
+
+
+def test_errors():
+    with pytest.raises(neardup.OptionError, match="--threshold"):
+        neardup.dedup(["a"], threshold=1.5)
+    with pytest.raises(ValueError, match="unknown flag: --no-such-option"):
+        neardup.dedup(["a"], no_such_option=1)
+    with pytest.raises(neardup.OptionError, match="--clusters"):
+        neardup.dedup(["a"], clusters="x.jsonl")
+    with pytest.raises(TypeError):
+        neardup.dedup([1, 2])
+    with pytest.raises(ValueError, match="fewer ids"):
+        neardup.dedup(["a", "b"], ids=["1"])
+
+
+def test_interrupted_run_is_cleaned_up(corpus):
+    class Stop(Exception):
+        pass
+
+    def gen():
+        yield from corpus[:50]
+        raise Stop  # as Ctrl-C would, in the middle of the input
+
+    with pytest.raises(Stop):
+        neardup.dedup(gen(), batch_size=10)
+    # The library is still usable and gives the same answer as before.
+    assert neardup.dedup(corpus).kept == neardup.dedup(list(corpus)).kept
+
+
+def test_unicode_and_html():
+    texts = ["<p>你好，世界。今天天气很好</p>", "<div>你好，世界。今天天气很好</div>", "naïve café"]
+    r = neardup.dedup(texts, html=True, unit="char", ngram=2)
+    assert r.kept == [True, False, True]
+    assert r.cluster == ["0", "0", "2"]

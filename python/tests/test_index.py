@@ -1,0 +1,56 @@
+"""neardup.Index: the persistent index in a directory, shared with the
+command line."""
+
+import json
+import subprocess
+
+import pytest
+
+import neardup
+from conftest import cli_binary
+
+A = "the quick brown fox jumps over the lazy dog near the river bank today"
+B = "the quick brown fox jumps over the lazy dog near the river bank today!"
+C = "completely different words about a small town and its old market square"
+
+
+def test_check_and_add_query_remove(tmp_path):
+    loc = str(tmp_path / "ix")
+    with neardup.Index(loc, threshold=0.8) as ix:
+        r = ix.check_and_add("a", A)
+        assert r.added and r.matches == []
+        r = ix.check_and_add("b", B)
+        assert not r.added and [m.id for m in r.matches] == ["a"]
+        assert r.matches[0].similarity > 0.8
+        assert ix.check_and_add("c", C).added
+        assert [m.id for m in ix.query(B)] == ["a"]
+        assert ix.query("nothing like it at all in this index of ours") == []
+        assert len(ix) == 2
+        with pytest.raises(neardup.Error):
+            ix.check_and_add("a", "another text with the same id as before ok")
+        ix.remove("a")
+        assert ix.query(B) == [] and len(ix) == 1
+        with pytest.raises(neardup.Error):
+            ix.remove("a")
+        ix.add("a2", A)
+        res = ix.check_and_add_batch(["x", "y"], [B, "one more new document with its own words"])
+        assert [r.added for r in res] == [False, True] and res[0].matches[0].id == "a2"
+        assert ix.params["method"] == "minhash"
+    # The command line reads the same index.
+    out = subprocess.run([cli_binary(), "index", "query", "--index", loc, "-"], input=json.dumps({"id": "q", "text": B}) + "\n",
+                         capture_output=True, text=True, check=True).stdout
+    assert '"a2"' in out
+
+
+def test_existing_index_options_must_agree(tmp_path):
+    loc = str(tmp_path / "ix")
+    neardup.Index(loc, threshold=0.8).close()
+    neardup.Index(loc).close()  # no options: the stored ones
+    with pytest.raises(neardup.OptionError, match="threshold"):
+        neardup.Index(loc, threshold=0.5)
+    with pytest.raises(neardup.OptionError):
+        neardup.Index(str(tmp_path / "other"), no_such_flag=1)
+    ix = neardup.Index(loc)
+    ix.close()
+    with pytest.raises(neardup.Error, match="closed"):
+        ix.query(A)
