@@ -31,7 +31,8 @@ import (
 //     attribute, aria-hidden="true", display:none) are unlikely content.
 //   - Every block with at least 25 characters of its own text (inline
 //     markup included, nested blocks not) scores 1 + its commas +
-//     min(chars/100, 3) and gives the score to its parent, half to its
+//     min(chars/100, 3) (commas inside pre do not count: code is not
+//     prose) and gives the score to its parent, half to its
 //     grandparent and a third of the level to the ancestors above, up to
 //     five levels. An ancestor starts from its tag's prior (div +5; pre,
 //     td, blockquote +3; lists and forms -3; headings -5) and its class
@@ -55,6 +56,18 @@ func MainText(dst []byte, r io.Reader) ([]byte, bool, error) {
 	return out, found, err
 }
 
+// ExtractHTML appends the text of the HTML document read from r to dst: its
+// main content ([MainText]), or with all its whole visible text
+// ([HTMLToText], found always true). It is what the HTML step of a
+// [Normalizer] with [Options.HTMLAll] = all extracts.
+func ExtractHTML(dst []byte, r io.Reader, all bool) (out []byte, found bool, err error) {
+	if all {
+		out, err = HTMLToText(dst, r)
+		return out, true, err
+	}
+	return MainText(dst, r)
+}
+
 // A block element of the light tree. Inline elements are not nodes: their
 // text belongs to the enclosing block.
 type mnode struct {
@@ -63,6 +76,7 @@ type mnode struct {
 	weight   int16 // class and id: +25 content, -25 boilerplate
 	unlikely bool  // this node or an ancestor is unlikely content
 	hidden   bool
+	main     bool  // role="main" or a main element
 	own      int32 // runes of the node's own text
 	ownLink  int32 // of them, in links
 	commas   int32
@@ -244,7 +258,10 @@ func (m *mainExtractor) open(z *html.Tokenizer, a atom.Atom) {
 			case "navigation", "complementary", "contentinfo", "banner", "menu", "menubar", "dialog", "alertdialog":
 				n.weight -= 25
 				n.unlikely = true
-			case "main", "article":
+			case "main":
+				n.weight += 25
+				n.main = true
+			case "article":
 				n.weight += 25
 			}
 		}
@@ -262,7 +279,10 @@ func (m *mainExtractor) open(z *html.Tokenizer, a atom.Atom) {
 	switch a {
 	case atom.Nav, atom.Aside, atom.Footer:
 		n.unlikely = true
-	case atom.Article, atom.Main:
+	case atom.Main:
+		n.weight += 25
+		n.main = true
+	case atom.Article:
 		n.weight += 25
 	}
 	m.nodes[p].nchild++
@@ -384,7 +404,9 @@ func (m *mainExtractor) text(b []byte, pre, link bool) {
 	if link {
 		n.ownLink += runes
 	}
-	n.commas += int32(bytes.Count(piece, []byte(",")) + bytes.Count(piece, []byte("，")))
+	if !pre { // commas measure prose; in code they are syntax
+		n.commas += int32(bytes.Count(piece, []byte(",")) + bytes.Count(piece, []byte("，")))
+	}
 }
 
 // prior is Readability's initial score of a candidate's tag.
@@ -461,7 +483,16 @@ func (m *mainExtractor) extract() ([]byte, bool) {
 		}
 	}
 	if top <= 0 {
-		return m.w.dst, false
+		// Nothing scores (pages of a few short lines): keep the page's
+		// main element, or the whole page, without its unlikely content.
+		top = 0
+		for i := 1; i < len(nodes); i++ {
+			if nodes[i].main && !nodes[i].hidden && nodes[i].total > 0 {
+				top = i
+				break
+			}
+		}
+		return m.keepFrom(top, false)
 	}
 	// Raise the candidate while an ancestor scores well, or holds only it.
 	last, threshold := best, best/3
@@ -484,10 +515,16 @@ func (m *mainExtractor) extract() ([]byte, bool) {
 	for top > 0 && nodes[nodes[top].parent].nchild == 1 && nodes[nodes[top].parent].own == 0 && nodes[top].parent > 0 {
 		top = int(nodes[top].parent)
 	}
-	// Keep the candidate and its good siblings.
+	return m.keepFrom(top, true)
+}
+
+// keepFrom appends the text of node top, with its good siblings if
+// siblings is set, without the unlikely content and link lists inside.
+func (m *mainExtractor) keepFrom(top int, siblings bool) ([]byte, bool) {
+	nodes := m.nodes
 	keep := make([]bool, len(nodes))
 	keep[top] = true
-	if p := nodes[top].parent; p >= 0 {
+	if p := nodes[top].parent; siblings && p >= 0 {
 		min := max(10, nodes[top].score*0.2)
 		for i := top + 1; i < len(nodes); i++ {
 			m.keepSibling(keep, i, p, min)
@@ -498,7 +535,7 @@ func (m *mainExtractor) extract() ([]byte, bool) {
 	}
 	for i := 1; i < len(nodes); i++ {
 		n := &nodes[i]
-		if keep[i] || !keep[n.parent] || n.hidden {
+		if keep[i] || n.parent < 0 || !keep[n.parent] || n.hidden {
 			continue
 		}
 		if n.unlikely && !nodes[n.parent].unlikely {
