@@ -105,6 +105,7 @@ type mainExtractor struct {
 	stack []int32 // open nodes, innermost last
 	deep  int     // blocks opened beyond maxMainDepth
 	attr  []byte  // scratch for class and id
+	strip bool    // unlikely content is out (the first attempt)
 }
 
 func (m *mainExtractor) init(dst []byte) {
@@ -445,16 +446,46 @@ func (m *mainExtractor) extract() ([]byte, bool) {
 			nodes[n.parent].link += n.link
 		}
 	}
+	// As Readability does, a short result is tried again without
+	// stripping unlikely content (a page wrapper named "has-header"), and
+	// the longer result wins.
+	m.strip = true
+	out, ok := m.choose()
+	if ok && utf8.RuneCount(out[m.dst0:]) >= minMainRunes {
+		return out, true
+	}
+	m.strip = false
+	out2, ok2 := m.choose()
+	if ok2 && (!ok || len(out2) > len(out)) {
+		return out2, true
+	}
+	return out, ok
+}
+
+// minMainRunes is the length below which a result is tried again without
+// stripping unlikely content (Readability's charThreshold).
+const minMainRunes = 500
+
+// gone reports whether node n is out of the content: hidden, or unlikely
+// while unlikely content is stripped.
+func (m *mainExtractor) gone(n *mnode) bool { return n.hidden || (m.strip && n.unlikely) }
+
+// choose scores the nodes and appends the text of the best candidate.
+func (m *mainExtractor) choose() ([]byte, bool) {
+	nodes := m.nodes
+	for i := range nodes {
+		nodes[i].scored, nodes[i].score = false, 0
+	}
 	// Score the paragraphs into their ancestors.
 	for i := 1; i < len(nodes); i++ {
 		n := &nodes[i]
-		if n.unlikely || n.hidden || n.own < 25 {
+		if m.gone(n) || n.own < 25 {
 			continue
 		}
 		s := 1 + float64(n.commas) + min(float64(n.own/100), 3)
 		for level, a := 0, n.parent; a >= 0 && level < 5; level, a = level+1, nodes[a].parent {
 			an := &nodes[a]
-			if an.unlikely || an.hidden {
+			if m.gone(an) {
 				break
 			}
 			if !an.scored {
@@ -492,7 +523,7 @@ func (m *mainExtractor) extract() ([]byte, bool) {
 				break
 			}
 		}
-		return m.keepFrom(top, false)
+		return m.keep(top, false)
 	}
 	// Raise the candidate while an ancestor scores well, or holds only it.
 	last, threshold := best, best/3
@@ -515,12 +546,30 @@ func (m *mainExtractor) extract() ([]byte, bool) {
 	for top > 0 && nodes[nodes[top].parent].nchild == 1 && nodes[nodes[top].parent].own == 0 && nodes[top].parent > 0 {
 		top = int(nodes[top].parent)
 	}
-	return m.keepFrom(top, true)
+	return m.keep(top, true)
+}
+
+// keep appends the text of node top as keepFrom does; when that leaves
+// nothing (a table of links, say), it keeps the link lists, then the whole
+// page without its unlikely content, then the whole page (found false).
+func (m *mainExtractor) keep(top int, siblings bool) ([]byte, bool) {
+	if out, ok := m.keepFrom(top, siblings, true); ok {
+		return out, true
+	}
+	if out, ok := m.keepFrom(top, siblings, false); ok {
+		return out, true
+	}
+	if top != 0 {
+		return m.keepFrom(0, false, false)
+	}
+	return m.w.dst, false
 }
 
 // keepFrom appends the text of node top, with its good siblings if
-// siblings is set, without the unlikely content and link lists inside.
-func (m *mainExtractor) keepFrom(top int, siblings bool) ([]byte, bool) {
+// siblings is set, without the unlikely content inside and, if noLinks is
+// set, without link lists. It returns false, and the whole page's text,
+// when that leaves nothing.
+func (m *mainExtractor) keepFrom(top int, siblings, noLinks bool) ([]byte, bool) {
 	nodes := m.nodes
 	keep := make([]bool, len(nodes))
 	keep[top] = true
@@ -538,10 +587,10 @@ func (m *mainExtractor) keepFrom(top int, siblings bool) ([]byte, bool) {
 		if keep[i] || n.parent < 0 || !keep[n.parent] || n.hidden {
 			continue
 		}
-		if n.unlikely && !nodes[n.parent].unlikely {
+		if m.strip && n.unlikely && !nodes[n.parent].unlikely {
 			continue
 		}
-		if n.total >= 25 && n.link*2 > n.total && n.tag != atom.P {
+		if noLinks && n.total >= 25 && n.link*2 > n.total && n.tag != atom.P {
 			continue // a list of links
 		}
 		keep[i] = true
@@ -556,7 +605,7 @@ func (m *mainExtractor) keepFrom(top int, siblings bool) ([]byte, bool) {
 
 func (m *mainExtractor) keepSibling(keep []bool, i int, p int32, min float64) {
 	n := &m.nodes[i]
-	if n.parent != p || n.unlikely || n.hidden {
+	if n.parent != p || m.gone(n) {
 		return
 	}
 	switch {
@@ -581,8 +630,8 @@ func (m *mainExtractor) lastText(i int) []byte {
 }
 
 // appendKept appends the pieces of text of the kept nodes to out, which
-// shares its array with the whole-page text it copies from: it never
-// overtakes what it reads.
+// must not share its array with the whole-page text (keepFrom gives it
+// no spare capacity, so the first append copies).
 func (m *mainExtractor) appendKept(out []byte, keep []bool) []byte {
 	prev := -1
 	for k, s := range m.segs {
