@@ -9,6 +9,8 @@ import (
 	"testing"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/neardup/neardup/internal/sysinfo"
 )
 
 // sitePage is a page of a documentation site: a header menu, a sidebar of
@@ -213,4 +215,47 @@ func FuzzMainText(f *testing.F) {
 			t.Fatalf("MainText(%q) = %q, %v at once but %q, %v, %v a byte at a time", in, out, found, pieces, found2, err)
 		}
 	})
+}
+
+// BenchmarkHTMLData extracts the text of real pages, the whole visible text
+// (HTMLToText) beside the main content (MainText), when the evaluation data
+// is present. It reports the CPU time of the process per page (CPU-ns/page;
+// compare these on a busy machine) and pages per CPU second:
+//
+//	go test -run '^$' -bench HTMLData -benchtime 5x -cpu 1 ./text
+func BenchmarkHTMLData(b *testing.B) {
+	for _, c := range []struct {
+		name, set string
+		n         int
+	}{{"html-pages", "html-pages", 200}, {"llvm-docs", "llvm-docs", 4000}} {
+		b.Run(c.name, func(b *testing.B) {
+			pages := dataTexts(b, c.set, c.n)
+			size := 0
+			for _, s := range pages {
+				size += len(s)
+			}
+			for _, main := range []bool{false, true} {
+				name := "whole-page"
+				if main {
+					name = "main"
+				}
+				b.Run(name, func(b *testing.B) {
+					var dst []byte
+					b.SetBytes(int64(size))
+					b.ReportAllocs()
+					c0 := sysinfo.CPUSeconds()
+					for b.Loop() {
+						for _, s := range pages {
+							dst, _, _ = ExtractHTML(dst[:0], strings.NewReader(s), !main)
+						}
+					}
+					if c0 != 0 {
+						cpu := (sysinfo.CPUSeconds() - c0) / float64(b.N) / float64(len(pages))
+						b.ReportMetric(cpu*1e9, "CPU-ns/page")
+						b.ReportMetric(1/cpu, "pages/CPU-s")
+					}
+				})
+			}
+		})
+	}
 }
