@@ -85,6 +85,7 @@ type mnode struct {
 	score    float64
 	scored   bool
 	nchild   int32 // child nodes
+	last     int32 // 1 + the index in segs of the node's last own piece of text, or 0
 }
 
 // A piece of text, as appended to the whole-page buffer.
@@ -314,6 +315,7 @@ func (m *mainExtractor) text(b []byte, pre, link bool) {
 		seg.sep, seg.start = sepSpace, seg.start+1
 	}
 	m.segs = append(m.segs, seg)
+	m.nodes[seg.node].last = int32(len(m.segs))
 	piece := m.w.dst[seg.start:end]
 	runes := int32(utf8.RuneCount(piece))
 	n := &m.nodes[seg.node]
@@ -536,11 +538,9 @@ func (m *mainExtractor) keepSibling(keep []bool, i int, p int32, min float64) {
 
 // lastText returns the last piece of node i's own text, or nil.
 func (m *mainExtractor) lastText(i int) []byte {
-	for j := len(m.segs) - 1; j >= 0; j-- {
-		if int(m.segs[j].node) == i {
-			s := m.segs[j]
-			return m.w.dst[s.start:s.end]
-		}
+	if k := m.nodes[i].last; k > 0 {
+		s := m.segs[k-1]
+		return m.w.dst[s.start:s.end]
 	}
 	return nil
 }

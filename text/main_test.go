@@ -259,3 +259,13 @@ func BenchmarkHTMLData(b *testing.B) {
 		})
 	}
 }
+
+// TestMainTextManySiblings: a page of many short sibling paragraphs is
+// linear work, not quadratic (keepSibling looks at each one's last text).
+func TestMainTextManySiblings(t *testing.T) {
+	in := "<div><p>" + strings.Repeat("A paragraph long enough to be scored, with a comma.</p><p>Short one.</p><p>", 20000) + "end</p></div>"
+	got, found, err := MainText(nil, strings.NewReader(in))
+	if err != nil || !found || !bytes.HasSuffix(got, []byte("end")) {
+		t.Errorf("MainText(20000 paragraphs) ends %q, %v, %v", got[max(0, len(got)-20):], found, err)
+	}
+}
