@@ -312,7 +312,7 @@ func New(opts Options) (*Normalizer, error) {
 		return nil, fmt.Errorf("%w: KeepNewlines requires Whitespace", ErrOptions)
 	}
 	if opts.HTMLAll && !opts.HTML {
-		return nil, fmt.Errorf("%w: HTMLAll requires HTML", ErrOptions)
+		return nil, fmt.Errorf("%w: HTMLAll (--html-all) requires HTML (--html)", ErrOptions)
 	}
 	if opts.StopWords && !opts.Whitespace {
 		return nil, fmt.Errorf("%w: StopWords requires Whitespace", ErrOptions)
