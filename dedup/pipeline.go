@@ -283,7 +283,8 @@ type Example struct {
 type ExampleDoc struct {
 	ID string `json:"id"`
 	// Text is the document's text as read; with Options.Normalize.HTML,
-	// the visible text extracted from its HTML (text.HTMLToText), which is
+	// the text extracted from its HTML (text.ExtractHTML: the main content,
+	// or the whole visible text with Normalize.HTMLAll), which is
 	// what the method compared, not the markup.
 	Text string `json:"text"`
 	Kept bool   `json:"kept"`
@@ -1306,8 +1307,8 @@ func (r *run) pass2(ctx context.Context, keep []int32, examples map[int32]*Examp
 			}
 			m := ExampleDoc{ID: d.ID, Text: d.Text, Kept: r.kept(keep, i)}
 			if r.spec.Normalize.HTML {
-				// A strings.Reader never fails, so neither does HTMLToText.
-				b, _ := text.HTMLToText(nil, strings.NewReader(d.Text))
+				// A strings.Reader never fails, so neither does the extraction.
+				b, _, _ := text.ExtractHTML(nil, strings.NewReader(d.Text), r.spec.Normalize.HTMLAll)
 				m.Text = string(b)
 			}
 			if m.Kept { // the kept document goes first

@@ -465,7 +465,8 @@ func normalizeName(o text.Options) string {
 			on = append(on, name)
 		}
 	}
-	add(o.HTML, "HTML to text")
+	add(o.HTML && !o.HTMLAll, "HTML main content")
+	add(o.HTML && o.HTMLAll, "HTML to text (whole page)")
 	add(o.NFKC, "NFKC")
 	add(o.CaseFold, "case folding")
 	add(o.Whitespace, "whitespace folding")
@@ -753,7 +754,7 @@ func exampleClusters(spec sketch.Spec, examples []dedup.Example, maxRunes int) (
 	// With --html the examples' texts are already the extracted text
 	// (dedup.ExampleDoc): extracting again would read a "<" in it as markup.
 	nopts := *spec.Normalize
-	nopts.HTML = false
+	nopts.HTML, nopts.HTMLAll = false, false
 	// The run's shingles, or the default ones for methods without.
 	js := sketch.Spec{Method: sketch.Jaccard, Normalize: &nopts, Shingle: spec.Shingle}
 	k, err := js.NewSketcher()

@@ -27,17 +27,21 @@ type specJSON struct {
 }
 
 type normalizeJSON struct {
-	NFKC            bool     `json:"nfkc"`
-	CaseFold        bool     `json:"case_fold"`
-	Whitespace      bool     `json:"whitespace"`
-	KeepNewlines    bool     `json:"keep_newlines"`
-	Punctuation     bool     `json:"punctuation"`
-	PunctuationMode string   `json:"punctuation_mode"`
-	Invisible       bool     `json:"invisible"`
-	HTML            bool     `json:"html"`
-	T2S             bool     `json:"t2s"`
-	StopWords       bool     `json:"stop_words"`
-	StopWordList    []string `json:"stop_word_list,omitempty"`
+	NFKC            bool   `json:"nfkc"`
+	CaseFold        bool   `json:"case_fold"`
+	Whitespace      bool   `json:"whitespace"`
+	KeepNewlines    bool   `json:"keep_newlines"`
+	Punctuation     bool   `json:"punctuation"`
+	PunctuationMode string `json:"punctuation_mode"`
+	Invisible       bool   `json:"invisible"`
+	HTML            bool   `json:"html"`
+	// HTMLAll is written when HTML is on. Absent with HTML on (a Spec
+	// written before issue 31), it means true: the whole-page text that
+	// the HTML step extracted then.
+	HTMLAll      *bool    `json:"html_all,omitempty"`
+	T2S          bool     `json:"t2s"`
+	StopWords    bool     `json:"stop_words"`
+	StopWordList []string `json:"stop_word_list,omitempty"`
 }
 
 type shingleJSON struct {
@@ -93,6 +97,10 @@ func (s Spec) MarshalJSON() ([]byte, error) {
 		},
 		Threshold: r.Threshold,
 	}
+	if n.HTML {
+		all := n.HTMLAll
+		j.Normalize.HTMLAll = &all
+	}
 	if r.usesShingles() {
 		j.Shingle = &shingleJSON{Unit: r.Shingle.Unit.String(), N: r.Shingle.N, Seed: r.Shingle.Seed}
 	}
@@ -143,6 +151,14 @@ func (s *Spec) UnmarshalJSON(b []byte) error {
 	norm := text.Options{NFKC: n.NFKC, CaseFold: n.CaseFold, Whitespace: n.Whitespace, KeepNewlines: n.KeepNewlines,
 		Punctuation: n.Punctuation, Invisible: n.Invisible, HTML: n.HTML, T2S: n.T2S, StopWords: n.StopWords,
 		StopWordList: n.StopWordList}
+	switch {
+	case n.HTMLAll != nil && !n.HTML:
+		return fmt.Errorf("%w: html_all without html", ErrSpec)
+	case n.HTMLAll != nil:
+		norm.HTMLAll = *n.HTMLAll
+	case n.HTML:
+		norm.HTMLAll = true // written before main-content extraction
+	}
 	found := false
 	for mode, name := range punctModes {
 		if name == n.PunctuationMode {

@@ -3,6 +3,7 @@ package sketch
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"reflect"
 	"slices"
@@ -107,11 +108,44 @@ func TestUnmarshalRefuses(t *testing.T) {
 		strings.Replace(string(good), `"method":"simhash"`, `"method":"minhash"`, 1),
 		strings.Replace(string(good), `"version":1,`, `"version":1,"extra":2,`, 1),
 		strings.Replace(string(good), `"punctuation_mode":"space"`, `"punctuation_mode":"x"`, 1),
+		strings.Replace(string(good), `"html":false`, `"html":false,"html_all":false`, 1),
 		string(good) + `{}`,
 	} {
 		var s Spec
 		if err := json.Unmarshal([]byte(bad), &s); err == nil {
 			t.Errorf("%s: read without error", bad)
+		}
+	}
+}
+
+// TestHTMLAllJSON: html_all is written with html on only, and a Spec
+// written before it (html on, no html_all) reads as the whole-page text
+// that the HTML step extracted then.
+func TestHTMLAllJSON(t *testing.T) {
+	plain, _ := json.Marshal(Default(MinHash))
+	if strings.Contains(string(plain), "html_all") {
+		t.Errorf("a Spec without HTML writes html_all: %s", plain)
+	}
+	for _, all := range []bool{false, true} {
+		n := text.DefaultOptions()
+		n.HTML, n.HTMLAll = true, all
+		s := Default(MinHash)
+		s.Normalize = &n
+		b, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := fmt.Sprintf(`"html":true,"html_all":%v`, all); !strings.Contains(string(b), want) {
+			t.Errorf("HTMLAll %v: %s does not contain %s", all, b, want)
+		}
+		var back Spec
+		if err := json.Unmarshal(b, &back); err != nil || back.Normalize.HTMLAll != all || !back.Normalize.HTML {
+			t.Errorf("HTMLAll %v: read back %+v, %v", all, back.Normalize, err)
+		}
+		legacy := strings.Replace(string(b), fmt.Sprintf(`,"html_all":%v`, all), "", 1)
+		var old Spec
+		if err := json.Unmarshal([]byte(legacy), &old); err != nil || !old.Normalize.HTMLAll {
+			t.Errorf("%s: read as %+v, %v, want HTMLAll true", legacy, old.Normalize, err)
 		}
 	}
 }

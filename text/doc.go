@@ -7,11 +7,13 @@
 //
 // A [Normalizer] applies the steps its [Options] switch on, in this order:
 //
-//  1. HTML (off by default): the input is an HTML document; [HTMLToText]
-//     extracts the visible text. Scripts, styles, templates, the title and
-//     similar elements are dropped, comments and markup removed, entities
-//     decoded, and block elements become line breaks. Malformed HTML is
-//     accepted.
+//  1. HTML (off by default): the input is an HTML document; [MainText]
+//     extracts its main content (the article or documentation body, without
+//     navigation, menus, sidebars, footers and link lists), or with HTMLAll
+//     [HTMLToText] its whole visible text. Scripts, styles, templates, the
+//     title and similar elements are dropped, comments and markup removed,
+//     entities decoded, and block elements become line breaks. Malformed
+//     HTML is accepted.
 //  2. NFKC (on): Unicode normalisation form KC (golang.org/x/text/unicode/norm).
 //     Full-width Latin letters, digits and punctuation become ASCII
 //     (ＡＢＣ１２３！ -> ABC123!), ligatures and compatibility forms are

@@ -42,21 +42,34 @@ import (
 //
 // HTMLToText reads r to the end; it allocates the tokenizer's buffers.
 func HTMLToText(dst []byte, r io.Reader) ([]byte, error) {
-	z := html.NewTokenizer(r)
 	w := htmlWriter{dst: dst, start: len(dst)}
+	err := walkHTML(r, &w, nil)
+	return w.dst, err
+}
+
+// walkHTML tokenizes the HTML document read from r and writes its visible
+// text to w. With m not nil, it also builds m's light tree of the blocks
+// and records which block each piece of text belongs to (MainText).
+func walkHTML(r io.Reader, w *htmlWriter, m *mainExtractor) error {
+	z := html.NewTokenizer(r)
 	var skip []atom.Atom // open elements whose content is dropped, innermost last
 	skipped := 0         // dropped elements opened beyond the capacity of skip
 	pre := 0             // depth of open pre elements
+	links := 0           // depth of open a elements
 	for {
 		tt := z.Next()
 		switch tt {
 		case html.ErrorToken:
 			if err := z.Err(); err != io.EOF {
-				return w.dst, err
+				return err
 			}
-			return w.dst, nil
+			return nil
 		case html.TextToken:
-			if len(skip) == 0 {
+			switch {
+			case len(skip) > 0:
+			case m != nil:
+				m.text(z.Text(), pre > 0, links > 0)
+			default:
 				w.text(z.Text(), pre > 0)
 			}
 		case html.StartTagToken, html.SelfClosingTagToken:
@@ -74,14 +87,18 @@ func HTMLToText(dst []byte, r io.Reader) ([]byte, error) {
 			if len(skip) > 0 {
 				continue
 			}
-			switch boundary(a) {
-			case '\n':
-				w.sep(sepNewline)
-			case ' ':
-				w.sep(sepSpace)
+			w.boundary(a)
+			if tt != html.StartTagToken {
+				continue
 			}
-			if a == atom.Pre && tt == html.StartTagToken {
+			switch a {
+			case atom.Pre:
 				pre++
+			case atom.A:
+				links++
+			}
+			if m != nil && isNode(a) {
+				m.open(z, a)
 			}
 		case html.EndTagToken:
 			a := tagAtom(z.Raw())
@@ -104,14 +121,15 @@ func HTMLToText(dst []byte, r io.Reader) ([]byte, error) {
 				}
 				continue
 			}
-			switch boundary(a) {
-			case '\n':
-				w.sep(sepNewline)
-			case ' ':
-				w.sep(sepSpace)
-			}
-			if a == atom.Pre && pre > 0 {
+			w.boundary(a)
+			switch {
+			case a == atom.Pre && pre > 0:
 				pre--
+			case a == atom.A && links > 0:
+				links--
+			}
+			if m != nil && isNode(a) {
+				m.close(a)
 			}
 		}
 	}
@@ -192,6 +210,16 @@ type htmlWriter struct {
 }
 
 func (w *htmlWriter) sep(s int) { w.pending = max(w.pending, s) }
+
+// boundary owes the separator that element a's tags stand for.
+func (w *htmlWriter) boundary(a atom.Atom) {
+	switch boundary(a) {
+	case '\n':
+		w.sep(sepNewline)
+	case ' ':
+		w.sep(sepSpace)
+	}
+}
 
 func (w *htmlWriter) text(b []byte, pre bool) {
 	for i := 0; i < len(b); {

@@ -84,10 +84,15 @@ type Options struct {
 	// (category Cc that are not whitespace, such as NUL or ESC) into
 	// spaces. Default on.
 	Invisible bool
-	// HTML treats the input as an HTML document and extracts its visible
-	// text with [HTMLToText] before the other steps. Block elements become
+	// HTML treats the input as an HTML document and extracts its main
+	// content with [MainText] (or, with HTMLAll, its whole visible text
+	// with [HTMLToText]) before the other steps. Block elements become
 	// line breaks (kept only with KeepNewlines). Default off.
 	HTML bool
+	// HTMLAll, with HTML, keeps the whole page's visible text, template
+	// and navigation included, instead of its main content: the HTML step
+	// as it was before issue 31. Default off.
+	HTMLAll bool
 	// T2S converts Traditional Chinese to Simplified Chinese with OpenCC's
 	// dictionaries (package [github.com/neardup/neardup/text/t2s], stable
 	// variant). Default off. The dictionaries are loaded on first use.
@@ -306,6 +311,9 @@ func New(opts Options) (*Normalizer, error) {
 	if opts.KeepNewlines && !opts.Whitespace {
 		return nil, fmt.Errorf("%w: KeepNewlines requires Whitespace", ErrOptions)
 	}
+	if opts.HTMLAll && !opts.HTML {
+		return nil, fmt.Errorf("%w: HTMLAll (--html-all) requires HTML (--html)", ErrOptions)
+	}
 	if opts.StopWords && !opts.Whitespace {
 		return nil, fmt.Errorf("%w: StopWords requires Whitespace", ErrOptions)
 	}
@@ -332,7 +340,7 @@ func (n *Normalizer) buildStopWords() error {
 		list = append(EnglishStopWords(), ChineseStopWords()...)
 	}
 	o := n.opts
-	o.StopWords, o.HTML, o.KeepNewlines = false, false, false
+	o.StopWords, o.HTML, o.HTMLAll, o.KeepNewlines = false, false, false, false
 	plain, err := New(o)
 	if err != nil {
 		return err
@@ -385,8 +393,8 @@ func (n *Normalizer) AppendBytes(dst, src []byte) []byte {
 	in := src
 	ascii := false
 	if n.opts.HTML {
-		// A bytes.Reader never fails, so neither does HTMLToText.
-		s.html, _ = HTMLToText(s.html[:0], bytes.NewReader(src))
+		// A bytes.Reader never fails, so neither does the extraction.
+		s.html, _, _ = ExtractHTML(s.html[:0], bytes.NewReader(src), n.opts.HTMLAll)
 		in = s.html
 	} else if n.islands() {
 		// runNFKC finds the ASCII and makes the islands valid itself.

@@ -518,6 +518,7 @@ func BenchmarkNormalize(b *testing.B) {
 		{"en/default", DefaultOptions(), en},
 		{"en/stopwords", with(func(o *Options) { o.StopWords = true }), en},
 		{"en/html", with(func(o *Options) { o.HTML = true }), html},
+		{"en/html-all", with(func(o *Options) { o.HTML, o.HTMLAll = true, true }), html},
 		{"zh/default", DefaultOptions(), zh},
 		{"zh/t2s", with(func(o *Options) { o.T2S = true }), zh},
 		{"zh/t2s+stopwords", with(func(o *Options) { o.T2S, o.StopWords = true, true }), zh},

@@ -594,7 +594,7 @@ func dedupArgs(cfg dedup.Options) []string {
 		v, def bool
 	}{
 		{"nfkc", n.NFKC, d.NFKC}, {"case-fold", n.CaseFold, d.CaseFold}, {"fold-whitespace", n.Whitespace, d.Whitespace},
-		{"fold-punct", n.Punctuation, d.Punctuation}, {"html", n.HTML, d.HTML}, {"t2s", n.T2S, d.T2S}, {"stop-words", n.StopWords, d.StopWords},
+		{"fold-punct", n.Punctuation, d.Punctuation}, {"html", n.HTML, d.HTML}, {"html-all", n.HTMLAll, d.HTMLAll}, {"t2s", n.T2S, d.T2S}, {"stop-words", n.StopWords, d.StopWords},
 	} {
 		if f.v != f.def {
 			args = append(args, b(f.name, f.v))

@@ -93,10 +93,10 @@ func (f *indexParamFlags) checkAgainst(fs *pflag.FlagSet, p store.Params) error 
 				return
 			}
 			stored = map[string]string{"bits": fmt.Sprint(p.Bits), "distance": fmt.Sprint(p.Distance), "blocks": fmt.Sprint(p.Blocks), "weights": p.Weights.String()}[fl.Name]
-		case "nfkc", "case-fold", "fold-whitespace", "fold-punct", "html", "t2s", "stop-words":
+		case "nfkc", "case-fold", "fold-whitespace", "fold-punct", "html", "html-all", "t2s", "stop-words":
 			n := p.Normalize
 			stored = fmt.Sprint(map[string]bool{"nfkc": n.NFKC, "case-fold": n.CaseFold, "fold-whitespace": n.Whitespace,
-				"fold-punct": n.Punctuation, "html": n.HTML, "t2s": n.T2S, "stop-words": n.StopWords}[fl.Name])
+				"fold-punct": n.Punctuation, "html": n.HTML, "html-all": n.HTMLAll, "t2s": n.T2S, "stop-words": n.StopWords}[fl.Name])
 		default:
 			return
 		}

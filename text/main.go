@@ -1,0 +1,569 @@
+package text
+
+import (
+	"bytes"
+	"io"
+	"unicode/utf8"
+
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
+)
+
+// MainText appends the main content of the HTML document read from r to
+// dst: the article or documentation body without the site's navigation,
+// menus, headers, footers, sidebars, comment sections and "related" link
+// lists. It returns the extended buffer and whether main content was found;
+// when it was not (a page of links only, a fragment too short to score), the
+// text appended is the whole visible text, exactly what [HTMLToText]
+// appends. The error is that of HTMLToText.
+//
+// The text is produced by the same rules as HTMLToText (entities decoded,
+// scripts and styles dropped, block elements on lines of their own); only
+// which parts of the page are kept differs. The choice follows Mozilla
+// Readability's scoring (Readability.js, Arc90's algorithm), computed in one
+// pass of the x/net/html tokenizer over a light tree of the block elements,
+// without building the DOM:
+//
+//   - Elements whose class or id names boilerplate (nav, menu, sidebar,
+//     footer, comment, related, share, cookie, breadcrumbs, banner, ...)
+//     and do not also name content (article, body, content, main, ...),
+//     nav, aside and footer elements, and hidden elements (the hidden
+//     attribute, aria-hidden="true", display:none) are unlikely content.
+//   - Every block with at least 25 characters of its own text (inline
+//     markup included, nested blocks not) scores 1 + its commas +
+//     min(chars/100, 3) (commas inside pre do not count: code is not
+//     prose) and gives the score to its parent, half to its
+//     grandparent and a third of the level to the ancestors above, up to
+//     five levels. An ancestor starts from its tag's prior (div +5; pre,
+//     td, blockquote +3; lists and forms -3; headings -5) and its class
+//     weight (+25 for content names, -25 for boilerplate names).
+//   - A candidate's score is scaled by one minus its link density (the
+//     share of its text inside links). The best candidate is kept, raised
+//     to an ancestor whose score is not much lower, and joined by those of
+//     its siblings that score at least a fifth of it or are paragraphs of
+//     prose.
+//   - Inside the kept blocks, unlikely content and link lists (blocks of
+//     at least 25 characters, more than half of them in links) are
+//     dropped.
+//
+// MainText reads r to the end. Its cost is that of HTMLToText plus work
+// linear in the number of elements.
+func MainText(dst []byte, r io.Reader) ([]byte, bool, error) {
+	var m mainExtractor
+	m.init(dst)
+	err := m.run(r)
+	out, found := m.extract()
+	return out, found, err
+}
+
+// ExtractHTML appends the text of the HTML document read from r to dst: its
+// main content ([MainText]), or with all its whole visible text
+// ([HTMLToText], found always true). It is what the HTML step of a
+// [Normalizer] with [Options.HTMLAll] = all extracts.
+func ExtractHTML(dst []byte, r io.Reader, all bool) (out []byte, found bool, err error) {
+	if all {
+		out, err = HTMLToText(dst, r)
+		return out, true, err
+	}
+	return MainText(dst, r)
+}
+
+// A block element of the light tree. Inline elements are not nodes: their
+// text belongs to the enclosing block.
+type mnode struct {
+	parent   int32
+	tag      atom.Atom
+	weight   int16 // class and id: +25 content, -25 boilerplate
+	unlikely bool  // this node or an ancestor is unlikely content
+	hidden   bool
+	main     bool  // role="main" or a main element
+	own      int32 // runes of the node's own text
+	ownLink  int32 // of them, in links
+	commas   int32
+	total    int32 // runes of text in the subtree
+	link     int32 // of them, in links
+	score    float64
+	scored   bool
+	nchild   int32 // child nodes
+	last     int32 // 1 + the index in segs of the node's last own piece of text, or 0
+}
+
+// A piece of text, as appended to the whole-page buffer.
+type mseg struct {
+	node       int32
+	start, end int32 // in the whole-page buffer, separator excluded
+	sep        uint8 // separator written before it: sepNone, sepSpace, sepNewline
+}
+
+// maxMainDepth bounds the open blocks tracked; deeper ones are not nodes.
+const maxMainDepth = 512
+
+type mainExtractor struct {
+	w     htmlWriter
+	dst0  int // len(dst) on entry
+	nodes []mnode
+	segs  []mseg
+	stack []int32 // open nodes, innermost last
+	deep  int     // blocks opened beyond maxMainDepth
+	attr  []byte  // scratch for class and id
+	strip bool    // unlikely content is out (the first attempt)
+}
+
+func (m *mainExtractor) init(dst []byte) {
+	m.w = htmlWriter{dst: dst, start: len(dst)}
+	m.dst0 = len(dst)
+	m.nodes = append(m.nodes[:0], mnode{parent: -1, tag: atom.Body})
+	m.stack = append(m.stack[:0], 0)
+}
+
+func (m *mainExtractor) top() int32 { return m.stack[len(m.stack)-1] }
+
+func (m *mainExtractor) run(r io.Reader) error { return walkHTML(r, &m.w, m) }
+
+// isNode reports whether elements a are nodes of the light tree.
+func isNode(a atom.Atom) bool {
+	switch a {
+	case atom.Body, atom.Html, atom.Head, atom.Br, atom.Hr:
+		return false
+	case atom.Td, atom.Th:
+		return true
+	}
+	return boundary(a) == '\n'
+}
+
+// closesP reports whether a start tag a closes an open p (the HTML parsing
+// rules, for the block elements).
+func closesP(a atom.Atom) bool {
+	return boundary(a) == '\n'
+}
+
+func (m *mainExtractor) open(z *html.Tokenizer, a atom.Atom) {
+	// The implied end tags that matter for the tree's shape.
+	for len(m.stack) > 1 {
+		t := m.nodes[m.top()].tag
+		if (t == atom.P && closesP(a)) || (t == a && (a == atom.Li || a == atom.Dt || a == atom.Dd || a == atom.Td || a == atom.Th || a == atom.Tr || a == atom.Option)) ||
+			((t == atom.Td || t == atom.Th) && (a == atom.Td || a == atom.Th || a == atom.Tr)) || ((t == atom.Dt || t == atom.Dd) && (a == atom.Dt || a == atom.Dd)) {
+			m.stack = m.stack[:len(m.stack)-1]
+			continue
+		}
+		break
+	}
+	if len(m.stack) >= maxMainDepth {
+		m.deep++
+		return
+	}
+	p := m.top()
+	n := mnode{parent: p, tag: a, unlikely: m.nodes[p].unlikely, hidden: m.nodes[p].hidden}
+	m.attr = m.attr[:0]
+	for {
+		k, v, more := z.TagAttr()
+		switch string(k) {
+		case "class", "id":
+			m.attr = append(m.attr, v...)
+			m.attr = append(m.attr, ' ')
+		case "hidden":
+			n.hidden = true
+		case "aria-hidden":
+			if string(v) == "true" {
+				n.hidden = true
+			}
+		case "style":
+			if hiddenStyle(v) {
+				n.hidden = true
+			}
+		case "role":
+			switch string(v) {
+			case "navigation", "complementary", "contentinfo", "banner", "menu", "menubar", "dialog", "alertdialog":
+				n.weight -= 25
+				n.unlikely = true
+			case "main":
+				n.weight += 25
+				n.main = true
+			case "article":
+				n.weight += 25
+			}
+		}
+		if !more {
+			break
+		}
+	}
+	if len(m.attr) > 0 {
+		w, unlikely := classWeight(m.attr)
+		n.weight += w
+		if unlikely && a != atom.Body && a != atom.Html {
+			n.unlikely = true
+		}
+	}
+	switch a {
+	case atom.Nav, atom.Aside, atom.Footer:
+		n.unlikely = true
+	case atom.Main:
+		n.weight += 25
+		n.main = true
+	case atom.Article:
+		n.weight += 25
+	}
+	m.nodes[p].nchild++
+	m.nodes = append(m.nodes, n)
+	m.stack = append(m.stack, int32(len(m.nodes)-1))
+}
+
+func (m *mainExtractor) close(a atom.Atom) {
+	if m.deep > 0 {
+		m.deep--
+		return
+	}
+	for i := len(m.stack) - 1; i >= 1 && i >= len(m.stack)-64; i-- {
+		if m.nodes[m.stack[i]].tag == a {
+			m.stack = m.stack[:i]
+			return
+		}
+	}
+}
+
+// hiddenStyle reports whether an inline style hides its element.
+func hiddenStyle(v []byte) bool {
+	var b [64]byte
+	n := 0
+	for _, c := range v {
+		if c == ' ' || c == '\t' || c == '\n' {
+			continue
+		}
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if n == len(b) {
+			break
+		}
+		b[n] = c
+		n++
+	}
+	return bytes.Contains(b[:n], []byte("display:none")) || bytes.Contains(b[:n], []byte("visibility:hidden"))
+}
+
+// Class and id names, after Readability's unlikelyCandidates,
+// okMaybeItsACandidate, positive and negative patterns (lower case).
+var (
+	unlikelyNames = [][]byte{
+		[]byte("-ad-"), []byte("ai2html"), []byte("banner"), []byte("breadcrumb"), []byte("combx"),
+		[]byte("comment"), []byte("community"), []byte("cover-wrap"), []byte("disqus"), []byte("extra"),
+		[]byte("footer"), []byte("gdpr"), []byte("header"), []byte("legends"), []byte("menu"),
+		[]byte("related"), []byte("remark"), []byte("replies"), []byte("rss"), []byte("shoutbox"),
+		[]byte("sidebar"), []byte("skyscraper"), []byte("social"), []byte("sponsor"), []byte("supplemental"),
+		[]byte("ad-break"), []byte("agegate"), []byte("pagination"), []byte("pager"), []byte("popup"),
+		[]byte("yom-remote"), []byte("cookie"), []byte("consent"), []byte("navbar"), []byte("navigation"),
+		[]byte("share"), []byte("subscribe"), []byte("newsletter"), []byte("toolbar"),
+	}
+	maybeNames = [][]byte{
+		[]byte("and"), []byte("article"), []byte("body"), []byte("column"), []byte("content"),
+		[]byte("main"), []byte("mathjax"), []byte("shadow"),
+	}
+	positiveNames = [][]byte{
+		[]byte("article"), []byte("body"), []byte("content"), []byte("entry"), []byte("hentry"),
+		[]byte("h-entry"), []byte("main"), []byte("page"), []byte("pagination"), []byte("post"),
+		[]byte("text"), []byte("blog"), []byte("story"),
+	}
+	negativeNames = [][]byte{
+		[]byte("-ad-"), []byte("hidden"), []byte("banner"), []byte("combx"), []byte("comment"),
+		[]byte("com-"), []byte("contact"), []byte("footer"), []byte("gdpr"), []byte("masthead"),
+		[]byte("media"), []byte("meta"), []byte("outbrain"), []byte("promo"), []byte("related"),
+		[]byte("scroll"), []byte("share"), []byte("shoutbox"), []byte("sidebar"), []byte("skyscraper"),
+		[]byte("sponsor"), []byte("shopping"), []byte("tags"), []byte("widget"), []byte("nav"),
+		[]byte("menu"), []byte("cookie"),
+	}
+)
+
+// classWeight returns the weight of the class and id attributes in b and
+// whether they name unlikely content. b is lower-cased in place.
+func classWeight(b []byte) (int16, bool) {
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	var w int16
+	if containsAny(b, negativeNames) {
+		w -= 25
+	}
+	if containsAny(b, positiveNames) {
+		w += 25
+	}
+	return w, containsAny(b, unlikelyNames) && !containsAny(b, maybeNames)
+}
+
+func containsAny(b []byte, names [][]byte) bool {
+	for _, n := range names {
+		if bytes.Contains(b, n) {
+			return true
+		}
+	}
+	return false
+}
+
+func (m *mainExtractor) text(b []byte, pre, link bool) {
+	start := len(m.w.dst)
+	m.w.text(b, pre)
+	end := len(m.w.dst)
+	if end == start {
+		return
+	}
+	seg := mseg{node: m.top(), start: int32(start), end: int32(end)}
+	switch m.w.dst[start] {
+	case '\n':
+		seg.sep, seg.start = sepNewline, seg.start+1
+	case ' ':
+		seg.sep, seg.start = sepSpace, seg.start+1
+	}
+	m.segs = append(m.segs, seg)
+	m.nodes[seg.node].last = int32(len(m.segs))
+	piece := m.w.dst[seg.start:end]
+	runes := int32(utf8.RuneCount(piece))
+	n := &m.nodes[seg.node]
+	n.own += runes
+	if link {
+		n.ownLink += runes
+	}
+	if !pre { // commas measure prose; in code they are syntax
+		n.commas += int32(bytes.Count(piece, []byte(",")) + bytes.Count(piece, []byte("，")))
+	}
+}
+
+// prior is Readability's initial score of a candidate's tag.
+func prior(a atom.Atom) float64 {
+	switch a {
+	case atom.Div:
+		return 5
+	case atom.Pre, atom.Td, atom.Blockquote:
+		return 3
+	case atom.Address, atom.Ol, atom.Ul, atom.Dl, atom.Dd, atom.Dt, atom.Li, atom.Form:
+		return -3
+	case atom.H1, atom.H2, atom.H3, atom.H4, atom.H5, atom.H6, atom.Th:
+		return -5
+	}
+	return 0
+}
+
+func (m *mainExtractor) linkDensity(i int) float64 {
+	n := &m.nodes[i]
+	if n.total == 0 {
+		return 0
+	}
+	return float64(n.link) / float64(n.total)
+}
+
+// extract chooses the main content and appends its text at m.dst0.
+func (m *mainExtractor) extract() ([]byte, bool) {
+	nodes := m.nodes
+	// Subtree totals: a parent precedes its children.
+	for i := len(nodes) - 1; i >= 0; i-- {
+		n := &nodes[i]
+		n.total += n.own
+		n.link += n.ownLink
+		if n.parent >= 0 {
+			nodes[n.parent].total += n.total
+			nodes[n.parent].link += n.link
+		}
+	}
+	// As Readability does, a short result is tried again without
+	// stripping unlikely content (a page wrapper named "has-header"), and
+	// the longer result wins.
+	m.strip = true
+	out, ok := m.choose()
+	if ok && utf8.RuneCount(out[m.dst0:]) >= minMainRunes {
+		return out, true
+	}
+	m.strip = false
+	out2, ok2 := m.choose()
+	if ok2 && (!ok || len(out2) > len(out)) {
+		return out2, true
+	}
+	return out, ok
+}
+
+// minMainRunes is the length below which a result is tried again without
+// stripping unlikely content (Readability's charThreshold).
+const minMainRunes = 500
+
+// gone reports whether node n is out of the content: hidden, or unlikely
+// while unlikely content is stripped.
+func (m *mainExtractor) gone(n *mnode) bool { return n.hidden || (m.strip && n.unlikely) }
+
+// choose scores the nodes and appends the text of the best candidate.
+func (m *mainExtractor) choose() ([]byte, bool) {
+	nodes := m.nodes
+	for i := range nodes {
+		nodes[i].scored, nodes[i].score = false, 0
+	}
+	// Score the paragraphs into their ancestors.
+	for i := 1; i < len(nodes); i++ {
+		n := &nodes[i]
+		if m.gone(n) || n.own < 25 {
+			continue
+		}
+		s := 1 + float64(n.commas) + min(float64(n.own/100), 3)
+		for level, a := 0, n.parent; a >= 0 && level < 5; level, a = level+1, nodes[a].parent {
+			an := &nodes[a]
+			if m.gone(an) {
+				break
+			}
+			if !an.scored {
+				an.scored = true
+				an.score = prior(an.tag) + float64(an.weight)
+			}
+			switch level {
+			case 0:
+				an.score += s
+			case 1:
+				an.score += s / 2
+			default:
+				an.score += s / float64(level*3)
+			}
+		}
+	}
+	top, best := -1, 0.0
+	for i := range nodes {
+		n := &nodes[i]
+		if !n.scored {
+			continue
+		}
+		n.score *= 1 - m.linkDensity(i)
+		if top < 0 || n.score > best {
+			top, best = i, n.score
+		}
+	}
+	if top <= 0 {
+		// Nothing scores (pages of a few short lines): keep the page's
+		// main element, or the whole page, without its unlikely content.
+		top = 0
+		for i := 1; i < len(nodes); i++ {
+			if nodes[i].main && !nodes[i].hidden && nodes[i].total > 0 {
+				top = i
+				break
+			}
+		}
+		return m.keep(top, false)
+	}
+	// Raise the candidate while an ancestor scores well, or holds only it.
+	last, threshold := best, best/3
+	for p := nodes[top].parent; p > 0; p = nodes[p].parent {
+		if !nodes[p].scored {
+			if nodes[p].nchild == 1 && nodes[p].own == 0 {
+				top = int(p)
+			}
+			continue
+		}
+		if nodes[p].score < threshold {
+			break
+		}
+		if nodes[p].score > last {
+			top = int(p)
+			break
+		}
+		last = nodes[p].score
+	}
+	for top > 0 && nodes[nodes[top].parent].nchild == 1 && nodes[nodes[top].parent].own == 0 && nodes[top].parent > 0 {
+		top = int(nodes[top].parent)
+	}
+	return m.keep(top, true)
+}
+
+// keep appends the text of node top as keepFrom does; when that leaves
+// nothing (a table of links, say), it keeps the link lists, then the whole
+// page without its unlikely content, then the whole page (found false).
+func (m *mainExtractor) keep(top int, siblings bool) ([]byte, bool) {
+	if out, ok := m.keepFrom(top, siblings, true); ok {
+		return out, true
+	}
+	if out, ok := m.keepFrom(top, siblings, false); ok {
+		return out, true
+	}
+	if top != 0 {
+		return m.keepFrom(0, false, false)
+	}
+	return m.w.dst, false
+}
+
+// keepFrom appends the text of node top, with its good siblings if
+// siblings is set, without the unlikely content inside and, if noLinks is
+// set, without link lists. It returns false, and the whole page's text,
+// when that leaves nothing.
+func (m *mainExtractor) keepFrom(top int, siblings, noLinks bool) ([]byte, bool) {
+	nodes := m.nodes
+	keep := make([]bool, len(nodes))
+	keep[top] = true
+	if p := nodes[top].parent; siblings && p >= 0 {
+		min := max(10, nodes[top].score*0.2)
+		for i := top + 1; i < len(nodes); i++ {
+			m.keepSibling(keep, i, p, min)
+		}
+		for i := top - 1; i > int(p); i-- {
+			m.keepSibling(keep, i, p, min)
+		}
+	}
+	for i := 1; i < len(nodes); i++ {
+		n := &nodes[i]
+		if keep[i] || n.parent < 0 || !keep[n.parent] || n.hidden {
+			continue
+		}
+		if m.strip && n.unlikely && !nodes[n.parent].unlikely {
+			continue
+		}
+		if noLinks && n.total >= 25 && n.link*2 > n.total && n.tag != atom.P {
+			continue // a list of links
+		}
+		keep[i] = true
+	}
+	out := m.w.dst[:m.dst0:m.dst0]
+	out = m.appendKept(out, keep)
+	if len(out) == m.dst0 {
+		return m.w.dst, false
+	}
+	return out, true
+}
+
+func (m *mainExtractor) keepSibling(keep []bool, i int, p int32, min float64) {
+	n := &m.nodes[i]
+	if n.parent != p || m.gone(n) {
+		return
+	}
+	switch {
+	case n.scored && n.score >= min:
+		keep[i] = true
+	case n.tag == atom.P && n.own > 80 && m.linkDensity(i) < 0.25:
+		keep[i] = true
+	case n.tag == atom.P && n.own > 0 && n.own <= 80 && n.link == 0 && bytes.HasSuffix(m.lastText(i), []byte(".")):
+		keep[i] = true
+	}
+}
+
+// lastText returns the last piece of node i's own text, or nil.
+func (m *mainExtractor) lastText(i int) []byte {
+	if k := m.nodes[i].last; k > 0 {
+		s := m.segs[k-1]
+		return m.w.dst[s.start:s.end]
+	}
+	return nil
+}
+
+// appendKept appends the pieces of text of the kept nodes to out, which
+// must not share its array with the whole-page text (keepFrom gives it
+// no spare capacity, so the first append copies).
+func (m *mainExtractor) appendKept(out []byte, keep []bool) []byte {
+	prev := -1
+	for k, s := range m.segs {
+		if !keep[s.node] {
+			continue
+		}
+		if len(out) > m.dst0 {
+			switch {
+			case prev != k-1 || s.sep == sepNewline:
+				out = append(out, '\n')
+			case s.sep == sepSpace:
+				out = append(out, ' ')
+			}
+		}
+		out = append(out, m.w.dst[s.start:s.end]...)
+		prev = k
+	}
+	return out
+}
