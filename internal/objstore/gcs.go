@@ -1,3 +1,8 @@
+//go:build !neardup_nogcs
+
+// The gs:// backend; build with -tags neardup_nogcs to leave it (and most of
+// the binary size that object storage adds) out.
+
 package objstore
 
 import (

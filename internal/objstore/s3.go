@@ -1,5 +1,7 @@
 package objstore
 
+//lint:file-ignore SA1019 feature/s3/manager's Uploader is deprecated for feature/s3/transfermanager, which is still v0.x (v0.4.1); the Uploader is maintained and its multipart upload is what Put needs
+
 import (
 	"bufio"
 	"context"
