@@ -67,12 +67,15 @@
 package corpus
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/neardup/neardup/internal/objstore"
 )
 
 // Document is one input document.
@@ -302,6 +305,9 @@ func Open(name string, opts Options) (Reader, error) {
 	if name == "-" {
 		return NewStream(os.Stdin, name, opts), nil
 	}
+	if objstore.IsURL(name) {
+		return openURL(name, f, comp, opts)
+	}
 	file, err := os.Open(name)
 	if err != nil {
 		return nil, err
@@ -327,6 +333,33 @@ func Open(name string, opts Options) (Reader, error) {
 		return NewWARC(rc, name, opts), nil
 	}
 	rc.Close()
+	return nil, fmt.Errorf("%s: %w", name, ErrUnknownFormat)
+}
+
+// openURL opens an object in object storage (s3://, gs://): one
+// sequential stream, decoded as a local file of that name would be.
+func openURL(name string, f format, comp compression, opts Options) (Reader, error) {
+	if f == formatParquet {
+		return nil, fmt.Errorf("%s: Parquet inputs are not read from object storage yet (a Parquet reader needs random access); copy the file to a local directory and pass that", name)
+	}
+	body, err := objstore.OpenURL(context.Background(), name)
+	if err != nil {
+		return nil, err
+	}
+	if comp == compNone {
+		comp = compSniff
+	}
+	dec := newDecoder(body, comp)
+	dec.resync = f == formatWARC
+	switch f {
+	case formatJSONL:
+		return NewJSONL(dec, name, opts), nil
+	case formatLines:
+		return NewLines(dec, name, opts), nil
+	case formatWARC:
+		return NewWARC(dec, name, opts), nil
+	}
+	dec.Close()
 	return nil, fmt.Errorf("%s: %w", name, ErrUnknownFormat)
 }
 

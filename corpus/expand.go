@@ -1,6 +1,7 @@
 package corpus
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -9,6 +10,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/neardup/neardup/internal/objstore"
 )
 
 // ExpandOptions configures ExpandWith. The zero value lists every
@@ -83,6 +86,12 @@ func ExpandWith(inputs []string, opts ExpandOptions) (*Expansion, error) {
 			e.Files = append(e.Files, in)
 			continue
 		}
+		if objstore.IsURL(in) {
+			if err := w.expandURL(in); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		st, err := os.Stat(in)
 		if err != nil {
 			return nil, err
@@ -137,8 +146,32 @@ func (w *walker) excluded(p string) bool {
 	if err != nil {
 		rel = p
 	}
-	rel = filepath.ToSlash(rel)
-	base := path.Base(rel)
+	return w.excludedRel(filepath.ToSlash(rel))
+}
+
+// excludedRel reports whether the slash-separated path rel, relative to
+// an input folder or prefix, or its base name matches a pattern.
+func (w *walker) excludedRel(rel string) bool {
+	// A folder of a prefix is left out with everything in it, as a
+	// directory is when walking.
+	for i := strings.IndexByte(rel, '/'); i >= 0; i = next(rel, i) {
+		if w.matches(rel[:i], path.Base(rel[:i])) {
+			return true
+		}
+	}
+	return w.matches(rel, path.Base(rel))
+}
+
+func next(s string, i int) int {
+	j := strings.IndexByte(s[i+1:], '/')
+	if j < 0 {
+		return -1
+	}
+	return i + 1 + j
+}
+
+// matches reports whether a pattern matches rel or base.
+func (w *walker) matches(rel, base string) bool {
 	for _, pat := range w.opts.Exclude {
 		if ok, _ := path.Match(pat, rel); ok {
 			return true
@@ -148,6 +181,34 @@ func (w *walker) excluded(p string) bool {
 		}
 	}
 	return false
+}
+
+// expandURL lists what an object-storage URL names: the object itself,
+// or the objects under the prefix URL/ whose names a reader takes, in
+// byte order, as a local directory is walked.
+func (w *walker) expandURL(in string) error {
+	urls, err := objstore.Expand(context.Background(), in)
+	if err != nil {
+		return err
+	}
+	if len(urls) == 1 && urls[0] == strings.TrimRight(in, "/") {
+		w.exp.Files = append(w.exp.Files, urls[0])
+		return nil
+	}
+	root := strings.TrimRight(in, "/") + "/"
+	for _, u := range urls {
+		rel := strings.TrimPrefix(u, root)
+		if w.excludedRel(rel) {
+			w.exp.Excluded++
+			continue
+		}
+		if !Supported(u) {
+			w.exp.Skipped = append(w.exp.Skipped, Skip{Path: u, Reason: SkipUnsupported})
+			continue
+		}
+		w.exp.Files = append(w.exp.Files, u)
+	}
+	return nil
 }
 
 // walk lists the files under dir, whose (followed) FileInfo is st.

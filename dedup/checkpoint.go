@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 
 	"github.com/neardup/neardup/internal/atomicfile"
+	"github.com/neardup/neardup/internal/objstore"
 )
 
 // Checkpoints for --resume. With Input.Resume, each input file, once all
@@ -60,6 +61,12 @@ func stateDir(tmp string, cfg Options, m Method, in Input) (string, error) {
 		for _, name := range list {
 			if name == "-" {
 				fmt.Fprintln(h, "-")
+				continue
+			}
+			if objstore.IsURL(name) {
+				// An object has no cheap modification time here: its URL
+				// names it.
+				fmt.Fprintf(h, "%q\n", name)
 				continue
 			}
 			abs, err := filepath.Abs(name)

@@ -9,6 +9,10 @@
 //     socket), such as /dev/null or /dev/stdout, is opened and written
 //     directly. No temporary file is created beside it and nothing is renamed
 //     over it: as root, a rename would replace /dev/null itself.
+//   - A URL whose scheme was registered with RegisterScheme (s3://, gs://,
+//     by package internal/objstore) is written through the writer that
+//     scheme's function creates: one upload, the object appearing only on
+//     Commit; Abort leaves nothing.
 //   - Anything else (a regular file, or a path that does not exist yet) is
 //     written to a temporary file in the same directory, named
 //     ".NAME.tmp-PID-START-*" after its owner (package internal/tempfile).
@@ -38,6 +42,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
 
 	"github.com/neardup/neardup/internal/tempfile"
 )
@@ -47,8 +53,32 @@ var ErrClosed = errors.New("atomicfile: file already committed or aborted")
 
 const bufSize = 256 << 10
 
+// Remote is the writer of an output in object storage: what Commit and
+// Abort of a File do for a URL.
+type Remote interface {
+	Write(p []byte) (int, error)
+	// Commit makes the object appear, whole; on error nothing appears.
+	Commit() error
+	// Abort gives the upload up, leaving nothing.
+	Abort() error
+}
+
+var (
+	schemesMu sync.RWMutex
+	schemes   = map[string]func(url string) (Remote, error){}
+)
+
+// RegisterScheme makes Create write the URLs "scheme://..." through
+// create. Package internal/objstore registers s3 and gs.
+func RegisterScheme(scheme string, create func(url string) (Remote, error)) {
+	schemesMu.Lock()
+	defer schemesMu.Unlock()
+	schemes[scheme] = create
+}
+
 // File is an output file being written. It implements io.Writer.
 type File struct {
+	remote Remote   // an object being uploaded, else nil
 	name   string   // the path given to Create
 	target string   // the path renamed over on Commit ("" when writing directly)
 	f      *os.File // the temporary file, the special file, or os.Stdout
@@ -67,6 +97,19 @@ func Create(path string) (*File, error) {
 	}
 	if path == "-" {
 		return &File{name: path, f: os.Stdout, w: bufio.NewWriterSize(os.Stdout, bufSize), stdout: true}, nil
+	}
+	if scheme, _, ok := strings.Cut(path, "://"); ok && scheme != "" && !strings.ContainsAny(scheme, `/\.`) {
+		schemesMu.RLock()
+		create := schemes[scheme]
+		schemesMu.RUnlock()
+		if create == nil {
+			return nil, fmt.Errorf("create %s: unknown storage scheme %q (use a local path, s3:// or gs://)", path, scheme+"://")
+		}
+		r, err := create(path)
+		if err != nil {
+			return nil, err
+		}
+		return &File{name: path, remote: r, w: bufio.NewWriterSize(r, bufSize)}, nil
 	}
 	target := path
 	if resolved, err := filepath.EvalSymlinks(path); err == nil {
@@ -165,6 +208,13 @@ func (f *File) Commit() error {
 	if f.stdout {
 		return err
 	}
+	if f.remote != nil {
+		if err != nil {
+			f.remote.Abort()
+			return err
+		}
+		return f.remote.Commit()
+	}
 	if f.target == "" { // special file
 		if e := f.f.Close(); err == nil && e != nil {
 			err = fmt.Errorf("close %s: %w", f.name, e)
@@ -215,6 +265,9 @@ func (f *File) Abort() error {
 	f.done = true
 	if f.stdout {
 		return nil
+	}
+	if f.remote != nil {
+		return f.remote.Abort()
 	}
 	err := f.f.Close()
 	if f.target != "" {

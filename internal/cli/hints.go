@@ -35,8 +35,8 @@ func errorHint(err error) string {
 }
 
 // objectStorageSchemes are the URL schemes of inputs that are not read
-// yet: object storage arrives with issue 26.
-var objectStorageSchemes = []string{"s3://", "gs://", "gcs://", "hf://", "http://", "https://", "az://", "abfs://"}
+// (s3:// and gs:// are, through internal/objstore).
+var objectStorageSchemes = []string{"gcs://", "hf://", "http://", "https://", "az://", "abfs://"}
 
 // checkInputNames refuses, as usage errors, the inputs no reader takes:
 // URLs (object storage and the web are not read yet) and files of a
@@ -45,7 +45,11 @@ func checkInputNames(args []string) error {
 	for _, a := range args {
 		for _, s := range objectStorageSchemes {
 			if strings.HasPrefix(strings.ToLower(a), s) {
-				return usageErr("%s: %s inputs are not supported yet (object storage is planned: issue 26); copy the files to a local directory and pass that", a, strings.TrimSuffix(s, "://"))
+				hint := "copy the files to a local directory, or to s3:// or gs://, and pass that"
+				if s == "gcs://" {
+					hint = "Google Cloud Storage URLs are written gs://BUCKET/PREFIX"
+				}
+				return usageErr("%s: %s inputs are not supported; %s", a, strings.TrimSuffix(s, "://"), hint)
 			}
 		}
 		switch l := strings.ToLower(a); {

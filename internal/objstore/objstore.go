@@ -61,9 +61,14 @@ func IsURL(loc string) bool {
 // Open opens the data location loc: a local path (or file:///path), or a
 // URL whose scheme has a backend. A local folder is created when missing.
 func Open(ctx context.Context, loc string) (*Folder, error) {
-	loc = strings.TrimSuffix(loc, "/")
 	if rest, ok := strings.CutPrefix(loc, "file://"); ok {
 		loc = rest
+	}
+	if IsURL(loc) {
+		scheme, rest, _ := strings.Cut(loc, "://")
+		loc = scheme + "://" + strings.TrimRight(rest, "/")
+	} else if len(loc) > 1 {
+		loc = strings.TrimSuffix(loc, "/")
 	}
 	if !IsURL(loc) {
 		if loc == "" {

@@ -1,0 +1,187 @@
+package objstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/neardup/neardup/internal/atomicfile"
+)
+
+// Files named by a whole URL (s3://bucket/dir/file.jsonl): what the
+// commands use for their inputs and outputs, beside the Folder API of
+// the staged tasks.
+
+func init() {
+	for _, scheme := range []string{"s3", "gs"} {
+		atomicfile.RegisterScheme(scheme, func(url string) (atomicfile.Remote, error) {
+			return CreateURL(context.Background(), url)
+		})
+	}
+}
+
+// SplitURL splits the URL of one object into the URL of its folder and
+// its name in it: s3://b/dir/f.jsonl into s3://b/dir and f.jsonl.
+func SplitURL(url string) (folder, name string, err error) {
+	scheme, rest, ok := strings.Cut(url, "://")
+	if !ok || !IsURL(url) {
+		return "", "", fmt.Errorf("%s: not a storage URL", url)
+	}
+	bucket, key, _ := strings.Cut(rest, "/")
+	if bucket == "" || key == "" || strings.HasSuffix(key, "/") {
+		return "", "", fmt.Errorf("%s: want %s://BUCKET/NAME naming one object", url, scheme)
+	}
+	dir, name := "", key
+	if i := strings.LastIndex(key, "/"); i >= 0 {
+		dir, name = key[:i], key[i+1:]
+	}
+	folder = scheme + "://" + bucket
+	if dir != "" {
+		folder += "/" + dir
+	}
+	return folder, name, nil
+}
+
+// OpenURL opens the object url for one sequential read. The returned
+// reader closes the folder with itself. A missing object's error wraps
+// ErrNotExist.
+func OpenURL(ctx context.Context, url string) (io.ReadCloser, error) {
+	dir, name, err := SplitURL(url)
+	if err != nil {
+		return nil, err
+	}
+	f, err := Open(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	r, err := f.Open(ctx, name)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &folderReader{ReadCloser: r, f: f}, nil
+}
+
+type folderReader struct {
+	io.ReadCloser
+	f *Folder
+}
+
+func (r *folderReader) Close() error {
+	err := r.ReadCloser.Close()
+	if e := r.f.Close(); err == nil {
+		err = e
+	}
+	return err
+}
+
+// Expand lists the objects a URL names: the object itself when it
+// exists, else the objects under the prefix url + "/" (at any depth), in
+// byte order of their URLs. It is an error, naming the URL, when there
+// are none.
+func Expand(ctx context.Context, url string) ([]string, error) {
+	if dir, name, err := SplitURL(url); err == nil {
+		f, err := Open(ctx, dir)
+		if err != nil {
+			return nil, err
+		}
+		ok, err := f.Exists(ctx, name)
+		f.Close()
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			return []string{strings.TrimRight(f.URL(name), "/")}, nil
+		}
+	}
+	f, err := Open(ctx, url)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	names, err := f.List(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	if len(names) == 0 {
+		return nil, fmt.Errorf("%s: %w: no object of that name and none under that prefix", url, ErrNotExist)
+	}
+	urls := make([]string, len(names))
+	for i, n := range names {
+		urls[i] = f.URL(n)
+	}
+	return urls, nil
+}
+
+// Writer is an object being uploaded: Commit makes it appear whole, Abort
+// (or a failed Commit) leaves nothing. It is what package atomicfile
+// writes a URL output through.
+type Writer struct {
+	url  string
+	pw   *io.PipeWriter
+	done chan error
+	err  error
+	end  bool
+}
+
+// errAborted is what an upload given up by Abort fails with.
+var errAborted = errors.New("objstore: upload aborted")
+
+// CreateURL starts the upload of the object url.
+func CreateURL(ctx context.Context, url string) (*Writer, error) {
+	dir, name, err := SplitURL(url)
+	if err != nil {
+		return nil, err
+	}
+	f, err := Open(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	pr, pw := io.Pipe()
+	w := &Writer{url: url, pw: pw, done: make(chan error, 1)}
+	go func() {
+		err := f.Put(ctx, name, func(out io.Writer) error {
+			_, err := io.Copy(out, pr)
+			return err
+		})
+		if err == nil {
+			err = errors.New("objstore: upload ended") // for a writer still writing
+			pr.CloseWithError(err)
+			err = nil
+		} else {
+			pr.CloseWithError(err)
+		}
+		f.Close()
+		w.done <- err
+	}()
+	return w, nil
+}
+
+// Write sends p to the upload; after the upload failed it returns its
+// error.
+func (w *Writer) Write(p []byte) (int, error) { return w.pw.Write(p) }
+
+// Commit ends the upload and returns its error.
+func (w *Writer) Commit() error {
+	if w.end {
+		return w.err
+	}
+	w.end = true
+	w.pw.Close()
+	w.err = <-w.done
+	return w.err
+}
+
+// Abort gives the upload up; nothing appears. It does nothing after
+// Commit.
+func (w *Writer) Abort() error {
+	if w.end {
+		return nil
+	}
+	w.end = true
+	w.pw.CloseWithError(errAborted)
+	<-w.done
+	return nil
+}
