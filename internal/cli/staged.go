@@ -9,7 +9,9 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"os/exec"
 	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -160,7 +162,7 @@ func runStaged(cmd *cobra.Command, o *dedupOpts, cfg dedup.Options, ropts corpus
 	default:
 		return err
 	}
-	exe, err := os.Executable()
+	exe, err := taskProgram()
 	if err != nil {
 		return err
 	}
@@ -297,4 +299,18 @@ after a crash, or twice at once. The stages, in order: ` + fmt.Sprint(staged.Sta
 	cmd.Flags().StringVar(&work, "work", "", "the job's work folder (a path, s3://... or gs://...)")
 	cmd.Flags().StringVar(&tmpDir, "tmp-dir", "", "directory for the task's local scratch files (default: the system's)")
 	return cmd
+}
+
+// taskProgram is the program the local executor runs for a task: this
+// one, by the name it was started with (a link's name, not its target).
+func taskProgram() (string, error) {
+	p := os.Args[0]
+	if !strings.ContainsRune(p, os.PathSeparator) {
+		if lp, err := exec.LookPath(p); err == nil {
+			p = lp
+		} else {
+			return os.Executable()
+		}
+	}
+	return filepath.Abs(p)
 }

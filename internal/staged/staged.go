@@ -234,6 +234,10 @@ func (j *Job) shardName(s int) string {
 	return fmt.Sprintf("shard %d: %s", s, strings.Join(parts, ", "))
 }
 
+// BeforeMarker, when set, is called when a task has written its files,
+// before its marker (tests kill the task there).
+var BeforeMarker func(stage string, i int)
+
 // RunTask runs task i of stage, unless its marker says it is done.
 func (j *Job) RunTask(ctx context.Context, stage string, i int) error {
 	if !slices.Contains(StageNames, stage) {
@@ -272,6 +276,9 @@ func (j *Job) RunTask(ctx context.Context, stage string, i int) error {
 		err = j.finish(ctx)
 	}
 	if err == nil {
+		if BeforeMarker != nil {
+			BeforeMarker(stage, i)
+		}
 		err = j.Work.PutBytes(ctx, Marker(stage, i), []byte("done\n"))
 	}
 	if err != nil {
