@@ -2,6 +2,8 @@ package dedup
 
 import (
 	"context"
+	"encoding/binary"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -122,7 +124,7 @@ func SketchRanges(ctx context.Context, cfg Options, in Input, open OpenFunc, ran
 		r.stats.Documents++
 		sd.ID, sd.Len, sd.Sketch, sd.Keys = d.id, d.n, sd.Sketch[:0], sd.Keys[:0]
 		if sk, ok := s.(*minhashSketch); ok && sk.sig != nil {
-			sd.Sketch = m.AppendSketch(sd.Sketch, sk)
+			sd.Sketch = m.appendStaged(sd.Sketch, sk)
 			if sk.keys != nil {
 				sd.Keys = append(sd.Keys, sk.keys...)
 			} else {
@@ -277,7 +279,7 @@ func JoinComponents(ctx context.Context, cfg Options, docs []JoinDoc, workers in
 	for i, d := range docs {
 		var s DocSketch
 		if len(d.Sketch) > 0 {
-			if s, err = m.DecodeSketch(d.Sketch); err != nil {
+			if s, err = m.decodeStaged(d.Sketch); err != nil {
 				return nil, fmt.Errorf("document %q: %w", d.ID, err)
 			}
 		}
@@ -332,4 +334,68 @@ func StagedFacts(cfg Options) (Facts, error) {
 		return Facts{}, err
 	}
 	return m.Facts(), nil
+}
+
+// appendStaged writes a sketch in the staged form: the signature (4 bytes
+// a slot), keff, and the shingle set as the sketcher left it, not sorted
+// (the join sorts only the sets it verifies, as Run's does).
+func (m *minhashMethod) appendStaged(dst []byte, sk *minhashSketch) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(sk.sig)))
+	for _, v := range sk.sig {
+		dst = binary.LittleEndian.AppendUint32(dst, v)
+	}
+	dst = binary.AppendUvarint(dst, uint64(sk.keff))
+	if !m.join.needSets() {
+		return append(dst, 0)
+	}
+	flag := byte(1)
+	if sk.set.sorted {
+		flag = 2
+	}
+	dst = append(dst, flag)
+	dst = binary.AppendUvarint(dst, uint64(len(sk.set.h)))
+	for _, h := range sk.set.h {
+		dst = binary.LittleEndian.AppendUint64(dst, h)
+	}
+	return dst
+}
+
+var errStaged = errors.New("damaged staged sketch")
+
+// decodeStaged reads appendStaged's form.
+func (m *minhashMethod) decodeStaged(b []byte) (*minhashSketch, error) {
+	k, n := binary.Uvarint(b)
+	if n <= 0 || k != uint64(m.spec.MinHash.NumPerm) || uint64(len(b)-n) < 4*k {
+		return nil, errStaged
+	}
+	b = b[n:]
+	sk := &minhashSketch{spec: &m.spec, sig: make([]uint32, k)}
+	for x := range sk.sig {
+		sk.sig[x] = binary.LittleEndian.Uint32(b[4*x:])
+	}
+	b = b[4*k:]
+	keff, n := binary.Uvarint(b)
+	if n <= 0 || keff > k || len(b) == n {
+		return nil, errStaged
+	}
+	sk.keff = int(keff)
+	flag := b[n]
+	b = b[n+1:]
+	if flag == 0 {
+		if len(b) != 0 || m.join.needSets() {
+			return nil, errStaged
+		}
+		return sk, nil
+	}
+	c, n := binary.Uvarint(b)
+	if n <= 0 || flag > 2 || uint64(len(b)-n) != 8*c {
+		return nil, errStaged
+	}
+	b = b[n:]
+	h := make([]uint64, c)
+	for x := range h {
+		h[x] = binary.LittleEndian.Uint64(b[8*x:])
+	}
+	sk.set = lazySet{h: h, sorted: flag == 2}
+	return sk, nil
 }

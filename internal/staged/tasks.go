@@ -14,7 +14,6 @@ import (
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/internal/objstore"
-	"github.com/neardup/neardup/internal/tempfile"
 )
 
 // keyEntry is one band key of one document in a sign task's partition.
@@ -42,52 +41,47 @@ func (j *Job) sign(ctx context.Context, s int) error {
 	p := j.Plan
 	parts := make([][]keyEntry, p.Tasks)
 	var ids, sketches []byte
-	// The ids and the sketches are written behind the reading, to local
-	// scratch files, then put whole.
-	idsF, err := tempfile.Create(j.tmpDir(), "neardup-sign-", ".ids")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(idsF.Name())
-	defer idsF.Close()
-	skF, err := tempfile.Create(j.tmpDir(), "neardup-sign-", ".sk")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(skF.Name())
-	defer skF.Close()
-	idsW, skW := bufio.NewWriterSize(idsF, 1<<20), bufio.NewWriterSize(skF, 1<<20)
 	cfg := p.Options
 	cfg.Workers = p.TaskWorkers
 	var n uint32
 	in := dedup.Input{Options: p.Input.corpus()}
-	stats, err := dedup.SketchRanges(ctx, cfg, in, OpenInput, p.Shards[s], func(d *dedup.SignedDoc) error {
-		ids = appendUvarint(ids[:0], uint64(len(d.ID)))
-		ids = append(ids, d.ID...)
-		ids = appendUvarint(ids, uint64(d.Len))
-		if _, err := idsW.Write(ids); err != nil {
-			return err
-		}
-		sketches = appendUvarint(sketches[:0], uint64(len(d.Sketch)))
-		sketches = append(sketches, d.Sketch...)
-		if _, err := skW.Write(sketches); err != nil {
-			return err
-		}
-		for b, k := range d.Keys {
-			x := mixKey(b, k)
-			q := x % uint64(p.Tasks)
-			parts[q] = append(parts[q], keyEntry{x, n})
-		}
-		n++
-		return nil
+	var stats *dedup.Stats
+	// The ids and the sketches stream to their files as the documents
+	// come; each file appears whole when the shard is done.
+	err := j.Work.Put(ctx, signIDs(s), func(idsOut io.Writer) error {
+		return j.Work.Put(ctx, signSketches(s), func(skOut io.Writer) error {
+			idsW, skW := bufio.NewWriterSize(idsOut, 1<<20), bufio.NewWriterSize(skOut, 1<<20)
+			var err error
+			stats, err = dedup.SketchRanges(ctx, cfg, in, OpenInput, p.Shards[s], func(d *dedup.SignedDoc) error {
+				ids = appendUvarint(ids[:0], uint64(len(d.ID)))
+				ids = append(ids, d.ID...)
+				ids = appendUvarint(ids, uint64(d.Len))
+				if _, err := idsW.Write(ids); err != nil {
+					return err
+				}
+				sketches = appendUvarint(sketches[:0], uint64(len(d.Sketch)))
+				sketches = append(sketches, d.Sketch...)
+				if _, err := skW.Write(sketches); err != nil {
+					return err
+				}
+				for b, k := range d.Keys {
+					x := mixKey(b, k)
+					q := x % uint64(p.Tasks)
+					parts[q] = append(parts[q], keyEntry{x, n})
+				}
+				n++
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+			if err := idsW.Flush(); err != nil {
+				return err
+			}
+			return skW.Flush()
+		})
 	})
 	if err != nil {
-		return err
-	}
-	if err := idsW.Flush(); err != nil {
-		return err
-	}
-	if err := skW.Flush(); err != nil {
 		return err
 	}
 	for q, part := range parts {
@@ -109,12 +103,6 @@ func (j *Job) sign(ctx context.Context, s int) error {
 		if err := j.Work.PutBytes(ctx, signKeys(s, q), buf); err != nil {
 			return err
 		}
-	}
-	if err := putLocal(ctx, j.Work, signIDs(s), idsF.Name()); err != nil {
-		return err
-	}
-	if err := putLocal(ctx, j.Work, signSketches(s), skF.Name()); err != nil {
-		return err
 	}
 	return j.putJSON(ctx, signMeta(s), signMetaFile{Documents: int64(stats.Documents), Empty: stats.Empty, InputBytes: stats.InputBytes, Traditional: stats.Traditional})
 }
