@@ -7,9 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
-	"os/exec"
 	"strconv"
 	"strings"
 
