@@ -269,6 +269,9 @@ func runDedup(cmd *cobra.Command, o *dedupOpts, args []string, e *env) error {
 	if o.staged.executor != "" {
 		return runStaged(cmd, o, cfg, ropts, args, e)
 	}
+	if o.staged.work != "" || o.staged.tasks != 0 || cmd.Flags().Changed("task-memory") {
+		return usageErr("--work, --tasks and --task-memory go with --executor local, slurm or print")
+	}
 	in := dedup.Input{Options: ropts, SkipInvalid: o.input.skipInvalid, Stdin: e.stdin, Examples: o.examples,
 		Progress: newProgress(cmd.Context(), e.stderr, o.quiet), Resume: o.resume}
 	switch {

@@ -118,6 +118,31 @@ func runStaged(cmd *cobra.Command, o *dedupOpts, cfg dedup.Options, ropts corpus
 		return err
 	}
 	defer work.Close()
+	var ex executor.Executor
+	switch so.executor {
+	case "local":
+		logs := filepath.Join(os.TempDir(), "neardup-task-logs")
+		if !objstore.IsURL(so.work) {
+			logs = work.URL("logs")
+		}
+		jobs := o.workers
+		if jobs <= 0 {
+			jobs = runtime.NumCPU()
+		}
+		l := &executor.Local{Jobs: jobs, LogDir: logs}
+		if !o.quiet {
+			l.Progress = e.stderr
+		}
+		ex = l
+	case "print":
+		ex = &executor.Print{Out: e.stdout, Program: "neardup", Manifest: func(name string, b []byte) error {
+			return work.PutBytes(ctx, "k8s/"+name, b)
+		}}
+	case "slurm":
+		if ex, err = executor.NewSlurm(executor.SlurmOptions{LogDir: work.URL("logs")}); err != nil {
+			return usageErr("%v", err)
+		}
+	}
 	exp, err := expandInputs(args, o.input.exclude)
 	if err != nil {
 		return err
@@ -175,31 +200,6 @@ func runStaged(cmd *cobra.Command, o *dedupOpts, cfg dedup.Options, ropts corpus
 		}
 		stages = append(stages, executor.Stage{Name: name, Tasks: plan.TaskCount(name), Args: append(a, name), Memory: mem, CPUs: plan.TaskWorkers,
 			Done: func(ctx context.Context, i int) (bool, error) { return job.Done(ctx, name, i) }})
-	}
-	var ex executor.Executor
-	switch so.executor {
-	case "local":
-		logs := filepath.Join(os.TempDir(), "neardup-task-logs")
-		if !objstore.IsURL(so.work) {
-			logs = work.URL("logs")
-		}
-		jobs := o.workers
-		if jobs <= 0 {
-			jobs = runtime.NumCPU()
-		}
-		l := &executor.Local{Jobs: jobs, LogDir: logs}
-		if !o.quiet {
-			l.Progress = e.stderr
-		}
-		ex = l
-	case "print":
-		ex = &executor.Print{Out: e.stdout, Program: "neardup", Manifest: func(name string, b []byte) error {
-			return work.PutBytes(ctx, "k8s/"+name, b)
-		}}
-	case "slurm":
-		if ex, err = executor.NewSlurm(executor.SlurmOptions{LogDir: work.URL("logs")}); err != nil {
-			return usageErr("%v", err)
-		}
 	}
 	if err := ex.Run(ctx, stages); err != nil {
 		return err
