@@ -29,7 +29,6 @@ type stagedOpts struct {
 	tasks      int
 	work       string
 	taskMemory string
-	taskJobs   int
 }
 
 // defaultTaskMemory is --task-memory's default.
