@@ -421,9 +421,12 @@ type run struct {
 	signOnly   bool
 	linePrefix []byte
 
-	stdin       *stdin            // when "-" is an input
-	sources     map[string]Source // Input.Sources by their names in Input.Files
-	stdinAgain  bool              // a later pass reads standard input again
+	stdin   *stdin            // when "-" is an input
+	sources map[string]Source // Input.Sources by their names in Input.Files
+	// openFile and ranges: a staged sign task's reader (SketchRanges).
+	openFile    func(name string, opts corpus.Options) (corpus.Reader, error)
+	ranges      map[string]DocRange
+	stdinAgain  bool // a later pass reads standard input again
 	pairsOut    *atomicfile.File
 	pairsBuf    *bufio.Writer
 	allPairs    []Pair                      // Options.AllPairs: the pairs found, written after the finder's Flush
@@ -647,6 +650,14 @@ func (r *run) readFile(ctx context.Context, name string, opts corpus.Options, fn
 		}
 	case name == "-":
 		if rd, err = r.stdin.open(opts, r.stdinAgain); err != nil {
+			return err
+		}
+	case r.openFile != nil:
+		rg, ok := r.ranges[name]
+		if !ok {
+			return fmt.Errorf("%s: no document range", name)
+		}
+		if rd, err = openRange(r.openFile, name, opts, rg); err != nil {
 			return err
 		}
 	default:

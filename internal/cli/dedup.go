@@ -65,6 +65,8 @@ type dedupOpts struct {
 
 	pairsMode string
 	device    string
+
+	staged stagedOpts
 }
 
 func newDedupCmd(e *env) *cobra.Command {
@@ -134,6 +136,7 @@ Regular output files are replaced atomically, and only when the run succeeds.
 	fs.MarkHidden("options-json")
 	o.input.register(fs)
 	o.input.registerWalk(fs)
+	o.staged.register(fs)
 	return cmd
 }
 
@@ -266,6 +269,12 @@ func runDedup(cmd *cobra.Command, o *dedupOpts, args []string, e *env) error {
 	ropts, err := o.input.options()
 	if err != nil {
 		return err
+	}
+	if o.staged.executor != "" {
+		return runStaged(cmd, o, cfg, ropts, args, e)
+	}
+	if o.staged.work != "" || o.staged.tasks != 0 || cmd.Flags().Changed("task-memory") {
+		return usageErr("--work, --tasks and --task-memory go with --executor local, slurm or print")
 	}
 	in := dedup.Input{Options: ropts, SkipInvalid: o.input.skipInvalid, Stdin: e.stdin, Examples: o.examples,
 		Progress: newProgress(cmd.Context(), e.stderr, o.quiet), Resume: o.resume}

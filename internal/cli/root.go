@@ -89,6 +89,7 @@ Jaccard similarity joins.
 		newServeCmd(),
 		newTuneCmd(),
 		newBenchCmd(),
+		newTaskCmd(e),
 	)
 	refuseUnknownCommands(root)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {

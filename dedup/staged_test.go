@@ -1,0 +1,53 @@
+package dedup
+
+import (
+	"context"
+	"testing"
+
+	"github.com/neardup/neardup/corpus"
+)
+
+// TestStagedSketchDamage: a damaged or cut staged sketch is an error,
+// never a panic, and an intact one decodes to what was encoded.
+func TestStagedSketchDamage(t *testing.T) {
+	docs := []corpus.Document{{ID: "a", Text: "the quick brown fox jumps over the lazy dog again and again"}, {ID: "b", Text: "   "}}
+	var got []SignedDoc
+	open := func(name string, opts corpus.Options) (corpus.Reader, error) {
+		return Docs(name, docs).Open(opts)
+	}
+	_, err := SketchRanges(context.Background(), Options{Workers: 1}, Input{}, open, []DocRange{{File: "mem", Lo: 0, Hi: 2}}, func(d *SignedDoc) error {
+		got = append(got, SignedDoc{ID: d.ID, Len: d.Len, Sketch: append([]byte(nil), d.Sketch...), Keys: append([]uint64(nil), d.Keys...)})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || len(got[0].Sketch) == 0 || len(got[1].Sketch) != 0 || len(got[0].Keys) == 0 {
+		t.Fatalf("signed %+v", got)
+	}
+	m, err := stagedMethod(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := got[0].Sketch
+	if _, err := m.decodeStaged(b); err != nil {
+		t.Fatal(err)
+	}
+	for n := range len(b) {
+		if _, err := m.decodeStaged(b[:n]); err == nil {
+			t.Errorf("cut at %d of %d: no error", n, len(b))
+		}
+	}
+	for k := range len(b) {
+		c := append([]byte(nil), b...)
+		c[k] ^= 0xff
+		m.decodeStaged(c) // must not panic
+	}
+	res, err := JoinComponents(context.Background(), Options{}, []JoinDoc{{Doc: 0, ID: "a", Sketch: b}, {Doc: 1, ID: "a2", Sketch: b}}, 1, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Removed) != 1 || res.Removed[0] != (Removal{Doc: 1, Cluster: "a"}) || res.Pairs != 1 {
+		t.Errorf("join of two copies: %+v", res)
+	}
+}

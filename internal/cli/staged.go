@@ -1,0 +1,315 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/neardup/neardup/corpus"
+	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/internal/executor"
+	"github.com/neardup/neardup/internal/objstore"
+	"github.com/neardup/neardup/internal/staged"
+)
+
+// stagedOpts are dedup's flags of the staged pipeline (--executor).
+type stagedOpts struct {
+	executor   string
+	tasks      int
+	work       string
+	taskMemory string
+}
+
+// defaultTaskMemory is --task-memory's default.
+const defaultTaskMemory = "1GB"
+
+func (s *stagedOpts) register(fs *pflag.FlagSet) {
+	fs.StringVar(&s.executor, "executor", "", "run as stages of independent tasks exchanging files in --work: local (child processes, -j at once), slurm (job arrays), print (write the task commands and Kubernetes Indexed Job manifests); docs/scale.md")
+	fs.IntVar(&s.tasks, "tasks", 0, "with --executor: tasks a stage (input shards); 0: the number of cores")
+	fs.StringVar(&s.work, "work", "", "with --executor: the work folder (a path, s3://bucket/prefix or gs://bucket/prefix) that holds the plan, the tasks' files and their completion markers; the same command again resumes there")
+	fs.StringVar(&s.taskMemory, "task-memory", defaultTaskMemory, "with --executor: every task's memory budget (its garbage collector's limit, the scheduler's memory request); a task that would need more stops and says so")
+}
+
+// runStaged is neardup dedup --executor: plan the job in the work folder,
+// run its stages with the executor, and, unless it only printed them,
+// report.
+func runStaged(cmd *cobra.Command, o *dedupOpts, cfg dedup.Options, ropts corpus.Options, args []string, e *env) error {
+	ctx := cmd.Context()
+	so := o.staged
+	switch so.executor {
+	case "local", "print", "slurm":
+	default:
+		return usageErr("--executor %q: want local, slurm or print", so.executor)
+	}
+	refuse := func(flag string) error {
+		return usageErr("%s: not with --executor %s (the staged pipeline does not do it yet); run without --executor", flag, so.executor)
+	}
+	switch {
+	case so.work == "":
+		return usageErr("--executor needs --work (a folder for the job's files)")
+	case so.tasks < 0:
+		return usageErr("--tasks %d: must be positive", so.tasks)
+	case o.sample:
+		return refuse("--sample")
+	case len(o.against) > 0:
+		return refuse("--against")
+	case o.resume:
+		return refuse("--resume (a rerun of the same command resumes anyway)")
+	case o.report != "":
+		return refuse("--report")
+	case o.pairs != "":
+		return refuse("--pairs")
+	case o.input.skipInvalid:
+		return refuse("--skip-invalid")
+	case o.output == "-" || o.clusters == "-" || o.stats == "-":
+		return usageErr("with --executor the outputs are folders (-o, --clusters) and a file (--stats), not standard output")
+	case len(args) == 0:
+		return usageErr("no INPUT: give files or directories")
+	}
+	if err := dedup.CheckStaged(cfg); err != nil {
+		if errors.Is(err, dedup.ErrUnknownMethod) {
+			return err
+		}
+		return usageErr("%v", optionErr(err))
+	}
+	for _, a := range args {
+		if a == "-" {
+			return usageErr("--executor cannot read standard input: its tasks read their shards themselves")
+		}
+	}
+	mem, err := parseSize(so.taskMemory)
+	if err != nil || mem <= 0 {
+		return usageErr("--task-memory %q: want a size such as 1GB", so.taskMemory)
+	}
+	tasks := so.tasks
+	if tasks == 0 {
+		tasks = runtime.NumCPU()
+	}
+	if tasks > 100000 {
+		return usageErr("--tasks %d: at most 100000", tasks)
+	}
+	facts, err := dedup.StagedFacts(cfg)
+	if err != nil {
+		return optionErr(err)
+	}
+	spec, err := cfg.ResolveSpec()
+	if err != nil {
+		return optionErr(err)
+	}
+	cfg.Spec = spec
+	cfg.Workers = 0
+	plan := &staged.Plan{Version: 1, Tasks: tasks, Options: cfg, Params: facts,
+		Input: staged.InputOptions{TextField: ropts.TextField, IDField: ropts.IDField, MaxDocBytes: ropts.MaxDocBytes, StreamFormat: ropts.StreamFormat},
+		Kept:  o.output, Clusters: o.clusters, Stats: o.stats, TaskMemory: mem, TaskWorkers: 1}
+	work, err := objstore.Open(ctx, so.work)
+	if err != nil {
+		return err
+	}
+	defer work.Close()
+	var ex executor.Executor
+	switch so.executor {
+	case "local":
+		logs := filepath.Join(os.TempDir(), "neardup-task-logs")
+		if !objstore.IsURL(so.work) {
+			logs = work.URL("logs")
+		}
+		jobs := o.workers
+		if jobs <= 0 {
+			jobs = runtime.NumCPU()
+		}
+		l := &executor.Local{Jobs: jobs, LogDir: logs}
+		if !o.quiet {
+			l.Progress = e.stderr
+		}
+		ex = l
+	case "print":
+		ex = &executor.Print{Out: e.stdout, Program: "neardup", Manifest: func(name string, b []byte) error {
+			return work.PutBytes(ctx, "k8s/"+name, b)
+		}}
+	case "slurm":
+		if ex, err = executor.NewSlurm(executor.SlurmOptions{LogDir: work.URL("logs")}); err != nil {
+			return usageErr("%v", err)
+		}
+	}
+	exp, err := expandInputs(args, o.input.exclude)
+	if err != nil {
+		return err
+	}
+	old, err := work.ReadAll(ctx, staged.PlanName)
+	switch {
+	case err == nil:
+		var was staged.Plan
+		if err := json.Unmarshal(old, &was); err != nil {
+			return fmt.Errorf("%s: %w", work.URL(staged.PlanName), err)
+		}
+		plan.Shards, plan.Documents = was.Shards, was.Documents
+		b, err := staged.MarshalPlan(plan)
+		if err != nil {
+			return err
+		}
+		if !bytes.Equal(b, old) || !sameFiles(was.Shards, exp.Files) {
+			return usageErr("--work %s holds the plan of another job (other inputs, flags, outputs or --tasks): give an empty --work, or the same command as before to resume", so.work)
+		}
+		if !o.quiet {
+			fmt.Fprintf(e.stderr, "resuming the job planned in %s\n", work.URL(staged.PlanName))
+		}
+	case errors.Is(err, objstore.ErrNotExist):
+		counts := make([]int64, len(exp.Files))
+		for k, f := range exp.Files {
+			if counts[k], err = staged.CountDocs(ctx, f, ropts); err != nil {
+				return fmt.Errorf("planning: %w", err)
+			}
+			plan.Documents += counts[k]
+		}
+		plan.Shards = staged.Split(exp.Files, counts, tasks)
+		if need := 8 * plan.Documents; need > mem {
+			return usageErr("--task-memory %s: the components task needs 8 bytes a document, %d bytes for %d documents; give at least that", so.taskMemory, need, plan.Documents)
+		}
+		b, err := staged.MarshalPlan(plan)
+		if err != nil {
+			return err
+		}
+		if err := work.PutBytes(ctx, staged.PlanName, b); err != nil {
+			return err
+		}
+	default:
+		return err
+	}
+	exe, err := taskProgram()
+	if err != nil {
+		return err
+	}
+	var stages []executor.Stage
+	job := &staged.Job{Work: work, Plan: plan}
+	for _, name := range staged.StageNames {
+		a := []string{exe, "task", "--work", so.work}
+		if o.tmpDir != "" {
+			a = append(a, "--tmp-dir", o.tmpDir)
+		}
+		stages = append(stages, executor.Stage{Name: name, Tasks: plan.TaskCount(name), Args: append(a, name), Memory: mem, CPUs: plan.TaskWorkers,
+			Done: func(ctx context.Context, i int) (bool, error) { return job.Done(ctx, name, i) }})
+	}
+	if err := ex.Run(ctx, stages); err != nil {
+		return err
+	}
+	if so.executor == "print" {
+		if !o.quiet {
+			fmt.Fprintf(e.stderr, "planned %d documents in %d shards in %s; the task commands are on standard output, Kubernetes manifests in %s\n", plan.Documents, plan.Tasks, work.URL(staged.PlanName), work.URL("k8s"))
+		}
+		return nil
+	}
+	if !o.quiet {
+		fmt.Fprintf(e.stderr, "done: %d documents in %d shards", plan.Documents, plan.Tasks)
+		if o.output != "" {
+			fmt.Fprintf(e.stderr, "; kept documents in %s/part-*", o.output)
+		}
+		if o.clusters != "" {
+			fmt.Fprintf(e.stderr, "; clusters in %s/part-*", o.clusters)
+		}
+		fmt.Fprintln(e.stderr)
+	}
+	return nil
+}
+
+// sameFiles reports whether the shards cover exactly files, in order.
+func sameFiles(shards [][]dedup.DocRange, files []string) bool {
+	var had []string
+	for _, rs := range shards {
+		for _, r := range rs {
+			if len(had) == 0 || had[len(had)-1] != r.File {
+				had = append(had, r.File)
+			}
+		}
+	}
+	if len(had) != len(files) {
+		// A file without documents has no range: compare what has.
+		return len(had) <= len(files)
+	}
+	for k := range had {
+		if had[k] != files[k] {
+			return false
+		}
+	}
+	return true
+}
+
+func newTaskCmd(e *env) *cobra.Command {
+	var work, tmpDir string
+	cmd := &cobra.Command{
+		Use:   "task --work URL STAGE [INDEX]",
+		Short: "Run one task of a staged job (neardup dedup --executor)",
+		Long: `Run task INDEX of stage STAGE of the job planned in the work folder URL by
+neardup dedup --executor. Without INDEX the index comes from
+SLURM_ARRAY_TASK_ID (a Slurm job array) or JOB_COMPLETION_INDEX (a
+Kubernetes Indexed Job). A task that is done (its completion marker exists)
+does nothing; a task writes each of its files whole, so it may run again
+after a crash, or twice at once. The stages, in order: ` + fmt.Sprint(staged.StageNames) + `.
+
+` + exitHelp,
+		Args: cobra.RangeArgs(1, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if work == "" {
+				return usageErr("task needs --work")
+			}
+			index := -1
+			src := "INDEX"
+			raw := ""
+			switch {
+			case len(args) == 2:
+				raw = args[1]
+			case os.Getenv("SLURM_ARRAY_TASK_ID") != "":
+				raw, src = os.Getenv("SLURM_ARRAY_TASK_ID"), "SLURM_ARRAY_TASK_ID"
+			case os.Getenv("JOB_COMPLETION_INDEX") != "":
+				raw, src = os.Getenv("JOB_COMPLETION_INDEX"), "JOB_COMPLETION_INDEX"
+			}
+			if raw != "" {
+				n, err := strconv.Atoi(raw)
+				if err != nil || n < 0 {
+					return usageErr("%s %q: want a task index (0, 1, ...)", src, raw)
+				}
+				index = n
+			}
+			job, err := staged.Load(cmd.Context(), work)
+			if err != nil {
+				return err
+			}
+			defer job.Work.Close()
+			if index < 0 {
+				if job.Plan.TaskCount(args[0]) != 1 {
+					return usageErr("no task index: give INDEX, or set SLURM_ARRAY_TASK_ID or JOB_COMPLETION_INDEX")
+				}
+				index = 0
+			}
+			job.TmpDir, job.Stderr = tmpDir, e.stderr
+			return job.RunTask(cmd.Context(), args[0], index)
+		},
+	}
+	cmd.Flags().StringVar(&work, "work", "", "the job's work folder (a path, s3://... or gs://...)")
+	cmd.Flags().StringVar(&tmpDir, "tmp-dir", "", "directory for the task's local scratch files (default: the system's)")
+	return cmd
+}
+
+// taskProgram is the program the local executor runs for a task: this
+// one, by the name it was started with (a link's name, not its target).
+func taskProgram() (string, error) {
+	p := os.Args[0]
+	if !strings.ContainsRune(p, os.PathSeparator) {
+		if lp, err := exec.LookPath(p); err == nil {
+			p = lp
+		} else {
+			return os.Executable()
+		}
+	}
+	return filepath.Abs(p)
+}

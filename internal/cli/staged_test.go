@@ -1,0 +1,333 @@
+package cli
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/neardup/neardup/internal/sample"
+	"github.com/neardup/neardup/internal/staged"
+)
+
+// taskChildEnv makes the test binary the neardup command (TestMain): the
+// local executor starts it again for each task. taskCrashEnv makes the
+// task named by its value ("STAGE:INDEX:FLAGFILE") kill itself with
+// SIGKILL before its completion marker, once (while FLAGFILE is absent).
+const (
+	taskChildEnv = "NEARDUP_TEST_TASK_CHILD"
+	taskCrashEnv = "NEARDUP_TEST_TASK_CRASH"
+)
+
+func taskChild() int {
+	if v := os.Getenv(taskCrashEnv); v != "" {
+		parts := strings.SplitN(v, ":", 3)
+		staged.BeforeMarker = func(stage string, i int) {
+			if len(parts) == 3 && stage == parts[0] && fmt.Sprint(i) == parts[1] {
+				if _, err := os.Stat(parts[2]); err != nil {
+					os.WriteFile(parts[2], nil, 0o644)
+					syscall.Kill(os.Getpid(), syscall.SIGKILL)
+				}
+			}
+		}
+	}
+	return Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+}
+
+// genCorpus writes docs documents with clusters of near-duplicates (a few
+// words changed), exact copies, empty texts and a repeated id.
+func genCorpus(t *testing.T, seed uint64, docs int) []string {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	words := strings.Fields("the of and to in is was for on that with as by at from his her it an were are which this be or has had not but first one their its new after who they have two been more other into all time during")
+	base := func() []string {
+		w := make([]string, 60+rng.IntN(80))
+		for k := range w {
+			w[k] = words[rng.IntN(len(words))] + fmt.Sprint(rng.IntN(50))
+		}
+		return w
+	}
+	var lines []string
+	var bases [][]string
+	for i := 0; i < docs; i++ {
+		var text string
+		switch r := rng.IntN(10); {
+		case r < 4 || len(bases) == 0:
+			b := base()
+			bases = append(bases, b)
+			text = strings.Join(b, " ")
+		case r < 8: // a near copy of an earlier one
+			b := append([]string(nil), bases[rng.IntN(len(bases))]...)
+			for range 1 + rng.IntN(3) {
+				b[rng.IntN(len(b))] = "changed" + fmt.Sprint(rng.IntN(1000))
+			}
+			text = strings.Join(b, " ")
+		case r < 9: // an exact copy
+			text = strings.Join(bases[rng.IntN(len(bases))], " ")
+		default:
+			if rng.IntN(3) == 0 {
+				text = "   "
+			} else {
+				text = strings.Join(base()[:5], " ")
+			}
+		}
+		id := fmt.Sprintf("d%d", i)
+		if i%97 == 5 {
+			id = "dup-id"
+		}
+		b, _ := json.Marshal(map[string]string{"id": id, "text": text})
+		lines = append(lines, string(b))
+	}
+	return lines
+}
+
+func writeLines(t *testing.T, path string, lines []string) {
+	data := []byte(strings.Join(lines, "\n") + "\n")
+	if strings.HasSuffix(path, ".gz") {
+		var b bytes.Buffer
+		zw := gzip.NewWriter(&b)
+		zw.Write(data)
+		zw.Close()
+		data = b.Bytes()
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// concatParts concatenates dir's part-* files in name order; it fails on
+// any other file (a partial or temporary one).
+func concatParts(t *testing.T, dir string, want int) []byte {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b []byte
+	for k, e := range ents {
+		if e.Name() != staged.PartName(k) {
+			t.Fatalf("%s: unexpected file %s", dir, e.Name())
+		}
+		p, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b = append(b, p...)
+	}
+	if len(ents) != want {
+		t.Fatalf("%s: %d parts, want %d", dir, len(ents), want)
+	}
+	return b
+}
+
+// statsCounts is --stats without what differs from run to run.
+func statsCounts(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"stages", "phases", "peak_rss_bytes", "memory", "serial_seconds", "workers", "abandoned_temp_files", "abandoned_temp_bytes"} {
+		delete(m, k)
+	}
+	out, _ := json.MarshalIndent(m, "", " ")
+	return string(out)
+}
+
+func stagedEnv(t *testing.T) {
+	t.Setenv(taskChildEnv, "1")
+}
+
+// TestStagedMatchesDedup: the staged job's outputs, concatenated, are
+// dedup's, byte for byte, for 1, 3 and 8 tasks, on a generated corpus of
+// near-duplicates (two files, one gzipped) and on the sample corpus.
+func TestStagedMatchesDedup(t *testing.T) {
+	stagedEnv(t)
+	dir := t.TempDir()
+	lines := genCorpus(t, 1, 700)
+	a, b := filepath.Join(dir, "a.jsonl"), filepath.Join(dir, "b.jsonl.gz")
+	writeLines(t, a, lines[:400])
+	writeLines(t, b, lines[400:])
+	sampleFile := filepath.Join(dir, "sample.jsonl")
+	if err := os.WriteFile(sampleFile, sample.JSONL, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name  string
+		flags []string
+		in    []string
+	}{
+		{"generated", nil, []string{a, b}},
+		{"generated-keep-longest", []string{"--keep", "longest", "--threshold", "0.7"}, []string{a, b}},
+		{"sample", nil, []string{sampleFile}},
+	} {
+		ref := filepath.Join(dir, c.name+"-ref")
+		os.Mkdir(ref, 0o755)
+		args := append([]string{"dedup", "-q", "-j", "2", "--clusters", ref + "/cl.jsonl", "-o", ref + "/out.jsonl", "--stats", ref + "/st.json"}, c.flags...)
+		if code, _, stderr := runCLI(append(args, c.in...)...); code != 0 {
+			t.Fatalf("%s: dedup: exit %d: %s", c.name, code, stderr)
+		}
+		wantCl, _ := os.ReadFile(ref + "/cl.jsonl")
+		wantOut, _ := os.ReadFile(ref + "/out.jsonl")
+		wantSt := statsCounts(t, ref+"/st.json")
+		if bytes.Count(wantCl, []byte(`"kept":false`)) == 0 {
+			t.Fatalf("%s: no duplicates in the test corpus", c.name)
+		}
+		for _, n := range []int{1, 3, 8} {
+			run := filepath.Join(dir, fmt.Sprintf("%s-%d", c.name, n))
+			args := append([]string{"dedup", "-q", "--executor", "local", "--tasks", fmt.Sprint(n), "-j", "2", "--work", run + "/work",
+				"--clusters", run + "/cl", "-o", run + "/out", "--stats", run + "/st.json"}, c.flags...)
+			if code, _, stderr := runCLI(append(args, c.in...)...); code != 0 {
+				t.Fatalf("%s, %d tasks: exit %d: %s", c.name, n, code, stderr)
+			}
+			if got := concatParts(t, run+"/cl", n); !bytes.Equal(got, wantCl) {
+				t.Errorf("%s, %d tasks: the clusters differ from dedup's", c.name, n)
+			}
+			if got := concatParts(t, run+"/out", n); !bytes.Equal(got, wantOut) {
+				t.Errorf("%s, %d tasks: the kept documents differ from dedup's", c.name, n)
+			}
+			if got := statsCounts(t, run+"/st.json"); got != wantSt {
+				t.Errorf("%s, %d tasks: stats differ:\n%s\nwant\n%s", c.name, n, got, wantSt)
+			}
+		}
+	}
+}
+
+// TestStagedResumesAfterKill: a task killed with SIGKILL before its
+// marker fails the job; the same command again completes, with the same
+// outputs and no partial or extra file.
+func TestStagedResumesAfterKill(t *testing.T) {
+	stagedEnv(t)
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.jsonl")
+	writeLines(t, in, genCorpus(t, 2, 400))
+	if code, _, stderr := runCLI("dedup", "-q", "--clusters", dir+"/ref-cl.jsonl", "-o", dir+"/ref-out.jsonl", in); code != 0 {
+		t.Fatal(stderr)
+	}
+	wantCl, _ := os.ReadFile(dir + "/ref-cl.jsonl")
+	wantOut, _ := os.ReadFile(dir + "/ref-out.jsonl")
+	for _, stage := range []string{"sign", "join", "write"} {
+		run := filepath.Join(dir, stage)
+		t.Setenv(taskCrashEnv, stage+":1:"+run+"-crashed")
+		args := []string{"dedup", "-q", "--executor", "local", "--tasks", "3", "-j", "2", "--work", run + "/work", "--clusters", run + "/cl", "-o", run + "/out", in}
+		code, _, stderr := runCLI(args...)
+		if code == 0 {
+			t.Fatalf("%s: the job succeeded although a task was killed", stage)
+		}
+		if !strings.Contains(stderr, "stage "+stage+", task 1 failed") || !strings.Contains(stderr, "signal: killed") {
+			t.Errorf("%s: the error does not name the task: %s", stage, stderr)
+		}
+		if code, _, stderr := runCLI(args...); code != 0 {
+			t.Fatalf("%s: rerun: exit %d: %s", stage, code, stderr)
+		}
+		if got := concatParts(t, run+"/cl", 3); !bytes.Equal(got, wantCl) {
+			t.Errorf("%s: clusters differ after the resume", stage)
+		}
+		if got := concatParts(t, run+"/out", 3); !bytes.Equal(got, wantOut) {
+			t.Errorf("%s: kept documents differ after the resume", stage)
+		}
+	}
+}
+
+// TestStagedBadInput: an input that disappears after planning fails its
+// sign task with a message naming the task, the shard and the file; a
+// bad record likewise; a method the stages do not run is refused with
+// exit 2.
+func TestStagedBadInput(t *testing.T) {
+	stagedEnv(t)
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.jsonl"), filepath.Join(dir, "b.jsonl")
+	lines := genCorpus(t, 3, 100)
+	writeLines(t, a, lines[:50])
+	writeLines(t, b, lines[50:])
+	work := filepath.Join(dir, "work")
+	args := []string{"dedup", "-q", "--tasks", "2", "--work", work, "--clusters", dir + "/cl", a, b}
+	if code, stdout, stderr := runCLI(append([]string{"--executor", "print"}, args...)...); code != 0 || !strings.Contains(stdout, "task --work") {
+		t.Fatalf("print: exit %d: %s %s", code, stdout, stderr)
+	}
+	if err := os.Remove(b); err != nil {
+		t.Fatal(err)
+	}
+	// The task, as a scheduler runs it.
+	code, _, stderr := runCLI("task", "--work", work, "sign", "1")
+	if code != ExitFailure || !strings.Contains(stderr, "task sign 1 (shard 1: "+b) || !strings.Contains(stderr, "no such file") {
+		t.Errorf("missing input: exit %d: %s", code, stderr)
+	}
+	// The job again: its inputs are checked as dedup checks them.
+	if code, _, stderr := runCLI(append([]string{"--executor", "local"}, args...)...); code != ExitUsage || !strings.Contains(stderr, b) {
+		t.Errorf("missing input: exit %d: %s", code, stderr)
+	}
+	// A bad record: the task exits 3, the job 1, naming the file.
+	writeLines(t, b, append(lines[50:60:60], `{"id": broken`))
+	work2 := filepath.Join(dir, "work2")
+	code, _, stderr = runCLI("dedup", "-q", "--executor", "local", "--tasks", "2", "--work", work2, "--clusters", dir+"/cl2", a, b)
+	if code != ExitFailure || !strings.Contains(stderr, "exit status 3") || !strings.Contains(stderr, "task sign 1 (shard 1: ") || !strings.Contains(stderr, b+":11") {
+		t.Errorf("bad record: exit %d: %s", code, stderr)
+	}
+	code, _, stderr = runCLI("dedup", "-q", "--executor", "local", "--method", "simhash", "--work", filepath.Join(dir, "w3"), a)
+	if code != ExitUsage || !strings.Contains(stderr, "--executor") {
+		t.Errorf("simhash: exit %d: %s", code, stderr)
+	}
+	code, _, stderr = runCLI("dedup", "-q", "--executor", "local", "--cluster", "leader", "--work", filepath.Join(dir, "w4"), a)
+	if code != ExitUsage || !strings.Contains(stderr, "leader") {
+		t.Errorf("leader: exit %d: %s", code, stderr)
+	}
+}
+
+// TestStagedPrint: the printed commands and manifests.
+func TestStagedPrint(t *testing.T) {
+	dir := t.TempDir()
+	a := filepath.Join(dir, "a.jsonl")
+	writeLines(t, a, genCorpus(t, 4, 30))
+	work := filepath.Join(dir, "work")
+	code, stdout, stderr := runCLI("dedup", "-q", "--executor", "print", "--tasks", "4", "--work", work, "--clusters", dir+"/cl", a)
+	if code != 0 {
+		t.Fatal(stderr)
+	}
+	for _, s := range staged.StageNames {
+		if !strings.Contains(stdout, "task --work "+work+" "+s) {
+			t.Errorf("no %s command in\n%s", s, stdout)
+		}
+	}
+	m, err := os.ReadFile(filepath.Join(work, "k8s", "01-sign.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"completionMode: Indexed", "completions: 4", "JOB_COMPLETION_INDEX", `"task", "--work"`} {
+		if !bytes.Contains(m, []byte(want)) {
+			t.Errorf("manifest lacks %q:\n%s", want, m)
+		}
+	}
+	// A task takes its index from JOB_COMPLETION_INDEX.
+	t.Setenv("JOB_COMPLETION_INDEX", "2")
+	if code, _, stderr := runCLI("task", "--work", work, "sign"); code != 0 {
+		t.Fatalf("task: exit %d: %s", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(work, staged.Marker("sign", 2))); err != nil {
+		t.Errorf("no marker: %v", err)
+	}
+	if code, _, _ := runCLI("task", "--work", work, "sign", "9"); code != ExitFailure {
+		t.Errorf("task index out of range: exit %d", code)
+	}
+}
+
+func TestSplit(t *testing.T) {
+	got := staged.Split([]string{"a", "b", "c"}, []int64{5, 0, 6}, 4)
+	want := `[[{"file":"a","lo":0,"hi":2}],[{"file":"a","lo":2,"hi":5}],[{"file":"c","lo":0,"hi":3}],[{"file":"c","lo":3,"hi":6}]]`
+	if b, _ := json.Marshal(got); string(b) != want {
+		t.Errorf("Split = %s, want %s", b, want)
+	}
+	got = staged.Split([]string{"a"}, []int64{2}, 3)
+	if b, _ := json.Marshal(got); string(b) != `[null,[{"file":"a","lo":0,"hi":1}],[{"file":"a","lo":1,"hi":2}]]` {
+		t.Errorf("Split of 2 in 3 = %s", b)
+	}
+}

@@ -1,0 +1,440 @@
+// Package staged runs `neardup dedup` as stages of independent tasks
+// ("task i of N") that exchange files in a work folder (a local or shared
+// folder, or an object-storage prefix through package internal/objstore):
+// neardup dedup --executor and neardup task. docs/scale.md ("Staged
+// tasks") describes the stages and their files.
+//
+// Every task reads its parameters from the plan in the work folder, writes
+// each output whole (objstore.Folder.Put), then its completion marker;
+// a task whose marker exists does nothing, so a task may run twice, or a
+// whole job again after a crash, and leave the same files.
+package staged
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/neardup/neardup/corpus"
+	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/internal/objstore"
+)
+
+// PlanName is the plan's file in the work folder.
+const PlanName = "plan.json"
+
+// planVersion changes when the files of the stages change.
+const planVersion = 1
+
+// Stage names, in order.
+const (
+	StageSign       = "sign"
+	StageBucket     = "bucket"
+	StageComponents = "components"
+	StageScatter    = "scatter"
+	StageJoin       = "join"
+	StageWrite      = "write"
+	StageFinish     = "finish"
+)
+
+// StageNames lists the stages in the order they run.
+var StageNames = []string{StageSign, StageBucket, StageComponents, StageScatter, StageJoin, StageWrite, StageFinish}
+
+// InputOptions are the reader options of the plan (corpus.Options without
+// its callback).
+type InputOptions struct {
+	TextField    string `json:"text_field"`
+	IDField      string `json:"id_field"`
+	MaxDocBytes  int    `json:"max_doc_bytes"`
+	StreamFormat string `json:"stream_format,omitempty"`
+}
+
+func (o InputOptions) corpus() corpus.Options {
+	return corpus.Options{TextField: o.TextField, IDField: o.IDField, MaxDocBytes: o.MaxDocBytes, StreamFormat: o.StreamFormat}
+}
+
+// Plan is the job: written once by `neardup dedup --executor` into the
+// work folder, read by every task.
+type Plan struct {
+	Version int           `json:"version"`
+	Tasks   int           `json:"tasks"`
+	Options dedup.Options `json:"options"`
+	// Params are Stats.Params (from the options as given).
+	Params dedup.Facts  `json:"params"`
+	Input  InputOptions `json:"input"`
+	// Shards are the documents of each input shard, in input order:
+	// concatenated, the whole input.
+	Shards    [][]dedup.DocRange `json:"shards"`
+	Documents int64              `json:"documents"` // as counted when planning
+	// Outputs: folders (Kept, Clusters) and a file (Stats); "" for none.
+	Kept     string `json:"kept,omitempty"`
+	Clusters string `json:"clusters,omitempty"`
+	Stats    string `json:"stats,omitempty"`
+	// TaskMemory is every task's memory budget in bytes, TaskWorkers the
+	// goroutines a task sketches or joins with.
+	TaskMemory  int64 `json:"task_memory"`
+	TaskWorkers int   `json:"task_workers"`
+}
+
+// TaskCount is how many tasks stage has.
+func (p *Plan) TaskCount(stage string) int {
+	switch stage {
+	case StageComponents, StageFinish:
+		return 1
+	}
+	return p.Tasks
+}
+
+// OpenInput opens an input file: every read of an input goes through it.
+func OpenInput(name string, opts corpus.Options) (corpus.Reader, error) {
+	return corpus.Open(name, opts)
+}
+
+// CountDocs counts the documents of name as the tasks' readers see them.
+func CountDocs(ctx context.Context, name string, opts corpus.Options) (int64, error) {
+	opts.RawOnly = true
+	opts.OnInvalid = func(*corpus.RecordError) error { return nil }
+	rd, err := OpenInput(name, opts)
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	for rd.Next() {
+		if n++; n%4096 == 0 && ctx.Err() != nil {
+			rd.Close()
+			return 0, ctx.Err()
+		}
+	}
+	err = rd.Err()
+	if cerr := rd.Close(); err == nil {
+		err = cerr
+	}
+	return n, err
+}
+
+// Split cuts the files, of counts documents each, into tasks shards of
+// nearly equal numbers of documents, in input order.
+func Split(files []string, counts []int64, tasks int) [][]dedup.DocRange {
+	var total int64
+	for _, c := range counts {
+		total += c
+	}
+	shards := make([][]dedup.DocRange, tasks)
+	var at int64 // global position of files[f]'s first document
+	f := 0
+	for s := range tasks {
+		lo, hi := total*int64(s)/int64(tasks), total*int64(s+1)/int64(tasks)
+		for f < len(files) && lo < hi {
+			flo, fhi := max(lo, at)-at, min(hi, at+counts[f])-at
+			if flo < fhi {
+				shards[s] = append(shards[s], dedup.DocRange{File: files[f], Lo: flo, Hi: fhi})
+			}
+			if at+counts[f] <= hi {
+				at += counts[f]
+				f++
+				continue
+			}
+			break
+		}
+	}
+	return shards
+}
+
+// Job is a plan and its work folder.
+type Job struct {
+	Work   *objstore.Folder
+	Plan   *Plan
+	TmpDir string // local scratch files ("" for the system's)
+	// Stderr gets the tasks' notes.
+	Stderr io.Writer
+}
+
+// Load opens the work folder and reads its plan.
+func Load(ctx context.Context, work string) (*Job, error) {
+	f, err := objstore.Open(ctx, work)
+	if err != nil {
+		return nil, err
+	}
+	b, err := f.ReadAll(ctx, PlanName)
+	if err != nil {
+		f.Close()
+		if errors.Is(err, objstore.ErrNotExist) {
+			return nil, fmt.Errorf("%s: no plan: run `neardup dedup --executor ... --work %s` first", f.URL(PlanName), work)
+		}
+		return nil, err
+	}
+	p := &Plan{}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(p); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w", f.URL(PlanName), err)
+	}
+	if p.Version != planVersion {
+		f.Close()
+		return nil, fmt.Errorf("%s: plan version %d, this neardup reads %d", f.URL(PlanName), p.Version, planVersion)
+	}
+	return &Job{Work: f, Plan: p, Stderr: io.Discard}, nil
+}
+
+// MarshalPlan is the plan's file.
+func MarshalPlan(p *Plan) ([]byte, error) {
+	b, err := json.MarshalIndent(p, "", "  ")
+	return append(b, '\n'), err
+}
+
+// Marker is the completion marker of task i of stage.
+func Marker(stage string, i int) string { return fmt.Sprintf("done/%s-%05d", stage, i) }
+
+// Done reports whether task i of stage left its marker.
+func (j *Job) Done(ctx context.Context, stage string, i int) (bool, error) {
+	return j.Work.Exists(ctx, Marker(stage, i))
+}
+
+// TaskError is a task's failure: it names the task, the shard and what
+// it read or wrote.
+type TaskError struct {
+	Stage string
+	Index int
+	Shard string // the task's documents, when it reads input
+	Err   error
+}
+
+func (e *TaskError) Error() string {
+	s := fmt.Sprintf("task %s %d", e.Stage, e.Index)
+	if e.Shard != "" {
+		s += " (" + e.Shard + ")"
+	}
+	return s + ": " + e.Err.Error()
+}
+
+func (e *TaskError) Unwrap() error { return e.Err }
+
+// shardName describes input shard s for messages.
+func (j *Job) shardName(s int) string {
+	rs := j.Plan.Shards[s]
+	if len(rs) == 0 {
+		return fmt.Sprintf("shard %d: no documents", s)
+	}
+	parts := make([]string, len(rs))
+	for k, r := range rs {
+		parts[k] = fmt.Sprintf("%s documents %d-%d", r.File, r.Lo, r.Hi)
+	}
+	return fmt.Sprintf("shard %d: %s", s, strings.Join(parts, ", "))
+}
+
+// BeforeMarker, when set, is called when a task has written its files,
+// before its marker (tests kill the task there).
+var BeforeMarker func(stage string, i int)
+
+// RunTask runs task i of stage, unless its marker says it is done.
+func (j *Job) RunTask(ctx context.Context, stage string, i int) error {
+	if !slices.Contains(StageNames, stage) {
+		return fmt.Errorf("unknown stage %q (want one of %s)", stage, strings.Join(StageNames, ", "))
+	}
+	if n := j.Plan.TaskCount(stage); i < 0 || i >= n {
+		return fmt.Errorf("stage %s: task index %d out of range (0 to %d)", stage, i, n-1)
+	}
+	done, err := j.Done(ctx, stage, i)
+	if err != nil {
+		return &TaskError{Stage: stage, Index: i, Err: err}
+	}
+	if done {
+		return nil
+	}
+	if j.Plan.TaskMemory > 0 {
+		defer debug.SetMemoryLimit(debug.SetMemoryLimit(j.Plan.TaskMemory))
+	}
+	var shard string
+	switch stage {
+	case StageSign:
+		shard = j.shardName(i)
+		err = j.sign(ctx, i)
+	case StageBucket:
+		err = j.bucket(ctx, i)
+	case StageComponents:
+		err = j.components(ctx)
+	case StageScatter:
+		err = j.scatter(ctx, i)
+	case StageJoin:
+		err = j.join(ctx, i)
+	case StageWrite:
+		shard = j.shardName(i)
+		err = j.write(ctx, i)
+	case StageFinish:
+		err = j.finish(ctx)
+	}
+	if err == nil {
+		if BeforeMarker != nil {
+			BeforeMarker(stage, i)
+		}
+		err = j.Work.PutBytes(ctx, Marker(stage, i), []byte("done\n"))
+	}
+	if err != nil {
+		return &TaskError{Stage: stage, Index: i, Shard: shard, Err: err}
+	}
+	return nil
+}
+
+// Names of the files of the stages.
+func signIDs(s int) string                    { return fmt.Sprintf("sign/%05d/ids", s) }
+func signSketches(s int) string               { return fmt.Sprintf("sign/%05d/sketches", s) }
+func signKeys(s, p int) string                { return fmt.Sprintf("sign/%05d/keys-%05d", s, p) }
+func signMeta(s int) string                   { return fmt.Sprintf("sign/%05d/meta.json", s) }
+func bucketEdges(p int) string                { return fmt.Sprintf("bucket/%05d", p) }
+func componentsOf(s int) string               { return fmt.Sprintf("components/%05d", s) }
+func scatterOf(s, g int) string               { return fmt.Sprintf("scatter/%05d/g-%05d", s, g) }
+func joinOf(g, s int) string                  { return fmt.Sprintf("join/%05d/s-%05d", g, s) }
+func joinStats(g int) string                  { return fmt.Sprintf("join/%05d/stats.json", g) }
+func writeMeta(s int) string                  { return fmt.Sprintf("write/%05d.json", s) }
+func PartName(s int) string                   { return fmt.Sprintf("part-%05d.jsonl", s) }
+func componentsMeta() string                  { return "components/meta.json" }
+func readJSON(b []byte, v any) error          { return json.Unmarshal(b, v) }
+func appendUvarint(b []byte, v uint64) []byte { return binary.AppendUvarint(b, v) }
+
+// signMetaFile is what a sign task says of its shard.
+type signMetaFile struct {
+	Documents   int64 `json:"documents"`
+	Empty       int   `json:"empty"`
+	InputBytes  int64 `json:"input_bytes"`
+	Traditional int   `json:"traditional"`
+}
+
+func (j *Job) getJSON(ctx context.Context, name string, v any) error {
+	b, err := j.Work.ReadAll(ctx, name)
+	if err != nil {
+		return err
+	}
+	if err := readJSON(b, v); err != nil {
+		return fmt.Errorf("%s: %w", j.Work.URL(name), err)
+	}
+	return nil
+}
+
+func (j *Job) putJSON(ctx context.Context, name string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return j.Work.PutBytes(ctx, name, append(b, '\n'))
+}
+
+// offsets returns the position of each shard's first document in the
+// whole input, and the number of documents (from the sign tasks' metas).
+func (j *Job) offsets(ctx context.Context) ([]int64, error) {
+	off := make([]int64, j.Plan.Tasks+1)
+	for s := range j.Plan.Tasks {
+		var m signMetaFile
+		if err := j.getJSON(ctx, signMeta(s), &m); err != nil {
+			return nil, err
+		}
+		off[s+1] = off[s] + m.Documents
+	}
+	if off[j.Plan.Tasks] > 1<<31-1 {
+		return nil, fmt.Errorf("%d documents: more than a job holds (2^31-1)", off[j.Plan.Tasks])
+	}
+	return off, nil
+}
+
+// reader reads a work file sequentially.
+type reader struct {
+	*bufio.Reader
+	c    io.Closer
+	name string
+}
+
+func (j *Job) open(ctx context.Context, name string) (*reader, error) {
+	rc, err := j.Work.Open(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	return &reader{Reader: bufio.NewReaderSize(rc, 1<<20), c: rc, name: j.Work.URL(name)}, nil
+}
+
+func (r *reader) Close() error { return r.c.Close() }
+
+func (r *reader) bad(err error) error {
+	if errors.Is(err, io.EOF) {
+		err = io.ErrUnexpectedEOF
+	}
+	return fmt.Errorf("%s: damaged work file: %w", r.name, err)
+}
+
+func (r *reader) uvarint() (uint64, error) {
+	v, err := binary.ReadUvarint(r)
+	if err != nil {
+		return 0, r.bad(err)
+	}
+	return v, nil
+}
+
+// bytes reads a length-prefixed string into buf.
+func (r *reader) bytes(buf []byte) ([]byte, error) {
+	n, err := r.uvarint()
+	if err != nil {
+		return nil, err
+	}
+	if n > 1<<31 {
+		return nil, r.bad(fmt.Errorf("a field of %d bytes", n))
+	}
+	buf = slices.Grow(buf[:0], int(n))[:n]
+	if _, err := io.ReadFull(r, buf); err != nil {
+		return nil, r.bad(err)
+	}
+	return buf, nil
+}
+
+// atEOF reports whether the file is read to its end.
+func (r *reader) atEOF() bool {
+	_, err := r.Peek(1)
+	return errors.Is(err, io.EOF)
+}
+
+// tmpDir is where tasks keep local scratch files.
+func (j *Job) tmpDir() string {
+	if j.TmpDir != "" {
+		return j.TmpDir
+	}
+	return os.TempDir()
+}
+
+// putLocal puts the local file path under name in dst and removes it.
+func putLocal(ctx context.Context, dst *objstore.Folder, name, path string) error {
+	defer os.Remove(path)
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return dst.Put(ctx, name, func(w io.Writer) error {
+		_, err := io.Copy(w, f)
+		return err
+	})
+}
+
+// splitLoc splits a file location (path or URL) into its folder and name.
+func splitLoc(loc string) (dir, name string) {
+	if objstore.IsURL(loc) {
+		k := strings.LastIndex(loc, "/")
+		return loc[:k], loc[k+1:]
+	}
+	return filepath.Dir(loc), filepath.Base(loc)
+}
+
+var _ = strconv.Itoa
+
+func jsonIndent(v any) ([]byte, error) {
+	b, err := json.MarshalIndent(v, "", "  ")
+	return append(b, '\n'), err
+}
