@@ -138,7 +138,18 @@ func runStaged(cmd *cobra.Command, o *dedupOpts, cfg dedup.Options, ropts corpus
 			return work.PutBytes(ctx, "k8s/"+name, b)
 		}}
 	case "slurm":
-		if ex, err = executor.NewSlurm(executor.SlurmOptions{LogDir: work.URL("logs")}); err != nil {
+		// The tasks' logs go where the compute nodes can write them: the
+		// work folder when it is a (shared) path, else ./neardup-logs.
+		// Partitions, accounts and time limits come from Slurm's own
+		// SBATCH_* variables (docs/scale.md, "Slurm").
+		sopts := executor.SlurmOptions{}
+		if !objstore.IsURL(so.work) {
+			sopts.LogDir = work.URL("logs")
+		}
+		if !o.quiet {
+			sopts.Progress = e.stderr
+		}
+		if ex, err = executor.NewSlurm(sopts); err != nil {
 			return usageErr("%v", err)
 		}
 	}
