@@ -87,7 +87,9 @@ var unsafeName = regexp.MustCompile(`[^a-z0-9-]+`)
 
 func jobName(s string) string { return unsafeName.ReplaceAllString(strings.ToLower(s), "-") }
 
-// shellJoin quotes args for sh.
+// shellJoin quotes args for sh, each in single quotes unless it is made of
+// safe characters only; inside single quotes only the quote itself is
+// special, and is written as '\” (close, escaped quote, reopen).
 func shellJoin(args []string) string {
 	q := make([]string, len(args))
 	for k, a := range args {

@@ -256,26 +256,8 @@ func (s *Slurm) batchScript(st Stage) string {
 	var b strings.Builder
 	b.WriteString("#!/bin/sh\n")
 	fmt.Fprintf(&b, "# neardup stage %s: task $SLURM_ARRAY_TASK_ID of %d\n", st.Name, st.Tasks)
-	b.WriteString("exec")
-	for _, a := range args {
-		b.WriteByte(' ')
-		b.WriteString(slurmShellQuote(a))
-	}
-	b.WriteByte('\n')
+	b.WriteString("exec " + shellJoin(args) + "\n")
 	return b.String()
-}
-
-// slurmShellQuote quotes s for sh, in single quotes unless it is made of
-// safe characters only. Inside single quotes nothing is special but the
-// single quote itself, which closes the quotes, is escaped and reopens
-// them.
-func slurmShellQuote(s string) string {
-	if s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("_-./=:,+@%", r))
-	}) < 0 {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // slurmArray writes sorted indexes as sbatch --array wants them: ranges
