@@ -73,8 +73,8 @@ func newMethod(cfg dedup.Options) (*method, error) {
 }
 
 // sketch normalises and sketches one document and returns its encoded
-// sketch, or nil when the normalised text is empty (such a document is
-// never a duplicate). The result is a new slice.
+// sketch, or nil when the normalised text is empty or has no shingles (such
+// a document is never a duplicate). The result is a new slice.
 func (m *method) sketch(index int, id, txt string) ([]byte, error) {
 	m.buf = m.norm.Append(m.buf[:0], txt)
 	if len(m.buf) == 0 {
@@ -83,6 +83,11 @@ func (m *method) sketch(index int, id, txt string) ([]byte, error) {
 	s, err := m.sk.Sketch(&dedup.Doc{Index: index, ID: id, Text: m.buf})
 	if err != nil {
 		return nil, fmt.Errorf("document %q: %w", id, err)
+	}
+	if s == nil {
+		// No shingles (whitespace or punctuation the normalisation
+		// kept): like an empty text, never a duplicate.
+		return nil, nil
 	}
 	return m.keyed.AppendSketch(nil, s), nil
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/sketch"
+	"github.com/neardup/neardup/text"
 )
 
 // genCorpus writes a corpus with exact copies (a group of 300 among them),
@@ -314,4 +315,38 @@ func verifyThreshold(t testing.TB, cfg dedup.Options) float64 {
 		return cfg.VerifyThreshold
 	}
 	return spec.Threshold
+}
+
+// TestBlankDocument: a document whose text is only blanks, kept as they
+// are (--fold-whitespace=false), has no shingles and sketches to nothing
+// under every method (simhash's AppendSketch panicked on the nil sketch:
+// issue 26), and the run gives `neardup dedup`'s answer.
+func TestBlankDocument(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "blank.jsonl")
+	data := `{"id":"a","text":"the quick brown fox jumps over the lazy dog again and again"}
+{"id":"b","text":"    \t   "}
+{"id":"c","text":"the quick brown fox jumps over the lazy dog again and again"}
+`
+	if err := os.WriteFile(in, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, method := range []string{"simhash", "minhash", "exact", "ksentence"} {
+		t.Run(method, func(t *testing.T) {
+			norm := text.DefaultOptions()
+			norm.Whitespace = false
+			cfg := dedup.Options{Method: method}
+			cfg.Spec.Normalize = &norm
+			d := t.TempDir()
+			wantC, _ := runDedup(t, cfg, []string{in}, d)
+			out := filepath.Join(d, "beam")
+			if _, err := Run(context.Background(), Options{Inputs: []string{in}, Output: out, Config: cfg, Runner: "prism"}); err != nil {
+				t.Fatal(err)
+			}
+			gotC, _ := readOutputs(t, out)
+			if !bytes.Equal(gotC, wantC) {
+				t.Errorf("clusters differ: %s", firstDiff(gotC, wantC))
+			}
+		})
+	}
 }
