@@ -678,14 +678,20 @@ func nd_lsh_query(h C.int64_t, sig *C.uint64_t, out *C.uint32_t, cap C.int64_t, 
 	return C.int64_t(len(x.out))
 }
 
+// lshStored is the index of handle h and the signature inserted under id.
+func lshStored(h C.int64_t, id C.uint32_t) (*lshIndex, []uint32, error) {
+	x, err := getHandle[*lshIndex](int64(h))
+	if err != nil {
+		return nil, nil, err
+	}
+	sg, err := x.stored(uint32(id))
+	return x, sg, err
+}
+
 //export nd_lsh_remove
 func nd_lsh_remove(h C.int64_t, id C.uint32_t, errp **C.char) (rc C.int64_t) {
 	defer recovered(errp, &rc)
-	x, err := getHandle[*lshIndex](int64(h))
-	if err != nil {
-		return result(errp, err)
-	}
-	sg, err := x.stored(uint32(id))
+	x, sg, err := lshStored(h, id)
 	if err != nil {
 		return result(errp, err)
 	}
@@ -699,11 +705,7 @@ func nd_lsh_remove(h C.int64_t, id C.uint32_t, errp **C.char) (rc C.int64_t) {
 //export nd_lsh_keys
 func nd_lsh_keys(h C.int64_t, id C.uint32_t, slots C.int, out *C.uint64_t, errp **C.char) (rc C.int64_t) {
 	defer recovered(errp, &rc)
-	x, err := getHandle[*lshIndex](int64(h))
-	if err != nil {
-		return result(errp, err)
-	}
-	sg, err := x.stored(uint32(id))
+	x, sg, err := lshStored(h, id)
 	if err != nil {
 		return result(errp, err)
 	}
