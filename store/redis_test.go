@@ -380,17 +380,20 @@ func TestRedisOpenErrors(t *testing.T) {
 // connections check and add, restarts it, and wants a consistent index
 // (every record with its id and all its postings, no posting without its
 // record, the counter equal to the records) holding every acknowledged
-// document, found by its sketch: with appendfsync always, and with
-// everysec, where Redis has written (not yet fsynced) the append-only
-// file before it answers, so that a killed process loses nothing (a crash
-// of the machine could lose the last second: docs/format/redis.md).
+// document, found by its sketch, with appendfsync always. Under everysec
+// the index must be as consistent, but acknowledged documents may be
+// lost: while a background fsync is slow, Redis postpones its writes to
+// the append-only file for up to 2 s and answers meanwhile (the race
+// detector on a loaded machine lost 3 of 301 that way), as
+// docs/format/redis.md ("Durability"), `index stats` and `serve` say; the
+// loss is logged, not failed.
 func TestRedisKillServer(t *testing.T) {
 	for _, fsync := range []string{"always", "everysec"} {
 		t.Run(fsync, func(t *testing.T) {
 			lost, acked, n := killRedisRound(t, fsync, false)
 			t.Logf("appendfsync %s: %d of %d acknowledged documents lost by kill -9 of redis-server; %d documents after the restart", fsync, lost, acked, n)
-			if lost > 0 {
-				t.Errorf("%d acknowledged documents lost", lost)
+			if lost > 0 && fsync == "always" {
+				t.Errorf("%d acknowledged documents lost under appendfsync always", lost)
 			}
 		})
 	}
