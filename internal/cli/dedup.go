@@ -276,8 +276,7 @@ func runDedup(cmd *cobra.Command, o *dedupOpts, args []string, e *env) error {
 	if o.staged.work != "" || o.staged.tasks != 0 || cmd.Flags().Changed("task-memory") {
 		return usageErr("--work, --tasks and --task-memory go with --executor local, slurm or print")
 	}
-	in := dedup.Input{Options: ropts, SkipInvalid: o.input.skipInvalid, Stdin: e.stdin, Examples: o.examples,
-		Progress: newProgress(cmd.Context(), e.stderr, o.quiet), Resume: o.resume}
+	in := dedup.Input{Options: ropts, SkipInvalid: o.input.skipInvalid, Stdin: e.stdin, Examples: o.examples, Resume: o.resume}
 	switch {
 	case o.sample && len(args) > 0:
 		return usageErr("--sample takes no INPUT")
@@ -361,6 +360,8 @@ func runDedup(cmd *cobra.Command, o *dedupOpts, args []string, e *env) error {
 		}
 		defer pprof.StopCPUProfile()
 	}
+	// Made last, so that no early return above leaves its goroutine.
+	in.Progress = newProgress(cmd.Context(), e.stderr, o.quiet)
 	stats, err := dedup.Run(cmd.Context(), cfg, in, out)
 	err = optionErr(err)
 	if err == nil {

@@ -31,7 +31,9 @@ type lineProgress struct {
 
 func newLineProgress(w io.Writer) *lineProgress {
 	p := &lineProgress{w: w, begun: time.Now(), done: make(chan struct{}), stopped: make(chan struct{})}
-	go p.write()
+	// The period is read here, not on the goroutine, which may first run
+	// after a test has changed progressLineEvery for the next one.
+	go p.write(progressLineEvery)
 	return p
 }
 
@@ -57,9 +59,9 @@ func (p *lineProgress) Done() {
 	}
 }
 
-func (p *lineProgress) write() {
+func (p *lineProgress) write(every time.Duration) {
 	defer close(p.stopped)
-	tick := time.NewTicker(progressLineEvery)
+	tick := time.NewTicker(every)
 	defer tick.Stop()
 	for {
 		select {
