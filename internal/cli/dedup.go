@@ -349,17 +349,11 @@ func runDedup(cmd *cobra.Command, o *dedupOpts, args []string, e *env) error {
 			}
 		}
 	}
-	if o.cpuProf != "" {
-		f, err := os.Create(o.cpuProf)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
+	stopProf, err := startCPUProfile(o.cpuProf)
+	if err != nil {
+		return err
 	}
+	defer stopProf()
 	// Made last, so that no early return above leaves its goroutine.
 	in.Progress = newProgress(cmd.Context(), e.stderr, o.quiet)
 	stats, err := dedup.Run(cmd.Context(), cfg, in, out)

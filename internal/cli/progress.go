@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/pprof"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -272,4 +273,21 @@ func countDecor(s decor.Statistics, est int64) string {
 		return fmt.Sprintf("%d docs (~%d estimated)", s.Current, est)
 	}
 	return fmt.Sprintf("%d / ~%d docs", s.Current, est)
+}
+
+// startCPUProfile starts --cpuprofile's profile into path ("" for none)
+// and returns what stops it and closes the file.
+func startCPUProfile(path string) (stop func(), err error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }

@@ -3,8 +3,6 @@ package cli
 import (
 	"fmt"
 	"io"
-	"os"
-	"runtime/pprof"
 
 	"github.com/spf13/cobra"
 
@@ -63,18 +61,13 @@ func runSign(cmd *cobra.Command, o *dedupOpts, args []string, jsonOut bool, e *e
 		return err
 	}
 	in := dedup.Input{Files: ex.Files, Options: ropts, SkipInvalid: o.input.skipInvalid, Stdin: e.stdin,
-		FilesSkipped: ex.Skipped, FilesExcluded: ex.Excluded, Progress: newProgress(cmd.Context(), e.stderr, o.quiet)}
-	if o.cpuProf != "" {
-		f, err := os.Create(o.cpuProf)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
+		FilesSkipped: ex.Skipped, FilesExcluded: ex.Excluded}
+	stopProf, err := startCPUProfile(o.cpuProf)
+	if err != nil {
+		return err
 	}
+	defer stopProf()
+	in.Progress = newProgress(cmd.Context(), e.stderr, o.quiet) // last: no early return leaves it running
 	stats, err := dedup.Sign(cmd.Context(), cfg, in, o.output)
 	err = optionErr(err)
 	if err != nil {
