@@ -10,6 +10,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 
 	"github.com/neardup/neardup/corpus"
+	"github.com/neardup/neardup/dedup"
 )
 
 // Metadata files (between jobs): "rank len id" per document, the id
@@ -181,13 +182,7 @@ func clusterLinesFn(ctx context.Context, kept int64, ids func(*string) bool, mem
 	var n int64
 	for members(&d) {
 		n++
-		t := append([]byte(nil), `{"id":`...)
-		t = corpus.AppendJSONString(t, d.ID)
-		t = append(t, `,"cluster":`...)
-		t = corpus.AppendJSONString(t, keptID)
-		t = append(t, `,"kept":`...)
-		t = strconv.AppendBool(t, d.Rank == kept)
-		t = append(t, "}\n"...)
+		t := dedup.AppendClusterLine(nil, d.ID, keptID, d.Rank == kept)
 		emitLine(d.Rank>>chunkShift, line{Order: d.Rank, Text: t})
 	}
 	cKept.Inc(ctx, 1)
@@ -280,20 +275,7 @@ func (f *pairJoinBFn) ProcessElement(ctx context.Context, _ int64, ids func(*str
 	var n int64
 	for pairs(&p) {
 		n++
-		t := append([]byte(nil), `{"id1":`...)
-		t = corpus.AppendJSONString(t, p.ID1)
-		t = append(t, `,"id2":`...)
-		t = corpus.AppendJSONString(t, id)
-		t = append(t, `,"similarity":`...)
-		t = strconv.AppendFloat(t, p.P.Similarity, 'f', -1, 64)
-		if p.P.Distance >= 0 {
-			t = append(t, `,"distance":`...)
-			t = strconv.AppendInt(t, p.P.Distance, 10)
-		}
-		if f.Hamming {
-			t = append(t, `,"measure":"hamming"`...)
-		}
-		t = append(t, "}\n"...)
+		t := dedup.AppendPairLine(nil, p.ID1, id, p.P.Similarity, int(p.P.Distance), f.Hamming)
 		emit(p.P.A>>chunkShift, line{Order: p.P.A, Order2: p.P.B, Text: t})
 	}
 	cPairs.Inc(ctx, n)

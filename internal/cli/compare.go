@@ -237,7 +237,7 @@ func findPair(path string, opts corpus.Options, skipInvalid bool, idA, idB strin
 // compareTexts computes every measure with the Specs of the flags: the
 // sketches are those dedup computes with the same flags.
 func compareTexts(f *sketchFlags, a, b string, explain bool) (*comparison, error) {
-	if f.weights == sketch.WeightTFIDF.String() {
+	if f.Weights == sketch.WeightTFIDF.String() {
 		return nil, usageErr("--weights tfidf: compare has no corpus to learn IDF weights from (use set, count or sublinear)")
 	}
 	sketcher := func(m sketch.Method) (*sketch.Sketcher, error) {

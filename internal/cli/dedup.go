@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/neardup/neardup/internal/sharedflags"
 	"io"
 	"maps"
 	"math"
@@ -30,16 +31,14 @@ import (
 type dedupOpts struct {
 	method     string
 	sketch     sketchFlags
-	verify     bool
-	estimate   bool
+	join       sharedflags.Join // --verify, --estimate-only, --keep
+	idfFile    string
 	clustering string
 	keyField   string
 	bloomN     int
 	bloomFPP   float64
 	bloomFile  string
-	idfFile    string
 	saveIDF    string
-	keep       string
 	workers    int
 	memory     string
 	spill      bool
@@ -102,16 +101,14 @@ Regular output files are replaced atomically, and only when the run succeeds.
 	fs.SortFlags = false
 	fs.StringVar(&o.method, "method", sketch.MinHash.String(), methodsHelp())
 	o.sketch.register(fs, groupThreshold|groupShingle|groupMinHash|groupSeed|groupSimHash|groupKSentence)
-	fs.BoolVar(&o.verify, "verify", false, "confirm each candidate pair by exact Jaccard of its shingle sets before it joins a cluster (minhash without it: only the candidates whose estimate is near --threshold)")
-	fs.BoolVar(&o.estimate, "estimate-only", false, "minhash: decide every candidate by its signature estimate, never by exact Jaccard (faster, less memory, imprecise on templated text)")
+	o.join.Register(fs)
+	fs.StringVar(&o.idfFile, "idf", "", "simhash --weights tfidf: use this IDF table instead of learning one in a first pass")
 	fs.StringVar(&o.clustering, "cluster", cluster.Components.String(), "how pairs become clusters: components (connected components) or leader (minhash, simhash: every removed document is a verified near-duplicate of its cluster's kept document, leaders chosen in --keep order; in memory only)")
 	fs.StringVar(&o.keyField, "key-field", "", "bloom: deduplicate on this JSON field (a URL, say) instead of the text")
 	fs.IntVar(&o.bloomN, "bloom-n", 0, "bloom: expected number of distinct items (0: 10 million)")
 	fs.Float64Var(&o.bloomFPP, "bloom-fpp", dedup.DefaultBloomFPP, "bloom: target false-positive probability")
 	fs.StringVar(&o.bloomFile, "bloom-filter", "", "bloom: a filter file kept across runs: loaded when it exists (keys of earlier runs count as seen), saved when the run succeeds")
-	fs.StringVar(&o.idfFile, "idf", "", "simhash --weights tfidf: use this IDF table instead of learning one in a first pass")
 	fs.StringVar(&o.saveIDF, "save-idf", "", "simhash --weights tfidf: save the IDF table used to this file when the run succeeds")
-	fs.StringVar(&o.keep, "keep", "first", "which document of a cluster to keep: first (in input order) or longest")
 	fs.IntVarP(&o.workers, "workers", "j", 0, "worker goroutines (0: all cores); the result is the same for any number")
 	fs.StringVar(&o.memory, "memory", "", "memory budget, e.g. 256MB or 4GiB (default: half of RAM); over it, bucket keys spill to --tmp-dir")
 	fs.BoolVar(&o.spill, "spill", false, "spill bucket keys to disk even when the estimate fits in memory")
@@ -152,17 +149,17 @@ func (o *dedupOpts) config() (dedup.Options, error) {
 	}
 	cfg.Method = o.method
 	// Checked for every method, though only some compare against it.
-	if err := checkUnit01("--threshold", o.sketch.threshold); err != nil {
+	if err := checkUnit01("--threshold", o.sketch.Threshold); err != nil {
 		return cfg, err
 	}
 	var err error
 	switch o.method {
 	case "bloom":
 		cfg.Spec, err = o.sketch.spec(sketch.Exact)
-		cfg.BloomSeed = o.sketch.seed
+		cfg.BloomSeed = o.sketch.Seed
 	case "bloom-overlap":
 		cfg.Spec, err = o.sketch.spec(sketch.Jaccard)
-		cfg.BloomSeed = o.sketch.seed
+		cfg.BloomSeed = o.sketch.Seed
 	default:
 		m, perr := sketch.ParseMethod(o.method)
 		if perr != nil {
@@ -171,13 +168,13 @@ func (o *dedupOpts) config() (dedup.Options, error) {
 		cfg.Spec, err = o.sketch.spec(m)
 		if m == sketch.SimHash {
 			// Not part of the sketch: the exact Jaccard threshold of --verify.
-			cfg.VerifyThreshold = o.sketch.threshold
+			cfg.VerifyThreshold = o.sketch.Threshold
 		}
 	}
 	if err != nil {
 		return cfg, err
 	}
-	cfg.Verify, cfg.EstimateOnly = o.verify, o.estimate
+	cfg.Verify, cfg.EstimateOnly = o.join.Verify, o.join.EstimateOnly
 	if cfg.Cluster, err = cluster.ParseMode(o.clustering); err != nil {
 		return cfg, usageErr("--cluster: %v", err)
 	}
@@ -197,12 +194,9 @@ func (o *dedupOpts) config() (dedup.Options, error) {
 	}
 	cfg.BloomN, cfg.BloomFPP, cfg.BloomFile = o.bloomN, o.bloomFPP, o.bloomFile
 	cfg.IDFFile, cfg.SaveIDF = o.idfFile, o.saveIDF
-	var keep cluster.Policy
-	keep, err = cluster.ParsePolicy(o.keep)
-	if err != nil {
-		return cfg, usageErr("--keep: %v", err)
+	if cfg.Keep, err = o.join.KeepPolicy(); err != nil {
+		return cfg, usageErr("%v", err)
 	}
-	cfg.Keep = keep
 	if o.workers < 0 {
 		return cfg, usageErr("--workers %d: must not be negative", o.workers)
 	}
@@ -367,7 +361,7 @@ func runDedup(cmd *cobra.Command, o *dedupOpts, args []string, e *env) error {
 	if o.sample {
 		stats.Stdin = nil // the embedded corpus, not the user's standard input
 	}
-	warnDuplicateIDs(e.stderr, stats, o.input.idField)
+	warnDuplicateIDs(e.stderr, stats, o.input.fields.IDField)
 	if o.stats != "" {
 		if err := writeJSONFile(o.stats, stats); err != nil {
 			return err

@@ -105,3 +105,9 @@ func IndexAt(loc string, args []string) (store.Index, error) {
 	}
 	return s, err
 }
+
+// DedupFlags returns the flags of `neardup dedup`, as its --help lists
+// them: for neardup-beam's test that the flags both have read the same.
+func DedupFlags() *pflag.FlagSet {
+	return newDedupCmdOpts(&env{}, &dedupOpts{}).Flags()
+}

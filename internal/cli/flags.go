@@ -2,16 +2,13 @@ package cli
 
 import (
 	"fmt"
+	"github.com/neardup/neardup/internal/sharedflags"
 	"io"
-	"strings"
 
 	"github.com/spf13/pflag"
 
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/dedup"
-	"github.com/neardup/neardup/minhash"
-	"github.com/neardup/neardup/shingle"
-	"github.com/neardup/neardup/simhash"
 	"github.com/neardup/neardup/sketch"
 	"github.com/neardup/neardup/text"
 )
@@ -27,171 +24,42 @@ func (f *textFlags) register(fs *pflag.FlagSet) {
 	text.RegisterFlags(fs, &f.opts)
 }
 
-// shingleFlags choose tokens and n-grams.
-type shingleFlags struct {
-	unit  string
-	ngram int
-}
-
-func (f *shingleFlags) register(fs *pflag.FlagSet, defNgram int) {
-	fs.StringVar(&f.unit, "unit", "word", "token unit: word (Unicode words, CJK characters one by one), char, or cjkword (Chinese word segmentation)")
-	fs.IntVar(&f.ngram, "ngram", defNgram, "shingle size in tokens")
-}
-
-func (f *shingleFlags) options() (shingle.Options, error) {
-	u, err := shingle.ParseUnit(f.unit)
-	if err != nil {
-		return shingle.Options{}, usageErr("--unit: %v", err)
-	}
-	if f.ngram < 1 || f.ngram > shingle.MaxN {
-		return shingle.Options{}, usageErr("--ngram %d: must be between 1 and %d", f.ngram, shingle.MaxN)
-	}
-	return shingle.Options{Unit: u, N: f.ngram}, nil
-}
-
 // sketchGroup is a set of the flag groups of sketchFlags.
-type sketchGroup uint8
+type sketchGroup = sharedflags.Group
 
 const (
-	// groupThreshold is --threshold.
-	groupThreshold sketchGroup = 1 << iota
-	// groupShingle is --unit and --ngram.
-	groupShingle
-	// groupMinHash is --num-perm, --minhash-family, --bands and --rows.
-	groupMinHash
-	// groupSimHash is --bits, --distance and --weights.
-	groupSimHash
-	// groupKSentence is --k-sentences.
-	groupKSentence
-	// groupSeed is --seed.
-	groupSeed
+	groupThreshold = sharedflags.Threshold
+	groupShingle   = sharedflags.Shingles
+	groupMinHash   = sharedflags.MinHash
+	groupSimHash   = sharedflags.SimHash
+	groupKSentence = sharedflags.KSentence
+	groupSeed      = sharedflags.Seed
 )
 
-// sketchFlags declare, once, every flag that makes a sketch.Spec: the
-// normalisation, the shingles, the MinHash, SimHash and KSentence
-// parameters, the seed and the threshold. A command registers the groups
-// it has (register); spec builds the Spec of a method from them (flags a
-// command lacks keep their defaults, which are sketch's).
-type sketchFlags struct {
-	text       textFlags
-	shingle    shingleFlags
-	threshold  float64
-	numPerm    int
-	family     string
-	bands      int
-	rows       int
-	seed       uint64
-	bits       int
-	distance   int
-	weights    string
-	kSentences int
-}
+// sketchFlags are the flags that make a sketch.Spec (package sharedflags
+// declares them once, for neardup-beam too), with their errors as usage
+// errors.
+type sketchFlags struct{ sharedflags.Sketch }
 
 // register declares the flags of groups (and always the normalisation
 // flags) on fs, with sketch's defaults.
 func (f *sketchFlags) register(fs *pflag.FlagSet, groups sketchGroup) {
-	f.threshold, f.numPerm, f.family = sketch.DefaultThreshold, sketch.DefaultNumPerm, minhash.OPH.String()
-	f.bits, f.distance, f.weights, f.kSentences = sketch.DefaultBits, sketch.DefaultDistance, sketch.WeightSet.String(), sketch.DefaultK
-	f.shingle = shingleFlags{unit: "word", ngram: sketch.DefaultNgram}
-	if groups&groupThreshold != 0 {
-		fs.Float64Var(&f.threshold, "threshold", f.threshold, "Jaccard similarity at or above which two documents are duplicates")
-	}
-	if groups&groupShingle != 0 {
-		f.shingle.register(fs, sketch.DefaultNgram)
-	}
-	if groups&groupMinHash != 0 {
-		fs.IntVar(&f.numPerm, "num-perm", f.numPerm, "minhash: permutations (signature slots)")
-		fs.StringVar(&f.family, "minhash-family", f.family, "minhash: hash family, oph (one permutation hashing), multiply-shift (independent slots) or permutation (the slow reference)")
-		fs.IntVar(&f.bands, "bands", 0, "minhash: LSH bands (0: chosen from --threshold and --num-perm, or --num-perm / --rows)")
-		fs.IntVar(&f.rows, "rows", 0, "minhash: rows per band (0: chosen from --threshold and --num-perm, or --num-perm / --bands)")
-	}
-	if groups&groupSeed != 0 {
-		fs.Uint64Var(&f.seed, "seed", 0, "seed of the shingle, minhash and simhash hashes (0: the fixed defaults)")
-	}
-	if groups&groupSimHash != 0 {
-		fs.IntVar(&f.bits, "bits", f.bits, fmt.Sprintf("simhash: fingerprint bits, 1 to %d", simhash.MaxBits))
-		fs.IntVar(&f.distance, "distance", f.distance, "simhash: largest Hamming distance of duplicates (0: identical fingerprints only)")
-		fs.StringVar(&f.weights, "weights", f.weights, "simhash: feature weights: set (each distinct shingle weighs 1), count (a shingle repeated c times weighs c), sublinear (1 + ln c) or tfidf (c x IDF, learned in a first pass)")
-	}
-	if groups&groupKSentence != 0 {
-		fs.IntVar(&f.kSentences, "k-sentences", f.kSentences, "ksentence: how many of the longest sentences make the fingerprint")
-	}
-	f.text.register(fs)
+	f.Register(fs, groups)
 }
 
-// spec returns the sketch.Spec of method m from the flags, checked (it
-// resolves): only the parameters that apply to m are set, and --bands and
-// --rows left at 0 stay 0 (the Spec's banding rule chooses them), so that
-// a run can tell given parameters from chosen ones. Bad values are usage
-// errors naming the flag.
+// spec returns the checked sketch.Spec of method m (sharedflags.Sketch.Spec);
+// a bad value is a usage error naming the flag.
 func (f *sketchFlags) spec(m sketch.Method) (sketch.Spec, error) {
-	norm := f.text.opts
-	s := sketch.Spec{Method: m, Normalize: &norm}
-	switch m {
-	case sketch.MinHash, sketch.SimHash, sketch.Jaccard:
-		sh, err := f.shingle.options()
-		if err != nil {
-			return s, err
-		}
-		sh.Seed = f.seed
-		s.Shingle = sh
-	}
-	switch m {
-	case sketch.MinHash, sketch.Jaccard:
-		if err := checkUnit01("--threshold", f.threshold); err != nil {
-			return s, err
-		}
-		s.Threshold = f.threshold
-	}
-	switch m {
-	case sketch.MinHash:
-		if f.numPerm < 1 || f.numPerm > minhash.MaxNumPerm {
-			return s, usageErr("--num-perm %d: must be between 1 and %d", f.numPerm, minhash.MaxNumPerm)
-		}
-		fam, err := minhash.ParseFamily(f.family)
-		if err != nil {
-			return s, usageErr("--minhash-family: %v", err)
-		}
-		if f.bands < 0 || f.rows < 0 {
-			return s, usageErr("--bands and --rows must not be negative")
-		}
-		if f.bands*f.rows > f.numPerm || f.bands > f.numPerm || f.rows > f.numPerm {
-			return s, usageErr("--bands %d x --rows %d exceeds --num-perm %d", f.bands, f.rows, f.numPerm)
-		}
-		s.MinHash = sketch.MinHashSpec{NumPerm: f.numPerm, Family: fam, Seed: f.seed, Bands: f.bands, Rows: f.rows}
-	case sketch.SimHash:
-		if f.bits < 1 || f.bits > simhash.MaxBits {
-			return s, usageErr("--bits %d: must be between 1 and %d", f.bits, simhash.MaxBits)
-		}
-		if f.distance < 0 || f.distance >= f.bits {
-			return s, usageErr("--distance %d: must be between 0 and --bits - 1 (%d)", f.distance, f.bits-1)
-		}
-		w, err := sketch.ParseWeighting(f.weights)
-		if err != nil {
-			return s, usageErr("--weights %q: must be set, count, sublinear or tfidf", f.weights)
-		}
-		d := f.distance
-		if d == 0 {
-			d = sketch.ExactDistance
-		}
-		s.SimHash = sketch.SimHashSpec{Bits: f.bits, Distance: d, Weights: w, Seed: f.seed}
-	case sketch.KSentence:
-		if f.kSentences < 1 {
-			return s, usageErr("--k-sentences %d: must be at least 1", f.kSentences)
-		}
-		s.KSentence.K = f.kSentences
-	}
-	if _, err := s.Resolve(); err != nil {
-		return s, usageErr("%v", strings.TrimPrefix(err.Error(), sketch.ErrSpec.Error()+": "))
+	s, err := f.Spec(m)
+	if err != nil {
+		return s, usageErr("%v", err)
 	}
 	return s, nil
 }
 
 // inputFlags say how records are read.
 type inputFlags struct {
-	textField   string
-	idField     string
-	maxDocBytes int
+	fields      sharedflags.Fields
 	skipInvalid bool
 	format      string // of standard input: "", "jsonl" or "txt"
 	// Registered by registerWalk, for the commands that walk input
@@ -201,10 +69,8 @@ type inputFlags struct {
 }
 
 func (f *inputFlags) register(fs *pflag.FlagSet) {
-	fs.StringVar(&f.textField, "text-field", corpus.DefaultTextField, "JSON field that holds the text")
-	fs.StringVar(&f.idField, "id-field", corpus.DefaultIDField, "JSON field that holds the document id (without one the id is FILE:LINE)")
-	f.maxDocBytes = corpus.DefaultMaxDocBytes
-	fs.Var((*sizeFlag)(&f.maxDocBytes), "max-doc-bytes", "largest record accepted: bytes, or a size such as 64MB or 1GiB")
+	f.fields.Register(fs)
+	fs.Var(&f.fields.MaxDocBytes, "max-doc-bytes", sharedflags.MaxDocBytesUsage)
 	fs.StringVar(&f.format, "format", "", "format of standard input (-): jsonl (the default) or txt (one document per line); files go by their names")
 	fs.BoolVar(&f.skipInvalid, "skip-invalid", false, "skip bad records (counted and reported) instead of stopping with exit code 3")
 }
@@ -216,24 +82,21 @@ func (f *inputFlags) registerWalk(fs *pflag.FlagSet) {
 }
 
 func (f *inputFlags) options() (corpus.Options, error) {
-	if f.maxDocBytes <= 0 {
-		return corpus.Options{}, usageErr("--max-doc-bytes %d: must be positive", f.maxDocBytes)
-	}
-	if f.textField == "" {
-		return corpus.Options{}, usageErr("--text-field must not be empty")
+	if err := f.fields.Check(); err != nil {
+		return corpus.Options{}, usageErr("%v", err)
 	}
 	switch f.format {
 	case "", corpus.StreamJSONL, corpus.StreamText:
 	default:
 		return corpus.Options{}, usageErr("--format %q: want jsonl or txt (it applies to standard input; files go by their names)", f.format)
 	}
-	return corpus.Options{TextField: f.textField, IDField: f.idField, MaxDocBytes: f.maxDocBytes, StreamFormat: f.format}, nil
+	return corpus.Options{TextField: f.fields.TextField, IDField: f.fields.IDField, MaxDocBytes: int(f.fields.MaxDocBytes), StreamFormat: f.format}, nil
 }
 
-// checkUnit01 validates a value in (0, 1].
+// checkUnit01 validates a value in (0, 1] as a usage error.
 func checkUnit01(name string, v float64) error {
-	if !(v > 0 && v <= 1) {
-		return usageErr("%s %v: must be in (0, 1]", name, v)
+	if err := sharedflags.CheckUnit01(name, v); err != nil {
+		return usageErr("%v", err)
 	}
 	return nil
 }

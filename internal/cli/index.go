@@ -49,7 +49,7 @@ func (f *indexParamFlags) params() (store.Params, error) {
 		return store.Params{}, usageErr("--method %q: want minhash or simhash", f.method)
 	}
 	if f.family != "" {
-		f.sketch.family = f.family
+		f.sketch.Family = f.family
 	}
 	sp, err := f.sketch.spec(m)
 	if err != nil {

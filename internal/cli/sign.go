@@ -44,7 +44,7 @@ flags mean what they mean for dedup.
 
 func runSign(cmd *cobra.Command, o *dedupOpts, args []string, jsonOut bool, e *env) error {
 	// Flags sign does not have keep the dedup defaults.
-	o.bloomFPP, o.keep = dedup.DefaultBloomFPP, "first"
+	o.bloomFPP, o.join.Keep = dedup.DefaultBloomFPP, "first"
 	cfg, err := o.config()
 	if err != nil {
 		return err

@@ -276,7 +276,7 @@ func runTune(ctx context.Context, cmd *cobra.Command, o *tuneOpts, args []string
 		}
 		docs, sampled = []string{dp}, true
 		// The sample is JSONL with the original fields.
-		ropts.TextField, ropts.IDField = o.input.textField, o.input.idField
+		ropts.TextField, ropts.IDField = o.input.fields.TextField, o.input.fields.IDField
 	}
 	in := dedup.Input{Files: docs, Options: ropts, SkipInvalid: o.input.skipInvalid}
 	cfgs := space.Configs(base)

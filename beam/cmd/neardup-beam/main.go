@@ -2,8 +2,9 @@
 // Beam pipeline (package pipeline) on Prism (in-process, the default), or
 // on a job server: Prism, Flink or Spark (--runner universal, flink or
 // spark with --endpoint HOST:PORT), or Dataflow (--runner dataflow with
-// Beam's Dataflow flags). The sketch, threshold and keep flags are those
-// of `neardup dedup`, with the same names and defaults.
+// Beam's Dataflow flags). The sketch, threshold, keep and record-field
+// flags are those of `neardup dedup`, declared by the same code
+// (internal/sharedflags): the same names, defaults and help.
 //
 //	neardup-beam --input 'shards/*.jsonl.zst' --output out/ [flags]
 //
@@ -34,13 +35,10 @@ import (
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/universal"
 
 	"github.com/neardup/neardup/beam/pipeline"
-	"github.com/neardup/neardup/cluster"
 	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/internal/sharedflags"
 	"github.com/neardup/neardup/internal/suggest"
-	"github.com/neardup/neardup/minhash"
-	"github.com/neardup/neardup/shingle"
 	"github.com/neardup/neardup/sketch"
-	"github.com/neardup/neardup/text"
 )
 
 // Exit codes.
@@ -57,61 +55,42 @@ func (i *inputs) Set(s string) error { *i = append(*i, s); return nil }
 
 type options struct {
 	in                      inputs
-	output, method, unit    string
-	family, weights, keep   string
-	textField, idField, idf string
-	threshold               float64
-	ngram, numPerm, bands   int
-	rows, bits, distance    int
-	kSentences, maxDocBytes int
+	output, method, idf     string
 	roundsPerJob, maxRounds int
-	seed                    uint64
-	verify, estimate, pairs bool
+	pairs                   bool
 	quiet, verbose          bool
-	norm                    text.Options
+	sketch                  sharedflags.Sketch // the sketch flags of neardup dedup
+	join                    sharedflags.Join   // --verify, --estimate-only, --keep
+	fields                  sharedflags.Fields // --text-field, --id-field, --max-doc-bytes
 	runner                  *string
 }
 
 // register defines the flags on fs (Beam's own flags, such as --endpoint,
-// --environment_type, --project or --region, live on the same set).
+// --environment_type, --project or --region, live on the same set). The
+// flags neardup dedup has too are declared by package sharedflags, with
+// dedup's names, defaults and help.
 func (o *options) register(fs *flag.FlagSet) {
-	d := sketch.Default(sketch.MinHash)
 	fs.Var(&o.in, "input", "input file or glob (repeatable): JSONL (.jsonl, .json, .ndjson, optionally .gz or .zst) or Parquet, local or gs:// s3://")
 	fs.StringVar(&o.output, "output", "", "output directory: clusters-*.jsonl, kept-*.jsonl.zst, pairs-*.jsonl (--pairs), stats.json")
 	if f := fs.Lookup("runner"); f == nil {
 		o.runner = fs.String("runner", "prism", "Beam runner: prism (in-process, or a Prism job server with --endpoint), universal, flink, spark (with --endpoint HOST:PORT of a job server) or dataflow")
 	}
-	fs.StringVar(&o.method, "method", "minhash", "minhash, simhash, exact or ksentence")
-	fs.Float64Var(&o.threshold, "threshold", d.Threshold, "Jaccard similarity at or above which two documents are duplicates")
-	fs.StringVar(&o.unit, "unit", "word", "token unit: word, char, or cjkword")
-	fs.IntVar(&o.ngram, "ngram", d.Shingle.N, "shingle size in tokens")
-	fs.IntVar(&o.numPerm, "num-perm", d.MinHash.NumPerm, "minhash: permutations (signature slots)")
-	fs.StringVar(&o.family, "minhash-family", "oph", "minhash: hash family, oph, multiply-shift or permutation")
-	fs.IntVar(&o.bands, "bands", 0, "minhash: LSH bands (0: chosen from --threshold and --num-perm)")
-	fs.IntVar(&o.rows, "rows", 0, "minhash: rows per band (0: chosen with --bands)")
-	fs.Uint64Var(&o.seed, "seed", 0, "seed of the shingle, minhash and simhash hashes (0: the fixed defaults)")
-	fs.IntVar(&o.bits, "bits", sketch.DefaultBits, "simhash: fingerprint bits, 1 to 128")
-	fs.IntVar(&o.distance, "distance", sketch.DefaultDistance, "simhash: largest Hamming distance of duplicates")
-	fs.StringVar(&o.weights, "weights", sketch.WeightSet.String(), "simhash: feature weights: set, count, sublinear or tfidf (tfidf needs --idf)")
+	fs.StringVar(&o.method, "method", sketch.MinHash.String(), "minhash, simhash, exact or ksentence")
+	o.sketch.Register(fs, sharedflags.All)
+	o.join.Register(fs)
 	fs.StringVar(&o.idf, "idf", "", "simhash --weights tfidf: the IDF table to use (a local path every worker can read)")
-	fs.BoolVar(&o.verify, "verify", false, "minhash, simhash: confirm each candidate pair by exact Jaccard of its shingle sets")
-	fs.BoolVar(&o.estimate, "estimate-only", false, "minhash: decide every candidate by its signature estimate, never by exact Jaccard")
-	fs.IntVar(&o.kSentences, "k-sentences", sketch.DefaultK, "ksentence: how many of the longest sentences make the fingerprint")
-	fs.StringVar(&o.keep, "keep", "first", "which document of a cluster to keep: first (in input order) or longest")
 	fs.BoolVar(&o.pairs, "pairs", false, "write pairs-*.jsonl: {id1, id2, similarity} per duplicate pair found")
-	fs.StringVar(&o.textField, "text-field", "text", "JSON field holding the text")
-	fs.StringVar(&o.idField, "id-field", "id", "JSON field holding the id (without it: FILE:LINE)")
-	fs.IntVar(&o.maxDocBytes, "max-doc-bytes", 16<<20, "largest record")
+	o.fields.Register(fs)
+	fs.Var(&o.fields.MaxDocBytes, "max-doc-bytes", sharedflags.MaxDocBytesUsage)
 	fs.IntVar(&o.roundsPerJob, "rounds-per-job", 4, "connected-components rounds per Beam job")
 	fs.IntVar(&o.maxRounds, "max-rounds", 200, "stop with an error when the components have not converged after this many rounds")
 	fs.BoolVar(&o.quiet, "quiet", false, "print no summary")
 	fs.BoolVar(&o.verbose, "verbose", false, "show the Beam runner's and workers' logs and a failed job's whole error chain (otherwise only warnings, and the failing record's own error)")
-	o.norm = text.DefaultOptions()
-	text.RegisterFlags(fs, &o.norm)
 }
 
 // config turns the flags into dedup.Options, as `neardup dedup` does: the
-// method's sketch.Spec from the sketch flags, the join and keep options.
+// method's sketch.Spec from the sketch flags (sharedflags.Sketch.Spec, the
+// checks of neardup dedup), the join and keep options.
 func (o *options) config() (dedup.Options, error) {
 	cfg := dedup.Options{Method: o.method}
 	m, err := sketch.ParseMethod(o.method)
@@ -121,65 +100,22 @@ func (o *options) config() (dedup.Options, error) {
 		}
 		return cfg, fmt.Errorf("--method %q: want minhash, simhash, exact or ksentence", o.method)
 	}
-	if !(o.threshold > 0 && o.threshold <= 1) {
-		return cfg, fmt.Errorf("--threshold %v: must be in (0, 1]", o.threshold)
-	}
-	norm := o.norm
-	spec := sketch.Spec{Method: m, Normalize: &norm}
-	if m == sketch.MinHash || m == sketch.SimHash || m == sketch.Jaccard {
-		u, err := shingle.ParseUnit(o.unit)
-		if err != nil {
-			return cfg, fmt.Errorf("--unit: %w", err)
-		}
-		if o.ngram < 1 || o.ngram > shingle.MaxN {
-			return cfg, fmt.Errorf("--ngram %d: must be between 1 and %d", o.ngram, shingle.MaxN)
-		}
-		spec.Shingle = shingle.Options{Unit: u, N: o.ngram, Seed: o.seed}
-	}
-	switch m {
-	case sketch.MinHash:
-		fam, err := minhash.ParseFamily(o.family)
-		if err != nil {
-			return cfg, fmt.Errorf("--minhash-family: %w", err)
-		}
-		if o.bands < 0 || o.rows < 0 {
-			return cfg, errors.New("--bands and --rows must not be negative")
-		}
-		spec.Threshold = o.threshold
-		spec.MinHash = sketch.MinHashSpec{NumPerm: o.numPerm, Family: fam, Seed: o.seed, Bands: o.bands, Rows: o.rows}
-	case sketch.SimHash:
-		if o.bits < 1 || o.bits > 128 {
-			return cfg, fmt.Errorf("--bits %d: must be between 1 and 128", o.bits)
-		}
-		if o.distance < 0 || o.distance >= o.bits {
-			return cfg, fmt.Errorf("--distance %d: must be between 0 and --bits - 1 (%d)", o.distance, o.bits-1)
-		}
-		w, err := sketch.ParseWeighting(o.weights)
-		if err != nil {
-			return cfg, fmt.Errorf("--weights %q: want set, count, sublinear or tfidf", o.weights)
-		}
-		d := o.distance
-		if d == 0 {
-			d = sketch.ExactDistance
-		}
-		spec.SimHash = sketch.SimHashSpec{Bits: o.bits, Distance: d, Weights: w, Seed: o.seed}
-		if o.verify {
-			cfg.VerifyThreshold = o.threshold
-		}
-	case sketch.KSentence:
-		if o.kSentences < 1 {
-			return cfg, fmt.Errorf("--k-sentences %d: must be at least 1", o.kSentences)
-		}
-		spec.KSentence.K = o.kSentences
-	}
-	if _, err := spec.Resolve(); err != nil {
+	if err := sharedflags.CheckUnit01("--threshold", o.sketch.Threshold); err != nil {
 		return cfg, err
 	}
-	cfg.Spec = spec
+	if err := o.fields.Check(); err != nil {
+		return cfg, err
+	}
+	if cfg.Spec, err = o.sketch.Spec(m); err != nil {
+		return cfg, err
+	}
+	if m == sketch.SimHash && o.join.Verify {
+		cfg.VerifyThreshold = o.sketch.Threshold
+	}
 	cfg.IDFFile = o.idf
-	cfg.Verify, cfg.EstimateOnly = o.verify, o.estimate
-	if cfg.Keep, err = cluster.ParsePolicy(o.keep); err != nil {
-		return cfg, fmt.Errorf("--keep: %w", err)
+	cfg.Verify, cfg.EstimateOnly = o.join.Verify, o.join.EstimateOnly
+	if cfg.Keep, err = o.join.KeepPolicy(); err != nil {
+		return cfg, err
 	}
 	return cfg, nil
 }
@@ -247,8 +183,8 @@ func run(args []string, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	opts := pipeline.Options{Inputs: o.in, Output: o.output, Config: cfg, TextField: o.textField, IDField: o.idField,
-		MaxDocBytes: o.maxDocBytes, Pairs: o.pairs, Runner: runner, RoundsPerJob: o.roundsPerJob, MaxRounds: o.maxRounds}
+	opts := pipeline.Options{Inputs: o.in, Output: o.output, Config: cfg, TextField: o.fields.TextField, IDField: o.fields.IDField,
+		MaxDocBytes: int(o.fields.MaxDocBytes), Pairs: o.pairs, Runner: runner, RoundsPerJob: o.roundsPerJob, MaxRounds: o.maxRounds}
 	if !o.quiet {
 		opts.Log = func(format string, args ...any) { fmt.Fprintf(stderr, "neardup-beam: "+format+"\n", args...) }
 	}
