@@ -42,7 +42,7 @@ type keptCopy struct {
 	ok   bool // every document so far is in the copy
 	docs int  // records in the copy
 	// busy is the time the write stage's one goroutine spent on the
-	// records (Stats.SerialSeconds), not waiting for blocks.
+	// records (Stats.SerialParts), not waiting for blocks.
 	busy time.Duration
 }
 
@@ -172,7 +172,7 @@ func (c *keptCopy) each(ctx context.Context, workers int, fn func(rec []byte) er
 			if b.err != nil {
 				return fmt.Errorf("reading %s: %w", c.f.Name(), b.err)
 			}
-			t := time.Now()
+			span := startSerial()
 			for rest := b.raw; len(rest) > 0; {
 				l, k := binary.Uvarint(rest)
 				if k <= 0 || uint64(len(rest)-k) < l {
@@ -183,7 +183,7 @@ func (c *keptCopy) each(ctx context.Context, workers int, fn func(rec []byte) er
 				}
 				rest = rest[k+int(l):]
 			}
-			c.busy += time.Since(t)
+			c.busy += span.stop()
 			select {
 			case free <- b.raw:
 			default:

@@ -98,12 +98,11 @@ type compFinder struct {
 	n       int      // documents added
 	enc     []byte
 	err     error
-	// Timings of Flush's phases, for Stats (see phases), and the time
-	// spent on one goroutine (Stats.SerialSeconds).
-	phases []Stage
-	serial time.Duration
-	// serialComp is the serial part of components.
+	// Timings of Flush's phases, for Stats (see phases), and their serial
+	// parts (Stats.SerialParts): in components, and emitting the pairs.
+	phases     []Stage
 	serialComp time.Duration
+	serialEmit time.Duration
 	// ctx, when set, stops the replay early (an interrupted run).
 	ctx context.Context
 }
@@ -281,7 +280,6 @@ func (f *compFinder) Flush(emit func(Pair)) error {
 		// The largest component's size: the replay's serial part.
 		f.phases = append(f.phases, Stage{Name: "largest component", Documents: int64(comps[0].n)})
 	}
-	f.serial += f.serialComp
 	start = newMark()
 	pairs, err := f.replay(members, comps)
 	if err != nil {
@@ -289,6 +287,7 @@ func (f *compFinder) Flush(emit func(Pair)) error {
 	}
 	f.phase("replay", start, int64(len(members)))
 	start = newMark()
+	span := startSerial()
 	// Each step's pairs come from one component, in emission order:
 	// a stable sort by the step (B) restores the streaming order (a
 	// counting sort: the steps are the documents).
@@ -307,8 +306,8 @@ func (f *compFinder) Flush(emit func(Pair)) error {
 	for _, p := range sorted {
 		emit(p)
 	}
+	f.serialEmit = span.stop()
 	f.phase("emit pairs", start, int64(len(pairs)))
-	f.serial += time.Since(start.wall)
 	return nil
 }
 
@@ -391,8 +390,8 @@ func (f *compFinder) components() ([]int32, []component, error) {
 		}()
 	}
 	wg.Wait()
-	t := time.Now()
-	defer func() { f.serialComp = time.Since(t) }()
+	span := startSerial()
+	defer func() { f.serialComp = span.stop() }()
 	// Members grouped by root (the smallest member), in input order
 	// within a component.
 	size := make([]int32, n)

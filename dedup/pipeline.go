@@ -165,17 +165,24 @@ type Stats struct {
 	Empty      int         `json:"empty"` // documents with empty normalised text
 	InputBytes int64       `json:"input_bytes"`
 	Stages     []Stage     `json:"stages"`
-	// SerialSeconds is the time the run spent where only one goroutine
-	// works, which more cores cannot shorten: the collector's time in
-	// the first pass (handing each sketch to the Finder in input order),
-	// the component join's serial steps (grouping the components, merging
-	// the pairs and writing them), choosing the kept documents, and the
-	// write stage's: its loop over the records or the clusters file,
-	// whichever took longer (they overlap), or the whole stage when it
-	// reads the input again (one stream in). Measured in wall time, it is
-	// meaningful on an idle machine only. SerialSeconds over the stages'
-	// CPU seconds is the run's serial fraction.
+	// SerialSeconds is the CPU time the run spent where only one
+	// goroutine works, which more cores cannot shorten: the sum of
+	// SerialParts. Over the stages' CPU seconds it is the run's serial
+	// fraction.
 	SerialSeconds float64 `json:"serial_seconds"`
+	// SerialParts are the parts of SerialSeconds, each the CPU time of
+	// its goroutine's thread (wall time where the system does not tell a
+	// thread's): "read" (the reader: decompressing each input and
+	// splitting it into records, one stream at a time; a zstd decoder's
+	// own goroutine is not in it), "collect" (the collector: counts, ids
+	// and each sketch handed to the Finder in input order), the component
+	// join's "components" (grouping the documents by component) and
+	// "emit pairs" (ordering the pairs and writing the pairs file),
+	// "cluster" (choosing the kept documents), and the write stage's
+	// "write records" (the kept records, in order), "write clusters" (the
+	// clusters file, beside it) or "write: read again" (the whole second
+	// pass over the input, where the first did not keep a copy).
+	SerialParts []SerialPart `json:"serial_parts,omitempty"`
 	// Phases are parts of a stage timed apart (the component join's:
 	// "components", "replay" and "emit pairs", within read+sketch+find).
 	Phases   []Stage   `json:"phases,omitempty"`
@@ -436,23 +443,20 @@ type run struct {
 	fileDamaged []bool                      // per file of sequence
 	written     struct{ docs, bytes int64 } // read by the write pass
 	ckpt        *checkpointer
-	keptCopy    *keptCopy // the first pass's records, for the write stage (see keptCopy)
-	// serial adds up the time spent on one goroutine while the others
-	// wait or have nothing to do (Stats.SerialSeconds): busy is the
-	// collector's, in the pass being timed.
-	serial    struct{ busy, total time.Duration }
-	ids       []string                                        // old documents (Input.Against) first
-	nOld      int                                             // how many of ids are old
-	dropped   map[int32]bool                                  // removed by a DropFinder, with no named partner
-	checkers  [][]func(string) (string, float64, bool, error) // [worker][index], in pass 1
-	indexHits map[int32]indexHit                              // new documents found in an index
-	labels    map[int32]string                                // kept index -> indexed id naming its cluster
-	hitLine   []byte                                          // indexHit\'s pairs line, reused
-	lengths   []int32
-	uf        *cluster.UnionFind
-	finder    Finder   // the run's finder, until finish has asked it about the kept documents
-	outputs   []output // committed together at the end
-	closers   []io.Closer
+	keptCopy    *keptCopy                                       // the first pass's records, for the write stage (see keptCopy)
+	serial      serialParts                                     // Stats.SerialParts
+	ids         []string                                        // old documents (Input.Against) first
+	nOld        int                                             // how many of ids are old
+	dropped     map[int32]bool                                  // removed by a DropFinder, with no named partner
+	checkers    [][]func(string) (string, float64, bool, error) // [worker][index], in pass 1
+	indexHits   map[int32]indexHit                              // new documents found in an index
+	labels      map[int32]string                                // kept index -> indexed id naming its cluster
+	hitLine     []byte                                          // indexHit\'s pairs line, reused
+	lengths     []int32
+	uf          *cluster.UnionFind
+	finder      Finder   // the run's finder, until finish has asked it about the kept documents
+	outputs     []output // committed together at the end
+	closers     []io.Closer
 }
 
 // mark is the start of a stage: the wall clock and the CPU time used so far.
@@ -750,7 +754,6 @@ func (r *run) pass1(ctx context.Context) error {
 			r.dropped[int32(i)] = true
 		}
 	}
-	r.serial.busy = 0
 	// The kept documents' copy pays with more cores: with one worker,
 	// reading the input again costs about what writing the copy does.
 	if r.out.Kept != "" && r.cfg.workers() > 1 && !r.in.Resume && len(r.sources) == 0 && r.in.Examples <= 0 && r.in.RandomExamples <= 0 {
@@ -790,12 +793,12 @@ func (r *run) pass1(ctx context.Context) error {
 	if r.in.OnFirstPass != nil {
 		r.in.OnFirstPass()
 	}
-	r.serial.total += r.serial.busy
 	if err := finder.Flush(emit); err != nil {
 		return err
 	}
 	if cf, ok := finder.(*compFinder); ok {
-		r.serial.total += cf.serial
+		r.serial.add("components", cf.serialComp)
+		r.serial.add("emit pairs", cf.serialEmit)
 	}
 	if r.cfg.AllPairs {
 		r.writeAllPairs()
@@ -1047,13 +1050,14 @@ func (r *run) keepLength() func(int) int {
 // finish chooses the kept documents and writes the outputs.
 func (r *run) finish(ctx context.Context) error {
 	start := newMark()
+	span := startSerial()
 	var length func(int) int
 	if r.cfg.Keep == cluster.Longest {
 		length = r.keepLength()
 	}
 	// Old documents come first, so under First an old member is kept too.
 	keep := cluster.Keep(r.uf, r.cfg.Keep, length)
-	r.serial.total += time.Since(start.wall)
+	r.serial.add("cluster", span.stop())
 	// The exact check of the removed documents (a statistic) runs
 	// beside the rest of finish and the write stage.
 	below := make(chan *int, 1)
@@ -1075,7 +1079,7 @@ func (r *run) finish(ctx context.Context) error {
 		}
 	}()
 	r.finder = nil
-	t := time.Now()
+	span = startSerial()
 	// A cluster with a document found in an index goes: the indexed
 	// document is its kept member, as an old corpus's would be.
 	r.stats.Dropped = len(r.dropped)
@@ -1125,23 +1129,22 @@ func (r *run) finish(ctx context.Context) error {
 		r.stats.ClusterSizes = append(r.stats.ClusterSizes, SizeCount{Size: n, Count: c})
 	}
 	slices.SortFunc(r.stats.ClusterSizes, func(a, b SizeCount) int { return a.Size - b.Size })
-	r.serial.total += time.Since(t)
+	r.serial.add("cluster", span.stop())
 	r.stage("cluster", start, int64(len(keep)), 0)
 
 	start = newMark()
 	// The clusters file is written while pass 2 writes the kept
 	// documents.
 	clustersDone := make(chan error, 1)
-	var clustersTime time.Duration // read after clustersDone
 	if r.out.Clusters != "" {
 		f, err := r.create(r.out.Clusters)
 		if err != nil {
 			return err
 		}
 		go func() {
-			t := time.Now()
+			span := startSerial()
 			err := r.writeClusters(f, keep)
-			clustersTime = time.Since(t)
+			r.serial.add("write clusters", span.stop())
 			clustersDone <- err
 		}()
 	} else {
@@ -1184,15 +1187,6 @@ func (r *run) finish(ctx context.Context) error {
 	if err := <-clustersDone; err != nil {
 		return err
 	}
-	// The write stage's serial part: with the kept documents' copy, the
-	// longer of its one goroutine's work on the records and the clusters
-	// file's writing (they overlap); otherwise the whole stage (one
-	// stream read again).
-	if kc := r.keptCopy; kc != nil && kc.busy > 0 {
-		r.serial.total += max(kc.busy, clustersTime)
-	} else {
-		r.serial.total += time.Since(start.wall)
-	}
 	belowWaited = true
 	r.stats.RemovedBelowThreshold = <-below
 	if err := ctx.Err(); err != nil { // interrupted: replace nothing
@@ -1204,7 +1198,7 @@ func (r *run) finish(ctx context.Context) error {
 		}
 	}
 	r.stage("write", start, r.written.docs, r.written.bytes)
-	r.stats.SerialSeconds = r.serial.total.Seconds()
+	r.stats.SerialParts, r.stats.SerialSeconds = r.serial.report()
 	r.stats.PeakRSSBytes = PeakRSS()
 	return nil
 }
@@ -1292,6 +1286,8 @@ func (r *run) pass2(ctx context.Context, keep []int32, examples map[int32]*Examp
 	if kc := r.keptCopy; kc != nil && kc.ok && w != nil && len(examples) == 0 && r.stats.Skipped == 0 && len(r.stats.Damaged) == 0 {
 		return r.writeKeptFromCopy(ctx, w, keep)
 	}
+	span := startSerial() // one stream in, on this goroutine
+	defer func() { r.serial.add("write: read again", span.stop()) }()
 	r.in.Progress.Stage("write", int64(r.stats.Documents))
 	// The first pass validated every record. When it skipped none, JSONL
 	// records need not be parsed again: only the examples' are.
