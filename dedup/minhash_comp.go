@@ -20,6 +20,7 @@ import (
 	"github.com/neardup/neardup/internal/arena"
 	"github.com/neardup/neardup/internal/tempfile"
 	"github.com/neardup/neardup/lsh"
+	"github.com/neardup/neardup/minhash"
 )
 
 // The component join: the minhash Finder on all cores, with the pairs,
@@ -112,6 +113,7 @@ func newCompFinder(m *minhashMethod, workers int, dir string) *compFinder {
 	b := m.params.Bands
 	f := &compFinder{m: m, k: k, bands: b, workers: max(workers, 1), stride: 8*b + (2*(k+1)+7)/8*8}
 	m.bandKeys = true
+	m.recordStride = f.stride
 	f.sets.dir = dir
 	f.sets.wrap = func(file *os.File) io.Writer {
 		f.setW = newAsyncWriter(file)
@@ -180,24 +182,36 @@ func (f *compFinder) writeRecord(i int, sk *minhashSketch) error {
 		}
 	}
 	f.pos++
+	if len(sk.rec) == f.stride { // made by the sketching worker
+		_, err := f.sigW.Write(sk.rec)
+		return err
+	}
 	keys := sk.keys
 	if keys == nil { // a sketch from a checkpoint
 		keys = f.m.params.AppendKeys(f.keys[:0], sk.sig)
 		f.keys = keys
 	}
-	f.enc = f.enc[:0]
-	for _, k := range keys {
-		f.enc = binary.LittleEndian.AppendUint64(f.enc, k)
-	}
-	for _, v := range sk.sig {
-		f.enc = binary.LittleEndian.AppendUint16(f.enc, uint16(v))
-	}
-	f.enc = binary.LittleEndian.AppendUint16(f.enc, uint16(sk.keff))
-	for len(f.enc) < f.stride {
-		f.enc = append(f.enc, 0)
-	}
+	f.enc = appendSigRecord(f.enc[:0], keys, sk.sig, sk.keff, f.stride)
 	_, err := f.sigW.Write(f.enc)
 	return err
+}
+
+// appendSigRecord appends the component join's record of a signature to
+// dst: its band keys, the low 16 bits of its slots and keff, padded to
+// stride bytes.
+func appendSigRecord(dst []byte, keys []uint64, sig minhash.Signature, keff, stride int) []byte {
+	start := len(dst)
+	for _, k := range keys {
+		dst = binary.LittleEndian.AppendUint64(dst, k)
+	}
+	for _, v := range sig {
+		dst = binary.LittleEndian.AppendUint16(dst, uint16(v))
+	}
+	dst = binary.LittleEndian.AppendUint16(dst, uint16(keff))
+	for len(dst)-start < stride {
+		dst = append(dst, 0)
+	}
+	return dst
 }
 
 func (f *compFinder) hasSig(i int) bool { return i/64 < len(f.has) && f.has[i/64]&(1<<(i%64)) != 0 }
@@ -610,6 +624,25 @@ func (a *asyncWriter) Write(p []byte) (int, error) {
 		p = p[c:]
 	}
 	return n, nil
+}
+
+// hand passes p itself to the writing goroutine, after what is buffered,
+// and returns an empty buffer for the caller's next use: the caller must
+// not touch p again. It is Write without the copy, for a caller that fills
+// buffers of its own.
+func (a *asyncWriter) hand(p []byte) ([]byte, error) {
+	if e := a.err.Load(); e != nil {
+		return p[:0], *e
+	}
+	if len(p) == 0 {
+		return p, nil
+	}
+	if len(a.buf) > 0 {
+		a.todo <- a.buf
+		a.buf = <-a.free
+	}
+	a.todo <- p
+	return <-a.free, nil
 }
 
 // Close writes what is buffered and waits for the writes; calling it again

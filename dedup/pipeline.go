@@ -431,11 +431,16 @@ type run struct {
 	stdin   *stdin            // when "-" is an input
 	sources map[string]Source // Input.Sources by their names in Input.Files
 	// openFile and ranges: a staged sign task's reader (SketchRanges).
-	openFile    func(name string, opts corpus.Options) (corpus.Reader, error)
-	ranges      map[string]DocRange
-	stdinAgain  bool // a later pass reads standard input again
-	pairsOut    *atomicfile.File
-	pairsBuf    *bufio.Writer
+	openFile   func(name string, opts corpus.Options) (corpus.Reader, error)
+	ranges     map[string]DocRange
+	stdinAgain bool // a later pass reads standard input again
+	pairsOut   *atomicfile.File
+	pairsBuf   *bufio.Writer
+	// pairsLater: the reported pairs are gathered in reported and their
+	// lines written after the Finder's Flush, made on the workers (the
+	// component join, whose Flush emits every pair).
+	pairsLater  bool
+	reported    []Pair
 	allPairs    []Pair                      // Options.AllPairs: the pairs found, written after the finder's Flush
 	sequence    []string                    // Input.Against, then Input.Files
 	fileSkipped []int                       // per file of sequence
@@ -712,6 +717,7 @@ func (r *run) pass1(ctx context.Context) error {
 	} else if useComponents(r.method, r.cfg, r.in) {
 		cf := newCompFinder(r.method.(*minhashMethod), r.cfg.workers(), r.out.TmpDir)
 		cf.ctx = ctx
+		r.pairsLater = r.pairsBuf != nil
 		r.closers = append(r.closers, cf)
 		finder = cf
 	} else {
@@ -799,6 +805,20 @@ func (r *run) pass1(ctx context.Context) error {
 	if cf, ok := finder.(*compFinder); ok {
 		r.serial.add("components", cf.serialComp)
 		r.serial.add("emit pairs", cf.serialEmit)
+	}
+	if r.pairsLater {
+		span := startSerial()
+		err := encodeOrdered(r.pairsBuf, len(r.reported), pairChunk, r.cfg.workers(), func(dst []byte, lo, hi int) []byte {
+			for _, p := range r.reported[lo:hi] {
+				dst = r.appendPairLine(dst, p)
+			}
+			return dst
+		})
+		r.serial.add("write pairs", span.stop())
+		r.reported = nil
+		if err != nil {
+			return err
+		}
 	}
 	if r.cfg.AllPairs {
 		r.writeAllPairs()
@@ -938,7 +958,22 @@ func (r *run) recordPair(line []byte, p Pair) []byte {
 	if r.pairsBuf == nil {
 		return line
 	}
-	line = append(line[:0], `{"id1":`...)
+	if r.pairsLater {
+		r.reported = append(r.reported, p)
+		return line
+	}
+	line = r.appendPairLine(line[:0], p)
+	r.pairsBuf.Write(line) // a write error surfaces at Flush
+	return line
+}
+
+// pairChunk is how many lines of the pairs file a worker makes at a time
+// (pairsLater).
+const pairChunk = 1 << 14
+
+// appendPairLine appends pair p's line of the pairs file to line.
+func (r *run) appendPairLine(line []byte, p Pair) []byte {
+	line = append(line, `{"id1":`...)
 	line = corpus.AppendJSONString(line, r.ids[p.A])
 	line = append(line, `,"id2":`...)
 	line = corpus.AppendJSONString(line, r.ids[p.B])
@@ -951,9 +986,7 @@ func (r *run) recordPair(line []byte, p Pair) []byte {
 	if p.Hamming {
 		line = append(line, `,"measure":"hamming"`...)
 	}
-	line = append(line, "}\n"...)
-	r.pairsBuf.Write(line) // a write error surfaces at Flush
-	return line
+	return append(line, "}\n"...)
 }
 
 // writeAllPairs reports the pairs of Options.AllPairs in a fixed order:
@@ -1203,28 +1236,32 @@ func (r *run) finish(ctx context.Context) error {
 	return nil
 }
 
+// writeClusters writes the clusters file: one line a new document, in
+// input order, encoded on the workers (encodeOrdered).
 func (r *run) writeClusters(f io.Writer, keep []int32) error {
-	w := bufio.NewWriterSize(f, 1<<16)
-	var line []byte
-	for i := r.nOld; i < len(keep); i++ {
-		k := keep[i]
-		line = append(line[:0], `{"id":`...)
-		line = corpus.AppendJSONString(line, r.ids[i])
-		line = append(line, `,"cluster":`...)
-		if label, ok := r.labels[k]; ok {
-			line = corpus.AppendJSONString(line, label)
-		} else {
-			line = corpus.AppendJSONString(line, r.ids[k])
+	n := len(keep) - r.nOld
+	return encodeOrdered(f, n, clusterChunk, r.cfg.workers(), func(line []byte, lo, hi int) []byte {
+		for i := r.nOld + lo; i < r.nOld+hi; i++ {
+			k := keep[i]
+			line = append(line, `{"id":`...)
+			line = corpus.AppendJSONString(line, r.ids[i])
+			line = append(line, `,"cluster":`...)
+			if label, ok := r.labels[k]; ok {
+				line = corpus.AppendJSONString(line, label)
+			} else {
+				line = corpus.AppendJSONString(line, r.ids[k])
+			}
+			line = append(line, `,"kept":`...)
+			line = strconv.AppendBool(line, r.kept(keep, i))
+			line = append(line, "}\n"...)
 		}
-		line = append(line, `,"kept":`...)
-		line = strconv.AppendBool(line, r.kept(keep, i))
-		line = append(line, "}\n"...)
-		if _, err := w.Write(line); err != nil {
-			return err
-		}
-	}
-	return w.Flush()
+		return line
+	})
 }
+
+// clusterChunk is how many lines of the clusters file a worker encodes at
+// a time.
+const clusterChunk = 1 << 14
 
 // kept reports whether document i is kept: it is its cluster's kept
 // document and was not dropped by a DropFinder.
