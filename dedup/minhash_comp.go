@@ -35,11 +35,12 @@ import (
 // order, emits exactly the pairs the global Finder emits for them, in the
 // same relative order. compFinder therefore
 //
-//  1. stores every document's record (its band keys, made by the
-//     sketching workers, and the low 16 bits of its slots: a scratch file
-//     of fixed-size records, read back by offset) and shingle set
-//     (setFile) in Add, on the collector's goroutine, which is all that
-//     stays serial there (the files are written behind it: asyncWriter);
+//  1. stores every document's record (its band keys and the low 16 bits
+//     of its slots, encoded by the sketching workers: a scratch file of
+//     fixed-size records, read back by offset) and shingle set (setFile)
+//     in Add, on the collector's goroutine, which is all that stays
+//     serial there: two copies into the buffers of the goroutines that
+//     write the files behind it (asyncWriter);
 //  2. at Flush reads the band keys back (in parallel), sorts each band's
 //     (key, document) words (one band a worker) and joins the documents
 //     of equal keys in a lock-free union-find (cuf): the components;
@@ -49,7 +50,8 @@ import (
 //  4. merges the components' pairs by the step that emitted them (the later
 //     document: a streaming Finder emits pair (j, i) while adding i) and
 //     hands them to emit in that order: the pairs file is the streaming
-//     Finder's, byte for byte.
+//     Finder's, byte for byte (its lines are made on the workers once
+//     Flush is done: run.pairsLater).
 //
 // A truncated key (the document number takes the low bits of the sorted
 // word) can only merge two components, never split one: the replay
