@@ -92,11 +92,9 @@ func appendRecord(dst []byte, d *Document) ([]byte, error) {
 
 func (w *jsonlWriter) Write(d *Document) error {
 	var err error
-	w.buf, err = appendRecord(w.buf[:0], d)
-	if err != nil {
+	if w.buf, err = AppendLine(w.buf[:0], d); err != nil {
 		return err
 	}
-	w.buf = append(w.buf, '\n')
 	_, err = w.w.Write(w.buf)
 	return err
 }
@@ -121,4 +119,29 @@ func (w *jsonlWriter) Abort() error {
 		w.zw.Close()
 	}
 	return w.f.Abort()
+}
+
+// A LineWriter is a Writer of JSONL that also takes lines made beforehand
+// with AppendLine, so that they can be made on other goroutines.
+type LineWriter interface {
+	Writer
+	// WriteLines appends lines, whole JSONL lines each ending in a
+	// newline, as AppendLine makes them.
+	WriteLines(lines []byte) error
+}
+
+// AppendLine appends to dst the line that a JSONL Writer writes for d,
+// newline included.
+func AppendLine(dst []byte, d *Document) ([]byte, error) {
+	dst, err := appendRecord(dst, d)
+	if err != nil {
+		return dst, err
+	}
+	return append(dst, '\n'), nil
+}
+
+// WriteLines implements LineWriter.
+func (w *jsonlWriter) WriteLines(lines []byte) error {
+	_, err := w.w.Write(lines)
+	return err
 }

@@ -1,6 +1,7 @@
 package corpus
 
 import (
+	"bytes"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -144,6 +145,56 @@ func TestCompressionRatio(t *testing.T) {
 		want := float64(size) / float64(st.Size())
 		if got < want*0.8 || got > want*1.25 {
 			t.Errorf("%s: ratio %.2f, want about %.2f", name, got, want)
+		}
+	}
+}
+
+// TestWriteLinesIsWrite: lines made with AppendLine and written with
+// WriteLines give the file that Write gives, for every compression.
+func TestWriteLinesIsWrite(t *testing.T) {
+	docs := []Document{
+		{ID: "x", Text: "no raw \"here\""},
+		{ID: "y", Raw: []byte("{\n  \"id\": \"y\",\n  \"text\": \"t\"\n}")},
+		{Raw: []byte(`{"id":"z","text":"plain"}`)},
+	}
+	dir := t.TempDir()
+	for _, name := range []string{"a.jsonl", "a.jsonl.gz", "a.jsonl.zst"} {
+		var files [2][]byte
+		for k, way := range []string{"write", "lines"} {
+			path := filepath.Join(dir, way+"-"+name)
+			w, err := Create(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var lines []byte
+			for _, d := range docs {
+				if way == "write" {
+					err = w.Write(&d)
+				} else {
+					lines, err = AppendLine(lines, &d)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			if way == "lines" {
+				lw, ok := w.(LineWriter)
+				if !ok {
+					t.Fatalf("%s: the writer of %T is no LineWriter", name, w)
+				}
+				if err := lw.WriteLines(lines); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := w.Commit(); err != nil {
+				t.Fatal(err)
+			}
+			if files[k], err = os.ReadFile(path); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if !bytes.Equal(files[0], files[1]) {
+			t.Errorf("%s: WriteLines wrote %d bytes unlike Write's %d", name, len(files[1]), len(files[0]))
 		}
 	}
 }

@@ -35,14 +35,15 @@ const (
 
 // keptCopy is the scratch file of the first pass's records.
 type keptCopy struct {
-	f    *os.File
-	w    *asyncWriter
-	ends []int64 // end offset of each block
-	size int64
-	ok   bool // every document so far is in the copy
-	docs int  // records in the copy
+	f      *os.File
+	w      *asyncWriter
+	ends   []int64 // end offset of each block
+	starts []int   // records before each block
+	size   int64
+	ok     bool // every document so far is in the copy
+	docs   int  // records in the copy
 	// busy is the time the write stage's one goroutine spent on the
-	// records (Stats.SerialSeconds), not waiting for blocks.
+	// records (Stats.SerialParts), not waiting for blocks.
 	busy time.Duration
 }
 
@@ -87,12 +88,15 @@ func (c *keptCopy) add(b *batch) {
 		c.ok = false
 		return
 	}
-	if _, err := c.w.Write(b.packed); err != nil {
+	n := len(b.packed)
+	var err error
+	if b.packed, err = c.w.hand(b.packed); err != nil { // no copy: the batch takes a free buffer
 		c.ok = false
 		return
 	}
-	c.size += int64(len(b.packed))
+	c.size += int64(n)
 	c.ends = append(c.ends, c.size)
+	c.starts = append(c.starts, c.docs)
 	c.docs += b.nPacked
 }
 
@@ -106,14 +110,32 @@ func (c *keptCopy) Close() error {
 	return nil
 }
 
-// each calls fn for every record of the copy, in order, on the calling
-// goroutine; the blocks are read on workers goroutines.
-func (c *keptCopy) each(ctx context.Context, workers int, fn func(rec []byte) error) error {
+// records calls fn for each record of raw, a block of the copy (x its
+// number, for errors), in order.
+func (c *keptCopy) records(x int, raw []byte, fn func(rec []byte) error) error {
+	for rest := raw; len(rest) > 0; {
+		l, k := binary.Uvarint(rest)
+		if k <= 0 || uint64(len(rest)-k) < l {
+			return fmt.Errorf("%s: damaged block %d", c.f.Name(), x)
+		}
+		if err := fn(rest[k : k+int(l)]); err != nil {
+			return err
+		}
+		rest = rest[k+int(l):]
+	}
+	return nil
+}
+
+// blocks reads the blocks of the copy on workers goroutines and calls
+// prep on each there (x the block's number, raw its records, dst a
+// buffer to reuse), then consume with prep's result on the calling
+// goroutine, in order. prep may return raw itself.
+func (c *keptCopy) blocks(ctx context.Context, workers int, prep func(x int, raw, dst []byte) ([]byte, error), consume func(x int, out []byte) error) error {
 	if err := c.w.Close(); err != nil {
 		return fmt.Errorf("writing %s: %w", c.f.Name(), err)
 	}
 	type block struct {
-		raw []byte
+		out []byte
 		err error
 	}
 	n := len(c.ends)
@@ -123,10 +145,24 @@ func (c *keptCopy) each(ctx context.Context, workers int, fn func(rec []byte) er
 		slots[x] = make(chan block, 1)
 	}
 	g, gctx := errgroup.WithContext(ctx)
-	sem := make(chan struct{}, ahead) // blocks decoded and not yet consumed
+	sem := make(chan struct{}, ahead) // blocks read and not yet consumed
 	var next int
 	var mu sync.Mutex
-	free := make(chan []byte, ahead+workers)
+	free := make(chan []byte, 2*ahead+workers)
+	get := func() []byte {
+		select {
+		case b := <-free:
+			return b[:0]
+		default:
+			return nil
+		}
+	}
+	put := func(b []byte) {
+		select {
+		case free <- b:
+		default:
+		}
+	}
 	for range max(workers, 1) {
 		g.Go(func() error {
 			for {
@@ -148,13 +184,14 @@ func (c *keptCopy) each(ctx context.Context, workers int, fn func(rec []byte) er
 					start = c.ends[x-1]
 				}
 				var b block
-				select {
-				case b.raw = <-free:
-				default:
-				}
-				b.raw = slices.Grow(b.raw[:0], int(c.ends[x]-start))[:c.ends[x]-start]
-				if _, err := c.f.ReadAt(b.raw, start); err != nil && !(errors.Is(err, io.EOF) && len(b.raw) == 0) {
-					b.err = err
+				raw := slices.Grow(get(), int(c.ends[x]-start))[:c.ends[x]-start]
+				if _, err := c.f.ReadAt(raw, start); err != nil && !(errors.Is(err, io.EOF) && len(raw) == 0) {
+					b.err = fmt.Errorf("reading %s: %w", c.f.Name(), err)
+				} else {
+					b.out, b.err = prep(x, raw, get())
+					if len(b.out) > 0 && len(raw) > 0 && &b.out[0] != &raw[0] {
+						put(raw)
+					}
 				}
 				slots[x] <- b
 			}
@@ -170,24 +207,15 @@ func (c *keptCopy) each(ctx context.Context, workers int, fn func(rec []byte) er
 			}
 			<-sem
 			if b.err != nil {
-				return fmt.Errorf("reading %s: %w", c.f.Name(), b.err)
+				return b.err
 			}
-			t := time.Now()
-			for rest := b.raw; len(rest) > 0; {
-				l, k := binary.Uvarint(rest)
-				if k <= 0 || uint64(len(rest)-k) < l {
-					return fmt.Errorf("%s: damaged block %d", c.f.Name(), x)
-				}
-				if err := fn(rest[k : k+int(l)]); err != nil {
-					return err
-				}
-				rest = rest[k+int(l):]
+			span := startSerial()
+			err := consume(x, b.out)
+			c.busy += span.stop()
+			if err != nil {
+				return err
 			}
-			c.busy += time.Since(t)
-			select {
-			case free <- b.raw:
-			default:
-			}
+			put(b.out)
 		}
 		return nil
 	})
@@ -202,26 +230,55 @@ func (r *run) writeKeptFromCopy(ctx context.Context, w corpus.Writer, keep []int
 		return fmt.Errorf("dedup: the copy of the input holds %d documents, want %d", c.docs, len(keep)-r.nOld)
 	}
 	r.in.Progress.Stage("write", int64(r.stats.Documents))
-	i := r.nOld
-	d := corpus.Document{}
-	err := c.each(ctx, r.cfg.workers(), func(rec []byte) error {
-		if (i-r.nOld)%batchSize == batchSize-1 {
-			r.in.Progress.Advance(batchSize, 0)
-		}
-		r.written.docs++
-		r.written.bytes += int64(len(rec))
-		i++
-		if r.kept(keep, i-1) {
-			d.Raw = rec
-			return w.Write(&d)
-		}
-		return nil
-	})
-	if err != nil {
-		return err
+	var err error
+	if lw, ok := w.(corpus.LineWriter); ok {
+		// The workers make the kept records' lines; this goroutine
+		// writes them.
+		type tally struct{ docs, bytes int64 }
+		tallies := make([]tally, len(c.ends))
+		err = c.blocks(ctx, r.cfg.workers(), func(x int, raw, dst []byte) ([]byte, error) {
+			i := r.nOld + c.starts[x]
+			var d corpus.Document
+			t := &tallies[x]
+			err := c.records(x, raw, func(rec []byte) error {
+				t.docs++
+				t.bytes += int64(len(rec))
+				i++
+				if !r.kept(keep, i-1) {
+					return nil
+				}
+				d.Raw = rec
+				var err error
+				dst, err = corpus.AppendLine(dst, &d)
+				return err
+			})
+			return dst, err
+		}, func(x int, lines []byte) error {
+			t := tallies[x]
+			r.written.docs += t.docs
+			r.written.bytes += t.bytes
+			r.in.Progress.Advance(int(t.docs), 0)
+			return lw.WriteLines(lines)
+		})
+	} else {
+		i := r.nOld
+		d := corpus.Document{}
+		err = c.blocks(ctx, r.cfg.workers(), func(_ int, raw, _ []byte) ([]byte, error) { return raw, nil }, func(x int, raw []byte) error {
+			from := i
+			err := c.records(x, raw, func(rec []byte) error {
+				r.written.docs++
+				r.written.bytes += int64(len(rec))
+				i++
+				if r.kept(keep, i-1) {
+					d.Raw = rec
+					return w.Write(&d)
+				}
+				return nil
+			})
+			r.in.Progress.Advance(i-from, 0)
+			return err
+		})
 	}
-	if rest := (i - r.nOld) % batchSize; rest > 0 {
-		r.in.Progress.Advance(rest, 0)
-	}
-	return nil
+	r.serial.add("write records", c.busy)
+	return err
 }

@@ -92,6 +92,10 @@ type minhashMethod struct {
 	// bandKeys: the sketchers compute each signature's band keys (the
 	// component join, set before the first sketch).
 	bandKeys bool
+	// recordStride, when not 0: the sketchers also encode each
+	// signature's record of the component join's scratch file, of this
+	// many bytes (minhashSketch.rec), so that the collector only copies it.
+	recordStride int
 }
 
 // joinMode says how the minhash method decides a candidate pair.
@@ -208,6 +212,9 @@ type minhashSketch struct {
 	// sig holds only the low 16 bits of each slot (all that the
 	// estimate compares) and the index is queried by keys.
 	keys []uint64
+	// rec is the component join's record of the sketch, when the
+	// sketcher made it (minhashMethod.recordStride).
+	rec []byte
 }
 
 // lazySet is a document's shingle hashes, sorted and made distinct on
@@ -395,6 +402,9 @@ func (s *minhashSketcher) Sketch(d *Doc) (DocSketch, error) {
 func (m *minhashMethod) addKeys(sk *minhashSketch) {
 	if m.bandKeys && sk.sig != nil {
 		sk.keys = m.params.AppendKeys(make([]uint64, 0, m.params.Bands), sk.sig)
+		if m.recordStride > 0 {
+			sk.rec = appendSigRecord(make([]byte, 0, m.recordStride), sk.keys, sk.sig, sk.keff, m.recordStride)
+		}
 	}
 }
 

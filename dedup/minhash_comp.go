@@ -20,6 +20,7 @@ import (
 	"github.com/neardup/neardup/internal/arena"
 	"github.com/neardup/neardup/internal/tempfile"
 	"github.com/neardup/neardup/lsh"
+	"github.com/neardup/neardup/minhash"
 )
 
 // The component join: the minhash Finder on all cores, with the pairs,
@@ -34,11 +35,12 @@ import (
 // order, emits exactly the pairs the global Finder emits for them, in the
 // same relative order. compFinder therefore
 //
-//  1. stores every document's record (its band keys, made by the
-//     sketching workers, and the low 16 bits of its slots: a scratch file
-//     of fixed-size records, read back by offset) and shingle set
-//     (setFile) in Add, on the collector's goroutine, which is all that
-//     stays serial there (the files are written behind it: asyncWriter);
+//  1. stores every document's record (its band keys and the low 16 bits
+//     of its slots, encoded by the sketching workers: a scratch file of
+//     fixed-size records, read back by offset) and shingle set (setFile)
+//     in Add, on the collector's goroutine, which is all that stays
+//     serial there: two copies into the buffers of the goroutines that
+//     write the files behind it (asyncWriter);
 //  2. at Flush reads the band keys back (in parallel), sorts each band's
 //     (key, document) words (one band a worker) and joins the documents
 //     of equal keys in a lock-free union-find (cuf): the components;
@@ -48,7 +50,8 @@ import (
 //  4. merges the components' pairs by the step that emitted them (the later
 //     document: a streaming Finder emits pair (j, i) while adding i) and
 //     hands them to emit in that order: the pairs file is the streaming
-//     Finder's, byte for byte.
+//     Finder's, byte for byte (its lines are made on the workers once
+//     Flush is done: run.pairsLater).
 //
 // A truncated key (the document number takes the low bits of the sorted
 // word) can only merge two components, never split one: the replay
@@ -98,12 +101,11 @@ type compFinder struct {
 	n       int      // documents added
 	enc     []byte
 	err     error
-	// Timings of Flush's phases, for Stats (see phases), and the time
-	// spent on one goroutine (Stats.SerialSeconds).
-	phases []Stage
-	serial time.Duration
-	// serialComp is the serial part of components.
+	// Timings of Flush's phases, for Stats (see phases), and their serial
+	// parts (Stats.SerialParts): in components, and emitting the pairs.
+	phases     []Stage
 	serialComp time.Duration
+	serialEmit time.Duration
 	// ctx, when set, stops the replay early (an interrupted run).
 	ctx context.Context
 }
@@ -113,6 +115,7 @@ func newCompFinder(m *minhashMethod, workers int, dir string) *compFinder {
 	b := m.params.Bands
 	f := &compFinder{m: m, k: k, bands: b, workers: max(workers, 1), stride: 8*b + (2*(k+1)+7)/8*8}
 	m.bandKeys = true
+	m.recordStride = f.stride
 	f.sets.dir = dir
 	f.sets.wrap = func(file *os.File) io.Writer {
 		f.setW = newAsyncWriter(file)
@@ -181,24 +184,36 @@ func (f *compFinder) writeRecord(i int, sk *minhashSketch) error {
 		}
 	}
 	f.pos++
+	if len(sk.rec) == f.stride { // made by the sketching worker
+		_, err := f.sigW.Write(sk.rec)
+		return err
+	}
 	keys := sk.keys
 	if keys == nil { // a sketch from a checkpoint
 		keys = f.m.params.AppendKeys(f.keys[:0], sk.sig)
 		f.keys = keys
 	}
-	f.enc = f.enc[:0]
-	for _, k := range keys {
-		f.enc = binary.LittleEndian.AppendUint64(f.enc, k)
-	}
-	for _, v := range sk.sig {
-		f.enc = binary.LittleEndian.AppendUint16(f.enc, uint16(v))
-	}
-	f.enc = binary.LittleEndian.AppendUint16(f.enc, uint16(sk.keff))
-	for len(f.enc) < f.stride {
-		f.enc = append(f.enc, 0)
-	}
+	f.enc = appendSigRecord(f.enc[:0], keys, sk.sig, sk.keff, f.stride)
 	_, err := f.sigW.Write(f.enc)
 	return err
+}
+
+// appendSigRecord appends the component join's record of a signature to
+// dst: its band keys, the low 16 bits of its slots and keff, padded to
+// stride bytes.
+func appendSigRecord(dst []byte, keys []uint64, sig minhash.Signature, keff, stride int) []byte {
+	start := len(dst)
+	for _, k := range keys {
+		dst = binary.LittleEndian.AppendUint64(dst, k)
+	}
+	for _, v := range sig {
+		dst = binary.LittleEndian.AppendUint16(dst, uint16(v))
+	}
+	dst = binary.LittleEndian.AppendUint16(dst, uint16(keff))
+	for len(dst)-start < stride {
+		dst = append(dst, 0)
+	}
+	return dst
 }
 
 func (f *compFinder) hasSig(i int) bool { return i/64 < len(f.has) && f.has[i/64]&(1<<(i%64)) != 0 }
@@ -281,7 +296,6 @@ func (f *compFinder) Flush(emit func(Pair)) error {
 		// The largest component's size: the replay's serial part.
 		f.phases = append(f.phases, Stage{Name: "largest component", Documents: int64(comps[0].n)})
 	}
-	f.serial += f.serialComp
 	start = newMark()
 	pairs, err := f.replay(members, comps)
 	if err != nil {
@@ -289,6 +303,7 @@ func (f *compFinder) Flush(emit func(Pair)) error {
 	}
 	f.phase("replay", start, int64(len(members)))
 	start = newMark()
+	span := startSerial()
 	// Each step's pairs come from one component, in emission order:
 	// a stable sort by the step (B) restores the streaming order (a
 	// counting sort: the steps are the documents).
@@ -307,8 +322,8 @@ func (f *compFinder) Flush(emit func(Pair)) error {
 	for _, p := range sorted {
 		emit(p)
 	}
+	f.serialEmit = span.stop()
 	f.phase("emit pairs", start, int64(len(pairs)))
-	f.serial += time.Since(start.wall)
 	return nil
 }
 
@@ -391,8 +406,8 @@ func (f *compFinder) components() ([]int32, []component, error) {
 		}()
 	}
 	wg.Wait()
-	t := time.Now()
-	defer func() { f.serialComp = time.Since(t) }()
+	span := startSerial()
+	defer func() { f.serialComp = span.stop() }()
 	// Members grouped by root (the smallest member), in input order
 	// within a component.
 	size := make([]int32, n)
@@ -611,6 +626,25 @@ func (a *asyncWriter) Write(p []byte) (int, error) {
 		p = p[c:]
 	}
 	return n, nil
+}
+
+// hand passes p itself to the writing goroutine, after what is buffered,
+// and returns an empty buffer for the caller's next use: the caller must
+// not touch p again. It is Write without the copy, for a caller that fills
+// buffers of its own.
+func (a *asyncWriter) hand(p []byte) ([]byte, error) {
+	if e := a.err.Load(); e != nil {
+		return p[:0], *e
+	}
+	if len(p) == 0 {
+		return p, nil
+	}
+	if len(a.buf) > 0 {
+		a.todo <- a.buf
+		a.buf = <-a.free
+	}
+	a.todo <- p
+	return <-a.free, nil
 }
 
 // Close writes what is buffered and waits for the writes; calling it again

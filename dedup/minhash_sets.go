@@ -99,6 +99,19 @@ func (s *setFile) putSet(i int, h []uint64, distinct bool) error {
 	if distinct {
 		s.setDistinct(i)
 	}
+	if s.wrap != nil && nativeLittleEndian && len(s.pending) == 0 {
+		// Written behind the caller, which reads nothing back before
+		// the writes are done: no need of the pending buffer, and one
+		// copy of the hashes fewer.
+		if _, err := s.out.Write(wordBytes(h)); err != nil {
+			s.err = fmt.Errorf("minhash: writing shingle sets to %s: %w", s.f.Name(), err)
+			return s.err
+		}
+		s.size += int64(len(h))
+		s.flushed = s.size
+		s.start = append(s.start, s.size)
+		return nil
+	}
 	for len(h) > 0 {
 		if len(s.pending) == cap(s.pending) {
 			if err := s.flush(); err != nil {

@@ -165,17 +165,24 @@ type Stats struct {
 	Empty      int         `json:"empty"` // documents with empty normalised text
 	InputBytes int64       `json:"input_bytes"`
 	Stages     []Stage     `json:"stages"`
-	// SerialSeconds is the time the run spent where only one goroutine
-	// works, which more cores cannot shorten: the collector's time in
-	// the first pass (handing each sketch to the Finder in input order),
-	// the component join's serial steps (grouping the components, merging
-	// the pairs and writing them), choosing the kept documents, and the
-	// write stage's: its loop over the records or the clusters file,
-	// whichever took longer (they overlap), or the whole stage when it
-	// reads the input again (one stream in). Measured in wall time, it is
-	// meaningful on an idle machine only. SerialSeconds over the stages'
-	// CPU seconds is the run's serial fraction.
+	// SerialSeconds is the CPU time the run spent where only one
+	// goroutine works, which more cores cannot shorten: the sum of
+	// SerialParts. Over the stages' CPU seconds it is the run's serial
+	// fraction.
 	SerialSeconds float64 `json:"serial_seconds"`
+	// SerialParts are the parts of SerialSeconds, each the CPU time of
+	// its goroutine's thread (wall time where the system does not tell a
+	// thread's): "read" (the reader: decompressing each input and
+	// splitting it into records, one stream at a time; a zstd decoder's
+	// own goroutine is not in it), "collect" (the collector: counts, ids
+	// and each sketch handed to the Finder in input order), the component
+	// join's "components" (grouping the documents by component) and
+	// "emit pairs" (ordering the pairs and writing the pairs file),
+	// "cluster" (choosing the kept documents), and the write stage's
+	// "write records" (the kept records, in order), "write clusters" (the
+	// clusters file, beside it) or "write: read again" (the whole second
+	// pass over the input, where the first did not keep a copy).
+	SerialParts []SerialPart `json:"serial_parts,omitempty"`
 	// Phases are parts of a stage timed apart (the component join's:
 	// "components", "replay" and "emit pairs", within read+sketch+find).
 	Phases   []Stage   `json:"phases,omitempty"`
@@ -424,11 +431,16 @@ type run struct {
 	stdin   *stdin            // when "-" is an input
 	sources map[string]Source // Input.Sources by their names in Input.Files
 	// openFile and ranges: a staged sign task's reader (SketchRanges).
-	openFile    func(name string, opts corpus.Options) (corpus.Reader, error)
-	ranges      map[string]DocRange
-	stdinAgain  bool // a later pass reads standard input again
-	pairsOut    *atomicfile.File
-	pairsBuf    *bufio.Writer
+	openFile   func(name string, opts corpus.Options) (corpus.Reader, error)
+	ranges     map[string]DocRange
+	stdinAgain bool // a later pass reads standard input again
+	pairsOut   *atomicfile.File
+	pairsBuf   *bufio.Writer
+	// pairsLater: the reported pairs are gathered in reported and their
+	// lines written after the Finder's Flush, made on the workers (the
+	// component join, whose Flush emits every pair).
+	pairsLater  bool
+	reported    []Pair
 	allPairs    []Pair                      // Options.AllPairs: the pairs found, written after the finder's Flush
 	sequence    []string                    // Input.Against, then Input.Files
 	fileSkipped []int                       // per file of sequence
@@ -436,23 +448,20 @@ type run struct {
 	fileDamaged []bool                      // per file of sequence
 	written     struct{ docs, bytes int64 } // read by the write pass
 	ckpt        *checkpointer
-	keptCopy    *keptCopy // the first pass's records, for the write stage (see keptCopy)
-	// serial adds up the time spent on one goroutine while the others
-	// wait or have nothing to do (Stats.SerialSeconds): busy is the
-	// collector's, in the pass being timed.
-	serial    struct{ busy, total time.Duration }
-	ids       []string                                        // old documents (Input.Against) first
-	nOld      int                                             // how many of ids are old
-	dropped   map[int32]bool                                  // removed by a DropFinder, with no named partner
-	checkers  [][]func(string) (string, float64, bool, error) // [worker][index], in pass 1
-	indexHits map[int32]indexHit                              // new documents found in an index
-	labels    map[int32]string                                // kept index -> indexed id naming its cluster
-	hitLine   []byte                                          // indexHit\'s pairs line, reused
-	lengths   []int32
-	uf        *cluster.UnionFind
-	finder    Finder   // the run's finder, until finish has asked it about the kept documents
-	outputs   []output // committed together at the end
-	closers   []io.Closer
+	keptCopy    *keptCopy                                       // the first pass's records, for the write stage (see keptCopy)
+	serial      serialParts                                     // Stats.SerialParts
+	ids         []string                                        // old documents (Input.Against) first
+	nOld        int                                             // how many of ids are old
+	dropped     map[int32]bool                                  // removed by a DropFinder, with no named partner
+	checkers    [][]func(string) (string, float64, bool, error) // [worker][index], in pass 1
+	indexHits   map[int32]indexHit                              // new documents found in an index
+	labels      map[int32]string                                // kept index -> indexed id naming its cluster
+	hitLine     []byte                                          // indexHit\'s pairs line, reused
+	lengths     []int32
+	uf          *cluster.UnionFind
+	finder      Finder   // the run's finder, until finish has asked it about the kept documents
+	outputs     []output // committed together at the end
+	closers     []io.Closer
 }
 
 // mark is the start of a stage: the wall clock and the CPU time used so far.
@@ -708,6 +717,7 @@ func (r *run) pass1(ctx context.Context) error {
 	} else if useComponents(r.method, r.cfg, r.in) {
 		cf := newCompFinder(r.method.(*minhashMethod), r.cfg.workers(), r.out.TmpDir)
 		cf.ctx = ctx
+		r.pairsLater = r.pairsBuf != nil
 		r.closers = append(r.closers, cf)
 		finder = cf
 	} else {
@@ -750,7 +760,6 @@ func (r *run) pass1(ctx context.Context) error {
 			r.dropped[int32(i)] = true
 		}
 	}
-	r.serial.busy = 0
 	// The kept documents' copy pays with more cores: with one worker,
 	// reading the input again costs about what writing the copy does.
 	if r.out.Kept != "" && r.cfg.workers() > 1 && !r.in.Resume && len(r.sources) == 0 && r.in.Examples <= 0 && r.in.RandomExamples <= 0 {
@@ -790,12 +799,26 @@ func (r *run) pass1(ctx context.Context) error {
 	if r.in.OnFirstPass != nil {
 		r.in.OnFirstPass()
 	}
-	r.serial.total += r.serial.busy
 	if err := finder.Flush(emit); err != nil {
 		return err
 	}
 	if cf, ok := finder.(*compFinder); ok {
-		r.serial.total += cf.serial
+		r.serial.add("components", cf.serialComp)
+		r.serial.add("emit pairs", cf.serialEmit)
+	}
+	if r.pairsLater {
+		span := startSerial()
+		err := encodeOrdered(r.pairsBuf, len(r.reported), pairChunk, r.cfg.workers(), func(dst []byte, lo, hi int) []byte {
+			for _, p := range r.reported[lo:hi] {
+				dst = r.appendPairLine(dst, p)
+			}
+			return dst
+		})
+		r.serial.add("write pairs", span.stop())
+		r.reported = nil
+		if err != nil {
+			return err
+		}
 	}
 	if r.cfg.AllPairs {
 		r.writeAllPairs()
@@ -935,7 +958,22 @@ func (r *run) recordPair(line []byte, p Pair) []byte {
 	if r.pairsBuf == nil {
 		return line
 	}
-	line = append(line[:0], `{"id1":`...)
+	if r.pairsLater {
+		r.reported = append(r.reported, p)
+		return line
+	}
+	line = r.appendPairLine(line[:0], p)
+	r.pairsBuf.Write(line) // a write error surfaces at Flush
+	return line
+}
+
+// pairChunk is how many lines of the pairs file a worker makes at a time
+// (pairsLater).
+const pairChunk = 1 << 14
+
+// appendPairLine appends pair p's line of the pairs file to line.
+func (r *run) appendPairLine(line []byte, p Pair) []byte {
+	line = append(line, `{"id1":`...)
 	line = corpus.AppendJSONString(line, r.ids[p.A])
 	line = append(line, `,"id2":`...)
 	line = corpus.AppendJSONString(line, r.ids[p.B])
@@ -948,9 +986,7 @@ func (r *run) recordPair(line []byte, p Pair) []byte {
 	if p.Hamming {
 		line = append(line, `,"measure":"hamming"`...)
 	}
-	line = append(line, "}\n"...)
-	r.pairsBuf.Write(line) // a write error surfaces at Flush
-	return line
+	return append(line, "}\n"...)
 }
 
 // writeAllPairs reports the pairs of Options.AllPairs in a fixed order:
@@ -1047,13 +1083,14 @@ func (r *run) keepLength() func(int) int {
 // finish chooses the kept documents and writes the outputs.
 func (r *run) finish(ctx context.Context) error {
 	start := newMark()
+	span := startSerial()
 	var length func(int) int
 	if r.cfg.Keep == cluster.Longest {
 		length = r.keepLength()
 	}
 	// Old documents come first, so under First an old member is kept too.
 	keep := cluster.Keep(r.uf, r.cfg.Keep, length)
-	r.serial.total += time.Since(start.wall)
+	r.serial.add("cluster", span.stop())
 	// The exact check of the removed documents (a statistic) runs
 	// beside the rest of finish and the write stage.
 	below := make(chan *int, 1)
@@ -1075,7 +1112,7 @@ func (r *run) finish(ctx context.Context) error {
 		}
 	}()
 	r.finder = nil
-	t := time.Now()
+	span = startSerial()
 	// A cluster with a document found in an index goes: the indexed
 	// document is its kept member, as an old corpus's would be.
 	r.stats.Dropped = len(r.dropped)
@@ -1125,23 +1162,22 @@ func (r *run) finish(ctx context.Context) error {
 		r.stats.ClusterSizes = append(r.stats.ClusterSizes, SizeCount{Size: n, Count: c})
 	}
 	slices.SortFunc(r.stats.ClusterSizes, func(a, b SizeCount) int { return a.Size - b.Size })
-	r.serial.total += time.Since(t)
+	r.serial.add("cluster", span.stop())
 	r.stage("cluster", start, int64(len(keep)), 0)
 
 	start = newMark()
 	// The clusters file is written while pass 2 writes the kept
 	// documents.
 	clustersDone := make(chan error, 1)
-	var clustersTime time.Duration // read after clustersDone
 	if r.out.Clusters != "" {
 		f, err := r.create(r.out.Clusters)
 		if err != nil {
 			return err
 		}
 		go func() {
-			t := time.Now()
+			span := startSerial()
 			err := r.writeClusters(f, keep)
-			clustersTime = time.Since(t)
+			r.serial.add("write clusters", span.stop())
 			clustersDone <- err
 		}()
 	} else {
@@ -1184,15 +1220,6 @@ func (r *run) finish(ctx context.Context) error {
 	if err := <-clustersDone; err != nil {
 		return err
 	}
-	// The write stage's serial part: with the kept documents' copy, the
-	// longer of its one goroutine's work on the records and the clusters
-	// file's writing (they overlap); otherwise the whole stage (one
-	// stream read again).
-	if kc := r.keptCopy; kc != nil && kc.busy > 0 {
-		r.serial.total += max(kc.busy, clustersTime)
-	} else {
-		r.serial.total += time.Since(start.wall)
-	}
 	belowWaited = true
 	r.stats.RemovedBelowThreshold = <-below
 	if err := ctx.Err(); err != nil { // interrupted: replace nothing
@@ -1204,33 +1231,37 @@ func (r *run) finish(ctx context.Context) error {
 		}
 	}
 	r.stage("write", start, r.written.docs, r.written.bytes)
-	r.stats.SerialSeconds = r.serial.total.Seconds()
+	r.stats.SerialParts, r.stats.SerialSeconds = r.serial.report()
 	r.stats.PeakRSSBytes = PeakRSS()
 	return nil
 }
 
+// writeClusters writes the clusters file: one line a new document, in
+// input order, encoded on the workers (encodeOrdered).
 func (r *run) writeClusters(f io.Writer, keep []int32) error {
-	w := bufio.NewWriterSize(f, 1<<16)
-	var line []byte
-	for i := r.nOld; i < len(keep); i++ {
-		k := keep[i]
-		line = append(line[:0], `{"id":`...)
-		line = corpus.AppendJSONString(line, r.ids[i])
-		line = append(line, `,"cluster":`...)
-		if label, ok := r.labels[k]; ok {
-			line = corpus.AppendJSONString(line, label)
-		} else {
-			line = corpus.AppendJSONString(line, r.ids[k])
+	n := len(keep) - r.nOld
+	return encodeOrdered(f, n, clusterChunk, r.cfg.workers(), func(line []byte, lo, hi int) []byte {
+		for i := r.nOld + lo; i < r.nOld+hi; i++ {
+			k := keep[i]
+			line = append(line, `{"id":`...)
+			line = corpus.AppendJSONString(line, r.ids[i])
+			line = append(line, `,"cluster":`...)
+			if label, ok := r.labels[k]; ok {
+				line = corpus.AppendJSONString(line, label)
+			} else {
+				line = corpus.AppendJSONString(line, r.ids[k])
+			}
+			line = append(line, `,"kept":`...)
+			line = strconv.AppendBool(line, r.kept(keep, i))
+			line = append(line, "}\n"...)
 		}
-		line = append(line, `,"kept":`...)
-		line = strconv.AppendBool(line, r.kept(keep, i))
-		line = append(line, "}\n"...)
-		if _, err := w.Write(line); err != nil {
-			return err
-		}
-	}
-	return w.Flush()
+		return line
+	})
 }
+
+// clusterChunk is how many lines of the clusters file a worker encodes at
+// a time.
+const clusterChunk = 1 << 14
 
 // kept reports whether document i is kept: it is its cluster's kept
 // document and was not dropped by a DropFinder.
@@ -1292,6 +1323,8 @@ func (r *run) pass2(ctx context.Context, keep []int32, examples map[int32]*Examp
 	if kc := r.keptCopy; kc != nil && kc.ok && w != nil && len(examples) == 0 && r.stats.Skipped == 0 && len(r.stats.Damaged) == 0 {
 		return r.writeKeptFromCopy(ctx, w, keep)
 	}
+	span := startSerial() // one stream in, on this goroutine
+	defer func() { r.serial.add("write: read again", span.stop()) }()
 	r.in.Progress.Stage("write", int64(r.stats.Documents))
 	// The first pass validated every record. When it skipped none, JSONL
 	// records need not be parsed again: only the examples' are.

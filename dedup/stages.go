@@ -7,7 +7,6 @@ import (
 	"os"
 	"slices"
 	"sync"
-	"time"
 
 	"golang.org/x/sync/errgroup"
 
@@ -121,6 +120,8 @@ func (r *run) eachDoc(ctx context.Context, sketchers []DocSketcher, consume func
 
 // readStage reads the inputs (or their checkpoints) into batches.
 func (r *run) readStage(ctx context.Context, jobs chan<- *batch, free *sync.Pool) error {
+	span := startSerial()
+	defer func() { r.serial.add("read", span.stop()) }()
 	b := free.Get().(*batch)
 	b.docs, b.buf, b.seq = b.docs[:0], b.buf[:0], 0
 	seq, records := 0, 0
@@ -320,9 +321,9 @@ func (c *collector) run(ctx context.Context, done <-chan *batch) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		t := time.Now()
+		span := startSerial()
 		err := c.apply()
-		c.r.serial.busy += time.Since(t)
+		c.r.serial.add("collect", span.stop())
 		if err != nil {
 			return err
 		}

@@ -136,7 +136,7 @@ func statsCounts(t *testing.T, path string) string {
 	if err := json.Unmarshal(b, &m); err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range []string{"stages", "phases", "peak_rss_bytes", "memory", "serial_seconds", "workers", "abandoned_temp_files", "abandoned_temp_bytes"} {
+	for _, k := range []string{"stages", "phases", "peak_rss_bytes", "memory", "serial_seconds", "serial_parts", "workers", "abandoned_temp_files", "abandoned_temp_bytes"} {
 		delete(m, k)
 	}
 	out, _ := json.MarshalIndent(m, "", " ")
