@@ -220,8 +220,15 @@ func runStaged(cmd *cobra.Command, o *dedupOpts, cfg dedup.Options, ropts corpus
 	}
 	var stages []executor.Stage
 	job := &staged.Job{Work: work, Plan: plan}
+	workArg := so.work
+	if so.executor == "print" && !objstore.IsURL(workArg) {
+		// The printed commands run elsewhere, in another directory.
+		if workArg, err = filepath.Abs(workArg); err != nil {
+			return err
+		}
+	}
 	for _, name := range staged.StageNames {
-		a := []string{exe, "task", "--work", so.work}
+		a := []string{exe, "task", "--work", workArg}
 		if o.tmpDir != "" {
 			a = append(a, "--tmp-dir", o.tmpDir)
 		}
