@@ -4,10 +4,15 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
+
+	"github.com/neardup/neardup/internal/objstoretest"
 )
 
 // TestPutErrors: an error of Put's write function itself (a bad input
@@ -43,5 +48,44 @@ func TestPutErrors(t *testing.T) {
 	}
 	if !strings.HasPrefix(msg, "write "+inner+": ") || strings.Count(msg, inner) != 1 || strings.Contains(msg, filepath.Join(dir, "a")) || !strings.Contains(msg, "not a directory") {
 		t.Errorf("a Put inside a Put failing on storage = %q, want the inner file named once, the outer not", msg)
+	}
+}
+
+// TestS3UploadRefused: an S3 server that lists the bucket but refuses the
+// multipart upload of a large object: Put fails with the server's refusal
+// explained (access denied, naming the URL), not with the writer's "the
+// upload ended", and nothing is left.
+func TestS3UploadRefused(t *testing.T) {
+	var uploads atomic.Int32
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		switch {
+		case r.Method == http.MethodGet && r.URL.Query().Get("list-type") == "2":
+			w.Header().Set("Content-Type", "application/xml")
+			io.WriteString(w, `<?xml version="1.0" encoding="UTF-8"?><ListBucketResult><Name>b</Name><KeyCount>0</KeyCount><IsTruncated>false</IsTruncated></ListBucketResult>`)
+		default:
+			uploads.Add(1)
+			w.Header().Set("Content-Type", "application/xml")
+			w.WriteHeader(http.StatusForbidden)
+			io.WriteString(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>AccessDenied</Code><Message>Access Denied</Message></Error>`)
+		}
+	}))
+	defer ts.Close()
+	(&objstoretest.S3Server{Endpoint: ts.URL, AccessKey: "k", SecretKey: "s", Region: "us-east-1"}).Env(t)
+	f := open(t, "s3://b/prefix")
+	chunk := make([]byte, 1<<20)
+	err := f.Put(context.Background(), "big", func(w io.Writer) error {
+		for range 40 {
+			if _, err := w.Write(chunk); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err == nil || !strings.Contains(err.Error(), "write s3://b/prefix/big: access denied to s3://b/prefix/") || strings.Contains(err.Error(), "upload ended") {
+		t.Errorf("a refused upload = %v, want the refusal explained", err)
+	}
+	if uploads.Load() == 0 {
+		t.Errorf("no upload was tried")
 	}
 }
