@@ -339,9 +339,6 @@ func Open(name string, opts Options) (Reader, error) {
 // openURL opens an object in object storage (s3://, gs://): one
 // sequential stream, decoded as a local file of that name would be.
 func openURL(name string, f format, comp compression, opts Options) (Reader, error) {
-	if f == formatParquet {
-		return nil, fmt.Errorf("%s: Parquet inputs are not read from object storage yet (a Parquet reader needs random access); copy the file to a local directory and pass that", name)
-	}
 	body, err := objstore.OpenURL(context.Background(), name)
 	if err != nil {
 		return nil, err

@@ -2,6 +2,7 @@ package corpus
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -16,6 +17,8 @@ import (
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/encoding/thrift"
 	pqformat "github.com/parquet-go/parquet-go/format"
+
+	"github.com/neardup/neardup/internal/objstore"
 )
 
 // Parquet reads the rows of a Parquet file, one document per row. The
@@ -596,8 +599,16 @@ func bytesToStrings(v any) any {
 	return v
 }
 
-// openParquet opens a Parquet file by name.
+// openParquet opens a Parquet file by name, or an object (s3://, gs://)
+// through a local copy.
 func openParquet(name string, opts Options) (Reader, error) {
+	if objstore.IsURL(name) {
+		f, size, err := copyObject(name)
+		if err != nil {
+			return nil, err
+		}
+		return NewParquet(f, size, name, opts), nil
+	}
 	f, err := os.Open(name)
 	if err != nil {
 		return nil, err
@@ -608,4 +619,48 @@ func openParquet(name string, opts Options) (Reader, error) {
 		return nil, err
 	}
 	return NewParquet(f, st.Size(), name, opts), nil
+}
+
+// copyObject copies the object url to a file of the temporary directory
+// (TMPDIR) and returns it open, with its size. A Parquet reader reads in
+// ranges, its footer first, then column chunks; object storage is read
+// here in one sequential stream (internal/objstore), never in many small
+// ranged requests. The copy takes the object's size on disk while it is
+// read. Its name is removed at once where the system allows (Linux and
+// macOS: the open file lives on, and a process killed half-way leaves
+// nothing behind), else when the file is closed.
+func copyObject(url string) (*tempCopy, int64, error) {
+	r, err := objstore.OpenURL(context.Background(), url)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer r.Close()
+	f, err := os.CreateTemp("", "neardup-parquet-*")
+	if err != nil {
+		return nil, 0, fmt.Errorf("%s: a local copy for the Parquet reader: %w (set TMPDIR to a folder with room)", url, err)
+	}
+	t := &tempCopy{File: f}
+	if os.Remove(f.Name()) != nil {
+		t.remove = true
+	}
+	n, err := io.Copy(f, r)
+	if err != nil {
+		t.Close()
+		return nil, 0, fmt.Errorf("%s: copying it to %s for the Parquet reader: %w (set TMPDIR to a folder with room if the disk is full)", url, f.Name(), err)
+	}
+	return t, n, nil
+}
+
+// tempCopy is copyObject's file.
+type tempCopy struct {
+	*os.File
+	remove bool // its name is still there: remove it on Close
+}
+
+func (t *tempCopy) Close() error {
+	err := t.File.Close()
+	if t.remove {
+		os.Remove(t.Name())
+	}
+	return err
 }

@@ -13,7 +13,6 @@ import (
 	"testing"
 
 	"github.com/neardup/neardup/internal/objstore"
-	"github.com/neardup/neardup/internal/objstoretest"
 )
 
 // storageCorpus writes a corpus with near-duplicates into a local folder:
@@ -79,19 +78,7 @@ func storageCorpus(t *testing.T) (dir string, files map[string][]byte) {
 // on a real S3 server (and the GCS emulator): the outputs are those of the
 // same run on local files, byte for byte.
 func TestStorageURLs(t *testing.T) {
-	servers := map[string]func(t *testing.T) string{
-		"s3": func(t *testing.T) string {
-			s := objstoretest.S3(t)
-			s.Env(t)
-			return "s3://" + s.Bucket(t)
-		},
-		"gcs": func(t *testing.T) string {
-			s := objstoretest.GCS(t)
-			s.Env(t)
-			return "gs://" + s.Bucket(t)
-		},
-	}
-	for name, start := range servers {
+	for name, start := range objectStores {
 		t.Run(name, func(t *testing.T) {
 			bucket := start(t)
 			ctx := context.Background()

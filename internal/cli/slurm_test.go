@@ -181,7 +181,7 @@ func TestSlurmDedup(t *testing.T) {
 		t.Fatalf("no task process was seen to kill, yet the run failed:\n%s", out)
 	}
 	t.Logf("killed %q; the run failed with:\n%s", victim, out)
-	if m := regexp.MustCompile(`slurm: stage \S+: task \d+ \(Slurm job \d+_\d+\) ended [A-Z_]+; its log: (\S+)`).FindStringSubmatch(out); m == nil {
+	if m := regexp.MustCompile(`slurm: stage \S+: task \d+ \(Slurm job \d+_\d+\) ended [A-Z_]+(?:; [^;]*)?; its log: (\S+)`).FindStringSubmatch(out); m == nil {
 		t.Errorf("the failed run's message does not name the killed task and its log:\n%s", out)
 	} else if _, err := os.Stat(m[1]); err != nil {
 		t.Errorf("the killed task's log: %v", err)

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
@@ -120,7 +121,9 @@ func runStaged(cmd *cobra.Command, o *dedupOpts, cfg dedup.Options, ropts corpus
 	var ex executor.Executor
 	switch so.executor {
 	case "local":
-		logs := filepath.Join(os.TempDir(), "neardup-task-logs")
+		// With the work folder in object storage the logs stay on this
+		// machine, in a folder of their own for each work folder.
+		logs := filepath.Join(os.TempDir(), "neardup-task-logs", unsafeLogName.ReplaceAllString(so.work, "_"))
 		if !objstore.IsURL(so.work) {
 			logs = work.URL("logs")
 		}
@@ -157,6 +160,17 @@ func runStaged(cmd *cobra.Command, o *dedupOpts, cfg dedup.Options, ropts corpus
 	if err != nil {
 		return err
 	}
+	// The outputs in object storage are checked now (bucket, endpoint,
+	// credentials), not by the write tasks at the end of the job.
+	for _, out := range []struct{ flag, loc string }{{"-o", o.output}, {"--clusters", o.clusters}, {"--stats", statsFolder(o.stats)}} {
+		if objstore.IsURL(out.loc) {
+			f, err := objstore.Open(ctx, out.loc)
+			if err != nil {
+				return fmt.Errorf("%s: %w", out.flag, err)
+			}
+			f.Close()
+		}
+	}
 	old, err := work.ReadAll(ctx, staged.PlanName)
 	switch {
 	case err == nil:
@@ -168,6 +182,9 @@ func runStaged(cmd *cobra.Command, o *dedupOpts, cfg dedup.Options, ropts corpus
 		b, err := staged.MarshalPlan(plan)
 		if err != nil {
 			return err
+		}
+		if gone := goneFiles(was.Shards, exp.Files); len(gone) > 0 {
+			return usageErr("%s: an input of the job planned in %s is gone (%d of its files); put it back, or start again with an empty --work", gone[0], work.URL(staged.PlanName), len(gone))
 		}
 		if !bytes.Equal(b, old) || !sameFiles(was.Shards, exp.Files) {
 			return usageErr("--work %s holds the plan of another job (other inputs, flags, outputs or --tasks): give an empty --work, or the same command as before to resume", so.work)
@@ -203,13 +220,26 @@ func runStaged(cmd *cobra.Command, o *dedupOpts, cfg dedup.Options, ropts corpus
 	}
 	var stages []executor.Stage
 	job := &staged.Job{Work: work, Plan: plan}
+	workArg := so.work
+	if so.executor == "print" && !objstore.IsURL(workArg) {
+		// The printed commands run elsewhere, in another directory.
+		if workArg, err = filepath.Abs(workArg); err != nil {
+			return err
+		}
+	}
 	for _, name := range staged.StageNames {
-		a := []string{exe, "task", "--work", so.work}
+		a := []string{exe, "task", "--work", workArg}
 		if o.tmpDir != "" {
 			a = append(a, "--tmp-dir", o.tmpDir)
 		}
 		stages = append(stages, executor.Stage{Name: name, Tasks: plan.TaskCount(name), Args: append(a, name), Memory: mem, CPUs: plan.TaskWorkers,
-			Done: func(ctx context.Context, i int) (bool, error) { return job.Done(ctx, name, i) }})
+			Done: func(ctx context.Context, i int) (bool, error) { return job.Done(ctx, name, i) },
+			Describe: func(i int) string {
+				if d := job.Describe(name, i); d != "" {
+					return d + ", work folder " + work.URL("")
+				}
+				return "work folder " + work.URL("")
+			}})
 	}
 	if err := ex.Run(ctx, stages); err != nil {
 		return err
@@ -231,6 +261,41 @@ func runStaged(cmd *cobra.Command, o *dedupOpts, cfg dedup.Options, ropts corpus
 		fmt.Fprintln(e.stderr)
 	}
 	return nil
+}
+
+// unsafeLogName matches what a work folder's URL may hold that a folder
+// name should not.
+var unsafeLogName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+// statsFolder is the folder of the --stats file, "" for none.
+func statsFolder(stats string) string {
+	if stats == "" {
+		return ""
+	}
+	if objstore.IsURL(stats) {
+		if dir, _, err := objstore.SplitURL(stats); err == nil {
+			return dir
+		}
+		return stats
+	}
+	return filepath.Dir(stats)
+}
+
+// goneFiles lists the files of the shards that are not among files.
+func goneFiles(shards [][]dedup.DocRange, files []string) []string {
+	have := make(map[string]bool, len(files))
+	for _, f := range files {
+		have[f] = true
+	}
+	var gone []string
+	for _, rs := range shards {
+		for _, r := range rs {
+			if !have[r.File] && (len(gone) == 0 || gone[len(gone)-1] != r.File) {
+				gone = append(gone, r.File)
+			}
+		}
+	}
+	return gone
 }
 
 // sameFiles reports whether the shards cover exactly files, in order.
@@ -293,7 +358,10 @@ after a crash, or twice at once. The stages, in order: ` + fmt.Sprint(staged.Sta
 			}
 			job, err := staged.Load(cmd.Context(), work)
 			if err != nil {
-				return err
+				if index >= 0 {
+					return fmt.Errorf("task %s %d: %w", args[0], index, err)
+				}
+				return fmt.Errorf("task %s: %w", args[0], err)
 			}
 			defer job.Work.Close()
 			if index < 0 {

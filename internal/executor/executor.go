@@ -27,6 +27,18 @@ type Stage struct {
 	// Done reports whether task i already left its completion marker;
 	// an executor skips those tasks (nil: run them all).
 	Done func(ctx context.Context, i int) (bool, error)
+	// Describe says what task i works on (its input shard, the work
+	// folder) for the error of a task that failed without saying so
+	// itself: killed, out of memory, out of time (nil: nothing).
+	Describe func(i int) string
+}
+
+// describe is st.Describe(i), or "" without one.
+func (st *Stage) describe(i int) string {
+	if st.Describe == nil {
+		return ""
+	}
+	return st.Describe(i)
 }
 
 // Executor runs stages in order, each after the previous one succeeded.

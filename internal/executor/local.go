@@ -118,7 +118,10 @@ func (l *Local) runTask(ctx context.Context, st Stage, i int) error {
 	defer logf.Close()
 	args := append(append([]string(nil), st.Args[1:]...), strconv.Itoa(i))
 	cmd := exec.CommandContext(ctx, st.Args[0], args...)
-	cmd.Stdout, cmd.Stderr = logf, logf
+	// The end of the output is kept in memory too: the log may be on
+	// the disk that filled up and failed the task.
+	out := &tailWriter{file: logf}
+	cmd.Stdout, cmd.Stderr = out, out
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGKILL) }
 	cmd.WaitDelay = 5 * time.Second
 	err = cmd.Run()
@@ -133,43 +136,66 @@ func (l *Local) runTask(ctx context.Context, st Stage, i int) error {
 	if errors.As(err, &ee) && ee.ExitCode() >= 0 {
 		msg = "exit status " + strconv.Itoa(ee.ExitCode())
 	}
-	return &TaskFailed{Stage: st.Name, Index: i, Log: path, Status: msg, Last: lastLine(path)}
+	if out.err != nil {
+		path += " (incomplete: " + out.err.Error() + ")"
+	}
+	return &TaskFailed{Stage: st.Name, Index: i, Task: st.describe(i), Log: path, Status: msg, Last: out.lastLine()}
 }
 
 // TaskFailed is the error of a task that failed.
 type TaskFailed struct {
 	Stage  string
 	Index  int
+	Task   string // what it worked on (Stage.Describe), or ""
 	Log    string // where its output is
 	Status string // how it ended
 	Last   string // the last line of its log: its error, as a rule
 }
 
 func (e *TaskFailed) Error() string {
-	s := fmt.Sprintf("stage %s, task %d failed (%s); log: %s", e.Stage, e.Index, e.Status, e.Log)
+	s := fmt.Sprintf("stage %s, task %d failed (%s)", e.Stage, e.Index, e.Status)
+	if e.Task != "" {
+		s += "; " + e.Task
+	}
+	s += "; log: " + e.Log
 	if e.Last != "" {
 		s += "\n  " + e.Last
 	}
 	return s
 }
 
-// lastLine is the last non-empty line of a file, at most 4 KiB of it.
-func lastLine(path string) string {
-	f, err := os.Open(path)
-	if err != nil {
-		return ""
+// tailWriter writes a task's output to its log file and keeps the last
+// tailSize bytes of it. A failed write to the file is remembered, not
+// returned: the task goes on and its last words are still kept.
+type tailWriter struct {
+	file *os.File
+	err  error // the first failed write to file
+	mu   sync.Mutex
+	tail []byte
+}
+
+const tailSize = 4096
+
+func (w *tailWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err == nil {
+		if _, err := w.file.Write(p); err != nil {
+			w.err = err
+		}
 	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return ""
+	w.tail = append(w.tail, p[max(len(p)-tailSize, 0):]...)
+	if len(w.tail) > 2*tailSize {
+		w.tail = append(w.tail[:0], w.tail[len(w.tail)-tailSize:]...)
 	}
-	off := max(st.Size()-4096, 0)
-	b := make([]byte, st.Size()-off)
-	if _, err := f.ReadAt(b, off); err != nil && !errors.Is(err, io.EOF) {
-		return ""
-	}
-	b = bytes.TrimRight(b, "\n")
+	return len(p), nil
+}
+
+// lastLine is the last non-empty line of the output (of its last 4 KiB).
+func (w *tailWriter) lastLine() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	b := bytes.TrimRight(w.tail, "\n")
 	if k := bytes.LastIndexByte(b, '\n'); k >= 0 {
 		b = b[k+1:]
 	}

@@ -50,19 +50,33 @@ func (p *Print) args(st Stage) []string {
 	return args
 }
 
+// manifest is st's Indexed Job: one pod an index, the index from
+// JOB_COMPLETION_INDEX. The memory request and limit are st.Memory (the
+// task's --task-memory, which is also its garbage collector's limit); the
+// CPU request st.CPUs, with no CPU limit (a limit throttles the garbage
+// collector's threads). Credentials come from the optional secret
+// neardup-storage (its keys become environment variables: AWS_*,
+// GOOGLE_APPLICATION_CREDENTIALS...) or from the pod's service account
+// (IRSA, GKE Workload Identity).
 func (p *Print) manifest(st Stage, args []string) []byte {
 	image := p.Image
 	if image == "" {
 		image = "neardup:latest"
 	}
+	name := jobName(st.Name)
 	var b strings.Builder
-	fmt.Fprintf(&b, "# Stage %s of a staged neardup job: run it when the stage before it has\n# completed (kubectl wait --for=condition=complete job/...).\n", st.Name)
+	fmt.Fprintf(&b, "# Stage %s of a staged neardup job: apply it when the job of the stage\n# before it is complete (kubectl wait --for=condition=complete job/...).\n", st.Name)
 	b.WriteString("apiVersion: batch/v1\nkind: Job\nmetadata:\n")
-	fmt.Fprintf(&b, "  name: neardup-%s\n", jobName(st.Name))
+	fmt.Fprintf(&b, "  name: neardup-%s\n", name)
+	fmt.Fprintf(&b, "  labels:\n    app.kubernetes.io/name: neardup\n    app.kubernetes.io/component: %s\n", name)
 	b.WriteString("spec:\n  completionMode: Indexed\n")
-	fmt.Fprintf(&b, "  completions: %d\n  parallelism: %d\n  backoffLimitPerIndex: 3\n  maxFailedIndexes: 0\n", st.Tasks, st.Tasks)
-	b.WriteString("  template:\n    spec:\n      restartPolicy: Never\n      containers:\n      - name: task\n")
-	fmt.Fprintf(&b, "        image: %s\n", image)
+	fmt.Fprintf(&b, "  completions: %d\n  parallelism: %d\n", st.Tasks, st.Tasks)
+	b.WriteString("  # a failed index is retried 3 times (Kubernetes 1.29 or later), then the job fails\n")
+	b.WriteString("  backoffLimitPerIndex: 3\n  maxFailedIndexes: 0\n")
+	b.WriteString("  template:\n    metadata:\n")
+	fmt.Fprintf(&b, "      labels:\n        app.kubernetes.io/name: neardup\n        app.kubernetes.io/component: %s\n", name)
+	b.WriteString("    spec:\n      restartPolicy: Never\n      containers:\n      - name: task\n")
+	fmt.Fprintf(&b, "        image: %q\n", image)
 	b.WriteString("        # the task index comes from JOB_COMPLETION_INDEX\n        command: [")
 	for k, a := range args {
 		if k > 0 {
@@ -71,13 +85,17 @@ func (p *Print) manifest(st Stage, args []string) []byte {
 		fmt.Fprintf(&b, "%q", a)
 	}
 	b.WriteString("]\n")
+	b.WriteString("        envFrom:\n        - secretRef:\n            name: neardup-storage\n            optional: true\n")
 	if st.Memory > 0 || st.CPUs > 0 {
-		b.WriteString("        resources:\n          limits:\n")
+		b.WriteString("        resources:\n          requests:\n")
 		if st.Memory > 0 {
 			fmt.Fprintf(&b, "            memory: \"%d\"\n", st.Memory)
 		}
 		if st.CPUs > 0 {
 			fmt.Fprintf(&b, "            cpu: \"%d\"\n", st.CPUs)
+		}
+		if st.Memory > 0 {
+			fmt.Fprintf(&b, "          limits:\n            memory: \"%d\"\n", st.Memory)
 		}
 	}
 	return []byte(b.String())

@@ -124,12 +124,17 @@ type SlurmTaskError struct {
 	Index int    // the task's index in the stage
 	JobID string // the array job's id
 	State string // its Slurm state: FAILED, OUT_OF_MEMORY, TIMEOUT, CANCELLED, NODE_FAIL, ...
+	Task  string // what it worked on (Stage.Describe), or ""
 	Log   string // the path of the task's log
 	Tail  string // the last lines of the log, when it could be read
 }
 
 func (e *SlurmTaskError) Error() string {
-	msg := fmt.Sprintf("slurm: stage %s: task %d (Slurm job %s_%d) ended %s; its log: %s", e.Stage, e.Index, e.JobID, e.Index, e.State, e.Log)
+	msg := fmt.Sprintf("slurm: stage %s: task %d (Slurm job %s_%d) ended %s", e.Stage, e.Index, e.JobID, e.Index, e.State)
+	if e.Task != "" {
+		msg += "; " + e.Task
+	}
+	msg += "; its log: " + e.Log
 	if e.Tail != "" {
 		msg += "\n" + e.Tail
 	}
@@ -401,7 +406,7 @@ func (s *Slurm) follow(ctx context.Context, jobs []*slurmJob) error {
 					continue
 				}
 				failed = append(failed, &SlurmTaskError{Stage: j.stage.Name, Index: task.index, JobID: j.id,
-					State: state, Log: j.log(s.opts.LogDir, task.index)})
+					State: state, Task: j.stage.describe(task.index), Log: j.log(s.opts.LogDir, task.index)})
 			}
 			if len(failed) > 0 {
 				// The first stage's failure is the cause: Slurm cancels

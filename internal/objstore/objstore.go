@@ -123,10 +123,36 @@ func (f *Folder) Put(ctx context.Context, name string, write func(w io.Writer) e
 	if err := checkName(name); err != nil {
 		return err
 	}
-	if err := f.backend.put(ctx, name, write); err != nil {
+	// An error of write's own (a bad input record, say) is returned as
+	// it is; one of storage, or of a write to w, names the file.
+	var werr error
+	var pw *putWriter
+	err := f.backend.put(ctx, name, func(w io.Writer) error {
+		pw = &putWriter{w: w}
+		werr = write(pw)
+		return werr
+	})
+	if err != nil {
+		if werr != nil && err == werr && pw.err == nil {
+			return err
+		}
 		return f.wrap("write", name, err)
 	}
 	return nil
+}
+
+// putWriter remembers whether a write to storage failed.
+type putWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (p *putWriter) Write(b []byte) (int, error) {
+	n, err := p.w.Write(b)
+	if err != nil && p.err == nil {
+		p.err = err
+	}
+	return n, err
 }
 
 // PutBytes is Put of b.
@@ -189,9 +215,29 @@ func (f *Folder) Delete(ctx context.Context, name string) error {
 // Close releases the folder's connections.
 func (f *Folder) Close() error { return f.backend.close() }
 
+// wrap makes err name the operation and the file, unless it names them
+// already: an error of a Put inside a Put's write, or a local write's
+// error (package atomicfile names the file it writes).
 func (f *Folder) wrap(op, name string, err error) error {
-	return fmt.Errorf("%s %s: %w", op, f.URL(name), err)
+	var fe *fileError
+	if errors.As(err, &fe) {
+		return err
+	}
+	url := f.URL(name)
+	if strings.HasPrefix(err.Error(), op+" "+url+": ") {
+		return &fileError{err: err}
+	}
+	return &fileError{msg: op + " " + url + ": ", err: err}
 }
+
+// fileError is the error of an operation on a file of a Folder.
+type fileError struct {
+	msg string // what was done to which file, or "" when err says it
+	err error
+}
+
+func (e *fileError) Error() string { return e.msg + e.err.Error() }
+func (e *fileError) Unwrap() error { return e.err }
 
 // checkName refuses names that could leave the folder.
 func checkName(name string) error {

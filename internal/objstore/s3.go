@@ -229,7 +229,9 @@ func (b *s3Backend) put(ctx context.Context, name string, write func(io.Writer) 
 		// so fails without completing the object.
 		pw.CloseWithError(werr)
 		cancel()
-		<-uploaded
+		if uerr := <-uploaded; uerr != nil && errors.Is(werr, errUploadEnded) {
+			return b.explain(uerr) // the upload failed first: its error is the cause
+		}
 		return werr
 	}
 	pw.Close()

@@ -98,7 +98,31 @@ func (p *Plan) TaskCount(stage string) int {
 
 // OpenInput opens an input file: every read of an input goes through it.
 func OpenInput(name string, opts corpus.Options) (corpus.Reader, error) {
-	return corpus.Open(name, opts)
+	rd, err := corpus.Open(name, opts)
+	if err != nil || AfterRead == nil {
+		return rd, err
+	}
+	return &hookedReader{Reader: rd, name: name}, nil
+}
+
+// AfterRead, when set, is called after each input document a task reads,
+// with the input's name and the document's number in it (tests kill the
+// task there, in the middle of its uploads).
+var AfterRead func(name string, n int64)
+
+type hookedReader struct {
+	corpus.Reader
+	name string
+	n    int64
+}
+
+func (r *hookedReader) Next() bool {
+	if !r.Reader.Next() {
+		return false
+	}
+	AfterRead(r.name, r.n)
+	r.n++
+	return true
 }
 
 // CountDocs counts the documents of name as the tasks' readers see them.
@@ -232,6 +256,16 @@ func (j *Job) shardName(s int) string {
 		parts[k] = fmt.Sprintf("%s documents %d-%d", r.File, r.Lo, r.Hi)
 	}
 	return fmt.Sprintf("shard %d: %s", s, strings.Join(parts, ", "))
+}
+
+// Describe says what task i of stage works on, for the messages of an
+// executor: its input shard for the stages that read the input, else
+// nothing.
+func (j *Job) Describe(stage string, i int) string {
+	if (stage == StageSign || stage == StageWrite) && i >= 0 && i < len(j.Plan.Shards) {
+		return j.shardName(i)
+	}
+	return ""
 }
 
 // BeforeMarker, when set, is called when a task has written its files,

@@ -1,0 +1,198 @@
+package cli
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/neardup/neardup/internal/staged"
+)
+
+// k8sJob is the part of a batch/v1 Job that --executor print writes;
+// decoding with KnownFields refuses any other field, so a misspelt one
+// fails the test.
+type k8sJob struct {
+	APIVersion string `yaml:"apiVersion"`
+	Kind       string `yaml:"kind"`
+	Metadata   struct {
+		Name   string            `yaml:"name"`
+		Labels map[string]string `yaml:"labels"`
+	} `yaml:"metadata"`
+	Spec struct {
+		CompletionMode       string `yaml:"completionMode"`
+		Completions          int    `yaml:"completions"`
+		Parallelism          int    `yaml:"parallelism"`
+		BackoffLimitPerIndex int    `yaml:"backoffLimitPerIndex"`
+		MaxFailedIndexes     int    `yaml:"maxFailedIndexes"`
+		Template             struct {
+			Metadata struct {
+				Labels map[string]string `yaml:"labels"`
+			} `yaml:"metadata"`
+			Spec struct {
+				RestartPolicy string `yaml:"restartPolicy"`
+				Containers    []struct {
+					Name    string   `yaml:"name"`
+					Image   string   `yaml:"image"`
+					Command []string `yaml:"command"`
+					EnvFrom []struct {
+						SecretRef struct {
+							Name     string `yaml:"name"`
+							Optional bool   `yaml:"optional"`
+						} `yaml:"secretRef"`
+					} `yaml:"envFrom"`
+					Resources struct {
+						Requests map[string]string `yaml:"requests"`
+						Limits   map[string]string `yaml:"limits"`
+					} `yaml:"resources"`
+				} `yaml:"containers"`
+			} `yaml:"spec"`
+		} `yaml:"template"`
+	} `yaml:"spec"`
+}
+
+// dnsLabel is what Kubernetes takes as a Job's name (RFC 1123 label).
+var dnsLabel = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$`)
+
+// neardupOnPath puts a program named neardup, the test binary acting as
+// the command (TestMain), first on PATH, as a container image would.
+func neardupOnPath(t *testing.T) {
+	bin := t.TempDir()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(exe, filepath.Join(bin, "neardup")); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+}
+
+// TestStagedPrintRuns: the manifests of --executor print are Kubernetes
+// Jobs (parsed as YAML: Indexed, completions and parallelism the stage's
+// task count, memory request and limit the --task-memory, the task
+// command) and the job is done by running each manifest's command once
+// for every completion index, stage after stage, as Kubernetes would; the
+// printed shell script does the same job, and stops at a failed task with
+// its exit code and its error.
+func TestStagedPrintRuns(t *testing.T) {
+	stagedEnv(t)
+	neardupOnPath(t)
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.jsonl"), filepath.Join(dir, "b.jsonl.gz")
+	lines := genCorpus(t, 9, 500)
+	writeLines(t, a, lines[:300])
+	writeLines(t, b, lines[300:])
+	wantCl, wantOut, _ := stagedReference(t, dir)
+	print := func(run string, tasks int, in ...string) string {
+		t.Helper()
+		args := append([]string{"dedup", "-q", "--executor", "print", "--tasks", strconv.Itoa(tasks), "--task-memory", "300MiB", "--work", run + "/work",
+			"--clusters", run + "/cl", "-o", run + "/out"}, in...)
+		code, stdout, stderr := runCLI(args...)
+		if code != 0 {
+			t.Fatalf("print: exit %d: %s", code, stderr)
+		}
+		return stdout
+	}
+
+	// Kubernetes, simulated: the manifests' own commands, index by index.
+	run := filepath.Join(dir, "k8s")
+	print(run, 3, a, b)
+	files, err := filepath.Glob(filepath.Join(run, "work", "k8s", "*.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != len(staged.StageNames) {
+		t.Fatalf("%d manifests, want one a stage: %q", len(files), files)
+	}
+	for k, f := range files {
+		stage := staged.StageNames[k]
+		if want := fmt.Sprintf("%02d-%s.yaml", k+1, stage); filepath.Base(f) != want {
+			t.Fatalf("manifest %d is %s, want %s", k, filepath.Base(f), want)
+		}
+		var job k8sJob
+		dec := yaml.NewDecoder(bytes.NewReader(mustRead(t, f)))
+		dec.KnownFields(true)
+		if err := dec.Decode(&job); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		tasks := 3
+		if stage == staged.StageComponents || stage == staged.StageFinish {
+			tasks = 1
+		}
+		spec := job.Spec
+		c := spec.Template.Spec.Containers
+		switch {
+		case job.APIVersion != "batch/v1" || job.Kind != "Job":
+			t.Errorf("%s: %s %s, want batch/v1 Job", f, job.APIVersion, job.Kind)
+		case !dnsLabel.MatchString(job.Metadata.Name) || job.Metadata.Name != "neardup-"+stage:
+			t.Errorf("%s: Job name %q", f, job.Metadata.Name)
+		case spec.CompletionMode != "Indexed" || spec.Completions != tasks || spec.Parallelism != tasks:
+			t.Errorf("%s: completionMode %q, completions %d, parallelism %d; want Indexed, %d, %d", f, spec.CompletionMode, spec.Completions, spec.Parallelism, tasks, tasks)
+		case spec.BackoffLimitPerIndex < 1 || spec.MaxFailedIndexes != 0:
+			t.Errorf("%s: backoffLimitPerIndex %d, maxFailedIndexes %d", f, spec.BackoffLimitPerIndex, spec.MaxFailedIndexes)
+		case spec.Template.Spec.RestartPolicy != "Never" || len(c) != 1:
+			t.Errorf("%s: restartPolicy %q, %d containers", f, spec.Template.Spec.RestartPolicy, len(c))
+		case c[0].Resources.Requests["memory"] != strconv.Itoa(300<<20) || c[0].Resources.Limits["memory"] != strconv.Itoa(300<<20) || c[0].Resources.Requests["cpu"] != "1":
+			t.Errorf("%s: resources %+v, want a memory request and limit of %d bytes and a CPU", f, c[0].Resources, 300<<20)
+		case len(c[0].EnvFrom) != 1 || c[0].EnvFrom[0].SecretRef.Name != "neardup-storage" || !c[0].EnvFrom[0].SecretRef.Optional:
+			t.Errorf("%s: envFrom %+v, want the optional secret neardup-storage", f, c[0].EnvFrom)
+		case strings.Join(c[0].Command, " ") != "neardup task --work "+run+"/work "+stage:
+			t.Errorf("%s: command %q", f, c[0].Command)
+		}
+		if t.Failed() {
+			t.FailNow()
+		}
+		for i := range spec.Completions {
+			cmd := exec.Command(c[0].Command[0], c[0].Command[1:]...)
+			cmd.Env = append(os.Environ(), "JOB_COMPLETION_INDEX="+strconv.Itoa(i))
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("%s, index %d: %v: %s", f, i, err, out)
+			}
+		}
+	}
+	if got := concatParts(t, run+"/cl", 3); !bytes.Equal(got, wantCl) {
+		t.Errorf("Kubernetes, simulated: the clusters differ from dedup's")
+	}
+	if got := concatParts(t, run+"/out", 3); !bytes.Equal(got, wantOut) {
+		t.Errorf("Kubernetes, simulated: the kept documents differ from dedup's")
+	}
+
+	// The printed script.
+	run = filepath.Join(dir, "sh")
+	script := filepath.Join(dir, "tasks.sh")
+	os.WriteFile(script, []byte(print(run, 2, a, b)), 0o755)
+	if out, err := exec.Command("sh", script).CombinedOutput(); err != nil {
+		t.Fatalf("the printed script: %v: %s", err, out)
+	}
+	if got := concatParts(t, run+"/cl", 2); !bytes.Equal(got, wantCl) {
+		t.Errorf("the printed script: the clusters differ from dedup's")
+	}
+
+	// The printed script with a bad record in task 1's shard.
+	bad := filepath.Join(dir, "bad.jsonl")
+	writeLines(t, bad, append(lines[:20:20], `{"id": broken`))
+	run = filepath.Join(dir, "bad")
+	os.WriteFile(script, []byte(print(run, 2, a, bad)), 0o755)
+	out, err := exec.Command("sh", script).CombinedOutput()
+	code := -1
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	}
+	if code != ExitInvalidData || !strings.Contains(string(out), "task sign 1 (shard 1: "+a+" documents 160-300, "+bad+" documents 0-21): "+bad+":21") {
+		t.Errorf("the printed script with a bad record: exit %d (want %d): %s", code, ExitInvalidData, out)
+	}
+	if _, err := os.Stat(filepath.Join(run, "work", staged.Marker("sign", 1))); err == nil {
+		t.Errorf("a marker for the failed task")
+	}
+	if _, err := os.Stat(filepath.Join(run, "work", staged.Marker("bucket", 0))); err == nil {
+		t.Errorf("the script went on after the failed stage")
+	}
+}
