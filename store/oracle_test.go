@@ -179,7 +179,7 @@ func TestCheckAndAddIsLeaderDedup(t *testing.T) {
 			if d := diff(got, want); d != "" {
 				t.Errorf("%s, batches of %d: the index kept %d documents, dedup --cluster leader --keep first %d:%s", c.name, batch, len(got), len(want), d)
 			}
-			if st, err := s.Stats(); err != nil || !st.Sets || st.FormatVersion != 4 {
+			if st, err := s.Stats(); err != nil || !st.Sets || st.FormatVersion != 5 {
 				t.Errorf("stats: sets %v, format %d, %v", st.Sets, st.FormatVersion, err)
 			}
 			s.Close()
@@ -227,7 +227,7 @@ func TestRedisCheckAndAddIsLeaderDedup(t *testing.T) {
 				if d := diff(got, want); d != "" {
 					t.Errorf("%s, %s layout, batches of %d: Redis kept %d documents, dedup --cluster leader --keep first %d:%s", c.name, layout, batch, len(got), len(want), d)
 				}
-				if st, err := r.Stats(); err != nil || !st.Sets || st.FormatVersion != 3 {
+				if st, err := r.Stats(); err != nil || !st.Sets || st.FormatVersion != 4 {
 					t.Errorf("stats: sets %v, format %d, %v", st.Sets, st.FormatVersion, err)
 				}
 				r.Close()

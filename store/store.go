@@ -226,8 +226,9 @@ func Create(dir string, p Params, opts Options) (*Store, error) {
 	}
 	ver := uint32(formatNoSets)
 	if rp.Method == MinHash && !opts.EstimateOnly {
-		ver = formatSets
+		ver = formatBare
 		s.sets.Store(true)
+		s.bare.Store(true)
 	}
 	s.ver = ver
 	b := db.NewBatch()
@@ -363,6 +364,7 @@ func open(dir string, opts Options, lock *pebble.Lock) (*Store, error) {
 	s.db = db
 	s.ver = ver
 	s.sets.Store(ver >= formatSets)
+	s.bare.Store(ver >= formatBare)
 	return s, nil
 }
 
@@ -510,7 +512,7 @@ func (s *Store) rebuild(db *pebble.DB) error {
 		if err != nil {
 			return err
 		}
-		if err := s.p.decodeRecord(&rec, v); err != nil {
+		if err := s.readRecord(&rec, v); err != nil {
 			return fmt.Errorf("record %d: %w", seq, err)
 		}
 		n++
@@ -685,7 +687,7 @@ func (s *Store) loadRecord(sc *scratch, seq uint64) error {
 	}
 	sc.recBuf = append(sc.recBuf[:0], v...)
 	c.Close()
-	return s.p.decodeRecord(&sc.rec, sc.recBuf)
+	return s.readRecord(&sc.rec, sc.recBuf)
 }
 
 // errMissing is a candidate whose record is gone: a Remove ran between
@@ -927,7 +929,7 @@ func (s *Store) write(docs []Doc, check bool, limit int) ([]Result, error) {
 		sc.val = binaryBE(sc.val[:0], seq)
 		b.Set(sc.key, sc.val, nil)
 		sc.key = recordKey(sc.key[:0], seq)
-		sc.val = s.p.appendRecord(sc.val[:0], d.ID, &d.Sketch, s.sets.Load())
+		sc.val = s.appendRecord(sc.val[:0], d.ID, &d.Sketch)
 		b.Set(sc.key, sc.val, nil)
 		if !d.Sketch.Empty {
 			sc.keys = s.appendKeys(sc.keys[:0], &d.Sketch)
@@ -1242,7 +1244,7 @@ func (s *Store) Each(fn func(id string, sk Sketch) error) error {
 		if len(it.Key()) != 9 {
 			return fmt.Errorf("%w: record key of %d bytes", ErrCorrupt, len(it.Key()))
 		}
-		if err := s.p.decodeRecord(&sc.rec, v); err != nil {
+		if err := s.readRecord(&sc.rec, v); err != nil {
 			return err
 		}
 		sk, err := recordSketch(&sc.rec)
@@ -1401,10 +1403,14 @@ func (s *Store) Close() error {
 
 var _ io.Closer = (*Store)(nil)
 
-// format is the index's format version: 4 once it keeps sets, else the
-// version it was opened with.
+// format is the index's format version: 5 once it keeps sets and may
+// write bare records, 4 when it keeps sets only, else the version it was
+// opened with.
 func (s *Store) format() int {
-	if s.sets.Load() {
+	switch {
+	case s.bare.Load():
+		return formatBare
+	case s.sets.Load():
 		return formatSets
 	}
 	return int(s.ver)

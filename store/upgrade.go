@@ -60,9 +60,24 @@ func (s *Store) Upgrade(docs []Doc) (UpgradeResult, error) {
 	defer s.mu.Unlock()
 	b := s.db.NewBatch()
 	defer b.Close()
-	if !s.sets.Load() {
-		b.Set(keyVersion, le32(formatSets), nil)
+	// The records below are written as a format-5 index writes them
+	// (sets, bare where the set gives the signature), and the batch
+	// that holds them says format 5. Until it commits, the writer lock
+	// keeps every other write out, and a failed commit turns them off
+	// again.
+	wasSets, wasBare := s.sets.Load(), s.bare.Load()
+	if !wasBare {
+		b.Set(keyVersion, le32(formatBare), nil)
 	}
+	s.sets.Store(true)
+	s.bare.Store(true)
+	committed := false
+	defer func() {
+		if !committed {
+			s.sets.Store(wasSets)
+			s.bare.Store(wasBare)
+		}
+	}()
 	var val []byte
 	for i := range docs {
 		d := &docs[i]
@@ -91,21 +106,22 @@ func (s *Store) Upgrade(docs []Doc) (UpgradeResult, error) {
 			}
 			continue
 		}
-		val = s.p.appendRecord(val[:0], d.ID, &d.Sketch, true)
+		val = s.appendRecord(val[:0], d.ID, &d.Sketch)
 		b.Set(recordKey(nil, seq), val, nil)
 	}
 	if b.Empty() {
+		committed = true
 		return res, nil
 	}
 	if err := s.commit(b); err != nil {
 		return res, err
 	}
+	committed = true
 	if s.wopts.Sync {
 		if err := s.syncWait(b); err != nil {
 			return res, err
 		}
 	}
-	s.sets.Store(true)
 	return res, nil
 }
 
@@ -133,11 +149,11 @@ func upgradeOne(r *record, d *Doc, res *UpgradeResult) (bool, error) {
 	return true, nil
 }
 
-// upgradeMetaScript turns sets on in a Redis index's meta hash: format 3,
-// unless it is newer already.
+// upgradeMetaScript turns sets and bare records on in a Redis index's
+// meta hash: format 4, unless it is newer already.
 var upgradeMetaScript = redis.NewScript(`
 local f = tonumber(redis.call('HGET', KEYS[1], 'format') or '0')
-if f < 3 then redis.call('HSET', KEYS[1], 'format', 3) end
+if f < 4 then redis.call('HSET', KEYS[1], 'format', 4) end
 return 1`)
 
 // replaceRecordScript replaces a record (KEYS[1] its bucket, ARGV[1] its
@@ -167,11 +183,12 @@ func (r *Redis) Upgrade(docs []Doc) (UpgradeResult, error) {
 	}
 	defer r.release(sc)
 	ctx := context.Background()
-	if !r.sets.Load() {
+	if !r.bare.Load() {
 		if err := upgradeMetaScript.Run(ctx, r.c, []string{r.metaKey()}).Err(); err != nil {
 			return res, r.redisErr(err)
 		}
 		r.sets.Store(true)
+		r.bare.Store(true)
 	}
 	prefix := ""
 	if r.spread {
@@ -198,7 +215,7 @@ func (r *Redis) Upgrade(docs []Doc) (UpgradeResult, error) {
 			continue
 		}
 		old := prefix + string(sc.recBuf)
-		rec := prefix + string(r.p.appendRecord(nil, d.ID, &d.Sketch, true))
+		rec := prefix + string(r.appendRecord(nil, d.ID, &d.Sketch))
 		n, err := replaceRecordScript.Run(ctx, r.c, []string{r.recordBucket(seq)}, be8(seq), old, rec).Int()
 		if err != nil {
 			return res, r.redisErr(err)
