@@ -748,3 +748,59 @@ return 1`)
 		}
 	}
 }
+
+// TestRedisUpgradeRoundTrips: Upgrade reads the ids, then the records, then
+// replaces them, three round trips for a call however many documents it
+// has; an id given twice in a call counts once upgraded, once already.
+func TestRedisUpgradeRoundTrips(t *testing.T) {
+	p := DefaultParams(MinHash)
+	url := redistest.Server(t).URL("uptrips")
+	old, err := CreateRedis(url, p, Options{EstimateOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	old.Close()
+	red := mustOpenRedis(t, url)
+	sk, err := NewSketcher(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(27, 4))
+	var docs []Doc
+	for i := range 60 {
+		d := Doc{ID: fmt.Sprint("d", i), Sketch: sk.Sketch(strings.Join(words(rng, 100), " "))}
+		d.Sketch.Sig = slices.Clone(d.Sketch.Sig)
+		docs = append(docs, d)
+	}
+	if _, err := red.AddBatch(docs); err != nil {
+		t.Fatal(err)
+	}
+	var h roundTrips
+	red.c.AddHook(&h)
+	// The meta hash and the replace script, loaded once.
+	if res, err := red.Upgrade(docs[:1]); err != nil || res.Upgraded != 1 {
+		t.Fatalf("Upgrade(1) = %+v, %v", res, err)
+	}
+	n0 := h.n.Load()
+	batch := append(slices.Clone(docs[1:50]), Doc{ID: "absent", Sketch: docs[0].Sketch})
+	res, err := red.Upgrade(batch)
+	if err != nil || res != (UpgradeResult{Upgraded: 49, Missing: 1}) {
+		t.Fatalf("Upgrade(50) = %+v, %v", res, err)
+	}
+	if n := h.n.Load() - n0; n != 3 {
+		t.Errorf("Upgrade of 50 documents: %d round trips, want 3", n)
+	}
+	res, err = red.Upgrade([]Doc{docs[50], docs[50], docs[0]})
+	if err != nil || res != (UpgradeResult{Upgraded: 1, Already: 2}) {
+		t.Fatalf("Upgrade with an id twice = %+v, %v", res, err)
+	}
+	for _, d := range docs[:51] {
+		got, err := red.Get(d.ID)
+		if err != nil || !slices.Equal(got.Set, d.Sketch.Set) || !slices.Equal(got.Sig, d.Sketch.Sig) {
+			t.Fatalf("Get(%s) after Upgrade: %v; its set or signature differ", d.ID, err)
+		}
+	}
+	if got, _ := red.Get(docs[51].ID); got.Set != nil {
+		t.Errorf("%s, never upgraded, has a set", docs[51].ID)
+	}
+}
