@@ -18,8 +18,8 @@ import (
 // makes the backends key, verify and store exactly the same things.
 type keyer struct {
 	// sets: new documents' records carry their shingle sets, and the
-	// index's sketcher makes them (format 4 of the embedded store, 3 of
-	// Redis); an index upgrade turns it on.
+	// index's sketcher makes them (formats 4 and 5 of the embedded store,
+	// 3 and 4 of Redis); an index upgrade turns it on.
 	sets *atomic.Bool
 	// bare: a new record with a set leaves out its signature when the
 	// set gives it (format 5 of the embedded store, 4 of Redis); signer

@@ -33,8 +33,10 @@ import (
 // build reading only version 1 refuses. OpenRedis refuses a newer one with
 // ErrVersion. Version 3 (redisFormatSets), in either layout (meta's
 // layout field), is an index whose records may carry shingle sets and
-// whose new documents do; estimate-only indexes keep 1 or 2, which builds
-// that do not know sets still open.
+// whose new documents do; version 4 (redisFormatBare) one whose records
+// may also leave out the signature their set gives (flagBare), the format
+// of a new index with sets; estimate-only indexes keep 1 or 2, which
+// builds that do not know sets still open.
 const RedisFormatVersion = 4
 
 // redisFormatSets is the format of a Redis index that keeps shingle sets,

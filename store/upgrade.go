@@ -36,7 +36,8 @@ func (u *UpgradeResult) Add(o UpgradeResult) {
 }
 
 // Upgrade makes an estimate-only MinHash index keep shingle sets (format
-// version 4 of the embedded store, 3 of Redis): documents added from then
+// version 5 of the embedded store, 4 of Redis, where a record without its
+// signature is valid: flagBare): documents added from then
 // on keep theirs, and the documents of docs (their ids and their sketches
 // with sets, from NewSketcher) get theirs when the stored signature is
 // the one their text gives. Pairs with a document still without a set are
