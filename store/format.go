@@ -14,14 +14,17 @@ import (
 // FormatVersion is the newest version of the on-disk layout written by
 // this package (docs/format/store.md). Open refuses an index of a newer
 // version with ErrVersion. Version 4 is an index that keeps its documents'
-// shingle sets (formatSets); an estimate-only index (Options.EstimateOnly,
-// and every index made before) stays at version 3, which builds that do
-// not know sets still open.
-const FormatVersion = 4
+// shingle sets (formatSets); version 5 (formatBare) one whose records may
+// also leave out a signature that their set gives (flagBare); an
+// estimate-only index (Options.EstimateOnly, and every index made before)
+// stays at version 3, which builds that do not know sets still open.
+const FormatVersion = 5
 
-// Format versions: formatSets, records may carry shingle sets and new
-// documents do; formatNoSets, the version an estimate-only index keeps.
+// Format versions: formatBare, records may be bare and new OPH documents
+// are; formatSets, records may carry shingle sets and new documents do;
+// formatNoSets, the version an estimate-only index keeps.
 const (
+	formatBare   = 5
 	formatSets   = 4
 	formatNoSets = 3
 )
@@ -47,6 +50,10 @@ var (
 const (
 	flagEmpty = 1 // the document had no shingles: it has no postings
 	flagSet   = 2 // the record ends with the document's shingle set (setcode.go)
+	// flagBare (with flagSet): the record has no signature; it is the
+	// signature of the set (minhash.Hasher.Sign), which only the OPH
+	// family computes as fast as a record is decoded (keyer.readRecord).
+	flagBare = 4
 )
 
 func idKey(dst []byte, id string) []byte {
@@ -131,8 +138,10 @@ type record struct {
 
 // appendRecord encodes a document record: flags (1 byte), uvarint id
 // length, id, sketch, and with sets (an index that keeps them, a MinHash
-// document with shingles and a set) the coded shingle set.
-func (p *Params) appendRecord(dst []byte, id string, sk *Sketch, sets bool) []byte {
+// document with shingles and a set) the coded shingle set. bare (with a
+// set) leaves the sketch out: the caller has checked that the set gives
+// it (keyer.appendRecord).
+func (p *Params) appendRecord(dst []byte, id string, sk *Sketch, sets, bare bool) []byte {
 	var flags byte
 	if sk.Empty {
 		flags |= flagEmpty
@@ -140,11 +149,16 @@ func (p *Params) appendRecord(dst []byte, id string, sk *Sketch, sets bool) []by
 	withSet := sets && p.Method == MinHash && !sk.Empty && len(sk.Set) > 0
 	if withSet {
 		flags |= flagSet
+		if bare {
+			flags |= flagBare
+		}
 	}
 	dst = append(dst, flags)
 	dst = binary.AppendUvarint(dst, uint64(len(id)))
 	dst = append(dst, id...)
-	dst = p.appendSketch(dst, sk)
+	if flags&flagBare == 0 {
+		dst = p.appendSketch(dst, sk)
+	}
 	if withSet {
 		dst = appendSet(dst, sk.Set)
 	}
@@ -152,14 +166,16 @@ func (p *Params) appendRecord(dst []byte, id string, sk *Sketch, sets bool) []by
 }
 
 // decodeRecord decodes a record into r, reusing r.sig. r.id and r.setCode
-// alias src; the set itself is decoded on demand (keyer.recordSet).
+// alias src; the set itself is decoded on demand (keyer.recordSet). The
+// signature of a bare record is left empty: keyer.readRecord computes it.
 func (p *Params) decodeRecord(r *record, src []byte) error {
 	if len(src) < 1 {
 		return fmt.Errorf("%w: empty record", ErrCorrupt)
 	}
 	r.flags = src[0]
 	r.setCode, r.set, r.hasSet = nil, r.set[:0], false
-	if r.flags&^(flagEmpty|flagSet) != 0 || r.flags == flagEmpty|flagSet || r.flags&flagSet != 0 && p.Method != MinHash {
+	if r.flags&^(flagEmpty|flagSet|flagBare) != 0 || r.flags&flagEmpty != 0 && r.flags&flagSet != 0 ||
+		r.flags&flagSet != 0 && p.Method != MinHash || r.flags&flagBare != 0 && r.flags&flagSet == 0 {
 		return fmt.Errorf("%w: record flags %#x", ErrCorrupt, r.flags)
 	}
 	n, w := binary.Uvarint(src[1:])
@@ -169,6 +185,13 @@ func (p *Params) decodeRecord(r *record, src []byte) error {
 	rest := src[1+w:]
 	r.id = rest[:n]
 	rest = rest[n:]
+	if r.flags&flagBare != 0 {
+		if len(rest) == 0 {
+			return fmt.Errorf("%w: record flags a shingle set but has none", ErrCorrupt)
+		}
+		r.setCode, r.hasSet, r.sig = rest, true, r.sig[:0]
+		return nil
+	}
 	if r.flags&flagSet != 0 {
 		if len(rest) <= p.sketchBytes() {
 			return fmt.Errorf("%w: record flags a shingle set but has none", ErrCorrupt)

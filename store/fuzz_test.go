@@ -17,10 +17,11 @@ func FuzzDecodeRecord(f *testing.F) {
 	sh := DefaultParams(SimHash)
 	sh128 := Params{Method: SimHash, Bits: 128}
 	sh128, _ = sh128.resolve()
-	f.Add(mh.appendRecord(nil, "doc-1", &Sketch{Sig: []uint32{1, 2, 3, 4, 5, 6, 7, 8}}, false))
-	f.Add(mh.appendRecord(nil, "doc-2", &Sketch{Sig: []uint32{1, 2, 3, 4, 5, 6, 7, 8}, Set: []uint64{3, 1 << 60}}, true))
-	f.Add(sh.appendRecord(nil, "x", &Sketch{FP: simhash.Fingerprint{Lo: 0xdeadbeef}, Empty: true}, false))
-	f.Add(sh128.appendRecord(nil, "y", &Sketch{FP: simhash.Fingerprint{Hi: 3, Lo: 0xdeadbeef}}, false))
+	f.Add(mh.appendRecord(nil, "doc-1", &Sketch{Sig: []uint32{1, 2, 3, 4, 5, 6, 7, 8}}, false, false))
+	f.Add(mh.appendRecord(nil, "doc-2", &Sketch{Sig: []uint32{1, 2, 3, 4, 5, 6, 7, 8}, Set: []uint64{3, 1 << 60}}, true, false))
+	f.Add(mh.appendRecord(nil, "doc-3", &Sketch{Set: []uint64{3, 1 << 60}}, true, true))
+	f.Add(sh.appendRecord(nil, "x", &Sketch{FP: simhash.Fingerprint{Lo: 0xdeadbeef}, Empty: true}, false, false))
+	f.Add(sh128.appendRecord(nil, "y", &Sketch{FP: simhash.Fingerprint{Hi: 3, Lo: 0xdeadbeef}}, false, false))
 	f.Add([]byte{0, 0x80, 0x80, 0x80})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		for _, p := range []*Params{&mh, &sh, &sh128} {
@@ -35,7 +36,7 @@ func FuzzDecodeRecord(f *testing.F) {
 			if p.Method == SimHash {
 				sk.Sig = nil
 			}
-			if got := p.appendRecord(nil, string(r.id), &sk, r.hasSet); !bytes.Equal(got, b) {
+			if got := p.appendRecord(nil, string(r.id), &sk, r.hasSet, r.flags&flagBare != 0); !bytes.Equal(got, b) {
 				// Non-minimal varints decode but re-encode shorter.
 				if len(got) >= len(b) {
 					t.Fatalf("%s: %x re-encodes as %x", p.Method, b, got)

@@ -2,9 +2,12 @@ package store
 
 import (
 	"fmt"
+	"slices"
+	"sync"
 	"sync/atomic"
 
 	"github.com/neardup/neardup/lsh"
+	"github.com/neardup/neardup/minhash"
 	"github.com/neardup/neardup/sketch"
 )
 
@@ -15,9 +18,15 @@ import (
 // makes the backends key, verify and store exactly the same things.
 type keyer struct {
 	// sets: new documents' records carry their shingle sets, and the
-	// index's sketcher makes them (format 4 of the embedded store, 3 of
-	// Redis); an index upgrade turns it on.
-	sets   *atomic.Bool
+	// index's sketcher makes them (formats 4 and 5 of the embedded store,
+	// 3 and 4 of Redis); an index upgrade turns it on.
+	sets *atomic.Bool
+	// bare: a new record with a set leaves out its signature when the
+	// set gives it (format 5 of the embedded store, 4 of Redis); signer
+	// computes it, for the OPH family only (nil otherwise).
+	bare   *atomic.Bool
+	signer *minhash.Hasher
+	sigs   *sync.Pool // of *minhash.Signature, for checking a set's signature
 	p      Params
 	spec   sketch.Spec // p as a sketch specification: it computes the keys
 	bands  lsh.Params
@@ -27,7 +36,7 @@ type keyer struct {
 // newKeyer derives the keys of the resolved p from package sketch, the one
 // definition of them (its golden tests pin the values stored in indexes).
 func newKeyer(p Params) (keyer, error) {
-	k := keyer{p: p, sets: new(atomic.Bool)}
+	k := keyer{p: p, sets: new(atomic.Bool), bare: new(atomic.Bool)}
 	var err error
 	if k.spec, err = p.Spec().Resolve(); err != nil {
 		return k, fmt.Errorf("%w: %v", ErrParams, err)
@@ -35,8 +44,51 @@ func newKeyer(p Params) (keyer, error) {
 	k.tables = k.spec.NumKeys()
 	if p.Method == MinHash {
 		k.bands = k.spec.Banding()
+		if m := k.spec.MinHash; m.Family == minhash.OPH {
+			if k.signer, err = minhash.New(minhash.Options{NumPerm: m.NumPerm, Family: m.Family, Seed: m.Seed}); err != nil {
+				return k, fmt.Errorf("%w: %v", ErrParams, err)
+			}
+			k.sigs = &sync.Pool{New: func() any { return new(minhash.Signature) }}
+		}
 	}
 	return k, nil
+}
+
+// appendRecord appends the record of a document as this index writes
+// it: with its shingle set when the index keeps sets, and bare (without
+// its signature) when the index's format allows it and the set gives the
+// signature, as every sketch of the index's sketcher does (a caller's
+// sketch whose set and signature disagree keeps its signature).
+func (k *keyer) appendRecord(dst []byte, id string, sk *Sketch) []byte {
+	sets := k.sets.Load()
+	bare := false
+	if sets && k.signer != nil && k.bare.Load() && !sk.Empty && len(sk.Set) > 0 {
+		sig := k.sigs.Get().(*minhash.Signature)
+		*sig = k.signer.Sign(*sig, sk.Set)
+		bare = slices.Equal(*sig, sk.Sig)
+		k.sigs.Put(sig)
+	}
+	return k.p.appendRecord(dst, id, sk, sets, bare)
+}
+
+// readRecord decodes a record into r (Params.decodeRecord) and gives a
+// bare record its signature, the signature of its set.
+func (k *keyer) readRecord(r *record, src []byte) error {
+	if err := k.p.decodeRecord(r, src); err != nil {
+		return err
+	}
+	if r.flags&flagBare == 0 {
+		return nil
+	}
+	if k.signer == nil {
+		return fmt.Errorf("%w: a record without its signature in an index of the %s family", ErrCorrupt, k.spec.MinHash.Family)
+	}
+	set, err := r.decodedSet()
+	if err != nil {
+		return err
+	}
+	r.sig = k.signer.Sign(r.sig, set)
+	return nil
 }
 
 // checkSketch refuses a sketch that does not belong to this index: the

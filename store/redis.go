@@ -33,12 +33,18 @@ import (
 // build reading only version 1 refuses. OpenRedis refuses a newer one with
 // ErrVersion. Version 3 (redisFormatSets), in either layout (meta's
 // layout field), is an index whose records may carry shingle sets and
-// whose new documents do; estimate-only indexes keep 1 or 2, which builds
-// that do not know sets still open.
-const RedisFormatVersion = 3
+// whose new documents do; version 4 (redisFormatBare) one whose records
+// may also leave out the signature their set gives (flagBare), the format
+// of a new index with sets; estimate-only indexes keep 1 or 2, which
+// builds that do not know sets still open.
+const RedisFormatVersion = 4
 
-// redisFormatSets is the format of a Redis index that keeps shingle sets.
-const redisFormatSets = 3
+// redisFormatSets is the format of a Redis index that keeps shingle sets,
+// redisFormatBare of one whose records may also be bare (flagBare).
+const (
+	redisFormatSets = 3
+	redisFormatBare = 4
+)
 
 // redisBucketBits is the number of bits of the id and posting buckets of a
 // new Redis index: 2^18 hashes each. Redis scans a listpack-encoded hash to
@@ -349,8 +355,9 @@ func CreateRedis(raw string, p Params, opts Options) (*Redis, error) {
 		ver = spreadFormatVersion
 	}
 	if rp.Method == MinHash && !opts.EstimateOnly {
-		ver = redisFormatSets
+		ver = redisFormatBare
 		r.sets.Store(true)
+		r.bare.Store(true)
 	}
 	r.ver = ver
 	ok, err := createScript.Run(context.Background(), c, []string{r.metaKey()}, ver, js, redisBucketBits, layout).Int()
@@ -414,6 +421,7 @@ func OpenRedis(raw string, opts Options) (*Redis, error) {
 	}
 	r.ver = ver
 	r.sets.Store(ver >= redisFormatSets)
+	r.bare.Store(ver >= redisFormatBare)
 	return r, nil
 }
 
@@ -612,7 +620,7 @@ func (r *Redis) verifyAll(dst []Match, sc *scratch, sk *Sketch, seqs []uint64, r
 			continue // removed since the lookup
 		}
 		sc.recBuf = append(sc.recBuf[:0], v...)
-		if err := r.p.decodeRecord(&sc.rec, sc.recBuf); err != nil {
+		if err := r.readRecord(&sc.rec, sc.recBuf); err != nil {
 			return dst, fmt.Errorf("%s: record %d: %w", r.loc, s, err)
 		}
 		var err error
@@ -889,7 +897,7 @@ func (r *Redis) write(docs []Doc, check bool, limit int) ([]Result, error) {
 					}
 				}
 			}
-			args = append(args, snaps[i], d.ID, r.idBucket(d.ID), r.p.appendRecord(nil, d.ID, &d.Sketch, r.sets.Load()), dup, len(deps))
+			args = append(args, snaps[i], d.ID, r.idBucket(d.ID), r.appendRecord(nil, d.ID, &d.Sketch), dup, len(deps))
 			for _, p := range deps {
 				args = append(args, p)
 			}
@@ -1093,7 +1101,7 @@ func (r *Redis) get(ctx context.Context, sc *scratch, id string) (uint64, error)
 		}
 	}
 	sc.recBuf = append(sc.recBuf[:0], rec...)
-	if err := r.p.decodeRecord(&sc.rec, sc.recBuf); err != nil {
+	if err := r.readRecord(&sc.rec, sc.recBuf); err != nil {
 		return 0, fmt.Errorf("%s: record of %q: %w", r.loc, id, err)
 	}
 	if string(sc.rec.id) != id {
@@ -1223,7 +1231,7 @@ func (r *Redis) Each(fn func(id string, sk Sketch) error) error {
 			slices.SortFunc(es, func(a, b entry) int { return cmp.Compare(a.seq, b.seq) })
 			for _, e := range es {
 				sc.recBuf = append(sc.recBuf[:0], e.rec...)
-				if err := r.p.decodeRecord(&sc.rec, sc.recBuf); err != nil {
+				if err := r.readRecord(&sc.rec, sc.recBuf); err != nil {
 					return fmt.Errorf("%s: record %d: %w", r.loc, e.seq, err)
 				}
 				sk, err := recordSketch(&sc.rec)
@@ -1257,6 +1265,9 @@ func (r *Redis) Stats() (Stats, error) {
 	st := Stats{Dir: r.loc, Backend: "redis", FormatVersion: r.ver, Sets: r.sets.Load(), Params: r.p, Docs: docs, Tables: r.tables}
 	if st.Sets {
 		st.FormatVersion = redisFormatSets
+	}
+	if r.bare.Load() {
+		st.FormatVersion = redisFormatBare
 	}
 	used, err := r.usedMemory(ctx)
 	if err != nil {

@@ -295,7 +295,7 @@ func (r *Redis) spreadAttempt(sc *scratch, docs []Doc, results []Result, todo []
 		d := &docs[i]
 		s := &sdoc{i: i, n: last - uint64(len(todo)-1-k)}
 		s.n8 = be8(s.n)
-		s.rec = string(r.p.appendRecord(nil, d.ID, &d.Sketch, r.sets.Load()))
+		s.rec = string(r.appendRecord(nil, d.ID, &d.Sketch))
 		if !d.Sketch.Empty {
 			s.keys = r.appendKeys(nil, &d.Sketch)
 		}
@@ -608,7 +608,7 @@ func (r *Redis) spreadCheck(ctx context.Context, sc *scratch, p *pipeline, d *Do
 // it duplicates sk (sc.keys: the keys of sk).
 func (r *Redis) verifyRecord(dst []Match, sc *scratch, sk *Sketch, rec string, m uint64) ([]Match, error) {
 	sc.recBuf = append(sc.recBuf[:0], rec...)
-	if err := r.p.decodeRecord(&sc.rec, sc.recBuf); err != nil {
+	if err := r.readRecord(&sc.rec, sc.recBuf); err != nil {
 		return dst, fmt.Errorf("%s: record %d: %w", r.loc, m, err)
 	}
 	return r.verify(dst, sc, sk, false)
@@ -693,7 +693,7 @@ func (r *Redis) claimID(ctx context.Context, id, n8, old8 string) (uint64, error
 // whose record (without its state) was rec.
 func (r *Redis) cleanup(ctx context.Context, m uint64, rec string) error {
 	var x record
-	if err := r.p.decodeRecord(&x, []byte(rec)); err != nil {
+	if err := r.readRecord(&x, []byte(rec)); err != nil {
 		return fmt.Errorf("%s: record %d: %w", r.loc, m, err)
 	}
 	s := &sdoc{n: m, n8: be8(m)}
@@ -751,7 +751,7 @@ func (r *Redis) spreadRemove(id string) error {
 		if err != nil {
 			return fmt.Errorf("%s: record of %q: %w", r.loc, id, err)
 		}
-		rec := r.p.appendRecord(nil, id, &sk, sc.rec.hasSet)
+		rec := r.p.appendRecord(nil, id, &sk, sc.rec.hasSet, sc.rec.flags&flagBare != 0)
 		if err := r.cleanup(ctx, n, string(rec)); err != nil {
 			return err
 		}

@@ -84,7 +84,7 @@ func checkRedisConsistent(t *testing.T, r *Redis) int {
 					v = v[1:]
 				}
 				var rec record
-				if err := r.p.decodeRecord(&rec, []byte(v)); err != nil {
+				if err := r.readRecord(&rec, []byte(v)); err != nil {
 					t.Fatalf("%s %x: %v", k, f, err)
 				}
 				rec.sig, rec.id = slices.Clone(rec.sig), slices.Clone(rec.id)
@@ -377,8 +377,8 @@ func TestRedisSpreadFormat(t *testing.T) {
 		{cl.URL("fmt1"), layoutOne, "1", true},
 		{srv.URL("fmt"), layoutOne, "1", true},
 		{srv.URL("fmt2") + "&layout=spread", layoutSpread, "2", true},
-		{cl.URL("fmt3") + "&layout=spread", layoutSpread, "3", false},
-		{srv.URL("fmt4"), layoutOne, "3", false},
+		{cl.URL("fmt3") + "&layout=spread", layoutSpread, "4", false},
+		{srv.URL("fmt4"), layoutOne, "4", false},
 	} {
 		r, err := CreateRedis(tc.url, p, Options{EstimateOnly: tc.estimateOnly})
 		if err != nil {

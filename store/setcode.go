@@ -146,8 +146,20 @@ type bitReader struct {
 	n   uint // bits in acc
 }
 
-// fill tops acc up to more than 56 bits, or to the end of src.
+// fill tops acc up to more than 56 bits, or to the end of src: whole
+// bytes, 8 at a time where src has them. Bits of acc above n stay zero.
 func (r *bitReader) fill() {
+	if len(r.src) >= 8 && r.n <= 56 {
+		take := (64 - r.n) / 8
+		word := binary.LittleEndian.Uint64(r.src)
+		if take < 8 {
+			word &= 1<<(take*8) - 1
+		}
+		r.acc |= word << r.n
+		r.src = r.src[take:]
+		r.n += take * 8
+		return
+	}
 	for r.n <= 56 && len(r.src) > 0 {
 		r.acc |= uint64(r.src[0]) << r.n
 		r.src = r.src[1:]

@@ -226,8 +226,9 @@ func Create(dir string, p Params, opts Options) (*Store, error) {
 	}
 	ver := uint32(formatNoSets)
 	if rp.Method == MinHash && !opts.EstimateOnly {
-		ver = formatSets
+		ver = formatBare
 		s.sets.Store(true)
+		s.bare.Store(true)
 	}
 	s.ver = ver
 	b := db.NewBatch()
@@ -363,6 +364,7 @@ func open(dir string, opts Options, lock *pebble.Lock) (*Store, error) {
 	s.db = db
 	s.ver = ver
 	s.sets.Store(ver >= formatSets)
+	s.bare.Store(ver >= formatBare)
 	return s, nil
 }
 
@@ -491,8 +493,7 @@ func (s *Store) rebuild(db *pebble.DB) error {
 		return err
 	}
 	defer it.Close()
-	var rec record
-	var keys []uint64
+	var c rebuildChunk
 	var n uint64
 	for ok := it.First(); ok; ok = it.Next() {
 		k := it.Key()
@@ -510,25 +511,99 @@ func (s *Store) rebuild(db *pebble.DB) error {
 		if err != nil {
 			return err
 		}
-		if err := s.p.decodeRecord(&rec, v); err != nil {
-			return fmt.Errorf("record %d: %w", seq, err)
-		}
 		n++
-		s.ids.insert(xxh3.Hash(rec.id), seq) // = idHash(string(rec.id)), without the copy
-		if rec.flags&flagEmpty != 0 {
-			continue
-		}
-		keys = s.appendKeys(keys[:0], &Sketch{Sig: rec.sig, FP: rec.fp})
-		for t, key := range keys {
-			s.post[t].insert(key, seq)
+		c.seqs = append(c.seqs, seq)
+		c.ends = append(c.ends, len(c.buf)+len(v))
+		c.buf = append(c.buf, v...)
+		if len(c.seqs) == rebuildChunkLen {
+			if err := s.rebuildChunk(&c); err != nil {
+				return err
+			}
 		}
 	}
 	if err := it.Error(); err != nil {
 		return err
 	}
+	if err := s.rebuildChunk(&c); err != nil {
+		return err
+	}
 	if n != s.ctr.docs {
 		return fmt.Errorf("%w: %d records, the counters say %d documents", ErrCorrupt, n, s.ctr.docs)
 	}
+	return nil
+}
+
+// rebuildChunkLen is the number of records rebuild decodes at once, in
+// parallel: a bare record's signature is computed from its set (about 5
+// us a 1 KB document), which would make the open of a large index several
+// times slower on one core.
+const rebuildChunkLen = 4096
+
+// rebuildChunk holds records read by rebuild: their sequence numbers and
+// values (buf[ends[i-1]:ends[i]]), then what decoding them gave (the id
+// hash, and the tables' keys, tables a record, or none when it is empty).
+type rebuildChunk struct {
+	seqs  []uint64
+	ends  []int
+	buf   []byte
+	ids   []uint64
+	keys  []uint64
+	empty []bool
+}
+
+// rebuildChunk decodes the records of c on every core, then inserts them
+// into the in-memory tables in order, and empties c.
+func (s *Store) rebuildChunk(c *rebuildChunk) error {
+	m := len(c.seqs)
+	if m == 0 {
+		return nil
+	}
+	c.ids = slices.Grow(c.ids[:0], m)[:m]
+	c.empty = slices.Grow(c.empty[:0], m)[:m]
+	c.keys = slices.Grow(c.keys[:0], m*s.tables)[:m*s.tables]
+	workers := min(runtime.GOMAXPROCS(0), (m+255)/256)
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			var rec record
+			for i := w * m / workers; i < (w+1)*m/workers; i++ {
+				lo := 0
+				if i > 0 {
+					lo = c.ends[i-1]
+				}
+				if err := s.readRecord(&rec, c.buf[lo:c.ends[i]]); err != nil {
+					errs[w] = fmt.Errorf("record %d: %w", c.seqs[i], err)
+					return
+				}
+				c.ids[i] = xxh3.Hash(rec.id) // = idHash(string(rec.id)), without the copy
+				c.empty[i] = rec.flags&flagEmpty != 0
+				if !c.empty[i] {
+					// In place: the record's keys, tables of them.
+					if ks := s.appendKeys(c.keys[i*s.tables:i*s.tables:(i+1)*s.tables], &Sketch{Sig: rec.sig, FP: rec.fp}); len(ks) != s.tables {
+						errs[w] = fmt.Errorf("%w: record %d has %d keys, want %d", ErrCorrupt, c.seqs[i], len(ks), s.tables)
+						return
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	for i, seq := range c.seqs {
+		s.ids.insert(c.ids[i], seq)
+		if c.empty[i] {
+			continue
+		}
+		for t, key := range c.keys[i*s.tables : (i+1)*s.tables] {
+			s.post[t].insert(key, seq)
+		}
+	}
+	c.seqs, c.ends, c.buf = c.seqs[:0], c.ends[:0], c.buf[:0]
 	return nil
 }
 
@@ -685,7 +760,7 @@ func (s *Store) loadRecord(sc *scratch, seq uint64) error {
 	}
 	sc.recBuf = append(sc.recBuf[:0], v...)
 	c.Close()
-	return s.p.decodeRecord(&sc.rec, sc.recBuf)
+	return s.readRecord(&sc.rec, sc.recBuf)
 }
 
 // errMissing is a candidate whose record is gone: a Remove ran between
@@ -927,7 +1002,7 @@ func (s *Store) write(docs []Doc, check bool, limit int) ([]Result, error) {
 		sc.val = binaryBE(sc.val[:0], seq)
 		b.Set(sc.key, sc.val, nil)
 		sc.key = recordKey(sc.key[:0], seq)
-		sc.val = s.p.appendRecord(sc.val[:0], d.ID, &d.Sketch, s.sets.Load())
+		sc.val = s.appendRecord(sc.val[:0], d.ID, &d.Sketch)
 		b.Set(sc.key, sc.val, nil)
 		if !d.Sketch.Empty {
 			sc.keys = s.appendKeys(sc.keys[:0], &d.Sketch)
@@ -1242,7 +1317,7 @@ func (s *Store) Each(fn func(id string, sk Sketch) error) error {
 		if len(it.Key()) != 9 {
 			return fmt.Errorf("%w: record key of %d bytes", ErrCorrupt, len(it.Key()))
 		}
-		if err := s.p.decodeRecord(&sc.rec, v); err != nil {
+		if err := s.readRecord(&sc.rec, v); err != nil {
 			return err
 		}
 		sk, err := recordSketch(&sc.rec)
@@ -1401,10 +1476,14 @@ func (s *Store) Close() error {
 
 var _ io.Closer = (*Store)(nil)
 
-// format is the index's format version: 4 once it keeps sets, else the
-// version it was opened with.
+// format is the index's format version: 5 once it keeps sets and may
+// write bare records, 4 when it keeps sets only, else the version it was
+// opened with.
 func (s *Store) format() int {
-	if s.sets.Load() {
+	switch {
+	case s.bare.Load():
+		return formatBare
+	case s.sets.Load():
 		return formatSets
 	}
 	return int(s.ver)
