@@ -243,9 +243,6 @@ func decodeVersion(src []byte) (uint32, error) {
 	return binary.LittleEndian.Uint32(src), nil
 }
 
-// similarity of a SimHash distance: the fraction of equal bits.
-func bitSimilarity(d, nbits int) float64 { return 1 - float64(d)/float64(nbits) }
-
 // comparer orders keys bytewise, like pebble's default, and splits a
 // posting key after its 11-byte prefix ('p', table, key) so that the bloom
 // filters are built over band keys and SeekPrefixGE finds a bucket. Every

@@ -151,7 +151,7 @@ func (s *keyer) verify(dst []Match, sc *scratch, sk *Sketch, all bool) ([]Match,
 		if !all && m.Distance > s.p.Distance || all && !s.sharesKey(sc) {
 			return dst, nil
 		}
-		m.Similarity = bitSimilarity(m.Distance, s.p.Bits)
+		m.Similarity = sketch.HammingSimilarity(m.Distance, s.p.Bits)
 	}
 	m.ID = string(sc.rec.id)
 	return append(dst, m), nil

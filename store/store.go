@@ -22,6 +22,8 @@ import (
 	"github.com/cockroachdb/pebble/v2/sstable"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/zeebo/xxh3"
+
+	"github.com/neardup/neardup/sketch"
 )
 
 // Errors returned by the package. Callers branch on them with errors.Is.
@@ -1175,7 +1177,7 @@ func (s *Store) pendingMatches(dst []Match, docs []Doc, pending map[pendingKey][
 				continue
 			}
 			if d := sk.FP.Distance(o.FP); d <= s.p.Distance {
-				dst = append(dst, Match{ID: docs[j].ID, Similarity: bitSimilarity(d, s.p.Bits), Distance: d})
+				dst = append(dst, Match{ID: docs[j].ID, Similarity: sketch.HammingSimilarity(d, s.p.Bits), Distance: d})
 			}
 		}
 	}
