@@ -55,6 +55,10 @@ type setFile struct {
 	// and CountBelow's workers share the file): getDistinct does not
 	// mark sets found distinct, which would write the shared dist.
 	readOnly bool
+	// memOnly keeps the sets in the write buffer, which grows, and never
+	// makes the file: the staged join, whose memory budget counts them.
+	// Reads copy out of it (copies share it).
+	memOnly bool
 }
 
 // setWriteBuffer is the scratch file's write buffer in bytes; the sets
@@ -76,7 +80,11 @@ func (s *setFile) putSet(i int, h []uint64, distinct bool) error {
 	if s.err != nil {
 		return s.err
 	}
-	if s.f == nil {
+	if s.memOnly {
+		if s.pending == nil {
+			s.pending = make([]uint64, 0, setWriteBuffer/8)
+		}
+	} else if s.f == nil {
 		f, err := tempfile.Create(s.dir, setsPrefix, setsSuffix)
 		if err != nil {
 			s.err = fmt.Errorf("minhash: scratch file for shingle sets: %w", err)
@@ -98,6 +106,11 @@ func (s *setFile) putSet(i int, h []uint64, distinct bool) error {
 	}
 	if distinct {
 		s.setDistinct(i)
+	}
+	if s.memOnly {
+		s.pending = append(s.pending, h...)
+		s.size += int64(len(h))
+		h = nil
 	}
 	for len(h) > 0 {
 		if len(s.pending) == cap(s.pending) {
@@ -232,6 +245,8 @@ func (s *setFile) hashes(i int, dst []uint64, ahead bool) (h []uint64, view bool
 	}
 	from, to := s.start[i], s.start[i+1]
 	switch {
+	case s.memOnly: // a copy: getDistinct and get change what they get
+		return append(dst[:0], s.pending[from:to]...), false, nil
 	case from >= s.flushed: // not yet written
 		return s.pending[from-s.flushed : to-s.flushed], true, nil
 	case from >= s.winAt && to <= s.winAt+int64(len(s.win)):
@@ -268,6 +283,12 @@ func (s *setFile) has(i int) bool {
 // Close removes the file; calling it again does nothing.
 func (s *setFile) Close() error {
 	if s.f == nil {
+		if s.memOnly {
+			s.start, s.dist, s.pending = nil, nil, nil
+			if s.err == nil {
+				s.err = errClosedSets
+			}
+		}
 		return nil
 	}
 	err := s.f.Close()
