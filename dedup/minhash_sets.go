@@ -57,8 +57,10 @@ type setFile struct {
 	readOnly bool
 	// memOnly keeps the sets in the write buffer, which grows, and never
 	// makes the file: the staged join, whose memory budget counts them.
-	// Reads copy out of it (copies share it).
+	// putSet stores every set distinct (dd makes it so), so that reads
+	// are views that no reader changes (copies share the buffer).
 	memOnly bool
+	dd      hashSet
 }
 
 // setWriteBuffer is the scratch file's write buffer in bytes; the sets
@@ -108,8 +110,13 @@ func (s *setFile) putSet(i int, h []uint64, distinct bool) error {
 		s.setDistinct(i)
 	}
 	if s.memOnly {
+		at := len(s.pending)
 		s.pending = append(s.pending, h...)
-		s.size += int64(len(h))
+		if !distinct {
+			s.pending = s.pending[:at+len(s.dd.build(s.pending[at:]))]
+			s.setDistinct(i)
+		}
+		s.size += int64(len(s.pending) - at)
 		h = nil
 	}
 	for len(h) > 0 {
@@ -245,8 +252,8 @@ func (s *setFile) hashes(i int, dst []uint64, ahead bool) (h []uint64, view bool
 	}
 	from, to := s.start[i], s.start[i+1]
 	switch {
-	case s.memOnly: // a copy: getDistinct and get change what they get
-		return append(dst[:0], s.pending[from:to]...), false, nil
+	case s.memOnly: // distinct: getDistinct does not change it, get copies it
+		return s.pending[from:to], true, nil
 	case from >= s.flushed: // not yet written
 		return s.pending[from-s.flushed : to-s.flushed], true, nil
 	case from >= s.winAt && to <= s.winAt+int64(len(s.win)):
