@@ -554,8 +554,8 @@ func (j *Job) join(ctx context.Context, g int) error {
 			return err
 		}
 		mem += int64(len(b))
-		if budget := j.Plan.TaskMemory; budget > 0 && mem+int64(len(docs))*64 > budget {
-			return fmt.Errorf("join task %d: its components' sketches take more than --task-memory %d bytes (%d documents read so far); give more --tasks, or more --task-memory when one component is that large (components/meta.json says the largest)", g, budget, len(docs))
+		if budget := j.Plan.TaskMemory; budget > 0 && mem+int64(len(docs))*64 > budget/4*3 {
+			return fmt.Errorf("join task %d: its components' sketches take more than three quarters of --task-memory %d bytes (%d documents read so far); give more --tasks, or more --task-memory when one component is that large (components/meta.json says the largest)", g, budget, len(docs))
 		}
 		size := len(b)
 		bad := func(what string) error {
