@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -386,5 +387,43 @@ func TestStagedComponentsBudget(t *testing.T) {
 	code, _, stderr := runCLI("dedup", "-q", "--executor", "local", "--tasks", "2", "--task-memory", "32MB", "--work", dir+"/work", "--clusters", dir+"/cl", in)
 	if code != ExitFailure || !strings.Contains(stderr, "stage components, task 0 failed") || !strings.Contains(stderr, "in a candidate edge") || !strings.Contains(stderr, "--task-memory 32000000") {
 		t.Errorf("exit %d: %s", code, stderr)
+	}
+}
+
+// TestStagedBucketDamage: a sign task's key file out of order or cut is
+// a damaged work file, named, for the bucket task that merges it.
+func TestStagedBucketDamage(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.jsonl")
+	writeLines(t, in, genCorpus(t, 6, 120))
+	work := filepath.Join(dir, "work")
+	if code, _, stderr := runCLI("dedup", "-q", "--executor", "print", "--tasks", "2", "--work", work, "--clusters", dir+"/cl", in); code != 0 {
+		t.Fatal(stderr)
+	}
+	for i := range 2 {
+		if code, _, stderr := runCLI("task", "--work", work, "sign", fmt.Sprint(i)); code != 0 {
+			t.Fatal(stderr)
+		}
+	}
+	keys := filepath.Join(work, "sign", "00001", "keys-00000")
+	b, err := os.ReadFile(keys)
+	if err != nil || len(b) < 24 {
+		t.Fatalf("%d bytes of keys: %v", len(b), err)
+	}
+	for _, c := range []struct {
+		name string
+		data []byte
+		want string
+	}{
+		{"out of order", append(append(slices.Clone(b[len(b)-12:]), b[12:len(b)-12]...), b[:12]...), "keys out of order"},
+		{"cut", b[:len(b)-5], "not a whole number of 12-byte keys"},
+	} {
+		if err := os.WriteFile(keys, c.data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, _, stderr := runCLI("task", "--work", work, "bucket", "0")
+		if code != ExitFailure || !strings.Contains(stderr, "task bucket 0") || !strings.Contains(stderr, keys) || !strings.Contains(stderr, c.want) {
+			t.Errorf("%s: exit %d: %s", c.name, code, stderr)
+		}
 	}
 }
