@@ -55,6 +55,12 @@ type setFile struct {
 	// and CountBelow's workers share the file): getDistinct does not
 	// mark sets found distinct, which would write the shared dist.
 	readOnly bool
+	// memOnly keeps the sets in the write buffer, which grows, and never
+	// makes the file: the staged join, whose memory budget counts them.
+	// putSet stores every set distinct (dd makes it so), so that reads
+	// are views that no reader changes (copies share the buffer).
+	memOnly bool
+	dd      hashSet
 }
 
 // setWriteBuffer is the scratch file's write buffer in bytes; the sets
@@ -76,7 +82,11 @@ func (s *setFile) putSet(i int, h []uint64, distinct bool) error {
 	if s.err != nil {
 		return s.err
 	}
-	if s.f == nil {
+	if s.memOnly {
+		if s.pending == nil {
+			s.pending = make([]uint64, 0, setWriteBuffer/8)
+		}
+	} else if s.f == nil {
 		f, err := tempfile.Create(s.dir, setsPrefix, setsSuffix)
 		if err != nil {
 			s.err = fmt.Errorf("minhash: scratch file for shingle sets: %w", err)
@@ -99,7 +109,16 @@ func (s *setFile) putSet(i int, h []uint64, distinct bool) error {
 	if distinct {
 		s.setDistinct(i)
 	}
-	if s.wrap != nil && nativeLittleEndian && len(s.pending) == 0 {
+	if s.memOnly {
+		at := len(s.pending)
+		s.pending = append(s.pending, h...)
+		if !distinct {
+			s.pending = s.pending[:at+len(s.dd.build(s.pending[at:]))]
+			s.setDistinct(i)
+		}
+		s.size += int64(len(s.pending) - at)
+		h = nil
+	} else if s.wrap != nil && nativeLittleEndian && len(s.pending) == 0 {
 		// Written behind the caller, which reads nothing back before
 		// the writes are done: no need of the pending buffer, and one
 		// copy of the hashes fewer.
@@ -245,6 +264,8 @@ func (s *setFile) hashes(i int, dst []uint64, ahead bool) (h []uint64, view bool
 	}
 	from, to := s.start[i], s.start[i+1]
 	switch {
+	case s.memOnly: // distinct: getDistinct does not change it, get copies it
+		return s.pending[from:to], true, nil
 	case from >= s.flushed: // not yet written
 		return s.pending[from-s.flushed : to-s.flushed], true, nil
 	case from >= s.winAt && to <= s.winAt+int64(len(s.win)):
@@ -281,6 +302,12 @@ func (s *setFile) has(i int) bool {
 // Close removes the file; calling it again does nothing.
 func (s *setFile) Close() error {
 	if s.f == nil {
+		if s.memOnly {
+			s.start, s.dist, s.pending = nil, nil, nil
+			if s.err == nil {
+				s.err = errClosedSets
+			}
+		}
 		return nil
 	}
 	err := s.f.Close()

@@ -324,3 +324,62 @@ func TestMinhashSpillCore(t *testing.T) {
 		t.Error("a truncated spilled sketch was accepted")
 	}
 }
+
+// TestSetFileInMemory: with memOnly (the staged join) no file is made;
+// every set is stored distinct and read as a view that reads leave
+// unchanged, with the same sets as the file gives; Close frees them.
+func TestSetFileInMemory(t *testing.T) {
+	dir := t.TempDir()
+	mem, file := &setFile{dir: dir, memOnly: true}, &setFile{dir: dir}
+	var sc sketch.HashSorter
+	var dd hashSet
+	rng := rand.New(rand.NewPCG(1, 2))
+	sets := map[int][]uint64{}
+	for _, i := range []int{0, 1, 3, 4, 8} {
+		h := make([]uint64, 1+rng.IntN(300))
+		for k := range h {
+			h[k] = rng.Uint64N(200) // many repeats; 0 among them
+		}
+		sets[i] = h
+		if err := mem.put(i, slices.Clone(h)); err != nil {
+			t.Fatal(err)
+		}
+		if err := file.put(i, slices.Clone(h)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if mem.f != nil {
+		t.Fatalf("memOnly made a file: %s", mem.f.Name())
+	}
+	for range 2 { // twice: the first reads must change nothing
+		for i := range 10 {
+			got, err := mem.getDistinct(i, nil, &dd, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := file.get(i, nil, &sc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = slices.Clone(got)
+			slices.Sort(got)
+			if !slices.Equal(got, want) {
+				t.Fatalf("set %d: in memory %v, in the file %v", i, got, want)
+			}
+			if _, ok := sets[i]; ok && !mem.isDistinct(i) {
+				t.Errorf("set %d not marked distinct", i)
+			}
+			sorted, err := mem.get(i, nil, &sc)
+			if err != nil || !slices.Equal(sorted, want) {
+				t.Fatalf("get %d: %v %v, want %v", i, sorted, err, want)
+			}
+		}
+	}
+	file.Close()
+	if err := mem.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mem.getDistinct(0, nil, &dd, false); err == nil {
+		t.Error("a read after Close: no error")
+	}
+}

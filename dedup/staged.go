@@ -30,7 +30,8 @@ import (
 // the pairs that Run gives.
 
 // DocRange is the documents [Lo, Hi) of File, counted as its reader yields
-// them (JSONL records split without being parsed: a bad record counts).
+// them (JSONL records split without being parsed: a bad record counts);
+// Hi < 0 is the file's end (a range planned without counting).
 type DocRange struct {
 	File string `json:"file"`
 	Lo   int64  `json:"lo"`
@@ -124,12 +125,12 @@ func SketchRanges(ctx context.Context, cfg Options, in Input, open OpenFunc, ran
 		r.stats.Documents++
 		sd.ID, sd.Len, sd.Sketch, sd.Keys = d.id, d.n, sd.Sketch[:0], sd.Keys[:0]
 		if sk, ok := s.(*minhashSketch); ok && sk.sig != nil {
-			sd.Sketch = m.appendStaged(sd.Sketch, sk)
 			if sk.keys != nil {
 				sd.Keys = append(sd.Keys, sk.keys...)
 			} else {
 				sd.Keys = m.params.AppendKeys(sd.Keys, sk.sig)
 			}
+			sd.Sketch = m.appendStaged(sd.Sketch, sk, sd.Keys)
 			sk.set.release()
 		}
 		return fn(&sd)
@@ -186,11 +187,11 @@ func (r *rangeReader) Next() bool {
 		r.pos++
 	}
 	r.active = true
-	if r.pos >= r.hi {
+	if r.hi >= 0 && r.pos >= r.hi {
 		return false
 	}
 	if !r.Reader.Next() {
-		r.short = true
+		r.short = r.hi >= 0
 		return false
 	}
 	r.pos++
@@ -253,7 +254,10 @@ type JoinResult struct {
 
 // JoinComponents runs the component join on docs, which must be whole
 // components of the candidate graph in input order, with workers
-// goroutines and scratch files in tmpDir.
+// goroutines and scratch files in tmpDir. It keeps the shingle sets in
+// memory (8 bytes a hash, about what the sketches took), and sets each
+// document's Sketch to nil once it has copied it, so that the caller's
+// memory for them can go.
 func JoinComponents(ctx context.Context, cfg Options, docs []JoinDoc, workers int, tmpDir string) (*JoinResult, error) {
 	m, err := stagedMethod(cfg)
 	if err != nil {
@@ -263,6 +267,8 @@ func JoinComponents(ctx context.Context, cfg Options, docs []JoinDoc, workers in
 		return nil, fmt.Errorf("join: documents out of order")
 	}
 	f := newCompFinder(m, workers, tmpDir)
+	f.sets.memOnly = true // the task's budget counts them: no scratch file
+	f.sets.pending = make([]uint64, 0, m.stagedSetsLen(docs))
 	f.ctx = ctx
 	defer f.Close()
 	uf := cluster.NewUnionFind(len(docs))
@@ -276,16 +282,20 @@ func JoinComponents(ctx context.Context, cfg Options, docs []JoinDoc, workers in
 		res.Pairs++
 		res.Similarity[min(int(p.Similarity*20), 19)]++
 	}
+	var sk minhashSketch // decoded into, reused: Add keeps none of it
+	var set []uint64
 	for i, d := range docs {
 		var s DocSketch
 		if len(d.Sketch) > 0 {
-			if s, err = m.decodeStaged(d.Sketch); err != nil {
+			if set, err = m.decodeStaged(d.Sketch, &sk, set); err != nil {
 				return nil, fmt.Errorf("document %q: %w", d.ID, err)
 			}
+			s = &sk
 		}
 		if err := f.Add(i, s, emit); err != nil {
 			return nil, fmt.Errorf("document %q: %w", d.ID, err)
 		}
+		docs[i].Sketch = nil // copied: its memory may go
 		if i%1024 == 0 && ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
@@ -336,15 +346,25 @@ func StagedFacts(cfg Options) (Facts, error) {
 	return m.Facts(), nil
 }
 
-// appendStaged writes a sketch in the staged form: the signature (4 bytes
-// a slot), keff, and the shingle set as the sketcher left it, not sorted
-// (the join sorts only the sets it verifies, as Run's does).
-func (m *minhashMethod) appendStaged(dst []byte, sk *minhashSketch) []byte {
-	dst = binary.AppendUvarint(dst, uint64(len(sk.sig)))
-	for _, v := range sk.sig {
-		dst = binary.LittleEndian.AppendUint32(dst, v)
+// appendStaged writes a sketch in the staged form, the component join's
+// record (compFinder.writeRecord) and the shingle set:
+//
+//	keys   bands x 8 bytes: the band keys, little-endian
+//	slots  k x 2 bytes: the low 16 bits of each slot (all the estimate compares)
+//	keff   2 bytes
+//	flag   1 byte: 0 no set (a join that needs none), 1 a set as the
+//	       sketcher left it (with repeats, unsorted), 2 a sorted distinct set
+//	set    with flag 1 or 2: a uvarint count, then count x 8 bytes
+//
+// The join sorts only the sets it verifies, as Run's does.
+func (m *minhashMethod) appendStaged(dst []byte, sk *minhashSketch, keys []uint64) []byte {
+	for _, k := range keys {
+		dst = binary.LittleEndian.AppendUint64(dst, k)
 	}
-	dst = binary.AppendUvarint(dst, uint64(sk.keff))
+	for _, v := range sk.sig {
+		dst = binary.LittleEndian.AppendUint16(dst, uint16(v))
+	}
+	dst = binary.LittleEndian.AppendUint16(dst, uint16(sk.keff))
 	if !m.join.needSets() {
 		return append(dst, 0)
 	}
@@ -354,6 +374,9 @@ func (m *minhashMethod) appendStaged(dst []byte, sk *minhashSketch) []byte {
 	}
 	dst = append(dst, flag)
 	dst = binary.AppendUvarint(dst, uint64(len(sk.set.h)))
+	if nativeLittleEndian {
+		return append(dst, wordBytes(sk.set.h)...)
+	}
 	for _, h := range sk.set.h {
 		dst = binary.LittleEndian.AppendUint64(dst, h)
 	}
@@ -362,40 +385,66 @@ func (m *minhashMethod) appendStaged(dst []byte, sk *minhashSketch) []byte {
 
 var errStaged = errors.New("damaged staged sketch")
 
-// decodeStaged reads appendStaged's form.
-func (m *minhashMethod) decodeStaged(b []byte) (*minhashSketch, error) {
-	k, n := binary.Uvarint(b)
-	if n <= 0 || k != uint64(m.spec.MinHash.NumPerm) || uint64(len(b)-n) < 4*k {
-		return nil, errStaged
+// stagedSetsLen is the number of shingle hashes of docs' staged sketches
+// (an estimate: a damaged sketch counts none).
+func (m *minhashMethod) stagedSetsLen(docs []JoinDoc) int {
+	head := 8*m.params.Bands + 2*m.spec.MinHash.NumPerm + 3
+	n := 0
+	for _, d := range docs {
+		if len(d.Sketch) > head {
+			c, k := binary.Uvarint(d.Sketch[head:])
+			if k > 0 && c <= uint64(len(d.Sketch)) {
+				n += int(c)
+			}
+		}
 	}
-	b = b[n:]
-	sk := &minhashSketch{spec: &m.spec, sig: make([]uint32, k)}
+	return n
+}
+
+// decodeStaged reads appendStaged's form into sk, reusing its slices and
+// set's memory for the shingle set; it returns set, grown.
+func (m *minhashMethod) decodeStaged(b []byte, sk *minhashSketch, set []uint64) ([]uint64, error) {
+	k, bands := m.spec.MinHash.NumPerm, m.params.Bands
+	head := 8*bands + 2*k + 2
+	if len(b) <= head {
+		return set, errStaged
+	}
+	sk.spec = &m.spec
+	sk.keys = slices.Grow(sk.keys[:0], bands)[:bands]
+	for x := range sk.keys {
+		sk.keys[x] = binary.LittleEndian.Uint64(b[8*x:])
+	}
+	b = b[8*bands:]
+	sk.sig = slices.Grow(sk.sig[:0], k)[:k]
 	for x := range sk.sig {
-		sk.sig[x] = binary.LittleEndian.Uint32(b[4*x:])
+		sk.sig[x] = uint32(binary.LittleEndian.Uint16(b[2*x:]))
 	}
-	b = b[4*k:]
-	keff, n := binary.Uvarint(b)
-	if n <= 0 || keff > k || len(b) == n {
-		return nil, errStaged
+	sk.keff = int(binary.LittleEndian.Uint16(b[2*k:]))
+	if sk.keff > k {
+		return set, errStaged
 	}
-	sk.keff = int(keff)
-	flag := b[n]
-	b = b[n+1:]
+	flag := b[2*k+2]
+	b = b[2*k+3:]
+	sk.set = lazySet{}
 	if flag == 0 {
 		if len(b) != 0 || m.join.needSets() {
-			return nil, errStaged
+			return set, errStaged
 		}
-		return sk, nil
+		return set, nil
 	}
 	c, n := binary.Uvarint(b)
 	if n <= 0 || flag > 2 || uint64(len(b)-n) != 8*c {
-		return nil, errStaged
+		return set, errStaged
 	}
 	b = b[n:]
-	h := make([]uint64, c)
-	for x := range h {
-		h[x] = binary.LittleEndian.Uint64(b[8*x:])
+	set = slices.Grow(set[:0], int(c))[:c]
+	if nativeLittleEndian {
+		copy(wordBytes(set), b)
+	} else {
+		for x := range set {
+			set[x] = binary.LittleEndian.Uint64(b[8*x:])
+		}
 	}
-	sk.set = lazySet{h: h, sorted: flag == 2}
-	return sk, nil
+	sk.set = lazySet{h: set, sorted: flag == 2}
+	return set, nil
 }

@@ -1,7 +1,9 @@
 package dedup
 
 import (
+	"bytes"
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/neardup/neardup/corpus"
@@ -30,18 +32,25 @@ func TestStagedSketchDamage(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := got[0].Sketch
-	if _, err := m.decodeStaged(b); err != nil {
+	var sk minhashSketch
+	if _, err := m.decodeStaged(b, &sk, nil); err != nil {
 		t.Fatal(err)
 	}
+	if again := m.appendStaged(nil, &sk, sk.keys); !bytes.Equal(again, b) {
+		t.Errorf("decoded and encoded again: %d bytes, not the %d encoded", len(again), len(b))
+	}
+	if !slices.Equal(sk.keys, got[0].Keys) {
+		t.Errorf("decoded keys %x, signed %x", sk.keys, got[0].Keys)
+	}
 	for n := range len(b) {
-		if _, err := m.decodeStaged(b[:n]); err == nil {
+		if _, err := m.decodeStaged(b[:n], &sk, nil); err == nil {
 			t.Errorf("cut at %d of %d: no error", n, len(b))
 		}
 	}
 	for k := range len(b) {
 		c := append([]byte(nil), b...)
 		c[k] ^= 0xff
-		m.decodeStaged(c) // must not panic
+		m.decodeStaged(c, &sk, nil) // must not panic
 	}
 	res, err := JoinComponents(context.Background(), Options{}, []JoinDoc{{Doc: 0, ID: "a", Sketch: b}, {Doc: 1, ID: "a2", Sketch: b}}, 1, t.TempDir())
 	if err != nil {

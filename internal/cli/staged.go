@@ -110,7 +110,7 @@ func runStaged(cmd *cobra.Command, o *dedupOpts, cfg dedup.Options, ropts corpus
 	}
 	cfg.Spec = spec
 	cfg.Workers = 0
-	plan := &staged.Plan{Version: 1, Tasks: tasks, Options: cfg, Params: facts,
+	plan := &staged.Plan{Version: staged.PlanVersion, Tasks: tasks, Options: cfg, Params: facts,
 		Input: staged.InputOptions{TextField: ropts.TextField, IDField: ropts.IDField, MaxDocBytes: ropts.MaxDocBytes, StreamFormat: ropts.StreamFormat},
 		Kept:  o.output, Clusters: o.clusters, Stats: o.stats, TaskMemory: mem, TaskWorkers: 1}
 	work, err := objstore.Open(ctx, so.work)
@@ -193,16 +193,8 @@ func runStaged(cmd *cobra.Command, o *dedupOpts, cfg dedup.Options, ropts corpus
 			fmt.Fprintf(e.stderr, "resuming the job planned in %s\n", work.URL(staged.PlanName))
 		}
 	case errors.Is(err, objstore.ErrNotExist):
-		counts := make([]int64, len(exp.Files))
-		for k, f := range exp.Files {
-			if counts[k], err = staged.CountDocs(ctx, f, ropts); err != nil {
-				return fmt.Errorf("planning: %w", err)
-			}
-			plan.Documents += counts[k]
-		}
-		plan.Shards = staged.Split(exp.Files, counts, tasks)
-		if need := 8 * plan.Documents; need > mem {
-			return usageErr("--task-memory %s: the components task needs 8 bytes a document, %d bytes for %d documents; give at least that", so.taskMemory, need, plan.Documents)
+		if err := planShards(ctx, plan, exp.Files, ropts); err != nil {
+			return err
 		}
 		b, err := staged.MarshalPlan(plan)
 		if err != nil {
@@ -246,12 +238,16 @@ func runStaged(cmd *cobra.Command, o *dedupOpts, cfg dedup.Options, ropts corpus
 	}
 	if so.executor == "print" {
 		if !o.quiet {
-			fmt.Fprintf(e.stderr, "planned %d documents in %d shards in %s; the task commands are on standard output, Kubernetes manifests in %s\n", plan.Documents, plan.Tasks, work.URL(staged.PlanName), work.URL("k8s"))
+			fmt.Fprintf(e.stderr, "planned %s in %d shards in %s; the task commands are on standard output, Kubernetes manifests in %s\n", plannedDocs(plan), plan.Tasks, work.URL(staged.PlanName), work.URL("k8s"))
 		}
 		return nil
 	}
 	if !o.quiet {
-		fmt.Fprintf(e.stderr, "done: %d documents in %d shards", plan.Documents, plan.Tasks)
+		n, err := job.Documents(ctx)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stderr, "done: %d documents in %d shards", n, plan.Tasks)
 		if o.output != "" {
 			fmt.Fprintf(e.stderr, "; kept documents in %s/part-*", o.output)
 		}
@@ -298,6 +294,47 @@ func goneFiles(shards [][]dedup.DocRange, files []string) []string {
 	return gone
 }
 
+// planShards cuts the input files into the plan's shards. An input of at
+// least --tasks files is cut between files by their sizes, without reading
+// them (files on object storage count as equal); a smaller one is read
+// once to count its documents, and cut across and within files into runs
+// of nearly equal numbers of documents.
+func planShards(ctx context.Context, plan *staged.Plan, files []string, ropts corpus.Options) error {
+	if len(files) >= plan.Tasks {
+		sizes := make([]int64, len(files))
+		for k, f := range files {
+			sizes[k] = 1
+			if !objstore.IsURL(f) {
+				fi, err := os.Stat(f)
+				if err != nil {
+					return fmt.Errorf("planning: %w", err)
+				}
+				sizes[k] = fi.Size()
+			}
+		}
+		plan.Shards, plan.Documents = staged.SplitFiles(files, sizes, plan.Tasks), -1
+		return nil
+	}
+	counts := make([]int64, len(files))
+	for k, f := range files {
+		var err error
+		if counts[k], err = staged.CountDocs(ctx, f, ropts); err != nil {
+			return fmt.Errorf("planning: %w", err)
+		}
+		plan.Documents += counts[k]
+	}
+	plan.Shards = staged.Split(files, counts, plan.Tasks)
+	return nil
+}
+
+// plannedDocs says how many documents the plan counted.
+func plannedDocs(plan *staged.Plan) string {
+	if plan.Documents < 0 {
+		return "the input files (not counted)"
+	}
+	return fmt.Sprintf("%d documents", plan.Documents)
+}
+
 // sameFiles reports whether the shards cover exactly files, in order.
 func sameFiles(shards [][]dedup.DocRange, files []string) bool {
 	var had []string
@@ -321,7 +358,7 @@ func sameFiles(shards [][]dedup.DocRange, files []string) bool {
 }
 
 func newTaskCmd(e *env) *cobra.Command {
-	var work, tmpDir string
+	var work, tmpDir, cpuProfile string
 	cmd := &cobra.Command{
 		Use:   "task --work URL STAGE [INDEX]",
 		Short: "Run one task of a staged job (neardup dedup --executor)",
@@ -371,11 +408,18 @@ after a crash, or twice at once. The stages, in order: ` + fmt.Sprint(staged.Sta
 				index = 0
 			}
 			job.TmpDir, job.Stderr = tmpDir, e.stderr
+			stop, err := startCPUProfile(cpuProfile)
+			if err != nil {
+				return err
+			}
+			defer stop()
 			return job.RunTask(cmd.Context(), args[0], index)
 		},
 	}
 	cmd.Flags().StringVar(&work, "work", "", "the job's work folder (a path, s3://... or gs://...)")
 	cmd.Flags().StringVar(&tmpDir, "tmp-dir", "", "directory for the task's local scratch files (default: the system's)")
+	cmd.Flags().StringVar(&cpuProfile, "cpuprofile", "", "write the task's CPU profile (pprof) to this file (for performance work)")
+	cmd.Flags().MarkHidden("cpuprofile")
 	return cmd
 }
 

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -157,6 +158,18 @@ func TestStagedMatchesDedup(t *testing.T) {
 	a, b := filepath.Join(dir, "a.jsonl"), filepath.Join(dir, "b.jsonl.gz")
 	writeLines(t, a, lines[:400])
 	writeLines(t, b, lines[400:])
+	// The same documents in five files, one of them empty: with fewer
+	// tasks than files the plan cuts between files by size, uncounted.
+	var many []string
+	for k, cut := range [][2]int{{0, 90}, {90, 90}, {90, 300}, {300, 310}, {310, 700}} {
+		f := filepath.Join(dir, fmt.Sprintf("m%d.jsonl", k))
+		if cut[0] == cut[1] {
+			os.WriteFile(f, nil, 0o644)
+		} else {
+			writeLines(t, f, lines[cut[0]:cut[1]])
+		}
+		many = append(many, f)
+	}
 	sampleFile := filepath.Join(dir, "sample.jsonl")
 	if err := os.WriteFile(sampleFile, sample.JSONL, 0o644); err != nil {
 		t.Fatal(err)
@@ -169,6 +182,7 @@ func TestStagedMatchesDedup(t *testing.T) {
 		{"generated", nil, []string{a, b}},
 		{"generated-keep-longest", []string{"--keep", "longest", "--threshold", "0.7"}, []string{a, b}},
 		{"sample", nil, []string{sampleFile}},
+		{"many-files", nil, many},
 	} {
 		ref := filepath.Join(dir, c.name+"-ref")
 		os.Mkdir(ref, 0o755)
@@ -329,5 +343,87 @@ func TestSplit(t *testing.T) {
 	got = staged.Split([]string{"a"}, []int64{2}, 3)
 	if b, _ := json.Marshal(got); string(b) != `[null,[{"file":"a","lo":0,"hi":1}],[{"file":"a","lo":1,"hi":2}]]` {
 		t.Errorf("Split of 2 in 3 = %s", b)
+	}
+}
+
+func TestSplitFiles(t *testing.T) {
+	files := []string{"a", "b", "c", "d", "e", "f"}
+	for _, c := range []struct {
+		sizes []int64
+		tasks int
+		want  string // the files of each shard
+	}{
+		{[]int64{10, 1, 1, 10, 1, 1}, 3, "a|bc|def"},
+		{[]int64{1, 1, 1, 1, 1, 1}, 3, "ab|cd|ef"},
+		{[]int64{1, 1, 1, 1, 1, 100}, 2, "abcde|f"},
+		{[]int64{100, 1, 1, 1, 1, 1}, 4, "a|b|c|def"},
+		{[]int64{0, 0, 0, 0, 0, 0}, 6, "a|b|c|d|e|f"},
+		{[]int64{5, 5, 5, 5, 5, 5}, 1, "abcdef"},
+	} {
+		var got []string
+		for _, sh := range staged.SplitFiles(files, c.sizes, c.tasks) {
+			var names string
+			for _, r := range sh {
+				if r.Lo != 0 || r.Hi != -1 {
+					t.Errorf("%v in %d: range %+v, want a whole file", c.sizes, c.tasks, r)
+				}
+				names += r.File
+			}
+			got = append(got, names)
+		}
+		if g := strings.Join(got, "|"); g != c.want {
+			t.Errorf("SplitFiles(%v, %d) = %s, want %s", c.sizes, c.tasks, g, c.want)
+		}
+	}
+}
+
+// TestStagedComponentsBudget: a components task whose union-find would
+// pass --task-memory stops with a message naming the task and the budget.
+func TestStagedComponentsBudget(t *testing.T) {
+	stagedEnv(t)
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.jsonl")
+	writeLines(t, in, genCorpus(t, 5, 200))
+	code, _, stderr := runCLI("dedup", "-q", "--executor", "local", "--tasks", "2", "--task-memory", "32MB", "--work", dir+"/work", "--clusters", dir+"/cl", in)
+	if code != ExitFailure || !strings.Contains(stderr, "stage components, task 0 failed") || !strings.Contains(stderr, "in a candidate edge") || !strings.Contains(stderr, "--task-memory 32000000") {
+		t.Errorf("exit %d: %s", code, stderr)
+	}
+}
+
+// TestStagedBucketDamage: a sign task's key file out of order or cut is
+// a damaged work file, named, for the bucket task that merges it.
+func TestStagedBucketDamage(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.jsonl")
+	writeLines(t, in, genCorpus(t, 6, 120))
+	work := filepath.Join(dir, "work")
+	if code, _, stderr := runCLI("dedup", "-q", "--executor", "print", "--tasks", "2", "--work", work, "--clusters", dir+"/cl", in); code != 0 {
+		t.Fatal(stderr)
+	}
+	for i := range 2 {
+		if code, _, stderr := runCLI("task", "--work", work, "sign", fmt.Sprint(i)); code != 0 {
+			t.Fatal(stderr)
+		}
+	}
+	keys := filepath.Join(work, "sign", "00001", "keys-00000")
+	b, err := os.ReadFile(keys)
+	if err != nil || len(b) < 24 {
+		t.Fatalf("%d bytes of keys: %v", len(b), err)
+	}
+	for _, c := range []struct {
+		name string
+		data []byte
+		want string
+	}{
+		{"out of order", append(append(slices.Clone(b[len(b)-12:]), b[12:len(b)-12]...), b[:12]...), "keys out of order"},
+		{"cut", b[:len(b)-5], "not a whole number of 12-byte keys"},
+	} {
+		if err := os.WriteFile(keys, c.data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, _, stderr := runCLI("task", "--work", work, "bucket", "0")
+		if code != ExitFailure || !strings.Contains(stderr, "task bucket 0") || !strings.Contains(stderr, keys) || !strings.Contains(stderr, c.want) {
+			t.Errorf("%s: exit %d: %s", c.name, code, stderr)
+		}
 	}
 }

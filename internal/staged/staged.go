@@ -34,8 +34,9 @@ import (
 // PlanName is the plan's file in the work folder.
 const PlanName = "plan.json"
 
-// planVersion changes when the files of the stages change.
-const planVersion = 1
+// PlanVersion changes when the files of the stages change (2: the staged
+// sketch is the component join's record; plans may cut by file sizes).
+const PlanVersion = 2
 
 // Stage names, in order.
 const (
@@ -75,8 +76,11 @@ type Plan struct {
 	Input  InputOptions `json:"input"`
 	// Shards are the documents of each input shard, in input order:
 	// concatenated, the whole input.
-	Shards    [][]dedup.DocRange `json:"shards"`
-	Documents int64              `json:"documents"` // as counted when planning
+	Shards [][]dedup.DocRange `json:"shards"`
+	// Documents is the input's documents as counted when planning, or -1
+	// when the plan cut the input by file sizes without counting (the
+	// sign tasks' metas count them).
+	Documents int64 `json:"documents"`
 	// Outputs: folders (Kept, Clusters) and a file (Stats); "" for none.
 	Kept     string `json:"kept,omitempty"`
 	Clusters string `json:"clusters,omitempty"`
@@ -175,6 +179,41 @@ func Split(files []string, counts []int64, tasks int) [][]dedup.DocRange {
 	return shards
 }
 
+// SplitFiles cuts files, of sizes bytes each, into tasks shards of whole
+// files (DocRange.Hi < 0), in input order, each of about the same number
+// of bytes and none empty: the plan of an input of at least tasks files,
+// made without reading them. sizes may be all equal when they are not
+// known.
+func SplitFiles(files []string, sizes []int64, tasks int) [][]dedup.DocRange {
+	if len(files) < tasks {
+		panic("staged: SplitFiles with fewer files than tasks")
+	}
+	cum := make([]int64, len(files)+1)
+	for k, n := range sizes {
+		cum[k+1] = cum[k] + max(n, 1)
+	}
+	shards := make([][]dedup.DocRange, tasks)
+	lo := 0
+	for s := range tasks {
+		// Shard s ends after the first file that reaches its share of the
+		// bytes, leaving a file for each shard after it.
+		hi := len(files) - (tasks - s - 1)
+		if s < tasks-1 {
+			want := cum[len(files)] * int64(s+1) / int64(tasks)
+			k := lo + 1
+			for k < hi && cum[k] < want && cum[k+1]-want <= want-cum[k] {
+				k++
+			}
+			hi = k
+		}
+		for k := lo; k < hi; k++ {
+			shards[s] = append(shards[s], dedup.DocRange{File: files[k], Lo: 0, Hi: -1})
+		}
+		lo = hi
+	}
+	return shards
+}
+
 // Job is a plan and its work folder.
 type Job struct {
 	Work   *objstore.Folder
@@ -205,9 +244,9 @@ func Load(ctx context.Context, work string) (*Job, error) {
 		f.Close()
 		return nil, fmt.Errorf("%s: %w", f.URL(PlanName), err)
 	}
-	if p.Version != planVersion {
+	if p.Version != PlanVersion {
 		f.Close()
-		return nil, fmt.Errorf("%s: plan version %d, this neardup reads %d", f.URL(PlanName), p.Version, planVersion)
+		return nil, fmt.Errorf("%s: plan version %d, this neardup reads %d", f.URL(PlanName), p.Version, PlanVersion)
 	}
 	return &Job{Work: f, Plan: p, Stderr: io.Discard}, nil
 }
@@ -253,7 +292,11 @@ func (j *Job) shardName(s int) string {
 	}
 	parts := make([]string, len(rs))
 	for k, r := range rs {
-		parts[k] = fmt.Sprintf("%s documents %d-%d", r.File, r.Lo, r.Hi)
+		if r.Hi < 0 {
+			parts[k] = r.File
+		} else {
+			parts[k] = fmt.Sprintf("%s documents %d-%d", r.File, r.Lo, r.Hi)
+		}
 	}
 	return fmt.Sprintf("shard %d: %s", s, strings.Join(parts, ", "))
 }
@@ -379,6 +422,19 @@ func (j *Job) offsets(ctx context.Context) ([]int64, error) {
 		return nil, fmt.Errorf("%d documents: more than a job holds (2^31-1)", off[j.Plan.Tasks])
 	}
 	return off, nil
+}
+
+// Documents is the input's number of documents: the plan's count, or the
+// sign tasks' when the plan did not count.
+func (j *Job) Documents(ctx context.Context) (int64, error) {
+	if j.Plan.Documents >= 0 {
+		return j.Plan.Documents, nil
+	}
+	off, err := j.offsets(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return off[len(off)-1], nil
 }
 
 // reader reads a work file sequentially.

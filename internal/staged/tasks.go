@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"math/bits"
 	"os"
 	"slices"
 	"strconv"
@@ -107,49 +108,64 @@ func (j *Job) sign(ctx context.Context, s int) error {
 	return j.putJSON(ctx, signMeta(s), signMetaFile{Documents: int64(stats.Documents), Empty: stats.Empty, InputBytes: stats.InputBytes, Traditional: stats.Traditional})
 }
 
-// bucket: merge partition q of every shard and write the candidate edges
-// (two documents with a band key in common), each once, sorted.
+// bucket: merge partition q of every shard (each sorted by its sign task)
+// and write the candidate edges (two documents with a band key in common),
+// each once, sorted. It holds only the edges and a read buffer a shard.
 func (j *Job) bucket(ctx context.Context, q int) error {
 	off, err := j.offsets(ctx)
 	if err != nil {
 		return err
 	}
-	type entry struct {
-		key uint64
-		doc uint32
-	}
-	var all []entry
+	runs := make(keyRuns, 0, j.Plan.Tasks)
+	defer func() {
+		for _, r := range runs {
+			r.Close()
+		}
+	}()
 	for s := range j.Plan.Tasks {
-		b, err := j.Work.ReadAll(ctx, signKeys(s, q))
+		rc, err := j.Work.Open(ctx, signKeys(s, q))
 		if err != nil {
 			return err
 		}
-		if len(b)%12 != 0 {
-			return fmt.Errorf("%s: damaged work file: %d bytes, not a multiple of 12", j.Work.URL(signKeys(s, q)), len(b))
+		r := &keyRun{rd: bufio.NewReaderSize(rc, 64<<10), c: rc, name: j.Work.URL(signKeys(s, q)), base: uint32(off[s])}
+		if err := r.next(); err != nil {
+			rc.Close()
+			return err
 		}
-		for x := 0; x < len(b); x += 12 {
-			all = append(all, entry{binary.LittleEndian.Uint64(b[x:]), uint32(off[s]) + binary.LittleEndian.Uint32(b[x+8:])})
+		if r.ok {
+			runs = append(runs, r)
+		} else {
+			rc.Close()
 		}
 	}
-	slices.SortFunc(all, func(a, b entry) int {
-		if a.key != b.key {
-			if a.key < b.key {
-				return -1
-			}
-			return 1
-		}
-		return int(a.doc) - int(b.doc)
-	})
+	heap.Init(&runs)
+	// The documents of one key come in document order (shard by shard, each
+	// sorted): an edge from the first to each other.
 	var edges []uint64
-	for x := 0; x < len(all); {
-		y := x + 1
-		for y < len(all) && all[y].key == all[x].key {
-			edges = append(edges, uint64(all[x].doc)<<32|uint64(all[y].doc))
-			y++
+	var key uint64
+	var first uint32
+	had := false
+	for k := 0; len(runs) > 0; k++ {
+		r := runs[0]
+		e := r.cur
+		if had && e.key == key {
+			edges = append(edges, uint64(first)<<32|uint64(e.doc))
+		} else {
+			key, first, had = e.key, e.doc, true
 		}
-		x = y
+		if err := r.next(); err != nil {
+			return err
+		}
+		if r.ok {
+			heap.Fix(&runs, 0)
+		} else {
+			r.Close()
+			heap.Pop(&runs)
+		}
+		if k%(1<<16) == 0 && ctx.Err() != nil {
+			return ctx.Err()
+		}
 	}
-	all = nil
 	slices.Sort(edges)
 	edges = slices.Compact(edges)
 	buf := make([]byte, 0, 8*len(edges))
@@ -159,9 +175,58 @@ func (j *Job) bucket(ctx context.Context, q int) error {
 	return j.Work.PutBytes(ctx, bucketEdges(q), buf)
 }
 
+// keyRun reads one sign task's sorted keys of a partition.
+type keyRun struct {
+	rd   *bufio.Reader
+	c    io.Closer
+	name string
+	base uint32 // the shard's first document in the whole input
+	cur  keyEntry
+	ok   bool // cur holds a key
+	b    [12]byte
+}
+
+// next reads the run's next key into cur (ok false at the end).
+func (r *keyRun) next() error {
+	_, err := io.ReadFull(r.rd, r.b[:])
+	switch {
+	case err == io.EOF:
+		r.ok = false
+		return nil
+	case err != nil:
+		return fmt.Errorf("%s: damaged work file: %w (not a whole number of 12-byte keys)", r.name, err)
+	}
+	e := keyEntry{binary.LittleEndian.Uint64(r.b[:]), r.base + binary.LittleEndian.Uint32(r.b[8:])}
+	if r.ok && (e.key < r.cur.key || e.key == r.cur.key && e.doc < r.cur.doc) {
+		return fmt.Errorf("%s: damaged work file: keys out of order", r.name)
+	}
+	r.cur, r.ok = e, true
+	return nil
+}
+
+func (r *keyRun) Close() error { return r.c.Close() }
+
+// keyRuns is a heap of runs by their current key, then document.
+type keyRuns []*keyRun
+
+func (h keyRuns) Len() int { return len(h) }
+func (h keyRuns) Less(a, b int) bool {
+	x, y := h[a].cur, h[b].cur
+	return x.key < y.key || x.key == y.key && x.doc < y.doc
+}
+func (h keyRuns) Swap(a, b int) { h[a], h[b] = h[b], h[a] }
+func (h *keyRuns) Push(x any)   { *h = append(*h, x.(*keyRun)) }
+func (h *keyRuns) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
 // componentsMetaFile is what the components task found.
 type componentsMetaFile struct {
 	Documents  int64   `json:"documents"`
+	InEdges    int64   `json:"in_edges"`   // documents in a candidate edge
 	Components int     `json:"components"` // of two or more documents
 	Members    int64   `json:"members"`
 	Largest    int     `json:"largest"`
@@ -187,51 +252,50 @@ func (h *loads) Pop() any {
 	return x
 }
 
-// components: the union-find over every edge (4 bytes a document, and 4
-// more for the sizes), then the components of two or more documents
-// dealt, largest first, to the join task with the fewest documents; for
-// each shard, the group of each of its documents that has one.
+// components: the union-find over the documents of the candidate edges,
+// by dense rank (a bitmap of the documents that are in an edge, 1 bit a
+// document and 4 bytes a 64, then 8 bytes a document in an edge: the
+// union-find's 4 and the component sizes' 4), then the components of two
+// or more documents dealt, largest first, to the join task with the fewest
+// documents; for each shard, the group of each of its documents that has
+// one. A document in no edge is alone, whatever its rank would be.
 func (j *Job) components(ctx context.Context) error {
 	off, err := j.offsets(ctx)
 	if err != nil {
 		return err
 	}
 	n := off[j.Plan.Tasks]
-	uf := dedup.NewComponents(int(n))
-	for q := range j.Plan.Tasks {
-		r, err := j.open(ctx, bucketEdges(q))
-		if err != nil {
-			return err
-		}
-		var b [8]byte
-		for {
-			if _, err := io.ReadFull(r, b[:]); err == io.EOF {
-				break
-			} else if err != nil {
-				r.Close()
-				return r.bad(err)
-			}
-			e := binary.LittleEndian.Uint64(b[:])
-			a, c := int32(e>>32), int32(uint32(e))
-			if int64(a) >= n || int64(c) >= n || a < 0 || c < 0 {
-				r.Close()
-				return r.bad(fmt.Errorf("edge %d-%d beyond %d documents", a, c, n))
-			}
-			uf.Union(a, c)
-		}
-		r.Close()
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
+	in := make([]uint64, (n+63)/64) // bit x: document x is in an edge
+	if err := j.eachEdge(ctx, n, func(a, c int32) {
+		in[a/64] |= 1 << (a % 64)
+		in[c/64] |= 1 << (c % 64)
+	}); err != nil {
+		return err
 	}
-	size := make([]int32, n) // by root; then -(group+1) for the roots of two or more
-	for x := range int32(n) {
+	// rank[w]: the documents in an edge before word w of in.
+	rank := make([]uint32, len(in)+1)
+	for w, v := range in {
+		rank[w+1] = rank[w] + uint32(bits.OnesCount64(v))
+	}
+	m := int64(rank[len(in)])
+	if need := componentsMemory(n, m); j.Plan.TaskMemory > 0 && need > j.Plan.TaskMemory {
+		return fmt.Errorf("components: %d of the %d documents are in a candidate edge: the union-find needs %d bytes, more than --task-memory %d; give at least that", m, n, need, j.Plan.TaskMemory)
+	}
+	rankOf := func(x int32) int32 {
+		return int32(rank[x/64]) + int32(bits.OnesCount64(in[x/64]&(1<<(x%64)-1)))
+	}
+	uf := dedup.NewComponents(int(m))
+	if err := j.eachEdge(ctx, n, func(a, c int32) { uf.Union(rankOf(a), rankOf(c)) }); err != nil {
+		return err
+	}
+	size := make([]int32, m) // by root; then -(group+1) for the roots of two or more
+	for x := range int32(m) {
 		size[uf.Root(x)]++
 	}
 	type comp struct{ root, n int32 }
 	var comps []comp
-	meta := componentsMetaFile{Documents: n, GroupDocs: make([]int64, j.Plan.Tasks)}
-	for x := range int32(n) {
+	meta := componentsMetaFile{Documents: n, InEdges: m, GroupDocs: make([]int64, j.Plan.Tasks)}
+	for x := range int32(m) {
 		if size[x] > 1 {
 			comps = append(comps, comp{x, size[x]})
 			meta.Members += int64(size[x])
@@ -253,10 +317,14 @@ func (j *Job) components(ctx context.Context) error {
 		meta.GroupDocs[g] += int64(c.n)
 	}
 	comps = nil
+	var buf []byte
 	for s := range j.Plan.Tasks {
-		var buf []byte
+		buf = buf[:0]
 		for x := off[s]; x < off[s+1]; x++ {
-			if v := size[uf.Root(int32(x))]; v < 0 {
+			if in[x/64]&(1<<(x%64)) == 0 {
+				continue
+			}
+			if v := size[uf.Root(rankOf(int32(x)))]; v < 0 {
 				buf = binary.LittleEndian.AppendUint32(buf, uint32(x-off[s]))
 				buf = binary.LittleEndian.AppendUint32(buf, uint32(-v-1))
 			}
@@ -268,8 +336,53 @@ func (j *Job) components(ctx context.Context) error {
 	return j.putJSON(ctx, componentsMeta(), meta)
 }
 
+// componentsMemory is the components task's memory for n documents of
+// which m are in a candidate edge (see components).
+func componentsMemory(n, m int64) int64 { return n/8 + n/16 + 8*m + 64<<20 }
+
+// eachEdge calls fn with every candidate edge of every bucket file.
+func (j *Job) eachEdge(ctx context.Context, n int64, fn func(a, c int32)) error {
+	buf := make([]byte, 1<<20)
+	for q := range j.Plan.Tasks {
+		r, err := j.open(ctx, bucketEdges(q))
+		if err != nil {
+			return err
+		}
+		for {
+			k, err := io.ReadFull(r, buf)
+			if k%8 != 0 {
+				r.Close()
+				return r.bad(fmt.Errorf("%w: not a whole number of edges", io.ErrUnexpectedEOF))
+			}
+			for x := 0; x < k; x += 8 {
+				e := binary.LittleEndian.Uint64(buf[x:])
+				a, c := int32(e>>32), int32(uint32(e))
+				if int64(a) >= n || int64(c) >= n || a < 0 || c < 0 {
+					r.Close()
+					return r.bad(fmt.Errorf("edge %d-%d beyond %d documents", a, c, n))
+				}
+				fn(a, c)
+			}
+			if err == io.EOF || err == io.ErrUnexpectedEOF {
+				break
+			}
+			if err != nil {
+				r.Close()
+				return r.bad(err)
+			}
+		}
+		r.Close()
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
 // scatter: the documents of shard s that have a group, with what the join
-// needs of them, to one file a group.
+// needs of them, to one file a group. It holds those files' bytes (its
+// shard's grouped documents' sketches) until it writes them, and stops
+// with a clear error when they pass the budget.
 func (j *Job) scatter(ctx context.Context, s int) error {
 	off, err := j.offsets(ctx)
 	if err != nil {
@@ -279,7 +392,7 @@ func (j *Job) scatter(ctx context.Context, s int) error {
 	if err != nil {
 		return err
 	}
-	out := make([][]byte, j.Plan.Tasks)
+	out := make([]chunks, j.Plan.Tasks)
 	if len(asg) > 0 {
 		ids, err := j.open(ctx, signIDs(s))
 		if err != nil {
@@ -291,40 +404,126 @@ func (j *Job) scatter(ctx context.Context, s int) error {
 			return err
 		}
 		defer sks.Close()
-		var id, sk []byte
+		var held int64
 		var doc uint32
+		var head []byte
 		for x := 0; x+8 <= len(asg); x += 8 {
 			want, g := binary.LittleEndian.Uint32(asg[x:]), binary.LittleEndian.Uint32(asg[x+4:])
 			if g >= uint32(j.Plan.Tasks) {
 				return fmt.Errorf("%s: damaged work file: group %d", j.Work.URL(componentsOf(s)), g)
 			}
-			var length uint64
-			for ; doc <= want; doc++ {
-				if id, err = ids.bytes(id); err != nil {
+			for ; doc < want; doc++ { // documents without a group
+				if err := ids.skipField(); err != nil {
 					return err
 				}
-				if length, err = ids.uvarint(); err != nil {
+				if _, err := ids.uvarint(); err != nil {
 					return err
 				}
-				if sk, err = sks.bytes(sk); err != nil {
+				if err := sks.skipField(); err != nil {
 					return err
 				}
 			}
-			o := out[g]
-			o = appendUvarint(o, uint64(off[s])+uint64(want))
-			o = appendUvarint(o, uint64(len(id)))
-			o = append(o, id...)
-			o = appendUvarint(o, length)
-			o = appendUvarint(o, uint64(len(sk)))
-			o = append(o, sk...)
-			out[g] = o
+			doc++
+			o := &out[g]
+			head = appendUvarint(head[:0], uint64(off[s])+uint64(want))
+			o.write(head)
+			if err := ids.copyField(o); err != nil { // the id
+				return err
+			}
+			length, err := ids.uvarint()
+			if err != nil {
+				return err
+			}
+			o.write(appendUvarint(head[:0], length))
+			if err := sks.copyField(o); err != nil { // the sketch
+				return err
+			}
+			if held += o.last; j.Plan.TaskMemory > 0 && held > j.Plan.TaskMemory/2 {
+				return fmt.Errorf("scatter task %d: its shard's grouped documents take more than half of --task-memory %d bytes; give more --tasks (smaller shards) or more --task-memory", s, j.Plan.TaskMemory)
+			}
 		}
 	}
-	for g, b := range out {
-		if err := j.Work.PutBytes(ctx, scatterOf(s, g), b); err != nil {
+	for g := range out {
+		c := &out[g]
+		err := j.Work.Put(ctx, scatterOf(s, g), func(w io.Writer) error {
+			for _, b := range c.bufs {
+				if _, err := w.Write(b); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		c.bufs = nil
+		if err != nil {
 			return err
 		}
 	}
+	return nil
+}
+
+// chunks is a file built in memory in blocks, so that it grows without
+// copying what it holds.
+type chunks struct {
+	bufs [][]byte
+	last int64 // bytes the last write or copy added
+}
+
+const chunkSize = 1 << 20
+
+// write appends b.
+func (c *chunks) write(b []byte) {
+	c.last = int64(len(b))
+	for len(b) > 0 {
+		t := c.tail(len(b))
+		n := copy(t[len(t):cap(t)], b)
+		c.bufs[len(c.bufs)-1] = t[:len(t)+n]
+		b = b[n:]
+	}
+}
+
+// tail returns the last block, a new one when it is full.
+func (c *chunks) tail(want int) []byte {
+	if len(c.bufs) == 0 || len(c.bufs[len(c.bufs)-1]) == cap(c.bufs[len(c.bufs)-1]) {
+		c.bufs = append(c.bufs, make([]byte, 0, max(chunkSize, min(want, 16<<20))))
+	}
+	return c.bufs[len(c.bufs)-1]
+}
+
+// skipField skips a length-prefixed field.
+func (r *reader) skipField() error {
+	n, err := r.uvarint()
+	if err != nil {
+		return err
+	}
+	if _, err := r.Discard(int(min(n, 1<<31))); err != nil {
+		return r.bad(err)
+	}
+	return nil
+}
+
+// copyField appends a length-prefixed field, its length included, to c.
+func (r *reader) copyField(c *chunks) error {
+	n, err := r.uvarint()
+	if err != nil {
+		return err
+	}
+	if n > 1<<31 {
+		return r.bad(fmt.Errorf("a field of %d bytes", n))
+	}
+	var l [binary.MaxVarintLen64]byte
+	c.write(binary.AppendUvarint(l[:0], n))
+	total := int64(c.last)
+	for n > 0 {
+		t := c.tail(int(n))
+		k, err := io.ReadFull(r, t[len(t):min(cap(t), len(t)+int(n))])
+		c.bufs[len(c.bufs)-1] = t[:len(t)+k]
+		if err != nil {
+			return r.bad(err)
+		}
+		n -= uint64(k)
+		total += int64(k)
+	}
+	c.last = total
 	return nil
 }
 
@@ -345,41 +544,49 @@ func (j *Job) join(ctx context.Context, g int) error {
 	if err != nil {
 		return err
 	}
+	// Each scatter file is read whole; the documents' sketches are slices
+	// of it.
 	var docs []dedup.JoinDoc
 	var mem int64
 	for s := range j.Plan.Tasks {
-		r, err := j.open(ctx, scatterOf(s, g))
+		b, err := j.Work.ReadAll(ctx, scatterOf(s, g))
 		if err != nil {
 			return err
 		}
-		for !r.atEOF() {
-			var d dedup.JoinDoc
-			doc, err := r.uvarint()
-			if err != nil {
-				r.Close()
-				return err
-			}
-			id, err := r.bytes(nil)
-			if err != nil {
-				r.Close()
-				return err
-			}
-			length, err := r.uvarint()
-			if err != nil {
-				r.Close()
-				return err
-			}
-			if d.Sketch, err = r.bytes(nil); err != nil {
-				r.Close()
-				return err
-			}
-			d.Doc, d.ID, d.Len = int64(doc), string(id), int(length)
-			mem += int64(len(d.Sketch) + len(id) + 64)
-			docs = append(docs, d)
+		mem += int64(len(b))
+		if budget := j.Plan.TaskMemory; budget > 0 && mem+int64(len(docs))*64 > budget/4*3 {
+			return fmt.Errorf("join task %d: its components' sketches take more than three quarters of --task-memory %d bytes (%d documents read so far); give more --tasks, or more --task-memory when one component is that large (components/meta.json says the largest)", g, budget, len(docs))
 		}
-		r.Close()
-		if budget := j.Plan.TaskMemory; budget > 0 && mem > budget {
-			return fmt.Errorf("join task %d: its components' sketches take more than --task-memory %d bytes (%d documents read so far); give more --tasks, or more --task-memory when one component is that large (components/meta.json says the largest)", g, budget, len(docs))
+		size := len(b)
+		bad := func(what string) error {
+			return fmt.Errorf("%s: damaged work file: %s at byte %d", j.Work.URL(scatterOf(s, g)), what, size-len(b))
+		}
+		uvarint := func() (uint64, bool) {
+			v, k := binary.Uvarint(b)
+			if k <= 0 {
+				return 0, false
+			}
+			b = b[k:]
+			return v, true
+		}
+		field := func() ([]byte, bool) {
+			n, ok := uvarint()
+			if !ok || n > uint64(len(b)) {
+				return nil, false
+			}
+			f := b[:n:n]
+			b = b[n:]
+			return f, true
+		}
+		for len(b) > 0 {
+			doc, ok1 := uvarint()
+			id, ok2 := field()
+			length, ok3 := uvarint()
+			sk, ok4 := field()
+			if !ok1 || !ok2 || !ok3 || !ok4 {
+				return bad("a cut or damaged document")
+			}
+			docs = append(docs, dedup.JoinDoc{Doc: int64(doc), ID: string(id), Len: int(length), Sketch: sk})
 		}
 	}
 	res, err := dedup.JoinComponents(ctx, j.Plan.Options, docs, max(j.Plan.TaskWorkers, 1), j.tmpDir())
