@@ -924,21 +924,34 @@ func (r *run) emitter() func(Pair) {
 // recordPair counts a reported pair in the stats and writes its pairs
 // line; it returns line, the reused buffer.
 func (r *run) recordPair(line []byte, p Pair) []byte {
-	r.stats.Pairs++
-	r.stats.Similarity[min(int(p.Similarity*20), 19)]++
-	if p.Distance >= 0 {
-		for len(r.stats.Distance) <= p.Distance {
-			r.stats.Distance = append(r.stats.Distance, 0)
-		}
-		r.stats.Distance[p.Distance]++
-	}
+	r.stats.countPair(p)
 	if r.pairsBuf == nil {
 		return line
 	}
-	line = append(line[:0], `{"id1":`...)
-	line = corpus.AppendJSONString(line, r.ids[p.A])
+	line = appendPairLine(line[:0], r.ids[p.A], r.ids[p.B], p)
+	r.pairsBuf.Write(line) // a write error surfaces at Flush
+	return line
+}
+
+// countPair counts a reported pair in Pairs and the histograms.
+func (s *Stats) countPair(p Pair) {
+	s.Pairs++
+	s.Similarity[min(int(p.Similarity*20), 19)]++
+	if p.Distance >= 0 {
+		for len(s.Distance) <= p.Distance {
+			s.Distance = append(s.Distance, 0)
+		}
+		s.Distance[p.Distance]++
+	}
+}
+
+// appendPairLine appends pair p's line of the pairs file, the documents'
+// ids being id1 and id2.
+func appendPairLine(line []byte, id1, id2 string, p Pair) []byte {
+	line = append(line, `{"id1":`...)
+	line = corpus.AppendJSONString(line, id1)
 	line = append(line, `,"id2":`...)
-	line = corpus.AppendJSONString(line, r.ids[p.B])
+	line = corpus.AppendJSONString(line, id2)
 	line = append(line, `,"similarity":`...)
 	line = strconv.AppendFloat(line, p.Similarity, 'f', -1, 64)
 	if p.Distance >= 0 {
@@ -948,9 +961,7 @@ func (r *run) recordPair(line []byte, p Pair) []byte {
 	if p.Hamming {
 		line = append(line, `,"measure":"hamming"`...)
 	}
-	line = append(line, "}\n"...)
-	r.pairsBuf.Write(line) // a write error surfaces at Flush
-	return line
+	return append(line, "}\n"...)
 }
 
 // writeAllPairs reports the pairs of Options.AllPairs in a fixed order:

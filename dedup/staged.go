@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 
 	"github.com/neardup/neardup/cluster"
@@ -42,40 +43,24 @@ type DocRange struct {
 type OpenFunc func(name string, opts corpus.Options) (corpus.Reader, error)
 
 // CheckStaged reports why the staged pipeline cannot run cfg, or nil: it
-// runs the minhash method's default join (components clusters, the
-// spanning pairs); the method's other joins and the other methods are
-// refused.
+// runs minhash (every join, both cluster modes, both pairs modes),
+// simhash (not learning tfidf weights), exact and ksentence; see stager.
 func CheckStaged(cfg Options) error {
-	if err := cfg.Validate(); err != nil {
-		return err
-	}
-	m, err := NewMethod(cfg)
-	if err != nil {
-		return err
-	}
-	mm, ok := m.(*minhashMethod)
-	switch {
-	case !ok:
-		return fmt.Errorf("--method %s: the staged pipeline (--executor) runs only --method minhash so far; run it without --executor", m.Name())
-	case mm.leader:
-		return fmt.Errorf("--cluster leader: the staged pipeline (--executor) keeps only the components clusters so far; run it without --executor")
-	case mm.allPairs:
-		return fmt.Errorf("--pairs-mode all: not with --executor; run it without --executor")
-	case mm.direct:
-		return fmt.Errorf("this minhash join (direct) is not staged; run it without --executor")
-	}
-	return nil
+	_, _, err := stagedOf(cfg)
+	return err
 }
 
-func stagedMethod(cfg Options) (*minhashMethod, error) {
-	if err := CheckStaged(cfg); err != nil {
-		return nil, err
+// stagedOf returns cfg's method and its stager, or why it is not staged.
+func stagedOf(cfg Options) (Method, stager, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, nil, err
 	}
 	m, err := NewMethod(cfg)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return m.(*minhashMethod), nil
+	st, err := stagerOf(m)
+	return m, st, err
 }
 
 // SignedDoc is one document as SketchRanges gives it: its id, its text's
@@ -94,7 +79,7 @@ type SignedDoc struct {
 // them on cfg.Workers goroutines and calls fn with each in order. The
 // stats count what was read (Documents, Empty, InputBytes, Skipped).
 func SketchRanges(ctx context.Context, cfg Options, in Input, open OpenFunc, ranges []DocRange, fn func(*SignedDoc) error) (*Stats, error) {
-	if _, err := stagedMethod(cfg); err != nil {
+	if err := CheckStaged(cfg); err != nil {
 		return nil, err
 	}
 	in.Files = nil
@@ -113,8 +98,10 @@ func SketchRanges(ctx context.Context, cfg Options, in Input, open OpenFunc, ran
 	}
 	defer r.cleanup()
 	r.openFile, r.ranges = open, rs
-	m := r.method.(*minhashMethod)
-	m.bandKeys = true
+	st, err := stagerOf(r.method)
+	if err != nil {
+		return nil, err
+	}
 	if err := r.open(); err != nil {
 		return nil, err
 	}
@@ -122,22 +109,14 @@ func SketchRanges(ctx context.Context, cfg Options, in Input, open OpenFunc, ran
 	var sd SignedDoc
 	err = r.sketchAll(ctx, func(_ int, d *rawDoc, s DocSketch) error {
 		r.stats.Documents++
-		sd.ID, sd.Len, sd.Sketch, sd.Keys = d.id, d.n, sd.Sketch[:0], sd.Keys[:0]
-		if sk, ok := s.(*minhashSketch); ok && sk.sig != nil {
-			sd.Sketch = m.appendStaged(sd.Sketch, sk)
-			if sk.keys != nil {
-				sd.Keys = append(sd.Keys, sk.keys...)
-			} else {
-				sd.Keys = m.params.AppendKeys(sd.Keys, sk.sig)
-			}
-			sk.set.release()
-		}
+		sd.ID, sd.Len = d.id, d.n
+		sd.Sketch, sd.Keys = st.appendSigned(sd.Sketch[:0], sd.Keys[:0], s)
 		return fn(&sd)
 	})
 	if err != nil {
 		return nil, err
 	}
-	r.stats.Params = m.Facts()
+	r.stats.Params = r.method.Facts()
 	r.stats.Traditional = int(r.traditional.Load())
 	return r.stats, nil
 }
@@ -239,10 +218,22 @@ type Removal struct {
 // JoinResult is what JoinComponents found.
 type JoinResult struct {
 	Removed []Removal // in input order
-	// Pairs and Similarity are Stats.Pairs and Stats.Similarity of the
-	// spanning pairs.
+	// Pairs, Similarity and Distance are Stats.Pairs, Similarity and
+	// Distance of the pairs reported (the spanning pairs, or every pair
+	// under Options.AllPairs).
 	Pairs      int
 	Similarity [20]int
+	Distance   []int
+	// PairLines are the lines of the pairs file, when JoinOptions.Pairs
+	// asks for them, in the pairs file's order.
+	PairLines []JoinPair
+	// PairsByDoc says that each JoinPair.Order begins with the position
+	// (big-endian, 8 bytes) of the document whose step reports the pair
+	// in Run, so the pairs file is in the order of those documents;
+	// otherwise it begins with a position in [0, 2^64) spread over the
+	// pairs of the whole input (simhash's batch join; leader clustering in
+	// keep order).
+	PairsByDoc bool
 	// Sizes counts the clusters of the documents by size (those of one
 	// document included).
 	Sizes map[int]int
@@ -251,37 +242,79 @@ type JoinResult struct {
 	Below *int
 }
 
-// JoinComponents runs the component join on docs, which must be whole
-// components of the candidate graph in input order, with workers
-// goroutines and scratch files in tmpDir.
-func JoinComponents(ctx context.Context, cfg Options, docs []JoinDoc, workers int, tmpDir string) (*JoinResult, error) {
-	m, err := stagedMethod(cfg)
+// JoinPair is one line of the pairs file and its place: the whole run's
+// pairs file is the lines of every join, merged by Order (bytes.Compare;
+// lines of equal Order come from one join, in the order given).
+type JoinPair struct {
+	Order []byte
+	Line  []byte
+}
+
+// JoinOptions are JoinComponents' settings.
+type JoinOptions struct {
+	// Workers is how many goroutines the join uses; TmpDir holds its
+	// scratch files ("" for the system's).
+	Workers int
+	TmpDir  string
+	// Sketched is how many documents of the whole input have a sketch
+	// (SignedDoc.Sketch not empty): simhash's join uses the design that
+	// Run chooses for them.
+	Sketched int64
+	// Pairs asks for the lines of the pairs file (JoinResult.PairLines).
+	Pairs bool
+}
+
+// JoinComponents runs cfg's method on docs, which must be whole
+// components of the candidate graph in input order: the Finder a run
+// uses (minhash's component join, or its streaming Finder under leader
+// clustering and Options.AllPairs; simhash's batch Finder with the
+// design of the whole input; exact's and ksentence's), the spanning pairs
+// (or all pairs) as Run reports them, and the clusters and kept documents
+// as Run's finish chooses them.
+func JoinComponents(ctx context.Context, cfg Options, docs []JoinDoc, opts JoinOptions) (*JoinResult, error) {
+	m, st, err := stagedOf(cfg)
 	if err != nil {
 		return nil, err
 	}
 	if !slices.IsSortedFunc(docs, func(a, b JoinDoc) int { return int(a.Doc - b.Doc) }) {
 		return nil, fmt.Errorf("join: documents out of order")
 	}
-	f := newCompFinder(m, workers, tmpDir)
-	f.ctx = ctx
-	defer f.Close()
+	f, err := st.joinFinder(ctx, max(opts.Workers, 1), opts.TmpDir, opts.Sketched)
+	if err != nil {
+		return nil, err
+	}
+	if c, ok := f.(io.Closer); ok {
+		defer c.Close()
+	}
+	var length func(int) int
+	if cfg.Keep == cluster.Longest {
+		length = func(i int) int { return docs[i].Len }
+	}
 	uf := cluster.NewUnionFind(len(docs))
 	res := &JoinResult{Sizes: map[int]int{}}
-	// Run's emitter: the spanning pairs.
+	// Run's emitter: the spanning pairs, or every pair (AllPairs).
+	var pairs []Pair
 	emit := func(p Pair) {
-		if uf.Find(p.A) == uf.Find(p.B) {
-			return
+		if !cfg.AllPairs {
+			if uf.Find(p.A) == uf.Find(p.B) {
+				return
+			}
 		}
 		uf.Union(p.A, p.B)
-		res.Pairs++
-		res.Similarity[min(int(p.Similarity*20), 19)]++
+		pairs = append(pairs, p)
 	}
+	var sks []DocSketch // the sketches, for the pairs' order
+	_, ordered := st.(pairOrderer)
+	ordered = ordered && opts.Pairs
 	for i, d := range docs {
 		var s DocSketch
 		if len(d.Sketch) > 0 {
-			if s, err = m.decodeStaged(d.Sketch); err != nil {
+			if s, err = st.decodeSigned(d.Sketch); err != nil {
 				return nil, fmt.Errorf("document %q: %w", d.ID, err)
 			}
+		}
+		if ordered {
+			sks = append(sks, s)
 		}
 		if err := f.Add(i, s, emit); err != nil {
 			return nil, fmt.Errorf("document %q: %w", d.ID, err)
@@ -290,16 +323,28 @@ func JoinComponents(ctx context.Context, cfg Options, docs []JoinDoc, workers in
 			return nil, ctx.Err()
 		}
 	}
+	if ko, ok := f.(keepOrdered); ok && length != nil {
+		ko.SetKeepLength(length)
+	}
 	if err := f.Flush(emit); err != nil {
 		return nil, err
 	}
-	var length func(int) int
-	if cfg.Keep == cluster.Longest {
-		length = func(i int) int { return docs[i].Len }
+	if cfg.AllPairs {
+		pairs = allPairsOf(pairs, uf, len(docs), capabilitiesOf(m).cliques)
+	}
+	var counts Stats
+	for _, p := range pairs {
+		counts.countPair(p)
+	}
+	res.Pairs, res.Similarity, res.Distance = counts.Pairs, counts.Similarity, counts.Distance
+	if opts.Pairs {
+		res.PairLines, res.PairsByDoc = pairLines(st, cfg, m, docs, sks, pairs)
 	}
 	keep := cluster.Keep(uf, cfg.Keep, length)
-	if n, ok := f.CountBelow(keep, 0); ok {
-		res.Below = &n
+	if kc, ok := f.(keptChecker); ok {
+		if n, ok := kc.CountBelow(keep, 0); ok {
+			res.Below = &n
+		}
 	}
 	size := make([]int32, len(keep))
 	for i, k := range keep {
@@ -316,24 +361,103 @@ func JoinComponents(ctx context.Context, cfg Options, docs []JoinDoc, workers in
 	return res, nil
 }
 
+// allPairsOf is Run's writeAllPairs for Options.AllPairs: every two
+// members of each cluster for a cliquer method, else the pairs found;
+// ascending by the later document, then the earlier, each once.
+func allPairsOf(ps []Pair, uf *cluster.UnionFind, n int, cliques bool) []Pair {
+	if cliques {
+		members := map[int][]int{}
+		for i := range n {
+			root := uf.Find(i)
+			members[root] = append(members[root], i)
+		}
+		ps = ps[:0]
+		for i := range n {
+			for _, j := range members[uf.Find(i)] {
+				if j >= i {
+					break
+				}
+				ps = append(ps, Pair{A: j, B: i, Similarity: 1, Distance: -1})
+			}
+		}
+	}
+	slices.SortFunc(ps, func(a, b Pair) int {
+		if a.B != b.B {
+			return a.B - b.B
+		}
+		return a.A - b.A
+	})
+	return slices.CompactFunc(ps, func(a, b Pair) bool { return a.A == b.A && a.B == b.B })
+}
+
+// pairLines are the lines of pairs (documents numbered in docs) and their
+// order in the whole run's pairs file (see JoinResult.PairsByDoc).
+func pairLines(st stager, cfg Options, m Method, docs []JoinDoc, sks []DocSketch, pairs []Pair) ([]JoinPair, bool) {
+	po, _ := st.(pairOrderer)
+	leaderLongest := cfg.Keep == cluster.Longest
+	if l, ok := m.(leaderClusterer); !ok || !l.clustersByLeader() {
+		leaderLongest = false
+	}
+	out := make([]JoinPair, 0, len(pairs))
+	byDoc := true
+	for _, p := range pairs {
+		var o []byte
+		g := Pair{A: int(docs[p.A].Doc), B: int(docs[p.B].Doc), Similarity: p.Similarity, Distance: p.Distance, Hamming: p.Hamming}
+		switch ok := false; {
+		case cfg.AllPairs:
+			o = binary.BigEndian.AppendUint64(o, uint64(g.B))
+			o = binary.BigEndian.AppendUint64(o, uint64(g.A))
+		case leaderLongest:
+			// Leader clustering reports a pair when it places the later
+			// of the two in keep order (keepRank, by the whole input's
+			// positions).
+			rank := func(i int) int { return keepRank(func(int) int { return docs[i].Len }, int(docs[i].Doc)) }
+			r := max(rank(p.A), rank(p.B))
+			o = binary.BigEndian.AppendUint64(o, uint64(r)^1<<63)
+			byDoc = false
+		case po != nil:
+			if o, ok = po.appendPairOrder(o, g, sks[p.A], sks[p.B]); ok {
+				byDoc = false
+				break
+			}
+			fallthrough
+		default:
+			o = binary.BigEndian.AppendUint64(o[:0], uint64(g.B))
+		}
+		out = append(out, JoinPair{Order: o, Line: appendPairLine(nil, docs[p.A].ID, docs[p.B].ID, p)})
+	}
+	return out, byDoc
+}
+
 // DuplicateIDs is Stats.DuplicateIDs and DuplicateIDsFirst of ids.
 func DuplicateIDs(ids []string) (int, []string) { return duplicateIDs(ids) }
 
 // CountsBelow reports whether a run of cfg reports
 // Stats.RemovedBelowThreshold (the joins that keep the shingle sets).
 func CountsBelow(cfg Options) bool {
-	m, err := stagedMethod(cfg)
-	return err == nil && m.join.needSets()
+	_, st, err := stagedOf(cfg)
+	return err == nil && st.countsBelow()
 }
 
-// StagedFacts is Stats.Params of a run of cfg (before cfg's Spec is
-// resolved: the facts say which parameters were given).
+// StagedFacts is Stats.Params of a run of cfg as planned (before cfg's
+// Spec is resolved: the facts say which parameters were given).
 func StagedFacts(cfg Options) (Facts, error) {
-	m, err := stagedMethod(cfg)
+	m, _, err := stagedOf(cfg)
 	if err != nil {
 		return Facts{}, err
 	}
 	return m.Facts(), nil
+}
+
+// StagedParams is Stats.Params of a staged run of cfg, from the facts
+// planned (StagedFacts) and the number of documents with a sketch: what
+// the method decides at its Finder's Flush (simhash's design).
+func StagedParams(cfg Options, planned Facts, sketched int64) (Facts, error) {
+	_, st, err := stagedOf(cfg)
+	if err != nil {
+		return Facts{}, err
+	}
+	return st.facts(planned, sketched)
 }
 
 // appendStaged writes a sketch in the staged form: the signature (4 bytes

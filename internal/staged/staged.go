@@ -77,9 +77,11 @@ type Plan struct {
 	// concatenated, the whole input.
 	Shards    [][]dedup.DocRange `json:"shards"`
 	Documents int64              `json:"documents"` // as counted when planning
-	// Outputs: folders (Kept, Clusters) and a file (Stats); "" for none.
+	// Outputs: folders (Kept, Clusters, Pairs) and a file (Stats); ""
+	// for none.
 	Kept     string `json:"kept,omitempty"`
 	Clusters string `json:"clusters,omitempty"`
+	Pairs    string `json:"pairs,omitempty"`
 	Stats    string `json:"stats,omitempty"`
 	// TaskMemory is every task's memory budget in bytes, TaskWorkers the
 	// goroutines a task sketches or joins with.
@@ -309,6 +311,7 @@ type signMetaFile struct {
 	Empty       int   `json:"empty"`
 	InputBytes  int64 `json:"input_bytes"`
 	Traditional int   `json:"traditional"`
+	Sketched    int64 `json:"sketched"` // documents with a sketch
 }
 
 func (j *Job) getJSON(ctx context.Context, name string, v any) error {
