@@ -222,17 +222,20 @@ func (s *simhashStager) facts(planned Facts, sketched int64) (Facts, error) {
 }
 
 // appendPairOrder: AllPairsGrouped's order (simhash.Design.PairOrder), as
-// a position (the pairs' share of the 64-bit range: the groups of equal
-// fingerprints first, then each table's share, by key) and the exact key.
+// a position in the 64-bit range that grows along it (the groups of equal
+// fingerprints, by fingerprint, then each table's share, by key) and the
+// exact key.
 func (s *simhashStager) appendPairOrder(dst []byte, p Pair, a, b DocSketch) ([]byte, bool) {
 	if s.m.leader || s.m.allPairs {
 		return dst, false
 	}
 	fa, fb := a.(*simhashSketch).fp, b.(*simhashSketch).fp
-	segs := uint64(s.design.Tables) + 1
-	width := ^uint64(0) / segs
+	// The copies of equal fingerprints (most pairs, in crawls) take the
+	// first half of the positions, the tables share the second.
+	const half = 1 << 63
+	width := half / uint64(s.design.Tables)
 	if p.Distance == 0 { // a copy of the earliest document of a fingerprint
-		dst = binary.BigEndian.AppendUint64(dst, scale(top64(fa, s.m.bits), width))
+		dst = binary.BigEndian.AppendUint64(dst, scale(top64(fa, s.m.bits), half))
 		dst = append(dst, 0)
 		dst = appendFP(dst, fa)
 		return binary.BigEndian.AppendUint64(dst, uint64(p.B)), true
@@ -241,7 +244,7 @@ func (s *simhashStager) appendPairOrder(dst []byte, p Pair, a, b DocSketch) ([]b
 	if kb < 64 {
 		key <<= 64 - kb
 	}
-	dst = binary.BigEndian.AppendUint64(dst, uint64(t+1)*width+scale(key, width))
+	dst = binary.BigEndian.AppendUint64(dst, half+uint64(t)*width+scale(key, width))
 	dst = append(dst, 1)
 	dst = binary.BigEndian.AppendUint16(dst, uint16(t))
 	dst = binary.BigEndian.AppendUint64(dst, key)
