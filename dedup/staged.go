@@ -15,20 +15,23 @@ import (
 // The staged pipeline's library functions (package internal/staged runs
 // them as tasks: neardup dedup --executor, neardup task). Each is a
 // function over plain values; the tasks move the values between them as
-// files. They are the default minhash join of Run cut at its seams:
+// files. They are Run cut at its seams, for each method with a stager
+// (staged_methods.go):
 //
 //   - SketchRanges: the first pass's reading, normalising and sketching of
-//     some documents, with the band keys of each (compFinder.Add's input);
+//     some documents, with the keys of each (minhash: the band keys,
+//     compFinder.Add's input; the others: Keyed.AppendKeys);
 //   - Components: the lock-free union-find of the component join (cuf);
-//   - JoinComponents: the component join (compFinder: components, the
-//     streaming Finder replayed on each, pairs merged in the streaming
-//     order) on a set of whole components, then the clusters and the kept
-//     documents as Run's finish chooses them.
+//   - JoinComponents: the method's Finder (minhash: the component join,
+//     compFinder, or the streaming Finder where Run uses it) on a set of
+//     whole components, the pairs Run reports for them, in Run's order,
+//     then the clusters and the kept documents as Run's finish chooses
+//     them.
 //
 // A set of whole components of the candidate graph is independent of every
-// other document (see compFinder), so JoinComponents on any partition of
-// the components into groups gives, for each document, the cluster and
-// the pairs that Run gives.
+// other document (see stager), so JoinComponents on any partition of the
+// components into groups gives, for each document, the cluster and the
+// pairs that Run gives.
 
 // DocRange is the documents [Lo, Hi) of File, counted as its reader yields
 // them (JSONL records split without being parsed: a bad record counts).
@@ -401,9 +404,9 @@ func pairLines(st stager, cfg Options, m Method, docs []JoinDoc, sks []DocSketch
 	out := make([]JoinPair, 0, len(pairs))
 	byDoc := true
 	for _, p := range pairs {
-		var o []byte
 		g := Pair{A: int(docs[p.A].Doc), B: int(docs[p.B].Doc), Similarity: p.Similarity, Distance: p.Distance, Hamming: p.Hamming}
-		switch ok := false; {
+		var o []byte
+		switch {
 		case cfg.AllPairs:
 			o = binary.BigEndian.AppendUint64(o, uint64(g.B))
 			o = binary.BigEndian.AppendUint64(o, uint64(g.A))
@@ -412,17 +415,16 @@ func pairLines(st stager, cfg Options, m Method, docs []JoinDoc, sks []DocSketch
 			// of the two in keep order (keepRank, by the whole input's
 			// positions).
 			rank := func(i int) int { return keepRank(func(int) int { return docs[i].Len }, int(docs[i].Doc)) }
-			r := max(rank(p.A), rank(p.B))
-			o = binary.BigEndian.AppendUint64(o, uint64(r)^1<<63)
+			o = binary.BigEndian.AppendUint64(o, uint64(max(rank(p.A), rank(p.B)))^1<<63)
 			byDoc = false
 		case po != nil:
-			if o, ok = po.appendPairOrder(o, g, sks[p.A], sks[p.B]); ok {
+			var own bool
+			if o, own = po.appendPairOrder(o, g, sks[p.A], sks[p.B]); own {
 				byDoc = false
-				break
 			}
-			fallthrough
-		default:
-			o = binary.BigEndian.AppendUint64(o[:0], uint64(g.B))
+		}
+		if len(o) == 0 { // Run reports the pair at its later document
+			o = binary.BigEndian.AppendUint64(o, uint64(g.B))
 		}
 		out = append(out, JoinPair{Order: o, Line: appendPairLine(nil, docs[p.A].ID, docs[p.B].ID, p)})
 	}
