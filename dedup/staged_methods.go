@@ -43,7 +43,7 @@ import (
 // inserted before, in input order, whatever the component), jaccard (its
 // join is not keyed: its candidates come from a prefix index over the
 // whole input, not built for tasks), simhash's tfidf weights without
-// --idf-file (the IDF table is learned from the whole input before a
+// --idf (the IDF table is learned from the whole input before a
 // document is sketched), and minhash's direct join (tests only).
 
 // A stager is what the staged tasks need of a method beyond Method.
@@ -89,7 +89,7 @@ func stagerOf(m Method) (stager, error) {
 	case *simhashMethod:
 		switch {
 		case m.NeedsPrePass():
-			return nil, fmt.Errorf("--weights tfidf: the IDF table is learned from the whole input before any document is sketched, which the staged pipeline (--executor) does not do; give a table with --idf-file (a plain run's --save-idf writes one), or run without --executor")
+			return nil, fmt.Errorf("--weights tfidf: the IDF table is learned from the whole input before any document is sketched, which the staged pipeline (--executor) does not do; give a table with --idf (a plain run's --save-idf writes one), or run without --executor")
 		case m.saveIDF != "":
 			return nil, fmt.Errorf("--save-idf: not with --executor; run without --executor")
 		}

@@ -19,6 +19,11 @@ func TestStagedMethodsMatchDedup(t *testing.T) {
 	stagedEnv(t)
 	dir := t.TempDir()
 	gen := genFiles(t, dir, 5, 600, 350)
+	// tfidf weights are staged with a table learned beforehand.
+	idf := filepath.Join(dir, "idf")
+	if code, _, stderr := runCLI(append([]string{"dedup", "-q", "--method", "simhash", "--weights", "tfidf", "--save-idf", idf, "--clusters", os.DevNull}, gen...)...); code != 0 {
+		t.Fatalf("--save-idf: exit %d: %s", code, stderr)
+	}
 	for _, c := range []struct {
 		name  string
 		flags string
@@ -27,6 +32,7 @@ func TestStagedMethodsMatchDedup(t *testing.T) {
 		{"simhash", "--method simhash", []int{1, 3, 8}},
 		{"simhash-verify-longest", "--method simhash --verify --keep longest", []int{3}},
 		{"simhash-128", "--method simhash --bits 128 --distance 8", []int{3}},
+		{"simhash-tfidf", "--method simhash --weights tfidf --idf " + idf, []int{3}},
 		{"simhash-leader-longest", "--method simhash --cluster leader --keep longest", []int{3}},
 		{"simhash-all", "--method simhash --pairs-mode all", []int{3}},
 		{"exact", "--method exact", []int{1, 3, 8}},

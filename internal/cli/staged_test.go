@@ -297,7 +297,7 @@ func TestStagedBadInput(t *testing.T) {
 	for _, c := range []struct{ flags, want string }{
 		{"--method bloom", "depends on every key inserted before it"},
 		{"--method jaccard", "not keyed"},
-		{"--method simhash --weights tfidf", "--idf-file"},
+		{"--method simhash --weights tfidf", "--idf"},
 		{"--pairs -", "folders"},
 	} {
 		args := append([]string{"dedup", "-q", "--executor", "local", "--work", filepath.Join(dir, "w3")}, strings.Fields(c.flags)...)
