@@ -947,14 +947,7 @@ func (r *run) emitter() func(Pair) {
 // recordPair counts a reported pair in the stats and writes its pairs
 // line; it returns line, the reused buffer.
 func (r *run) recordPair(line []byte, p Pair) []byte {
-	r.stats.Pairs++
-	r.stats.Similarity[min(int(p.Similarity*20), 19)]++
-	if p.Distance >= 0 {
-		for len(r.stats.Distance) <= p.Distance {
-			r.stats.Distance = append(r.stats.Distance, 0)
-		}
-		r.stats.Distance[p.Distance]++
-	}
+	r.stats.countPair(p)
 	if r.pairsBuf == nil {
 		return line
 	}
@@ -971,22 +964,21 @@ func (r *run) recordPair(line []byte, p Pair) []byte {
 // (pairsLater).
 const pairChunk = 1 << 14
 
+// countPair counts a reported pair in Pairs and the histograms.
+func (s *Stats) countPair(p Pair) {
+	s.Pairs++
+	s.Similarity[min(int(p.Similarity*20), 19)]++
+	if p.Distance >= 0 {
+		for len(s.Distance) <= p.Distance {
+			s.Distance = append(s.Distance, 0)
+		}
+		s.Distance[p.Distance]++
+	}
+}
+
 // appendPairLine appends pair p's line of the pairs file to line.
 func (r *run) appendPairLine(line []byte, p Pair) []byte {
-	line = append(line, `{"id1":`...)
-	line = corpus.AppendJSONString(line, r.ids[p.A])
-	line = append(line, `,"id2":`...)
-	line = corpus.AppendJSONString(line, r.ids[p.B])
-	line = append(line, `,"similarity":`...)
-	line = strconv.AppendFloat(line, p.Similarity, 'f', -1, 64)
-	if p.Distance >= 0 {
-		line = append(line, `,"distance":`...)
-		line = strconv.AppendInt(line, int64(p.Distance), 10)
-	}
-	if p.Hamming {
-		line = append(line, `,"measure":"hamming"`...)
-	}
-	return append(line, "}\n"...)
+	return AppendPairLine(line, r.ids[p.A], r.ids[p.B], p.Similarity, p.Distance, p.Hamming)
 }
 
 // writeAllPairs reports the pairs of Options.AllPairs in a fixed order:

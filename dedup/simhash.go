@@ -250,6 +250,10 @@ type simhashFinder struct {
 	// Design is the design AllPairsGrouped chose, after Flush.
 	design simhash.Design
 	length func(i int) int // --keep longest (SetKeepLength)
+	// blocks, when set, is the number of blocks of the design instead of
+	// the one chosen for the Finder's documents (the staged join: the
+	// design of the whole input, whose pairs it reproduces in order).
+	blocks int
 }
 
 // SetKeepLength gives the Finder the length by which --keep longest orders
@@ -291,9 +295,9 @@ func (f *simhashFinder) Flush(emit func(Pair)) error {
 	var d simhash.Design
 	var err error
 	if f.m.allPairs {
-		d, err = simhash.AllPairs(f.fps, f.m.bits, f.m.distance, simhash.DesignOptions{}, report)
+		d, err = simhash.AllPairs(f.fps, f.m.bits, f.m.distance, simhash.DesignOptions{Blocks: f.blocks}, report)
 	} else {
-		d, err = simhash.AllPairsGrouped(f.fps, f.m.bits, f.m.distance, simhash.DesignOptions{},
+		d, err = simhash.AllPairsGrouped(f.fps, f.m.bits, f.m.distance, simhash.DesignOptions{Blocks: f.blocks},
 			func(first, i int) { report(first, i, 0) },
 			func(a, b, dist int) {
 				if f.uf.Find(a) == f.uf.Find(b) {

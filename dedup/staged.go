@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 
 	"github.com/neardup/neardup/cluster"
@@ -14,20 +15,23 @@ import (
 // The staged pipeline's library functions (package internal/staged runs
 // them as tasks: neardup dedup --executor, neardup task). Each is a
 // function over plain values; the tasks move the values between them as
-// files. They are the default minhash join of Run cut at its seams:
+// files. They are Run cut at its seams, for each method with a stager
+// (staged_methods.go):
 //
 //   - SketchRanges: the first pass's reading, normalising and sketching of
-//     some documents, with the band keys of each (compFinder.Add's input);
+//     some documents, with the keys of each (minhash: the band keys,
+//     compFinder.Add's input; the others: Keyed.AppendKeys);
 //   - Components: the lock-free union-find of the component join (cuf);
-//   - JoinComponents: the component join (compFinder: components, the
-//     streaming Finder replayed on each, pairs merged in the streaming
-//     order) on a set of whole components, then the clusters and the kept
-//     documents as Run's finish chooses them.
+//   - JoinComponents: the method's Finder (minhash: the component join,
+//     compFinder, or the streaming Finder where Run uses it) on a set of
+//     whole components, the pairs Run reports for them, in Run's order,
+//     then the clusters and the kept documents as Run's finish chooses
+//     them.
 //
 // A set of whole components of the candidate graph is independent of every
-// other document (see compFinder), so JoinComponents on any partition of
-// the components into groups gives, for each document, the cluster and
-// the pairs that Run gives.
+// other document (see stager), so JoinComponents on any partition of the
+// components into groups gives, for each document, the cluster and the
+// pairs that Run gives.
 
 // DocRange is the documents [Lo, Hi) of File, counted as its reader yields
 // them (JSONL records split without being parsed: a bad record counts);
@@ -43,40 +47,24 @@ type DocRange struct {
 type OpenFunc func(name string, opts corpus.Options) (corpus.Reader, error)
 
 // CheckStaged reports why the staged pipeline cannot run cfg, or nil: it
-// runs the minhash method's default join (components clusters, the
-// spanning pairs); the method's other joins and the other methods are
-// refused.
+// runs minhash (every join, both cluster modes, both pairs modes),
+// simhash (not learning tfidf weights), exact and ksentence; see stager.
 func CheckStaged(cfg Options) error {
-	if err := cfg.Validate(); err != nil {
-		return err
-	}
-	m, err := NewMethod(cfg)
-	if err != nil {
-		return err
-	}
-	mm, ok := m.(*minhashMethod)
-	switch {
-	case !ok:
-		return fmt.Errorf("--method %s: the staged pipeline (--executor) runs only --method minhash so far; run it without --executor", m.Name())
-	case mm.leader:
-		return fmt.Errorf("--cluster leader: the staged pipeline (--executor) keeps only the components clusters so far; run it without --executor")
-	case mm.allPairs:
-		return fmt.Errorf("--pairs-mode all: not with --executor; run it without --executor")
-	case mm.direct:
-		return fmt.Errorf("this minhash join (direct) is not staged; run it without --executor")
-	}
-	return nil
+	_, _, err := stagedOf(cfg)
+	return err
 }
 
-func stagedMethod(cfg Options) (*minhashMethod, error) {
-	if err := CheckStaged(cfg); err != nil {
-		return nil, err
+// stagedOf returns cfg's method and its stager, or why it is not staged.
+func stagedOf(cfg Options) (Method, stager, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, nil, err
 	}
 	m, err := NewMethod(cfg)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return m.(*minhashMethod), nil
+	st, err := stagerOf(m)
+	return m, st, err
 }
 
 // SignedDoc is one document as SketchRanges gives it: its id, its text's
@@ -95,7 +83,7 @@ type SignedDoc struct {
 // them on cfg.Workers goroutines and calls fn with each in order. The
 // stats count what was read (Documents, Empty, InputBytes, Skipped).
 func SketchRanges(ctx context.Context, cfg Options, in Input, open OpenFunc, ranges []DocRange, fn func(*SignedDoc) error) (*Stats, error) {
-	if _, err := stagedMethod(cfg); err != nil {
+	if err := CheckStaged(cfg); err != nil {
 		return nil, err
 	}
 	in.Files = nil
@@ -114,8 +102,10 @@ func SketchRanges(ctx context.Context, cfg Options, in Input, open OpenFunc, ran
 	}
 	defer r.cleanup()
 	r.openFile, r.ranges = open, rs
-	m := r.method.(*minhashMethod)
-	m.bandKeys = true
+	st, err := stagerOf(r.method)
+	if err != nil {
+		return nil, err
+	}
 	if err := r.open(); err != nil {
 		return nil, err
 	}
@@ -123,22 +113,14 @@ func SketchRanges(ctx context.Context, cfg Options, in Input, open OpenFunc, ran
 	var sd SignedDoc
 	err = r.sketchAll(ctx, func(_ int, d *rawDoc, s DocSketch) error {
 		r.stats.Documents++
-		sd.ID, sd.Len, sd.Sketch, sd.Keys = d.id, d.n, sd.Sketch[:0], sd.Keys[:0]
-		if sk, ok := s.(*minhashSketch); ok && sk.sig != nil {
-			if sk.keys != nil {
-				sd.Keys = append(sd.Keys, sk.keys...)
-			} else {
-				sd.Keys = m.params.AppendKeys(sd.Keys, sk.sig)
-			}
-			sd.Sketch = m.appendStaged(sd.Sketch, sk, sd.Keys)
-			sk.set.release()
-		}
+		sd.ID, sd.Len = d.id, d.n
+		sd.Sketch, sd.Keys = st.appendSigned(sd.Sketch[:0], sd.Keys[:0], s)
 		return fn(&sd)
 	})
 	if err != nil {
 		return nil, err
 	}
-	r.stats.Params = m.Facts()
+	r.stats.Params = r.method.Facts()
 	r.stats.Traditional = int(r.traditional.Load())
 	return r.stats, nil
 }
@@ -240,10 +222,22 @@ type Removal struct {
 // JoinResult is what JoinComponents found.
 type JoinResult struct {
 	Removed []Removal // in input order
-	// Pairs and Similarity are Stats.Pairs and Stats.Similarity of the
-	// spanning pairs.
+	// Pairs, Similarity and Distance are Stats.Pairs, Similarity and
+	// Distance of the pairs reported (the spanning pairs, or every pair
+	// under Options.AllPairs).
 	Pairs      int
 	Similarity [20]int
+	Distance   []int
+	// PairLines are the lines of the pairs file, when JoinOptions.Pairs
+	// asks for them, in the pairs file's order.
+	PairLines []JoinPair
+	// PairsByDoc says that each JoinPair.Order begins with the position
+	// (big-endian, 8 bytes) of the document whose step reports the pair
+	// in Run, so the pairs file is in the order of those documents;
+	// otherwise it begins with a position in [0, 2^64) spread over the
+	// pairs of the whole input (simhash's batch join; leader clustering in
+	// keep order).
+	PairsByDoc bool
 	// Sizes counts the clusters of the documents by size (those of one
 	// document included).
 	Sizes map[int]int
@@ -252,64 +246,113 @@ type JoinResult struct {
 	Below *int
 }
 
-// JoinComponents runs the component join on docs, which must be whole
-// components of the candidate graph in input order, with workers
-// goroutines and scratch files in tmpDir. It keeps the shingle sets in
-// memory (8 bytes a hash, about what the sketches took), and sets each
-// document's Sketch to nil once it has copied it, so that the caller's
-// memory for them can go.
-func JoinComponents(ctx context.Context, cfg Options, docs []JoinDoc, workers int, tmpDir string) (*JoinResult, error) {
-	m, err := stagedMethod(cfg)
+// JoinPair is one line of the pairs file and its place: the whole run's
+// pairs file is the lines of every join, merged by Order (bytes.Compare;
+// lines of equal Order come from one join, in the order given).
+type JoinPair struct {
+	Order []byte
+	Line  []byte
+}
+
+// JoinOptions are JoinComponents' settings.
+type JoinOptions struct {
+	// Workers is how many goroutines the join uses; TmpDir holds its
+	// scratch files ("" for the system's).
+	Workers int
+	TmpDir  string
+	// Sketched is how many documents of the whole input have a sketch
+	// (SignedDoc.Sketch not empty): simhash's join uses the design that
+	// Run chooses for them.
+	Sketched int64
+	// Pairs asks for the lines of the pairs file (JoinResult.PairLines).
+	Pairs bool
+}
+
+// JoinComponents runs cfg's method on docs, which must be whole
+// components of the candidate graph in input order: the Finder a run
+// uses (minhash's component join, or its streaming Finder under leader
+// clustering and Options.AllPairs; simhash's batch Finder with the
+// design of the whole input; exact's and ksentence's), the spanning pairs
+// (or all pairs) as Run reports them, and the clusters and kept documents
+// as Run's finish chooses them.
+func JoinComponents(ctx context.Context, cfg Options, docs []JoinDoc, opts JoinOptions) (*JoinResult, error) {
+	m, st, err := stagedOf(cfg)
 	if err != nil {
 		return nil, err
 	}
 	if !slices.IsSortedFunc(docs, func(a, b JoinDoc) int { return int(a.Doc - b.Doc) }) {
 		return nil, fmt.Errorf("join: documents out of order")
 	}
-	f := newCompFinder(m, workers, tmpDir)
-	f.sets.memOnly = true // the task's budget counts them: no scratch file
-	f.sets.pending = make([]uint64, 0, m.stagedSetsLen(docs))
-	f.ctx = ctx
-	defer f.Close()
-	uf := cluster.NewUnionFind(len(docs))
-	res := &JoinResult{Sizes: map[int]int{}}
-	// Run's emitter: the spanning pairs.
-	emit := func(p Pair) {
-		if uf.Find(p.A) == uf.Find(p.B) {
-			return
-		}
-		uf.Union(p.A, p.B)
-		res.Pairs++
-		res.Similarity[min(int(p.Similarity*20), 19)]++
-	}
-	var sk minhashSketch // decoded into, reused: Add keeps none of it
-	var set []uint64
-	for i, d := range docs {
-		var s DocSketch
-		if len(d.Sketch) > 0 {
-			if set, err = m.decodeStaged(d.Sketch, &sk, set); err != nil {
-				return nil, fmt.Errorf("document %q: %w", d.ID, err)
-			}
-			s = &sk
-		}
-		if err := f.Add(i, s, emit); err != nil {
-			return nil, fmt.Errorf("document %q: %w", d.ID, err)
-		}
-		docs[i].Sketch = nil // copied: its memory may go
-		if i%1024 == 0 && ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-	}
-	if err := f.Flush(emit); err != nil {
+	f, err := st.joinFinder(ctx, max(opts.Workers, 1), opts.TmpDir, opts.Sketched, docs)
+	if err != nil {
 		return nil, err
+	}
+	if c, ok := f.(io.Closer); ok {
+		defer c.Close()
 	}
 	var length func(int) int
 	if cfg.Keep == cluster.Longest {
 		length = func(i int) int { return docs[i].Len }
 	}
+	uf := cluster.NewUnionFind(len(docs))
+	res := &JoinResult{Sizes: map[int]int{}}
+	// Run's emitter: the spanning pairs, or every pair (AllPairs).
+	var pairs []Pair
+	emit := func(p Pair) {
+		if !cfg.AllPairs {
+			if uf.Find(p.A) == uf.Find(p.B) {
+				return
+			}
+		}
+		uf.Union(p.A, p.B)
+		pairs = append(pairs, p)
+	}
+	var sks []DocSketch // the sketches, for the pairs' order
+	_, ordered := st.(pairOrderer)
+	ordered = ordered && opts.Pairs
+	var reuse DocSketch // decoded into again when nothing keeps it
+	for i, d := range docs {
+		var s DocSketch
+		if len(d.Sketch) > 0 {
+			if s, err = st.decodeSigned(d.Sketch, reuse); err != nil {
+				return nil, fmt.Errorf("document %q: %w", d.ID, err)
+			}
+		}
+		if ordered {
+			sks = append(sks, s)
+		} else if s != nil {
+			reuse = s
+		}
+		if err := f.Add(i, s, emit); err != nil {
+			return nil, fmt.Errorf("document %q: %w", d.ID, err)
+		}
+		docs[i].Sketch = nil // decoded: its memory may go
+		if i%1024 == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+	}
+	if ko, ok := f.(keepOrdered); ok && length != nil {
+		ko.SetKeepLength(length)
+	}
+	if err := f.Flush(emit); err != nil {
+		return nil, err
+	}
+	if cfg.AllPairs {
+		pairs = allPairsOf(pairs, uf, len(docs), capabilitiesOf(m).cliques)
+	}
+	var counts Stats
+	for _, p := range pairs {
+		counts.countPair(p)
+	}
+	res.Pairs, res.Similarity, res.Distance = counts.Pairs, counts.Similarity, counts.Distance
+	if opts.Pairs {
+		res.PairLines, res.PairsByDoc = pairLines(st, cfg, m, docs, sks, pairs)
+	}
 	keep := cluster.Keep(uf, cfg.Keep, length)
-	if n, ok := f.CountBelow(keep, 0); ok {
-		res.Below = &n
+	if kc, ok := f.(keptChecker); ok {
+		if n, ok := kc.CountBelow(keep, 0); ok {
+			res.Below = &n
+		}
 	}
 	size := make([]int32, len(keep))
 	for i, k := range keep {
@@ -326,31 +369,111 @@ func JoinComponents(ctx context.Context, cfg Options, docs []JoinDoc, workers in
 	return res, nil
 }
 
+// allPairsOf is Run's writeAllPairs for Options.AllPairs: every two
+// members of each cluster for a cliquer method, else the pairs found;
+// ascending by the later document, then the earlier, each once.
+func allPairsOf(ps []Pair, uf *cluster.UnionFind, n int, cliques bool) []Pair {
+	if cliques {
+		members := map[int][]int{}
+		for i := range n {
+			root := uf.Find(i)
+			members[root] = append(members[root], i)
+		}
+		ps = ps[:0]
+		for i := range n {
+			for _, j := range members[uf.Find(i)] {
+				if j >= i {
+					break
+				}
+				ps = append(ps, Pair{A: j, B: i, Similarity: 1, Distance: -1})
+			}
+		}
+	}
+	slices.SortFunc(ps, func(a, b Pair) int {
+		if a.B != b.B {
+			return a.B - b.B
+		}
+		return a.A - b.A
+	})
+	return slices.CompactFunc(ps, func(a, b Pair) bool { return a.A == b.A && a.B == b.B })
+}
+
+// pairLines are the lines of pairs (documents numbered in docs) and their
+// order in the whole run's pairs file (see JoinResult.PairsByDoc).
+func pairLines(st stager, cfg Options, m Method, docs []JoinDoc, sks []DocSketch, pairs []Pair) ([]JoinPair, bool) {
+	po, _ := st.(pairOrderer)
+	leaderLongest := cfg.Keep == cluster.Longest
+	if l, ok := m.(leaderClusterer); !ok || !l.clustersByLeader() {
+		leaderLongest = false
+	}
+	out := make([]JoinPair, 0, len(pairs))
+	byDoc := true
+	for _, p := range pairs {
+		g := Pair{A: int(docs[p.A].Doc), B: int(docs[p.B].Doc), Similarity: p.Similarity, Distance: p.Distance, Hamming: p.Hamming}
+		var o []byte
+		switch {
+		case cfg.AllPairs:
+			o = binary.BigEndian.AppendUint64(o, uint64(g.B))
+			o = binary.BigEndian.AppendUint64(o, uint64(g.A))
+		case leaderLongest:
+			// Leader clustering reports a pair when it places the later
+			// of the two in keep order (keepRank, by the whole input's
+			// positions).
+			rank := func(i int) int { return keepRank(func(int) int { return docs[i].Len }, int(docs[i].Doc)) }
+			o = binary.BigEndian.AppendUint64(o, uint64(max(rank(p.A), rank(p.B)))^1<<63)
+			byDoc = false
+		case po != nil:
+			var own bool
+			if o, own = po.appendPairOrder(o, g, sks[p.A], sks[p.B]); own {
+				byDoc = false
+			}
+		}
+		if len(o) == 0 { // Run reports the pair at its later document
+			o = binary.BigEndian.AppendUint64(o, uint64(g.B))
+		}
+		out = append(out, JoinPair{Order: o, Line: AppendPairLine(nil, docs[p.A].ID, docs[p.B].ID, p.Similarity, p.Distance, p.Hamming)})
+	}
+	return out, byDoc
+}
+
 // DuplicateIDs is Stats.DuplicateIDs and DuplicateIDsFirst of ids.
 func DuplicateIDs(ids []string) (int, []string) { return duplicateIDs(ids) }
 
 // CountsBelow reports whether a run of cfg reports
 // Stats.RemovedBelowThreshold (the joins that keep the shingle sets).
 func CountsBelow(cfg Options) bool {
-	m, err := stagedMethod(cfg)
-	return err == nil && m.join.needSets()
+	_, st, err := stagedOf(cfg)
+	return err == nil && st.countsBelow()
 }
 
-// StagedFacts is Stats.Params of a run of cfg (before cfg's Spec is
-// resolved: the facts say which parameters were given).
+// StagedFacts is Stats.Params of a run of cfg as planned (before cfg's
+// Spec is resolved: the facts say which parameters were given).
 func StagedFacts(cfg Options) (Facts, error) {
-	m, err := stagedMethod(cfg)
+	m, _, err := stagedOf(cfg)
 	if err != nil {
 		return Facts{}, err
 	}
 	return m.Facts(), nil
 }
 
+// StagedParams is Stats.Params of a staged run of cfg, from the facts
+// planned (StagedFacts) and the number of documents with a sketch: what
+// the method decides at its Finder's Flush (simhash's design).
+func StagedParams(cfg Options, planned Facts, sketched int64) (Facts, error) {
+	_, st, err := stagedOf(cfg)
+	if err != nil {
+		return Facts{}, err
+	}
+	return st.facts(planned, sketched)
+}
+
 // appendStaged writes a sketch in the staged form, the component join's
 // record (compFinder.writeRecord) and the shingle set:
 //
 //	keys   bands x 8 bytes: the band keys, little-endian
-//	slots  k x 2 bytes: the low 16 bits of each slot (all the estimate compares)
+//	slots  k x 2 bytes: the low 16 bits of each slot (all the estimate
+//	       compares); k x 4 bytes, the whole slots, where the join is the
+//	       streaming Finder (stagedSlotBytes), whose index bands them
 //	keff   2 bytes
 //	flag   1 byte: 0 no set (a join that needs none), 1 a set as the
 //	       sketcher left it (with repeats, unsorted), 2 a sorted distinct set
@@ -361,8 +484,14 @@ func (m *minhashMethod) appendStaged(dst []byte, sk *minhashSketch, keys []uint6
 	for _, k := range keys {
 		dst = binary.LittleEndian.AppendUint64(dst, k)
 	}
-	for _, v := range sk.sig {
-		dst = binary.LittleEndian.AppendUint16(dst, uint16(v))
+	if m.stagedSlotBytes() == 4 {
+		for _, v := range sk.sig {
+			dst = binary.LittleEndian.AppendUint32(dst, v)
+		}
+	} else {
+		for _, v := range sk.sig {
+			dst = binary.LittleEndian.AppendUint16(dst, uint16(v))
+		}
 	}
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(sk.keff))
 	if !m.join.needSets() {
@@ -385,10 +514,21 @@ func (m *minhashMethod) appendStaged(dst []byte, sk *minhashSketch, keys []uint6
 
 var errStaged = errors.New("damaged staged sketch")
 
+// stagedSlotBytes is the bytes of a signature slot in the staged form: 2
+// for the component join, which compares the slots' low 16 bits, 4 where
+// the join is the streaming Finder (leader clustering, Options.AllPairs),
+// whose index makes its band keys from the whole slots.
+func (m *minhashMethod) stagedSlotBytes() int {
+	if m.leader || m.allPairs {
+		return 4
+	}
+	return 2
+}
+
 // stagedSetsLen is the number of shingle hashes of docs' staged sketches
 // (an estimate: a damaged sketch counts none).
 func (m *minhashMethod) stagedSetsLen(docs []JoinDoc) int {
-	head := 8*m.params.Bands + 2*m.spec.MinHash.NumPerm + 3
+	head := 8*m.params.Bands + m.stagedSlotBytes()*m.spec.MinHash.NumPerm + 3
 	n := 0
 	for _, d := range docs {
 		if len(d.Sketch) > head {
@@ -404,8 +544,8 @@ func (m *minhashMethod) stagedSetsLen(docs []JoinDoc) int {
 // decodeStaged reads appendStaged's form into sk, reusing its slices and
 // set's memory for the shingle set; it returns set, grown.
 func (m *minhashMethod) decodeStaged(b []byte, sk *minhashSketch, set []uint64) ([]uint64, error) {
-	k, bands := m.spec.MinHash.NumPerm, m.params.Bands
-	head := 8*bands + 2*k + 2
+	k, bands, w := m.spec.MinHash.NumPerm, m.params.Bands, m.stagedSlotBytes()
+	head := 8*bands + w*k + 2
 	if len(b) <= head {
 		return set, errStaged
 	}
@@ -417,14 +557,18 @@ func (m *minhashMethod) decodeStaged(b []byte, sk *minhashSketch, set []uint64) 
 	b = b[8*bands:]
 	sk.sig = slices.Grow(sk.sig[:0], k)[:k]
 	for x := range sk.sig {
-		sk.sig[x] = uint32(binary.LittleEndian.Uint16(b[2*x:]))
+		if w == 4 {
+			sk.sig[x] = binary.LittleEndian.Uint32(b[4*x:])
+		} else {
+			sk.sig[x] = uint32(binary.LittleEndian.Uint16(b[2*x:]))
+		}
 	}
-	sk.keff = int(binary.LittleEndian.Uint16(b[2*k:]))
+	sk.keff = int(binary.LittleEndian.Uint16(b[w*k:]))
 	if sk.keff > k {
 		return set, errStaged
 	}
-	flag := b[2*k+2]
-	b = b[2*k+3:]
+	flag := b[w*k+2]
+	b = b[w*k+3:]
 	sk.set = lazySet{}
 	if flag == 0 {
 		if len(b) != 0 || m.join.needSets() {

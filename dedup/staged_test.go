@@ -27,10 +27,11 @@ func TestStagedSketchDamage(t *testing.T) {
 	if len(got) != 2 || len(got[0].Sketch) == 0 || len(got[1].Sketch) != 0 || len(got[0].Keys) == 0 {
 		t.Fatalf("signed %+v", got)
 	}
-	m, err := stagedMethod(Options{})
+	_, st, err := stagedOf(Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	m := st.(minhashStager).m
 	b := got[0].Sketch
 	var sk minhashSketch
 	if _, err := m.decodeStaged(b, &sk, nil); err != nil {
@@ -52,7 +53,7 @@ func TestStagedSketchDamage(t *testing.T) {
 		c[k] ^= 0xff
 		m.decodeStaged(c, &sk, nil) // must not panic
 	}
-	res, err := JoinComponents(context.Background(), Options{}, []JoinDoc{{Doc: 0, ID: "a", Sketch: b}, {Doc: 1, ID: "a2", Sketch: b}}, 1, t.TempDir())
+	res, err := JoinComponents(context.Background(), Options{}, []JoinDoc{{Doc: 0, ID: "a", Sketch: b}, {Doc: 1, ID: "a2", Sketch: b}}, JoinOptions{Workers: 1, TmpDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

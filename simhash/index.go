@@ -549,6 +549,35 @@ func AllPairsGrouped(fps []Fingerprint, f, k int, opts DesignOptions, same func(
 		})
 }
 
+// PairOrder returns a function that says where AllPairs and
+// AllPairsGrouped, run with a design of d's blocks, report a pair of
+// distinct fingerprints a and b within d's distance: the table that
+// reports it (tables are searched in order, after the groups of identical
+// fingerprints), the pair's key in that table (its buckets are searched
+// in ascending key order; in a bucket, fingerprints in ascending order, Hi
+// then Lo) and the key's length in bits (64 for keys longer than 64 bits,
+// which are hashed). The staged pipeline uses it to merge the pairs of
+// disjoint sets of fingerprints in the order of one call over all of them.
+// The returned function is safe for concurrent use.
+func (d Design) PairOrder() func(a, b Fingerprint) (table int, key uint64, keyBits int) {
+	l := newLayout(d)
+	index := make(map[uint64]int, len(l.tables))
+	for t := range l.tables {
+		index[l.tables[t].blocks] = t
+	}
+	return func(a, b Fingerprint) (int, uint64, int) {
+		a.Hi, a.Lo = a.Hi&l.fpMask.Hi, a.Lo&l.fpMask.Lo
+		b.Hi, b.Lo = b.Hi&l.fpMask.Hi, b.Lo&l.fpMask.Lo
+		t := index[l.firstTable(a, b)]
+		tk := &l.tables[t]
+		bits := tk.bits
+		if l.hashedKeys {
+			bits = 64
+		}
+		return t, l.key(tk, a), bits
+	}
+}
+
 // allPairs groups identical fingerprints (onGroup gets every group of two
 // or more, indexes increasing) and reports every pair of distinct
 // fingerprints within k once (onNear gets their groups).

@@ -476,3 +476,55 @@ func TestTableMasks(t *testing.T) {
 		}
 	}
 }
+
+// TestPairOrder: AllPairsGrouped meets the pairs of distinct fingerprints
+// in the order PairOrder gives (table, key, then the two fingerprints in
+// ascending order), so the pairs of disjoint subsets, merged by it, come
+// in the order of one call over the whole set, for every configuration.
+func TestPairOrder(t *testing.T) {
+	less := func(a, b Fingerprint) int { return cmp.Or(cmp.Compare(a.Hi, b.Hi), cmp.Compare(a.Lo, b.Lo)) }
+	for _, c := range configs() {
+		if c.k == 0 {
+			continue // no pairs of distinct fingerprints
+		}
+		t.Run(fmt.Sprintf("f=%d/k=%d/blocks=%d", c.f, c.k, c.blocks), func(t *testing.T) {
+			r := rand.New(rand.NewPCG(uint64(c.f), uint64(c.k*100+c.blocks)))
+			fps := clustered(r, 1200, c.f, c.k+2)
+			d, err := ChooseDesign(len(fps), c.f, c.k, true, DesignOptions{Blocks: c.blocks})
+			if err != nil {
+				t.Fatal(err)
+			}
+			order := d.PairOrder()
+			type key struct {
+				t    int
+				k    uint64
+				a, b Fingerprint
+			}
+			var keys []key
+			_, err = AllPairsGrouped(fps, c.f, c.k, DesignOptions{Blocks: c.blocks}, func(int, int) {},
+				func(a, b, _ int) {
+					fa, fb := fps[a], fps[b]
+					if less(fb, fa) < 0 {
+						fa, fb = fb, fa
+					}
+					tb, k, kb := order(fa, fb)
+					if kb < 64 && k>>kb != 0 {
+						t.Fatalf("key %x longer than its %d bits", k, kb)
+					}
+					keys = append(keys, key{tb, k, fa, fb})
+				})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(keys) < 50 {
+				t.Fatalf("only %d pairs of distinct fingerprints: too sparse", len(keys))
+			}
+			for x := 1; x < len(keys); x++ {
+				p, q := keys[x-1], keys[x]
+				if c := cmp.Or(cmp.Compare(p.t, q.t), cmp.Compare(p.k, q.k), less(p.a, q.a), less(p.b, q.b)); c >= 0 {
+					t.Fatalf("pair %d (%+v) met after pair %d (%+v)", x, q, x-1, p)
+				}
+			}
+		})
+	}
+}

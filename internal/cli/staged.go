@@ -69,12 +69,10 @@ func runStaged(cmd *cobra.Command, o *dedupOpts, cfg dedup.Options, ropts corpus
 		return refuse("--resume (a rerun of the same command resumes anyway)")
 	case o.report != "":
 		return refuse("--report")
-	case o.pairs != "":
-		return refuse("--pairs")
 	case o.input.skipInvalid:
 		return refuse("--skip-invalid")
-	case o.output == "-" || o.clusters == "-" || o.stats == "-":
-		return usageErr("with --executor the outputs are folders (-o, --clusters) and a file (--stats), not standard output")
+	case o.output == "-" || o.clusters == "-" || o.pairs == "-" || o.stats == "-":
+		return usageErr("with --executor the outputs are folders (-o, --clusters, --pairs) and a file (--stats), not standard output")
 	case len(args) == 0:
 		return usageErr("no INPUT: give files or directories")
 	}
@@ -112,7 +110,7 @@ func runStaged(cmd *cobra.Command, o *dedupOpts, cfg dedup.Options, ropts corpus
 	cfg.Workers = 0
 	plan := &staged.Plan{Version: staged.PlanVersion, Tasks: tasks, Options: cfg, Params: facts,
 		Input: staged.InputOptions{TextField: ropts.TextField, IDField: ropts.IDField, MaxDocBytes: ropts.MaxDocBytes, StreamFormat: ropts.StreamFormat},
-		Kept:  o.output, Clusters: o.clusters, Stats: o.stats, TaskMemory: mem, TaskWorkers: 1}
+		Kept:  o.output, Clusters: o.clusters, Pairs: o.pairs, Stats: o.stats, TaskMemory: mem, TaskWorkers: 1}
 	work, err := objstore.Open(ctx, so.work)
 	if err != nil {
 		return err
@@ -253,6 +251,9 @@ func runStaged(cmd *cobra.Command, o *dedupOpts, cfg dedup.Options, ropts corpus
 		}
 		if o.clusters != "" {
 			fmt.Fprintf(e.stderr, "; clusters in %s/part-*", o.clusters)
+		}
+		if o.pairs != "" {
+			fmt.Fprintf(e.stderr, "; pairs in %s/part-*", o.pairs)
 		}
 		fmt.Fprintln(e.stderr)
 	}

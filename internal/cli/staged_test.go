@@ -101,6 +101,17 @@ func writeLines(t *testing.T, path string, lines []string) {
 	}
 }
 
+// genFiles writes genCorpus(seed, docs) to two files in dir, the first
+// split documents to a.jsonl and the rest to b.jsonl.gz, and returns
+// their paths.
+func genFiles(t *testing.T, dir string, seed uint64, docs, split int) []string {
+	lines := genCorpus(t, seed, docs)
+	a, b := filepath.Join(dir, "a.jsonl"), filepath.Join(dir, "b.jsonl.gz")
+	writeLines(t, a, lines[:split])
+	writeLines(t, b, lines[split:])
+	return []string{a, b}
+}
+
 // concatParts concatenates dir's part-* files in name order; it fails on
 // any other file (a partial or temporary one).
 func concatParts(t *testing.T, dir string, want int) []byte {
@@ -170,6 +181,7 @@ func TestStagedMatchesDedup(t *testing.T) {
 		}
 		many = append(many, f)
 	}
+	gen := []string{a, b}
 	sampleFile := filepath.Join(dir, "sample.jsonl")
 	if err := os.WriteFile(sampleFile, sample.JSONL, 0o644); err != nil {
 		t.Fatal(err)
@@ -179,39 +191,52 @@ func TestStagedMatchesDedup(t *testing.T) {
 		flags []string
 		in    []string
 	}{
-		{"generated", nil, []string{a, b}},
-		{"generated-keep-longest", []string{"--keep", "longest", "--threshold", "0.7"}, []string{a, b}},
+		{"generated", nil, gen},
+		{"generated-keep-longest", []string{"--keep", "longest", "--threshold", "0.7"}, gen},
 		{"sample", nil, []string{sampleFile}},
 		{"many-files", nil, many},
 	} {
-		ref := filepath.Join(dir, c.name+"-ref")
-		os.Mkdir(ref, 0o755)
-		args := append([]string{"dedup", "-q", "-j", "2", "--clusters", ref + "/cl.jsonl", "-o", ref + "/out.jsonl", "--stats", ref + "/st.json"}, c.flags...)
-		if code, _, stderr := runCLI(append(args, c.in...)...); code != 0 {
-			t.Fatalf("%s: dedup: exit %d: %s", c.name, code, stderr)
+		checkStagedMatches(t, dir, c.name, c.flags, c.in, 1, 3, 8)
+	}
+}
+
+// checkStagedMatches runs dedup and the staged job with flags on in, with
+// each number of tasks, and fails unless the staged job's clusters, kept
+// documents and pairs, concatenated, are dedup's, byte for byte, and its
+// stats have dedup's counts.
+func checkStagedMatches(t *testing.T, dir, name string, flags, in []string, tasks ...int) {
+	t.Helper()
+	ref := filepath.Join(dir, name+"-ref")
+	os.Mkdir(ref, 0o755)
+	args := append([]string{"dedup", "-q", "-j", "2", "--clusters", ref + "/cl.jsonl", "-o", ref + "/out.jsonl", "--pairs", ref + "/pairs.jsonl", "--stats", ref + "/st.json"}, flags...)
+	if code, _, stderr := runCLI(append(args, in...)...); code != 0 {
+		t.Fatalf("%s: dedup: exit %d: %s", name, code, stderr)
+	}
+	wantCl, _ := os.ReadFile(ref + "/cl.jsonl")
+	wantOut, _ := os.ReadFile(ref + "/out.jsonl")
+	wantPairs, _ := os.ReadFile(ref + "/pairs.jsonl")
+	wantSt := statsCounts(t, ref+"/st.json")
+	if bytes.Count(wantCl, []byte(`"kept":false`)) == 0 {
+		t.Fatalf("%s: no duplicates in the test corpus", name)
+	}
+	for _, n := range tasks {
+		run := filepath.Join(dir, fmt.Sprintf("%s-%d", name, n))
+		args := append([]string{"dedup", "-q", "--executor", "local", "--tasks", fmt.Sprint(n), "-j", "2", "--work", run + "/work",
+			"--clusters", run + "/cl", "-o", run + "/out", "--pairs", run + "/pairs", "--stats", run + "/st.json"}, flags...)
+		if code, _, stderr := runCLI(append(args, in...)...); code != 0 {
+			t.Fatalf("%s, %d tasks: exit %d: %s", name, n, code, stderr)
 		}
-		wantCl, _ := os.ReadFile(ref + "/cl.jsonl")
-		wantOut, _ := os.ReadFile(ref + "/out.jsonl")
-		wantSt := statsCounts(t, ref+"/st.json")
-		if bytes.Count(wantCl, []byte(`"kept":false`)) == 0 {
-			t.Fatalf("%s: no duplicates in the test corpus", c.name)
+		if got := concatParts(t, run+"/cl", n); !bytes.Equal(got, wantCl) {
+			t.Errorf("%s, %d tasks: the clusters differ from dedup's", name, n)
 		}
-		for _, n := range []int{1, 3, 8} {
-			run := filepath.Join(dir, fmt.Sprintf("%s-%d", c.name, n))
-			args := append([]string{"dedup", "-q", "--executor", "local", "--tasks", fmt.Sprint(n), "-j", "2", "--work", run + "/work",
-				"--clusters", run + "/cl", "-o", run + "/out", "--stats", run + "/st.json"}, c.flags...)
-			if code, _, stderr := runCLI(append(args, c.in...)...); code != 0 {
-				t.Fatalf("%s, %d tasks: exit %d: %s", c.name, n, code, stderr)
-			}
-			if got := concatParts(t, run+"/cl", n); !bytes.Equal(got, wantCl) {
-				t.Errorf("%s, %d tasks: the clusters differ from dedup's", c.name, n)
-			}
-			if got := concatParts(t, run+"/out", n); !bytes.Equal(got, wantOut) {
-				t.Errorf("%s, %d tasks: the kept documents differ from dedup's", c.name, n)
-			}
-			if got := statsCounts(t, run+"/st.json"); got != wantSt {
-				t.Errorf("%s, %d tasks: stats differ:\n%s\nwant\n%s", c.name, n, got, wantSt)
-			}
+		if got := concatParts(t, run+"/out", n); !bytes.Equal(got, wantOut) {
+			t.Errorf("%s, %d tasks: the kept documents differ from dedup's", name, n)
+		}
+		if got := concatParts(t, run+"/pairs", n); !bytes.Equal(got, wantPairs) {
+			t.Errorf("%s, %d tasks: the pairs differ from dedup's", name, n)
+		}
+		if got := statsCounts(t, run+"/st.json"); got != wantSt {
+			t.Errorf("%s, %d tasks: stats differ:\n%s\nwant\n%s", name, n, got, wantSt)
 		}
 	}
 }
@@ -287,13 +312,17 @@ func TestStagedBadInput(t *testing.T) {
 	if code != ExitFailure || !strings.Contains(stderr, "exit status 3") || !strings.Contains(stderr, "task sign 1 (shard 1: ") || !strings.Contains(stderr, b+":11") {
 		t.Errorf("bad record: exit %d: %s", code, stderr)
 	}
-	code, _, stderr = runCLI("dedup", "-q", "--executor", "local", "--method", "simhash", "--work", filepath.Join(dir, "w3"), a)
-	if code != ExitUsage || !strings.Contains(stderr, "--executor") {
-		t.Errorf("simhash: exit %d: %s", code, stderr)
-	}
-	code, _, stderr = runCLI("dedup", "-q", "--executor", "local", "--cluster", "leader", "--work", filepath.Join(dir, "w4"), a)
-	if code != ExitUsage || !strings.Contains(stderr, "leader") {
-		t.Errorf("leader: exit %d: %s", code, stderr)
+	for _, c := range []struct{ flags, want string }{
+		{"--method bloom", "depends on every key inserted before it"},
+		{"--method jaccard", "not keyed"},
+		{"--method simhash --weights tfidf", "--idf"},
+		{"--pairs -", "folders"},
+	} {
+		args := append([]string{"dedup", "-q", "--executor", "local", "--work", filepath.Join(dir, "w3")}, strings.Fields(c.flags)...)
+		code, _, stderr = runCLI(append(args, a)...)
+		if code != ExitUsage || !strings.Contains(stderr, "--executor") && !strings.Contains(stderr, "with --executor") || !strings.Contains(stderr, c.want) {
+			t.Errorf("%s: exit %d: %s", c.flags, code, stderr)
+		}
 	}
 }
 

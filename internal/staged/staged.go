@@ -81,9 +81,11 @@ type Plan struct {
 	// when the plan cut the input by file sizes without counting (the
 	// sign tasks' metas count them).
 	Documents int64 `json:"documents"`
-	// Outputs: folders (Kept, Clusters) and a file (Stats); "" for none.
+	// Outputs: folders (Kept, Clusters, Pairs) and a file (Stats); ""
+	// for none.
 	Kept     string `json:"kept,omitempty"`
 	Clusters string `json:"clusters,omitempty"`
+	Pairs    string `json:"pairs,omitempty"`
 	Stats    string `json:"stats,omitempty"`
 	// TaskMemory is every task's memory budget in bytes, TaskWorkers the
 	// goroutines a task sketches or joins with.
@@ -386,6 +388,7 @@ type signMetaFile struct {
 	Empty       int   `json:"empty"`
 	InputBytes  int64 `json:"input_bytes"`
 	Traditional int   `json:"traditional"`
+	Sketched    int64 `json:"sketched"` // documents with a sketch
 }
 
 func (j *Job) getJSON(ctx context.Context, name string, v any) error {

@@ -45,6 +45,7 @@ func (j *Job) sign(ctx context.Context, s int) error {
 	cfg := p.Options
 	cfg.Workers = p.TaskWorkers
 	var n uint32
+	var sketched int64
 	in := dedup.Input{Options: p.Input.corpus()}
 	var stats *dedup.Stats
 	// The ids and the sketches stream to their files as the documents
@@ -64,6 +65,9 @@ func (j *Job) sign(ctx context.Context, s int) error {
 				sketches = append(sketches, d.Sketch...)
 				if _, err := skW.Write(sketches); err != nil {
 					return err
+				}
+				if len(d.Sketch) > 0 {
+					sketched++
 				}
 				for b, k := range d.Keys {
 					x := mixKey(b, k)
@@ -105,7 +109,7 @@ func (j *Job) sign(ctx context.Context, s int) error {
 			return err
 		}
 	}
-	return j.putJSON(ctx, signMeta(s), signMetaFile{Documents: int64(stats.Documents), Empty: stats.Empty, InputBytes: stats.InputBytes, Traditional: stats.Traditional})
+	return j.putJSON(ctx, signMeta(s), signMetaFile{Documents: int64(stats.Documents), Empty: stats.Empty, InputBytes: stats.InputBytes, Traditional: stats.Traditional, Sketched: sketched})
 }
 
 // bucket: merge partition q of every shard (each sorted by its sign task)
@@ -533,6 +537,7 @@ type joinStatsFile struct {
 	Removed    int         `json:"removed"`
 	Pairs      int         `json:"pairs"`
 	Similarity [20]int     `json:"similarity"`
+	Distance   []int       `json:"distance,omitempty"`
 	Sizes      map[int]int `json:"sizes"`
 	Below      *int        `json:"below,omitempty"`
 }
@@ -589,8 +594,15 @@ func (j *Job) join(ctx context.Context, g int) error {
 			docs = append(docs, dedup.JoinDoc{Doc: int64(doc), ID: string(id), Len: int(length), Sketch: sk})
 		}
 	}
-	res, err := dedup.JoinComponents(ctx, j.Plan.Options, docs, max(j.Plan.TaskWorkers, 1), j.tmpDir())
+	sketched, err := j.sketched(ctx)
 	if err != nil {
+		return err
+	}
+	res, err := dedup.JoinComponents(ctx, j.Plan.Options, docs, dedup.JoinOptions{Workers: max(j.Plan.TaskWorkers, 1), TmpDir: j.tmpDir(), Sketched: sketched, Pairs: j.Plan.Pairs != ""})
+	if err != nil {
+		return err
+	}
+	if err := j.putJoinPairs(ctx, g, res, off); err != nil {
 		return err
 	}
 	out := make([][]byte, j.Plan.Tasks)
@@ -608,7 +620,7 @@ func (j *Job) join(ctx context.Context, g int) error {
 			return err
 		}
 	}
-	return j.putJSON(ctx, joinStats(g), joinStatsFile{Documents: int64(len(docs)), Removed: len(res.Removed), Pairs: res.Pairs, Similarity: res.Similarity, Sizes: res.Sizes, Below: res.Below})
+	return j.putJSON(ctx, joinStats(g), joinStatsFile{Documents: int64(len(docs)), Removed: len(res.Removed), Pairs: res.Pairs, Similarity: res.Similarity, Distance: res.Distance, Sizes: res.Sizes, Below: res.Below})
 }
 
 // writeMetaFile is a write task's count.
@@ -712,6 +724,9 @@ func (j *Job) write(ctx context.Context, s int) error {
 			return err
 		}
 	}
+	if err := j.writePairs(ctx, s); err != nil {
+		return err
+	}
 	return j.putJSON(ctx, writeMeta(s), writeMetaFile{Kept: meta.Documents - int64(len(rms))})
 }
 
@@ -775,13 +790,14 @@ func (j *Job) writeKept(ctx context.Context, s int, rms []removal, docs int64) e
 // finish: the counts of --stats, as neardup dedup reports them.
 func (j *Job) finish(ctx context.Context) error {
 	p := j.Plan
-	st := &dedup.Stats{Method: "minhash", Workers: p.TaskWorkers}
+	st := &dedup.Stats{Workers: p.TaskWorkers}
 	spec, err := p.Options.ResolveSpec()
 	if err != nil {
 		return err
 	}
-	st.Spec, st.Params = spec, p.Params
+	st.Method, st.Spec = spec.Method.String(), spec
 	var ids []string
+	var sketched int64
 	var grouped int64
 	sizes := map[int]int{}
 	for s := range p.Tasks {
@@ -793,6 +809,7 @@ func (j *Job) finish(ctx context.Context) error {
 		st.Documents += int(m.Documents)
 		st.Empty += m.Empty
 		st.InputBytes += m.InputBytes
+		sketched += m.Sketched
 		var w writeMetaFile
 		if err := j.getJSON(ctx, writeMeta(s), &w); err != nil {
 			return err
@@ -825,6 +842,12 @@ func (j *Job) finish(ctx context.Context) error {
 		for k, v := range js.Similarity {
 			st.Similarity[k] += v
 		}
+		for k, v := range js.Distance {
+			for len(st.Distance) <= k {
+				st.Distance = append(st.Distance, 0)
+			}
+			st.Distance[k] += v
+		}
 		for n, c := range js.Sizes {
 			sizes[n] += c
 		}
@@ -834,6 +857,9 @@ func (j *Job) finish(ctx context.Context) error {
 			}
 			*st.RemovedBelowThreshold += *js.Below
 		}
+	}
+	if st.Params, err = dedup.StagedParams(p.Options, p.Params, sketched); err != nil {
+		return err
 	}
 	if one := int64(st.Documents) - grouped; one > 0 {
 		sizes[1] += int(one)

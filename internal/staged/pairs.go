@@ -1,0 +1,175 @@
+package staged
+
+import (
+	"bufio"
+	"bytes"
+	"container/heap"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"math/bits"
+
+	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/internal/objstore"
+)
+
+// The pairs file (--pairs P): each join task writes its pairs' lines to
+// one file a pairs shard, join/g/p-i, each line after its place in the
+// whole run's pairs file (dedup.JoinPair.Order), in that order; write task
+// i merges the files of shard i of every join into P/part-i.jsonl. Shard
+// i holds the pairs that dedup writes while it reads input shard i (the
+// pairs are in the order of the documents that report them), or, for the
+// orders that are not by document, the i-th N-th of the 64-bit positions
+// that begin the orders: in both cases every pair of shard i comes before
+// every pair of shard i+1 in dedup's file.
+
+func joinPairs(g, s int) string { return fmt.Sprintf("join/%05d/p-%05d", g, s) }
+
+// sketched is how many documents of the whole input have a sketch.
+func (j *Job) sketched(ctx context.Context) (int64, error) {
+	var n int64
+	for s := range j.Plan.Tasks {
+		var m signMetaFile
+		if err := j.getJSON(ctx, signMeta(s), &m); err != nil {
+			return 0, err
+		}
+		n += m.Sketched
+	}
+	return n, nil
+}
+
+// putJoinPairs writes join g's pairs, one file a pairs shard.
+func (j *Job) putJoinPairs(ctx context.Context, g int, res *dedup.JoinResult, off []int64) error {
+	if j.Plan.Pairs == "" {
+		return nil
+	}
+	n := j.Plan.Tasks
+	out := make([][]byte, n)
+	s := 0
+	for _, p := range res.PairLines {
+		if len(p.Order) < 8 {
+			return fmt.Errorf("join %d: a pair's order of %d bytes", g, len(p.Order))
+		}
+		at := binary.BigEndian.Uint64(p.Order)
+		if res.PairsByDoc {
+			for s > 0 && int64(at) < off[s] {
+				s--
+			}
+			for s < n-1 && int64(at) >= off[s+1] {
+				s++
+			}
+		} else {
+			hi, _ := bits.Mul64(at, uint64(n))
+			s = int(hi)
+		}
+		o := appendUvarint(out[s], uint64(len(p.Order)))
+		o = append(o, p.Order...)
+		o = appendUvarint(o, uint64(len(p.Line)))
+		out[s] = append(o, p.Line...)
+	}
+	for s, b := range out {
+		if err := j.Work.PutBytes(ctx, joinPairs(g, s), b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// pairsSource is one join's pairs of a shard, read in order.
+type pairsSource struct {
+	r           *reader
+	g           int
+	order, line []byte
+}
+
+func (p *pairsSource) next() (bool, error) {
+	if p.r.atEOF() {
+		return false, nil
+	}
+	var err error
+	if p.order, err = p.r.bytes(p.order); err != nil {
+		return false, err
+	}
+	if p.line, err = p.r.bytes(p.line); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// pairsHeap orders the sources by their current pair, then by join.
+type pairsHeap []*pairsSource
+
+func (h pairsHeap) Len() int { return len(h) }
+func (h pairsHeap) Less(a, b int) bool {
+	if c := bytes.Compare(h[a].order, h[b].order); c != 0 {
+		return c < 0
+	}
+	return h[a].g < h[b].g
+}
+func (h pairsHeap) Swap(a, b int) { h[a], h[b] = h[b], h[a] }
+func (h *pairsHeap) Push(x any)   { *h = append(*h, x.(*pairsSource)) }
+func (h *pairsHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// writePairs merges pairs shard s of every join into P/part-s.jsonl.
+func (j *Job) writePairs(ctx context.Context, s int) error {
+	if j.Plan.Pairs == "" {
+		return nil
+	}
+	out, err := objstore.Open(ctx, j.Plan.Pairs)
+	if err != nil {
+		return err
+	}
+	defer out.Close()
+	return out.Put(ctx, PartName(s), func(w io.Writer) error {
+		var h pairsHeap
+		defer func() {
+			for _, p := range h {
+				p.r.Close()
+			}
+		}()
+		for g := range j.Plan.Tasks {
+			r, err := j.open(ctx, joinPairs(g, s))
+			if err != nil {
+				return err
+			}
+			p := &pairsSource{r: r, g: g}
+			ok, err := p.next()
+			if err != nil || !ok {
+				r.Close()
+				if err != nil {
+					return err
+				}
+				continue
+			}
+			h = append(h, p)
+		}
+		heap.Init(&h)
+		bw := bufio.NewWriterSize(w, 1<<20)
+		for n := 0; len(h) > 0; n++ {
+			if n%4096 == 0 && ctx.Err() != nil {
+				return ctx.Err()
+			}
+			p := h[0]
+			if _, err := bw.Write(p.line); err != nil {
+				return err
+			}
+			ok, err := p.next()
+			if err != nil {
+				return err
+			}
+			if ok {
+				heap.Fix(&h, 0)
+			} else {
+				p.r.Close()
+				heap.Pop(&h)
+			}
+		}
+		return bw.Flush()
+	})
+}
