@@ -186,7 +186,7 @@ func TestStagedPrintRuns(t *testing.T) {
 	if ee, ok := err.(*exec.ExitError); ok {
 		code = ee.ExitCode()
 	}
-	if code != ExitInvalidData || !strings.Contains(string(out), "task sign 1 (shard 1: "+a+" documents 160-300, "+bad+" documents 0-21): "+bad+":21") {
+	if code != ExitInvalidData || !strings.Contains(string(out), "task sign 1 (shard 1: "+bad+"): "+bad+":21") {
 		t.Errorf("the printed script with a bad record: exit %d (want %d): %s", code, ExitInvalidData, out)
 	}
 	if _, err := os.Stat(filepath.Join(run, "work", staged.Marker("sign", 1))); err == nil {

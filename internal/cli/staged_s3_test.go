@@ -248,7 +248,9 @@ func TestStagedObjectStorageKill(t *testing.T) {
 	putObjects(t, bucket+"/in", stagedCorpus(t, dir))
 	wantCl, wantOut, _ := stagedReference(t, dir)
 	run := func(name string) (int, string) {
-		args := []string{"dedup", "-q", "--executor", "local", "--tasks", "3", "-j", "2", "--work", bucket + "/" + name + "/work",
+		// Four tasks for three files: the plan counts the documents and
+		// cuts within files, so shard 1 streams across two of them.
+		args := []string{"dedup", "-q", "--executor", "local", "--tasks", "4", "-j", "2", "--work", bucket + "/" + name + "/work",
 			"--clusters", bucket + "/" + name + "/cl", "-o", bucket + "/" + name + "/out", bucket + "/in"}
 		code, _, stderr := runCLI(args...)
 		return code, stderr
@@ -266,14 +268,14 @@ func TestStagedObjectStorageKill(t *testing.T) {
 		gone  []string // objects the killed task had not finished
 		what  string   // what the error says the task worked on
 	}{
-		// Sign task 1 reads a.jsonl from document 233: killed at its
+		// Sign task 1 reads a.jsonl from document 175: killed at its
 		// 250th read, while its ids and sketches stream to S3.
 		{"sign", taskKillReadEnv, "sign:1:250:", []string{"work/sign/00001/ids", "work/sign/00001/sketches", "work/sign/00001/meta.json"},
-			"; shard 1: " + bucket + "/in/a.jsonl documents 233-300, " + bucket + "/in/b.jsonl.gz documents 0-166, work folder " + bucket + "/sign/work; log: "},
+			"; shard 1: " + bucket + "/in/a.jsonl documents 175-300, " + bucket + "/in/b.jsonl.gz documents 0-50, work folder " + bucket + "/sign/work; log: "},
 		// Write task 1 has put its clusters part, and is killed while
 		// it reads its shard again for the kept records.
 		{"write", taskKillReadEnv, "write:1:250:", []string{"out/part-00001.jsonl", "work/write/00001.json"},
-			"; shard 1: " + bucket + "/in/a.jsonl documents 233-300"},
+			"; shard 1: " + bucket + "/in/a.jsonl documents 175-300"},
 		{"join", taskCrashEnv, "join:1:", nil, "; work folder " + bucket + "/join/work; log: "},
 	} {
 		t.Run(c.stage, func(t *testing.T) {
@@ -299,10 +301,10 @@ func TestStagedObjectStorageKill(t *testing.T) {
 				t.Fatalf("rerun: exit %d: %s", code, stderr)
 			}
 			t.Logf("killed run %v, rerun %v", killed.Round(time.Millisecond), time.Since(began).Round(time.Millisecond))
-			if got := concatObjects(t, bucket+"/"+c.stage+"/cl", 3); !bytes.Equal(got, wantCl) {
+			if got := concatObjects(t, bucket+"/"+c.stage+"/cl", 4); !bytes.Equal(got, wantCl) {
 				t.Errorf("clusters differ after the resume")
 			}
-			if got := concatObjects(t, bucket+"/"+c.stage+"/out", 3); !bytes.Equal(got, wantOut) {
+			if got := concatObjects(t, bucket+"/"+c.stage+"/out", 4); !bytes.Equal(got, wantOut) {
 				t.Errorf("kept documents differ after the resume")
 			}
 			if got := objectNames(t, bucket+"/"+c.stage); !slices.Equal(got, clean) {
@@ -342,7 +344,7 @@ func TestStagedObjectStorageErrors(t *testing.T) {
 		defer f.PutBytes(context.Background(), "b.jsonl", mustRead(t, dir+"/b.jsonl"))
 		code, _, stderr := runCLI("task", "--work", work, "sign", "1")
 		t.Logf("task, input gone: exit %d: %s", code, stderr)
-		if code != ExitFailure || !strings.Contains(stderr, "task sign 1 (shard 1: "+bucket+"/in/b.jsonl documents 0-50): open "+bucket+"/in/b.jsonl: file does not exist") {
+		if code != ExitFailure || !strings.Contains(stderr, "task sign 1 (shard 1: "+bucket+"/in/b.jsonl): open "+bucket+"/in/b.jsonl: file does not exist") {
 			t.Errorf("task with its input gone: exit %d: %s", code, stderr)
 		}
 		if marker(work, "sign", 1) {
@@ -361,7 +363,7 @@ func TestStagedObjectStorageErrors(t *testing.T) {
 		work := bucket + "/w2"
 		code, _, stderr := runCLI("dedup", "-q", "--executor", "local", "--tasks", "2", "--work", work, "--clusters", bucket+"/cl2", bucket+"/bad")
 		t.Logf("bad record: exit %d: %s", code, stderr)
-		shard := "shard 1: " + bucket + "/bad/a.jsonl documents 30-50, " + bucket + "/bad/b.jsonl documents 0-11"
+		shard := "shard 1: " + bucket + "/bad/b.jsonl" // two files, two tasks: a file each
 		want := []string{"stage sign, task 1 failed (exit status 3); " + shard + ", work folder " + work + "; log: ",
 			"task sign 1 (" + shard + "): " + bucket + "/bad/b.jsonl:11 (offset 6"}
 		for _, w := range want {
