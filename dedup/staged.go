@@ -139,6 +139,7 @@ func SketchRanges(ctx context.Context, cfg Options, in Input, open OpenFunc, ran
 	}
 	r.stats.Params = m.Facts()
 	r.stats.Traditional = int(r.traditional.Load())
+	r.stats.HTMLNoMainContent = int(r.noMain.Load())
 	return r.stats, nil
 }
 

@@ -12,10 +12,13 @@ import (
 // MainText appends the main content of the HTML document read from r to
 // dst: the article or documentation body without the site's navigation,
 // menus, headers, footers, sidebars, comment sections and "related" link
-// lists. It returns the extended buffer and whether main content was found;
-// when it was not (a page of links only, a fragment too short to score), the
-// text appended is the whole visible text, exactly what [HTMLToText]
-// appends. The error is that of HTMLToText.
+// lists. It returns the extended buffer and whether main content was found,
+// that is whether some block of text scored as a candidate. When none did
+// (a page of links only, a fragment too short to score, a page whose text
+// is all hidden or empty), the text appended is the page's main element
+// (role="main" or main) or else the whole page without its unlikely
+// content, and when that is empty the whole visible text, exactly what
+// [HTMLToText] appends. The error is that of HTMLToText.
 //
 // The text is produced by the same rules as HTMLToText (entities decoded,
 // scripts and styles dropped, block elements on lines of their own); only
@@ -99,14 +102,15 @@ type mseg struct {
 const maxMainDepth = 512
 
 type mainExtractor struct {
-	w     htmlWriter
-	dst0  int // len(dst) on entry
-	nodes []mnode
-	segs  []mseg
-	stack []int32 // open nodes, innermost last
-	deep  int     // blocks opened beyond maxMainDepth
-	attr  []byte  // scratch for class and id
-	strip bool    // unlikely content is out (the first attempt)
+	w      htmlWriter
+	dst0   int // len(dst) on entry
+	nodes  []mnode
+	segs   []mseg
+	stack  []int32 // open nodes, innermost last
+	deep   int     // blocks opened beyond maxMainDepth
+	attr   []byte  // scratch for class and id
+	strip  bool    // unlikely content is out (the first attempt)
+	scored bool    // choose found a scoring candidate
 }
 
 func (m *mainExtractor) init(dst []byte) {
@@ -369,15 +373,16 @@ func (m *mainExtractor) extract() ([]byte, bool) {
 	// the longer result wins.
 	m.strip = true
 	out, ok := m.choose()
+	scored := m.scored
 	if ok && utf8.RuneCount(out[m.dst0:]) >= minMainRunes {
-		return out, true
+		return out, scored
 	}
 	m.strip = false
 	out2, ok2 := m.choose()
 	if ok2 && (!ok || len(out2) > len(out)) {
-		return out2, true
+		return out2, m.scored
 	}
-	return out, ok
+	return out, ok && scored
 }
 
 // minMainRunes is the length below which a result is tried again without
@@ -421,6 +426,7 @@ func (m *mainExtractor) choose() ([]byte, bool) {
 		}
 	}
 	top, best := -1, 0.0
+	m.scored = false
 	for i := range nodes {
 		n := &nodes[i]
 		if !n.scored {
@@ -441,8 +447,10 @@ func (m *mainExtractor) choose() ([]byte, bool) {
 				break
 			}
 		}
+		m.scored = top > 0 // the page names its main content
 		return m.keep(top, false)
 	}
+	m.scored = true
 	// Raise the candidate while an ancestor scores well, or holds only it.
 	last, threshold := best, best/3
 	for p := nodes[top].parent; p > 0; p = nodes[p].parent {
