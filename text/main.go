@@ -48,6 +48,9 @@ import (
 //   - Inside the kept blocks, unlikely content and link lists (blocks of
 //     at least 25 characters, more than half of them in links) are
 //     dropped.
+//   - The page's title heading is kept when the chosen blocks leave it
+//     out: the first h1-h3 whose text begins or ends the title element's
+//     and makes at least half of it (the rest is the site's name).
 //
 // MainText reads r to the end. Its cost is that of HTMLToText plus work
 // linear in the number of elements.
@@ -109,13 +112,15 @@ type mainExtractor struct {
 	stack  []int32 // open nodes, innermost last
 	deep   int     // blocks opened beyond maxMainDepth
 	attr   []byte  // scratch for class and id
+	title  []byte  // the text of the title element
 	strip  bool    // unlikely content is out (the first attempt)
-	scored bool    // choose found a scoring candidate
+	scored bool    // choose found a candidate: a block that scored, or a main element
 }
 
 func (m *mainExtractor) init(dst []byte) {
 	m.w = htmlWriter{dst: dst, start: len(dst)}
 	m.dst0 = len(dst)
+	m.title = m.title[:0]
 	m.nodes = append(m.nodes[:0], mnode{parent: -1, tag: atom.Body})
 	m.stack = append(m.stack[:0], 0)
 }
@@ -521,6 +526,7 @@ func (m *mainExtractor) keepFrom(top int, siblings, noLinks bool) ([]byte, bool)
 		}
 		keep[i] = true
 	}
+	m.keepTitle(keep)
 	out := m.w.dst[:m.dst0:m.dst0]
 	out = m.appendKept(out, keep)
 	if len(out) == m.dst0 {
@@ -574,4 +580,44 @@ func (m *mainExtractor) appendKept(out []byte, keep []bool) []byte {
 		prev = k
 	}
 	return out
+}
+
+// maxTitle bounds the title text kept for matching headings.
+const maxTitle = 1024
+
+// keepTitle adds to the kept nodes the page's title heading when the
+// content chosen leaves it out: the first h1, h2 or h3 whose text begins
+// or ends the title element's text ("Heading - Site", "Site | Heading")
+// and is at least half of it, as a blog's post title above or below its
+// body, in a block of its own. The heading names what the page is about,
+// as the title does for the reader; the site's name, which makes the rest
+// of the title and is often a heading too, is shorter than half of it
+// and stays out, and so does the title element itself.
+func (m *mainExtractor) keepTitle(keep []bool) {
+	title := bytes.Join(bytes.Fields(m.title), []byte(" "))
+	if len(title) == 0 {
+		return
+	}
+	var h []byte
+	for i := 1; i < len(m.nodes); i++ {
+		n := &m.nodes[i]
+		if n.tag != atom.H1 && n.tag != atom.H2 && n.tag != atom.H3 || n.own == 0 || n.hidden {
+			continue
+		}
+		h = h[:0]
+		for _, s := range m.segs[:n.last] {
+			if int(s.node) == i {
+				if len(h) > 0 {
+					h = append(h, ' ')
+				}
+				h = append(h, m.w.dst[s.start:s.end]...)
+			}
+		}
+		h = bytes.Join(bytes.Fields(h), []byte(" "))
+		if 2*len(h) < len(title) || !bytes.HasPrefix(title, h) && !bytes.HasSuffix(title, h) {
+			continue
+		}
+		keep[i] = true // already kept, or kept now
+		return
+	}
 }

@@ -55,6 +55,12 @@ func TestMainText(t *testing.T) {
 			postText + "\nA reader's comment, also long enough to be scored as a paragraph.", true},
 		{"links only", `<ul><li><a href="/a">a</a></li><li><a href="/b">b</a></li></ul>`, "a\nb", false},
 		{"all hidden", `<div hidden>only hidden text</div>`, "only hidden text", false},
+		// The post's title heading sits outside the post's block; the
+		// title element names it, and it belongs to the content. The
+		// site's heading does not match the title and stays out.
+		{"title heading", `<html><head><title>Le manoir derri&egrave;re le palmier | Photos aggregator</title></head><body><h1><a href="/">Photos aggregator</a></h1>` +
+			`<div class="post"><p>` + postText + `</p></div><div class="main_meta"><h2>Le manoir  derrière le palmier</h2><ul><li>February 10th, 2012</li></ul></div></body></html>`,
+			postText + "\nLe manoir derrière le palmier", true},
 		{"unclosed", "<div><p>one paragraph of text that is long enough to count<p>and another one that is long enough", "one paragraph of text that is long enough to count\nand another one that is long enough", true},
 	}
 	for _, tc := range tests {
