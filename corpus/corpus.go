@@ -19,7 +19,7 @@
 //     one document per response, resource or conversion record (every ARC
 //     record) with a text payload. The HTTP envelope is skipped, transfer and
 //     content codings undone, the charset decoded to UTF-8, HTML turned into
-//     text by text.HTMLToText. ID is the target URI, or the WARC header named
+//     text by text.HTMLToText (text.MainText with Options.HTMLMain). ID is the target URI, or the WARC header named
 //     by Options.IDField when a record has it (e.g. "WARC-TREC-ID"); Raw is
 //     {"id", "url", "date", "content_type", "text"}. See WARC.
 //   - .parquet: one document per row; text and id columns by name; Raw has
@@ -140,6 +140,14 @@ type Options struct {
 	// name says nothing): "" or "jsonl" for JSON Lines, "txt" for plain
 	// text, one document per line. Files go by their names.
 	StreamFormat string
+	// HTMLMain makes web archive readers turn HTML payloads into text
+	// with text.MainText, the page's main content without its navigation,
+	// menus, sidebars and footers, instead of text.HTMLToText, the whole
+	// visible text. Normalising with text.Options.HTML on and HTMLAll off
+	// (neardup's --html) wants it, so that pages read from WARC and ARC
+	// files are compared on what JSONL pages marked as HTML are. Other
+	// formats ignore it.
+	HTMLMain bool
 }
 
 func (o Options) withDefaults() Options {

@@ -121,9 +121,11 @@ func FuzzPayload(f *testing.F) {
 	f.Add([]byte(`<meta charset="x-unknown">abc`), "text/html; charset=\"utf-8-sig\"")
 	f.Add([]byte("1f\r\nabc"), "")
 	f.Fuzz(func(t *testing.T, body []byte, ct string) {
-		out, _ := payloadText(nil, body, ct)
-		if !utf8.Valid(out) {
-			t.Fatalf("payloadText(%q, %q) = %q: invalid UTF-8", body, ct, out)
+		for _, main := range []bool{false, true} {
+			out, _ := payloadText(nil, body, ct, main)
+			if !utf8.Valid(out) {
+				t.Fatalf("payloadText(%q, %q, main %v) = %q: invalid UTF-8", body, ct, main, out)
+			}
 		}
 		decodeBody(body, "chunked", ct, 1<<16) // content coding from the fuzzer
 	})

@@ -137,7 +137,7 @@ type payloadKind uint8
 const (
 	kindSkip  payloadKind = iota // not text: no document
 	kindPlain                    // text/*: the decoded text as it is
-	kindHTML                     // text/html, application/xhtml+xml: HTMLToText
+	kindHTML                     // text/html, application/xhtml+xml: HTMLToText or MainText
 )
 
 // kindOf classifies a payload by its media type, sniffing the content when
@@ -240,9 +240,10 @@ func toUTF8(body []byte, contentType string) []byte {
 }
 
 // payloadText appends the text of a payload to dst: HTML through
-// text.HTMLToText, other text as it is, both after decoding the charset.
-// ok is false for payloads that are not text.
-func payloadText(dst, body []byte, contentType string) (out []byte, ok bool) {
+// text.HTMLToText, or text.MainText when main is set, other text as it is,
+// all after decoding the charset. ok is false for payloads that are not
+// text.
+func payloadText(dst, body []byte, contentType string, main bool) (out []byte, ok bool) {
 	kind := kindOf(contentType, body)
 	if kind == kindSkip {
 		return dst, false
@@ -251,6 +252,6 @@ func payloadText(dst, body []byte, contentType string) (out []byte, ok bool) {
 	if kind == kindPlain {
 		return append(dst, body...), true
 	}
-	out, _ = text.HTMLToText(dst, bytes.NewReader(body)) // a bytes.Reader never fails
+	out, _, _ = text.ExtractHTML(dst, bytes.NewReader(body), !main) // a bytes.Reader never fails
 	return out, true
 }

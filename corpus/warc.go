@@ -37,7 +37,9 @@ const (
 // coding are undone when the body really is encoded, the charset of the
 // HTTP Content-Type (else of the record's Content-Type, else a byte order
 // mark or <meta> charset) is decoded to UTF-8, and HTML (text/html,
-// application/xhtml+xml) is turned into text with text.HTMLToText. Other
+// application/xhtml+xml) is turned into text with text.HTMLToText (the
+// whole visible text), or with text.MainText (the main content) when
+// Options.HTMLMain is set. Other
 // text/* payloads are kept as they are. Other records (warcinfo,
 // request, metadata, revisit), resource records with a metadata:// URI
 // (crawler logs and settings), payloads that are not text (images, PDF)
@@ -243,7 +245,7 @@ func (w *WARC) nextDoc(start int64) bool {
 		return false
 	}
 	var ok bool
-	w.text, ok = payloadText(w.text[:0], body, ct)
+	w.text, ok = payloadText(w.text[:0], body, ct, w.opts.HTMLMain)
 	if !ok {
 		return false
 	}

@@ -309,3 +309,81 @@ func TestWARCSamples(t *testing.T) {
 		t.Errorf("ClueWeb09 copies differ or lack TREC ids: %v %v", errA, errB)
 	}
 }
+
+// TestWARCSamplesMainContent reads the sample archives with and without
+// Options.HTMLMain: the same documents, the text of other payloads (the
+// CDX listings of the wayback-topic-1 file) unchanged, each page's main
+// content made of words of its whole visible text and, over all pages,
+// shorter; on a
+// ClueWeb12 blog page the template (tag cloud, credits) is gone and the
+// post and its title heading stay.
+func TestWARCSamplesMainContent(t *testing.T) {
+	if _, err := os.Stat(sampleDir); err != nil {
+		t.Skip("no sample archives at", sampleDir)
+	}
+	files := []string{"cc-arc-2010-small-sample-1262850551027_8.arc", "clueweb09-en0000-00.warc.gz", "clueweb12-0000tw-00.warc.gz", "wayback-topic-1--20201003083220753-00000.warc.gz"}
+	if !raceEnabled {
+		files = append(files, "cc-arc-2008-small-sample-1213893279526_0.arc", "wayback-snapshot-topic-02.warc.gz")
+	}
+	for _, file := range files {
+		t.Run(file, func(t *testing.T) {
+			whole, err := readFile(t, filepath.Join(sampleDir, file), Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			main, err := readFile(t, filepath.Join(sampleDir, file), Options{HTMLMain: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(main) != len(whole) {
+				t.Fatalf("%d documents with HTMLMain, %d without", len(main), len(whole))
+			}
+			pages, wholeBytes, mainBytes, shorter := 0, 0, 0, 0
+			for i := range main {
+				w, m := whole[i], main[i]
+				if m.ID != w.ID || m.Record != w.Record {
+					t.Fatalf("document %d: %s (record %d) with HTMLMain, %s (record %d) without", i, m.ID, m.Record, w.ID, w.Record)
+				}
+				if !strings.Contains(w.Raw, `"content_type":"text/html"`) {
+					if m.Text != w.Text {
+						t.Errorf("%s: not HTML, but its text changed with HTMLMain", m.ID)
+					}
+					continue
+				}
+				pages++
+				words := make(map[string]bool)
+				for _, f := range strings.Fields(w.Text) {
+					words[f] = true
+				}
+				for _, f := range strings.Fields(m.Text) {
+					if !words[f] {
+						t.Errorf("%s: main content word %q is not in the whole text", m.ID, f)
+						break
+					}
+				}
+				wholeBytes += len(w.Text)
+				mainBytes += len(m.Text)
+				if len(m.Text) < len(w.Text) {
+					shorter++
+				}
+			}
+			t.Logf("%d documents, %d HTML pages, %d with a shorter main content; %d bytes of main content, %d of whole text", len(main), pages, shorter, mainBytes, wholeBytes)
+			if pages > 0 && (shorter*2 < pages || mainBytes >= wholeBytes) {
+				t.Errorf("%d of %d pages shorter, %d bytes against %d: the template was not removed", shorter, pages, mainBytes, wholeBytes)
+			}
+		})
+	}
+	docs, err := readFile(t, filepath.Join(sampleDir, "clueweb12-0000tw-00.warc.gz"), Options{HTMLMain: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range docs {
+		if d.ID == "http://tsawer.net/2012/02/10/le-manoir-derriere-le-palmier/" {
+			if !strings.Contains(d.Text, "bleumarie has added a photo to the pool") || !strings.Contains(d.Text, "Le manoir derrière le palmier") || strings.Contains(d.Text, "Powered by WordPress") || strings.Contains(d.Text, "Tags cloud") {
+				t.Errorf("%s: main content %q", d.ID, d.Text)
+			}
+			return
+		}
+	}
+	t.Error("no tsawer.net page in the ClueWeb12 sample")
+}

@@ -3,6 +3,7 @@ package dedup
 import (
 	"errors"
 	"fmt"
+	"github.com/neardup/neardup/corpus"
 	"runtime"
 	"strings"
 
@@ -227,6 +228,28 @@ func (c *Options) spec() (s sketch.Spec, threshold float64, err error) {
 func (c *Options) ResolveSpec() (sketch.Spec, error) {
 	s, _, err := c.spec()
 	return s, err
+}
+
+// ReaderOptions returns ro as the run's readers use it: with
+// corpus.Options.HTMLMain set when the normalisation keeps the main
+// content of HTML (Normalize.HTML without HTMLAll), so that the pages of
+// web archives, which the readers turn into text themselves, are compared
+// on their main content as JSONL pages are. Run applies it to
+// Input.Options; a caller that reads the input again on its own (the
+// staged write stage) applies it too. Its errors are those of ResolveSpec.
+func (c *Options) ReaderOptions(ro corpus.Options) (corpus.Options, error) {
+	s, err := c.ResolveSpec()
+	if err != nil {
+		return ro, err
+	}
+	ro.HTMLMain = htmlMain(s)
+	return ro, nil
+}
+
+// htmlMain reports whether the resolved spec s keeps the main content of
+// HTML.
+func htmlMain(s sketch.Spec) bool {
+	return s.Normalize != nil && s.Normalize.HTML && !s.Normalize.HTMLAll
 }
 
 // Validate checks the parameters shared by every method; methods check

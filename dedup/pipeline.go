@@ -213,6 +213,12 @@ type Stats struct {
 	// (t2s.HasTraditional): their Simplified copies are not recognised as
 	// duplicates, which T2S would fix. Always 0 with T2S on.
 	Traditional int `json:"traditional_docs,omitempty"`
+	// HTMLNoMainContent counts the documents in which the HTML step of
+	// Options.Normalize (HTML without HTMLAll) found no main content
+	// (text.MainText): they were compared on their whole visible text,
+	// or were empty. Pages of web archives are extracted by the reader
+	// (corpus.Options.HTMLMain) and are not counted.
+	HTMLNoMainContent int `json:"html_no_main_content,omitempty"`
 	// Device says where the documents were sketched, when Options.Device
 	// is not DeviceCPU.
 	Device *DeviceStats `json:"device,omitempty"`
@@ -423,6 +429,9 @@ type run struct {
 	// traditional counts the documents with Traditional Chinese
 	// characters when Normalize.T2S is off (Stats.Traditional).
 	traditional atomic.Int64
+	// noMain counts the documents without main content
+	// (Stats.HTMLNoMainContent).
+	noMain atomic.Int64
 	// signOnly: the run is Sign (sketches are written, not compared);
 	// linePrefix is what its lines hold between the id and the sketch.
 	signOnly   bool
@@ -555,6 +564,7 @@ func newRun(cfg Options, in Input, out Outputs) (*run, error) {
 	if err != nil {
 		return nil, err
 	}
+	in.Options.HTMLMain = htmlMain(spec)
 	if in.Resume && len(in.AgainstIndexes) > 0 {
 		return nil, conflict("Input.Resume", "Input.AgainstIndexes", "cannot be combined: the index lookups are not checkpointed")
 	}
@@ -833,6 +843,7 @@ func (r *run) pass1(ctx context.Context) error {
 	r.stats.DuplicateIDs, r.stats.DuplicateIDsFirst = duplicateIDs(r.ids)
 	r.stats.Against = r.nOld
 	r.stats.Traditional = int(r.traditional.Load())
+	r.stats.HTMLNoMainContent = int(r.noMain.Load())
 	var bytes int64
 	for _, b := range r.fileBytes {
 		bytes += b

@@ -408,3 +408,72 @@ func TestTraditionalCounted(t *testing.T) {
 		}
 	}
 }
+
+// With --html, a run counts the pages in which no main content was found
+// (a page of links only, an empty one); --html-all looks for none and
+// counts none.
+func TestHTMLNoMainContentCounted(t *testing.T) {
+	article := "<html><body><nav><a href=/>Home</a></nav><div class=content><p>The committee approved the new budget for the city parks on Monday, after a long debate.</p></div></body></html>"
+	links := "<html><body><ul><li><a href=/a>Parks</a></li><li><a href=/b>Budget</a></li></ul></body></html>"
+	path := writeTexts(t, t.TempDir(), []string{article, links, "", "<div hidden>x</div>"}, "d%d")
+	for _, all := range []bool{false, true} {
+		cfg := Options{}
+		norm := text.DefaultOptions()
+		norm.HTML, norm.HTMLAll = true, all
+		cfg.Method, cfg.Spec.Normalize = "exact", &norm
+		st, err := Run(context.Background(), cfg, Input{Files: []string{path}}, Outputs{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := 3
+		if all {
+			want = 0
+		}
+		if st.HTMLNoMainContent != want {
+			t.Errorf("HTMLAll %v: HTMLNoMainContent = %d, want %d", all, st.HTMLNoMainContent, want)
+		}
+	}
+}
+
+// Pages of a web archive are compared on their main content with --html,
+// as JSONL pages are: two pages of one site that share a long template
+// and differ in their articles are not duplicates, though their whole
+// visible texts (--html-all, and no --html) are.
+func TestWARCMainContent(t *testing.T) {
+	var menu strings.Builder
+	for i := range 60 {
+		fmt.Fprintf(&menu, "<li><a href=/s%d>Section number %d of the site</a></li>", i, i)
+	}
+	page := func(article string) string {
+		return "<html><body><div class=sidebar><ul>" + menu.String() + "</ul></div><div class=content><p>" + article +
+			"</p></div><div class=footer>Copyright the site, all rights reserved, terms of use and privacy policy apply.</div></body></html>"
+	}
+	var warc bytes.Buffer
+	for i, article := range []string{
+		"The committee approved the new budget for the city parks on Monday, after a long debate about the playgrounds.",
+		"A storm closed the harbour for two days, and the ferries will sail again on Thursday morning, the port said.",
+	} {
+		body := "HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\n\r\n" + page(article)
+		fmt.Fprintf(&warc, "WARC/1.0\r\nWARC-Type: response\r\nWARC-Target-URI: http://example.com/%d\r\nWARC-Date: 2026-01-01T00:00:00Z\r\nContent-Type: application/http; msgtype=response\r\nContent-Length: %d\r\n\r\n%s\r\n\r\n", i, len(body), body)
+	}
+	path := filepath.Join(t.TempDir(), "pages.warc")
+	if err := os.WriteFile(path, warc.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		html, all bool
+		removed   int
+	}{{true, false, 0}, {true, true, 1}, {false, false, 1}} {
+		cfg := Options{}
+		norm := text.DefaultOptions()
+		norm.HTML, norm.HTMLAll = tc.html, tc.all
+		cfg.Spec.Normalize = &norm
+		st, err := Run(context.Background(), cfg, Input{Files: []string{path}}, Outputs{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Documents != 2 || st.Removed != tc.removed {
+			t.Errorf("HTML %v, HTMLAll %v: %d documents, %d removed; want 2, %d", tc.html, tc.all, st.Documents, st.Removed, tc.removed)
+		}
+	}
+}

@@ -122,6 +122,7 @@ func SketchRanges(ctx context.Context, cfg Options, in Input, open OpenFunc, ran
 	}
 	r.stats.Params = r.method.Facts()
 	r.stats.Traditional = int(r.traditional.Load())
+	r.stats.HTMLNoMainContent = int(r.noMain.Load())
 	return r.stats, nil
 }
 

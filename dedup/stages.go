@@ -263,7 +263,11 @@ func (r *run) sketchDoc(sk DocSketcher, checkers []func(string) (string, float64
 	if rd.pre {
 		return rd.sketch, nil
 	}
-	*buf = r.norm.Append((*buf)[:0], rd.text)
+	var found bool
+	*buf, found = r.norm.AppendFound((*buf)[:0], rd.text)
+	if !found && !rd.old {
+		r.noMain.Add(1)
+	}
 	if len(*buf) == 0 {
 		return nil, nil
 	}

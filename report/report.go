@@ -299,6 +299,11 @@ func build(r *Run, opts Options) (*page, error) {
 			"a Traditional text and a Simplified copy of it, if the corpus holds any, are not compared as the same text. --t2s compares texts in Simplified form; this run did not measure whether that would remove more documents.",
 			plural(s.Traditional, "document contains", "documents contain")))
 	}
+	if s.HTMLNoMainContent > 0 {
+		p.Warnings = append(p.Warnings, fmt.Sprintf("%s no main content that the HTML step could find (a page of links only, or too little text to score): "+
+			"they were compared on their whole visible text, the site's template included, or were empty.",
+			plural(s.HTMLNoMainContent, "HTML document had", "HTML documents had")))
+	}
 	p.SimNote = "The similarity shown for each removed document is the exact Jaccard similarity of its " +
 		p.Shingling + " set to the kept document's, after normalisation (" + p.Normalize + ")."
 	switch s.Method {

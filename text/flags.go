@@ -18,7 +18,7 @@ func RegisterFlags(fs FlagSet, o *Options) {
 	fs.BoolVar(&o.CaseFold, "case-fold", o.CaseFold, "fold case")
 	fs.BoolVar(&o.Whitespace, "fold-whitespace", o.Whitespace, "collapse runs of whitespace to one space")
 	fs.BoolVar(&o.Punctuation, "fold-punct", o.Punctuation, "fold punctuation, including full-width CJK punctuation")
-	fs.BoolVar(&o.HTML, "html", o.HTML, "treat the text as HTML: compare its main content (navigation, menus, sidebars, footers, scripts and markup dropped)")
+	fs.BoolVar(&o.HTML, "html", o.HTML, "treat the text as HTML: compare its main content (navigation, menus, sidebars, footers, scripts and markup dropped); web archives give their pages' main content too")
 	fs.BoolVar(&o.HTMLAll, "html-all", o.HTMLAll, "with --html, compare the whole page's visible text, template included, instead of its main content")
 	fs.BoolVar(&o.T2S, "t2s", o.T2S, "convert Traditional Chinese to Simplified (OpenCC dictionaries)")
 	fs.BoolVar(&o.StopWords, "stop-words", o.StopWords, "remove English and Chinese stop words")

@@ -67,6 +67,9 @@ func walkHTML(r io.Reader, w *htmlWriter, m *mainExtractor) error {
 		case html.TextToken:
 			switch {
 			case len(skip) > 0:
+				if m != nil && len(skip) == 1 && skip[0] == atom.Title && skipped == 0 && len(m.title) < maxTitle {
+					m.title = append(m.title, z.Text()...)
+				}
 			case m != nil:
 				m.text(z.Text(), pre > 0, links > 0)
 			default:

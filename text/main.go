@@ -12,10 +12,13 @@ import (
 // MainText appends the main content of the HTML document read from r to
 // dst: the article or documentation body without the site's navigation,
 // menus, headers, footers, sidebars, comment sections and "related" link
-// lists. It returns the extended buffer and whether main content was found;
-// when it was not (a page of links only, a fragment too short to score), the
-// text appended is the whole visible text, exactly what [HTMLToText]
-// appends. The error is that of HTMLToText.
+// lists. It returns the extended buffer and whether main content was found,
+// that is whether some block of text scored as a candidate. When none did
+// (a page of links only, a fragment too short to score, a page whose text
+// is all hidden or empty), the text appended is the page's main element
+// (role="main" or main) or else the whole page without its unlikely
+// content, and when that is empty the whole visible text, exactly what
+// [HTMLToText] appends. The error is that of HTMLToText.
 //
 // The text is produced by the same rules as HTMLToText (entities decoded,
 // scripts and styles dropped, block elements on lines of their own); only
@@ -45,6 +48,9 @@ import (
 //   - Inside the kept blocks, unlikely content and link lists (blocks of
 //     at least 25 characters, more than half of them in links) are
 //     dropped.
+//   - The page's title heading is kept when the chosen blocks leave it
+//     out: the first h1-h3 whose text begins or ends the title element's
+//     and makes at least half of it (the rest is the site's name).
 //
 // MainText reads r to the end. Its cost is that of HTMLToText plus work
 // linear in the number of elements.
@@ -99,19 +105,22 @@ type mseg struct {
 const maxMainDepth = 512
 
 type mainExtractor struct {
-	w     htmlWriter
-	dst0  int // len(dst) on entry
-	nodes []mnode
-	segs  []mseg
-	stack []int32 // open nodes, innermost last
-	deep  int     // blocks opened beyond maxMainDepth
-	attr  []byte  // scratch for class and id
-	strip bool    // unlikely content is out (the first attempt)
+	w      htmlWriter
+	dst0   int // len(dst) on entry
+	nodes  []mnode
+	segs   []mseg
+	stack  []int32 // open nodes, innermost last
+	deep   int     // blocks opened beyond maxMainDepth
+	attr   []byte  // scratch for class and id
+	title  []byte  // the text of the title element
+	strip  bool    // unlikely content is out (the first attempt)
+	scored bool    // choose found a candidate: a block that scored, or a main element
 }
 
 func (m *mainExtractor) init(dst []byte) {
 	m.w = htmlWriter{dst: dst, start: len(dst)}
 	m.dst0 = len(dst)
+	m.title = m.title[:0]
 	m.nodes = append(m.nodes[:0], mnode{parent: -1, tag: atom.Body})
 	m.stack = append(m.stack[:0], 0)
 }
@@ -369,15 +378,16 @@ func (m *mainExtractor) extract() ([]byte, bool) {
 	// the longer result wins.
 	m.strip = true
 	out, ok := m.choose()
+	scored := m.scored
 	if ok && utf8.RuneCount(out[m.dst0:]) >= minMainRunes {
-		return out, true
+		return out, scored
 	}
 	m.strip = false
 	out2, ok2 := m.choose()
 	if ok2 && (!ok || len(out2) > len(out)) {
-		return out2, true
+		return out2, m.scored
 	}
-	return out, ok
+	return out, ok && scored
 }
 
 // minMainRunes is the length below which a result is tried again without
@@ -421,6 +431,7 @@ func (m *mainExtractor) choose() ([]byte, bool) {
 		}
 	}
 	top, best := -1, 0.0
+	m.scored = false
 	for i := range nodes {
 		n := &nodes[i]
 		if !n.scored {
@@ -441,8 +452,10 @@ func (m *mainExtractor) choose() ([]byte, bool) {
 				break
 			}
 		}
+		m.scored = top > 0 // the page names its main content
 		return m.keep(top, false)
 	}
+	m.scored = true
 	// Raise the candidate while an ancestor scores well, or holds only it.
 	last, threshold := best, best/3
 	for p := nodes[top].parent; p > 0; p = nodes[p].parent {
@@ -513,6 +526,7 @@ func (m *mainExtractor) keepFrom(top int, siblings, noLinks bool) ([]byte, bool)
 		}
 		keep[i] = true
 	}
+	m.keepTitle(keep)
 	out := m.w.dst[:m.dst0:m.dst0]
 	out = m.appendKept(out, keep)
 	if len(out) == m.dst0 {
@@ -566,4 +580,44 @@ func (m *mainExtractor) appendKept(out []byte, keep []bool) []byte {
 		prev = k
 	}
 	return out
+}
+
+// maxTitle bounds the title text kept for matching headings.
+const maxTitle = 1024
+
+// keepTitle adds to the kept nodes the page's title heading when the
+// content chosen leaves it out: the first h1, h2 or h3 whose text begins
+// or ends the title element's text ("Heading - Site", "Site | Heading")
+// and is at least half of it, as a blog's post title above or below its
+// body, in a block of its own. The heading names what the page is about,
+// as the title does for the reader; the site's name, which makes the rest
+// of the title and is often a heading too, is shorter than half of it
+// and stays out, and so does the title element itself.
+func (m *mainExtractor) keepTitle(keep []bool) {
+	title := bytes.Join(bytes.Fields(m.title), []byte(" "))
+	if len(title) == 0 {
+		return
+	}
+	var h []byte
+	for i := 1; i < len(m.nodes); i++ {
+		n := &m.nodes[i]
+		if n.tag != atom.H1 && n.tag != atom.H2 && n.tag != atom.H3 || n.own == 0 || n.hidden {
+			continue
+		}
+		h = h[:0]
+		for _, s := range m.segs[:n.last] {
+			if int(s.node) == i {
+				if len(h) > 0 {
+					h = append(h, ' ')
+				}
+				h = append(h, m.w.dst[s.start:s.end]...)
+			}
+		}
+		h = bytes.Join(bytes.Fields(h), []byte(" "))
+		if 2*len(h) < len(title) || !bytes.HasPrefix(title, h) && !bytes.HasSuffix(title, h) {
+			continue
+		}
+		keep[i] = true // already kept, or kept now
+		return
+	}
 }

@@ -387,14 +387,28 @@ func (n *Normalizer) Append(dst []byte, src string) []byte {
 
 // AppendBytes is like Append for a byte slice. src and dst must not overlap.
 func (n *Normalizer) AppendBytes(dst, src []byte) []byte {
+	dst, _ = n.appendBytes(dst, src)
+	return dst
+}
+
+// AppendFound is like Append, and also reports whether the HTML step
+// found the main content of src ([MainText]): false when it fell back to
+// the whole visible text or found no text at all. It is true without
+// the HTML step and with HTMLAll, which look for no main content.
+func (n *Normalizer) AppendFound(dst []byte, src string) (out []byte, found bool) {
+	return n.appendBytes(dst, unsafe.Slice(unsafe.StringData(src), len(src)))
+}
+
+func (n *Normalizer) appendBytes(dst, src []byte) ([]byte, bool) {
 	s := n.pool.Get().(*scratch)
 	defer n.put(s)
 	s.slow = n.slow
 	in := src
 	ascii := false
+	found := true
 	if n.opts.HTML {
 		// A bytes.Reader never fails, so neither does the extraction.
-		s.html, _, _ = ExtractHTML(s.html[:0], bytes.NewReader(src), n.opts.HTMLAll)
+		s.html, found, _ = ExtractHTML(s.html[:0], bytes.NewReader(src), n.opts.HTMLAll)
 		in = s.html
 	} else if n.islands() {
 		// runNFKC finds the ASCII and makes the islands valid itself.
@@ -416,14 +430,14 @@ func (n *Normalizer) AppendBytes(dst, src []byte) []byte {
 		// again; this is rare and needs at most one more round in
 		// practice.
 		if !changed || !n.opts.NFKC || round == maxRounds {
-			return dst
+			return dst, found
 		}
 		if s.nfkcQuick(dst[start:]) {
-			return dst
+			return dst, found
 		}
 		s.round = s.nfkc(s.round[:0], dst[start:])
 		if bytes.Equal(s.round, dst[start:]) {
-			return dst
+			return dst, found
 		}
 		in = s.round
 		dst = dst[:start]

@@ -486,6 +486,9 @@ func (sw summaryWriter) outcome(s *dedup.Stats) {
 	if s.Traditional > 0 {
 		sw.line("%s %s Traditional Chinese characters: --t2s compares texts in Simplified form, which joins a Traditional text to a Simplified copy of it if there is one (this run did not check)", plural(s.Traditional, "document"), agree(s.Traditional, "holds", "hold"))
 	}
+	if s.HTMLNoMainContent > 0 {
+		sw.line("%s %s no main content that --html could find: compared on the whole visible text, template included, or empty", plural(s.HTMLNoMainContent, "HTML document"), agree(s.HTMLNoMainContent, "has", "have"))
+	}
 	if s.AbandonedFiles > 0 {
 		sw.line("removed %s (%s) that killed earlier runs left behind", plural(s.AbandonedFiles, "temporary file"), formatSize(s.AbandonedBytes))
 	}

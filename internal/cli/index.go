@@ -453,6 +453,9 @@ func runIndexStream(cmd *cobra.Command, o *indexOpts, args []string, add bool) e
 	if err := o.params.checkAgainst(cmd.Flags(), s.Params()); err != nil {
 		return err
 	}
+	// Pages of web archives are compared on what the index normalises:
+	// their main content when it extracts the main content of HTML.
+	ropts.HTMLMain = s.Params().Normalize.HTML && !s.Params().Normalize.HTMLAll
 	var upgraded *store.UpgradeResult
 	if o.upgrade {
 		// Sets on first, so that the sketchers below make them.

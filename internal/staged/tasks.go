@@ -748,7 +748,10 @@ func (j *Job) writeKept(ctx context.Context, s int, rms []removal, docs int64) e
 		return err
 	}
 	defer w.Abort()
-	opts := j.Plan.Input.corpus()
+	opts, err := j.Plan.Options.ReaderOptions(j.Plan.Input.corpus())
+	if err != nil {
+		return err
+	}
 	opts.RawOnly = true
 	var i uint64
 	next := 0
