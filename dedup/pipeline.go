@@ -1246,17 +1246,11 @@ func (r *run) writeClusters(f io.Writer, keep []int32) error {
 	return encodeOrdered(f, n, clusterChunk, r.cfg.workers(), func(line []byte, lo, hi int) []byte {
 		for i := r.nOld + lo; i < r.nOld+hi; i++ {
 			k := keep[i]
-			line = append(line, `{"id":`...)
-			line = corpus.AppendJSONString(line, r.ids[i])
-			line = append(line, `,"cluster":`...)
-			if label, ok := r.labels[k]; ok {
-				line = corpus.AppendJSONString(line, label)
-			} else {
-				line = corpus.AppendJSONString(line, r.ids[k])
+			label, ok := r.labels[k]
+			if !ok {
+				label = r.ids[k]
 			}
-			line = append(line, `,"kept":`...)
-			line = strconv.AppendBool(line, r.kept(keep, i))
-			line = append(line, "}\n"...)
+			line = AppendClusterLine(line, r.ids[i], label, r.kept(keep, i))
 		}
 		return line
 	})

@@ -185,7 +185,9 @@ func (s keyedStager) appendSigned(b []byte, keys []uint64, d DocSketch) ([]byte,
 	return s.m.AppendSketch(b, d), s.m.AppendKeys(keys, d)
 }
 
-func (s keyedStager) decodeSigned(b []byte, _ DocSketch) (DocSketch, error) { return s.m.DecodeSketch(b) }
+func (s keyedStager) decodeSigned(b []byte, _ DocSketch) (DocSketch, error) {
+	return s.m.DecodeSketch(b)
+}
 
 func (s keyedStager) joinFinder(context.Context, int, string, int64, []JoinDoc) (Finder, error) {
 	return s.m.NewFinder()

@@ -10,7 +10,6 @@ import (
 	"math/bits"
 	"os"
 	"slices"
-	"strconv"
 
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/dedup"
@@ -692,20 +691,12 @@ func (j *Job) write(ctx context.Context, s int) error {
 				if _, err := ids.uvarint(); err != nil {
 					return err
 				}
-				line = append(line[:0], `{"id":`...)
-				line = corpus.AppendJSONString(line, string(id))
-				line = append(line, `,"cluster":`...)
-				kept := true
+				doc, cluster, kept := string(id), string(id), true
 				if next < len(rms) && rms[next].doc == i {
-					line = corpus.AppendJSONString(line, rms[next].cluster)
-					kept = false
+					cluster, kept = rms[next].cluster, false
 					next++
-				} else {
-					line = corpus.AppendJSONString(line, string(id))
 				}
-				line = append(line, `,"kept":`...)
-				line = strconv.AppendBool(line, kept)
-				line = append(line, "}\n"...)
+				line = dedup.AppendClusterLine(line[:0], doc, cluster, kept)
 				if _, err := bw.Write(line); err != nil {
 					return err
 				}
