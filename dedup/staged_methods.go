@@ -134,9 +134,7 @@ func (s minhashStager) decodeSigned(b []byte, reuse DocSketch) (DocSketch, error
 	if sk == nil || s.streaming() {
 		sk = &minhashSketch{}
 	}
-	var err error
-	_, err = s.m.decodeStaged(b, sk, sk.set.h)
-	if err != nil {
+	if _, err := s.m.decodeStaged(b, sk, sk.set.h); err != nil {
 		return nil, err
 	}
 	return sk, nil
