@@ -275,7 +275,8 @@ type JoinOptions struct {
 // clustering and Options.AllPairs; simhash's batch Finder with the
 // design of the whole input; exact's and ksentence's), the spanning pairs
 // (or all pairs) as Run reports them, and the clusters and kept documents
-// as Run's finish chooses them.
+// as Run's finish chooses them. It sets each document's Sketch to nil once
+// it has decoded it, so that the caller's memory for them can go.
 func JoinComponents(ctx context.Context, cfg Options, docs []JoinDoc, opts JoinOptions) (*JoinResult, error) {
 	m, st, err := stagedOf(cfg)
 	if err != nil {
