@@ -86,10 +86,11 @@ class MinHashLSH:
             if check_duplication:
                 raise ValueError("The given key already exists")
             self.remove(key)
+        # The id is taken before the call, which lets other threads run.
         i = self._next
+        self._next = i + 1
         err = ctypes.c_void_p()
         check(lib().nd_lsh_insert(self._h, i, minhash._slots().buffer_info()[0], ctypes.byref(err)), err)
-        self._next = i + 1
         self._ids[key] = i
         self._keys_of[i] = key
 
@@ -138,9 +139,9 @@ class MinHashLSH:
         sig = array("Q")
         sig.frombytes(raw)
         i = self._next
+        self._next = i + 1
         err = ctypes.c_void_p()
         check(lib().nd_lsh_insert(self._h, i, sig.buffer_info()[0], ctypes.byref(err)), err)
-        self._next = i + 1
         self._keys_of[i] = key
         if key in self._ids:
             self._more.setdefault(key, []).append(i)
