@@ -3,7 +3,7 @@ network): the package's .py files, libneardup.so and the neardup binary
 given, with METADATA, WHEEL, entry_points.txt and RECORD. Reproducible:
 fixed timestamps and order. Called by scripts/wheel.
 
-    python3 build_wheel.py --version V --plat linux_x86_64 \
+    python3 build_wheel.py --version V --plat manylinux_2_34_x86_64 \
         --lib libneardup.so --bin neardup --out dist/
 """
 
@@ -42,7 +42,7 @@ def metadata(version):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--version", required=True)
-    ap.add_argument("--plat", required=True, help="wheel platform tag, e.g. linux_x86_64")
+    ap.add_argument("--plat", required=True, help="wheel platform tag, e.g. manylinux_2_34_x86_64")
     ap.add_argument("--lib", required=True)
     ap.add_argument("--bin", required=True)
     ap.add_argument("--out", required=True)

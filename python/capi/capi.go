@@ -589,13 +589,28 @@ func nd_minhash_bulk(k C.int64_t, seed C.uint64_t, sigs *C.uint64_t, buf *C.char
 
 // ---- LSH ----
 
+// lshIndex is a MinHashLSH's index. Its calls come without the GIL (the
+// library is loaded with ctypes.CDLL), so Python threads may call on one
+// index at once: mu serialises them, as neither lsh.Index nor the
+// buffers here are safe for concurrent use.
 type lshIndex struct {
+	mu   sync.Mutex
 	ix   *lsh.Index
 	k    int
 	sig  []uint32
 	out  []uint32
 	keys []uint64
 	sigs []uint32 // id*k...: every inserted signature, for remove and the views
+}
+
+// lockedLSH is the index of handle h, locked: the caller unlocks it.
+func lockedLSH(h C.int64_t) (*lshIndex, error) {
+	x, err := getHandle[*lshIndex](int64(h))
+	if err != nil {
+		return nil, err
+	}
+	x.mu.Lock()
+	return x, nil
 }
 
 // stored is the signature inserted under id.
@@ -643,10 +658,11 @@ func nd_lsh_new(threshold C.double, k C.int64_t, wfp, wfn C.double, bands, rows 
 //export nd_lsh_insert
 func nd_lsh_insert(h C.int64_t, id C.uint32_t, sig *C.uint64_t, errp **C.char) (rc C.int64_t) {
 	defer recovered(errp, &rc)
-	x, err := getHandle[*lshIndex](int64(h))
+	x, err := lockedLSH(h)
 	if err != nil {
 		return result(errp, err)
 	}
+	defer x.mu.Unlock()
 	sg := x.load(sig)
 	if err := x.ix.Insert(uint32(id), sg); err != nil {
 		return result(errp, err)
@@ -664,10 +680,11 @@ func nd_lsh_insert(h C.int64_t, id C.uint32_t, sig *C.uint64_t, errp **C.char) (
 //export nd_lsh_query
 func nd_lsh_query(h C.int64_t, sig *C.uint64_t, out *C.uint32_t, cap C.int64_t, errp **C.char) (rc C.int64_t) {
 	defer recovered(errp, &rc)
-	x, err := getHandle[*lshIndex](int64(h))
+	x, err := lockedLSH(h)
 	if err != nil {
 		return result(errp, err)
 	}
+	defer x.mu.Unlock()
 	x.out, err = x.ix.Query(x.out[:0], x.load(sig))
 	if err != nil {
 		return result(errp, err)
@@ -678,13 +695,17 @@ func nd_lsh_query(h C.int64_t, sig *C.uint64_t, out *C.uint32_t, cap C.int64_t, 
 	return C.int64_t(len(x.out))
 }
 
-// lshStored is the index of handle h and the signature inserted under id.
+// lshStored is the index of handle h, locked (the caller unlocks it),
+// and the signature inserted under id.
 func lshStored(h C.int64_t, id C.uint32_t) (*lshIndex, []uint32, error) {
-	x, err := getHandle[*lshIndex](int64(h))
+	x, err := lockedLSH(h)
 	if err != nil {
 		return nil, nil, err
 	}
 	sg, err := x.stored(uint32(id))
+	if err != nil {
+		x.mu.Unlock()
+	}
 	return x, sg, err
 }
 
@@ -695,6 +716,7 @@ func nd_lsh_remove(h C.int64_t, id C.uint32_t, errp **C.char) (rc C.int64_t) {
 	if err != nil {
 		return result(errp, err)
 	}
+	defer x.mu.Unlock()
 	return result(errp, x.ix.Remove(uint32(id), sg))
 }
 
@@ -709,6 +731,7 @@ func nd_lsh_keys(h C.int64_t, id C.uint32_t, slots C.int, out *C.uint64_t, errp 
 	if err != nil {
 		return result(errp, err)
 	}
+	defer x.mu.Unlock()
 	if slots != 0 {
 		o := uint64sAt(out, int64(x.k))
 		for i, v := range sg {
@@ -725,6 +748,8 @@ func nd_lsh_keys(h C.int64_t, id C.uint32_t, slots C.int, out *C.uint64_t, errp 
 func nd_lsh_free(h C.int64_t) {
 	defer func() { recover() }()
 	if x, ok := dropHandle(int64(h)).(*lshIndex); ok {
+		x.mu.Lock() // after the calls under way
+		defer x.mu.Unlock()
 		x.ix.Close()
 	}
 }

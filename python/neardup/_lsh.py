@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ctypes
 import struct
+import threading
 from array import array
 from typing import Any, Hashable, Iterable, Iterator, Optional
 
@@ -69,6 +70,9 @@ class MinHashLSH:
         self._next = 0
         self._out = array("I", bytes(4 * 256))
         self._buffer: list[MinHash] = []
+        # Calls into Go release the GIL: one lock keeps each insert, query
+        # and removal whole, with its Python bookkeeping and buffers.
+        self._lock = threading.Lock()
 
     def __del__(self) -> None:
         h = getattr(self, "_h", None)
@@ -82,35 +86,42 @@ class MinHashLSH:
         """Add minhash under key; a key already there is a ValueError."""
         if len(minhash) != self.h:
             raise ValueError("Expecting minhash with length %d, got %d" % (self.h, len(minhash)))
-        if key in self._ids:
-            if check_duplication:
-                raise ValueError("The given key already exists")
-            self.remove(key)
-        i = self._next
-        err = ctypes.c_void_p()
-        check(lib().nd_lsh_insert(self._h, i, minhash._slots().buffer_info()[0], ctypes.byref(err)), err)
-        self._next = i + 1
-        self._ids[key] = i
-        self._keys_of[i] = key
+        sig = minhash._slots().buffer_info()[0]
+        with self._lock:
+            if key in self._ids:
+                if check_duplication:
+                    raise ValueError("The given key already exists")
+                self._remove(key)
+            i = self._next
+            self._next = i + 1
+            err = ctypes.c_void_p()
+            check(lib().nd_lsh_insert(self._h, i, sig, ctypes.byref(err)), err)
+            self._ids[key] = i
+            self._keys_of[i] = key
 
     def query(self, minhash: MinHash) -> list:
         """The keys of the candidates of minhash: those sharing a band."""
         if len(minhash) != self.h:
             raise ValueError("Expecting minhash with length %d, got %d" % (self.h, len(minhash)))
         err = ctypes.c_void_p()
-        out = self._out
         sig = minhash._slots().buffer_info()[0]
-        n = check(lib().nd_lsh_query(self._h, sig, out.buffer_info()[0], len(out), ctypes.byref(err)), err)
-        if n > len(out):
-            self._out = out = array("I", bytes(4 * n))
+        with self._lock:
+            out = self._out
             n = check(lib().nd_lsh_query(self._h, sig, out.buffer_info()[0], len(out), ctypes.byref(err)), err)
-        keys = self._keys_of
-        if self._more:
-            return list(dict.fromkeys(keys[i] for i in out[:n]))
-        return [keys[i] for i in out[:n]]
+            if n > len(out):
+                self._out = out = array("I", bytes(4 * n))
+                n = check(lib().nd_lsh_query(self._h, sig, out.buffer_info()[0], len(out), ctypes.byref(err)), err)
+            keys = self._keys_of
+            if self._more:
+                return list(dict.fromkeys(keys[i] for i in out[:n]))
+            return [keys[i] for i in out[:n]]
 
     def remove(self, key: Hashable) -> None:
         """Remove key; an absent key is a ValueError."""
+        with self._lock:
+            self._remove(key)
+
+    def _remove(self, key: Hashable) -> None:
         i = self._ids.get(key)
         if i is None:
             raise ValueError("The given key does not exist")
@@ -137,15 +148,16 @@ class MinHashLSH:
         when key is there already (merge, unpickling)."""
         sig = array("Q")
         sig.frombytes(raw)
-        i = self._next
-        err = ctypes.c_void_p()
-        check(lib().nd_lsh_insert(self._h, i, sig.buffer_info()[0], ctypes.byref(err)), err)
-        self._next = i + 1
-        self._keys_of[i] = key
-        if key in self._ids:
-            self._more.setdefault(key, []).append(i)
-        else:
-            self._ids[key] = i
+        with self._lock:
+            i = self._next
+            self._next = i + 1
+            err = ctypes.c_void_p()
+            check(lib().nd_lsh_insert(self._h, i, sig.buffer_info()[0], ctypes.byref(err)), err)
+            self._keys_of[i] = key
+            if key in self._ids:
+                self._more.setdefault(key, []).append(i)
+            else:
+                self._ids[key] = i
 
     def _all_ids(self) -> Iterator[tuple[Hashable, list[int]]]:
         for k, i in self._ids.items():

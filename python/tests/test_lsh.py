@@ -118,3 +118,45 @@ def test_merge():
     assert a.query(ms[2]) == ["a"] and "a" in a.query(ms[0])
     a.remove("a")
     assert a.query(ms[2]) == [] and len(a) == 1
+
+
+def test_threads_share_an_index():
+    # Insert and query release the GIL while Go works: threads calling
+    # one index at once must each get their own signature in and out.
+    import sys
+    import threading
+
+    docs = corpus(n=1200, seed=5)
+    mh = {}
+    for k, s in docs.items():
+        m = MinHash()
+        m.update_batch(sorted(s))
+        m.digest()
+        mh[k] = m
+    keys = sorted(mh)
+    lsh = MinHashLSH(threshold=0.8, num_perm=128)
+    errors, missed = [], []
+
+    def work(part):
+        try:
+            for k in part:
+                lsh.insert(k, mh[k])
+                if k not in lsh.query(mh[k]):
+                    missed.append(k)
+        except Exception as e:  # pragma: no cover - the failure reported below
+            errors.append(e)
+
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        threads = [threading.Thread(target=work, args=(keys[i::8],)) for i in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(old)
+    assert errors == []
+    assert missed == []
+    assert len(lsh) == len(keys)
+    assert [k for k in keys if k not in lsh.query(mh[k])] == []
