@@ -998,37 +998,8 @@ func (r *run) appendPairLine(line []byte, p Pair) []byte {
 // every two members of each cluster; for the others every pair the finder
 // verified.
 func (r *run) writeAllPairs() {
-	ps := r.allPairs
-	if r.caps.cliques {
-		members := map[int][]int{}
-		for i := range r.ids {
-			root := r.uf.Find(i)
-			members[root] = append(members[root], i)
-		}
-		ps = ps[:0]
-		for i := range r.ids {
-			if i < r.nOld {
-				continue
-			}
-			for _, j := range members[r.uf.Find(i)] {
-				if j >= i {
-					break
-				}
-				ps = append(ps, Pair{A: j, B: i, Similarity: 1, Distance: -1})
-			}
-		}
-	}
-	slices.SortFunc(ps, func(a, b Pair) int {
-		if a.B != b.B {
-			return a.B - b.B
-		}
-		return a.A - b.A
-	})
 	var line []byte
-	for k, p := range ps {
-		if k > 0 && p.A == ps[k-1].A && p.B == ps[k-1].B {
-			continue // a pair found through two keys (spill)
-		}
+	for _, p := range allPairsOf(r.allPairs, r.uf, r.nOld, len(r.ids), r.caps.cliques) {
 		line = r.recordPair(line, p)
 	}
 	r.allPairs = nil

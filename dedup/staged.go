@@ -340,7 +340,7 @@ func JoinComponents(ctx context.Context, cfg Options, docs []JoinDoc, opts JoinO
 		return nil, err
 	}
 	if cfg.AllPairs {
-		pairs = allPairsOf(pairs, uf, len(docs), capabilitiesOf(m).cliques)
+		pairs = allPairsOf(pairs, uf, 0, len(docs), capabilitiesOf(m).cliques)
 	}
 	var counts Stats
 	for _, p := range pairs {
@@ -371,10 +371,10 @@ func JoinComponents(ctx context.Context, cfg Options, docs []JoinDoc, opts JoinO
 	return res, nil
 }
 
-// allPairsOf is Run's writeAllPairs for Options.AllPairs: every two
-// members of each cluster for a cliquer method, else the pairs found;
-// ascending by the later document, then the earlier, each once.
-func allPairsOf(ps []Pair, uf *cluster.UnionFind, n int, cliques bool) []Pair {
+// allPairsOf is the pairs of Options.AllPairs for documents from..n-1:
+// every two members of each cluster for a cliquer method, else the pairs
+// found; ascending by the later document, then the earlier, each once.
+func allPairsOf(ps []Pair, uf *cluster.UnionFind, from, n int, cliques bool) []Pair {
 	if cliques {
 		members := map[int][]int{}
 		for i := range n {
@@ -382,7 +382,7 @@ func allPairsOf(ps []Pair, uf *cluster.UnionFind, n int, cliques bool) []Pair {
 			members[root] = append(members[root], i)
 		}
 		ps = ps[:0]
-		for i := range n {
+		for i := from; i < n; i++ {
 			for _, j := range members[uf.Find(i)] {
 				if j >= i {
 					break
