@@ -30,6 +30,7 @@ type stagedOpts struct {
 	tasks      int
 	work       string
 	taskMemory string
+	taskSpill  string
 }
 
 // defaultTaskMemory is --task-memory's default.
@@ -40,6 +41,11 @@ func (s *stagedOpts) register(fs *pflag.FlagSet) {
 	fs.IntVar(&s.tasks, "tasks", 0, "with --executor: tasks a stage (input shards); 0: the number of cores")
 	fs.StringVar(&s.work, "work", "", "with --executor: the work folder (a path, s3://bucket/prefix or gs://bucket/prefix) that holds the plan, the tasks' files and their completion markers; the same command again resumes there")
 	fs.StringVar(&s.taskMemory, "task-memory", defaultTaskMemory, "with --executor: every task's memory budget (its garbage collector's limit, the scheduler's memory request); a task that would need more stops and says so")
+	// --task-spill makes the scatter and join tasks spill to their
+	// scratch files past a few bytes without a garbage collector's limit
+	// that small: the tests' way to make them spill on a small corpus.
+	fs.StringVar(&s.taskSpill, "task-spill", "", "with --executor: the bytes a scatter or join task holds before it spills to local scratch files (default: its share of --task-memory; for tests)")
+	fs.MarkHidden("task-spill")
 }
 
 // runStaged is neardup dedup --executor: plan the job in the work folder,
@@ -91,6 +97,12 @@ func runStaged(cmd *cobra.Command, o *dedupOpts, cfg dedup.Options, ropts corpus
 	if err != nil || mem <= 0 {
 		return usageErr("--task-memory %q: want a size such as 1GB", so.taskMemory)
 	}
+	var spill int64
+	if so.taskSpill != "" {
+		if spill, err = parseSize(so.taskSpill); err != nil || spill <= 0 {
+			return usageErr("--task-spill %q: want a size such as 1MB", so.taskSpill)
+		}
+	}
 	tasks := so.tasks
 	if tasks == 0 {
 		tasks = runtime.NumCPU()
@@ -110,7 +122,7 @@ func runStaged(cmd *cobra.Command, o *dedupOpts, cfg dedup.Options, ropts corpus
 	cfg.Workers = 0
 	plan := &staged.Plan{Version: staged.PlanVersion, Tasks: tasks, Options: cfg, Params: facts,
 		Input: staged.InputOptions{TextField: ropts.TextField, IDField: ropts.IDField, MaxDocBytes: ropts.MaxDocBytes, StreamFormat: ropts.StreamFormat},
-		Kept:  o.output, Clusters: o.clusters, Pairs: o.pairs, Stats: o.stats, TaskMemory: mem, TaskWorkers: 1}
+		Kept:  o.output, Clusters: o.clusters, Pairs: o.pairs, Stats: o.stats, TaskMemory: mem, TaskWorkers: 1, SpillMemory: spill}
 	work, err := objstore.Open(ctx, so.work)
 	if err != nil {
 		return err

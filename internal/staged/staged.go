@@ -35,8 +35,9 @@ import (
 const PlanName = "plan.json"
 
 // PlanVersion changes when the files of the stages change (2: the staged
-// sketch is the component join's record; plans may cut by file sizes).
-const PlanVersion = 2
+// sketch is the component join's record; plans may cut by file sizes; 3:
+// the components and scatter files carry each document's component).
+const PlanVersion = 3
 
 // Stage names, in order.
 const (
@@ -91,6 +92,10 @@ type Plan struct {
 	// goroutines a task sketches or joins with.
 	TaskMemory  int64 `json:"task_memory"`
 	TaskWorkers int   `json:"task_workers"`
+	// SpillMemory, when not 0, is the bytes a scatter or join task holds
+	// before it spills to local scratch files, instead of its share of
+	// TaskMemory (the hidden --task-spill, for tests).
+	SpillMemory int64 `json:"spill_memory,omitempty"`
 }
 
 // TaskCount is how many tasks stage has.
