@@ -17,6 +17,7 @@ import (
 // and the outputs are still dedup's, byte for byte, for the orders of
 // pairs that the methods have (by document, simhash's own, leader
 // clustering's keep order, all pairs); the scratch files are gone after.
+// A component larger than a join's memory stops the job, with a message.
 func TestStagedSpills(t *testing.T) {
 	stagedEnv(t)
 	dir := t.TempDir()
@@ -66,6 +67,16 @@ func TestStagedSpills(t *testing.T) {
 		if left, _ := os.ReadDir(tmp); len(left) > 0 {
 			t.Errorf("%s: scratch files left: %v", c.name, left)
 		}
+	}
+	// A component larger than what a join holds stops the job, and its
+	// scratch files go too.
+	run := filepath.Join(dir, "too-small")
+	code, _, stderr := runCLI(append([]string{"dedup", "-q", "--executor", "local", "--tasks", "3", "-j", "2", "--task-spill", "2KB", "--work", run + "/work", "--clusters", run + "/cl"}, gen...)...)
+	if code != ExitFailure || !strings.Contains(stderr, "stage join") || !strings.Contains(stderr, "one component's documents take more than the 2000 bytes a join holds") {
+		t.Errorf("a component over the join's memory: exit %d: %s", code, stderr)
+	}
+	if left, _ := os.ReadDir(tmp); len(left) > 0 {
+		t.Errorf("after a join that stopped: scratch files left: %v", left)
 	}
 }
 

@@ -12,13 +12,14 @@ import (
 )
 
 // joinHold is the bytes of documents a join task holds in one batch:
-// three quarters of the budget, or the plan's SpillMemory; 0 for no
-// limit.
+// half the budget (JoinComponents copies the shingle sets into memory of
+// its own, distinct, as it frees the batch's: about one and a half times
+// the batch at the peak), or the plan's SpillMemory; 0 for no limit.
 func (j *Job) joinHold() int64 {
 	if j.Plan.SpillMemory > 0 {
 		return j.Plan.SpillMemory
 	}
-	return j.Plan.TaskMemory / 4 * 3
+	return j.Plan.TaskMemory / 2
 }
 
 // joinDocBytes is what a join holds for a document besides its id and
@@ -120,7 +121,7 @@ func (j *Job) joinBatches(ctx context.Context, acc *joinAcc, src func(func(*join
 		}
 		switch {
 		case b.oneComp:
-			return fmt.Errorf("join task %d: one component takes more than %d bytes (%d documents read of it so far), more than a join holds (three quarters of --task-memory %d bytes): give more --task-memory (components/meta.json says the size of the largest component)", acc.g, hold, len(b.docs), j.Plan.TaskMemory)
+			return fmt.Errorf("join task %d: one component's documents take more than the %d bytes a join holds at once (half of --task-memory %d bytes; %d documents of it read so far): a component is joined whole; give more --task-memory (components/meta.json says the size of the largest component)", acc.g, hold, j.Plan.TaskMemory, len(b.docs))
 		case depth >= maxJoinDepth:
 			return fmt.Errorf("join task %d: its components do not split into batches of %d bytes after %d partitionings; give more --task-memory", acc.g, hold, depth)
 		}
