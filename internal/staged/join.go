@@ -11,15 +11,16 @@ import (
 	"github.com/neardup/neardup/dedup"
 )
 
-// joinHold is the bytes of documents a join task holds in one batch:
-// half the budget (JoinComponents copies the shingle sets into memory of
-// its own, distinct, as it frees the batch's: about one and a half times
-// the batch at the peak), or the plan's SpillMemory; 0 for no limit.
+// joinHold is the bytes of documents a join task holds in one batch: half
+// its memory limit (the budget less the program; JoinComponents copies
+// the shingle sets into memory of its own, distinct, as it frees the
+// batch's: about one and a half times the batch at the peak), or the
+// plan's SpillMemory; 0 for no limit.
 func (j *Job) joinHold() int64 {
 	if j.Plan.SpillMemory > 0 {
 		return j.Plan.SpillMemory
 	}
-	return j.Plan.TaskMemory / 2
+	return j.limit() / 2
 }
 
 // joinDocBytes is what a join holds for a document besides its id and
@@ -121,7 +122,7 @@ func (j *Job) joinBatches(ctx context.Context, acc *joinAcc, src func(func(*join
 		}
 		switch {
 		case b.oneComp:
-			return fmt.Errorf("join task %d: one component's documents take more than the %d bytes a join holds at once (half of --task-memory %d bytes; %d documents of it read so far): a component is joined whole; give more --task-memory (components/meta.json says the size of the largest component)", acc.g, hold, j.Plan.TaskMemory, len(b.docs))
+			return fmt.Errorf("join task %d: one component's documents take more than the %d bytes a join holds at once (half of --task-memory %d bytes less the program's; %d documents of it read so far): a component is joined whole; give more --task-memory (components/meta.json says the size of the largest component)", acc.g, hold, j.Plan.TaskMemory, len(b.docs))
 		case depth >= maxJoinDepth:
 			return fmt.Errorf("join task %d: its components do not split into batches of %d bytes after %d partitionings; give more --task-memory", acc.g, hold, depth)
 		}
@@ -275,12 +276,14 @@ func (p *joinParts) write(rec *joinRec) error {
 	return nil
 }
 
+// flush writes out what the partitions' buffers hold and frees them.
 func (p *joinParts) flush() error {
 	for q, w := range p.ws {
 		if err := w.Flush(); err != nil {
 			return fmt.Errorf("join's scratch file %s: %w", p.files[q].Name(), err)
 		}
 	}
+	p.ws = nil
 	return nil
 }
 

@@ -16,13 +16,14 @@ import (
 // of shard i's documents of group g, in input order; the join's scratch
 // partitions hold the same records.
 
-// scatterHold is the bytes a scatter task holds before it spills: its
-// half of the budget, or the plan's SpillMemory; 0 for no limit.
+// scatterHold is the bytes a scatter task holds before it spills: half
+// its memory limit (the budget less the program), or the plan's
+// SpillMemory; 0 for no limit.
 func (j *Job) scatterHold() int64 {
 	if j.Plan.SpillMemory > 0 {
 		return j.Plan.SpillMemory
 	}
-	return j.Plan.TaskMemory / 2
+	return j.limit() / 2
 }
 
 // scatter: the documents of shard s that have a group, with what the join

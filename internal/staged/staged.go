@@ -228,6 +228,8 @@ type Job struct {
 	TmpDir string // local scratch files ("" for the system's)
 	// Stderr gets the tasks' notes.
 	Stderr io.Writer
+	// memLimit is the running task's memory limit (see memoryLimit).
+	memLimit int64
 }
 
 // Load opens the work folder and reads its plan.
@@ -338,7 +340,8 @@ func (j *Job) RunTask(ctx context.Context, stage string, i int) error {
 		return nil
 	}
 	if j.Plan.TaskMemory > 0 {
-		defer debug.SetMemoryLimit(debug.SetMemoryLimit(j.Plan.TaskMemory))
+		j.memLimit = memoryLimit(j.Plan.TaskMemory)
+		defer debug.SetMemoryLimit(debug.SetMemoryLimit(j.memLimit))
 	}
 	var shard string
 	switch stage {
