@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"slices"
 	"sync"
@@ -91,8 +92,9 @@ type spillFinder struct {
 	size    int64
 	keys    []uint64
 	enc     []byte
-	// batchBytes bounds the sketch bytes of one batch of the join
-	// (spillBatch): a quarter of the budget, at least spillBatchMin.
+	// batchBytes bounds the sketch bytes of the join's batches
+	// (spillBatch): a quarter of the budget, at least spillBatchMin; the
+	// batches in flight on several workers share it (flushParallel).
 	batchBytes int64
 	// readMax and gapMax: spillReadMax and spillGapMax (tests shrink them).
 	readMax, gapMax int64
@@ -426,6 +428,9 @@ func (f *spillFinder) Flush(emit func(Pair)) error {
 		if err := f.setsW.Close(); err != nil {
 			return err
 		}
+	}
+	if len(f.offsets) > math.MaxInt32 {
+		return fmt.Errorf("spill join: %d documents, more than its union-find holds (%d)", len(f.offsets), math.MaxInt32)
 	}
 	uf := newCUF(len(f.offsets))
 	unite := func(b *spillBatch) {
