@@ -693,17 +693,18 @@ func (u *cuf) find(x int32) int32 {
 	}
 }
 
-func (u *cuf) union(a, b int32) {
+// union joins the sets of a and b, and reports whether they were two.
+func (u *cuf) union(a, b int32) bool {
 	for {
 		ra, rb := u.find(a), u.find(b)
 		if ra == rb {
-			return
+			return false
 		}
 		if ra > rb {
 			ra, rb = rb, ra
 		}
 		if atomic.CompareAndSwapInt32(&u.parent[rb], rb, ra) {
-			return
+			return true
 		}
 	}
 }

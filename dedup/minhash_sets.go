@@ -181,6 +181,15 @@ func (s *setFile) flush() error {
 	return nil
 }
 
+// flushAll writes every pending hash to the file, so that reading a set
+// (get) writes nothing and several goroutines may read at once.
+func (s *setFile) flushAll() error {
+	if s.err != nil || s.f == nil || s.memOnly || len(s.pending) == 0 {
+		return s.err
+	}
+	return s.flush()
+}
+
 // wordBytes is the memory of w as bytes.
 func wordBytes(w []uint64) []byte {
 	if len(w) == 0 {
@@ -195,12 +204,12 @@ func (s *setFile) readWords(dst []uint64, off int64) error {
 		_, err := s.f.ReadAt(wordBytes(dst), 8*off)
 		return err
 	}
-	s.enc = slices.Grow(s.enc[:0], 8*len(dst))[:8*len(dst)]
-	if _, err := s.f.ReadAt(s.enc, 8*off); err != nil {
+	b := make([]byte, 8*len(dst)) // not s.enc: readers may run at once
+	if _, err := s.f.ReadAt(b, 8*off); err != nil {
 		return err
 	}
 	for x := range dst {
-		dst[x] = binary.LittleEndian.Uint64(s.enc[8*x:])
+		dst[x] = binary.LittleEndian.Uint64(b[8*x:])
 	}
 	return nil
 }

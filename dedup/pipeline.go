@@ -722,6 +722,7 @@ func (r *run) pass1(ctx context.Context) error {
 			return err
 		}
 		sf.all = r.cfg.AllPairs
+		sf.setWorkers(r.cfg.workers())
 		r.closers = append(r.closers, sf)
 		finder = sf
 	} else if useComponents(r.method, r.cfg, r.in) {
@@ -815,6 +816,12 @@ func (r *run) pass1(ctx context.Context) error {
 	if cf, ok := finder.(*compFinder); ok {
 		r.serial.add("components", cf.serialComp)
 		r.serial.add("emit pairs", cf.serialEmit)
+	}
+	if sf, ok := finder.(*spillFinder); ok {
+		parts, _ := sf.serial.report()
+		for _, p := range parts {
+			r.serial.add(p.Name, time.Duration(p.Seconds*float64(time.Second)))
+		}
 	}
 	if r.pairsLater {
 		span := startSerial()

@@ -1,12 +1,14 @@
 package dedup
 
 import (
-	"bufio"
+	"errors"
 	"fmt"
+	"io"
+	"math"
 	"os"
 	"slices"
+	"sync"
 
-	"github.com/neardup/neardup/cluster"
 	"github.com/neardup/neardup/internal/extsort"
 	"github.com/neardup/neardup/internal/tempfile"
 	"github.com/neardup/neardup/sketch"
@@ -83,17 +85,25 @@ type spillFinder struct {
 	all     bool       // Options.AllPairs: report pairs inside a cluster too
 	sorter  *extsort.Sorter
 	sketchF *os.File
-	sketchW *bufio.Writer
-	offsets []int64  // offsets[i]: start of document i's sketch in the file
-	lens    []uint32 // lens[i]: its length; 0 for a document without one
+	sketchW *asyncWriter // the sketch file's, behind the collector
+	setsW   *asyncWriter // with split: the sets file's
+	offsets []int64      // offsets[i]: start of document i's sketch in the file
+	lens    []uint32     // lens[i]: its length; 0 for a document without one
 	size    int64
 	keys    []uint64
 	enc     []byte
-	// batchBytes bounds the sketch bytes of one batch of the join
-	// (spillBatch): a quarter of the budget, at least spillBatchMin.
+	// batchBytes bounds the sketch bytes of the join's batches
+	// (spillBatch): a quarter of the budget, at least spillBatchMin; the
+	// batches in flight on several workers share it (flushParallel).
 	batchBytes int64
 	// readMax and gapMax: spillReadMax and spillGapMax (tests shrink them).
 	readMax, gapMax int64
+	// workers join the buckets (Flush); 0 or 1: the calling goroutine.
+	workers int
+	// serial is Flush's serial work by part (Stats.SerialParts): "spill
+	// join" with one worker (all of it), else "spill merge" (merging the
+	// sorted runs into batches) and "spill union" (uniting their pairs).
+	serial serialParts
 }
 
 // newSpillFinder returns a spillFinder for a run of the given memory
@@ -107,12 +117,22 @@ func newSpillFinder(m Keyed, dir string, budget int64) (*spillFinder, error) {
 	if err != nil {
 		return nil, err
 	}
-	sf := &spillFinder{m: m, sorter: extsort.New(dir, budget/4), sketchF: f, sketchW: bufio.NewWriterSize(f, 1<<20),
+	sf := &spillFinder{m: m, sorter: extsort.New(dir, budget/4), sketchF: f, sketchW: newAsyncWriter(f),
 		batchBytes: max(budget/4, spillBatchMin),
 		readMax:    spillReadMax, gapMax: spillGapMax}
 	sf.split, _ = m.(splitKeyed)
 	sf.sets.dir = dir
+	sf.sets.wrap = func(file *os.File) io.Writer {
+		sf.setsW = newAsyncWriter(file)
+		return sf.setsW
+	}
 	return sf, nil
+}
+
+// setWorkers sets the goroutines that sort the last keys and join the
+// buckets (Flush).
+func (f *spillFinder) setWorkers(n int) {
+	f.workers, f.sorter.Workers = n, n
 }
 
 func (f *spillFinder) Add(i int, s DocSketch, _ func(Pair)) error {
@@ -174,6 +194,7 @@ type spillBatch struct {
 	at    []int64  // at[k]: where docs[k]'s sketch starts in arena
 	arena []byte   // the batch's sketches, each distinct document once
 	win   []byte   // one coalesced read
+	pairs []Pair   // the groups' matching pairs, in order (joiner.join)
 }
 
 func (b *spillBatch) reset() {
@@ -253,15 +274,16 @@ func (g *groupSets) get(k int, d uint32) ([]uint64, error) {
 	return g.sets[k], nil
 }
 
-// joiner joins the groups of a batch in order.
+// joiner joins the groups of a batch in order; a worker has its own.
 type joiner struct {
 	f        *spillFinder
-	uf       *cluster.UnionFind
 	sketches []DocSketch
 	pool     []DocSketch
 	sets     groupSets
+	local    []int32  // the union-find of a group's members, by position
+	roots    []uint64 // scratch: the members' roots in uf << 32 | position
+	uf       *cuf
 	hamming  bool
-	emit     func(Pair)
 }
 
 // decode decodes the sketch of member k of the batch, reusing the memory
@@ -283,8 +305,10 @@ func (j *joiner) decode(b *spillBatch, k int, reuse DocSketch) (DocSketch, error
 	return s, nil
 }
 
-// join joins the batch's groups, in the order they were added.
+// join joins the batch's groups, in the order they were added, into
+// b.pairs.
 func (j *joiner) join(b *spillBatch) error {
+	b.pairs = b.pairs[:0]
 	start := 0
 	for _, end := range b.ends {
 		members := b.docs[start:end]
@@ -301,27 +325,66 @@ func (j *joiner) join(b *spillBatch) error {
 			j.sketches = append(j.sketches, s)
 		}
 		start = end
-		if err := j.group(members); err != nil {
+		if err := j.group(b, members); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// group tries every pair of a bucket's members (decoded in j.sketches)
-// that is not yet in one cluster.
-func (j *joiner) group(members []uint32) error {
+// find is the root of member k in the group's union-find.
+func (j *joiner) find(k int32) int32 {
+	for j.local[k] != k {
+		j.local[k] = j.local[j.local[k]]
+		k = j.local[k]
+	}
+	return k
+}
+
+// group tries the pairs of a bucket's members (decoded in j.sketches) and
+// appends those that match to b.pairs, in the order tried. Unless f.all,
+// a pair is not tried when its members are in one cluster already: joined
+// by the pairs of the batches before this one, as the run's union-find
+// (j.uf, which Flush updates meanwhile) shows when the bucket starts, or
+// by an earlier match of the bucket (the bucket's own union-find, by
+// position). Flush unites the batches' pairs in order and drops every pair
+// whose members are in one cluster by then, so what it emits is what one
+// serial join in key order would (every pair it emits was tried: its
+// members were in no cluster together before it), whatever the skipped
+// pairs were: the workers' view of the run's union-find, which lags (a
+// root found there stays the root of a set that holds the document),
+// changes the work only.
+func (j *joiner) group(b *spillBatch, members []uint32) error {
 	f, sketches := j.f, j.sketches
 	j.sets.reset(len(members))
+	j.local = slices.Grow(j.local[:0], len(members))[:len(members)]
+	for k := range j.local {
+		j.local[k] = int32(k)
+	}
+	if !f.all {
+		// Members in one cluster of the run already start in one set.
+		j.roots = j.roots[:0]
+		for k, d := range members {
+			j.roots = append(j.roots, uint64(j.uf.find(int32(d)))<<32|uint64(k))
+		}
+		slices.Sort(j.roots)
+		for x := 1; x < len(j.roots); x++ {
+			if j.roots[x]>>32 == j.roots[x-1]>>32 {
+				j.local[uint32(j.roots[x])] = j.find(int32(uint32(j.roots[x-1])))
+			}
+		}
+	}
 	for bi := 1; bi < len(members); bi++ {
-		b := int(members[bi])
+		b32 := int32(bi)
 		for ai := 0; ai < bi; ai++ {
-			a := int(members[ai])
-			if !f.all && j.uf.Find(a) == j.uf.Find(b) {
+			ra := j.find(int32(ai))
+			if !f.all && ra == j.find(b32) {
 				continue
 			}
+			var p Pair
+			var ok bool
 			if f.split != nil {
-				sim, ok, sure := f.split.matchCore(sketches[ai], sketches[bi])
+				sim, match, sure := f.split.matchCore(sketches[ai], sketches[bi])
 				if !sure {
 					x, err := j.sets.get(ai, members[ai])
 					if err != nil {
@@ -331,41 +394,93 @@ func (j *joiner) group(members []uint32) error {
 					if err != nil {
 						return err
 					}
-					sim, ok = f.split.matchSets(x, y)
+					sim, match = f.split.matchSets(x, y)
 				}
-				if ok {
-					j.uf.Union(a, b)
-					j.emit(Pair{A: a, B: b, Similarity: sim, Distance: -1})
-				}
-				continue
+				p, ok = Pair{A: int(members[ai]), B: int(members[bi]), Similarity: sim, Distance: -1}, match
+			} else {
+				sim, dist, match := f.m.Match(sketches[ai], sketches[bi])
+				p, ok = Pair{A: int(members[ai]), B: int(members[bi]), Similarity: sim, Distance: dist, Hamming: j.hamming}, match
 			}
-			if sim, dist, ok := f.m.Match(sketches[ai], sketches[bi]); ok {
-				j.uf.Union(a, b)
-				j.emit(Pair{A: a, B: b, Similarity: sim, Distance: dist, Hamming: j.hamming})
+			if ok {
+				j.local[ra] = j.find(b32)
+				b.pairs = append(b.pairs, p)
 			}
 		}
 	}
 	return nil
 }
 
+// Flush merges the sorted keys into buckets, joins them in batches (on
+// f.workers goroutines, each batch on one) and unites the batches' pairs
+// in key order on the calling goroutine, emitting those that join two
+// clusters (every one with f.all): the pairs and their order do not
+// depend on the workers nor on how the buckets fall into batches.
 func (f *spillFinder) Flush(emit func(Pair)) error {
 	defer f.Close()
-	if err := f.sketchW.Flush(); err != nil {
+	if err := f.sketchW.Close(); err != nil {
 		return err
 	}
-	j := &joiner{f: f, uf: cluster.NewUnionFind(len(f.offsets)), sets: groupSets{f: f},
-		hamming: capabilitiesOf(f.m).hamming, emit: emit}
-	var b spillBatch
+	// Every set written before the workers read them.
+	if err := f.sets.flushAll(); err != nil {
+		return err
+	}
+	if f.setsW != nil {
+		if err := f.setsW.Close(); err != nil {
+			return err
+		}
+	}
+	if len(f.offsets) > math.MaxInt32 {
+		return fmt.Errorf("spill join: %d documents, more than its union-find holds (%d)", len(f.offsets), math.MaxInt32)
+	}
+	uf := newCUF(len(f.offsets))
+	unite := func(b *spillBatch) {
+		for _, p := range b.pairs {
+			if uf.union(int32(p.A), int32(p.B)) || f.all {
+				emit(p)
+			}
+		}
+	}
+	if f.workers <= 1 {
+		span := startSerial()
+		defer func() { f.serial.add("spill join", span.stop()) }()
+		j := f.newJoiner(uf)
+		b := &spillBatch{}
+		return f.batches(f.batchBytes, func() *spillBatch { return b }, func(b *spillBatch) error {
+			if err := f.read(b); err != nil {
+				return err
+			}
+			if err := j.join(b); err != nil {
+				return err
+			}
+			unite(b)
+			return nil
+		})
+	}
+	return f.flushParallel(uf, unite)
+}
+
+func (f *spillFinder) newJoiner(uf *cuf) *joiner {
+	return &joiner{f: f, sets: groupSets{f: f}, uf: uf, hamming: capabilitiesOf(f.m).hamming}
+}
+
+// batches merges the sorted keys into buckets of two or more documents
+// and hands them to join in batches whose members' sketches take about
+// limit bytes; next gives the batch to fill.
+func (f *spillFinder) batches(limit int64, next func() *spillBatch, join func(*spillBatch) error) error {
+	b := next()
+	b.reset()
 	run := func() error {
 		if len(b.ends) == 0 {
 			return nil
 		}
-		if err := f.read(&b); err != nil {
+		if err := join(b); err != nil {
 			return err
 		}
-		err := j.join(&b)
+		if b = next(); b == nil {
+			return errStopped
+		}
 		b.reset()
-		return err
+		return nil
 	}
 	err := f.sorter.Groups(func(_ uint64, docs []uint32) error {
 		start := len(b.docs)
@@ -382,7 +497,7 @@ func (f *spillFinder) Flush(emit func(Pair)) error {
 			b.bytes += int64(f.lens[d])
 		}
 		b.ends = append(b.ends, len(b.docs))
-		if b.bytes >= f.batchBytes {
+		if b.bytes >= limit {
 			return run()
 		}
 		return nil
@@ -393,8 +508,101 @@ func (f *spillFinder) Flush(emit func(Pair)) error {
 	return run()
 }
 
+// flushParallel is Flush on f.workers goroutines: the merge (the calling
+// goroutine's helper) fills the batches, the workers read and join them,
+// and the calling goroutine unites their pairs in the batches' order. The
+// budget's quarter for the batches is shared by the batches in flight.
+func (f *spillFinder) flushParallel(uf *cuf, unite func(*spillBatch)) error {
+	inFlight := f.workers + 2 // one a worker, one filling, one uniting
+	limit := max(f.batchBytes/int64(inFlight), 1)
+	type job struct {
+		b    *spillBatch
+		done chan error // cap 1
+	}
+	free := make(chan *spillBatch, inFlight)
+	for range inFlight {
+		free <- &spillBatch{}
+	}
+	jobs := make(chan job)
+	order := make(chan job, inFlight)
+	stop := make(chan struct{})
+	var mergeErr error
+	go func() { // the merge: fills the batches in key order
+		defer close(order)
+		defer close(jobs)
+		span := startSerial()
+		defer func() { f.serial.add("spill merge", span.stop()) }()
+		next := func() *spillBatch {
+			select {
+			case b := <-free:
+				return b
+			case <-stop:
+				return nil
+			}
+		}
+		mergeErr = f.batches(limit, next, func(b *spillBatch) error {
+			select {
+			case <-stop:
+				return errStopped
+			default:
+			}
+			j := job{b: b, done: make(chan error, 1)}
+			select {
+			case jobs <- j:
+			case <-stop:
+				return errStopped
+			}
+			order <- j // never blocks for long: at most inFlight batches exist
+			return nil
+		})
+		if errors.Is(mergeErr, errStopped) {
+			mergeErr = nil
+		}
+	}()
+	var wg sync.WaitGroup
+	for range f.workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			jn := f.newJoiner(uf)
+			for j := range jobs {
+				err := f.read(j.b)
+				if err == nil {
+					err = jn.join(j.b)
+				}
+				j.done <- err
+			}
+		}()
+	}
+	var err error
+	for j := range order {
+		if jerr := <-j.done; jerr != nil && err == nil {
+			err = jerr
+			close(stop)
+		}
+		if err == nil {
+			span := startSerial()
+			unite(j.b)
+			f.serial.add("spill union", span.stop())
+		}
+		free <- j.b // never blocks: a batch taken from free goes back
+	}
+	wg.Wait()
+	if err == nil {
+		err = mergeErr
+	}
+	return err
+}
+
+// errStopped ends the merge when the join failed.
+var errStopped = errors.New("spill join stopped")
+
 // Close removes the temporary files; the pipeline calls it on failure too.
 func (f *spillFinder) Close() error {
+	f.sketchW.Close()
+	if f.setsW != nil {
+		f.setsW.Close()
+	}
 	f.sorter.Close()
 	f.sets.Close()
 	f.sketchF.Close()

@@ -1,7 +1,8 @@
 // Package extsort sorts (key, document) entries that may not fit in memory:
 // entries are buffered up to a byte budget, each full buffer is sorted and
-// written to a temporary run file, and the runs are merged with a heap when
-// read back. Groups of entries with the same key come out together, with
+// written to a temporary run file by a goroutine while the next buffer
+// fills (the budget is the two buffers'), and the runs are merged with a
+// heap when read back. Groups of entries with the same key come out together, with
 // their documents in ascending order.
 //
 // An entry is 12 bytes on disk: the key (8 bytes, little endian) and the
@@ -16,13 +17,13 @@ package extsort
 import (
 	"bufio"
 	"cmp"
-	"container/heap"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"slices"
+	"sync"
 
 	"github.com/neardup/neardup/internal/tempfile"
 )
@@ -58,17 +59,23 @@ const entrySize = 12
 // Sorter accumulates entries and spills sorted runs to disk.
 type Sorter struct {
 	dir    string
-	limit  int // entries held in memory before a spill
+	limit  int // entries held in a buffer before a spill
 	buf    []Entry
+	spare  []Entry    // the buffer the last spill wrote
+	done   chan error // the spill in flight's result; nil when none
 	runs   []string
 	closed bool
+	// Workers sort the entries left in the buffer at Groups, each a part
+	// (at most one a 64Ki entries); 0 or 1: the calling goroutine.
+	Workers int
 }
 
 // New returns a Sorter that holds at most budget bytes of entries in memory
-// (at least 64 KiB) and writes its runs under dir ("" for the system
+// (at least 64 KiB): the buffer it fills and the one a goroutine sorts and
+// writes, half of budget each. Its runs go under dir ("" for the system
 // temporary directory).
 func New(dir string, budget int64) *Sorter {
-	limit := max(budget/entrySize, 64<<10/entrySize)
+	limit := max(budget/2/entrySize, 32<<10/entrySize)
 	return &Sorter{dir: dir, limit: int(min(limit, 1<<31-1))}
 }
 
@@ -94,16 +101,45 @@ func (s *Sorter) Add(e Entry) error {
 // Runs returns how many runs have been written to disk so far.
 func (s *Sorter) Runs() int { return len(s.runs) }
 
+// spill hands the full buffer to a goroutine that sorts and writes it as
+// a run, after the run before it is written, and goes on with the spare
+// buffer.
 func (s *Sorter) spill() error {
-	slices.SortFunc(s.buf, compare)
+	if err := s.wait(); err != nil {
+		return err
+	}
 	f, err := tempfile.Create(s.dir, runPrefix, runSuffix)
 	if err != nil {
 		return fmt.Errorf("extsort: %w", err)
 	}
 	s.runs = append(s.runs, f.Name())
+	full := s.buf
+	s.buf, s.spare = s.spare[:0], nil
+	s.done = make(chan error, 1)
+	go func() {
+		err := writeRun(f, full)
+		s.spare = full
+		s.done <- err
+	}()
+	return nil
+}
+
+// wait waits for the spill in flight, if any, and returns its error.
+func (s *Sorter) wait() error {
+	if s.done == nil {
+		return nil
+	}
+	err := <-s.done
+	s.done = nil
+	return err
+}
+
+// writeRun sorts buf and writes it to f, which it closes.
+func writeRun(f *os.File, buf []Entry) error {
+	slices.SortFunc(buf, compare)
 	w := bufio.NewWriterSize(f, 1<<20)
 	var rec [entrySize]byte
-	for _, e := range s.buf {
+	for _, e := range buf {
 		binary.LittleEndian.PutUint64(rec[:8], e.Key)
 		binary.LittleEndian.PutUint32(rec[8:], e.Doc)
 		if _, err := w.Write(rec[:]); err != nil {
@@ -118,7 +154,6 @@ func (s *Sorter) spill() error {
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("extsort: %w", err)
 	}
-	s.buf = s.buf[:0]
 	return nil
 }
 
@@ -129,16 +164,31 @@ func (s *Sorter) Groups(fn func(key uint64, docs []uint32) error) error {
 	if s.closed {
 		return errors.New("extsort: Groups after Close")
 	}
+	if err := s.wait(); err != nil {
+		return err
+	}
+	s.spare = nil
 	if cap(s.buf) > 2*len(s.buf)+1024 {
 		// The buffer was sized for the budget and a spill emptied it:
 		// keep only what is left, so that the merge's caller has the rest.
 		s.buf = slices.Clone(s.buf)
 	}
-	slices.SortFunc(s.buf, compare)
-	h := &mergeHeap{}
-	if len(s.buf) > 0 {
-		h.items = append(h.items, &source{mem: s.buf, cur: s.buf[0]})
+	// The buffer is sorted in Workers parts at once, each a source.
+	var h mergeHeap
+	parts := max(min(s.Workers, len(s.buf)/minPart), 1)
+	var wg sync.WaitGroup
+	for k := range parts {
+		part := s.buf[k*len(s.buf)/parts : (k+1)*len(s.buf)/parts]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			slices.SortFunc(part, compare)
+		}()
+		if len(part) > 0 {
+			h = append(h, &source{blk: part})
+		}
 	}
+	wg.Wait()
 	var files []*os.File
 	defer func() {
 		for _, f := range files {
@@ -151,21 +201,21 @@ func (s *Sorter) Groups(fn func(key uint64, docs []uint32) error) error {
 			return fmt.Errorf("extsort: %w", err)
 		}
 		files = append(files, f)
-		src := &source{r: bufio.NewReaderSize(f, 256<<10), name: name}
-		ok, err := src.next()
+		src := &source{r: f, name: name, raw: make([]byte, blockEntries*entrySize)}
+		ok, err := src.refill()
 		if err != nil {
 			return err
 		}
 		if ok {
-			h.items = append(h.items, src)
+			h = append(h, src)
 		}
 	}
-	heap.Init(h)
+	h.init()
 	var docs []uint32
 	var key uint64
-	for h.Len() > 0 {
-		top := h.items[0]
-		e := top.cur
+	for len(h) > 0 {
+		top := h[0]
+		e := top.blk[top.pos]
 		if len(docs) > 0 && e.Key != key {
 			if err := fn(key, docs); err != nil {
 				return err
@@ -174,15 +224,17 @@ func (s *Sorter) Groups(fn func(key uint64, docs []uint32) error) error {
 		}
 		key = e.Key
 		docs = append(docs, e.Doc)
-		ok, err := top.next()
-		if err != nil {
-			return err
+		if top.pos++; top.pos == len(top.blk) {
+			ok, err := top.refill()
+			if err != nil {
+				return err
+			}
+			if !ok {
+				h[0] = h[len(h)-1]
+				h = h[:len(h)-1]
+			}
 		}
-		if ok {
-			heap.Fix(h, 0)
-		} else {
-			heap.Pop(h)
-		}
+		h.down(0)
 	}
 	if len(docs) > 0 {
 		return fn(key, docs)
@@ -192,6 +244,7 @@ func (s *Sorter) Groups(fn func(key uint64, docs []uint32) error) error {
 
 // Close removes the run files.
 func (s *Sorter) Close() error {
+	s.wait()
 	s.closed = true
 	var first error
 	for _, name := range s.runs {
@@ -203,44 +256,74 @@ func (s *Sorter) Close() error {
 	return first
 }
 
-// source is one sorted stream: the in-memory buffer or a run file.
+// source is one sorted stream: the in-memory buffer, or a run file read
+// in blocks of blockEntries.
 type source struct {
-	mem  []Entry
+	blk  []Entry // the entries at hand; blk[pos] is the stream's next
 	pos  int
-	r    *bufio.Reader
+	r    io.Reader // nil for the buffer
+	raw  []byte
 	name string
-	cur  Entry
-	rec  [entrySize]byte // next's buffer: a local one escapes through io.ReadFull, one allocation an entry
 }
 
-// next advances to the next entry; cur is valid when it returns true.
-func (s *source) next() (bool, error) {
+// minPart is the fewest entries of a part of the buffer that Groups sorts
+// on a goroutine of its own (tests lower it).
+var minPart = 64 << 10
+
+// blockEntries are decoded from a run file at a time.
+const blockEntries = 4096
+
+// refill decodes the next block of the run file; false at its end.
+func (s *source) refill() (bool, error) {
 	if s.r == nil {
-		s.pos++
-		if s.pos >= len(s.mem) {
-			return false, nil
-		}
-		s.cur = s.mem[s.pos]
-		return true, nil
+		return false, nil
 	}
-	if _, err := io.ReadFull(s.r, s.rec[:]); err != nil {
-		if err == io.EOF {
-			return false, nil
-		}
+	n, err := io.ReadFull(s.r, s.raw)
+	switch {
+	case err == io.EOF:
+		return false, nil
+	case err != nil && err != io.ErrUnexpectedEOF:
 		return false, fmt.Errorf("extsort: reading run %s: %w", s.name, err)
+	case n%entrySize != 0:
+		return false, fmt.Errorf("extsort: reading run %s: %w", s.name, io.ErrUnexpectedEOF)
 	}
-	s.cur = Entry{Key: binary.LittleEndian.Uint64(s.rec[:8]), Doc: binary.LittleEndian.Uint32(s.rec[8:])}
+	s.blk = s.blk[:0]
+	for b := s.raw[:n]; len(b) > 0; b = b[entrySize:] {
+		s.blk = append(s.blk, Entry{Key: binary.LittleEndian.Uint64(b), Doc: binary.LittleEndian.Uint32(b[8:])})
+	}
+	s.pos = 0
 	return true, nil
 }
 
-type mergeHeap struct{ items []*source }
+// mergeHeap is a binary min-heap of the sources by their next entry.
+type mergeHeap []*source
 
-func (h *mergeHeap) Len() int           { return len(h.items) }
-func (h *mergeHeap) Less(i, j int) bool { return compare(h.items[i].cur, h.items[j].cur) < 0 }
-func (h *mergeHeap) Swap(i, j int)      { h.items[i], h.items[j] = h.items[j], h.items[i] }
-func (h *mergeHeap) Push(x any)         { h.items = append(h.items, x.(*source)) }
-func (h *mergeHeap) Pop() any {
-	x := h.items[len(h.items)-1]
-	h.items = h.items[:len(h.items)-1]
-	return x
+func (h mergeHeap) less(i, j int) bool {
+	a, b := h[i].blk[h[i].pos], h[j].blk[h[j].pos]
+	return a.Key < b.Key || a.Key == b.Key && a.Doc < b.Doc
+}
+
+func (h mergeHeap) init() {
+	for i := len(h)/2 - 1; i >= 0; i-- {
+		h.down(i)
+	}
+}
+
+// down moves h[i] down to its place.
+func (h mergeHeap) down(i int) {
+	for {
+		l := 2*i + 1
+		if l >= len(h) {
+			return
+		}
+		m := l
+		if r := l + 1; r < len(h) && h.less(r, l) {
+			m = r
+		}
+		if !h.less(m, i) {
+			return
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
 }

@@ -8,15 +8,27 @@ import (
 	"testing"
 )
 
-// Oracle: a map from key to sorted documents.
+// Oracle: a map from key to sorted documents; runs of one entry block
+// and of several, the buffer left at Groups sorted whole or in parts.
 func TestGroupsMatchMap(t *testing.T) {
-	for _, budget := range []int64{0, 1 << 10, 1 << 30} { // 0 and 1 KiB force many runs
+	defer func(m int) { minPart = m }(minPart)
+	minPart = 100
+	for _, c := range []struct {
+		budget  int64
+		workers int
+	}{{0, 1}, {1 << 10, 3}, {9000 * entrySize, 2}, {1 << 30, 1}, {1 << 30, 3}} { // small budgets force many runs
+		budget := c.budget
 		dir := t.TempDir()
 		s := New(dir, budget)
 		s.limit = max(int(budget/entrySize), 7) // small runs for the test
+		s.Workers = c.workers
 		r := rand.New(rand.NewPCG(5, 6))
 		want := map[uint64][]uint32{}
-		for i := range 5000 {
+		n := 25000 // runs of several blocks, parts of 100 or more
+		if budget < 1<<16 {
+			n = 5000 // runs of 7 entries: keep their count low
+		}
+		for i := range n {
 			k := uint64(r.IntN(700))
 			if err := s.Add(Entry{Key: k, Doc: uint32(i)}); err != nil {
 				t.Fatal(err)
