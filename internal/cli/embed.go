@@ -80,7 +80,7 @@ func IndexAt(loc string, args []string) (store.Index, error) {
 	}
 	s, err := store.OpenIndex(loc, o.storeOptions())
 	if err == nil {
-		if err := o.params.checkAgainst(fs, s.Params()); err != nil {
+		if err := o.params.checkAgainst(fs, s.Spec()); err != nil {
 			s.Close()
 			return nil, err
 		}
@@ -92,7 +92,7 @@ func IndexAt(loc string, args []string) (store.Index, error) {
 		}
 		return nil, err
 	}
-	p, err := o.params.params()
+	p, err := o.params.spec()
 	if err != nil {
 		return nil, err
 	}

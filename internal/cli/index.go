@@ -19,6 +19,7 @@ import (
 	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/internal/atomicfile"
 	"github.com/neardup/neardup/lsh"
+	"github.com/neardup/neardup/sketch"
 	"github.com/neardup/neardup/store"
 )
 
@@ -41,35 +42,29 @@ func (f *indexParamFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&f.blocks, "blocks", 0, "simhash: blocks of the permuted-table design (0: chosen for a million documents)")
 }
 
-// params builds the store parameters from the flags. Only the flags of the
-// chosen method are used.
-func (f *indexParamFlags) params() (store.Params, error) {
-	m, err := store.ParseMethod(f.method)
-	if err != nil {
-		return store.Params{}, usageErr("--method %q: want minhash or simhash", f.method)
+// spec builds the index's sketch specification from the flags. Only the
+// flags of the chosen method are used.
+func (f *indexParamFlags) spec() (sketch.Spec, error) {
+	m, err := sketch.ParseMethod(f.method)
+	if err != nil || m != sketch.MinHash && m != sketch.SimHash {
+		return sketch.Spec{}, usageErr("--method %q: want minhash or simhash", f.method)
 	}
 	if f.family != "" {
 		f.sketch.Family = f.family
 	}
 	sp, err := f.sketch.spec(m)
 	if err != nil {
-		return store.Params{}, err
+		return sketch.Spec{}, err
 	}
-	p := store.Params{Method: m, Normalize: *sp.Normalize, Shingle: sp.Shingle, Threshold: sp.Threshold}
-	if m == store.MinHash {
-		mh := sp.MinHash
-		p.NumPerm, p.Family, p.Seed, p.Bands, p.Rows = mh.NumPerm, mh.Family, mh.Seed, mh.Bands, mh.Rows
-	} else {
-		sh := sp.SimHash
-		p.Bits, p.Distance, p.Weights, p.Seed, p.Blocks = sh.Bits, sh.MaxDistance(), sh.Weights, sh.Seed, f.blocks
-		p.ExactOnly = p.Distance == 0
+	if m == sketch.SimHash {
+		sp.SimHash.Blocks = f.blocks
 	}
-	return p, nil
+	return sp, nil
 }
 
 // checkAgainst refuses flags given on the command line that disagree with
 // the stored parameters.
-func (f *indexParamFlags) checkAgainst(fs *pflag.FlagSet, p store.Params) error {
+func (f *indexParamFlags) checkAgainst(fs *pflag.FlagSet, p sketch.Spec) error {
 	var diffs []string
 	fs.Visit(func(fl *pflag.Flag) {
 		var stored string
@@ -81,18 +76,20 @@ func (f *indexParamFlags) checkAgainst(fs *pflag.FlagSet, p store.Params) error 
 		case "ngram":
 			stored = fmt.Sprint(p.Shingle.N)
 		case "num-perm", "bands", "rows", "threshold", "family", "minhash-family":
-			if p.Method != store.MinHash {
+			if p.Method != sketch.MinHash {
 				diffs = append(diffs, fmt.Sprintf("--%s applies to minhash, the index is %s", fl.Name, p.Method))
 				return
 			}
-			stored = map[string]string{"num-perm": fmt.Sprint(p.NumPerm), "bands": fmt.Sprint(p.Bands), "rows": fmt.Sprint(p.Rows),
-				"threshold": fmt.Sprint(p.Threshold), "family": p.Family.String(), "minhash-family": p.Family.String()}[fl.Name]
+			m := p.MinHash
+			stored = map[string]string{"num-perm": fmt.Sprint(m.NumPerm), "bands": fmt.Sprint(m.Bands), "rows": fmt.Sprint(m.Rows),
+				"threshold": fmt.Sprint(p.Threshold), "family": m.Family.String(), "minhash-family": m.Family.String()}[fl.Name]
 		case "bits", "distance", "blocks", "weights":
-			if p.Method != store.SimHash {
+			if p.Method != sketch.SimHash {
 				diffs = append(diffs, fmt.Sprintf("--%s applies to simhash, the index is %s", fl.Name, p.Method))
 				return
 			}
-			stored = map[string]string{"bits": fmt.Sprint(p.Bits), "distance": fmt.Sprint(p.Distance), "blocks": fmt.Sprint(p.Blocks), "weights": p.Weights.String()}[fl.Name]
+			m := p.SimHash
+			stored = map[string]string{"bits": fmt.Sprint(m.Bits), "distance": fmt.Sprint(m.MaxDistance()), "blocks": fmt.Sprint(m.Blocks), "weights": m.Weights.String()}[fl.Name]
 		case "nfkc", "case-fold", "fold-whitespace", "fold-punct", "html", "html-all", "t2s", "stop-words":
 			n := p.Normalize
 			stored = fmt.Sprint(map[string]bool{"nfkc": n.NFKC, "case-fold": n.CaseFold, "fold-whitespace": n.Whitespace,
@@ -250,14 +247,14 @@ func runIndexCreate(cmd *cobra.Command, o *indexOpts) error {
 	if o.dir == "" {
 		return usageErr("--index DIR|URL is required")
 	}
-	p, err := o.params.params()
+	p, err := o.params.spec()
 	if err != nil {
 		return err
 	}
 	if err := checkBanding(p); err != nil {
 		return err
 	}
-	if o.estimateOnly && p.Method != store.MinHash {
+	if o.estimateOnly && p.Method != sketch.MinHash {
 		return usageErr("--estimate-only: only a minhash index keeps shingle sets; a %s index decides by its fingerprints", p.Method)
 	}
 	so := o.storeOptions()
@@ -269,7 +266,7 @@ func runIndexCreate(cmd *cobra.Command, o *indexOpts) error {
 	if err != nil {
 		return err
 	}
-	p = s.Params()
+	p = s.Spec()
 	if err := s.Close(); err != nil {
 		return err
 	}
@@ -287,31 +284,32 @@ const minBandingRecall = 0.5
 // checkBanding refuses a MinHash banding given by hand (--bands, --rows)
 // that makes fewer than minBandingRecall of the pairs at the threshold
 // candidates: such an index cannot find the duplicates it promises.
-func checkBanding(p store.Params) error {
-	if p.Method != store.MinHash || (p.Bands == 0 && p.Rows == 0) {
+func checkBanding(p sketch.Spec) error {
+	if p.Method != sketch.MinHash || (p.MinHash.Bands == 0 && p.MinHash.Rows == 0) {
 		return nil
 	}
 	r, err := p.Resolve()
 	if err != nil {
 		return nil // store.Create names the error
 	}
-	b := lsh.Params{Bands: r.Bands, Rows: r.Rows}
+	b := r.Banding()
 	if pr := b.Probability(r.Threshold); pr < minBandingRecall {
-		d, _ := lsh.DefaultParams(r.Threshold, r.NumPerm)
+		d, _ := lsh.DefaultParams(r.Threshold, r.MinHash.NumPerm)
 		return usageErr("--bands %d --rows %d: a pair at the threshold %v becomes a candidate with probability %.2f, so most duplicates would be missed; omit --bands and --rows to get %s (probability %.2f)",
-			r.Bands, r.Rows, r.Threshold, pr, d, d.Probability(r.Threshold))
+			b.Bands, b.Rows, r.Threshold, pr, d, d.Probability(r.Threshold))
 	}
 	return nil
 }
 
-func describeParams(p store.Params) string {
+func describeParams(p sketch.Spec) string {
 	sh := fmt.Sprintf("%s %d-shingles", p.Shingle.Unit, p.Shingle.N)
-	if p.Method == store.MinHash {
-		b := lsh.Params{Bands: p.Bands, Rows: p.Rows}
+	if p.Method == sketch.MinHash {
+		m := p.MinHash
 		return fmt.Sprintf("%s, %d %s slots, %dx%d bands, threshold %v; P(candidate) at the threshold %.2f",
-			sh, p.NumPerm, p.Family, p.Bands, p.Rows, p.Threshold, b.Probability(p.Threshold))
+			sh, m.NumPerm, m.Family, m.Bands, m.Rows, p.Threshold, p.Banding().Probability(p.Threshold))
 	}
-	return fmt.Sprintf("%s, %d bits, distance %d, %d blocks, %d tables", sh, p.Bits, p.Distance, p.Blocks, p.Tables())
+	m := p.SimHash
+	return fmt.Sprintf("%s, %d bits, distance %d, %d blocks, %d tables", sh, m.Bits, m.MaxDistance(), m.Blocks, p.NumKeys())
 }
 
 func newIndexAddCmd() *cobra.Command {
@@ -450,17 +448,17 @@ func runIndexStream(cmd *cobra.Command, o *indexOpts, args []string, add bool) e
 		return err
 	}
 	defer s.Close()
-	if err := o.params.checkAgainst(cmd.Flags(), s.Params()); err != nil {
+	if err := o.params.checkAgainst(cmd.Flags(), s.Spec()); err != nil {
 		return err
 	}
 	// Pages of web archives are compared on what the index normalises:
 	// their main content when it extracts the main content of HTML.
-	ropts.HTMLMain = s.Params().Normalize.HTML && !s.Params().Normalize.HTMLAll
+	ropts.HTMLMain = s.Spec().Normalize.HTML && !s.Spec().Normalize.HTMLAll
 	var upgraded *store.UpgradeResult
 	if o.upgrade {
 		// Sets on first, so that the sketchers below make them.
-		if s.Params().Method != store.MinHash {
-			return usageErr("--index %s: a %s index keeps no shingle sets; nothing to upgrade", redactLoc(o.dir), s.Params().Method)
+		if s.Spec().Method != sketch.MinHash {
+			return usageErr("--index %s: a %s index keeps no shingle sets; nothing to upgrade", redactLoc(o.dir), s.Spec().Method)
 		}
 		r, err := s.Upgrade(nil)
 		if err != nil {
@@ -818,7 +816,7 @@ func runIndexStats(cmd *cobra.Command, o *indexOpts) error {
 	}
 	if st.Backend == "redis" {
 		_, err = fmt.Fprintf(w, "index:        %s (redis format %d)\nmethod:       %s\nparameters:   %s\ndocuments:    %d\nredis memory: %d bytes (used_memory of the servers; %.1f bytes per document)\n",
-			st.Dir, st.FormatVersion, st.Params.Method, describeParams(st.Params), st.Docs, st.RedisUsedBytes, st.BytesPerDoc)
+			st.Dir, st.FormatVersion, st.Spec.Method, describeParams(st.Spec), st.Docs, st.RedisUsedBytes, st.BytesPerDoc)
 		if err == nil {
 			_, err = fmt.Fprintf(w, "durability:   %s\n", st.RedisDurability)
 		}
@@ -831,7 +829,7 @@ func runIndexStats(cmd *cobra.Command, o *indexOpts) error {
 		return err
 	}
 	_, err = fmt.Fprintf(w, "index:        %s (format %d)\nmethod:       %s\nparameters:   %s\ndocuments:    %d\ndisk:         %d bytes (%.1f bytes per document)\nmemory:       %d bytes of postings (%.1f bytes per document) + block cache and memtables (--cache-mb)\n",
-		st.Dir, st.FormatVersion, st.Params.Method, describeParams(st.Params), st.Docs, st.DiskBytes, st.BytesPerDoc, st.PostingsBytes, st.PostingsBytesPerDoc)
+		st.Dir, st.FormatVersion, st.Spec.Method, describeParams(st.Spec), st.Docs, st.DiskBytes, st.BytesPerDoc, st.PostingsBytes, st.PostingsBytesPerDoc)
 	if err == nil {
 		err = printDecision(w, st)
 	}
@@ -843,10 +841,10 @@ func runIndexStats(cmd *cobra.Command, o *indexOpts) error {
 func printDecision(w io.Writer, st store.Stats) error {
 	var err error
 	switch {
-	case st.Params.Method != store.MinHash:
+	case st.Spec.Method != sketch.MinHash:
 		return nil
 	case st.Sets:
-		_, err = fmt.Fprintf(w, "decision:     exact: shingle sets kept; a candidate is a duplicate when the exact Jaccard similarity of the sets is at least %v, as in 'neardup dedup' (an estimate far below rejects it first)\n", st.Params.Threshold)
+		_, err = fmt.Fprintf(w, "decision:     exact: shingle sets kept; a candidate is a duplicate when the exact Jaccard similarity of the sets is at least %v, as in 'neardup dedup' (an estimate far below rejects it first)\n", st.Spec.Threshold)
 	default:
 		_, err = fmt.Fprintf(w, "decision:     estimate only: no shingle sets (an index made before they were kept, or with --estimate-only); 'neardup index upgrade --index %s INPUT...' adds them from the indexed texts\n", redactLoc(st.Dir))
 	}

@@ -897,7 +897,7 @@ func nd_index_info(h C.int64_t, errp **C.char) (s *C.char) {
 		setErr(errp, err)
 		return nil
 	}
-	b, err := json.Marshal(map[string]any{"params": x.ix.Params(), "documents": x.ix.Len()})
+	b, err := json.Marshal(map[string]any{"params": x.ix.Spec(), "documents": x.ix.Len()})
 	if err != nil {
 		setErr(errp, err)
 		return nil
