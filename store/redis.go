@@ -328,10 +328,10 @@ redis.call('HSET', KEYS[1], 'format', ARGV[1], 'params', ARGV[2], 'bucket_bits',
 return 1`)
 
 // CreateRedis creates an empty index for the sketch specification sp at
-// a Redis URL (see parseRedisURL). An index already under the prefix is
-// ErrExists.
+// a Redis URL (see parseRedisURL), refusing what Create refuses. An index
+// already under the prefix is ErrExists.
 func CreateRedis(raw string, sp sketch.Spec, opts Options) (*Redis, error) {
-	rp, err := resolveSpec(sp)
+	rp, err := resolveNew(sp)
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/neardup/neardup/lsh"
 	"github.com/neardup/neardup/sketch"
 )
 
@@ -59,4 +60,45 @@ func decodeSpec(b []byte) (sketch.Spec, error) {
 		return sp, fmt.Errorf("%w: params: method %s (an index holds minhash or simhash)", ErrCorrupt, sp.Method)
 	}
 	return sp, nil
+}
+
+// MinBandingRecall is the smallest probability, at the threshold, with
+// which a MinHash banding given by hand (MinHash.Bands or MinHash.Rows set)
+// must make a pair a candidate for Create and CreateRedis to accept it: an
+// index below it cannot find the duplicates its threshold promises. The
+// banding lsh.DefaultParams chooses (both zero) is always accepted.
+const MinBandingRecall = 0.5
+
+// ErrBanding is wrapped (with ErrParams) by the refusal of a banding below
+// MinBandingRecall.
+var ErrBanding = errors.New("the banding misses most pairs at the threshold")
+
+// checkBanding refuses a MinHash banding given by hand in sp (rp is sp
+// resolved) that makes fewer than MinBandingRecall of the pairs at the
+// threshold candidates.
+func checkBanding(sp, rp sketch.Spec) error {
+	if sp.Method != sketch.MinHash || sp.MinHash.Bands == 0 && sp.MinHash.Rows == 0 {
+		return nil
+	}
+	b := rp.Banding()
+	pr := b.Probability(rp.Threshold)
+	if pr >= MinBandingRecall {
+		return nil
+	}
+	d, err := lsh.DefaultParams(rp.Threshold, rp.MinHash.NumPerm)
+	if err != nil {
+		return fmt.Errorf("%w: %w: %s at the threshold %v: probability %.2f", ErrParams, ErrBanding, b, rp.Threshold, pr)
+	}
+	return fmt.Errorf("%w: %w: %s makes a pair at the threshold %v a candidate with probability %.2f; the default banding for it is %s (probability %.2f)",
+		ErrParams, ErrBanding, b, rp.Threshold, pr, d, d.Probability(rp.Threshold))
+}
+
+// resolveNew is resolveSpec for a new index: it also refuses a banding
+// given by hand below MinBandingRecall (checkBanding).
+func resolveNew(sp sketch.Spec) (sketch.Spec, error) {
+	rp, err := resolveSpec(sp)
+	if err != nil {
+		return rp, err
+	}
+	return rp, checkBanding(sp, rp)
 }

@@ -197,10 +197,11 @@ func (o Options) pebble(create bool, lock *pebble.Lock) *pebble.Options {
 
 // Create makes a new index in dir (created if missing) for the sketch
 // specification sp (method sketch.MinHash or sketch.SimHash), whose zero
-// values are resolved to the defaults and stored. An existing
-// index there is ErrExists.
+// values are resolved to the defaults and stored. Invalid parameters, and
+// a MinHash banding given by hand below MinBandingRecall (ErrBanding),
+// are ErrParams; an existing index there is ErrExists.
 func Create(dir string, sp sketch.Spec, opts Options) (*Store, error) {
-	rp, err := resolveSpec(sp)
+	rp, err := resolveNew(sp)
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -74,7 +76,7 @@ func matchIDs(ms []Match) []string {
 func TestMinHashOracle(t *testing.T) {
 	for _, p := range []sketch.Spec{
 		sketch.Default(sketch.MinHash),
-		{Method: sketch.MinHash, Threshold: 0.5, MinHash: sketch.MinHashSpec{NumPerm: 64, Bands: 8, Rows: 8, Family: minhash.MultiplyShift}},
+		{Method: sketch.MinHash, Threshold: 0.5, MinHash: sketch.MinHashSpec{NumPerm: 64, Bands: 16, Rows: 4, Family: minhash.MultiplyShift}},
 		{Method: sketch.MinHash, Threshold: 0.7, MinHash: sketch.MinHashSpec{NumPerm: 32, Bands: 16, Rows: 2}},
 	} {
 		t.Run(fmt.Sprintf("%dx%d", p.MinHash.Bands, p.MinHash.Rows), func(t *testing.T) {
@@ -422,6 +424,35 @@ func TestParamsErrors(t *testing.T) {
 	} {
 		if _, err := Create(t.TempDir(), p, Options{}); !errors.Is(err, ErrParams) {
 			t.Errorf("Create(%+v) = %v, want ErrParams", p, err)
+		}
+	}
+}
+
+// TestBandingRule: Create refuses a MinHash banding given by hand that
+// makes fewer than MinBandingRecall of the pairs at the threshold
+// candidates (16x8 at 0.5: 0.06), before it writes anything, and accepts
+// the default banding, a good one by hand, and the resolved Spec of an
+// existing index (what index copy creates).
+func TestBandingRule(t *testing.T) {
+	low := sketch.Spec{Threshold: 0.5, MinHash: sketch.MinHashSpec{Bands: 16, Rows: 8}}
+	dir := filepath.Join(t.TempDir(), "ix")
+	_, err := Create(dir, low, Options{})
+	if !errors.Is(err, ErrParams) || !errors.Is(err, ErrBanding) || !strings.Contains(err.Error(), "23x3") {
+		t.Errorf("Create(16x8 at 0.5) = %v, want ErrParams and ErrBanding naming 23x3", err)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the refused index's directory: %v, want none", err)
+	}
+	for _, sp := range []sketch.Spec{
+		{Threshold: 0.5},
+		{Threshold: 0.5, MinHash: sketch.MinHashSpec{Bands: 32, Rows: 4}},
+		mustCreate(t, sketch.Spec{Threshold: 0.5}).Spec(),
+		{Method: sketch.SimHash, SimHash: sketch.SimHashSpec{Blocks: 4}},
+	} {
+		if s, err := Create(t.TempDir(), sp, Options{}); err != nil {
+			t.Errorf("Create(%+v) = %v", sp, err)
+		} else {
+			s.Close()
 		}
 	}
 }

@@ -96,14 +96,11 @@ func IndexAt(loc string, args []string) (store.Index, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkBanding(p); err != nil {
-		return nil, err
-	}
 	s, err = store.CreateIndex(loc, p, o.storeOptions())
-	if errors.Is(err, store.ErrParams) || errors.Is(err, store.ErrExists) {
-		return nil, usageErr("%v", err)
+	if err != nil {
+		return nil, createErr(err)
 	}
-	return s, err
+	return s, nil
 }
 
 // DedupFlags returns the flags of `neardup dedup`, as its --help lists

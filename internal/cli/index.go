@@ -18,7 +18,6 @@ import (
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/internal/atomicfile"
-	"github.com/neardup/neardup/lsh"
 	"github.com/neardup/neardup/sketch"
 	"github.com/neardup/neardup/store"
 )
@@ -251,20 +250,14 @@ func runIndexCreate(cmd *cobra.Command, o *indexOpts) error {
 	if err != nil {
 		return err
 	}
-	if err := checkBanding(p); err != nil {
-		return err
-	}
 	if o.estimateOnly && p.Method != sketch.MinHash {
 		return usageErr("--estimate-only: only a minhash index keeps shingle sets; a %s index decides by its fingerprints", p.Method)
 	}
 	so := o.storeOptions()
 	so.EstimateOnly = o.estimateOnly
 	s, err := store.CreateIndex(o.dir, p, so)
-	if errors.Is(err, store.ErrParams) || errors.Is(err, store.ErrExists) {
-		return usageErr("%v", err)
-	}
 	if err != nil {
-		return err
+		return createErr(err)
 	}
 	p = s.Spec()
 	if err := s.Close(); err != nil {
@@ -277,28 +270,18 @@ func runIndexCreate(cmd *cobra.Command, o *indexOpts) error {
 	return err
 }
 
-// minBandingRecall is the smallest probability at its threshold that
-// index create accepts for a banding given by hand.
-const minBandingRecall = 0.5
-
-// checkBanding refuses a MinHash banding given by hand (--bands, --rows)
-// that makes fewer than minBandingRecall of the pairs at the threshold
-// candidates: such an index cannot find the duplicates it promises.
-func checkBanding(p sketch.Spec) error {
-	if p.Method != sketch.MinHash || (p.MinHash.Bands == 0 && p.MinHash.Rows == 0) {
-		return nil
+// createErr words a refusal of store.CreateIndex: parameters it refuses
+// and an existing index are usage errors; a banding given by hand that
+// misses most pairs at the threshold (store.MinBandingRecall) names the
+// flags that gave it.
+func createErr(err error) error {
+	switch {
+	case errors.Is(err, store.ErrBanding):
+		return usageErr("--bands, --rows: %v; omit --bands and --rows to get the default", err)
+	case errors.Is(err, store.ErrParams), errors.Is(err, store.ErrExists):
+		return usageErr("%v", err)
 	}
-	r, err := p.Resolve()
-	if err != nil {
-		return nil // store.Create names the error
-	}
-	b := r.Banding()
-	if pr := b.Probability(r.Threshold); pr < minBandingRecall {
-		d, _ := lsh.DefaultParams(r.Threshold, r.MinHash.NumPerm)
-		return usageErr("--bands %d --rows %d: a pair at the threshold %v becomes a candidate with probability %.2f, so most duplicates would be missed; omit --bands and --rows to get %s (probability %.2f)",
-			b.Bands, b.Rows, r.Threshold, pr, d, d.Probability(r.Threshold))
-	}
-	return nil
+	return err
 }
 
 func describeParams(p sketch.Spec) string {
