@@ -55,11 +55,14 @@
 //
 // Add, Query (duplicates best first), CheckAndAdd (query, then add when no
 // duplicate was found, atomically), their batch forms AddBatch and
-// CheckAndAddBatch, Remove, Get, Each, Stats, Upgrade and Compact. A query costs one
-// in-memory lookup per band or table (no disk access) plus one record read
-// per candidate, which verifies it: the decision (above) or the distance
-// is computed from the stored record, so the results are exactly those of
-// a brute-force scan over the documents sharing a key.
+// CheckAndAddBatch, Remove, Get, Each, Stats, Upgrade and Compact; a
+// Pipeline sketches batches of texts in parallel and queries or adds them
+// (the add and query pipeline of the index commands and the Python
+// binding). A query costs one in-memory lookup per band or table (no disk
+// access) plus one record read per candidate, which verifies it: the
+// decision (above) or the distance is computed from the stored record, so
+// the results are exactly those of a brute-force scan over the documents
+// sharing a key.
 //
 // # Postings in memory
 //

@@ -8,9 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime"
 	"strings"
-	"sync"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -401,8 +399,10 @@ func runIndexQuery(cmd *cobra.Command, o *indexOpts, args []string) error {
 	return runIndexStream(cmd, o, args, false)
 }
 
-// runIndexStream reads the inputs in chunks, sketches each chunk in
-// parallel, and adds it (add) or queries it (query).
+// runIndexStream reads the inputs in chunks and runs each through the
+// index's store.Pipeline (add, check-and-add or query; index upgrade
+// sketches it there and upgrades), skipping bad records as asked and
+// writing the output lines and the summary.
 func runIndexStream(cmd *cobra.Command, o *indexOpts, args []string, add bool) error {
 	ctx := cmd.Context()
 	ropts, err := o.input.options()
@@ -439,7 +439,7 @@ func runIndexStream(cmd *cobra.Command, o *indexOpts, args []string, add bool) e
 	ropts.HTMLMain = s.Spec().Normalize.HTML && !s.Spec().Normalize.HTMLAll
 	var upgraded *store.UpgradeResult
 	if o.upgrade {
-		// Sets on first, so that the sketchers below make them.
+		// Sets on first, so that the pipeline's sketchers below make them.
 		if s.Spec().Method != sketch.MinHash {
 			return usageErr("--index %s: a %s index keeps no shingle sets; nothing to upgrade", redactLoc(o.dir), s.Spec().Method)
 		}
@@ -449,17 +449,9 @@ func runIndexStream(cmd *cobra.Command, o *indexOpts, args []string, add bool) e
 		}
 		upgraded = &r
 	}
-	workers := o.workers
-	if workers == 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	sketchers := make(chan *store.Sketcher, workers)
-	for range workers {
-		sk, err := s.NewSketcher()
-		if err != nil {
-			return err
-		}
-		sketchers <- sk
+	pl, err := store.NewPipeline(s, o.workers)
+	if err != nil {
+		return err
 	}
 
 	var out *atomicfile.File
@@ -491,9 +483,6 @@ func runIndexStream(cmd *cobra.Command, o *indexOpts, args []string, add bool) e
 	type item struct {
 		id, text, src string
 		record        int64
-		sk            store.Sketch
-		matches       []store.Match
-		err           error
 	}
 	chunk := make([]item, 0, o.batch)
 	prog := newProgress(ctx, cmd.ErrOrStderr(), o.quiet)
@@ -510,32 +499,18 @@ func runIndexStream(cmd *cobra.Command, o *indexOpts, args []string, add bool) e
 		if len(chunk) == 0 {
 			return nil
 		}
-		// Sketch in parallel (as the server does), then query in parallel.
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		// The library's pipeline: sketch in parallel (as the server does),
+		// then query in parallel or write the batch.
 		docs := make([]store.Doc, len(chunk))
 		for i := range chunk {
 			docs[i].ID = chunk[i].id
 		}
-		store.SketchBatch(docs, func(i int) string { return chunk[i].text }, workers,
-			func() *store.Sketcher { return <-sketchers }, func(sk *store.Sketcher) { sketchers <- sk })
-		for i := range chunk {
-			chunk[i].sk = docs[i].Sketch
-		}
-		var wg sync.WaitGroup
-		if !add {
-			per := (len(chunk) + workers - 1) / workers
-			for lo := 0; lo < len(chunk); lo += per {
-				wg.Go(func() {
-					for i := lo; i < min(lo+per, len(chunk)); i++ {
-						chunk[i].matches, chunk[i].err = s.Query(nil, chunk[i].sk, o.limit)
-					}
-				})
-			}
-		}
-		wg.Wait()
-		if err := ctx.Err(); err != nil {
-			return err
-		}
+		text := func(i int) string { return chunk[i].text }
 		if upgraded != nil {
+			pl.Sketch(docs, text)
 			r, err := s.Upgrade(docs)
 			if err != nil {
 				return fmt.Errorf("index %s: upgrading the documents of %s: %w", redactLoc(o.dir), chunk[0].src, err)
@@ -546,26 +521,28 @@ func runIndexStream(cmd *cobra.Command, o *indexOpts, args []string, add bool) e
 			chunk = chunk[:0]
 			return nil
 		}
-		var results []store.Result
-		if add {
-			if o.check {
-				results, err = s.CheckAndAddBatch(docs, o.limit)
-			} else {
-				results, err = s.AddBatch(docs)
-			}
-			if errors.Is(err, store.ErrDiskFull) {
-				return fmt.Errorf("index %s: %w; the %d documents added before are in the index, which stays usable: free space and add the rest", o.dir, err, sum.Added)
-			}
-			if err != nil {
-				return err
-			}
+		op := store.OpQuery
+		switch {
+		case add && o.check:
+			op = store.OpCheckAndAdd
+		case add:
+			op = store.OpAdd
+		}
+		results, err := pl.Run(op, docs, text, o.limit)
+		if errors.Is(err, store.ErrDiskFull) {
+			return fmt.Errorf("index %s: %w; the %d documents added before are in the index, which stays usable: free space and add the rest", o.dir, err, sum.Added)
+		}
+		if err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
 		}
 		for i := range chunk {
-			it := &chunk[i]
+			it, r := &chunk[i], results[i]
 			sum.Documents++
-			line := docResult{ID: it.id, Matches: it.matches}
+			line := docResult{ID: it.id, Matches: r.Matches}
 			if add {
-				r := results[i]
 				if r.Err != nil {
 					re := &corpus.RecordError{File: it.src, Record: it.record, ID: it.id, Err: fmt.Errorf("%w: %v", errInvalidData, r.Err)}
 					if !o.input.skipInvalid {
@@ -579,12 +556,12 @@ func runIndexStream(cmd *cobra.Command, o *indexOpts, args []string, add bool) e
 					continue
 				}
 				added := r.Added
-				line.Added, line.Matches = &added, r.Matches
+				line.Added = &added
 				if added {
 					sum.Added++
 				}
-			} else if it.err != nil {
-				return fmt.Errorf("%s:%d: id %q: %w", it.src, it.record, it.id, it.err)
+			} else if r.Err != nil {
+				return fmt.Errorf("%s:%d: id %q: %w", it.src, it.record, it.id, r.Err)
 			}
 			line.Duplicate = len(line.Matches) > 0
 			if line.Duplicate {
