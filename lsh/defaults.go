@@ -2,22 +2,15 @@ package lsh
 
 import "errors"
 
-// The MinHash defaults, in one place: dedup --method minhash
-// (the zero dedup.Options), a new persistent index (store.DefaultParams, index
-// create) and lsh-params start from these values, so that the three agree
-// on what a duplicate is and how it is found.
-const (
-	// DefaultThreshold is the Jaccard similarity of a duplicate.
-	DefaultThreshold = 0.8
-	// DefaultNumPerm is the number of MinHash slots.
-	DefaultNumPerm = 128
-	// DefaultNgram is the shingle size, in words: word 5-grams
-	// (docs/defaults.md has the evidence).
-	DefaultNgram = 5
-	// DefaultRecall is the probability that DefaultParams gives a pair of
-	// similarity exactly the threshold of becoming a candidate.
-	DefaultRecall = 0.95
-)
+// DefaultRecall is the probability that DefaultParams gives a pair of
+// similarity exactly the threshold of becoming a candidate.
+//
+// The other MinHash defaults (the threshold, the number of slots, the
+// shingles) are package sketch's (sketch.DefaultThreshold,
+// sketch.DefaultNumPerm, sketch.DefaultNgram), which dedup, a new index and
+// lsh-params start from; this package sits below sketch and takes them as
+// arguments.
+const DefaultRecall = 0.95
 
 // DefaultParams returns the banding chosen for threshold when the caller
 // gives none: ForRecall at DefaultRecall, the fewest false positives among

@@ -4,10 +4,10 @@
 //
 // # Signatures
 //
-// A Signature is K 32-bit slots (K = Options.NumPerm, default 128). Slot i
-// holds the minimum of h_i(x) over the shingle hashes x of a document (the
-// uint64 hashes of package shingle; repeats are harmless, order does not
-// matter). Two sets A and B agree in a slot with probability J(A, B) (up to
+// A Signature is K 32-bit slots (K = Options.NumPerm, default
+// DefaultNumPerm). Slot i holds the minimum of h_i(x) over the shingle
+// hashes x of a document (the uint64 hashes of package shingle; repeats are
+// harmless, order does not matter). Two sets A and B agree in a slot with probability J(A, B) (up to
 // the 2^-32 chance of a 32-bit collision), so the fraction of equal slots,
 // Estimate, is an unbiased estimator of the Jaccard similarity with variance
 // J(1-J)/K: a standard error of at most 0.044 at K = 128, 0.031 at K = 256.
@@ -165,8 +165,8 @@ func ParseFamily(s string) (Family, error) {
 	return 0, fmt.Errorf("%w %q (want permutation, multiply-shift or oph)", ErrFamily, s)
 }
 
-// Options configures a Hasher. The zero value means 128 slots of the
-// OPH family with DefaultSeed.
+// Options configures a Hasher. The zero value means DefaultNumPerm slots of
+// the OPH family with DefaultSeed.
 type Options struct {
 	// NumPerm is the number of slots K; 0 means DefaultNumPerm.
 	NumPerm int

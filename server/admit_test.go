@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/neardup/neardup/sketch"
 	"github.com/neardup/neardup/store"
 )
 
@@ -21,7 +22,7 @@ import (
 // counts them.
 func newHeldTest(t *testing.T, cfg Config) (ts *httptest.Server, admitted *atomic.Int64, release chan struct{}) {
 	t.Helper()
-	st, err := store.Create(t.TempDir(), store.DefaultParams(store.MinHash), store.Options{CacheSize: 4 << 20, MemTableSize: 4 << 20})
+	st, err := store.Create(t.TempDir(), sketch.Default(sketch.MinHash), store.Options{CacheSize: 4 << 20, MemTableSize: 4 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +162,7 @@ func TestAdmission(t *testing.T) {
 }
 
 func TestAdmissionConfig(t *testing.T) {
-	st, err := store.Create(t.TempDir(), store.DefaultParams(store.MinHash), store.Options{})
+	st, err := store.Create(t.TempDir(), sketch.Default(sketch.MinHash), store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/neardup/neardup/sketch"
 	"github.com/neardup/neardup/store"
 )
 
@@ -166,7 +167,7 @@ func BenchmarkDecodeDoc(b *testing.B) {
 // check-and-add request (routing, decoding, sketching, the store without
 // syncs, the response), without the network.
 func BenchmarkCheckAndAddHandler(b *testing.B) {
-	st, err := store.Create(b.TempDir(), store.DefaultParams(store.MinHash), store.Options{NoSync: true})
+	st, err := store.Create(b.TempDir(), sketch.Default(sketch.MinHash), store.Options{NoSync: true})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/neardup/neardup/internal/smallfs"
+	"github.com/neardup/neardup/sketch"
 	"github.com/neardup/neardup/store"
 )
 
@@ -20,7 +21,7 @@ import (
 // space is freed, without a restart.
 func TestDiskFull(t *testing.T) {
 	mnt := smallfs.Mount(t, 6<<20)
-	st, err := store.Create(filepath.Join(mnt, "idx"), store.DefaultParams(store.MinHash),
+	st, err := store.Create(filepath.Join(mnt, "idx"), sketch.Default(sketch.MinHash),
 		store.Options{CacheSize: 1 << 20, MemTableSize: 256 << 10})
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/neardup/neardup/server"
+	"github.com/neardup/neardup/sketch"
 	"github.com/neardup/neardup/store"
 )
 
@@ -20,7 +21,7 @@ func Example() {
 		log.Fatal(err)
 	}
 	defer os.RemoveAll(dir)
-	st, err := store.Create(dir, store.DefaultParams(store.MinHash), store.Options{})
+	st, err := store.Create(dir, sketch.Default(sketch.MinHash), store.Options{})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -604,7 +604,7 @@ const retryAfterFull = "30"
 // writes refused until disk space is freed); or "failed" (503: writes are
 // refused until a restart).
 func (s *Server) health(w http.ResponseWriter, _ *http.Request) error {
-	v := map[string]any{"status": "ok", "documents": s.st.Len(), "method": s.st.Params().Method.String(), "writable": true}
+	v := map[string]any{"status": "ok", "documents": s.st.Len(), "method": s.st.Spec().Method.String(), "writable": true}
 	code := http.StatusOK
 	switch err := s.st.Health(); {
 	case errors.Is(err, store.ErrDiskFull):

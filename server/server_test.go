@@ -14,12 +14,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/neardup/neardup/sketch"
 	"github.com/neardup/neardup/store"
 )
 
-func newTest(t testing.TB, m store.Method, cfg Config) (*store.Store, *httptest.Server) {
+func newTest(t testing.TB, m sketch.Method, cfg Config) (*store.Store, *httptest.Server) {
 	t.Helper()
-	st, err := store.Create(t.TempDir(), store.DefaultParams(m), store.Options{CacheSize: 4 << 20, MemTableSize: 4 << 20})
+	st, err := store.Create(t.TempDir(), sketch.Default(m), store.Options{CacheSize: 4 << 20, MemTableSize: 4 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +65,7 @@ func do(t testing.TB, ts *httptest.Server, method, path, body string, hdr ...str
 const foxText = "The quick brown fox jumps over the lazy dog near the river bank at dawn every single day"
 
 func TestAPI(t *testing.T) {
-	st, ts := newTest(t, store.MinHash, Config{})
+	st, ts := newTest(t, sketch.MinHash, Config{})
 	code, v := do(t, ts, "GET", "/healthz", "")
 	if code != 200 || v["status"] != "ok" {
 		t.Fatalf("healthz = %d %v", code, v)
@@ -231,7 +232,7 @@ func snapshot(t testing.TB, st *store.Store) []string {
 }
 
 func TestBadInput(t *testing.T) {
-	st, ts := newTest(t, store.SimHash, Config{MaxBodyBytes: 4096, MaxDocBytes: 1000, MaxBatch: 3})
+	st, ts := newTest(t, sketch.SimHash, Config{MaxBodyBytes: 4096, MaxDocBytes: 1000, MaxBatch: 3})
 	if code, _ := do(t, ts, "POST", "/v1/add", `{"id":"seed","text":"a document already there"}`); code != 201 {
 		t.Fatal(code)
 	}
@@ -304,7 +305,7 @@ func TestBadInput(t *testing.T) {
 }
 
 func TestToken(t *testing.T) {
-	_, ts := newTest(t, store.MinHash, Config{Token: "s3cret"})
+	_, ts := newTest(t, sketch.MinHash, Config{Token: "s3cret"})
 	if code, v := do(t, ts, "POST", "/v1/check", `{"text":"x"}`); code != 401 || v["error"] == nil {
 		t.Errorf("no token = %d %v", code, v)
 	}
@@ -330,7 +331,7 @@ func TestToken(t *testing.T) {
 }
 
 func TestTimeout(t *testing.T) {
-	st, ts := newTest(t, store.MinHash, Config{Timeout: time.Nanosecond})
+	st, ts := newTest(t, sketch.MinHash, Config{Timeout: time.Nanosecond})
 	code, v := do(t, ts, "POST", "/v1/check-and-add", `{"id":"a","text":"some text here"}`)
 	if code != 503 || st.Len() != 0 {
 		t.Errorf("timed-out request = %d %v, %d documents", code, v, st.Len())
@@ -340,7 +341,7 @@ func TestTimeout(t *testing.T) {
 // TestConcurrentHTTP sends the same document from many clients at once
 // through the API: exactly one is added.
 func TestConcurrentHTTP(t *testing.T) {
-	st, ts := newTest(t, store.MinHash, Config{})
+	st, ts := newTest(t, sketch.MinHash, Config{})
 	const clients, rounds = 24, 5
 	for round := range rounds {
 		var words []string
@@ -386,7 +387,7 @@ func TestConcurrentHTTP(t *testing.T) {
 // FuzzRequest sends arbitrary bodies to every POST route: the answer is
 // JSON, never a 5xx, and a 4xx leaves the index unchanged.
 func FuzzRequest(f *testing.F) {
-	st, err := store.Create(f.TempDir(), store.DefaultParams(store.MinHash), store.Options{NoSync: true, CacheSize: 1 << 20, MemTableSize: 1 << 20})
+	st, err := store.Create(f.TempDir(), sketch.Default(sketch.MinHash), store.Options{NoSync: true, CacheSize: 1 << 20, MemTableSize: 1 << 20})
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -424,7 +425,7 @@ func FuzzRequest(f *testing.F) {
 // parallel: the second half repeats the first, each document must be found
 // as the duplicate of its own original.
 func TestLargeBatch(t *testing.T) {
-	for _, m := range []store.Method{store.MinHash, store.SimHash} {
+	for _, m := range []sketch.Method{sketch.MinHash, sketch.SimHash} {
 		st, ts := newTest(t, m, Config{})
 		var docs []string
 		for i := range 100 {
@@ -461,7 +462,7 @@ func TestLargeBatch(t *testing.T) {
 // index directory; the 500's cause goes to the error log.
 func TestNoPathsInResponses(t *testing.T) {
 	dir := t.TempDir()
-	st, err := store.Create(dir, store.DefaultParams(store.MinHash), store.Options{})
+	st, err := store.Create(dir, sketch.Default(sketch.MinHash), store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -505,7 +506,7 @@ func TestNoPathsInResponses(t *testing.T) {
 // be read and deleted; the mux alone redirected /v1/docs/. and /v1/docs/..
 // (also written %2E) with 307 (issue 32 item 6).
 func TestDotIDs(t *testing.T) {
-	_, ts := newTest(t, store.MinHash, Config{})
+	_, ts := newTest(t, sketch.MinHash, Config{})
 	for _, id := range []string{".", ".."} {
 		if code, v := do(t, ts, "POST", "/v1/add", `{"id":"`+id+`","text":"the document whose id is `+id+`"}`); code/100 != 2 {
 			t.Fatalf("add %q = %d %v", id, code, v)

@@ -7,8 +7,12 @@
 // what a duplicate is: the normalisation (package text), the tokens and
 // shingles (package shingle), the method and its parameters, and the
 // seeds. Its zero value is the documented default: MinHash over word
-// 5-grams, 128 slots of one permutation hashing, Jaccard threshold 0.8,
-// banded 13 x 7 (lsh.DefaultParams: recall 0.95 at the threshold). A Spec
+// n-grams of DefaultNgram words, DefaultNumPerm slots of one permutation
+// hashing, Jaccard threshold DefaultThreshold, banded as lsh.DefaultParams
+// chooses (recall lsh.DefaultRecall at the threshold: 13 x 7 for these).
+// The constants below are the one definition of each default in neardup:
+// the command line, the index, the Python binding and neardup-beam refer
+// to them. A Spec
 // is validated once ([Spec.Resolve]), serialised with a version
 // ([Spec.MarshalJSON]: stored in an index, printed in --stats, carried by a
 // distributed job) and never changes the values it produces: signatures,
@@ -139,12 +143,17 @@ func ParseWeighting(s string) (Weighting, error) {
 
 // Defaults: the zero value of each field of Spec stands for these.
 const (
-	DefaultNgram     = lsh.DefaultNgram     // word 5-grams
-	DefaultThreshold = lsh.DefaultThreshold // Jaccard 0.8
-	DefaultNumPerm   = lsh.DefaultNumPerm   // 128 slots
-	DefaultBits      = 64                   // SimHash fingerprint bits
-	DefaultDistance  = 3                    // SimHash: Manku et al.'s k for 64 bits
-	DefaultK         = 3                    // KSentence: sentences hashed
+	// DefaultNgram is the shingle size: word 5-grams (docs/defaults.md has
+	// the evidence).
+	DefaultNgram = 5
+	// DefaultThreshold is the Jaccard similarity of a duplicate.
+	DefaultThreshold = 0.8
+	// DefaultNumPerm is the number of MinHash slots: the default of package
+	// minhash (a zero minhash.Options.NumPerm), which sits below this one.
+	DefaultNumPerm  = minhash.DefaultNumPerm
+	DefaultBits     = 64 // SimHash fingerprint bits
+	DefaultDistance = 3  // SimHash: Manku et al.'s k for 64 bits
+	DefaultK        = 3  // KSentence: sentences hashed
 	// ExactDistance as SimHash.Distance means distance 0 (only identical
 	// fingerprints are duplicates), which the zero value cannot say.
 	ExactDistance = -1
@@ -190,8 +199,8 @@ type MinHashSpec struct {
 	// Seed seeds the family; 0 means minhash.DefaultSeed.
 	Seed uint64
 	// Bands and Rows band the signature for LSH. Both zero: the banding
-	// lsh.DefaultParams chooses for Threshold and NumPerm (13 x 7 at 0.8
-	// and 128); one of them zero: NumPerm divided by the other.
+	// lsh.DefaultParams chooses for Threshold and NumPerm (13 x 7 for the
+	// defaults); one of them zero: NumPerm divided by the other.
 	Bands, Rows int
 }
 

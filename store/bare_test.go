@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/neardup/neardup/sketch"
 )
 
 // records returns the flags of every record of s, by sequence number.
@@ -33,7 +34,7 @@ func TestBareRecords(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 5))
 	base := words(rng, 150)
 	texts := []string{strings.Join(base, " "), strings.Join(mutate(rng, base, 1), " "), strings.Join(words(rng, 150), " ")}
-	p := DefaultParams(MinHash)
+	p := sketch.Default(sketch.MinHash)
 	dir := t.TempDir()
 	s, err := Create(dir, p, Options{NoSync: true})
 	if err != nil {

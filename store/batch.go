@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/neardup/neardup/minhash"
+	"github.com/neardup/neardup/sketch"
 )
 
 // minPerWorker is the fewest documents a goroutine of SketchBatch sketches:
@@ -39,8 +40,8 @@ func SketchBatch(docs []Doc, text func(i int) string, workers int, get func() *S
 	}
 	// The slab is sized from the first sketcher's parameters.
 	first := get()
-	if p := first.Params(); p.Method == MinHash {
-		k = p.NumPerm
+	if sp := first.Spec(); sp.Method == sketch.MinHash {
+		k = sp.MinHash.NumPerm
 		sigs = make([]uint32, len(docs)*k)
 	}
 	put(first)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/neardup/neardup/minhash"
+	"github.com/neardup/neardup/sketch"
 )
 
 // benchDocs makes n texts of about 1 KB.
@@ -25,18 +26,18 @@ func benchDocs(n int) []string {
 
 func BenchmarkSketch(b *testing.B) {
 	docs := benchDocs(256)
-	for _, p := range []Params{
-		DefaultParams(MinHash),
-		{Method: MinHash, Family: minhash.MultiplyShift},
-		{Method: MinHash, Family: minhash.OPH},
-		DefaultParams(SimHash),
+	for _, p := range []sketch.Spec{
+		sketch.Default(sketch.MinHash),
+		{Method: sketch.MinHash, MinHash: sketch.MinHashSpec{Family: minhash.MultiplyShift}},
+		{Method: sketch.MinHash, MinHash: sketch.MinHashSpec{Family: minhash.OPH}},
+		sketch.Default(sketch.SimHash),
 	} {
 		name := p.Method.String()
-		if p.Method == MinHash {
-			name += "-" + p.Family.String()
+		if p.Method == sketch.MinHash {
+			name += "-" + p.MinHash.Family.String()
 		}
 		for _, sets := range []bool{false, true} {
-			if sets && p.Method != MinHash {
+			if sets && p.Method != sketch.MinHash {
 				continue
 			}
 			b.Run(fmt.Sprintf("%s/sets=%v", name, sets), func(b *testing.B) {
@@ -59,9 +60,9 @@ func BenchmarkSketch(b *testing.B) {
 // BenchmarkCheckAndAdd measures the store alone (no HTTP) on an index of
 // 20,000 documents, with syncs.
 func BenchmarkCheckAndAdd(b *testing.B) {
-	for _, m := range []Method{MinHash, SimHash} {
+	for _, m := range []sketch.Method{sketch.MinHash, sketch.SimHash} {
 		b.Run(m.String(), func(b *testing.B) {
-			s, err := Create(b.TempDir(), DefaultParams(m), Options{})
+			s, err := Create(b.TempDir(), sketch.Default(m), Options{})
 			if err != nil {
 				b.Fatal(err)
 			}

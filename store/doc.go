@@ -10,13 +10,16 @@
 // # Methods and parameters
 //
 // An index holds one method, chosen at Create and stored with all its
-// parameters (Params): the text normalisation, the shingles and
+// parameters: a sketch.Spec of method sketch.MinHash or sketch.SimHash,
+// whose zero values are the defaults of package sketch (sketch.Default).
+// It says the text normalisation, the shingles and
 //
-//   - MinHash (Broder 1997) with LSH banding: K = NumPerm slots (default
-//     128, of DefaultFamily, one-permutation hashing with densification;
-//     indexes keep the family they were created with) cut into Bands bands
-//     of Rows rows (default: lsh.DefaultParams for the threshold, 13 x 7
-//     at 0.8; indexes made before keep 16 x 8); every band's 64-bit key
+//   - MinHash (Broder 1997) with LSH banding: K = MinHash.NumPerm slots
+//     (sketch.DefaultNumPerm, of one-permutation hashing with
+//     densification unless MinHash.Family says otherwise; indexes keep the
+//     family they were created with) cut into Bands bands of Rows rows
+//     (by default the banding lsh.DefaultParams chooses for the threshold;
+//     indexes made before keep 16 x 8); every band's 64-bit key
 //     (lsh.Params.AppendKeys) is a posting. Two
 //     documents are candidates when they share a band key, which for
 //     Jaccard similarity s happens with probability 1 - (1 - s^r)^b
@@ -25,35 +28,41 @@
 //     and decides a candidate as dedup's default join does
 //     (sketch.Spec.DecideLeader): an estimate (the fraction of equal slots,
 //     standard error at most 0.044 at K = 128) more than three standard
-//     errors below Threshold (default 0.8) rejects it, and otherwise it is
-//     a duplicate when the exact Jaccard similarity of the two sets is at
-//     least Threshold (Match.Exact). CheckAndAdd over a corpus in input
+//     errors below Threshold (sketch.DefaultThreshold) rejects it, and
+//     otherwise it is a duplicate when the exact Jaccard similarity of the
+//     two sets is at least Threshold (Match.Exact). CheckAndAdd over a corpus in input
 //     order therefore keeps exactly what dedup --cluster leader --keep
 //     first keeps. An index created with Options.EstimateOnly, and every
 //     index made before sets were kept, decides by the estimate alone (at
 //     least Threshold); Upgrade gives it sets.
-//   - SimHash (Charikar 2002) with Manku's permuted tables: Bits-bit
-//     fingerprints (default 64) of shingles, each distinct one weighing 1
-//     by default (Params.Weights: set, count, sublinear or tfidf), cut into
-//     Blocks blocks; each choice of Blocks - Distance blocks is a table key.
-//     Every fingerprint within Hamming distance Distance (default 3) shares
-//     at least one table key with the query, so the search is exact; a
-//     duplicate is a document within Distance.
+//   - SimHash (Charikar 2002) with Manku's permuted tables: SimHash.Bits-bit
+//     fingerprints (sketch.DefaultBits) of shingles, each distinct one
+//     weighing 1 by default (SimHash.Weights: set, count, sublinear or
+//     tfidf), cut into Blocks blocks; each choice of Blocks - Distance
+//     blocks is a table key. Every fingerprint within Hamming distance
+//     Distance (sketch.DefaultDistance) shares at least one table key with
+//     the query, so the search is exact; a duplicate is a document within
+//     Distance.
 //
-// Sketcher turns a text into a Sketch with the stored parameters; an index
+// Sketcher turns a text into a Sketch with the stored Spec; an index
 // refuses sketches of another method or size with ErrIncompatible, and
-// Params.Check compares parameters a caller asks for with the stored ones.
+// CheckSpec compares a Spec a caller asks for with the stored one. The
+// settings that concern only the index (memory, durability, whether it
+// keeps shingle sets) are Options.
 // Documents without shingles are stored but never match (Sketch.Empty).
 //
 // # Operations
 //
 // Add, Query (duplicates best first), CheckAndAdd (query, then add when no
 // duplicate was found, atomically), their batch forms AddBatch and
-// CheckAndAddBatch, Remove, Get, Each, Stats, Upgrade and Compact. A query costs one
-// in-memory lookup per band or table (no disk access) plus one record read
-// per candidate, which verifies it: the decision (above) or the distance
-// is computed from the stored record, so the results are exactly those of
-// a brute-force scan over the documents sharing a key.
+// CheckAndAddBatch, Remove, Get, Each, Stats, Upgrade and Compact; a
+// Pipeline sketches batches of texts in parallel and queries or adds them
+// (the add and query pipeline of the index commands and the Python
+// binding). A query costs one in-memory lookup per band or table (no disk
+// access) plus one record read per candidate, which verifies it: the
+// decision (above) or the distance is computed from the stored record, so
+// the results are exactly those of a brute-force scan over the documents
+// sharing a key.
 //
 // # Postings in memory
 //

@@ -5,6 +5,7 @@ import (
 	"log"
 	"os"
 
+	"github.com/neardup/neardup/sketch"
 	"github.com/neardup/neardup/store"
 )
 
@@ -19,7 +20,7 @@ func Example() {
 
 	// The defaults dedup uses too: word 5-shingles, 128 slots, 13 bands of
 	// 7 rows, 0.8.
-	idx, err := store.Create(dir, store.DefaultParams(store.MinHash), store.Options{})
+	idx, err := store.Create(dir, sketch.Default(sketch.MinHash), store.Options{})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/neardup/neardup/sketch"
 )
 
 // failingFS fails every write to a write-ahead log (*.log) with ENOSPC
@@ -67,7 +68,7 @@ func (fs *failingFS) OpenReadWrite(name string, c vfs.DiskWriteCategory, opts ..
 func TestWriteAheadLogFailure(t *testing.T) {
 	fs := &failingFS{FS: vfs.Default}
 	dir := filepath.Join(t.TempDir(), "idx")
-	s, err := Create(dir, DefaultParams(MinHash), Options{MemTableSize: 1 << 20, fs: fs})
+	s, err := Create(dir, sketch.Default(sketch.MinHash), Options{MemTableSize: 1 << 20, fs: fs})
 	if err != nil {
 		t.Fatal(err)
 	}

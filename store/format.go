@@ -72,25 +72,42 @@ func recordKey(dst []byte, seq uint64) []byte {
 // by pebble with the index.
 const postingKeyLen = 1 + 2 + 8 + 8
 
-// sketchBytes is the size of an encoded sketch.
-func (p *Params) sketchBytes() int {
-	if p.Method == MinHash {
-		return 4 * p.NumPerm
+// recordCodec encodes and decodes the records of an index: the sketch in
+// a record is a MinHash signature of numPerm slots or a SimHash
+// fingerprint of bits bits, as the index's Spec says.
+type recordCodec struct {
+	minHash bool
+	numPerm int
+	bits    int
+}
+
+// codecOf returns the record codec of a resolved MinHash or SimHash Spec.
+func codecOf(sp *sketch.Spec) recordCodec {
+	if sp.Method == sketch.MinHash {
+		return recordCodec{minHash: true, numPerm: sp.MinHash.NumPerm}
 	}
-	if p.Bits > 64 {
+	return recordCodec{bits: sp.SimHash.Bits}
+}
+
+// sketchBytes is the size of an encoded sketch.
+func (c *recordCodec) sketchBytes() int {
+	if c.minHash {
+		return 4 * c.numPerm
+	}
+	if c.bits > 64 {
 		return 16
 	}
 	return 8
 }
 
-func (p *Params) appendSketch(dst []byte, sk *Sketch) []byte {
-	if p.Method == MinHash {
+func (c *recordCodec) appendSketch(dst []byte, sk *Sketch) []byte {
+	if c.minHash {
 		for _, v := range sk.Sig {
 			dst = binary.LittleEndian.AppendUint32(dst, v)
 		}
 		return dst
 	}
-	return appendFP(dst, sk.FP, p.Bits)
+	return appendFP(dst, sk.FP, c.bits)
 }
 
 func appendFP(dst []byte, fp simhash.Fingerprint, nbits int) []byte {
@@ -141,12 +158,12 @@ type record struct {
 // document with shingles and a set) the coded shingle set. bare (with a
 // set) leaves the sketch out: the caller has checked that the set gives
 // it (keyer.appendRecord).
-func (p *Params) appendRecord(dst []byte, id string, sk *Sketch, sets, bare bool) []byte {
+func (c *recordCodec) appendRecord(dst []byte, id string, sk *Sketch, sets, bare bool) []byte {
 	var flags byte
 	if sk.Empty {
 		flags |= flagEmpty
 	}
-	withSet := sets && p.Method == MinHash && !sk.Empty && len(sk.Set) > 0
+	withSet := sets && c.minHash && !sk.Empty && len(sk.Set) > 0
 	if withSet {
 		flags |= flagSet
 		if bare {
@@ -157,7 +174,7 @@ func (p *Params) appendRecord(dst []byte, id string, sk *Sketch, sets, bare bool
 	dst = binary.AppendUvarint(dst, uint64(len(id)))
 	dst = append(dst, id...)
 	if flags&flagBare == 0 {
-		dst = p.appendSketch(dst, sk)
+		dst = c.appendSketch(dst, sk)
 	}
 	if withSet {
 		dst = appendSet(dst, sk.Set)
@@ -168,14 +185,14 @@ func (p *Params) appendRecord(dst []byte, id string, sk *Sketch, sets, bare bool
 // decodeRecord decodes a record into r, reusing r.sig. r.id and r.setCode
 // alias src; the set itself is decoded on demand (keyer.recordSet). The
 // signature of a bare record is left empty: keyer.readRecord computes it.
-func (p *Params) decodeRecord(r *record, src []byte) error {
+func (c *recordCodec) decodeRecord(r *record, src []byte) error {
 	if len(src) < 1 {
 		return fmt.Errorf("%w: empty record", ErrCorrupt)
 	}
 	r.flags = src[0]
 	r.setCode, r.set, r.hasSet = nil, r.set[:0], false
 	if r.flags&^(flagEmpty|flagSet|flagBare) != 0 || r.flags&flagEmpty != 0 && r.flags&flagSet != 0 ||
-		r.flags&flagSet != 0 && p.Method != MinHash || r.flags&flagBare != 0 && r.flags&flagSet == 0 {
+		r.flags&flagSet != 0 && !c.minHash || r.flags&flagBare != 0 && r.flags&flagSet == 0 {
 		return fmt.Errorf("%w: record flags %#x", ErrCorrupt, r.flags)
 	}
 	n, w := binary.Uvarint(src[1:])
@@ -193,23 +210,23 @@ func (p *Params) decodeRecord(r *record, src []byte) error {
 		return nil
 	}
 	if r.flags&flagSet != 0 {
-		if len(rest) <= p.sketchBytes() {
+		if len(rest) <= c.sketchBytes() {
 			return fmt.Errorf("%w: record flags a shingle set but has none", ErrCorrupt)
 		}
-		r.setCode, r.hasSet = rest[p.sketchBytes():], true
-		rest = rest[:p.sketchBytes()]
+		r.setCode, r.hasSet = rest[c.sketchBytes():], true
+		rest = rest[:c.sketchBytes()]
 	}
-	if len(rest) != p.sketchBytes() {
-		return fmt.Errorf("%w: record sketch of %d bytes, want %d", ErrCorrupt, len(rest), p.sketchBytes())
+	if len(rest) != c.sketchBytes() {
+		return fmt.Errorf("%w: record sketch of %d bytes, want %d", ErrCorrupt, len(rest), c.sketchBytes())
 	}
-	if p.Method == MinHash {
+	if c.minHash {
 		r.sig = r.sig[:0]
 		for i := 0; i < len(rest); i += 4 {
 			r.sig = append(r.sig, binary.LittleEndian.Uint32(rest[i:]))
 		}
 		return nil
 	}
-	fp, err := decodeFP(rest, p.Bits)
+	fp, err := decodeFP(rest, c.bits)
 	r.fp = fp
 	return err
 }

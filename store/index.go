@@ -2,6 +2,7 @@ package store
 
 import (
 	"errors"
+	"github.com/neardup/neardup/sketch"
 	"strings"
 )
 
@@ -11,8 +12,8 @@ import (
 // store the same sketches (keyer), so a document is a duplicate in one
 // exactly when it is in the other.
 type Index interface {
-	// Params returns the index's parameters, resolved.
-	Params() Params
+	// Spec returns the index's sketch specification, resolved.
+	Spec() sketch.Spec
 	// NewSketcher returns a Sketcher with the index's parameters.
 	NewSketcher() (*Sketcher, error)
 	// Len returns the number of documents.
@@ -65,11 +66,11 @@ func OpenIndex(loc string, opts Options) (Index, error) {
 
 // CreateIndex creates an index at loc: a Redis URL (CreateRedis) or a
 // directory (Create).
-func CreateIndex(loc string, p Params, opts Options) (Index, error) {
+func CreateIndex(loc string, sp sketch.Spec, opts Options) (Index, error) {
 	if IsURL(loc) {
-		return CreateRedis(loc, p, opts)
+		return CreateRedis(loc, sp, opts)
 	}
-	s, err := Create(loc, p, opts)
+	s, err := Create(loc, sp, opts)
 	if err != nil {
 		return nil, err
 	}

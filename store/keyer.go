@@ -26,23 +26,24 @@ type keyer struct {
 	// computes it, for the OPH family only (nil otherwise).
 	bare   *atomic.Bool
 	signer *minhash.Hasher
-	sigs   *sync.Pool // of *minhash.Signature, for checking a set's signature
-	p      Params
-	spec   sketch.Spec // p as a sketch specification: it computes the keys
+	sigs   *sync.Pool  // of *minhash.Signature, for checking a set's signature
+	spec   sketch.Spec // the index's specification, resolved: it computes the keys
+	codec  recordCodec
 	bands  lsh.Params
 	tables int
 }
 
-// newKeyer derives the keys of the resolved p from package sketch, the one
-// definition of them (its golden tests pin the values stored in indexes).
-func newKeyer(p Params) (keyer, error) {
-	k := keyer{p: p, sets: new(atomic.Bool), bare: new(atomic.Bool)}
+// newKeyer derives the keys of sp from package sketch, the one definition
+// of them (its golden tests pin the values stored in indexes).
+func newKeyer(sp sketch.Spec) (keyer, error) {
+	k := keyer{sets: new(atomic.Bool), bare: new(atomic.Bool)}
 	var err error
-	if k.spec, err = p.Spec().Resolve(); err != nil {
-		return k, fmt.Errorf("%w: %v", ErrParams, err)
+	if k.spec, err = resolveSpec(sp); err != nil {
+		return k, err
 	}
+	k.codec = codecOf(&k.spec)
 	k.tables = k.spec.NumKeys()
-	if p.Method == MinHash {
+	if k.spec.Method == sketch.MinHash {
 		k.bands = k.spec.Banding()
 		if m := k.spec.MinHash; m.Family == minhash.OPH {
 			if k.signer, err = minhash.New(minhash.Options{NumPerm: m.NumPerm, Family: m.Family, Seed: m.Seed}); err != nil {
@@ -68,13 +69,13 @@ func (k *keyer) appendRecord(dst []byte, id string, sk *Sketch) []byte {
 		bare = slices.Equal(*sig, sk.Sig)
 		k.sigs.Put(sig)
 	}
-	return k.p.appendRecord(dst, id, sk, sets, bare)
+	return k.codec.appendRecord(dst, id, sk, sets, bare)
 }
 
-// readRecord decodes a record into r (Params.decodeRecord) and gives a
+// readRecord decodes a record into r (recordCodec.decodeRecord) and gives a
 // bare record its signature, the signature of its set.
 func (k *keyer) readRecord(r *record, src []byte) error {
-	if err := k.p.decodeRecord(r, src); err != nil {
+	if err := k.codec.decodeRecord(r, src); err != nil {
 		return err
 	}
 	if r.flags&flagBare == 0 {
@@ -108,7 +109,7 @@ func (s *keyer) checkSketch(sk *Sketch) error {
 
 // appendKeys appends the band or table keys of sk.
 func (s *keyer) appendKeys(dst []uint64, sk *Sketch) []uint64 {
-	if s.p.Method == MinHash {
+	if s.spec.Method == sketch.MinHash {
 		return s.bands.AppendKeys(dst, sk.Sig)
 	}
 	return s.spec.AppendKeys(dst, &sketch.Sketch{FP: sk.FP})
@@ -122,7 +123,7 @@ func (s *keyer) verify(dst []Match, sc *scratch, sk *Sketch, all bool) ([]Match,
 		return dst, nil // a tag collision with a document without postings
 	}
 	m := Match{Distance: -1}
-	if s.p.Method == MinHash {
+	if s.spec.Method == sketch.MinHash {
 		if len(sk.Sig) != len(sc.rec.sig) || len(sk.Sig) == 0 {
 			return dst, fmt.Errorf("%w: record signature of %d slots, want %d", ErrCorrupt, len(sc.rec.sig), len(sk.Sig))
 		}
@@ -148,10 +149,10 @@ func (s *keyer) verify(dst []Match, sc *scratch, sk *Sketch, all bool) ([]Match,
 		m.Similarity, m.Exact = v.Similarity, v.Exact
 	} else {
 		m.Distance = sk.FP.Distance(sc.rec.fp)
-		if !all && m.Distance > s.p.Distance || all && !s.sharesKey(sc) {
+		if !all && m.Distance > s.spec.SimHash.MaxDistance() || all && !s.sharesKey(sc) {
 			return dst, nil
 		}
-		m.Similarity = sketch.HammingSimilarity(m.Distance, s.p.Bits)
+		m.Similarity = sketch.HammingSimilarity(m.Distance, s.spec.SimHash.Bits)
 	}
 	m.ID = string(sc.rec.id)
 	return append(dst, m), nil

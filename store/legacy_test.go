@@ -2,6 +2,7 @@ package store
 
 import (
 	"encoding/json"
+	"github.com/neardup/neardup/sketch"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -54,8 +55,8 @@ func TestLegacyIndex(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p := s.Params()
-		if p.Shingle.N != 3 || p.Bands != 16 || p.Rows != 8 || p.NumPerm != 128 || p.Threshold != 0.8 {
+		p := s.Spec()
+		if p.Shingle.N != 3 || p.MinHash.Bands != 16 || p.MinHash.Rows != 8 || p.MinHash.NumPerm != 128 || p.Threshold != 0.8 {
 			t.Errorf("read-only %v: stored parameters %+v, want word 3-grams, 16x8 of 128, 0.8", ro, p)
 		}
 		got := legacyAnswers(t, s)
@@ -91,8 +92,8 @@ func makeLegacy(t *testing.T) {
 	if err := os.RemoveAll(legacyDir); err != nil {
 		t.Fatal(err)
 	}
-	p := DefaultParams(MinHash)
-	if p.Shingle.N != 3 || p.Bands != 16 {
+	p := sketch.Default(sketch.MinHash)
+	if p.Shingle.N != 3 || p.MinHash.Bands != 16 {
 		t.Fatalf("the defaults are no longer the legacy ones (%+v): the fixture must come from the old code", p)
 	}
 	s, err := Create(legacyDir, p, Options{})

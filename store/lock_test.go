@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/neardup/neardup/sketch"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -60,7 +61,7 @@ func TestOpenLockChild(t *testing.T) {
 // that gap. The first must get the index and the second ErrLocked.
 func TestOpenHoldsLock(t *testing.T) {
 	dir := t.TempDir()
-	s, err := Create(dir, DefaultParams(MinHash), Options{})
+	s, err := Create(dir, sketch.Default(sketch.MinHash), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/neardup/neardup/sketch"
 )
 
 // v1PostingPrefix and v1PostingKey are the posting keys of format version
@@ -27,7 +28,7 @@ func v1PostingKey(dst []byte, table int, key, seq uint64) []byte {
 // makeV1 creates in dir an index of format version 1 holding texts (ids
 // "v0", "v1", ...), as version 1 wrote it: records, ids and 'p' postings
 // (a SimHash posting's value is the fingerprint), version key 1.
-func makeV1(t *testing.T, dir string, p Params, texts []string) {
+func makeV1(t *testing.T, dir string, p sketch.Spec, texts []string) {
 	t.Helper()
 	s, err := Create(dir, p, Options{})
 	if err != nil {
@@ -44,8 +45,8 @@ func makeV1(t *testing.T, dir string, p Params, texts []string) {
 			continue
 		}
 		var val []byte
-		if p.Method == SimHash {
-			val = appendFP(nil, k.FP, s.p.Bits)
+		if p.Method == sketch.SimHash {
+			val = appendFP(nil, k.FP, s.spec.SimHash.Bits)
 		}
 		for tb, key := range s.appendKeys(nil, &k) {
 			b.Set(v1PostingKey(nil, tb, key, uint64(i)), val, nil)
@@ -79,12 +80,12 @@ func countPostingKeys(t *testing.T, s *Store) int {
 // they are; read-write they are upgraded to version 2 (postings deleted,
 // version key rewritten) and answer exactly as before.
 func TestMigrateV1(t *testing.T) {
-	for _, m := range []Method{MinHash, SimHash} {
+	for _, m := range []sketch.Method{sketch.MinHash, sketch.SimHash} {
 		t.Run(m.String(), func(t *testing.T) {
 			dir := t.TempDir()
 			texts := testCorpus(11, 150)
 			texts = append(texts, texts[3]+" extra", "", texts[7])
-			makeV1(t, dir, DefaultParams(m), texts)
+			makeV1(t, dir, sketch.Default(m), texts)
 
 			queries := append(testCorpus(12, 20), texts[:20]...)
 			answers := func(s *Store) []string {
@@ -163,7 +164,7 @@ func readVersion(t *testing.T, dir string) uint32 {
 // with the counters (the postings are rebuilt from the records).
 func TestOpenCorruptCounters(t *testing.T) {
 	dir := t.TempDir()
-	s, err := Create(dir, DefaultParams(MinHash), Options{})
+	s, err := Create(dir, sketch.Default(sketch.MinHash), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +206,7 @@ func TestOpenCorruptCounters(t *testing.T) {
 // in-memory postings hold are refused with ErrFull, one document at a
 // time, and that the rest of a batch goes on.
 func TestFull(t *testing.T) {
-	s := mustCreate(t, DefaultParams(MinHash))
+	s := mustCreate(t, sketch.Default(sketch.MinHash))
 	sk, _ := s.NewSketcher()
 	s.mu.Lock()
 	s.ctr.next = maxSeq
@@ -237,7 +238,7 @@ func TestFull(t *testing.T) {
 // documents, before and after a reopen rebuilds them.
 func TestConcurrentRemove(t *testing.T) {
 	dir := t.TempDir()
-	s, err := Create(dir, DefaultParams(MinHash), Options{NoSync: true})
+	s, err := Create(dir, sketch.Default(sketch.MinHash), Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/neardup/neardup/minhash"
+	"github.com/neardup/neardup/sketch"
 )
 
 // exactJaccard is the Jaccard similarity of two sorted sets.
@@ -41,15 +42,15 @@ func exactJaccard(a, b []uint64) float64 {
 func TestFamilyAccuracy(t *testing.T) {
 	for _, fam := range []struct {
 		name string
-		p    Params
+		p    sketch.Spec
 	}{
-		{"oph-default", DefaultParams(MinHash)},
-		{"permutation", Params{Method: MinHash, Family: minhash.Permutation}},
+		{"oph-default", sketch.Default(sketch.MinHash)},
+		{"permutation", sketch.Spec{Method: sketch.MinHash, MinHash: sketch.MinHashSpec{Family: minhash.Permutation}}},
 	} {
 		t.Run(fam.name, func(t *testing.T) {
 			s := mustCreate(t, fam.p)
-			if fam.name == "oph-default" && s.p.Family != minhash.OPH {
-				t.Fatalf("default family %s, want oph", s.p.Family)
+			if fam.name == "oph-default" && s.spec.MinHash.Family != minhash.OPH {
+				t.Fatalf("default family %s, want oph", s.spec.MinHash.Family)
 			}
 			sk, _ := s.NewSketcher()
 			setOf := func(txt string) []uint64 {
@@ -130,31 +131,31 @@ func (s *Store) isCandidate(a, b minhash.Signature) bool {
 	return false
 }
 
-// TestParamsFamily checks how the family resolves: zero is DefaultFamily,
+// TestSpecFamily checks how an index's family resolves: zero is OPH,
 // a family asked for is kept; a MinHash family is not a SimHash parameter.
-func TestParamsFamily(t *testing.T) {
+func TestSpecFamily(t *testing.T) {
 	for _, c := range []struct {
-		in   Params
+		in   sketch.Spec
 		want minhash.Family
 		err  bool
 	}{
-		{Params{Method: MinHash}, DefaultFamily, false},
-		{Params{Method: MinHash, Family: minhash.Permutation}, minhash.Permutation, false},
-		{Params{Method: MinHash, Family: minhash.MultiplyShift}, minhash.MultiplyShift, false},
-		{Params{Method: SimHash, Family: minhash.Permutation}, 0, true},
+		{sketch.Spec{Method: sketch.MinHash}, minhash.OPH, false},
+		{sketch.Spec{Method: sketch.MinHash, MinHash: sketch.MinHashSpec{Family: minhash.Permutation}}, minhash.Permutation, false},
+		{sketch.Spec{Method: sketch.MinHash, MinHash: sketch.MinHashSpec{Family: minhash.MultiplyShift}}, minhash.MultiplyShift, false},
+		{sketch.Spec{Method: sketch.SimHash, MinHash: sketch.MinHashSpec{Family: minhash.Permutation}}, 0, true},
 	} {
-		got, err := c.in.resolve()
-		if (err != nil) != c.err || err == nil && got.Family != c.want {
-			t.Errorf("resolve(%+v) = family %s, %v; want %s, error %v", c.in, got.Family, err, c.want, c.err)
+		got, err := resolveSpec(c.in)
+		if (err != nil) != c.err || err == nil && got.MinHash.Family != c.want {
+			t.Errorf("resolveSpec(%+v) = family %s, %v; want %s, error %v", c.in, got.MinHash.Family, err, c.want, c.err)
 			continue
 		}
 		if err != nil {
 			continue
 		}
 		j, _ := got.MarshalJSON()
-		var back Params
-		if err := back.UnmarshalJSON(j); err != nil || back.Family != got.Family {
-			t.Errorf("stored %s reads back as %s, %v", j, back.Family, err)
+		back, err := decodeSpec(j)
+		if err != nil || back.MinHash.Family != got.MinHash.Family {
+			t.Errorf("stored %s reads back as %s, %v", j, back.MinHash.Family, err)
 		}
 		if !strings.Contains(string(j), fmt.Sprintf("%q:%q", "family", c.want)) {
 			t.Errorf("stored %s does not name family %s", j, c.want)

@@ -74,10 +74,10 @@ func spreadCorpus(groups, variants int, seed uint64) []corpus.Document {
 
 // leaderKept runs dedup --cluster leader --keep first over docs with the
 // index's parameters and returns the ids it keeps.
-func leaderKept(t *testing.T, p store.Params, docs []corpus.Document) map[string]bool {
+func leaderKept(t *testing.T, p sketch.Spec, docs []corpus.Document) map[string]bool {
 	t.Helper()
 	kept := map[string]bool{}
-	cfg := dedup.Options{Method: "minhash", Spec: p.Spec(), Cluster: cluster.Leader, Keep: cluster.First, Workers: 2}
+	cfg := dedup.Options{Method: "minhash", Spec: p, Cluster: cluster.Leader, Keep: cluster.First, Workers: 2}
 	_, err := dedup.Run(context.Background(), cfg, dedup.Input{Sources: []dedup.Source{dedup.Docs("mem", docs)}},
 		dedup.Outputs{OnCluster: func(id, _ string, k bool) {
 			if k {
@@ -100,7 +100,7 @@ func checkAndAddAll(t *testing.T, ix store.Index, docs []corpus.Document, batch 
 		t.Fatal(err)
 	}
 	sets := map[string][]uint64{}
-	th := ix.Params().Threshold
+	th := ix.Spec().Threshold
 	added := map[string]bool{}
 	for lo := 0; lo < len(docs); lo += batch {
 		var in []store.Doc
@@ -167,7 +167,7 @@ func oracleCases() []oracleCase {
 }
 
 func TestCheckAndAddIsLeaderDedup(t *testing.T) {
-	p := store.DefaultParams(store.MinHash)
+	p := sketch.Default(sketch.MinHash)
 	for _, c := range oracleCases() {
 		want := leaderKept(t, p, c.docs)
 		for _, batch := range []int{1, 64} {
@@ -213,7 +213,7 @@ func TestRedisCheckAndAddIsLeaderDedup(t *testing.T) {
 		t.Skip("no redis-server")
 	}
 	srv := redistest.Server(t)
-	p := store.DefaultParams(store.MinHash)
+	p := sketch.Default(sketch.MinHash)
 	for k, c := range oracleCases() {
 		want := leaderKept(t, p, c.docs)
 		for _, layout := range []string{"one", "spread"} {
@@ -274,7 +274,7 @@ func TestRedisConcurrentExactCheckAndAdd(t *testing.T) {
 // (none a duplicate of another group's).
 func concurrentCheckAndAdd(t *testing.T, urls []string, docs []corpus.Document, group int) {
 	t.Helper()
-	p := store.DefaultParams(store.MinHash)
+	p := sketch.Default(sketch.MinHash)
 	want := leaderKept(t, p, docs)
 	sk, err := store.NewSketcher(p)
 	if err != nil {
@@ -285,8 +285,7 @@ func concurrentCheckAndAdd(t *testing.T, urls []string, docs []corpus.Document, 
 		sks[i] = sk.Sketch(d.Text)
 		sks[i].Sig = append(sks[i].Sig[:0:0], sks[i].Sig...)
 	}
-	rp, _ := p.Resolve()
-	spec, err := rp.Spec().Resolve()
+	spec, err := p.Resolve()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"github.com/neardup/neardup/sketch"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -178,7 +179,7 @@ func BenchmarkPostings(b *testing.B) {
 // BenchmarkCandidates measures the in-memory part of a query: 16 band
 // lookups of a new document in tables of 1M postings each.
 func BenchmarkCandidates(b *testing.B) {
-	p := DefaultParams(MinHash)
+	p := sketch.Default(sketch.MinHash)
 	s, _ := newStore("", nil, p, counters{}, Options{})
 	defer s.freeTables()
 	r := rand.New(rand.NewPCG(7, 8))
@@ -191,7 +192,7 @@ func BenchmarkCandidates(b *testing.B) {
 	}
 	sks := make([]Sketch, 1024)
 	for i := range sks {
-		sig := make([]uint32, p.NumPerm)
+		sig := make([]uint32, p.MinHash.NumPerm)
 		for j := range sig {
 			sig[j] = r.Uint32()
 		}
@@ -225,7 +226,7 @@ func BenchmarkGrow(b *testing.B) {
 // same number of postings, grow at different inserts (one rehash at a
 // time, not all of them in one write).
 func TestTablesGrowApart(t *testing.T) {
-	s, _ := newStore("", nil, DefaultParams(MinHash), counters{}, Options{})
+	s, _ := newStore("", nil, sketch.Default(sketch.MinHash), counters{}, Options{})
 	defer s.freeTables()
 	const n = 20000
 	for i := range s.post {
@@ -262,8 +263,8 @@ func TestTablesGrowApart(t *testing.T) {
 // the same 32-bit tag would make): Candidates and Query must not report
 // it, since it shares no key and is not similar.
 func TestTagCollisionsVerified(t *testing.T) {
-	for _, m := range []Method{MinHash, SimHash} {
-		s := mustCreate(t, DefaultParams(m))
+	for _, m := range []sketch.Method{sketch.MinHash, sketch.SimHash} {
+		s := mustCreate(t, sketch.Default(m))
 		sk, _ := s.NewSketcher()
 		texts := testCorpus(41, 2)
 		q := sk.Sketch(strings.Join(words(rand.New(rand.NewPCG(42, 43)), 80), " "))

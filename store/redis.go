@@ -25,6 +25,7 @@ import (
 	"github.com/zeebo/xxh3"
 
 	"github.com/neardup/neardup/internal/mix"
+	"github.com/neardup/neardup/sketch"
 )
 
 // RedisFormatVersion is the newest version of the key layout of a Redis
@@ -326,10 +327,11 @@ if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 redis.call('HSET', KEYS[1], 'format', ARGV[1], 'params', ARGV[2], 'bucket_bits', ARGV[3], 'layout', ARGV[4])
 return 1`)
 
-// CreateRedis creates an empty index with parameters p at a Redis URL
-// (see parseRedisURL). An index already under the prefix is ErrExists.
-func CreateRedis(raw string, p Params, opts Options) (*Redis, error) {
-	rp, err := p.resolve()
+// CreateRedis creates an empty index for the sketch specification sp at
+// a Redis URL (see parseRedisURL), refusing what Create refuses. An index
+// already under the prefix is ErrExists.
+func CreateRedis(raw string, sp sketch.Spec, opts Options) (*Redis, error) {
+	rp, err := resolveNew(sp)
 	if err != nil {
 		return nil, err
 	}
@@ -354,7 +356,7 @@ func CreateRedis(raw string, p Params, opts Options) (*Redis, error) {
 	if r.spread {
 		ver = spreadFormatVersion
 	}
-	if rp.Method == MinHash && !opts.EstimateOnly {
+	if rp.Method == sketch.MinHash && !opts.EstimateOnly {
 		ver = redisFormatBare
 		r.sets.Store(true)
 		r.bare.Store(true)
@@ -400,11 +402,8 @@ func OpenRedis(raw string, opts Options) (*Redis, error) {
 	if ver > RedisFormatVersion {
 		return fail(fmt.Errorf("%w: %s holds format %d, this program reads up to %d", ErrVersion, u.loc, ver, RedisFormatVersion))
 	}
-	var p Params
-	if err := json.Unmarshal([]byte(meta["params"]), &p); err != nil {
-		return fail(fmt.Errorf("%w: %s: params: %v", ErrCorrupt, u.loc, err))
-	}
-	if p, err = p.resolve(); err != nil {
+	p, err := decodeSpec([]byte(meta["params"]))
+	if err != nil {
 		return fail(fmt.Errorf("%w: %s: params: %v", ErrCorrupt, u.loc, err))
 	}
 	bits, err := strconv.Atoi(meta["bucket_bits"])
@@ -425,7 +424,7 @@ func OpenRedis(raw string, opts Options) (*Redis, error) {
 	return r, nil
 }
 
-func newRedis(u *redisURL, c redis.UniversalClient, p Params, bits uint, layout string, opts Options) (*Redis, error) {
+func newRedis(u *redisURL, c redis.UniversalClient, p sketch.Spec, bits uint, layout string, opts Options) (*Redis, error) {
 	k, err := newKeyer(p)
 	if err != nil {
 		return nil, err
@@ -436,11 +435,11 @@ func newRedis(u *redisURL, c redis.UniversalClient, p Params, bits uint, layout 
 	return r, nil
 }
 
-// Params returns the index's parameters, resolved.
-func (r *Redis) Params() Params { return r.p }
+// Spec returns the index's sketch specification, resolved.
+func (r *Redis) Spec() sketch.Spec { return r.spec }
 
 // NewSketcher returns a Sketcher with the index's parameters.
-func (r *Redis) NewSketcher() (*Sketcher, error) { return newSketcher(r.p, r.sets.Load()) }
+func (r *Redis) NewSketcher() (*Sketcher, error) { return newSketcher(r.spec, r.sets.Load()) }
 
 // Location is the index URL without its password.
 func (r *Redis) Location() string { return r.loc }
@@ -1238,7 +1237,7 @@ func (r *Redis) Each(fn func(id string, sk Sketch) error) error {
 				if err != nil {
 					return fmt.Errorf("%s: record %d: %w", r.loc, e.seq, err)
 				}
-				if r.p.Method != MinHash {
+				if r.spec.Method != sketch.MinHash {
 					sk.Sig = nil
 				}
 				if err := fn(string(sc.rec.id), sk); err != nil {
@@ -1262,7 +1261,7 @@ func (r *Redis) Stats() (Stats, error) {
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return Stats{}, r.redisErr(err)
 	}
-	st := Stats{Dir: r.loc, Backend: "redis", FormatVersion: r.ver, Sets: r.sets.Load(), Params: r.p, Docs: docs, Tables: r.tables}
+	st := Stats{Dir: r.loc, Backend: "redis", FormatVersion: r.ver, Sets: r.sets.Load(), Spec: r.spec, Docs: docs, Tables: r.tables}
 	if st.Sets {
 		st.FormatVersion = redisFormatSets
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/neardup/neardup/internal/redistest"
+	"github.com/neardup/neardup/sketch"
 )
 
 // redisCPU is the CPU time (user + system, seconds) redis-server has used.
@@ -39,7 +40,7 @@ func BenchmarkRedisCheckAndAdd(b *testing.B) {
 	texts := testCorpus(9, 20000)
 	for _, batch := range []int{1, 100} {
 		b.Run(fmt.Sprint("batch=", batch), func(b *testing.B) {
-			r := mustCreateRedis(b, in.URL(fmt.Sprint("bench", batch)), DefaultParams(MinHash))
+			r := mustCreateRedis(b, in.URL(fmt.Sprint("bench", batch)), sketch.Default(sketch.MinHash))
 			sk, _ := r.NewSketcher()
 			docs := make([]Doc, len(texts))
 			for i, x := range texts {

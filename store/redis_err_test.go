@@ -10,6 +10,7 @@ import (
 
 	"github.com/neardup/neardup/internal/redistest"
 	"github.com/neardup/neardup/internal/testcert"
+	"github.com/neardup/neardup/sketch"
 )
 
 // replyErr is a Redis error reply, as go-redis returns one (a type with a
@@ -63,17 +64,17 @@ func TestRedisTLSAndPassword(t *testing.T) {
 
 	t.Setenv(EnvRedisPasswordFile, pwFile)
 	t.Setenv(EnvRedisCA, "")
-	if _, err := CreateRedis(url, DefaultParams(MinHash), Options{}); err == nil || !strings.Contains(err.Error(), "certificate") {
+	if _, err := CreateRedis(url, sketch.Default(sketch.MinHash), Options{}); err == nil || !strings.Contains(err.Error(), "certificate") {
 		t.Errorf("rediss:// without the authority = %v, want a certificate error", err)
 	}
 	t.Setenv(EnvRedisCA, cert)
 	t.Setenv(EnvRedisPasswordFile, "")
-	if _, err := CreateRedis(url, DefaultParams(MinHash), Options{}); err == nil || !strings.Contains(err.Error(), "NOAUTH") && !strings.Contains(err.Error(), "AUTH") {
+	if _, err := CreateRedis(url, sketch.Default(sketch.MinHash), Options{}); err == nil || !strings.Contains(err.Error(), "NOAUTH") && !strings.Contains(err.Error(), "AUTH") {
 		t.Errorf("rediss:// without the password = %v, want an authentication error", err)
 	}
 
 	t.Setenv(EnvRedisPasswordFile, pwFile)
-	r, err := CreateRedis(url, DefaultParams(MinHash), Options{})
+	r, err := CreateRedis(url, sketch.Default(sketch.MinHash), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +112,7 @@ func TestRedisDurability(t *testing.T) {
 		{nil, DurabilitySnapshots},
 	} {
 		in := redistest.Server(t, c.args...)
-		r, err := CreateRedis(in.URL("d"), DefaultParams(MinHash), Options{})
+		r, err := CreateRedis(in.URL("d"), sketch.Default(sketch.MinHash), Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -751,7 +751,7 @@ func (r *Redis) spreadRemove(id string) error {
 		if err != nil {
 			return fmt.Errorf("%s: record of %q: %w", r.loc, id, err)
 		}
-		rec := r.p.appendRecord(nil, id, &sk, sc.rec.hasSet, sc.rec.flags&flagBare != 0)
+		rec := r.codec.appendRecord(nil, id, &sk, sc.rec.hasSet, sc.rec.flags&flagBare != 0)
 		if err := r.cleanup(ctx, n, string(rec)); err != nil {
 			return err
 		}

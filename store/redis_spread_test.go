@@ -16,6 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/neardup/neardup/internal/redistest"
+	"github.com/neardup/neardup/sketch"
 )
 
 // redisKeys returns every key of the index r (either layout) on every
@@ -148,10 +149,10 @@ func family(base []string, v string) string {
 // answering "no duplicate") it fails: several of a family are added.
 func TestRedisSpreadConcurrentCheckAndAdd(t *testing.T) {
 	cl := redistest.Cluster(t)
-	for _, m := range []Method{MinHash, SimHash} {
+	for _, m := range []sketch.Method{sketch.MinHash, sketch.SimHash} {
 		t.Run(m.String(), func(t *testing.T) {
 			url := cl.URL("sconc-"+m.String()) + "&layout=spread"
-			r := mustCreateRedis(t, url, DefaultParams(m))
+			r := mustCreateRedis(t, url, sketch.Default(m))
 			if !r.spread {
 				t.Fatal("layout=spread made a one-slot index")
 			}
@@ -193,7 +194,7 @@ func TestRedisSpreadConcurrentCheckAndAdd(t *testing.T) {
 						// MinHash: variants (Jaccard about 0.95); SimHash: the same
 						// text (variants could be more than 3 bits apart).
 						v := fmt.Sprint("variant", w)
-						if m == SimHash {
+						if m == sketch.SimHash {
 							v = "same"
 						}
 						d := Doc{ID: fmt.Sprintf("f%d-w%d", f, w), Sketch: sk.Sketch(family(bases[f], v))}
@@ -225,7 +226,7 @@ func TestRedisSpreadConcurrentCheckAndAdd(t *testing.T) {
 // everything: only meta, seq and docs remain on the masters.
 func TestRedisSpreadRemoveLeavesNoOrphan(t *testing.T) {
 	url := redistest.Cluster(t).URL("sorphan") + "&layout=spread"
-	r := mustCreateRedis(t, url, DefaultParams(SimHash))
+	r := mustCreateRedis(t, url, sketch.Default(sketch.SimHash))
 	texts := testCorpus(4, 240)
 	var wg sync.WaitGroup
 	for w := range 4 {
@@ -292,7 +293,7 @@ func wantOnlyCounters(t *testing.T, r *Redis) {
 // request under the same id is added.
 func TestRedisSpreadDeadWriter(t *testing.T) {
 	url := redistest.Cluster(t).URL("dead") + "&layout=spread"
-	dead := mustCreateRedis(t, url, DefaultParams(MinHash))
+	dead := mustCreateRedis(t, url, sketch.Default(sketch.MinHash))
 	dead.spreadStop = true
 	live := mustOpenRedis(t, url)
 	live.pendingTimeout = 300 * time.Millisecond
@@ -367,7 +368,7 @@ func TestRedisSpreadDeadWriter(t *testing.T) {
 func TestRedisSpreadFormat(t *testing.T) {
 	cl := redistest.Cluster(t)
 	srv := redistest.Server(t)
-	p := DefaultParams(MinHash)
+	p := sketch.Default(sketch.MinHash)
 	ctx := context.Background()
 	for _, tc := range []struct {
 		url, layout, format string

@@ -18,6 +18,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/neardup/neardup/internal/redistest"
+	"github.com/neardup/neardup/sketch"
 )
 
 // redisTargets starts a single server and a 3-master cluster and returns
@@ -34,7 +35,7 @@ func redisTargets(t *testing.T, name string) map[string]string {
 	}
 }
 
-func mustCreateRedis(t testing.TB, url string, p Params) *Redis {
+func mustCreateRedis(t testing.TB, url string, p sketch.Spec) *Redis {
 	t.Helper()
 	r, err := CreateRedis(url, p, Options{})
 	if err != nil {
@@ -60,10 +61,10 @@ func mustOpenRedis(t testing.TB, url string) *Redis {
 // verify the same way.
 func TestRedisMatchesEmbedded(t *testing.T) {
 	for name, url := range redisTargets(t, "same") {
-		for _, m := range []Method{MinHash, SimHash} {
+		for _, m := range []sketch.Method{sketch.MinHash, sketch.SimHash} {
 			t.Run(name+"/"+m.String(), func(t *testing.T) {
 				url := strings.Replace(url, "prefix=same", "prefix=same-"+m.String(), 1)
-				p := DefaultParams(m)
+				p := sketch.Default(m)
 				emb := mustCreate(t, p)
 				red := mustCreateRedis(t, url, p)
 				sk, _ := emb.NewSketcher()
@@ -147,8 +148,8 @@ func TestRedisMatchesEmbedded(t *testing.T) {
 				}
 				// Another process opening the index sees the same.
 				red2 := mustOpenRedis(t, url)
-				if !cmp.Equal(red2.Params(), red.Params()) || red2.Len() != red.Len() {
-					t.Fatalf("reopened: %+v %d, want %+v %d", red2.Params(), red2.Len(), red.Params(), red.Len())
+				if !cmp.Equal(red2.Spec(), red.Spec()) || red2.Len() != red.Len() {
+					t.Fatalf("reopened: %+v %d, want %+v %d", red2.Spec(), red2.Len(), red.Spec(), red.Len())
 				}
 			})
 		}
@@ -219,7 +220,7 @@ func TestRedisMixedBuilds(t *testing.T) {
 // testConcurrentCheckAndAdd runs the workers; worker w uses the add
 // script scripts[w % len(scripts)] when scripts is not nil.
 func testConcurrentCheckAndAdd(t *testing.T, url string, batch int, scripts []*redis.Script, cousins bool) {
-	p := DefaultParams(MinHash)
+	p := sketch.Default(sketch.MinHash)
 	idx := mustCreateRedis(t, url, p)
 	const workers, families = 4, 40
 	// Families of near-duplicates: a base of 200 words of which every
@@ -313,7 +314,7 @@ func testConcurrentCheckAndAdd(t *testing.T, url string, batch int, scripts []*r
 func TestRedisRemoveLeavesNoOrphan(t *testing.T) {
 	in := redistest.Server(t)
 	url := in.URL("orphan")
-	p := DefaultParams(SimHash)
+	p := sketch.Default(sketch.SimHash)
 	r := mustCreateRedis(t, url, p)
 	texts := testCorpus(3, 300)
 	var wg sync.WaitGroup
@@ -356,7 +357,7 @@ func TestRedisRemoveLeavesNoOrphan(t *testing.T) {
 
 func TestRedisOpenErrors(t *testing.T) {
 	in := redistest.Server(t)
-	p := DefaultParams(MinHash)
+	p := sketch.Default(sketch.MinHash)
 	mustCreateRedis(t, in.URL("x"), p)
 	if _, err := CreateRedis(in.URL("x"), p, Options{}); !errors.Is(err, ErrExists) {
 		t.Errorf("create twice: %v, want ErrExists", err)
@@ -430,7 +431,7 @@ func TestRedisKillServer(t *testing.T) {
 func killRedisRound(t *testing.T, fsync string, rewrite bool) (lost, acked int, after int64) {
 	t.Helper()
 	in := redistest.Server(t, "--appendonly", "yes", "--appendfsync", fsync)
-	p := DefaultParams(MinHash)
+	p := sketch.Default(sketch.MinHash)
 	mustCreateRedis(t, in.URL("dur"), p)
 	texts := testCorpus(5, 4000)
 	var mu sync.Mutex
@@ -557,7 +558,7 @@ func (h *roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.P
 // after a held one that depend on it (a duplicate of it, the same id) wait
 // for it, the others are added in the first call.
 func TestRedisBatchRoundTrips(t *testing.T) {
-	p := DefaultParams(MinHash)
+	p := sketch.Default(sketch.MinHash)
 	emb := mustCreate(t, p)
 	red := mustCreateRedis(t, redistest.Server(t).URL("trips"), p)
 	var h roundTrips
@@ -753,7 +754,7 @@ return 1`)
 // replaces them, three round trips for a call however many documents it
 // has; an id given twice in a call counts once upgraded, once already.
 func TestRedisUpgradeRoundTrips(t *testing.T) {
-	p := DefaultParams(MinHash)
+	p := sketch.Default(sketch.MinHash)
 	url := redistest.Server(t).URL("uptrips")
 	old, err := CreateRedis(url, p, Options{EstimateOnly: true})
 	if err != nil {

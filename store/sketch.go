@@ -12,9 +12,11 @@ import (
 // Sketch is what the index keeps of a document: a MinHash signature (Sig,
 // MinHash indexes) or a SimHash fingerprint (FP, SimHash indexes).
 type Sketch struct {
-	// Sig is the MinHash signature, Params.NumPerm slots; nil for SimHash.
+	// Sig is the MinHash signature, the Spec's MinHash.NumPerm slots; nil
+	// for SimHash.
 	Sig minhash.Signature
-	// FP is the SimHash fingerprint; bits above Params.Bits must be zero.
+	// FP is the SimHash fingerprint; bits above the Spec's SimHash.Bits
+	// must be zero.
 	FP simhash.Fingerprint
 	// Set is the document's shingle set, the sorted and distinct 64-bit
 	// shingle hashes (MinHash): what the index verifies a candidate with
@@ -29,36 +31,37 @@ type Sketch struct {
 	Empty bool
 }
 
-// Sketcher turns texts into sketches with an index's parameters, through
+// Sketcher turns texts into sketches with an index's Spec, through
 // package sketch (normalisation, shingling, then a MinHash signature or a
 // SimHash fingerprint). It keeps scratch space and is not safe for
 // concurrent use: use one per goroutine.
 type Sketcher struct {
-	p    Params
+	spec sketch.Spec
 	k    *sketch.Sketcher
 	sk   sketch.Sketch
 	zero minhash.Signature // the stored signature of a document without shingles
 }
 
-// NewSketcher returns a Sketcher for p (zero values resolved to defaults).
-// Its MinHash sketches carry their shingle sets (Sketch.Set), which an
-// index that keeps sets stores and an estimate-only index ignores.
-func NewSketcher(p Params) (*Sketcher, error) { return newSketcher(p, true) }
+// NewSketcher returns a Sketcher for sp, a MinHash or SimHash
+// specification (zero values resolved to defaults). Its MinHash sketches
+// carry their shingle sets (Sketch.Set), which an index that keeps sets
+// stores and an estimate-only index ignores.
+func NewSketcher(sp sketch.Spec) (*Sketcher, error) { return newSketcher(sp, true) }
 
 // newSketcher is NewSketcher, with the shingle sets only when sets is set
 // (an index's own sketcher: only when the index keeps them).
-func newSketcher(p Params, sets bool) (*Sketcher, error) {
-	p, err := p.resolve()
+func newSketcher(sp sketch.Spec, sets bool) (*Sketcher, error) {
+	sp, err := resolveSpec(sp)
 	if err != nil {
 		return nil, err
 	}
-	k, err := p.Spec().NewSketcherWith(sketch.SketcherOptions{Sets: sets && p.Method == MinHash})
+	k, err := sp.NewSketcherWith(sketch.SketcherOptions{Sets: sets && sp.Method == sketch.MinHash})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrParams, err)
 	}
-	s := &Sketcher{p: p, k: k}
-	if p.Method == MinHash {
-		s.zero = make(minhash.Signature, p.NumPerm)
+	s := &Sketcher{spec: sp, k: k}
+	if sp.Method == sketch.MinHash {
+		s.zero = make(minhash.Signature, sp.MinHash.NumPerm)
 	}
 	return s, nil
 }
@@ -78,11 +81,11 @@ func (s *Sketcher) Sketch(txt string) Sketch {
 		// set shared with the next sketch would be silently wrong.
 		sk.Set = slices.Clone(s.sk.Set)
 	}
-	if sk.Empty && s.p.Method == MinHash {
+	if sk.Empty && s.spec.Method == sketch.MinHash {
 		sk.Sig = s.zero
 	}
 	return sk
 }
 
-// Params returns the Sketcher's resolved parameters.
-func (s *Sketcher) Params() Params { return s.p }
+// Spec returns the Sketcher's specification, resolved.
+func (s *Sketcher) Spec() sketch.Spec { return s.spec }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/neardup/neardup/internal/smallfs"
+	"github.com/neardup/neardup/sketch"
 )
 
 // fillIndex adds batches of random documents to s until a write is
@@ -52,7 +53,7 @@ func TestDiskFull(t *testing.T) {
 	mnt := smallfs.Mount(t, 6<<20)
 	dir := filepath.Join(mnt, "idx")
 	opts := Options{CacheSize: 1 << 20, MemTableSize: 256 << 10} // 1 MiB kept free
-	s, err := Create(dir, DefaultParams(MinHash), opts)
+	s, err := Create(dir, sketch.Default(sketch.MinHash), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +137,7 @@ func TestReopenOnFullDisk(t *testing.T) {
 	mnt := smallfs.Mount(t, 6<<20)
 	dir := filepath.Join(mnt, "idx")
 	opts := Options{CacheSize: 1 << 20, MemTableSize: 256 << 10} // 1 MiB kept free
-	s, err := Create(dir, DefaultParams(MinHash), opts)
+	s, err := Create(dir, sketch.Default(sketch.MinHash), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +215,7 @@ func TestHealthAtReserve(t *testing.T) {
 	mnt := smallfs.Mount(t, 6<<20)
 	dir := filepath.Join(mnt, "idx")
 	opts := Options{CacheSize: 1 << 20, MemTableSize: 256 << 10}
-	s, err := Create(dir, DefaultParams(MinHash), opts)
+	s, err := Create(dir, sketch.Default(sketch.MinHash), opts)
 	if err != nil {
 		t.Fatal(err)
 	}

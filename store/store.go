@@ -195,11 +195,13 @@ func (o Options) pebble(create bool, lock *pebble.Lock) *pebble.Options {
 	return po
 }
 
-// Create makes a new index in dir (created if missing) for the parameters
-// p, whose zero values are resolved to the defaults and stored. An existing
-// index there is ErrExists.
-func Create(dir string, p Params, opts Options) (*Store, error) {
-	rp, err := p.resolve()
+// Create makes a new index in dir (created if missing) for the sketch
+// specification sp (method sketch.MinHash or sketch.SimHash), whose zero
+// values are resolved to the defaults and stored. Invalid parameters, and
+// a MinHash banding given by hand below MinBandingRecall (ErrBanding),
+// are ErrParams; an existing index there is ErrExists.
+func Create(dir string, sp sketch.Spec, opts Options) (*Store, error) {
+	rp, err := resolveNew(sp)
 	if err != nil {
 		return nil, err
 	}
@@ -227,7 +229,7 @@ func Create(dir string, p Params, opts Options) (*Store, error) {
 		return nil, err
 	}
 	ver := uint32(formatNoSets)
-	if rp.Method == MinHash && !opts.EstimateOnly {
+	if rp.Method == sketch.MinHash && !opts.EstimateOnly {
 		ver = formatBare
 		s.sets.Store(true)
 		s.bare.Store(true)
@@ -347,7 +349,7 @@ func open(dir string, opts Options, lock *pebble.Lock) (*Store, error) {
 	}
 	// The postings were rebuilt from the counters read before: they must
 	// still be the database's.
-	if p2, ctr2, _, err := readMeta(db, dir); err != nil || ctr2 != ctr || p2.Check(p) != nil {
+	if p2, ctr2, _, err := readMeta(db, dir); err != nil || ctr2 != ctr || CheckSpec(p2, p) != nil {
 		s.freeTables()
 		db.Close()
 		if err == nil {
@@ -377,7 +379,7 @@ func open(dir string, opts Options, lock *pebble.Lock) (*Store, error) {
 // rewritten as the serialised sketch.Spec (p, as read, so the meaning is
 // unchanged: SimHash weights of those indexes are counts). Ids and records
 // are unchanged.
-func migrate(db *pebble.DB, ver uint32, p Params) error {
+func migrate(db *pebble.DB, ver uint32, p sketch.Spec) error {
 	if ver < 1 || ver >= formatNoSets {
 		return fmt.Errorf("%w: no upgrade from version %d", ErrVersion, ver)
 	}
@@ -421,44 +423,44 @@ func getValue(db *pebble.DB, key []byte) ([]byte, bool, error) {
 	return out, true, nil
 }
 
-func readMeta(db *pebble.DB, dir string) (Params, counters, uint32, error) {
+func readMeta(db *pebble.DB, dir string) (sketch.Spec, counters, uint32, error) {
 	v, ok, err := getValue(db, keyVersion)
 	if err != nil {
-		return Params{}, counters{}, 0, fmt.Errorf("store: open %s: %w", dir, err)
+		return sketch.Spec{}, counters{}, 0, fmt.Errorf("store: open %s: %w", dir, err)
 	}
 	if !ok {
-		return Params{}, counters{}, 0, fmt.Errorf("%w: %s has no version key", ErrNotIndex, dir)
+		return sketch.Spec{}, counters{}, 0, fmt.Errorf("%w: %s has no version key", ErrNotIndex, dir)
 	}
 	ver, err := decodeVersion(v)
 	if err != nil {
-		return Params{}, counters{}, 0, fmt.Errorf("store: open %s: %w", dir, err)
+		return sketch.Spec{}, counters{}, 0, fmt.Errorf("store: open %s: %w", dir, err)
 	}
 	if ver > FormatVersion {
-		return Params{}, counters{}, 0, fmt.Errorf("%w: %s has format version %d, this program reads up to %d", ErrVersion, dir, ver, FormatVersion)
+		return sketch.Spec{}, counters{}, 0, fmt.Errorf("%w: %s has format version %d, this program reads up to %d", ErrVersion, dir, ver, FormatVersion)
 	}
 	if ver == 0 {
-		return Params{}, counters{}, 0, fmt.Errorf("%w: %s: format version 0", ErrCorrupt, dir)
+		return sketch.Spec{}, counters{}, 0, fmt.Errorf("%w: %s: format version 0", ErrCorrupt, dir)
 	}
 	pv, ok, err := getValue(db, keyParams)
 	if err != nil || !ok {
-		return Params{}, counters{}, 0, fmt.Errorf("%w: %s: parameters missing (%v)", ErrCorrupt, dir, err)
+		return sketch.Spec{}, counters{}, 0, fmt.Errorf("%w: %s: parameters missing (%v)", ErrCorrupt, dir, err)
 	}
-	var p Params
-	if err := p.UnmarshalJSON(pv); err != nil {
-		return Params{}, counters{}, 0, fmt.Errorf("store: open %s: %w", dir, err)
+	p, err := decodeSpec(pv)
+	if err != nil {
+		return sketch.Spec{}, counters{}, 0, fmt.Errorf("store: open %s: %w", dir, err)
 	}
 	cv, ok, err := getValue(db, keyCounters)
 	if err != nil || !ok {
-		return Params{}, counters{}, 0, fmt.Errorf("%w: %s: counters missing (%v)", ErrCorrupt, dir, err)
+		return sketch.Spec{}, counters{}, 0, fmt.Errorf("%w: %s: counters missing (%v)", ErrCorrupt, dir, err)
 	}
 	ctr, err := decodeCounters(cv)
 	if err != nil {
-		return Params{}, counters{}, 0, fmt.Errorf("store: open %s: %w", dir, err)
+		return sketch.Spec{}, counters{}, 0, fmt.Errorf("store: open %s: %w", dir, err)
 	}
 	return p, ctr, ver, nil
 }
 
-func newStore(dir string, db *pebble.DB, p Params, ctr counters, opts Options) (*Store, error) {
+func newStore(dir string, db *pebble.DB, p sketch.Spec, ctr counters, opts Options) (*Store, error) {
 	k, err := newKeyer(p)
 	if err != nil {
 		return nil, err
@@ -631,11 +633,11 @@ func (s *Store) postingsBytes() uint64 {
 	return n
 }
 
-// Params returns the index's parameters, resolved.
-func (s *Store) Params() Params { return s.p }
+// Spec returns the index's sketch specification, resolved.
+func (s *Store) Spec() sketch.Spec { return s.spec }
 
 // NewSketcher returns a Sketcher with the index's parameters.
-func (s *Store) NewSketcher() (*Sketcher, error) { return newSketcher(s.p, s.sets.Load()) }
+func (s *Store) NewSketcher() (*Sketcher, error) { return newSketcher(s.spec, s.sets.Load()) }
 
 // Len returns the number of documents in the index.
 func (s *Store) Len() int64 { return s.docs.Load() }
@@ -814,8 +816,8 @@ func sortMatches(ms []Match) {
 
 // Query appends to dst the duplicates of sk in the index, best first, at
 // most limit of them (0: all): MinHash documents sharing a band key with sk
-// whose estimated similarity is at least Params.Threshold, SimHash
-// documents within Params.Distance. Query may run concurrently with
+// that its decision makes duplicates (see the package comment), SimHash
+// documents within the Spec's Hamming distance. Query may run concurrently with
 // anything else; it sees every write acknowledged before it started.
 func (s *Store) Query(dst []Match, sk Sketch, limit int) ([]Match, error) {
 	return s.query(dst, &sk, false, limit)
@@ -1168,7 +1170,7 @@ func (s *Store) pendingMatches(dst []Match, docs []Doc, pending map[pendingKey][
 			}
 			seen[j] = true
 			o := &docs[j].Sketch
-			if s.p.Method == MinHash {
+			if s.spec.Method == sketch.MinHash {
 				// Decided as a stored record of it would be (keyer.verify).
 				// sc.rec aliases the document's memory only here.
 				sc.rec = batchRecord(&docs[j], s.sets.Load())
@@ -1176,8 +1178,8 @@ func (s *Store) pendingMatches(dst []Match, docs []Doc, pending map[pendingKey][
 				sc.rec = record{}
 				continue
 			}
-			if d := sk.FP.Distance(o.FP); d <= s.p.Distance {
-				dst = append(dst, Match{ID: docs[j].ID, Similarity: sketch.HammingSimilarity(d, s.p.Bits), Distance: d})
+			if d := sk.FP.Distance(o.FP); d <= s.spec.SimHash.MaxDistance() {
+				dst = append(dst, Match{ID: docs[j].ID, Similarity: sketch.HammingSimilarity(d, s.spec.SimHash.Bits), Distance: d})
 			}
 		}
 	}
@@ -1326,7 +1328,7 @@ func (s *Store) Each(fn func(id string, sk Sketch) error) error {
 		if err != nil {
 			return fmt.Errorf("record of %q: %w", sc.rec.id, err)
 		}
-		if s.p.Method != MinHash {
+		if s.spec.Method != sketch.MinHash {
 			sk.Sig = nil
 		}
 		if err := fn(string(sc.rec.id), sk); err != nil {
@@ -1347,12 +1349,13 @@ type Stats struct {
 	// and decides candidates by their exact Jaccard similarity (dedup's
 	// tiered join); false for an estimate-only index (made with
 	// EstimateOnly or before sets were kept: Upgrade adds them).
-	Sets        bool    `json:"sets"`
-	Params      Params  `json:"params"`
-	Docs        int64   `json:"docs"`
-	Tables      int     `json:"tables"`
-	DiskBytes   uint64  `json:"disk_bytes"`
-	BytesPerDoc float64 `json:"bytes_per_doc"`
+	Sets bool `json:"sets"`
+	// Spec is the index's sketch specification, resolved.
+	Spec        sketch.Spec `json:"params"`
+	Docs        int64       `json:"docs"`
+	Tables      int         `json:"tables"`
+	DiskBytes   uint64      `json:"disk_bytes"`
+	BytesPerDoc float64     `json:"bytes_per_doc"`
 	// DiskFreeBytes is the free space of the index's file system, and
 	// MinFreeBytes the part of it writes must leave (Options.MinFreeBytes;
 	// 0: no check).
@@ -1388,7 +1391,7 @@ func (s *Store) Stats() (Stats, error) {
 	}
 	m := s.db.Metrics()
 	st := Stats{
-		Dir: s.dir, FormatVersion: s.format(), Sets: s.sets.Load(), Params: s.p, Docs: s.docs.Load(), Tables: s.tables,
+		Dir: s.dir, FormatVersion: s.format(), Sets: s.sets.Load(), Spec: s.spec, Docs: s.docs.Load(), Tables: s.tables,
 		DiskBytes: m.DiskSpaceUsage(), CacheBytes: m.BlockCache.Size, CacheHits: m.BlockCache.Hits,
 		CacheMisses: m.BlockCache.Misses, MemTableBytes: m.MemTable.Size, Compactions: m.Compact.Count,
 		ReadAmp: m.ReadAmp(),

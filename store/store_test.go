@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -17,7 +19,7 @@ import (
 	"github.com/neardup/neardup/sketch"
 )
 
-func mustCreate(t testing.TB, p Params) *Store {
+func mustCreate(t testing.TB, p sketch.Spec) *Store {
 	t.Helper()
 	s, err := Create(t.TempDir(), p, Options{CacheSize: 4 << 20, MemTableSize: 4 << 20})
 	if err != nil {
@@ -72,12 +74,12 @@ func matchIDs(ms []Match) []string {
 // shared band keys over the stored signatures, and Query against the
 // threshold applied to the exact fraction of equal slots.
 func TestMinHashOracle(t *testing.T) {
-	for _, p := range []Params{
-		DefaultParams(MinHash),
-		{Method: MinHash, NumPerm: 64, Bands: 8, Rows: 8, Threshold: 0.5, Family: minhash.MultiplyShift},
-		{Method: MinHash, NumPerm: 32, Bands: 16, Rows: 2, Threshold: 0.7},
+	for _, p := range []sketch.Spec{
+		sketch.Default(sketch.MinHash),
+		{Method: sketch.MinHash, Threshold: 0.5, MinHash: sketch.MinHashSpec{NumPerm: 64, Bands: 16, Rows: 4, Family: minhash.MultiplyShift}},
+		{Method: sketch.MinHash, Threshold: 0.7, MinHash: sketch.MinHashSpec{NumPerm: 32, Bands: 16, Rows: 2}},
 	} {
-		t.Run(fmt.Sprintf("%dx%d", p.Bands, p.Rows), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%dx%d", p.MinHash.Bands, p.MinHash.Rows), func(t *testing.T) {
 			s := mustCreate(t, p)
 			sk, _ := s.NewSketcher()
 			docs := testCorpus(7, 400)
@@ -110,7 +112,7 @@ func TestMinHashOracle(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if lo, hi := 8/maxLoad*float64(s.p.Bands+1), (8/(growLoad-maxSkew)+1)*float64(s.p.Bands+1); st.PostingsBytesPerDoc < lo || st.PostingsBytesPerDoc > hi {
+			if lo, hi := 8/maxLoad*float64(s.spec.MinHash.Bands+1), (8/(growLoad-maxSkew)+1)*float64(s.spec.MinHash.Bands+1); st.PostingsBytesPerDoc < lo || st.PostingsBytesPerDoc > hi {
 				t.Errorf("%.1f bytes of postings per document, want %.1f to %.1f", st.PostingsBytesPerDoc, lo, hi)
 			}
 			bp := s.bands
@@ -131,7 +133,7 @@ func TestMinHashOracle(t *testing.T) {
 					}
 					wantCand = append(wantCand, id)
 					e, _ := minhash.Estimate(qs.Sig, sig)
-					if e >= s.p.Threshold {
+					if e >= s.spec.Threshold {
 						wantDup = append(wantDup, id)
 					}
 				}
@@ -175,7 +177,11 @@ func TestSimHashOracle(t *testing.T) {
 		{64, 3, 0}, {64, 3, 4}, {64, 5, 0}, {128, 6, 0}, {64, 0, 0}, {32, 2, 0}, {100, 4, 7},
 	} {
 		t.Run(fmt.Sprintf("f%dk%db%d", tc.bits, tc.dist, tc.blocks), func(t *testing.T) {
-			p := Params{Method: SimHash, Bits: tc.bits, Distance: tc.dist, Blocks: tc.blocks, ExactOnly: tc.dist == 0}
+			d := tc.dist
+			if d == 0 {
+				d = sketch.ExactDistance
+			}
+			p := sketch.Spec{Method: sketch.SimHash, SimHash: sketch.SimHashSpec{Bits: tc.bits, Distance: d, Blocks: tc.blocks}}
 			s := mustCreate(t, p)
 			r := rand.New(rand.NewPCG(uint64(tc.bits), uint64(tc.dist)))
 			lo, hi := sketch.FingerprintMask(tc.bits)
@@ -248,7 +254,7 @@ func TestSimHashOracle(t *testing.T) {
 
 func TestReopen(t *testing.T) {
 	dir := t.TempDir()
-	p := Params{Method: SimHash, Bits: 128, Distance: 5}
+	p := sketch.Spec{Method: sketch.SimHash, SimHash: sketch.SimHashSpec{Bits: 128, Distance: 5}}
 	s, err := Create(dir, p, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -261,7 +267,7 @@ func TestReopen(t *testing.T) {
 	if err := s.Add("empty", sk.Sketch("  ,, ")); err != nil {
 		t.Fatal(err)
 	}
-	want := s.Params()
+	want := s.Spec()
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -279,7 +285,7 @@ func TestReopen(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if err := want.Check(s.Params()); err != nil {
+	if err := want.Check(s.Spec()); err != nil {
 		t.Errorf("params after reopen: %v", err)
 	}
 	if s.Len() != 2 {
@@ -302,7 +308,7 @@ func TestReopen(t *testing.T) {
 	}
 	st, err := s.Stats()
 	// A SimHash index keeps no sets: format 3.
-	if err != nil || st.Docs != 1 || st.Tables != s.Params().Tables() || st.FormatVersion != formatNoSets || st.Sets {
+	if err != nil || st.Docs != 1 || st.Tables != s.Spec().NumKeys() || st.FormatVersion != formatNoSets || st.Sets {
 		t.Errorf("Stats = %+v, %v", st, err)
 	}
 }
@@ -324,7 +330,7 @@ func TestOpenErrors(t *testing.T) {
 	}
 	// A newer version is refused and left alone.
 	dir = t.TempDir()
-	s, err := Create(dir, DefaultParams(MinHash), Options{})
+	s, err := Create(dir, sketch.Default(sketch.MinHash), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -349,7 +355,7 @@ func TestOpenErrors(t *testing.T) {
 	// An index another opener holds (a running server): ErrLocked, for a
 	// read-only open too.
 	dir = t.TempDir()
-	s, err = Create(dir, DefaultParams(MinHash), Options{})
+	s, err = Create(dir, sketch.Default(sketch.MinHash), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -365,8 +371,8 @@ func TestOpenErrors(t *testing.T) {
 }
 
 func TestIncompatible(t *testing.T) {
-	mh := mustCreate(t, DefaultParams(MinHash))
-	sh := mustCreate(t, DefaultParams(SimHash))
+	mh := mustCreate(t, sketch.Default(sketch.MinHash))
+	sh := mustCreate(t, sketch.Default(sketch.SimHash))
 	shSk, _ := sh.NewSketcher()
 	mhSk, _ := mh.NewSketcher()
 	txt := "one two three four five six"
@@ -382,40 +388,39 @@ func TestIncompatible(t *testing.T) {
 	if err := sh.Add("x", Sketch{FP: simhash.Fingerprint{Hi: 1}}); !errors.Is(err, ErrIncompatible) {
 		t.Errorf("128-bit fingerprint on 64-bit index: %v", err)
 	}
-	p256 := mh.Params()
-	p256.NumPerm = 256
-	err := mh.Params().Check(p256)
+	p256 := mh.Spec()
+	p256.MinHash.NumPerm = 256
+	err := CheckSpec(mh.Spec(), p256)
 	if !errors.Is(err, ErrIncompatible) || !strings.Contains(err.Error(), "num_perm") {
 		t.Errorf("Check(256 perms) = %v", err)
 	}
-	if err := mh.Params().Check(Params{Method: SimHash}); !errors.Is(err, ErrIncompatible) {
+	if err := CheckSpec(mh.Spec(), sketch.Spec{Method: sketch.SimHash}); !errors.Is(err, ErrIncompatible) {
 		t.Errorf("Check(simhash) = %v", err)
 	}
-	q := DefaultParams(MinHash)
-	q.Seed = 0 // resolved to the same default
-	if err := mh.Params().Check(q); err != nil {
+	q := sketch.Default(sketch.MinHash)
+	q.MinHash.Seed = 0 // resolved to the same default
+	if err := CheckSpec(mh.Spec(), q); err != nil {
 		t.Errorf("Check(defaults) = %v", err)
 	}
 }
 
 func TestParamsErrors(t *testing.T) {
-	// The zero Params is valid (MinHash with the defaults, as the zero
-	// sketch.Spec), but with no normalisation: that is stated, not assumed.
-	if _, err := (Params{}).Resolve(); err != nil {
-		t.Errorf("the zero Params: %v", err)
+	// The zero Spec is valid: MinHash with the defaults.
+	if _, err := resolveSpec(sketch.Spec{}); err != nil {
+		t.Errorf("the zero Spec: %v", err)
 	}
-	for _, p := range []Params{
+	for _, p := range []sketch.Spec{
 		{Method: 9},
 		{Method: sketch.Exact},
-		{Method: MinHash, Bands: 20, Rows: 8},
-		{Method: MinHash, Threshold: 1.5},
-		{Method: MinHash, Bits: 64},
-		{Method: SimHash, Bits: 129},
-		{Method: SimHash, Distance: 64},
-		{Method: SimHash, Threshold: 0.5},
-		{Method: SimHash, Blocks: 3, Distance: 3},
-		{Method: SimHash, Bits: 64, Distance: 20, Blocks: 40},
-		{Method: MinHash, Shingle: shingleOpts(100)},
+		{Method: sketch.MinHash, MinHash: sketch.MinHashSpec{Bands: 20, Rows: 8}},
+		{Method: sketch.MinHash, Threshold: 1.5},
+		{Method: sketch.MinHash, SimHash: sketch.SimHashSpec{Bits: 64}},
+		{Method: sketch.SimHash, SimHash: sketch.SimHashSpec{Bits: 129}},
+		{Method: sketch.SimHash, SimHash: sketch.SimHashSpec{Distance: 64}},
+		{Method: sketch.SimHash, Threshold: 0.5},
+		{Method: sketch.SimHash, SimHash: sketch.SimHashSpec{Blocks: 3, Distance: 3}},
+		{Method: sketch.SimHash, SimHash: sketch.SimHashSpec{Bits: 64, Distance: 20, Blocks: 40}},
+		{Method: sketch.MinHash, Shingle: shingleOpts(100)},
 	} {
 		if _, err := Create(t.TempDir(), p, Options{}); !errors.Is(err, ErrParams) {
 			t.Errorf("Create(%+v) = %v, want ErrParams", p, err)
@@ -423,8 +428,37 @@ func TestParamsErrors(t *testing.T) {
 	}
 }
 
+// TestBandingRule: Create refuses a MinHash banding given by hand that
+// makes fewer than MinBandingRecall of the pairs at the threshold
+// candidates (16x8 at 0.5: 0.06), before it writes anything, and accepts
+// the default banding, a good one by hand, and the resolved Spec of an
+// existing index (what index copy creates).
+func TestBandingRule(t *testing.T) {
+	low := sketch.Spec{Threshold: 0.5, MinHash: sketch.MinHashSpec{Bands: 16, Rows: 8}}
+	dir := filepath.Join(t.TempDir(), "ix")
+	_, err := Create(dir, low, Options{})
+	if !errors.Is(err, ErrParams) || !errors.Is(err, ErrBanding) || !strings.Contains(err.Error(), "23x3") {
+		t.Errorf("Create(16x8 at 0.5) = %v, want ErrParams and ErrBanding naming 23x3", err)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the refused index's directory: %v, want none", err)
+	}
+	for _, sp := range []sketch.Spec{
+		{Threshold: 0.5},
+		{Threshold: 0.5, MinHash: sketch.MinHashSpec{Bands: 32, Rows: 4}},
+		mustCreate(t, sketch.Spec{Threshold: 0.5}).Spec(),
+		{Method: sketch.SimHash, SimHash: sketch.SimHashSpec{Blocks: 4}},
+	} {
+		if s, err := Create(t.TempDir(), sp, Options{}); err != nil {
+			t.Errorf("Create(%+v) = %v", sp, err)
+		} else {
+			s.Close()
+		}
+	}
+}
+
 func TestIDsAndRemove(t *testing.T) {
-	s := mustCreate(t, DefaultParams(MinHash))
+	s := mustCreate(t, sketch.Default(sketch.MinHash))
 	sk, _ := s.NewSketcher()
 	a := sk.Sketch("alpha beta gamma delta epsilon zeta eta theta")
 	for _, id := range []string{"", strings.Repeat("x", MaxIDBytes+1), "bad\xff"} {
@@ -468,7 +502,7 @@ func TestIDsAndRemove(t *testing.T) {
 }
 
 func TestCheckAndAdd(t *testing.T) {
-	s := mustCreate(t, DefaultParams(MinHash))
+	s := mustCreate(t, sketch.Default(sketch.MinHash))
 	sk, _ := s.NewSketcher()
 	base := strings.Join(words(rand.New(rand.NewPCG(1, 2)), 100), " ")
 	r, err := s.CheckAndAdd("orig", sk.Sketch(base), 0)
@@ -508,10 +542,10 @@ func TestCheckAndAdd(t *testing.T) {
 // goroutines at once. No two documents added may be duplicates of each
 // other; with identical texts exactly one is added.
 func TestConcurrentCheckAndAdd(t *testing.T) {
-	for _, m := range []Method{MinHash, SimHash} {
+	for _, m := range []sketch.Method{sketch.MinHash, sketch.SimHash} {
 		for _, identical := range []bool{true, false} {
 			t.Run(fmt.Sprintf("%s/identical=%v", m, identical), func(t *testing.T) {
-				s := mustCreate(t, DefaultParams(m))
+				s := mustCreate(t, sketch.Default(m))
 				r := rand.New(rand.NewPCG(5, 6))
 				const rounds, workers = 8, 16
 				for round := range rounds {
@@ -566,11 +600,11 @@ func TestConcurrentCheckAndAdd(t *testing.T) {
 
 // isDuplicate is the duplicate rule applied to two sketches directly.
 func (s *Store) isDuplicate(a, b *Sketch) bool {
-	if s.p.Method == SimHash {
-		return a.FP.Distance(b.FP) <= s.p.Distance
+	if s.spec.Method == sketch.SimHash {
+		return a.FP.Distance(b.FP) <= s.spec.SimHash.MaxDistance()
 	}
 	e, _ := minhash.Estimate(a.Sig, b.Sig)
-	if e < s.p.Threshold {
+	if e < s.spec.Threshold {
 		return false
 	}
 	ka, kb := s.bands.AppendKeys(nil, a.Sig), s.bands.AppendKeys(nil, b.Sig)
@@ -583,7 +617,7 @@ func (s *Store) isDuplicate(a, b *Sketch) bool {
 }
 
 func TestEach(t *testing.T) {
-	s := mustCreate(t, DefaultParams(SimHash))
+	s := mustCreate(t, sketch.Default(sketch.SimHash))
 	for i := range 10 {
 		if err := s.Add(fmt.Sprint(i), Sketch{FP: simhash.Fingerprint{Lo: uint64(i)}}); err != nil {
 			t.Fatal(err)
@@ -607,7 +641,7 @@ func TestEach(t *testing.T) {
 }
 
 func TestCompact(t *testing.T) {
-	s := mustCreate(t, DefaultParams(MinHash))
+	s := mustCreate(t, sketch.Default(sketch.MinHash))
 	sk, _ := s.NewSketcher()
 	for i := range 200 {
 		if err := s.Add(fmt.Sprint(i), sk.Sketch(fmt.Sprintf("document number %d with some words", i))); err != nil {
@@ -634,7 +668,7 @@ func TestCompact(t *testing.T) {
 
 func TestReadOnly(t *testing.T) {
 	dir := t.TempDir()
-	s, _ := Create(dir, DefaultParams(SimHash), Options{})
+	s, _ := Create(dir, sketch.Default(sketch.SimHash), Options{})
 	s.Add("a", Sketch{FP: simhash.Fingerprint{Lo: 42}})
 	s.Close()
 	s, err := Open(dir, Options{ReadOnly: true})
@@ -679,9 +713,9 @@ func TestComparer(t *testing.T) {
 // against the index by several goroutines) decides exactly as the same
 // documents sent one by one.
 func TestCheckAndAddBatchEqualsSequential(t *testing.T) {
-	for _, m := range []Method{MinHash, SimHash} {
+	for _, m := range []sketch.Method{sketch.MinHash, sketch.SimHash} {
 		t.Run(m.String(), func(t *testing.T) {
-			a, b := mustCreate(t, DefaultParams(m)), mustCreate(t, DefaultParams(m))
+			a, b := mustCreate(t, sketch.Default(m)), mustCreate(t, sketch.Default(m))
 			sk, _ := a.NewSketcher()
 			texts := testCorpus(11, 300)
 			var docs []Doc

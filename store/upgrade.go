@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/neardup/neardup/sketch"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -50,8 +51,8 @@ func (s *Store) Upgrade(docs []Doc) (UpgradeResult, error) {
 	if s.ronly {
 		return res, s.readOnlyErr()
 	}
-	if s.p.Method != MinHash {
-		return res, fmt.Errorf("%w: a %s index keeps no shingle sets", ErrParams, s.p.Method)
+	if s.spec.Method != sketch.MinHash {
+		return res, fmt.Errorf("%w: a %s index keeps no shingle sets", ErrParams, s.spec.Method)
 	}
 	sc, err := s.acquire()
 	if err != nil {
@@ -178,8 +179,8 @@ func (r *Redis) Upgrade(docs []Doc) (UpgradeResult, error) {
 	if r.ronly {
 		return res, fmt.Errorf("store: %s is open read-only", r.loc)
 	}
-	if r.p.Method != MinHash {
-		return res, fmt.Errorf("%w: a %s index keeps no shingle sets", ErrParams, r.p.Method)
+	if r.spec.Method != sketch.MinHash {
+		return res, fmt.Errorf("%w: a %s index keeps no shingle sets", ErrParams, r.spec.Method)
 	}
 	sc, err := r.acquire()
 	if err != nil {

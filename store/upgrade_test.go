@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/neardup/neardup/internal/redistest"
+	"github.com/neardup/neardup/sketch"
 	"github.com/neardup/neardup/store"
 )
 
@@ -15,7 +16,7 @@ import (
 func testUpgrade(t *testing.T, old, fresh store.Index, reopen func() store.Index) {
 	docs := groupsCorpus(40, 4, 120, 3)
 	half := len(docs) / 2
-	sk, err := store.NewSketcher(old.Params())
+	sk, err := store.NewSketcher(old.Spec())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +68,7 @@ func testUpgrade(t *testing.T, old, fresh store.Index, reopen func() store.Index
 }
 
 func TestUpgrade(t *testing.T) {
-	p := store.DefaultParams(store.MinHash)
+	p := sketch.Default(sketch.MinHash)
 	dir := t.TempDir()
 	old, err := store.Create(dir, p, store.Options{EstimateOnly: true, NoSync: true})
 	if err != nil {
@@ -100,7 +101,7 @@ func TestRedisUpgrade(t *testing.T) {
 		t.Skip("no redis-server")
 	}
 	srv := redistest.Server(t)
-	p := store.DefaultParams(store.MinHash)
+	p := sketch.Default(sketch.MinHash)
 	for _, layout := range []string{"one", "spread"} {
 		url := srv.URL("up-"+layout) + "&layout=" + layout
 		old, err := store.CreateRedis(url, p, store.Options{EstimateOnly: true})

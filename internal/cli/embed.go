@@ -80,7 +80,7 @@ func IndexAt(loc string, args []string) (store.Index, error) {
 	}
 	s, err := store.OpenIndex(loc, o.storeOptions())
 	if err == nil {
-		if err := o.params.checkAgainst(fs, s.Params()); err != nil {
+		if err := o.params.checkAgainst(fs, s.Spec()); err != nil {
 			s.Close()
 			return nil, err
 		}
@@ -92,18 +92,15 @@ func IndexAt(loc string, args []string) (store.Index, error) {
 		}
 		return nil, err
 	}
-	p, err := o.params.params()
+	p, err := o.params.spec()
 	if err != nil {
 		return nil, err
 	}
-	if err := checkBanding(p); err != nil {
-		return nil, err
-	}
 	s, err = store.CreateIndex(loc, p, o.storeOptions())
-	if errors.Is(err, store.ErrParams) || errors.Is(err, store.ErrExists) {
-		return nil, usageErr("%v", err)
+	if err != nil {
+		return nil, createErr(err)
 	}
-	return s, err
+	return s, nil
 }
 
 // DedupFlags returns the flags of `neardup dedup`, as its --help lists

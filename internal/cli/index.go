@@ -8,9 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime"
 	"strings"
-	"sync"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -18,7 +16,7 @@ import (
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/internal/atomicfile"
-	"github.com/neardup/neardup/lsh"
+	"github.com/neardup/neardup/sketch"
 	"github.com/neardup/neardup/store"
 )
 
@@ -41,35 +39,29 @@ func (f *indexParamFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&f.blocks, "blocks", 0, "simhash: blocks of the permuted-table design (0: chosen for a million documents)")
 }
 
-// params builds the store parameters from the flags. Only the flags of the
-// chosen method are used.
-func (f *indexParamFlags) params() (store.Params, error) {
-	m, err := store.ParseMethod(f.method)
-	if err != nil {
-		return store.Params{}, usageErr("--method %q: want minhash or simhash", f.method)
+// spec builds the index's sketch specification from the flags. Only the
+// flags of the chosen method are used.
+func (f *indexParamFlags) spec() (sketch.Spec, error) {
+	m, err := sketch.ParseMethod(f.method)
+	if err != nil || m != sketch.MinHash && m != sketch.SimHash {
+		return sketch.Spec{}, usageErr("--method %q: want minhash or simhash", f.method)
 	}
 	if f.family != "" {
 		f.sketch.Family = f.family
 	}
 	sp, err := f.sketch.spec(m)
 	if err != nil {
-		return store.Params{}, err
+		return sketch.Spec{}, err
 	}
-	p := store.Params{Method: m, Normalize: *sp.Normalize, Shingle: sp.Shingle, Threshold: sp.Threshold}
-	if m == store.MinHash {
-		mh := sp.MinHash
-		p.NumPerm, p.Family, p.Seed, p.Bands, p.Rows = mh.NumPerm, mh.Family, mh.Seed, mh.Bands, mh.Rows
-	} else {
-		sh := sp.SimHash
-		p.Bits, p.Distance, p.Weights, p.Seed, p.Blocks = sh.Bits, sh.MaxDistance(), sh.Weights, sh.Seed, f.blocks
-		p.ExactOnly = p.Distance == 0
+	if m == sketch.SimHash {
+		sp.SimHash.Blocks = f.blocks
 	}
-	return p, nil
+	return sp, nil
 }
 
 // checkAgainst refuses flags given on the command line that disagree with
 // the stored parameters.
-func (f *indexParamFlags) checkAgainst(fs *pflag.FlagSet, p store.Params) error {
+func (f *indexParamFlags) checkAgainst(fs *pflag.FlagSet, p sketch.Spec) error {
 	var diffs []string
 	fs.Visit(func(fl *pflag.Flag) {
 		var stored string
@@ -81,18 +73,20 @@ func (f *indexParamFlags) checkAgainst(fs *pflag.FlagSet, p store.Params) error 
 		case "ngram":
 			stored = fmt.Sprint(p.Shingle.N)
 		case "num-perm", "bands", "rows", "threshold", "family", "minhash-family":
-			if p.Method != store.MinHash {
+			if p.Method != sketch.MinHash {
 				diffs = append(diffs, fmt.Sprintf("--%s applies to minhash, the index is %s", fl.Name, p.Method))
 				return
 			}
-			stored = map[string]string{"num-perm": fmt.Sprint(p.NumPerm), "bands": fmt.Sprint(p.Bands), "rows": fmt.Sprint(p.Rows),
-				"threshold": fmt.Sprint(p.Threshold), "family": p.Family.String(), "minhash-family": p.Family.String()}[fl.Name]
+			m := p.MinHash
+			stored = map[string]string{"num-perm": fmt.Sprint(m.NumPerm), "bands": fmt.Sprint(m.Bands), "rows": fmt.Sprint(m.Rows),
+				"threshold": fmt.Sprint(p.Threshold), "family": m.Family.String(), "minhash-family": m.Family.String()}[fl.Name]
 		case "bits", "distance", "blocks", "weights":
-			if p.Method != store.SimHash {
+			if p.Method != sketch.SimHash {
 				diffs = append(diffs, fmt.Sprintf("--%s applies to simhash, the index is %s", fl.Name, p.Method))
 				return
 			}
-			stored = map[string]string{"bits": fmt.Sprint(p.Bits), "distance": fmt.Sprint(p.Distance), "blocks": fmt.Sprint(p.Blocks), "weights": p.Weights.String()}[fl.Name]
+			m := p.SimHash
+			stored = map[string]string{"bits": fmt.Sprint(m.Bits), "distance": fmt.Sprint(m.MaxDistance()), "blocks": fmt.Sprint(m.Blocks), "weights": m.Weights.String()}[fl.Name]
 		case "nfkc", "case-fold", "fold-whitespace", "fold-punct", "html", "html-all", "t2s", "stop-words":
 			n := p.Normalize
 			stored = fmt.Sprint(map[string]bool{"nfkc": n.NFKC, "case-fold": n.CaseFold, "fold-whitespace": n.Whitespace,
@@ -250,26 +244,20 @@ func runIndexCreate(cmd *cobra.Command, o *indexOpts) error {
 	if o.dir == "" {
 		return usageErr("--index DIR|URL is required")
 	}
-	p, err := o.params.params()
+	p, err := o.params.spec()
 	if err != nil {
 		return err
 	}
-	if err := checkBanding(p); err != nil {
-		return err
-	}
-	if o.estimateOnly && p.Method != store.MinHash {
+	if o.estimateOnly && p.Method != sketch.MinHash {
 		return usageErr("--estimate-only: only a minhash index keeps shingle sets; a %s index decides by its fingerprints", p.Method)
 	}
 	so := o.storeOptions()
 	so.EstimateOnly = o.estimateOnly
 	s, err := store.CreateIndex(o.dir, p, so)
-	if errors.Is(err, store.ErrParams) || errors.Is(err, store.ErrExists) {
-		return usageErr("%v", err)
-	}
 	if err != nil {
-		return err
+		return createErr(err)
 	}
-	p = s.Params()
+	p = s.Spec()
 	if err := s.Close(); err != nil {
 		return err
 	}
@@ -280,38 +268,29 @@ func runIndexCreate(cmd *cobra.Command, o *indexOpts) error {
 	return err
 }
 
-// minBandingRecall is the smallest probability at its threshold that
-// index create accepts for a banding given by hand.
-const minBandingRecall = 0.5
-
-// checkBanding refuses a MinHash banding given by hand (--bands, --rows)
-// that makes fewer than minBandingRecall of the pairs at the threshold
-// candidates: such an index cannot find the duplicates it promises.
-func checkBanding(p store.Params) error {
-	if p.Method != store.MinHash || (p.Bands == 0 && p.Rows == 0) {
-		return nil
+// createErr words a refusal of store.CreateIndex: parameters it refuses
+// and an existing index are usage errors; a banding given by hand that
+// misses most pairs at the threshold (store.MinBandingRecall) names the
+// flags that gave it.
+func createErr(err error) error {
+	switch {
+	case errors.Is(err, store.ErrBanding):
+		return usageErr("--bands, --rows: %v; omit --bands and --rows to get the default", err)
+	case errors.Is(err, store.ErrParams), errors.Is(err, store.ErrExists):
+		return usageErr("%v", err)
 	}
-	r, err := p.Resolve()
-	if err != nil {
-		return nil // store.Create names the error
-	}
-	b := lsh.Params{Bands: r.Bands, Rows: r.Rows}
-	if pr := b.Probability(r.Threshold); pr < minBandingRecall {
-		d, _ := lsh.DefaultParams(r.Threshold, r.NumPerm)
-		return usageErr("--bands %d --rows %d: a pair at the threshold %v becomes a candidate with probability %.2f, so most duplicates would be missed; omit --bands and --rows to get %s (probability %.2f)",
-			r.Bands, r.Rows, r.Threshold, pr, d, d.Probability(r.Threshold))
-	}
-	return nil
+	return err
 }
 
-func describeParams(p store.Params) string {
+func describeParams(p sketch.Spec) string {
 	sh := fmt.Sprintf("%s %d-shingles", p.Shingle.Unit, p.Shingle.N)
-	if p.Method == store.MinHash {
-		b := lsh.Params{Bands: p.Bands, Rows: p.Rows}
+	if p.Method == sketch.MinHash {
+		m := p.MinHash
 		return fmt.Sprintf("%s, %d %s slots, %dx%d bands, threshold %v; P(candidate) at the threshold %.2f",
-			sh, p.NumPerm, p.Family, p.Bands, p.Rows, p.Threshold, b.Probability(p.Threshold))
+			sh, m.NumPerm, m.Family, m.Bands, m.Rows, p.Threshold, p.Banding().Probability(p.Threshold))
 	}
-	return fmt.Sprintf("%s, %d bits, distance %d, %d blocks, %d tables", sh, p.Bits, p.Distance, p.Blocks, p.Tables())
+	m := p.SimHash
+	return fmt.Sprintf("%s, %d bits, distance %d, %d blocks, %d tables", sh, m.Bits, m.MaxDistance(), m.Blocks, p.NumKeys())
 }
 
 func newIndexAddCmd() *cobra.Command {
@@ -420,8 +399,10 @@ func runIndexQuery(cmd *cobra.Command, o *indexOpts, args []string) error {
 	return runIndexStream(cmd, o, args, false)
 }
 
-// runIndexStream reads the inputs in chunks, sketches each chunk in
-// parallel, and adds it (add) or queries it (query).
+// runIndexStream reads the inputs in chunks and runs each through the
+// index's store.Pipeline (add, check-and-add or query; index upgrade
+// sketches it there and upgrades), skipping bad records as asked and
+// writing the output lines and the summary.
 func runIndexStream(cmd *cobra.Command, o *indexOpts, args []string, add bool) error {
 	ctx := cmd.Context()
 	ropts, err := o.input.options()
@@ -450,17 +431,17 @@ func runIndexStream(cmd *cobra.Command, o *indexOpts, args []string, add bool) e
 		return err
 	}
 	defer s.Close()
-	if err := o.params.checkAgainst(cmd.Flags(), s.Params()); err != nil {
+	if err := o.params.checkAgainst(cmd.Flags(), s.Spec()); err != nil {
 		return err
 	}
 	// Pages of web archives are compared on what the index normalises:
 	// their main content when it extracts the main content of HTML.
-	ropts.HTMLMain = s.Params().Normalize.HTML && !s.Params().Normalize.HTMLAll
+	ropts.HTMLMain = s.Spec().Normalize.HTML && !s.Spec().Normalize.HTMLAll
 	var upgraded *store.UpgradeResult
 	if o.upgrade {
-		// Sets on first, so that the sketchers below make them.
-		if s.Params().Method != store.MinHash {
-			return usageErr("--index %s: a %s index keeps no shingle sets; nothing to upgrade", redactLoc(o.dir), s.Params().Method)
+		// Sets on first, so that the pipeline's sketchers below make them.
+		if s.Spec().Method != sketch.MinHash {
+			return usageErr("--index %s: a %s index keeps no shingle sets; nothing to upgrade", redactLoc(o.dir), s.Spec().Method)
 		}
 		r, err := s.Upgrade(nil)
 		if err != nil {
@@ -468,17 +449,9 @@ func runIndexStream(cmd *cobra.Command, o *indexOpts, args []string, add bool) e
 		}
 		upgraded = &r
 	}
-	workers := o.workers
-	if workers == 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	sketchers := make(chan *store.Sketcher, workers)
-	for range workers {
-		sk, err := s.NewSketcher()
-		if err != nil {
-			return err
-		}
-		sketchers <- sk
+	pl, err := store.NewPipeline(s, o.workers)
+	if err != nil {
+		return err
 	}
 
 	var out *atomicfile.File
@@ -510,9 +483,6 @@ func runIndexStream(cmd *cobra.Command, o *indexOpts, args []string, add bool) e
 	type item struct {
 		id, text, src string
 		record        int64
-		sk            store.Sketch
-		matches       []store.Match
-		err           error
 	}
 	chunk := make([]item, 0, o.batch)
 	prog := newProgress(ctx, cmd.ErrOrStderr(), o.quiet)
@@ -529,32 +499,18 @@ func runIndexStream(cmd *cobra.Command, o *indexOpts, args []string, add bool) e
 		if len(chunk) == 0 {
 			return nil
 		}
-		// Sketch in parallel (as the server does), then query in parallel.
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		// The library's pipeline: sketch in parallel (as the server does),
+		// then query in parallel or write the batch.
 		docs := make([]store.Doc, len(chunk))
 		for i := range chunk {
 			docs[i].ID = chunk[i].id
 		}
-		store.SketchBatch(docs, func(i int) string { return chunk[i].text }, workers,
-			func() *store.Sketcher { return <-sketchers }, func(sk *store.Sketcher) { sketchers <- sk })
-		for i := range chunk {
-			chunk[i].sk = docs[i].Sketch
-		}
-		var wg sync.WaitGroup
-		if !add {
-			per := (len(chunk) + workers - 1) / workers
-			for lo := 0; lo < len(chunk); lo += per {
-				wg.Go(func() {
-					for i := lo; i < min(lo+per, len(chunk)); i++ {
-						chunk[i].matches, chunk[i].err = s.Query(nil, chunk[i].sk, o.limit)
-					}
-				})
-			}
-		}
-		wg.Wait()
-		if err := ctx.Err(); err != nil {
-			return err
-		}
+		text := func(i int) string { return chunk[i].text }
 		if upgraded != nil {
+			pl.Sketch(docs, text)
 			r, err := s.Upgrade(docs)
 			if err != nil {
 				return fmt.Errorf("index %s: upgrading the documents of %s: %w", redactLoc(o.dir), chunk[0].src, err)
@@ -565,26 +521,28 @@ func runIndexStream(cmd *cobra.Command, o *indexOpts, args []string, add bool) e
 			chunk = chunk[:0]
 			return nil
 		}
-		var results []store.Result
-		if add {
-			if o.check {
-				results, err = s.CheckAndAddBatch(docs, o.limit)
-			} else {
-				results, err = s.AddBatch(docs)
-			}
-			if errors.Is(err, store.ErrDiskFull) {
-				return fmt.Errorf("index %s: %w; the %d documents added before are in the index, which stays usable: free space and add the rest", o.dir, err, sum.Added)
-			}
-			if err != nil {
-				return err
-			}
+		op := store.OpQuery
+		switch {
+		case add && o.check:
+			op = store.OpCheckAndAdd
+		case add:
+			op = store.OpAdd
+		}
+		results, err := pl.Run(op, docs, text, o.limit)
+		if errors.Is(err, store.ErrDiskFull) {
+			return fmt.Errorf("index %s: %w; the %d documents added before are in the index, which stays usable: free space and add the rest", o.dir, err, sum.Added)
+		}
+		if err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
 		}
 		for i := range chunk {
-			it := &chunk[i]
+			it, r := &chunk[i], results[i]
 			sum.Documents++
-			line := docResult{ID: it.id, Matches: it.matches}
+			line := docResult{ID: it.id, Matches: r.Matches}
 			if add {
-				r := results[i]
 				if r.Err != nil {
 					re := &corpus.RecordError{File: it.src, Record: it.record, ID: it.id, Err: fmt.Errorf("%w: %v", errInvalidData, r.Err)}
 					if !o.input.skipInvalid {
@@ -598,12 +556,12 @@ func runIndexStream(cmd *cobra.Command, o *indexOpts, args []string, add bool) e
 					continue
 				}
 				added := r.Added
-				line.Added, line.Matches = &added, r.Matches
+				line.Added = &added
 				if added {
 					sum.Added++
 				}
-			} else if it.err != nil {
-				return fmt.Errorf("%s:%d: id %q: %w", it.src, it.record, it.id, it.err)
+			} else if r.Err != nil {
+				return fmt.Errorf("%s:%d: id %q: %w", it.src, it.record, it.id, r.Err)
 			}
 			line.Duplicate = len(line.Matches) > 0
 			if line.Duplicate {
@@ -818,7 +776,7 @@ func runIndexStats(cmd *cobra.Command, o *indexOpts) error {
 	}
 	if st.Backend == "redis" {
 		_, err = fmt.Fprintf(w, "index:        %s (redis format %d)\nmethod:       %s\nparameters:   %s\ndocuments:    %d\nredis memory: %d bytes (used_memory of the servers; %.1f bytes per document)\n",
-			st.Dir, st.FormatVersion, st.Params.Method, describeParams(st.Params), st.Docs, st.RedisUsedBytes, st.BytesPerDoc)
+			st.Dir, st.FormatVersion, st.Spec.Method, describeParams(st.Spec), st.Docs, st.RedisUsedBytes, st.BytesPerDoc)
 		if err == nil {
 			_, err = fmt.Fprintf(w, "durability:   %s\n", st.RedisDurability)
 		}
@@ -831,7 +789,7 @@ func runIndexStats(cmd *cobra.Command, o *indexOpts) error {
 		return err
 	}
 	_, err = fmt.Fprintf(w, "index:        %s (format %d)\nmethod:       %s\nparameters:   %s\ndocuments:    %d\ndisk:         %d bytes (%.1f bytes per document)\nmemory:       %d bytes of postings (%.1f bytes per document) + block cache and memtables (--cache-mb)\n",
-		st.Dir, st.FormatVersion, st.Params.Method, describeParams(st.Params), st.Docs, st.DiskBytes, st.BytesPerDoc, st.PostingsBytes, st.PostingsBytesPerDoc)
+		st.Dir, st.FormatVersion, st.Spec.Method, describeParams(st.Spec), st.Docs, st.DiskBytes, st.BytesPerDoc, st.PostingsBytes, st.PostingsBytesPerDoc)
 	if err == nil {
 		err = printDecision(w, st)
 	}
@@ -843,10 +801,10 @@ func runIndexStats(cmd *cobra.Command, o *indexOpts) error {
 func printDecision(w io.Writer, st store.Stats) error {
 	var err error
 	switch {
-	case st.Params.Method != store.MinHash:
+	case st.Spec.Method != sketch.MinHash:
 		return nil
 	case st.Sets:
-		_, err = fmt.Fprintf(w, "decision:     exact: shingle sets kept; a candidate is a duplicate when the exact Jaccard similarity of the sets is at least %v, as in 'neardup dedup' (an estimate far below rejects it first)\n", st.Params.Threshold)
+		_, err = fmt.Fprintf(w, "decision:     exact: shingle sets kept; a candidate is a duplicate when the exact Jaccard similarity of the sets is at least %v, as in 'neardup dedup' (an estimate far below rejects it first)\n", st.Spec.Threshold)
 	default:
 		_, err = fmt.Fprintf(w, "decision:     estimate only: no shingle sets (an index made before they were kept, or with --estimate-only); 'neardup index upgrade --index %s INPUT...' adds them from the indexed texts\n", redactLoc(st.Dir))
 	}

@@ -84,7 +84,7 @@ func runIndexCopy(cmd *cobra.Command, o *indexCopyOpts) error {
 		return err
 	}
 	defer src.Close()
-	p := src.Params()
+	p := src.Spec()
 	dst, err := store.OpenIndex(o.to, so)
 	if errors.Is(err, store.ErrNotIndex) {
 		dst, err = store.CreateIndex(o.to, p, so)
@@ -96,7 +96,7 @@ func runIndexCopy(cmd *cobra.Command, o *indexCopyOpts) error {
 		return err
 	}
 	defer dst.Close()
-	if err := dst.Params().Check(p); err != nil {
+	if err := store.CheckSpec(dst.Spec(), p); err != nil {
 		return usageErr("--to %s: %v", o.to, err)
 	}
 	sum := copySummary{From: o.from, To: o.to, SourceDocs: src.Len()}

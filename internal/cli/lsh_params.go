@@ -18,6 +18,7 @@ import (
 
 	"github.com/neardup/neardup/internal/atomicfile"
 	"github.com/neardup/neardup/lsh"
+	"github.com/neardup/neardup/sketch"
 )
 
 type lshParamsOpts struct {
@@ -67,8 +68,8 @@ near high thresholds (9x13 catches 40% of pairs of similarity exactly 0.8).
 		},
 	}
 	fs := cmd.Flags()
-	fs.Float64Var(&o.threshold, "threshold", lsh.DefaultThreshold, "Jaccard similarity threshold, in (0, 1]")
-	fs.IntVar(&o.numPerm, "num-perm", lsh.DefaultNumPerm, "permutations (signature slots)")
+	fs.Float64Var(&o.threshold, "threshold", sketch.DefaultThreshold, "Jaccard similarity threshold, in (0, 1]")
+	fs.IntVar(&o.numPerm, "num-perm", sketch.DefaultNumPerm, "permutations (signature slots)")
 	fs.Float64Var(&o.fpWeight, "fp-weight", 0.5, "weight of the false-positive area")
 	fs.Float64Var(&o.fnWeight, "fn-weight", 0.5, "weight of the false-negative area")
 	fs.Float64Var(&o.targetRecall, "target-recall", lsh.DefaultRecall, "choose the cheapest banding catching this fraction of pairs at the threshold, as dedup and index create do (0: use the weighted areas)")

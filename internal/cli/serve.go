@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/neardup/neardup/server"
+	"github.com/neardup/neardup/sketch"
 	"github.com/neardup/neardup/store"
 )
 
@@ -208,11 +209,11 @@ func runServe(ctx context.Context, cmd *cobra.Command, o *serveOpts) error {
 		if warn := store.DurabilityWarning(ss.RedisDurability); ss.Backend == "redis" && warn != "" {
 			fmt.Fprintf(stderr, "neardup: warning: %s\n", warn)
 		}
-		if ss.Params.Method == store.MinHash && !ss.Sets {
+		if ss.Spec.Method == sketch.MinHash && !ss.Sets {
 			fmt.Fprintf(stderr, "neardup: note: the index keeps no shingle sets: candidates are decided by the MinHash estimate alone, less precisely near the threshold than 'neardup dedup' ('neardup index upgrade' adds the sets)\n")
 		}
 	}
-	p := st.Params()
+	p := st.Spec()
 	scheme := "http"
 	if tlsConf != nil {
 		scheme = "https"

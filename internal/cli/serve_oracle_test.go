@@ -102,8 +102,8 @@ func TestServeRedisLeaderOracle(t *testing.T) {
 		order[i] = i
 	}
 	want := leaderKeeps(t, ids, texts, order)
-	p := store.DefaultParams(store.MinHash)
-	k, err := p.Spec().NewSketcherWith(sketch.SketcherOptions{Sets: true})
+	p := sketch.Default(sketch.MinHash)
+	k, err := p.NewSketcherWith(sketch.SketcherOptions{Sets: true})
 	if err != nil {
 		t.Fatal(err)
 	}

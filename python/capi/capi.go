@@ -757,9 +757,8 @@ func nd_lsh_free(h C.int64_t) {
 // ---- persistent index ----
 
 type index struct {
-	mu sync.Mutex // guards sk
 	ix store.Index
-	sk *store.Sketcher
+	pl *store.Pipeline
 }
 
 // nd_index_open opens the index at loc, a directory or Redis URL,
@@ -777,12 +776,12 @@ func nd_index_open(loc *C.char, flagsJSON *C.char, errp **C.char) (rc C.int64_t)
 	if err != nil {
 		return result(errp, err)
 	}
-	sk, err := ix.NewSketcher()
+	pl, err := store.NewPipeline(ix, 0)
 	if err != nil {
 		ix.Close()
 		return result(errp, err)
 	}
-	return C.int64_t(putHandle(&index{ix: ix, sk: sk}))
+	return C.int64_t(putHandle(&index{ix: ix, pl: pl}))
 }
 
 type indexResult struct {
@@ -811,13 +810,8 @@ func nd_index_batch(h C.int64_t, op C.int64_t, ids *C.char, idLens *C.int64_t, t
 		total += l
 	}
 	docs := make([]store.Doc, n)
-	x.mu.Lock()
-	err = splitLens(bytesAt(texts, total), tl, func(i int, b []byte) {
-		sk := x.sk.Sketch(string(b))
-		sk.Sig = slices.Clone(sk.Sig) // the Sketcher reuses it
-		docs[i].Sketch = sk
-	})
-	x.mu.Unlock()
+	txt := make([]string, n)
+	err = splitLens(bytesAt(texts, total), tl, func(i int, b []byte) { txt[i] = string(b) })
 	if err == nil && op != 0 {
 		il := int64sAt(idLens, int64(n))
 		itotal := int64(0)
@@ -830,37 +824,33 @@ func nd_index_batch(h C.int64_t, op C.int64_t, ids *C.char, idLens *C.int64_t, t
 		setErr(errp, err)
 		return nil
 	}
-	out := make([]indexResult, n)
+	var sop store.Op
 	switch op {
 	case 0:
-		for i := range docs {
-			m, err := x.ix.Query(nil, docs[i].Sketch, int(limit))
-			if err != nil {
-				setErr(errp, err)
-				return nil
-			}
-			out[i].Matches = m
-		}
-	case 1, 2:
-		var res []store.Result
-		if op == 1 {
-			res, err = x.ix.CheckAndAddBatch(docs, int(limit))
-		} else {
-			res, err = x.ix.AddBatch(docs)
-		}
-		if err != nil {
-			setErr(errp, err)
-			return nil
-		}
-		for i, r := range res {
-			out[i] = indexResult{Added: r.Added, Matches: r.Matches}
-			if r.Err != nil {
-				out[i].Error = r.Err.Error()
-			}
-		}
+		sop = store.OpQuery
+	case 1:
+		sop = store.OpCheckAndAdd
+	case 2:
+		sop = store.OpAdd
 	default:
 		setErr(errp, fmt.Errorf("neardup: unknown index operation %d", op))
 		return nil
+	}
+	res, err := x.pl.Run(sop, docs, func(i int) string { return txt[i] }, int(limit))
+	if err != nil {
+		setErr(errp, err)
+		return nil
+	}
+	out := make([]indexResult, n)
+	for i, r := range res {
+		if sop == store.OpQuery && r.Err != nil {
+			setErr(errp, r.Err) // the index's error, not the document's
+			return nil
+		}
+		out[i] = indexResult{Added: r.Added, Matches: r.Matches}
+		if r.Err != nil {
+			out[i].Error = r.Err.Error()
+		}
 	}
 	for i := range out {
 		if out[i].Matches == nil {
@@ -897,7 +887,7 @@ func nd_index_info(h C.int64_t, errp **C.char) (s *C.char) {
 		setErr(errp, err)
 		return nil
 	}
-	b, err := json.Marshal(map[string]any{"params": x.ix.Params(), "documents": x.ix.Len()})
+	b, err := json.Marshal(map[string]any{"params": x.ix.Spec(), "documents": x.ix.Len()})
 	if err != nil {
 		setErr(errp, err)
 		return nil
