@@ -267,7 +267,7 @@ func runDedup(cmd *cobra.Command, o *dedupOpts, args []string, e *env) error {
 	if o.staged.executor != "" {
 		return runStaged(cmd, o, cfg, ropts, args, e)
 	}
-	if o.staged.work != "" || o.staged.tasks != 0 || cmd.Flags().Changed("task-memory") {
+	if o.staged.work != "" || o.staged.tasks != 0 || cmd.Flags().Changed("task-memory") || o.staged.taskSpill != "" {
 		return usageErr("--work, --tasks and --task-memory go with --executor local, slurm or print")
 	}
 	in := dedup.Input{Options: ropts, SkipInvalid: o.input.skipInvalid, Stdin: e.stdin, Examples: o.examples, Resume: o.resume}

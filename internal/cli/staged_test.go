@@ -206,6 +206,13 @@ func TestStagedMatchesDedup(t *testing.T) {
 // stats have dedup's counts.
 func checkStagedMatches(t *testing.T, dir, name string, flags, in []string, tasks ...int) {
 	t.Helper()
+	checkStagedMatchesWith(t, dir, name, flags, nil, in, tasks...)
+}
+
+// checkStagedMatchesWith is checkStagedMatches with stagedFlags given to
+// the staged job only; the job with n tasks runs in dir/NAME-n.
+func checkStagedMatchesWith(t *testing.T, dir, name string, flags, stagedFlags, in []string, tasks ...int) {
+	t.Helper()
 	if raceEnabled && len(tasks) > 1 {
 		// Every task is this test binary, under the race detector: one
 		// number of tasks looks for races; the plain run (scripts/check)
@@ -228,7 +235,7 @@ func checkStagedMatches(t *testing.T, dir, name string, flags, in []string, task
 	for _, n := range tasks {
 		run := filepath.Join(dir, fmt.Sprintf("%s-%d", name, n))
 		args := append([]string{"dedup", "-q", "--executor", "local", "--tasks", fmt.Sprint(n), "-j", "2", "--work", run + "/work",
-			"--clusters", run + "/cl", "-o", run + "/out", "--pairs", run + "/pairs", "--stats", run + "/st.json"}, flags...)
+			"--clusters", run + "/cl", "-o", run + "/out", "--pairs", run + "/pairs", "--stats", run + "/st.json"}, append(stagedFlags, flags...)...)
 		if code, _, stderr := runCLI(append(args, in...)...); code != 0 {
 			t.Fatalf("%s, %d tasks: exit %d: %s", name, n, code, stderr)
 		}
