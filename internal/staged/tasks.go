@@ -756,48 +756,15 @@ type writeMetaFile struct {
 	Kept int64 `json:"kept"`
 }
 
-type removal struct {
-	doc     uint64
-	cluster string
-}
-
-// write: shard s's clusters lines and kept records.
+// write: shard s's clusters lines and kept records. The removed documents
+// come merged from the join tasks' files (removals), twice with -o: a
+// write task holds a read buffer a join task, not its shard's removals.
 func (j *Job) write(ctx context.Context, s int) error {
-	var rms []removal
-	for g := range j.Plan.Tasks {
-		r, err := j.open(ctx, joinOf(g, s))
-		if err != nil {
-			return err
-		}
-		for !r.atEOF() {
-			doc, err := r.uvarint()
-			if err != nil {
-				r.Close()
-				return err
-			}
-			c, err := r.bytes(nil)
-			if err != nil {
-				r.Close()
-				return err
-			}
-			rms = append(rms, removal{doc, string(c)})
-		}
-		r.Close()
-	}
-	slices.SortFunc(rms, func(a, b removal) int {
-		if a.doc < b.doc {
-			return -1
-		}
-		if a.doc > b.doc {
-			return 1
-		}
-		return 0
-	})
 	var meta signMetaFile
 	if err := j.getJSON(ctx, signMeta(s), &meta); err != nil {
 		return err
 	}
-	// removedAt(i): the cluster of document i when it is removed.
+	removed := int64(-1)
 	if j.Plan.Clusters != "" {
 		out, err := objstore.Open(ctx, j.Plan.Clusters)
 		if err != nil {
@@ -805,6 +772,11 @@ func (j *Job) write(ctx context.Context, s int) error {
 		}
 		defer out.Close()
 		err = out.Put(ctx, PartName(s), func(w io.Writer) error {
+			rms, err := j.openRemovals(ctx, s)
+			if err != nil {
+				return err
+			}
+			defer rms.Close()
 			ids, err := j.open(ctx, signIDs(s))
 			if err != nil {
 				return err
@@ -812,7 +784,6 @@ func (j *Job) write(ctx context.Context, s int) error {
 			defer ids.Close()
 			bw := bufio.NewWriterSize(w, 1<<20)
 			var id, line []byte
-			next := 0
 			for i := range uint64(meta.Documents) {
 				if id, err = ids.bytes(id); err != nil {
 					return err
@@ -821,18 +792,21 @@ func (j *Job) write(ctx context.Context, s int) error {
 					return err
 				}
 				doc, cluster, kept := string(id), string(id), true
-				if next < len(rms) && rms[next].doc == i {
-					cluster, kept = rms[next].cluster, false
-					next++
+				if next, ok := rms.peek(); ok && next == i {
+					if cluster, err = rms.pop(); err != nil {
+						return err
+					}
+					kept = false
 				}
 				line = dedup.AppendClusterLine(line[:0], doc, cluster, kept)
 				if _, err := bw.Write(line); err != nil {
 					return err
 				}
 			}
-			if next != len(rms) {
-				return fmt.Errorf("%d removed documents beyond the shard's %d", len(rms)-next, meta.Documents)
+			if next, ok := rms.peek(); ok {
+				return fmt.Errorf("removed document %d beyond the shard's %d", next, meta.Documents)
 			}
+			removed = rms.n
 			return bw.Flush()
 		})
 		if err != nil {
@@ -840,56 +814,80 @@ func (j *Job) write(ctx context.Context, s int) error {
 		}
 	}
 	if j.Plan.Kept != "" {
-		if err := j.writeKept(ctx, s, rms, meta.Documents); err != nil {
+		n, err := j.writeKept(ctx, s, meta.Documents)
+		if err != nil {
 			return err
 		}
+		removed = n
+	}
+	if removed < 0 {
+		// Neither output: count the removals.
+		rms, err := j.openRemovals(ctx, s)
+		if err != nil {
+			return err
+		}
+		defer rms.Close()
+		for _, ok := rms.peek(); ok; _, ok = rms.peek() {
+			if _, err := rms.pop(); err != nil {
+				return err
+			}
+		}
+		removed = rms.n
 	}
 	if err := j.writePairs(ctx, s); err != nil {
 		return err
 	}
-	return j.putJSON(ctx, writeMeta(s), writeMetaFile{Kept: meta.Documents - int64(len(rms))})
+	return j.putJSON(ctx, writeMeta(s), writeMetaFile{Kept: meta.Documents - removed})
 }
 
-// writeKept reads shard s again and writes its kept records.
-func (j *Job) writeKept(ctx context.Context, s int, rms []removal, docs int64) error {
+// writeKept reads shard s again and writes its kept records; it returns
+// how many documents it left out.
+func (j *Job) writeKept(ctx context.Context, s int, docs int64) (int64, error) {
 	out, err := objstore.Open(ctx, j.Plan.Kept)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer out.Close()
+	rms, err := j.openRemovals(ctx, s)
+	if err != nil {
+		return 0, err
+	}
+	defer rms.Close()
 	dir, err := os.MkdirTemp(j.tmpDir(), "neardup-write-")
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer os.RemoveAll(dir)
 	tmp := dir + "/" + PartName(s)
 	w, err := corpus.Create(tmp)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer w.Abort()
 	opts, err := j.Plan.Options.ReaderOptions(j.Plan.Input.corpus())
 	if err != nil {
-		return err
+		return 0, err
 	}
 	opts.RawOnly = true
 	var i uint64
-	next := 0
 	for _, rg := range j.Plan.Shards[s] {
 		rd, err := dedup.OpenRange(OpenInput, rg.File, opts, rg)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		for rd.Next() {
 			if i%4096 == 0 && ctx.Err() != nil {
 				rd.Close()
-				return ctx.Err()
+				return 0, ctx.Err()
 			}
-			if next < len(rms) && rms[next].doc == i {
-				next++
+			if next, ok := rms.peek(); ok && next == i {
+				if _, err := rms.pop(); err != nil {
+					rd.Close()
+					return 0, err
+				}
 			} else if err := w.Write(rd.Doc()); err != nil {
 				rd.Close()
-				return err
+				return 0, err
 			}
 			i++
 		}
@@ -898,16 +896,19 @@ func (j *Job) writeKept(ctx context.Context, s int, rms []removal, docs int64) e
 			err = cerr
 		}
 		if err != nil {
-			return err
+			return 0, err
 		}
 	}
 	if int64(i) != docs {
-		return fmt.Errorf("read %d documents, the sign task read %d: the input changed", i, docs)
+		return 0, fmt.Errorf("read %d documents, the sign task read %d: the input changed", i, docs)
+	}
+	if next, ok := rms.peek(); ok {
+		return 0, fmt.Errorf("removed document %d beyond the shard's %d", next, docs)
 	}
 	if err := w.Commit(); err != nil {
-		return err
+		return 0, err
 	}
-	return putLocal(ctx, out, PartName(s), tmp)
+	return rms.n, putLocal(ctx, out, PartName(s), tmp)
 }
 
 // finish: the counts of --stats, as neardup dedup reports them, from the
