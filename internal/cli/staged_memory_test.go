@@ -33,7 +33,7 @@ func TestStagedSignSpills(t *testing.T) {
 }
 
 // TestStagedTaskMemory: a job on an evaluation set with a small
-// --task-memory, its sign and bucket tasks made to spill, records every
+// --task-memory, its sign tasks made to spill, records every
 // task's peak RSS in WORK/usage.json (the local executor's rusage), and
 // each is within the budget plus the program's fixed size: the peak RSS
 // of a task that does nothing (its marker exists), which is the binary's
