@@ -34,8 +34,9 @@ type Local struct {
 	Usage func(stage string, i int, u TaskUsage)
 }
 
-// TaskUsage is what a task's process used, from its rusage: its peak
-// resident set (ru_maxrss) and its CPU time.
+// TaskUsage is what a task's process used: its peak resident set (what
+// the task wrote to the PeakEnv file; without one its ru_maxrss, which
+// may be the parent's) and its CPU time (rusage).
 type TaskUsage struct {
 	PeakRSS   int64 // bytes
 	User, Sys time.Duration
