@@ -41,9 +41,9 @@ func (s *stagedOpts) register(fs *pflag.FlagSet) {
 	fs.IntVar(&s.tasks, "tasks", 0, "with --executor: tasks a stage (input shards); 0: the number of cores")
 	fs.StringVar(&s.work, "work", "", "with --executor: the work folder (a path, s3://bucket/prefix or gs://bucket/prefix) that holds the plan, the tasks' files and their completion markers; the same command again resumes there")
 	fs.StringVar(&s.taskMemory, "task-memory", defaultTaskMemory, "with --executor: every task's memory budget (its garbage collector's limit, the scheduler's memory request); a task that would need more stops and says so")
-	// --task-spill makes the tasks that spill do so past a few bytes
-	// without a garbage collector's limit that small: the tests' way to
-	// make them spill on a small corpus.
+	// --task-spill makes the tasks that spill (sign, bucket, scatter,
+	// join) do so past a few bytes without a garbage collector's limit
+	// that small: the tests' way to make them spill on a small corpus.
 	fs.StringVar(&s.taskSpill, "task-spill", "", "with --executor: the bytes a task holds before it spills (default: its share of --task-memory; for tests)")
 	fs.MarkHidden("task-spill")
 }

@@ -3,10 +3,6 @@
 package cli
 
 import (
-	"bufio"
-	"compress/gzip"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -35,46 +31,4 @@ func TestStagedMethodsSharedData(t *testing.T) {
 		name := set.name + strings.ReplaceAll(set.flags, " ", "")
 		checkStagedMatches(t, dir, name, strings.Fields(set.flags), []string{in}, 3)
 	}
-}
-
-// sharedHead writes the first n documents of the evaluation set name
-// (shared/data/NAME/docs.jsonl.gz in the nearest parent directory that
-// has it) to a file in dir and returns its path, or "" when the set is not
-// there.
-func sharedHead(t *testing.T, dir, name string, n int) string {
-	t.Helper()
-	var path string
-	for d, _ := filepath.Abs("."); path == ""; d = filepath.Dir(d) {
-		p := filepath.Join(d, "shared", "data", name, "docs.jsonl.gz")
-		if _, err := os.Stat(p); err == nil {
-			path = p
-		}
-		if filepath.Dir(d) == d {
-			break
-		}
-	}
-	if path == "" {
-		return ""
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	sc := bufio.NewScanner(zr)
-	sc.Buffer(nil, 1<<26)
-	var lines []string
-	for len(lines) < n && sc.Scan() {
-		lines = append(lines, sc.Text())
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	out := filepath.Join(dir, name+".jsonl")
-	writeLines(t, out, lines)
-	return out
 }

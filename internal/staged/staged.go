@@ -36,9 +36,10 @@ const PlanName = "plan.json"
 
 // PlanVersion changes when the files of the stages change (2: the staged
 // sketch is the component join's record; plans may cut by file sizes; 3:
+// the components and scatter files carry each document's component; 4:
 // sign writes its ids partitioned by hash and may spill several runs of
 // each partition, bucket counts the duplicate ids).
-const PlanVersion = 3
+const PlanVersion = 4
 
 // Stage names, in order.
 const (
@@ -94,9 +95,9 @@ type Plan struct {
 	TaskMemory  int64 `json:"task_memory"`
 	TaskWorkers int   `json:"task_workers"`
 	// SpillMemory, when not 0, is the bytes a task holds before it spills
-	// (a sign task: another sorted run; a bucket task: its edges to a
-	// scratch file) instead of its share of TaskMemory (the hidden
-	// --task-spill, for tests).
+	// (sign: another sorted run; bucket: its edges to a scratch file;
+	// scatter and join: to their scratch files) instead of its share of
+	// TaskMemory (the hidden --task-spill, for tests).
 	SpillMemory int64 `json:"spill_memory,omitempty"`
 }
 
@@ -230,6 +231,8 @@ type Job struct {
 	TmpDir string // local scratch files ("" for the system's)
 	// Stderr gets the tasks' notes.
 	Stderr io.Writer
+	// memLimit is the running task's memory limit (see memoryLimit).
+	memLimit int64
 }
 
 // Load opens the work folder and reads its plan.
@@ -340,7 +343,8 @@ func (j *Job) RunTask(ctx context.Context, stage string, i int) error {
 		return nil
 	}
 	if j.Plan.TaskMemory > 0 {
-		defer debug.SetMemoryLimit(debug.SetMemoryLimit(j.Plan.TaskMemory))
+		j.memLimit = memoryLimit(j.Plan.TaskMemory)
+		defer debug.SetMemoryLimit(debug.SetMemoryLimit(j.memLimit))
 	}
 	var shard string
 	switch stage {

@@ -116,13 +116,13 @@ func (j *Job) sign(ctx context.Context, s int) error {
 const signShare = 4
 
 // spillShare is the bytes a task holds before it spills: the plan's
-// SpillMemory when set (tests), else the budget divided by part; 0 (never)
-// without a budget.
+// SpillMemory when set (tests), else the task's memory limit divided by
+// part; 0 (never) without a budget.
 func (j *Job) spillShare(part int64) int64 {
 	if j.Plan.SpillMemory > 0 {
 		return j.Plan.SpillMemory
 	}
-	return j.Plan.TaskMemory / part
+	return j.limit() / part
 }
 
 // signHeld is what a sign task holds of its partitions until it writes
@@ -389,8 +389,12 @@ func (h *loads) Pop() any {
 // document and 4 bytes a 64, then 8 bytes a document in an edge: the
 // union-find's 4 and the component sizes' 4), then the components of two
 // or more documents dealt, largest first, to the join task with the fewest
-// documents; for each shard, the group of each of its documents that has
-// one. A document in no edge is alone, whatever its rank would be.
+// documents; for each shard, the group and the component of each of its
+// documents that has one (components/i: 12 bytes a document, its number
+// in the shard, its group and its component's number, the rank of the
+// component's first document among those in an edge; all three uint32,
+// little-endian). A document in no edge is alone, whatever its rank would
+// be.
 func (j *Job) components(ctx context.Context) error {
 	off, err := j.offsets(ctx)
 	if err != nil {
@@ -456,9 +460,11 @@ func (j *Job) components(ctx context.Context) error {
 			if in[x/64]&(1<<(x%64)) == 0 {
 				continue
 			}
-			if v := size[uf.Root(rankOf(int32(x)))]; v < 0 {
+			root := uf.Root(rankOf(int32(x)))
+			if v := size[root]; v < 0 {
 				buf = binary.LittleEndian.AppendUint32(buf, uint32(x-off[s]))
 				buf = binary.LittleEndian.AppendUint32(buf, uint32(-v-1))
+				buf = binary.LittleEndian.AppendUint32(buf, uint32(root))
 			}
 		}
 		if err := j.Work.PutBytes(ctx, componentsOf(s), buf); err != nil {
@@ -511,154 +517,6 @@ func (j *Job) eachEdge(ctx context.Context, n int64, fn func(a, c int32)) error 
 	return nil
 }
 
-// scatter: the documents of shard s that have a group, with what the join
-// needs of them, to one file a group. It holds those files' bytes (its
-// shard's grouped documents' sketches) until it writes them, and stops
-// with a clear error when they pass the budget.
-func (j *Job) scatter(ctx context.Context, s int) error {
-	off, err := j.offsets(ctx)
-	if err != nil {
-		return err
-	}
-	asg, err := j.Work.ReadAll(ctx, componentsOf(s))
-	if err != nil {
-		return err
-	}
-	out := make([]chunks, j.Plan.Tasks)
-	if len(asg) > 0 {
-		ids, err := j.open(ctx, signIDs(s))
-		if err != nil {
-			return err
-		}
-		defer ids.Close()
-		sks, err := j.open(ctx, signSketches(s))
-		if err != nil {
-			return err
-		}
-		defer sks.Close()
-		var held int64
-		var doc uint32
-		var head []byte
-		for x := 0; x+8 <= len(asg); x += 8 {
-			want, g := binary.LittleEndian.Uint32(asg[x:]), binary.LittleEndian.Uint32(asg[x+4:])
-			if g >= uint32(j.Plan.Tasks) {
-				return fmt.Errorf("%s: damaged work file: group %d", j.Work.URL(componentsOf(s)), g)
-			}
-			for ; doc < want; doc++ { // documents without a group
-				if err := ids.skipField(); err != nil {
-					return err
-				}
-				if _, err := ids.uvarint(); err != nil {
-					return err
-				}
-				if err := sks.skipField(); err != nil {
-					return err
-				}
-			}
-			doc++
-			o := &out[g]
-			head = appendUvarint(head[:0], uint64(off[s])+uint64(want))
-			o.write(head)
-			if err := ids.copyField(o); err != nil { // the id
-				return err
-			}
-			length, err := ids.uvarint()
-			if err != nil {
-				return err
-			}
-			o.write(appendUvarint(head[:0], length))
-			if err := sks.copyField(o); err != nil { // the sketch
-				return err
-			}
-			if held += o.last; j.Plan.TaskMemory > 0 && held > j.Plan.TaskMemory/2 {
-				return fmt.Errorf("scatter task %d: its shard's grouped documents take more than half of --task-memory %d bytes; give more --tasks (smaller shards) or more --task-memory", s, j.Plan.TaskMemory)
-			}
-		}
-	}
-	for g := range out {
-		c := &out[g]
-		err := j.Work.Put(ctx, scatterOf(s, g), func(w io.Writer) error {
-			for _, b := range c.bufs {
-				if _, err := w.Write(b); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		c.bufs = nil
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// chunks is a file built in memory in blocks, so that it grows without
-// copying what it holds.
-type chunks struct {
-	bufs [][]byte
-	last int64 // bytes the last write or copy added
-}
-
-const chunkSize = 1 << 20
-
-// write appends b.
-func (c *chunks) write(b []byte) {
-	c.last = int64(len(b))
-	for len(b) > 0 {
-		t := c.tail(len(b))
-		n := copy(t[len(t):cap(t)], b)
-		c.bufs[len(c.bufs)-1] = t[:len(t)+n]
-		b = b[n:]
-	}
-}
-
-// tail returns the last block, a new one when it is full.
-func (c *chunks) tail(want int) []byte {
-	if len(c.bufs) == 0 || len(c.bufs[len(c.bufs)-1]) == cap(c.bufs[len(c.bufs)-1]) {
-		c.bufs = append(c.bufs, make([]byte, 0, max(chunkSize, min(want, 16<<20))))
-	}
-	return c.bufs[len(c.bufs)-1]
-}
-
-// skipField skips a length-prefixed field.
-func (r *reader) skipField() error {
-	n, err := r.uvarint()
-	if err != nil {
-		return err
-	}
-	if _, err := r.Discard(int(min(n, 1<<31))); err != nil {
-		return r.bad(err)
-	}
-	return nil
-}
-
-// copyField appends a length-prefixed field, its length included, to c.
-func (r *reader) copyField(c *chunks) error {
-	n, err := r.uvarint()
-	if err != nil {
-		return err
-	}
-	if n > 1<<31 {
-		return r.bad(fmt.Errorf("a field of %d bytes", n))
-	}
-	var l [binary.MaxVarintLen64]byte
-	c.write(binary.AppendUvarint(l[:0], n))
-	total := int64(c.last)
-	for n > 0 {
-		t := c.tail(int(n))
-		k, err := io.ReadFull(r, t[len(t):min(cap(t), len(t)+int(n))])
-		c.bufs[len(c.bufs)-1] = t[:len(t)+k]
-		if err != nil {
-			return r.bad(err)
-		}
-		n -= uint64(k)
-		total += int64(k)
-	}
-	c.last = total
-	return nil
-}
-
 // joinStatsFile is a join task's share of the counts.
 type joinStatsFile struct {
 	Documents  int64       `json:"documents"`
@@ -668,87 +526,9 @@ type joinStatsFile struct {
 	Distance   []int       `json:"distance,omitempty"`
 	Sizes      map[int]int `json:"sizes"`
 	Below      *int        `json:"below,omitempty"`
-}
-
-// join: the component join on group g's documents; the removed ones, with
-// their clusters' ids, to one file an input shard.
-func (j *Job) join(ctx context.Context, g int) error {
-	off, err := j.offsets(ctx)
-	if err != nil {
-		return err
-	}
-	// Each scatter file is read whole; the documents' sketches are slices
-	// of it.
-	var docs []dedup.JoinDoc
-	var mem int64
-	for s := range j.Plan.Tasks {
-		b, err := j.Work.ReadAll(ctx, scatterOf(s, g))
-		if err != nil {
-			return err
-		}
-		mem += int64(len(b))
-		if budget := j.Plan.TaskMemory; budget > 0 && mem+int64(len(docs))*64 > budget/4*3 {
-			return fmt.Errorf("join task %d: its components' sketches take more than three quarters of --task-memory %d bytes (%d documents read so far); give more --tasks, or more --task-memory when one component is that large (components/meta.json says the largest)", g, budget, len(docs))
-		}
-		size := len(b)
-		bad := func(what string) error {
-			return fmt.Errorf("%s: damaged work file: %s at byte %d", j.Work.URL(scatterOf(s, g)), what, size-len(b))
-		}
-		uvarint := func() (uint64, bool) {
-			v, k := binary.Uvarint(b)
-			if k <= 0 {
-				return 0, false
-			}
-			b = b[k:]
-			return v, true
-		}
-		field := func() ([]byte, bool) {
-			n, ok := uvarint()
-			if !ok || n > uint64(len(b)) {
-				return nil, false
-			}
-			f := b[:n:n]
-			b = b[n:]
-			return f, true
-		}
-		for len(b) > 0 {
-			doc, ok1 := uvarint()
-			id, ok2 := field()
-			length, ok3 := uvarint()
-			sk, ok4 := field()
-			if !ok1 || !ok2 || !ok3 || !ok4 {
-				return bad("a cut or damaged document")
-			}
-			docs = append(docs, dedup.JoinDoc{Doc: int64(doc), ID: string(id), Len: int(length), Sketch: sk})
-		}
-	}
-	sketched, err := j.sketched(ctx)
-	if err != nil {
-		return err
-	}
-	res, err := dedup.JoinComponents(ctx, j.Plan.Options, docs, dedup.JoinOptions{Workers: max(j.Plan.TaskWorkers, 1), TmpDir: j.tmpDir(), Sketched: sketched, Pairs: j.Plan.Pairs != ""})
-	if err != nil {
-		return err
-	}
-	if err := j.putJoinPairs(ctx, g, res, off); err != nil {
-		return err
-	}
-	out := make([][]byte, j.Plan.Tasks)
-	s := 0
-	for _, rm := range res.Removed {
-		for rm.Doc >= off[s+1] {
-			s++
-		}
-		o := appendUvarint(out[s], uint64(rm.Doc-off[s]))
-		o = appendUvarint(o, uint64(len(rm.Cluster)))
-		out[s] = append(o, rm.Cluster...)
-	}
-	for s, b := range out {
-		if err := j.Work.PutBytes(ctx, joinOf(g, s), b); err != nil {
-			return err
-		}
-	}
-	return j.putJSON(ctx, joinStats(g), joinStatsFile{Documents: int64(len(docs)), Removed: len(res.Removed), Pairs: res.Pairs, Similarity: res.Similarity, Distance: res.Distance, Sizes: res.Sizes, Below: res.Below})
+	// Batches is how many batches of whole components the join ran
+	// (more than 1: its group did not fit in its memory; see join).
+	Batches int `json:"batches,omitempty"`
 }
 
 // writeMetaFile is a write task's count.

@@ -1,0 +1,401 @@
+package staged
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"slices"
+
+	"github.com/neardup/neardup/dedup"
+)
+
+// joinHold is the bytes of documents a join task holds in one batch: half
+// its memory limit (the budget less the program; JoinComponents copies
+// the shingle sets into memory of its own, distinct, as it frees the
+// batch's: about one and a half times the batch at the peak), or the
+// plan's SpillMemory; 0 for no limit.
+func (j *Job) joinHold() int64 {
+	if j.Plan.SpillMemory > 0 {
+		return j.Plan.SpillMemory
+	}
+	return j.limit() / 2
+}
+
+// joinDocBytes is what a join holds for a document besides its id and
+// sketch (its dedup.JoinDoc and its component's number, about).
+const joinDocBytes = 64
+
+// Beyond maxJoinDepth partitionings, a join gives up splitting a batch.
+const maxJoinDepth = 8
+
+// join: the component join on group g's documents; the removed ones, with
+// their clusters' ids, to one file an input shard. When the group's
+// documents do not fit in its memory (joinHold), it partitions them by
+// component into local scratch files, Grace-hash-join style, and joins
+// each partition alone (partitioning again one that still does not fit),
+// then merges the batches' results: the components are independent, so
+// the outputs are those of one batch.
+func (j *Job) join(ctx context.Context, g int) error {
+	off, err := j.offsets(ctx)
+	if err != nil {
+		return err
+	}
+	sketched, err := j.sketched(ctx)
+	if err != nil {
+		return err
+	}
+	var meta componentsMetaFile
+	if err := j.getJSON(ctx, componentsMeta(), &meta); err != nil {
+		return err
+	}
+	var docs int64
+	if g < len(meta.GroupDocs) {
+		docs = meta.GroupDocs[g]
+	}
+	acc := &joinAcc{g: g, opts: dedup.JoinOptions{Workers: max(j.Plan.TaskWorkers, 1), TmpDir: j.tmpDir(), Sketched: sketched, Pairs: j.Plan.Pairs != ""}}
+	scattered := func(fn func(*joinRec) error) error {
+		var rec joinRec
+		for s := range j.Plan.Tasks {
+			r, err := j.open(ctx, scatterOf(s, g))
+			if err != nil {
+				return err
+			}
+			for !r.atEOF() {
+				if err := r.joinRec(&rec); err != nil {
+					r.Close()
+					return err
+				}
+				if err := fn(&rec); err != nil {
+					r.Close()
+					return err
+				}
+			}
+			r.Close()
+		}
+		return nil
+	}
+	if err := j.joinBatches(ctx, acc, scattered, docs, 0); err != nil {
+		return err
+	}
+	res := acc.result()
+	if acc.st.Batches > 1 {
+		fmt.Fprintf(j.Stderr, "join task %d: %d documents in %d batches of whole components (its memory for one: %d bytes)\n", g, acc.st.Documents, acc.st.Batches, j.joinHold())
+	}
+	if err := j.putJoinPairs(ctx, g, res, off); err != nil {
+		return err
+	}
+	out := make([][]byte, j.Plan.Tasks)
+	s := 0
+	for _, rm := range res.Removed {
+		for rm.Doc >= off[s+1] {
+			s++
+		}
+		o := appendUvarint(out[s], uint64(rm.Doc-off[s]))
+		o = appendUvarint(o, uint64(len(rm.Cluster)))
+		out[s] = append(o, rm.Cluster...)
+	}
+	for s, b := range out {
+		if err := j.Work.PutBytes(ctx, joinOf(g, s), b); err != nil {
+			return err
+		}
+	}
+	return j.putJSON(ctx, joinStats(g), acc.st)
+}
+
+// joinBatches joins the records of src (whole components, in input order;
+// about docs of them): in one batch when they fit in joinHold, else in
+// partitions by component on scratch files, each joined the same way.
+func (j *Job) joinBatches(ctx context.Context, acc *joinAcc, src func(func(*joinRec) error) error, docs int64, depth int) error {
+	hold := j.joinHold()
+	var b joinBatch
+	var parts *joinParts
+	defer func() { parts.remove() }()
+	err := src(func(rec *joinRec) error {
+		if parts != nil {
+			return parts.write(rec)
+		}
+		b.add(rec)
+		if hold <= 0 || b.mem <= hold {
+			return nil
+		}
+		switch {
+		case b.oneComp:
+			return fmt.Errorf("join task %d: one component's documents take more than the %d bytes a join holds at once (half of --task-memory %d bytes less the program's; %d documents of it read so far): a component is joined whole; give more --task-memory (components/meta.json says the size of the largest component)", acc.g, hold, j.Plan.TaskMemory, len(b.docs))
+		case depth >= maxJoinDepth:
+			return fmt.Errorf("join task %d: its components do not split into batches of %d bytes after %d partitionings; give more --task-memory", acc.g, hold, depth)
+		}
+		// Partitions of about half the hold each.
+		est := b.mem / int64(len(b.docs)) * max(docs, int64(len(b.docs)))
+		k := int(min(max((2*est+hold-1)/hold, 2), 256))
+		var err error
+		if parts, err = newJoinParts(j.tmpDir(), k, depth); err != nil {
+			return err
+		}
+		var r joinRec
+		for x, d := range b.docs {
+			r = joinRec{doc: uint64(d.Doc), comp: b.comps[x], id: []byte(d.ID), length: uint64(d.Len), sketch: d.Sketch}
+			if err := parts.write(&r); err != nil {
+				return err
+			}
+		}
+		b = joinBatch{}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if parts == nil {
+		return acc.join(ctx, j.Plan.Options, b.docs)
+	}
+	if err := parts.flush(); err != nil {
+		return err
+	}
+	for p := range parts.files {
+		if parts.n[p] == 0 {
+			continue
+		}
+		r := parts.reader(p)
+		err := j.joinBatches(ctx, acc, func(fn func(*joinRec) error) error {
+			var rec joinRec
+			for !r.atEOF() {
+				if err := r.joinRec(&rec); err != nil {
+					return err
+				}
+				if err := fn(&rec); err != nil {
+					return err
+				}
+			}
+			return nil
+		}, parts.n[p], depth+1)
+		if err != nil {
+			return err
+		}
+		parts.drop(p)
+	}
+	return nil
+}
+
+// joinRec is one scatter record (see scatter.go); id and sketch are
+// reused by the next read.
+type joinRec struct {
+	doc, comp  uint64
+	id, sketch []byte
+	length     uint64
+}
+
+// joinRec reads a record into rec.
+func (r *reader) joinRec(rec *joinRec) error {
+	var err error
+	if rec.doc, err = r.uvarint(); err != nil {
+		return err
+	}
+	if rec.comp, err = r.uvarint(); err != nil {
+		return err
+	}
+	if rec.id, err = r.bytes(rec.id); err != nil {
+		return err
+	}
+	if rec.length, err = r.uvarint(); err != nil {
+		return err
+	}
+	rec.sketch, err = r.bytes(rec.sketch)
+	return err
+}
+
+// appendJoinRec appends rec in the scatter record's form.
+func appendJoinRec(dst []byte, rec *joinRec) []byte {
+	dst = appendUvarint(dst, rec.doc)
+	dst = appendUvarint(dst, rec.comp)
+	dst = appendUvarint(dst, uint64(len(rec.id)))
+	dst = append(dst, rec.id...)
+	dst = appendUvarint(dst, rec.length)
+	dst = appendUvarint(dst, uint64(len(rec.sketch)))
+	return append(dst, rec.sketch...)
+}
+
+// joinBatch is documents held for one JoinComponents: their sketches are
+// slices of blocks of memory.
+type joinBatch struct {
+	docs    []dedup.JoinDoc
+	comps   []uint64
+	block   []byte
+	mem     int64 // about what it holds
+	oneComp bool  // all its documents are of one component
+}
+
+func (b *joinBatch) add(rec *joinRec) {
+	if len(b.block)+len(rec.sketch) > cap(b.block) {
+		b.block = make([]byte, 0, max(len(rec.sketch), chunkSize))
+	}
+	at := len(b.block)
+	b.block = append(b.block, rec.sketch...)
+	b.oneComp = len(b.docs) == 0 || b.oneComp && rec.comp == b.comps[0]
+	b.docs = append(b.docs, dedup.JoinDoc{Doc: int64(rec.doc), ID: string(rec.id), Len: int(rec.length), Sketch: b.block[at:len(b.block):len(b.block)]})
+	b.comps = append(b.comps, rec.comp)
+	b.mem += int64(len(rec.id)+len(rec.sketch)) + joinDocBytes
+}
+
+// joinParts are a join's partitions of its documents by component, one
+// local scratch file each.
+type joinParts struct {
+	depth int
+	files []*os.File
+	ws    []*bufio.Writer
+	n     []int64 // documents
+	buf   []byte
+}
+
+func newJoinParts(dir string, k, depth int) (*joinParts, error) {
+	p := &joinParts{depth: depth, n: make([]int64, k)}
+	for range k {
+		f, err := os.CreateTemp(dir, "neardup-join-*")
+		if err != nil {
+			p.remove()
+			return nil, err
+		}
+		p.files = append(p.files, f)
+		p.ws = append(p.ws, bufio.NewWriterSize(f, 64<<10))
+	}
+	return p, nil
+}
+
+// write appends rec to its component's partition (each depth hashes the
+// components differently, so that a partition that is too big splits).
+func (p *joinParts) write(rec *joinRec) error {
+	q := mixKey(p.depth, rec.comp) % uint64(len(p.files))
+	p.buf = appendJoinRec(p.buf[:0], rec)
+	if _, err := p.ws[q].Write(p.buf); err != nil {
+		return fmt.Errorf("join's scratch file %s: %w", p.files[q].Name(), err)
+	}
+	p.n[q]++
+	return nil
+}
+
+// flush writes out what the partitions' buffers hold and frees them.
+func (p *joinParts) flush() error {
+	for q, w := range p.ws {
+		if err := w.Flush(); err != nil {
+			return fmt.Errorf("join's scratch file %s: %w", p.files[q].Name(), err)
+		}
+	}
+	p.ws = nil
+	return nil
+}
+
+// reader reads partition q from its start.
+func (p *joinParts) reader(q int) *reader {
+	f := p.files[q]
+	return &reader{Reader: bufio.NewReaderSize(&sectionFile{f: f}, 1<<20), c: f, name: f.Name()}
+}
+
+// drop removes partition q's file.
+func (p *joinParts) drop(q int) {
+	if f := p.files[q]; f != nil {
+		f.Close()
+		os.Remove(f.Name())
+		p.files[q] = nil
+	}
+}
+
+// remove removes every partition's file (p may be nil).
+func (p *joinParts) remove() {
+	if p == nil {
+		return
+	}
+	for q := range p.files {
+		p.drop(q)
+	}
+}
+
+// sectionFile reads f from its start, whatever its offset.
+type sectionFile struct {
+	f   *os.File
+	off int64
+}
+
+func (s *sectionFile) Read(b []byte) (int, error) {
+	n, err := s.f.ReadAt(b, s.off)
+	s.off += int64(n)
+	return n, err
+}
+
+// joinAcc gathers the results of a join's batches.
+type joinAcc struct {
+	g        int
+	opts     dedup.JoinOptions
+	removed  []dedup.Removal
+	pairs    []dedup.JoinPair
+	notByDoc bool
+	st       joinStatsFile
+}
+
+// join runs JoinComponents on one batch and adds its results.
+func (a *joinAcc) join(ctx context.Context, cfg dedup.Options, docs []dedup.JoinDoc) error {
+	res, err := dedup.JoinComponents(ctx, cfg, docs, a.opts)
+	if err != nil {
+		return err
+	}
+	a.st.add(&joinStatsFile{Documents: int64(len(docs)), Removed: len(res.Removed), Pairs: res.Pairs, Similarity: res.Similarity, Distance: res.Distance, Sizes: res.Sizes, Below: res.Below, Batches: 1})
+	a.removed = append(a.removed, res.Removed...)
+	a.pairs = append(a.pairs, res.PairLines...)
+	a.notByDoc = a.notByDoc || len(res.PairLines) > 0 && !res.PairsByDoc
+	return nil
+}
+
+// result is the batches' results as one JoinComponents on all their
+// documents gives them: the removed documents in input order, the pairs
+// in their order (two pairs of equal order are of one document, so of
+// one batch, and keep their batch's order).
+func (a *joinAcc) result() *dedup.JoinResult {
+	if a.st.Batches > 1 {
+		slices.SortFunc(a.removed, func(x, y dedup.Removal) int {
+			if x.Doc < y.Doc {
+				return -1
+			}
+			if x.Doc > y.Doc {
+				return 1
+			}
+			return 0
+		})
+		slices.SortStableFunc(a.pairs, func(x, y dedup.JoinPair) int { return bytes.Compare(x.Order, y.Order) })
+	}
+	if a.st.Sizes == nil {
+		a.st.Sizes = map[int]int{}
+	}
+	return &dedup.JoinResult{Removed: a.removed, PairLines: a.pairs, PairsByDoc: !a.notByDoc}
+}
+
+// add adds the counts of b to st (finish's sum of the joins' shares could
+// use it too).
+func (st *joinStatsFile) add(b *joinStatsFile) {
+	st.Documents += b.Documents
+	st.Removed += b.Removed
+	st.Pairs += b.Pairs
+	st.Batches += b.Batches
+	for k, v := range b.Similarity {
+		st.Similarity[k] += v
+	}
+	if len(st.Distance) < len(b.Distance) {
+		st.Distance = append(st.Distance, make([]int, len(b.Distance)-len(st.Distance))...)
+	}
+	for k, v := range b.Distance {
+		st.Distance[k] += v
+	}
+	if st.Sizes == nil {
+		st.Sizes = map[int]int{}
+	}
+	for n, c := range b.Sizes {
+		st.Sizes[n] += c
+	}
+	if b.Below != nil {
+		if st.Below == nil {
+			st.Below = new(int)
+		}
+		*st.Below += *b.Below
+	}
+}

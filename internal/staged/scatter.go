@@ -1,0 +1,263 @@
+package staged
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"os"
+)
+
+// A scatter record is what the join needs of one document: its position
+// in the whole input and its component's number (uvarints), its id (a
+// uvarint length, then the bytes), its text's length (a uvarint) and its
+// sketch (a uvarint length, then the bytes). scatter/i/g-g is the records
+// of shard i's documents of group g, in input order; the join's scratch
+// partitions hold the same records.
+
+// scatterHold is the bytes a scatter task holds before it spills: half
+// its memory limit (the budget less the program), or the plan's
+// SpillMemory; 0 for no limit.
+func (j *Job) scatterHold() int64 {
+	if j.Plan.SpillMemory > 0 {
+		return j.Plan.SpillMemory
+	}
+	return j.limit() / 2
+}
+
+// scatter: the documents of shard s that have a group, with what the join
+// needs of them, to one file a group. It builds those files in memory;
+// when they pass its share of the budget it appends what it holds to a
+// local scratch file, one segment a group, and frees it; at the end each
+// group's file is its segments, in order, then what it still holds.
+func (j *Job) scatter(ctx context.Context, s int) error {
+	off, err := j.offsets(ctx)
+	if err != nil {
+		return err
+	}
+	asg, err := j.Work.ReadAll(ctx, componentsOf(s))
+	if err != nil {
+		return err
+	}
+	if len(asg)%12 != 0 {
+		return fmt.Errorf("%s: damaged work file: not a whole number of 12-byte entries", j.Work.URL(componentsOf(s)))
+	}
+	out := make([]chunks, j.Plan.Tasks)
+	sp := &scatterSpill{dir: j.tmpDir(), segs: make([][]segment, j.Plan.Tasks)}
+	defer sp.remove()
+	if len(asg) > 0 {
+		ids, err := j.open(ctx, signIDs(s))
+		if err != nil {
+			return err
+		}
+		defer ids.Close()
+		sks, err := j.open(ctx, signSketches(s))
+		if err != nil {
+			return err
+		}
+		defer sks.Close()
+		hold := j.scatterHold()
+		var held int64 // the blocks of out
+		var doc uint32
+		var head []byte
+		for x := 0; x < len(asg); x += 12 {
+			want, g := binary.LittleEndian.Uint32(asg[x:]), binary.LittleEndian.Uint32(asg[x+4:])
+			comp := binary.LittleEndian.Uint32(asg[x+8:])
+			if g >= uint32(j.Plan.Tasks) || want < doc {
+				return fmt.Errorf("%s: damaged work file: group %d of document %d", j.Work.URL(componentsOf(s)), g, want)
+			}
+			for ; doc < want; doc++ { // documents without a group
+				if err := ids.skipField(); err != nil {
+					return err
+				}
+				if _, err := ids.uvarint(); err != nil {
+					return err
+				}
+				if err := sks.skipField(); err != nil {
+					return err
+				}
+			}
+			doc++
+			o := &out[g]
+			before := o.size
+			head = appendUvarint(head[:0], uint64(off[s])+uint64(want))
+			o.write(appendUvarint(head, uint64(comp)))
+			if err := ids.copyField(o); err != nil { // the id
+				return err
+			}
+			length, err := ids.uvarint()
+			if err != nil {
+				return err
+			}
+			o.write(appendUvarint(head[:0], length))
+			if err := sks.copyField(o); err != nil { // the sketch
+				return err
+			}
+			if held += o.size - before; hold > 0 && held > hold {
+				if err := sp.spill(out); err != nil {
+					return err
+				}
+				held = 0
+			}
+			if x%(12<<12) == 0 && ctx.Err() != nil {
+				return ctx.Err()
+			}
+		}
+	}
+	if sp.f != nil {
+		if err := sp.w.Flush(); err != nil {
+			return sp.fail(err)
+		}
+		fmt.Fprintf(j.Stderr, "scatter task %d: spilled %d bytes to local scratch files, %d times (its share of the memory: %d bytes)\n", s, sp.size, sp.spills, j.scatterHold())
+	}
+	for g := range out {
+		c := &out[g]
+		err := j.Work.Put(ctx, scatterOf(s, g), func(w io.Writer) error {
+			for _, seg := range sp.segs[g] {
+				if _, err := io.Copy(w, io.NewSectionReader(sp.f, seg.off, seg.n)); err != nil {
+					return sp.fail(err)
+				}
+			}
+			for _, b := range c.bufs {
+				if _, err := w.Write(b); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		c.bufs = nil
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// scatterSpill is a scatter task's scratch file: the segments of each
+// group's file that it spilled, in order, all in one file (one file
+// descriptor however many groups).
+type scatterSpill struct {
+	dir    string
+	f      *os.File
+	w      *bufio.Writer
+	size   int64       // bytes written
+	spills int         // times spill ran
+	segs   [][]segment // by group
+}
+
+type segment struct{ off, n int64 }
+
+// spill appends the bytes of each group's chunks to the file and empties
+// them.
+func (sp *scatterSpill) spill(out []chunks) error {
+	if sp.f == nil {
+		f, err := os.CreateTemp(sp.dir, "neardup-scatter-*")
+		if err != nil {
+			return err
+		}
+		sp.f, sp.w = f, bufio.NewWriterSize(f, 1<<20)
+	}
+	sp.spills++
+	for g := range out {
+		c := &out[g]
+		if c.size == 0 {
+			continue
+		}
+		var n int64
+		for _, b := range c.bufs {
+			if _, err := sp.w.Write(b); err != nil {
+				return sp.fail(err)
+			}
+			n += int64(len(b))
+		}
+		sp.segs[g] = append(sp.segs[g], segment{sp.size, n})
+		sp.size += n
+		*c = chunks{}
+	}
+	return nil
+}
+
+// fail names the scratch file in err.
+func (sp *scatterSpill) fail(err error) error {
+	return fmt.Errorf("scatter's scratch file %s: %w", sp.f.Name(), err)
+}
+
+// remove closes and removes the scratch file, if any.
+func (sp *scatterSpill) remove() {
+	if sp.f != nil {
+		sp.f.Close()
+		os.Remove(sp.f.Name())
+	}
+}
+
+// chunks is a file built in memory in blocks, so that it grows without
+// copying what it holds; its blocks double from 4 KiB to 1 MiB, so that
+// thousands of groups with a few documents each hold little.
+type chunks struct {
+	bufs [][]byte
+	size int64 // bytes held: the capacity of the blocks
+}
+
+const (
+	firstChunk = 4 << 10
+	chunkSize  = 1 << 20
+)
+
+// write appends b.
+func (c *chunks) write(b []byte) {
+	for len(b) > 0 {
+		t := c.tail(len(b))
+		n := copy(t[len(t):cap(t)], b)
+		c.bufs[len(c.bufs)-1] = t[:len(t)+n]
+		b = b[n:]
+	}
+}
+
+// tail returns the last block, a new one when it is full.
+func (c *chunks) tail(want int) []byte {
+	if len(c.bufs) == 0 || len(c.bufs[len(c.bufs)-1]) == cap(c.bufs[len(c.bufs)-1]) {
+		n := firstChunk
+		if len(c.bufs) > 0 {
+			n = min(2*cap(c.bufs[len(c.bufs)-1]), chunkSize)
+		}
+		c.bufs = append(c.bufs, make([]byte, 0, max(n, min(want, 16<<20))))
+		c.size += int64(cap(c.bufs[len(c.bufs)-1]))
+	}
+	return c.bufs[len(c.bufs)-1]
+}
+
+// skipField skips a length-prefixed field.
+func (r *reader) skipField() error {
+	n, err := r.uvarint()
+	if err != nil {
+		return err
+	}
+	if _, err := r.Discard(int(min(n, 1<<31))); err != nil {
+		return r.bad(err)
+	}
+	return nil
+}
+
+// copyField appends a length-prefixed field, its length included, to c.
+func (r *reader) copyField(c *chunks) error {
+	n, err := r.uvarint()
+	if err != nil {
+		return err
+	}
+	if n > 1<<31 {
+		return r.bad(fmt.Errorf("a field of %d bytes", n))
+	}
+	var l [binary.MaxVarintLen64]byte
+	c.write(binary.AppendUvarint(l[:0], n))
+	for n > 0 {
+		t := c.tail(int(n))
+		k, err := io.ReadFull(r, t[len(t):min(cap(t), len(t)+int(n))])
+		c.bufs[len(c.bufs)-1] = t[:len(t)+k]
+		if err != nil {
+			return r.bad(err)
+		}
+		n -= uint64(k)
+	}
+	return nil
+}
