@@ -41,10 +41,10 @@ func (s *stagedOpts) register(fs *pflag.FlagSet) {
 	fs.IntVar(&s.tasks, "tasks", 0, "with --executor: tasks a stage (input shards); 0: the number of cores")
 	fs.StringVar(&s.work, "work", "", "with --executor: the work folder (a path, s3://bucket/prefix or gs://bucket/prefix) that holds the plan, the tasks' files and their completion markers; the same command again resumes there")
 	fs.StringVar(&s.taskMemory, "task-memory", defaultTaskMemory, "with --executor: every task's memory budget (its garbage collector's limit, the scheduler's memory request); a task that would need more stops and says so")
-	// --task-spill makes the scatter and join tasks spill to their
-	// scratch files past a few bytes without a garbage collector's limit
+	// --task-spill makes the tasks that spill (sign, bucket, scatter,
+	// join) do so past a few bytes without a garbage collector's limit
 	// that small: the tests' way to make them spill on a small corpus.
-	fs.StringVar(&s.taskSpill, "task-spill", "", "with --executor: the bytes a scatter or join task holds before it spills to local scratch files (default: its share of --task-memory; for tests)")
+	fs.StringVar(&s.taskSpill, "task-spill", "", "with --executor: the bytes a task holds before it spills (default: its share of --task-memory; for tests)")
 	fs.MarkHidden("task-spill")
 }
 
@@ -129,6 +129,7 @@ func runStaged(cmd *cobra.Command, o *dedupOpts, cfg dedup.Options, ropts corpus
 	}
 	defer work.Close()
 	var ex executor.Executor
+	var usage *usageLog // what the local executor's tasks used
 	switch so.executor {
 	case "local":
 		// With the work folder in object storage the logs stay on this
@@ -141,7 +142,8 @@ func runStaged(cmd *cobra.Command, o *dedupOpts, cfg dedup.Options, ropts corpus
 		if jobs <= 0 {
 			jobs = runtime.NumCPU()
 		}
-		l := &executor.Local{Jobs: jobs, LogDir: logs}
+		usage = &usageLog{}
+		l := &executor.Local{Jobs: jobs, LogDir: logs, Usage: usage.add}
 		if !o.quiet {
 			l.Progress = e.stderr
 		}
@@ -243,7 +245,13 @@ func runStaged(cmd *cobra.Command, o *dedupOpts, cfg dedup.Options, ropts corpus
 				return "work folder " + work.URL("")
 			}})
 	}
-	if err := ex.Run(ctx, stages); err != nil {
+	err = ex.Run(ctx, stages)
+	if usage != nil {
+		if serr := usage.save(context.WithoutCancel(ctx), work, plan); err == nil && serr != nil {
+			return fmt.Errorf("%s: %w", work.URL(usageName), serr)
+		}
+	}
+	if err != nil {
 		return err
 	}
 	if so.executor == "print" {
@@ -426,7 +434,13 @@ after a crash, or twice at once. The stages, in order: ` + fmt.Sprint(staged.Sta
 				return err
 			}
 			defer stop()
-			return job.RunTask(cmd.Context(), args[0], index)
+			err = job.RunTask(cmd.Context(), args[0], index)
+			// The local executor reads what the task used from this
+			// file (its rusage would count the parent's pages).
+			if perr := executor.WritePeak(); err == nil {
+				err = perr
+			}
+			return err
 		},
 	}
 	cmd.Flags().StringVar(&work, "work", "", "the job's work folder (a path, s3://... or gs://...)")

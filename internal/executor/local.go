@@ -9,7 +9,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -24,8 +26,89 @@ import (
 type Local struct {
 	Jobs   int
 	LogDir string
-	// Progress, when set, gets a line as each stage starts and ends.
+	// Progress, when set, gets a line as each stage starts and ends (the
+	// end's with the stage's largest peak RSS).
 	Progress io.Writer
+	// Usage, when set, is called with what each task that ran used, as it
+	// ends (from several goroutines at once).
+	Usage func(stage string, i int, u TaskUsage)
+}
+
+// TaskUsage is what a task's process used: its peak resident set (what
+// the task wrote to the PeakEnv file; without one its ru_maxrss, which
+// may be the parent's) and its CPU time (rusage).
+type TaskUsage struct {
+	PeakRSS   int64 // bytes
+	User, Sys time.Duration
+}
+
+// PeakEnv names the file, in a task's environment, to which the task
+// writes its own peak resident set (its VmHWM, in bytes, as decimal text)
+// as it ends (WritePeak). The executor prefers it to the child's rusage:
+// on Linux a child's ru_maxrss counts the pages of the process that
+// started it as well (the parent's memory when it executed the task's
+// program), so it reads no smaller than the parent's own peak.
+const PeakEnv = "NEARDUP_TASK_PEAK_FILE"
+
+// WritePeak writes this process's peak resident set to the file that
+// PeakEnv names, when it names one and the system says (Linux:
+// /proc/self/status).
+func WritePeak() error {
+	path := os.Getenv(PeakEnv)
+	if path == "" {
+		return nil
+	}
+	peak := ownPeak()
+	if peak <= 0 {
+		return nil
+	}
+	return os.WriteFile(path, []byte(strconv.FormatInt(peak, 10)), 0o644)
+}
+
+// ownPeak is VmHWM from /proc/self/status in bytes, 0 where there is none.
+func ownPeak() int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			f := strings.Fields(v)
+			if len(f) == 2 && f[1] == "kB" {
+				n, _ := strconv.ParseInt(f[0], 10, 64)
+				return n << 10
+			}
+		}
+	}
+	return 0
+}
+
+// usageOf reads a finished process's rusage (nil: not known), with the
+// peak the task wrote to peakFile when it did.
+func usageOf(ps *os.ProcessState, peakFile string) *TaskUsage {
+	if ps == nil {
+		return nil
+	}
+	ru, ok := ps.SysUsage().(*syscall.Rusage)
+	if !ok {
+		return nil
+	}
+	u := &TaskUsage{PeakRSS: maxrssBytes(ru.Maxrss), User: ps.UserTime(), Sys: ps.SystemTime()}
+	if b, err := os.ReadFile(peakFile); err == nil {
+		if n, err := strconv.ParseInt(string(b), 10, 64); err == nil && n > 0 {
+			u.PeakRSS = n
+		}
+	}
+	return u
+}
+
+// maxrssBytes is ru_maxrss in bytes: Linux (and most systems) count it in
+// KiB, macOS in bytes.
+func maxrssBytes(v int64) int64 {
+	if runtime.GOOS == "darwin" {
+		return v
+	}
+	return v * 1024
 }
 
 // LogPath is where task i of stage logs.
@@ -70,6 +153,8 @@ func (l *Local) runStage(ctx context.Context, st Stage) error {
 	sem := make(chan struct{}, jobs)
 	var mu sync.Mutex
 	var first *taskFailure
+	var largest TaskUsage // the largest peak RSS, and its task
+	largestAt := -1
 	var wg sync.WaitGroup
 	for _, i := range todo {
 		mu.Lock()
@@ -82,12 +167,14 @@ func (l *Local) runStage(ctx context.Context, st Stage) error {
 		wg.Add(1)
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			if err := l.runTask(ctx, st, i); err != nil {
-				mu.Lock()
-				if first == nil || i < first.index {
-					first = &taskFailure{index: i, err: err}
-				}
-				mu.Unlock()
+			u, err := l.runTask(ctx, st, i)
+			mu.Lock()
+			defer mu.Unlock()
+			if u != nil && u.PeakRSS > largest.PeakRSS {
+				largest, largestAt = *u, i
+			}
+			if err != nil && (first == nil || i < first.index) {
+				first = &taskFailure{index: i, err: err}
 			}
 		}()
 	}
@@ -99,7 +186,11 @@ func (l *Local) runStage(ctx context.Context, st Stage) error {
 		return first.err
 	}
 	if l.Progress != nil {
-		fmt.Fprintf(l.Progress, "stage %s: done in %.1fs\n", st.Name, time.Since(start).Seconds())
+		fmt.Fprintf(l.Progress, "stage %s: done in %.1fs", st.Name, time.Since(start).Seconds())
+		if largestAt >= 0 {
+			fmt.Fprintf(l.Progress, "; largest task %d, peak RSS %d MB", largestAt, largest.PeakRSS>>20)
+		}
+		fmt.Fprintln(l.Progress)
 	}
 	return nil
 }
@@ -109,11 +200,13 @@ type taskFailure struct {
 	err   error
 }
 
-func (l *Local) runTask(ctx context.Context, st Stage, i int) error {
+// runTask runs task i of st and returns what it used (nil when it did
+// not start or its rusage is unknown).
+func (l *Local) runTask(ctx context.Context, st Stage, i int) (*TaskUsage, error) {
 	path := l.LogPath(st.Name, i)
 	logf, err := os.Create(path)
 	if err != nil {
-		return fmt.Errorf("stage %s task %d: log: %w", st.Name, i, err)
+		return nil, fmt.Errorf("stage %s task %d: log: %w", st.Name, i, err)
 	}
 	defer logf.Close()
 	args := append(append([]string(nil), st.Args[1:]...), strconv.Itoa(i))
@@ -124,12 +217,25 @@ func (l *Local) runTask(ctx context.Context, st Stage, i int) error {
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGKILL) }
 	cmd.WaitDelay = 5 * time.Second
+	peakFile := path + ".peak"
+	os.Remove(peakFile)
+	cmd.Env = append(os.Environ(), PeakEnv+"="+peakFile)
 	err = cmd.Run()
+	u := usageOf(cmd.ProcessState, peakFile)
+	os.Remove(peakFile)
+	if u != nil {
+		// The log ends with what the task used (after the task's own
+		// last line, which a failure reports).
+		fmt.Fprintf(logf, "%s task %d used: peak RSS %d KiB, CPU %.2fs user %.2fs sys\n", st.Name, i, u.PeakRSS>>10, u.User.Seconds(), u.Sys.Seconds())
+		if l.Usage != nil {
+			l.Usage(st.Name, i, *u)
+		}
+	}
 	if err == nil {
-		return nil
+		return u, nil
 	}
 	if ctx.Err() != nil {
-		return ctx.Err()
+		return u, ctx.Err()
 	}
 	msg := err.Error()
 	var ee *exec.ExitError
@@ -139,7 +245,7 @@ func (l *Local) runTask(ctx context.Context, st Stage, i int) error {
 	if out.err != nil {
 		path += " (incomplete: " + out.err.Error() + ")"
 	}
-	return &TaskFailed{Stage: st.Name, Index: i, Task: st.describe(i), Log: path, Status: msg, Last: out.lastLine()}
+	return u, &TaskFailed{Stage: st.Name, Index: i, Task: st.describe(i), Log: path, Status: msg, Last: out.lastLine()}
 }
 
 // TaskFailed is the error of a task that failed.

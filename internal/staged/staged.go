@@ -36,8 +36,10 @@ const PlanName = "plan.json"
 
 // PlanVersion changes when the files of the stages change (2: the staged
 // sketch is the component join's record; plans may cut by file sizes; 3:
-// the components and scatter files carry each document's component).
-const PlanVersion = 3
+// the components and scatter files carry each document's component; 4:
+// sign writes its ids partitioned by hash and may spill several runs of
+// each partition, bucket counts the duplicate ids).
+const PlanVersion = 4
 
 // Stage names, in order.
 const (
@@ -92,8 +94,9 @@ type Plan struct {
 	// goroutines a task sketches or joins with.
 	TaskMemory  int64 `json:"task_memory"`
 	TaskWorkers int   `json:"task_workers"`
-	// SpillMemory, when not 0, is the bytes a scatter or join task holds
-	// before it spills to local scratch files, instead of its share of
+	// SpillMemory, when not 0, is the bytes a task holds before it spills
+	// (sign: another sorted run; bucket: its edges to a scratch file;
+	// scatter and join: to their scratch files) instead of its share of
 	// TaskMemory (the hidden --task-spill, for tests).
 	SpillMemory int64 `json:"spill_memory,omitempty"`
 }
@@ -377,7 +380,7 @@ func (j *Job) RunTask(ctx context.Context, stage string, i int) error {
 // Names of the files of the stages.
 func signIDs(s int) string                    { return fmt.Sprintf("sign/%05d/ids", s) }
 func signSketches(s int) string               { return fmt.Sprintf("sign/%05d/sketches", s) }
-func signKeys(s, p int) string                { return fmt.Sprintf("sign/%05d/keys-%05d", s, p) }
+func bucketIDs(p int) string                  { return fmt.Sprintf("bucket/ids-%05d", p) }
 func signMeta(s int) string                   { return fmt.Sprintf("sign/%05d/meta.json", s) }
 func bucketEdges(p int) string                { return fmt.Sprintf("bucket/%05d", p) }
 func componentsOf(s int) string               { return fmt.Sprintf("components/%05d", s) }
@@ -390,6 +393,18 @@ func componentsMeta() string                  { return "components/meta.json" }
 func readJSON(b []byte, v any) error          { return json.Unmarshal(b, v) }
 func appendUvarint(b []byte, v uint64) []byte { return binary.AppendUvarint(b, v) }
 
+// signKeys is run r of sign task s's key partition p; signIDKeys the same
+// of its id partition (a task that did not spill writes run 0 only).
+func signKeys(s, p, r int) string   { return runName(fmt.Sprintf("sign/%05d/keys-%05d", s, p), r) }
+func signIDKeys(s, p, r int) string { return runName(fmt.Sprintf("sign/%05d/ids-%05d", s, p), r) }
+
+func runName(name string, r int) string {
+	if r == 0 {
+		return name
+	}
+	return fmt.Sprintf("%s.%d", name, r)
+}
+
 // signMetaFile is what a sign task says of its shard.
 type signMetaFile struct {
 	Documents   int64 `json:"documents"`
@@ -397,6 +412,7 @@ type signMetaFile struct {
 	InputBytes  int64 `json:"input_bytes"`
 	Traditional int   `json:"traditional"`
 	Sketched    int64 `json:"sketched"` // documents with a sketch
+	Runs        int   `json:"runs"`     // sorted runs of each partition
 }
 
 func (j *Job) getJSON(ctx context.Context, name string, v any) error {

@@ -2,17 +2,20 @@ package staged
 
 import (
 	"bufio"
+	"cmp"
 	"container/heap"
 	"context"
 	"encoding/binary"
 	"fmt"
 	"io"
+	"math"
 	"math/bits"
 	"os"
 	"slices"
 
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/internal/extsort"
 	"github.com/neardup/neardup/internal/objstore"
 )
 
@@ -35,12 +38,18 @@ func mixKey(b int, k uint64) uint64 {
 	return x
 }
 
-// sign: read shard s, sketch it, and write its ids, its sketches and its
-// band keys, partitioned by key into one sorted file a bucket task.
+// sign: read shard s, sketch it, and write its ids, its sketches, its
+// band keys partitioned by key into one sorted run a bucket task, and its
+// ids partitioned by hash likewise (see ids.go). It holds the keys and ids
+// of its partitions until it writes them: past its share of the budget
+// (signShare) it writes them as one more sorted run of each partition
+// (keys-P.R, ids-P.R) and starts again, so a shard of any size stays
+// within --task-memory; its meta says how many runs it wrote.
 func (j *Job) sign(ctx context.Context, s int) error {
 	p := j.Plan
-	parts := make([][]keyEntry, p.Tasks)
-	var ids, sketches []byte
+	h := &signHeld{keys: make([][]keyEntry, p.Tasks), ids: make([][]idEntry, p.Tasks)}
+	share := j.spillShare(signShare)
+	var idBuf, sketches []byte
 	cfg := p.Options
 	cfg.Workers = p.TaskWorkers
 	var n uint32
@@ -54,10 +63,10 @@ func (j *Job) sign(ctx context.Context, s int) error {
 			idsW, skW := bufio.NewWriterSize(idsOut, 1<<20), bufio.NewWriterSize(skOut, 1<<20)
 			var err error
 			stats, err = dedup.SketchRanges(ctx, cfg, in, OpenInput, p.Shards[s], func(d *dedup.SignedDoc) error {
-				ids = appendUvarint(ids[:0], uint64(len(d.ID)))
-				ids = append(ids, d.ID...)
-				ids = appendUvarint(ids, uint64(d.Len))
-				if _, err := idsW.Write(ids); err != nil {
+				idBuf = appendUvarint(idBuf[:0], uint64(len(d.ID)))
+				idBuf = append(idBuf, d.ID...)
+				idBuf = appendUvarint(idBuf, uint64(d.Len))
+				if _, err := idsW.Write(idBuf); err != nil {
 					return err
 				}
 				sketches = appendUvarint(sketches[:0], uint64(len(d.Sketch)))
@@ -71,9 +80,14 @@ func (j *Job) sign(ctx context.Context, s int) error {
 				for b, k := range d.Keys {
 					x := mixKey(b, k)
 					q := x % uint64(p.Tasks)
-					parts[q] = append(parts[q], keyEntry{x, n})
+					h.keys[q] = append(h.keys[q], keyEntry{x, n})
 				}
+				h.nKeys += int64(len(d.Keys))
+				h.addID(d.ID, n)
 				n++
+				if share > 0 && h.bytes() > share {
+					return j.putSignRun(ctx, s, h)
+				}
 				return nil
 			})
 			if err != nil {
@@ -88,7 +102,57 @@ func (j *Job) sign(ctx context.Context, s int) error {
 	if err != nil {
 		return err
 	}
-	for q, part := range parts {
+	if h.runs == 0 || h.bytes() > 0 {
+		if err := j.putSignRun(ctx, s, h); err != nil {
+			return err
+		}
+	}
+	return j.putJSON(ctx, signMeta(s), signMetaFile{Documents: int64(stats.Documents), Empty: stats.Empty, InputBytes: stats.InputBytes, Traditional: stats.Traditional, Sketched: sketched, Runs: h.runs})
+}
+
+// signShare is the part of --task-memory a sign task's keys and ids may
+// take (counted at 16 bytes a key and 24 an id plus its bytes; the slices
+// that hold them have up to twice that while they grow).
+const signShare = 4
+
+// spillShare is the bytes a task holds before it spills: the plan's
+// SpillMemory when set (tests), else the task's memory limit divided by
+// part; 0 (never) without a budget.
+func (j *Job) spillShare(part int64) int64 {
+	if j.Plan.SpillMemory > 0 {
+		return j.Plan.SpillMemory
+	}
+	return j.limit() / part
+}
+
+// signHeld is what a sign task holds of its partitions until it writes
+// them as a run.
+type signHeld struct {
+	keys  [][]keyEntry
+	ids   [][]idEntry
+	arena []byte // the ids' bytes
+	nKeys int64
+	nIDs  int64
+	runs  int // runs written
+}
+
+func (h *signHeld) addID(id string, doc uint32) {
+	b := h.arena
+	h.arena = append(h.arena, id...)
+	e := idEntry{hash: idHash(h.arena[len(b):]), doc: doc, at: uint32(len(b)), n: uint32(len(id))}
+	q := e.hash % uint64(len(h.ids))
+	h.ids[q] = append(h.ids[q], e)
+	h.nIDs++
+}
+
+// bytes is what h holds (its slices' lengths).
+func (h *signHeld) bytes() int64 { return 16*h.nKeys + idEntrySize*h.nIDs + int64(len(h.arena)) }
+
+// putSignRun sorts what h holds and writes it as run h.runs of every
+// partition, then empties h.
+func (j *Job) putSignRun(ctx context.Context, s int, h *signHeld) error {
+	var buf []byte
+	for q, part := range h.keys {
 		slices.SortFunc(part, func(a, b keyEntry) int {
 			if a.key != b.key {
 				if a.key < b.key {
@@ -98,61 +162,132 @@ func (j *Job) sign(ctx context.Context, s int) error {
 			}
 			return int(a.doc) - int(b.doc)
 		})
-		buf := make([]byte, 0, 12*len(part))
+		buf = slices.Grow(buf[:0], 12*len(part))
 		for _, e := range part {
 			buf = binary.LittleEndian.AppendUint64(buf, e.key)
 			buf = binary.LittleEndian.AppendUint32(buf, e.doc)
 		}
-		parts[q] = nil
-		if err := j.Work.PutBytes(ctx, signKeys(s, q), buf); err != nil {
+		h.keys[q] = part[:0]
+		if err := j.Work.PutBytes(ctx, signKeys(s, q, h.runs), buf); err != nil {
+			return err
+		}
+		buf = appendIDRun(buf[:0], h.ids[q], h.arena)
+		h.ids[q] = h.ids[q][:0]
+		if err := j.Work.PutBytes(ctx, signIDKeys(s, q, h.runs), buf); err != nil {
 			return err
 		}
 	}
-	return j.putJSON(ctx, signMeta(s), signMetaFile{Documents: int64(stats.Documents), Empty: stats.Empty, InputBytes: stats.InputBytes, Traditional: stats.Traditional, Sketched: sketched})
+	h.arena = h.arena[:0]
+	h.nKeys, h.nIDs = 0, 0
+	h.runs++
+	return nil
 }
 
-// bucket: merge partition q of every shard (each sorted by its sign task)
-// and write the candidate edges (two documents with a band key in common),
-// each once, sorted. It holds only the edges and a read buffer a shard.
+// bucket: merge partition q of every shard (each run sorted by its sign
+// task) and write the candidate edges (two documents with a band key in
+// common), each once, sorted; then count the duplicate ids of id
+// partition q (ids.go). It holds a read buffer a run and its edges, which
+// past its share of the budget it sorts and spills to a local scratch
+// file, merging those files as it writes its output.
 func (j *Job) bucket(ctx context.Context, q int) error {
 	off, err := j.offsets(ctx)
 	if err != nil {
 		return err
 	}
-	runs := make(keyRuns, 0, j.Plan.Tasks)
-	defer func() {
-		for _, r := range runs {
-			r.Close()
+	runs := make([]int, j.Plan.Tasks)
+	total := 0
+	for s := range runs {
+		var m signMetaFile
+		if err := j.getJSON(ctx, signMeta(s), &m); err != nil {
+			return err
 		}
-	}()
-	for s := range j.Plan.Tasks {
-		rc, err := j.Work.Open(ctx, signKeys(s, q))
+		runs[s] = max(m.Runs, 1)
+		total += runs[s]
+	}
+	share := j.spillShare(bucketShare)
+	// A read buffer a run: 64 KB, less when there are so many runs that
+	// their buffers would pass the share.
+	bufSize := 64 << 10
+	if share > 0 {
+		bufSize = int(min(max(share/int64(total), 4<<10), 64<<10))
+	}
+	// The edges, sorted in memory up to the share, beyond it in sorted
+	// runs on local scratch files merged when written; each edge is a key
+	// of the sorter, once whatever its repeats.
+	edges := extsort.New(j.tmpDir(), cmp.Or(share, math.MaxInt64))
+	defer edges.Close()
+	if err := j.mergeKeys(ctx, q, runs, off, bufSize, edges); err != nil {
+		return err
+	}
+	err = j.Work.Put(ctx, bucketEdges(q), func(w io.Writer) error {
+		bw := bufio.NewWriterSize(w, 1<<20)
+		var b [8]byte
+		err := edges.Groups(func(e uint64, _ []uint32) error {
+			binary.LittleEndian.PutUint64(b[:], e)
+			_, err := bw.Write(b[:])
+			return err
+		})
 		if err != nil {
 			return err
 		}
-		r := &keyRun{rd: bufio.NewReaderSize(rc, 64<<10), c: rc, name: j.Work.URL(signKeys(s, q)), base: uint32(off[s])}
-		if err := r.next(); err != nil {
-			rc.Close()
-			return err
+		return bw.Flush()
+	})
+	if err != nil {
+		return err
+	}
+	if err := edges.Close(); err != nil {
+		return err
+	}
+	d, err := j.countDupIDs(ctx, q, runs, off, bufSize)
+	if err != nil {
+		return err
+	}
+	return j.Work.PutBytes(ctx, bucketIDs(q), d.marshal())
+}
+
+// bucketShare is the part of --task-memory a bucket task's edges take
+// before it spills them, and its read buffers' bound.
+const bucketShare = 4
+
+// mergeKeys merges key partition q's runs into edges.
+func (j *Job) mergeKeys(ctx context.Context, q int, runs []int, off []int64, bufSize int, edges *extsort.Sorter) error {
+	h := make(keyRuns, 0, len(runs))
+	defer func() {
+		for _, r := range h {
+			r.Close()
 		}
-		if r.ok {
-			runs = append(runs, r)
-		} else {
-			rc.Close()
+	}()
+	for s, n := range runs {
+		for k := range n {
+			rc, err := j.Work.Open(ctx, signKeys(s, q, k))
+			if err != nil {
+				return err
+			}
+			r := &keyRun{rd: bufio.NewReaderSize(rc, bufSize), c: rc, name: j.Work.URL(signKeys(s, q, k)), base: uint32(off[s])}
+			if err := r.next(); err != nil {
+				rc.Close()
+				return err
+			}
+			if r.ok {
+				h = append(h, r)
+			} else {
+				rc.Close()
+			}
 		}
 	}
-	heap.Init(&runs)
-	// The documents of one key come in document order (shard by shard, each
-	// sorted): an edge from the first to each other.
-	var edges []uint64
+	heap.Init(&h)
+	// The documents of one key come in document order (the runs merged by
+	// key, then document): an edge from the first to each other.
 	var key uint64
 	var first uint32
 	had := false
-	for k := 0; len(runs) > 0; k++ {
-		r := runs[0]
+	for k := 0; len(h) > 0; k++ {
+		r := h[0]
 		e := r.cur
 		if had && e.key == key {
-			edges = append(edges, uint64(first)<<32|uint64(e.doc))
+			if err := edges.Add(extsort.Entry{Key: uint64(first)<<32 | uint64(e.doc)}); err != nil {
+				return err
+			}
 		} else {
 			key, first, had = e.key, e.doc, true
 		}
@@ -160,22 +295,16 @@ func (j *Job) bucket(ctx context.Context, q int) error {
 			return err
 		}
 		if r.ok {
-			heap.Fix(&runs, 0)
+			heap.Fix(&h, 0)
 		} else {
 			r.Close()
-			heap.Pop(&runs)
+			heap.Pop(&h)
 		}
 		if k%(1<<16) == 0 && ctx.Err() != nil {
 			return ctx.Err()
 		}
 	}
-	slices.Sort(edges)
-	edges = slices.Compact(edges)
-	buf := make([]byte, 0, 8*len(edges))
-	for _, e := range edges {
-		buf = binary.LittleEndian.AppendUint64(buf, e)
-	}
-	return j.Work.PutBytes(ctx, bucketEdges(q), buf)
+	return nil
 }
 
 // keyRun reads one sign task's sorted keys of a partition.
@@ -407,48 +536,15 @@ type writeMetaFile struct {
 	Kept int64 `json:"kept"`
 }
 
-type removal struct {
-	doc     uint64
-	cluster string
-}
-
-// write: shard s's clusters lines and kept records.
+// write: shard s's clusters lines and kept records. The removed documents
+// come merged from the join tasks' files (removals), twice with -o: a
+// write task holds a read buffer a join task, not its shard's removals.
 func (j *Job) write(ctx context.Context, s int) error {
-	var rms []removal
-	for g := range j.Plan.Tasks {
-		r, err := j.open(ctx, joinOf(g, s))
-		if err != nil {
-			return err
-		}
-		for !r.atEOF() {
-			doc, err := r.uvarint()
-			if err != nil {
-				r.Close()
-				return err
-			}
-			c, err := r.bytes(nil)
-			if err != nil {
-				r.Close()
-				return err
-			}
-			rms = append(rms, removal{doc, string(c)})
-		}
-		r.Close()
-	}
-	slices.SortFunc(rms, func(a, b removal) int {
-		if a.doc < b.doc {
-			return -1
-		}
-		if a.doc > b.doc {
-			return 1
-		}
-		return 0
-	})
 	var meta signMetaFile
 	if err := j.getJSON(ctx, signMeta(s), &meta); err != nil {
 		return err
 	}
-	// removedAt(i): the cluster of document i when it is removed.
+	removed := int64(-1)
 	if j.Plan.Clusters != "" {
 		out, err := objstore.Open(ctx, j.Plan.Clusters)
 		if err != nil {
@@ -456,6 +552,11 @@ func (j *Job) write(ctx context.Context, s int) error {
 		}
 		defer out.Close()
 		err = out.Put(ctx, PartName(s), func(w io.Writer) error {
+			rms, err := j.openRemovals(ctx, s)
+			if err != nil {
+				return err
+			}
+			defer rms.Close()
 			ids, err := j.open(ctx, signIDs(s))
 			if err != nil {
 				return err
@@ -463,7 +564,6 @@ func (j *Job) write(ctx context.Context, s int) error {
 			defer ids.Close()
 			bw := bufio.NewWriterSize(w, 1<<20)
 			var id, line []byte
-			next := 0
 			for i := range uint64(meta.Documents) {
 				if id, err = ids.bytes(id); err != nil {
 					return err
@@ -472,18 +572,21 @@ func (j *Job) write(ctx context.Context, s int) error {
 					return err
 				}
 				doc, cluster, kept := string(id), string(id), true
-				if next < len(rms) && rms[next].doc == i {
-					cluster, kept = rms[next].cluster, false
-					next++
+				if next, ok := rms.peek(); ok && next == i {
+					if cluster, err = rms.pop(); err != nil {
+						return err
+					}
+					kept = false
 				}
 				line = dedup.AppendClusterLine(line[:0], doc, cluster, kept)
 				if _, err := bw.Write(line); err != nil {
 					return err
 				}
 			}
-			if next != len(rms) {
-				return fmt.Errorf("%d removed documents beyond the shard's %d", len(rms)-next, meta.Documents)
+			if next, ok := rms.peek(); ok {
+				return fmt.Errorf("removed document %d beyond the shard's %d", next, meta.Documents)
 			}
+			removed = rms.n
 			return bw.Flush()
 		})
 		if err != nil {
@@ -491,56 +594,80 @@ func (j *Job) write(ctx context.Context, s int) error {
 		}
 	}
 	if j.Plan.Kept != "" {
-		if err := j.writeKept(ctx, s, rms, meta.Documents); err != nil {
+		n, err := j.writeKept(ctx, s, meta.Documents)
+		if err != nil {
 			return err
 		}
+		removed = n
+	}
+	if removed < 0 {
+		// Neither output: count the removals.
+		rms, err := j.openRemovals(ctx, s)
+		if err != nil {
+			return err
+		}
+		defer rms.Close()
+		for _, ok := rms.peek(); ok; _, ok = rms.peek() {
+			if _, err := rms.pop(); err != nil {
+				return err
+			}
+		}
+		removed = rms.n
 	}
 	if err := j.writePairs(ctx, s); err != nil {
 		return err
 	}
-	return j.putJSON(ctx, writeMeta(s), writeMetaFile{Kept: meta.Documents - int64(len(rms))})
+	return j.putJSON(ctx, writeMeta(s), writeMetaFile{Kept: meta.Documents - removed})
 }
 
-// writeKept reads shard s again and writes its kept records.
-func (j *Job) writeKept(ctx context.Context, s int, rms []removal, docs int64) error {
+// writeKept reads shard s again and writes its kept records; it returns
+// how many documents it left out.
+func (j *Job) writeKept(ctx context.Context, s int, docs int64) (int64, error) {
 	out, err := objstore.Open(ctx, j.Plan.Kept)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer out.Close()
+	rms, err := j.openRemovals(ctx, s)
+	if err != nil {
+		return 0, err
+	}
+	defer rms.Close()
 	dir, err := os.MkdirTemp(j.tmpDir(), "neardup-write-")
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer os.RemoveAll(dir)
 	tmp := dir + "/" + PartName(s)
 	w, err := corpus.Create(tmp)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer w.Abort()
 	opts, err := j.Plan.Options.ReaderOptions(j.Plan.Input.corpus())
 	if err != nil {
-		return err
+		return 0, err
 	}
 	opts.RawOnly = true
 	var i uint64
-	next := 0
 	for _, rg := range j.Plan.Shards[s] {
 		rd, err := dedup.OpenRange(OpenInput, rg.File, opts, rg)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		for rd.Next() {
 			if i%4096 == 0 && ctx.Err() != nil {
 				rd.Close()
-				return ctx.Err()
+				return 0, ctx.Err()
 			}
-			if next < len(rms) && rms[next].doc == i {
-				next++
+			if next, ok := rms.peek(); ok && next == i {
+				if _, err := rms.pop(); err != nil {
+					rd.Close()
+					return 0, err
+				}
 			} else if err := w.Write(rd.Doc()); err != nil {
 				rd.Close()
-				return err
+				return 0, err
 			}
 			i++
 		}
@@ -549,19 +676,24 @@ func (j *Job) writeKept(ctx context.Context, s int, rms []removal, docs int64) e
 			err = cerr
 		}
 		if err != nil {
-			return err
+			return 0, err
 		}
 	}
 	if int64(i) != docs {
-		return fmt.Errorf("read %d documents, the sign task read %d: the input changed", i, docs)
+		return 0, fmt.Errorf("read %d documents, the sign task read %d: the input changed", i, docs)
+	}
+	if next, ok := rms.peek(); ok {
+		return 0, fmt.Errorf("removed document %d beyond the shard's %d", next, docs)
 	}
 	if err := w.Commit(); err != nil {
-		return err
+		return 0, err
 	}
-	return putLocal(ctx, out, PartName(s), tmp)
+	return rms.n, putLocal(ctx, out, PartName(s), tmp)
 }
 
-// finish: the counts of --stats, as neardup dedup reports them.
+// finish: the counts of --stats, as neardup dedup reports them, from the
+// other tasks' small files (metas, join stats, the bucket tasks' duplicate
+// ids): it holds nothing that grows with the input.
 func (j *Job) finish(ctx context.Context) error {
 	p := j.Plan
 	st := &dedup.Stats{Workers: p.TaskWorkers}
@@ -570,7 +702,6 @@ func (j *Job) finish(ctx context.Context) error {
 		return err
 	}
 	st.Method, st.Spec = spec.Method.String(), spec
-	var ids []string
 	var sketched int64
 	var grouped int64
 	sizes := map[int]int{}
@@ -589,22 +720,6 @@ func (j *Job) finish(ctx context.Context) error {
 			return err
 		}
 		st.Kept += int(w.Kept)
-		r, err := j.open(ctx, signIDs(s))
-		if err != nil {
-			return err
-		}
-		for range m.Documents {
-			id, err := r.bytes(nil)
-			if err == nil {
-				_, err = r.uvarint()
-			}
-			if err != nil {
-				r.Close()
-				return err
-			}
-			ids = append(ids, string(id))
-		}
-		r.Close()
 	}
 	for g := range p.Tasks {
 		var js joinStatsFile
@@ -650,7 +765,9 @@ func (j *Job) finish(ctx context.Context) error {
 		st.ClusterSizes = append(st.ClusterSizes, dedup.SizeCount{Size: n, Count: c})
 	}
 	slices.SortFunc(st.ClusterSizes, func(a, b dedup.SizeCount) int { return a.Size - b.Size })
-	st.DuplicateIDs, st.DuplicateIDsFirst = dedup.DuplicateIDs(ids)
+	if st.DuplicateIDs, st.DuplicateIDsFirst, err = j.duplicateIDs(ctx); err != nil {
+		return err
+	}
 	if p.Stats == "" {
 		return nil
 	}

@@ -1,0 +1,117 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"sync"
+
+	"github.com/neardup/neardup/internal/executor"
+	"github.com/neardup/neardup/internal/objstore"
+	"github.com/neardup/neardup/internal/staged"
+)
+
+// usageName is the local executor's record of what each task used, in the
+// work folder.
+const usageName = "usage.json"
+
+// taskUsage is one task's line of usage.json.
+type taskUsage struct {
+	Stage       string  `json:"stage"`
+	Index       int     `json:"index"`
+	PeakRSS     int64   `json:"peak_rss_bytes"`
+	UserSeconds float64 `json:"user_seconds"`
+	SysSeconds  float64 `json:"sys_seconds"`
+}
+
+// stageUsage sums a stage's tasks.
+type stageUsage struct {
+	Stage      string  `json:"stage"`
+	Tasks      int     `json:"tasks"` // tasks recorded
+	LargestRSS int64   `json:"largest_peak_rss_bytes"`
+	Largest    int     `json:"largest_task"`
+	CPUSeconds float64 `json:"cpu_seconds"` // user+sys of its tasks
+}
+
+// usageFile is usage.json: every task the local executor ran, with its
+// peak RSS and CPU from its rusage (a task run again replaces its line;
+// tasks done by another executor are absent), and per stage the largest
+// peak RSS and the CPU of all its tasks. --stats is not the place: its
+// counts are dedup's, and finish writes it before the executor has seen
+// finish end.
+type usageFile struct {
+	TaskMemory int64        `json:"task_memory"`
+	Stages     []stageUsage `json:"stages"`
+	Tasks      []taskUsage  `json:"tasks"`
+}
+
+type usageKey struct {
+	stage string
+	index int
+}
+
+// usageLog gathers the tasks' usage as the executor reports it.
+type usageLog struct {
+	mu    sync.Mutex
+	tasks map[usageKey]taskUsage
+}
+
+func (u *usageLog) add(stage string, i int, tu executor.TaskUsage) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.tasks == nil {
+		u.tasks = map[usageKey]taskUsage{}
+	}
+	u.tasks[usageKey{stage, i}] = taskUsage{Stage: stage, Index: i, PeakRSS: tu.PeakRSS, UserSeconds: tu.User.Seconds(), SysSeconds: tu.Sys.Seconds()}
+}
+
+// save writes usage.json to work: the tasks of an earlier run of the job
+// that this one did not run again are kept.
+func (u *usageLog) save(ctx context.Context, work *objstore.Folder, plan *staged.Plan) error {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	all := map[usageKey]taskUsage{}
+	var old usageFile
+	b, err := work.ReadAll(ctx, usageName)
+	switch {
+	case err == nil:
+		if json.Unmarshal(b, &old) == nil {
+			for _, t := range old.Tasks {
+				all[usageKey{t.Stage, t.Index}] = t
+			}
+		}
+	case !errors.Is(err, objstore.ErrNotExist):
+		return err
+	}
+	for k, t := range u.tasks {
+		all[k] = t
+	}
+	f := usageFile{TaskMemory: plan.TaskMemory}
+	for _, t := range all {
+		f.Tasks = append(f.Tasks, t)
+	}
+	order := func(stage string) int { return slices.Index(staged.StageNames, stage) }
+	slices.SortFunc(f.Tasks, func(a, b taskUsage) int {
+		if c := order(a.Stage) - order(b.Stage); c != 0 {
+			return c
+		}
+		return a.Index - b.Index
+	})
+	for _, t := range f.Tasks {
+		if len(f.Stages) == 0 || f.Stages[len(f.Stages)-1].Stage != t.Stage {
+			f.Stages = append(f.Stages, stageUsage{Stage: t.Stage, Largest: -1})
+		}
+		s := &f.Stages[len(f.Stages)-1]
+		s.Tasks++
+		s.CPUSeconds += t.UserSeconds + t.SysSeconds
+		if t.PeakRSS > s.LargestRSS {
+			s.LargestRSS, s.Largest = t.PeakRSS, t.Index
+		}
+	}
+	b, err = json.MarshalIndent(f, "", "  ")
+	if err != nil {
+		return err
+	}
+	return work.PutBytes(ctx, usageName, append(b, '\n'))
+}

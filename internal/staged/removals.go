@@ -1,0 +1,117 @@
+package staged
+
+import (
+	"bufio"
+	"container/heap"
+	"context"
+	"fmt"
+)
+
+// removals merges the files join/*/s-S (each the removed documents of
+// shard S that one join task found, in document order) into one stream in
+// document order, holding a read buffer a file and one removal each: a
+// write task's memory does not grow with its shard.
+type removals struct {
+	h    removalRuns
+	prev uint64
+	seen bool
+	n    int64 // removals returned so far
+}
+
+// removalRun is one join task's removals of the shard.
+type removalRun struct {
+	r       *reader
+	doc     uint64
+	cluster []byte
+}
+
+func (rr *removalRun) next() (bool, error) {
+	if rr.r.atEOF() {
+		return false, nil
+	}
+	doc, err := rr.r.uvarint()
+	if err != nil {
+		return false, err
+	}
+	if rr.cluster, err = rr.r.bytes(rr.cluster); err != nil {
+		return false, err
+	}
+	rr.doc = doc
+	return true, nil
+}
+
+// openRemovals opens the join tasks' removals of shard s.
+func (j *Job) openRemovals(ctx context.Context, s int) (*removals, error) {
+	rm := &removals{}
+	for g := range j.Plan.Tasks {
+		r, err := j.Work.Open(ctx, joinOf(g, s))
+		if err != nil {
+			rm.Close()
+			return nil, err
+		}
+		rd := &reader{Reader: bufio.NewReaderSize(r, 64<<10), c: r, name: j.Work.URL(joinOf(g, s))}
+		rr := &removalRun{r: rd}
+		ok, err := rr.next()
+		if err != nil || !ok {
+			rd.Close()
+			if err != nil {
+				rm.Close()
+				return nil, err
+			}
+			continue
+		}
+		rm.h = append(rm.h, rr)
+	}
+	heap.Init(&rm.h)
+	return rm, nil
+}
+
+// peek returns the next removal's document, ok false at the end.
+func (rm *removals) peek() (doc uint64, ok bool) {
+	if len(rm.h) == 0 {
+		return 0, false
+	}
+	return rm.h[0].doc, true
+}
+
+// pop returns the next removal's cluster id and moves past it.
+func (rm *removals) pop() (string, error) {
+	rr := rm.h[0]
+	if rm.seen && rr.doc <= rm.prev {
+		return "", fmt.Errorf("%s: damaged work file: document %d removed twice or out of order", rr.r.name, rr.doc)
+	}
+	rm.prev, rm.seen = rr.doc, true
+	rm.n++
+	cluster := string(rr.cluster)
+	ok, err := rr.next()
+	if err != nil {
+		return "", err
+	}
+	if ok {
+		heap.Fix(&rm.h, 0)
+	} else {
+		rr.r.Close()
+		heap.Pop(&rm.h)
+	}
+	return cluster, nil
+}
+
+func (rm *removals) Close() {
+	for _, rr := range rm.h {
+		rr.r.Close()
+	}
+	rm.h = nil
+}
+
+type removalRuns []*removalRun
+
+func (h removalRuns) Len() int           { return len(h) }
+func (h removalRuns) Less(a, b int) bool { return h[a].doc < h[b].doc }
+func (h removalRuns) Swap(a, b int)      { h[a], h[b] = h[b], h[a] }
+func (h *removalRuns) Push(x any)        { *h = append(*h, x.(*removalRun)) }
+func (h *removalRuns) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
