@@ -110,7 +110,7 @@ func newSpillFinder(m Keyed, dir string, budget int64) (*spillFinder, error) {
 	sf := &spillFinder{m: m, sorter: extsort.New(dir, budget/4), sketchF: f, sketchW: bufio.NewWriterSize(f, 1<<20),
 		batchBytes: max(budget/4, spillBatchMin),
 		readMax:    spillReadMax, gapMax: spillGapMax}
-	sf.split, _ = m.(splitKeyed)
+	sf.split = capabilitiesOf(m).split
 	sf.sets.dir = dir
 	return sf, nil
 }
