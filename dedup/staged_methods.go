@@ -166,8 +166,8 @@ func (s minhashStager) joinFinder(ctx context.Context, workers int, tmpDir strin
 	if err != nil {
 		return nil, err
 	}
-	if s := finderCapabilitiesOf(f).scratch; s != nil {
-		s.useScratch(workers, tmpDir)
+	if sc := finderCapabilitiesOf(f).scratch; sc != nil {
+		sc.useScratch(workers, tmpDir)
 	}
 	return f, nil
 }
