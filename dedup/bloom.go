@@ -268,10 +268,10 @@ func (f *bloomFinder) Flush(func(Pair)) error {
 
 // BytesPerDoc: the filter's share (m bits for the expected n documents);
 // bloom-overlap also holds each document's shingle set while it is tested.
-func (m *bloomMethod) BytesPerDoc(int) int {
-	b := int(m.m/8/max(m.n, 1)) + 16
+func (m *bloomMethod) BytesPerDoc(int, int64, int64) (heap, mapped int64) {
+	heap = int64(m.m/8/max(m.n, 1)) + 16
 	if !m.overlap {
-		b += bloomNamedBytes // the key map, up to its cap
+		heap += bloomNamedBytes // the key map, up to its cap
 	}
-	return b
+	return heap, 0
 }

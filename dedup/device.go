@@ -104,11 +104,9 @@ func (r realDevice) NewStream(c gpu.Config) (gpuStream, error) { return r.d.NewS
 
 // deviceRun is a run's use of the GPU.
 type deviceRun struct {
-	dev gpuDevice
-	cfg gpu.Config
-	// make builds a document's sketch from what the GPU computed:
-	// hashes are its shingle hashes when cfg.Hashes asked for them.
-	make    func(status uint32, sig []uint32, fp simhash.Fingerprint, hashes []uint64) DocSketch
+	dev     gpuDevice
+	cfg     gpu.Config
+	make    gpuSketchMaker // the method's (gpuSigner)
 	docs    atomic.Int64
 	cpu     atomic.Int64
 	batches atomic.Int64
@@ -158,51 +156,60 @@ func (r *run) openDevice() (*deviceRun, error) {
 	if err != nil {
 		return nil, err
 	}
-	dr := &deviceRun{cfg: cfg}
-	switch m := r.method.(type) {
-	case *minhashMethod:
-		// Sign needs the signatures only; dedup keeps the shingle hashes
-		// as the CPU's sketcher does (except --estimate-only).
-		join := m.join
-		dr.cfg.Hashes = !r.signOnly && join != joinEstimate
-		spec := &m.spec
-		dr.make = func(status uint32, sig []uint32, _ simhash.Fingerprint, hashes []uint64) DocSketch {
-			sk := &minhashSketch{spec: spec}
-			if status != gpu.StatusOK || r.signOnly {
-				sk.sig = sig
-				return sk
-			}
-			sk.sig = sig
-			switch join {
-			case joinVerify:
-				slices.Sort(hashes)
-				sk.set = lazySet{h: slices.Compact(hashes), sorted: true}
-			case joinTiered:
-				sk.set = lazySet{h: hashes}
-				sk.keff = effectiveSlots(m.family, sk.sig)
-			}
-			return sk
-		}
-	case *simhashMethod:
-		dr.cfg.Hashes = m.verify
-		dr.make = func(status uint32, _ []uint32, fp simhash.Fingerprint, hashes []uint64) DocSketch {
-			if status != gpu.StatusOK {
-				return nil
-			}
-			sk := &simhashSketch{fp: fp, bits: m.bits}
-			if m.verify {
-				slices.Sort(hashes)
-				sk.set = slices.Compact(hashes)
-			}
-			return sk
-		}
-	default:
+	signer := r.caps.gpu
+	if signer == nil {
 		return nil, fmt.Errorf("the GPU does not sketch method %s", r.method.Name())
 	}
+	dr := &deviceRun{cfg: cfg}
+	dr.cfg.Hashes, dr.make = signer.gpuSketches(r.signOnly)
 	if dr.dev, err = openGPU(); err != nil {
 		return nil, err
 	}
 	return dr, nil
+}
+
+// A gpuSketchMaker builds a document's sketch from what the GPU computed
+// (status gpu.StatusOK, or why not): hashes are its shingle hashes when
+// the method asked for them (gpuSigner).
+type gpuSketchMaker func(status uint32, sig []uint32, fp simhash.Fingerprint, hashes []uint64) DocSketch
+
+// gpuSketches: the signature; dedup keeps the shingle hashes as the CPU's
+// sketcher does (except --estimate-only).
+func (m *minhashMethod) gpuSketches(signOnly bool) (bool, gpuSketchMaker) {
+	join := m.join
+	spec := &m.spec
+	return !signOnly && join != joinEstimate, func(status uint32, sig []uint32, _ simhash.Fingerprint, hashes []uint64) DocSketch {
+		sk := &minhashSketch{spec: spec}
+		if status != gpu.StatusOK || signOnly {
+			sk.sig = sig
+			return sk
+		}
+		sk.sig = sig
+		switch join {
+		case joinVerify:
+			slices.Sort(hashes)
+			sk.set = lazySet{h: slices.Compact(hashes), sorted: true}
+		case joinTiered:
+			sk.set = lazySet{h: hashes}
+			sk.keff = effectiveSlots(m.family, sk.sig)
+		}
+		return sk
+	}
+}
+
+// gpuSketches: the fingerprint, and the shingle set under --verify.
+func (m *simhashMethod) gpuSketches(bool) (bool, gpuSketchMaker) {
+	return m.verify, func(status uint32, _ []uint32, fp simhash.Fingerprint, hashes []uint64) DocSketch {
+		if status != gpu.StatusOK {
+			return nil
+		}
+		sk := &simhashSketch{fp: fp, bits: m.bits}
+		if m.verify {
+			slices.Sort(hashes)
+			sk.set = slices.Compact(hashes)
+		}
+		return sk
+	}
 }
 
 // deferredSketch stands for the sketch of a document handed to the GPU,

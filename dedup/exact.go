@@ -120,4 +120,4 @@ func (exact) Match(a, b DocSketch) (float64, int, bool) {
 }
 
 // BytesPerDoc: one map entry per distinct text (id, index, map overhead).
-func (exact) BytesPerDoc(int) int { return 48 }
+func (exact) BytesPerDoc(int, int64, int64) (heap, mapped int64) { return 48, 0 }

@@ -132,8 +132,8 @@ func (f *jaccardFinder) Flush(emit func(Pair)) error {
 // shingle), the prefix postings of the join index and the corpus-wide
 // shingle ranking (a map entry per distinct shingle): about 28 bytes a
 // shingle in all, measured on 1 KB web documents at word 5-grams.
-func (m *jaccardMethod) BytesPerDoc(textBytes int) int {
-	return 28*shinglesPerText(m.shingle.Unit, textBytes) + 64
+func (m *jaccardMethod) BytesPerDoc(textBytes int, _, _ int64) (heap, mapped int64) {
+	return int64(28*shinglesPerText(m.shingle.Unit, textBytes) + 64), 0
 }
 
 // textView returns d.Text as a string without copying it. The string is

@@ -104,4 +104,4 @@ func (m *ksentenceMethod) Match(a, b DocSketch) (float64, int, bool) {
 
 // BytesPerDoc: one map entry per distinct fingerprint (16-byte key, index,
 // map overhead).
-func (m *ksentenceMethod) BytesPerDoc(int) int { return 48 }
+func (m *ksentenceMethod) BytesPerDoc(int, int64, int64) (heap, mapped int64) { return 48, 0 }

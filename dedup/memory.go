@@ -135,32 +135,23 @@ func (r *run) plan() MemoryPlan {
 	idBytes, textBytes := smp.idBytes/n, smp.textBytes/n
 	per, mapped := int64(defaultFinderBytesPerDoc), int64(0)
 	if me := r.caps.memory; me != nil {
-		per = int64(me.BytesPerDoc(int(textBytes)))
-	}
-	if mm, ok := r.method.(*minhashMethod); ok {
-		mapped = int64(mm.mappedBytesPerEntry())
-		// An exact copy of an earlier document joins it without entering
-		// the minhash index: its entry (index, signature) is not held.
-		if !mm.allPairs && !mm.leader && smp.n > 0 {
-			mapped -= mapped * smp.copies / smp.n
-		}
-		per = int64(mm.heapBytesPerDoc()) + mapped
+		var heap int64
+		heap, mapped = me.BytesPerDoc(int(textBytes), smp.copies, smp.n)
+		per = heap + mapped
 	}
 	p.EstimatedBytes = p.EstimatedDocs * (pipelineBytesPerDoc + idBytes + per)
 	if arena.OffHeap {
 		p.EstimatedMappedBytes = p.EstimatedDocs * mapped
 	}
-	if mm, ok := r.method.(*minhashMethod); ok && useComponents(r.method, r.cfg, r.in) {
-		// The component join (compFinder) holds no index for the whole
-		// run: the signatures go to a scratch file; at its peak (Flush)
-		// it holds every document's band keys (8 bytes a band), the
-		// union-find and the grouping (20 bytes), and one index a worker
-		// for the components being replayed, counted here as small ones
-		// (a giant component of templated pages holds an entry a
-		// member: the whole index, as the streaming Finder does).
+	if r.useComponents() {
+		// The component join holds no index for the whole run, but one
+		// index a worker for the components being replayed, counted here
+		// as small ones (a giant component of templated pages holds an
+		// entry a member: the whole index, as the streaming Finder does).
+		perDoc, perEntry := r.caps.components.componentBytes()
 		entries := min(p.EstimatedDocs, int64(r.cfg.workers()*replayReuseMax))
-		mapped = int64(mm.mappedBytesPerEntry())
-		p.EstimatedBytes = p.EstimatedDocs*(pipelineBytesPerDoc+idBytes+int64(mm.heapBytesPerDoc())+int64(8*mm.params.Bands)+20) + entries*mapped
+		mapped = perEntry
+		p.EstimatedBytes = p.EstimatedDocs*(pipelineBytesPerDoc+idBytes+perDoc) + entries*mapped
 		if arena.OffHeap {
 			p.EstimatedMappedBytes = entries * mapped
 		}
@@ -268,7 +259,7 @@ func (r *run) sample() planSample {
 		smp.sketchBytes += int64(sketchMemory(s))
 		if k := r.caps.keyed; k != nil {
 			keys = k.AppendKeys(keys[:0], s)
-			if split, ok := k.(splitKeyed); ok {
+			if split := r.caps.split; split != nil {
 				enc, _ = split.appendCore(enc[:0], s)
 			} else {
 				enc = k.AppendSketch(enc[:0], s)

@@ -2,6 +2,7 @@ package dedup
 
 import (
 	"fmt"
+	"io"
 	"math"
 	"slices"
 	"strings"
@@ -124,48 +125,72 @@ func methodList() string { return strings.Join(methodNames, ", ") }
 //
 // A Method implements the small interface above; everything else a method
 // can do is one of the optional interfaces below, all declared here and
-// found once per run by capabilitiesOf (the pipeline asks nothing else of
-// a method by type assertion). A Finder may in the same way be a
-// DropFinder or a keptChecker.
+// found once, by capabilitiesOf: a new method declares a capability by
+// implementing its interface, and nothing else in the package asks a
+// Method what it is by type assertion. A Finder's own optional interfaces
+// are found the same way, once, by finderCapabilitiesOf. TestCapabilities
+// holds this table to the code.
 //
 //	capability       interface        methods
 //	spill path       Keyed            minhash, simhash, exact, ksentence (not under leader clustering)
+//	spilled sets     splitKeyed       minhash
 //	checkpoints      SketchCodec      minhash, simhash, exact, ksentence
 //	memory plan      memoryEstimator  every method
 //	pre-pass         PrePass          simhash (tfidf)
 //	state kept       persister        bloom (BloomFile), simhash (SaveIDF)
-//	cliques          cliquer          exact, ksentence, bloom
+//	component join   componentJoiner  minhash (not leader, all pairs, direct)
+//	staged pipeline  stagedMethod     minhash, simhash, exact, ksentence (bloom: says why not)
+//	GPU sketches     gpuSigner        minhash, simhash
+//	leader clusters  leaderClusterer  minhash, simhash
+//	cliques          cliquer          exact, ksentence, bloom (not bloom-overlap)
 //	Hamming measure  hammingReporter  simhash
-//	unnamed drops    DropFinder       bloom's finders
-//	kept check       keptChecker      minhash's and simhash's finders
-//	keep order       keepOrdered      minhash's and simhash's finders
+//
+//	finder capability  interface      finders
+//	unnamed drops      DropFinder     bloom's
+//	kept check         keptChecker    minhash's and simhash's
+//	keep order         keepOrdered    minhash's and simhash's
+//	run's resources    scratchFinder  minhash's streaming Finder
+//	closing            io.Closer      the minhash Finders, the spill Finder
 
 // capabilities are the optional interfaces a run's method implements
 // (nil or false where it does not).
 type capabilities struct {
-	keyed   Keyed
-	codec   SketchCodec
-	memory  memoryEstimator
-	prePass PrePass
-	persist persister
-	cliques bool // every two members of a cluster are a pair (cliquer)
-	hamming bool // pairs' similarity is 1 - distance/bits (hammingReporter)
+	keyed      Keyed
+	split      splitKeyed // keyed, when the spill path keeps its sets apart
+	codec      SketchCodec
+	memory     memoryEstimator
+	prePass    PrePass
+	persist    persister
+	components componentJoiner // nil when this run's join cannot use it
+	staged     stagedMethod
+	gpu        gpuSigner
+	leader     bool // clusters by leader (leaderClusterer)
+	cliques    bool // every two members of a cluster are a pair (cliquer)
+	hamming    bool // pairs' similarity is 1 - distance/bits (hammingReporter)
 }
 
 // capabilitiesOf finds m's capabilities.
 func capabilitiesOf(m Method) capabilities {
 	var c capabilities
-	c.keyed, _ = m.(Keyed)
-	if l, ok := m.(leaderClusterer); ok && l.clustersByLeader() {
-		// The spill path joins each bucket's documents by single linkage
-		// in key order, which cannot follow keep order: a leader run
-		// stays in memory.
-		c.keyed = nil
+	if l, ok := m.(leaderClusterer); ok {
+		c.leader = l.clustersByLeader()
+	}
+	// The spill path joins each bucket's documents by single linkage in
+	// key order, which cannot follow keep order: a leader run stays in
+	// memory.
+	if k, ok := m.(Keyed); ok && !c.leader {
+		c.keyed = k
+		c.split, _ = m.(splitKeyed)
 	}
 	c.codec, _ = m.(SketchCodec)
 	c.memory, _ = m.(memoryEstimator)
 	c.prePass, _ = m.(PrePass)
 	c.persist, _ = m.(persister)
+	if j, ok := m.(componentJoiner); ok && j.componentJoin() {
+		c.components = j
+	}
+	c.staged, _ = m.(stagedMethod)
+	c.gpu, _ = m.(gpuSigner)
 	if cl, ok := m.(cliquer); ok {
 		c.cliques = cl.cliques()
 	}
@@ -173,6 +198,63 @@ func capabilitiesOf(m Method) capabilities {
 		c.hamming = h.HammingSimilarity()
 	}
 	return c
+}
+
+// finderCapabilities are the optional interfaces a Finder implements (nil
+// where it does not).
+type finderCapabilities struct {
+	drop      DropFinder
+	keptCheck keptChecker
+	keepOrder keepOrdered
+	scratch   scratchFinder
+	closer    io.Closer
+}
+
+// finderCapabilitiesOf finds f's capabilities.
+func finderCapabilitiesOf(f Finder) finderCapabilities {
+	var c finderCapabilities
+	c.drop, _ = f.(DropFinder)
+	c.keptCheck, _ = f.(keptChecker)
+	c.keepOrder, _ = f.(keepOrdered)
+	c.scratch, _ = f.(scratchFinder)
+	c.closer, _ = f.(io.Closer)
+	return c
+}
+
+// componentJoiner is implemented by methods that can find their clusters
+// as the connected components of the candidate graph, with compFinder
+// (minhash_comp.go): componentJoin reports whether this run's join can
+// (not under leader clustering, Options.AllPairs or the direct join);
+// componentBytes is what the component join holds a document at its
+// peak, and an index entry's mapped memory.
+type componentJoiner interface {
+	componentJoin() bool
+	newCompFinder(workers int, dir string) *compFinder
+	componentBytes() (perDoc, perEntry int64)
+}
+
+// stagedMethod is implemented by methods that may run in the staged
+// pipeline (--executor): stager returns what the staged tasks need of the
+// method, or why this configuration is not staged. The staged pipeline
+// calls it before it sketches (minhash's sketchers then compute the band
+// keys).
+type stagedMethod interface {
+	stager() (stager, error)
+}
+
+// gpuSigner is implemented by methods whose documents the GPU can sketch:
+// gpuSketches says whether the GPU must return each document's shingle
+// hashes and how a document's sketch is made from what it returns;
+// signOnly is true for `neardup sign`, which needs the signature only.
+type gpuSigner interface {
+	gpuSketches(signOnly bool) (hashes bool, make gpuSketchMaker)
+}
+
+// scratchFinder is implemented by Finders that use the run's workers (for
+// CountBelow) and scratch directory (for the shingle sets): the pipeline
+// calls useScratch before the first Add.
+type scratchFinder interface {
+	useScratch(workers int, dir string)
 }
 
 // hammingReporter is implemented by methods whose pairs' similarity may be
@@ -287,7 +369,11 @@ type SketchCodec interface {
 }
 
 // memoryEstimator is implemented by methods that know what their Finder
-// holds per document, given the average size of a document's text.
+// holds a document, given what the plan's sample found: the average size
+// of a document's text, and that copies of its n documents are an exact
+// copy of an earlier one (after normalisation). heap is on the Go heap;
+// mapped is outside it under arena.OffHeap (an index entry's share), on
+// it otherwise.
 type memoryEstimator interface {
-	BytesPerDoc(textBytes int) int
+	BytesPerDoc(textBytes int, copies, n int64) (heap, mapped int64)
 }

@@ -527,9 +527,10 @@ func (f *minhashFinder) Add(i int, s DocSketch, emit func(Pair)) error {
 	return f.add(i, sk, emit)
 }
 
-// setsDir sets the directory of the shingle sets' scratch file ("" for
-// os.TempDir()); the pipeline passes its --tmp-dir.
-func (f *minhashFinder) setsDir(dir string) { f.sets.dir = dir }
+// useScratch sets the goroutines of CountBelow and the directory of the
+// shingle sets' scratch file ("" for os.TempDir()); the pipeline passes
+// its workers and --tmp-dir.
+func (f *minhashFinder) useScratch(workers int, dir string) { f.workers, f.sets.dir = workers, dir }
 
 // Close removes the shingle sets' scratch file and releases the index and
 // the signatures if Flush did not.
@@ -1139,10 +1140,15 @@ func (m *minhashMethod) DecodeSketch(b []byte) (DocSketch, error) {
 }
 
 // BytesPerDoc: the heap's share (heapBytesPerDoc) and an index entry's
-// (mappedBytesPerEntry), as if every document entered the index (an exact
-// copy of an earlier one does not: the plan counts that).
-func (m *minhashMethod) BytesPerDoc(textBytes int) int {
-	return m.heapBytesPerDoc() + m.mappedBytesPerEntry()
+// (mappedBytesPerEntry) for the documents that enter the index: an exact
+// copy of an earlier document joins it without entering, except under
+// leader clustering and Options.AllPairs.
+func (m *minhashMethod) BytesPerDoc(_ int, copies, n int64) (heap, mapped int64) {
+	mapped = int64(m.mappedBytesPerEntry())
+	if !m.allPairs && !m.leader && n > 0 {
+		mapped -= mapped * copies / n
+	}
+	return int64(m.heapBytesPerDoc()), mapped
 }
 
 // heapBytesPerDoc is what the Finder keeps on the Go heap a document: the

@@ -67,17 +67,29 @@ const (
 	sigsSuffix = ".bin"
 )
 
-// useComponents reports whether a run uses the component join: the
-// minhash method's default, --verify and --estimate-only joins with
-// connected components, more than one worker (or forceComponents, for
-// tests), no index lookups (their pairs lines are written between the
-// Finder's).
-func useComponents(m Method, cfg Options, in Input) bool {
-	mm, ok := m.(*minhashMethod)
-	if !ok || mm.leader || mm.allPairs || mm.direct || len(in.AgainstIndexes) > 0 {
+// useComponents reports whether a run uses the component join: a method
+// whose join can (componentJoiner: the minhash method's default, --verify
+// and --estimate-only joins with connected components), more than one
+// worker (or forceComponents, for tests), no index lookups (their pairs
+// lines are written between the Finder's).
+func (r *run) useComponents() bool {
+	if r.caps.components == nil || len(r.in.AgainstIndexes) > 0 {
 		return false
 	}
-	return cfg.workers() > 1 || forceComponents
+	return r.cfg.workers() > 1 || forceComponents
+}
+
+// componentJoin: the component join replaces the streaming Finder of the
+// default, --verify and --estimate-only joins with connected components.
+func (m *minhashMethod) componentJoin() bool { return !m.leader && !m.allPairs && !m.direct }
+
+// componentBytes: the signatures go to a scratch file; at its peak
+// (Flush) the component join holds every document's band keys (8 bytes a
+// band), the union-find and the grouping (20 bytes), beside the streaming
+// Finder's per-document heap (heapBytesPerDoc); an index entry is the
+// streaming Finder's.
+func (m *minhashMethod) componentBytes() (perDoc, perEntry int64) {
+	return int64(m.heapBytesPerDoc() + 8*m.params.Bands + 20), int64(m.mappedBytesPerEntry())
 }
 
 // forceComponents makes a run with one worker use the component join too
@@ -110,7 +122,9 @@ type compFinder struct {
 	ctx context.Context
 }
 
-func newCompFinder(m *minhashMethod, workers int, dir string) *compFinder {
+// newCompFinder returns the component join's Finder, with workers
+// goroutines for the replay and its scratch files in dir.
+func (m *minhashMethod) newCompFinder(workers int, dir string) *compFinder {
 	k := m.spec.MinHash.NumPerm
 	b := m.params.Bands
 	f := &compFinder{m: m, k: k, bands: b, workers: max(workers, 1), stride: 8*b + (2*(k+1)+7)/8*8}

@@ -471,6 +471,8 @@ type run struct {
 	finder      Finder   // the run's finder, until finish has asked it about the kept documents
 	outputs     []output // committed together at the end
 	closers     []io.Closer
+	// finderCaps are the finder's capabilities, found once.
+	finderCaps finderCapabilities
 }
 
 // mark is the start of a stage: the wall clock and the CPU time used so far.
@@ -716,6 +718,7 @@ func (r *run) pass1(ctx context.Context) error {
 	start := newMark()
 	r.in.Progress.Stage("read, sketch, find", r.stats.Memory.EstimatedDocs)
 	var finder Finder
+	var comp *compFinder // the component join's Finder, when it is the run's
 	if r.stats.Memory.Spill {
 		sf, err := newSpillFinder(r.caps.keyed, r.out.TmpDir, r.stats.Memory.BudgetBytes)
 		if err != nil {
@@ -723,30 +726,25 @@ func (r *run) pass1(ctx context.Context) error {
 		}
 		sf.all = r.cfg.AllPairs
 		sf.setWorkers(r.cfg.workers())
-		r.closers = append(r.closers, sf)
 		finder = sf
-	} else if useComponents(r.method, r.cfg, r.in) {
-		cf := newCompFinder(r.method.(*minhashMethod), r.cfg.workers(), r.out.TmpDir)
-		cf.ctx = ctx
+	} else if r.useComponents() {
+		comp = r.caps.components.newCompFinder(r.cfg.workers(), r.out.TmpDir)
+		comp.ctx = ctx
 		r.pairsLater = r.pairsBuf != nil
-		r.closers = append(r.closers, cf)
-		finder = cf
+		finder = comp
 	} else {
 		var err error
 		if finder, err = r.method.NewFinder(); err != nil {
 			return err
 		}
-		if mf, ok := finder.(*minhashFinder); ok {
-			mf.workers = r.cfg.workers()
-		}
-		if s, ok := finder.(interface{ setsDir(string) }); ok {
-			s.setsDir(r.out.TmpDir) // the minhash Finder's scratch file
-		}
-		if c, ok := finder.(io.Closer); ok {
-			r.closers = append(r.closers, c)
-		}
 	}
-	r.finder = finder
+	r.finder, r.finderCaps = finder, finderCapabilitiesOf(finder)
+	if s := r.finderCaps.scratch; s != nil {
+		s.useScratch(r.cfg.workers(), r.out.TmpDir)
+	}
+	if c := r.finderCaps.closer; c != nil {
+		r.closers = append(r.closers, c)
+	}
 	r.uf = cluster.NewUnionFind(0)
 	if len(r.in.AgainstIndexes) > 0 {
 		r.checkers = make([][]func(string) (string, float64, bool, error), r.cfg.workers())
@@ -762,7 +760,7 @@ func (r *run) pass1(ctx context.Context) error {
 		defer func() { r.checkers = nil }()
 	}
 	emit := r.emitter()
-	df, _ := finder.(DropFinder)
+	df := r.finderCaps.drop
 	drop := func(i int, _ float64) {
 		if i >= r.nOld { // an old document is never removed
 			if r.dropped == nil {
@@ -804,7 +802,7 @@ func (r *run) pass1(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if ko, ok := finder.(keepOrdered); ok && r.cfg.Keep == cluster.Longest {
+	if ko := r.finderCaps.keepOrder; ko != nil && r.cfg.Keep == cluster.Longest {
 		ko.SetKeepLength(r.keepLength())
 	}
 	if r.in.OnFirstPass != nil {
@@ -813,9 +811,9 @@ func (r *run) pass1(ctx context.Context) error {
 	if err := finder.Flush(emit); err != nil {
 		return err
 	}
-	if cf, ok := finder.(*compFinder); ok {
-		r.serial.add("components", cf.serialComp)
-		r.serial.add("emit pairs", cf.serialEmit)
+	if comp != nil {
+		r.serial.add("components", comp.serialComp)
+		r.serial.add("emit pairs", comp.serialEmit)
 	}
 	if sf, ok := finder.(*spillFinder); ok {
 		parts, _ := sf.serial.report()
@@ -856,8 +854,8 @@ func (r *run) pass1(ctx context.Context) error {
 		bytes += b
 	}
 	r.stage("read+sketch+find", start, int64(len(r.ids)), bytes)
-	if cf, ok := finder.(*compFinder); ok {
-		r.stats.Phases = append(r.stats.Phases, cf.phases...)
+	if comp != nil {
+		r.stats.Phases = append(r.stats.Phases, comp.phases...)
 	}
 	return nil
 }
@@ -1075,7 +1073,7 @@ func (r *run) finish(ctx context.Context) error {
 	// The exact check of the removed documents (a statistic) runs
 	// beside the rest of finish and the write stage.
 	below := make(chan *int, 1)
-	if kc, ok := r.finder.(keptChecker); ok {
+	if kc := r.finderCaps.keptCheck; kc != nil {
 		go func() {
 			var p *int
 			if n, ok := kc.CountBelow(keep, r.nOld); ok {
@@ -1092,7 +1090,7 @@ func (r *run) finish(ctx context.Context) error {
 			<-below
 		}
 	}()
-	r.finder = nil
+	r.finder, r.finderCaps = nil, finderCapabilities{}
 	span = startSerial()
 	// A cluster with a document found in an index goes: the indexed
 	// document is its kept member, as an old corpus's would be.

@@ -451,12 +451,12 @@ func (m *simhashMethod) Match(a, b DocSketch) (float64, int, bool) {
 // radix-sorted table at Flush (about 120 bytes a document), and with
 // --verify the shingle set (8 bytes a shingle; about one shingle for every
 // 6 bytes of word text or every byte of character text).
-func (m *simhashMethod) BytesPerDoc(textBytes int) int {
-	per := 120
+func (m *simhashMethod) BytesPerDoc(textBytes int, _, _ int64) (heap, mapped int64) {
+	heap = 120
 	if m.verify {
-		per += 8*shinglesPerText(m.shingle.Unit, textBytes) + 24
+		heap += int64(8*shinglesPerText(m.shingle.Unit, textBytes) + 24)
 	}
-	return per
+	return heap, 0
 }
 
 // shinglesPerText estimates the shingles of a text of n bytes.

@@ -120,7 +120,7 @@ func newSpillFinder(m Keyed, dir string, budget int64) (*spillFinder, error) {
 	sf := &spillFinder{m: m, sorter: extsort.New(dir, budget/4), sketchF: f, sketchW: newAsyncWriter(f),
 		batchBytes: max(budget/4, spillBatchMin),
 		readMax:    spillReadMax, gapMax: spillGapMax}
-	sf.split, _ = m.(splitKeyed)
+	sf.split = capabilitiesOf(m).split
 	sf.sets.dir = dir
 	sf.sets.wrap = func(file *os.File) io.Writer {
 		sf.setsW = newAsyncWriter(file)

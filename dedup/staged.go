@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 
 	"github.com/neardup/neardup/cluster"
@@ -289,8 +288,9 @@ func JoinComponents(ctx context.Context, cfg Options, docs []JoinDoc, opts JoinO
 	if err != nil {
 		return nil, err
 	}
-	if c, ok := f.(io.Closer); ok {
-		defer c.Close()
+	fc := finderCapabilitiesOf(f)
+	if fc.closer != nil {
+		defer fc.closer.Close()
 	}
 	var length func(int) int
 	if cfg.Keep == cluster.Longest {
@@ -333,8 +333,8 @@ func JoinComponents(ctx context.Context, cfg Options, docs []JoinDoc, opts JoinO
 			return nil, ctx.Err()
 		}
 	}
-	if ko, ok := f.(keepOrdered); ok && length != nil {
-		ko.SetKeepLength(length)
+	if fc.keepOrder != nil && length != nil {
+		fc.keepOrder.SetKeepLength(length)
 	}
 	if err := f.Flush(emit); err != nil {
 		return nil, err
@@ -351,8 +351,8 @@ func JoinComponents(ctx context.Context, cfg Options, docs []JoinDoc, opts JoinO
 		res.PairLines, res.PairsByDoc = pairLines(st, cfg, m, docs, sks, pairs)
 	}
 	keep := cluster.Keep(uf, cfg.Keep, length)
-	if kc, ok := f.(keptChecker); ok {
-		if n, ok := kc.CountBelow(keep, 0); ok {
+	if fc.keptCheck != nil {
+		if n, ok := fc.keptCheck.CountBelow(keep, 0); ok {
 			res.Below = &n
 		}
 	}
@@ -404,10 +404,7 @@ func allPairsOf(ps []Pair, uf *cluster.UnionFind, from, n int, cliques bool) []P
 // order in the whole run's pairs file (see JoinResult.PairsByDoc).
 func pairLines(st stager, cfg Options, m Method, docs []JoinDoc, sks []DocSketch, pairs []Pair) ([]JoinPair, bool) {
 	po, _ := st.(pairOrderer)
-	leaderLongest := cfg.Keep == cluster.Longest
-	if l, ok := m.(leaderClusterer); !ok || !l.clustersByLeader() {
-		leaderLongest = false
-	}
+	leaderLongest := cfg.Keep == cluster.Longest && capabilitiesOf(m).leader
 	out := make([]JoinPair, 0, len(pairs))
 	byDoc := true
 	for _, p := range pairs {

@@ -80,29 +80,40 @@ type pairOrderer interface {
 
 // stagerOf returns m's stager, or why m is not staged.
 func stagerOf(m Method) (stager, error) {
-	switch m := m.(type) {
-	case *minhashMethod:
-		if m.direct {
-			return nil, fmt.Errorf("this minhash join (direct) is not staged; run it without --executor")
-		}
-		m.bandKeys = true // the sketchers compute the band keys
-		return minhashStager{m}, nil
-	case *simhashMethod:
-		switch {
-		case m.NeedsPrePass():
-			return nil, fmt.Errorf("--weights tfidf: the IDF table is learned from the whole input before any document is sketched, which the staged pipeline (--executor) does not do; give a table with --idf (a plain run's --save-idf writes one), or run without --executor")
-		case m.saveIDF != "":
-			return nil, fmt.Errorf("--save-idf: not with --executor; run without --executor")
-		}
-		return &simhashStager{keyedStager: keyedStager{m}, m: m}, nil
-	case exact:
-		return keyedStager{m}, nil
-	case *ksentenceMethod:
-		return keyedStager{m}, nil
-	case *bloomMethod:
-		return nil, fmt.Errorf("--method %s: the staged pipeline (--executor) does not run it: a Bloom filter's answer for a document depends on every key inserted before it, in input order, not on its near-duplicates alone; run it without --executor", m.Name())
+	if sm := capabilitiesOf(m).staged; sm != nil {
+		return sm.stager()
 	}
 	return nil, fmt.Errorf("--method %s: the staged pipeline (--executor) does not run it (its candidate pairs are not keyed); run it without --executor", m.Name())
+}
+
+// stager: the band keys, which the sketchers then compute, and the
+// staged sketch; not the direct join.
+func (m *minhashMethod) stager() (stager, error) {
+	if m.direct {
+		return nil, fmt.Errorf("this minhash join (direct) is not staged; run it without --executor")
+	}
+	m.bandKeys = true // the sketchers compute the band keys
+	return minhashStager{m}, nil
+}
+
+// stager: not while the IDF table is to be learned or saved.
+func (m *simhashMethod) stager() (stager, error) {
+	switch {
+	case m.NeedsPrePass():
+		return nil, fmt.Errorf("--weights tfidf: the IDF table is learned from the whole input before any document is sketched, which the staged pipeline (--executor) does not do; give a table with --idf (a plain run's --save-idf writes one), or run without --executor")
+	case m.saveIDF != "":
+		return nil, fmt.Errorf("--save-idf: not with --executor; run without --executor")
+	}
+	return &simhashStager{keyedStager: keyedStager{m}, m: m}, nil
+}
+
+func (m exact) stager() (stager, error) { return keyedStager{m}, nil }
+
+func (m *ksentenceMethod) stager() (stager, error) { return keyedStager{m}, nil }
+
+// stager: never (it is a stagedMethod to say why).
+func (m *bloomMethod) stager() (stager, error) {
+	return nil, fmt.Errorf("--method %s: the staged pipeline (--executor) does not run it: a Bloom filter's answer for a document depends on every key inserted before it, in input order, not on its near-duplicates alone; run it without --executor", m.Name())
 }
 
 // minhashStager stages minhash: the sketch is appendStaged's, the keys
@@ -145,7 +156,7 @@ func (s minhashStager) streaming() bool { return s.m.leader || s.m.allPairs }
 
 func (s minhashStager) joinFinder(ctx context.Context, workers int, tmpDir string, _ int64, docs []JoinDoc) (Finder, error) {
 	if !s.streaming() {
-		f := newCompFinder(s.m, workers, tmpDir)
+		f := s.m.newCompFinder(workers, tmpDir)
 		f.sets.memOnly = true // the task's budget counts them: no scratch file
 		f.sets.pending = make([]uint64, 0, s.m.stagedSetsLen(docs))
 		f.ctx = ctx
@@ -155,10 +166,10 @@ func (s minhashStager) joinFinder(ctx context.Context, workers int, tmpDir strin
 	if err != nil {
 		return nil, err
 	}
-	mf := f.(*minhashFinder)
-	mf.workers = workers
-	mf.setsDir(tmpDir)
-	return mf, nil
+	if sc := finderCapabilitiesOf(f).scratch; sc != nil {
+		sc.useScratch(workers, tmpDir)
+	}
+	return f, nil
 }
 
 func (s minhashStager) countsBelow() bool { return s.m.join.needSets() }
@@ -196,8 +207,7 @@ func (s keyedStager) countsBelow() bool {
 	if err != nil {
 		return false
 	}
-	_, ok := f.(keptChecker)
-	return ok
+	return finderCapabilitiesOf(f).keptCheck != nil
 }
 
 func (s keyedStager) facts(planned Facts, _ int64) (Facts, error) { return planned, nil }

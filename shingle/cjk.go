@@ -41,16 +41,14 @@ func LoadCJK() error {
 	return err
 }
 
-// appendCJKWords appends CJKWord tokens: gse segments that hold a CJK
-// character are one token each; other segments are split as Word. New
-// has loaded the dictionary (a Shingler for CJKWord exists only then).
-func appendCJKWords(dst []int32, text string) []int32 {
+// appendCJKWords appends CJKWord tokens, as seg segments text: gse
+// segments that hold a CJK character are one token each; other segments
+// are split as Word. seg is the Shingler's, loaded by New, which fails
+// when the dictionary cannot load rather than tokenise some other way and
+// change the sketches.
+func appendCJKWords(seg *gse.Segmenter, dst []int32, text string) []int32 {
 	if len(text) == 0 {
 		return dst
-	}
-	seg, err := segmenter()
-	if err != nil {
-		return appendWords(dst, text, 0) // unreachable: New failed instead
 	}
 	b := unsafe.Slice(unsafe.StringData(text), len(text)) // read-only view
 	for _, s := range seg.Segment(b) {

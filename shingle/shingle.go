@@ -47,6 +47,7 @@ import (
 	"unicode/utf8"
 	"unsafe"
 
+	"github.com/go-ego/gse"
 	"github.com/zeebo/xxh3"
 )
 
@@ -117,6 +118,7 @@ type Shingler struct {
 	unit Unit
 	n    int
 	seed uint64
+	seg  *gse.Segmenter // the shared segmenter, for CJKWord
 	// bounds holds the start and the end of each token in turn: token t
 	// is text[bounds[2t]:bounds[2t+1]].
 	bounds []int32
@@ -136,18 +138,20 @@ func New(opts Options) (*Shingler, error) {
 	default:
 		return nil, fmt.Errorf("shingle: unknown unit %d", opts.Unit)
 	}
+	var seg *gse.Segmenter
 	if opts.Unit == CJKWord {
 		// Loaded here, once per process, so that a dictionary that cannot
 		// load is an error rather than word tokens in its place, which
-		// would change every sketch without a word (issue 30 item 7).
-		if err := LoadCJK(); err != nil {
+		// would change every sketch without a word.
+		var err error
+		if seg, err = segmenter(); err != nil {
 			return nil, fmt.Errorf("shingle: unit cjk-word: the Chinese word dictionary did not load: %w", err)
 		}
 	}
 	if opts.Seed == 0 {
 		opts.Seed = DefaultSeed
 	}
-	return &Shingler{unit: opts.Unit, n: opts.N, seed: opts.Seed}, nil
+	return &Shingler{unit: opts.Unit, n: opts.N, seed: opts.Seed, seg: seg}, nil
 }
 
 // N returns the n-gram size.
@@ -249,7 +253,7 @@ func (s *Shingler) tokenize(text string) {
 	case Word:
 		s.bounds = appendWords(s.bounds, text, 0)
 	case CJKWord:
-		s.bounds = appendCJKWords(s.bounds, text)
+		s.bounds = appendCJKWords(s.seg, s.bounds, text)
 	}
 }
 

@@ -52,7 +52,7 @@ func newMethod(cfg dedup.Options) (*method, error) {
 	if !ok {
 		return nil, fmt.Errorf("--method %s: %w: its candidates are not bucket keys (minhash, simhash, exact and ksentence are)", cfg.Method, ErrMethod)
 	}
-	if pp, ok := m.(interface{ NeedsPrePass() bool }); ok && pp.NeedsPrePass() {
+	if pp, ok := m.(dedup.PrePass); ok && pp.NeedsPrePass() {
 		return nil, fmt.Errorf("--method %s --weights %s: %w: it learns weights in a pass over the whole corpus (give --idf FILE)", cfg.Method, cfg.Spec.SimHash.Weights, ErrMethod)
 	}
 	// The normalisation of `neardup dedup`: the run's resolved sketch

@@ -42,10 +42,24 @@ type readOptions struct {
 	TextField   string
 	IDField     string
 	MaxDocBytes int
+	HTMLMain    bool
+}
+
+// readOptionsOf returns the reader settings of a run of opts: those
+// `neardup dedup` reads with (dedup.Options.ReaderOptions, which sets
+// HTMLMain under --html without --html-all). HTMLMain matters to the web
+// archive readers only, which the pipeline does not use (supported): with
+// it, a reader added for them reads as `neardup dedup` does.
+func readOptionsOf(opts Options) (readOptions, error) {
+	ro, err := opts.Config.ReaderOptions(corpus.Options{TextField: opts.TextField, IDField: opts.IDField, MaxDocBytes: opts.MaxDocBytes})
+	if err != nil {
+		return readOptions{}, err
+	}
+	return readOptions{TextField: ro.TextField, IDField: ro.IDField, MaxDocBytes: ro.MaxDocBytes, HTMLMain: ro.HTMLMain}, nil
 }
 
 func (o readOptions) corpus() corpus.Options {
-	return corpus.Options{TextField: o.TextField, IDField: o.IDField, MaxDocBytes: o.MaxDocBytes}
+	return corpus.Options{TextField: o.TextField, IDField: o.IDField, MaxDocBytes: o.MaxDocBytes, HTMLMain: o.HTMLMain}
 }
 
 // supported reports whether the pipeline reads name: JSONL (.jsonl,

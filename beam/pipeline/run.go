@@ -139,6 +139,10 @@ func Run(ctx context.Context, opts Options) (*Stats, error) {
 	if err := checkConfig(opts.Config); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrUsage, err)
 	}
+	read, err := readOptionsOf(opts)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrUsage, err)
+	}
 	files, err := expandInputs(ctx, opts.Inputs)
 	if err != nil {
 		return nil, err
@@ -146,7 +150,7 @@ func Run(ctx context.Context, opts Options) (*Stats, error) {
 	out := strings.TrimSuffix(opts.Output, "/")
 	r := &run{opts: opts, files: files,
 		tmp:  fmt.Sprintf("%s/_tmp-%s-%08x", out, time.Now().UTC().Format("20060102T150405"), rand.Uint32()),
-		read: readOptions{TextField: opts.TextField, IDField: opts.IDField, MaxDocBytes: opts.MaxDocBytes}}
+		read: read}
 	m, _ := dedup.NewMethod(opts.Config)
 	r.stats = Stats{Runner: opts.Runner, Method: opts.Config.Method, Params: m.Facts(), Keep: opts.Config.Keep.String(), Files: len(files)}
 	defer r.removeTmp(context.WithoutCancel(ctx))
