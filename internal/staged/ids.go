@@ -3,7 +3,6 @@ package staged
 import (
 	"bufio"
 	"bytes"
-	"container/heap"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -11,6 +10,8 @@ import (
 	"slices"
 
 	"github.com/zeebo/xxh3"
+
+	"github.com/neardup/neardup/internal/heapx"
 )
 
 // The duplicate ids of --stats (dedup's duplicate_ids and
@@ -120,21 +121,9 @@ func (r *idRun) next() error {
 	return nil
 }
 
-// idRuns is a heap of runs by their current (hash, id, document).
-type idRuns []*idRun
-
-func (h idRuns) Len() int { return len(h) }
-func (h idRuns) Less(a, b int) bool {
-	x, y := h[a], h[b]
+// idRunBefore orders runs by their current (hash, id, document).
+func idRunBefore(x, y *idRun) bool {
 	return compareIDs(x.hash, x.id, x.doc, y.hash, y.id, y.doc) < 0
-}
-func (h idRuns) Swap(a, b int) { h[a], h[b] = h[b], h[a] }
-func (h *idRuns) Push(x any)   { *h = append(*h, x.(*idRun)) }
-func (h *idRuns) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
 }
 
 // dupID is an id that more than one document has, and its second
@@ -180,9 +169,9 @@ func (d *dupIDs) list(doc uint64, id []byte) {
 // sign task s's runs, off[s] its first document) and counts its
 // duplicate ids. Each run is read through a buffer of bufSize bytes.
 func (j *Job) countDupIDs(ctx context.Context, q int, runs []int, off []int64, bufSize int) (*dupIDs, error) {
-	h := make(idRuns, 0, len(runs))
+	h := heapx.New(make([]*idRun, 0, len(runs)), idRunBefore)
 	defer func() {
-		for _, r := range h {
+		for _, r := range h.Items() {
 			r.c.Close()
 		}
 	}()
@@ -199,19 +188,18 @@ func (j *Job) countDupIDs(ctx context.Context, q int, runs []int, off []int64, b
 				return nil, err
 			}
 			if r.ok {
-				h = append(h, r)
+				h.Push(r)
 			} else {
 				rc.Close()
 			}
 		}
 	}
-	heap.Init(&h)
 	d := &dupIDs{}
 	var id []byte // the id of the current run of equal ids
 	var hash uint64
 	seen := 0 // its documents so far
-	for k := 0; len(h) > 0; k++ {
-		r := h[0]
+	for k := 0; h.Len() > 0; k++ {
+		r := h.Top()
 		if seen > 0 && r.hash == hash && bytes.Equal(r.id, id) {
 			if seen++; seen == 2 {
 				d.n++
@@ -224,10 +212,10 @@ func (j *Job) countDupIDs(ctx context.Context, q int, runs []int, off []int64, b
 			return nil, err
 		}
 		if r.ok {
-			heap.Fix(&h, 0)
+			h.FixTop()
 		} else {
 			r.c.Close()
-			heap.Pop(&h)
+			h.Pop()
 		}
 		if k%(1<<16) == 0 && ctx.Err() != nil {
 			return nil, ctx.Err()

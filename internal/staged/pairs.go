@@ -3,7 +3,6 @@ package staged
 import (
 	"bufio"
 	"bytes"
-	"container/heap"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -11,6 +10,7 @@ import (
 	"math/bits"
 
 	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/internal/heapx"
 	"github.com/neardup/neardup/internal/objstore"
 )
 
@@ -97,23 +97,12 @@ func (p *pairsSource) next() (bool, error) {
 	return true, nil
 }
 
-// pairsHeap orders the sources by their current pair, then by join.
-type pairsHeap []*pairsSource
-
-func (h pairsHeap) Len() int { return len(h) }
-func (h pairsHeap) Less(a, b int) bool {
-	if c := bytes.Compare(h[a].order, h[b].order); c != 0 {
+// pairsBefore orders the sources by their current pair, then by join.
+func pairsBefore(a, b *pairsSource) bool {
+	if c := bytes.Compare(a.order, b.order); c != 0 {
 		return c < 0
 	}
-	return h[a].g < h[b].g
-}
-func (h pairsHeap) Swap(a, b int) { h[a], h[b] = h[b], h[a] }
-func (h *pairsHeap) Push(x any)   { *h = append(*h, x.(*pairsSource)) }
-func (h *pairsHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
+	return a.g < b.g
 }
 
 // writePairs merges pairs shard s of every join into P/part-s.jsonl.
@@ -127,9 +116,9 @@ func (j *Job) writePairs(ctx context.Context, s int) error {
 	}
 	defer out.Close()
 	return out.Put(ctx, PartName(s), func(w io.Writer) error {
-		var h pairsHeap
+		h := heapx.New(make([]*pairsSource, 0, j.Plan.Tasks), pairsBefore)
 		defer func() {
-			for _, p := range h {
+			for _, p := range h.Items() {
 				p.r.Close()
 			}
 		}()
@@ -147,15 +136,14 @@ func (j *Job) writePairs(ctx context.Context, s int) error {
 				}
 				continue
 			}
-			h = append(h, p)
+			h.Push(p)
 		}
-		heap.Init(&h)
 		bw := bufio.NewWriterSize(w, 1<<20)
-		for n := 0; len(h) > 0; n++ {
+		for n := 0; h.Len() > 0; n++ {
 			if n%4096 == 0 && ctx.Err() != nil {
 				return ctx.Err()
 			}
-			p := h[0]
+			p := h.Top()
 			if _, err := bw.Write(p.line); err != nil {
 				return err
 			}
@@ -164,10 +152,10 @@ func (j *Job) writePairs(ctx context.Context, s int) error {
 				return err
 			}
 			if ok {
-				heap.Fix(&h, 0)
+				h.FixTop()
 			} else {
 				p.r.Close()
-				heap.Pop(&h)
+				h.Pop()
 			}
 		}
 		return bw.Flush()

@@ -2,9 +2,10 @@ package staged
 
 import (
 	"bufio"
-	"container/heap"
 	"context"
 	"fmt"
+
+	"github.com/neardup/neardup/internal/heapx"
 )
 
 // removals merges the files join/*/s-S (each the removed documents of
@@ -12,7 +13,7 @@ import (
 // document order, holding a read buffer a file and one removal each: a
 // write task's memory does not grow with its shard.
 type removals struct {
-	h    removalRuns
+	h    *heapx.Heap[*removalRun] // by document
 	prev uint64
 	seen bool
 	n    int64 // removals returned so far
@@ -42,7 +43,7 @@ func (rr *removalRun) next() (bool, error) {
 
 // openRemovals opens the join tasks' removals of shard s.
 func (j *Job) openRemovals(ctx context.Context, s int) (*removals, error) {
-	rm := &removals{}
+	rm := &removals{h: heapx.New(make([]*removalRun, 0, j.Plan.Tasks), func(a, b *removalRun) bool { return a.doc < b.doc })}
 	for g := range j.Plan.Tasks {
 		r, err := j.Work.Open(ctx, joinOf(g, s))
 		if err != nil {
@@ -60,23 +61,22 @@ func (j *Job) openRemovals(ctx context.Context, s int) (*removals, error) {
 			}
 			continue
 		}
-		rm.h = append(rm.h, rr)
+		rm.h.Push(rr)
 	}
-	heap.Init(&rm.h)
 	return rm, nil
 }
 
 // peek returns the next removal's document, ok false at the end.
 func (rm *removals) peek() (doc uint64, ok bool) {
-	if len(rm.h) == 0 {
+	if rm.h.Len() == 0 {
 		return 0, false
 	}
-	return rm.h[0].doc, true
+	return rm.h.Top().doc, true
 }
 
 // pop returns the next removal's cluster id and moves past it.
 func (rm *removals) pop() (string, error) {
-	rr := rm.h[0]
+	rr := rm.h.Top()
 	if rm.seen && rr.doc <= rm.prev {
 		return "", fmt.Errorf("%s: damaged work file: document %d removed twice or out of order", rr.r.name, rr.doc)
 	}
@@ -88,30 +88,16 @@ func (rm *removals) pop() (string, error) {
 		return "", err
 	}
 	if ok {
-		heap.Fix(&rm.h, 0)
+		rm.h.FixTop()
 	} else {
 		rr.r.Close()
-		heap.Pop(&rm.h)
+		rm.h.Pop()
 	}
 	return cluster, nil
 }
 
 func (rm *removals) Close() {
-	for _, rr := range rm.h {
-		rr.r.Close()
+	for rm.h.Len() > 0 {
+		rm.h.Pop().r.Close()
 	}
-	rm.h = nil
-}
-
-type removalRuns []*removalRun
-
-func (h removalRuns) Len() int           { return len(h) }
-func (h removalRuns) Less(a, b int) bool { return h[a].doc < h[b].doc }
-func (h removalRuns) Swap(a, b int)      { h[a], h[b] = h[b], h[a] }
-func (h *removalRuns) Push(x any)        { *h = append(*h, x.(*removalRun)) }
-func (h *removalRuns) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
 }

@@ -3,7 +3,6 @@ package staged
 import (
 	"bufio"
 	"cmp"
-	"container/heap"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -16,6 +15,7 @@ import (
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/internal/extsort"
+	"github.com/neardup/neardup/internal/heapx"
 	"github.com/neardup/neardup/internal/objstore"
 )
 
@@ -251,9 +251,9 @@ const bucketShare = 4
 
 // mergeKeys merges key partition q's runs into edges.
 func (j *Job) mergeKeys(ctx context.Context, q int, runs []int, off []int64, bufSize int, edges *extsort.Sorter) error {
-	h := make(keyRuns, 0, len(runs))
+	h := heapx.New(make([]*keyRun, 0, len(runs)), keyRunBefore)
 	defer func() {
-		for _, r := range h {
+		for _, r := range h.Items() {
 			r.Close()
 		}
 	}()
@@ -269,20 +269,19 @@ func (j *Job) mergeKeys(ctx context.Context, q int, runs []int, off []int64, buf
 				return err
 			}
 			if r.ok {
-				h = append(h, r)
+				h.Push(r)
 			} else {
 				rc.Close()
 			}
 		}
 	}
-	heap.Init(&h)
 	// The documents of one key come in document order (the runs merged by
 	// key, then document): an edge from the first to each other.
 	var key uint64
 	var first uint32
 	had := false
-	for k := 0; len(h) > 0; k++ {
-		r := h[0]
+	for k := 0; h.Len() > 0; k++ {
+		r := h.Top()
 		e := r.cur
 		if had && e.key == key {
 			if err := edges.Add(extsort.Entry{Key: uint64(first)<<32 | uint64(e.doc)}); err != nil {
@@ -295,10 +294,10 @@ func (j *Job) mergeKeys(ctx context.Context, q int, runs []int, off []int64, buf
 			return err
 		}
 		if r.ok {
-			heap.Fix(&h, 0)
+			h.FixTop()
 		} else {
 			r.Close()
-			heap.Pop(&h)
+			h.Pop()
 		}
 		if k%(1<<16) == 0 && ctx.Err() != nil {
 			return ctx.Err()
@@ -338,21 +337,10 @@ func (r *keyRun) next() error {
 
 func (r *keyRun) Close() error { return r.c.Close() }
 
-// keyRuns is a heap of runs by their current key, then document.
-type keyRuns []*keyRun
-
-func (h keyRuns) Len() int { return len(h) }
-func (h keyRuns) Less(a, b int) bool {
-	x, y := h[a].cur, h[b].cur
+// keyRunBefore orders runs by their current key, then document.
+func keyRunBefore(a, b *keyRun) bool {
+	x, y := a.cur, b.cur
 	return x.key < y.key || x.key == y.key && x.doc < y.doc
-}
-func (h keyRuns) Swap(a, b int) { h[a], h[b] = h[b], h[a] }
-func (h *keyRuns) Push(x any)   { *h = append(*h, x.(*keyRun)) }
-func (h *keyRuns) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
 }
 
 // componentsMetaFile is what the components task found.
@@ -365,24 +353,11 @@ type componentsMetaFile struct {
 	GroupDocs  []int64 `json:"group_documents"`
 }
 
+// groupLoad is a join group's documents so far; the least loaded group,
+// then the lowest, takes the next component.
 type groupLoad struct{ docs, g int64 }
-type loads []groupLoad
 
-func (h loads) Len() int { return len(h) }
-func (h loads) Less(a, b int) bool {
-	if h[a].docs != h[b].docs {
-		return h[a].docs < h[b].docs
-	}
-	return h[a].g < h[b].g
-}
-func (h loads) Swap(a, b int) { h[a], h[b] = h[b], h[a] }
-func (h *loads) Push(x any)   { *h = append(*h, x.(groupLoad)) }
-func (h *loads) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
-}
+func lessLoaded(a, b groupLoad) bool { return a.docs < b.docs || a.docs == b.docs && a.g < b.g }
 
 // components: the union-find over the documents of the candidate edges,
 // by dense rank (a bitmap of the documents that are in an edge, 1 bit a
@@ -440,15 +415,15 @@ func (j *Job) components(ctx context.Context) error {
 	}
 	meta.Components = len(comps)
 	slices.SortStableFunc(comps, func(a, b comp) int { return int(b.n - a.n) })
-	h := make(loads, j.Plan.Tasks)
-	for g := range h {
-		h[g] = groupLoad{0, int64(g)}
+	groups := make([]groupLoad, j.Plan.Tasks)
+	for g := range groups {
+		groups[g] = groupLoad{0, int64(g)}
 	}
-	heap.Init(&h)
+	h := heapx.New(groups, lessLoaded)
 	for _, c := range comps {
-		g := h[0].g
-		h[0].docs += int64(c.n)
-		heap.Fix(&h, 0)
+		l := h.Top()
+		g := l.g
+		h.SetTop(groupLoad{l.docs + int64(c.n), g})
 		size[c.root] = -int32(g) - 1
 		meta.GroupDocs[g] += int64(c.n)
 	}
