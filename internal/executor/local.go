@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -83,32 +82,20 @@ func ownPeak() int64 {
 	return 0
 }
 
-// usageOf reads a finished process's rusage (nil: not known), with the
-// peak the task wrote to peakFile when it did.
+// usageOf reads a finished process's CPU times and peak resident set
+// (nil: not known): the peak the task wrote to peakFile when it did, else
+// the system's figure for the child (rusagePeak; none on Windows).
 func usageOf(ps *os.ProcessState, peakFile string) *TaskUsage {
-	if ps == nil {
+	if ps == nil || ps.SysUsage() == nil {
 		return nil
 	}
-	ru, ok := ps.SysUsage().(*syscall.Rusage)
-	if !ok {
-		return nil
-	}
-	u := &TaskUsage{PeakRSS: maxrssBytes(ru.Maxrss), User: ps.UserTime(), Sys: ps.SystemTime()}
+	u := &TaskUsage{PeakRSS: rusagePeak(ps), User: ps.UserTime(), Sys: ps.SystemTime()}
 	if b, err := os.ReadFile(peakFile); err == nil {
 		if n, err := strconv.ParseInt(string(b), 10, 64); err == nil && n > 0 {
 			u.PeakRSS = n
 		}
 	}
 	return u
-}
-
-// maxrssBytes is ru_maxrss in bytes: Linux (and most systems) count it in
-// KiB, macOS in bytes.
-func maxrssBytes(v int64) int64 {
-	if runtime.GOOS == "darwin" {
-		return v
-	}
-	return v * 1024
 }
 
 // LogPath is where task i of stage logs.

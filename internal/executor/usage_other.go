@@ -1,0 +1,10 @@
+//go:build !unix
+
+package executor
+
+import "os"
+
+// rusagePeak is 0: this system reports no peak resident set for a child
+// through os.ProcessState (a task still writes its own to the PeakEnv
+// file).
+func rusagePeak(*os.ProcessState) int64 { return 0 }
