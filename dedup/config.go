@@ -3,18 +3,18 @@ package dedup
 import (
 	"errors"
 	"fmt"
-	"github.com/neardup/neardup/corpus"
 	"runtime"
 	"strings"
 
 	"github.com/neardup/neardup/cluster"
+	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/shingle"
 	"github.com/neardup/neardup/sketch"
 )
 
 // Options holds every parameter of a dedup run. The zero value works: the
-// MinHash method with sketch's defaults (word 5-grams, 128 slots of one
-// permutation hashing, Jaccard 0.8, banded 13 x 7), all cores, the first
+// MinHash method with package sketch's defaults (sketch.Default: its
+// Default constants, listed in docs/defaults.md), all cores, the first
 // document of each cluster kept, half of the machine's RAM as the memory
 // budget. Fields that do not apply to the chosen method are ignored.
 type Options struct {
