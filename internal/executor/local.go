@@ -86,7 +86,7 @@ func ownPeak() int64 {
 // (nil: not known): the peak the task wrote to peakFile when it did, else
 // the system's figure for the child (rusagePeak; none on Windows).
 func usageOf(ps *os.ProcessState, peakFile string) *TaskUsage {
-	if ps == nil || ps.SysUsage() == nil {
+	if ps == nil {
 		return nil
 	}
 	u := &TaskUsage{PeakRSS: rusagePeak(ps), User: ps.UserTime(), Sys: ps.SystemTime()}
