@@ -34,7 +34,8 @@ func TestStagedSignSpills(t *testing.T) {
 
 // TestStagedTaskMemory: a job on an evaluation set with a small
 // --task-memory, its sign tasks made to spill, records every
-// task's peak RSS in WORK/usage.json (the local executor's rusage), and
+// task's peak RSS in WORK/usage.json (each task's own VmHWM, which it
+// leaves in the executor's PeakEnv file), and
 // each is within the budget plus the program's fixed size: the peak RSS
 // of a task that does nothing (its marker exists), which is the binary's
 // pages and the runtime's start (about 80 MB for neardup, outside the
@@ -63,7 +64,7 @@ func TestStagedTaskMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The program alone: a task whose marker exists loads the plan and
-	// ends. Its rusage as the executor reads it is its peak RSS.
+	// ends. Its peak is read as the executor reads a task's.
 	idle := taskPeakRSS(t, work, staged.StageFinish, 0)
 	limit := budget + idle + 16<<20
 	if len(u.Stages) != len(staged.StageNames) || len(u.Tasks) != 2*len(staged.StageNames)-2 {

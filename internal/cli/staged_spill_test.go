@@ -81,21 +81,11 @@ func TestStagedSpills(t *testing.T) {
 }
 
 // sharedHead writes the first n documents of the evaluation set name
-// (shared/data/NAME/docs.jsonl.gz in the nearest parent directory that
-// has it) to a file in dir and returns its path, or "" when the set is not
-// there.
+// (sharedData) to a file in dir and returns its path, or "" when the set
+// is not there.
 func sharedHead(t *testing.T, dir, name string, n int) string {
 	t.Helper()
-	var path string
-	for d, _ := filepath.Abs("."); path == ""; d = filepath.Dir(d) {
-		p := filepath.Join(d, "shared", "data", name, "docs.jsonl.gz")
-		if _, err := os.Stat(p); err == nil {
-			path = p
-		}
-		if filepath.Dir(d) == d {
-			break
-		}
-	}
+	path := sharedData(t, name)
 	if path == "" {
 		return ""
 	}
