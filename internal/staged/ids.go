@@ -1,7 +1,6 @@
 package staged
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/binary"
@@ -10,8 +9,6 @@ import (
 	"slices"
 
 	"github.com/zeebo/xxh3"
-
-	"github.com/neardup/neardup/internal/heapx"
 )
 
 // The duplicate ids of --stats (dedup's duplicate_ids and
@@ -77,14 +74,10 @@ func appendIDRun(buf []byte, part []idEntry, arena []byte) []byte {
 
 // idRun reads one sorted run of a sign task's id partition.
 type idRun struct {
-	rd   *bufio.Reader
-	c    io.Closer
-	name string
-	base uint32 // the shard's first document in the whole input
+	runFile
 	hash uint64
 	doc  uint32 // in the whole input
 	id   []byte
-	ok   bool
 	prev []byte
 	b    [12]byte
 }
@@ -169,37 +162,11 @@ func (d *dupIDs) list(doc uint64, id []byte) {
 // sign task s's runs, off[s] its first document) and counts its
 // duplicate ids. Each run is read through a buffer of bufSize bytes.
 func (j *Job) countDupIDs(ctx context.Context, q int, runs []int, off []int64, bufSize int) (*dupIDs, error) {
-	h := heapx.New(make([]*idRun, 0, len(runs)), idRunBefore)
-	defer func() {
-		for _, r := range h.Items() {
-			r.c.Close()
-		}
-	}()
-	for s, n := range runs {
-		for k := range n {
-			name := signIDKeys(s, q, k)
-			rc, err := j.Work.Open(ctx, name)
-			if err != nil {
-				return nil, err
-			}
-			r := &idRun{rd: bufio.NewReaderSize(rc, bufSize), c: rc, name: j.Work.URL(name), base: uint32(off[s])}
-			if err := r.next(); err != nil {
-				rc.Close()
-				return nil, err
-			}
-			if r.ok {
-				h.Push(r)
-			} else {
-				rc.Close()
-			}
-		}
-	}
 	d := &dupIDs{}
 	var id []byte // the id of the current run of equal ids
 	var hash uint64
 	seen := 0 // its documents so far
-	for k := 0; h.Len() > 0; k++ {
-		r := h.Top()
+	err := mergeRuns(ctx, j, q, runs, off, bufSize, signIDKeys, func(f runFile) *idRun { return &idRun{runFile: f} }, idRunBefore, func(r *idRun) error {
 		if seen > 0 && r.hash == hash && bytes.Equal(r.id, id) {
 			if seen++; seen == 2 {
 				d.n++
@@ -208,20 +175,9 @@ func (j *Job) countDupIDs(ctx context.Context, q int, runs []int, off []int64, b
 		} else {
 			id, hash, seen = append(id[:0], r.id...), r.hash, 1
 		}
-		if err := r.next(); err != nil {
-			return nil, err
-		}
-		if r.ok {
-			h.FixTop()
-		} else {
-			r.c.Close()
-			h.Pop()
-		}
-		if k%(1<<16) == 0 && ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-	}
-	return d, nil
+		return nil
+	})
+	return d, err
 }
 
 // marshal is bucket/ids-P: the count, the listed ids' number, then each

@@ -251,70 +251,26 @@ const bucketShare = 4
 
 // mergeKeys merges key partition q's runs into edges.
 func (j *Job) mergeKeys(ctx context.Context, q int, runs []int, off []int64, bufSize int, edges *extsort.Sorter) error {
-	h := heapx.New(make([]*keyRun, 0, len(runs)), keyRunBefore)
-	defer func() {
-		for _, r := range h.Items() {
-			r.Close()
-		}
-	}()
-	for s, n := range runs {
-		for k := range n {
-			rc, err := j.Work.Open(ctx, signKeys(s, q, k))
-			if err != nil {
-				return err
-			}
-			r := &keyRun{rd: bufio.NewReaderSize(rc, bufSize), c: rc, name: j.Work.URL(signKeys(s, q, k)), base: uint32(off[s])}
-			if err := r.next(); err != nil {
-				rc.Close()
-				return err
-			}
-			if r.ok {
-				h.Push(r)
-			} else {
-				rc.Close()
-			}
-		}
-	}
 	// The documents of one key come in document order (the runs merged by
 	// key, then document): an edge from the first to each other.
 	var key uint64
 	var first uint32
 	had := false
-	for k := 0; h.Len() > 0; k++ {
-		r := h.Top()
+	return mergeRuns(ctx, j, q, runs, off, bufSize, signKeys, func(f runFile) *keyRun { return &keyRun{runFile: f} }, keyRunBefore, func(r *keyRun) error {
 		e := r.cur
 		if had && e.key == key {
-			if err := edges.Add(extsort.Entry{Key: uint64(first)<<32 | uint64(e.doc)}); err != nil {
-				return err
-			}
-		} else {
-			key, first, had = e.key, e.doc, true
+			return edges.Add(extsort.Entry{Key: uint64(first)<<32 | uint64(e.doc)})
 		}
-		if err := r.next(); err != nil {
-			return err
-		}
-		if r.ok {
-			h.FixTop()
-		} else {
-			r.Close()
-			h.Pop()
-		}
-		if k%(1<<16) == 0 && ctx.Err() != nil {
-			return ctx.Err()
-		}
-	}
-	return nil
+		key, first, had = e.key, e.doc, true
+		return nil
+	})
 }
 
 // keyRun reads one sign task's sorted keys of a partition.
 type keyRun struct {
-	rd   *bufio.Reader
-	c    io.Closer
-	name string
-	base uint32 // the shard's first document in the whole input
-	cur  keyEntry
-	ok   bool // cur holds a key
-	b    [12]byte
+	runFile // ok: cur holds a key
+	cur     keyEntry
+	b       [12]byte
 }
 
 // next reads the run's next key into cur (ok false at the end).
@@ -334,8 +290,6 @@ func (r *keyRun) next() error {
 	r.cur, r.ok = e, true
 	return nil
 }
-
-func (r *keyRun) Close() error { return r.c.Close() }
 
 // keyRunBefore orders runs by their current key, then document.
 func keyRunBefore(a, b *keyRun) bool {
