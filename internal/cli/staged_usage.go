@@ -35,8 +35,9 @@ type stageUsage struct {
 }
 
 // usageFile is usage.json: every task the local executor ran, with its
-// peak RSS and CPU from its rusage (a task run again replaces its line;
-// tasks done by another executor are absent), and per stage the largest
+// peak RSS (executor.TaskUsage: the task's own VmHWM) and CPU (a task run
+// again replaces its line; tasks done by another executor are absent),
+// and per stage the largest
 // peak RSS and the CPU of all its tasks. --stats is not the place: its
 // counts are dedup's, and finish writes it before the executor has seen
 // finish end.
