@@ -49,10 +49,17 @@ type DocSketcher interface {
 	Sketch(d *Doc) (DocSketch, error)
 }
 
-// DocSketch is the opaque per-document value of a method (built from a
-// sketch.Sketch, with what the method's finder needs beside it). It is
-// handed to the method's Finder, in input order, and may be written by
-// `neardup sign`. (sketch.Sketch is the method-independent value.)
+// DocSketch is the opaque per-document value of a method: what its Finder
+// keeps of a document, in the method's own form, built from a
+// sketch.Sketch with what the Finder needs beside it (a MinHash
+// signature with its lazily sorted set, band keys and join record; a
+// SimHash fingerprint with its width; a 16-byte hash for exact). dedup
+// holds one per document of a corpus, so each method keeps only its
+// fields, not a whole sketch.Sketch. It is handed to the method's Finder,
+// in input order, and may be written by `neardup sign`. sketch.Sketch is
+// the one method-independent sketch type (package sketch makes it; an
+// index, package store, keeps it); DocSketch is not another, but each
+// method's compact view of it.
 type DocSketch interface {
 	// AppendJSON appends the sketch as a JSON value (for `neardup sign`).
 	AppendJSON(dst []byte) []byte

@@ -225,7 +225,7 @@ func checkExposition(t *testing.T, text string) {
 // snapshot lists the ids of the index.
 func snapshot(t testing.TB, st *store.Store) []string {
 	var ids []string
-	if err := st.Each(func(id string, _ store.Sketch) error { ids = append(ids, id); return nil }); err != nil {
+	if err := st.Each(func(id string, _ sketch.Sketch) error { ids = append(ids, id); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	return ids

@@ -92,7 +92,8 @@ func (s Spec) Duplicate(a, b *Sketch) bool {
 
 // Compatible returns an error wrapping ErrSketch unless sk could be a
 // sketch of the resolved Spec s: a signature of NumPerm slots, a
-// fingerprint without bits above Bits.
+// fingerprint without bits above Bits. An Empty sketch always could (its
+// Sig and FP are not read).
 func (s Spec) Compatible(sk *Sketch) error {
 	if sk.Empty {
 		return nil

@@ -15,13 +15,15 @@ import (
 	"github.com/neardup/neardup/text"
 )
 
-// Sketch is what a document becomes. Only the fields of the Spec's method
-// are set.
+// Sketch is what a document becomes: what dedup's methods compare and
+// what an index (package store) keeps and verifies with. Only the fields
+// of the Spec's method are set.
 type Sketch struct {
 	// Sig is the MinHash signature (MinHash.NumPerm slots); nil when
 	// Empty.
 	Sig minhash.Signature
-	// FP is the SimHash fingerprint; bits above SimHash.Bits are zero.
+	// FP is the SimHash fingerprint; bits above SimHash.Bits are zero;
+	// zero when Empty.
 	FP simhash.Fingerprint
 	// Hash is, for Exact, the XXH3-128 hash of the normalised text (seed
 	// 0, big-endian high word first); for KSentence the MD5 of the K
@@ -32,7 +34,10 @@ type Sketch struct {
 	Set []uint64
 	// Empty marks a document without shingles (MinHash, SimHash, Jaccard):
 	// it is never a duplicate of anything, of another empty document
-	// included. Exact and KSentence sketches are never empty.
+	// included. It has no Sig, FP or Set: a Sketcher leaves them nil and
+	// zero, and nothing reads those of an Empty sketch (Compatible accepts
+	// it whatever they hold; an index stores it with a zero sketch).
+	// Exact and KSentence sketches are never empty.
 	Empty bool
 }
 

@@ -41,7 +41,7 @@ func TestBareRecords(t *testing.T) {
 		t.Fatal(err)
 	}
 	sk, _ := s.NewSketcher()
-	sketches := make([]Sketch, len(texts))
+	sketches := make([]sketch.Sketch, len(texts))
 	for i, txt := range texts {
 		sketches[i] = sk.Sketch(txt)
 		sketches[i].Sig = slices.Clone(sketches[i].Sig)
@@ -51,7 +51,7 @@ func TestBareRecords(t *testing.T) {
 	}
 	// A caller's sketch whose set is another text's: stored with its
 	// signature, since its set would give another.
-	odd := Sketch{Sig: sketches[2].Sig, Set: sketches[0].Set}
+	odd := sketch.Sketch{Sig: sketches[2].Sig, Set: sketches[0].Set}
 	if err := s.Add("odd", odd); err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func TestBareRecords(t *testing.T) {
 	}
 	for i, id := range []string{"a", "odd"} {
 		got, err := s.Get(id)
-		want := []Sketch{sketches[0], odd}[i]
+		want := []sketch.Sketch{sketches[0], odd}[i]
 		if err != nil || !slices.Equal(got.Sig, want.Sig) || !slices.Equal(got.Set, want.Set) {
 			t.Fatalf("Get(%s): %v, want its sketch", id, err)
 		}

@@ -81,7 +81,7 @@ func BenchmarkCheckAndAdd(b *testing.B) {
 					batch = batch[:0]
 				}
 			}
-			sketches := make([]Sketch, 512)
+			sketches := make([]sketch.Sketch, 512)
 			for i := range sketches {
 				k := sk.Sketch(docs[i] + " new")
 				k.Sig = append(minhash.Signature(nil), k.Sig...)

@@ -24,7 +24,7 @@
 //     documents are candidates when they share a band key, which for
 //     Jaccard similarity s happens with probability 1 - (1 - s^r)^b
 //     (0.953 at s = 0.8 and 0.9997 at s = 0.9 with 13 x 7). The index keeps
-//     each document's shingle set (Sketch.Set, Rice-coded in its record)
+//     each document's shingle set (sketch.Sketch.Set, Rice-coded in its record)
 //     and decides a candidate as dedup's default join does
 //     (sketch.Spec.DecideLeader): an estimate (the fraction of equal slots,
 //     standard error at most 0.044 at K = 128) more than three standard
@@ -44,12 +44,14 @@
 //     the query, so the search is exact; a duplicate is a document within
 //     Distance.
 //
-// Sketcher turns a text into a Sketch with the stored Spec; an index
+// Sketcher turns a text into a sketch.Sketch (the one sketch type of
+// neardup, which dedup's methods also make) with the stored Spec; an index
 // refuses sketches of another method or size with ErrIncompatible, and
 // CheckSpec compares a Spec a caller asks for with the stored one. The
 // settings that concern only the index (memory, durability, whether it
 // keeps shingle sets) are Options.
-// Documents without shingles are stored but never match (Sketch.Empty).
+// Documents without shingles are stored but never match (sketch.Sketch.Empty);
+// their records keep a zero sketch.
 //
 // # Operations
 //

@@ -100,7 +100,14 @@ func (c *recordCodec) sketchBytes() int {
 	return 8
 }
 
-func (c *recordCodec) appendSketch(dst []byte, sk *Sketch) []byte {
+// appendSketch appends the sketch part of a record: the signature's
+// slots (MinHash) or the fingerprint (SimHash). Every record has one of
+// the index's size, so an Empty document, which has neither (package
+// sketch's rule), gets an all-zero one, which nothing reads.
+func (c *recordCodec) appendSketch(dst []byte, sk *sketch.Sketch) []byte {
+	if sk.Empty {
+		return append(dst, make([]byte, c.sketchBytes())...)
+	}
 	if c.minHash {
 		for _, v := range sk.Sig {
 			dst = binary.LittleEndian.AppendUint32(dst, v)
@@ -158,7 +165,7 @@ type record struct {
 // document with shingles and a set) the coded shingle set. bare (with a
 // set) leaves the sketch out: the caller has checked that the set gives
 // it (keyer.appendRecord).
-func (c *recordCodec) appendRecord(dst []byte, id string, sk *Sketch, sets, bare bool) []byte {
+func (c *recordCodec) appendRecord(dst []byte, id string, sk *sketch.Sketch, sets, bare bool) []byte {
 	var flags byte
 	if sk.Empty {
 		flags |= flagEmpty
@@ -293,9 +300,13 @@ func batchRecord(d *Doc, sets bool) record {
 }
 
 // recordSketch returns the sketch of a decoded record, its shingle set
-// decoded into r.set (reused) when the record has one.
-func recordSketch(r *record) (Sketch, error) {
-	sk := Sketch{Sig: r.sig, FP: r.fp, Empty: r.flags&flagEmpty != 0}
+// decoded into r.set (reused) when the record has one. The sketch of an
+// empty record is Empty, without Sig or FP.
+func recordSketch(r *record) (sketch.Sketch, error) {
+	if r.flags&flagEmpty != 0 {
+		return sketch.Sketch{Empty: true}, nil
+	}
+	sk := sketch.Sketch{Sig: r.sig, FP: r.fp}
 	if r.hasSet {
 		set, err := r.decodedSet()
 		if err != nil {

@@ -18,14 +18,14 @@ type Index interface {
 	NewSketcher() (*Sketcher, error)
 	// Len returns the number of documents.
 	Len() int64
-	Query(dst []Match, sk Sketch, limit int) ([]Match, error)
-	Add(id string, sk Sketch) error
-	CheckAndAdd(id string, sk Sketch, limit int) (Result, error)
+	Query(dst []Match, sk sketch.Sketch, limit int) ([]Match, error)
+	Add(id string, sk sketch.Sketch) error
+	CheckAndAdd(id string, sk sketch.Sketch, limit int) (Result, error)
 	AddBatch(docs []Doc) ([]Result, error)
 	CheckAndAddBatch(docs []Doc, limit int) ([]Result, error)
 	Remove(id string) error
-	Get(id string) (Sketch, error)
-	Each(fn func(id string, sk Sketch) error) error
+	Get(id string) (sketch.Sketch, error)
+	Each(fn func(id string, sk sketch.Sketch) error) error
 	Stats() (Stats, error)
 	// Upgrade makes an estimate-only index keep shingle sets, and gives
 	// the documents of docs theirs (Store.Upgrade).

@@ -60,7 +60,7 @@ func newKeyer(sp sketch.Spec) (keyer, error) {
 // its signature) when the index's format allows it and the set gives the
 // signature, as every sketch of the index's sketcher does (a caller's
 // sketch whose set and signature disagree keeps its signature).
-func (k *keyer) appendRecord(dst []byte, id string, sk *Sketch) []byte {
+func (k *keyer) appendRecord(dst []byte, id string, sk *sketch.Sketch) []byte {
 	sets := k.sets.Load()
 	bare := false
 	if sets && k.signer != nil && k.bare.Load() && !sk.Empty && len(sk.Set) > 0 {
@@ -93,10 +93,11 @@ func (k *keyer) readRecord(r *record, src []byte) error {
 }
 
 // checkSketch refuses a sketch that does not belong to this index: the
-// specification's own check (sketch.Spec.Compatible), for every document,
-// empty or not.
-func (s *keyer) checkSketch(sk *Sketch) error {
-	if err := s.spec.Compatible(&sketch.Sketch{Sig: sk.Sig, FP: sk.FP}); err != nil {
+// specification's own check (sketch.Spec.Compatible, which lets an Empty
+// sketch through: its Sig and FP are not read), and a shingle set that is
+// not sorted and distinct.
+func (s *keyer) checkSketch(sk *sketch.Sketch) error {
+	if err := s.spec.Compatible(sk); err != nil {
 		return fmt.Errorf("%w: %w", ErrIncompatible, err)
 	}
 	for i := 1; i < len(sk.Set); i++ {
@@ -107,21 +108,29 @@ func (s *keyer) checkSketch(sk *Sketch) error {
 	return nil
 }
 
-// appendKeys appends the band or table keys of sk.
-func (s *keyer) appendKeys(dst []uint64, sk *Sketch) []uint64 {
+// appendKeys appends the band or table keys of sk (sketch.Spec.AppendKeys,
+// with the banding computed once): none for an Empty sketch.
+func (s *keyer) appendKeys(dst []uint64, sk *sketch.Sketch) []uint64 {
+	if sk.Empty {
+		return dst
+	}
 	if s.spec.Method == sketch.MinHash {
 		return s.bands.AppendKeys(dst, sk.Sig)
 	}
-	return s.spec.AppendKeys(dst, &sketch.Sketch{FP: sk.FP})
+	return s.spec.AppendKeys(dst, sk)
 }
 
 // verify appends to dst the candidate in sc.rec when it is a duplicate of
 // sk (or, all set, when it shares a key of sc.keys, the keys of sk, in the
-// same table). A record without postings never matches.
-func (s *keyer) verify(dst []Match, sc *scratch, sk *Sketch, all bool) ([]Match, error) {
+// same table). A record without postings never matches. The decision is
+// package sketch's, as dedup's: MinHash by Spec.DecideLeader (dedup's
+// leader join), SimHash by Spec.Duplicate; the Match's Similarity and
+// Distance are the Spec's too.
+func (s *keyer) verify(dst []Match, sc *scratch, sk *sketch.Sketch, all bool) ([]Match, error) {
 	if sc.rec.flags&flagEmpty != 0 {
 		return dst, nil // a tag collision with a document without postings
 	}
+	rec := sketch.Sketch{Sig: sc.rec.sig, FP: sc.rec.fp}
 	m := Match{Distance: -1}
 	if s.spec.Method == sketch.MinHash {
 		if len(sk.Sig) != len(sc.rec.sig) || len(sk.Sig) == 0 {
@@ -130,29 +139,26 @@ func (s *keyer) verify(dst []Match, sc *scratch, sk *Sketch, all bool) ([]Match,
 		if all && !s.sharesKey(sc) {
 			return dst, nil
 		}
-		// dedup's leader join (sketch.Spec.DecideLeader): the estimate
-		// rejects below the lower margin, the exact Jaccard of the sets
-		// decides the rest. The candidate's set is decoded only when the
-		// estimate leaves the pair open.
-		a, b := sketch.Sketch{Sig: sk.Sig, Set: sk.Set}, sketch.Sketch{Sig: sc.rec.sig}
-		if sc.rec.hasSet && sk.Set != nil && (all || s.spec.WithinMargin(&a, &b)) {
+		// The estimate rejects below the lower margin, the exact Jaccard
+		// of the sets decides the rest. The candidate's set is decoded
+		// only when the estimate leaves the pair open.
+		if sc.rec.hasSet && sk.Set != nil && (all || s.spec.WithinMargin(sk, &rec)) {
 			set, err := sc.rec.decodedSet()
 			if err != nil {
 				return dst, fmt.Errorf("record %q: %w", sc.rec.id, err)
 			}
-			b.Set = set
+			rec.Set = set
 		}
-		v := s.spec.DecideLeader(&a, &b)
+		v := s.spec.DecideLeader(sk, &rec)
 		if !all && !v.Duplicate {
 			return dst, nil
 		}
 		m.Similarity, m.Exact = v.Similarity, v.Exact
 	} else {
-		m.Distance = sk.FP.Distance(sc.rec.fp)
-		if !all && m.Distance > s.spec.SimHash.MaxDistance() || all && !s.sharesKey(sc) {
+		if !all && !s.spec.Duplicate(sk, &rec) || all && !s.sharesKey(sc) {
 			return dst, nil
 		}
-		m.Similarity = sketch.HammingSimilarity(m.Distance, s.spec.SimHash.Bits)
+		m.Similarity, m.Distance = s.spec.Similarity(sk, &rec)
 	}
 	m.ID = string(sc.rec.id)
 	return append(dst, m), nil
@@ -171,7 +177,7 @@ func sortLimit(dst []Match, start, limit int) []Match {
 // sharesKey tells whether the record in sc.rec has one of the keys sc.keys
 // in the same table (rather than only a tag): what Candidates promises.
 func (s *keyer) sharesKey(sc *scratch) bool {
-	sk := Sketch{Sig: sc.rec.sig, FP: sc.rec.fp}
+	sk := sketch.Sketch{Sig: sc.rec.sig, FP: sc.rec.fp}
 	n := len(sc.keys)
 	sc.keys = s.appendKeys(sc.keys, &sk)
 	defer func() { sc.keys = sc.keys[:n] }()

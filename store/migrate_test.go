@@ -244,7 +244,7 @@ func TestConcurrentRemove(t *testing.T) {
 	}
 	texts := testCorpus(31, 400)
 	sk, _ := s.NewSketcher()
-	sketches := make([]Sketch, len(texts))
+	sketches := make([]sketch.Sketch, len(texts))
 	for i, txt := range texts {
 		k := sk.Sketch(txt)
 		k.Sig = slices.Clone(k.Sig)
@@ -291,7 +291,7 @@ func TestConcurrentRemove(t *testing.T) {
 	}
 	check := func(s *Store) {
 		n := 0
-		err := s.Each(func(id string, k Sketch) error {
+		err := s.Each(func(id string, k sketch.Sketch) error {
 			n++
 			if k.Empty {
 				return nil

@@ -17,11 +17,6 @@ import (
 	"github.com/neardup/neardup/store"
 )
 
-// toSketch is the sketch package's view of an index sketch.
-func toSketch(s store.Sketch) sketch.Sketch {
-	return sketch.Sketch{Sig: s.Sig, Set: s.Set, Empty: s.Empty}
-}
-
 // The index decides as dedup's leader join: check-and-add over a corpus
 // in input order keeps exactly what dedup --cluster leader --keep first
 // keeps, and every match it reports is exact and at or above the
@@ -280,7 +275,7 @@ func concurrentCheckAndAdd(t *testing.T, urls []string, docs []corpus.Document, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	sks := make([]store.Sketch, len(docs))
+	sks := make([]sketch.Sketch, len(docs))
 	for i, d := range docs {
 		sks[i] = sk.Sketch(d.Text)
 		sks[i].Sig = append(sks[i].Sig[:0:0], sks[i].Sig...)
@@ -366,7 +361,7 @@ func concurrentCheckAndAdd(t *testing.T, urls []string, docs []corpus.Document, 
 // which the index decides are duplicates (they share a band key and
 // spec.DecideLeader says so): the most documents of sks that
 // check-and-add keeps in any order. By brute force over the subsets.
-func largestIndependent(spec sketch.Spec, sks []store.Sketch) int {
+func largestIndependent(spec sketch.Spec, sks []sketch.Sketch) int {
 	n := len(sks)
 	dup := make([]uint, n) // dup[i]: bit j set when i and j are duplicates
 	for i := range n {
@@ -377,8 +372,7 @@ func largestIndependent(spec sketch.Spec, sks []store.Sketch) int {
 			for b := range ki {
 				shared = shared || ki[b] == kj[b]
 			}
-			a, b := toSketch(sks[j]), toSketch(sks[i])
-			if shared && spec.DecideLeader(&a, &b).Duplicate {
+			if shared && spec.DecideLeader(&sks[j], &sks[i]).Duplicate {
 				dup[i] |= 1 << j
 				dup[j] |= 1 << i
 			}

@@ -190,13 +190,13 @@ func BenchmarkCandidates(b *testing.B) {
 			s.post[t].insert(r.Uint64(), i)
 		}
 	}
-	sks := make([]Sketch, 1024)
+	sks := make([]sketch.Sketch, 1024)
 	for i := range sks {
 		sig := make([]uint32, p.MinHash.NumPerm)
 		for j := range sig {
 			sig[j] = r.Uint32()
 		}
-		sks[i] = Sketch{Sig: sig}
+		sks[i] = sketch.Sketch{Sig: sig}
 	}
 	sc := &scratch{}
 	b.ReportAllocs()

@@ -610,7 +610,7 @@ func (r *Redis) records(ctx context.Context, seqs ...[]uint64) (map[uint64]strin
 
 // verifyAll appends the duplicates of sk among the candidates seqs (all:
 // every candidate sharing a key), best first, at most limit.
-func (r *Redis) verifyAll(dst []Match, sc *scratch, sk *Sketch, seqs []uint64, recs map[uint64]string, all bool, limit int) ([]Match, error) {
+func (r *Redis) verifyAll(dst []Match, sc *scratch, sk *sketch.Sketch, seqs []uint64, recs map[uint64]string, all bool, limit int) ([]Match, error) {
 	start := len(dst)
 	sc.keys = r.appendKeys(sc.keys[:0], sk)
 	for _, s := range seqs {
@@ -633,16 +633,16 @@ func (r *Redis) verifyAll(dst []Match, sc *scratch, sk *Sketch, seqs []uint64, r
 // Query appends to dst the duplicates of sk in the index, best first, at
 // most limit of them (0: all), as Store.Query: two round trips (postings,
 // then the candidates' records).
-func (r *Redis) Query(dst []Match, sk Sketch, limit int) ([]Match, error) {
+func (r *Redis) Query(dst []Match, sk sketch.Sketch, limit int) ([]Match, error) {
 	return r.query(dst, &sk, false, limit)
 }
 
 // Candidates is Store.Candidates.
-func (r *Redis) Candidates(dst []Match, sk Sketch) ([]Match, error) {
+func (r *Redis) Candidates(dst []Match, sk sketch.Sketch) ([]Match, error) {
 	return r.query(dst, &sk, true, 0)
 }
 
-func (r *Redis) query(dst []Match, sk *Sketch, all bool, limit int) ([]Match, error) {
+func (r *Redis) query(dst []Match, sk *sketch.Sketch, all bool, limit int) ([]Match, error) {
 	if err := r.checkSketch(sk); err != nil {
 		return dst, err
 	}
@@ -765,7 +765,7 @@ end
 return {out, runStart - 1, last}`)
 
 // Add adds a document without checking for duplicates (Store.Add).
-func (r *Redis) Add(id string, sk Sketch) error {
+func (r *Redis) Add(id string, sk sketch.Sketch) error {
 	rs, err := r.write([]Doc{{ID: id, Sketch: sk}}, false, 0)
 	if err != nil {
 		return err
@@ -775,7 +775,7 @@ func (r *Redis) Add(id string, sk Sketch) error {
 
 // CheckAndAdd is Store.CheckAndAdd: of near-duplicates sent at once
 // through any processes, exactly one is added.
-func (r *Redis) CheckAndAdd(id string, sk Sketch, limit int) (Result, error) {
+func (r *Redis) CheckAndAdd(id string, sk sketch.Sketch, limit int) (Result, error) {
 	rs, err := r.write([]Doc{{ID: id, Sketch: sk}}, true, limit)
 	if err != nil {
 		return Result{}, err
@@ -1138,7 +1138,7 @@ func (r *Redis) Remove(id string) error {
 		}
 		sc.keys = sc.keys[:0]
 		if sc.rec.flags&flagEmpty == 0 {
-			sc.keys = r.appendKeys(sc.keys, &Sketch{Sig: sc.rec.sig, FP: sc.rec.fp})
+			sc.keys = r.appendKeys(sc.keys, &sketch.Sketch{Sig: sc.rec.sig, FP: sc.rec.fp})
 		}
 		args := []any{id, r.idBucket(id), be8(seq), r.recordBucket(seq), len(sc.keys)}
 		for t, k := range sc.keys {
@@ -1157,25 +1157,25 @@ func (r *Redis) Remove(id string) error {
 }
 
 // Get returns the sketch stored under id (ErrNotFound when absent).
-func (r *Redis) Get(id string) (Sketch, error) {
+func (r *Redis) Get(id string) (sketch.Sketch, error) {
 	if err := checkID(id); err != nil {
-		return Sketch{}, err
+		return sketch.Sketch{}, err
 	}
 	sc, err := r.acquire()
 	if err != nil {
-		return Sketch{}, err
+		return sketch.Sketch{}, err
 	}
 	defer r.release(sc)
 	_, err = r.get(context.Background(), sc, id)
 	if err == errMissing {
-		return Sketch{}, fmt.Errorf("%w: %q", ErrNotFound, id)
+		return sketch.Sketch{}, fmt.Errorf("%w: %q", ErrNotFound, id)
 	}
 	if err != nil {
-		return Sketch{}, err
+		return sketch.Sketch{}, err
 	}
 	sk, err := recordSketch(&sc.rec)
 	if err != nil {
-		return Sketch{}, fmt.Errorf("%s: record of %q: %w", r.loc, id, err)
+		return sketch.Sketch{}, fmt.Errorf("%s: record of %q: %w", r.loc, id, err)
 	}
 	sk.Sig, sk.Set = slices.Clone(sk.Sig), slices.Clone(sk.Set)
 	return sk, nil
@@ -1186,7 +1186,7 @@ const eachBuckets = 64
 
 // Each calls fn with every document in the order they were added (by
 // sequence number), stopping at the first error; as Store.Each.
-func (r *Redis) Each(fn func(id string, sk Sketch) error) error {
+func (r *Redis) Each(fn func(id string, sk sketch.Sketch) error) error {
 	sc, err := r.acquire()
 	if err != nil {
 		return err

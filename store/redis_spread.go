@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/neardup/neardup/sketch"
 )
 
 // The spread layout of a Redis index (docs/format/redis.md, "Spread over
@@ -606,7 +608,7 @@ func (r *Redis) spreadCheck(ctx context.Context, sc *scratch, p *pipeline, d *Do
 
 // verifyRecord appends to dst the document of record rec (number m) when
 // it duplicates sk (sc.keys: the keys of sk).
-func (r *Redis) verifyRecord(dst []Match, sc *scratch, sk *Sketch, rec string, m uint64) ([]Match, error) {
+func (r *Redis) verifyRecord(dst []Match, sc *scratch, sk *sketch.Sketch, rec string, m uint64) ([]Match, error) {
 	sc.recBuf = append(sc.recBuf[:0], rec...)
 	if err := r.readRecord(&sc.rec, sc.recBuf); err != nil {
 		return dst, fmt.Errorf("%s: record %d: %w", r.loc, m, err)
@@ -698,7 +700,7 @@ func (r *Redis) cleanup(ctx context.Context, m uint64, rec string) error {
 	}
 	s := &sdoc{n: m, n8: be8(m)}
 	if x.flags&flagEmpty == 0 {
-		s.keys = r.appendKeys(nil, &Sketch{Sig: x.sig, FP: x.fp})
+		s.keys = r.appendKeys(nil, &sketch.Sketch{Sig: x.sig, FP: x.fp})
 	}
 	var field []byte
 	for t, key := range s.keys {

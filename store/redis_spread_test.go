@@ -115,7 +115,7 @@ func checkRedisConsistent(t *testing.T, r *Redis) int {
 		if rec.flags&flagEmpty != 0 {
 			continue
 		}
-		for tb, key := range r.appendKeys(nil, &Sketch{Sig: rec.sig, FP: rec.fp}) {
+		for tb, key := range r.appendKeys(nil, &sketch.Sketch{Sig: rec.sig, FP: rec.fp}) {
 			field = postingField(field[:0], tb, key)
 			pk := r.postingBucket(tb, key) + "/" + string(field) + "/" + be8(s)
 			if !postings[pk] {
@@ -256,7 +256,7 @@ func TestRedisSpreadRemoveLeavesNoOrphan(t *testing.T) {
 	}
 	checkRedisConsistent(t, r)
 	var ids []string
-	if err := r.Each(func(id string, _ Sketch) error { ids = append(ids, id); return nil }); err != nil {
+	if err := r.Each(func(id string, _ sketch.Sketch) error { ids = append(ids, id); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if int64(len(ids)) != r.Len() {
@@ -319,7 +319,7 @@ func TestRedisSpreadDeadWriter(t *testing.T) {
 			t.Fatalf("Remove of a pending document: %v, want ErrNotFound", err)
 		}
 		n := 0
-		live.Each(func(string, Sketch) error { n++; return nil })
+		live.Each(func(string, sketch.Sketch) error { n++; return nil })
 		if n != 0 || live.Len() != 0 {
 			t.Fatalf("Each sees %d documents, Len %d, with only pending ones", n, live.Len())
 		}

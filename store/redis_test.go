@@ -130,11 +130,11 @@ func TestRedisMatchesEmbedded(t *testing.T) {
 				}
 				type entry struct {
 					ID string
-					Sk Sketch
+					Sk sketch.Sketch
 				}
 				each := func(x Index) []entry {
 					var out []entry
-					if err := x.Each(func(id string, sk Sketch) error {
+					if err := x.Each(func(id string, sk sketch.Sketch) error {
 						sk.Sig = append(sk.Sig[:0:0], sk.Sig...)
 						out = append(out, entry{id, sk})
 						return nil
@@ -635,7 +635,7 @@ func TestRedisBatchRoundTrips(t *testing.T) {
 	}
 	var ids [2][]string
 	for k, x := range []Index{emb, red} {
-		if err := x.Each(func(id string, _ Sketch) error {
+		if err := x.Each(func(id string, _ sketch.Sketch) error {
 			ids[k] = append(ids[k], id)
 			return nil
 		}); err != nil {

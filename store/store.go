@@ -584,7 +584,7 @@ func (s *Store) rebuildChunk(c *rebuildChunk) error {
 				c.empty[i] = rec.flags&flagEmpty != 0
 				if !c.empty[i] {
 					// In place: the record's keys, tables of them.
-					if ks := s.appendKeys(c.keys[i*s.tables:i*s.tables:(i+1)*s.tables], &Sketch{Sig: rec.sig, FP: rec.fp}); len(ks) != s.tables {
+					if ks := s.appendKeys(c.keys[i*s.tables:i*s.tables:(i+1)*s.tables], &sketch.Sketch{Sig: rec.sig, FP: rec.fp}); len(ks) != s.tables {
 						errs[w] = fmt.Errorf("%w: record %d has %d keys, want %d", ErrCorrupt, c.seqs[i], len(ks), s.tables)
 						return
 					}
@@ -663,7 +663,7 @@ type Match struct {
 // Doc is a document of a batch: its id and sketch.
 type Doc struct {
 	ID     string
-	Sketch Sketch
+	Sketch sketch.Sketch
 }
 
 // Result is the outcome of one document of a write.
@@ -721,7 +721,7 @@ func checkID(id string) error {
 // documents that share a band or table key with sk (sc.keys, which it
 // sets), each once, in increasing order. A few may share only a tag (see
 // postings): matches verifies every candidate.
-func (s *Store) candidates(sc *scratch, sk *Sketch, lo, hi uint64) {
+func (s *Store) candidates(sc *scratch, sk *sketch.Sketch, lo, hi uint64) {
 	sc.seqs = sc.seqs[:0]
 	if sk.Empty {
 		return
@@ -783,7 +783,7 @@ func missingIsCorrupt(err error, id string) error {
 // matches turns the candidates sc.seqs into matches, verified against
 // their records: duplicates only (every candidate sharing a key when all is
 // set), best first, at most limit (0: no limit).
-func (s *Store) matches(dst []Match, sc *scratch, sk *Sketch, all bool, limit int) ([]Match, error) {
+func (s *Store) matches(dst []Match, sc *scratch, sk *sketch.Sketch, all bool, limit int) ([]Match, error) {
 	start := len(dst)
 	for _, seq := range sc.seqs {
 		if err := s.loadRecord(sc, seq); err != nil {
@@ -819,7 +819,7 @@ func sortMatches(ms []Match) {
 // that its decision makes duplicates (see the package comment), SimHash
 // documents within the Spec's Hamming distance. Query may run concurrently with
 // anything else; it sees every write acknowledged before it started.
-func (s *Store) Query(dst []Match, sk Sketch, limit int) ([]Match, error) {
+func (s *Store) Query(dst []Match, sk sketch.Sketch, limit int) ([]Match, error) {
 	return s.query(dst, &sk, false, limit)
 }
 
@@ -827,11 +827,11 @@ func (s *Store) Query(dst []Match, sk Sketch, limit int) ([]Match, error) {
 // (MinHash) or table key (SimHash) with sk, with its similarity and
 // distance, best first, whether or not it is a duplicate. It is what Query
 // filters, exposed for tests and tuning.
-func (s *Store) Candidates(dst []Match, sk Sketch) ([]Match, error) {
+func (s *Store) Candidates(dst []Match, sk sketch.Sketch) ([]Match, error) {
 	return s.query(dst, &sk, true, 0)
 }
 
-func (s *Store) query(dst []Match, sk *Sketch, all bool, limit int) ([]Match, error) {
+func (s *Store) query(dst []Match, sk *sketch.Sketch, all bool, limit int) ([]Match, error) {
 	if err := s.checkSketch(sk); err != nil {
 		return dst, err
 	}
@@ -847,7 +847,7 @@ func (s *Store) query(dst []Match, sk *Sketch, all bool, limit int) ([]Match, er
 // Add adds a document without checking for duplicates. An id already in
 // the index is ErrDuplicateID. When Add returns nil the document is on disk
 // (unless Options.NoSync).
-func (s *Store) Add(id string, sk Sketch) error {
+func (s *Store) Add(id string, sk sketch.Sketch) error {
 	rs, err := s.write([]Doc{{ID: id, Sketch: sk}}, false, 0)
 	if err != nil {
 		return err
@@ -861,7 +861,7 @@ func (s *Store) Add(id string, sk Sketch) error {
 // lists the duplicates found (at most limit, 0: all) and whether the
 // document was added. A document that is not a duplicate but whose id is
 // in the index is ErrDuplicateID.
-func (s *Store) CheckAndAdd(id string, sk Sketch, limit int) (Result, error) {
+func (s *Store) CheckAndAdd(id string, sk sketch.Sketch, limit int) (Result, error) {
 	rs, err := s.write([]Doc{{ID: id, Sketch: sk}}, true, limit)
 	if err != nil {
 		return Result{}, err
@@ -1155,7 +1155,7 @@ func binaryBE(dst []byte, v uint64) []byte {
 
 // pendingMatches adds the duplicates of sk among the documents of the
 // batch added before it.
-func (s *Store) pendingMatches(dst []Match, docs []Doc, pending map[pendingKey][]int, sc *scratch, sk *Sketch) []Match {
+func (s *Store) pendingMatches(dst []Match, docs []Doc, pending map[pendingKey][]int, sc *scratch, sk *sketch.Sketch) []Match {
 	if len(pending) == 0 || sk.Empty {
 		return dst
 	}
@@ -1169,18 +1169,11 @@ func (s *Store) pendingMatches(dst []Match, docs []Doc, pending map[pendingKey][
 				seen = map[int]bool{}
 			}
 			seen[j] = true
-			o := &docs[j].Sketch
-			if s.spec.Method == sketch.MinHash {
-				// Decided as a stored record of it would be (keyer.verify).
-				// sc.rec aliases the document's memory only here.
-				sc.rec = batchRecord(&docs[j], s.sets.Load())
-				dst, _ = s.verify(dst, sc, sk, false)
-				sc.rec = record{}
-				continue
-			}
-			if d := sk.FP.Distance(o.FP); d <= s.spec.SimHash.MaxDistance() {
-				dst = append(dst, Match{ID: docs[j].ID, Similarity: sketch.HammingSimilarity(d, s.spec.SimHash.Bits), Distance: d})
-			}
+			// Decided as a stored record of it would be (keyer.verify).
+			// sc.rec aliases the document's memory only here.
+			sc.rec = batchRecord(&docs[j], s.sets.Load())
+			dst, _ = s.verify(dst, sc, sk, false)
+			sc.rec = record{}
 		}
 	}
 	return dst
@@ -1245,7 +1238,7 @@ func (s *Store) Remove(id string) error {
 		return err
 	}
 	if sc.rec.flags&flagEmpty == 0 {
-		sk := Sketch{Sig: sc.rec.sig, FP: sc.rec.fp}
+		sk := sketch.Sketch{Sig: sc.rec.sig, FP: sc.rec.fp}
 		sc.keys = s.appendKeys(sc.keys[:0], &sk)
 	} else {
 		sc.keys = sc.keys[:0]
@@ -1269,31 +1262,31 @@ func (s *Store) Remove(id string) error {
 // Get returns the sketch stored under id (ErrNotFound when absent), with
 // its shingle set when the record keeps one. The signature and the set are
 // fresh copies.
-func (s *Store) Get(id string) (Sketch, error) {
+func (s *Store) Get(id string) (sketch.Sketch, error) {
 	if err := checkID(id); err != nil {
-		return Sketch{}, err
+		return sketch.Sketch{}, err
 	}
 	sc, err := s.acquire()
 	if err != nil {
-		return Sketch{}, err
+		return sketch.Sketch{}, err
 	}
 	defer s.release(sc)
 	v, ok, err := getValue(s.db, idKey(nil, id))
 	if err != nil {
-		return Sketch{}, err
+		return sketch.Sketch{}, err
 	}
 	if !ok {
-		return Sketch{}, fmt.Errorf("%w: %q", ErrNotFound, id)
+		return sketch.Sketch{}, fmt.Errorf("%w: %q", ErrNotFound, id)
 	}
 	if len(v) != 8 {
-		return Sketch{}, fmt.Errorf("%w: id %q maps to %d bytes", ErrCorrupt, id, len(v))
+		return sketch.Sketch{}, fmt.Errorf("%w: id %q maps to %d bytes", ErrCorrupt, id, len(v))
 	}
 	if err := s.loadRecord(sc, beUint64(v)); err != nil {
-		return Sketch{}, missingIsCorrupt(err, id)
+		return sketch.Sketch{}, missingIsCorrupt(err, id)
 	}
 	sk, err := recordSketch(&sc.rec)
 	if err != nil {
-		return Sketch{}, fmt.Errorf("id %q: %w", id, err)
+		return sketch.Sketch{}, fmt.Errorf("id %q: %w", id, err)
 	}
 	sk.Sig, sk.Set = slices.Clone(sk.Sig), slices.Clone(sk.Set)
 	return sk, nil
@@ -1301,8 +1294,10 @@ func (s *Store) Get(id string) (Sketch, error) {
 
 // Each calls fn with every document of the index in the order they were
 // added, stopping at the first error, with their shingle sets where the
-// records keep them. The Sketch's Sig and Set are reused between calls. Writes concurrent with Each may or may not be seen.
-func (s *Store) Each(fn func(id string, sk Sketch) error) error {
+// records keep them. The sketch's Sig and Set are reused between calls;
+// an empty document's sketch is Empty, without Sig (package sketch's
+// rule). Writes concurrent with Each may or may not be seen.
+func (s *Store) Each(fn func(id string, sk sketch.Sketch) error) error {
 	sc, err := s.acquire()
 	if err != nil {
 		return err

@@ -89,7 +89,7 @@ func TestMinHashOracle(t *testing.T) {
 				id := fmt.Sprintf("d%03d", i)
 				k := sk.Sketch(d)
 				sigs[id] = slices.Clone(k.Sig)
-				batch = append(batch, Doc{ID: id, Sketch: Sketch{Sig: sigs[id]}})
+				batch = append(batch, Doc{ID: id, Sketch: sketch.Sketch{Sig: sigs[id]}})
 			}
 			// Half one by one, half in a batch.
 			for _, d := range batch[:200] {
@@ -210,7 +210,7 @@ func TestSimHashOracle(t *testing.T) {
 				}
 				id := fmt.Sprintf("f%04d", i)
 				fps[id] = fp
-				docs = append(docs, Doc{ID: id, Sketch: Sketch{FP: fp}})
+				docs = append(docs, Doc{ID: id, Sketch: sketch.Sketch{FP: fp}})
 			}
 			if _, err := s.AddBatch(docs); err != nil {
 				t.Fatal(err)
@@ -228,7 +228,7 @@ func TestSimHashOracle(t *testing.T) {
 					}
 				}
 				slices.Sort(want)
-				got, err := s.Query(nil, Sketch{FP: q}, 0)
+				got, err := s.Query(nil, sketch.Sketch{FP: q}, 0)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -313,6 +313,76 @@ func TestReopen(t *testing.T) {
 	}
 }
 
+// An empty document's sketch has no signature or fingerprint (package
+// sketch's rule): the Sketcher gives none, Get and Each return none, and
+// its record keeps a zero sketch, the bytes the store always wrote for one
+// (whatever an Empty sketch given by a caller holds).
+func TestEmptySketch(t *testing.T) {
+	mh := sketch.Default(sketch.MinHash)
+	sh := sketch.Spec{Method: sketch.SimHash, SimHash: sketch.SimHashSpec{Bits: 128, Distance: 5}}
+	for _, sp := range []sketch.Spec{mh, sh} {
+		t.Run(sp.Method.String(), func(t *testing.T) {
+			s := mustCreate(t, sp)
+			defer s.Close()
+			k, err := s.NewSketcher()
+			if err != nil {
+				t.Fatal(err)
+			}
+			made := k.Sketch(" ,, ")
+			if !made.Empty || made.Sig != nil || made.FP != (simhash.Fingerprint{}) || made.Set != nil {
+				t.Fatalf("Sketcher's empty sketch = %+v", made)
+			}
+			n := s.Spec().MinHash.NumPerm
+			given := sketch.Sketch{Empty: true, FP: simhash.Fingerprint{Lo: 1}}
+			if sp.Method == sketch.MinHash {
+				given = sketch.Sketch{Empty: true, Sig: make(minhash.Signature, n)}
+				given.Sig[0] = 7
+			}
+			a := k.Sketch("the quick brown fox jumps over the lazy dog again and again")
+			for id, sk := range map[string]sketch.Sketch{"made": made, "given": given, "a": a} {
+				if err := s.Add(id, sk); err != nil {
+					t.Fatalf("Add(%s) = %v", id, err)
+				}
+			}
+			size := 16
+			if sp.Method == sketch.MinHash {
+				size = 4 * n
+			}
+			for _, id := range []string{"made", "given"} {
+				v, ok, err := getValue(s.db, idKey(nil, id))
+				if err != nil || !ok {
+					t.Fatalf("id %s: %v %v", id, ok, err)
+				}
+				rec, ok, err := getValue(s.db, recordKey(nil, beUint64(v)))
+				if err != nil || !ok {
+					t.Fatalf("record of %s: %v %v", id, ok, err)
+				}
+				want := append([]byte{flagEmpty, byte(len(id))}, id...)
+				want = append(want, make([]byte, size)...)
+				if !slices.Equal(rec, want) {
+					t.Errorf("record of %s = %x, want %x", id, rec, want)
+				}
+				got, err := s.Get(id)
+				if err != nil || !got.Empty || got.Sig != nil || got.FP != (simhash.Fingerprint{}) {
+					t.Errorf("Get(%s) = %+v, %v", id, got, err)
+				}
+				if ms, err := s.Query(nil, got, 0); err != nil || len(ms) != 0 {
+					t.Errorf("Query(%s) = %v, %v", id, ms, err)
+				}
+			}
+			err = s.Each(func(id string, sk sketch.Sketch) error {
+				if empty := id != "a"; sk.Empty != empty || empty && (sk.Sig != nil || sk.FP != simhash.Fingerprint{}) {
+					t.Errorf("Each: %s = %+v", id, sk)
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
 func TestOpenErrors(t *testing.T) {
 	if _, err := Open(t.TempDir(), Options{}); !errors.Is(err, ErrNotIndex) {
 		t.Errorf("Open(empty dir) = %v, want ErrNotIndex", err)
@@ -382,10 +452,10 @@ func TestIncompatible(t *testing.T) {
 	if err := sh.Add("x", mhSk.Sketch(txt)); !errors.Is(err, ErrIncompatible) {
 		t.Errorf("minhash sketch on simhash index: %v", err)
 	}
-	if _, err := mh.Query(nil, Sketch{Sig: make(minhash.Signature, 64)}, 0); !errors.Is(err, ErrIncompatible) {
+	if _, err := mh.Query(nil, sketch.Sketch{Sig: make(minhash.Signature, 64)}, 0); !errors.Is(err, ErrIncompatible) {
 		t.Errorf("64-slot signature on 128-slot index: %v", err)
 	}
-	if err := sh.Add("x", Sketch{FP: simhash.Fingerprint{Hi: 1}}); !errors.Is(err, ErrIncompatible) {
+	if err := sh.Add("x", sketch.Sketch{FP: simhash.Fingerprint{Hi: 1}}); !errors.Is(err, ErrIncompatible) {
 		t.Errorf("128-bit fingerprint on 64-bit index: %v", err)
 	}
 	p256 := mh.Spec()
@@ -519,12 +589,12 @@ func TestCheckAndAdd(t *testing.T) {
 	// Batch: duplicates within the batch are found, and repeated ids refused.
 	other := strings.Join(words(rand.New(rand.NewPCG(3, 4)), 100), " ")
 	k1 := sk.Sketch(other)
-	d1 := Doc{ID: "b1", Sketch: Sketch{Sig: slices.Clone(k1.Sig)}}
+	d1 := Doc{ID: "b1", Sketch: sketch.Sketch{Sig: slices.Clone(k1.Sig)}}
 	k2 := sk.Sketch(other + " tail")
-	d2 := Doc{ID: "b2", Sketch: Sketch{Sig: slices.Clone(k2.Sig)}}
+	d2 := Doc{ID: "b2", Sketch: sketch.Sketch{Sig: slices.Clone(k2.Sig)}}
 	k3 := sk.Sketch(base)
-	d3 := Doc{ID: "b3", Sketch: Sketch{Sig: slices.Clone(k3.Sig)}}
-	d4 := Doc{ID: "b1", Sketch: Sketch{Sig: slices.Clone(sk.Sketch("completely unrelated words here now").Sig)}}
+	d3 := Doc{ID: "b3", Sketch: sketch.Sketch{Sig: slices.Clone(k3.Sig)}}
+	d4 := Doc{ID: "b1", Sketch: sketch.Sketch{Sig: slices.Clone(sk.Sketch("completely unrelated words here now").Sig)}}
 	rs, err := s.CheckAndAddBatch([]Doc{d1, d2, d3, d4, {ID: "", Sketch: d1.Sketch}}, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -558,7 +628,7 @@ func TestConcurrentCheckAndAdd(t *testing.T) {
 						}
 					}
 					var mu sync.Mutex
-					var added []Sketch
+					var added []sketch.Sketch
 					var wg sync.WaitGroup
 					start := make(chan struct{})
 					for i := range workers {
@@ -599,7 +669,7 @@ func TestConcurrentCheckAndAdd(t *testing.T) {
 }
 
 // isDuplicate is the duplicate rule applied to two sketches directly.
-func (s *Store) isDuplicate(a, b *Sketch) bool {
+func (s *Store) isDuplicate(a, b *sketch.Sketch) bool {
 	if s.spec.Method == sketch.SimHash {
 		return a.FP.Distance(b.FP) <= s.spec.SimHash.MaxDistance()
 	}
@@ -619,13 +689,13 @@ func (s *Store) isDuplicate(a, b *Sketch) bool {
 func TestEach(t *testing.T) {
 	s := mustCreate(t, sketch.Default(sketch.SimHash))
 	for i := range 10 {
-		if err := s.Add(fmt.Sprint(i), Sketch{FP: simhash.Fingerprint{Lo: uint64(i)}}); err != nil {
+		if err := s.Add(fmt.Sprint(i), sketch.Sketch{FP: simhash.Fingerprint{Lo: uint64(i)}}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	var ids []string
 	stop := errors.New("stop")
-	err := s.Each(func(id string, sk Sketch) error {
+	err := s.Each(func(id string, sk sketch.Sketch) error {
 		if sk.FP.Lo != uint64(len(ids)) {
 			t.Errorf("Each: %s has %v", id, sk.FP)
 		}
@@ -669,17 +739,17 @@ func TestCompact(t *testing.T) {
 func TestReadOnly(t *testing.T) {
 	dir := t.TempDir()
 	s, _ := Create(dir, sketch.Default(sketch.SimHash), Options{})
-	s.Add("a", Sketch{FP: simhash.Fingerprint{Lo: 42}})
+	s.Add("a", sketch.Sketch{FP: simhash.Fingerprint{Lo: 42}})
 	s.Close()
 	s, err := Open(dir, Options{ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if err := s.Add("b", Sketch{FP: simhash.Fingerprint{Lo: 1}}); err == nil {
+	if err := s.Add("b", sketch.Sketch{FP: simhash.Fingerprint{Lo: 1}}); err == nil {
 		t.Error("Add on a read-only index succeeded")
 	}
-	if ms, _ := s.Query(nil, Sketch{FP: simhash.Fingerprint{Lo: 43}}, 0); len(ms) != 1 {
+	if ms, _ := s.Query(nil, sketch.Sketch{FP: simhash.Fingerprint{Lo: 43}}, 0); len(ms) != 1 {
 		t.Errorf("Query = %v", ms)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 
+	"github.com/neardup/neardup/sketch"
 	"github.com/neardup/neardup/store"
 )
 
@@ -126,7 +127,7 @@ func runIndexCopy(cmd *cobra.Command, o *indexCopyOpts) error {
 		docs = docs[:0]
 		return nil
 	}
-	err = src.Each(func(id string, sk store.Sketch) error {
+	err = src.Each(func(id string, sk sketch.Sketch) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}

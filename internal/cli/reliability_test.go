@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/neardup/neardup/internal/smallfs"
+	"github.com/neardup/neardup/sketch"
 	"github.com/neardup/neardup/store"
 )
 
@@ -94,7 +95,7 @@ func TestIndexAddKill9(t *testing.T) {
 		}
 	}
 	n := 0
-	s.Each(func(string, store.Sketch) error { n++; return nil })
+	s.Each(func(string, sketch.Sketch) error { n++; return nil })
 	if int64(n) != s.Len() || n < len(acked) {
 		t.Errorf("after SIGKILL: %d records, counter %d, %d acknowledged", n, s.Len(), len(acked))
 	}

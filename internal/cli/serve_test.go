@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/neardup/neardup/internal/testcert"
+	"github.com/neardup/neardup/sketch"
 	"github.com/neardup/neardup/store"
 )
 
@@ -164,7 +165,7 @@ func TestServeKill9(t *testing.T) {
 	}
 	defer st.Close()
 	n := 0
-	st.Each(func(string, store.Sketch) error { n++; return nil })
+	st.Each(func(string, sketch.Sketch) error { n++; return nil })
 	if int64(n) != st.Len() || n < len(acked) {
 		t.Errorf("after restart: %d records, counter %d, %d acknowledged", n, st.Len(), len(acked))
 	}
