@@ -1,23 +1,30 @@
 package main
 
 import (
+	"bytes"
 	"flag"
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/neardup/neardup/internal/cli"
 )
 
+// sharedDiffer lists the flags of both command lines that mean something
+// else in neardup-beam, with the reason.
+var sharedDiffer = map[string]string{
+	"method": "beam lists only the methods it runs",
+	"pairs":  "a switch here (pairs-*.jsonl in --output), a file there",
+	"idf":    "beam cannot learn IDF weights: the table is required and every worker must read it",
+	"quiet":  "beam has no progress bars",
+	"output": "a folder of shards here, the kept records' file there",
+}
+
 // TestSharedFlagsReadAlike holds neardup-beam to `neardup dedup`'s names,
 // defaults and help for every flag the two have, apart from those that
 // mean something else here (listed with the reason).
 func TestSharedFlagsReadAlike(t *testing.T) {
-	differ := map[string]string{
-		"method": "beam lists only the methods it runs",
-		"pairs":  "a switch here (pairs-*.jsonl in --output), a file there",
-		"idf":    "beam cannot learn IDF weights: the table is required and every worker must read it",
-		"quiet":  "beam has no progress bars",
-		"output": "a folder of shards here, the kept records' file there",
-	}
+	differ := sharedDiffer
 	fs := flag.NewFlagSet("neardup-beam", flag.ContinueOnError)
 	var o options
 	o.register(fs)
@@ -50,5 +57,50 @@ func TestSharedFlagsReadAlike(t *testing.T) {
 		if fs.Lookup(name) == nil || dedupFlags.Lookup(name) == nil {
 			t.Errorf("--%s is listed as differing but is not on both command lines", name)
 		}
+	}
+}
+
+// TestSharedHelpReadsAlike holds the help texts themselves, `neardup-beam
+// -help` against `neardup dedup --help`, to the same wording and default
+// for every shared flag (TestSharedFlagsReadAlike compares the flags'
+// values; this compares what the two print of them).
+func TestSharedHelpReadsAlike(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if code := cli.Main([]string{"dedup", "--help"}, strings.NewReader(""), &stdout, &stderr); code != 0 {
+		t.Fatalf("neardup dedup --help: exit %d: %s", code, stderr.String())
+	}
+	// pflag's lines: "  -x, --name type   help (default X)", the type
+	// after one space, the help after two or more.
+	line := regexp.MustCompile(`^\s+(?:-\S, )?--(\S+)(?: \S+)?\s{2,}(.*)$`)
+	dedupHelp := map[string]string{}
+	for _, l := range strings.Split(stdout.String(), "\n") {
+		if m := line.FindStringSubmatch(l); m != nil {
+			dedupHelp[m[1]] = m[2]
+		}
+	}
+	fs := flag.NewFlagSet("neardup-beam", flag.ContinueOnError)
+	var o options
+	o.register(fs)
+	var b bytes.Buffer
+	printHelp(&b, fs, nil)
+	// The standard library's layout: "  -name" then "    \thelp (default X)".
+	beamHelp := map[string]string{}
+	entry := regexp.MustCompile(`(?m)^  -(\S+)\n    \t(.*)$`)
+	for _, m := range entry.FindAllStringSubmatch(b.String(), -1) {
+		beamHelp[m[1]] = m[2]
+	}
+	shared := 0
+	for name, text := range beamHelp {
+		want, ok := dedupHelp[name]
+		if !ok || sharedDiffer[name] != "" {
+			continue
+		}
+		shared++
+		if text != want {
+			t.Errorf("--%s reads differently:\n  neardup-beam -help:   %s\n  neardup dedup --help: %s", name, text, want)
+		}
+	}
+	if shared < 26 || len(dedupHelp) < 50 {
+		t.Errorf("%d shared flags compared among %d of neardup dedup's; want at least 26 of 50", shared, len(dedupHelp))
 	}
 }

@@ -227,13 +227,24 @@ func printHelp(w io.Writer, fs *flag.FlagSet, beamFlags map[string]bool) {
 		if !ok {
 			help = f.Usage
 		}
-		def := ""
-		if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" {
-			def = fmt.Sprintf(" (default %s)", f.DefValue)
-		}
-		fmt.Fprintf(w, "  -%s\n    \t%s%s\n", f.Name, help, def)
+		fmt.Fprintf(w, "  -%s\n    \t%s%s\n", f.Name, help, defaultNote(f))
 	})
 	fmt.Fprintf(w, "\nBeam's own flags (%d, for runners, environments and Dataflow, e.g. -environment_type, -project, -region, -staging_location): -help-beam lists them.\n", len(theirs))
+}
+
+// defaultNote is " (default X)" for a flag whose default is not its zero
+// value, written as neardup's help writes it (a string quoted), so that a
+// flag of both reads the same in both.
+func defaultNote(f *flag.Flag) string {
+	if f.DefValue == "" || f.DefValue == "false" || f.DefValue == "0" {
+		return ""
+	}
+	if g, ok := f.Value.(flag.Getter); ok {
+		if _, ok := g.Get().(string); ok {
+			return fmt.Sprintf(" (default %q)", f.DefValue)
+		}
+	}
+	return fmt.Sprintf(" (default %s)", f.DefValue)
 }
 
 // flagSuggestion returns " (did you mean -X?)" for the flag that err says
