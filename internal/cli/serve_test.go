@@ -348,6 +348,11 @@ func TestServeTLS(t *testing.T) {
 	cert, key := testcert.Write(t, t.TempDir())
 	dir := createIndex(t)
 	srv := startServer(t, "--index", dir, "--tls-cert", cert, "--tls-key", key)
+	// The server writes its address file, which startServer waits for,
+	// before the line that names the scheme: wait for the line too.
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(srv.stderr.String(), "on https://") && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
 	if !strings.Contains(srv.stderr.String(), "on https://") {
 		t.Errorf("stderr does not say https:\n%s", srv.stderr)
 	}
