@@ -189,11 +189,10 @@ func TestSpillAnyWorkers(t *testing.T) {
 	}
 }
 
-// sharedSets writes the first n documents of every set of ../shared/data
-// (found from the working directory up), at most about size bytes of
-// each, to dir and returns their paths by set; it skips the test when
-// there is no such folder.
-func sharedSets(t *testing.T, dir string, n, size int) map[string]string {
+// sharedSetFiles returns the docs.jsonl.gz of every set of ../shared/data
+// (found from the working directory up) by set; it skips the test when
+// there is none.
+func sharedSetFiles(t *testing.T) map[string]string {
 	t.Helper()
 	var root string
 	for d, _ := filepath.Abs("."); ; d = filepath.Dir(d) {
@@ -211,6 +210,18 @@ func sharedSets(t *testing.T, dir string, n, size int) map[string]string {
 	}
 	sets := map[string]string{}
 	for _, name := range files {
+		sets[filepath.Base(filepath.Dir(name))] = name
+	}
+	return sets
+}
+
+// sharedSets writes the first n documents of every set of ../shared/data,
+// at most about size bytes of each, to dir and returns their paths by
+// set (see sharedSetFiles).
+func sharedSets(t *testing.T, dir string, n, size int) map[string]string {
+	t.Helper()
+	sets := sharedSetFiles(t)
+	for set, name := range sets {
 		f, err := os.Open(name)
 		if err != nil {
 			t.Fatal(err)
@@ -230,7 +241,6 @@ func sharedSets(t *testing.T, dir string, n, size int) map[string]string {
 			t.Fatalf("%s: %v", name, err)
 		}
 		f.Close()
-		set := filepath.Base(filepath.Dir(name))
 		sets[set] = filepath.Join(dir, set+".jsonl")
 		if err := os.WriteFile(sets[set], head.Bytes(), 0o644); err != nil {
 			t.Fatal(err)
@@ -239,48 +249,64 @@ func sharedSets(t *testing.T, dir string, n, size int) map[string]string {
 	return sets
 }
 
+// spillVariant is a configuration whose spilled runs at each of workers
+// must write the in-memory run's outputs.
+type spillVariant struct {
+	name    string
+	cfg     Options
+	workers []int
+}
+
+// spillVariants: minhash's three joins, exact, ksentence and --pairs-mode
+// all, with the -j of the spilled runs (several for the default join).
+func spillVariants(workers []int) []spillVariant {
+	return []spillVariant{
+		{"tiered", Options{Method: "minhash"}, workers},
+		{"estimate", Options{Method: "minhash", EstimateOnly: true}, []int{2}},
+		{"verify", Options{Method: "minhash", Verify: true}, []int{2}},
+		{"exact", Options{Method: "exact"}, []int{3}},
+		{"ksentence", Options{Method: "ksentence"}, []int{2}},
+		{"minhash all", Options{Method: "minhash", AllPairs: true}, []int{2}},
+		{"simhash all", Options{Method: "simhash", AllPairs: true}, []int{3}},
+	}
+}
+
+// checkSpillVariants compares each variant's spilled runs over path with
+// its in-memory run at -j 1, with batches of a few buckets (a 1 MiB
+// budget) and the pairs kept replaced by their forest again and again.
+func checkSpillVariants(t *testing.T, path string, variants []spillVariant) {
+	t.Helper()
+	defer func(m int) { spillEdgesMin = m }(spillEdgesMin)
+	spillEdgesMin = 16
+	for _, v := range variants {
+		cfg := v.cfg
+		cfg.Workers = 1
+		want := runOutputs(t, cfg, false, path)
+		cfg.Spill, cfg.Memory = true, 1<<20
+		for _, j := range v.workers {
+			cfg.Workers = j
+			got := runOutputs(t, cfg, true, path)
+			for k, what := range outputNames {
+				if !bytes.Equal(got[k], want[k]) {
+					t.Errorf("%s spilled -j %d: %s differ from the in-memory run's", v.name, j, what)
+				}
+			}
+		}
+	}
+}
+
 // TestSpillPairsAreInMemoryPairs: on the head of every set of
 // ../shared/data and on the component join's corpus of every shape
 // (scaleCorpus: copies, chains, one giant component of templated pages),
 // a spilled run writes the clusters, spanning pairs and kept records of
 // the in-memory run at -j 1 (the streaming Finder), for minhash's three
-// joins, exact and ksentence, at several -j, with batches of a few
-// buckets and the pairs kept replaced by their forest again and again.
+// joins, exact and ksentence, at several -j, and under --pairs-mode all,
+// for minhash and simhash, every pair (spillVariants). The whole sets,
+// at -j 1, 2, 3, 8 and 16: TestSpillPairsWholeSets (-tags long).
 func TestSpillPairsAreInMemoryPairs(t *testing.T) {
-	dir := t.TempDir()
-	sets := sharedSets(t, dir, 800, 1<<20)
+	sets := sharedSets(t, t.TempDir(), 800, 1<<20)
 	sets["scale-corpus"] = writeTexts(t, t.TempDir(), scaleCorpus(3), "d%d")
-	type variant struct {
-		name    string
-		cfg     Options
-		workers []int
-	}
-	variants := []variant{
-		{"tiered", Options{Method: "minhash"}, []int{1, 3, 8}},
-		{"estimate", Options{Method: "minhash", EstimateOnly: true}, []int{2}},
-		{"verify", Options{Method: "minhash", Verify: true}, []int{2}},
-		{"exact", Options{Method: "exact"}, []int{3}},
-		{"ksentence", Options{Method: "ksentence"}, []int{2}},
-	}
-	defer func(m int) { spillEdgesMin = m }(spillEdgesMin)
-	spillEdgesMin = 16
 	for set, path := range sets {
-		t.Run(set, func(t *testing.T) {
-			for _, v := range variants {
-				cfg := v.cfg
-				cfg.Workers = 1
-				want := runOutputs(t, cfg, false, path)
-				cfg.Spill, cfg.Memory = true, 1<<20
-				for _, j := range v.workers {
-					cfg.Workers = j
-					got := runOutputs(t, cfg, true, path)
-					for k, what := range outputNames {
-						if !bytes.Equal(got[k], want[k]) {
-							t.Errorf("%s spilled -j %d: %s differ from the in-memory run's", v.name, j, what)
-						}
-					}
-				}
-			}
-		})
+		t.Run(set, func(t *testing.T) { checkSpillVariants(t, path, spillVariants([]int{1, 3, 8})) })
 	}
 }
