@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -128,10 +129,16 @@ func TestSpillUnreadableSketchFile(t *testing.T) {
 // records it wrote; spill is whether the run must have spilled.
 func runOutputs(t *testing.T, cfg Options, spill bool, files ...string) [3][]byte {
 	t.Helper()
+	return runInput(t, cfg, spill, Input{Files: files})
+}
+
+// runInput is runOutputs with any input.
+func runInput(t *testing.T, cfg Options, spill bool, in Input) [3][]byte {
+	t.Helper()
 	dir := t.TempDir()
 	out := Outputs{Clusters: filepath.Join(dir, "c.jsonl"), Pairs: filepath.Join(dir, "p.jsonl"),
 		Kept: filepath.Join(dir, "k.jsonl"), TmpDir: t.TempDir()}
-	st, err := Run(context.Background(), cfg, Input{Files: files}, out)
+	st, err := Run(context.Background(), cfg, in, out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -308,5 +315,35 @@ func TestSpillPairsAreInMemoryPairs(t *testing.T) {
 	sets["scale-corpus"] = writeTexts(t, t.TempDir(), scaleCorpus(3), "d%d")
 	for set, path := range sets {
 		t.Run(set, func(t *testing.T) { checkSpillVariants(t, path, spillVariants([]int{1, 3, 8})) })
+	}
+}
+
+// TestSpillPairsWithIndex: with a saved index of old documents, the spill
+// join's pairs come at Flush and the index hits' lines wait for them, so
+// the pairs file is the in-memory run's, in its order (each hit's line
+// after the pairs of its document), for both --pairs-mode.
+func TestSpillPairsWithIndex(t *testing.T) {
+	texts := scaleCorpus(4)
+	ix := fakeIndex{}
+	for _, k := range []int{5, 40, 41, 300, 650} {
+		ix[texts[k]] = fmt.Sprintf("old-%d", k)
+	}
+	in := Input{Files: []string{writeTexts(t, t.TempDir(), texts, "d%d")}, AgainstIndexes: []Index{ix}}
+	for _, all := range []bool{false, true} {
+		cfg := Options{Method: "minhash", AllPairs: all, Workers: 1}
+		want := runInput(t, cfg, false, in)
+		if !bytes.Contains(want[1], []byte(`"index":true`)) {
+			t.Fatal("no index hit: the comparison would test nothing")
+		}
+		cfg.Spill, cfg.Memory = true, 1<<20
+		for _, j := range []int{1, 3} {
+			cfg.Workers = j
+			got := runInput(t, cfg, true, in)
+			for k, what := range outputNames {
+				if !bytes.Equal(got[k], want[k]) {
+					t.Errorf("all pairs %v, spilled -j %d: %s differ from the in-memory run's", all, j, what)
+				}
+			}
+		}
 	}
 }
