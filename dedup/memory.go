@@ -44,8 +44,10 @@ const runtimeBytes = 48 << 20
 
 // spillBytesPerDoc is what the spill path keeps in memory per document
 // beyond the pipeline's own: its sketch's offset and length (12), the
-// offset of its shingle set (8) and the join's union-find (8).
-const spillBytesPerDoc = 28
+// offset of its shingle set (8), the join's best match and forest pointer
+// (8, spill_forest.go) and the matching pairs it keeps for the spanning
+// forest (24 bytes a pair, about one a removed document).
+const spillBytesPerDoc = 52
 
 // GCLimit is the garbage collector's soft memory limit that suits the
 // plan (runtime/debug.SetMemoryLimit; the CLI sets it). The runtime

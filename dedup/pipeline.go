@@ -466,6 +466,7 @@ type run struct {
 	indexHits   map[int32]indexHit                              // new documents found in an index
 	labels      map[int32]string                                // kept index -> indexed id naming its cluster
 	hitLine     []byte                                          // indexHit\'s pairs line, reused
+	hitOrder    []int32                                         // on the spill path, the documents whose index hit's line waits for Flush (hitLines)
 	lengths     []int32
 	uf          *cluster.UnionFind
 	finder      Finder   // the run's finder, until finish has asked it about the kept documents
@@ -808,9 +809,10 @@ func (r *run) pass1(ctx context.Context) error {
 	if r.in.OnFirstPass != nil {
 		r.in.OnFirstPass()
 	}
-	if err := finder.Flush(emit); err != nil {
+	if err := finder.Flush(r.hitLines(emit)); err != nil {
 		return err
 	}
+	r.flushHitLines(len(r.ids))
 	if comp != nil {
 		r.serial.add("components", comp.serialComp)
 		r.serial.add("emit pairs", comp.serialEmit)
@@ -960,6 +962,30 @@ func (r *run) emitter() func(Pair) {
 	}
 }
 
+// hitLines returns emit, writing before each pair the index hits' lines
+// held back for documents before its later one (hitOrder): the place
+// the streaming Finder gives them, after the pairs that a document's Add
+// reports. The spill join's pairs come at Flush, ordered by that
+// document.
+func (r *run) hitLines(emit func(Pair)) func(Pair) {
+	if len(r.hitOrder) == 0 {
+		return emit
+	}
+	return func(p Pair) {
+		r.flushHitLines(p.B)
+		emit(p)
+	}
+}
+
+// flushHitLines writes the held-back lines of the index hits of the
+// documents before document end.
+func (r *run) flushHitLines(end int) {
+	for len(r.hitOrder) > 0 && int(r.hitOrder[0]) < end {
+		r.writeHitLine(int(r.hitOrder[0]), r.indexHits[r.hitOrder[0]])
+		r.hitOrder = r.hitOrder[1:]
+	}
+}
+
 // recordPair counts a reported pair in the stats and writes its pairs
 // line; it returns line, the reused buffer.
 func (r *run) recordPair(line []byte, p Pair) []byte {
@@ -1038,6 +1064,17 @@ func (r *run) indexHit(i int, h indexHit) {
 	if r.pairsBuf == nil {
 		return
 	}
+	if r.stats.Memory.Spill {
+		// The spill join reports its pairs at Flush: the line waits
+		// there for them (hitLines).
+		r.hitOrder = append(r.hitOrder, int32(i))
+		return
+	}
+	r.writeHitLine(i, h)
+}
+
+// writeHitLine writes the pairs line of document i's hit h in an index.
+func (r *run) writeHitLine(i int, h indexHit) {
 	line := corpus.AppendJSONString(append(r.hitLine[:0], `{"id1":`...), h.id)
 	line = append(line, `,"id2":`...)
 	line = corpus.AppendJSONString(line, r.ids[i])

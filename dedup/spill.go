@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/neardup/neardup/internal/extsort"
 	"github.com/neardup/neardup/internal/tempfile"
@@ -102,8 +103,17 @@ type spillFinder struct {
 	workers int
 	// serial is Flush's serial work by part (Stats.SerialParts): "spill
 	// join" with one worker (all of it), else "spill merge" (merging the
-	// sorted runs into batches) and "spill union" (uniting their pairs).
+	// sorted runs into batches) and "spill union" (keeping their pairs);
+	// then "spill forest" (the pairs reported, from those kept).
 	serial serialParts
+	// The spanning pairs (spill_forest.go): what the join knows of them,
+	// the matching pairs that the buckets kept, how many are kept before
+	// they are replaced by their forest, and the union-find of that.
+	span     *spanning
+	edges    []spillEdge
+	edgesMax int
+	kuf      *cuf
+	hamming  bool // the method's pairs have a Hamming similarity
 }
 
 // newSpillFinder returns a spillFinder for a run of the given memory
@@ -121,6 +131,8 @@ func newSpillFinder(m Keyed, dir string, budget int64) (*spillFinder, error) {
 		batchBytes: max(budget/4, spillBatchMin),
 		readMax:    spillReadMax, gapMax: spillGapMax}
 	sf.split = capabilitiesOf(m).split
+	sf.hamming = capabilitiesOf(m).hamming
+	sf.edgesMax = spillEdgesMin
 	sf.sets.dir = dir
 	sf.sets.wrap = func(file *os.File) io.Writer {
 		sf.setsW = newAsyncWriter(file)
@@ -280,10 +292,9 @@ type joiner struct {
 	sketches []DocSketch
 	pool     []DocSketch
 	sets     groupSets
-	local    []int32  // the union-find of a group's members, by position
-	roots    []uint64 // scratch: the members' roots in uf << 32 | position
-	uf       *cuf
-	hamming  bool
+	local    []int32 // the union-find of a group's members, by position
+	roots    []int32 // scratch: the members' roots in span.up
+	span     *spanning
 }
 
 // decode decodes the sketch of member k of the batch, reusing the memory
@@ -341,45 +352,51 @@ func (j *joiner) find(k int32) int32 {
 	return k
 }
 
-// group tries the pairs of a bucket's members (decoded in j.sketches) and
-// appends those that match to b.pairs, in the order tried. Unless f.all,
-// a pair is not tried when its members are in one cluster already: joined
-// by the pairs of the batches before this one, as the run's union-find
-// (j.uf, which Flush updates meanwhile) shows when the bucket starts, or
-// by an earlier match of the bucket (the bucket's own union-find, by
-// position). Flush unites the batches' pairs in order and drops every pair
-// whose members are in one cluster by then, so what it emits is what one
-// serial join in key order would (every pair it emits was tried: its
-// members were in no cluster together before it), whatever the skipped
-// pairs were: the workers' view of the run's union-find, which lags (a
-// root found there stays the root of a set that holds the document),
-// changes the work only.
+// group tries the pairs of a bucket's members (decoded in j.sketches),
+// ascending members in input order, in the order (b, a): each later member
+// b with each earlier member a, ascending. It appends those that match to
+// b.pairs, in the order tried. Unless f.all, this is Kruskal's algorithm
+// over the bucket's pairs (spill_forest.go): a pair is not tried when a
+// path of lighter matching pairs joins its members, by the bucket's own
+// union-find by position or by what the run knows (j.span); every pair
+// that matches is kept, and recorded in j.span. What is skipped depends
+// on the other workers' progress; the forest that Flush makes of the
+// pairs kept does not.
 func (j *joiner) group(b *spillBatch, members []uint32) error {
-	f, sketches := j.f, j.sketches
+	f, sketches, span := j.f, j.sketches, j.span
 	j.sets.reset(len(members))
 	j.local = slices.Grow(j.local[:0], len(members))[:len(members)]
 	for k := range j.local {
 		j.local[k] = int32(k)
 	}
 	if !f.all {
-		// Members in one cluster of the run already start in one set.
 		j.roots = j.roots[:0]
-		for k, d := range members {
-			j.roots = append(j.roots, uint64(j.uf.find(int32(d)))<<32|uint64(k))
-		}
-		slices.Sort(j.roots)
-		for x := 1; x < len(j.roots); x++ {
-			if j.roots[x]>>32 == j.roots[x-1]>>32 {
-				j.local[uint32(j.roots[x])] = j.find(int32(uint32(j.roots[x-1])))
-			}
+		for _, d := range members {
+			j.roots = append(j.roots, span.root(int32(d)))
 		}
 	}
 	for bi := 1; bi < len(members); bi++ {
-		b32 := int32(bi)
+		b32, db := int32(bi), int32(members[bi])
+		var best, bestRoot int32 // best[db] (db when none) and its root
+		if !f.all {
+			if best = atomic.LoadInt32(&span.best[db]); best != db {
+				bestRoot = span.root(best)
+			}
+		}
 		for ai := 0; ai < bi; ai++ {
+			da := int32(members[ai])
 			ra := j.find(int32(ai))
-			if !f.all && ra == j.find(b32) {
-				continue
+			if !f.all {
+				if ra == j.find(b32) {
+					continue // joined by lighter pairs of the bucket
+				}
+				if da == best || best < da && j.roots[ai] == bestRoot {
+					// Joined by lighter pairs: (best, db), kept
+					// already, and a path from da to best through
+					// documents before db.
+					j.local[ra] = j.find(b32)
+					continue
+				}
 			}
 			var p Pair
 			var ok bool
@@ -396,14 +413,21 @@ func (j *joiner) group(b *spillBatch, members []uint32) error {
 					}
 					sim, match = f.split.matchSets(x, y)
 				}
-				p, ok = Pair{A: int(members[ai]), B: int(members[bi]), Similarity: sim, Distance: -1}, match
+				p, ok = Pair{A: int(da), B: int(db), Similarity: sim, Distance: -1}, match
 			} else {
 				sim, dist, match := f.m.Match(sketches[ai], sketches[bi])
-				p, ok = Pair{A: int(members[ai]), B: int(members[bi]), Similarity: sim, Distance: dist, Hamming: j.hamming}, match
+				p, ok = Pair{A: int(da), B: int(db), Similarity: sim, Distance: dist, Hamming: f.hamming}, match
 			}
-			if ok {
-				j.local[ra] = j.find(b32)
-				b.pairs = append(b.pairs, p)
+			if !ok {
+				continue
+			}
+			b.pairs = append(b.pairs, p)
+			if f.all {
+				continue
+			}
+			j.local[ra] = j.find(b32)
+			if best = span.matched(da, db); best == da {
+				bestRoot = span.root(best)
 			}
 		}
 	}
@@ -411,9 +435,10 @@ func (j *joiner) group(b *spillBatch, members []uint32) error {
 }
 
 // Flush merges the sorted keys into buckets, joins them in batches (on
-// f.workers goroutines, each batch on one) and unites the batches' pairs
-// in key order on the calling goroutine, emitting those that join two
-// clusters (every one with f.all): the pairs and their order do not
+// f.workers goroutines, each batch on one) and keeps the batches' pairs
+// on the calling goroutine; it then emits the spanning forest of those
+// pairs, the streaming Finder's pairs in its order (spill_forest.go), or
+// with f.all every pair as it comes: the pairs and their order do not
 // depend on the workers nor on how the buckets fall into batches.
 func (f *spillFinder) Flush(emit func(Pair)) error {
 	defer f.Close()
@@ -432,35 +457,49 @@ func (f *spillFinder) Flush(emit func(Pair)) error {
 	if len(f.offsets) > math.MaxInt32 {
 		return fmt.Errorf("spill join: %d documents, more than its union-find holds (%d)", len(f.offsets), math.MaxInt32)
 	}
-	uf := newCUF(len(f.offsets))
-	unite := func(b *spillBatch) {
+	if !f.all {
+		f.span = newSpanning(len(f.offsets))
+	}
+	take := func(b *spillBatch) {
+		if !f.all {
+			f.keep(b.pairs)
+			return
+		}
 		for _, p := range b.pairs {
-			if uf.union(int32(p.A), int32(p.B)) || f.all {
-				emit(p)
-			}
+			emit(p)
 		}
 	}
+	var err error
 	if f.workers <= 1 {
 		span := startSerial()
-		defer func() { f.serial.add("spill join", span.stop()) }()
-		j := f.newJoiner(uf)
+		j := f.newJoiner()
 		b := &spillBatch{}
-		return f.batches(f.batchBytes, func() *spillBatch { return b }, func(b *spillBatch) error {
+		err = f.batches(f.batchBytes, func() *spillBatch { return b }, func(b *spillBatch) error {
 			if err := f.read(b); err != nil {
 				return err
 			}
 			if err := j.join(b); err != nil {
 				return err
 			}
-			unite(b)
+			take(b)
 			return nil
 		})
+		f.serial.add("spill join", span.stop())
+	} else {
+		err = f.flushParallel(take)
 	}
-	return f.flushParallel(uf, unite)
+	if err != nil || f.all {
+		return err
+	}
+	span := startSerial()
+	f.span = nil
+	f.edges = f.kruskal(f.edges, emit)[:0]
+	f.serial.add("spill forest", span.stop())
+	return nil
 }
 
-func (f *spillFinder) newJoiner(uf *cuf) *joiner {
-	return &joiner{f: f, sets: groupSets{f: f}, uf: uf, hamming: capabilitiesOf(f.m).hamming}
+func (f *spillFinder) newJoiner() *joiner {
+	return &joiner{f: f, sets: groupSets{f: f}, span: f.span}
 }
 
 // batches merges the sorted keys into buckets of two or more documents
@@ -510,10 +549,10 @@ func (f *spillFinder) batches(limit int64, next func() *spillBatch, join func(*s
 
 // flushParallel is Flush on f.workers goroutines: the merge (the calling
 // goroutine's helper) fills the batches, the workers read and join them,
-// and the calling goroutine unites their pairs in the batches' order. The
+// and the calling goroutine takes their pairs in the batches' order. The
 // budget's quarter for the batches is shared by the batches in flight.
-func (f *spillFinder) flushParallel(uf *cuf, unite func(*spillBatch)) error {
-	inFlight := f.workers + 2 // one a worker, one filling, one uniting
+func (f *spillFinder) flushParallel(take func(*spillBatch)) error {
+	inFlight := f.workers + 2 // one a worker, one filling, one taken
 	limit := max(f.batchBytes/int64(inFlight), 1)
 	type job struct {
 		b    *spillBatch
@@ -564,7 +603,7 @@ func (f *spillFinder) flushParallel(uf *cuf, unite func(*spillBatch)) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			jn := f.newJoiner(uf)
+			jn := f.newJoiner()
 			for j := range jobs {
 				err := f.read(j.b)
 				if err == nil {
@@ -582,7 +621,7 @@ func (f *spillFinder) flushParallel(uf *cuf, unite func(*spillBatch)) error {
 		}
 		if err == nil {
 			span := startSerial()
-			unite(j.b)
+			take(j.b)
 			f.serial.add("spill union", span.stop())
 		}
 		free <- j.b // never blocks: a batch taken from free goes back

@@ -1,8 +1,11 @@
 package dedup
 
 import (
+	"bufio"
 	"bytes"
+	"compress/gzip"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -122,10 +125,43 @@ func TestSpillUnreadableSketchFile(t *testing.T) {
 	}
 }
 
+// runOutputs runs cfg over files and returns the clusters, pairs and kept
+// records it wrote; spill is whether the run must have spilled.
+func runOutputs(t *testing.T, cfg Options, spill bool, files ...string) [3][]byte {
+	t.Helper()
+	return runInput(t, cfg, spill, Input{Files: files})
+}
+
+// runInput is runOutputs with any input.
+func runInput(t *testing.T, cfg Options, spill bool, in Input) [3][]byte {
+	t.Helper()
+	dir := t.TempDir()
+	out := Outputs{Clusters: filepath.Join(dir, "c.jsonl"), Pairs: filepath.Join(dir, "p.jsonl"),
+		Kept: filepath.Join(dir, "k.jsonl"), TmpDir: t.TempDir()}
+	st, err := Run(context.Background(), cfg, in, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Memory.Spill != spill {
+		t.Fatalf("spill %v, want %v", st.Memory.Spill, spill)
+	}
+	var b [3][]byte
+	for k, name := range []string{out.Clusters, out.Pairs, out.Kept} {
+		if b[k], err = os.ReadFile(name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return b
+}
+
+// outputNames names runOutputs' files.
+var outputNames = [3]string{"clusters", "pairs", "kept records"}
+
 // TestSpillAnyWorkers: a spilled run writes the same clusters, pairs and
-// kept records at -j 1, 2, 3 and 8, and the clusters and kept records of
-// the in-memory run, for minhash (the tiered join: sets apart) and
-// simhash.
+// kept records at -j 1, 2, 3 and 8, and those of the in-memory run, for
+// minhash (the tiered join: sets apart); for simhash the clusters and
+// kept records of the in-memory run (its pairs are the spanning forest
+// of another order: docs/outputs.md).
 func TestSpillAnyWorkers(t *testing.T) {
 	path, _ := writeNearDupCorpus(t, 600, 43)
 	for _, method := range []string{"minhash", "simhash"} {
@@ -135,37 +171,179 @@ func TestSpillAnyWorkers(t *testing.T) {
 				cfg.Method, cfg.Spill, cfg.Memory, cfg.Workers = method, spill, 1<<20, workers
 				cfg.Spec.Shingle = shingle.Options{Unit: shingle.Word, N: 2}
 				cfg.Spec.Threshold, cfg.Spec.SimHash.Distance = 0.6, 6
-				dir := t.TempDir()
-				out := Outputs{Clusters: filepath.Join(dir, "c.jsonl"), Pairs: filepath.Join(dir, "p.jsonl"),
-					Kept: filepath.Join(dir, "k.jsonl"), TmpDir: t.TempDir()}
-				st, err := Run(context.Background(), cfg, Input{Files: []string{path}}, out)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if st.Memory.Spill != spill || st.Removed == 0 {
-					t.Fatalf("spill %v, %d removed: the comparison would test nothing", st.Memory.Spill, st.Removed)
-				}
-				var b [3][]byte
-				for k, name := range []string{out.Clusters, out.Pairs, out.Kept} {
-					if b[k], err = os.ReadFile(name); err != nil {
-						t.Fatal(err)
-					}
+				b := runOutputs(t, cfg, spill, path)
+				if len(b[1]) == 0 {
+					t.Fatal("no pairs: the comparison would test nothing")
 				}
 				return b
 			}
 			mem := run(false, 1)
 			one := run(true, 1)
-			if !bytes.Equal(one[0], mem[0]) || !bytes.Equal(one[2], mem[2]) {
-				t.Errorf("spilled -j 1: clusters or kept records differ from the in-memory run")
+			for k, what := range outputNames {
+				if !bytes.Equal(one[k], mem[k]) && (method == "minhash" || k != 1) {
+					t.Errorf("spilled -j 1: %s differ from the in-memory run's", what)
+				}
 			}
 			for _, j := range []int{2, 3, 8} {
 				got := run(true, j)
-				for k, what := range []string{"clusters", "pairs", "kept records"} {
+				for k, what := range outputNames {
 					if !bytes.Equal(got[k], one[k]) {
 						t.Errorf("spilled -j %d: %s differ from -j 1", j, what)
 					}
 				}
 			}
 		})
+	}
+}
+
+// sharedSetFiles returns the docs.jsonl.gz of every set of ../shared/data
+// (found from the working directory up) by set; it skips the test when
+// there is none.
+func sharedSetFiles(t *testing.T) map[string]string {
+	t.Helper()
+	var root string
+	for d, _ := filepath.Abs("."); ; d = filepath.Dir(d) {
+		if st, err := os.Stat(filepath.Join(d, "shared", "data")); err == nil && st.IsDir() {
+			root = filepath.Join(d, "shared", "data")
+			break
+		}
+		if filepath.Dir(d) == d {
+			t.Skip("no shared/data folder above the working directory")
+		}
+	}
+	files, err := filepath.Glob(filepath.Join(root, "*", "docs.jsonl.gz"))
+	if err != nil || len(files) == 0 {
+		t.Skipf("no data set in %s (%v)", root, err)
+	}
+	sets := map[string]string{}
+	for _, name := range files {
+		sets[filepath.Base(filepath.Dir(name))] = name
+	}
+	return sets
+}
+
+// sharedSets writes the first n documents of every set of ../shared/data,
+// at most about size bytes of each, to dir and returns their paths by
+// set (see sharedSetFiles).
+func sharedSets(t *testing.T, dir string, n, size int) map[string]string {
+	t.Helper()
+	sets := sharedSetFiles(t)
+	for set, name := range sets {
+		f, err := os.Open(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		zr, err := gzip.NewReader(f)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		var head bytes.Buffer
+		sc := bufio.NewScanner(zr)
+		sc.Buffer(nil, 1<<26)
+		for k := 0; k < n && head.Len() < size && sc.Scan(); k++ {
+			head.Write(sc.Bytes())
+			head.WriteByte('\n')
+		}
+		if err := sc.Err(); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		f.Close()
+		sets[set] = filepath.Join(dir, set+".jsonl")
+		if err := os.WriteFile(sets[set], head.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return sets
+}
+
+// spillVariant is a configuration whose spilled runs at each of workers
+// must write the in-memory run's outputs.
+type spillVariant struct {
+	name    string
+	cfg     Options
+	workers []int
+}
+
+// spillVariants: minhash's three joins, exact, ksentence and --pairs-mode
+// all, with the -j of the spilled runs (several for the default join).
+func spillVariants(workers []int) []spillVariant {
+	return []spillVariant{
+		{"tiered", Options{Method: "minhash"}, workers},
+		{"estimate", Options{Method: "minhash", EstimateOnly: true}, []int{2}},
+		{"verify", Options{Method: "minhash", Verify: true}, []int{2}},
+		{"exact", Options{Method: "exact"}, []int{3}},
+		{"ksentence", Options{Method: "ksentence"}, []int{2}},
+		{"minhash all", Options{Method: "minhash", AllPairs: true}, []int{2}},
+		{"simhash all", Options{Method: "simhash", AllPairs: true}, []int{3}},
+	}
+}
+
+// checkSpillVariants compares each variant's spilled runs over path with
+// its in-memory run at -j 1, with batches of a few buckets (a 1 MiB
+// budget) and the pairs kept replaced by their forest again and again.
+func checkSpillVariants(t *testing.T, path string, variants []spillVariant) {
+	t.Helper()
+	defer func(m int) { spillEdgesMin = m }(spillEdgesMin)
+	spillEdgesMin = 16
+	for _, v := range variants {
+		cfg := v.cfg
+		cfg.Workers = 1
+		want := runOutputs(t, cfg, false, path)
+		cfg.Spill, cfg.Memory = true, 1<<20
+		for _, j := range v.workers {
+			cfg.Workers = j
+			got := runOutputs(t, cfg, true, path)
+			for k, what := range outputNames {
+				if !bytes.Equal(got[k], want[k]) {
+					t.Errorf("%s spilled -j %d: %s differ from the in-memory run's", v.name, j, what)
+				}
+			}
+		}
+	}
+}
+
+// TestSpillPairsAreInMemoryPairs: on the head of every set of
+// ../shared/data and on the component join's corpus of every shape
+// (scaleCorpus: copies, chains, one giant component of templated pages),
+// a spilled run writes the clusters, spanning pairs and kept records of
+// the in-memory run at -j 1 (the streaming Finder), for minhash's three
+// joins, exact and ksentence, at several -j, and under --pairs-mode all,
+// for minhash and simhash, every pair (spillVariants). The whole sets,
+// at -j 1, 2, 3, 8 and 16: TestSpillPairsWholeSets (-tags long).
+func TestSpillPairsAreInMemoryPairs(t *testing.T) {
+	sets := sharedSets(t, t.TempDir(), 800, 1<<20)
+	sets["scale-corpus"] = writeTexts(t, t.TempDir(), scaleCorpus(3), "d%d")
+	for set, path := range sets {
+		t.Run(set, func(t *testing.T) { checkSpillVariants(t, path, spillVariants([]int{1, 3, 8})) })
+	}
+}
+
+// TestSpillPairsWithIndex: with a saved index of old documents, the spill
+// join's pairs come at Flush and the index hits' lines wait for them, so
+// the pairs file is the in-memory run's, in its order (each hit's line
+// after the pairs of its document), for both --pairs-mode.
+func TestSpillPairsWithIndex(t *testing.T) {
+	texts := scaleCorpus(4)
+	ix := fakeIndex{}
+	for _, k := range []int{5, 40, 41, 300, 650} {
+		ix[texts[k]] = fmt.Sprintf("old-%d", k)
+	}
+	in := Input{Files: []string{writeTexts(t, t.TempDir(), texts, "d%d")}, AgainstIndexes: []Index{ix}}
+	for _, all := range []bool{false, true} {
+		cfg := Options{Method: "minhash", AllPairs: all, Workers: 1}
+		want := runInput(t, cfg, false, in)
+		if !bytes.Contains(want[1], []byte(`"index":true`)) {
+			t.Fatal("no index hit: the comparison would test nothing")
+		}
+		cfg.Spill, cfg.Memory = true, 1<<20
+		for _, j := range []int{1, 3} {
+			cfg.Workers = j
+			got := runInput(t, cfg, true, in)
+			for k, what := range outputNames {
+				if !bytes.Equal(got[k], want[k]) {
+					t.Errorf("all pairs %v, spilled -j %d: %s differ from the in-memory run's", all, j, what)
+				}
+			}
+		}
 	}
 }
