@@ -9,10 +9,10 @@ import (
 
 // framedZstd compresses a stream as consecutive zstd frames of
 // zstdFrameLen bytes of input each (the last shorter), compressed on up to
-// GOMAXPROCS goroutines (at most 4) and written in order (issue 25: one
-// zstd stream compresses on one goroutine, which bounded the write stage
-// of a run on many cores). Concatenated frames are one valid zstd stream:
-// every decoder reads them as the whole input. The bytes depend only on
+// GOMAXPROCS goroutines (at most zstdEncoders) and written in order (issue
+// 25: one zstd stream compresses on one goroutine, which bounded the write
+// stage of a run on many cores). Concatenated frames are one valid zstd
+// stream: every decoder reads them as the whole input. The bytes depend only on
 // the input, not on the number of goroutines. A frame starts without the
 // history of the one before, which costs a fraction of a percent of the
 // size at 4 MiB a frame.
@@ -30,8 +30,16 @@ type framedZstd struct {
 // zstdFrameLen is the input of one frame.
 const zstdFrameLen = 4 << 20
 
+// zstdEncoders bounds the frames compressed at once. Each encoder holds
+// about 17 MB (its tables and history, beside the frame's input and
+// output). The kept records of the 1M bench run take 6.5 CPU-s to
+// compress on the 2-core machine: with 4 encoders, a 16-core run's write
+// stage compressed them on a quarter of its cores (docs/benchmarks.md,
+// issue 25, session 12).
+const zstdEncoders = 8
+
 func newFramedZstd(w io.Writer) *framedZstd {
-	n := min(runtime.GOMAXPROCS(0), 4)
+	n := min(runtime.GOMAXPROCS(0), zstdEncoders)
 	z := &framedZstd{w: w, queue: make(chan chan []byte, n), done: make(chan error, 1),
 		encs: make(chan *zstd.Encoder, n), free: make(chan []byte, n+1)}
 	return z

@@ -24,7 +24,7 @@ func TestFramedZstd(t *testing.T) {
 	for _, n := range []int{0, 1, zstdFrameLen - 1, zstdFrameLen, zstdFrameLen + 1, 2*zstdFrameLen + 1000} {
 		in := text.Bytes()[:n]
 		var outs [2][]byte
-		for k, procs := range []int{1, 4} {
+		for k, procs := range []int{1, zstdEncoders} {
 			old := runtime.GOMAXPROCS(procs)
 			var out bytes.Buffer
 			z := newFramedZstd(&out)

@@ -45,6 +45,11 @@ type keptCopy struct {
 	// busy is the time the write stage's one goroutine spent on the
 	// records (Stats.SerialParts), not waiting for blocks.
 	busy time.Duration
+	// gone: the file's removal, started once every block is read
+	// (drop); goneErr its result, once Close has it.
+	gone    chan error
+	dropped bool
+	goneErr error
 }
 
 func newKeptCopy(dir string) (*keptCopy, error) {
@@ -103,11 +108,20 @@ func (c *keptCopy) add(b *batch) {
 // Close removes the file.
 func (c *keptCopy) Close() error {
 	c.w.Close()
-	c.f.Close()
-	if err := os.Remove(c.f.Name()); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return err
+	c.drop()
+	if c.gone != nil {
+		c.goneErr, c.gone = <-c.gone, nil
 	}
-	return nil
+	return c.goneErr
+}
+
+// drop removes the file behind the caller (Close waits for it): unlinking
+// the copy of a million documents (1 GB) took 0.15 s, which the end of the
+// write stage now overlaps.
+func (c *keptCopy) drop() {
+	if !c.dropped {
+		c.dropped, c.gone = true, removeBehind(c.f)
+	}
 }
 
 // records calls fn for each record of raw, a block of the copy (x its
@@ -177,6 +191,9 @@ func (c *keptCopy) blocks(ctx context.Context, workers int, prep func(x int, raw
 				mu.Unlock()
 				if x >= n {
 					<-sem
+					if x == n+max(workers, 1)-1 { // the last reader out: every block is read
+						c.drop()
+					}
 					return nil
 				}
 				var start int64

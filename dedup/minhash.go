@@ -980,6 +980,7 @@ func countBelow(m *minhashMethod, sets *setFile, keep []int32, from, workers int
 	var next, total atomic.Int64
 	var failed atomic.Bool
 	var wg sync.WaitGroup
+	sets.shareDist()
 	for range max(workers, 1) {
 		wg.Add(1)
 		go func() {

@@ -8,6 +8,7 @@ import (
 	"math/bits"
 	"os"
 	"slices"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/neardup/neardup/internal/tempfile"
@@ -52,8 +53,10 @@ type setFile struct {
 	// reads nothing back before it has waited for the writes).
 	wrap func(*os.File) io.Writer
 	// readOnly: a copy that only reads (the component join's replayers
-	// and CountBelow's workers share the file): getDistinct does not
-	// mark sets found distinct, which would write the shared dist.
+	// and CountBelow's workers share the file). Its getDistinct marks a
+	// set found distinct in the shared dist only where shareDist made
+	// dist cover it (atomically: the copies read and mark at once), and
+	// never grows dist, which would part it from the others'.
 	readOnly bool
 	// memOnly keeps the sets in the write buffer, which grows, and never
 	// makes the file: the staged join, whose memory budget counts them.
@@ -146,18 +149,30 @@ func (s *setFile) putSet(i int, h []uint64, distinct bool) error {
 	return nil
 }
 
-// setDistinct marks document i's set as one without repeats.
+// setDistinct marks document i's set as one without repeats. The marks
+// are atomic: readOnly copies share dist (see shareDist).
 func (s *setFile) setDistinct(i int) {
 	for len(s.dist) <= i/64 {
 		s.dist = append(s.dist, 0)
 	}
-	s.dist[i/64] |= 1 << (i % 64)
+	atomic.OrUint64(&s.dist[i/64], 1<<(i%64))
+}
+
+// shareDist makes dist cover every stored set before readOnly copies of s
+// are made, so that the copies share it: a set one of them finds without
+// repeats is not checked again by any (the component join's replay and
+// CountBelow read many sets more than once; the streaming Finder marks
+// its own, unshared).
+func (s *setFile) shareDist() {
+	for len(s.dist)*64 < len(s.start) {
+		s.dist = append(s.dist, 0)
+	}
 }
 
 // isDistinct reports whether document i's set was stored without
-// repeats.
+// repeats, or found so.
 func (s *setFile) isDistinct(i int) bool {
-	return i/64 < len(s.dist) && s.dist[i/64]&(1<<(i%64)) != 0
+	return i/64 < len(s.dist) && atomic.LoadUint64(&s.dist[i/64])&(1<<(i%64)) != 0
 }
 
 // flush writes the pending hashes to the file.
@@ -241,7 +256,7 @@ func (s *setFile) getDistinct(i int, dst []uint64, dd *hashSet, ahead bool) ([]u
 		return h, err
 	}
 	d := dd.build(h)
-	if len(d) == len(h) && !s.readOnly {
+	if len(d) == len(h) && (!s.readOnly || i/64 < len(s.dist)) {
 		s.setDistinct(i)
 	}
 	return d, nil

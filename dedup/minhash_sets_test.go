@@ -383,3 +383,41 @@ func TestSetFileInMemory(t *testing.T) {
 		t.Error("a read after Close: no error")
 	}
 }
+
+// TestSetFileSharedDist: after shareDist, a set that one readOnly copy
+// finds without repeats is marked for every copy and for the file; a set
+// with repeats is never marked, and each copy still reads it distinct.
+func TestSetFileSharedDist(t *testing.T) {
+	s := &setFile{dir: t.TempDir()}
+	sets := [][]uint64{{5, 3, 1}, {9, 9, 2}, {4, 6}}
+	for i, h := range sets {
+		if err := s.put(i, slices.Clone(h)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.flushAll(); err != nil {
+		t.Fatal(err)
+	}
+	s.shareDist()
+	a, b := *s, *s
+	a.readOnly, b.readOnly = true, true
+	var dd hashSet
+	for i, want := range [][]uint64{{5, 3, 1}, {9, 2}} {
+		got, err := a.getDistinct(i, nil, &dd, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("set %d: got %v, want %v", i, got, want)
+		}
+	}
+	for _, c := range []*setFile{&a, &b, s} {
+		if !c.isDistinct(0) || c.isDistinct(1) || c.isDistinct(2) {
+			t.Fatalf("marks %v %v %v, want true false false (set 2 not read yet)", c.isDistinct(0), c.isDistinct(1), c.isDistinct(2))
+		}
+	}
+	if got, err := b.getDistinct(1, nil, &dd, false); err != nil || !slices.Equal(got, []uint64{9, 2}) {
+		t.Fatalf("set 1 through the other copy: %v, %v", got, err)
+	}
+	s.Close()
+}

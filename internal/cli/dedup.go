@@ -56,6 +56,7 @@ type dedupOpts struct {
 	sample   bool
 	cpuProf  string
 	memProf  string
+	trace    string
 	// optionsJSON is a file of dedup.Options as JSON that replaces the
 	// options of the flags (bench's child runs).
 	optionsJSON string
@@ -127,6 +128,8 @@ Regular output files are replaced atomically, and only when the run succeeds.
 	registerDevice(fs, &o.device)
 	fs.StringVar(&o.cpuProf, "cpuprofile", "", "write a Go CPU profile here (for performance work)")
 	fs.MarkHidden("cpuprofile")
+	fs.StringVar(&o.trace, "trace", "", "write a Go execution trace of the run here, for `go tool trace` (for performance work)")
+	fs.MarkHidden("trace")
 	fs.StringVar(&o.memProf, "memprofile", "", "write a Go heap profile here, taken when the first pass has read every document (for performance work)")
 	fs.MarkHidden("memprofile")
 	fs.StringVar(&o.optionsJSON, "options-json", "", "run with the dedup.Options in this JSON file instead of the method, sketch and clustering flags (for bench)")
@@ -348,6 +351,11 @@ func runDedup(cmd *cobra.Command, o *dedupOpts, args []string, e *env) error {
 		return err
 	}
 	defer stopProf()
+	stopTrace, err := startTrace(o.trace)
+	if err != nil {
+		return err
+	}
+	defer stopTrace()
 	// Made last, so that no early return above leaves its goroutine.
 	in.Progress = newProgress(cmd.Context(), e.stderr, o.quiet)
 	stats, err := dedup.Run(cmd.Context(), cfg, in, out)
