@@ -389,6 +389,28 @@ func JoinComponents(ctx context.Context, cfg Options, docs []JoinDoc, opts JoinO
 	return res, nil
 }
 
+// StreamedJoinBytes is about the memory that JoinComponents holds a
+// document when it streams the sketches (JoinOptions.Sketches), beside
+// the caller's JoinDoc and the results, whatever the documents' sizes:
+// the Finder's per-document memory and index entry (minhash's component
+// join: also the band keys it sorts at Flush; the index entry is mapped
+// outside the Go heap, 505 bytes with 9 bands of 128 slots).
+func StreamedJoinBytes(cfg Options) (int64, error) {
+	m, _, err := stagedOf(cfg)
+	if err != nil {
+		return 0, err
+	}
+	if mm, ok := m.(*minhashMethod); ok && mm.componentJoin() {
+		heap, mapped := mm.componentBytes()
+		return heap + mapped, nil
+	}
+	if me := capabilitiesOf(m).memory; me != nil {
+		heap, mapped := me.BytesPerDoc(0, 0, 0)
+		return heap + mapped, nil
+	}
+	return defaultFinderBytesPerDoc, nil
+}
+
 // allPairsOf is the pairs of Options.AllPairs for documents from..n-1:
 // every two members of each cluster for a cliquer method, else the pairs
 // found; ascending by the later document, then the earlier, each once.

@@ -83,7 +83,7 @@ func (j *Job) join(ctx context.Context, g int) error {
 	if acc.st.Batches > 1 || acc.st.Streamed > 0 {
 		fmt.Fprintf(j.Stderr, "join task %d: %d documents in %d batches of whole components (its memory for one: %d bytes)", g, acc.st.Documents, acc.st.Batches, j.joinHold())
 		if acc.st.Streamed > 0 {
-			fmt.Fprintf(j.Stderr, "; %d documents of components larger than that joined with their sketches streamed from scratch files", acc.st.Streamed)
+			fmt.Fprintf(j.Stderr, ", %d of them of components larger than that, joined with their sketches streamed from scratch files", acc.st.Streamed)
 		}
 		fmt.Fprintln(j.Stderr)
 	}
@@ -219,14 +219,23 @@ func (j *Job) joinBatches(ctx context.Context, acc *joinAcc, src func(func(*join
 // sketches, which JoinComponents reads from the file as it goes: a
 // second pass over the file.
 func (j *Job) joinStreamed(ctx context.Context, acc *joinAcc, p *joinParts) error {
+	per, err := dedup.StreamedJoinBytes(j.Plan.Options)
+	if err != nil {
+		return err
+	}
 	docs := make([]dedup.JoinDoc, 0, p.n[0])
 	r := p.reader(0)
 	var rec joinRec
+	need := int64(0)
 	for !r.atEOF() {
 		if err := r.joinRec(&rec); err != nil {
 			return err
 		}
 		docs = append(docs, dedup.JoinDoc{Doc: int64(rec.doc), ID: string(rec.id), Len: int(rec.length)})
+		need += per + joinDocBytes + int64(len(rec.id))
+	}
+	if lim := j.limit(); lim > 0 && need > lim {
+		return fmt.Errorf("join task %d: a component of %d documents needs about %d bytes to be joined even with its sketches on disk (%d bytes a document for the method's index and the document's id), more than --task-memory %d bytes less the program's; give more --task-memory", acc.g, len(docs), need, need/int64(len(docs)), j.Plan.TaskMemory)
 	}
 	r = p.reader(0)
 	opts := acc.opts
