@@ -391,24 +391,34 @@ func JoinComponents(ctx context.Context, cfg Options, docs []JoinDoc, opts JoinO
 
 // StreamedJoinBytes is about the memory that JoinComponents holds a
 // document when it streams the sketches (JoinOptions.Sketches), beside
-// the caller's JoinDoc and the results, whatever the documents' sizes:
-// the Finder's per-document memory and index entry (minhash's component
-// join: also the band keys it sorts at Flush; the index entry is mapped
-// outside the Go heap, 505 bytes with 9 bands of 128 slots).
-func StreamedJoinBytes(cfg Options) (int64, error) {
+// the caller's JoinDoc and the results: the Finder's per-document memory
+// and index entry (minhash's component join: also the band keys it sorts
+// at Flush; its index entry is mapped outside the Go heap, 613 bytes with
+// 13 bands of 128 slots), and whether it also holds each document's
+// sketch, about its size: minhash's leader clustering under --keep
+// longest (it defers every document to its Flush, to place them in keep
+// order) and simhash's --verify (its batch Finder holds the shingle
+// sets).
+func StreamedJoinBytes(cfg Options) (perDoc int64, sketches bool, err error) {
 	m, _, err := stagedOf(cfg)
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
-	if mm, ok := m.(*minhashMethod); ok && mm.componentJoin() {
-		heap, mapped := mm.componentBytes()
-		return heap + mapped, nil
+	if mm, ok := m.(*minhashMethod); ok {
+		if mm.componentJoin() {
+			heap, mapped := mm.componentBytes()
+			return heap + mapped, false, nil
+		}
+		sketches = mm.leader && mm.longest
+	}
+	if sm, ok := m.(*simhashMethod); ok {
+		sketches = sm.verify
 	}
 	if me := capabilitiesOf(m).memory; me != nil {
 		heap, mapped := me.BytesPerDoc(0, 0, 0)
-		return heap + mapped, nil
+		return heap + mapped, sketches, nil
 	}
-	return defaultFinderBytesPerDoc, nil
+	return defaultFinderBytesPerDoc, sketches, nil
 }
 
 // allPairsOf is the pairs of Options.AllPairs for documents from..n-1:

@@ -219,7 +219,7 @@ func (j *Job) joinBatches(ctx context.Context, acc *joinAcc, src func(func(*join
 // sketches, which JoinComponents reads from the file as it goes: a
 // second pass over the file.
 func (j *Job) joinStreamed(ctx context.Context, acc *joinAcc, p *joinParts) error {
-	per, err := dedup.StreamedJoinBytes(j.Plan.Options)
+	per, holdsSketches, err := dedup.StreamedJoinBytes(j.Plan.Options)
 	if err != nil {
 		return err
 	}
@@ -233,9 +233,16 @@ func (j *Job) joinStreamed(ctx context.Context, acc *joinAcc, p *joinParts) erro
 		}
 		docs = append(docs, dedup.JoinDoc{Doc: int64(rec.doc), ID: string(rec.id), Len: int(rec.length)})
 		need += per + joinDocBytes + int64(len(rec.id))
+		if holdsSketches {
+			need += int64(len(rec.sketch))
+		}
 	}
 	if lim := j.limit(); lim > 0 && need > lim {
-		return fmt.Errorf("join task %d: a component of %d documents needs about %d bytes to be joined even with its sketches on disk (%d bytes a document for the method's index and the document's id), more than --task-memory %d bytes less the program's; give more --task-memory", acc.g, len(docs), need, need/int64(len(docs)), j.Plan.TaskMemory)
+		what := "the method's index and the document's id"
+		if holdsSketches {
+			what = "the method's index, the document's id and its sketch, which this method's join holds to its end"
+		}
+		return fmt.Errorf("join task %d: a component of %d documents needs about %d bytes to be joined even with its sketches on disk (%d bytes a document for %s), more than --task-memory %d bytes less the program's; give more --task-memory", acc.g, len(docs), need, need/int64(len(docs)), what, j.Plan.TaskMemory)
 	}
 	r = p.reader(0)
 	opts := acc.opts
