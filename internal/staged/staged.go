@@ -233,6 +233,12 @@ type Job struct {
 	Stderr io.Writer
 	// memLimit is the running task's memory limit (see memoryLimit).
 	memLimit int64
+	// Usage, when set, says what the running task has used so far;
+	// RunTask records it in the work folder (UsageName) as the task
+	// ends, before its marker, so that what each task used is known
+	// whatever ran it (a scheduler that reports nothing, such as Slurm
+	// without accounting).
+	Usage func() any
 }
 
 // Load opens the work folder and reads its plan.
@@ -369,6 +375,11 @@ func (j *Job) RunTask(ctx context.Context, stage string, i int) error {
 		if BeforeMarker != nil {
 			BeforeMarker(stage, i)
 		}
+		if j.Usage != nil {
+			err = j.putJSON(ctx, UsageName(stage, i), j.Usage())
+		}
+	}
+	if err == nil {
 		err = j.Work.PutBytes(ctx, Marker(stage, i), []byte("done\n"))
 	}
 	if err != nil {
@@ -377,18 +388,25 @@ func (j *Job) RunTask(ctx context.Context, stage string, i int) error {
 	return nil
 }
 
+// UsagePrefix begins the names of the tasks' records of what they used
+// (Job.Usage).
+const UsagePrefix = "usage/"
+
 // Names of the files of the stages.
-func signIDs(s int) string                    { return fmt.Sprintf("sign/%05d/ids", s) }
-func signSketches(s int) string               { return fmt.Sprintf("sign/%05d/sketches", s) }
-func bucketIDs(p int) string                  { return fmt.Sprintf("bucket/ids-%05d", p) }
-func signMeta(s int) string                   { return fmt.Sprintf("sign/%05d/meta.json", s) }
-func bucketEdges(p int) string                { return fmt.Sprintf("bucket/%05d", p) }
-func componentsOf(s int) string               { return fmt.Sprintf("components/%05d", s) }
-func scatterOf(s, g int) string               { return fmt.Sprintf("scatter/%05d/g-%05d", s, g) }
-func joinOf(g, s int) string                  { return fmt.Sprintf("join/%05d/s-%05d", g, s) }
-func joinStats(g int) string                  { return fmt.Sprintf("join/%05d/stats.json", g) }
-func writeMeta(s int) string                  { return fmt.Sprintf("write/%05d.json", s) }
-func PartName(s int) string                   { return fmt.Sprintf("part-%05d.jsonl", s) }
+func signIDs(s int) string      { return fmt.Sprintf("sign/%05d/ids", s) }
+func signSketches(s int) string { return fmt.Sprintf("sign/%05d/sketches", s) }
+func bucketIDs(p int) string    { return fmt.Sprintf("bucket/ids-%05d", p) }
+func signMeta(s int) string     { return fmt.Sprintf("sign/%05d/meta.json", s) }
+func bucketEdges(p int) string  { return fmt.Sprintf("bucket/%05d", p) }
+func componentsOf(s int) string { return fmt.Sprintf("components/%05d", s) }
+func scatterOf(s, g int) string { return fmt.Sprintf("scatter/%05d/g-%05d", s, g) }
+func joinOf(g, s int) string    { return fmt.Sprintf("join/%05d/s-%05d", g, s) }
+func joinStats(g int) string    { return fmt.Sprintf("join/%05d/stats.json", g) }
+func writeMeta(s int) string    { return fmt.Sprintf("write/%05d.json", s) }
+func PartName(s int) string     { return fmt.Sprintf("part-%05d.jsonl", s) }
+func UsageName(stage string, i int) string {
+	return fmt.Sprintf("%s%s-%05d.json", UsagePrefix, stage, i)
+}
 func componentsMeta() string                  { return "components/meta.json" }
 func readJSON(b []byte, v any) error          { return json.Unmarshal(b, v) }
 func appendUvarint(b []byte, v uint64) []byte { return binary.AppendUvarint(b, v) }
