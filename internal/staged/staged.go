@@ -388,28 +388,29 @@ func (j *Job) RunTask(ctx context.Context, stage string, i int) error {
 	return nil
 }
 
-// UsagePrefix begins the names of the tasks' records of what they used
-// (Job.Usage).
-const UsagePrefix = "usage/"
-
 // Names of the files of the stages.
-func signIDs(s int) string      { return fmt.Sprintf("sign/%05d/ids", s) }
-func signSketches(s int) string { return fmt.Sprintf("sign/%05d/sketches", s) }
-func bucketIDs(p int) string    { return fmt.Sprintf("bucket/ids-%05d", p) }
-func signMeta(s int) string     { return fmt.Sprintf("sign/%05d/meta.json", s) }
-func bucketEdges(p int) string  { return fmt.Sprintf("bucket/%05d", p) }
-func componentsOf(s int) string { return fmt.Sprintf("components/%05d", s) }
-func scatterOf(s, g int) string { return fmt.Sprintf("scatter/%05d/g-%05d", s, g) }
-func joinOf(g, s int) string    { return fmt.Sprintf("join/%05d/s-%05d", g, s) }
-func joinStats(g int) string    { return fmt.Sprintf("join/%05d/stats.json", g) }
-func writeMeta(s int) string    { return fmt.Sprintf("write/%05d.json", s) }
-func PartName(s int) string     { return fmt.Sprintf("part-%05d.jsonl", s) }
-func UsageName(stage string, i int) string {
-	return fmt.Sprintf("%s%s-%05d.json", UsagePrefix, stage, i)
-}
+func signIDs(s int) string                    { return fmt.Sprintf("sign/%05d/ids", s) }
+func signSketches(s int) string               { return fmt.Sprintf("sign/%05d/sketches", s) }
+func bucketIDs(p int) string                  { return fmt.Sprintf("bucket/ids-%05d", p) }
+func signMeta(s int) string                   { return fmt.Sprintf("sign/%05d/meta.json", s) }
+func bucketEdges(p int) string                { return fmt.Sprintf("bucket/%05d", p) }
+func componentsOf(s int) string               { return fmt.Sprintf("components/%05d", s) }
+func scatterOf(s, g int) string               { return fmt.Sprintf("scatter/%05d/g-%05d", s, g) }
+func joinOf(g, s int) string                  { return fmt.Sprintf("join/%05d/s-%05d", g, s) }
+func joinStats(g int) string                  { return fmt.Sprintf("join/%05d/stats.json", g) }
+func writeMeta(s int) string                  { return fmt.Sprintf("write/%05d.json", s) }
+func PartName(s int) string                   { return fmt.Sprintf("part-%05d.jsonl", s) }
 func componentsMeta() string                  { return "components/meta.json" }
 func readJSON(b []byte, v any) error          { return json.Unmarshal(b, v) }
 func appendUvarint(b []byte, v uint64) []byte { return binary.AppendUvarint(b, v) }
+
+// UsagePrefix begins the names of the tasks' records of what they used
+// (Job.Usage); UsageName is task i of stage's.
+const UsagePrefix = "usage/"
+
+func UsageName(stage string, i int) string {
+	return fmt.Sprintf("%s%s-%05d.json", UsagePrefix, stage, i)
+}
 
 // signKeys is run r of sign task s's key partition p; signIDKeys the same
 // of its id partition (a task that did not spill writes run 0 only).
