@@ -266,6 +266,13 @@ type JoinOptions struct {
 	Sketched int64
 	// Pairs asks for the lines of the pairs file (JoinResult.PairLines).
 	Pairs bool
+	// Sketches, when not nil, gives the documents' sketches in order, one
+	// a call (the slice need stay valid only until the next call), in
+	// place of JoinDoc.Sketch, which is then unused: a join of a
+	// component whose sketches do not fit in memory. The join then holds
+	// no sketch (minhash's component join keeps the shingle sets in a
+	// scratch file under TmpDir, as Run does, instead of in memory).
+	Sketches func() ([]byte, error)
 }
 
 // JoinComponents runs cfg's method on docs, which must be whole
@@ -275,7 +282,8 @@ type JoinOptions struct {
 // design of the whole input; exact's and ksentence's), the spanning pairs
 // (or all pairs) as Run reports them, and the clusters and kept documents
 // as Run's finish chooses them. It sets each document's Sketch to nil once
-// it has decoded it, so that the caller's memory for them can go.
+// it has decoded it, so that the caller's memory for them can go; with
+// JoinOptions.Sketches the sketches come from it instead.
 func JoinComponents(ctx context.Context, cfg Options, docs []JoinDoc, opts JoinOptions) (*JoinResult, error) {
 	m, st, err := stagedOf(cfg)
 	if err != nil {
@@ -284,7 +292,11 @@ func JoinComponents(ctx context.Context, cfg Options, docs []JoinDoc, opts JoinO
 	if !slices.IsSortedFunc(docs, func(a, b JoinDoc) int { return int(a.Doc - b.Doc) }) {
 		return nil, fmt.Errorf("join: documents out of order")
 	}
-	f, err := st.joinFinder(ctx, max(opts.Workers, 1), opts.TmpDir, opts.Sketched, docs)
+	held := docs // the documents whose sketches are in memory
+	if opts.Sketches != nil {
+		held = nil
+	}
+	f, err := st.joinFinder(ctx, max(opts.Workers, 1), opts.TmpDir, opts.Sketched, held)
 	if err != nil {
 		return nil, err
 	}
@@ -314,9 +326,15 @@ func JoinComponents(ctx context.Context, cfg Options, docs []JoinDoc, opts JoinO
 	ordered = ordered && opts.Pairs
 	var reuse DocSketch // decoded into again when nothing keeps it
 	for i, d := range docs {
+		b := d.Sketch
+		if opts.Sketches != nil {
+			if b, err = opts.Sketches(); err != nil {
+				return nil, fmt.Errorf("document %q: %w", d.ID, err)
+			}
+		}
 		var s DocSketch
-		if len(d.Sketch) > 0 {
-			if s, err = st.decodeSigned(d.Sketch, reuse); err != nil {
+		if len(b) > 0 {
+			if s, err = st.decodeSigned(b, reuse); err != nil {
 				return nil, fmt.Errorf("document %q: %w", d.ID, err)
 			}
 		}
@@ -369,6 +387,38 @@ func JoinComponents(ctx context.Context, cfg Options, docs []JoinDoc, opts JoinO
 		}
 	}
 	return res, nil
+}
+
+// StreamedJoinBytes is about the memory that JoinComponents holds a
+// document when it streams the sketches (JoinOptions.Sketches), beside
+// the caller's JoinDoc and the results: the Finder's per-document memory
+// and index entry (minhash's component join: also the band keys it sorts
+// at Flush; its index entry is mapped outside the Go heap, 613 bytes with
+// 13 bands of 128 slots), and whether it also holds each document's
+// sketch, about its size: minhash's leader clustering under --keep
+// longest (it defers every document to its Flush, to place them in keep
+// order) and simhash's --verify (its batch Finder holds the shingle
+// sets).
+func StreamedJoinBytes(cfg Options) (perDoc int64, sketches bool, err error) {
+	m, _, err := stagedOf(cfg)
+	if err != nil {
+		return 0, false, err
+	}
+	if mm, ok := m.(*minhashMethod); ok {
+		if mm.componentJoin() {
+			heap, mapped := mm.componentBytes()
+			return heap + mapped, false, nil
+		}
+		sketches = mm.leader && mm.longest
+	}
+	if sm, ok := m.(*simhashMethod); ok {
+		sketches = sm.verify
+	}
+	if me := capabilitiesOf(m).memory; me != nil {
+		heap, mapped := me.BytesPerDoc(0, 0, 0)
+		return heap + mapped, sketches, nil
+	}
+	return defaultFinderBytesPerDoc, sketches, nil
 }
 
 // allPairsOf is the pairs of Options.AllPairs for documents from..n-1:

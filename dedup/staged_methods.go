@@ -57,8 +57,10 @@ type stager interface {
 	// returned before, or nil) where the join keeps nothing of it.
 	decodeSigned(b []byte, reuse DocSketch) (DocSketch, error)
 	// joinFinder returns the Finder the join runs over a group of whole
-	// components, its documents (docs) in input order; sketched is how
-	// many documents of the whole input have a sketch.
+	// components, its documents (docs) in input order, their sketches in
+	// memory (docs is nil when the sketches are streamed instead, too
+	// many to hold: JoinOptions.Sketches); sketched is how many documents
+	// of the whole input have a sketch.
 	joinFinder(ctx context.Context, workers int, tmpDir string, sketched int64, docs []JoinDoc) (Finder, error)
 	// countsBelow reports whether a run reports
 	// Stats.RemovedBelowThreshold.
@@ -157,8 +159,13 @@ func (s minhashStager) streaming() bool { return s.m.leader || s.m.allPairs }
 func (s minhashStager) joinFinder(ctx context.Context, workers int, tmpDir string, _ int64, docs []JoinDoc) (Finder, error) {
 	if !s.streaming() {
 		f := s.m.newCompFinder(workers, tmpDir)
-		f.sets.memOnly = true // the task's budget counts them: no scratch file
-		f.sets.pending = make([]uint64, 0, s.m.stagedSetsLen(docs))
+		if docs != nil {
+			// The task's budget counts the sets beside the documents'
+			// sketches: no scratch file. Streamed sketches (a component
+			// too large for memory) put them in one, as Run does.
+			f.sets.memOnly = true
+			f.sets.pending = make([]uint64, 0, s.m.stagedSetsLen(docs))
+		}
 		f.ctx = ctx
 		return f, nil
 	}

@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
+	"reflect"
 	"slices"
 	"testing"
 
+	"github.com/neardup/neardup/cluster"
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/simhash"
 )
@@ -72,6 +75,60 @@ func TestStagedSimhashDesign(t *testing.T) {
 		d, _ := simhash.ChooseDesign(int(sketched), 64, 3, true, simhash.DesignOptions{})
 		if want.Design != d.String() {
 			t.Errorf("%d sketched: params say design %q, want %q", sketched, want.Design, d)
+		}
+	}
+}
+
+// TestJoinComponentsStreamed: a join whose sketches come from
+// JoinOptions.Sketches (a component too large for memory; the buffer
+// is overwritten at each call, as a file reader's is) gives the results
+// of the join of the same documents held in memory, for each Finder the
+// join runs, and leaves no scratch file.
+func TestJoinComponentsStreamed(t *testing.T) {
+	texts := append(fpTexts(500, 41), chainTexts(3, 80, 7)...)
+	for _, cfg := range []Options{
+		{},
+		{Verify: true},
+		{Cluster: cluster.Leader, Keep: cluster.Longest},
+		{AllPairs: true},
+		{Method: "simhash", Verify: true},
+		{Method: "exact"},
+	} {
+		cfg.Workers = 2
+		name := fmt.Sprintf("%+v", cfg)
+		docs := signTexts(t, cfg, texts)
+		opts := JoinOptions{Workers: 2, Sketched: int64(len(docs)), Pairs: true}
+		opts.TmpDir = t.TempDir()
+		want, err := JoinComponents(context.Background(), cfg, slices.Clone(docs), opts)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if len(want.Removed) < 100 {
+			t.Fatalf("%s: %d documents removed: the test tests little", name, len(want.Removed))
+		}
+		bare := slices.Clone(docs)
+		for i := range bare {
+			bare[i].Sketch = nil
+		}
+		var buf []byte
+		next := 0
+		opts.Sketches = func() ([]byte, error) {
+			buf = append(buf[:0], docs[next].Sketch...)
+			next++
+			return buf, nil
+		}
+		got, err := JoinComponents(context.Background(), cfg, bare, opts)
+		if err != nil {
+			t.Fatalf("%s, streamed: %v", name, err)
+		}
+		if next != len(docs) {
+			t.Errorf("%s: %d of %d sketches read", name, next, len(docs))
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: the streamed join's results differ: %d removed, %d pairs; want %d, %d", name, len(got.Removed), got.Pairs, len(want.Removed), want.Pairs)
+		}
+		if left, _ := os.ReadDir(opts.TmpDir); len(left) > 0 {
+			t.Errorf("%s: scratch files left: %v", name, left)
 		}
 	}
 }

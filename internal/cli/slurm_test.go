@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/neardup/neardup/internal/slurmtest"
+	"github.com/neardup/neardup/internal/staged"
 )
 
 // The staged pipeline under Slurm, end to end: `neardup dedup --executor
@@ -153,6 +154,7 @@ func TestSlurmDedup(t *testing.T) {
 	kept, clusters, _ := staged("clean", false)
 	cleanNames := check(kept, clusters)
 	t.Logf("staged dedup on Slurm: %v", time.Since(s).Round(time.Millisecond))
+	checkUsage(t, filepath.Join(dir, "clean", "work"), 3)
 
 	// kill -9 of a task in the middle of a stage: the first task process
 	// seen whose command names the work folder of this run.
@@ -213,4 +215,33 @@ func findTask(work string) (int, string) {
 		}
 	}
 	return 0, ""
+}
+
+// checkUsage: work's usage.json, from what the tasks recorded themselves
+// whatever ran them, has every stage with each of its tasks (tasks of
+// them, one for components and finish), a peak RSS and CPU.
+func checkUsage(t *testing.T, work string, tasks int) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(work, "usage.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var u usageFile
+	if err := json.Unmarshal(b, &u); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, s := range u.Stages {
+		want := tasks
+		if s.Stage == staged.StageComponents || s.Stage == staged.StageFinish {
+			want = 1
+		}
+		if s.Tasks != want || s.LargestRSS < 1<<20 || s.CPUSeconds <= 0 {
+			t.Errorf("usage.json: stage %s: %d tasks, largest peak RSS %d bytes, CPU %.3fs; want %d tasks, a peak and CPU", s.Stage, s.Tasks, s.LargestRSS, s.CPUSeconds, want)
+		}
+		got = append(got, s.Stage)
+	}
+	if !slices.Equal(got, staged.StageNames) {
+		t.Errorf("usage.json: stages %v, want %v", got, staged.StageNames)
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -129,7 +130,7 @@ func runStaged(cmd *cobra.Command, o *dedupOpts, cfg dedup.Options, ropts corpus
 	}
 	defer work.Close()
 	var ex executor.Executor
-	var usage *usageLog // what the local executor's tasks used
+	var usage *usageLog // what the tasks used (not with print)
 	switch so.executor {
 	case "local":
 		// With the work folder in object storage the logs stay on this
@@ -167,6 +168,7 @@ func runStaged(cmd *cobra.Command, o *dedupOpts, cfg dedup.Options, ropts corpus
 		if ex, err = executor.NewSlurm(sopts); err != nil {
 			return usageErr("%v", err)
 		}
+		usage = &usageLog{}
 	}
 	exp, err := expandInputs(args, o.input.exclude)
 	if err != nil {
@@ -247,7 +249,12 @@ func runStaged(cmd *cobra.Command, o *dedupOpts, cfg dedup.Options, ropts corpus
 	}
 	err = ex.Run(ctx, stages)
 	if usage != nil {
-		if serr := usage.save(context.WithoutCancel(ctx), work, plan); err == nil && serr != nil {
+		var lines io.Writer
+		if so.executor == "slurm" && !o.quiet {
+			// The local executor prints each stage's line as it ends.
+			lines = e.stderr
+		}
+		if serr := usage.save(context.WithoutCancel(ctx), work, plan, lines); err == nil && serr != nil {
 			return fmt.Errorf("%s: %w", work.URL(usageName), serr)
 		}
 	}
@@ -429,6 +436,8 @@ after a crash, or twice at once. The stages, in order: ` + fmt.Sprint(staged.Sta
 				index = 0
 			}
 			job.TmpDir, job.Stderr = tmpDir, e.stderr
+			stage := args[0]
+			job.Usage = func() any { return newTaskUsage(stage, index, executor.OwnUsage()) }
 			stop, err := startCPUProfile(cpuProfile)
 			if err != nil {
 				return err

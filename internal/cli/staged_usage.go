@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"slices"
 	"sync"
 
@@ -12,8 +14,7 @@ import (
 	"github.com/neardup/neardup/internal/staged"
 )
 
-// usageName is the local executor's record of what each task used, in the
-// work folder.
+// usageName is the record of what each task used, in the work folder.
 const usageName = "usage.json"
 
 // taskUsage is one task's line of usage.json.
@@ -34,11 +35,18 @@ type stageUsage struct {
 	CPUSeconds float64 `json:"cpu_seconds"` // user+sys of its tasks
 }
 
-// usageFile is usage.json: every task the local executor ran, with its
-// peak RSS (executor.TaskUsage: the task's own VmHWM) and CPU (a task run
-// again replaces its line; tasks done by another executor are absent),
-// and per stage the largest
-// peak RSS and the CPU of all its tasks. --stats is not the place: its
+// newTaskUsage is task i of stage's line, from what it used.
+func newTaskUsage(stage string, i int, u executor.TaskUsage) taskUsage {
+	return taskUsage{Stage: stage, Index: i, PeakRSS: u.PeakRSS, UserSeconds: u.User.Seconds(), SysSeconds: u.Sys.Seconds()}
+}
+
+// usageFile is usage.json: every task of the job that recorded what it
+// used, with its peak RSS (executor.TaskUsage: the task's own VmHWM) and
+// CPU (a task run again replaces its line), and per stage the largest
+// peak RSS and the CPU of all its tasks. The local executor reports its
+// tasks as they end; every task also records its own as it ends
+// (staged.Job.Usage, usage/STAGE-NNNNN.json in the work folder), which
+// is all there is under Slurm or another scheduler. --stats is not the place: its
 // counts are dedup's, and finish writes it before the executor has seen
 // finish end.
 type usageFile struct {
@@ -64,22 +72,41 @@ func (u *usageLog) add(stage string, i int, tu executor.TaskUsage) {
 	if u.tasks == nil {
 		u.tasks = map[usageKey]taskUsage{}
 	}
-	u.tasks[usageKey{stage, i}] = taskUsage{Stage: stage, Index: i, PeakRSS: tu.PeakRSS, UserSeconds: tu.User.Seconds(), SysSeconds: tu.Sys.Seconds()}
+	u.tasks[usageKey{stage, i}] = newTaskUsage(stage, i, tu)
 }
 
-// save writes usage.json to work: the tasks of an earlier run of the job
-// that this one did not run again are kept.
-func (u *usageLog) save(ctx context.Context, work *objstore.Folder, plan *staged.Plan) error {
+// save writes usage.json to work: the tasks the executor reported, then
+// those that recorded their own in the work folder, then those of an
+// earlier usage.json; with lines, a line a stage to it (its largest task
+// and its CPU).
+func (u *usageLog) save(ctx context.Context, work *objstore.Folder, plan *staged.Plan, lines io.Writer) error {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	all := map[usageKey]taskUsage{}
+	own, err := work.List(ctx, staged.UsagePrefix)
+	if err != nil {
+		return err
+	}
+	for _, name := range own {
+		b, err := work.ReadAll(ctx, name)
+		if err != nil {
+			return err
+		}
+		var t taskUsage
+		if json.Unmarshal(b, &t) == nil && t.Stage != "" {
+			all[usageKey{t.Stage, t.Index}] = t
+		}
+	}
 	var old usageFile
 	b, err := work.ReadAll(ctx, usageName)
 	switch {
 	case err == nil:
 		if json.Unmarshal(b, &old) == nil {
 			for _, t := range old.Tasks {
-				all[usageKey{t.Stage, t.Index}] = t
+				k := usageKey{t.Stage, t.Index}
+				if _, ok := all[k]; !ok {
+					all[k] = t
+				}
 			}
 		}
 	case !errors.Is(err, objstore.ErrNotExist):
@@ -108,6 +135,11 @@ func (u *usageLog) save(ctx context.Context, work *objstore.Folder, plan *staged
 		s.CPUSeconds += t.UserSeconds + t.SysSeconds
 		if t.PeakRSS > s.LargestRSS {
 			s.LargestRSS, s.Largest = t.PeakRSS, t.Index
+		}
+	}
+	if lines != nil {
+		for _, s := range f.Stages {
+			fmt.Fprintf(lines, "stage %s: largest task %d, peak RSS %d MB; CPU %.1fs in %s\n", s.Stage, s.Largest, s.LargestRSS>>20, s.CPUSeconds, plural(s.Tasks, "task"))
 		}
 	}
 	b, err = json.MarshalIndent(f, "", "  ")

@@ -64,6 +64,21 @@ func WritePeak() error {
 	return os.WriteFile(path, []byte(strconv.FormatInt(peak, 10)), 0o644)
 }
 
+// OwnUsage is what this process has used so far, for a task to record
+// itself whatever runs it: its CPU (getrusage RUSAGE_SELF; zero where
+// there is none) and its peak resident set, VmHWM where the system has
+// /proc (Linux), else its own ru_maxrss (which on Linux would count the
+// pages of the process that started it, as a child's does: see
+// PeakEnv).
+func OwnUsage() TaskUsage {
+	user, sys, maxrss := selfUsage()
+	u := TaskUsage{PeakRSS: ownPeak(), User: user, Sys: sys}
+	if u.PeakRSS <= 0 {
+		u.PeakRSS = maxrss
+	}
+	return u
+}
+
 // ownPeak is VmHWM from /proc/self/status in bytes, 0 where there is none.
 func ownPeak() int64 {
 	b, err := os.ReadFile("/proc/self/status")

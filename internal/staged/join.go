@@ -80,8 +80,12 @@ func (j *Job) join(ctx context.Context, g int) error {
 		return err
 	}
 	res := acc.result()
-	if acc.st.Batches > 1 {
-		fmt.Fprintf(j.Stderr, "join task %d: %d documents in %d batches of whole components (its memory for one: %d bytes)\n", g, acc.st.Documents, acc.st.Batches, j.joinHold())
+	if acc.st.Batches > 1 || acc.st.Streamed > 0 {
+		fmt.Fprintf(j.Stderr, "join task %d: %d documents in %d batches of whole components (its memory for one: %d bytes)", g, acc.st.Documents, acc.st.Batches, j.joinHold())
+		if acc.st.Streamed > 0 {
+			fmt.Fprintf(j.Stderr, ", %d of them of components larger than that, joined with their sketches streamed from scratch files", acc.st.Streamed)
+		}
+		fmt.Fprintln(j.Stderr)
 	}
 	if err := j.putJoinPairs(ctx, g, res, off); err != nil {
 		return err
@@ -106,37 +110,58 @@ func (j *Job) join(ctx context.Context, g int) error {
 
 // joinBatches joins the records of src (whole components, in input order;
 // about docs of them): in one batch when they fit in joinHold, else in
-// partitions by component on scratch files, each joined the same way.
+// partitions by component on scratch files, each joined the same way. A
+// component that takes more than half of a batch that does not fit (a
+// giant: the same template on thousands of sites) goes to a scratch file
+// of its own and is joined with its sketches streamed from it
+// (joinStreamed), so that no component's documents need fit in memory.
 func (j *Job) joinBatches(ctx context.Context, acc *joinAcc, src func(func(*joinRec) error) error, docs int64, depth int) error {
 	hold := j.joinHold()
 	var b joinBatch
-	var parts *joinParts
-	defer func() { parts.remove() }()
+	var parts, giant *joinParts
+	var giantComp uint64
+	defer func() { parts.remove(); giant.remove() }()
 	err := src(func(rec *joinRec) error {
 		if parts != nil {
+			if giant != nil && rec.comp == giantComp {
+				return giant.write(rec)
+			}
 			return parts.write(rec)
 		}
 		b.add(rec)
 		if hold <= 0 || b.mem <= hold {
 			return nil
 		}
-		switch {
-		case b.oneComp:
-			return fmt.Errorf("join task %d: one component's documents take more than the %d bytes a join holds at once (half of --task-memory %d bytes less the program's; %d documents of it read so far): a component is joined whole; give more --task-memory (components/meta.json says the size of the largest component)", acc.g, hold, j.Plan.TaskMemory, len(b.docs))
-		case depth >= maxJoinDepth:
+		comp, cmem, ok := b.majority()
+		if !ok && depth >= maxJoinDepth {
 			return fmt.Errorf("join task %d: its components do not split into batches of %d bytes after %d partitionings; give more --task-memory", acc.g, hold, depth)
 		}
-		// Partitions of about half the hold each.
-		est := b.mem / int64(len(b.docs)) * max(docs, int64(len(b.docs)))
+		// Partitions of about half the hold each, for what is not the
+		// giant.
+		rest := b.mem
+		if ok {
+			rest -= cmem
+		}
+		est := rest / int64(len(b.docs)) * max(docs, int64(len(b.docs)))
 		k := int(min(max((2*est+hold-1)/hold, 2), 256))
 		var err error
 		if parts, err = newJoinParts(j.tmpDir(), k, depth); err != nil {
 			return err
 		}
+		if ok {
+			if giant, err = newJoinParts(j.tmpDir(), 1, depth); err != nil {
+				return err
+			}
+			giantComp = comp
+		}
 		var r joinRec
 		for x, d := range b.docs {
 			r = joinRec{doc: uint64(d.Doc), comp: b.comps[x], id: []byte(d.ID), length: uint64(d.Len), sketch: d.Sketch}
-			if err := parts.write(&r); err != nil {
+			w := parts
+			if giant != nil && r.comp == giantComp {
+				w = giant
+			}
+			if err := w.write(&r); err != nil {
 				return err
 			}
 		}
@@ -150,7 +175,16 @@ func (j *Job) joinBatches(ctx context.Context, acc *joinAcc, src func(func(*join
 		return ctx.Err()
 	}
 	if parts == nil {
-		return acc.join(ctx, j.Plan.Options, b.docs)
+		return acc.join(ctx, j.Plan.Options, b.docs, acc.opts)
+	}
+	if giant != nil {
+		if err := giant.flush(); err != nil {
+			return err
+		}
+		if err := j.joinStreamed(ctx, acc, giant); err != nil {
+			return err
+		}
+		giant.drop(0)
 	}
 	if err := parts.flush(); err != nil {
 		return err
@@ -178,6 +212,46 @@ func (j *Job) joinBatches(ctx context.Context, acc *joinAcc, src func(func(*join
 		parts.drop(p)
 	}
 	return nil
+}
+
+// joinStreamed joins the one component in p's only file (its records in
+// input order) holding its documents' ids and positions but not their
+// sketches, which JoinComponents reads from the file as it goes: a
+// second pass over the file.
+func (j *Job) joinStreamed(ctx context.Context, acc *joinAcc, p *joinParts) error {
+	per, holdsSketches, err := dedup.StreamedJoinBytes(j.Plan.Options)
+	if err != nil {
+		return err
+	}
+	docs := make([]dedup.JoinDoc, 0, p.n[0])
+	r := p.reader(0)
+	var rec joinRec
+	need := int64(0)
+	for !r.atEOF() {
+		if err := r.joinRec(&rec); err != nil {
+			return err
+		}
+		docs = append(docs, dedup.JoinDoc{Doc: int64(rec.doc), ID: string(rec.id), Len: int(rec.length)})
+		need += per + joinDocBytes + int64(len(rec.id))
+		if holdsSketches {
+			need += int64(len(rec.sketch))
+		}
+	}
+	if lim := j.limit(); lim > 0 && need > lim {
+		what := "the method's index and the document's id"
+		if holdsSketches {
+			what = "the method's index, the document's id and its sketch, which this method's join holds to its end"
+		}
+		return fmt.Errorf("join task %d: a component of %d documents needs about %d bytes to be joined even with its sketches on disk (%d bytes a document for %s), more than --task-memory %d bytes less the program's; give more --task-memory", acc.g, len(docs), need, need/int64(len(docs)), what, j.Plan.TaskMemory)
+	}
+	r = p.reader(0)
+	opts := acc.opts
+	opts.Sketches = func() ([]byte, error) {
+		err := r.joinRec(&rec)
+		return rec.sketch, err
+	}
+	acc.st.Streamed += int64(len(docs))
+	return acc.join(ctx, j.Plan.Options, docs, opts)
 }
 
 // joinRec is one scatter record (see scatter.go); id and sketch are
@@ -221,11 +295,10 @@ func appendJoinRec(dst []byte, rec *joinRec) []byte {
 // joinBatch is documents held for one JoinComponents: their sketches are
 // slices of blocks of memory.
 type joinBatch struct {
-	docs    []dedup.JoinDoc
-	comps   []uint64
-	block   []byte
-	mem     int64 // about what it holds
-	oneComp bool  // all its documents are of one component
+	docs  []dedup.JoinDoc
+	comps []uint64
+	block []byte
+	mem   int64 // about what it holds
 }
 
 func (b *joinBatch) add(rec *joinRec) {
@@ -234,10 +307,38 @@ func (b *joinBatch) add(rec *joinRec) {
 	}
 	at := len(b.block)
 	b.block = append(b.block, rec.sketch...)
-	b.oneComp = len(b.docs) == 0 || b.oneComp && rec.comp == b.comps[0]
 	b.docs = append(b.docs, dedup.JoinDoc{Doc: int64(rec.doc), ID: string(rec.id), Len: int(rec.length), Sketch: b.block[at:len(b.block):len(b.block)]})
 	b.comps = append(b.comps, rec.comp)
-	b.mem += int64(len(rec.id)+len(rec.sketch)) + joinDocBytes
+	b.mem += b.docMem(len(b.docs) - 1)
+}
+
+// docMem is about what b holds for its document x.
+func (b *joinBatch) docMem(x int) int64 {
+	return int64(len(b.docs[x].ID)+len(b.docs[x].Sketch)) + joinDocBytes
+}
+
+// majority returns the component whose documents take more than half of
+// what b holds, and what they take, if one does (Boyer and Moore's
+// majority vote, weighted by the documents' bytes, then a count).
+func (b *joinBatch) majority() (comp uint64, mem int64, ok bool) {
+	var lead int64
+	for x, c := range b.comps {
+		m := b.docMem(x)
+		switch {
+		case c == comp:
+			lead += m
+		case m > lead:
+			comp, lead = c, m-lead
+		default:
+			lead -= m
+		}
+	}
+	for x, c := range b.comps {
+		if c == comp {
+			mem += b.docMem(x)
+		}
+	}
+	return comp, mem, 2*mem > b.mem
 }
 
 // joinParts are a join's partitions of its documents by component, one
@@ -334,9 +435,10 @@ type joinAcc struct {
 	st       joinStatsFile
 }
 
-// join runs JoinComponents on one batch and adds its results.
-func (a *joinAcc) join(ctx context.Context, cfg dedup.Options, docs []dedup.JoinDoc) error {
-	res, err := dedup.JoinComponents(ctx, cfg, docs, a.opts)
+// join runs JoinComponents on one batch with opts (a.opts, or those of
+// a streamed join) and adds its results.
+func (a *joinAcc) join(ctx context.Context, cfg dedup.Options, docs []dedup.JoinDoc, opts dedup.JoinOptions) error {
+	res, err := dedup.JoinComponents(ctx, cfg, docs, opts)
 	if err != nil {
 		return err
 	}
@@ -377,6 +479,7 @@ func (st *joinStatsFile) add(b *joinStatsFile) {
 	st.Removed += b.Removed
 	st.Pairs += b.Pairs
 	st.Batches += b.Batches
+	st.Streamed += b.Streamed
 	for k, v := range b.Similarity {
 		st.Similarity[k] += v
 	}

@@ -233,6 +233,12 @@ type Job struct {
 	Stderr io.Writer
 	// memLimit is the running task's memory limit (see memoryLimit).
 	memLimit int64
+	// Usage, when set, says what the running task has used so far;
+	// RunTask records it in the work folder (UsageName) as the task
+	// ends, before its marker, so that what each task used is known
+	// whatever ran it (a scheduler that reports nothing, such as Slurm
+	// without accounting).
+	Usage func() any
 }
 
 // Load opens the work folder and reads its plan.
@@ -369,6 +375,11 @@ func (j *Job) RunTask(ctx context.Context, stage string, i int) error {
 		if BeforeMarker != nil {
 			BeforeMarker(stage, i)
 		}
+		if j.Usage != nil {
+			err = j.putJSON(ctx, UsageName(stage, i), j.Usage())
+		}
+	}
+	if err == nil {
 		err = j.Work.PutBytes(ctx, Marker(stage, i), []byte("done\n"))
 	}
 	if err != nil {
@@ -392,6 +403,14 @@ func PartName(s int) string                   { return fmt.Sprintf("part-%05d.js
 func componentsMeta() string                  { return "components/meta.json" }
 func readJSON(b []byte, v any) error          { return json.Unmarshal(b, v) }
 func appendUvarint(b []byte, v uint64) []byte { return binary.AppendUvarint(b, v) }
+
+// UsagePrefix begins the names of the tasks' records of what they used
+// (Job.Usage); UsageName is task i of stage's.
+const UsagePrefix = "usage/"
+
+func UsageName(stage string, i int) string {
+	return fmt.Sprintf("%s%s-%05d.json", UsagePrefix, stage, i)
+}
 
 // signKeys is run r of sign task s's key partition p; signIDKeys the same
 // of its id partition (a task that did not spill writes run 0 only).

@@ -458,6 +458,10 @@ type joinStatsFile struct {
 	// Batches is how many batches of whole components the join ran
 	// (more than 1: its group did not fit in its memory; see join).
 	Batches int `json:"batches,omitempty"`
+	// Streamed is how many of its documents were of components too large
+	// for a batch, joined with their sketches streamed from a scratch
+	// file (see joinStreamed).
+	Streamed int64 `json:"streamed,omitempty"`
 }
 
 // writeMetaFile is a write task's count.
