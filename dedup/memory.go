@@ -49,6 +49,13 @@ const runtimeBytes = 48 << 20
 // forest (24 bytes a pair, about one a removed document).
 const spillBytesPerDoc = 52
 
+// spillOrderedBytesPerDoc is spillBytesPerDoc for a method whose spanning
+// pairs follow its own order (simhash: spill_forest.go): the offset and
+// length (12) and the pairs kept with their places in the order (72
+// bytes a pair, about one a removed document), without sets or the (b,
+// a) forest's arrays.
+const spillOrderedBytesPerDoc = 84
+
 // GCLimit is the garbage collector's soft memory limit that suits the
 // plan (runtime/debug.SetMemoryLimit; the CLI sets it). The runtime
 // counts only its own memory in the limit, not what the run maps outside
@@ -176,7 +183,11 @@ func (r *run) plan() MemoryPlan {
 		// every document's keys, or the sketches of a bucket member for
 		// each, take less) and the stages' batches.
 		work := min(p.BudgetBytes/4, p.EstimatedDocs*smp.spilledBytes/n)
-		live = p.EstimatedDocs*(pipelineBytesPerDoc+idBytes+spillBytesPerDoc) + work + smp.inFlight(r.cfg.workers())
+		perDoc := int64(spillBytesPerDoc)
+		if r.caps.pairOrder != nil {
+			perDoc = spillOrderedBytesPerDoc
+		}
+		live = p.EstimatedDocs*(pipelineBytesPerDoc+idBytes+perDoc) + work + smp.inFlight(r.cfg.workers())
 	}
 	// The heap grows to twice what was live at the last collection,
 	// unless the soft limit stops it first; as the live data grows

@@ -174,6 +174,10 @@ type capabilities struct {
 	leader     bool // clusters by leader (leaderClusterer)
 	cliques    bool // every two members of a cluster are a pair (cliquer)
 	hamming    bool // pairs' similarity is 1 - distance/bits (hammingReporter)
+	// pairOrder: the order of the method's own in which its in-memory
+	// Finder meets the pairs, when its spanning pairs follow that order
+	// and not input order (spanOrderer; nil otherwise).
+	pairOrder spanOrderer
 }
 
 // capabilitiesOf finds m's capabilities.
@@ -203,6 +207,9 @@ func capabilitiesOf(m Method) capabilities {
 	}
 	if h, ok := m.(hammingReporter); ok {
 		c.hamming = h.HammingSimilarity()
+	}
+	if o, ok := m.(spanOrderer); ok && o.ordersPairs() {
+		c.pairOrder = o
 	}
 	return c
 }

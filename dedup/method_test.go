@@ -29,6 +29,7 @@ func capabilityNames(c capabilities, fc finderCapabilities) string {
 	add("leader", c.leader)
 	add("cliques", c.cliques)
 	add("hamming", c.hamming)
+	add("order", c.pairOrder != nil)
 	names = append(names, "|")
 	add("drop", fc.drop != nil)
 	add("kept", fc.keptCheck != nil)
@@ -57,11 +58,11 @@ func TestCapabilities(t *testing.T) {
 		{"minhash-all-pairs", func(c *Options) { c.Method, c.AllPairs = "minhash", true },
 			"keyed split codec memory staged gpu | kept keeporder scratch closer"},
 		{"simhash", func(c *Options) { c.Method = "simhash" },
-			"keyed codec memory prepass persist staged gpu hamming | kept keeporder"},
+			"keyed codec memory prepass persist staged gpu hamming order | kept keeporder"},
 		{"simhash-verify", func(c *Options) { c.Method, c.Verify = "simhash", true },
 			"keyed codec memory prepass persist staged gpu | kept keeporder"},
 		{"simhash-tfidf", func(c *Options) { c.Method, c.Spec.SimHash.Weights = "simhash", sketch.WeightTFIDF },
-			"keyed codec memory prepass persist staged gpu hamming | kept keeporder"},
+			"keyed codec memory prepass persist staged gpu hamming order | kept keeporder"},
 		{"exact", func(c *Options) { c.Method = "exact" },
 			"keyed codec memory staged cliques |"},
 		{"ksentence", func(c *Options) { c.Method = "ksentence" },

@@ -313,6 +313,22 @@ func (f *simhashFinder) Flush(emit func(Pair)) error {
 	return err
 }
 
+// ordersPairs: the batch Finder's spanning pairs follow AllPairsGrouped's
+// order (spanOrderer), except under --verify (it verifies the earliest
+// documents of two fingerprints only), --pairs-mode all and leader
+// clustering.
+func (m *simhashMethod) ordersPairs() bool { return !m.verify && !m.allPairs && !m.leader }
+
+// pairOrder is AllPairsGrouped's order with the design that the batch
+// Finder chooses for sketched fingerprints.
+func (m *simhashMethod) pairOrder(sketched int) (*pairOrder, error) {
+	d, err := simhash.ChooseDesign(sketched, m.bits, m.distance, true, simhash.DesignOptions{})
+	if err != nil {
+		return nil, err
+	}
+	return &pairOrder{fp: func(s DocSketch) simhash.Fingerprint { return s.(*simhashSketch).fp }, where: d.PairOrder()}, nil
+}
+
 // flushLeader is leader clustering in keep order (--cluster leader): only
 // kept documents (leaders) are in a permuted-table index, and each
 // document, in keep order, joins the leader within the distance that is

@@ -12,6 +12,7 @@ import (
 
 	"github.com/neardup/neardup/internal/extsort"
 	"github.com/neardup/neardup/internal/tempfile"
+	"github.com/neardup/neardup/simhash"
 	"github.com/neardup/neardup/sketch"
 )
 
@@ -114,6 +115,12 @@ type spillFinder struct {
 	edgesMax int
 	kuf      *cuf
 	hamming  bool // the method's pairs have a Hamming similarity
+	// With a method whose spanning pairs follow its own order (simhash:
+	// spill_forest.go): the method, its order for this run (from Flush)
+	// and the matching pairs kept, in place of span and edges.
+	orderer spanOrderer
+	order   *pairOrder
+	ordered []orderedEdge
 }
 
 // newSpillFinder returns a spillFinder for a run of the given memory
@@ -132,6 +139,7 @@ func newSpillFinder(m Keyed, dir string, budget int64) (*spillFinder, error) {
 		readMax:    spillReadMax, gapMax: spillGapMax}
 	sf.split = capabilitiesOf(m).split
 	sf.hamming = capabilitiesOf(m).hamming
+	sf.orderer = capabilitiesOf(m).pairOrder
 	sf.edgesMax = spillEdgesMin
 	sf.sets.dir = dir
 	sf.sets.wrap = func(file *os.File) io.Writer {
@@ -201,16 +209,19 @@ const (
 type spillBatch struct {
 	docs  []uint32 // the members of every group, flattened
 	ends  []int    // ends[g]: the end of group g in docs
+	keys  []uint64 // keys[g]: group g's key (with a method's own order)
 	bytes int64    // the members' sketch bytes (repeats counted)
 	order []uint64 // scratch: doc<<32 | index in docs, sorted
 	at    []int64  // at[k]: where docs[k]'s sketch starts in arena
 	arena []byte   // the batch's sketches, each distinct document once
 	win   []byte   // one coalesced read
 	pairs []Pair   // the groups' matching pairs, in order (joiner.join)
+	// ordered: with a method's own order, the pairs kept instead.
+	ordered []orderedEdge
 }
 
 func (b *spillBatch) reset() {
-	b.docs, b.ends, b.bytes = b.docs[:0], b.ends[:0], 0
+	b.docs, b.ends, b.keys, b.bytes = b.docs[:0], b.ends[:0], b.keys[:0], 0
 }
 
 // read loads the sketches of the batch's members into the arena, in file
@@ -295,6 +306,11 @@ type joiner struct {
 	local    []int32 // the union-find of a group's members, by position
 	roots    []int32 // scratch: the members' roots in span.up
 	span     *spanning
+	// With a method's own order (groupOrdered): the members'
+	// fingerprints, their positions by fingerprint, the earliest of each.
+	fps        []simhash.Fingerprint
+	byFP, reps []int32
+	repKeys    []uint64 // the keys of each of reps, in turn
 }
 
 // decode decodes the sketch of member k of the batch, reusing the memory
@@ -319,9 +335,9 @@ func (j *joiner) decode(b *spillBatch, k int, reuse DocSketch) (DocSketch, error
 // join joins the batch's groups, in the order they were added, into
 // b.pairs.
 func (j *joiner) join(b *spillBatch) error {
-	b.pairs = b.pairs[:0]
+	b.pairs, b.ordered = b.pairs[:0], b.ordered[:0]
 	start := 0
-	for _, end := range b.ends {
+	for g, end := range b.ends {
 		members := b.docs[start:end]
 		j.sketches = j.sketches[:0]
 		for k := range members {
@@ -336,6 +352,10 @@ func (j *joiner) join(b *spillBatch) error {
 			j.sketches = append(j.sketches, s)
 		}
 		start = end
+		if j.f.order != nil {
+			j.groupOrdered(b, members, b.keys[g])
+			continue
+		}
 		if err := j.group(b, members); err != nil {
 			return err
 		}
@@ -457,10 +477,27 @@ func (f *spillFinder) Flush(emit func(Pair)) error {
 	if len(f.offsets) > math.MaxInt32 {
 		return fmt.Errorf("spill join: %d documents, more than its union-find holds (%d)", len(f.offsets), math.MaxInt32)
 	}
-	if !f.all {
+	if f.orderer != nil && !f.all {
+		sketched := 0
+		for _, n := range f.lens {
+			if n > 0 {
+				sketched++
+			}
+		}
+		o, err := f.orderer.pairOrder(sketched)
+		if err != nil {
+			return err
+		}
+		f.order = o
+	}
+	if !f.all && f.order == nil {
 		f.span = newSpanning(len(f.offsets))
 	}
 	take := func(b *spillBatch) {
+		if f.order != nil {
+			f.keepOrdered(b.ordered)
+			return
+		}
 		if !f.all {
 			f.keep(b.pairs)
 			return
@@ -493,7 +530,11 @@ func (f *spillFinder) Flush(emit func(Pair)) error {
 	}
 	span := startSerial()
 	f.span = nil
-	f.edges = f.kruskal(f.edges, emit)[:0]
+	if f.order != nil {
+		f.ordered = f.kruskalOrdered(f.ordered, emit)[:0]
+	} else {
+		f.edges = f.kruskal(f.edges, emit)[:0]
+	}
 	f.serial.add("spill forest", span.stop())
 	return nil
 }
@@ -521,7 +562,7 @@ func (f *spillFinder) batches(limit int64, next func() *spillBatch, join func(*s
 		b.reset()
 		return nil
 	}
-	err := f.sorter.Groups(func(_ uint64, docs []uint32) error {
+	err := f.sorter.Groups(func(key uint64, docs []uint32) error {
 		start := len(b.docs)
 		for _, d := range docs { // docs are ascending; drop repeats
 			if len(b.docs) == start || b.docs[len(b.docs)-1] != d {
@@ -536,6 +577,9 @@ func (f *spillFinder) batches(limit int64, next func() *spillBatch, join func(*s
 			b.bytes += int64(f.lens[d])
 		}
 		b.ends = append(b.ends, len(b.docs))
+		if f.order != nil {
+			b.keys = append(b.keys, key)
+		}
 		if b.bytes >= limit {
 			return run()
 		}

@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"slices"
 	"sync/atomic"
+
+	"github.com/neardup/neardup/simhash"
 )
 
 // The spill join's spanning pairs are the in-memory run's (issue 25).
@@ -120,28 +122,220 @@ var spillEdgesMin = 1 << 20
 // before them, and returns the rest (the forest, in edges' memory); emit,
 // when not nil, gets each of them as a Pair.
 func (f *spillFinder) kruskal(edges []spillEdge, emit func(Pair)) []spillEdge {
-	slices.SortFunc(edges, func(x, y spillEdge) int { return cmp.Compare(x.weight(), y.weight()) })
-	if f.kuf == nil {
-		f.kuf = newCUF(len(f.offsets))
-	} else {
-		for i := range f.kuf.parent {
-			f.kuf.parent[i] = int32(i)
-		}
-	}
+	return forestOf(f, edges, func(x, y *spillEdge) int { return cmp.Compare(x.weight(), y.weight()) },
+		func(e *spillEdge) Pair {
+			return Pair{A: int(e.a), B: int(e.b), Similarity: e.sim, Distance: int(e.dist), Hamming: f.hamming}
+		}, emit)
+}
+
+// forestOf is Kruskal's algorithm over edges in the order compare, each
+// the pair that pair makes of it: it sorts them, drops the repeats and the
+// pairs that join no two clusters of the pairs before them, and returns
+// the rest (in edges' memory); emit, when not nil, gets each of them.
+func forestOf[E any](f *spillFinder, edges []E, compare func(x, y *E) int, pair func(*E) Pair, emit func(Pair)) []E {
+	slices.SortFunc(edges, func(x, y E) int { return compare(&x, &y) })
+	f.resetKUF()
 	out := edges[:0] // behind the reading: it never overtakes it
-	prev := ^uint64(0)
-	for _, e := range edges {
-		if e.weight() == prev {
+	var prev E
+	for i := range edges {
+		e := edges[i]
+		if i > 0 && compare(&e, &prev) == 0 {
 			continue
 		}
-		prev = e.weight()
-		if !f.kuf.union(e.a, e.b) {
+		prev = e
+		p := pair(&e)
+		if !f.kuf.union(int32(p.A), int32(p.B)) {
 			continue
 		}
 		out = append(out, e)
 		if emit != nil {
-			emit(Pair{A: int(e.a), B: int(e.b), Similarity: e.sim, Distance: int(e.dist), Hamming: f.hamming})
+			emit(p)
 		}
 	}
 	return out
+}
+
+// The spanning pairs of a method with a pair order of its own.
+//
+// simhash's in-memory Finder does not meet its pairs in input order: it
+// reports them as simhash.AllPairsGrouped meets them (the copies of each
+// fingerprint with its earliest document, fingerprints ascending; then,
+// table by table of the design chosen for the sketched documents, bucket
+// by ascending key, the pairs of distinct fingerprints within the
+// distance, between their earliest documents, each once), and keeps a
+// pair when it joins two clusters of those before it. That is Kruskal's
+// algorithm again, over another order (simhash.Design.PairOrder), with
+// the pairs of distinct fingerprints taken between their earliest
+// documents. The spill join finds that forest the same way as the (b, a)
+// one: each bucket keeps, for its members, the pairs AllPairsGrouped
+// would report (every later copy of a fingerprint with the bucket's
+// earliest document of it, which is the run's: copies share every key;
+// each two of the bucket's distinct fingerprints within the distance,
+// between their earliest documents), each with its place in the order
+// (orderedEdge), and Flush runs Kruskal over them in that order. No pair
+// is skipped early (the (b, a) rule holds only for input order), so a
+// bucket costs what the in-memory Finder's buckets cost: its distinct
+// fingerprints' pairs.
+
+// spanOrderer is a method whose spanning pairs follow its own order of
+// the pairs (see above).
+type spanOrderer interface {
+	// ordersPairs reports whether this run's spanning pairs follow the
+	// order (not simhash's --verify, --pairs-mode all or leader runs).
+	ordersPairs() bool
+	// pairOrder returns the order for a run of sketched documents (those
+	// with a sketch).
+	pairOrder(sketched int) (*pairOrder, error)
+}
+
+// pairOrder is a method's order of its pairs (simhash: AllPairsGrouped's).
+type pairOrder struct {
+	// fp is a sketch's fingerprint (its bits above the method's are zero).
+	fp func(DocSketch) simhash.Fingerprint
+	// where is the table that reports a pair of distinct fingerprints
+	// within the distance, and its key there (simhash.Design.PairOrder).
+	where func(a, b simhash.Fingerprint) (table int, key uint64, keyBits int)
+}
+
+// orderedEdge is a matching pair that a bucket kept, with its place in
+// the method's order: (phase, table, key, fa, fb), then (b, a). Phase 0
+// is a copy b of the fingerprint fa of its earliest document a (table,
+// key and fb zero: copies in fingerprint order, then by b); phase 1 two
+// distinct fingerprints fa < fb between their earliest documents a < b,
+// first reported by table at key (one pair a place).
+type orderedEdge struct {
+	fa, fb simhash.Fingerprint
+	key    uint64
+	sim    float64
+	b, a   int32
+	dist   int32
+	table  uint16
+	phase  uint8
+}
+
+func compareFP(x, y simhash.Fingerprint) int {
+	if c := cmp.Compare(x.Hi, y.Hi); c != 0 {
+		return c
+	}
+	return cmp.Compare(x.Lo, y.Lo)
+}
+
+func compareOrdered(x, y *orderedEdge) int {
+	if c := cmp.Compare(x.phase, y.phase); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(x.table, y.table); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(x.key, y.key); c != 0 {
+		return c
+	}
+	if c := compareFP(x.fa, y.fa); c != 0 {
+		return c
+	}
+	if c := compareFP(x.fb, y.fb); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(x.b, y.b); c != 0 {
+		return c
+	}
+	return cmp.Compare(x.a, y.a)
+}
+
+// groupOrdered appends to b.ordered the pairs that AllPairsGrouped would
+// report for a bucket's members (decoded in j.sketches), with their
+// places in the order (see above), that are not another bucket's to
+// report: a pair is reported by the bucket of the first key (in the
+// method's order of its keys, Keyed.AppendKeys) that its two documents
+// share, the copies of a fingerprint by the bucket of its first key, so
+// that the pairs kept are not repeated once a table.
+func (j *joiner) groupOrdered(b *spillBatch, members []uint32, key uint64) {
+	f, sketches, o := j.f, j.sketches, j.f.order
+	j.fps = j.fps[:0]
+	j.byFP = j.byFP[:0]
+	for k := range members {
+		j.fps = append(j.fps, o.fp(sketches[k]))
+		j.byFP = append(j.byFP, int32(k))
+	}
+	// Members by fingerprint, then position: each run of equal
+	// fingerprints starts with its earliest document.
+	slices.SortFunc(j.byFP, func(x, y int32) int {
+		if c := compareFP(j.fps[x], j.fps[y]); c != 0 {
+			return c
+		}
+		return cmp.Compare(x, y)
+	})
+	j.reps, j.repKeys = j.reps[:0], j.repKeys[:0]
+	nk := -1 // keys a document
+	for s := 0; s < len(j.byFP); {
+		first := j.byFP[s]
+		at := len(j.repKeys)
+		j.repKeys = f.m.AppendKeys(j.repKeys, sketches[first])
+		if nk < 0 {
+			nk = len(j.repKeys)
+		}
+		mine := len(j.repKeys) > at && j.repKeys[at] == key
+		e := s + 1
+		for ; e < len(j.byFP) && j.fps[j.byFP[e]] == j.fps[first]; e++ {
+			if mine {
+				b.ordered = append(b.ordered, orderedEdge{fa: j.fps[first], sim: 1,
+					b: int32(members[j.byFP[e]]), a: int32(members[first])})
+			}
+		}
+		j.reps = append(j.reps, first)
+		s = e
+	}
+	// The distinct fingerprints' pairs, ascending fingerprints.
+	for p, x := range j.reps {
+		kx := j.repKeys[p*nk : (p+1)*nk]
+		for q := p + 1; q < len(j.reps); q++ {
+			y := j.reps[q]
+			sim, dist, ok := f.m.Match(sketches[x], sketches[y])
+			if k, shared := firstShared(kx, j.repKeys[q*nk:(q+1)*nk]); !ok || shared && k != key {
+				continue
+			}
+			t, key, _ := o.where(j.fps[x], j.fps[y])
+			da, db := int32(members[x]), int32(members[y])
+			b.ordered = append(b.ordered, orderedEdge{fa: j.fps[x], fb: j.fps[y], key: key, sim: sim,
+				b: max(da, db), a: min(da, db), dist: int32(dist), table: uint16(t), phase: 1})
+		}
+	}
+}
+
+// firstShared is the first of the keys x equal to y's at its place (the
+// first table in which two documents share a bucket), or false.
+func firstShared(x, y []uint64) (uint64, bool) {
+	for i := range x {
+		if x[i] == y[i] {
+			return x[i], true
+		}
+	}
+	return 0, false
+}
+
+// keepOrdered is keep for a method with an order of its own.
+func (f *spillFinder) keepOrdered(pairs []orderedEdge) {
+	f.ordered = append(f.ordered, pairs...)
+	if len(f.ordered) >= f.edgesMax {
+		f.ordered = f.kruskalOrdered(f.ordered, nil)
+		f.edgesMax = max(2*len(f.ordered), spillEdgesMin)
+	}
+}
+
+// resetKUF makes f.kuf a union-find of every document apart.
+func (f *spillFinder) resetKUF() {
+	if f.kuf == nil {
+		f.kuf = newCUF(len(f.offsets))
+		return
+	}
+	for i := range f.kuf.parent {
+		f.kuf.parent[i] = int32(i)
+	}
+}
+
+// kruskalOrdered is kruskal for a method with an order of its own.
+func (f *spillFinder) kruskalOrdered(edges []orderedEdge, emit func(Pair)) []orderedEdge {
+	return forestOf(f, edges, compareOrdered, func(e *orderedEdge) Pair {
+		return Pair{A: int(e.a), B: int(e.b), Similarity: e.sim, Distance: int(e.dist), Hamming: f.hamming}
+	}, emit)
 }

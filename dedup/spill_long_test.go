@@ -5,11 +5,12 @@ package dedup
 import "testing"
 
 // TestSpillPairsWholeSets is TestSpillPairsAreInMemoryPairs on every set of
-// ../shared/data whole, the default join at -j 1, 2, 3, 8 and 16 (the
-// other variants are checked on the sets' heads). About 3 CPU-minutes,
-// most of it on wiki-slice.
+// ../shared/data whole, the default join at -j 1, 2, 3, 8 and 16 and
+// simhash at -j 3 (the other variants are checked on the sets' heads).
+// About 3 CPU-minutes, most of it on wiki-slice.
 func TestSpillPairsWholeSets(t *testing.T) {
-	tiered := []spillVariant{{"tiered", Options{Method: "minhash"}, []int{1, 2, 3, 8, 16}}}
+	tiered := []spillVariant{{"tiered", Options{Method: "minhash"}, []int{1, 2, 3, 8, 16}},
+		{"simhash", Options{Method: "simhash"}, []int{3}}}
 	for set, path := range sharedSetFiles(t) {
 		t.Run(set, func(t *testing.T) { checkSpillVariants(t, path, tiered) })
 	}
