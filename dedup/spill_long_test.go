@@ -12,8 +12,8 @@ import "testing"
 func TestSpillPairsWholeSets(t *testing.T) {
 	if raceEnabled {
 		// With it the package took 30 minutes under the detector in
-		// .ci/run (2026-11-27); the comparisons on the
-		// sets' heads check the same concurrency under -race.
+		// .ci/run (2026-11-27); the comparisons on the sets' heads
+		// check the same concurrency under -race.
 		t.Skip("the whole sets under -race take too long; scripts/check-long runs this without -race")
 	}
 	tiered := []spillVariant{{"tiered", Options{Method: "minhash"}, []int{1, 2, 3, 8, 16}},
