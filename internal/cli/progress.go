@@ -279,23 +279,19 @@ func countDecor(s decor.Statistics, est int64) string {
 // startCPUProfile starts --cpuprofile's profile into path ("" for none)
 // and returns what stops it and closes the file.
 func startCPUProfile(path string) (stop func(), err error) {
-	if path == "" {
-		return func() {}, nil
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, err
-	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+	return startRecording(path, pprof.StartCPUProfile, pprof.StopCPUProfile)
 }
 
 // startTrace starts --trace's execution trace into path ("" for none) and
 // returns what stops it and closes the file.
 func startTrace(path string) (stop func(), err error) {
+	return startRecording(path, trace.Start, trace.Stop)
+}
+
+// startRecording creates path and starts a recording into it with start
+// (nothing when path is ""), and returns what stops it and closes the
+// file.
+func startRecording(path string, start func(io.Writer) error, end func()) (stop func(), err error) {
 	if path == "" {
 		return func() {}, nil
 	}
@@ -303,9 +299,9 @@ func startTrace(path string) (stop func(), err error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := trace.Start(f); err != nil {
+	if err := start(f); err != nil {
 		f.Close()
 		return nil, err
 	}
-	return func() { trace.Stop(); f.Close() }, nil
+	return func() { end(); f.Close() }, nil
 }
