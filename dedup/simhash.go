@@ -319,10 +319,16 @@ func (f *simhashFinder) Flush(emit func(Pair)) error {
 // clustering.
 func (m *simhashMethod) ordersPairs() bool { return !m.verify && !m.allPairs && !m.leader }
 
+// batchDesign is the design the batch Finder (AllPairsGrouped) chooses
+// for sketched fingerprints.
+func (m *simhashMethod) batchDesign(sketched int) (simhash.Design, error) {
+	return simhash.ChooseDesign(sketched, m.bits, m.distance, true, simhash.DesignOptions{})
+}
+
 // pairOrder is AllPairsGrouped's order with the design that the batch
 // Finder chooses for sketched fingerprints.
 func (m *simhashMethod) pairOrder(sketched int) (*pairOrder, error) {
-	d, err := simhash.ChooseDesign(sketched, m.bits, m.distance, true, simhash.DesignOptions{})
+	d, err := m.batchDesign(sketched)
 	if err != nil {
 		return nil, err
 	}

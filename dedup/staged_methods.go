@@ -233,7 +233,7 @@ func (s *simhashStager) wholeDesign(sketched int64) (simhash.Design, error) {
 	if s.m.leader {
 		return simhash.ChooseDesign(max(int(sketched), 1), s.m.bits, s.m.distance, false, simhash.DesignOptions{})
 	}
-	return simhash.ChooseDesign(int(sketched), s.m.bits, s.m.distance, true, simhash.DesignOptions{})
+	return s.m.batchDesign(int(sketched))
 }
 
 func (s *simhashStager) joinFinder(_ context.Context, _ int, _ string, sketched int64, _ []JoinDoc) (Finder, error) {
