@@ -39,7 +39,7 @@ func errorHint(err error) string {
 var objectStorageSchemes = []string{"gcs://", "hf://", "http://", "https://", "az://", "abfs://"}
 
 // checkInputNames refuses, as usage errors, the inputs no reader takes:
-// URLs (object storage and the web are not read yet) and files of a
+// URLs neardup does not read (s3:// and gs:// it reads) and files of a
 // format neardup does not read (CSV, TSV, ...), each with what to do.
 func checkInputNames(args []string) error {
 	for _, a := range args {

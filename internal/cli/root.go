@@ -50,7 +50,8 @@ const exitHelp = `Exit codes:
   0    success
   1    the run failed (I/O error, out of resources, internal error)
   2    bad flags or arguments; an input format neardup does not read (CSV,
-       TSV); an s3://, gs://, hf:// or https:// input (not read yet)
+       TSV); an hf://, http(s)://, gcs:// or az:// input (s3:// and gs://
+       are read)
   3    bad input data (malformed record, missing text field, invalid UTF-8,
        oversized document); the message names the file, line and document
        id; or --skip-invalid skipped every record
