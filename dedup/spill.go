@@ -103,9 +103,10 @@ type spillFinder struct {
 	// workers join the buckets (Flush); 0 or 1: the calling goroutine.
 	workers int
 	// serial is Flush's serial work by part (Stats.SerialParts): "spill
-	// join" with one worker (all of it), else "spill merge" (merging the
-	// sorted runs into batches) and "spill union" (keeping their pairs);
-	// then "spill forest" (the pairs reported, from those kept).
+	// join" with one worker (all of it), else "spill union" (keeping the
+	// batches' pairs; the merges of the sorted runs into batches run in
+	// key ranges at once, not counted); then "spill forest" (the pairs
+	// reported, from those kept).
 	serial serialParts
 	// The spanning pairs (spill_forest.go): what the join knows of them,
 	// the matching pairs that the buckets kept, how many are kept before
@@ -547,56 +548,82 @@ func (f *spillFinder) newJoiner() *joiner {
 // and hands them to join in batches whose members' sketches take about
 // limit bytes; next gives the batch to fill.
 func (f *spillFinder) batches(limit int64, next func() *spillBatch, join func(*spillBatch) error) error {
-	b := next()
-	b.reset()
-	run := func() error {
-		if len(b.ends) == 0 {
-			return nil
-		}
-		if err := join(b); err != nil {
-			return err
-		}
-		if b = next(); b == nil {
-			return errStopped
-		}
-		b.reset()
-		return nil
-	}
-	err := f.sorter.Groups(func(key uint64, docs []uint32) error {
-		start := len(b.docs)
-		for _, d := range docs { // docs are ascending; drop repeats
-			if len(b.docs) == start || b.docs[len(b.docs)-1] != d {
-				b.docs = append(b.docs, d)
-			}
-		}
-		if len(b.docs)-start < 2 {
-			b.docs = b.docs[:start]
-			return nil
-		}
-		for _, d := range b.docs[start:] {
-			b.bytes += int64(f.lens[d])
-		}
-		b.ends = append(b.ends, len(b.docs))
-		if f.order != nil {
-			b.keys = append(b.keys, key)
-		}
-		if b.bytes >= limit {
-			return run()
-		}
-		return nil
-	})
-	if err != nil {
+	bf := &batchFiller{f: f, limit: limit, next: next, join: join}
+	if err := f.sorter.Groups(bf.add); err != nil {
 		return err
 	}
-	return run()
+	return bf.run()
 }
 
-// flushParallel is Flush on f.workers goroutines: the merge (the calling
-// goroutine's helper) fills the batches, the workers read and join them,
-// and the calling goroutine takes their pairs in the batches' order. The
-// budget's quarter for the batches is shared by the batches in flight.
+// batchFiller fills batches with the buckets of one merge.
+type batchFiller struct {
+	f     *spillFinder
+	limit int64
+	next  func() *spillBatch
+	join  func(*spillBatch) error
+	b     *spillBatch // the batch being filled; nil before the first
+}
+
+// add adds the bucket of key (its documents ascending, repeats kept) to
+// the batch, and hands the batch to join when it is full.
+func (bf *batchFiller) add(key uint64, docs []uint32) error {
+	if bf.b == nil {
+		if bf.b = bf.next(); bf.b == nil {
+			return errStopped
+		}
+		bf.b.reset()
+	}
+	b, f := bf.b, bf.f
+	start := len(b.docs)
+	for _, d := range docs { // docs are ascending; drop repeats
+		if len(b.docs) == start || b.docs[len(b.docs)-1] != d {
+			b.docs = append(b.docs, d)
+		}
+	}
+	if len(b.docs)-start < 2 {
+		b.docs = b.docs[:start]
+		return nil
+	}
+	for _, d := range b.docs[start:] {
+		b.bytes += int64(f.lens[d])
+	}
+	b.ends = append(b.ends, len(b.docs))
+	if f.order != nil {
+		b.keys = append(b.keys, key)
+	}
+	if b.bytes >= bf.limit {
+		return bf.run()
+	}
+	return nil
+}
+
+// run hands the batch, when it holds a bucket, to join.
+func (bf *batchFiller) run() error {
+	if bf.b == nil || len(bf.b.ends) == 0 {
+		return nil
+	}
+	if err := bf.join(bf.b); err != nil {
+		return err
+	}
+	bf.b = nil
+	return nil
+}
+
+// spillMerges is the most merges of the sorted keys that flushParallel
+// runs at once, each over its own range of keys.
+const spillMerges = 8
+
+// flushParallel is Flush on f.workers goroutines: the merges (up to
+// spillMerges goroutines, each over a range of keys: extsort's
+// GroupsParts) fill the batches, the workers read and join them, and the
+// calling goroutine takes their pairs as the merges handed them over. The
+// order in which the batches are taken does not change what Flush
+// reports: the spanning forest of the pairs kept, or with f.all every
+// pair, which the pipeline sorts (writeAllPairs). The budget's quarter for
+// the batches is shared by the batches in flight.
 func (f *spillFinder) flushParallel(take func(*spillBatch)) error {
-	inFlight := f.workers + 2 // one a worker, one filling, one taken
+	merges := min(f.workers, spillMerges)
+	inFlight := f.workers + merges + 1 // one a worker, one a merge filling, one taken
 	limit := max(f.batchBytes/int64(inFlight), 1)
 	type job struct {
 		b    *spillBatch
@@ -610,11 +637,9 @@ func (f *spillFinder) flushParallel(take func(*spillBatch)) error {
 	order := make(chan job, inFlight)
 	stop := make(chan struct{})
 	var mergeErr error
-	go func() { // the merge: fills the batches in key order
+	go func() { // the merges: fill the batches in key order, each in its range
 		defer close(order)
 		defer close(jobs)
-		span := startSerial()
-		defer func() { f.serial.add("spill merge", span.stop()) }()
 		next := func() *spillBatch {
 			select {
 			case b := <-free:
@@ -623,7 +648,7 @@ func (f *spillFinder) flushParallel(take func(*spillBatch)) error {
 				return nil
 			}
 		}
-		mergeErr = f.batches(limit, next, func(b *spillBatch) error {
+		join := func(b *spillBatch) error {
 			select {
 			case <-stop:
 				return errStopped
@@ -637,7 +662,19 @@ func (f *spillFinder) flushParallel(take func(*spillBatch)) error {
 			}
 			order <- j // never blocks for long: at most inFlight batches exist
 			return nil
+		}
+		fillers := make([]*batchFiller, merges)
+		for p := range fillers {
+			fillers[p] = &batchFiller{f: f, limit: limit, next: next, join: join}
+		}
+		mergeErr = f.sorter.GroupsParts(merges, func(p int, key uint64, docs []uint32) error {
+			return fillers[p].add(key, docs)
 		})
+		for _, bf := range fillers {
+			if mergeErr == nil {
+				mergeErr = bf.run()
+			}
+		}
 		if errors.Is(mergeErr, errStopped) {
 			mergeErr = nil
 		}

@@ -2,7 +2,8 @@
 // entries are buffered up to a byte budget, each full buffer is sorted and
 // written to a temporary run file by a goroutine while the next buffer
 // fills (the budget is the two buffers'), and the runs are merged with a
-// heap when read back. Groups of entries with the same key come out together, with
+// heap when read back (GroupsParts: in key ranges, a heap and a goroutine
+// each). Groups of entries with the same key come out together, with
 // their documents in ascending order.
 //
 // An entry is 12 bytes on disk: the key (8 bytes, little endian) and the
@@ -24,6 +25,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/neardup/neardup/internal/tempfile"
 )
@@ -159,13 +161,160 @@ func writeRun(f *os.File, buf []Entry) error {
 
 // Groups merges everything added so far and calls fn once per distinct key
 // with the documents of that key in ascending order (repeats kept). The
-// docs slice is reused between calls. Groups may be called once.
+// docs slice is reused between calls. Groups (or GroupsParts) may be
+// called once.
 func (s *Sorter) Groups(fn func(key uint64, docs []uint32) error) error {
+	bufParts, files, err := s.open()
+	defer closeAll(files)
+	if err != nil {
+		return err
+	}
+	var h mergeHeap
+	for _, part := range bufParts {
+		h = append(h, &source{blk: part})
+	}
+	for i, f := range files {
+		h = append(h, &source{r: f, name: s.runs[i], raw: make([]byte, blockEntries*entrySize)})
+	}
+	return merge(h, fn)
+}
+
+// GroupsParts is Groups on parts goroutines at once: the keys are cut
+// into parts ranges at quantiles of a sample of the entries, and each
+// range is merged on a goroutine of its own, which calls fn(part, key,
+// docs) for the range's groups in ascending key order. Every key's group
+// comes whole from one part. fn is called for different parts at once,
+// never twice at once for one part, and each part has its own docs
+// slice. The first error stops every part and is returned. The merges
+// read the runs in blocks of blockEntries/parts entries (at least
+// minPartBlock), so they hold about what one merge does.
+func (s *Sorter) GroupsParts(parts int, fn func(part int, key uint64, docs []uint32) error) error {
+	if parts <= 1 {
+		return s.Groups(func(key uint64, docs []uint32) error { return fn(0, key, docs) })
+	}
+	bufParts, files, err := s.open()
+	defer closeAll(files)
+	if err != nil {
+		return err
+	}
+	sizes := make([]int64, len(files)) // entries in each run
+	for i, f := range files {
+		st, err := f.Stat()
+		if err != nil {
+			return fmt.Errorf("extsort: %w", err)
+		}
+		if st.Size()%entrySize != 0 {
+			return fmt.Errorf("extsort: run %s: %d bytes, not a whole number of entries", s.runs[i], st.Size())
+		}
+		sizes[i] = st.Size() / entrySize
+	}
+	// The cuts: quantiles of up to 64 keys taken evenly from each source.
+	var sample []uint64
+	for _, part := range bufParts {
+		for k := range min(len(part), 64) {
+			sample = append(sample, part[k*len(part)/min(len(part), 64)].Key)
+		}
+	}
+	for i, f := range files {
+		n := sizes[i]
+		for k := range min(n, 64) {
+			e, err := readEntry(f, s.runs[i], k*n/min(n, 64))
+			if err != nil {
+				return err
+			}
+			sample = append(sample, e.Key)
+		}
+	}
+	slices.Sort(sample)
+	cuts := make([]uint64, 0, parts-1) // part p holds keys in [cuts[p-1], cuts[p])
+	for p := 1; p < parts && len(sample) > 0; p++ {
+		cuts = append(cuts, sample[p*len(sample)/parts])
+	}
+	// Where each cut falls in each run: the first entry with a key at or
+	// above it, found by binary search in the file.
+	at := make([][]int64, len(files)) // at[i][p]: part p's first entry in run i; at[i][len(cuts)+1] = sizes[i]
+	for i, f := range files {
+		at[i] = make([]int64, len(cuts)+2)
+		for p, c := range cuts {
+			lo, hi := at[i][p], sizes[i]
+			for lo < hi {
+				mid := lo + (hi-lo)/2
+				e, err := readEntry(f, s.runs[i], mid)
+				if err != nil {
+					return err
+				}
+				if e.Key < c {
+					lo = mid + 1
+				} else {
+					hi = mid
+				}
+			}
+			at[i][p+1] = lo
+		}
+		at[i][len(cuts)+1] = sizes[i]
+	}
+	block := max(blockEntries/parts, minPartBlock)
+	var failed atomic.Bool
+	errs := make([]error, len(cuts)+1)
+	var wg sync.WaitGroup
+	for p := range len(cuts) + 1 {
+		var h mergeHeap
+		for _, part := range bufParts {
+			lo, hi := 0, len(part)
+			if p > 0 {
+				lo, _ = slices.BinarySearchFunc(part, cuts[p-1], func(e Entry, k uint64) int { return cmp.Compare(e.Key, k) })
+			}
+			if p < len(cuts) {
+				hi, _ = slices.BinarySearchFunc(part, cuts[p], func(e Entry, k uint64) int { return cmp.Compare(e.Key, k) })
+			}
+			h = append(h, &source{blk: part[lo:hi]})
+		}
+		for i, f := range files {
+			lo, hi := at[i][p], at[i][p+1]
+			h = append(h, &source{r: io.NewSectionReader(f, lo*entrySize, (hi-lo)*entrySize), name: s.runs[i],
+				raw: make([]byte, block*entrySize)})
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[p] = merge(h, func(key uint64, docs []uint32) error {
+				if failed.Load() {
+					return errPartStopped
+				}
+				if err := fn(p, key, docs); err != nil {
+					failed.Store(true)
+					return err
+				}
+				return nil
+			})
+			if errs[p] != nil {
+				failed.Store(true)
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil && !errors.Is(err, errPartStopped) {
+			return err
+		}
+	}
+	return nil
+}
+
+// errPartStopped ends a part's merge when another part failed.
+var errPartStopped = errors.New("extsort: stopped by another part")
+
+// minPartBlock is the least block a part's merge reads from a run.
+const minPartBlock = 512
+
+// prepare makes the buffer ready for a merge, sorted in Workers parts at
+// once, and returns the parts.
+func (s *Sorter) prepare() ([][]Entry, error) {
 	if s.closed {
-		return errors.New("extsort: Groups after Close")
+		return nil, errors.New("extsort: Groups after Close")
 	}
 	if err := s.wait(); err != nil {
-		return err
+		return nil, err
 	}
 	s.spare = nil
 	if cap(s.buf) > 2*len(s.buf)+1024 {
@@ -173,43 +322,75 @@ func (s *Sorter) Groups(fn func(key uint64, docs []uint32) error) error {
 		// keep only what is left, so that the merge's caller has the rest.
 		s.buf = slices.Clone(s.buf)
 	}
-	// The buffer is sorted in Workers parts at once, each a source.
-	var h mergeHeap
-	parts := max(min(s.Workers, len(s.buf)/minPart), 1)
+	n := max(min(s.Workers, len(s.buf)/minPart), 1)
+	var parts [][]Entry
 	var wg sync.WaitGroup
-	for k := range parts {
-		part := s.buf[k*len(s.buf)/parts : (k+1)*len(s.buf)/parts]
+	for k := range n {
+		part := s.buf[k*len(s.buf)/n : (k+1)*len(s.buf)/n]
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			slices.SortFunc(part, compare)
 		}()
 		if len(part) > 0 {
-			h = append(h, &source{blk: part})
+			parts = append(parts, part)
 		}
 	}
 	wg.Wait()
-	var files []*os.File
-	defer func() {
-		for _, f := range files {
-			f.Close()
-		}
-	}()
+	return parts, nil
+}
+
+// open prepares the buffer (prepare) and opens the run files, in order;
+// on error, the files it opened are returned with it, for the caller to
+// close.
+func (s *Sorter) open() (bufParts [][]Entry, files []*os.File, err error) {
+	if bufParts, err = s.prepare(); err != nil {
+		return nil, nil, err
+	}
 	for _, name := range s.runs {
 		f, err := os.Open(name)
 		if err != nil {
-			return fmt.Errorf("extsort: %w", err)
+			return nil, files, fmt.Errorf("extsort: %w", err)
 		}
 		files = append(files, f)
-		src := &source{r: f, name: name, raw: make([]byte, blockEntries*entrySize)}
-		ok, err := src.refill()
-		if err != nil {
-			return err
-		}
-		if ok {
-			h = append(h, src)
-		}
 	}
+	return bufParts, files, nil
+}
+
+func closeAll(files []*os.File) {
+	for _, f := range files {
+		f.Close()
+	}
+}
+
+// readEntry reads entry k of a run file.
+func readEntry(f *os.File, name string, k int64) (Entry, error) {
+	var rec [entrySize]byte
+	if _, err := f.ReadAt(rec[:], k*entrySize); err != nil {
+		return Entry{}, fmt.Errorf("extsort: reading run %s: %w", name, err)
+	}
+	return Entry{Key: binary.LittleEndian.Uint64(rec[:8]), Doc: binary.LittleEndian.Uint32(rec[8:])}, nil
+}
+
+// merge merges the sources (sorted streams) and calls fn once per
+// distinct key with the documents of that key in ascending order.
+func merge(h mergeHeap, fn func(key uint64, docs []uint32) error) error {
+	live := h[:0]
+	for _, src := range h {
+		if src.r != nil {
+			ok, err := src.refill()
+			if err != nil {
+				return err
+			}
+			if !ok {
+				continue
+			}
+		} else if len(src.blk) == 0 {
+			continue
+		}
+		live = append(live, src)
+	}
+	h = live
 	h.init()
 	var docs []uint32
 	var key uint64

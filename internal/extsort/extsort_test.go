@@ -1,10 +1,13 @@
 package extsort
 
 import (
+	"errors"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"runtime"
 	"slices"
+	"sync"
 	"testing"
 )
 
@@ -131,4 +134,86 @@ func TestGroupsAllocations(t *testing.T) {
 	if groups != 3000 {
 		t.Errorf("%d groups, want 3000", groups)
 	}
+}
+
+// GroupsParts against the same oracle: every group once and whole, each
+// part's keys ascending, for skewed keys, one key only (empty parts) and
+// more parts than keys; an error in one part stops it and is returned.
+func TestGroupsPartsMatchMap(t *testing.T) {
+	defer func(m int) { minPart = m }(minPart)
+	minPart = 100
+	for _, c := range []struct {
+		name   string
+		limit  int
+		parts  int
+		keyOf  func(r *rand.Rand) uint64
+		groups int // at least
+	}{
+		{"uniform, many runs", 700, 4, func(r *rand.Rand) uint64 { return r.Uint64() % 5000 }, 3000},
+		{"hashes, buffer only", 1 << 20, 3, func(r *rand.Rand) uint64 { return r.Uint64() }, 20000},
+		{"skewed", 900, 5, func(r *rand.Rand) uint64 { return uint64(r.ExpFloat64() * 10) }, 10},
+		{"one key", 1000, 4, func(*rand.Rand) uint64 { return 7 }, 1},
+		{"parts beyond keys", 300, 16, func(r *rand.Rand) uint64 { return uint64(r.IntN(3)) << 60 }, 3},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := New(t.TempDir(), 0)
+			defer s.Close()
+			s.limit, s.Workers = c.limit, 2
+			r := rand.New(rand.NewPCG(7, 8))
+			want := map[uint64][]uint32{}
+			for i := range 25000 {
+				k := c.keyOf(r)
+				if err := s.Add(Entry{Key: k, Doc: uint32(i)}); err != nil {
+					t.Fatal(err)
+				}
+				want[k] = append(want[k], uint32(i))
+			}
+			var mu sync.Mutex
+			got := map[uint64][]uint32{}
+			last := make([]uint64, c.parts)
+			seen := make([]bool, c.parts)
+			err := s.GroupsParts(c.parts, func(p int, key uint64, docs []uint32) error {
+				if seen[p] && key <= last[p] {
+					return fmt.Errorf("part %d: key %d after %d", p, key, last[p])
+				}
+				seen[p], last[p] = true, key
+				mu.Lock()
+				defer mu.Unlock()
+				if _, ok := got[key]; ok {
+					return fmt.Errorf("key %d from two parts or twice", key)
+				}
+				got[key] = slices.Clone(docs)
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != len(want) || len(got) < c.groups {
+				t.Fatalf("%d groups, want %d", len(got), len(want))
+			}
+			for k, w := range want {
+				if !slices.Equal(got[k], w) {
+					t.Fatalf("key %d: %d docs, want %d", k, len(got[k]), len(w))
+				}
+			}
+		})
+	}
+	t.Run("error", func(t *testing.T) {
+		s := New(t.TempDir(), 0)
+		defer s.Close()
+		s.limit = 500
+		for i := range 10000 {
+			s.Add(Entry{Key: uint64(i * 7919 % 10007), Doc: uint32(i)})
+		}
+		boom := errors.New("boom")
+		err := s.GroupsParts(4, func(p int, key uint64, _ []uint32) error {
+			if p == 2 {
+				return boom
+			}
+			return nil
+		})
+		if !errors.Is(err, boom) {
+			t.Fatalf("err %v, want boom", err)
+		}
+	})
 }
