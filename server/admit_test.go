@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"net"
@@ -32,7 +31,7 @@ func newHeldTest(t *testing.T, cfg Config) (ts *httptest.Server, admitted *atomi
 	}
 	admitted, release = new(atomic.Int64), make(chan struct{})
 	srv.testHookAdmitted = func(r *http.Request) {
-		if b, ok := r.Context().Value(bodyKey{}).(*bytes.Buffer); ok && b.String() == `{"text":"hold"}` {
+		if h, ok := r.Context().Value(bodyKey{}).(*heldBody); ok && h.buf != nil && h.buf.String() == `{"text":"hold"}` {
 			admitted.Add(1)
 			<-release
 		}
