@@ -21,14 +21,7 @@ import (
 // counts them.
 func newHeldTest(t *testing.T, cfg Config) (ts *httptest.Server, admitted *atomic.Int64, release chan struct{}) {
 	t.Helper()
-	st, err := store.Create(t.TempDir(), sketch.Default(sketch.MinHash), store.Options{CacheSize: 4 << 20, MemTableSize: 4 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := New(st, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, srv := newServer(t, sketch.MinHash, cfg)
 	admitted, release = new(atomic.Int64), make(chan struct{})
 	srv.testHookAdmitted = func(r *http.Request) {
 		if h, ok := r.Context().Value(bodyKey{}).(*heldBody); ok && h.buf != nil && h.buf.String() == `{"text":"hold"}` {
@@ -37,10 +30,7 @@ func newHeldTest(t *testing.T, cfg Config) (ts *httptest.Server, admitted *atomi
 		}
 	}
 	ts = httptest.NewServer(srv.Handler())
-	t.Cleanup(func() {
-		ts.Close()
-		st.Close()
-	})
+	t.Cleanup(ts.Close) // before the store's Close
 	return ts, admitted, release
 }
 

@@ -255,15 +255,7 @@ func containsFFFD(v any) bool {
 // documents are sketched and queried (from d3c5127 to 03fa6dc, 31 MiB more
 // for each request of TestServeFlood).
 func TestBodyLetGo(t *testing.T) {
-	st, err := store.Create(t.TempDir(), sketch.Default(sketch.MinHash), store.Options{CacheSize: 4 << 20, MemTableSize: 4 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	srv, err := New(st, Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, srv := newServer(t, sketch.MinHash, Config{})
 	var served, kept bool
 	h := srv.wrap("test", func(w http.ResponseWriter, r *http.Request) error {
 		buf, err := readBody(r)

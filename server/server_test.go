@@ -21,20 +21,26 @@ import (
 
 func newTest(t testing.TB, m sketch.Method, cfg Config) (*store.Store, *httptest.Server) {
 	t.Helper()
+	st, srv := newServer(t, m, cfg)
+	ts := httptest.NewServer(srv.Handler()) // listens on 127.0.0.1
+	t.Cleanup(ts.Close)                     // before the store's Close
+	return st, ts
+}
+
+// newServer returns a Server with cfg on a new index for m in a temporary
+// directory, closed when the test ends.
+func newServer(t testing.TB, m sketch.Method, cfg Config) (*store.Store, *Server) {
+	t.Helper()
 	st, err := store.Create(t.TempDir(), sketch.Default(m), store.Options{CacheSize: 4 << 20, MemTableSize: 4 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { st.Close() })
 	srv, err := New(st, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(srv.Handler()) // listens on 127.0.0.1
-	t.Cleanup(func() {
-		ts.Close()
-		st.Close()
-	})
-	return st, ts
+	return st, srv
 }
 
 func do(t testing.TB, ts *httptest.Server, method, path, body string, hdr ...string) (int, map[string]any) {
