@@ -20,10 +20,13 @@ import (
 // server's read timeout ends it). A request beyond either limit waits up
 // to Config.QueueWait for room, then gets 503 with Retry-After and changes
 // nothing. /healthz and
-// /metrics are never held back. A request's memory is a small multiple of
-// its body (the body, the decoded texts, the sketches; docs/reliability.md
-// gives the measured figures), so the limits bound the memory of requests
-// in flight.
+// /metrics are never held back. A request holds about twice its body: the
+// body while its texts are decoded from it (the body is let go then), then
+// the texts and the sketches of one chunk of documents (sketchChunkBytes);
+// a batch write holds the sketches of all its documents, with their shingle
+// sets when the index keeps them, until they are written. So the limits
+// bound the memory of requests in flight (docs/reliability.md gives the
+// measured figures).
 
 // Defaults of the admission limits.
 const (
@@ -37,8 +40,10 @@ const (
 // DefaultInflightBytes returns the default of Config.MaxInflightBytes:
 // 1/64 of the physical memory, at most MaxDefaultInflightBytes, and never
 // below maxBody (a request of the largest allowed size must fit). A
-// request takes about 4 times its body at its peak, so the requests in
-// flight take about 1/16 of the memory.
+// request holds about twice its body, and the garbage collector lets the
+// heap grow to twice what is live, so the requests in flight take about
+// 1/16 of the memory (measured: the process grew by up to 5 times
+// MaxInflightBytes under a flood of batch checks, 6 of batch writes).
 func DefaultInflightBytes(maxBody int64) int64 {
 	n := int64(MaxDefaultInflightBytes)
 	if ram := sysinfo.TotalRAM(); ram > 0 {

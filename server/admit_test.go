@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"net"
@@ -22,26 +21,16 @@ import (
 // counts them.
 func newHeldTest(t *testing.T, cfg Config) (ts *httptest.Server, admitted *atomic.Int64, release chan struct{}) {
 	t.Helper()
-	st, err := store.Create(t.TempDir(), sketch.Default(sketch.MinHash), store.Options{CacheSize: 4 << 20, MemTableSize: 4 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := New(st, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, srv := newServer(t, sketch.MinHash, cfg)
 	admitted, release = new(atomic.Int64), make(chan struct{})
 	srv.testHookAdmitted = func(r *http.Request) {
-		if b, ok := r.Context().Value(bodyKey{}).(*bytes.Buffer); ok && b.String() == `{"text":"hold"}` {
+		if h, ok := r.Context().Value(bodyKey{}).(*heldBody); ok && h.buf != nil && h.buf.String() == `{"text":"hold"}` {
 			admitted.Add(1)
 			<-release
 		}
 	}
 	ts = httptest.NewServer(srv.Handler())
-	t.Cleanup(func() {
-		ts.Close()
-		st.Close()
-	})
+	t.Cleanup(ts.Close) // before the store's Close
 	return ts, admitted, release
 }
 

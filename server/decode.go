@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -320,14 +321,17 @@ const maxPooledBody = 1 << 20
 
 // readBody reads the whole body (within the limit set by wrap) into a
 // pooled buffer; give it back with putBody when done. An oversized body is
-// the *http.MaxBytesError.
+// the *http.MaxBytesError. A body of declared length gets a buffer of that
+// size, which admission has counted (growing by doubling would allocate
+// up to twice the body, and as much again in the copies left behind).
 func readBody(r *http.Request) (*bytes.Buffer, error) {
-	if buf, ok := r.Context().Value(bodyKey{}).(*bytes.Buffer); ok {
+	if buf := takeBody(r.Context()); buf != nil {
 		return buf, nil // read before the request took its slot (wrap)
 	}
 	buf := bodyPool.Get().(*bytes.Buffer)
 	buf.Reset()
-	if r.ContentLength > 0 && r.ContentLength < maxPooledBody {
+	if r.ContentLength > 0 {
+		// wrap refused a declared length over Config.MaxBodyBytes.
 		buf.Grow(int(r.ContentLength) + bytes.MinRead)
 	}
 	if _, err := buf.ReadFrom(r.Body); err != nil {
@@ -339,6 +343,18 @@ func readBody(r *http.Request) (*bytes.Buffer, error) {
 		return nil, errorf(http.StatusBadRequest, "reading the request body: %v", err)
 	}
 	return buf, nil
+}
+
+// takeBody returns the body that wrap read for the request of ctx, once:
+// the context keeps no reference to it afterwards.
+func takeBody(ctx context.Context) *bytes.Buffer {
+	h, ok := ctx.Value(bodyKey{}).(*heldBody)
+	if !ok {
+		return nil
+	}
+	buf := h.buf
+	h.buf = nil
+	return buf
 }
 
 func putBody(buf *bytes.Buffer) {

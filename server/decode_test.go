@@ -5,11 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 	"unicode/utf8"
+	"weak"
 
 	"github.com/neardup/neardup/sketch"
 	"github.com/neardup/neardup/store"
@@ -244,4 +247,34 @@ func containsFFFD(v any) bool {
 		}
 	}
 	return false
+}
+
+// TestBodyLetGo checks that the body wrap reads before a request takes its
+// slot is not kept by the request's context once the handler has taken and
+// decoded it: a batch's body would otherwise stay in memory while its
+// documents are sketched and queried (from d3c5127 to 03fa6dc, 31 MiB more
+// for each request of TestServeFlood).
+func TestBodyLetGo(t *testing.T) {
+	_, srv := newServer(t, sketch.MinHash, Config{})
+	var served, kept bool
+	h := srv.wrap("test", func(w http.ResponseWriter, r *http.Request) error {
+		buf, err := readBody(r)
+		if err != nil {
+			return err
+		}
+		body := weak.Make(buf)
+		putBody(buf) // too large for the pool: only the request could keep it
+		runtime.GC()
+		served, kept = true, body.Value() != nil
+		w.WriteHeader(http.StatusNoContent)
+		return nil
+	})
+	rec := httptest.NewRecorder()
+	h(rec, httptest.NewRequest("POST", "/v1/check", strings.NewReader(strings.Repeat("x", 2*maxPooledBody))))
+	if !served {
+		t.Fatalf("the handler did not run: %d %s", rec.Code, rec.Body)
+	}
+	if kept {
+		t.Error("the request still refers to its body once the handler has read it")
+	}
 }

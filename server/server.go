@@ -115,8 +115,16 @@ type Server struct {
 	testHookAdmitted func(*http.Request)
 }
 
-// bodyKey is the context key of a request body read before admission.
+// bodyKey is the context key of a request body read before admission: a
+// *heldBody, which readBody empties as it takes the buffer.
 type bodyKey struct{}
+
+// heldBody passes a body read by wrap to the handler's readBody. The
+// request's context lives as long as the request: if it referred to the
+// buffer itself, a body would stay in memory while its documents were
+// sketched and queried (a 31 MiB batch: 31 MiB more for each request in
+// flight), beyond what the admission limits count.
+type heldBody struct{ buf *bytes.Buffer }
 
 // New returns a Server for the index st with cfg.
 func New(st store.Index, cfg Config) (*Server, error) {
@@ -292,11 +300,11 @@ func (s *Server) wrap(name string, h func(http.ResponseWriter, *http.Request) er
 					s.writeError(sw, r, err)
 					return
 				}
-				ctx = context.WithValue(ctx, bodyKey{}, buf)
+				ctx = context.WithValue(ctx, bodyKey{}, &heldBody{buf})
 			}
 			releaseSlot, err := s.adm.admitSlot(ctx)
 			if err != nil {
-				if buf, ok := ctx.Value(bodyKey{}).(*bytes.Buffer); ok {
+				if buf := takeBody(ctx); buf != nil {
 					putBody(buf)
 				}
 				sw.Header().Set("Retry-After", retryAfterBusy)
@@ -560,6 +568,15 @@ func (s *Server) readBatch(r *http.Request, needID bool) ([]docIn, int, error) {
 // is split among GOMAXPROCS goroutines).
 func (s *Server) sketch(docs []docIn) []store.Doc {
 	out := make([]store.Doc, len(docs))
+	s.sketchInto(out, docs)
+	return out
+}
+
+// sketchInto sets out[i] to the id and sketch of docs[i], and drops the
+// texts of docs, which are not needed once sketched: a batch sketched a
+// chunk at a time (sketchChunk) gives its texts' memory back to the
+// garbage collector as it goes.
+func (s *Server) sketchInto(out []store.Doc, docs []docIn) {
 	for i, d := range docs {
 		if d.ID != nil {
 			out[i].ID = *d.ID
@@ -568,7 +585,38 @@ func (s *Server) sketch(docs []docIn) []store.Doc {
 	store.SketchBatch(out, func(i int) string { return *docs[i].Text }, 0,
 		func() *store.Sketcher { return s.sketches.Get().(*store.Sketcher) },
 		func(sk *store.Sketcher) { s.sketches.Put(sk) })
-	return out
+	for i := range docs {
+		docs[i].Text = nil
+	}
+}
+
+// sketchChunkBytes is about how much text of a batch request is sketched
+// at once. A MinHash index that keeps shingle sets gives each sketch its
+// document's set, 8 bytes a distinct shingle: as much as the text or more
+// (word 5-shingles of 3 KB texts: 1.1 times the text; character shingles
+// of ASCII text: up to 8 times). A check needs a sketch only until it has
+// been queried, so batch/check sketches and queries a chunk at a time and
+// holds the sets of one chunk, not of the whole batch; a batch write
+// sketches a chunk at a time too, so that its texts are let go as its
+// sets grow. A chunk also ends at sketchChunkDocs documents: a sketch
+// without its set still takes about 600 bytes (the signature's 128 slots
+// of 4 bytes), far more than a short text. A chunk keeps 32 cores busy
+// (store.SketchBatch gives a goroutine 32 documents or more).
+const (
+	sketchChunkBytes = 4 << 20
+	sketchChunkDocs  = 1024
+)
+
+// sketchChunk returns the end of the chunk of docs that starts at lo: the
+// documents from lo on whose texts together first reach
+// sketchChunkBytes, at most sketchChunkDocs of them, or the rest.
+func sketchChunk(docs []docIn, lo int) int {
+	hi, n := lo, 0
+	for hi < len(docs) && hi-lo < sketchChunkDocs && n < sketchChunkBytes {
+		n += len(*docs[hi].Text)
+		hi++
+	}
+	return hi
 }
 
 // Responses.
@@ -698,22 +746,28 @@ func (s *Server) batchCheck(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	docs := s.sketch(in)
-	out := make([]CheckResult, len(docs))
-	for i := range docs {
-		if err := r.Context().Err(); err != nil {
-			return err
+	out := make([]CheckResult, len(in))
+	// A chunk at a time, so that the shingle sets of one chunk are held,
+	// not those of the whole batch (sketchChunkBytes).
+	for lo := 0; lo < len(in); {
+		hi := sketchChunk(in, lo)
+		docs := s.sketch(in[lo:hi])
+		for i := range docs {
+			if err := r.Context().Err(); err != nil {
+				return err
+			}
+			ms, err := s.st.Query(nil, docs[i].Sketch, lim)
+			if err != nil {
+				return err
+			}
+			out[lo+i] = CheckResult{ID: docs[i].ID, Duplicate: len(ms) > 0, Matches: nonNil(ms)}
+			if len(ms) > 0 {
+				s.met.duplicates.Add(1)
+			}
 		}
-		ms, err := s.st.Query(nil, docs[i].Sketch, lim)
-		if err != nil {
-			return err
-		}
-		out[i] = CheckResult{ID: docs[i].ID, Duplicate: len(ms) > 0, Matches: nonNil(ms)}
-		if len(ms) > 0 {
-			s.met.duplicates.Add(1)
-		}
+		lo = hi
 	}
-	s.met.checked.Add(uint64(len(docs)))
+	s.met.checked.Add(uint64(len(in)))
 	writeJSON(w, http.StatusOK, map[string]any{"results": out})
 	return nil
 }
@@ -731,7 +785,14 @@ func (s *Server) batchWrite(w http.ResponseWriter, r *http.Request, check bool) 
 	if err != nil {
 		return err
 	}
-	docs := s.sketch(in)
+	// The write needs every sketch at once; sketched a chunk at a time,
+	// the texts are let go as the sets grow (sketchChunkBytes).
+	docs := make([]store.Doc, len(in))
+	for lo := 0; lo < len(in); {
+		hi := sketchChunk(in, lo)
+		s.sketchInto(docs[lo:hi], in[lo:hi])
+		lo = hi
+	}
 	if err := r.Context().Err(); err != nil {
 		return err
 	}

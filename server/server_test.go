@@ -8,6 +8,7 @@ import (
 	"log"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -20,20 +21,26 @@ import (
 
 func newTest(t testing.TB, m sketch.Method, cfg Config) (*store.Store, *httptest.Server) {
 	t.Helper()
+	st, srv := newServer(t, m, cfg)
+	ts := httptest.NewServer(srv.Handler()) // listens on 127.0.0.1
+	t.Cleanup(ts.Close)                     // before the store's Close
+	return st, ts
+}
+
+// newServer returns a Server with cfg on a new index for m in a temporary
+// directory, closed when the test ends.
+func newServer(t testing.TB, m sketch.Method, cfg Config) (*store.Store, *Server) {
+	t.Helper()
 	st, err := store.Create(t.TempDir(), sketch.Default(m), store.Options{CacheSize: 4 << 20, MemTableSize: 4 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { st.Close() })
 	srv, err := New(st, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(srv.Handler()) // listens on 127.0.0.1
-	t.Cleanup(func() {
-		ts.Close()
-		st.Close()
-	})
-	return st, ts
+	return st, srv
 }
 
 func do(t testing.TB, ts *httptest.Server, method, path, body string, hdr ...string) (int, map[string]any) {
@@ -524,6 +531,124 @@ func TestDotIDs(t *testing.T) {
 		}
 		if code, _ := do(t, ts, "GET", c.path, ""); code != 404 {
 			t.Errorf("GET %s after its DELETE = %d, want 404", c.path, code)
+		}
+	}
+}
+
+// TestBatchChunks checks batches of several sketching chunks (ended by
+// size, then by count: sketchChunkBytes, sketchChunkDocs) against the
+// index's answers for the same documents one by one: batch/check answers
+// what Query answers for each, and batch/check-and-add on an empty index
+// what CheckAndAdd in order does on another, with MinHash (candidates
+// verified by the shingle sets) and SimHash.
+func TestBatchChunks(t *testing.T) {
+	type doc struct {
+		ID   string `json:"id"`
+		Text string `json:"text"`
+	}
+	var docs []doc
+	for i := range sketchChunkDocs + 900 {
+		// Variants of 150 texts with one word in 30 or in 60 replaced,
+		// near the threshold.
+		w := make([]string, 60)
+		for j := range w {
+			w[j] = fmt.Sprintf("b%dw%d", i%150, j)
+		}
+		for j := i % 7; j < len(w); j += 30 + 30*(i%2) {
+			w[j] = fmt.Sprintf("v%d", i)
+		}
+		text := strings.Join(w, " ")
+		if i%200 == 3 && i < 1000 { // 900 KiB: the first chunk ends by size
+			x := fmt.Sprint(" x", i)
+			text += strings.Repeat(x, (900<<10)/len(x))
+		}
+		docs = append(docs, doc{fmt.Sprint("d", i), text})
+	}
+	body, err := json.Marshal(map[string][]doc{"documents": docs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var req batchRequest
+	if err := decodeBody(body, &req); err != nil {
+		t.Fatal(err)
+	}
+	first := sketchChunk(*req.Documents, 0)
+	if second := sketchChunk(*req.Documents, first); first >= sketchChunkDocs || second-first != sketchChunkDocs || second == len(docs) {
+		t.Fatalf("chunks end at %d and %d: want the first cut by size, the second by count, a third", first, second)
+	}
+	// want is v as the server's JSON would give it.
+	want := func(v any) any {
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var w any
+		if err := json.Unmarshal(b, &w); err != nil {
+			t.Fatal(err)
+		}
+		return w
+	}
+	for _, m := range []sketch.Method{sketch.MinHash, sketch.SimHash} {
+		cfg := Config{MaxBodyBytes: 64 << 20}
+		st, ts := newTest(t, m, cfg)
+		sk, err := st.NewSketcher()
+		if err != nil {
+			t.Fatal(err)
+		}
+		index := make([]store.Doc, 150)
+		for i, d := range docs[:len(index)] {
+			index[i] = store.Doc{ID: d.ID, Sketch: sk.Sketch(d.Text)}
+			index[i].Sketch.Sig = slices.Clone(index[i].Sketch.Sig)
+		}
+		if _, err := st.AddBatch(index); err != nil {
+			t.Fatal(err)
+		}
+		code, v := do(t, ts, "POST", "/v1/batch/check", string(body))
+		if code != 200 {
+			t.Fatalf("%s: batch/check: %d %v", m, code, v)
+		}
+		got := v["results"].([]any)
+		dups := 0
+		for i, d := range docs {
+			ms, err := st.Query(nil, sk.Sketch(d.Text), DefaultLimit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if w := want(CheckResult{ID: d.ID, Duplicate: len(ms) > 0, Matches: nonNil(ms)}); !reflect.DeepEqual(got[i], w) {
+				t.Fatalf("%s: batch/check document %d = %v, want %v", m, i, got[i], w)
+			}
+			if len(ms) > 0 {
+				dups++
+			}
+		}
+		// Check-and-add: the batch on one empty index, the documents in
+		// order on another.
+		_, tb := newTest(t, m, cfg)
+		so, err := store.Create(t.TempDir(), sketch.Default(m), store.Options{NoSync: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer so.Close()
+		code, v = do(t, tb, "POST", "/v1/batch/check-and-add", string(body))
+		if code != 200 {
+			t.Fatalf("%s: batch/check-and-add: %d %v", m, code, v)
+		}
+		got = v["results"].([]any)
+		added := 0
+		for i, d := range docs {
+			res, err := so.CheckAndAdd(d.ID, sk.Sketch(d.Text), DefaultLimit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if w := want(AddResult{ID: d.ID, Added: res.Added, Duplicate: len(res.Matches) > 0, Matches: nonNil(res.Matches)}); !reflect.DeepEqual(got[i], w) {
+				t.Fatalf("%s: batch/check-and-add document %d = %v, want %v", m, i, got[i], w)
+			}
+			if res.Added {
+				added++
+			}
+		}
+		if dups == 0 || dups == len(docs) || added == 0 || added == len(docs) {
+			t.Errorf("%s: %d of %d checked duplicates, %d added: want some of each", m, dups, len(docs), added)
 		}
 	}
 }

@@ -48,10 +48,17 @@ func (c *child) wait() error {
 
 func startServer(t *testing.T, args ...string) *child {
 	t.Helper()
+	return startServerEnv(t, nil, args...)
+}
+
+// startServerEnv is startServer with env added to the server's
+// environment.
+func startServerEnv(t *testing.T, env []string, args ...string) *child {
+	t.Helper()
 	af := filepath.Join(t.TempDir(), "addr")
 	c := &child{stderr: &lockedBuffer{}, exited: make(chan struct{})}
 	c.cmd = exec.Command(os.Args[0], append([]string{"serve", "--addr", "127.0.0.1:0", "--addr-file", af}, args...)...)
-	c.cmd.Env = append(os.Environ(), "NEARDUP_SERVE_CHILD=1")
+	c.cmd.Env = append(append(os.Environ(), "NEARDUP_SERVE_CHILD=1"), env...)
 	c.cmd.Stderr = c.stderr
 	if err := c.cmd.Start(); err != nil {
 		t.Fatal(err)
