@@ -51,10 +51,16 @@ const spillBytesPerDoc = 52
 
 // spillOrderedBytesPerDoc is spillBytesPerDoc for a method whose spanning
 // pairs follow its own order (simhash: spill_forest.go): the offset and
-// length (12) and the pairs kept with their places in the order (72
-// bytes a pair, about one a removed document), without sets or the (b,
-// a) forest's arrays.
+// length (12) and the pairs kept with their places in the order
+// (orderedEdge, 64 bytes, counted as 72 with the spare capacity of the
+// growing slice; about one a removed document), without the (b, a)
+// forest's arrays; spillSetBytesPerDoc more when its sets are apart
+// (simhash --verify: splitKeyed.splitsSets).
 const spillOrderedBytesPerDoc = 84
+
+// spillSetBytesPerDoc is the offset of a document's shingle set in the
+// sets' file (setFile.start).
+const spillSetBytesPerDoc = 8
 
 // GCLimit is the garbage collector's soft memory limit that suits the
 // plan (runtime/debug.SetMemoryLimit; the CLI sets it). The runtime
@@ -186,6 +192,9 @@ func (r *run) plan() MemoryPlan {
 		perDoc := int64(spillBytesPerDoc)
 		if r.caps.pairOrder != nil {
 			perDoc = spillOrderedBytesPerDoc
+			if r.caps.split != nil && r.caps.split.splitsSets() {
+				perDoc += spillSetBytesPerDoc
+			}
 		}
 		live = p.EstimatedDocs*(pipelineBytesPerDoc+idBytes+perDoc) + work + smp.inFlight(r.cfg.workers())
 	}
@@ -288,6 +297,8 @@ func sketchMemory(s DocSketch) int {
 	switch s := s.(type) {
 	case *minhashSketch:
 		return 64 + 4*len(s.sig) + 8*len(s.set.h)
+	case *simhashSketch:
+		return 64 + 8*len(s.set) // the set under --verify
 	default:
 		return 64
 	}

@@ -140,7 +140,7 @@ func methodList() string { return strings.Join(methodNames, ", ") }
 //
 //	capability       interface        methods
 //	spill path       Keyed            minhash, simhash, exact, ksentence (not under leader clustering)
-//	spilled sets     splitKeyed       minhash
+//	spilled sets     splitKeyed       minhash, simhash
 //	checkpoints      SketchCodec      minhash, simhash, exact, ksentence
 //	memory plan      memoryEstimator  every method
 //	pre-pass         PrePass          simhash (tfidf)
@@ -151,6 +151,7 @@ func methodList() string { return strings.Join(methodNames, ", ") }
 //	leader clusters  leaderClusterer  minhash, simhash
 //	cliques          cliquer          exact, ksentence, bloom (not bloom-overlap)
 //	Hamming measure  hammingReporter  simhash
+//	pair order       spanOrderer      simhash (not all pairs)
 //
 //	finder capability  interface      finders
 //	unnamed drops      DropFinder     bloom's

@@ -1093,17 +1093,20 @@ func (m *minhashMethod) decodeCore(b []byte, reuse DocSketch) (DocSketch, error)
 	return sk, nil
 }
 
-func (m *minhashMethod) matchCore(a, b DocSketch) (float64, bool, bool) {
+func (m *minhashMethod) matchCore(a, b DocSketch) (float64, int, bool, bool) {
 	sa, sb := a.(*minhashSketch), b.(*minhashSketch)
 	n := matches16Full(sa.sig, sb.sig)
 	if m.direct && m.join == joinEstimate {
-		return float64(n) / float64(len(sa.sig)), true, true
+		return float64(n) / float64(len(sa.sig)), -1, true, true
 	}
 	if m.join == joinVerify {
 		n = -1
 	}
-	return m.byEstimate(n, min(sa.keff, sb.keff))
+	sim, ok, sure := m.byEstimate(n, min(sa.keff, sb.keff))
+	return sim, -1, ok, sure
 }
+
+func (m *minhashMethod) splitsSets() bool { return m.join.needSets() }
 
 func (m *minhashMethod) matchSets(a, b []uint64) (float64, bool) {
 	sim := jaccard.Set(a, b)

@@ -16,7 +16,8 @@ import (
 	"github.com/neardup/neardup/sketch"
 )
 
-// The minhash Finder's shingle sets (the tiered join and --verify) live in
+// The minhash Finder's shingle sets (the tiered join and --verify), and
+// those of the spill path (splitKeyed: minhash, simhash --verify), live in
 // a scratch file, not on the Go heap: 8 bytes a shingle would be two
 // thirds of the run's memory at 1M documents of 1 KB (docs/benchmarks.md),
 // and the tiered join reads only the few sets whose pairs the estimate
@@ -92,7 +93,7 @@ func (s *setFile) putSet(i int, h []uint64, distinct bool) error {
 	} else if s.f == nil {
 		f, err := tempfile.Create(s.dir, setsPrefix, setsSuffix)
 		if err != nil {
-			s.err = fmt.Errorf("minhash: scratch file for shingle sets: %w", err)
+			s.err = fmt.Errorf("scratch file for shingle sets: %w", err)
 			return s.err
 		}
 		s.f, s.out, s.pending = f, f, make([]uint64, 0, setWriteBuffer/8)
@@ -101,7 +102,7 @@ func (s *setFile) putSet(i int, h []uint64, distinct bool) error {
 		}
 	}
 	if len(s.start) > i+1 {
-		return fmt.Errorf("minhash: shingle set of document %d stored out of order", i)
+		return fmt.Errorf("shingle set of document %d stored out of order", i)
 	}
 	if len(s.start) == 0 {
 		s.start = append(s.start, 0)
@@ -126,7 +127,7 @@ func (s *setFile) putSet(i int, h []uint64, distinct bool) error {
 		// the writes are done: no need of the pending buffer, and one
 		// copy of the hashes fewer.
 		if _, err := s.out.Write(wordBytes(h)); err != nil {
-			s.err = fmt.Errorf("minhash: writing shingle sets to %s: %w", s.f.Name(), err)
+			s.err = fmt.Errorf("writing shingle sets to %s: %w", s.f.Name(), err)
 			return s.err
 		}
 		s.size += int64(len(h))
@@ -188,7 +189,7 @@ func (s *setFile) flush() error {
 		b = s.enc
 	}
 	if _, err := s.out.Write(b); err != nil {
-		s.err = fmt.Errorf("minhash: writing shingle sets to %s: %w", s.f.Name(), err)
+		s.err = fmt.Errorf("writing shingle sets to %s: %w", s.f.Name(), err)
 		return s.err
 	}
 	s.flushed += int64(len(s.pending))
@@ -315,7 +316,7 @@ func (s *setFile) hashes(i int, dst []uint64, ahead bool) (h []uint64, view bool
 			return dst, false, nil
 		}
 	}
-	return dst[:0], false, fmt.Errorf("minhash: reading the shingle set of document %d from %s: %w", i, s.f.Name(), err)
+	return dst[:0], false, fmt.Errorf("reading the shingle set of document %d from %s: %w", i, s.f.Name(), err)
 }
 
 // has reports whether document i has a stored set.
@@ -345,7 +346,7 @@ func (s *setFile) Close() error {
 	return err
 }
 
-var errClosedSets = errors.New("minhash: shingle sets already freed")
+var errClosedSets = errors.New("shingle sets already freed")
 
 // hashSet is a set of 64-bit shingle hashes in an open-addressing table,
 // for the exact Jaccard of one document with each of its candidates

@@ -2,6 +2,7 @@ package dedup
 
 import (
 	"cmp"
+	"encoding/binary"
 	"fmt"
 	"slices"
 
@@ -314,10 +315,10 @@ func (f *simhashFinder) Flush(emit func(Pair)) error {
 }
 
 // ordersPairs: the batch Finder's spanning pairs follow AllPairsGrouped's
-// order (spanOrderer), except under --verify (it verifies the earliest
-// documents of two fingerprints only), --pairs-mode all and leader
-// clustering.
-func (m *simhashMethod) ordersPairs() bool { return !m.verify && !m.allPairs && !m.leader }
+// order (spanOrderer), with --verify too (the pairs it verifies are
+// AllPairsGrouped's, between the earliest documents of two fingerprints),
+// except under --pairs-mode all and leader clustering.
+func (m *simhashMethod) ordersPairs() bool { return !m.allPairs && !m.leader }
 
 // batchDesign is the design the batch Finder (AllPairsGrouped) chooses
 // for sketched fingerprints.
@@ -426,7 +427,8 @@ func (f *simhashFinder) CountBelow(keep []int32, from int) (int, bool) {
 // permuted tables of the Spec's design (sketch.Spec.AppendKeys; any design
 // finds every pair within the distance), and Match accepts a pair within
 // the distance (and, with --verify, at or above the threshold), as the
-// Finder does: the spill path gives the same clusters.
+// Finder does: the spill path gives the same clusters, and with the
+// pairs' order (spanOrderer, spill_forest.go) the same pairs.
 
 func (m *simhashMethod) AppendKeys(dst []uint64, s DocSketch) []uint64 {
 	return m.spec.AppendKeys(dst, &sketch.Sketch{FP: s.(*simhashSketch).fp})
@@ -450,6 +452,59 @@ func (m *simhashMethod) DecodeSketch(b []byte) (DocSketch, error) {
 	}
 	return &simhashSketch{bits: m.bits, fp: out.FP, set: out.Set}, nil
 }
+
+// The spill path keeps the shingle sets of --verify apart (splitKeyed):
+// its sketch file holds the fingerprint alone, 8 or 16 bytes little-endian
+// (Lo, then Hi above 64 bits), and a set is read from the sets' file only
+// for a pair within the distance. The file lives only for the run.
+
+func (m *simhashMethod) appendCore(dst []byte, s DocSketch) ([]byte, []uint64) {
+	sk := s.(*simhashSketch)
+	dst = binary.LittleEndian.AppendUint64(dst, sk.fp.Lo)
+	if m.bits > 64 {
+		dst = binary.LittleEndian.AppendUint64(dst, sk.fp.Hi)
+	}
+	if !m.verify {
+		return dst, nil
+	}
+	return dst, sk.set
+}
+
+func (m *simhashMethod) decodeCore(b []byte, reuse DocSketch) (DocSketch, error) {
+	n := 8
+	if m.bits > 64 {
+		n = 16
+	}
+	if len(b) != n {
+		return nil, fmt.Errorf("simhash: spilled sketch of %d bytes, want %d", len(b), n)
+	}
+	sk, _ := reuse.(*simhashSketch)
+	if sk == nil {
+		sk = &simhashSketch{bits: m.bits}
+	}
+	sk.fp = simhash.Fingerprint{Lo: binary.LittleEndian.Uint64(b)}
+	if n == 16 {
+		sk.fp.Hi = binary.LittleEndian.Uint64(b[8:])
+	}
+	return sk, nil
+}
+
+// matchCore is Match without the sets: a pair within the distance needs
+// them under --verify.
+func (m *simhashMethod) matchCore(a, b DocSketch) (float64, int, bool, bool) {
+	d := a.(*simhashSketch).fp.Distance(b.(*simhashSketch).fp)
+	if d > m.distance {
+		return 0, d, false, true
+	}
+	return 1 - float64(d)/float64(m.bits), d, true, !m.verify
+}
+
+func (m *simhashMethod) matchSets(a, b []uint64) (float64, bool) {
+	sim := jaccard.Set(a, b)
+	return sim, sim >= m.threshold
+}
+
+func (m *simhashMethod) splitsSets() bool { return m.verify }
 
 // HammingSimilarity reports whether the pairs' similarity is 1 -
 // distance/bits (without --verify) rather than a Jaccard similarity.

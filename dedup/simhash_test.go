@@ -430,3 +430,66 @@ func TestSimhashLegacyIDFMeta(t *testing.T) {
 		}
 	}
 }
+
+// TestSimhashSpillCore: the spill path's sketch is the fingerprint alone
+// (8 or 16 bytes), decoded into the memory it is given, and the set comes
+// apart under --verify only; matchCore agrees with Match, leaving to
+// matchSets the pairs within the distance under --verify; a wrong length
+// is an error.
+func TestSimhashSpillCore(t *testing.T) {
+	texts := fpTexts(40, 3)
+	for _, tc := range []struct {
+		bits, size int
+		verify     bool
+	}{{64, 8, false}, {64, 8, true}, {128, 16, true}} {
+		t.Run(fmt.Sprintf("%d bits verify %v", tc.bits, tc.verify), func(t *testing.T) {
+			cfg := Options{Method: "simhash", Verify: tc.verify}
+			cfg.Spec.SimHash.Bits, cfg.Spec.SimHash.Distance = tc.bits, tc.bits/8
+			cfg.Spec.Shingle = shingle.Options{Unit: shingle.Word, N: 1}
+			m, err := NewMethod(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sm := m.(*simhashMethod)
+			sk, _ := m.NewSketcher()
+			var in, out []DocSketch
+			reuse := &simhashSketch{}
+			for _, text := range texts {
+				x, err := sk.Sketch(&Doc{Text: []byte(text)})
+				if err != nil || x == nil {
+					t.Fatalf("sketch of %q: %v", text, err)
+				}
+				b, set := sm.appendCore(nil, x)
+				if len(b) != tc.size || (len(set) > 0) != tc.verify {
+					t.Fatalf("core of %d bytes, set of %d", len(b), len(set))
+				}
+				y, err := sm.decodeCore(b, reuse)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if y != DocSketch(reuse) || reuse.fp != x.(*simhashSketch).fp {
+					t.Fatalf("decoded %v into new memory or wrongly, want %v", reuse.fp, x.(*simhashSketch).fp)
+				}
+				in, out = append(in, x), append(out, &simhashSketch{bits: tc.bits, fp: reuse.fp})
+				if _, err := sm.decodeCore(b[:len(b)-1], nil); err == nil {
+					t.Error("a truncated spilled sketch was accepted")
+				}
+			}
+			for a := range in {
+				for b := range a {
+					sim, dist, ok := sm.Match(in[a], in[b])
+					csim, cdist, cok, sure := sm.matchCore(out[a], out[b])
+					if !sure {
+						if !tc.verify || dist > sm.distance {
+							t.Fatalf("matchCore(%d, %d) unsure at distance %d", a, b, dist)
+						}
+						csim, cok = sm.matchSets(in[a].(*simhashSketch).set, in[b].(*simhashSketch).set)
+					}
+					if csim != sim || cdist != dist || cok != ok {
+						t.Errorf("split match (%d, %d) = %v %d %v, Match %v %d %v", a, b, csim, cdist, cok, sim, dist, ok)
+					}
+				}
+			}
+		})
+	}
+}

@@ -60,11 +60,11 @@ func sweepSpill(dir string) (tempfile.Swept, error) {
 }
 
 // splitKeyed is a Keyed method whose sketches carry a shingle set that
-// only some pairs need (minhash: the tiered join and --verify). The spill
-// path then keeps the sets apart, in a setFile, and the rest of each
-// sketch, much smaller, in the sketch file; a bucket's members are decoded
-// without their sets, and a set is read only for a pair the rest cannot
-// decide.
+// only some pairs need (minhash: the tiered join and --verify; simhash:
+// --verify). The spill path then keeps the sets apart, in a setFile, and
+// the rest of each sketch, much smaller, in the sketch file; a bucket's
+// members are decoded without their sets, and a set is read only for a
+// pair the rest cannot decide.
 type splitKeyed interface {
 	// appendCore appends the sketch without its set to dst and returns
 	// the set (nil when none, in any order, not to be modified).
@@ -72,11 +72,15 @@ type splitKeyed interface {
 	// decodeCore decodes appendCore's bytes, reusing the memory of
 	// reuse (a sketch decodeCore returned, or nil).
 	decodeCore(b []byte, reuse DocSketch) (DocSketch, error)
-	// matchCore is Match without the sets; sure is false when the pair
-	// is decided by matchSets.
-	matchCore(a, b DocSketch) (sim float64, ok, sure bool)
+	// matchCore is Match without the sets, with the pair's distance as
+	// Match gives it; sure is false when the pair is decided by
+	// matchSets.
+	matchCore(a, b DocSketch) (sim float64, dist int, ok, sure bool)
 	// matchSets decides a pair by its sorted, distinct sets.
 	matchSets(a, b []uint64) (float64, bool)
+	// splitsSets reports whether appendCore returns sets in this run
+	// (the memory plan counts their offsets).
+	splitsSets() bool
 }
 
 // spillFinder finds pairs of a Keyed method by external sorting.
@@ -272,10 +276,11 @@ func (f *spillFinder) read(b *spillBatch) error {
 
 // groupSets holds the sets of a bucket's members that were read.
 type groupSets struct {
-	f    *spillFinder
-	sc   sketch.HashSorter
-	sets [][]uint64
-	read []bool
+	f       *spillFinder
+	sc      sketch.HashSorter
+	sets    [][]uint64
+	read    []bool
+	scratch []uint64 // getOnce's
 }
 
 func (g *groupSets) reset(n int) {
@@ -296,6 +301,14 @@ func (g *groupSets) get(k int, d uint32) ([]uint64, error) {
 		g.read[k] = true
 	}
 	return g.sets[k], nil
+}
+
+// getOnce returns document d's set in scratch, valid until the next
+// getOnce.
+func (g *groupSets) getOnce(d uint32) ([]uint64, error) {
+	var err error
+	g.scratch, err = g.f.sets.get(int(d), g.scratch, &g.sc)
+	return g.scratch, err
 }
 
 // joiner joins the groups of a batch in order; a worker has its own.
@@ -354,7 +367,9 @@ func (j *joiner) join(b *spillBatch) error {
 		}
 		start = end
 		if j.f.order != nil {
-			j.groupOrdered(b, members, b.keys[g])
+			if err := j.groupOrdered(b, members, b.keys[g]); err != nil {
+				return err
+			}
 			continue
 		}
 		if err := j.group(b, members); err != nil {
@@ -362,6 +377,48 @@ func (j *joiner) join(b *spillBatch) error {
 		}
 	}
 	return nil
+}
+
+// matchCore is the method's matchCore for the bucket's members x and y
+// (decoded in j.sketches), or its Match, sure, when the sets are not
+// apart.
+func (j *joiner) matchCore(x, y int) (sim float64, dist int, ok, sure bool) {
+	if j.f.split == nil {
+		sim, dist, ok = j.f.m.Match(j.sketches[x], j.sketches[y])
+		return sim, dist, ok, true
+	}
+	return j.f.split.matchCore(j.sketches[x], j.sketches[y])
+}
+
+// match is Match for the bucket's members x and y: matchCore, and
+// matchSets when it cannot decide.
+func (j *joiner) match(members []uint32, x, y int, once bool) (sim float64, dist int, ok bool, err error) {
+	sim, dist, ok, sure := j.matchCore(x, y)
+	if !sure {
+		sim, ok, err = j.matchSets(members, x, y, once)
+	}
+	return sim, dist, ok, err
+}
+
+// matchSets decides a pair of the bucket's members that matchCore could
+// not by their sets: x's read once a bucket, y's too unless once (a set
+// that no other pair of the bucket needs, read into scratch).
+func (j *joiner) matchSets(members []uint32, x, y int, once bool) (float64, bool, error) {
+	a, err := j.sets.get(x, members[x])
+	if err != nil {
+		return 0, false, err
+	}
+	var b []uint64
+	if once {
+		b, err = j.sets.getOnce(members[y])
+	} else {
+		b, err = j.sets.get(y, members[y])
+	}
+	if err != nil {
+		return 0, false, err
+	}
+	sim, ok := j.f.split.matchSets(a, b)
+	return sim, ok, nil
 }
 
 // find is the root of member k in the group's union-find.
@@ -384,7 +441,7 @@ func (j *joiner) find(k int32) int32 {
 // on the other workers' progress; the forest that Flush makes of the
 // pairs kept does not.
 func (j *joiner) group(b *spillBatch, members []uint32) error {
-	f, sketches, span := j.f, j.sketches, j.span
+	f, span := j.f, j.span
 	j.sets.reset(len(members))
 	j.local = slices.Grow(j.local[:0], len(members))[:len(members)]
 	for k := range j.local {
@@ -419,30 +476,14 @@ func (j *joiner) group(b *spillBatch, members []uint32) error {
 					continue
 				}
 			}
-			var p Pair
-			var ok bool
-			if f.split != nil {
-				sim, match, sure := f.split.matchCore(sketches[ai], sketches[bi])
-				if !sure {
-					x, err := j.sets.get(ai, members[ai])
-					if err != nil {
-						return err
-					}
-					y, err := j.sets.get(bi, members[bi])
-					if err != nil {
-						return err
-					}
-					sim, match = f.split.matchSets(x, y)
-				}
-				p, ok = Pair{A: int(da), B: int(db), Similarity: sim, Distance: -1}, match
-			} else {
-				sim, dist, match := f.m.Match(sketches[ai], sketches[bi])
-				p, ok = Pair{A: int(da), B: int(db), Similarity: sim, Distance: dist, Hamming: f.hamming}, match
+			sim, dist, ok, err := j.match(members, ai, bi, false)
+			if err != nil {
+				return err
 			}
 			if !ok {
 				continue
 			}
-			b.pairs = append(b.pairs, p)
+			b.pairs = append(b.pairs, Pair{A: int(da), B: int(db), Similarity: sim, Distance: dist, Hamming: f.hamming})
 			if f.all {
 				continue
 			}

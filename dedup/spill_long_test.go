@@ -17,7 +17,8 @@ func TestSpillPairsWholeSets(t *testing.T) {
 		t.Skip("the whole sets under -race take too long; scripts/check-long runs this without -race")
 	}
 	tiered := []spillVariant{{"tiered", Options{Method: "minhash"}, []int{1, 2, 3, 8, 16}},
-		{"simhash", Options{Method: "simhash"}, []int{3}}}
+		{"simhash", Options{Method: "simhash"}, []int{3}},
+		{"simhash verify", Options{Method: "simhash", Verify: true}, []int{3}}}
 	for set, path := range sharedSetFiles(t) {
 		t.Run(set, func(t *testing.T) { checkSpillVariants(t, path, tiered) })
 	}

@@ -6,6 +6,7 @@ import (
 	"compress/gzip"
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/neardup/neardup/shingle"
+	"github.com/neardup/neardup/sketch"
 )
 
 // spillSketches sketches texts with the method of cfg and adds them to a
@@ -159,15 +161,19 @@ var outputNames = [3]string{"clusters", "pairs", "kept records"}
 
 // TestSpillAnyWorkers: a spilled run writes the same clusters, pairs and
 // kept records at -j 1, 2, 3 and 8, and those of the in-memory run, for
-// minhash (the tiered join: sets apart) and simhash (its spanning pairs
-// in AllPairsGrouped's order: spill_forest.go).
+// minhash (the tiered join: sets apart) and simhash, with and without
+// --verify (its spanning pairs in AllPairsGrouped's order:
+// spill_forest.go).
 func TestSpillAnyWorkers(t *testing.T) {
 	path, _ := writeNearDupCorpus(t, 600, 43)
-	for _, method := range []string{"minhash", "simhash"} {
-		t.Run(method, func(t *testing.T) {
+	for _, v := range []struct {
+		name, method string
+		verify       bool
+	}{{"minhash", "minhash", false}, {"simhash", "simhash", false}, {"simhash verify", "simhash", true}} {
+		t.Run(v.name, func(t *testing.T) {
 			run := func(spill bool, workers int) [3][]byte {
-				cfg := Options{}
-				cfg.Method, cfg.Spill, cfg.Memory, cfg.Workers = method, spill, 1<<20, workers
+				cfg := Options{Verify: v.verify}
+				cfg.Method, cfg.Spill, cfg.Memory, cfg.Workers = v.method, spill, 1<<20, workers
 				cfg.Spec.Shingle = shingle.Options{Unit: shingle.Word, N: 2}
 				cfg.Spec.Threshold, cfg.Spec.SimHash.Distance = 0.6, 6
 				b := runOutputs(t, cfg, spill, path)
@@ -193,6 +199,34 @@ func TestSpillAnyWorkers(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSpillSimhashVerifyCopies: simhash --verify checks a copy of a
+// fingerprint against the earliest document having it, as the in-memory
+// Finder does, and no other pair of its copies. Each text here is one
+// word repeated, which decides its fingerprint under count weights, and a
+// tail of other words, which decides its set: copies of a fingerprint
+// whose sets differ, some alike among themselves but not like the
+// earliest. The spilled runs at -j 1 and 3 write the in-memory run's
+// clusters, pairs and kept records (the spill join that verified every
+// pair of a bucket joined the copies alike among themselves).
+func TestSpillSimhashVerifyCopies(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 25))
+	words := strings.Fields("alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho sigma")
+	var texts []string
+	for range 300 {
+		w := words[rng.IntN(4)]
+		tail := words[4+rng.IntN(len(words)-8):][:4]
+		texts = append(texts, strings.Repeat(w+" ", 40)+strings.Join(tail, " "))
+	}
+	path := writeTexts(t, t.TempDir(), texts, "d%d")
+	cfg := Options{Method: "simhash", Verify: true, Workers: 1}
+	cfg.Spec.Shingle = shingle.Options{Unit: shingle.Word, N: 1}
+	cfg.Spec.SimHash.Weights, cfg.Spec.Threshold = sketch.WeightCount, 0.5
+	if mem := runOutputs(t, cfg, false, path); len(mem[1]) == 0 {
+		t.Fatal("no pairs: the comparison would test nothing")
+	}
+	checkSpillVariants(t, path, []spillVariant{{"simhash verify", cfg, []int{1, 3}}})
 }
 
 // sharedSetFiles returns the docs.jsonl.gz of every set of ../shared/data
@@ -263,8 +297,9 @@ type spillVariant struct {
 	workers []int
 }
 
-// spillVariants: minhash's three joins, exact, ksentence and --pairs-mode
-// all, with the -j of the spilled runs (several for the default join).
+// spillVariants: minhash's three joins, exact, ksentence, simhash of 64
+// and 128 bits with and without --verify, and --pairs-mode all, with the
+// -j of the spilled runs (several for the default join).
 func spillVariants(workers []int) []spillVariant {
 	return []spillVariant{
 		{"tiered", Options{Method: "minhash"}, workers},
@@ -274,14 +309,18 @@ func spillVariants(workers []int) []spillVariant {
 		{"ksentence", Options{Method: "ksentence"}, []int{2}},
 		{"minhash all", Options{Method: "minhash", AllPairs: true}, []int{2}},
 		{"simhash all", Options{Method: "simhash", AllPairs: true}, []int{3}},
+		{"simhash all verify", Options{Method: "simhash", AllPairs: true, Verify: true}, []int{2}},
 		{"simhash", Options{Method: "simhash"}, []int{1, 3}},
-		{"simhash 128 bits", simhashVariant(128, 12), []int{2}},
+		{"simhash 128 bits", simhashVariant(128, 12, false), []int{2}},
+		{"simhash verify", Options{Method: "simhash", Verify: true}, []int{1, 3}},
+		{"simhash verify 128 bits", simhashVariant(128, 12, true), []int{2}},
 	}
 }
 
-// simhashVariant is simhash of bits bits at distance d.
-func simhashVariant(bits, d int) Options {
-	o := Options{Method: "simhash"}
+// simhashVariant is simhash of bits bits at distance d, with --verify
+// when verify is true.
+func simhashVariant(bits, d int, verify bool) Options {
+	o := Options{Method: "simhash", Verify: verify}
 	o.Spec.SimHash.Bits, o.Spec.SimHash.Distance = bits, d
 	return o
 }
@@ -314,10 +353,11 @@ func checkSpillVariants(t *testing.T, path string, variants []spillVariant) {
 // ../shared/data and on the component join's corpus of every shape
 // (scaleCorpus: copies, chains, one giant component of templated pages),
 // a spilled run writes the clusters, spanning pairs and kept records of
-// the in-memory run at -j 1 (the streaming Finder), for minhash's three
-// joins, exact and ksentence, at several -j, and under --pairs-mode all,
-// for minhash and simhash, every pair (spillVariants). The whole sets,
-// at -j 1, 2, 3, 8 and 16: TestSpillPairsWholeSets (-tags long).
+// the in-memory run at -j 1 (the streaming Finder; simhash's batch
+// Finder), for minhash's three joins, exact, ksentence and simhash (64
+// and 128 bits, with and without --verify), at several -j, and under
+// --pairs-mode all, for minhash and simhash, every pair (spillVariants).
+// The whole sets: TestSpillPairsWholeSets (-tags long).
 func TestSpillPairsAreInMemoryPairs(t *testing.T) {
 	sets := sharedSets(t, t.TempDir(), 800, 1<<20)
 	sets["scale-corpus"] = writeTexts(t, t.TempDir(), scaleCorpus(3), "d%d")
