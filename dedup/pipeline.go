@@ -446,9 +446,12 @@ type run struct {
 	pairsOut   *atomicfile.File
 	pairsBuf   *bufio.Writer
 	// pairsLater: the reported pairs are gathered in reported and their
-	// lines written after the Finder's Flush, made on the workers (the
-	// component join, whose Flush emits every pair).
+	// lines made on the workers (writeReported): after the Finder's Flush
+	// (the component join, whose Flush emits every pair), or whenever
+	// pairsHold of them are gathered (the spill join, which must not hold
+	// them all: 0 means no bound).
 	pairsLater  bool
+	pairsHold   int
 	reported    []Pair
 	allPairs    []Pair                      // Options.AllPairs: the pairs found, written after the finder's Flush
 	sequence    []string                    // Input.Against, then Input.Files
@@ -727,6 +730,12 @@ func (r *run) pass1(ctx context.Context) error {
 		}
 		sf.all = r.cfg.AllPairs
 		sf.setWorkers(r.cfg.workers())
+		if r.cfg.workers() > 1 && !r.cfg.AllPairs {
+			// The spanning pairs come at Flush, on one goroutine: their
+			// lines are made on the workers, a few chunks at a time.
+			r.pairsLater = r.pairsBuf != nil
+			r.pairsHold = 4 * pairChunk * r.cfg.workers()
+		}
 		finder = sf
 	} else if r.useComponents() {
 		comp = r.caps.components.newCompFinder(r.cfg.workers(), r.out.TmpDir)
@@ -824,14 +833,7 @@ func (r *run) pass1(ctx context.Context) error {
 		}
 	}
 	if r.pairsLater {
-		span := startSerial()
-		err := encodeOrdered(r.pairsBuf, len(r.reported), pairChunk, r.cfg.workers(), func(dst []byte, lo, hi int) []byte {
-			for _, p := range r.reported[lo:hi] {
-				dst = r.appendPairLine(dst, p)
-			}
-			return dst
-		})
-		r.serial.add("write pairs", span.stop())
+		err := r.writeReported()
 		r.reported = nil
 		if err != nil {
 			return err
@@ -980,6 +982,9 @@ func (r *run) hitLines(emit func(Pair)) func(Pair) {
 // flushHitLines writes the held-back lines of the index hits of the
 // documents before document end.
 func (r *run) flushHitLines(end int) {
+	if r.pairsHold > 0 && len(r.reported) > 0 && len(r.hitOrder) > 0 && int(r.hitOrder[0]) < end {
+		r.writeReported() // the pairs before the hits' lines; a write error surfaces at Flush
+	}
 	for len(r.hitOrder) > 0 && int(r.hitOrder[0]) < end {
 		r.writeHitLine(int(r.hitOrder[0]), r.indexHits[r.hitOrder[0]])
 		r.hitOrder = r.hitOrder[1:]
@@ -995,11 +1000,29 @@ func (r *run) recordPair(line []byte, p Pair) []byte {
 	}
 	if r.pairsLater {
 		r.reported = append(r.reported, p)
+		if r.pairsHold > 0 && len(r.reported) >= r.pairsHold {
+			r.writeReported() // a write error surfaces at Flush
+		}
 		return line
 	}
 	line = r.appendPairLine(line[:0], p)
 	r.pairsBuf.Write(line) // a write error surfaces at Flush
 	return line
+}
+
+// writeReported writes the lines of the pairs gathered in reported, made
+// on the workers in chunks, and empties it.
+func (r *run) writeReported() error {
+	span := startSerial()
+	defer func() { r.serial.add("write pairs", span.stop()) }()
+	err := encodeOrdered(r.pairsBuf, len(r.reported), pairChunk, r.cfg.workers(), func(dst []byte, lo, hi int) []byte {
+		for _, p := range r.reported[lo:hi] {
+			dst = r.appendPairLine(dst, p)
+		}
+		return dst
+	})
+	r.reported = r.reported[:0]
+	return err
 }
 
 // pairChunk is how many lines of the pairs file a worker makes at a time
