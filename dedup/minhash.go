@@ -325,8 +325,11 @@ func (m *minhashMethod) newBlock() *hashBlock {
 
 // release drops one hold on b; the last returns it to the free list
 // (unless the list is full).
-func (b *hashBlock) release() {
-	if b.refs.Add(-1) != 0 {
+func (b *hashBlock) release() { b.releaseN(1) }
+
+// releaseN drops n holds on b at once.
+func (b *hashBlock) releaseN(n int32) {
+	if b.refs.Add(-n) != 0 {
 		return
 	}
 	select {
