@@ -78,3 +78,22 @@ func (l *lineReader) done(b []byte, tooLarge bool) error {
 	}
 	return nil
 }
+
+// whole appends to dst the whole lines in r's buffer, up to max bytes (at
+// least one line), and takes them as read; false when the buffer holds no
+// whole line. It reads nothing.
+func (l *lineReader) whole(dst []byte, max int) ([]byte, bool) {
+	p, _ := l.r.Peek(l.r.Buffered()) // no read: the bytes are buffered
+	n := bytes.LastIndexByte(p[:min(len(p), max)], '\n') + 1
+	if n == 0 {
+		if n = bytes.IndexByte(p, '\n') + 1; n == 0 {
+			return dst, false
+		}
+	}
+	p = p[:n]
+	dst = append(dst, p...)
+	l.line += int64(bytes.Count(p, []byte{'\n'}))
+	l.off += int64(n)
+	l.r.Discard(n)
+	return dst, true
+}

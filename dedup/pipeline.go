@@ -653,7 +653,7 @@ func (r *run) readAllOpts(ctx context.Context, files []string, opts corpus.Optio
 		}
 	}
 	for _, name := range files {
-		if err := r.readFile(ctx, name, opts, fn); err != nil {
+		if err := r.readFile(ctx, name, opts, fn, nil); err != nil {
 			return err
 		}
 	}
@@ -662,7 +662,11 @@ func (r *run) readAllOpts(ctx context.Context, files []string, opts corpus.Optio
 
 // readFile calls fn for every document of one input (a file, "-" or a
 // Source's name) read with opts.
-func (r *run) readFile(ctx context.Context, name string, opts corpus.Options, fn func(*corpus.Document) error) error {
+// readFile calls fn for each document of the input name. With lines, a
+// JSONL file read with Options.RawOnly also goes to lines, which takes the
+// whole lines the reader has buffered (corpus.JSONL.Lines) and returns
+// whether there were any; fn gets the records between them.
+func (r *run) readFile(ctx context.Context, name string, opts corpus.Options, fn func(*corpus.Document) error, lines func(*corpus.JSONL) (bool, error)) error {
 	var rd corpus.Reader
 	var err error
 	switch src, ok := r.sources[name]; {
@@ -687,8 +691,25 @@ func (r *run) readFile(ctx context.Context, name string, opts corpus.Options, fn
 			return err
 		}
 	}
+	jl, _ := rd.(*corpus.JSONL)
+	if lines == nil || !opts.RawOnly {
+		jl = nil
+	}
 	n := 0
-	for rd.Next() {
+	for {
+		for jl != nil {
+			ok, err := lines(jl)
+			if err != nil {
+				rd.Close()
+				return err
+			}
+			if !ok {
+				break
+			}
+		}
+		if !rd.Next() {
+			break
+		}
 		if n++; n%1024 == 0 && ctx.Err() != nil {
 			rd.Close()
 			return ctx.Err()
