@@ -726,6 +726,10 @@ func (r *run) readFile(ctx context.Context, name string, opts corpus.Options, fn
 	return err
 }
 
+// maxPresizedDocs bounds the documents pass1 makes room for ahead, from
+// the plan's estimate.
+const maxPresizedDocs = 1 << 24
+
 // pass1 reads, sketches in parallel, and feeds the finder in order.
 func (r *run) pass1(ctx context.Context) error {
 	// Standard input is kept for a second pass when one may come.
@@ -800,6 +804,12 @@ func (r *run) pass1(ctx context.Context) error {
 		}
 		r.keptCopy = kc
 		r.closers = append(r.closers, kc)
+	}
+	// The collector appends an id a document: growing the slice a step at
+	// a time copied it about four times over on that one goroutine.
+	// Pages of the estimate not filled are never touched.
+	if est := r.stats.Memory.EstimatedDocs; r.ids == nil && est > 0 {
+		r.ids = make([]string, 0, min(est, maxPresizedDocs))
 	}
 	err := r.sketchAll(ctx, func(i int, d *rawDoc, s DocSketch) error {
 		if d.old {
