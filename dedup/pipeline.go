@@ -173,8 +173,9 @@ type Stats struct {
 	// SerialParts are the parts of SerialSeconds, each the CPU time of
 	// its goroutine's thread (wall time where the system does not tell a
 	// thread's): "read" (the reader: decompressing each input and
-	// splitting it into records, one stream at a time; a zstd decoder's
-	// own goroutine is not in it), "collect" (the collector: counts, ids
+	// splitting it into records, one stream at a time, or into blocks of
+	// whole lines for JSONL files; a zstd decoder's own goroutines are not
+	// in it), "collect" (the collector: counts, ids
 	// and each sketch handed to the Finder in input order), the component
 	// join's "components" (grouping the documents by component) and
 	// "emit pairs" (ordering the pairs and writing the pairs file),
