@@ -202,7 +202,8 @@ func (f *compFinder) writeRecord(i int, sk *minhashSketch) error {
 	}
 	f.pos++
 	if len(sk.rec) == f.stride { // made by the sketching worker
-		_, err := f.sigW.Write(sk.rec)
+		err := f.sigW.writeAdjacent(sk.rec)
+		sk.rec = nil
 		return err
 	}
 	keys := sk.keys
@@ -628,8 +629,8 @@ type asyncWriter struct {
 	done chan struct{}
 	err  atomic.Pointer[error]
 	shut bool
-	// run is writeHeld's pending range: consecutive sets in one block,
-	// n holds on it.
+	// run is the pending range of writeHeld (consecutive sets in the
+	// block runBlk, runN holds on it) or writeAdjacent (runBlk nil).
 	run    []byte
 	runBlk *hashBlock
 	runN   int32
@@ -732,6 +733,27 @@ func (a *asyncWriter) writeHeld(p []byte, blk *hashBlock) error {
 		a.sendBuf()
 	}
 	a.run, a.runBlk, a.runN = p, blk, 1
+	return nil
+}
+
+// writeAdjacent is writeHeld for memory that the garbage collector keeps
+// (the writing goroutine holds p until it is written): p joins the
+// pending range when it follows it in the range's capacity, that is in
+// the same array.
+func (a *asyncWriter) writeAdjacent(p []byte) error {
+	if e := a.err.Load(); e != nil {
+		return *e
+	}
+	if n := len(a.run); a.runN > 0 && a.runBlk == nil && len(p) > 0 && cap(a.run)-n >= len(p) && &a.run[:n+1][n] == &p[0] {
+		a.run = a.run[:n+len(p)]
+		a.runN++
+		return nil
+	}
+	a.sendRun()
+	if len(a.buf) > 0 { // written first
+		a.sendBuf()
+	}
+	a.run, a.runBlk, a.runN = p, nil, 1
 	return nil
 }
 
