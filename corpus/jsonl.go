@@ -94,6 +94,67 @@ func (j *JSONL) Next() bool {
 	return false
 }
 
+// Lines is Next for a caller that splits the records itself (package
+// dedup splits them on its workers): for a reader made with
+// Options.RawOnly, it appends to dst the whole lines that the reader has
+// read ahead into its buffer and not yet returned, up to max bytes (at
+// least one line), and returns them with the number and byte offset of
+// the first; SplitLines splits them as Next would have. ok is false when
+// no whole line is buffered (and for a reader without RawOnly or one that
+// has ended): then Next reads the next record, filling the buffer again.
+// Lines itself reads nothing, so it meets no error.
+func (j *JSONL) Lines(dst []byte, max int) (lines []byte, line, offset int64, ok bool) {
+	if !j.opts.RawOnly || j.err != nil || j.done {
+		return dst, 0, 0, false
+	}
+	line, offset = j.lines.line+1, j.lines.off
+	at := len(dst)
+	if dst, ok = j.lines.whole(dst, max); !ok {
+		return dst, 0, 0, false
+	}
+	return dst[at:], line, offset, true
+}
+
+// SplitLines calls fn for each record of lines, whole lines of the file
+// name from JSONL.Lines whose first is line number line at byte offset
+// offset, as Next with Options.RawOnly would return them: blank lines
+// skipped; the record is lines[lo:hi], without its line terminator (\n or
+// \r\n); line and offset are its own. A line longer than
+// Options.MaxDocBytes comes with the error that Next reports for it (Next,
+// which reads on, first looks ahead for damage: see DamagedAfter), else
+// err is nil. SplitLines returns fn's first error.
+func SplitLines(lines []byte, name string, line, offset int64, opts Options, fn func(lo, hi int, line, offset int64, err *RecordError) error) error {
+	maxBytes := opts.withDefaults().MaxDocBytes
+	for lo := 0; lo < len(lines); {
+		next := len(lines)
+		if k := bytes.IndexByte(lines[lo:], '\n'); k >= 0 {
+			next = lo + k + 1
+		}
+		hi := next
+		if hi > lo && lines[hi-1] == '\n' {
+			hi--
+		}
+		if hi > lo && lines[hi-1] == '\r' {
+			hi--
+		}
+		var err error
+		switch {
+		case hi-lo > maxBytes:
+			err = fn(lo, hi, line, offset, &RecordError{File: name, Record: line, Offset: offset,
+				Err: fmt.Errorf("%w (%d bytes)", ErrTooLarge, maxBytes)})
+		case len(bytes.TrimSpace(lines[lo:hi])) > 0:
+			err = fn(lo, hi, line, offset, nil)
+		}
+		if err != nil {
+			return err
+		}
+		line++
+		offset += int64(next - lo)
+		lo = next
+	}
+	return nil
+}
+
 // ParseJSONL fills in the ID and Text of a document read with
 // Options.RawOnly from its Raw record, Source and Record, as the reader
 // would have without RawOnly; the error is the one the reader would have

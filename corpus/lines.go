@@ -14,7 +14,10 @@ type lineReader struct {
 	off   int64 // offset of the next line in the decoded stream
 	start int64 // offset of the line in buf
 	line  int64 // 1-based number of the line in buf
-	buf   []byte
+	// buf is the line: in r's buffer when the line lies there whole,
+	// else in own, where its pieces are gathered.
+	buf []byte
+	own []byte
 }
 
 func newLineReader(r io.Reader, max int) lineReader {
@@ -22,42 +25,75 @@ func newLineReader(r io.Reader, max int) lineReader {
 }
 
 // next reads the next line into l.buf without its line terminator (\n or
-// \r\n). It returns io.EOF at the end, ErrTooLarge (after skipping to the
-// end of the line) for a line over the limit, and any other read error
-// as is; a partial line before a read error is dropped.
+// \r\n); l.buf is valid until the next call. It returns io.EOF at the
+// end, ErrTooLarge (after skipping to the end of the line) for a line
+// over the limit, and any other read error as is; a partial line before
+// a read error is dropped.
 func (l *lineReader) next() error {
-	l.buf = l.buf[:0]
 	l.start = l.off
+	chunk, err := l.r.ReadSlice('\n')
+	if err == nil && len(chunk) <= l.max+2 { // +2 for "\r\n"
+		// The whole line lies in r's buffer: no copy.
+		l.off += int64(len(chunk))
+		return l.done(chunk, false)
+	}
+	l.own = l.own[:0]
 	tooLarge := false
 	for {
-		chunk, err := l.r.ReadSlice('\n')
 		l.off += int64(len(chunk))
 		if !tooLarge {
-			if len(l.buf)+len(chunk) > l.max+2 { // +2 for "\r\n"
+			if len(l.own)+len(chunk) > l.max+2 {
 				tooLarge = true
-				l.buf = l.buf[:0]
+				l.own = l.own[:0]
 			} else {
-				l.buf = append(l.buf, chunk...)
+				l.own = append(l.own, chunk...)
 			}
 		}
 		switch {
 		case err == bufio.ErrBufferFull:
+			chunk, err = l.r.ReadSlice('\n')
 			continue
 		case err == io.EOF:
 			if l.off == l.start {
+				l.buf = l.own
 				return io.EOF
 			}
 		case err != nil:
 			l.line++
+			l.buf = l.own
 			return err
 		}
 		break
 	}
+	return l.done(l.own, tooLarge)
+}
+
+// done ends next with the line b, terminator included.
+func (l *lineReader) done(b []byte, tooLarge bool) error {
 	l.line++
-	l.buf = bytes.TrimSuffix(l.buf, []byte{'\n'})
-	l.buf = bytes.TrimSuffix(l.buf, []byte{'\r'})
+	b = bytes.TrimSuffix(b, []byte{'\n'})
+	l.buf = bytes.TrimSuffix(b, []byte{'\r'})
 	if tooLarge || len(l.buf) > l.max {
 		return ErrTooLarge
 	}
 	return nil
+}
+
+// whole appends to dst the whole lines in r's buffer, up to max bytes (at
+// least one line), and takes them as read; false when the buffer holds no
+// whole line. It reads nothing.
+func (l *lineReader) whole(dst []byte, max int) ([]byte, bool) {
+	p, _ := l.r.Peek(l.r.Buffered()) // no read: the bytes are buffered
+	n := bytes.LastIndexByte(p[:min(len(p), max)], '\n') + 1
+	if n == 0 {
+		if n = bytes.IndexByte(p, '\n') + 1; n == 0 {
+			return dst, false
+		}
+	}
+	p = p[:n]
+	dst = append(dst, p...)
+	l.line += int64(bytes.Count(p, []byte{'\n'}))
+	l.off += int64(n)
+	l.r.Discard(n)
+	return dst, true
 }

@@ -22,7 +22,8 @@ type framedZstd struct {
 	queue   chan chan []byte // the frames in order, each when it is done
 	done    chan error
 	encs    chan *zstd.Encoder
-	free    chan []byte
+	free    chan []byte // frames written, for the next output
+	ins     chan []byte // frames' input, compressed, for the next input
 	started bool
 	closed  bool
 }
@@ -41,7 +42,7 @@ const zstdEncoders = 8
 func newFramedZstd(w io.Writer) *framedZstd {
 	n := min(runtime.GOMAXPROCS(0), zstdEncoders)
 	z := &framedZstd{w: w, queue: make(chan chan []byte, n), done: make(chan error, 1),
-		encs: make(chan *zstd.Encoder, n), free: make(chan []byte, n+1)}
+		encs: make(chan *zstd.Encoder, n), free: make(chan []byte, n+1), ins: make(chan []byte, n+1)}
 	return z
 }
 
@@ -75,7 +76,13 @@ func (z *framedZstd) Write(p []byte) (int, error) {
 	n := len(p)
 	for len(p) > 0 {
 		if z.buf == nil {
-			z.buf = make([]byte, 0, zstdFrameLen)
+			// A buffer used before: a new one costs the writing
+			// goroutine its zeroing and page faults.
+			select {
+			case z.buf = <-z.ins:
+			default:
+				z.buf = make([]byte, 0, zstdFrameLen)
+			}
 		}
 		c := min(len(p), zstdFrameLen-len(z.buf))
 		z.buf = append(z.buf, p[:c]...)
@@ -109,6 +116,10 @@ func (z *framedZstd) frame() error {
 	go func() {
 		out := e.EncodeAll(in, dst)
 		z.encs <- e
+		select {
+		case z.ins <- in[:0]:
+		default:
+		}
 		c <- out
 	}()
 	return nil

@@ -94,7 +94,8 @@ type minhashMethod struct {
 	bandKeys bool
 	// recordStride, when not 0: the sketchers also encode each
 	// signature's record of the component join's scratch file, of this
-	// many bytes (minhashSketch.rec), so that the collector only copies it.
+	// many bytes (minhashSketch.rec), so that the collector only hands it
+	// to its writer.
 	recordStride int
 }
 
@@ -283,6 +284,7 @@ type minhashSketcher struct {
 	sk     sketch.Sketch    // --verify: scratch, its Set is reused
 	hashes []uint64
 	block  *hashBlock // the tiered join's shingle hashes, see Sketch
+	recs   []byte     // the component join's records, see addKeys
 }
 
 // The tiered join's sketchers write shingle hashes into blocks of
@@ -325,8 +327,11 @@ func (m *minhashMethod) newBlock() *hashBlock {
 
 // release drops one hold on b; the last returns it to the free list
 // (unless the list is full).
-func (b *hashBlock) release() {
-	if b.refs.Add(-1) != 0 {
+func (b *hashBlock) release() { b.releaseN(1) }
+
+// releaseN drops n holds on b at once.
+func (b *hashBlock) releaseN(n int32) {
+	if b.refs.Add(-n) != 0 {
 		return
 	}
 	select {
@@ -356,7 +361,7 @@ func (s *minhashSketcher) Sketch(d *Doc) (DocSketch, error) {
 		}
 		sk.set = lazySet{h: slices.Clone(s.sk.Set), sorted: true}
 		sk.sig = s.sk.Sig
-		s.m.addKeys(sk)
+		s.addKeys(sk)
 		return sk, nil
 	case joinTiered:
 		// The hashes go straight into a block shared by the documents
@@ -386,27 +391,39 @@ func (s *minhashSketcher) Sketch(d *Doc) (DocSketch, error) {
 		sk.set = lazySet{h: h, blk: blk}
 		sk.sig = out.Sig
 		sk.keff = effectiveSlots(s.m.family, sk.sig)
-		s.m.addKeys(sk)
+		s.addKeys(sk)
 		return sk, nil
 	}
 	s.hashes = s.k.Shingles(s.hashes[:0], textView(d))
 	var out sketch.Sketch
 	s.k.SketchShingles(&out, s.hashes)
 	sk.sig = out.Sig
-	s.m.addKeys(sk)
+	s.addKeys(sk)
 	return sk, nil
 }
 
 // addKeys computes the band keys of sk's signature for the component
-// join.
-func (m *minhashMethod) addKeys(sk *minhashSketch) {
+// join, and its record. The records of a sketcher's documents lie one
+// after the other in its slab, each with the rest of the slab as its
+// capacity, so that the collector hands consecutive ones to its writer
+// as one range, without a copy (asyncWriter.writeAdjacent).
+func (s *minhashSketcher) addKeys(sk *minhashSketch) {
+	m := s.m
 	if m.bandKeys && sk.sig != nil {
 		sk.keys = m.params.AppendKeys(make([]uint64, 0, m.params.Bands), sk.sig)
 		if m.recordStride > 0 {
-			sk.rec = appendSigRecord(make([]byte, 0, m.recordStride), sk.keys, sk.sig, sk.keff, m.recordStride)
+			if cap(s.recs)-len(s.recs) < m.recordStride {
+				s.recs = make([]byte, 0, max(recordSlab, m.recordStride))
+			}
+			at := len(s.recs)
+			s.recs = appendSigRecord(s.recs, sk.keys, sk.sig, sk.keff, m.recordStride)
+			sk.rec = s.recs[at:]
 		}
 	}
 }
+
+// recordSlab is the size of a sketcher's slab of records (addKeys).
+const recordSlab = 64 << 10
 
 // minhashFinder is the streaming Finder: query, join, insert.
 type minhashFinder struct {

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sync/errgroup"
 
@@ -183,9 +184,9 @@ func (f *compFinder) Add(i int, s DocSketch, emit func(Pair)) error {
 		return f.err
 	}
 	if f.m.join.needSets() {
-		err := f.sets.putSet(i, sk.set.h, sk.set.sorted)
-		sk.set.release() // stored: the block's memory goes back to the sketchers
-		if err != nil {
+		// Stored: the block's memory goes back to the sketchers
+		// (once written, when the set is written from it).
+		if err := f.sets.putHeld(i, &sk.set); err != nil {
 			return err
 		}
 	}
@@ -201,7 +202,8 @@ func (f *compFinder) writeRecord(i int, sk *minhashSketch) error {
 	}
 	f.pos++
 	if len(sk.rec) == f.stride { // made by the sketching worker
-		_, err := f.sigW.Write(sk.rec)
+		err := f.sigW.writeAdjacent(sk.rec)
+		sk.rec = nil
 		return err
 	}
 	keys := sk.keys
@@ -617,40 +619,61 @@ func (f *compFinder) CountBelow(keep []int32, from int) (int, bool) {
 // asyncWriter writes to a file behind its caller: Write copies into a
 // buffer, and a full buffer goes to a goroutine that writes it while the
 // caller fills the next (the collector's scratch files: the write system
-// calls were most of its time). Errors are sticky and returned by a later
-// Write or by Close, which waits for the writes. Not safe for concurrent
-// use.
+// calls were most of its time). writeHeld writes from the caller's memory
+// without a copy. Errors are sticky and returned by a later Write or by
+// Close, which waits for the writes. Not safe for concurrent use.
 type asyncWriter struct {
 	buf  []byte
-	todo chan []byte
+	todo chan asyncItem
 	free chan []byte
 	done chan struct{}
 	err  atomic.Pointer[error]
 	shut bool
+	// run is the pending range of writeHeld (consecutive sets in the
+	// block runBlk, runN holds on it) or writeAdjacent (runBlk nil).
+	run    []byte
+	runBlk *hashBlock
+	runN   int32
+}
+
+// An asyncItem is one write of the writing goroutine: one of the
+// buffers (own: it goes back to free), or a range of a hashBlock that
+// holds n documents' hashes (released n times once written).
+type asyncItem struct {
+	p   []byte
+	own bool
+	blk *hashBlock
+	n   int32
 }
 
 // asyncBuffers of asyncBufferLen bytes circulate between the caller and
-// the writing goroutine.
+// the writing goroutine; up to asyncQueue writes wait for it.
 const (
 	asyncBuffers   = 3
 	asyncBufferLen = 1 << 20
+	asyncQueue     = 16
 )
 
 func newAsyncWriter(w io.Writer) *asyncWriter {
-	a := &asyncWriter{todo: make(chan []byte, asyncBuffers), free: make(chan []byte, asyncBuffers), done: make(chan struct{})}
+	a := &asyncWriter{todo: make(chan asyncItem, asyncQueue), free: make(chan []byte, asyncBuffers), done: make(chan struct{})}
 	for range asyncBuffers - 1 {
 		a.free <- make([]byte, 0, asyncBufferLen)
 	}
 	a.buf = make([]byte, 0, asyncBufferLen)
 	go func() {
 		defer close(a.done)
-		for b := range a.todo {
+		for it := range a.todo {
 			if a.err.Load() == nil {
-				if _, err := w.Write(b); err != nil {
+				if _, err := w.Write(it.p); err != nil {
 					a.err.Store(&err)
 				}
 			}
-			a.free <- b[:0]
+			if it.blk != nil {
+				it.blk.releaseN(it.n)
+			}
+			if it.own {
+				a.free <- it.p[:0]
+			}
 		}
 	}()
 	return a
@@ -660,17 +683,78 @@ func (a *asyncWriter) Write(p []byte) (int, error) {
 	if e := a.err.Load(); e != nil {
 		return 0, *e
 	}
+	a.sendRun()
 	n := len(p)
 	for len(p) > 0 {
 		if len(a.buf) == cap(a.buf) {
-			a.todo <- a.buf
-			a.buf = <-a.free
+			a.sendBuf()
 		}
 		c := min(len(p), cap(a.buf)-len(a.buf))
 		a.buf = append(a.buf, p[:c]...)
 		p = p[c:]
 	}
 	return n, nil
+}
+
+// sendBuf passes the buffer to the writing goroutine and takes a free one.
+func (a *asyncWriter) sendBuf() {
+	a.todo <- asyncItem{p: a.buf, own: true}
+	a.buf = <-a.free
+}
+
+// sendRun passes writeHeld's pending range, if any, to the writing
+// goroutine.
+func (a *asyncWriter) sendRun() {
+	if a.runN > 0 {
+		a.todo <- asyncItem{p: a.run, blk: a.runBlk, n: a.runN}
+		a.run, a.runBlk, a.runN = nil, nil, 0
+	}
+}
+
+// writeHeld writes p, which lies in blk and holds one of its holds,
+// without copying it: the writing goroutine writes it from blk and then
+// releases that hold. Documents that follow each other in a block make
+// one write (the sketcher writes a batch's sets one after the other).
+// The caller must not change p; blk is released even on error.
+func (a *asyncWriter) writeHeld(p []byte, blk *hashBlock) error {
+	if e := a.err.Load(); e != nil {
+		blk.release()
+		return *e
+	}
+	if a.runN > 0 && a.runBlk == blk && len(p) > 0 &&
+		unsafe.Add(unsafe.Pointer(unsafe.SliceData(a.run)), len(a.run)) == unsafe.Pointer(unsafe.SliceData(p)) {
+		// Within blk's array: the range grows over p.
+		a.run = unsafe.Slice(unsafe.SliceData(a.run), len(a.run)+len(p))
+		a.runN++
+		return nil
+	}
+	a.sendRun()
+	if len(a.buf) > 0 { // written first
+		a.sendBuf()
+	}
+	a.run, a.runBlk, a.runN = p, blk, 1
+	return nil
+}
+
+// writeAdjacent is writeHeld for memory that the garbage collector keeps
+// (the writing goroutine holds p until it is written): p joins the
+// pending range when it follows it in the range's capacity, that is in
+// the same array.
+func (a *asyncWriter) writeAdjacent(p []byte) error {
+	if e := a.err.Load(); e != nil {
+		return *e
+	}
+	if n := len(a.run); a.runN > 0 && a.runBlk == nil && len(p) > 0 && cap(a.run)-n >= len(p) && &a.run[:n+1][n] == &p[0] {
+		a.run = a.run[:n+len(p)]
+		a.runN++
+		return nil
+	}
+	a.sendRun()
+	if len(a.buf) > 0 { // written first
+		a.sendBuf()
+	}
+	a.run, a.runBlk, a.runN = p, nil, 1
+	return nil
 }
 
 // hand passes p itself to the writing goroutine, after what is buffered,
@@ -684,11 +768,11 @@ func (a *asyncWriter) hand(p []byte) ([]byte, error) {
 	if len(p) == 0 {
 		return p, nil
 	}
+	a.sendRun()
 	if len(a.buf) > 0 {
-		a.todo <- a.buf
-		a.buf = <-a.free
+		a.sendBuf()
 	}
-	a.todo <- p
+	a.todo <- asyncItem{p: p, own: true}
 	return <-a.free, nil
 }
 
@@ -697,8 +781,9 @@ func (a *asyncWriter) hand(p []byte) ([]byte, error) {
 func (a *asyncWriter) Close() error {
 	if !a.shut {
 		a.shut = true
+		a.sendRun()
 		if len(a.buf) > 0 {
-			a.todo <- a.buf
+			a.todo <- asyncItem{p: a.buf, own: true}
 			a.buf = nil
 		}
 		close(a.todo)

@@ -83,6 +83,28 @@ func (s *setFile) put(i int, h []uint64) error { return s.putSet(i, h, false) }
 // putSet is put for a set without repeats when distinct is true:
 // getDistinct returns it as it was stored.
 func (s *setFile) putSet(i int, h []uint64, distinct bool) error {
+	return s.store(i, h, distinct, nil, nil)
+}
+
+// putHeld is putSet for a set that a sketcher wrote into one of its
+// blocks, and releases it. Where the file is written behind the caller
+// (wrap makes an asyncWriter), the writing goroutine writes the hashes
+// from the block and then releases it: no copy on the calling goroutine
+// (the component join's collector). Either way set is empty afterwards.
+func (s *setFile) putHeld(i int, set *lazySet) error {
+	held := false
+	err := s.store(i, set.h, set.sorted, set.blk, &held)
+	if held {
+		*set = lazySet{}
+	} else {
+		set.release()
+	}
+	return err
+}
+
+// store is putSet; with blk, h lies in blk, and store sets *held when it
+// has passed the hold on blk to the writer.
+func (s *setFile) store(i int, h []uint64, distinct bool, blk *hashBlock, held *bool) error {
 	if s.err != nil {
 		return s.err
 	}
@@ -125,8 +147,16 @@ func (s *setFile) putSet(i int, h []uint64, distinct bool) error {
 	} else if s.wrap != nil && nativeLittleEndian && len(s.pending) == 0 {
 		// Written behind the caller, which reads nothing back before
 		// the writes are done: no need of the pending buffer, and one
-		// copy of the hashes fewer.
-		if _, err := s.out.Write(wordBytes(h)); err != nil {
+		// copy of the hashes fewer; none where the writer writes them
+		// from the sketcher's block (putHeld).
+		var err error
+		if a, ok := s.out.(*asyncWriter); ok && blk != nil {
+			err = a.writeHeld(wordBytes(h), blk)
+			*held = true
+		} else {
+			_, err = s.out.Write(wordBytes(h))
+		}
+		if err != nil {
 			s.err = fmt.Errorf("writing shingle sets to %s: %w", s.f.Name(), err)
 			return s.err
 		}

@@ -173,8 +173,9 @@ type Stats struct {
 	// SerialParts are the parts of SerialSeconds, each the CPU time of
 	// its goroutine's thread (wall time where the system does not tell a
 	// thread's): "read" (the reader: decompressing each input and
-	// splitting it into records, one stream at a time; a zstd decoder's
-	// own goroutine is not in it), "collect" (the collector: counts, ids
+	// splitting it into records, one stream at a time, or into blocks of
+	// whole lines for JSONL files; a zstd decoder's own goroutines are not
+	// in it), "collect" (the collector: counts, ids
 	// and each sketch handed to the Finder in input order), the component
 	// join's "components" (grouping the documents by component) and
 	// "emit pairs" (ordering the pairs and writing the pairs file),
@@ -656,7 +657,7 @@ func (r *run) readAllOpts(ctx context.Context, files []string, opts corpus.Optio
 		}
 	}
 	for _, name := range files {
-		if err := r.readFile(ctx, name, opts, fn); err != nil {
+		if err := r.readFile(ctx, name, opts, fn, nil); err != nil {
 			return err
 		}
 	}
@@ -665,7 +666,11 @@ func (r *run) readAllOpts(ctx context.Context, files []string, opts corpus.Optio
 
 // readFile calls fn for every document of one input (a file, "-" or a
 // Source's name) read with opts.
-func (r *run) readFile(ctx context.Context, name string, opts corpus.Options, fn func(*corpus.Document) error) error {
+// readFile calls fn for each document of the input name. With lines, a
+// JSONL file read with Options.RawOnly also goes to lines, which takes the
+// whole lines the reader has buffered (corpus.JSONL.Lines) and returns
+// whether there were any; fn gets the records between them.
+func (r *run) readFile(ctx context.Context, name string, opts corpus.Options, fn func(*corpus.Document) error, lines func(*corpus.JSONL) (bool, error)) error {
 	var rd corpus.Reader
 	var err error
 	switch src, ok := r.sources[name]; {
@@ -690,8 +695,25 @@ func (r *run) readFile(ctx context.Context, name string, opts corpus.Options, fn
 			return err
 		}
 	}
+	jl, _ := rd.(*corpus.JSONL)
+	if lines == nil || !opts.RawOnly {
+		jl = nil
+	}
 	n := 0
-	for rd.Next() {
+	for {
+		for jl != nil {
+			ok, err := lines(jl)
+			if err != nil {
+				rd.Close()
+				return err
+			}
+			if !ok {
+				break
+			}
+		}
+		if !rd.Next() {
+			break
+		}
 		if n++; n%1024 == 0 && ctx.Err() != nil {
 			rd.Close()
 			return ctx.Err()
@@ -707,6 +729,10 @@ func (r *run) readFile(ctx context.Context, name string, opts corpus.Options, fn
 	}
 	return err
 }
+
+// maxPresizedDocs bounds the documents pass1 makes room for ahead, from
+// the plan's estimate.
+const maxPresizedDocs = 1 << 24
 
 // pass1 reads, sketches in parallel, and feeds the finder in order.
 func (r *run) pass1(ctx context.Context) error {
@@ -788,6 +814,12 @@ func (r *run) pass1(ctx context.Context) error {
 		}
 		r.keptCopy = kc
 		r.closers = append(r.closers, kc)
+	}
+	// The collector appends an id a document: growing the slice a step at
+	// a time copied it about four times over on that one goroutine.
+	// Pages of the estimate not filled are never touched.
+	if est := r.stats.Memory.EstimatedDocs; r.ids == nil && est > 0 {
+		r.ids = make([]string, 0, min(est, maxPresizedDocs))
 	}
 	err := r.sketchAll(ctx, func(i int, d *rawDoc, s DocSketch) error {
 		if d.old {

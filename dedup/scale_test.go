@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/neardup/neardup/cluster"
+	"github.com/neardup/neardup/corpus"
 )
 
 // scaleCorpus makes a corpus with every shape the component join must get
@@ -219,6 +221,84 @@ func TestKeptCopyFallsBack(t *testing.T) {
 			} else if !bytes.Equal(got, want) {
 				t.Errorf("%v -j %d: kept documents differ from -j 1's", files, w)
 			}
+		}
+	}
+}
+
+// indexSketcher records each document's Doc.Index by id.
+type indexSketcher struct {
+	mu  *sync.Mutex
+	got map[string]int
+}
+
+func (s indexSketcher) Sketch(d *Doc) (DocSketch, error) {
+	s.mu.Lock()
+	s.got[d.ID] = d.Index
+	s.mu.Unlock()
+	return nil, nil
+}
+
+// TestDocIndexAnyWorkers: the workers split a JSONL file's blocks of lines
+// and learn the position of each block's first record from the blocks
+// before (seqChain); Doc.Index, the record's position among the records
+// read (blank lines and records too long not counted, invalid ones
+// counted), and the line numbers are what one reader alone gives, for any
+// number of workers and across blocks and the reader's buffer.
+func TestDocIndexAnyWorkers(t *testing.T) {
+	var b strings.Builder
+	want := map[string]int{}
+	n, skipped := 0, 0
+	for i := range 6000 {
+		switch {
+		case i%97 == 5:
+			b.WriteString("\n  \r\n") // blank lines
+		case i%211 == 7:
+			fmt.Fprintf(&b, "{\"id\":\"long%d\",\"text\":\"%s\"}\n", i, strings.Repeat("x", 900)) // too long
+			skipped++
+		case i%53 == 3:
+			b.WriteString("{\"id\":\"bad\",text}\r\n") // invalid, counted
+			n++
+			skipped++
+		default:
+			fmt.Fprintf(&b, "{\"id\":\"d%d\",\"text\":\"%s word %d\"}\r\n", i, strings.Repeat("y", i%300), i)
+			want[fmt.Sprintf("d%d", i)] = n
+			n++
+		}
+	}
+	b.WriteString(`{"id":"end","text":"no newline"}`)
+	want["end"] = n
+	path := filepath.Join(t.TempDir(), "in.jsonl")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, workers := range []int{1, 2, 3, 8} {
+		r, err := newRun(Options{Workers: workers}, Input{Files: []string{path}, SkipInvalid: true, Options: corpus.Options{MaxDocBytes: 800}}, Outputs{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.sequence = r.in.Files
+		r.fileSkipped, r.fileBytes, r.fileDamaged = make([]int, 1), make([]int64, 1), make([]bool, 1)
+		var mu sync.Mutex
+		got := map[string]int{}
+		sketchers := make([]DocSketcher, workers)
+		for w := range sketchers {
+			sketchers[w] = indexSketcher{mu: &mu, got: got}
+		}
+		docs := 0
+		if err := r.eachDoc(context.Background(), sketchers, func(i int, d *rawDoc, _ DocSketch) error {
+			docs++
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if docs != len(want) || !maps.Equal(got, want) {
+			t.Fatalf("workers %d: %d documents, Doc.Index differs from one reader's: got %d ids, want %d", workers, docs, len(got), len(want))
+		}
+		if r.stats.Skipped != skipped {
+			t.Fatalf("workers %d: %d skipped, want %d (%q)", workers, r.stats.Skipped, skipped, r.stats.SkippedErrors)
+		}
+		if e := r.stats.SkippedErrors[0]; !strings.Contains(e, "in.jsonl:4 ") {
+			t.Fatalf("workers %d: first skipped record reported as %q, want line 4", workers, e)
 		}
 	}
 }

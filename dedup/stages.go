@@ -18,12 +18,16 @@ import (
 //
 //   - the reader (one goroutine) decompresses each input and splits it
 //     into records; JSONL records (files and standard input) are not
-//     parsed there but copied whole into the batch (Options.RawOnly);
-//     what the readers report (a record too large, a damaged stream, a
-//     file that fails) travels as an event item in its place in the
-//     batch;
-//   - the workers parse the JSONL records (corpus.ParseJSONLShared: the
-//     text points into the batch, no copy), normalise and sketch them;
+//     parsed there but copied whole into the batch (Options.RawOnly), and
+//     a JSONL file's lines are not even split there: the reader copies
+//     whole blocks of lines into a batch (corpus.JSONL.Lines), and the
+//     worker splits them (corpus.SplitLines); what the readers report (a
+//     record too large, a damaged stream, a file that fails) travels as an
+//     event item in its place in the batch;
+//   - the workers split the blocks, learn the position of their first
+//     record from the batch before (seqChain: a record's Doc.Index), parse
+//     the JSONL records (corpus.ParseJSONLShared: the text points into
+//     the batch, no copy), normalise and sketch them;
 //   - the collector (one goroutine) takes the batches in input order and
 //     applies everything in that order: bad records (skipped or fatal),
 //     events, ids, counts, checkpoints, the finder.
@@ -33,16 +37,27 @@ import (
 // would have produced them, whatever the number of workers.
 
 // batchSize items travel together between the stages, or fewer when
-// their records reach batchBytes.
+// their records reach batchBytes; a block of lines is at most blockBytes
+// (or one line).
 const (
 	batchSize  = 256
 	batchBytes = 1 << 20
+	blockBytes = 256 << 10
 )
 
 type batch struct {
-	seq      int
-	docs     []rawDoc
-	buf      []byte // the records of docs that keep theirs (rawDoc.lo, hi)
+	seq  int
+	docs []rawDoc
+	buf  []byte // the records of docs that keep theirs (rawDoc.lo, hi)
+	nrec int    // records among docs (Doc.Index: rawDoc.seq counts from the batch's first)
+	// A block of whole lines of a JSONL file, in buf, for the worker to
+	// split into docs: the number and offset of its first line, and the
+	// file's position (rawDoc.file) and whether it is old.
+	lines    bool
+	line     int64
+	offset   int64
+	file     int
+	old      bool
 	sketches []DocSketch
 	hits     []*indexHit // with AgainstIndexes: docs[k]'s duplicate, or nil
 	// The kept documents' copy (keptCopy.pack): the new records;
@@ -70,7 +85,7 @@ type rawDoc struct {
 	size     int // length of the record as read
 	file     int // position of its file in Against, then Files
 	lo, hi   int // the record in batch.buf, when parse or a key field is needed
-	seq      int // position among the records read (Doc.Index)
+	seq      int // position among the records read (Doc.Index); in its batch until the worker adds the batch's first
 	record   int64
 	offset   int64
 	sketch   DocSketch // when pre
@@ -91,6 +106,8 @@ func (r *run) eachDoc(ctx context.Context, sketchers []DocSketcher, consume func
 	jobs := make(chan *batch, workers*2)
 	done := make(chan *batch, workers*2)
 	free := sync.Pool{New: func() any { return &batch{} }}
+	chain := newSeqChain(gctx)
+	defer chain.stop()
 	g.Go(func() error {
 		defer close(jobs)
 		return r.readStage(gctx, jobs, &free)
@@ -104,7 +121,7 @@ func (r *run) eachDoc(ctx context.Context, sketchers []DocSketcher, consume func
 		}
 		g.Go(func() error {
 			defer wg.Done()
-			return r.workStage(gctx, sk, checkers, jobs, done)
+			return r.workStage(gctx, sk, checkers, chain, jobs, done)
 		})
 	}
 	go func() { wg.Wait(); close(done) }()
@@ -123,8 +140,8 @@ func (r *run) readStage(ctx context.Context, jobs chan<- *batch, free *sync.Pool
 	span := startSerial()
 	defer func() { r.serial.add("read", span.stop()) }()
 	b := free.Get().(*batch)
-	b.docs, b.buf, b.seq = b.docs[:0], b.buf[:0], 0
-	seq, records := 0, 0
+	b.reset(0)
+	seq := 0
 	send := func() error {
 		select {
 		case jobs <- b:
@@ -133,7 +150,7 @@ func (r *run) readStage(ctx context.Context, jobs chan<- *batch, free *sync.Pool
 		}
 		seq++
 		b = free.Get().(*batch)
-		b.docs, b.buf, b.seq = b.docs[:0], b.buf[:0], seq
+		b.reset(seq)
 		return nil
 	}
 	push := func(rd rawDoc) error {
@@ -145,8 +162,8 @@ func (r *run) readStage(ctx context.Context, jobs chan<- *batch, free *sync.Pool
 	}
 	old, file, split := false, 0, false
 	add := func(d *corpus.Document) error {
-		rd := rawDoc{old: old, file: file, size: len(d.Raw), seq: records, record: d.Record, offset: d.Offset}
-		records++
+		rd := rawDoc{old: old, file: file, size: len(d.Raw), seq: b.nrec, record: d.Record, offset: d.Offset}
+		b.nrec++
 		// With RawOnly, only a JSONL record comes without an id.
 		if rd.parse = split && d.ID == ""; !rd.parse {
 			rd.id, rd.text, rd.n = d.ID, d.Text, len(d.Text)
@@ -165,12 +182,28 @@ func (r *run) readStage(ctx context.Context, jobs chan<- *batch, free *sync.Pool
 			return push(rawDoc{kind: itemSkip, old: old, file: file, offset: e.Offset, ev: e})
 		}
 	}
+	// A block of lines goes in a batch of its own, after the documents
+	// before it.
+	lines := func(jl *corpus.JSONL) (bool, error) {
+		if len(b.docs) > 0 {
+			if err := send(); err != nil {
+				return false, err
+			}
+		}
+		var ok bool
+		b.buf, b.line, b.offset, ok = jl.Lines(b.buf[:0], blockBytes)
+		if !ok {
+			return false, nil
+		}
+		b.lines, b.file, b.old = true, file, old
+		return true, send()
+	}
 	for k, name := range r.sequence {
 		old, file = k < len(r.in.Against), k
 		if r.ckpt != nil && name != "-" {
 			tr, err := readCheckpoint(ckptPath(r.ckpt.dir, k), r.ckpt.codec, func(id string, n int, sk DocSketch) error {
-				records++
-				return push(rawDoc{id: id, n: n, old: old, file: k, pre: true, sketch: sk, seq: records - 1})
+				b.nrec++
+				return push(rawDoc{id: id, n: n, old: old, file: k, pre: true, sketch: sk, seq: b.nrec - 1})
 			})
 			switch {
 			case err == nil:
@@ -190,7 +223,7 @@ func (r *run) readStage(ctx context.Context, jobs chan<- *batch, free *sync.Pool
 		split = !isSource
 		o := opts
 		o.RawOnly = split
-		if err := r.readFile(ctx, name, o, add); err != nil {
+		if err := r.readFile(ctx, name, o, add, lines); err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
@@ -207,12 +240,89 @@ func (r *run) readStage(ctx context.Context, jobs chan<- *batch, free *sync.Pool
 	return nil
 }
 
+// reset empties b for its use as batch seq.
+func (b *batch) reset(seq int) {
+	b.docs, b.buf, b.seq, b.nrec, b.lines = b.docs[:0], b.buf[:0], seq, 0, false
+}
+
+// split makes the documents of b's block of lines (corpus.SplitLines): a
+// line too long is a bad record, as the reader reports it (the collector
+// looks ahead for damage, as the reader would), and not counted.
+func (r *run) split(b *batch) {
+	corpus.SplitLines(b.buf, r.sequence[b.file], b.line, b.offset, r.in.Options, func(lo, hi int, line, offset int64, bad *corpus.RecordError) error {
+		rd := rawDoc{old: b.old, file: b.file, record: line, offset: offset, bad: bad}
+		if bad == nil {
+			rd.parse, rd.size, rd.seq, rd.lo, rd.hi = true, hi-lo, b.nrec, lo, hi
+			b.nrec++
+		}
+		b.docs = append(b.docs, rd)
+		return nil
+	})
+}
+
+// seqChain gives each batch, in order, the number of records before it,
+// which the workers learn only once they have split the blocks: the
+// worker of a batch waits for the batch before it (to be split, not
+// sketched).
+type seqChain struct {
+	mu      sync.Mutex
+	cond    sync.Cond
+	next    int // the batch whose first record is known next
+	records int // the records before it
+	stopped bool
+	cancel  func() bool
+}
+
+func newSeqChain(ctx context.Context) *seqChain {
+	c := &seqChain{}
+	c.cond.L = &c.mu
+	c.cancel = context.AfterFunc(ctx, c.stop)
+	return c
+}
+
+// take waits for batch seq's turn and returns the records before it; n
+// are its own. ok is false once the chain is stopped.
+func (c *seqChain) take(seq, n int) (first int, ok bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for c.next != seq && !c.stopped {
+		c.cond.Wait()
+	}
+	if c.stopped {
+		return 0, false
+	}
+	first = c.records
+	c.records += n
+	c.next++
+	c.cond.Broadcast()
+	return first, true
+}
+
+// stop ends the waits (the pass ends or fails).
+func (c *seqChain) stop() {
+	c.cancel()
+	c.mu.Lock()
+	c.stopped = true
+	c.cond.Broadcast()
+	c.mu.Unlock()
+}
+
 // workStage parses, normalises and sketches the documents of the batches.
 // A document's failure is kept in it for the collector, which reports it
 // in input order.
-func (r *run) workStage(ctx context.Context, sk DocSketcher, checkers []func(string) (string, float64, bool, error), jobs <-chan *batch, done chan<- *batch) error {
+func (r *run) workStage(ctx context.Context, sk DocSketcher, checkers []func(string) (string, float64, bool, error), chain *seqChain, jobs <-chan *batch, done chan<- *batch) error {
 	var buf []byte
 	for b := range jobs {
+		if b.lines {
+			r.split(b)
+		}
+		first, ok := chain.take(b.seq, b.nrec)
+		if !ok {
+			return ctx.Err()
+		}
+		for k := range b.docs {
+			b.docs[k].seq += first
+		}
 		b.sketches = slices.Grow(b.sketches[:0], len(b.docs))[:len(b.docs)]
 		b.hits = b.hits[:0]
 		if checkers != nil {
