@@ -760,7 +760,8 @@ func (r *run) pass1(ctx context.Context) error {
 			// The spanning pairs come at Flush, on one goroutine: their
 			// lines are made on the workers, a few chunks at a time.
 			r.pairsLater = r.pairsBuf != nil
-			r.pairsHold = 4 * pairChunk * r.cfg.workers()
+			r.pairsHold = 2 * pairChunk * min(r.cfg.workers(), 8) // 2.6-10.5 MB of pairs
+			r.reported = make([]Pair, 0, r.pairsHold)
 		}
 		finder = sf
 	} else if r.useComponents() {
