@@ -276,7 +276,7 @@ type seqChain struct {
 func newSeqChain(ctx context.Context) *seqChain {
 	c := &seqChain{}
 	c.cond.L = &c.mu
-	c.cancel = context.AfterFunc(ctx, c.stop)
+	c.cancel = context.AfterFunc(ctx, c.halt) // halt, not stop: it may run before c.cancel is set
 	return c
 }
 
@@ -301,6 +301,11 @@ func (c *seqChain) take(seq, n int) (first int, ok bool) {
 // stop ends the waits (the pass ends or fails).
 func (c *seqChain) stop() {
 	c.cancel()
+	c.halt()
+}
+
+// halt ends the waits; the context's cancellation calls it.
+func (c *seqChain) halt() {
 	c.mu.Lock()
 	c.stopped = true
 	c.cond.Broadcast()
