@@ -45,6 +45,32 @@ func fillIndex(t *testing.T, s *Store, prefix string, maxBatches int) []string {
 	return nil
 }
 
+// settle waits, at most 10 s, until the index has no flush or compaction
+// in progress and no obsolete table left to delete, and the free space of
+// dir has not moved for 100 ms: under load (the race detector, CI) a
+// compaction could otherwise free space after the test filled the disk
+// (TestDiskFull once saw an Add accepted after Health refused).
+func settle(t *testing.T, s *Store, dir string) {
+	t.Helper()
+	var last int64 = -1
+	stable := 0
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		m := s.db.Metrics()
+		free, err := smallfs.Free(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Compact.NumInProgress > 0 || m.Flush.NumInProgress > 0 || m.Table.ObsoleteCount > 0 || free != last {
+			last, stable = free, 0
+			continue
+		}
+		if stable++; stable == 2 {
+			return
+		}
+	}
+	t.Logf("the index did not settle in 10 s; going on")
+}
+
 // TestDiskFull fills a small tmpfs with the index, then with another
 // file: writes are refused with ErrDiskFull before anything is written,
 // queries go on, writes are accepted again once space is freed, and every
@@ -65,8 +91,10 @@ func TestDiskFull(t *testing.T) {
 	if len(acked) == 0 {
 		t.Fatal("nothing was added before the disk was full")
 	}
-	// Pebble deletes obsolete files in the background, freeing space a
-	// small write could then take: keep the disk below the reserve.
+	// Pebble compacts and deletes obsolete files in the background,
+	// freeing space a small write could then take: let it settle, then
+	// keep the disk below the reserve.
+	settle(t, s, mnt)
 	filler := filepath.Join(mnt, "filler")
 	smallfs.Fill(t, filler, 512<<10)
 	if err := s.Health(); !errors.Is(err, ErrDiskFull) {
@@ -102,6 +130,7 @@ func TestDiskFull(t *testing.T) {
 	acked = append(acked, "late")
 
 	// Another process fills the disk to the last byte.
+	settle(t, s, mnt)
 	smallfs.Fill(t, ballast, 0)
 	if err := s.Add("later", sk.Sketch("a later document")); !errors.Is(err, ErrDiskFull) {
 		t.Errorf("Add on a disk filled by another file = %v, want ErrDiskFull", err)
