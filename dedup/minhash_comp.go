@@ -728,11 +728,7 @@ func (a *asyncWriter) writeHeld(p []byte, blk *hashBlock) error {
 		a.runN++
 		return nil
 	}
-	a.sendRun()
-	if len(a.buf) > 0 { // written first
-		a.sendBuf()
-	}
-	a.run, a.runBlk, a.runN = p, blk, 1
+	a.startRun(p, blk)
 	return nil
 }
 
@@ -749,12 +745,18 @@ func (a *asyncWriter) writeAdjacent(p []byte) error {
 		a.runN++
 		return nil
 	}
+	a.startRun(p, nil)
+	return nil
+}
+
+// startRun sends the pending range and what is buffered, in that order,
+// and begins a new range with p (held by blk, or nil).
+func (a *asyncWriter) startRun(p []byte, blk *hashBlock) {
 	a.sendRun()
 	if len(a.buf) > 0 { // written first
 		a.sendBuf()
 	}
-	a.run, a.runBlk, a.runN = p, nil, 1
-	return nil
+	a.run, a.runBlk, a.runN = p, blk, 1
 }
 
 // hand passes p itself to the writing goroutine, after what is buffered,
