@@ -727,6 +727,17 @@ func (s *Store) candidates(sc *scratch, sk *sketch.Sketch, lo, hi uint64) {
 		return
 	}
 	sc.keys = s.appendKeys(sc.keys[:0], sk)
+	s.lookup(sc, lo, hi)
+}
+
+// lookup sets sc.seqs to the sequence numbers in [lo, hi) of the
+// documents that share a key of sc.keys, each once, in increasing order
+// (candidates).
+func (s *Store) lookup(sc *scratch, lo, hi uint64) {
+	sc.seqs = sc.seqs[:0]
+	if len(sc.keys) == 0 {
+		return
+	}
 	s.postMu.RLock()
 	// Load every table's home slot first: the loads are independent, so
 	// their cache misses overlap, and the lookups then find them cached.
@@ -881,204 +892,6 @@ func (s *Store) CheckAndAddBatch(docs []Doc, limit int) ([]Result, error) {
 	return s.write(docs, true, limit)
 }
 
-type pendingKey struct {
-	table int
-	key   uint64
-}
-
-// write adds docs, after checking each for duplicates when check is set.
-//
-// The check runs in two steps. First, without the writer lock and in
-// parallel with other operations, against the documents applied to the
-// in-memory postings before it started (sequence numbers below snap).
-// Then, under the writer lock, against those applied since (sequence
-// numbers from snap on) and the documents of the batch itself. A writer
-// applies its documents to the postings before it releases the lock, so
-// the second step sees every document added before it: two near-identical
-// documents are never both added. A write whose documents are all
-// duplicates after the first step changes nothing and takes no lock.
-func (s *Store) write(docs []Doc, check bool, limit int) ([]Result, error) {
-	if s.ronly {
-		return nil, s.readOnlyErr()
-	}
-	results := make([]Result, len(docs))
-	for i := range docs {
-		if err := checkID(docs[i].ID); err != nil {
-			results[i].Err = err
-		} else if err := s.checkSketch(&docs[i].Sketch); err != nil {
-			results[i].Err = err
-		}
-	}
-	sc, err := s.acquire()
-	if err != nil {
-		return nil, err
-	}
-	defer s.release(sc)
-
-	var snap uint64
-	if check {
-		snap = s.applied.Load()
-		if err := s.queryBefore(sc, docs, results, snap); err != nil {
-			return nil, err
-		}
-		done := true
-		for i := range results {
-			done = done && (results[i].Err != nil || len(results[i].Matches) > 0)
-		}
-		if done {
-			for i := range results {
-				if ms := results[i].Matches; limit > 0 && len(ms) > limit {
-					results[i].Matches = ms[:limit]
-				}
-			}
-			return results, nil
-		}
-	}
-
-	s.mu.Lock()
-	locked := true
-	unlock := func() {
-		if locked {
-			locked = false
-			s.mu.Unlock()
-		}
-	}
-	defer unlock()
-
-	b := s.db.NewBatch()
-	defer b.Close()
-	ctr := s.ctr
-	// Documents of this batch already added: by id, and by key.
-	var pendingIDs map[string]int
-	var pending map[pendingKey][]int
-	if len(docs) > 1 {
-		pendingIDs = make(map[string]int, len(docs))
-		pending = make(map[pendingKey][]int)
-	}
-	// The sequence numbers, id hashes and keys (of the documents with
-	// shingles) of the documents to apply to the in-memory tables.
-	var addedSeqs, addedIDs, addedKeys []uint64
-	recent := s.applied.Load() > snap
-	for i := range docs {
-		d := &docs[i]
-		r := &results[i]
-		if r.Err != nil {
-			continue
-		}
-		if check {
-			if recent {
-				s.candidates(sc, &d.Sketch, snap, math.MaxUint64)
-				if r.Matches, err = s.matches(r.Matches, sc, &d.Sketch, false, 0); err != nil {
-					return nil, err
-				}
-			} else if !d.Sketch.Empty {
-				sc.keys = s.appendKeys(sc.keys[:0], &d.Sketch)
-			}
-			r.Matches = s.pendingMatches(r.Matches, docs, pending, sc, &d.Sketch)
-			if len(r.Matches) > 0 {
-				sortMatches(r.Matches)
-				if limit > 0 && len(r.Matches) > limit {
-					r.Matches = r.Matches[:limit]
-				}
-				continue
-			}
-		}
-		if _, dup := pendingIDs[d.ID]; dup {
-			r.Err = fmt.Errorf("%w: %q", ErrDuplicateID, d.ID)
-			continue
-		}
-		if ok, err := s.hasID(sc, d.ID); err != nil {
-			return nil, err
-		} else if ok {
-			r.Err = fmt.Errorf("%w: %q", ErrDuplicateID, d.ID)
-			continue
-		}
-		sc.key = idKey(sc.key[:0], d.ID)
-		if ctr.next > maxSeq {
-			r.Err = fmt.Errorf("%w: %q", ErrFull, d.ID)
-			continue
-		}
-		seq := ctr.next
-		ctr.next++
-		ctr.docs++
-		addedSeqs = append(addedSeqs, seq)
-		addedIDs = append(addedIDs, idHash(d.ID))
-		sc.val = binaryBE(sc.val[:0], seq)
-		b.Set(sc.key, sc.val, nil)
-		sc.key = recordKey(sc.key[:0], seq)
-		sc.val = s.appendRecord(sc.val[:0], d.ID, &d.Sketch)
-		b.Set(sc.key, sc.val, nil)
-		if !d.Sketch.Empty {
-			sc.keys = s.appendKeys(sc.keys[:0], &d.Sketch)
-			addedKeys = append(addedKeys, sc.keys...)
-			if pending != nil {
-				for t, k := range sc.keys {
-					pk := pendingKey{t, k}
-					pending[pk] = append(pending[pk], i)
-				}
-			}
-		}
-		if pendingIDs != nil {
-			pendingIDs[d.ID] = i
-		}
-		r.Added = true
-	}
-	if b.Empty() {
-		return results, nil
-	}
-	b.Set(keyCounters, ctr.append(nil), nil)
-	// The batch is visible to readers once applied; the postings follow,
-	// before the lock is released.
-	if err := s.commit(b); err != nil {
-		return nil, err
-	}
-	s.insertPostings(docs, results, addedSeqs, addedIDs, addedKeys)
-	s.ctr = ctr
-	s.docs.Store(int64(ctr.docs))
-	s.applied.Store(ctr.next)
-	unlock()
-	if s.wopts.Sync {
-		// Acknowledge only once the write-ahead log is on disk. Later
-		// batches are ordered after this one in the log, so their sync
-		// implies its sync.
-		if err := s.syncWait(b); err != nil {
-			return nil, err
-		}
-	}
-	return results, nil
-}
-
-// insertPostings adds to the in-memory tables the documents added by a
-// write: seqs and idHashes, one per added document, and keys, tables keys
-// for each added document that is not empty. The caller holds s.mu.
-func (s *Store) insertPostings(docs []Doc, results []Result, seqs, idHashes, keys []uint64) {
-	s.postMu.Lock()
-	defer s.postMu.Unlock()
-	for i, seq := range seqs {
-		s.ids.insert(idHashes[i], seq)
-	}
-	if len(keys) == 0 {
-		return
-	}
-	// The non-empty added documents, in order, are the ones with keys.
-	var withKeys []uint64
-	j := 0
-	for i := range docs {
-		if results[i].Added {
-			if !docs[i].Sketch.Empty {
-				withKeys = append(withKeys, seqs[j])
-			}
-			j++
-		}
-	}
-	for t := range s.post {
-		p := &s.post[t]
-		for i, seq := range withKeys {
-			p.insert(keys[i*s.tables+t], seq)
-		}
-	}
-}
-
 // idHash is the key of an id in s.ids (in memory only, never stored).
 func idHash(id string) uint64 { return xxh3.HashString(id) }
 
@@ -1151,32 +964,6 @@ func (s *Store) queryBefore(sc *scratch, docs []Doc, results []Result, snap uint
 
 func binaryBE(dst []byte, v uint64) []byte {
 	return append(dst, byte(v>>56), byte(v>>48), byte(v>>40), byte(v>>32), byte(v>>24), byte(v>>16), byte(v>>8), byte(v))
-}
-
-// pendingMatches adds the duplicates of sk among the documents of the
-// batch added before it.
-func (s *Store) pendingMatches(dst []Match, docs []Doc, pending map[pendingKey][]int, sc *scratch, sk *sketch.Sketch) []Match {
-	if len(pending) == 0 || sk.Empty {
-		return dst
-	}
-	var seen map[int]bool
-	for t, k := range sc.keys {
-		for _, j := range pending[pendingKey{t, k}] {
-			if seen[j] {
-				continue
-			}
-			if seen == nil {
-				seen = map[int]bool{}
-			}
-			seen[j] = true
-			// Decided as a stored record of it would be (keyer.verify).
-			// sc.rec aliases the document's memory only here.
-			sc.rec = batchRecord(&docs[j], s.sets.Load())
-			dst, _ = s.verify(dst, sc, sk, false)
-			sc.rec = record{}
-		}
-	}
-	return dst
 }
 
 // readOnlyErr is the error of a write to a read-only index: the disk-full
