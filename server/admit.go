@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"sync/atomic"
 	"time"
@@ -70,9 +71,10 @@ func newAdmission(maxConc, maxBytes int64, wait time.Duration) *admission {
 
 // admitBytes reserves room for r's body, at most maxBody bytes (its
 // Content-Length, or maxBody when the length is not declared), before a
-// byte of it is read; it returns the release function, or an error to
-// answer (503) when there is no room within the queue wait.
-func (a *admission) admitBytes(ctx context.Context, r *http.Request, maxBody int64) (func(), error) {
+// byte of it is read; it returns the request's charge, to release when
+// the request is served, or an error to answer (503) when there is no
+// room within the queue wait.
+func (a *admission) admitBytes(ctx context.Context, r *http.Request, maxBody int64) (*charge, error) {
 	n := r.ContentLength
 	if n < 0 || n > maxBody {
 		n = maxBody // unknown length: room for the largest body
@@ -86,12 +88,51 @@ func (a *admission) admitBytes(ctx context.Context, r *http.Request, maxBody int
 		}
 	}
 	a.inflightBytes.Add(n)
-	return func() {
-		a.inflightBytes.Add(-n)
-		if n > 0 {
-			a.bytes.Release(n)
+	return &charge{a: a, n: n}, nil
+}
+
+// A charge is the room a request holds within MaxInflightBytes: its body,
+// or more for a batch write whose encoded records outgrow it (growTo). A
+// request holds at most about twice its charge: its body and the texts
+// decoded from it, then the texts not yet sketched and the records made
+// from those sketched.
+type charge struct {
+	a *admission
+	n int64
+}
+
+// growTo makes the charge at least n bytes, waiting up to the queue
+// wait for the room; an error to answer (503 with Retry-After, or 413 when
+// n is more than the limit itself) when there is none. The request's work
+// so far is lost then, but nothing has been written.
+func (c *charge) growTo(ctx context.Context, n int64) error {
+	more := n - c.n
+	if more <= 0 {
+		return nil
+	}
+	if n > c.a.maxBytes {
+		return errorf(http.StatusRequestEntityTooLarge, "the batch's documents take more than %d bytes in the index's encoding, more than requests in flight may hold; send fewer documents a request", c.a.maxBytes)
+	}
+	if !c.a.bytes.TryAcquire(more) {
+		ctx, cancel := context.WithTimeout(ctx, c.a.wait)
+		defer cancel()
+		if err := c.a.bytes.Acquire(ctx, more); err != nil {
+			c.a.rejectedMem.Add(1)
+			return &httpError{code: http.StatusServiceUnavailable, retryAfter: retryAfterBusy,
+				msg: fmt.Sprintf("server busy: the requests in flight would hold more than %d bytes; nothing was changed; retry later", c.a.maxBytes)}
 		}
-	}, nil
+	}
+	c.a.inflightBytes.Add(more)
+	c.n = n
+	return nil
+}
+
+// release gives the charge's room back.
+func (c *charge) release() {
+	c.a.inflightBytes.Add(-c.n)
+	if c.n > 0 {
+		c.a.bytes.Release(c.n)
+	}
 }
 
 // admitSlot takes one of the MaxConcurrent slots for a request whose body

@@ -3,6 +3,7 @@ package server
 import (
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/neardup/neardup/shingle"
 	"github.com/neardup/neardup/sketch"
 	"github.com/neardup/neardup/store"
 )
@@ -208,5 +210,88 @@ func TestSlowClients(t *testing.T) {
 	wg.Wait()
 	if ok < n*95/100 {
 		t.Errorf("%d of %d normal requests served beside %d slow senders (MaxConcurrent %d), want at least 95%%", ok, n, 2*slots, slots)
+	}
+}
+
+// TestWriteCharge checks that a batch write is charged its encoded
+// records once they outgrow its body: on an index of character
+// 5-shingles the records of random ASCII texts take about 7 times the
+// body. With room, the write succeeds; without room while another
+// request holds some, 503 with Retry-After; with a limit below what the
+// records take, 413; in both cases nothing is written, and the room comes
+// back.
+func TestWriteCharge(t *testing.T) {
+	sp := sketch.Default(sketch.MinHash)
+	sp.Shingle.Unit = shingle.Char
+	r := rand.New(rand.NewPCG(1, 2))
+	var sb strings.Builder
+	sb.WriteString(`{"documents":[`)
+	for i := range 40 {
+		if i > 0 {
+			sb.WriteByte(',')
+		}
+		text := make([]byte, 2000)
+		for j := range text {
+			text[j] = byte('a' + r.IntN(26))
+		}
+		fmt.Fprintf(&sb, `{"id":"c%d","text":"%s"}`, i, text)
+	}
+	sb.WriteString(`]}`)
+	body := sb.String()
+	for _, tc := range []struct {
+		name     string
+		inflight int64
+		held     int64 // bytes held by a body that does not arrive
+		code     int
+	}{
+		{"room", 700 << 10, 0, 200},
+		{"busy", 700 << 10, 190 << 10, 503},
+		{"over the limit", 400 << 10, 0, 413},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st, err := store.Create(t.TempDir(), sp, store.Options{NoSync: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			srv, err := New(st, Config{MaxBodyBytes: 200 << 10, MaxInflightBytes: tc.inflight, QueueWait: 50 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ts := httptest.NewServer(srv.Handler())
+			defer ts.Close()
+			var wg sync.WaitGroup
+			if tc.held > 0 {
+				pr, pw := io.Pipe()
+				req, _ := http.NewRequest("POST", ts.URL+"/v1/check", pr)
+				req.ContentLength = tc.held
+				wg.Go(func() {
+					if resp, err := ts.Client().Do(req); err == nil {
+						resp.Body.Close()
+					}
+				})
+				defer func() { pw.Close(); wg.Wait() }()
+				for deadline := time.Now().Add(5 * time.Second); srv.adm.inflightBytes.Load() < tc.held; time.Sleep(5 * time.Millisecond) {
+					if time.Now().After(deadline) {
+						t.Fatal("the held body was not admitted")
+					}
+				}
+			}
+			resp, err := ts.Client().Post(ts.URL+"/v1/batch/check-and-add", "application/json", strings.NewReader(body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			msg, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != tc.code || tc.code == 503 && resp.Header.Get("Retry-After") == "" {
+				t.Fatalf("batch/check-and-add of %d bytes: %d %s (Retry-After %q), want %d", len(body), resp.StatusCode, msg, resp.Header.Get("Retry-After"), tc.code)
+			}
+			if want := map[bool]int64{true: 40, false: 0}[tc.code == 200]; st.Len() != want {
+				t.Errorf("%d documents in the index, want %d", st.Len(), want)
+			}
+			if n := srv.adm.inflightBytes.Load(); n != tc.held {
+				t.Errorf("%d bytes in flight after the write, want %d", n, tc.held)
+			}
+		})
 	}
 }

@@ -119,6 +119,10 @@ type Server struct {
 // *heldBody, which readBody empties as it takes the buffer.
 type bodyKey struct{}
 
+// chargeKey is the context key of a request's admission charge, a
+// *charge (admit.go).
+type chargeKey struct{}
+
 // heldBody passes a body read by wrap to the handler's readBody. The
 // request's context lives as long as the request: if it referred to the
 // buffer itself, a body would stay in memory while its documents were
@@ -221,16 +225,18 @@ func (s *Server) route(pattern, name string, h func(http.ResponseWriter, *http.R
 	s.mux.HandleFunc(pattern, s.wrap(name, h))
 }
 
-// httpError is an error with a status code.
+// httpError is an error with a status code, and the Retry-After of its
+// answer when not empty.
 type httpError struct {
-	code int
-	msg  string
+	code       int
+	msg        string
+	retryAfter string
 }
 
 func (e *httpError) Error() string { return e.msg }
 
 func errorf(code int, format string, args ...any) error {
-	return &httpError{code, fmt.Sprintf(format, args...)}
+	return &httpError{code: code, msg: fmt.Sprintf(format, args...)}
 }
 
 type statusWriter struct {
@@ -287,13 +293,14 @@ func (s *Server) wrap(name string, h func(http.ResponseWriter, *http.Request) er
 		if name != "healthz" && name != "metrics" {
 			// Room for the body first, then the body, then a slot: a
 			// slow sender holds no slot (admit.go).
-			release, err := s.adm.admitBytes(ctx, r, s.cfg.MaxBodyBytes)
+			ch, err := s.adm.admitBytes(ctx, r, s.cfg.MaxBodyBytes)
 			if err != nil {
 				sw.Header().Set("Retry-After", retryAfterBusy)
 				s.writeError(sw, r, err)
 				return
 			}
-			defer release()
+			defer ch.release()
+			ctx = context.WithValue(ctx, chargeKey{}, ch)
 			if r.Method == http.MethodPost {
 				buf, err := readBody(r)
 				if err != nil {
@@ -342,6 +349,9 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	switch {
 	case errors.As(err, &he):
 		code, msg = he.code, he.msg
+		if he.retryAfter != "" {
+			w.Header().Set("Retry-After", he.retryAfter)
+		}
 	case errors.As(err, &mb):
 		code, msg = http.StatusRequestEntityTooLarge, fmt.Sprintf("request body over %d bytes", mb.Limit)
 	case errors.Is(err, context.DeadlineExceeded):
@@ -780,35 +790,25 @@ func (s *Server) batchCheckAndAdd(w http.ResponseWriter, r *http.Request) error 
 	return s.batchWrite(w, r, true)
 }
 
+// chunkedWriter is an index whose batch writes can be given their
+// documents a chunk at a time (store.Store.NewWrite).
+type chunkedWriter interface {
+	NewWrite(check bool, limit int) (*store.Write, error)
+}
+
 func (s *Server) batchWrite(w http.ResponseWriter, r *http.Request, check bool) error {
 	in, lim, err := s.readBatch(r, true)
 	if err != nil {
 		return err
 	}
-	// The write needs every sketch at once; sketched a chunk at a time,
-	// the texts are let go as the sets grow (sketchChunkBytes).
-	docs := make([]store.Doc, len(in))
-	for lo := 0; lo < len(in); {
-		hi := sketchChunk(in, lo)
-		s.sketchInto(docs[lo:hi], in[lo:hi])
-		lo = hi
-	}
-	if err := r.Context().Err(); err != nil {
-		return err
-	}
-	var rs []store.Result
-	if check {
-		rs, err = s.st.CheckAndAddBatch(docs, lim)
-	} else {
-		rs, err = s.st.AddBatch(docs)
-	}
+	rs, err := s.writeChunks(r.Context(), in, check, lim)
 	if err != nil {
 		return err
 	}
-	out := make([]AddResult, len(docs))
+	out := make([]AddResult, len(in))
 	var added, dups uint64
 	for i, res := range rs {
-		out[i] = AddResult{ID: docs[i].ID, Added: res.Added, Duplicate: len(res.Matches) > 0, Matches: nonNil(res.Matches)}
+		out[i] = AddResult{ID: *in[i].ID, Added: res.Added, Duplicate: len(res.Matches) > 0, Matches: nonNil(res.Matches)}
 		if res.Err != nil {
 			out[i].Error = res.Err.Error()
 		}
@@ -820,12 +820,64 @@ func (s *Server) batchWrite(w http.ResponseWriter, r *http.Request, check bool) 
 		}
 	}
 	if check {
-		s.met.checked.Add(uint64(len(docs)))
+		s.met.checked.Add(uint64(len(in)))
 	}
 	s.met.added.Add(added)
 	s.met.duplicates.Add(dups)
 	writeJSON(w, http.StatusOK, map[string]any{"results": out})
 	return nil
+}
+
+// writeChunks writes the documents in in one atomic batch write (an add,
+// or a check-and-add when check is set) and returns their results. Each
+// chunk's texts are let go once sketched (sketchChunkBytes). An index
+// that takes a write a chunk at a time (the embedded store) is given each
+// chunk's sketches as they are made and keeps only their encoded records,
+// so the shingle sets of one chunk are held at a time; any other (Redis)
+// needs every sketch at once.
+func (s *Server) writeChunks(ctx context.Context, in []docIn, check bool, lim int) ([]store.Result, error) {
+	cw, ok := s.st.(chunkedWriter)
+	if !ok {
+		docs := make([]store.Doc, len(in))
+		for lo := 0; lo < len(in); {
+			hi := sketchChunk(in, lo)
+			s.sketchInto(docs[lo:hi], in[lo:hi])
+			lo = hi
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if check {
+			return s.st.CheckAndAddBatch(docs, lim)
+		}
+		return s.st.AddBatch(docs)
+	}
+	wr, err := cw.NewWrite(check, lim)
+	if err != nil {
+		return nil, err
+	}
+	for lo := 0; lo < len(in); {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		hi := sketchChunk(in, lo)
+		if err := wr.Add(s.sketch(in[lo:hi])); err != nil {
+			return nil, err
+		}
+		lo = hi
+		// The request is charged its records once they outgrow its
+		// body (admit.go).
+		if ch, ok := ctx.Value(chargeKey{}).(*charge); ok {
+			if err := ch.growTo(ctx, int64(wr.Held())); err != nil {
+				return nil, err
+			}
+		}
+	}
+	// Nothing is written before Commit: past the deadline, nothing is.
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return wr.Commit()
 }
 
 type removeRequest struct {
