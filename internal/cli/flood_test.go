@@ -176,9 +176,21 @@ func TestServeFloodWrite(t *testing.T) {
 	args := []string{"--max-inflight-bytes", strconv.FormatInt(inflight, 10), "--max-concurrent", "8"}
 	body, size := freshBodies(31 << 20)
 	f := serveFlood(t, createIndex(t), args, "batch/check-and-add", body, int64(size), inflight)
-	if live := 2*inflight + inflight/2; f.live > live {
-		t.Errorf("live heap %d MiB at a garbage collection, over the bound %d MiB (2.5 x %d MiB in flight)", f.live>>20, live>>20, inflight>>20)
+	// A batch write holds at its peak what a check does, about twice
+	// its body (the body and its texts; then the texts not yet sketched
+	// and the encoded records of those sketched, 0.8 times their texts
+	// here; then the write batch), so 2.5 x inflight for the requests in
+	// flight as in TestServeFlood. Beyond the requests, pebble keeps each
+	// committed write batch larger than half a memtable (each 25 MiB here)
+	// until it is flushed, two or three at a time under this flood (a
+	// heap profile: 50-75 MiB). So 3.5 x: the live heap was 102-184 MiB
+	// here (1.6-2.9 x), and 166-230 MiB when a write held every sketch
+	// and set until its write.
+	if live := 3*inflight + inflight/2; f.live > live {
+		t.Errorf("live heap %d MiB at a garbage collection, over the bound %d MiB (3.5 x %d MiB in flight)", f.live>>20, live>>20, inflight>>20)
 	}
+	// RSS grew by 208-367 MiB here (3.3-5.7 x inflight), and by 333-382
+	// MiB when a write held every sketch and set.
 	if rss := f.base + 6*inflight; f.peak > rss {
 		t.Errorf("peak RSS %d MiB over the bound %d MiB (%d MiB at start + 6 x %d MiB in flight)", f.peak>>20, rss>>20, f.base>>20, inflight>>20)
 	}
