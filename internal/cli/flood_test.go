@@ -189,10 +189,13 @@ func TestServeFloodWrite(t *testing.T) {
 	if live := 3*inflight + inflight/2; f.live > live {
 		t.Errorf("live heap %d MiB at a garbage collection, over the bound %d MiB (3.5 x %d MiB in flight)", f.live>>20, live>>20, inflight>>20)
 	}
+	// The garbage collector lets the heap grow to twice what was live,
+	// and pebble's memtables and block cache fill outside the Go heap:
 	// RSS grew by 208-367 MiB here (3.3-5.7 x inflight), and by 333-382
-	// MiB when a write held every sketch and set.
-	if rss := f.base + 6*inflight; f.peak > rss {
-		t.Errorf("peak RSS %d MiB over the bound %d MiB (%d MiB at start + 6 x %d MiB in flight)", f.peak>>20, rss>>20, f.base>>20, inflight>>20)
+	// MiB (5.2-6.0 x) when a write held every sketch and set. 7 x leaves
+	// room for a busy machine, where flushes lag.
+	if rss := f.base + 7*inflight; f.peak > rss {
+		t.Errorf("peak RSS %d MiB over the bound %d MiB (%d MiB at start + 7 x %d MiB in flight)", f.peak>>20, rss>>20, f.base>>20, inflight>>20)
 	}
 }
 
