@@ -23,11 +23,15 @@ import (
 // nothing. /healthz and
 // /metrics are never held back. A request holds about twice its body: the
 // body while its texts are decoded from it (the body is let go then), then
-// the texts and the sketches of one chunk of documents (sketchChunkBytes);
-// a batch write holds the sketches of all its documents, with their shingle
-// sets when the index keeps them, until they are written. So the limits
-// bound the memory of requests in flight (docs/reliability.md gives the
-// measured figures).
+// the texts and the sketches of one chunk of documents (sketchChunkBytes).
+// A batch write on the embedded store keeps the encoded records of the
+// chunks sketched (store.Write) until its one write: where they outgrow
+// the body (character shingles: about 7 times it), the request's charge
+// grows to them (charge.growTo), so a request holds at most about twice
+// its charge. On Redis a batch write holds the sketches of all its
+// documents, with their shingle sets, until its script; it is charged its
+// body. So the limits bound the memory of requests in flight
+// (docs/reliability.md gives the measured figures).
 
 // Defaults of the admission limits.
 const (
@@ -44,7 +48,7 @@ const (
 // request holds about twice its body, and the garbage collector lets the
 // heap grow to twice what is live, so the requests in flight take about
 // 1/16 of the memory (measured: the process grew by up to 5 times
-// MaxInflightBytes under a flood of batch checks, 6 of batch writes).
+// MaxInflightBytes under a flood of batch checks, 5.7 of batch writes).
 func DefaultInflightBytes(maxBody int64) int64 {
 	n := int64(MaxDefaultInflightBytes)
 	if ram := sysinfo.TotalRAM(); ram > 0 {

@@ -12,8 +12,10 @@
 // deadline passes before its write starts fails with 503 and changes
 // nothing; a write that has started completes and is reported. At most
 // Config.MaxConcurrent requests are served at once, with bodies of at most
-// Config.MaxInflightBytes in all; beyond, after a short wait, 503 with
-// Retry-After (see admit.go).
+// Config.MaxInflightBytes in all (a batch write is charged its encoded
+// records when they outgrow its body); beyond, after a short wait, 503
+// with Retry-After, or 413 for a batch write whose records alone would
+// pass the limit (see admit.go).
 //
 // # Errors
 //

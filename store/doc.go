@@ -57,7 +57,9 @@
 //
 // Add, Query (duplicates best first), CheckAndAdd (query, then add when no
 // duplicate was found, atomically), their batch forms AddBatch and
-// CheckAndAddBatch, Remove, Get, Each, Stats, Upgrade and Compact; a
+// CheckAndAddBatch (and Write, the same batch write given its documents a
+// chunk at a time, so that their sketches need not be held all at once),
+// Remove, Get, Each, Stats, Upgrade and Compact; a
 // Pipeline sketches batches of texts in parallel and queries or adds them
 // (the add and query pipeline of the index commands and the Python
 // binding). A query costs one in-memory lookup per band or table (no disk
