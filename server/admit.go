@@ -27,8 +27,8 @@ import (
 // A batch write on the embedded store keeps the encoded records of the
 // chunks sketched (store.Write) until its one write: where they outgrow
 // the body (character shingles: about 7 times it), the request's charge
-// grows to them (charge.growTo), so a request holds at most about twice
-// its charge. On Redis a batch write holds the sketches of all its
+// grows to them (charge.growTo, after each chunk: one chunk's records
+// late), so a request holds at most about twice its charge. On Redis a batch write holds the sketches of all its
 // documents, with their shingle sets, until its script; it is charged its
 // body. So the limits bound the memory of requests in flight
 // (docs/reliability.md gives the measured figures).

@@ -84,7 +84,7 @@ and exits 0.
 	fs.IntVar(&o.cacheMB, "cache-mb", store.DefaultCacheSize>>20, "block cache size in MiB: with the memtables it bounds the index's memory apart from its in-memory postings (about 210 bytes per MinHash document, see /v1/stats)")
 	minFreeFlag(fs, &o.minFreeMB, "writes get 507 (and /healthz says \"degraded\")")
 	fs.Int64Var(&o.maxBody, "max-body-bytes", server.DefaultMaxBodyBytes, "largest request body")
-	fs.Int64Var(&o.maxInflight, "max-inflight-bytes", 0, "most request body bytes served at once; beyond it, after a short wait, 503 with Retry-After (0: 1/64 of the machine's memory, at most 128 MiB, at least --max-body-bytes; a request holds about twice its body and the garbage collector doubles that, so the requests in flight then use about 1/16 of the memory)")
+	fs.Int64Var(&o.maxInflight, "max-inflight-bytes", 0, "most request body bytes served at once (a batch write counts its encoded documents where they outgrow its body); beyond it, after a short wait, 503 with Retry-After (0: 1/64 of the machine's memory, at most 128 MiB, at least --max-body-bytes; a request holds about twice its body and the garbage collector doubles that, so the requests in flight then use about 1/16 of the memory)")
 	fs.IntVar(&o.maxConcurrent, "max-concurrent", server.DefaultMaxConcurrent, "most requests served at once (apart from /healthz and /metrics); beyond it, after a short wait, 503 with Retry-After")
 	fs.IntVar(&o.maxDoc, "max-doc-bytes", server.DefaultMaxDocBytes, "largest document text")
 	fs.IntVar(&o.maxBatch, "max-batch", server.DefaultMaxBatch, "most documents or ids in one batch request")
