@@ -157,8 +157,9 @@ func isGCSStatus(err error, code int) bool {
 }
 
 // retryable tells whether a request that failed with err may succeed if
-// sent again: a network error, or an answer of 408, 429 or 5xx. A refused
-// token or an untrusted certificate will not.
+// sent again: a network error (an answer broken off included), or an
+// answer of 408, 429 or 5xx. A refused token, an untrusted certificate or
+// an answer that is not the JSON expected will not.
 func retryable(ctx context.Context, err error) bool {
 	if ctx.Err() != nil {
 		return false
@@ -169,10 +170,9 @@ func retryable(ctx context.Context, err error) bool {
 	}
 	var re *oauth2.RetrieveError
 	var ce *tls.CertificateVerificationError
-	if errors.As(err, &re) || errors.As(err, &ce) || errors.Is(err, context.Canceled) {
-		return false
-	}
-	return true
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	return !errors.As(err, &re) && !errors.As(err, &ce) && !errors.As(err, &se) && !errors.As(err, &te) && !errors.Is(err, context.Canceled)
 }
 
 // pause waits before try number try+1 (try counting from 1): 100 ms
@@ -191,20 +191,30 @@ func pause(ctx context.Context, try int) error {
 	}
 }
 
-// do sends a request of method to u with body (nil for none) and header,
-// and again after a failure that retryable allows, at most maxAttempts
-// times. It returns an answer of status 2xx or 308 with its body unread;
-// another status becomes a *gcsError.
-func (b *gcsBackend) do(ctx context.Context, method, u string, body []byte, header http.Header) (*http.Response, error) {
+// gcsRetry calls f, and again after a failure that retryable allows, at
+// most maxAttempts times.
+func gcsRetry(ctx context.Context, f func() error) error {
 	for try := 1; ; try++ {
-		resp, err := b.send(ctx, method, u, body, header)
+		err := f()
 		if err == nil || try == maxAttempts || !retryable(ctx, err) {
-			return resp, err
+			return err
 		}
 		if err := pause(ctx, try); err != nil {
-			return nil, err
+			return err
 		}
 	}
+}
+
+// do sends a request of method to u with body (nil for none) and header,
+// through gcsRetry. It returns an answer of status 2xx or 308 with its body
+// unread; another status becomes a *gcsError.
+func (b *gcsBackend) do(ctx context.Context, method, u string, body []byte, header http.Header) (*http.Response, error) {
+	var resp *http.Response
+	err := gcsRetry(ctx, func() (err error) {
+		resp, err = b.send(ctx, method, u, body, header)
+		return err
+	})
+	return resp, err
 }
 
 // send is one try of do.
@@ -290,15 +300,20 @@ func (b *gcsBackend) listPage(ctx context.Context, prefix, token string, limit i
 	}
 	u := b.endpoint + "/storage/v1/b/" + url.PathEscape(b.bucket) + "/o?" + q.Encode()
 	var page gcsPage
-	resp, err := b.do(ctx, http.MethodGet, u, nil, nil)
-	if err != nil {
-		return page, err
-	}
-	defer resp.Body.Close()
-	if err := json.NewDecoder(resp.Body).Decode(&page); err != nil {
-		return page, fmt.Errorf("reading a listing of gs://%s/%s: %w", b.bucket, prefix, err)
-	}
-	return page, nil
+	// A page broken off on the way is asked for again too.
+	err := gcsRetry(ctx, func() error {
+		resp, err := b.send(ctx, http.MethodGet, u, nil, nil)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		page = gcsPage{}
+		if err := json.NewDecoder(resp.Body).Decode(&page); err != nil {
+			return fmt.Errorf("reading a listing of gs://%s/%s: %w", b.bucket, prefix, err)
+		}
+		return nil
+	})
+	return page, err
 }
 
 type gcsPage struct {
@@ -493,7 +508,7 @@ func (r *gcsReader) Close() error { return r.body.Close() }
 // The object appears only when the last request is answered; a write
 // that fails, or a context cancelled before then, leave nothing.
 func (b *gcsBackend) put(ctx context.Context, name string, write func(io.Writer) error) error {
-	u := &gcsUpload{b: b, ctx: ctx, key: b.key(name), buf: make([]byte, 0, gcsChunkSize)}
+	u := &gcsUpload{b: b, ctx: ctx, key: b.key(name)}
 	werr := write(u)
 	if werr == nil && u.err == nil {
 		werr = u.finish()
@@ -514,7 +529,7 @@ type gcsUpload struct {
 	b       *gcsBackend
 	ctx     context.Context
 	key     string
-	buf     []byte // the bytes not yet sent, at most a chunk
+	buf     []byte // the bytes not yet sent, at most a chunk (grown as needed: most files are small)
 	session string // the resumable upload's URL, "" before the first chunk
 	off     int64  // bytes the server has
 	err     error  // the failure of storage, for every later Write
@@ -526,14 +541,19 @@ func (u *gcsUpload) Write(p []byte) (int, error) {
 	}
 	n := 0
 	for len(p) > 0 {
-		if len(u.buf) == cap(u.buf) {
+		if len(u.buf) == gcsChunkSize {
 			// A full chunk, and more to come: it is not the last.
 			if u.err = u.sendChunk(false); u.err != nil {
 				return n, u.err
 			}
 		}
-		k := copy(u.buf[len(u.buf):cap(u.buf)], p)
-		u.buf = u.buf[:len(u.buf)+k]
+		k := min(len(p), gcsChunkSize-len(u.buf))
+		if len(u.buf)+k > cap(u.buf) {
+			grown := make([]byte, len(u.buf), min(max(2*cap(u.buf), len(u.buf)+k, 64<<10), gcsChunkSize))
+			copy(grown, u.buf)
+			u.buf = grown
+		}
+		u.buf = append(u.buf, p[:k]...)
 		p = p[k:]
 		n += k
 	}
@@ -541,7 +561,8 @@ func (u *gcsUpload) Write(p []byte) (int, error) {
 }
 
 // finish sends what is left: the whole object in one request if no chunk
-// went before, else the last chunk.
+// went before (tried again after a failure that may pass: the object
+// appears whole either way), else the last chunk.
 func (u *gcsUpload) finish() error {
 	if err := u.ctx.Err(); err != nil {
 		return err

@@ -281,6 +281,16 @@ func (f *fakeGCS) chunk(w http.ResponseWriter, s *fakeSession, cr string, body [
 	w.WriteHeader(http.StatusPermanentRedirect)
 }
 
+// pattern returns n bytes that repeat only every 251 (made without a
+// loop over the bytes, which -race makes slow).
+func pattern(n int) []byte {
+	p := make([]byte, 251)
+	for i := range p {
+		p[i] = byte(i)
+	}
+	return bytes.Repeat(p, n/len(p)+1)[:n]
+}
+
 func openFake(t *testing.T) *objstore.Folder {
 	t.Helper()
 	return open(t, "gs://b/pre")
@@ -400,10 +410,7 @@ func TestGCSResumableUpload(t *testing.T) {
 	f := newFakeGCS(t)
 	d := openFake(t)
 	const chunk = 16 << 20
-	big := make([]byte, 40<<20+12345)
-	for i := range big {
-		big[i] = byte(i * 7 / 3)
-	}
+	big := pattern(40<<20 + 12345)
 	var seenEarly bool
 	failed := false
 	f.setHook(func(w http.ResponseWriter, r *http.Request) bool {
@@ -426,12 +433,11 @@ func TestGCSResumableUpload(t *testing.T) {
 	if err := d.PutBytes(context.Background(), "big", big); err != nil {
 		t.Fatal(err)
 	}
-	f.hookMu.Lock()
-	defer f.hookMu.Unlock()
+	f.setHook(nil)
 	if got, ok := f.object("pre/big"); !ok || !bytes.Equal(got, big) {
 		t.Errorf("the object is %d bytes (there: %v), want the %d written", len(got), ok, len(big))
 	}
-	if seenEarly {
+	if seenEarly { // read after setHook: the hook has returned
 		t.Errorf("the object appeared before the last chunk")
 	}
 	puts := f.requests("PUT /upload/session/")
@@ -450,6 +456,28 @@ func TestGCSResumableUpload(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("the chunks sent were\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
+
+	// A file of exactly one chunk goes in one request, one of two in
+	// two chunks, the last one ending the object.
+	for _, size := range []int{chunk, 2 * chunk} {
+		before := len(f.requests(""))
+		if err := d.PutBytes(context.Background(), "edge", big[:size]); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := f.object("pre/edge"); !bytes.Equal(got, big[:size]) {
+			t.Errorf("a file of %d bytes is %d bytes", size, len(got))
+		}
+		if n := len(f.requests("")) - before; n != size/chunk+btoi(size > chunk) {
+			t.Errorf("a file of %d bytes took %d requests", size, n)
+		}
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // TestGCSPutLeavesNothing: a Put whose context is cancelled after its
@@ -523,10 +551,7 @@ func TestGCSPutLeavesNothing(t *testing.T) {
 func TestGCSReadResumes(t *testing.T) {
 	f := newFakeGCS(t)
 	d := openFake(t)
-	data := make([]byte, 3<<20)
-	for i := range data {
-		data[i] = byte(i % 251)
-	}
+	data := pattern(3 << 20)
 	f.setObject("pre/x", data)
 	const cut = 1<<20 + 7
 	broken := 0
@@ -567,7 +592,7 @@ func TestGCSReadResumes(t *testing.T) {
 }
 
 // TestGCSListPages: a listing of several pages, names only, under the
-// prefix.
+// prefix; a page broken off is asked for again.
 func TestGCSListPages(t *testing.T) {
 	f := newFakeGCS(t)
 	f.pageSize = 3
@@ -580,12 +605,24 @@ func TestGCSListPages(t *testing.T) {
 	f.setObject("pre-other/x", nil) // a sibling prefix
 	f.setObject("other", nil)
 	d := openFake(t)
+	// The second page breaks off once, half-way through its JSON.
+	broken := false
+	f.setHook(func(w http.ResponseWriter, r *http.Request) bool {
+		if broken || r.URL.Query().Get("pageToken") != "3" {
+			return false
+		}
+		broken = true
+		w.Header().Set("Content-Length", "100")
+		io.WriteString(w, `{"items":[{"name":"pre/d/03"},{"na`)
+		w.(http.Flusher).Flush()
+		panic(http.ErrAbortHandler)
+	})
 	got, err := d.List(context.Background(), "")
 	if err != nil || !slices.Equal(got, want) {
 		t.Errorf("List = %q, %v, want %q", got, err, want)
 	}
-	if n := len(f.requests("GET /storage/v1/b/b/o?fields=")); n != 1+4 {
-		t.Errorf("%d listings (the open's and the pages), want 1+4", n)
+	if n := len(f.requests("GET /storage/v1/b/b/o?fields=")); n != 1+4+1 {
+		t.Errorf("%d listings (the open's, the pages and the broken one again), want 1+4+1", n)
 	}
 }
 
@@ -664,6 +701,14 @@ func TestGCSNames(t *testing.T) {
 	if err != nil || !slices.Equal(got, want) {
 		t.Errorf("List = %q, %v, want %q", got, err, want)
 	}
+	// An empty object.
+	if err := d.PutBytes(ctx, "empty", nil); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := d.ReadAll(ctx, "empty"); err != nil || len(b) != 0 {
+		t.Errorf("ReadAll(empty) = %q, %v", b, err)
+	}
+	names = append(names, "empty")
 	for _, n := range names {
 		if err := d.Delete(ctx, n); err != nil {
 			t.Errorf("Delete(%q) = %v", n, err)
