@@ -86,15 +86,11 @@ func openGCS(ctx context.Context, rawURL string) (backend, error) {
 		}
 		b.client = plain
 	} else {
-		// The credentials live as long as the process: their token is
-		// refreshed with a context that is never cancelled, through the
-		// same transport.
-		cctx := context.WithValue(context.WithoutCancel(ctx), oauth2.HTTPClient, plain)
-		creds, err := google.FindDefaultCredentials(cctx, gcsScope)
+		ts, err := gcsTokens(ctx, plain)
 		if err != nil {
 			return nil, fmt.Errorf("no usable Google credentials (run `gcloud auth application-default login`, or set GOOGLE_APPLICATION_CREDENTIALS to a service account key file): %w", err)
 		}
-		b.client = &http.Client{Transport: &oauth2.Transport{Source: creds.TokenSource, Base: gcsTransport()}, CheckRedirect: noRedirect}
+		b.client = &http.Client{Transport: &oauth2.Transport{Source: ts, Base: gcsTransport()}, CheckRedirect: noRedirect}
 	}
 	// One listing of at most one object checks the endpoint, the
 	// credentials and the bucket now, with a clear error, rather than at
@@ -108,6 +104,33 @@ func openGCS(ctx context.Context, rawURL string) (backend, error) {
 		return nil, b.explain(err)
 	}
 	return b, nil
+}
+
+// gcsTokenSources holds the token source of the application default
+// credentials by the value of GOOGLE_APPLICATION_CREDENTIALS, so that
+// every gs:// location a process opens (a task opens several, a command
+// one per input object) shares one token instead of asking for its own.
+var gcsTokenSources = struct {
+	sync.Mutex
+	m map[string]oauth2.TokenSource
+}{m: map[string]oauth2.TokenSource{}}
+
+// gcsTokens finds the application default credentials, or returns those
+// found before. Their token is refreshed with a context that is never
+// cancelled, through client.
+func gcsTokens(ctx context.Context, client *http.Client) (oauth2.TokenSource, error) {
+	gcsTokenSources.Lock()
+	defer gcsTokenSources.Unlock()
+	env := os.Getenv("GOOGLE_APPLICATION_CREDENTIALS")
+	if ts, ok := gcsTokenSources.m[env]; ok {
+		return ts, nil
+	}
+	creds, err := google.FindDefaultCredentials(context.WithValue(context.WithoutCancel(ctx), oauth2.HTTPClient, client), gcsScope)
+	if err != nil {
+		return nil, err
+	}
+	gcsTokenSources.m[env] = creds.TokenSource
+	return creds.TokenSource, nil
 }
 
 func (b *gcsBackend) key(name string) string { return b.prefix + name }
