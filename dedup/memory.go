@@ -30,8 +30,9 @@ type MemoryPlan struct {
 	// under its garbage-collector limit (GCLimit, which the CLI sets): the
 	// runtime's own, the mapped memory, plus the heap at 1.75 times what
 	// is live on it (the estimate's heap part and the batches in flight;
-	// on the spill path the per-document arrays, the sort's or the join's
-	// buffer and the batches) unless the limit stops it first.
+	// on the spill path the per-document arrays, the sort's and the
+	// join's buffers and the batches) unless the limit stops it first,
+	// and never below what is live.
 	EstimatedPeakBytes int64 `json:"estimated_peak_bytes"`
 	Spill              bool  `json:"spill"` // bucket keys go to disk
 	SpillSupported     bool  `json:"spill_supported"`
@@ -184,10 +185,10 @@ func (r *run) plan() MemoryPlan {
 	if p.Spill {
 		p.EstimatedMappedBytes = 0
 		// What the spill path holds: the per-document arrays, the
-		// external sort's buffer or the join's batch (a quarter of the
-		// budget each, one after the other: newSpillFinder; less when
-		// every document's keys, or the sketches of a bucket member for
-		// each, take less) and the stages' batches.
+		// external sort's buffers and the join's batches (a quarter of
+		// the budget together: newSpillFinder; less when every
+		// document's keys, or the sketches of a bucket member for each,
+		// take less) and the stages' batches.
 		work := min(p.BudgetBytes/4, p.EstimatedDocs*smp.spilledBytes/n)
 		perDoc := int64(spillBytesPerDoc)
 		if r.caps.pairOrder != nil {
@@ -202,7 +203,10 @@ func (r *run) plan() MemoryPlan {
 	// unless the soft limit stops it first; as the live data grows
 	// through the run, the peak falls between one and two times the final
 	// live data: 1.75 times fits the measured runs (docs/benchmarks.md).
-	p.EstimatedPeakBytes = runtimeBytes + p.EstimatedMappedBytes + min(p.GCLimit(), live/4*7)
+	// No limit holds the heap below what is live: a run whose live data
+	// is above its limit (a spilled run whose per-document arrays fill
+	// its budget) peaks there.
+	p.EstimatedPeakBytes = runtimeBytes + p.EstimatedMappedBytes + max(live, min(p.GCLimit(), live/4*7))
 	return p
 }
 

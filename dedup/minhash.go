@@ -1125,6 +1125,8 @@ func (m *minhashMethod) matchCore(a, b DocSketch) (float64, int, bool, bool) {
 
 func (m *minhashMethod) splitsSets() bool { return m.join.needSets() }
 
+func (m *minhashMethod) keptCheck() (byCore, bySets bool) { return false, m.join.needSets() }
+
 func (m *minhashMethod) matchSets(a, b []uint64) (float64, bool) {
 	sim := jaccard.Set(a, b)
 	return sim, sim >= m.threshold

@@ -134,9 +134,10 @@ type Stats struct {
 	// RemovedBelowThreshold counts the removed documents whose exact
 	// similarity to the kept document of their cluster is below the
 	// threshold: in connected components (single linkage) two members can
-	// be joined through a chain of pairs. Reported by methods that keep
-	// the shingle sets in memory (minhash without --estimate-only and
-	// without the spill path); 0 under --cluster leader by construction.
+	// be joined through a chain of pairs. Reported by minhash (without
+	// --estimate-only: from its shingle sets) and simhash, in memory or
+	// on the spill path (the same count); 0 under --cluster leader by
+	// construction.
 	RemovedBelowThreshold *int `json:"removed_below_threshold,omitempty"`
 	// IndexMatches counts the documents found in an Input.AgainstIndexes
 	// index (each removed with its cluster).

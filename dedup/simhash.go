@@ -506,6 +506,8 @@ func (m *simhashMethod) matchSets(a, b []uint64) (float64, bool) {
 
 func (m *simhashMethod) splitsSets() bool { return m.verify }
 
+func (m *simhashMethod) keptCheck() (byCore, bySets bool) { return true, m.verify }
+
 // HammingSimilarity reports whether the pairs' similarity is 1 -
 // distance/bits (without --verify) rather than a Jaccard similarity.
 func (m *simhashMethod) HammingSimilarity() bool { return !m.verify }

@@ -81,6 +81,13 @@ type splitKeyed interface {
 	// splitsSets reports whether appendCore returns sets in this run
 	// (the memory plan counts their offsets).
 	splitsSets() bool
+	// keptCheck says how the in-memory Finder's CountBelow finds a
+	// removed document not a near-duplicate of its kept one
+	// (Stats.RemovedBelowThreshold), which the spill path's repeats:
+	// byCore, matchCore rejects the pair (simhash: farther than the
+	// distance); bySets, matchSets rejects their sets (minhash unless
+	// --estimate-only, simhash --verify). Neither: the run has no count.
+	keptCheck() (byCore, bySets bool)
 }
 
 // spillFinder finds pairs of a Keyed method by external sorting.
@@ -98,9 +105,10 @@ type spillFinder struct {
 	size    int64
 	keys    []uint64
 	enc     []byte
-	// batchBytes bounds the sketch bytes of the join's batches
-	// (spillBatch): a quarter of the budget, at least spillBatchMin; the
-	// batches in flight on several workers share it (flushParallel).
+	// batchBytes bounds the memory of the join's batches (spillBatch's
+	// bytes): a quarter of the budget less the sort's buffer left at
+	// Flush, at least spillBatchMin; the batches in flight on several
+	// workers share it (flushParallel).
 	batchBytes int64
 	// readMax and gapMax: spillReadMax and spillGapMax (tests shrink them).
 	readMax, gapMax int64
@@ -129,8 +137,9 @@ type spillFinder struct {
 }
 
 // newSpillFinder returns a spillFinder for a run of the given memory
-// budget. The external sort's buffer and the join's batches each take a
-// quarter of it (one after the other); the rest is for the pipeline's
+// budget. The external sort's buffers and the join's batches take a
+// quarter of it (the sort's first; at Flush, the batches what the entries
+// left in the sort's buffer leave of it); the rest is for the pipeline's
 // per-document arrays, its batches and the garbage collector's headroom
 // (under a soft limit at the budget, a heap whose live part is near the
 // limit is collected without end).
@@ -208,14 +217,24 @@ const (
 	spillGapMax  = 8 << 10
 	// spillBatchMin is the least batch, whatever the budget.
 	spillBatchMin = 1 << 20
+	// spillMemberBytes is what a bucket's member costs its batch beside
+	// its sketch: its document in docs (4 bytes), its place in order (8)
+	// and in at (8). A simhash fingerprint is 8 bytes: counting the
+	// sketch alone let the batches hold 3.5 times their share.
+	spillMemberBytes = 4 + 8 + 8
+	// spillGroupBytes is what a bucket costs its batch: its end in ends
+	// and its key in keys.
+	spillGroupBytes = 8 + 8
 )
 
 // spillBatch is the groups collected for one read of the sketch file.
 type spillBatch struct {
-	docs  []uint32 // the members of every group, flattened
-	ends  []int    // ends[g]: the end of group g in docs
-	keys  []uint64 // keys[g]: group g's key (with a method's own order)
-	bytes int64    // the members' sketch bytes (repeats counted)
+	docs []uint32 // the members of every group, flattened
+	ends []int    // ends[g]: the end of group g in docs
+	keys []uint64 // keys[g]: group g's key (with a method's own order)
+	// bytes is the batch's memory: the members' sketch bytes (repeats
+	// counted) and what each member and group costs beside them.
+	bytes int64
 	order []uint64 // scratch: doc<<32 | index in docs, sorted
 	at    []int64  // at[k]: where docs[k]'s sketch starts in arena
 	arena []byte   // the batch's sketches, each distinct document once
@@ -502,8 +521,14 @@ func (j *joiner) group(b *spillBatch, members []uint32) error {
 // pairs, the streaming Finder's pairs in its order (spill_forest.go), or
 // with f.all every pair as it comes: the pairs and their order do not
 // depend on the workers nor on how the buckets fall into batches.
-func (f *spillFinder) Flush(emit func(Pair)) error {
-	defer f.Close()
+func (f *spillFinder) Flush(emit func(Pair)) (err error) {
+	defer func() {
+		if err == nil && f.checksKept() {
+			f.sorter.Close() // the sketches and sets stay for CountBelow
+			return
+		}
+		f.Close()
+	}()
 	if err := f.sketchW.Close(); err != nil {
 		return err
 	}
@@ -535,6 +560,9 @@ func (f *spillFinder) Flush(emit func(Pair)) error {
 	if !f.all && f.order == nil {
 		f.span = newSpanning(len(f.offsets))
 	}
+	// The entries left in the sort's buffer are held through the merge:
+	// the batches have what they leave of the budget's quarter.
+	f.batchBytes = max(f.batchBytes-f.sorter.Buffered(), min(f.batchBytes, spillBatchMin))
 	take := func(b *spillBatch) {
 		if f.order != nil {
 			f.keepOrdered(b.ordered)
@@ -548,7 +576,6 @@ func (f *spillFinder) Flush(emit func(Pair)) error {
 			emit(p)
 		}
 	}
-	var err error
 	if f.workers <= 1 {
 		span := startSerial()
 		j := f.newJoiner()
@@ -626,8 +653,9 @@ func (bf *batchFiller) add(key uint64, docs []uint32) error {
 		return nil
 	}
 	for _, d := range b.docs[start:] {
-		b.bytes += int64(f.lens[d])
+		b.bytes += int64(f.lens[d]) + spillMemberBytes
 	}
+	b.bytes += spillGroupBytes
 	b.ends = append(b.ends, len(b.docs))
 	if f.order != nil {
 		b.keys = append(b.keys, key)
@@ -757,6 +785,87 @@ func (f *spillFinder) flushParallel(take func(*spillBatch)) error {
 
 // errStopped ends the merge when the join failed.
 var errStopped = errors.New("spill join stopped")
+
+// checksKept reports whether CountBelow counts this run's removed
+// documents below the threshold: the method's sets, or its sketches, tell
+// (splitKeyed.keptCheck).
+func (f *spillFinder) checksKept() bool {
+	if f.split == nil {
+		return false
+	}
+	byCore, bySets := f.split.keptCheck()
+	return byCore || bySets
+}
+
+// CountBelow counts the documents i >= from that are not near-duplicates
+// of their kept document keep[i] (Stats.RemovedBelowThreshold), as the
+// in-memory Finder counts them (splitKeyed.keptCheck), from the sketch
+// file and the sets' file that Flush left; it then removes the files. It
+// returns false when the method does not count them, or a file cannot be
+// read (a count it cannot make is not reported).
+func (f *spillFinder) CountBelow(keep []int32, from int) (int, bool) {
+	defer f.Close()
+	if !f.checksKept() {
+		return 0, false
+	}
+	byCore, bySets := f.split.keptCheck()
+	if mm, ok := f.m.(*minhashMethod); ok && !byCore {
+		// minhash: the in-memory Finder's count over the same file.
+		return countBelow(mm, &f.sets, keep, from, f.workers)
+	}
+	// simhash: its sketches (8 or 16 bytes a document) read whole.
+	var core []byte
+	if byCore {
+		core = make([]byte, f.size)
+		if _, err := f.sketchF.ReadAt(core, 0); err != nil {
+			return 0, false
+		}
+	}
+	decode := func(d int, reuse DocSketch) (DocSketch, error) {
+		return f.split.decodeCore(core[f.offsets[d]:f.offsets[d]+int64(f.lens[d])], reuse)
+	}
+	var a, b DocSketch
+	var setA, setB []uint64
+	var sc sketch.HashSorter
+	setOf := -1 // the kept document whose set is in setB
+	n := 0
+	for i := from; i < len(keep); i++ {
+		k := int(keep[i])
+		if k == i || i >= len(f.lens) || k >= len(f.lens) || f.lens[i] == 0 || f.lens[k] == 0 {
+			continue
+		}
+		if byCore {
+			var err error
+			if a, err = decode(i, a); err != nil {
+				return 0, false
+			}
+			if b, err = decode(k, b); err != nil {
+				return 0, false
+			}
+			if _, _, ok, _ := f.split.matchCore(a, b); !ok {
+				n++
+				continue
+			}
+		}
+		if !bySets || !f.sets.has(i) || !f.sets.has(k) {
+			continue
+		}
+		var err error
+		if setA, err = f.sets.get(i, setA, &sc); err != nil {
+			return 0, false
+		}
+		if setOf != k {
+			if setB, err = f.sets.get(k, setB, &sc); err != nil {
+				return 0, false
+			}
+			setOf = k
+		}
+		if _, ok := f.split.matchSets(setA, setB); !ok {
+			n++
+		}
+	}
+	return n, true
+}
 
 // Close removes the temporary files; the pipeline calls it on failure too.
 func (f *spillFinder) Close() error {

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -96,6 +97,42 @@ func TestSpillBatchedReads(t *testing.T) {
 	}
 }
 
+// TestSpillBatchCountsItsMemory: a batch of the spill join counts, in
+// its bytes, the memory its members take once read (their sketches and
+// their places in docs, order and at), for simhash --verify, whose
+// sketches in the file are the 8-byte fingerprints alone, and minhash.
+func TestSpillBatchCountsItsMemory(t *testing.T) {
+	texts := append(mhCorpus(t), nearCorpus(20, 6, 0.8, 4)...)
+	verify := Options{Method: "simhash", Verify: true}
+	verify.Spec.SimHash.Distance = 6
+	for name, cfg := range map[string]Options{"simhash verify": verify, "minhash": mhConfig(false, 0.8)} {
+		t.Run(name, func(t *testing.T) {
+			f := spillSketches(t, cfg, texts)
+			if err := f.sketchW.Close(); err != nil { // as Flush does first
+				t.Fatal(err)
+			}
+			b, batches := &spillBatch{}, 0
+			err := f.batches(3000, func() *spillBatch { return b }, func(b *spillBatch) error {
+				if err := f.read(b); err != nil {
+					return err
+				}
+				held := 4*len(b.docs) + 8*len(b.order) + 8*len(b.at) + len(b.arena) + 8*len(b.ends) + 8*len(b.keys)
+				if int64(held) > b.bytes {
+					t.Errorf("a batch of %d members in %d buckets holds %d bytes, counts %d", len(b.docs), len(b.ends), held, b.bytes)
+				}
+				batches++
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if batches < 2 {
+				t.Fatalf("%d batches: the test would test little", batches)
+			}
+		})
+	}
+}
+
 // TestSpillUnreadableSketchFile: a sketch file cut short, or closed, is an
 // error naming the document and the file, never a panic or a silent loss.
 func TestSpillUnreadableSketchFile(t *testing.T) {
@@ -129,13 +166,13 @@ func TestSpillUnreadableSketchFile(t *testing.T) {
 
 // runOutputs runs cfg over files and returns the clusters, pairs and kept
 // records it wrote; spill is whether the run must have spilled.
-func runOutputs(t *testing.T, cfg Options, spill bool, files ...string) [3][]byte {
+func runOutputs(t *testing.T, cfg Options, spill bool, files ...string) [4][]byte {
 	t.Helper()
 	return runInput(t, cfg, spill, Input{Files: files})
 }
 
 // runInput is runOutputs with any input.
-func runInput(t *testing.T, cfg Options, spill bool, in Input) [3][]byte {
+func runInput(t *testing.T, cfg Options, spill bool, in Input) [4][]byte {
 	t.Helper()
 	dir := t.TempDir()
 	out := Outputs{Clusters: filepath.Join(dir, "c.jsonl"), Pairs: filepath.Join(dir, "p.jsonl"),
@@ -147,17 +184,38 @@ func runInput(t *testing.T, cfg Options, spill bool, in Input) [3][]byte {
 	if st.Memory.Spill != spill {
 		t.Fatalf("spill %v, want %v", st.Memory.Spill, spill)
 	}
-	var b [3][]byte
+	var b [4][]byte
 	for k, name := range []string{out.Clusters, out.Pairs, out.Kept} {
 		if b[k], err = os.ReadFile(name); err != nil {
 			t.Fatal(err)
 		}
 	}
+	b[3] = statsCounts(t, st)
 	return b
 }
 
-// outputNames names runOutputs' files.
-var outputNames = [3]string{"clusters", "pairs", "kept records"}
+// outputNames names runOutputs' files and the counts of --stats.
+var outputNames = [4]string{"clusters", "pairs", "kept records", "stats counts"}
+
+// statsCounts is the JSON of a run's --stats counts: those that do not
+// depend on how the run went (spilled or not, its -j, its times).
+func statsCounts(t *testing.T, st *Stats) []byte {
+	t.Helper()
+	b, err := json.Marshal(struct {
+		Documents, Kept, Removed, Clusters, LargestCluster, Pairs, Dropped int
+		RemovedBelowThreshold                                              *int
+		IndexMatches, Skipped, Empty                                       int
+		ClusterSizes                                                       []SizeCount
+		Similarity                                                         [20]int
+		Distance                                                           []int
+	}{st.Documents, st.Kept, st.Removed, st.Clusters, st.LargestCluster, st.Pairs, st.Dropped,
+		st.RemovedBelowThreshold, st.IndexMatches, st.Skipped, st.Empty, st.ClusterSizes,
+		st.Similarity, st.Distance})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
 
 // TestSpillAnyWorkers: a spilled run writes the same clusters, pairs and
 // kept records at -j 1, 2, 3 and 8, and those of the in-memory run, for
@@ -171,7 +229,7 @@ func TestSpillAnyWorkers(t *testing.T) {
 		verify       bool
 	}{{"minhash", "minhash", false}, {"simhash", "simhash", false}, {"simhash verify", "simhash", true}} {
 		t.Run(v.name, func(t *testing.T) {
-			run := func(spill bool, workers int) [3][]byte {
+			run := func(spill bool, workers int) [4][]byte {
 				cfg := Options{Verify: v.verify}
 				cfg.Method, cfg.Spill, cfg.Memory, cfg.Workers = v.method, spill, 1<<20, workers
 				cfg.Spec.Shingle = shingle.Options{Unit: shingle.Word, N: 2}

@@ -26,6 +26,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/neardup/neardup/internal/tempfile"
 )
@@ -55,8 +56,12 @@ func compare(a, b Entry) int {
 	return cmp.Compare(a.Doc, b.Doc)
 }
 
-// entrySize is the in-memory and on-disk size of an entry.
+// entrySize is the on-disk size of an entry.
 const entrySize = 12
+
+// memEntrySize is the in-memory size of an entry: the key, the document
+// and 4 bytes of padding. The budget counts entries at this size.
+const memEntrySize = int64(unsafe.Sizeof(Entry{}))
 
 // Sorter accumulates entries and spills sorted runs to disk.
 type Sorter struct {
@@ -77,7 +82,7 @@ type Sorter struct {
 // writes, half of budget each. Its runs go under dir ("" for the system
 // temporary directory).
 func New(dir string, budget int64) *Sorter {
-	limit := max(budget/2/entrySize, 32<<10/entrySize)
+	limit := max(budget/2/memEntrySize, 32<<10/memEntrySize)
 	return &Sorter{dir: dir, limit: int(min(limit, 1<<31-1))}
 }
 
@@ -93,12 +98,20 @@ func (s *Sorter) Add(e Entry) error {
 	}
 	if len(s.buf) == cap(s.buf) {
 		// Grow by doubling, but never past the limit, so the buffer's
-		// capacity stays within the budget.
-		s.buf = slices.Grow(s.buf, min(max(len(s.buf), 1024), s.limit-len(s.buf)))
+		// capacity stays within the budget (slices.Grow would round it
+		// up, past the limit).
+		buf := make([]Entry, len(s.buf), len(s.buf)+min(max(len(s.buf), 1024), s.limit-len(s.buf)))
+		copy(buf, s.buf)
+		s.buf = buf
 	}
 	s.buf = append(s.buf, e)
 	return nil
 }
+
+// Buffered returns the bytes of the entries held in memory and not yet
+// written to a run: after the last Add, what Groups and GroupsParts hold
+// through the merge (beside a block of each run).
+func (s *Sorter) Buffered() int64 { return int64(len(s.buf)) * memEntrySize }
 
 // Runs returns how many runs have been written to disk so far.
 func (s *Sorter) Runs() int { return len(s.runs) }

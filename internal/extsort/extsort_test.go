@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"unsafe"
 )
 
 // Oracle: a map from key to sorted documents; runs of one entry block
@@ -216,4 +217,28 @@ func TestGroupsPartsMatchMap(t *testing.T) {
 			t.Fatalf("err %v, want boom", err)
 		}
 	})
+}
+
+// TestBufferWithinBudget: the buffer a Sorter fills, and the one a spill
+// sorts and writes, take at most half of its budget each, counted at an
+// entry's size in memory (16 bytes: 12 on disk); Buffered says what is
+// left at the end.
+func TestBufferWithinBudget(t *testing.T) {
+	const budget = 1 << 20
+	s := New(t.TempDir(), budget)
+	defer s.Close()
+	for i := range 3*budget/16 + 1000 {
+		if err := s.Add(Entry{Key: uint64(i * 7919 % 1000), Doc: uint32(i)}); err != nil {
+			t.Fatal(err)
+		}
+		if got := int64(cap(s.buf)) * int64(unsafe.Sizeof(Entry{})); got > budget/2 {
+			t.Fatalf("after %d entries: a buffer of %d bytes, over half the budget (%d)", i+1, got, budget/2)
+		}
+	}
+	if s.Runs() == 0 {
+		t.Fatal("no run written: the test would test nothing")
+	}
+	if got, want := s.Buffered(), int64(len(s.buf))*16; got != want {
+		t.Errorf("Buffered() = %d, want %d", got, want)
+	}
 }
