@@ -42,7 +42,10 @@ func TestSpillMatchesInMemoryKeyed(t *testing.T) {
 			for k, spill := range []bool{false, true} {
 				cfg := Options{}
 				c.cfg(&cfg)
-				cfg.Spill, cfg.Memory = spill, 1<<20
+				cfg.Spill = spill
+				if spill { // small batches; in memory, the default budget
+					cfg.Memory = 1 << 20
+				}
 				out := Outputs{Clusters: filepath.Join(dir, "c.jsonl"), TmpDir: t.TempDir()}
 				st, err := Run(context.Background(), cfg, Input{Files: []string{in}}, out)
 				if err != nil {

@@ -66,20 +66,30 @@ const spillSetBytesPerDoc = 8
 // GCLimit is the garbage collector's soft memory limit that suits the
 // plan (runtime/debug.SetMemoryLimit; the CLI sets it). The runtime
 // counts only its own memory in the limit, not what the run maps outside
-// the Go heap (EstimatedMappedBytes), so the limit is set from the heap
-// part alone: one and a half times what the run is estimated to hold on
-// the heap, at least gcLimitFloor, never above the budget less the
-// mapped memory (nor below a quarter of the budget); on the spill path,
-// the budget, which is what it holds. The heap then
-// stays near what is live instead of growing to twice that before each
-// collection.
+// the Go heap (EstimatedMappedBytes) nor the binary's resident pages, so
+// the limit is set from the heap the budget leaves (heapBudget): one and
+// a half times what the run is estimated to hold on the heap, at least
+// gcLimitFloor, never above that heap budget less the mapped memory (nor
+// below a quarter of it); on the spill path, the heap budget, which is
+// what it holds. The heap then stays near what is live instead of
+// growing to twice that before each collection, and the whole process
+// within the budget.
 func (p MemoryPlan) GCLimit() int64 {
+	budget := p.heapBudget()
 	if p.Spill {
-		return p.BudgetBytes
+		return budget
 	}
 	heap := p.EstimatedBytes - p.EstimatedMappedBytes
 	limit := max(heap/2*3, gcLimitFloor)
-	return min(limit, max(p.BudgetBytes-p.EstimatedMappedBytes, p.BudgetBytes/4))
+	return min(limit, max(budget-p.EstimatedMappedBytes, budget/4))
+}
+
+// heapBudget is what the budget leaves for the run's own memory once the
+// runtime's share (runtimeBytes: the binary's resident pages, which no
+// limit of the collector counts, and its fixed buffers) is taken; at
+// least half the budget, for budgets too small to hold both.
+func (p MemoryPlan) heapBudget() int64 {
+	return max(p.BudgetBytes-runtimeBytes, p.BudgetBytes/2)
 }
 
 // gcLimitFloor is the lowest soft limit GCLimit sets: below it the
@@ -178,7 +188,7 @@ func (r *run) plan() MemoryPlan {
 	p.SpillSupported = r.caps.keyed != nil
 	// A quarter more than the live data leaves room for the garbage
 	// collector and the buffers: spill before the budget is reached.
-	p.Spill = p.SpillSupported && (r.cfg.Spill || p.EstimatedBytes+p.EstimatedBytes/4 > p.BudgetBytes)
+	p.Spill = p.SpillSupported && (r.cfg.Spill || p.EstimatedBytes+p.EstimatedBytes/4 > p.heapBudget())
 	// The stages' batches in flight are held too, spilled or not: they
 	// count in the peak, not in the decision to spill.
 	live := p.EstimatedBytes - p.EstimatedMappedBytes + smp.inFlight(r.cfg.workers())
@@ -189,7 +199,7 @@ func (r *run) plan() MemoryPlan {
 		// the budget together: newSpillFinder; less when every
 		// document's keys, or the sketches of a bucket member for each,
 		// take less) and the stages' batches.
-		work := min(p.BudgetBytes/4, p.EstimatedDocs*smp.spilledBytes/n)
+		work := min(p.heapBudget()/4, p.EstimatedDocs*smp.spilledBytes/n)
 		perDoc := int64(spillBytesPerDoc)
 		if r.caps.pairOrder != nil {
 			perDoc = spillOrderedBytesPerDoc

@@ -16,9 +16,10 @@ import (
 
 // TestGCLimit: the garbage collector's limit is one and a half times the
 // estimate's heap part (the mapped part is not counted by the runtime), at
-// least 256 MiB, never above the budget less the mapped part (nor below a
-// quarter of the budget); the spill path's is the budget (at least 256
-// MiB, never above it).
+// least 256 MiB, never above the heap budget (the budget less the
+// runtime's 48 MiB, at least half the budget) less the mapped part (nor
+// below a quarter of the heap budget); the spill path's is the heap
+// budget.
 func TestGCLimit(t *testing.T) {
 	const mib = 1 << 20
 	for _, c := range []struct {
@@ -30,11 +31,12 @@ func TestGCLimit(t *testing.T) {
 		{1000 * mib, 0, 8192 * mib, false, 1500 * mib},
 		{1000 * mib, 600 * mib, 8192 * mib, false, 600 * mib}, // 1.5 x the 400 MiB on the heap
 		{1000 * mib, 900 * mib, 8192 * mib, false, 256 * mib},
-		{1000 * mib, 0, 1200 * mib, false, 1200 * mib},
-		{1000 * mib, 400 * mib, 1200 * mib, false, 800 * mib},  // the budget less the mapped part
-		{2000 * mib, 1000 * mib, 1200 * mib, false, 300 * mib}, // at least a quarter of the budget
-		{4000 * mib, 1000 * mib, 1024 * mib, true, 1024 * mib}, // spill: nothing mapped
-		{4000 * mib, 0, 100 * mib, true, 100 * mib},
+		{1000 * mib, 0, 1248 * mib, false, 1200 * mib},
+		{1000 * mib, 400 * mib, 1248 * mib, false, 800 * mib},  // the heap budget less the mapped part
+		{2000 * mib, 1000 * mib, 1248 * mib, false, 300 * mib}, // at least a quarter of the heap budget
+		{4000 * mib, 1000 * mib, 1072 * mib, true, 1024 * mib}, // spill: nothing mapped
+		{4000 * mib, 0, 148 * mib, true, 100 * mib},
+		{4000 * mib, 0, 64 * mib, true, 32 * mib}, // at least half the budget
 	} {
 		p := MemoryPlan{EstimatedBytes: c.est, EstimatedMappedBytes: c.mapped, BudgetBytes: c.budget, Spill: c.spill}
 		if got := p.GCLimit(); got != c.want {

@@ -751,7 +751,7 @@ func (r *run) pass1(ctx context.Context) error {
 	var finder Finder
 	var comp *compFinder // the component join's Finder, when it is the run's
 	if r.stats.Memory.Spill {
-		sf, err := newSpillFinder(r.caps.keyed, r.out.TmpDir, r.stats.Memory.BudgetBytes)
+		sf, err := newSpillFinder(r.caps.keyed, r.out.TmpDir, r.stats.Memory.heapBudget())
 		if err != nil {
 			return err
 		}

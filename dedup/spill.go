@@ -136,8 +136,8 @@ type spillFinder struct {
 	ordered []orderedEdge
 }
 
-// newSpillFinder returns a spillFinder for a run of the given memory
-// budget. The external sort's buffers and the join's batches take a
+// newSpillFinder returns a spillFinder for a run whose heap may take
+// budget (MemoryPlan.heapBudget: --memory less the runtime's share). The external sort's buffers and the join's batches take a
 // quarter of it (the sort's first; at Flush, the batches what the entries
 // left in the sort's buffer leave of it); the rest is for the pipeline's
 // per-document arrays, its batches and the garbage collector's headroom
