@@ -132,16 +132,11 @@ func OpenRange(open OpenFunc, name string, opts corpus.Options, rg DocRange) (co
 }
 
 func openRange(open OpenFunc, name string, opts corpus.Options, rg DocRange) (corpus.Reader, error) {
-	rr := &rangeReader{name: name, lo: rg.Lo, hi: rg.Hi}
-	if orig := opts.OnInvalid; orig != nil {
-		// A bad record before the range is the task's before it.
-		opts.OnInvalid = func(e *corpus.RecordError) error {
-			if !rr.active {
-				return nil
-			}
-			return orig(e)
-		}
+	rr := &rangeReader{name: name, lo: rg.Lo, hi: rg.Hi, orig: opts.OnInvalid}
+	if rg.Lo == 0 {
+		rr.state = rangeIn
 	}
+	opts.OnInvalid = rr.invalid
 	rd, err := open(name, opts)
 	if err != nil {
 		return nil, err
@@ -150,30 +145,79 @@ func openRange(open OpenFunc, name string, opts corpus.Options, rg DocRange) (co
 	return rr, nil
 }
 
-// rangeReader yields the documents [lo, hi) of its reader.
+// rangeReader yields the documents [lo, hi) of its reader. A bad record
+// the reader reports (not a document: a line too long, a damaged stream)
+// belongs to the range of the document after it, or to the file's last
+// range when no document follows: at hi the reader reads one document
+// further, and the bad records it meets on the way are the range's when
+// it finds none (the plan counted the documents up to a damaged stream
+// only, so the last range reports the damage).
 type rangeReader struct {
 	corpus.Reader
 	name   string
 	pos    int64
 	lo, hi int64
-	active bool
+	orig   func(*corpus.RecordError) error // the caller's OnInvalid
+	state  int                             // rangeBefore, rangeIn, rangeAhead, rangeDone
+	ahead  []*corpus.RecordError           // bad records met while looking ahead
+	err    error                           // a bad record's error, found ahead
 	short  bool
 }
 
+const (
+	rangeBefore = iota // skipping the documents before lo
+	rangeIn            // reading the range
+	rangeAhead         // at hi, looking for a document after it
+	rangeDone
+)
+
+// invalid routes the reader's bad records: those before the range are
+// another range's, those met while looking ahead wait until it is known
+// whose they are, the others go to the caller's OnInvalid (none: they
+// stop the reader).
+func (r *rangeReader) invalid(e *corpus.RecordError) error {
+	switch r.state {
+	case rangeBefore:
+		return nil
+	case rangeAhead:
+		r.ahead = append(r.ahead, e)
+		return nil
+	}
+	if r.orig == nil {
+		return e
+	}
+	return r.orig(e)
+}
+
 func (r *rangeReader) Next() bool {
+	if r.state == rangeDone {
+		return false
+	}
 	for r.pos < r.lo {
 		if !r.Reader.Next() {
-			r.short = true
+			r.short, r.state = true, rangeDone
 			return false
 		}
 		r.pos++
 	}
-	r.active = true
+	r.state = rangeIn
 	if r.hi >= 0 && r.pos >= r.hi {
+		r.state = rangeAhead
+		if !r.Reader.Next() {
+			// The file ends: what was met on the way is this range's.
+			r.state = rangeIn
+			for _, e := range r.ahead {
+				if err := r.invalid(e); err != nil {
+					r.err = err
+					break
+				}
+			}
+		}
+		r.ahead, r.state = nil, rangeDone
 		return false
 	}
 	if !r.Reader.Next() {
-		r.short = r.hi >= 0
+		r.short, r.state = r.hi >= 0, rangeDone
 		return false
 	}
 	r.pos++
@@ -183,6 +227,9 @@ func (r *rangeReader) Next() bool {
 func (r *rangeReader) Err() error {
 	if err := r.Reader.Err(); err != nil {
 		return err
+	}
+	if r.err != nil {
+		return r.err
 	}
 	if r.short {
 		return fmt.Errorf("%s: %d documents where the plan counted at least %d: the input changed since the job was planned", r.name, r.pos, r.hi)

@@ -76,8 +76,6 @@ func runStaged(cmd *cobra.Command, o *dedupOpts, cfg dedup.Options, ropts corpus
 		return refuse("--resume (a rerun of the same command resumes anyway)")
 	case o.report != "":
 		return refuse("--report")
-	case o.input.skipInvalid:
-		return refuse("--skip-invalid")
 	case o.output == "-" || o.clusters == "-" || o.pairs == "-" || o.stats == "-":
 		return usageErr("with --executor the outputs are folders (-o, --clusters, --pairs) and a file (--stats), not standard output")
 	case len(args) == 0:
@@ -122,7 +120,7 @@ func runStaged(cmd *cobra.Command, o *dedupOpts, cfg dedup.Options, ropts corpus
 	cfg.Spec = spec
 	cfg.Workers = 0
 	plan := &staged.Plan{Version: staged.PlanVersion, Tasks: tasks, Options: cfg, Params: facts,
-		Input: staged.InputOptions{TextField: ropts.TextField, IDField: ropts.IDField, MaxDocBytes: ropts.MaxDocBytes, StreamFormat: ropts.StreamFormat},
+		Input: staged.InputOptions{TextField: ropts.TextField, IDField: ropts.IDField, MaxDocBytes: ropts.MaxDocBytes, StreamFormat: ropts.StreamFormat, SkipInvalid: o.input.skipInvalid},
 		Kept:  o.output, Clusters: o.clusters, Pairs: o.pairs, Stats: o.stats, TaskMemory: mem, TaskWorkers: 1, SpillMemory: spill}
 	work, err := objstore.Open(ctx, so.work)
 	if err != nil {
@@ -267,11 +265,17 @@ func runStaged(cmd *cobra.Command, o *dedupOpts, cfg dedup.Options, ropts corpus
 		}
 		return nil
 	}
-	if !o.quiet {
-		n, err := job.Documents(ctx)
-		if err != nil {
+	n, err := job.Documents(ctx)
+	if err != nil {
+		return err
+	}
+	skipped := &dedup.Stats{}
+	if plan.Input.SkipInvalid {
+		if skipped, err = job.Skipped(ctx); err != nil {
 			return err
 		}
+	}
+	if !o.quiet {
 		fmt.Fprintf(e.stderr, "done: %d documents in %d shards", n, plan.Tasks)
 		if o.output != "" {
 			fmt.Fprintf(e.stderr, "; kept documents in %s/part-*", o.output)
@@ -283,8 +287,15 @@ func runStaged(cmd *cobra.Command, o *dedupOpts, cfg dedup.Options, ropts corpus
 			fmt.Fprintf(e.stderr, "; pairs in %s/part-*", o.pairs)
 		}
 		fmt.Fprintln(e.stderr)
+		// The skipped records and damaged files as dedup's summary
+		// names them.
+		summaryWriter{e.stderr}.skipped(skipped)
+		printInputNotes(e.stderr, skipped)
 	}
-	return nil
+	if err := allSkipped(n, int64(skipped.Skipped), skipped.SkippedErrors); err != nil {
+		return err
+	}
+	return inputLost(skipped.Damaged, o.input.allowTruncated)
 }
 
 // unsafeLogName matches what a work folder's URL may hold that a folder

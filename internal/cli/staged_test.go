@@ -469,3 +469,94 @@ func TestStagedBucketDamage(t *testing.T) {
 		}
 	}
 }
+
+// TestStagedSkipInvalid: under --skip-invalid the staged job skips,
+// counts and names the bad records as dedup does, wherever the plan cuts
+// the input: a bad record first and last in a file and on each side of
+// every cut of 3 and 8 tasks (invalid JSON, no text field, a text that is
+// not a string), lines over --max-doc-bytes (not counted as records by
+// the plan: one before the first record of each range, one after a
+// file's last record), a file of nothing but such lines, and a gzip file
+// cut short (the documents before the damage are used). Its outputs and
+// --stats are dedup's; without --skip-invalid the job fails on the first
+// bad record, and on the damaged file, as dedup does.
+func TestStagedSkipInvalid(t *testing.T) {
+	stagedEnv(t)
+	dir := t.TempDir()
+	good := genCorpus(t, 5, 600)
+	const n = 560 // records, bad ones included
+	bad := map[int]bool{0: true, 299: true, 300: true, n - 1: true}
+	cuts := map[int]bool{300: true} // where a range begins
+	for _, tasks := range []int{3, 8} {
+		for s := 1; s < tasks; s++ {
+			c := n * s / tasks
+			bad[c-1], bad[c], cuts[c] = true, true, true
+		}
+	}
+	long := `{"id":"long","text":"` + strings.Repeat("x", 3000) + `"}`
+	kinds := []string{`{"id": broken`, `{"id":"no-text","body":"x"}`, `{"id":"number","text":5}`}
+	var recs []string
+	split := 0 // record 300's line: b.jsonl.gz begins there
+	for k := 0; k < n; k++ {
+		if k == 300 {
+			split = len(recs)
+		}
+		if cuts[k] {
+			recs = append(recs, long)
+		}
+		if bad[k] {
+			recs = append(recs, kinds[k%len(kinds)])
+			continue
+		}
+		recs = append(recs, good[0])
+		good = good[1:]
+	}
+	// a.jsonl: records 0-299 and a long line after them; b.jsonl.gz the
+	// rest; c.jsonl nothing but a long line; d.jsonl.gz cut short.
+	a, b, c, d := filepath.Join(dir, "a.jsonl"), filepath.Join(dir, "b.jsonl.gz"), filepath.Join(dir, "c.jsonl"), filepath.Join(dir, "d.jsonl.gz")
+	writeLines(t, a, append(recs[:split:split], long))
+	writeLines(t, b, recs[split:])
+	writeLines(t, c, []string{long})
+	writeLines(t, d, good[:40])
+	gz, err := os.ReadFile(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(d, gz[:len(gz)*2/3], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	flags := []string{"--skip-invalid", "--allow-truncated", "--max-doc-bytes", "2000"}
+	checkStagedMatches(t, dir, "skip-invalid", flags, []string{a, c, b, d}, 1, 3, 8)
+	// The counts that make the comparison mean something.
+	st, err := os.ReadFile(filepath.Join(dir, "skip-invalid-ref", "st.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stats struct {
+		Skipped int
+		Damaged []any `json:"damaged_files"`
+	}
+	json.Unmarshal(st, &stats)
+	if wantSkipped := len(bad) + len(cuts) + 2; stats.Skipped != wantSkipped || len(stats.Damaged) != 1 {
+		t.Errorf("dedup skipped %d records and %d damaged files, the test meant %d and 1", stats.Skipped, len(stats.Damaged), wantSkipped)
+	}
+	// The summary names the first skipped records; the exit code says
+	// the damage without --allow-truncated.
+	run := filepath.Join(dir, "summary")
+	code, _, stderr := runCLI("dedup", "--executor", "local", "--tasks", "3", "-j", "2", "--work", run, "--skip-invalid", "--max-doc-bytes", "2000", a, c, b, d)
+	if code != ExitInputLost || !strings.Contains(stderr, fmt.Sprintf("skipped %d invalid records", stats.Skipped)) ||
+		!strings.Contains(stderr, "  skipped: "+a+":1 ") || !strings.Contains(stderr, "damaged input "+d) {
+		t.Errorf("summary: exit %d: %s", code, stderr)
+	}
+	// Without --skip-invalid: the first bad record stops the job; a
+	// damaged file too, at the end of its last range.
+	for _, in := range [][]string{{a}, {c}, {d}} {
+		run := filepath.Join(dir, "strict-"+filepath.Base(in[0]))
+		code, _, stderr := runCLI("dedup", "-q", "--executor", "local", "--tasks", "3", "--work", run, "--clusters", run+"-cl", "--max-doc-bytes", "2000", in[0])
+		wantErr := map[string]string{a: a + ":1 (offset 0)", c: c + " documents 0-0", d: d}[in[0]]
+		if code != ExitFailure || !strings.Contains(stderr, "exit status 3") || !strings.Contains(stderr, wantErr) ||
+			in[0] == c && !strings.Contains(stderr, "--max-doc-bytes raises the limit") {
+			t.Errorf("%s without --skip-invalid: exit %d: %s", in[0], code, stderr)
+		}
+	}
+}

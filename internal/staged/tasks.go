@@ -54,7 +54,7 @@ func (j *Job) sign(ctx context.Context, s int) error {
 	cfg.Workers = p.TaskWorkers
 	var n uint32
 	var sketched int64
-	in := dedup.Input{Options: p.Input.corpus()}
+	in := dedup.Input{Options: p.Input.corpus(), SkipInvalid: p.Input.SkipInvalid}
 	var stats *dedup.Stats
 	// The ids and the sketches stream to their files as the documents
 	// come; each file appears whole when the shard is done.
@@ -107,7 +107,8 @@ func (j *Job) sign(ctx context.Context, s int) error {
 			return err
 		}
 	}
-	return j.putJSON(ctx, signMeta(s), signMetaFile{Documents: int64(stats.Documents), Empty: stats.Empty, InputBytes: stats.InputBytes, Traditional: stats.Traditional, Sketched: sketched, Runs: h.runs})
+	return j.putJSON(ctx, signMeta(s), signMetaFile{Documents: int64(stats.Documents), Empty: stats.Empty, InputBytes: stats.InputBytes, Traditional: stats.Traditional, Sketched: sketched, Runs: h.runs,
+		Skipped: stats.Skipped, SkippedErrors: stats.SkippedErrors, Damaged: stats.Damaged})
 }
 
 // signShare is the part of --task-memory a sign task's keys and ids may
@@ -527,7 +528,7 @@ func (j *Job) write(ctx context.Context, s int) error {
 		}
 	}
 	if j.Plan.Kept != "" {
-		n, err := j.writeKept(ctx, s, meta.Documents)
+		n, err := j.writeKept(ctx, s, &meta)
 		if err != nil {
 			return err
 		}
@@ -554,8 +555,12 @@ func (j *Job) write(ctx context.Context, s int) error {
 }
 
 // writeKept reads shard s again and writes its kept records; it returns
-// how many documents it left out.
-func (j *Job) writeKept(ctx context.Context, s int, docs int64) (int64, error) {
+// how many documents it left out. Where the sign task skipped bad records
+// (--skip-invalid; meta says so), it leaves them out too: it parses each
+// JSONL record as the sign task did, and ends a damaged file's range
+// where the sign task found the damage.
+func (j *Job) writeKept(ctx context.Context, s int, meta *signMetaFile) (int64, error) {
+	docs := meta.Documents
 	out, err := objstore.Open(ctx, j.Plan.Kept)
 	if err != nil {
 		return 0, err
@@ -582,23 +587,44 @@ func (j *Job) writeKept(ctx context.Context, s int, docs int64) (int64, error) {
 		return 0, err
 	}
 	opts.RawOnly = true
+	if j.Plan.Input.SkipInvalid {
+		opts.OnInvalid = func(*corpus.RecordError) error { return nil }
+	}
+	check := meta.Skipped > 0 // parse the JSONL records to skip the bad ones
+	damaged := map[string]int64{}
+	for _, d := range meta.Damaged {
+		if !d.Resumed { // else reading went on after a lost gzip member
+			damaged[d.File] = d.Record
+		}
+	}
 	var i uint64
+	var parsed corpus.Document
 	for _, rg := range j.Plan.Shards[s] {
 		rd, err := dedup.OpenRange(OpenInput, rg.File, opts, rg)
 		if err != nil {
 			return 0, err
 		}
+		end, cut := damaged[rg.File]
 		for rd.Next() {
 			if i%4096 == 0 && ctx.Err() != nil {
 				rd.Close()
 				return 0, ctx.Err()
+			}
+			d := rd.Doc()
+			if cut && d.Record >= end {
+				break // the sign task used nothing from the damage on
+			}
+			if check && d.ID == "" {
+				if parsed = *d; corpus.ParseJSONLShared(&parsed, opts) != nil {
+					continue
+				}
 			}
 			if next, ok := rms.peek(); ok && next == i {
 				if _, err := rms.pop(); err != nil {
 					rd.Close()
 					return 0, err
 				}
-			} else if err := w.Write(rd.Doc()); err != nil {
+			} else if err := w.Write(d); err != nil {
 				rd.Close()
 				return 0, err
 			}
@@ -648,6 +674,7 @@ func (j *Job) finish(ctx context.Context) error {
 		st.Empty += m.Empty
 		st.InputBytes += m.InputBytes
 		sketched += m.Sketched
+		addSkipped(st, &m)
 		var w writeMetaFile
 		if err := j.getJSON(ctx, writeMeta(s), &w); err != nil {
 			return err
