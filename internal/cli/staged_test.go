@@ -378,9 +378,21 @@ func TestStagedPrint(t *testing.T) {
 
 func TestSplit(t *testing.T) {
 	got := staged.Split([]string{"a", "b", "c"}, []int64{5, 0, 6}, 4)
-	want := `[[{"file":"a","lo":0,"hi":2}],[{"file":"a","lo":2,"hi":5}],[{"file":"c","lo":0,"hi":3}],[{"file":"c","lo":3,"hi":6}]]`
+	// b, of no documents, has an empty range at its place (its sign task
+	// reports its bad records, if any).
+	want := `[[{"file":"a","lo":0,"hi":2}],[{"file":"a","lo":2,"hi":5},{"file":"b","lo":0,"hi":0}],[{"file":"c","lo":0,"hi":3}],[{"file":"c","lo":3,"hi":6}]]`
 	if b, _ := json.Marshal(got); string(b) != want {
 		t.Errorf("Split = %s, want %s", b, want)
+	}
+	got = staged.Split([]string{"a", "b", "c"}, []int64{0, 2, 0}, 3)
+	want = `[null,[{"file":"a","lo":0,"hi":0},{"file":"b","lo":0,"hi":1}],[{"file":"b","lo":1,"hi":2},{"file":"c","lo":0,"hi":0}]]`
+	if b, _ := json.Marshal(got); string(b) != want {
+		t.Errorf("Split with empty files = %s, want %s", b, want)
+	}
+	got = staged.Split([]string{"a", "b"}, []int64{0, 0}, 2)
+	want = `[null,[{"file":"a","lo":0,"hi":0},{"file":"b","lo":0,"hi":0}]]`
+	if b, _ := json.Marshal(got); string(b) != want {
+		t.Errorf("Split of no documents = %s, want %s", b, want)
 	}
 	got = staged.Split([]string{"a"}, []int64{2}, 3)
 	if b, _ := json.Marshal(got); string(b) != `[null,[{"file":"a","lo":0,"hi":1}],[{"file":"a","lo":1,"hi":2}]]` {
@@ -526,9 +538,25 @@ func TestStagedSkipInvalid(t *testing.T) {
 		t.Fatal(err)
 	}
 	flags := []string{"--skip-invalid", "--allow-truncated", "--max-doc-bytes", "2000"}
-	checkStagedMatches(t, dir, "skip-invalid", flags, []string{a, c, b, d}, 1, 3, 8)
+	// Two files: the plans of 3 and 8 tasks count the records and cut
+	// where the test put bad ones; four: 1 and 3 tasks cut between files
+	// (uncounted), 8 within them.
+	checkStagedMatches(t, dir, "skip-invalid", flags, []string{a, b}, 3, 8)
+	for _, tasks := range []int{3, 8} {
+		var plan staged.Plan
+		p, _ := os.ReadFile(filepath.Join(dir, fmt.Sprintf("skip-invalid-%d", tasks), "work", staged.PlanName))
+		if err := json.Unmarshal(p, &plan); err != nil {
+			t.Fatal(err)
+		}
+		for _, sh := range plan.Shards[1:] {
+			if at := sh[0].Lo + map[bool]int64{true: 300}[sh[0].File == b]; !cuts[int(at)] {
+				t.Errorf("%d tasks: a range begins at record %d, not at a cut the test made", tasks, at)
+			}
+		}
+	}
+	checkStagedMatches(t, dir, "skip-invalid-4", flags, []string{a, c, b, d}, 1, 3, 8)
 	// The counts that make the comparison mean something.
-	st, err := os.ReadFile(filepath.Join(dir, "skip-invalid-ref", "st.json"))
+	st, err := os.ReadFile(filepath.Join(dir, "skip-invalid-4-ref", "st.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
