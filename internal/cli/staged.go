@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -70,8 +71,6 @@ func runStaged(cmd *cobra.Command, o *dedupOpts, cfg dedup.Options, ropts corpus
 		return usageErr("--tasks %d: must be positive", so.tasks)
 	case o.sample:
 		return refuse("--sample")
-	case len(o.against) > 0:
-		return refuse("--against")
 	case o.resume:
 		return refuse("--resume (a rerun of the same command resumes anyway)")
 	case o.report != "":
@@ -172,6 +171,13 @@ func runStaged(cmd *cobra.Command, o *dedupOpts, cfg dedup.Options, ropts corpus
 	if err != nil {
 		return err
 	}
+	// The old corpus (--against FILES) comes first, as in dedup: its
+	// documents are numbered before the input's.
+	old, err := stagedAgainst(o.against, o.input.exclude, exp.Files)
+	if err != nil {
+		return err
+	}
+	files := append(old, exp.Files...)
 	// The outputs in object storage are checked now (bucket, endpoint,
 	// credentials), not by the write tasks at the end of the job.
 	for _, out := range []struct{ flag, loc string }{{"-o", o.output}, {"--clusters", o.clusters}, {"--stats", statsFolder(o.stats)}} {
@@ -183,11 +189,11 @@ func runStaged(cmd *cobra.Command, o *dedupOpts, cfg dedup.Options, ropts corpus
 			f.Close()
 		}
 	}
-	old, err := work.ReadAll(ctx, staged.PlanName)
+	prev, err := work.ReadAll(ctx, staged.PlanName)
 	switch {
 	case err == nil:
 		var was staged.Plan
-		if err := json.Unmarshal(old, &was); err != nil {
+		if err := json.Unmarshal(prev, &was); err != nil {
 			return fmt.Errorf("%s: %w", work.URL(staged.PlanName), err)
 		}
 		plan.Shards, plan.Documents = was.Shards, was.Documents
@@ -195,19 +201,20 @@ func runStaged(cmd *cobra.Command, o *dedupOpts, cfg dedup.Options, ropts corpus
 		if err != nil {
 			return err
 		}
-		if gone := goneFiles(was.Shards, exp.Files); len(gone) > 0 {
+		if gone := goneFiles(was.Shards, files); len(gone) > 0 {
 			return usageErr("%s: an input of the job planned in %s is gone (%d of its files); put it back, or start again with an empty --work", gone[0], work.URL(staged.PlanName), len(gone))
 		}
-		if !bytes.Equal(b, old) || !sameFiles(was.Shards, exp.Files) {
+		if !bytes.Equal(b, prev) || !sameFiles(was.Shards, files) {
 			return usageErr("--work %s holds the plan of another job (other inputs, flags, outputs or --tasks): give an empty --work, or the same command as before to resume", so.work)
 		}
 		if !o.quiet {
 			fmt.Fprintf(e.stderr, "resuming the job planned in %s\n", work.URL(staged.PlanName))
 		}
 	case errors.Is(err, objstore.ErrNotExist):
-		if err := planShards(ctx, plan, exp.Files, ropts); err != nil {
+		if err := planShards(ctx, plan, files, ropts); err != nil {
 			return err
 		}
+		markOld(plan, old)
 		b, err := staged.MarshalPlan(plan)
 		if err != nil {
 			return err
@@ -296,6 +303,55 @@ func runStaged(cmd *cobra.Command, o *dedupOpts, cfg dedup.Options, ropts corpus
 		return err
 	}
 	return inputLost(skipped.Damaged, o.input.allowTruncated)
+}
+
+// stagedAgainst expands --against's paths into the old corpus's files; a
+// saved index, standard input and a file that is also an input are
+// refused.
+func stagedAgainst(against, exclude, inputs []string) ([]string, error) {
+	if len(against) == 0 {
+		return nil, nil
+	}
+	if slices.Contains(against, "-") {
+		return nil, usageErr("--against cannot read standard input")
+	}
+	paths, indexes, closers, err := splitAgainst(against)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range closers {
+		c.Close()
+	}
+	if len(indexes) > 0 {
+		return nil, usageErr("--against with a saved index: not with --executor (the staged pipeline compares against old files only); run without --executor")
+	}
+	e, err := expandInputs(paths, exclude)
+	if err != nil {
+		return nil, err
+	}
+	in := make(map[string]bool, len(inputs))
+	for _, f := range inputs {
+		in[f] = true
+	}
+	for _, f := range e.Files {
+		if in[f] {
+			return nil, usageErr("%s: both an input and --against: with --executor a file is one or the other", f)
+		}
+	}
+	return e.Files, nil
+}
+
+// markOld marks the ranges of the old corpus's files in the plan.
+func markOld(plan *staged.Plan, old []string) {
+	isOld := make(map[string]bool, len(old))
+	for _, f := range old {
+		isOld[f] = true
+	}
+	for _, rs := range plan.Shards {
+		for k := range rs {
+			rs[k].Old = isOld[rs[k].File]
+		}
+	}
 }
 
 // unsafeLogName matches what a work folder's URL may hold that a folder

@@ -588,3 +588,49 @@ func TestStagedSkipInvalid(t *testing.T) {
 		}
 	}
 }
+
+// TestStagedAgainst: --against FILES under --executor: the old corpus's
+// documents are compared against, never removed, written or listed, as
+// dedup does, for each join and cluster mode (the plan cuts old and new
+// files alike: an old file's last range and a new file's first can share
+// a shard); a saved index and a file both old and new are refused.
+func TestStagedAgainst(t *testing.T) {
+	stagedEnv(t)
+	dir := t.TempDir()
+	lines := genCorpus(t, 6, 600)
+	old1, old2, a, b := filepath.Join(dir, "old1.jsonl"), filepath.Join(dir, "old2.jsonl.gz"), filepath.Join(dir, "a.jsonl"), filepath.Join(dir, "b.jsonl.gz")
+	writeLines(t, old1, lines[:150])
+	writeLines(t, old2, lines[150:250])
+	writeLines(t, a, lines[250:400])
+	writeLines(t, b, lines[400:])
+	in := []string{a, b}
+	against := []string{"--against", old1, "--against", old2}
+	checkStagedMatches(t, dir, "against", against, in, 1, 3, 8)
+	for _, c := range []struct {
+		name  string
+		flags []string
+	}{
+		{"keep-longest", []string{"--keep", "longest", "--threshold", "0.7"}},
+		{"leader-longest", []string{"--cluster", "leader", "--keep", "longest"}},
+		{"all-pairs", []string{"--pairs-mode", "all"}},
+		{"simhash", []string{"--method", "simhash"}},
+		{"exact", []string{"--method", "exact"}},
+	} {
+		checkStagedMatches(t, dir, "against-"+c.name, append(c.flags, against...), in, 3)
+	}
+	st, err := os.ReadFile(filepath.Join(dir, "against-ref", "st.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stats struct {
+		Against int `json:"against_documents"`
+	}
+	json.Unmarshal(st, &stats)
+	if stats.Against != 250 {
+		t.Errorf("dedup compared against %d old documents, the test meant 250", stats.Against)
+	}
+	code, _, stderr := runCLI("dedup", "-q", "--executor", "local", "--work", filepath.Join(dir, "both"), "--against", a, a, b)
+	if code != ExitUsage || !strings.Contains(stderr, a+": both an input and --against") {
+		t.Errorf("a file both old and new: exit %d: %s", code, stderr)
+	}
+}

@@ -441,6 +441,9 @@ type signMetaFile struct {
 	Traditional int   `json:"traditional"`
 	Sketched    int64 `json:"sketched"` // documents with a sketch
 	Runs        int   `json:"runs"`     // sorted runs of each partition
+	// Old is how many of Documents are old (--against, DocRange.Old):
+	// the shard's first ones.
+	Old int64 `json:"old,omitempty"`
 	// With --skip-invalid: Stats.Skipped, SkippedErrors (the shard's
 	// first few) and Damaged of the shard.
 	Skipped       int                 `json:"skipped,omitempty"`
@@ -484,18 +487,23 @@ func (j *Job) offsets(ctx context.Context) ([]int64, error) {
 	return off, nil
 }
 
-// Documents is the input's number of documents: the plan's count, or the
-// sign tasks' when the plan did not count or counted bad records that
-// --skip-invalid skipped.
+// Documents is the input's number of documents, those of the old corpus
+// (--against) not counted: the plan's count, or the sign tasks' when the
+// plan did not count, counted bad records that --skip-invalid skipped or
+// counted old documents.
 func (j *Job) Documents(ctx context.Context) (int64, error) {
-	if j.Plan.Documents >= 0 && !j.Plan.Input.SkipInvalid {
+	hasOld := slices.ContainsFunc(j.Plan.Shards, func(rs []dedup.DocRange) bool {
+		return slices.ContainsFunc(rs, func(r dedup.DocRange) bool { return r.Old })
+	})
+	if j.Plan.Documents >= 0 && !j.Plan.Input.SkipInvalid && !hasOld {
 		return j.Plan.Documents, nil
 	}
 	off, err := j.offsets(ctx)
 	if err != nil {
 		return 0, err
 	}
-	return off[len(off)-1], nil
+	_, old, err := j.sketched(ctx)
+	return off[len(off)-1] - old, err
 }
 
 // Skipped is what the sign tasks skipped under --skip-invalid, as

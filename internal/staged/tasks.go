@@ -53,7 +53,7 @@ func (j *Job) sign(ctx context.Context, s int) error {
 	cfg := p.Options
 	cfg.Workers = p.TaskWorkers
 	var n uint32
-	var sketched int64
+	var sketched, old int64
 	in := dedup.Input{Options: p.Input.corpus(), SkipInvalid: p.Input.SkipInvalid}
 	var stats *dedup.Stats
 	// The ids and the sketches stream to their files as the documents
@@ -76,6 +76,9 @@ func (j *Job) sign(ctx context.Context, s int) error {
 				}
 				if len(d.Sketch) > 0 {
 					sketched++
+				}
+				if d.Old {
+					old++
 				}
 				for b, k := range d.Keys {
 					x := mixKey(b, k)
@@ -107,7 +110,7 @@ func (j *Job) sign(ctx context.Context, s int) error {
 			return err
 		}
 	}
-	return j.putJSON(ctx, signMeta(s), signMetaFile{Documents: int64(stats.Documents), Empty: stats.Empty, InputBytes: stats.InputBytes, Traditional: stats.Traditional, Sketched: sketched, Runs: h.runs,
+	return j.putJSON(ctx, signMeta(s), signMetaFile{Documents: int64(stats.Documents), Empty: stats.Empty, InputBytes: stats.InputBytes, Traditional: stats.Traditional, Sketched: sketched, Runs: h.runs, Old: old,
 		Skipped: stats.Skipped, SkippedErrors: stats.SkippedErrors, Damaged: stats.Damaged})
 }
 
@@ -450,6 +453,8 @@ func (j *Job) eachEdge(ctx context.Context, n int64, fn func(a, c int32)) error 
 // joinStatsFile is a join task's share of the counts.
 type joinStatsFile struct {
 	Documents  int64       `json:"documents"`
+	Old        int64       `json:"old,omitempty"` // of Documents (--against)
+	Clusters   int         `json:"clusters"`      // dedup.JoinResult.Clusters
 	Removed    int         `json:"removed"`
 	Pairs      int         `json:"pairs"`
 	Similarity [20]int     `json:"similarity"`
@@ -505,6 +510,9 @@ func (j *Job) write(ctx context.Context, s int) error {
 				if _, err := ids.uvarint(); err != nil {
 					return err
 				}
+				if int64(i) < meta.Old {
+					continue // an old document: not listed
+				}
 				doc, cluster, kept := string(id), string(id), true
 				if next, ok := rms.peek(); ok && next == i {
 					if cluster, err = rms.pop(); err != nil {
@@ -551,7 +559,7 @@ func (j *Job) write(ctx context.Context, s int) error {
 	if err := j.writePairs(ctx, s); err != nil {
 		return err
 	}
-	return j.putJSON(ctx, writeMeta(s), writeMetaFile{Kept: meta.Documents - removed})
+	return j.putJSON(ctx, writeMeta(s), writeMetaFile{Kept: meta.Documents - meta.Old - removed})
 }
 
 // writeKept reads shard s again and writes its kept records; it returns
@@ -597,9 +605,12 @@ func (j *Job) writeKept(ctx context.Context, s int, meta *signMetaFile) (int64, 
 			damaged[d.File] = d.Record
 		}
 	}
-	var i uint64
+	i := uint64(meta.Old) // the old documents come first: never written
 	var parsed corpus.Document
 	for _, rg := range j.Plan.Shards[s] {
+		if rg.Old {
+			continue
+		}
 		rd, err := dedup.OpenRange(OpenInput, rg.File, opts, rg)
 		if err != nil {
 			return 0, err
@@ -670,7 +681,8 @@ func (j *Job) finish(ctx context.Context) error {
 			return err
 		}
 		st.Traditional += m.Traditional
-		st.Documents += int(m.Documents)
+		st.Documents += int(m.Documents - m.Old)
+		st.Against += int(m.Old)
 		st.Empty += m.Empty
 		st.InputBytes += m.InputBytes
 		sketched += m.Sketched
@@ -686,7 +698,8 @@ func (j *Job) finish(ctx context.Context) error {
 		if err := j.getJSON(ctx, joinStats(g), &js); err != nil {
 			return err
 		}
-		grouped += js.Documents
+		grouped += js.Documents - js.Old
+		st.Clusters += js.Clusters
 		st.Pairs += js.Pairs
 		for k, v := range js.Similarity {
 			st.Similarity[k] += v
@@ -718,9 +731,6 @@ func (j *Job) finish(ctx context.Context) error {
 	}
 	st.Removed = st.Documents - st.Kept
 	for n, c := range sizes {
-		if n > 1 {
-			st.Clusters += c
-		}
 		st.LargestCluster = max(st.LargestCluster, n)
 		st.ClusterSizes = append(st.ClusterSizes, dedup.SizeCount{Size: n, Count: c})
 	}
