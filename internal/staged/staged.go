@@ -38,8 +38,10 @@ const PlanName = "plan.json"
 // sketch is the component join's record; plans may cut by file sizes; 3:
 // the components and scatter files carry each document's component; 4:
 // sign writes its ids partitioned by hash and may spill several runs of
-// each partition, bucket counts the duplicate ids).
-const PlanVersion = 4
+// each partition, bucket counts the duplicate ids; 5: --skip-invalid and
+// --against: the sign metas count skipped and old documents, the join
+// stats count the clusters).
+const PlanVersion = 5
 
 // Stage names, in order.
 const (
