@@ -543,6 +543,9 @@ func TestStagedSkipInvalid(t *testing.T) {
 	// (uncounted), 8 within them.
 	checkStagedMatches(t, dir, "skip-invalid", flags, []string{a, b}, 3, 8)
 	for _, tasks := range []int{3, 8} {
+		if raceEnabled && tasks != 3 {
+			continue // checkStagedMatches ran 3 tasks only
+		}
 		var plan staged.Plan
 		p, _ := os.ReadFile(filepath.Join(dir, fmt.Sprintf("skip-invalid-%d", tasks), "work", staged.PlanName))
 		if err := json.Unmarshal(p, &plan); err != nil {
