@@ -636,4 +636,12 @@ func TestStagedAgainst(t *testing.T) {
 	if code != ExitUsage || !strings.Contains(stderr, a+": both an input and --against") {
 		t.Errorf("a file both old and new: exit %d: %s", code, stderr)
 	}
+	ix := filepath.Join(dir, "ix")
+	if code, _, stderr := runCLI("index", "create", "--index", ix); code != 0 {
+		t.Fatal(stderr)
+	}
+	code, _, stderr = runCLI("dedup", "-q", "--executor", "local", "--work", filepath.Join(dir, "ixwork"), "--against", ix, a)
+	if code != ExitUsage || !strings.Contains(stderr, "--against with a saved index: not with --executor") {
+		t.Errorf("a saved index: exit %d: %s", code, stderr)
+	}
 }
