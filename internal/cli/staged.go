@@ -177,7 +177,7 @@ func runStaged(cmd *cobra.Command, o *dedupOpts, cfg dedup.Options, ropts corpus
 	if err != nil {
 		return err
 	}
-	files := append(old, exp.Files...)
+	files := slices.Concat(old, exp.Files)
 	// The outputs in object storage are checked now (bucket, endpoint,
 	// credentials), not by the write tasks at the end of the job.
 	for _, out := range []struct{ flag, loc string }{{"-o", o.output}, {"--clusters", o.clusters}, {"--stats", statsFolder(o.stats)}} {
@@ -441,7 +441,8 @@ func sameFiles(shards [][]dedup.DocRange, files []string) bool {
 		}
 	}
 	if len(had) != len(files) {
-		// A file without documents has no range: compare what has.
+		// Plans before version 5 gave a file of no documents no range:
+		// compare what has one.
 		return len(had) <= len(files)
 	}
 	for k := range had {
