@@ -189,7 +189,8 @@ type Stats struct {
 	// "components", "replay" and "emit pairs", within read+sketch+find).
 	Phases   []Stage   `json:"phases,omitempty"`
 	Examples []Example `json:"examples,omitempty"`
-	// SkippedErrors holds the first few skipped records' errors.
+	// SkippedErrors holds the first MaxSkippedErrors skipped records'
+	// errors, in input order.
 	SkippedErrors []string `json:"skipped_errors,omitempty"`
 	// ClusterSizes counts clusters by size, sizes ascending (singletons
 	// included).
@@ -252,6 +253,9 @@ func DamagedFileOf(e *corpus.RecordError) DamagedFile {
 	}
 	return d
 }
+
+// MaxSkippedErrors caps Stats.SkippedErrors.
+const MaxSkippedErrors = 10
 
 // maxFilesSkippedListed caps Stats.FilesSkippedFirst.
 const maxFilesSkippedListed = 10

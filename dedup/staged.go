@@ -1,10 +1,12 @@
 package dedup
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/neardup/neardup/cluster"
@@ -39,6 +41,9 @@ type DocRange struct {
 	File string `json:"file"`
 	Lo   int64  `json:"lo"`
 	Hi   int64  `json:"hi"`
+	// Old marks a file of the old corpus (Input.Against): its documents
+	// are compared against, never removed, written or listed.
+	Old bool `json:"old,omitempty"`
 }
 
 // OpenFunc opens an input file for reading (corpus.Open, or a reader of
@@ -68,33 +73,43 @@ func stagedOf(cfg Options) (Method, stager, error) {
 
 // SignedDoc is one document as SketchRanges gives it: its id, its text's
 // length in bytes (--keep longest), its sketch in the method's binary
-// form (Method.AppendSketch; empty for a document without a signature)
-// and its band keys (one a band, none without a signature). The slices
-// are reused for the next document.
+// form (Method.AppendSketch; empty for a document without a signature),
+// its band keys (one a band, none without a signature) and whether it is
+// old (DocRange.Old). The slices are reused for the next document.
 type SignedDoc struct {
 	ID     string
 	Len    int
 	Sketch []byte
 	Keys   []uint64
+	Old    bool
 }
 
 // SketchRanges reads the documents of ranges in order with open, sketches
 // them on cfg.Workers goroutines and calls fn with each in order. The
-// stats count what was read (Documents, Empty, InputBytes, Skipped).
+// ranges of old files (DocRange.Old) come first. The stats count what was
+// read (Documents, old ones included, Empty, InputBytes, Skipped), as Run
+// counts them.
 func SketchRanges(ctx context.Context, cfg Options, in Input, open OpenFunc, ranges []DocRange, fn func(*SignedDoc) error) (*Stats, error) {
 	if err := CheckStaged(cfg); err != nil {
 		return nil, err
 	}
-	in.Files = nil
+	in.Files, in.Against = nil, nil
 	rs := make(map[string]DocRange, len(ranges))
 	for _, rg := range ranges {
 		if _, dup := rs[rg.File]; dup {
 			return nil, fmt.Errorf("%s: two ranges of one file", rg.File)
 		}
 		rs[rg.File] = rg
-		in.Files = append(in.Files, rg.File)
+		switch {
+		case !rg.Old:
+			in.Files = append(in.Files, rg.File)
+		case len(in.Files) > 0:
+			return nil, fmt.Errorf("%s: an old file's range after a new one", rg.File)
+		default:
+			in.Against = append(in.Against, rg.File)
+		}
 	}
-	in.Sources, in.Resume, in.AgainstIndexes, in.Against = nil, false, nil, nil
+	in.Sources, in.Resume, in.AgainstIndexes = nil, false, nil
 	r, err := newRun(cfg, in, Outputs{})
 	if err != nil {
 		return nil, err
@@ -112,7 +127,7 @@ func SketchRanges(ctx context.Context, cfg Options, in Input, open OpenFunc, ran
 	var sd SignedDoc
 	err = r.sketchAll(ctx, func(_ int, d *rawDoc, s DocSketch) error {
 		r.stats.Documents++
-		sd.ID, sd.Len = d.id, d.n
+		sd.ID, sd.Len, sd.Old = d.id, d.n, d.old
 		sd.Sketch, sd.Keys = st.appendSigned(sd.Sketch[:0], sd.Keys[:0], s)
 		return fn(&sd)
 	})
@@ -132,16 +147,11 @@ func OpenRange(open OpenFunc, name string, opts corpus.Options, rg DocRange) (co
 }
 
 func openRange(open OpenFunc, name string, opts corpus.Options, rg DocRange) (corpus.Reader, error) {
-	rr := &rangeReader{name: name, lo: rg.Lo, hi: rg.Hi}
-	if orig := opts.OnInvalid; orig != nil {
-		// A bad record before the range is the task's before it.
-		opts.OnInvalid = func(e *corpus.RecordError) error {
-			if !rr.active {
-				return nil
-			}
-			return orig(e)
-		}
+	rr := &rangeReader{name: name, lo: rg.Lo, hi: rg.Hi, orig: opts.OnInvalid}
+	if rg.Lo == 0 {
+		rr.state = rangeIn
 	}
+	opts.OnInvalid = rr.invalid
 	rd, err := open(name, opts)
 	if err != nil {
 		return nil, err
@@ -150,30 +160,79 @@ func openRange(open OpenFunc, name string, opts corpus.Options, rg DocRange) (co
 	return rr, nil
 }
 
-// rangeReader yields the documents [lo, hi) of its reader.
+// rangeReader yields the documents [lo, hi) of its reader. A bad record
+// the reader reports (not a document: a line too long, a damaged stream)
+// belongs to the range of the document after it, or to the file's last
+// range when no document follows: at hi the reader reads one document
+// further, and the bad records it meets on the way are the range's when
+// it finds none (the plan counted the documents up to a damaged stream
+// only, so the last range reports the damage).
 type rangeReader struct {
 	corpus.Reader
 	name   string
 	pos    int64
 	lo, hi int64
-	active bool
+	orig   func(*corpus.RecordError) error // the caller's OnInvalid
+	state  int                             // rangeBefore, rangeIn, rangeAhead, rangeDone
+	ahead  []*corpus.RecordError           // bad records met while looking ahead
+	err    error                           // a bad record's error, found ahead
 	short  bool
 }
 
+const (
+	rangeBefore = iota // skipping the documents before lo
+	rangeIn            // reading the range
+	rangeAhead         // at hi, looking for a document after it
+	rangeDone
+)
+
+// invalid routes the reader's bad records: those before the range are
+// another range's, those met while looking ahead wait until it is known
+// whose they are, the others go to the caller's OnInvalid (none: they
+// stop the reader).
+func (r *rangeReader) invalid(e *corpus.RecordError) error {
+	switch r.state {
+	case rangeBefore:
+		return nil
+	case rangeAhead:
+		r.ahead = append(r.ahead, e)
+		return nil
+	}
+	if r.orig == nil {
+		return e
+	}
+	return r.orig(e)
+}
+
 func (r *rangeReader) Next() bool {
+	if r.state == rangeDone {
+		return false
+	}
 	for r.pos < r.lo {
 		if !r.Reader.Next() {
-			r.short = true
+			r.short, r.state = true, rangeDone
 			return false
 		}
 		r.pos++
 	}
-	r.active = true
+	r.state = rangeIn
 	if r.hi >= 0 && r.pos >= r.hi {
+		r.state = rangeAhead
+		if !r.Reader.Next() {
+			// The file ends: what was met on the way is this range's.
+			r.state = rangeIn
+			for _, e := range r.ahead {
+				if err := r.invalid(e); err != nil {
+					r.err = err
+					break
+				}
+			}
+		}
+		r.ahead, r.state = nil, rangeDone
 		return false
 	}
 	if !r.Reader.Next() {
-		r.short = r.hi >= 0
+		r.short, r.state = r.hi >= 0, rangeDone
 		return false
 	}
 	r.pos++
@@ -183,6 +242,9 @@ func (r *rangeReader) Next() bool {
 func (r *rangeReader) Err() error {
 	if err := r.Reader.Err(); err != nil {
 		return err
+	}
+	if r.err != nil {
+		return r.err
 	}
 	if r.short {
 		return fmt.Errorf("%s: %d documents where the plan counted at least %d: the input changed since the job was planned", r.name, r.pos, r.hi)
@@ -222,6 +284,9 @@ type Removal struct {
 // JoinResult is what JoinComponents found.
 type JoinResult struct {
 	Removed []Removal // in input order
+	// Clusters counts the clusters with more than one new document, or
+	// with one and an old document (Stats.Clusters' share).
+	Clusters int
 	// Pairs, Similarity and Distance are Stats.Pairs, Similarity and
 	// Distance of the pairs reported (the spanning pairs, or every pair
 	// under Options.AllPairs).
@@ -238,8 +303,8 @@ type JoinResult struct {
 	// pairs of the whole input (simhash's batch join; leader clustering in
 	// keep order).
 	PairsByDoc bool
-	// Sizes counts the clusters of the documents by size (those of one
-	// document included).
+	// Sizes counts the clusters of the documents by their number of new
+	// documents (those of one document included; none: not counted).
 	Sizes map[int]int
 	// Below is Stats.RemovedBelowThreshold's share (nil when the join
 	// does not count it).
@@ -266,6 +331,11 @@ type JoinOptions struct {
 	Sketched int64
 	// Pairs asks for the lines of the pairs file (JoinResult.PairLines).
 	Pairs bool
+	// Old is how many documents of the whole input are old (DocRange.Old):
+	// those whose JoinDoc.Doc is below it, never removed, kept in their
+	// clusters whatever Options.Keep says, their pairs with one another
+	// not reported, and not counted in JoinResult.Sizes.
+	Old int64
 	// Sketches, when not nil, gives the documents' sketches in order, one
 	// a call (the slice need stay valid only until the next call), in
 	// place of JoinDoc.Sketch, which is then unused: a join of a
@@ -304,9 +374,16 @@ func JoinComponents(ctx context.Context, cfg Options, docs []JoinDoc, opts JoinO
 	if fc.closer != nil {
 		defer fc.closer.Close()
 	}
+	// The old documents come first.
+	nOld, _ := slices.BinarySearchFunc(docs, opts.Old, func(d JoinDoc, old int64) int { return cmp.Compare(d.Doc, old) })
 	var length func(int) int
 	if cfg.Keep == cluster.Longest {
-		length = func(i int) int { return docs[i].Len }
+		length = func(i int) int {
+			if i < nOld { // an old document always wins
+				return math.MaxInt
+			}
+			return docs[i].Len
+		}
 	}
 	uf := cluster.NewUnionFind(len(docs))
 	res := &JoinResult{Sizes: map[int]int{}}
@@ -319,7 +396,9 @@ func JoinComponents(ctx context.Context, cfg Options, docs []JoinDoc, opts JoinO
 			}
 		}
 		uf.Union(p.A, p.B)
-		pairs = append(pairs, p)
+		if max(p.A, p.B) >= nOld { // both old: joins clusters, is not reported
+			pairs = append(pairs, p)
+		}
 	}
 	var sks []DocSketch // the sketches, for the pairs' order
 	_, ordered := st.(pairOrderer)
@@ -358,7 +437,7 @@ func JoinComponents(ctx context.Context, cfg Options, docs []JoinDoc, opts JoinO
 		return nil, err
 	}
 	if cfg.AllPairs {
-		pairs = allPairsOf(pairs, uf, 0, len(docs), capabilitiesOf(m).cliques)
+		pairs = allPairsOf(pairs, uf, nOld, len(docs), capabilitiesOf(m).cliques)
 	}
 	var counts Stats
 	for _, p := range pairs {
@@ -366,24 +445,27 @@ func JoinComponents(ctx context.Context, cfg Options, docs []JoinDoc, opts JoinO
 	}
 	res.Pairs, res.Similarity, res.Distance = counts.Pairs, counts.Similarity, counts.Distance
 	if opts.Pairs {
-		res.PairLines, res.PairsByDoc = pairLines(st, cfg, m, docs, sks, pairs)
+		res.PairLines, res.PairsByDoc = pairLines(st, cfg, m, docs, sks, pairs, length)
 	}
 	keep := cluster.Keep(uf, cfg.Keep, length)
 	if fc.keptCheck != nil {
-		if n, ok := fc.keptCheck.CountBelow(keep, 0); ok {
+		if n, ok := fc.keptCheck.CountBelow(keep, nOld); ok {
 			res.Below = &n
 		}
 	}
 	size := make([]int32, len(keep))
-	for i, k := range keep {
+	for i, k := range keep[nOld:] {
 		size[k]++
-		if int(k) != i {
-			res.Removed = append(res.Removed, Removal{Doc: docs[i].Doc, Cluster: docs[k].ID})
+		if int(k) != i+nOld {
+			res.Removed = append(res.Removed, Removal{Doc: docs[i+nOld].Doc, Cluster: docs[k].ID})
 		}
 	}
-	for _, n := range size {
+	for k, n := range size {
 		if n > 0 {
 			res.Sizes[int(n)]++
+			if n > 1 || k < nOld { // a new document with an old duplicate counts
+				res.Clusters++
+			}
 		}
 	}
 	return res, nil
@@ -452,7 +534,7 @@ func allPairsOf(ps []Pair, uf *cluster.UnionFind, from, n int, cliques bool) []P
 
 // pairLines are the lines of pairs (documents numbered in docs) and their
 // order in the whole run's pairs file (see JoinResult.PairsByDoc).
-func pairLines(st stager, cfg Options, m Method, docs []JoinDoc, sks []DocSketch, pairs []Pair) ([]JoinPair, bool) {
+func pairLines(st stager, cfg Options, m Method, docs []JoinDoc, sks []DocSketch, pairs []Pair, length func(int) int) ([]JoinPair, bool) {
 	po, _ := st.(pairOrderer)
 	leaderLongest := cfg.Keep == cluster.Longest && capabilitiesOf(m).leader
 	out := make([]JoinPair, 0, len(pairs))
@@ -468,7 +550,7 @@ func pairLines(st stager, cfg Options, m Method, docs []JoinDoc, sks []DocSketch
 			// Leader clustering reports a pair when it places the later
 			// of the two in keep order (keepRank, by the whole input's
 			// positions).
-			rank := func(i int) int { return keepRank(func(int) int { return docs[i].Len }, int(docs[i].Doc)) }
+			rank := func(i int) int { return keepRank(func(int) int { return length(i) }, int(docs[i].Doc)) }
 			o = binary.BigEndian.AppendUint64(o, uint64(max(rank(p.A), rank(p.B)))^1<<63)
 			byDoc = false
 		case po != nil:

@@ -601,7 +601,7 @@ func (r *run) invalid(e *corpus.RecordError, file int) error {
 	}
 	r.stats.Skipped++
 	r.fileSkipped[file]++
-	if len(r.stats.SkippedErrors) < 10 {
+	if len(r.stats.SkippedErrors) < MaxSkippedErrors {
 		r.stats.SkippedErrors = append(r.stats.SkippedErrors, e.Error())
 	}
 	return nil

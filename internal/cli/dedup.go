@@ -481,12 +481,7 @@ func (sw summaryWriter) outcome(s *dedup.Stats) {
 	if s.IndexMatches > 0 {
 		sw.line("%s found in the saved index (removed with their clusters)", plural(s.IndexMatches, "document"))
 	}
-	if s.Skipped > 0 {
-		sw.line("skipped %s", plural(s.Skipped, "invalid record"))
-		for _, e := range s.SkippedErrors {
-			sw.line("  skipped: %s", e)
-		}
-	}
+	sw.skipped(s)
 	if s.Empty > 0 {
 		sw.line("%s empty after normalisation (kept, never duplicates)", plural(s.Empty, "document"))
 	}
@@ -499,6 +494,17 @@ func (sw summaryWriter) outcome(s *dedup.Stats) {
 	}
 	if s.AbandonedFiles > 0 {
 		sw.line("removed %s (%s) that killed earlier runs left behind", plural(s.AbandonedFiles, "temporary file"), formatSize(s.AbandonedBytes))
+	}
+}
+
+// skipped: the invalid records skipped (--skip-invalid) and the first
+// ones.
+func (sw summaryWriter) skipped(s *dedup.Stats) {
+	if s.Skipped > 0 {
+		sw.line("skipped %s", plural(s.Skipped, "invalid record"))
+		for _, e := range s.SkippedErrors {
+			sw.line("  skipped: %s", e)
+		}
 	}
 }
 

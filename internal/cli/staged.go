@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -70,14 +71,10 @@ func runStaged(cmd *cobra.Command, o *dedupOpts, cfg dedup.Options, ropts corpus
 		return usageErr("--tasks %d: must be positive", so.tasks)
 	case o.sample:
 		return refuse("--sample")
-	case len(o.against) > 0:
-		return refuse("--against")
 	case o.resume:
 		return refuse("--resume (a rerun of the same command resumes anyway)")
 	case o.report != "":
 		return refuse("--report")
-	case o.input.skipInvalid:
-		return refuse("--skip-invalid")
 	case o.output == "-" || o.clusters == "-" || o.pairs == "-" || o.stats == "-":
 		return usageErr("with --executor the outputs are folders (-o, --clusters, --pairs) and a file (--stats), not standard output")
 	case len(args) == 0:
@@ -122,7 +119,7 @@ func runStaged(cmd *cobra.Command, o *dedupOpts, cfg dedup.Options, ropts corpus
 	cfg.Spec = spec
 	cfg.Workers = 0
 	plan := &staged.Plan{Version: staged.PlanVersion, Tasks: tasks, Options: cfg, Params: facts,
-		Input: staged.InputOptions{TextField: ropts.TextField, IDField: ropts.IDField, MaxDocBytes: ropts.MaxDocBytes, StreamFormat: ropts.StreamFormat},
+		Input: staged.InputOptions{TextField: ropts.TextField, IDField: ropts.IDField, MaxDocBytes: ropts.MaxDocBytes, StreamFormat: ropts.StreamFormat, SkipInvalid: o.input.skipInvalid},
 		Kept:  o.output, Clusters: o.clusters, Pairs: o.pairs, Stats: o.stats, TaskMemory: mem, TaskWorkers: 1, SpillMemory: spill}
 	work, err := objstore.Open(ctx, so.work)
 	if err != nil {
@@ -174,6 +171,13 @@ func runStaged(cmd *cobra.Command, o *dedupOpts, cfg dedup.Options, ropts corpus
 	if err != nil {
 		return err
 	}
+	// The old corpus (--against FILES) comes first, as in dedup: its
+	// documents are numbered before the input's.
+	old, err := stagedAgainst(o.against, o.input.exclude, exp.Files)
+	if err != nil {
+		return err
+	}
+	files := slices.Concat(old, exp.Files)
 	// The outputs in object storage are checked now (bucket, endpoint,
 	// credentials), not by the write tasks at the end of the job.
 	for _, out := range []struct{ flag, loc string }{{"-o", o.output}, {"--clusters", o.clusters}, {"--stats", statsFolder(o.stats)}} {
@@ -185,11 +189,11 @@ func runStaged(cmd *cobra.Command, o *dedupOpts, cfg dedup.Options, ropts corpus
 			f.Close()
 		}
 	}
-	old, err := work.ReadAll(ctx, staged.PlanName)
+	prev, err := work.ReadAll(ctx, staged.PlanName)
 	switch {
 	case err == nil:
 		var was staged.Plan
-		if err := json.Unmarshal(old, &was); err != nil {
+		if err := json.Unmarshal(prev, &was); err != nil {
 			return fmt.Errorf("%s: %w", work.URL(staged.PlanName), err)
 		}
 		plan.Shards, plan.Documents = was.Shards, was.Documents
@@ -197,19 +201,20 @@ func runStaged(cmd *cobra.Command, o *dedupOpts, cfg dedup.Options, ropts corpus
 		if err != nil {
 			return err
 		}
-		if gone := goneFiles(was.Shards, exp.Files); len(gone) > 0 {
+		if gone := goneFiles(was.Shards, files); len(gone) > 0 {
 			return usageErr("%s: an input of the job planned in %s is gone (%d of its files); put it back, or start again with an empty --work", gone[0], work.URL(staged.PlanName), len(gone))
 		}
-		if !bytes.Equal(b, old) || !sameFiles(was.Shards, exp.Files) {
+		if !bytes.Equal(b, prev) || !sameFiles(was.Shards, files) {
 			return usageErr("--work %s holds the plan of another job (other inputs, flags, outputs or --tasks): give an empty --work, or the same command as before to resume", so.work)
 		}
 		if !o.quiet {
 			fmt.Fprintf(e.stderr, "resuming the job planned in %s\n", work.URL(staged.PlanName))
 		}
 	case errors.Is(err, objstore.ErrNotExist):
-		if err := planShards(ctx, plan, exp.Files, ropts); err != nil {
+		if err := planShards(ctx, plan, files, ropts); err != nil {
 			return err
 		}
+		markOld(plan, old)
 		b, err := staged.MarshalPlan(plan)
 		if err != nil {
 			return err
@@ -267,11 +272,17 @@ func runStaged(cmd *cobra.Command, o *dedupOpts, cfg dedup.Options, ropts corpus
 		}
 		return nil
 	}
-	if !o.quiet {
-		n, err := job.Documents(ctx)
-		if err != nil {
+	n, err := job.Documents(ctx)
+	if err != nil {
+		return err
+	}
+	skipped := &dedup.Stats{}
+	if plan.Input.SkipInvalid {
+		if skipped, err = job.Skipped(ctx); err != nil {
 			return err
 		}
+	}
+	if !o.quiet {
 		fmt.Fprintf(e.stderr, "done: %d documents in %d shards", n, plan.Tasks)
 		if o.output != "" {
 			fmt.Fprintf(e.stderr, "; kept documents in %s/part-*", o.output)
@@ -283,8 +294,64 @@ func runStaged(cmd *cobra.Command, o *dedupOpts, cfg dedup.Options, ropts corpus
 			fmt.Fprintf(e.stderr, "; pairs in %s/part-*", o.pairs)
 		}
 		fmt.Fprintln(e.stderr)
+		// The skipped records and damaged files as dedup's summary
+		// names them.
+		summaryWriter{e.stderr}.skipped(skipped)
+		printInputNotes(e.stderr, skipped)
 	}
-	return nil
+	if err := allSkipped(n, int64(skipped.Skipped), skipped.SkippedErrors); err != nil {
+		return err
+	}
+	return inputLost(skipped.Damaged, o.input.allowTruncated)
+}
+
+// stagedAgainst expands --against's paths into the old corpus's files; a
+// saved index, standard input and a file that is also an input are
+// refused.
+func stagedAgainst(against, exclude, inputs []string) ([]string, error) {
+	if len(against) == 0 {
+		return nil, nil
+	}
+	if slices.Contains(against, "-") {
+		return nil, usageErr("--against cannot read standard input")
+	}
+	paths, indexes, closers, err := splitAgainst(against)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range closers {
+		c.Close()
+	}
+	if len(indexes) > 0 {
+		return nil, usageErr("--against with a saved index: not with --executor (the staged pipeline compares against old files only); run without --executor")
+	}
+	e, err := expandInputs(paths, exclude)
+	if err != nil {
+		return nil, err
+	}
+	in := make(map[string]bool, len(inputs))
+	for _, f := range inputs {
+		in[f] = true
+	}
+	for _, f := range e.Files {
+		if in[f] {
+			return nil, usageErr("%s: both an input and --against: with --executor a file is one or the other", f)
+		}
+	}
+	return e.Files, nil
+}
+
+// markOld marks the ranges of the old corpus's files in the plan.
+func markOld(plan *staged.Plan, old []string) {
+	isOld := make(map[string]bool, len(old))
+	for _, f := range old {
+		isOld[f] = true
+	}
+	for _, rs := range plan.Shards {
+		for k := range rs {
+			rs[k].Old = isOld[rs[k].File]
+		}
+	}
 }
 
 // unsafeLogName matches what a work folder's URL may hold that a folder
@@ -374,7 +441,8 @@ func sameFiles(shards [][]dedup.DocRange, files []string) bool {
 		}
 	}
 	if len(had) != len(files) {
-		// A file without documents has no range: compare what has.
+		// Plans before version 5 gave a file of no documents no range:
+		// compare what has one.
 		return len(had) <= len(files)
 	}
 	for k := range had {

@@ -378,9 +378,21 @@ func TestStagedPrint(t *testing.T) {
 
 func TestSplit(t *testing.T) {
 	got := staged.Split([]string{"a", "b", "c"}, []int64{5, 0, 6}, 4)
-	want := `[[{"file":"a","lo":0,"hi":2}],[{"file":"a","lo":2,"hi":5}],[{"file":"c","lo":0,"hi":3}],[{"file":"c","lo":3,"hi":6}]]`
+	// b, of no documents, has an empty range at its place (its sign task
+	// reports its bad records, if any).
+	want := `[[{"file":"a","lo":0,"hi":2}],[{"file":"a","lo":2,"hi":5},{"file":"b","lo":0,"hi":0}],[{"file":"c","lo":0,"hi":3}],[{"file":"c","lo":3,"hi":6}]]`
 	if b, _ := json.Marshal(got); string(b) != want {
 		t.Errorf("Split = %s, want %s", b, want)
+	}
+	got = staged.Split([]string{"a", "b", "c"}, []int64{0, 2, 0}, 3)
+	want = `[null,[{"file":"a","lo":0,"hi":0},{"file":"b","lo":0,"hi":1}],[{"file":"b","lo":1,"hi":2},{"file":"c","lo":0,"hi":0}]]`
+	if b, _ := json.Marshal(got); string(b) != want {
+		t.Errorf("Split with empty files = %s, want %s", b, want)
+	}
+	got = staged.Split([]string{"a", "b"}, []int64{0, 0}, 2)
+	want = `[null,[{"file":"a","lo":0,"hi":0},{"file":"b","lo":0,"hi":0}]]`
+	if b, _ := json.Marshal(got); string(b) != want {
+		t.Errorf("Split of no documents = %s, want %s", b, want)
 	}
 	got = staged.Split([]string{"a"}, []int64{2}, 3)
 	if b, _ := json.Marshal(got); string(b) != `[null,[{"file":"a","lo":0,"hi":1}],[{"file":"a","lo":1,"hi":2}]]` {
@@ -467,5 +479,169 @@ func TestStagedBucketDamage(t *testing.T) {
 		if code != ExitFailure || !strings.Contains(stderr, "task bucket 0") || !strings.Contains(stderr, keys) || !strings.Contains(stderr, c.want) {
 			t.Errorf("%s: exit %d: %s", c.name, code, stderr)
 		}
+	}
+}
+
+// TestStagedSkipInvalid: under --skip-invalid the staged job skips,
+// counts and names the bad records as dedup does, wherever the plan cuts
+// the input: a bad record first and last in a file and on each side of
+// every cut of 3 and 8 tasks (invalid JSON, no text field, a text that is
+// not a string), lines over --max-doc-bytes (not counted as records by
+// the plan: one before the first record of each range, one after a
+// file's last record), a file of nothing but such lines, and a gzip file
+// cut short (the documents before the damage are used). Its outputs and
+// --stats are dedup's; without --skip-invalid the job fails on the first
+// bad record, and on the damaged file, as dedup does.
+func TestStagedSkipInvalid(t *testing.T) {
+	stagedEnv(t)
+	dir := t.TempDir()
+	good := genCorpus(t, 5, 600)
+	const n = 560 // records, bad ones included
+	bad := map[int]bool{0: true, 299: true, 300: true, n - 1: true}
+	cuts := map[int]bool{300: true} // where a range begins
+	for _, tasks := range []int{3, 8} {
+		for s := 1; s < tasks; s++ {
+			c := n * s / tasks
+			bad[c-1], bad[c], cuts[c] = true, true, true
+		}
+	}
+	long := `{"id":"long","text":"` + strings.Repeat("x", 3000) + `"}`
+	kinds := []string{`{"id": broken`, `{"id":"no-text","body":"x"}`, `{"id":"number","text":5}`}
+	var recs []string
+	split := 0 // record 300's line: b.jsonl.gz begins there
+	for k := 0; k < n; k++ {
+		if k == 300 {
+			split = len(recs)
+		}
+		if cuts[k] {
+			recs = append(recs, long)
+		}
+		if bad[k] {
+			recs = append(recs, kinds[k%len(kinds)])
+			continue
+		}
+		recs = append(recs, good[0])
+		good = good[1:]
+	}
+	// a.jsonl: records 0-299 and a long line after them; b.jsonl.gz the
+	// rest; c.jsonl nothing but a long line; d.jsonl.gz cut short.
+	a, b, c, d := filepath.Join(dir, "a.jsonl"), filepath.Join(dir, "b.jsonl.gz"), filepath.Join(dir, "c.jsonl"), filepath.Join(dir, "d.jsonl.gz")
+	writeLines(t, a, append(recs[:split:split], long))
+	writeLines(t, b, recs[split:])
+	writeLines(t, c, []string{long})
+	writeLines(t, d, good[:40])
+	gz, err := os.ReadFile(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(d, gz[:len(gz)*2/3], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	flags := []string{"--skip-invalid", "--allow-truncated", "--max-doc-bytes", "2000"}
+	// Two files: the plans of 3 and 8 tasks count the records and cut
+	// where the test put bad ones; four: 1 and 3 tasks cut between files
+	// (uncounted), 8 within them.
+	checkStagedMatches(t, dir, "skip-invalid", flags, []string{a, b}, 3, 8)
+	for _, tasks := range []int{3, 8} {
+		if raceEnabled && tasks != 3 {
+			continue // checkStagedMatches ran 3 tasks only
+		}
+		var plan staged.Plan
+		p, _ := os.ReadFile(filepath.Join(dir, fmt.Sprintf("skip-invalid-%d", tasks), "work", staged.PlanName))
+		if err := json.Unmarshal(p, &plan); err != nil {
+			t.Fatal(err)
+		}
+		for _, sh := range plan.Shards[1:] {
+			if at := sh[0].Lo + map[bool]int64{true: 300}[sh[0].File == b]; !cuts[int(at)] {
+				t.Errorf("%d tasks: a range begins at record %d, not at a cut the test made", tasks, at)
+			}
+		}
+	}
+	checkStagedMatches(t, dir, "skip-invalid-4", flags, []string{a, c, b, d}, 1, 3, 8)
+	// The counts that make the comparison mean something.
+	st, err := os.ReadFile(filepath.Join(dir, "skip-invalid-4-ref", "st.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stats struct {
+		Skipped int
+		Damaged []any `json:"damaged_files"`
+	}
+	json.Unmarshal(st, &stats)
+	if wantSkipped := len(bad) + len(cuts) + 2; stats.Skipped != wantSkipped || len(stats.Damaged) != 1 {
+		t.Errorf("dedup skipped %d records and %d damaged files, the test meant %d and 1", stats.Skipped, len(stats.Damaged), wantSkipped)
+	}
+	// The summary names the first skipped records; the exit code says
+	// the damage without --allow-truncated.
+	run := filepath.Join(dir, "summary")
+	code, _, stderr := runCLI("dedup", "--executor", "local", "--tasks", "3", "-j", "2", "--work", run, "--skip-invalid", "--max-doc-bytes", "2000", a, c, b, d)
+	if code != ExitInputLost || !strings.Contains(stderr, fmt.Sprintf("skipped %d invalid records", stats.Skipped)) ||
+		!strings.Contains(stderr, "  skipped: "+a+":1 ") || !strings.Contains(stderr, "damaged input "+d) {
+		t.Errorf("summary: exit %d: %s", code, stderr)
+	}
+	// Without --skip-invalid: the first bad record stops the job; a
+	// damaged file too, at the end of its last range.
+	for _, in := range [][]string{{a}, {c}, {d}} {
+		run := filepath.Join(dir, "strict-"+filepath.Base(in[0]))
+		code, _, stderr := runCLI("dedup", "-q", "--executor", "local", "--tasks", "3", "--work", run, "--clusters", run+"-cl", "--max-doc-bytes", "2000", in[0])
+		wantErr := map[string]string{a: a + ":1 (offset 0)", c: c + " documents 0-0", d: d}[in[0]]
+		if code != ExitFailure || !strings.Contains(stderr, "exit status 3") || !strings.Contains(stderr, wantErr) ||
+			in[0] == c && !strings.Contains(stderr, "--max-doc-bytes raises the limit") {
+			t.Errorf("%s without --skip-invalid: exit %d: %s", in[0], code, stderr)
+		}
+	}
+}
+
+// TestStagedAgainst: --against FILES under --executor: the old corpus's
+// documents are compared against, never removed, written or listed, as
+// dedup does, for each join and cluster mode (the plan cuts old and new
+// files alike: an old file's last range and a new file's first can share
+// a shard); a saved index and a file both old and new are refused.
+func TestStagedAgainst(t *testing.T) {
+	stagedEnv(t)
+	dir := t.TempDir()
+	lines := genCorpus(t, 6, 600)
+	old1, old2, a, b := filepath.Join(dir, "old1.jsonl"), filepath.Join(dir, "old2.jsonl.gz"), filepath.Join(dir, "a.jsonl"), filepath.Join(dir, "b.jsonl.gz")
+	writeLines(t, old1, lines[:150])
+	writeLines(t, old2, lines[150:250])
+	writeLines(t, a, lines[250:400])
+	writeLines(t, b, lines[400:])
+	in := []string{a, b}
+	against := []string{"--against", old1, "--against", old2}
+	checkStagedMatches(t, dir, "against", against, in, 1, 3, 8)
+	for _, c := range []struct {
+		name  string
+		flags []string
+	}{
+		{"keep-longest", []string{"--keep", "longest", "--threshold", "0.7"}},
+		{"leader-longest", []string{"--cluster", "leader", "--keep", "longest"}},
+		{"all-pairs", []string{"--pairs-mode", "all"}},
+		{"simhash", []string{"--method", "simhash"}},
+		{"exact", []string{"--method", "exact"}},
+	} {
+		checkStagedMatches(t, dir, "against-"+c.name, append(c.flags, against...), in, 3)
+	}
+	st, err := os.ReadFile(filepath.Join(dir, "against-ref", "st.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stats struct {
+		Against int `json:"against_documents"`
+	}
+	json.Unmarshal(st, &stats)
+	if stats.Against != 250 {
+		t.Errorf("dedup compared against %d old documents, the test meant 250", stats.Against)
+	}
+	code, _, stderr := runCLI("dedup", "-q", "--executor", "local", "--work", filepath.Join(dir, "both"), "--against", a, a, b)
+	if code != ExitUsage || !strings.Contains(stderr, a+": both an input and --against") {
+		t.Errorf("a file both old and new: exit %d: %s", code, stderr)
+	}
+	ix := filepath.Join(dir, "ix")
+	if code, _, stderr := runCLI("index", "create", "--index", ix); code != 0 {
+		t.Fatal(stderr)
+	}
+	code, _, stderr = runCLI("dedup", "-q", "--executor", "local", "--work", filepath.Join(dir, "ixwork"), "--against", ix, a)
+	if code != ExitUsage || !strings.Contains(stderr, "--against with a saved index: not with --executor") {
+		t.Errorf("a saved index: exit %d: %s", code, stderr)
 	}
 }

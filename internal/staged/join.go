@@ -42,7 +42,7 @@ func (j *Job) join(ctx context.Context, g int) error {
 	if err != nil {
 		return err
 	}
-	sketched, err := j.sketched(ctx)
+	sketched, old, err := j.sketched(ctx)
 	if err != nil {
 		return err
 	}
@@ -54,7 +54,7 @@ func (j *Job) join(ctx context.Context, g int) error {
 	if g < len(meta.GroupDocs) {
 		docs = meta.GroupDocs[g]
 	}
-	acc := &joinAcc{g: g, opts: dedup.JoinOptions{Workers: max(j.Plan.TaskWorkers, 1), TmpDir: j.tmpDir(), Sketched: sketched, Pairs: j.Plan.Pairs != ""}}
+	acc := &joinAcc{g: g, opts: dedup.JoinOptions{Workers: max(j.Plan.TaskWorkers, 1), TmpDir: j.tmpDir(), Sketched: sketched, Pairs: j.Plan.Pairs != "", Old: old}}
 	scattered := func(fn func(*joinRec) error) error {
 		var rec joinRec
 		for s := range j.Plan.Tasks {
@@ -442,7 +442,13 @@ func (a *joinAcc) join(ctx context.Context, cfg dedup.Options, docs []dedup.Join
 	if err != nil {
 		return err
 	}
-	a.st.add(&joinStatsFile{Documents: int64(len(docs)), Removed: len(res.Removed), Pairs: res.Pairs, Similarity: res.Similarity, Distance: res.Distance, Sizes: res.Sizes, Below: res.Below, Batches: 1})
+	var nOld int64
+	for _, d := range docs {
+		if d.Doc < opts.Old {
+			nOld++
+		}
+	}
+	a.st.add(&joinStatsFile{Documents: int64(len(docs)), Old: nOld, Clusters: res.Clusters, Removed: len(res.Removed), Pairs: res.Pairs, Similarity: res.Similarity, Distance: res.Distance, Sizes: res.Sizes, Below: res.Below, Batches: 1})
 	a.removed = append(a.removed, res.Removed...)
 	a.pairs = append(a.pairs, res.PairLines...)
 	a.notByDoc = a.notByDoc || len(res.PairLines) > 0 && !res.PairsByDoc
@@ -476,6 +482,8 @@ func (a *joinAcc) result() *dedup.JoinResult {
 // use it too).
 func (st *joinStatsFile) add(b *joinStatsFile) {
 	st.Documents += b.Documents
+	st.Old += b.Old
+	st.Clusters += b.Clusters
 	st.Removed += b.Removed
 	st.Pairs += b.Pairs
 	st.Batches += b.Batches

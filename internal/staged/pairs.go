@@ -26,17 +26,18 @@ import (
 
 func joinPairs(g, s int) string { return fmt.Sprintf("join/%05d/p-%05d", g, s) }
 
-// sketched is how many documents of the whole input have a sketch.
-func (j *Job) sketched(ctx context.Context) (int64, error) {
-	var n int64
+// sketched is how many documents of the whole input have a sketch, and
+// how many are old (--against).
+func (j *Job) sketched(ctx context.Context) (n, old int64, err error) {
 	for s := range j.Plan.Tasks {
 		var m signMetaFile
 		if err := j.getJSON(ctx, signMeta(s), &m); err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		n += m.Sketched
+		old += m.Old
 	}
-	return n, nil
+	return n, old, nil
 }
 
 // putJoinPairs writes join g's pairs, one file a pairs shard.

@@ -38,8 +38,10 @@ const PlanName = "plan.json"
 // sketch is the component join's record; plans may cut by file sizes; 3:
 // the components and scatter files carry each document's component; 4:
 // sign writes its ids partitioned by hash and may spill several runs of
-// each partition, bucket counts the duplicate ids).
-const PlanVersion = 4
+// each partition, bucket counts the duplicate ids; 5: --skip-invalid and
+// --against: the sign metas count skipped and old documents, the join
+// stats count the clusters).
+const PlanVersion = 5
 
 // Stage names, in order.
 const (
@@ -56,12 +58,16 @@ const (
 var StageNames = []string{StageSign, StageBucket, StageComponents, StageScatter, StageJoin, StageWrite, StageFinish}
 
 // InputOptions are the reader options of the plan (corpus.Options without
-// its callback).
+// its callback) and --skip-invalid.
 type InputOptions struct {
 	TextField    string `json:"text_field"`
 	IDField      string `json:"id_field"`
 	MaxDocBytes  int    `json:"max_doc_bytes"`
 	StreamFormat string `json:"stream_format,omitempty"`
+	// SkipInvalid is dedup.Input.SkipInvalid: the sign tasks skip and
+	// count the bad records (their metas list the first few and the
+	// damaged files), the write tasks leave them out, finish adds them up.
+	SkipInvalid bool `json:"skip_invalid,omitempty"`
 }
 
 func (o InputOptions) corpus() corpus.Options {
@@ -162,7 +168,9 @@ func CountDocs(ctx context.Context, name string, opts corpus.Options) (int64, er
 }
 
 // Split cuts the files, of counts documents each, into tasks shards of
-// nearly equal numbers of documents, in input order.
+// nearly equal numbers of documents, in input order. A file of no
+// documents has an empty range all the same, at its place (its bad
+// records, if any, are reported by its sign task).
 func Split(files []string, counts []int64, tasks int) [][]dedup.DocRange {
 	var total int64
 	for _, c := range counts {
@@ -175,7 +183,7 @@ func Split(files []string, counts []int64, tasks int) [][]dedup.DocRange {
 		lo, hi := total*int64(s)/int64(tasks), total*int64(s+1)/int64(tasks)
 		for f < len(files) && lo < hi {
 			flo, fhi := max(lo, at)-at, min(hi, at+counts[f])-at
-			if flo < fhi {
+			if flo < fhi || counts[f] == 0 {
 				shards[s] = append(shards[s], dedup.DocRange{File: files[f], Lo: flo, Hi: fhi})
 			}
 			if at+counts[f] <= hi {
@@ -185,6 +193,9 @@ func Split(files []string, counts []int64, tasks int) [][]dedup.DocRange {
 			}
 			break
 		}
+	}
+	for ; f < len(files); f++ { // files of no documents after the last
+		shards[tasks-1] = append(shards[tasks-1], dedup.DocRange{File: files[f]})
 	}
 	return shards
 }
@@ -432,6 +443,14 @@ type signMetaFile struct {
 	Traditional int   `json:"traditional"`
 	Sketched    int64 `json:"sketched"` // documents with a sketch
 	Runs        int   `json:"runs"`     // sorted runs of each partition
+	// Old is how many of Documents are old (--against, DocRange.Old):
+	// the shard's first ones.
+	Old int64 `json:"old,omitempty"`
+	// With --skip-invalid: Stats.Skipped, SkippedErrors (the shard's
+	// first few) and Damaged of the shard.
+	Skipped       int                 `json:"skipped,omitempty"`
+	SkippedErrors []string            `json:"skipped_errors,omitempty"`
+	Damaged       []dedup.DamagedFile `json:"damaged_files,omitempty"`
 }
 
 func (j *Job) getJSON(ctx context.Context, name string, v any) error {
@@ -470,17 +489,48 @@ func (j *Job) offsets(ctx context.Context) ([]int64, error) {
 	return off, nil
 }
 
-// Documents is the input's number of documents: the plan's count, or the
-// sign tasks' when the plan did not count.
+// Documents is the input's number of documents, those of the old corpus
+// (--against) not counted: the plan's count, or the sign tasks' when the
+// plan did not count, counted bad records that --skip-invalid skipped or
+// counted old documents.
 func (j *Job) Documents(ctx context.Context) (int64, error) {
-	if j.Plan.Documents >= 0 {
+	hasOld := slices.ContainsFunc(j.Plan.Shards, func(rs []dedup.DocRange) bool {
+		return slices.ContainsFunc(rs, func(r dedup.DocRange) bool { return r.Old })
+	})
+	if j.Plan.Documents >= 0 && !j.Plan.Input.SkipInvalid && !hasOld {
 		return j.Plan.Documents, nil
 	}
 	off, err := j.offsets(ctx)
 	if err != nil {
 		return 0, err
 	}
-	return off[len(off)-1], nil
+	_, old, err := j.sketched(ctx)
+	return off[len(off)-1] - old, err
+}
+
+// Skipped is what the sign tasks skipped under --skip-invalid, as
+// Stats.Skipped, SkippedErrors and Damaged of a run of dedup count them.
+func (j *Job) Skipped(ctx context.Context) (*dedup.Stats, error) {
+	st := &dedup.Stats{}
+	for s := range j.Plan.Tasks {
+		var m signMetaFile
+		if err := j.getJSON(ctx, signMeta(s), &m); err != nil {
+			return nil, err
+		}
+		addSkipped(st, &m)
+	}
+	return st, nil
+}
+
+// addSkipped adds what the sign task of m skipped to st, the stats of the
+// shards before it.
+func addSkipped(st *dedup.Stats, m *signMetaFile) {
+	st.Skipped += m.Skipped
+	// The shards are in input order: their first skipped records are
+	// the input's.
+	n := min(len(m.SkippedErrors), dedup.MaxSkippedErrors-len(st.SkippedErrors))
+	st.SkippedErrors = append(st.SkippedErrors, m.SkippedErrors[:n]...)
+	st.Damaged = append(st.Damaged, m.Damaged...)
 }
 
 // reader reads a work file sequentially.

@@ -53,8 +53,8 @@ func (j *Job) sign(ctx context.Context, s int) error {
 	cfg := p.Options
 	cfg.Workers = p.TaskWorkers
 	var n uint32
-	var sketched int64
-	in := dedup.Input{Options: p.Input.corpus()}
+	var sketched, old int64
+	in := dedup.Input{Options: p.Input.corpus(), SkipInvalid: p.Input.SkipInvalid}
 	var stats *dedup.Stats
 	// The ids and the sketches stream to their files as the documents
 	// come; each file appears whole when the shard is done.
@@ -76,6 +76,9 @@ func (j *Job) sign(ctx context.Context, s int) error {
 				}
 				if len(d.Sketch) > 0 {
 					sketched++
+				}
+				if d.Old {
+					old++
 				}
 				for b, k := range d.Keys {
 					x := mixKey(b, k)
@@ -107,7 +110,8 @@ func (j *Job) sign(ctx context.Context, s int) error {
 			return err
 		}
 	}
-	return j.putJSON(ctx, signMeta(s), signMetaFile{Documents: int64(stats.Documents), Empty: stats.Empty, InputBytes: stats.InputBytes, Traditional: stats.Traditional, Sketched: sketched, Runs: h.runs})
+	return j.putJSON(ctx, signMeta(s), signMetaFile{Documents: int64(stats.Documents), Empty: stats.Empty, InputBytes: stats.InputBytes, Traditional: stats.Traditional, Sketched: sketched, Runs: h.runs, Old: old,
+		Skipped: stats.Skipped, SkippedErrors: stats.SkippedErrors, Damaged: stats.Damaged})
 }
 
 // signShare is the part of --task-memory a sign task's keys and ids may
@@ -449,6 +453,8 @@ func (j *Job) eachEdge(ctx context.Context, n int64, fn func(a, c int32)) error 
 // joinStatsFile is a join task's share of the counts.
 type joinStatsFile struct {
 	Documents  int64       `json:"documents"`
+	Old        int64       `json:"old,omitempty"` // of Documents (--against)
+	Clusters   int         `json:"clusters"`      // dedup.JoinResult.Clusters
 	Removed    int         `json:"removed"`
 	Pairs      int         `json:"pairs"`
 	Similarity [20]int     `json:"similarity"`
@@ -504,6 +510,9 @@ func (j *Job) write(ctx context.Context, s int) error {
 				if _, err := ids.uvarint(); err != nil {
 					return err
 				}
+				if int64(i) < meta.Old {
+					continue // an old document: not listed
+				}
 				doc, cluster, kept := string(id), string(id), true
 				if next, ok := rms.peek(); ok && next == i {
 					if cluster, err = rms.pop(); err != nil {
@@ -527,7 +536,7 @@ func (j *Job) write(ctx context.Context, s int) error {
 		}
 	}
 	if j.Plan.Kept != "" {
-		n, err := j.writeKept(ctx, s, meta.Documents)
+		n, err := j.writeKept(ctx, s, &meta)
 		if err != nil {
 			return err
 		}
@@ -550,12 +559,16 @@ func (j *Job) write(ctx context.Context, s int) error {
 	if err := j.writePairs(ctx, s); err != nil {
 		return err
 	}
-	return j.putJSON(ctx, writeMeta(s), writeMetaFile{Kept: meta.Documents - removed})
+	return j.putJSON(ctx, writeMeta(s), writeMetaFile{Kept: meta.Documents - meta.Old - removed})
 }
 
 // writeKept reads shard s again and writes its kept records; it returns
-// how many documents it left out.
-func (j *Job) writeKept(ctx context.Context, s int, docs int64) (int64, error) {
+// how many documents it left out. Where the sign task skipped bad records
+// (--skip-invalid; meta says so), it leaves them out too: it parses each
+// JSONL record as the sign task did, and ends a damaged file's range
+// where the sign task found the damage.
+func (j *Job) writeKept(ctx context.Context, s int, meta *signMetaFile) (int64, error) {
+	docs := meta.Documents
 	out, err := objstore.Open(ctx, j.Plan.Kept)
 	if err != nil {
 		return 0, err
@@ -582,23 +595,47 @@ func (j *Job) writeKept(ctx context.Context, s int, docs int64) (int64, error) {
 		return 0, err
 	}
 	opts.RawOnly = true
-	var i uint64
+	if j.Plan.Input.SkipInvalid {
+		opts.OnInvalid = func(*corpus.RecordError) error { return nil }
+	}
+	check := meta.Skipped > 0 // parse the JSONL records to skip the bad ones
+	damaged := map[string]int64{}
+	for _, d := range meta.Damaged {
+		if !d.Resumed { // else reading went on after a lost gzip member
+			damaged[d.File] = d.Record
+		}
+	}
+	i := uint64(meta.Old) // the old documents come first: never written
+	var parsed corpus.Document
 	for _, rg := range j.Plan.Shards[s] {
+		if rg.Old {
+			continue
+		}
 		rd, err := dedup.OpenRange(OpenInput, rg.File, opts, rg)
 		if err != nil {
 			return 0, err
 		}
+		end, cut := damaged[rg.File]
 		for rd.Next() {
 			if i%4096 == 0 && ctx.Err() != nil {
 				rd.Close()
 				return 0, ctx.Err()
+			}
+			d := rd.Doc()
+			if cut && d.Record >= end {
+				break // the sign task used nothing from the damage on
+			}
+			if check && d.ID == "" {
+				if parsed = *d; corpus.ParseJSONLShared(&parsed, opts) != nil {
+					continue
+				}
 			}
 			if next, ok := rms.peek(); ok && next == i {
 				if _, err := rms.pop(); err != nil {
 					rd.Close()
 					return 0, err
 				}
-			} else if err := w.Write(rd.Doc()); err != nil {
+			} else if err := w.Write(d); err != nil {
 				rd.Close()
 				return 0, err
 			}
@@ -644,10 +681,12 @@ func (j *Job) finish(ctx context.Context) error {
 			return err
 		}
 		st.Traditional += m.Traditional
-		st.Documents += int(m.Documents)
+		st.Documents += int(m.Documents - m.Old)
+		st.Against += int(m.Old)
 		st.Empty += m.Empty
 		st.InputBytes += m.InputBytes
 		sketched += m.Sketched
+		addSkipped(st, &m)
 		var w writeMetaFile
 		if err := j.getJSON(ctx, writeMeta(s), &w); err != nil {
 			return err
@@ -659,7 +698,8 @@ func (j *Job) finish(ctx context.Context) error {
 		if err := j.getJSON(ctx, joinStats(g), &js); err != nil {
 			return err
 		}
-		grouped += js.Documents
+		grouped += js.Documents - js.Old
+		st.Clusters += js.Clusters
 		st.Pairs += js.Pairs
 		for k, v := range js.Similarity {
 			st.Similarity[k] += v
@@ -691,9 +731,6 @@ func (j *Job) finish(ctx context.Context) error {
 	}
 	st.Removed = st.Documents - st.Kept
 	for n, c := range sizes {
-		if n > 1 {
-			st.Clusters += c
-		}
 		st.LargestCluster = max(st.LargestCluster, n)
 		st.ClusterSizes = append(st.ClusterSizes, dedup.SizeCount{Size: n, Count: c})
 	}
