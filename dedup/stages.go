@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"golang.org/x/sync/errgroup"
 
@@ -417,7 +418,27 @@ type collector struct {
 	closed  bool           // no batch comes after queue
 	pending map[int]*batch // arrived ahead of their turn
 	seq     int            // seq of the next batch to queue
+	ahead   aheadMark      // how far damageAhead has looked
 }
+
+// aheadMark is where damageAhead's last look ahead stopped, so that the
+// next bad record of the same file goes on from there instead of looking
+// at the same items again (a file of bad records would otherwise cost the
+// square of their number within corpus.VerifyAhead bytes). It is the item
+// to look at next, in batch b at index i (the damage itself, once found),
+// and what the items before it said: nothing (none of them damage, nor the
+// file's end), the damage, or that the file ended cleanly.
+type aheadMark struct {
+	b      *batch
+	i      int
+	file   int
+	damage *corpus.RecordError
+	ended  bool
+}
+
+// damageSteps counts the items damageAhead looks at (for a test: linear
+// in the records, not quadratic).
+var damageSteps atomic.Int64
 
 func (c *collector) run(ctx context.Context, done <-chan *batch) error {
 	c.pending = map[int]*batch{}
@@ -553,32 +574,63 @@ func (c *collector) apply() error {
 // on already, so the answer is in the items that follow.
 func (c *collector) damageAhead(rd *rawDoc) (damage error, known bool) {
 	limit := rd.offset + corpus.VerifyAhead
-	for qi, b := range c.queue {
-		start := 0
-		if qi == 0 {
-			start = c.k + 1
+	qi, start := 0, c.k+1
+	if m := &c.ahead; m.b != nil && m.file == rd.file {
+		// Go on from the mark when it is still ahead of rd: the items
+		// between told the earlier bad record of this file (at an offset
+		// no greater than rd's) all that they tell rd.
+		for q, b := range c.queue {
+			if b == m.b {
+				if q > 0 || m.i > c.k {
+					qi, start = q, m.i
+				}
+				break
+			}
 		}
-		for _, x := range b.docs[start:] {
-			if x.file != rd.file || x.kind == itemResumed {
+		if qi > 0 || start != c.k+1 || m.i == c.k+1 && m.b == c.queue[0] {
+			switch {
+			case m.damage != nil:
+				return m.damage.Err, true
+			case m.ended:
+				return nil, true
+			}
+		} else {
+			*m = aheadMark{}
+		}
+	} else {
+		*m = aheadMark{}
+	}
+	m := &c.ahead
+	m.file = rd.file
+	for ; qi < len(c.queue); qi, start = qi+1, 0 {
+		b := c.queue[qi]
+		for x := start; x < len(b.docs); x++ {
+			damageSteps.Add(1)
+			it := &b.docs[x]
+			m.b, m.i = b, x // the item looked at: again by the next look
+			if it.file != rd.file || it.kind == itemResumed {
+				m.ended = true
 				return nil, true // the file ended cleanly
 			}
 			var err error
-			switch x.kind {
+			switch it.kind {
 			case itemSkip:
-				err = x.ev
+				err = it.ev
 			case itemStop:
-				err = x.err
+				err = it.err
 			}
-			if x.offset > limit && x.kind != itemStop {
+			if it.offset > limit && it.kind != itemStop {
 				return nil, true
 			}
 			var re *corpus.RecordError
 			if errors.Is(err, corpus.ErrCorrupt) && errors.As(err, &re) && re.Offset <= limit {
+				m.damage = re
 				return re.Err, true
 			}
-			if x.kind == itemStop {
-				return nil, true
+			if it.kind == itemStop {
+				return nil, true // a later bad record may still reach it
 			}
+			m.i = x + 1
 		}
 	}
 	return nil, c.closed

@@ -243,3 +243,68 @@ func TestDamageBeyondVerifyAhead(t *testing.T) {
 		}
 	}
 }
+
+// TestManyBadRecords: a run of bad records costs the collector's look
+// ahead for damage (damageAhead) a step or two a record, not one for every
+// record within corpus.VerifyAhead after each (a file of 165,000 records
+// without the text field took minutes), and the outcome is still the
+// reader's: in a clean file every bad record skipped, in a damaged one
+// the damage reported where the reader reports it.
+func TestManyBadRecords(t *testing.T) {
+	const bad = 20000
+	var b bytes.Buffer
+	for i := range 3 {
+		fmt.Fprintf(&b, `{"id": "a%d", "text": "a good document number %d"}`+"\n", i, i)
+	}
+	for i := range bad {
+		fmt.Fprintf(&b, `{"id": "b%d", "body": "no text"}`+"\n", i)
+	}
+	for i := range 3 {
+		fmt.Fprintf(&b, `{"id": "c%d", "text": "another good document %d"}`+"\n", i, i)
+	}
+	dir := t.TempDir()
+	clean := filepath.Join(dir, "clean.jsonl")
+	if err := os.WriteFile(clean, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	whole := gzipped(t, b.Bytes())
+	cut := filepath.Join(dir, "cut.jsonl.gz")
+	if err := os.WriteFile(cut, whole[:len(whole)-40], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{clean, cut} {
+		ids, errs, _ := oracle(t, corpus.Options{}, nil, []string{name})
+		var skipped []string
+		var damaged []DamagedFile
+		for _, e := range errs {
+			if errors.Is(e, corpus.ErrCorrupt) {
+				damaged = append(damaged, DamagedFileOf(e))
+			} else {
+				skipped = append(skipped, e.Error())
+			}
+		}
+		if name == clean && len(skipped) != bad {
+			t.Fatalf("fixture: the reader skips %d records, want %d", len(skipped), bad)
+		}
+		if name == cut && len(damaged) != 1 {
+			t.Fatalf("fixture: the reader reports %d damaged files, want 1", len(damaged))
+		}
+		for _, j := range []int{1, 2} {
+			before := damageSteps.Load()
+			cfg := Options{Workers: j}
+			cfg.Method = "exact"
+			st, err := Run(context.Background(), cfg, Input{Files: []string{name}, SkipInvalid: true}, Outputs{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if steps := damageSteps.Load() - before; steps > 3*bad {
+				t.Errorf("%s -j %d: %d steps looking ahead for damage, want at most %d", filepath.Base(name), j, steps, 3*bad)
+			}
+			first := skipped[:min(len(skipped), MaxSkippedErrors)]
+			if st.Documents != len(ids) || st.Skipped != len(skipped) || !slices.Equal(st.SkippedErrors, first) || !slices.Equal(st.Damaged, damaged) {
+				t.Errorf("%s -j %d: %d documents, %d skipped (%q), damaged %+v; the reader: %d, %d (%q), %+v",
+					filepath.Base(name), j, st.Documents, st.Skipped, st.SkippedErrors, st.Damaged, len(ids), len(skipped), first, damaged)
+			}
+		}
+	}
+}
