@@ -61,6 +61,23 @@ func testCorpus(seed uint64, n int) []string {
 	return docs
 }
 
+// sketchDocs sketches texts with s's sketcher into documents with ids
+// "t0", "t1", ...
+func sketchDocs(t testing.TB, s *Store, texts []string) []Doc {
+	t.Helper()
+	sk, err := s.NewSketcher()
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs := make([]Doc, len(texts))
+	for i, txt := range texts {
+		k := sk.Sketch(txt)
+		k.Sig = slices.Clone(k.Sig)
+		docs[i] = Doc{ID: fmt.Sprint("t", i), Sketch: k}
+	}
+	return docs
+}
+
 func matchIDs(ms []Match) []string {
 	ids := make([]string, len(ms))
 	for i, m := range ms {
@@ -786,14 +803,7 @@ func TestCheckAndAddBatchEqualsSequential(t *testing.T) {
 	for _, m := range []sketch.Method{sketch.MinHash, sketch.SimHash} {
 		t.Run(m.String(), func(t *testing.T) {
 			a, b := mustCreate(t, sketch.Default(m)), mustCreate(t, sketch.Default(m))
-			sk, _ := a.NewSketcher()
-			texts := testCorpus(11, 300)
-			var docs []Doc
-			for i, txt := range texts {
-				k := sk.Sketch(txt)
-				k.Sig = slices.Clone(k.Sig)
-				docs = append(docs, Doc{ID: fmt.Sprint("t", i), Sketch: k})
-			}
+			docs := sketchDocs(t, a, testCorpus(11, 300))
 			docs = append(docs, docs[5]) // a repeated id
 			for _, s := range []*Store{a, b} {
 				if _, err := s.AddBatch(docs[:100]); err != nil {

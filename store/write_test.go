@@ -3,7 +3,6 @@ package store
 import (
 	"fmt"
 	"reflect"
-	"slices"
 	"testing"
 
 	"github.com/neardup/neardup/sketch"
@@ -21,13 +20,7 @@ func TestWriteChunksEqualsSequential(t *testing.T) {
 		t.Run(m.String(), func(t *testing.T) {
 			a, b := mustCreate(t, sketch.Default(m)), mustCreate(t, sketch.Default(m))
 			sk, _ := a.NewSketcher()
-			texts := testCorpus(12, 400)
-			var docs []Doc
-			for i, txt := range texts {
-				k := sk.Sketch(txt)
-				k.Sig = slices.Clone(k.Sig)
-				docs = append(docs, Doc{ID: fmt.Sprint("t", i), Sketch: k})
-			}
+			docs := sketchDocs(t, a, testCorpus(12, 400))
 			docs = append(docs, docs[150], Doc{ID: "empty", Sketch: sk.Sketch("")}, Doc{ID: "", Sketch: docs[3].Sketch})
 			for _, s := range []*Store{a, b} {
 				if _, err := s.AddBatch(docs[:100]); err != nil {
