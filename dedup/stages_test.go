@@ -54,6 +54,20 @@ var badKinds = []string{
 // oracle reads files with the corpus readers themselves, which validate
 // each record where they read it (the behaviour before records were
 // parsed on the workers): the documents' ids and every record error, in
+// skippedAndDamaged parts the reader's errors as a run with SkipInvalid
+// reports them: the bad records' messages (Stats.SkippedErrors, before
+// their limit) and the damaged files (Stats.Damaged).
+func skippedAndDamaged(errs []*corpus.RecordError) (skipped []string, damaged []DamagedFile) {
+	for _, e := range errs {
+		if errors.Is(e, corpus.ErrCorrupt) {
+			damaged = append(damaged, DamagedFileOf(e))
+		} else {
+			skipped = append(skipped, e.Error())
+		}
+	}
+	return skipped, damaged
+}
+
 // order.
 func oracle(t *testing.T, opts corpus.Options, stdin []byte, files []string) (ids []string, errs []*corpus.RecordError, stop error) {
 	t.Helper()
@@ -114,15 +128,7 @@ func TestParseOnWorkersAsTheReader(t *testing.T) {
 	opts := corpus.Options{MaxDocBytes: 4096}
 
 	ids, errs, _ := oracle(t, opts, stdin, files)
-	var wantSkipped []string
-	var wantDamaged []DamagedFile
-	for _, e := range errs {
-		if errors.Is(e, corpus.ErrCorrupt) {
-			wantDamaged = append(wantDamaged, DamagedFileOf(e))
-		} else {
-			wantSkipped = append(wantSkipped, e.Error())
-		}
-	}
+	wantSkipped, wantDamaged := skippedAndDamaged(errs)
 	if len(wantDamaged) != 1 || wantDamaged[0].Record != 100 || !strings.Contains(wantDamaged[0].Error, "found by checking the stream ahead") {
 		t.Fatalf("the fixture's damage is not found from the bad record: %+v", wantDamaged)
 	}
@@ -274,15 +280,7 @@ func TestManyBadRecords(t *testing.T) {
 	}
 	for _, name := range []string{clean, cut} {
 		ids, errs, _ := oracle(t, corpus.Options{}, nil, []string{name})
-		var skipped []string
-		var damaged []DamagedFile
-		for _, e := range errs {
-			if errors.Is(e, corpus.ErrCorrupt) {
-				damaged = append(damaged, DamagedFileOf(e))
-			} else {
-				skipped = append(skipped, e.Error())
-			}
-		}
+		skipped, damaged := skippedAndDamaged(errs)
 		if name == clean && len(skipped) != bad {
 			t.Fatalf("fixture: the reader skips %d records, want %d", len(skipped), bad)
 		}
