@@ -574,34 +574,20 @@ func (c *collector) apply() error {
 // on already, so the answer is in the items that follow.
 func (c *collector) damageAhead(rd *rawDoc) (damage error, known bool) {
 	limit := rd.offset + corpus.VerifyAhead
-	qi, start := 0, c.k+1
-	if m := &c.ahead; m.b != nil && m.file == rd.file {
-		// Go on from the mark when it is still ahead of rd: the items
-		// between told the earlier bad record of this file (at an offset
-		// no greater than rd's) all that they tell rd.
-		for q, b := range c.queue {
-			if b == m.b {
-				if q > 0 || m.i > c.k {
-					qi, start = q, m.i
-				}
-				break
-			}
-		}
-		if qi > 0 || start != c.k+1 || m.i == c.k+1 && m.b == c.queue[0] {
-			switch {
-			case m.damage != nil:
-				return m.damage.Err, true
-			case m.ended:
-				return nil, true
-			}
-		} else {
-			*m = aheadMark{}
-		}
-	} else {
-		*m = aheadMark{}
-	}
+	// Go on from the mark when it is still ahead of rd: the items before
+	// it told the earlier bad record of this file (at an offset no
+	// greater than rd's) all that they tell rd.
+	qi, start, ok := c.markAhead(rd.file)
 	m := &c.ahead
-	m.file = rd.file
+	switch {
+	case !ok:
+		*m = aheadMark{file: rd.file}
+		qi, start = 0, c.k+1
+	case m.damage != nil:
+		return m.damage.Err, true
+	case m.ended:
+		return nil, true
+	}
 	for ; qi < len(c.queue); qi, start = qi+1, 0 {
 		b := c.queue[qi]
 		for x := start; x < len(b.docs); x++ {
@@ -634,6 +620,22 @@ func (c *collector) damageAhead(rd *rawDoc) (damage error, known bool) {
 		}
 	}
 	return nil, c.closed
+}
+
+// markAhead returns where damageAhead's mark stands in the queue (batch
+// qi, item i), and ok when it is for file and ahead of the current
+// position.
+func (c *collector) markAhead(file int) (qi, i int, ok bool) {
+	m := &c.ahead
+	if m.b == nil || m.file != file {
+		return 0, 0, false
+	}
+	for q, b := range c.queue {
+		if b == m.b {
+			return q, m.i, q > 0 || m.i > c.k
+		}
+	}
+	return 0, 0, false
 }
 
 // invalid handles a bad record of input file: skipped and counted with
