@@ -276,33 +276,35 @@ func runStaged(cmd *cobra.Command, o *dedupOpts, cfg dedup.Options, ropts corpus
 	if err != nil {
 		return err
 	}
-	skipped := &dedup.Stats{}
-	if plan.Input.SkipInvalid {
-		if skipped, err = job.Skipped(ctx); err != nil {
-			return err
-		}
-	}
-	if !o.quiet {
-		fmt.Fprintf(e.stderr, "done: %d documents in %d shards", n, plan.Tasks)
-		if o.output != "" {
-			fmt.Fprintf(e.stderr, "; kept documents in %s/part-*", o.output)
-		}
-		if o.clusters != "" {
-			fmt.Fprintf(e.stderr, "; clusters in %s/part-*", o.clusters)
-		}
-		if o.pairs != "" {
-			fmt.Fprintf(e.stderr, "; pairs in %s/part-*", o.pairs)
-		}
-		fmt.Fprintln(e.stderr)
-		// The skipped records and damaged files as dedup's summary
-		// names them.
-		summaryWriter{e.stderr}.skipped(skipped)
-		printInputNotes(e.stderr, skipped)
-	}
-	if err := allSkipped(n, int64(skipped.Skipped), skipped.SkippedErrors); err != nil {
+	st, err := job.Stats(ctx)
+	if err != nil {
 		return err
 	}
-	return inputLost(skipped.Damaged, o.input.allowTruncated)
+	if !o.quiet {
+		printStagedSummary(e.stderr, st, reportSource(false, exp.Files), plan.Tasks, o)
+	}
+	if err := allSkipped(n, int64(st.Skipped), st.SkippedErrors); err != nil {
+		return err
+	}
+	return inputLost(st.Damaged, o.input.allowTruncated)
+}
+
+// printStagedSummary writes a staged job's summary: dedup's, without its
+// times, memory and examples (each task has its own; the executor's lines
+// gave them), and where the outputs went.
+func printStagedSummary(w io.Writer, st *dedup.Stats, source string, tasks int, o *dedupOpts) {
+	fmt.Fprintf(w, "neardup dedup --method %s: %s from %s, in %s\n", st.Method, plural(st.Documents, "document"), source, plural(tasks, "shard"))
+	sw := summaryWriter{w}
+	sw.outcome(st)
+	sw.params(st.Params.Map())
+	for _, out := range []struct{ what, loc string }{{"kept documents", o.output}, {"clusters", o.clusters}, {"pairs", o.pairs}} {
+		if out.loc != "" {
+			sw.line("%s in %s/part-*", out.what, out.loc)
+		}
+	}
+	if o.stats != "" {
+		sw.line("stats in %s", o.stats)
+	}
 }
 
 // stagedAgainst expands --against's paths into the old corpus's files; a

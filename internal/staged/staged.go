@@ -34,14 +34,19 @@ import (
 // PlanName is the plan's file in the work folder.
 const PlanName = "plan.json"
 
+// StatsName is the finish task's file in the work folder: the job's
+// counts as --stats has them (Job.Stats).
+const StatsName = "finish/stats.json"
+
 // PlanVersion changes when the files of the stages change (2: the staged
 // sketch is the component join's record; plans may cut by file sizes; 3:
 // the components and scatter files carry each document's component; 4:
 // sign writes its ids partitioned by hash and may spill several runs of
 // each partition, bucket counts the duplicate ids; 5: --skip-invalid and
 // --against: the sign metas count skipped and old documents, the join
-// stats count the clusters).
-const PlanVersion = 5
+// stats count the clusters; 6: finish writes its counts to the work
+// folder, finish/stats.json, for the command's summary).
+const PlanVersion = 6
 
 // Stage names, in order.
 const (
@@ -508,16 +513,13 @@ func (j *Job) Documents(ctx context.Context) (int64, error) {
 	return off[len(off)-1] - old, err
 }
 
-// Skipped is what the sign tasks skipped under --skip-invalid, as
-// Stats.Skipped, SkippedErrors and Damaged of a run of dedup count them.
-func (j *Job) Skipped(ctx context.Context) (*dedup.Stats, error) {
+// Stats is the job's --stats as the finish task wrote it: the counts of
+// a run of neardup dedup on the same input, without its times, memory
+// and examples.
+func (j *Job) Stats(ctx context.Context) (*dedup.Stats, error) {
 	st := &dedup.Stats{}
-	for s := range j.Plan.Tasks {
-		var m signMetaFile
-		if err := j.getJSON(ctx, signMeta(s), &m); err != nil {
-			return nil, err
-		}
-		addSkipped(st, &m)
+	if err := j.getJSON(ctx, StatsName, st); err != nil {
+		return nil, err
 	}
 	return st, nil
 }

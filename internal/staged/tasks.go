@@ -663,7 +663,8 @@ func (j *Job) writeKept(ctx context.Context, s int, meta *signMetaFile) (int64, 
 
 // finish: the counts of --stats, as neardup dedup reports them, from the
 // other tasks' small files (metas, join stats, the bucket tasks' duplicate
-// ids): it holds nothing that grows with the input.
+// ids), written to StatsName and to --stats: it holds nothing that grows
+// with the input.
 func (j *Job) finish(ctx context.Context) error {
 	p := j.Plan
 	st := &dedup.Stats{Workers: p.TaskWorkers}
@@ -738,8 +739,14 @@ func (j *Job) finish(ctx context.Context) error {
 	if st.DuplicateIDs, st.DuplicateIDsFirst, err = j.duplicateIDs(ctx); err != nil {
 		return err
 	}
-	if p.Stats == "" {
-		return nil
+	// The counts stay in the work folder for the summary that the
+	// command prints when the job ends (Job.Stats), and go to --stats.
+	b, err := jsonIndent(st)
+	if err != nil {
+		return err
+	}
+	if err := j.Work.PutBytes(ctx, StatsName, b); err != nil || p.Stats == "" {
+		return err
 	}
 	dir, name := splitLoc(p.Stats)
 	out, err := objstore.Open(ctx, dir)
@@ -747,9 +754,5 @@ func (j *Job) finish(ctx context.Context) error {
 		return err
 	}
 	defer out.Close()
-	b, err := jsonIndent(st)
-	if err != nil {
-		return err
-	}
 	return out.PutBytes(ctx, name, b)
 }
