@@ -5,12 +5,15 @@ import (
 	"cmp"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"math"
 	"math/bits"
 	"os"
 	"slices"
+	"sync"
+	"sync/atomic"
 
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/dedup"
@@ -336,8 +339,8 @@ func (j *Job) components(ctx context.Context) error {
 	n := off[j.Plan.Tasks]
 	in := make([]uint64, (n+63)/64) // bit x: document x is in an edge
 	if err := j.eachEdge(ctx, n, func(a, c int32) {
-		in[a/64] |= 1 << (a % 64)
-		in[c/64] |= 1 << (c % 64)
+		atomic.OrUint64(&in[a/64], 1<<(a%64))
+		atomic.OrUint64(&in[c/64], 1<<(c%64))
 	}); err != nil {
 		return err
 	}
@@ -411,43 +414,94 @@ func (j *Job) components(ctx context.Context) error {
 // which m are in a candidate edge (see components).
 func componentsMemory(n, m int64) int64 { return n/8 + n/16 + 8*m + 64<<20 }
 
-// eachEdge calls fn with every candidate edge of every bucket file.
+// edgeReaders is how many bucket files the components task reads at once:
+// from object storage one stream a file is far slower than the union-find
+// that consumes it, so several are read together (a 1 MiB buffer each).
+const edgeReaders = 8
+
+// eachEdge calls fn with every candidate edge of every bucket file, on up
+// to edgeReaders goroutines at once: fn must be safe for concurrent use,
+// and its outcome must not depend on the order of the edges (the bitmap's
+// bits, dedup.Components' unions). On a damaged file it returns the
+// error of the first such file in bucket order, whatever the timing: a
+// failure stops the reading of the files after it, never of those before.
 func (j *Job) eachEdge(ctx context.Context, n int64, fn func(a, c int32)) error {
-	buf := make([]byte, 1<<20)
+	errs := make([]error, j.Plan.Tasks)
+	var failed atomic.Int64 // the first bucket file that failed so far
+	failed.Store(math.MaxInt64)
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(edgeReaders, j.Plan.Tasks) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			buf := make([]byte, 1<<20)
+			for q := range next {
+				stop := func() bool { return int64(q) > failed.Load() }
+				if errs[q] = j.edgesOf(ctx, q, n, buf, stop, fn); errs[q] != nil && errs[q] != errStopped {
+					for f := failed.Load(); int64(q) < f && !failed.CompareAndSwap(f, int64(q)); f = failed.Load() {
+					}
+				}
+			}
+		}()
+	}
 	for q := range j.Plan.Tasks {
-		r, err := j.open(ctx, bucketEdges(q))
-		if err != nil {
+		if int64(q) > failed.Load() || ctx.Err() != nil {
+			break
+		}
+		next <- q
+	}
+	close(next)
+	wg.Wait()
+	if f := failed.Load(); f != math.MaxInt64 {
+		return errs[f]
+	}
+	return ctx.Err()
+}
+
+// errStopped: a bucket file's reading stopped for a failure before it.
+var errStopped = errors.New("stopped")
+
+// edgesOf calls fn with every candidate edge of bucket file q, unless stop
+// says to stop.
+func (j *Job) edgesOf(ctx context.Context, q int, n int64, buf []byte, stop func() bool, fn func(a, c int32)) error {
+	if stop() {
+		return errStopped
+	}
+	// Read whole buffers straight from the file: j.open's buffer would
+	// be a second megabyte a reader.
+	rc, err := j.Work.Open(ctx, bucketEdges(q))
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	r := &reader{Reader: bufio.NewReaderSize(rc, 16), c: rc, name: j.Work.URL(bucketEdges(q))}
+	for {
+		if err := ctx.Err(); err != nil {
 			return err
 		}
-		for {
-			k, err := io.ReadFull(r, buf)
-			if k%8 != 0 {
-				r.Close()
-				return r.bad(fmt.Errorf("%w: not a whole number of edges", io.ErrUnexpectedEOF))
-			}
-			for x := 0; x < k; x += 8 {
-				e := binary.LittleEndian.Uint64(buf[x:])
-				a, c := int32(e>>32), int32(uint32(e))
-				if int64(a) >= n || int64(c) >= n || a < 0 || c < 0 {
-					r.Close()
-					return r.bad(fmt.Errorf("edge %d-%d beyond %d documents", a, c, n))
-				}
-				fn(a, c)
-			}
-			if err == io.EOF || err == io.ErrUnexpectedEOF {
-				break
-			}
-			if err != nil {
-				r.Close()
-				return r.bad(err)
-			}
+		if stop() {
+			return errStopped
 		}
-		r.Close()
-		if ctx.Err() != nil {
-			return ctx.Err()
+		k, err := io.ReadFull(r, buf)
+		if k%8 != 0 {
+			return r.bad(fmt.Errorf("%w: not a whole number of edges", io.ErrUnexpectedEOF))
+		}
+		for x := 0; x < k; x += 8 {
+			e := binary.LittleEndian.Uint64(buf[x:])
+			a, c := int32(e>>32), int32(uint32(e))
+			if int64(a) >= n || int64(c) >= n || a < 0 || c < 0 {
+				return r.bad(fmt.Errorf("edge %d-%d beyond %d documents", a, c, n))
+			}
+			fn(a, c)
+		}
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			return nil
+		}
+		if err != nil {
+			return r.bad(err)
 		}
 	}
-	return nil
 }
 
 // joinStatsFile is a join task's share of the counts.
