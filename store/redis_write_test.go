@@ -136,26 +136,3 @@ func TestRedisWriteEqualsEmbedded(t *testing.T) {
 		}
 	}
 }
-
-// TestRedisWriteEqualsOld: TEMPORARY, the chunked write against the
-// write it replaces, on random batches.
-func TestRedisWriteEqualsOld(t *testing.T) {
-	srv := redistest.Server(t)
-	for _, m := range []sketch.Method{sketch.MinHash, sketch.SimHash} {
-		p := sketch.Default(m)
-		old := mustCreateRedis(t, srv.URL("old-"+m.String()), p)
-		red := mustCreateRedis(t, srv.URL("new-"+m.String()), p)
-		sk, _ := red.NewSketcher()
-		emb := mustCreate(t, p)
-		docs := sketchDocs(t, emb, testCorpus(32, 800))
-		rng := rand.New(rand.NewPCG(8, uint64(m)))
-		for b, batch := range randomBatches(rng, docs, sk.Sketch(""), 12) {
-			check, limit := b%4 != 3, b%3
-			want, err := old.writeOld(batch, check, limit)
-			if err != nil {
-				t.Fatal(err)
-			}
-			compareResults(t, want, chunkedWrite(t, rng, red, batch, check, limit))
-		}
-	}
-}
