@@ -23,9 +23,10 @@ import (
 // and one script for those without a duplicate), in the spread layout the
 // protocol of redis_spread.go. Nothing is written before Commit.
 //
-// Until Commit a RedisWrite holds its documents' records and keys (Held),
-// and, when it checks, the keys of every document by key (as the
-// embedded store's Write does); Commit builds the script's arguments for
+// Until Commit a RedisWrite holds its documents' records and keys (Held)
+// and, when it checks in the one-slot layout, an index of its documents by
+// key (about 64 bytes a key, not in Held: the embedded store's Write
+// builds the same index in its Commit); Commit builds the script's arguments for
 // every document (each key's bucket and field, about 50 bytes a key) and
 // verifies the documents held by the script a chunk at a time. A
 // RedisWrite is not safe for concurrent use.
