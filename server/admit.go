@@ -24,14 +24,15 @@ import (
 // /metrics are never held back. A request holds about twice its body: the
 // body while its texts are decoded from it (the body is let go then), then
 // the texts and the sketches of one chunk of documents (sketchChunkBytes).
-// A batch write on the embedded store keeps the encoded records of the
-// chunks sketched (store.Write) until its one write: where they outgrow
-// the body (character shingles: about 7 times it), the request's charge
-// grows to them (charge.growTo, after each chunk: one chunk's records
-// late), so a request holds at most about twice its charge. On Redis a batch write holds the sketches of all its
-// documents, with their shingle sets, until its script; it is charged its
-// body. So the limits bound the memory of requests in flight
-// (docs/reliability.md gives the measured figures).
+// A batch write keeps the encoded records and keys of the chunks sketched
+// (store.Index.NewBatchWrite: store.Write on the embedded store,
+// store.RedisWrite on Redis) until its one write: where they outgrow the
+// body (character shingles: about 7 times it), the request's charge grows
+// to them (charge.growTo, after each chunk: one chunk's records late), so
+// a request holds at most about twice its charge (on Redis, plus the add
+// script's arguments while it runs: about 50 bytes a band key). So the
+// limits bound the memory of requests in flight (docs/reliability.md
+// gives the measured figures).
 
 // Defaults of the admission limits.
 const (

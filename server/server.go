@@ -576,19 +576,13 @@ func (s *Server) readBatch(r *http.Request, needID bool) ([]docIn, int, error) {
 	return docs, lim, err
 }
 
-// sketch computes the sketches of docs (store.SketchBatch: a large batch
-// is split among GOMAXPROCS goroutines).
+// sketch returns the ids and sketches of docs (store.SketchBatch: a
+// large batch is split among GOMAXPROCS goroutines), and drops the texts
+// of docs, which are not needed once sketched: a batch sketched a chunk at
+// a time (sketchChunk) gives its texts' memory back to the garbage
+// collector as it goes.
 func (s *Server) sketch(docs []docIn) []store.Doc {
 	out := make([]store.Doc, len(docs))
-	s.sketchInto(out, docs)
-	return out
-}
-
-// sketchInto sets out[i] to the id and sketch of docs[i], and drops the
-// texts of docs, which are not needed once sketched: a batch sketched a
-// chunk at a time (sketchChunk) gives its texts' memory back to the
-// garbage collector as it goes.
-func (s *Server) sketchInto(out []store.Doc, docs []docIn) {
 	for i, d := range docs {
 		if d.ID != nil {
 			out[i].ID = *d.ID
@@ -600,6 +594,7 @@ func (s *Server) sketchInto(out []store.Doc, docs []docIn) {
 	for i := range docs {
 		docs[i].Text = nil
 	}
+	return out
 }
 
 // sketchChunkBytes is about how much text of a batch request is sketched
@@ -610,25 +605,19 @@ func (s *Server) sketchInto(out []store.Doc, docs []docIn) {
 // been queried, so batch/check sketches and queries a chunk at a time and
 // holds the sets of one chunk, not of the whole batch; a batch write
 // sketches a chunk at a time too, so that its texts are let go as its
-// sets grow. A chunk also ends at sketchChunkDocs documents: a sketch
-// without its set still takes about 600 bytes (the signature's 128 slots
-// of 4 bytes), far more than a short text. A chunk keeps 32 cores busy
-// (store.SketchBatch gives a goroutine 32 documents or more).
+// sets grow. A chunk also ends at sketchChunkDocs documents (store.ChunkDocs
+// says why).
 const (
-	sketchChunkBytes = 4 << 20
-	sketchChunkDocs  = 1024
+	sketchChunkBytes = store.ChunkBytes
+	sketchChunkDocs  = store.ChunkDocs
 )
 
 // sketchChunk returns the end of the chunk of docs that starts at lo: the
 // documents from lo on whose texts together first reach
-// sketchChunkBytes, at most sketchChunkDocs of them, or the rest.
+// sketchChunkBytes, at most sketchChunkDocs of them, or the rest
+// (store.ChunkEnd).
 func sketchChunk(docs []docIn, lo int) int {
-	hi, n := lo, 0
-	for hi < len(docs) && hi-lo < sketchChunkDocs && n < sketchChunkBytes {
-		n += len(*docs[hi].Text)
-		hi++
-	}
-	return hi
+	return store.ChunkEnd(lo, len(docs), func(i int) int { return len(*docs[i].Text) })
 }
 
 // Responses.
@@ -792,12 +781,6 @@ func (s *Server) batchCheckAndAdd(w http.ResponseWriter, r *http.Request) error 
 	return s.batchWrite(w, r, true)
 }
 
-// chunkedWriter is an index whose batch writes can be given their
-// documents a chunk at a time (store.Store.NewWrite).
-type chunkedWriter interface {
-	NewWrite(check bool, limit int) (*store.Write, error)
-}
-
 func (s *Server) batchWrite(w http.ResponseWriter, r *http.Request, check bool) error {
 	in, lim, err := s.readBatch(r, true)
 	if err != nil {
@@ -832,29 +815,13 @@ func (s *Server) batchWrite(w http.ResponseWriter, r *http.Request, check bool) 
 
 // writeChunks writes the documents in in one atomic batch write (an add,
 // or a check-and-add when check is set) and returns their results. Each
-// chunk's texts are let go once sketched (sketchChunkBytes). An index
-// that takes a write a chunk at a time (the embedded store) is given each
-// chunk's sketches as they are made and keeps only their encoded records,
-// so the shingle sets of one chunk are held at a time; any other (Redis)
-// needs every sketch at once.
+// chunk's texts are let go once sketched (sketchChunkBytes), and the
+// index's batch write (store.Index.NewBatchWrite: the embedded store's
+// and Redis's alike) is given each chunk's sketches as they are made and
+// keeps only their encoded records and keys, so the shingle sets of one
+// chunk are held at a time.
 func (s *Server) writeChunks(ctx context.Context, in []docIn, check bool, lim int) ([]store.Result, error) {
-	cw, ok := s.st.(chunkedWriter)
-	if !ok {
-		docs := make([]store.Doc, len(in))
-		for lo := 0; lo < len(in); {
-			hi := sketchChunk(in, lo)
-			s.sketchInto(docs[lo:hi], in[lo:hi])
-			lo = hi
-		}
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		if check {
-			return s.st.CheckAndAddBatch(docs, lim)
-		}
-		return s.st.AddBatch(docs)
-	}
-	wr, err := cw.NewWrite(check, lim)
+	wr, err := s.st.NewBatchWrite(check, lim)
 	if err != nil {
 		return nil, err
 	}

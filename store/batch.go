@@ -8,6 +8,30 @@ import (
 	"github.com/neardup/neardup/sketch"
 )
 
+// The chunks of a batch sketched and written a chunk at a time (Pipeline;
+// the server's requests): a chunk ends once its texts reach ChunkBytes,
+// or at ChunkDocs documents. A MinHash sketch with its shingle set takes
+// as much memory as its text or more (8 bytes a distinct shingle), and
+// one without a set about 600 bytes (128 slots of 4 bytes), far more than
+// a short text; a chunk keeps 32 cores busy (SketchBatch gives a goroutine
+// minPerWorker documents or more).
+const (
+	ChunkBytes = 4 << 20
+	ChunkDocs  = 1024
+)
+
+// ChunkEnd returns the end of the chunk of n documents that starts at lo:
+// the documents from lo on whose texts (size(i) bytes each) together
+// first reach ChunkBytes, at most ChunkDocs of them, or the rest.
+func ChunkEnd(lo, n int, size func(i int) int) int {
+	hi, b := lo, 0
+	for hi < n && hi-lo < ChunkDocs && b < ChunkBytes {
+		b += size(hi)
+		hi++
+	}
+	return hi
+}
+
 // minPerWorker is the fewest documents a goroutine of SketchBatch sketches:
 // below it, starting goroutines costs more than it saves.
 const minPerWorker = 32

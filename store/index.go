@@ -30,14 +30,32 @@ type Index interface {
 	// Upgrade makes an estimate-only index keep shingle sets, and gives
 	// the documents of docs theirs (Store.Upgrade).
 	Upgrade(docs []Doc) (UpgradeResult, error)
+	// NewBatchWrite returns an empty batch write given its documents a
+	// chunk at a time (Store.NewWrite, Redis.NewWrite): an add, or a
+	// check-and-add when check is set.
+	NewBatchWrite(check bool, limit int) (BatchWrite, error)
 	// Health is nil when writes are accepted.
 	Health() error
 	Close() error
 }
 
+// BatchWrite is one atomic batch write of an Index (AddBatch,
+// CheckAndAddBatch) given its documents a chunk at a time: *Write and
+// *RedisWrite. Add takes a chunk, after which its sketches are no longer
+// needed; Held is the memory the write keeps of its chunks (records and
+// keys); Commit writes them all or none and returns the results AddBatch
+// or CheckAndAddBatch of all the chunks in order would.
+type BatchWrite interface {
+	Add(docs []Doc) error
+	Held() int
+	Commit() ([]Result, error)
+}
+
 var (
-	_ Index = (*Store)(nil)
-	_ Index = (*Redis)(nil)
+	_ BatchWrite = (*Write)(nil)
+	_ BatchWrite = (*RedisWrite)(nil)
+	_ Index      = (*Store)(nil)
+	_ Index      = (*Redis)(nil)
 )
 
 // IsURL tells whether an index location is a Redis URL (redis://,

@@ -232,7 +232,7 @@ type sdoc struct {
 	i      int    // in the caller's docs
 	n      uint64 // its number in this attempt
 	n8     string
-	rec    string     // its record, without the state byte
+	rec    []byte     // its record, without the state byte
 	keys   []uint64   // band or table keys
 	fields []string   // posting field of each key
 	bucket []string   // posting bucket of each key
@@ -253,22 +253,22 @@ type foreign struct {
 	since time.Time
 }
 
-// spreadWrite is write on the spread layout: every document of docs
-// (checked against the index and the earlier documents of docs when check
-// is set) through the protocol of docs/format/redis.md.
-func (r *Redis) spreadWrite(docs []Doc, check bool, limit int) ([]Result, error) {
+// spreadWrite is RedisWrite.Commit on the spread layout: the documents
+// todo of docs (checked against the index and the earlier documents of
+// docs when check is set) through the protocol of docs/format/redis.md,
+// their results set in results. own gives a document's sketch, decoded
+// from its record, for its check.
+func (r *Redis) spreadWrite(docs []pendingDoc, results []Result, todo []int, check bool, limit int, own func(*pendingDoc) (*sketch.Sketch, error)) ([]Result, error) {
 	sc, err := r.acquire()
 	if err != nil {
 		return nil, err
 	}
 	defer r.release(sc)
-	results := make([]Result, len(docs))
-	todo := r.validDocs(docs, results)
 	for attempt := 0; len(todo) > 0; attempt++ {
 		if attempt == spreadAttempts {
-			return nil, fmt.Errorf("store: %s: document %q aborted by concurrent writers %d times", r.loc, docs[todo[0]].ID, spreadAttempts)
+			return nil, fmt.Errorf("store: %s: document %q aborted by concurrent writers %d times", r.loc, docs[todo[0]].id, spreadAttempts)
 		}
-		if todo, err = r.spreadAttempt(sc, docs, results, todo, check, limit); err != nil {
+		if todo, err = r.spreadAttempt(sc, docs, results, todo, check, limit, own); err != nil {
 			return nil, err
 		}
 	}
@@ -277,7 +277,7 @@ func (r *Redis) spreadWrite(docs []Doc, check bool, limit int) ([]Result, error)
 
 // spreadAttempt runs one attempt of the documents todo and returns those
 // to try again (aborted by a concurrent lower-numbered duplicate).
-func (r *Redis) spreadAttempt(sc *scratch, docs []Doc, results []Result, todo []int, check bool, limit int) ([]int, error) {
+func (r *Redis) spreadAttempt(sc *scratch, docs []pendingDoc, results []Result, todo []int, check bool, limit int, own func(*pendingDoc) (*sketch.Sketch, error)) ([]int, error) {
 	ctx := context.Background()
 	// 1. Numbers.
 	last, err := r.c.IncrBy(ctx, r.seqKey(), int64(len(todo))).Uint64()
@@ -297,17 +297,14 @@ func (r *Redis) spreadAttempt(sc *scratch, docs []Doc, results []Result, todo []
 		d := &docs[i]
 		s := &sdoc{i: i, n: last - uint64(len(todo)-1-k)}
 		s.n8 = be8(s.n)
-		s.rec = string(r.appendRecord(nil, d.ID, &d.Sketch))
-		if !d.Sketch.Empty {
-			s.keys = r.appendKeys(nil, &d.Sketch)
-		}
+		s.rec, s.keys = d.rec, d.keys
 		for t, key := range s.keys {
 			field = postingField(field[:0], t, key)
 			s.fields = append(s.fields, string(field))
 			s.bucket = append(s.bucket, r.postingBucket(t, key))
 		}
 		ds[k], mine[s.n] = s, k
-		p.pipe.HSet(ctx, r.recordBucket(s.n), s.n8, state+s.rec)
+		p.pipe.HSet(ctx, r.recordBucket(s.n), s.n8, append([]byte(state), s.rec...))
 	}
 	if err := p.exec(ctx); err != nil {
 		return nil, err
@@ -316,7 +313,7 @@ func (r *Redis) spreadAttempt(sc *scratch, docs []Doc, results []Result, todo []
 	// there before: the candidates.
 	p = r.newPipeline()
 	for _, s := range ds {
-		s.claim = p.script(claimIDScript, r.idBucket(docs[s.i].ID), docs[s.i].ID, s.n8, "")
+		s.claim = p.script(claimIDScript, r.idBucket(docs[s.i].id), docs[s.i].id, s.n8, "")
 		for k := range s.keys {
 			s.appl = append(s.appl, p.script(appendPostingScript, s.bucket[k], s.fields[k], s.n8))
 		}
@@ -331,7 +328,7 @@ func (r *Redis) spreadAttempt(sc *scratch, docs []Doc, results []Result, todo []
 	for _, s := range ds {
 		if h := s.claim.str(); h != "" {
 			if len(h) != 8 {
-				return nil, fmt.Errorf("%w: %s: id %q maps to %d bytes", ErrCorrupt, r.loc, docs[s.i].ID, len(h))
+				return nil, fmt.Errorf("%w: %s: id %q maps to %d bytes", ErrCorrupt, r.loc, docs[s.i].id, len(h))
 			}
 			s.holder = binary.BigEndian.Uint64([]byte(h))
 			if _, ok := mine[s.holder]; !ok {
@@ -374,12 +371,12 @@ func (r *Redis) spreadAttempt(sc *scratch, docs []Doc, results []Result, todo []
 	commits := 0
 	for k, s := range ds {
 		res := &results[s.i]
-		ok, err := r.spreadDecide(ctx, sc, p, docs, ds, mine, k, others, check, limit, res)
+		ok, err := r.spreadDecide(ctx, sc, p, docs, ds, mine, k, others, check, limit, own, res)
 		if err != nil {
 			return nil, err
 		}
 		if !ok {
-			r.queueAbort(p, docs[s.i].ID, s)
+			r.queueAbort(p, docs[s.i].id, s)
 			if res.Err == nil && res.Matches == nil {
 				retry = append(retry, s.i)
 			}
@@ -416,7 +413,7 @@ func (r *Redis) spreadAttempt(sc *scratch, docs []Doc, results []Result, todo []
 			failed[k] = true
 			s.commit = false
 			*res = Result{}
-			r.queueAbort(p, docs[s.i].ID, s)
+			r.queueAbort(p, docs[s.i].id, s)
 			p.pipe.Decr(ctx, r.docsKey())
 			retry = append(retry, s.i)
 			continue
@@ -426,7 +423,7 @@ func (r *Redis) spreadAttempt(sc *scratch, docs []Doc, results []Result, todo []
 		}
 		kept := res.Matches[:0]
 		for _, m := range res.Matches {
-			if !slices.ContainsFunc(s.dups, func(j int) bool { return failed[j] && docs[ds[j].i].ID == m.ID }) {
+			if !slices.ContainsFunc(s.dups, func(j int) bool { return failed[j] && docs[ds[j].i].id == m.ID }) {
 				kept = append(kept, m)
 			}
 		}
@@ -479,11 +476,15 @@ func (r *Redis) readForeign(ctx context.Context, m map[uint64]*foreign) error {
 // duplicate (res.Matches set), its id is taken (res.Err) or it must start
 // again (neither). It waits for, or aborts, the pending documents that
 // stand in its way.
-func (r *Redis) spreadDecide(ctx context.Context, sc *scratch, p *pipeline, docs []Doc, ds []*sdoc, mine map[uint64]int, k int, others map[uint64]*foreign, check bool, limit int, res *Result) (bool, error) {
+func (r *Redis) spreadDecide(ctx context.Context, sc *scratch, p *pipeline, docs []pendingDoc, ds []*sdoc, mine map[uint64]int, k int, others map[uint64]*foreign, check bool, limit int, own func(*pendingDoc) (*sketch.Sketch, error), res *Result) (bool, error) {
 	s := ds[k]
 	d := &docs[s.i]
-	if check && !d.Sketch.Empty {
-		if dup, err := r.spreadCheck(ctx, sc, p, d, ds, mine, k, others, limit, res); dup || err != nil {
+	if check && len(d.keys) > 0 { // not empty
+		sk, err := own(d)
+		if err != nil {
+			return false, err
+		}
+		if dup, err := r.spreadCheck(ctx, sc, p, sk, ds, mine, k, others, limit, res); dup || err != nil {
 			return false, err
 		}
 	}
@@ -497,7 +498,7 @@ func (r *Redis) spreadDecide(ctx context.Context, sc *scratch, p *pipeline, docs
 		if j, ok := mine[s.holder]; ok {
 			// An earlier document of the batch with the same id.
 			if j < k && ds[j].commit {
-				res.Err = fmt.Errorf("%w: %q", ErrDuplicateID, d.ID)
+				res.Err = fmt.Errorf("%w: %q", ErrDuplicateID, d.id)
 			}
 			return false, nil // else start again, once it has let the id go
 		}
@@ -507,10 +508,10 @@ func (r *Redis) spreadDecide(ctx context.Context, sc *scratch, p *pipeline, docs
 		}
 		others[s.holder] = f
 		if f.state == stCommitted {
-			res.Err = fmt.Errorf("%w: %q", ErrDuplicateID, d.ID)
+			res.Err = fmt.Errorf("%w: %q", ErrDuplicateID, d.id)
 			return false, nil
 		}
-		h, err := r.claimID(ctx, d.ID, s.n8, be8(s.holder))
+		h, err := r.claimID(ctx, d.id, s.n8, be8(s.holder))
 		if err != nil {
 			return false, err
 		}
@@ -524,14 +525,14 @@ func (r *Redis) spreadDecide(ctx context.Context, sc *scratch, p *pipeline, docs
 	return true, nil
 }
 
-// spreadCheck verifies the candidates of ds[k] (document d) and tells
+// spreadCheck verifies the candidates of ds[k] (of sketch sk) and tells
 // whether it is a duplicate (res.Matches set): of a committed document, of
 // an earlier document of the batch to be committed, or of a pending one
 // once it has committed.
-func (r *Redis) spreadCheck(ctx context.Context, sc *scratch, p *pipeline, d *Doc, ds []*sdoc, mine map[uint64]int, k int, others map[uint64]*foreign, limit int, res *Result) (bool, error) {
+func (r *Redis) spreadCheck(ctx context.Context, sc *scratch, p *pipeline, sk *sketch.Sketch, ds []*sdoc, mine map[uint64]int, k int, others map[uint64]*foreign, limit int, res *Result) (bool, error) {
 	s := ds[k]
 	var ms []Match
-	sc.keys = r.appendKeys(sc.keys[:0], &d.Sketch)
+	sc.keys = append(sc.keys[:0], s.keys...)
 	var cands []uint64
 	for _, seen := range s.seen {
 		cands = append(cands, seen...)
@@ -548,7 +549,7 @@ func (r *Redis) spreadCheck(ctx context.Context, sc *scratch, p *pipeline, d *Do
 		}
 		n := len(ms)
 		var err error
-		if ms, err = r.verifyRecord(ms, sc, &d.Sketch, ds[j].rec, ds[j].n); err != nil {
+		if ms, err = verifyRecord(r, ms, sc, sk, ds[j].rec, ds[j].n); err != nil {
 			return false, err
 		}
 		if len(ms) > n {
@@ -566,7 +567,7 @@ func (r *Redis) spreadCheck(ctx context.Context, sc *scratch, p *pipeline, d *Do
 		}
 		n := len(ms)
 		var err error
-		if ms, err = r.verifyRecord(ms, sc, &d.Sketch, f.rec, m); err != nil {
+		if ms, err = verifyRecord(r, ms, sc, sk, f.rec, m); err != nil {
 			return false, err
 		}
 		if len(ms) == n {
@@ -608,7 +609,7 @@ func (r *Redis) spreadCheck(ctx context.Context, sc *scratch, p *pipeline, d *Do
 
 // verifyRecord appends to dst the document of record rec (number m) when
 // it duplicates sk (sc.keys: the keys of sk).
-func (r *Redis) verifyRecord(dst []Match, sc *scratch, sk *sketch.Sketch, rec string, m uint64) ([]Match, error) {
+func verifyRecord[R string | []byte](r *Redis, dst []Match, sc *scratch, sk *sketch.Sketch, rec R, m uint64) ([]Match, error) {
 	sc.recBuf = append(sc.recBuf[:0], rec...)
 	if err := r.readRecord(&sc.rec, sc.recBuf); err != nil {
 		return dst, fmt.Errorf("%s: record %d: %w", r.loc, m, err)

@@ -38,9 +38,7 @@ type Write struct {
 	docs    []pendingDoc
 	// ends are the indexes in docs where each Add's chunk ends.
 	ends []int
-	// recs and keys are scratch space for a chunk's records and keys.
-	recs []byte
-	keys []uint64
+	buf  chunkBuf
 	// batchBytes bounds the size of the write batch of the documents
 	// that Commit may add; held is what the chunks take.
 	batchBytes, held int
@@ -54,6 +52,49 @@ type pendingDoc struct {
 	id   string
 	rec  []byte
 	keys []uint64
+}
+
+// chunkBuf is the scratch space in which a write codes a chunk's records
+// and keys before copying them into allocations of their size.
+type chunkBuf struct {
+	recs []byte
+	keys []uint64
+}
+
+// encodeChunk appends to dst a pendingDoc for each document of docs: its
+// id, and unless results has its error, its record and keys, coded into
+// buf and then copied into one allocation of records and one of keys for
+// the chunk, which the pendingDocs alias. coded(i, n) is called for each
+// document coded, n the length of its record. It returns dst and the bytes
+// of the two allocations.
+func (k *keyer) encodeChunk(dst []pendingDoc, buf *chunkBuf, docs []Doc, results []Result, coded func(i, n int)) ([]pendingDoc, int) {
+	buf.recs, buf.keys = buf.recs[:0], buf.keys[:0]
+	type span struct{ rec, keys int }
+	ends := make([]span, len(docs))
+	for i := range docs {
+		if results[i].Err == nil {
+			d := &docs[i]
+			start := len(buf.recs)
+			buf.recs = k.appendRecord(buf.recs, d.ID, &d.Sketch)
+			buf.keys = k.appendKeys(buf.keys, &d.Sketch)
+			if coded != nil {
+				coded(i, len(buf.recs)-start)
+			}
+		}
+		ends[i] = span{len(buf.recs), len(buf.keys)}
+	}
+	recs, keys := bytes.Clone(buf.recs), slices.Clone(buf.keys)
+	prev := span{}
+	for i := range docs {
+		d := pendingDoc{id: docs[i].ID}
+		if results[i].Err == nil {
+			d.rec = recs[prev.rec:ends[i].rec:ends[i].rec]
+			d.keys = keys[prev.keys:ends[i].keys:ends[i].keys]
+		}
+		dst = append(dst, d)
+		prev = ends[i]
+	}
+	return dst, cap(recs) + 8*cap(keys)
 }
 
 // batchOpBytes bounds the bytes a pebble batch takes for a Set of a key
@@ -75,6 +116,11 @@ func (s *Store) NewWrite(check bool, limit int) (*Write, error) {
 		w.snap = s.applied.Load()
 	}
 	return w, nil
+}
+
+// NewBatchWrite is NewWrite as a BatchWrite.
+func (s *Store) NewBatchWrite(check bool, limit int) (BatchWrite, error) {
+	return s.NewWrite(check, limit)
 }
 
 // Held returns the bytes of records and keys the Write holds: about what
@@ -113,36 +159,14 @@ func (w *Write) Add(docs []Doc) error {
 			return err
 		}
 	}
-	// The chunk's records and keys are coded into the scratch buffers,
-	// then copied into allocations of their size, which docs alias.
-	w.recs, w.keys = w.recs[:0], w.keys[:0]
-	type span struct{ rec, keys int }
-	ends := make([]span, len(docs))
 	recKey := len(recordKey(nil, 0))
-	for i := range docs {
-		if results[i].Err == nil {
-			d := &docs[i]
-			start := len(w.recs)
-			w.recs = s.appendRecord(w.recs, d.ID, &d.Sketch)
-			w.keys = s.appendKeys(w.keys, &d.Sketch)
-			if !w.check || len(results[i].Matches) == 0 {
-				w.batchBytes += batchOpBytes(len(idKey(nil, d.ID)), 8) + batchOpBytes(recKey, len(w.recs)-start)
-			}
+	var held int
+	w.docs, held = s.encodeChunk(w.docs, &w.buf, docs, results, func(i, rec int) {
+		if !w.check || len(results[i].Matches) == 0 {
+			w.batchBytes += batchOpBytes(len(idKey(nil, docs[i].ID)), 8) + batchOpBytes(recKey, rec)
 		}
-		ends[i] = span{len(w.recs), len(w.keys)}
-	}
-	recs, keys := bytes.Clone(w.recs), slices.Clone(w.keys)
-	w.held += cap(recs) + 8*cap(keys)
-	prev := span{}
-	for i := range docs {
-		d := pendingDoc{id: docs[i].ID}
-		if results[i].Err == nil {
-			d.rec = recs[prev.rec:ends[i].rec:ends[i].rec]
-			d.keys = keys[prev.keys:ends[i].keys:ends[i].keys]
-		}
-		w.docs = append(w.docs, d)
-		prev = ends[i]
-	}
+	})
+	w.held += held
 	w.ends = append(w.ends, len(w.docs))
 	return nil
 }
