@@ -351,6 +351,8 @@ func (b *s3Backend) openRange(ctx context.Context, name string, off, n int64, v 
 				return nil, "", fmt.Errorf("%w (%v)", ErrNotExist, err)
 			case errors.As(err, &ae) && ae.ErrorCode() == "PreconditionFailed":
 				return nil, "", fmt.Errorf("%w (%v)", ErrChanged, err)
+			case errors.As(err, &ae) && ae.ErrorCode() == "InvalidRange":
+				return nil, "", fmt.Errorf("the object ends before byte %d: %w (%v)", off, io.ErrUnexpectedEOF, err)
 			}
 			return nil, "", b.explain(err)
 		}
