@@ -2,6 +2,8 @@ package cli
 
 import (
 	"bytes"
+	"encoding/binary"
+	"hash/crc32"
 	"fmt"
 	"io/fs"
 	"os"
@@ -137,4 +139,48 @@ func TestStagedPackDamaged(t *testing.T) {
 			}
 		})
 	}
+}
+
+// packEntries reads the index of a pack of n sections (the layout of
+// internal/staged/pack.go): each section's offset and length.
+func packEntries(t *testing.T, pack []byte, n int) (off, size []int) {
+	t.Helper()
+	idx := len(pack) - 12*n - 16
+	if idx < 0 || string(pack[len(pack)-4:]) != "NDPK" {
+		t.Fatalf("not a pack of %d sections", n)
+	}
+	at := 0
+	for x := range n {
+		l := int(binary.LittleEndian.Uint64(pack[idx+12*x:]))
+		off, size = append(off, at), append(size, l)
+		at += l
+	}
+	return off, size
+}
+
+// packSection is section x of a pack of n sections.
+func packSection(t *testing.T, pack []byte, n, x int) []byte {
+	off, size := packEntries(t, pack, n)
+	return pack[off[x] : off[x]+size[x]]
+}
+
+// repack is the pack with section x replaced by data, its index and
+// checksums made anew: a pack as a producer that wrote data would write it.
+func repack(t *testing.T, pack []byte, n, x int, data []byte) []byte {
+	off, size := packEntries(t, pack, n)
+	castagnoli := crc32.MakeTable(crc32.Castagnoli)
+	var body, idx []byte
+	for k := range n {
+		sec := pack[off[k] : off[k]+size[k]]
+		if k == x {
+			sec = data
+		}
+		body = append(body, sec...)
+		idx = binary.LittleEndian.AppendUint64(idx, uint64(len(sec)))
+		idx = binary.LittleEndian.AppendUint32(idx, crc32.Checksum(sec, castagnoli))
+	}
+	idx = binary.LittleEndian.AppendUint32(idx, uint32(n))
+	idx = binary.LittleEndian.AppendUint32(idx, crc32.Checksum(idx, castagnoli))
+	idx = binary.LittleEndian.AppendUint32(idx, 1)
+	return append(append(body, idx...), "NDPK"...)
 }
