@@ -11,6 +11,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/neardup/neardup/internal/staged"
 )
 
 // workObjects lists the files of a local work folder by stage (the first
@@ -183,4 +185,37 @@ func repack(t *testing.T, pack []byte, n, x int, data []byte) []byte {
 	idx = binary.LittleEndian.AppendUint32(idx, crc32.Checksum(idx, castagnoli))
 	idx = binary.LittleEndian.AppendUint32(idx, 1)
 	return append(append(body, idx...), "NDPK"...)
+}
+
+// TestStagedOlderPlan: a work folder planned by a build whose work files
+// differ (an older plan version) is refused with a message that says so
+// and asks for an empty --work, before any task runs.
+func TestStagedOlderPlan(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.jsonl")
+	writeLines(t, in, genCorpus(t, 6, 50))
+	work := filepath.Join(dir, "work")
+	args := []string{"dedup", "-q", "--executor", "print", "--tasks", "2", "--work", work, "--clusters", dir + "/cl", in}
+	if code, _, stderr := runCLI(args...); code != 0 {
+		t.Fatal(stderr)
+	}
+	plan := filepath.Join(work, "plan.json")
+	b, err := os.ReadFile(plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := bytes.Replace(b, []byte(fmt.Sprintf(`"version": %d,`, staged.PlanVersion)), []byte(`"version": 5,`), 1)
+	if bytes.Equal(old, b) {
+		t.Fatal("no version in the plan")
+	}
+	if err := os.WriteFile(plan, old, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runCLI(args...)
+	if code != ExitUsage || !strings.Contains(stderr, "holds a job planned by another version of neardup (plan version 5") || !strings.Contains(stderr, "give an empty --work") {
+		t.Errorf("a plan of version 5: exit %d: %s", code, stderr)
+	}
+	if code, _, stderr := runCLI("task", "--work", work, "sign", "0"); code == 0 || !strings.Contains(stderr, "plan version 5, this neardup reads") {
+		t.Errorf("a task on a plan of version 5: exit %d: %s", code, stderr)
+	}
 }
