@@ -204,6 +204,9 @@ func runStaged(cmd *cobra.Command, o *dedupOpts, cfg dedup.Options, ropts corpus
 		if gone := goneFiles(was.Shards, files); len(gone) > 0 {
 			return usageErr("%s: an input of the job planned in %s is gone (%d of its files); put it back, or start again with an empty --work", gone[0], work.URL(staged.PlanName), len(gone))
 		}
+		if was.Version != staged.PlanVersion {
+			return usageErr("--work %s holds a job planned by another version of neardup (plan version %d, this one plans version %d; their work files differ): give an empty --work", so.work, was.Version, staged.PlanVersion)
+		}
 		if !bytes.Equal(b, prev) || !sameFiles(was.Shards, files) {
 			return usageErr("--work %s holds the plan of another job (other inputs, flags, outputs or --tasks): give an empty --work, or the same command as before to resume", so.work)
 		}

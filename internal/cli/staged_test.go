@@ -444,8 +444,9 @@ func TestStagedComponentsBudget(t *testing.T) {
 	}
 }
 
-// TestStagedBucketDamage: a sign task's key file out of order or cut is
-// a damaged work file, named, for the bucket task that merges it.
+// TestStagedBucketDamage: a sign task's keys out of order or cut (in a
+// pack whose index and checksums say they are what was written) are a
+// damaged work file, named, for the bucket task that merges them.
 func TestStagedBucketDamage(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.jsonl")
@@ -459,10 +460,15 @@ func TestStagedBucketDamage(t *testing.T) {
 			t.Fatal(stderr)
 		}
 	}
-	keys := filepath.Join(work, "sign", "00001", "keys-00000")
-	b, err := os.ReadFile(keys)
-	if err != nil || len(b) < 24 {
-		t.Fatalf("%d bytes of keys: %v", len(b), err)
+	// Partition 0's keys: section 0 of sign task 1's pack.
+	keys := filepath.Join(work, "sign", "00001", "buckets")
+	pack, err := os.ReadFile(keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := packSection(t, pack, 4, 0)
+	if len(b) < 24 {
+		t.Fatalf("%d bytes of keys", len(b))
 	}
 	for _, c := range []struct {
 		name string
@@ -472,7 +478,7 @@ func TestStagedBucketDamage(t *testing.T) {
 		{"out of order", append(append(slices.Clone(b[len(b)-12:]), b[12:len(b)-12]...), b[:12]...), "keys out of order"},
 		{"cut", b[:len(b)-5], "not a whole number of 12-byte keys"},
 	} {
-		if err := os.WriteFile(keys, c.data, 0o644); err != nil {
+		if err := os.WriteFile(keys, repack(t, pack, 4, 0, c.data), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		code, _, stderr := runCLI("task", "--work", work, "bucket", "0")

@@ -426,7 +426,8 @@ type gcsReader struct {
 	body io.ReadCloser
 
 	gen     string // the generation read, "" when the answer did not say (no resuming then)
-	size    int64  // the object's size, or -1 when unknown
+	size    int64  // the object's size (a range's end), or -1 when unknown
+	end     int64  // a ranged read's end (exclusive), 0 for the whole object
 	off     int64  // bytes delivered
 	crc     uint32 // of the bytes delivered
 	wantCRC uint32
@@ -435,21 +436,37 @@ type gcsReader struct {
 	fails   int   // breaks since the last byte delivered
 }
 
-// get starts the download at r.off.
+// get starts the download at r.off (to r.end, when a range).
 func (r *gcsReader) get() error {
 	u, header := r.url, http.Header{}
-	if r.off > 0 {
-		u += "&generation=" + r.gen
-		header.Set("Range", "bytes="+strconv.FormatInt(r.off, 10)+"-")
+	if r.off > 0 || r.end > 0 {
+		if r.gen != "" {
+			u += "&generation=" + r.gen
+		}
+		rng := "bytes=" + strconv.FormatInt(r.off, 10) + "-"
+		if r.end > 0 {
+			rng += strconv.FormatInt(r.end-1, 10)
+		}
+		header.Set("Range", rng)
 	}
 	resp, err := r.b.do(r.ctx, http.MethodGet, u, nil, header)
 	if err != nil {
+		if r.gen != "" && isGCSStatus(err, http.StatusNotFound) && r.end > 0 {
+			return fmt.Errorf("%w: generation %s is gone (%v)", ErrChanged, r.gen, err)
+		}
 		return err
 	}
-	if r.off > 0 {
+	if r.off > 0 || r.end > 0 {
 		if resp.StatusCode != http.StatusPartialContent || !strings.HasPrefix(resp.Header.Get("Content-Range"), "bytes "+strconv.FormatInt(r.off, 10)+"-") {
 			discard(resp)
-			return fmt.Errorf("resuming a broken read at byte %d: the answer was %s, Content-Range %q", r.off, resp.Status, resp.Header.Get("Content-Range"))
+			what := "resuming a broken read"
+			if r.end > 0 {
+				what = "a ranged read"
+			}
+			return fmt.Errorf("%s at byte %d: the answer was %s, Content-Range %q", what, r.off, resp.Status, resp.Header.Get("Content-Range"))
+		}
+		if r.gen == "" {
+			r.gen = resp.Header.Get("X-Goog-Generation")
 		}
 		r.body = resp.Body
 		return nil
@@ -528,6 +545,76 @@ func (r *gcsReader) resume() error {
 }
 
 func (r *gcsReader) Close() error { return r.body.Close() }
+
+// openRange reads the range through a gcsReader of the generation v (or
+// of the first answer's): a break goes on from the bytes delivered, with
+// the same generation. There is no checksum of a range to check: the
+// caller checks what it reads.
+func (b *gcsBackend) openRange(ctx context.Context, name string, off, n int64, v Version) (io.ReadCloser, error) {
+	r := &gcsReader{b: b, ctx: ctx, url: b.objectURL(b.key(name), "alt=media"), gen: v.tag, off: off, end: off + n, size: off + n}
+	if err := r.get(); err != nil {
+		if isGCSStatus(err, http.StatusNotFound) {
+			return nil, fmt.Errorf("%w (%v)", ErrNotExist, err)
+		}
+		return nil, b.explain(err)
+	}
+	return &gcsRange{r}, nil
+}
+
+// gcsRange is a gcsReader of a range: an answer that ends before the
+// range's end is broken, not the end.
+type gcsRange struct{ *gcsReader }
+
+func (r *gcsRange) Read(p []byte) (int, error) {
+	if r.off >= r.end {
+		return 0, io.EOF
+	}
+	n, err := r.gcsReader.Read(p[:min(int64(len(p)), r.end-r.off)])
+	if err == io.EOF && r.off < r.end {
+		err = io.ErrUnexpectedEOF
+	}
+	return n, err
+}
+
+// tail reads the last n bytes with a suffix range ("bytes=-n"): the
+// answer's Content-Range gives the object's size, X-Goog-Generation its
+// version.
+func (b *gcsBackend) tail(ctx context.Context, name string, n int64) ([]byte, Version, error) {
+	var data []byte
+	var v Version
+	err := gcsRetry(ctx, func() error {
+		resp, err := b.send(ctx, http.MethodGet, b.objectURL(b.key(name), "alt=media"), nil, http.Header{"Range": {"bytes=-" + strconv.FormatInt(n, 10)}})
+		if err != nil {
+			if isGCSStatus(err, http.StatusRequestedRangeNotSatisfiable) {
+				data, v = nil, Version{} // an empty object
+				return nil
+			}
+			return err
+		}
+		defer resp.Body.Close()
+		if data, err = readAll(resp.Body, make([]byte, 0, min(n, 1<<20))); err != nil {
+			return err // broken off: asked again
+		}
+		v = Version{Size: int64(len(data)), tag: resp.Header.Get("X-Goog-Generation")}
+		if cr := resp.Header.Get("Content-Range"); resp.StatusCode == http.StatusPartialContent && cr != "" {
+			_, total, ok := strings.Cut(cr, "/")
+			if v.Size, err = strconv.ParseInt(total, 10, 64); !ok || err != nil || v.Size < int64(len(data)) {
+				return fmt.Errorf("the answer's Content-Range %q does not give the object's size", cr)
+			}
+		}
+		if int64(len(data)) != min(n, v.Size) {
+			return fmt.Errorf("asked for the last %d bytes of %d, got %d: %w", n, v.Size, len(data), io.ErrUnexpectedEOF)
+		}
+		return nil
+	})
+	if err != nil {
+		if isGCSStatus(err, http.StatusNotFound) {
+			return nil, Version{}, fmt.Errorf("%w (%v)", ErrNotExist, err)
+		}
+		return nil, Version{}, b.explain(err)
+	}
+	return data, v, nil
+}
 
 // put uploads the object in one request when write writes at most
 // gcsChunkSize bytes, else in a resumable upload of chunks of that size,

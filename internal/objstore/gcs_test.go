@@ -166,10 +166,26 @@ func (f *fakeGCS) serve(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("X-Goog-Generation", strconv.FormatInt(f.gens[name], 10))
 			w.Header().Set("X-Goog-Hash", "crc32c="+crc32c(data)+",md5=AAAA")
 			if rng := r.Header.Get("Range"); rng != "" {
-				from, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(rng, "bytes="), "-"))
-				w.Header().Set("Content-Range", fmt.Sprintf("bytes %d-%d/%d", from, len(data)-1, len(data)))
+				// bytes=A-, bytes=A-B or bytes=-N.
+				a, b, _ := strings.Cut(strings.TrimPrefix(rng, "bytes="), "-")
+				from, to := 0, len(data)
+				if a == "" {
+					n, _ := strconv.Atoi(b)
+					from = max(len(data)-n, 0)
+				} else {
+					from, _ = strconv.Atoi(a)
+					if b != "" {
+						last, _ := strconv.Atoi(b)
+						to = min(last+1, len(data))
+					}
+				}
+				if from >= len(data) {
+					gcsAnswer(w, http.StatusRequestedRangeNotSatisfiable, "range")
+					return
+				}
+				w.Header().Set("Content-Range", fmt.Sprintf("bytes %d-%d/%d", from, to-1, len(data)))
 				w.WriteHeader(http.StatusPartialContent)
-				w.Write(data[from:])
+				w.Write(data[from:to])
 				return
 			}
 			w.Write(data)

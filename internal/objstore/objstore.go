@@ -10,8 +10,16 @@
 // is what lets a task run twice, or on two nodes at once, and still leave
 // one good copy.
 //
-// Reads are large and sequential (one stream per file), never small
-// ranged reads.
+// Reads are large and sequential: one stream per file (Open), or one per
+// section of a file (OpenRange), whose index the reader found with one
+// small read of the file's end (ReadTail). A ranged read is of one
+// version of the file (Version: an S3 ETag, a GCS generation, a local
+// file's size and time), so that a section and the index that placed it
+// come from the same content; a read that breaks goes on from the bytes
+// delivered (S3 and GCS). The storage's checksum (GCS's CRC32C) covers
+// whole objects only: a ranged read is checked by its caller, against a
+// checksum of the section that the file itself carries (package
+// internal/staged's packs: a CRC32C a section in the index).
 package objstore
 
 import (
@@ -24,6 +32,7 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/neardup/neardup/internal/atomicfile"
@@ -41,6 +50,12 @@ type Folder struct {
 // backend is one kind of storage. Names are already checked and relative.
 type backend interface {
 	open(ctx context.Context, name string) (io.ReadCloser, error)
+	// tail reads the last n bytes (all when the file is shorter) and
+	// the file's version, in one request.
+	tail(ctx context.Context, name string, n int64) ([]byte, Version, error)
+	// openRange opens bytes [off, off+n) of version v (any when v.tag
+	// is ""); n > 0. Fewer bytes than n is io.ErrUnexpectedEOF.
+	openRange(ctx context.Context, name string, off, n int64, v Version) (io.ReadCloser, error)
 	put(ctx context.Context, name string, write func(io.Writer) error) error
 	exists(ctx context.Context, name string) (bool, error)
 	list(ctx context.Context, prefix string) ([]string, error)
@@ -115,6 +130,73 @@ func (f *Folder) Open(ctx context.Context, name string) (io.ReadCloser, error) {
 	}
 	return r, nil
 }
+
+// ErrChanged is wrapped by the errors of OpenRange when the file is no
+// longer the Version asked for: it was written again since.
+var ErrChanged = errors.New("the file changed since its index was read (written again?)")
+
+// Version is one content of a file, as ReadTail found it: its size and
+// the storage's tag of that content (an S3 ETag, a GCS generation, a
+// local file's modification time). The zero Version is any content.
+type Version struct {
+	Size int64
+	tag  string
+}
+
+// ReadTail reads the last n bytes of the file name (all of it when it is
+// shorter) with one request, and the version read.
+func (f *Folder) ReadTail(ctx context.Context, name string, n int64) ([]byte, Version, error) {
+	if err := checkName(name); err != nil {
+		return nil, Version{}, err
+	}
+	b, v, err := f.backend.tail(ctx, name, n)
+	if err != nil {
+		return nil, Version{}, f.wrap("read the end of", name, err)
+	}
+	return b, v, nil
+}
+
+// OpenRange opens the n bytes of the file name from byte off for one
+// sequential read, of version v when v is not the zero Version (a file
+// replaced since fails with an error wrapping ErrChanged). Its reads end
+// with io.EOF after exactly n bytes; a file that ends before is
+// io.ErrUnexpectedEOF. A read that breaks on the network goes on from the
+// bytes delivered, with a ranged read of the same version. n == 0 makes no
+// request. The caller checks what it reads (see the package comment).
+func (f *Folder) OpenRange(ctx context.Context, name string, off, n int64, v Version) (io.ReadCloser, error) {
+	if err := checkName(name); err != nil {
+		return nil, err
+	}
+	if off < 0 || n < 0 || v.Size > 0 && off+n > v.Size {
+		return nil, f.wrap("read", name, fmt.Errorf("bytes %d to %d are beyond the file's %d", off, off+n, v.Size))
+	}
+	if n == 0 {
+		return io.NopCloser(strings.NewReader("")), nil
+	}
+	r, err := f.backend.openRange(ctx, name, off, n, v)
+	if err != nil {
+		return nil, f.wrap("read", name, err)
+	}
+	return &namedReader{r: r, f: f, name: name, what: fmt.Sprintf("bytes %d to %d of", off, off+n)}, nil
+}
+
+// namedReader names the file and the range in its errors.
+type namedReader struct {
+	r    io.ReadCloser
+	f    *Folder
+	name string
+	what string
+}
+
+func (r *namedReader) Read(p []byte) (int, error) {
+	n, err := r.r.Read(p)
+	if err != nil && err != io.EOF {
+		err = r.f.wrap("read "+r.what, r.name, err)
+	}
+	return n, err
+}
+
+func (r *namedReader) Close() error { return r.r.Close() }
 
 // Put writes the file name whole: write gets a writer, and the file
 // appears under name only when write returned nil and everything reached
@@ -281,6 +363,56 @@ func (l localBackend) open(_ context.Context, name string) (io.ReadCloser, error
 	return os.Open(l.path(name))
 }
 
+func (l localBackend) version(f *os.File) (Version, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return Version{}, err
+	}
+	return Version{Size: fi.Size(), tag: strconv.FormatInt(fi.ModTime().UnixNano(), 10)}, nil
+}
+
+func (l localBackend) tail(_ context.Context, name string, n int64) ([]byte, Version, error) {
+	f, err := os.Open(l.path(name))
+	if err != nil {
+		return nil, Version{}, err
+	}
+	defer f.Close()
+	v, err := l.version(f)
+	if err != nil {
+		return nil, Version{}, err
+	}
+	n = min(n, v.Size)
+	b := make([]byte, n)
+	if _, err := f.ReadAt(b, v.Size-n); err != nil {
+		return nil, Version{}, err
+	}
+	return b, v, nil
+}
+
+func (l localBackend) openRange(_ context.Context, name string, off, n int64, want Version) (io.ReadCloser, error) {
+	f, err := os.Open(l.path(name))
+	if err != nil {
+		return nil, err
+	}
+	v, err := l.version(f)
+	if err == nil && want.tag != "" && v != want {
+		err = ErrChanged
+	}
+	if err == nil && off+n > v.Size {
+		err = fmt.Errorf("bytes %d to %d are beyond its %d: %w", off, off+n, v.Size, io.ErrUnexpectedEOF)
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	// A local file that is replaced keeps its open content: the version
+	// checked is the one read.
+	return struct {
+		io.Reader
+		io.Closer
+	}{io.NewSectionReader(f, off, n), f}, nil
+}
+
 func (l localBackend) put(_ context.Context, name string, write func(io.Writer) error) error {
 	p := l.path(name)
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -339,3 +471,81 @@ func (l localBackend) remove(_ context.Context, name string) error {
 }
 
 func (localBackend) close() error { return nil }
+
+// rangeReader reads bytes [off, off+left) of one version of an object
+// with ranged GETs: after a break it asks again from the bytes delivered,
+// at most maxAttempts times in a row.
+type rangeReader struct {
+	ctx       context.Context
+	get       func(off, n int64, tag string) (io.ReadCloser, string, error)
+	retryable func(error) bool
+	off, left int64
+	tag       string // the version read ("" until the first answer when any)
+	body      io.ReadCloser
+	fails     int // breaks since the last byte delivered
+}
+
+// start makes the first request; the storage client retried it already.
+func (r *rangeReader) start() error {
+	body, tag, err := r.get(r.off, r.left, r.tag)
+	if err != nil {
+		return err
+	}
+	r.body = body
+	if r.tag == "" {
+		r.tag = tag
+	}
+	return nil
+}
+
+func (r *rangeReader) Read(p []byte) (int, error) {
+	for {
+		if r.left == 0 {
+			return 0, io.EOF
+		}
+		if r.body == nil {
+			body, _, err := r.get(r.off, r.left, r.tag)
+			if err != nil {
+				return 0, err
+			}
+			r.body = body
+		}
+		n, err := r.body.Read(p[:min(int64(len(p)), r.left)])
+		r.off += int64(n)
+		r.left -= int64(n)
+		if n > 0 {
+			r.fails = 0
+		}
+		if r.left == 0 {
+			return n, nil
+		}
+		if err == nil {
+			if n > 0 {
+				return n, nil
+			}
+			continue
+		}
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF // the answer ended early
+		}
+		r.body.Close()
+		r.body = nil
+		r.fails++
+		if r.tag == "" || r.fails >= maxAttempts || !r.retryable(err) {
+			return n, err
+		}
+		if n > 0 {
+			return n, nil // resumed at the next Read
+		}
+		if perr := pause(r.ctx, r.fails); perr != nil {
+			return 0, err
+		}
+	}
+}
+
+func (r *rangeReader) Close() error {
+	if r.body == nil {
+		return nil
+	}
+	return r.body.Close()
+}

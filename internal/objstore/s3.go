@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -296,3 +297,69 @@ func newStream(body io.ReadCloser) io.ReadCloser {
 }
 
 func (s stream) Close() error { return s.body.Close() }
+
+// tail reads the last n bytes with a suffix range ("bytes=-n"); the
+// answer's Content-Range gives the object's size, its ETag the version.
+func (b *s3Backend) tail(ctx context.Context, name string, n int64) ([]byte, Version, error) {
+	out, err := b.client.GetObject(ctx, &s3.GetObjectInput{Bucket: &b.bucket, Key: aws.String(b.key(name)), Range: aws.String("bytes=-" + strconv.FormatInt(n, 10))})
+	if err != nil {
+		if isS3NotFound(err) {
+			return nil, Version{}, fmt.Errorf("%w (%v)", ErrNotExist, err)
+		}
+		var ae smithy.APIError
+		if errors.As(err, &ae) && ae.ErrorCode() == "InvalidRange" { // an empty object
+			h, herr := b.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: &b.bucket, Key: aws.String(b.key(name))})
+			if herr != nil {
+				return nil, Version{}, b.explain(herr)
+			}
+			return nil, Version{Size: aws.ToInt64(h.ContentLength), tag: aws.ToString(h.ETag)}, nil
+		}
+		return nil, Version{}, b.explain(err)
+	}
+	defer out.Body.Close()
+	data, err := readAll(out.Body, make([]byte, 0, min(n, 1<<20)))
+	if err != nil {
+		return nil, Version{}, err
+	}
+	size := int64(len(data))
+	if cr := aws.ToString(out.ContentRange); cr != "" {
+		_, total, ok := strings.Cut(cr, "/")
+		if size, err = strconv.ParseInt(total, 10, 64); !ok || err != nil || size < int64(len(data)) {
+			return nil, Version{}, fmt.Errorf("the answer's Content-Range %q does not give the object's size", cr)
+		}
+	}
+	if int64(len(data)) != min(n, size) {
+		return nil, Version{}, fmt.Errorf("asked for the last %d bytes of %d, got %d: %w", n, size, len(data), io.ErrUnexpectedEOF)
+	}
+	return data, Version{Size: size, tag: aws.ToString(out.ETag)}, nil
+}
+
+// openRange reads the range with GETs of "bytes=A-B", each after the
+// first from the bytes delivered, all of the first answer's ETag (If-Match).
+func (b *s3Backend) openRange(ctx context.Context, name string, off, n int64, v Version) (io.ReadCloser, error) {
+	r := &rangeReader{ctx: ctx, off: off, left: n, tag: v.tag, retryable: func(err error) bool { return retryable(ctx, err) && !errors.Is(err, ErrChanged) }}
+	r.get = func(off, n int64, tag string) (io.ReadCloser, string, error) {
+		in := &s3.GetObjectInput{Bucket: &b.bucket, Key: aws.String(b.key(name)), Range: aws.String(fmt.Sprintf("bytes=%d-%d", off, off+n-1))}
+		if tag != "" {
+			in.IfMatch = aws.String(tag)
+		}
+		out, err := b.client.GetObject(ctx, in)
+		if err != nil {
+			var ae smithy.APIError
+			switch {
+			case isS3NotFound(err):
+				return nil, "", fmt.Errorf("%w (%v)", ErrNotExist, err)
+			case errors.As(err, &ae) && ae.ErrorCode() == "PreconditionFailed":
+				return nil, "", fmt.Errorf("%w (%v)", ErrChanged, err)
+			case errors.As(err, &ae) && ae.ErrorCode() == "InvalidRange":
+				return nil, "", fmt.Errorf("the object ends before byte %d: %w (%v)", off, io.ErrUnexpectedEOF, err)
+			}
+			return nil, "", b.explain(err)
+		}
+		return out.Body, aws.ToString(out.ETag), nil
+	}
+	if err := r.start(); err != nil {
+		return nil, err
+	}
+	return r, nil
+}

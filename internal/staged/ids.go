@@ -16,7 +16,8 @@ import (
 // first few of them in the order of their second document) are counted
 // without any task holding every id. Each sign task writes its ids
 // partitioned by the id's hash, each partition sorted by (hash, id,
-// document): sign/S/ids-P (and ids-P.R for the runs it spilled). Bucket
+// document): section 2P+1 of its pack sign/S/buckets (and of
+// buckets.R for the runs it spilled). Bucket
 // task P merges partition P of every shard: equal ids are adjacent, in
 // input order, so the second document of each id that has two or more
 // is the second of its run. It writes how many such ids its partition
@@ -159,14 +160,14 @@ func (d *dupIDs) list(doc uint64, id []byte) {
 }
 
 // countDupIDs merges the runs of id partition q of every shard (runs[s]
-// sign task s's runs, off[s] its first document) and counts its
+// sign task s's runs, their indexes, off[s] its first document) and counts its
 // duplicate ids. Each run is read through a buffer of bufSize bytes.
-func (j *Job) countDupIDs(ctx context.Context, q int, runs []int, off []int64, bufSize int) (*dupIDs, error) {
+func (j *Job) countDupIDs(ctx context.Context, q int, runs [][]*packIndex, off []int64, bufSize int) (*dupIDs, error) {
 	d := &dupIDs{}
 	var id []byte // the id of the current run of equal ids
 	var hash uint64
 	seen := 0 // its documents so far
-	err := mergeRuns(ctx, j, q, runs, off, bufSize, signIDKeys, func(f runFile) *idRun { return &idRun{runFile: f} }, idRunBefore, func(r *idRun) error {
+	err := mergeRuns(ctx, j, runs, 2*q+1, off, bufSize, func(f runFile) *idRun { return &idRun{runFile: f} }, idRunBefore, func(r *idRun) error {
 		if seen > 0 && r.hash == hash && bytes.Equal(r.id, id) {
 			if seen++; seen == 2 {
 				d.n++

@@ -3,6 +3,7 @@ package staged
 import (
 	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -52,17 +53,35 @@ func TestDuplicateIDsMatchDedup(t *testing.T) {
 					e := idEntry{hash: idHash(arena[at:]), doc: uint32(i - off[s]), at: uint32(at), n: uint32(len(ids[i]))}
 					part[e.hash%parts] = append(part[e.hash%parts], e)
 				}
-				for q := range parts {
-					if err := work.PutBytes(ctx, signIDKeys(s, q, runs[s]), appendIDRun(nil, part[q], arena)); err != nil {
-						t.Fatal(err)
+				err := work.Put(ctx, signBuckets(s, runs[s]), func(w io.Writer) error {
+					pw := newPackWriter(w, 2*parts)
+					for q := range parts {
+						pw.section(2*q + 1)
+						if _, err := pw.Write(appendIDRun(nil, part[q], arena)); err != nil {
+							return err
+						}
 					}
+					return pw.finish()
+				})
+				if err != nil {
+					t.Fatal(err)
 				}
 				runs[s]++
 				lo = hi
 			}
 		}
 		for q := range parts {
-			d, err := j.countDupIDs(ctx, q, runs, off, 4096)
+			packs := make([][]*packIndex, shards)
+			for s := range shards {
+				for r := range runs[s] {
+					px, err := j.readPack(ctx, signBuckets(s, r), 2*parts, 2*q, 2)
+					if err != nil {
+						t.Fatal(err)
+					}
+					packs[s] = append(packs[s], px)
+				}
+			}
+			d, err := j.countDupIDs(ctx, q, packs, off, 4096)
 			if err != nil {
 				t.Fatal(err)
 			}

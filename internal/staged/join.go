@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 
@@ -31,12 +32,14 @@ const joinDocBytes = 64
 const maxJoinDepth = 8
 
 // join: the component join on group g's documents; the removed ones, with
-// their clusters' ids, to one file an input shard. When the group's
+// their clusters' ids, to one section an input shard. When the group's
 // documents do not fit in its memory (joinHold), it partitions them by
 // component into local scratch files, Grace-hash-join style, and joins
 // each partition alone (partitioning again one that still does not fit),
 // then merges the batches' results: the components are independent, so
-// the outputs are those of one batch.
+// the outputs are those of one batch. Its output is one pack, join/g/shards:
+// section 2i the removed documents of shard i, 2i+1 its pairs of pairs
+// shard i.
 func (j *Job) join(ctx context.Context, g int) error {
 	off, err := j.offsets(ctx)
 	if err != nil {
@@ -58,7 +61,11 @@ func (j *Job) join(ctx context.Context, g int) error {
 	scattered := func(fn func(*joinRec) error) error {
 		var rec joinRec
 		for s := range j.Plan.Tasks {
-			r, err := j.open(ctx, scatterOf(s, g))
+			px, err := j.readPack(ctx, scatterOf(s), j.Plan.Tasks, g, 1)
+			if err != nil {
+				return err
+			}
+			r, err := j.openSection(ctx, px, g, 1<<20)
 			if err != nil {
 				return err
 			}
@@ -87,23 +94,38 @@ func (j *Job) join(ctx context.Context, g int) error {
 		}
 		fmt.Fprintln(j.Stderr)
 	}
-	if err := j.putJoinPairs(ctx, g, res, off); err != nil {
+	pairs, err := j.joinPairs(g, res, off)
+	if err != nil {
 		return err
 	}
-	out := make([][]byte, j.Plan.Tasks)
+	rms := make([][]byte, j.Plan.Tasks)
 	s := 0
 	for _, rm := range res.Removed {
 		for rm.Doc >= off[s+1] {
 			s++
 		}
-		o := appendUvarint(out[s], uint64(rm.Doc-off[s]))
+		o := appendUvarint(rms[s], uint64(rm.Doc-off[s]))
 		o = appendUvarint(o, uint64(len(rm.Cluster)))
-		out[s] = append(o, rm.Cluster...)
+		rms[s] = append(o, rm.Cluster...)
 	}
-	for s, b := range out {
-		if err := j.Work.PutBytes(ctx, joinOf(g, s), b); err != nil {
-			return err
+	err = j.Work.Put(ctx, joinOf(g), func(w io.Writer) error {
+		pw := newPackWriter(w, 2*j.Plan.Tasks)
+		for s := range rms {
+			pw.section(2 * s)
+			if _, err := pw.Write(rms[s]); err != nil {
+				return err
+			}
+			if pairs != nil {
+				pw.section(2*s + 1)
+				if _, err := pw.Write(pairs[s]); err != nil {
+					return err
+				}
+			}
 		}
+		return pw.finish()
+	})
+	if err != nil {
+		return err
 	}
 	return j.putJSON(ctx, joinStats(g), acc.st)
 }

@@ -15,7 +15,7 @@ import (
 )
 
 // The pairs file (--pairs P): each join task writes its pairs' lines to
-// one file a pairs shard, join/g/p-i, each line after its place in the
+// one section a pairs shard of its pack, join/g/shards section 2i+1, each line after its place in the
 // whole run's pairs file (dedup.JoinPair.Order), in that order; write task
 // i merges the files of shard i of every join into P/part-i.jsonl. Shard
 // i holds the pairs that dedup writes while it reads input shard i (the
@@ -23,8 +23,6 @@ import (
 // orders that are not by document, the i-th N-th of the 64-bit positions
 // that begin the orders: in both cases every pair of shard i comes before
 // every pair of shard i+1 in dedup's file.
-
-func joinPairs(g, s int) string { return fmt.Sprintf("join/%05d/p-%05d", g, s) }
 
 // sketched is how many documents of the whole input have a sketch, and
 // how many are old (--against).
@@ -40,17 +38,18 @@ func (j *Job) sketched(ctx context.Context) (n, old int64, err error) {
 	return n, old, nil
 }
 
-// putJoinPairs writes join g's pairs, one file a pairs shard.
-func (j *Job) putJoinPairs(ctx context.Context, g int, res *dedup.JoinResult, off []int64) error {
+// joinPairs is join g's pairs, one section a pairs shard (nil without
+// --pairs).
+func (j *Job) joinPairs(g int, res *dedup.JoinResult, off []int64) ([][]byte, error) {
 	if j.Plan.Pairs == "" {
-		return nil
+		return nil, nil
 	}
 	n := j.Plan.Tasks
 	out := make([][]byte, n)
 	s := 0
 	for _, p := range res.PairLines {
 		if len(p.Order) < 8 {
-			return fmt.Errorf("join %d: a pair's order of %d bytes", g, len(p.Order))
+			return nil, fmt.Errorf("join %d: a pair's order of %d bytes", g, len(p.Order))
 		}
 		at := binary.BigEndian.Uint64(p.Order)
 		if res.PairsByDoc {
@@ -69,12 +68,13 @@ func (j *Job) putJoinPairs(ctx context.Context, g int, res *dedup.JoinResult, of
 		o = appendUvarint(o, uint64(len(p.Line)))
 		out[s] = append(o, p.Line...)
 	}
-	for s, b := range out {
-		if err := j.Work.PutBytes(ctx, joinPairs(g, s), b); err != nil {
-			return err
-		}
-	}
-	return nil
+	return out, nil
+}
+
+// joinShard reads the index of join g's pack, keeping shard s's two
+// sections (removed documents, pairs).
+func (j *Job) joinShard(ctx context.Context, g, s int) (*packIndex, error) {
+	return j.readPack(ctx, joinOf(g), 2*j.Plan.Tasks, 2*s, 2)
 }
 
 // pairsSource is one join's pairs of a shard, read in order.
@@ -124,7 +124,11 @@ func (j *Job) writePairs(ctx context.Context, s int) error {
 			}
 		}()
 		for g := range j.Plan.Tasks {
-			r, err := j.open(ctx, joinPairs(g, s))
+			px, err := j.joinShard(ctx, g, s)
+			if err != nil {
+				return err
+			}
+			r, err := j.openSection(ctx, px, 2*s+1, 1<<20)
 			if err != nil {
 				return err
 			}

@@ -1,16 +1,15 @@
 package staged
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 
 	"github.com/neardup/neardup/internal/heapx"
 )
 
-// removals merges the files join/*/s-S (each the removed documents of
-// shard S that one join task found, in document order) into one stream in
-// document order, holding a read buffer a file and one removal each: a
+// removals merges section 2S of the packs join/*/shards (each the removed
+// documents of shard S that one join task found, in document order) into one stream in
+// document order, holding a read buffer a section and one removal each: a
 // write task's memory does not grow with its shard.
 type removals struct {
 	h    *heapx.Heap[*removalRun] // by document
@@ -45,12 +44,16 @@ func (rr *removalRun) next() (bool, error) {
 func (j *Job) openRemovals(ctx context.Context, s int) (*removals, error) {
 	rm := &removals{h: heapx.New(make([]*removalRun, 0, j.Plan.Tasks), func(a, b *removalRun) bool { return a.doc < b.doc })}
 	for g := range j.Plan.Tasks {
-		r, err := j.Work.Open(ctx, joinOf(g, s))
+		px, err := j.joinShard(ctx, g, s)
 		if err != nil {
 			rm.Close()
 			return nil, err
 		}
-		rd := &reader{Reader: bufio.NewReaderSize(r, 64<<10), c: r, name: j.Work.URL(joinOf(g, s))}
+		rd, err := j.openSection(ctx, px, 2*s, 64<<10)
+		if err != nil {
+			rm.Close()
+			return nil, err
+		}
 		rr := &removalRun{r: rd}
 		ok, err := rr.next()
 		if err != nil || !ok {

@@ -28,32 +28,32 @@ type sortedRun interface {
 
 func (f *runFile) file() *runFile { return f }
 
-// mergeRuns opens the runs of partition q of every sign task (runs[s]
-// sign task s's, named name(s, q, k); off[s] its first document), each
-// read through a buffer of bufSize bytes, and hands fn their entries in
-// the order of before: the least run, whose current entry is the next.
-func mergeRuns[R sortedRun](ctx context.Context, j *Job, q int, runs []int, off []int64, bufSize int, name func(s, q, k int) string, open func(runFile) R, before func(a, b R) bool, fn func(R) error) error {
+// mergeRuns opens section sec of the runs of every sign task (runs[s]
+// sign task s's packs; off[s] its first document), each read through a
+// buffer of bufSize bytes, and hands fn their entries in the order of
+// before: the least run, whose current entry is the next.
+func mergeRuns[R sortedRun](ctx context.Context, j *Job, runs [][]*packIndex, sec int, off []int64, bufSize int, open func(runFile) R, before func(a, b R) bool, fn func(R) error) error {
 	h := heapx.New(make([]R, 0, len(runs)), before)
 	defer func() {
 		for _, r := range h.Items() {
 			r.file().Close()
 		}
 	}()
-	for s, n := range runs {
-		for k := range n {
-			rc, err := j.Work.Open(ctx, name(s, q, k))
+	for s, packs := range runs {
+		for _, px := range packs {
+			rd, err := j.openSection(ctx, px, sec, bufSize)
 			if err != nil {
 				return err
 			}
-			r := open(runFile{rd: bufio.NewReaderSize(rc, bufSize), c: rc, name: j.Work.URL(name(s, q, k)), base: uint32(off[s])})
+			r := open(runFile{rd: rd.Reader, c: rd, name: rd.name, base: uint32(off[s])})
 			if err := r.next(); err != nil {
-				rc.Close()
+				rd.Close()
 				return err
 			}
 			if r.file().ok {
 				h.Push(r)
 			} else {
-				rc.Close()
+				rd.Close()
 			}
 		}
 	}

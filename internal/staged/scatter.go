@@ -12,9 +12,9 @@ import (
 // A scatter record is what the join needs of one document: its position
 // in the whole input and its component's number (uvarints), its id (a
 // uvarint length, then the bytes), its text's length (a uvarint) and its
-// sketch (a uvarint length, then the bytes). scatter/i/g-g is the records
-// of shard i's documents of group g, in input order; the join's scratch
-// partitions hold the same records.
+// sketch (a uvarint length, then the bytes). Section g of the pack
+// scatter/i is the records of shard i's documents of group g, in input
+// order; the join's scratch partitions hold the same records.
 
 // scatterHold is the bytes a scatter task holds before it spills: half
 // its memory limit (the budget less the program), or the plan's
@@ -27,10 +27,11 @@ func (j *Job) scatterHold() int64 {
 }
 
 // scatter: the documents of shard s that have a group, with what the join
-// needs of them, to one file a group. It builds those files in memory;
-// when they pass its share of the budget it appends what it holds to a
-// local scratch file, one segment a group, and frees it; at the end each
-// group's file is its segments, in order, then what it still holds.
+// needs of them, to one section a group of its pack. It builds those
+// sections in memory; when they pass its share of the budget it appends
+// what it holds to a local scratch file, one segment a group, and frees
+// it; at the end each group's section is its segments, in order, then
+// what it still holds.
 func (j *Job) scatter(ctx context.Context, s int) error {
 	off, err := j.offsets(ctx)
 	if err != nil {
@@ -111,27 +112,25 @@ func (j *Job) scatter(ctx context.Context, s int) error {
 		}
 		fmt.Fprintf(j.Stderr, "scatter task %d: spilled %d bytes to local scratch files, %d times (its share of the memory: %d bytes)\n", s, sp.size, sp.spills, j.scatterHold())
 	}
-	for g := range out {
-		c := &out[g]
-		err := j.Work.Put(ctx, scatterOf(s, g), func(w io.Writer) error {
+	return j.Work.Put(ctx, scatterOf(s), func(w io.Writer) error {
+		pw := newPackWriter(w, len(out))
+		for g := range out {
+			pw.section(g)
 			for _, seg := range sp.segs[g] {
-				if _, err := io.Copy(w, io.NewSectionReader(sp.f, seg.off, seg.n)); err != nil {
+				if _, err := io.Copy(pw, io.NewSectionReader(sp.f, seg.off, seg.n)); err != nil {
 					return sp.fail(err)
 				}
 			}
+			c := &out[g]
 			for _, b := range c.bufs {
-				if _, err := w.Write(b); err != nil {
+				if _, err := pw.Write(b); err != nil {
 					return err
 				}
 			}
-			return nil
-		})
-		c.bufs = nil
-		if err != nil {
-			return err
+			c.bufs = nil
 		}
-	}
-	return nil
+		return pw.finish()
+	})
 }
 
 // scatterSpill is a scatter task's scratch file: the segments of each

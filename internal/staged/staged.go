@@ -44,8 +44,10 @@ const StatsName = "finish/stats.json"
 // sign writes its ids partitioned by hash and may spill several runs of
 // each partition, bucket counts the duplicate ids; 5: --skip-invalid and
 // --against: the sign metas count skipped and old documents, the join
-// stats count the clusters; 6: finish writes its counts to the work
-// folder, finish/stats.json, for the command's summary).
+// stats count the clusters; 6: sign, scatter and join write one pack a
+// task (a run), every consumer's section in it, instead of one file a
+// consumer: see pack.go; finish writes its counts to the work folder,
+// finish/stats.json, for the command's summary).
 const PlanVersion = 6
 
 // Stage names, in order.
@@ -249,6 +251,8 @@ type Job struct {
 	Stderr io.Writer
 	// memLimit is the running task's memory limit (see memoryLimit).
 	memLimit int64
+	// packs are the pack indexes the running task read (readPack).
+	packs map[string]*packIndex
 	// Usage, when set, says what the running task has used so far;
 	// RunTask records it in the work folder (UsageName) as the task
 	// ends, before its marker, so that what each task used is known
@@ -364,6 +368,7 @@ func (j *Job) RunTask(ctx context.Context, stage string, i int) error {
 	if done {
 		return nil
 	}
+	j.packs = nil
 	if j.Plan.TaskMemory > 0 {
 		j.memLimit = memoryLimit(j.Plan.TaskMemory)
 		defer debug.SetMemoryLimit(debug.SetMemoryLimit(j.memLimit))
@@ -411,8 +416,8 @@ func bucketIDs(p int) string                  { return fmt.Sprintf("bucket/ids-%
 func signMeta(s int) string                   { return fmt.Sprintf("sign/%05d/meta.json", s) }
 func bucketEdges(p int) string                { return fmt.Sprintf("bucket/%05d", p) }
 func componentsOf(s int) string               { return fmt.Sprintf("components/%05d", s) }
-func scatterOf(s, g int) string               { return fmt.Sprintf("scatter/%05d/g-%05d", s, g) }
-func joinOf(g, s int) string                  { return fmt.Sprintf("join/%05d/s-%05d", g, s) }
+func scatterOf(s int) string                  { return fmt.Sprintf("scatter/%05d", s) }
+func joinOf(g int) string                     { return fmt.Sprintf("join/%05d/shards", g) }
 func joinStats(g int) string                  { return fmt.Sprintf("join/%05d/stats.json", g) }
 func writeMeta(s int) string                  { return fmt.Sprintf("write/%05d.json", s) }
 func PartName(s int) string                   { return fmt.Sprintf("part-%05d.jsonl", s) }
@@ -428,10 +433,10 @@ func UsageName(stage string, i int) string {
 	return fmt.Sprintf("%s%s-%05d.json", UsagePrefix, stage, i)
 }
 
-// signKeys is run r of sign task s's key partition p; signIDKeys the same
-// of its id partition (a task that did not spill writes run 0 only).
-func signKeys(s, p, r int) string   { return runName(fmt.Sprintf("sign/%05d/keys-%05d", s, p), r) }
-func signIDKeys(s, p, r int) string { return runName(fmt.Sprintf("sign/%05d/ids-%05d", s, p), r) }
+// signBuckets is run r of sign task s (a task that did not spill writes
+// run 0 only): a pack of 2N sections, 2p its keys of partition p, 2p+1
+// its ids of id partition p.
+func signBuckets(s, r int) string { return runName(fmt.Sprintf("sign/%05d/buckets", s), r) }
 
 func runName(name string, r int) string {
 	if r == 0 {

@@ -155,39 +155,68 @@ func (h *signHeld) addID(id string, doc uint32) {
 // bytes is what h holds (its slices' lengths).
 func (h *signHeld) bytes() int64 { return 16*h.nKeys + idEntrySize*h.nIDs + int64(len(h.arena)) }
 
-// putSignRun sorts what h holds and writes it as run h.runs of every
-// partition, then empties h.
+// putSignRun sorts what h holds and writes it as run h.runs, one pack
+// (signBuckets) of every partition's keys and ids, then empties h.
 func (j *Job) putSignRun(ctx context.Context, s int, h *signHeld) error {
 	var buf []byte
-	for q, part := range h.keys {
-		slices.SortFunc(part, func(a, b keyEntry) int {
-			if a.key != b.key {
-				if a.key < b.key {
-					return -1
+	err := j.Work.Put(ctx, signBuckets(s, h.runs), func(w io.Writer) error {
+		pw := newPackWriter(w, 2*len(h.keys))
+		for q, part := range h.keys {
+			slices.SortFunc(part, func(a, b keyEntry) int {
+				if a.key != b.key {
+					if a.key < b.key {
+						return -1
+					}
+					return 1
 				}
-				return 1
+				return int(a.doc) - int(b.doc)
+			})
+			buf = slices.Grow(buf[:0], 12*len(part))
+			for _, e := range part {
+				buf = binary.LittleEndian.AppendUint64(buf, e.key)
+				buf = binary.LittleEndian.AppendUint32(buf, e.doc)
 			}
-			return int(a.doc) - int(b.doc)
-		})
-		buf = slices.Grow(buf[:0], 12*len(part))
-		for _, e := range part {
-			buf = binary.LittleEndian.AppendUint64(buf, e.key)
-			buf = binary.LittleEndian.AppendUint32(buf, e.doc)
+			h.keys[q] = part[:0]
+			pw.section(2 * q)
+			if _, err := pw.Write(buf); err != nil {
+				return err
+			}
+			buf = appendIDRun(buf[:0], h.ids[q], h.arena)
+			h.ids[q] = h.ids[q][:0]
+			pw.section(2*q + 1)
+			if _, err := pw.Write(buf); err != nil {
+				return err
+			}
 		}
-		h.keys[q] = part[:0]
-		if err := j.Work.PutBytes(ctx, signKeys(s, q, h.runs), buf); err != nil {
-			return err
-		}
-		buf = appendIDRun(buf[:0], h.ids[q], h.arena)
-		h.ids[q] = h.ids[q][:0]
-		if err := j.Work.PutBytes(ctx, signIDKeys(s, q, h.runs), buf); err != nil {
-			return err
-		}
+		return pw.finish()
+	})
+	if err != nil {
+		return err
 	}
 	h.arena = h.arena[:0]
 	h.nKeys, h.nIDs = 0, 0
 	h.runs++
 	return nil
+}
+
+// signRuns reads the index of every run of every sign task, keeping
+// partition q's two sections: packs[s] sign task s's runs.
+func (j *Job) signRuns(ctx context.Context, q int) ([][]*packIndex, error) {
+	packs := make([][]*packIndex, j.Plan.Tasks)
+	for s := range packs {
+		var m signMetaFile
+		if err := j.getJSON(ctx, signMeta(s), &m); err != nil {
+			return nil, err
+		}
+		for r := range max(m.Runs, 1) {
+			px, err := j.readPack(ctx, signBuckets(s, r), 2*j.Plan.Tasks, 2*q, 2)
+			if err != nil {
+				return nil, err
+			}
+			packs[s] = append(packs[s], px)
+		}
+	}
+	return packs, nil
 }
 
 // bucket: merge partition q of every shard (each run sorted by its sign
@@ -201,15 +230,13 @@ func (j *Job) bucket(ctx context.Context, q int) error {
 	if err != nil {
 		return err
 	}
-	runs := make([]int, j.Plan.Tasks)
+	runs, err := j.signRuns(ctx, q)
+	if err != nil {
+		return err
+	}
 	total := 0
-	for s := range runs {
-		var m signMetaFile
-		if err := j.getJSON(ctx, signMeta(s), &m); err != nil {
-			return err
-		}
-		runs[s] = max(m.Runs, 1)
-		total += runs[s]
+	for _, r := range runs {
+		total += len(r)
 	}
 	share := j.spillShare(bucketShare)
 	// A read buffer a run: 64 KB, less when there are so many runs that
@@ -257,13 +284,13 @@ func (j *Job) bucket(ctx context.Context, q int) error {
 const bucketShare = 4
 
 // mergeKeys merges key partition q's runs into edges.
-func (j *Job) mergeKeys(ctx context.Context, q int, runs []int, off []int64, bufSize int, edges *extsort.Sorter) error {
+func (j *Job) mergeKeys(ctx context.Context, q int, runs [][]*packIndex, off []int64, bufSize int, edges *extsort.Sorter) error {
 	// The documents of one key come in document order (the runs merged by
 	// key, then document): an edge from the first to each other.
 	var key uint64
 	var first uint32
 	had := false
-	return mergeRuns(ctx, j, q, runs, off, bufSize, signKeys, func(f runFile) *keyRun { return &keyRun{runFile: f} }, keyRunBefore, func(r *keyRun) error {
+	return mergeRuns(ctx, j, runs, 2*q, off, bufSize, func(f runFile) *keyRun { return &keyRun{runFile: f} }, keyRunBefore, func(r *keyRun) error {
 		e := r.cur
 		if had && e.key == key {
 			return edges.Add(extsort.Entry{Key: uint64(first)<<32 | uint64(e.doc)})
