@@ -70,6 +70,7 @@ func TestStagedWorkObjects(t *testing.T) {
 			"scatter":    n,          // a pack a task
 			"join":       2 * n,      // a pack, stats.json
 			"write":      n,          // meta
+			"finish":     1,          // stats.json
 			"done":       5*n + 2,    // markers
 			"usage":      5*n + 2,    // what each task used
 			"plan.json":  1,
