@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
@@ -121,49 +122,72 @@ func (j *Job) readPack(ctx context.Context, name string, n, first, k int) (*pack
 	if err != nil {
 		return nil, err
 	}
-	bad := func(format string, a ...any) error {
-		return fmt.Errorf("%s: damaged work file: %s (a pack of %d sections, %d bytes, ends with %d bytes of index)", j.Work.URL(name), fmt.Sprintf(format, a...), n, ver.Size, size)
-	}
-	if int64(len(b)) < packTrailerLen {
-		return nil, bad("%d bytes, shorter than a pack's trailer", len(b))
-	}
-	t := b[len(b)-packTrailerLen:]
-	if string(t[12:]) != packMagic {
-		return nil, bad("no pack trailer (cut short, or not a pack)")
-	}
-	if v := binary.LittleEndian.Uint32(t[8:]); v != packVersion {
-		return nil, fmt.Errorf("%s: pack version %d, this neardup reads %d", j.Work.URL(name), v, packVersion)
-	}
-	if c := binary.LittleEndian.Uint32(t); int(c) != n {
-		return nil, bad("its index has %d sections", c)
-	}
-	if int64(len(b)) != size {
-		return nil, bad("%d bytes, shorter than its index", len(b))
-	}
-	if crc32.Checksum(b[:len(b)-12], castagnoli) != binary.LittleEndian.Uint32(t[4:]) {
-		return nil, bad("the index's CRC32C does not match")
-	}
-	px := &packIndex{name: name, n: n, ver: ver, first: first}
-	var off int64
-	for x := range n {
-		e := b[x*packEntrySize:]
-		l := int64(binary.LittleEndian.Uint64(e))
-		if l < 0 || off+l > ver.Size-size {
-			return nil, bad("section %d of %d bytes at byte %d is beyond the sections' end", x, l, off)
+	secs, err := parsePackIndex(b, ver.Size, n, first, k)
+	if err != nil {
+		var v *packVersionError
+		if errors.As(err, &v) {
+			return nil, fmt.Errorf("%s: %w", j.Work.URL(name), err)
 		}
-		if x >= first && x < first+k {
-			px.secs = append(px.secs, packSection{off: off, n: l, crc: binary.LittleEndian.Uint32(e[8:])})
-		}
-		off += l
+		return nil, fmt.Errorf("%s: damaged work file: %w (a pack of %d sections, %d bytes, ends with %d bytes of index)", j.Work.URL(name), err, n, ver.Size, size)
 	}
-	if off != ver.Size-size {
-		return nil, bad("its sections end at byte %d, its index begins at %d", off, ver.Size-size)
-	}
+	px := &packIndex{name: name, n: n, ver: ver, first: first, secs: secs}
 	if j.packs == nil {
 		j.packs = map[string]*packIndex{}
 	}
 	j.packs[key] = px
 	return px, nil
+}
+
+// packVersionError is a pack of another version than packVersion.
+type packVersionError struct{ v uint32 }
+
+func (e *packVersionError) Error() string {
+	return fmt.Sprintf("pack version %d, this neardup reads %d", e.v, packVersion)
+}
+
+// parsePackIndex checks the index b, the last bytes of a pack of size
+// bytes and n sections, and returns sections first to first+k-1. Every
+// section it returns lies within the sections' bytes, after the one
+// before it.
+func parsePackIndex(b []byte, size int64, n, first, k int) ([]packSection, error) {
+	isize := packIndexSize(n)
+	if int64(len(b)) < packTrailerLen {
+		return nil, fmt.Errorf("%d bytes, shorter than a pack's trailer", len(b))
+	}
+	t := b[len(b)-packTrailerLen:]
+	if string(t[12:]) != packMagic {
+		return nil, errors.New("no pack trailer (cut short, or not a pack)")
+	}
+	if v := binary.LittleEndian.Uint32(t[8:]); v != packVersion {
+		return nil, &packVersionError{v}
+	}
+	if c := binary.LittleEndian.Uint32(t); int64(c) != int64(n) {
+		return nil, fmt.Errorf("its index has %d sections", c)
+	}
+	if int64(len(b)) != isize || size < isize {
+		return nil, fmt.Errorf("%d bytes, shorter than its index", min(int64(len(b)), size))
+	}
+	if crc32.Checksum(b[:len(b)-12], castagnoli) != binary.LittleEndian.Uint32(t[4:]) {
+		return nil, errors.New("the index's CRC32C does not match")
+	}
+	end := size - isize // where the sections end
+	var secs []packSection
+	var off int64
+	for x := range n {
+		e := b[x*packEntrySize:]
+		l := binary.LittleEndian.Uint64(e)
+		if l > uint64(end-off) {
+			return nil, fmt.Errorf("section %d of %d bytes at byte %d is beyond the sections' end", x, l, off)
+		}
+		if x >= first && x < first+k {
+			secs = append(secs, packSection{off: off, n: int64(l), crc: binary.LittleEndian.Uint32(e[8:])})
+		}
+		off += int64(l)
+	}
+	if off != end {
+		return nil, fmt.Errorf("its sections end at byte %d, its index begins at %d", off, end)
+	}
+	return secs, nil
 }
 
 // openSection opens section x of px for one sequential read through a
