@@ -46,10 +46,12 @@ func parseMetaFn(s string, emit func(int64, docMeta)) error {
 	return fmt.Errorf("internal: metadata line %q", s)
 }
 
-// joinFn joins the documents of one component of the candidate graph
-// with dedup.JoinComponents, as `neardup dedup --executor`'s join task
-// does: the method's own Finder on the whole component, in input order,
-// so its clusters, kept documents and pairs are `neardup dedup`'s. It
+// joinFn joins the documents of one join shard (whole components of the
+// candidate graph) with dedup.JoinComponents, as `neardup dedup
+// --executor`'s join task does: the method's own Finder on whole
+// components, in input order, so its clusters, kept documents and pairs
+// are `neardup dedup`'s (one call a shard, not a component: each call
+// builds the method and its Finder). It
 // emits each removed document's rank with its cluster's id (the kept
 // document's), and the pairs lines (--pairs) by output shard. It holds
 // the component's documents and sketches.
@@ -101,7 +103,7 @@ func (f *joinFn) ProcessElement(ctx context.Context, _ int64, it func(*joinRec) 
 	}
 	cClusters.Inc(ctx, int64(res.Clusters))
 	cPairs.Inc(ctx, int64(res.Pairs))
-	dComponent.Update(ctx, int64(len(docs)))
+	dJoin.Update(ctx, int64(len(docs)))
 	for n := range res.Sizes {
 		dCluster.Update(ctx, int64(n))
 	}
@@ -109,11 +111,11 @@ func (f *joinFn) ProcessElement(ctx context.Context, _ int64, it func(*joinRec) 
 }
 
 var (
-	cKept      = beam.NewCounter("neardup", "kept")
-	cClusters  = beam.NewCounter("neardup", "clusters")
-	dCluster   = beam.NewDistribution("neardup", "cluster_size")
-	dComponent = beam.NewDistribution("neardup", "component_size")
-	cPairs     = beam.NewCounter("neardup", "pairs")
+	cKept     = beam.NewCounter("neardup", "kept")
+	cClusters = beam.NewCounter("neardup", "clusters")
+	dCluster  = beam.NewDistribution("neardup", "cluster_size")
+	dJoin     = beam.NewDistribution("neardup", "join_size")
+	cPairs    = beam.NewCounter("neardup", "pairs")
 )
 
 // clusterLinesFn writes the clusters line of one document as `neardup

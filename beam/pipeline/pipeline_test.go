@@ -310,8 +310,8 @@ func TestSameAsDedup(t *testing.T) {
 			// corpus has documents without any), for their
 			// component's join, each sending its sketch once; the
 			// shuffle bytes are the sum of their steps.
-			if st.Resketched >= st.Documents-st.Empty || st.Resketched == 0 || st.LargestComponent < st.LargestCluster {
-				t.Errorf("sketched again %d of %d documents with a sketch; largest component %d, cluster %d", st.Resketched, st.Documents-st.Empty, st.LargestComponent, st.LargestCluster)
+			if st.Resketched >= st.Documents-st.Empty || st.Resketched == 0 || st.LargestJoin < st.LargestCluster || st.JoinShards < 1 {
+				t.Errorf("sketched again %d of %d documents with a sketch; %d joins, largest %d, largest cluster %d", st.Resketched, st.Documents-st.Empty, st.JoinShards, st.LargestJoin, st.LargestCluster)
 			}
 			var sum int64
 			for _, v := range st.ShuffleBySteps {

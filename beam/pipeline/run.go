@@ -77,6 +77,13 @@ type Options struct {
 	Log func(format string, args ...any)
 }
 
+// JoinShardDocs is about how many documents with a candidate one join
+// holds (whole components: a larger one is joined alone): the components
+// are spread over that many joins by a hash of their center, each one
+// call of dedup.JoinComponents, which builds the method and its Finder
+// (a join a component cost 2,920 of them on 20,000 bench documents).
+const JoinShardDocs = 4096
+
 // Stage is the time one job took.
 type Stage struct {
 	Name    string  `json:"name"`
@@ -100,13 +107,15 @@ type Stats struct {
 	Pairs          int64       `json:"pairs"`
 	CandidateEdges int64       `json:"candidate_edges"`
 	LargestBucket  int64       `json:"largest_bucket"`
-	// LargestComponent is the most documents of one component of the
-	// candidate graph: the most one join holds.
-	LargestComponent int64   `json:"largest_component"`
-	Rounds           int     `json:"cc_rounds"`
-	Jobs             int     `json:"jobs"`
-	ShuffleBytes     int64   `json:"shuffle_bytes"`
-	ShufflePerDoc    float64 `json:"shuffle_bytes_per_document"`
+	// JoinShards is how many joins the components were spread over
+	// (JoinShardDocs documents with a candidate each, about), LargestJoin
+	// the most documents one of them held.
+	JoinShards    int64   `json:"join_shards"`
+	LargestJoin   int64   `json:"largest_join"`
+	Rounds        int     `json:"cc_rounds"`
+	Jobs          int     `json:"jobs"`
+	ShuffleBytes  int64   `json:"shuffle_bytes"`
+	ShufflePerDoc float64 `json:"shuffle_bytes_per_document"`
 	// ShuffleBySteps is ShuffleBytes per step: keys, components (the
 	// candidate edges' repeats removed, then all rounds), components_by_file,
 	// sketches_to_components.
@@ -286,11 +295,13 @@ func (r *run) sketchJob(ctx context.Context) error {
 func (r *run) outputJob(ctx context.Context, edges string) error {
 	final := r.tmp + "/final"
 	join := &joinFn{Cfg: r.opts.Config, Sketched: r.stats.Documents - r.stats.Empty, Pairs: r.opts.Pairs}
+	// Documents with a candidate: at most two a candidate edge.
+	r.stats.JoinShards = min(max(min(2*r.stats.CandidateEdges, r.stats.Documents)/JoinShardDocs, 1), 1<<20)
 	res, err := r.job(ctx, "join components, outputs", func(s beam.Scope) {
 		meta := beam.ParDo(s, parseMetaFn, textio.Read(s, r.tmp+"/meta/part-*"))
 		labels := beam.CombinePerKey(s, minFn, beam.ParDo(s, labelOfEdgeFn, beam.ParDo(s, parseEdgeFn, textio.Read(s, edges+"/part-*"))))
 		byFile := beam.GroupByKey(s, beam.ParDo(s, byFileFn, labels))
-		byComp := beam.GroupByKey(s, beam.ParDo(s, &signAgainFn{Cfg: r.opts.Config, Read: r.read, Files: r.files}, byFile))
+		byComp := beam.GroupByKey(s, beam.ParDo(s, &signAgainFn{Cfg: r.opts.Config, Read: r.read, Files: r.files, Shards: r.stats.JoinShards}, byFile))
 		removed, pairs := beam.ParDo2(s, join, byComp)
 		lines, kept := beam.ParDo2(s, clusterLinesFn, beam.CoGroupByKey(s, meta, removed))
 		writeShards(s, &writeShardsFn{Dir: final, Prefix: "clusters", Suffix: ".jsonl", Sort: true, ByFile: true}, lines)
@@ -305,7 +316,7 @@ func (r *run) outputJob(ctx context.Context, edges string) error {
 	r.stats.Kept = res["kept"]
 	r.stats.Clusters = res["clusters"]
 	r.stats.LargestCluster = max(res["max:cluster_size"], min(r.stats.Documents, 1))
-	r.stats.LargestComponent = res["max:component_size"]
+	r.stats.LargestJoin = res["max:join_size"]
 	r.stats.Pairs = res["pairs"]
 	r.stats.Resketched = res["sketched_again"]
 	return nil

@@ -182,11 +182,13 @@ func byFileFn(ctx context.Context, rank, comp int64, emit func(int64, rankComp))
 // signAgainFn reads one input file again and sketches the documents that
 // have candidates (given as (rank, component) pairs; it holds them, 16
 // bytes each), and sends each one's id, length and sketch to its
-// component's join: a sketch travels once.
+// component's join, one of Shards (a hash of the component): a sketch
+// travels once.
 type signAgainFn struct {
-	Cfg   dedup.Options
-	Read  readOptions
-	Files []string
+	Cfg    dedup.Options
+	Read   readOptions
+	Files  []string
+	Shards int64
 
 	m  *method
 	sd dedup.SignedDoc
@@ -219,7 +221,7 @@ func (f *signAgainFn) ProcessElement(ctx context.Context, file int64, it func(*r
 			return fmt.Errorf("%s: document %q has no sketch on the second read (the file changed during the run?)", t.Path, d.ID)
 		}
 		docs++
-		emit(want[next].Comp, joinRec{Rank: rank, Len: int64(len(d.Text)), ID: d.ID, Sketch: slices.Clone(f.sd.Sketch)})
+		emit(uint64Shard(want[next].Comp, f.Shards), joinRec{Rank: rank, Len: int64(len(d.Text)), ID: d.ID, Sketch: slices.Clone(f.sd.Sketch)})
 		shuffle += int64(8+8+8+len(d.ID)) + int64(len(f.sd.Sketch))
 		next++
 		return nil
