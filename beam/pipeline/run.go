@@ -70,6 +70,9 @@ type Options struct {
 	// Runner is the Beam runner: prism (in-process), universal, flink,
 	// spark or dataflow (the last ones need their flags: see the README).
 	Runner string
+	// JoinDocs is about how many documents with a candidate one join
+	// holds (0: JoinShardDocs); tests make it small to run many joins.
+	JoinDocs int64
 	// RoundsPerJob is how many connected-components rounds one job runs
 	// (0: 4); MaxRounds stops a run that has not converged (0: 200).
 	RoundsPerJob, MaxRounds int
@@ -144,6 +147,9 @@ func Run(ctx context.Context, opts Options) (*Stats, error) {
 	}
 	if opts.Runner == "" {
 		opts.Runner = "prism"
+	}
+	if opts.JoinDocs <= 0 {
+		opts.JoinDocs = JoinShardDocs
 	}
 	if opts.RoundsPerJob <= 0 {
 		opts.RoundsPerJob = 4
@@ -296,7 +302,7 @@ func (r *run) outputJob(ctx context.Context, edges string) error {
 	final := r.tmp + "/final"
 	join := &joinFn{Cfg: r.opts.Config, Sketched: r.stats.Documents - r.stats.Empty, Pairs: r.opts.Pairs}
 	// Documents with a candidate: at most two a candidate edge.
-	r.stats.JoinShards = min(max(min(2*r.stats.CandidateEdges, r.stats.Documents)/JoinShardDocs, 1), 1<<20)
+	r.stats.JoinShards = min(max(min(2*r.stats.CandidateEdges, r.stats.Documents)/r.opts.JoinDocs, 1), 1<<20)
 	res, err := r.job(ctx, "join components, outputs", func(s beam.Scope) {
 		meta := beam.ParDo(s, parseMetaFn, textio.Read(s, r.tmp+"/meta/part-*"))
 		labels := beam.CombinePerKey(s, minFn, beam.ParDo(s, labelOfEdgeFn, beam.ParDo(s, parseEdgeFn, textio.Read(s, edges+"/part-*"))))
