@@ -749,13 +749,17 @@ func NewSigner(cfg Options) (*Signer, error) {
 // Sign sketches d (its Text normalised as Run normalises it) and sets
 // sd.Sketch and sd.Keys to its staged sketch and keys (SignedDoc's, for
 // JoinComponents and the candidate graph), reusing their memory; both
-// are empty for a document without a sketch (no shingles).
+// are empty for a document without a sketch (an empty text, or no
+// shingles).
 func (s *Signer) Sign(d *Doc, sd *SignedDoc) error {
+	sd.Sketch, sd.Keys = sd.Sketch[:0], sd.Keys[:0]
+	if len(d.Text) == 0 { // an empty text has no sketch, as in Run
+		return nil
+	}
 	ds, err := s.sk.Sketch(d)
 	if err != nil {
 		return err
 	}
-	sd.Sketch, sd.Keys = sd.Sketch[:0], sd.Keys[:0]
 	if ds == nil {
 		return nil
 	}
