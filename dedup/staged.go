@@ -723,3 +723,46 @@ func (m *minhashMethod) decodeStaged(b []byte, sk *minhashSketch, set []uint64) 
 	sk.set = lazySet{h: set, sorted: flag == 2}
 	return set, nil
 }
+
+// Signer is SketchRanges' sketch of one document at a time, for callers
+// that read and normalise the documents themselves (the Beam pipeline):
+// the method's sketcher, then the staged sketch and keys (appendSigned).
+// It is not safe for concurrent use: one a goroutine.
+type Signer struct {
+	st stager
+	sk DocSketcher
+}
+
+// NewSigner returns cfg's Signer, or why cfg is not staged.
+func NewSigner(cfg Options) (*Signer, error) {
+	m, st, err := stagedOf(cfg)
+	if err != nil {
+		return nil, err
+	}
+	sk, err := m.NewSketcher()
+	if err != nil {
+		return nil, err
+	}
+	return &Signer{st: st, sk: sk}, nil
+}
+
+// Sign sketches d (its Text normalised as Run normalises it) and sets
+// sd.Sketch and sd.Keys to its staged sketch and keys (SignedDoc's, for
+// JoinComponents and the candidate graph), reusing their memory; both
+// are empty for a document without a sketch (an empty text, or no
+// shingles).
+func (s *Signer) Sign(d *Doc, sd *SignedDoc) error {
+	sd.Sketch, sd.Keys = sd.Sketch[:0], sd.Keys[:0]
+	if len(d.Text) == 0 { // an empty text has no sketch, as in Run
+		return nil
+	}
+	ds, err := s.sk.Sketch(d)
+	if err != nil {
+		return err
+	}
+	if ds == nil {
+		return nil
+	}
+	sd.Sketch, sd.Keys = s.st.appendSigned(sd.Sketch, sd.Keys, ds)
+	return nil
+}

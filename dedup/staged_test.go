@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/neardup/neardup/corpus"
+	"github.com/neardup/neardup/text"
 )
 
 // TestStagedSketchDamage: a damaged or cut staged sketch is an error,
@@ -59,5 +60,52 @@ func TestStagedSketchDamage(t *testing.T) {
 	}
 	if len(res.Removed) != 1 || res.Removed[0] != (Removal{Doc: 1, Cluster: "a"}) || res.Pairs != 1 {
 		t.Errorf("join of two copies: %+v", res)
+	}
+}
+
+// TestSignerIsSketchRanges: Signer, given the texts as Run normalises
+// them, gives each document the staged sketch and keys that SketchRanges
+// gives it, for every staged method.
+func TestSignerIsSketchRanges(t *testing.T) {
+	docs := []corpus.Document{
+		{ID: "a", Text: "The quick brown fox jumps over the lazy dog again and again. It runs away!"},
+		{ID: "b", Text: "the quick brown fox jumps over the lazy dog again and again, it runs away"},
+		{ID: "c", Text: "   "},
+		{ID: "d", Text: "Something else entirely, with a sentence.\nAnd another line of text here."},
+	}
+	open := func(name string, opts corpus.Options) (corpus.Reader, error) {
+		return Docs(name, docs).Open(opts)
+	}
+	for _, method := range []string{"minhash", "simhash", "exact", "ksentence"} {
+		cfg := Options{Method: method, Workers: 1}
+		var want []SignedDoc
+		_, err := SketchRanges(context.Background(), cfg, Input{}, open, []DocRange{{File: "mem", Lo: 0, Hi: int64(len(docs))}}, func(d *SignedDoc) error {
+			want = append(want, SignedDoc{Sketch: slices.Clone(d.Sketch), Keys: slices.Clone(d.Keys)})
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sg, err := NewSigner(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		spec, err := cfg.ResolveSpec()
+		if err != nil {
+			t.Fatal(err)
+		}
+		norm, err := text.New(*spec.Normalize)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sd SignedDoc
+		for i, d := range docs {
+			if err := sg.Sign(&Doc{Index: i, ID: d.ID, Text: norm.Append(nil, d.Text)}, &sd); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(sd.Sketch, want[i].Sketch) || !slices.Equal(sd.Keys, want[i].Keys) {
+				t.Errorf("%s: document %s: Sign gives %d sketch bytes and keys %x, SketchRanges %d and %x", method, d.ID, len(sd.Sketch), sd.Keys, len(want[i].Sketch), want[i].Keys)
+			}
+		}
 	}
 }

@@ -1,7 +1,9 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"slices"
 	"strconv"
@@ -44,153 +46,99 @@ func parseMetaFn(s string, emit func(int64, docMeta)) error {
 	return fmt.Errorf("internal: metadata line %q", s)
 }
 
-// Pair files (between jobs): "a b similarity distance".
-func pairLineFn(p pairRec, emit func(int64, line)) {
-	emit(uint64Shard(p.A^p.B<<1, edgeShards), line{Text: fmt.Appendf(nil, "%d %d %s %d\n", p.A, p.B, strconv.FormatFloat(p.Similarity, 'g', -1, 64), p.Distance)})
+// joinFn joins the documents of one join shard (whole components of the
+// candidate graph) with dedup.JoinComponents, as `neardup dedup
+// --executor`'s join task does: the method's own Finder on whole
+// components, in input order, so its clusters, kept documents and pairs
+// are `neardup dedup`'s (one call a shard, not a component: each call
+// builds the method and its Finder). It
+// emits each removed document's rank with its cluster's id (the kept
+// document's), and the pairs lines (--pairs) by output shard. It holds
+// the component's documents and sketches.
+type joinFn struct {
+	Cfg dedup.Options
+	// Sketched is how many documents of the whole input have a sketch
+	// (simhash's join chooses its design from it, as Run does).
+	Sketched int64
+	Pairs    bool
 }
 
-func parsePairFn(s string, emit func(int64, pairRec)) error {
-	var p pairRec
-	f := strings.Fields(s)
-	var err error
-	if len(f) == 4 {
-		var e [4]error
-		p.A, e[0] = strconv.ParseInt(f[0], 10, 64)
-		p.B, e[1] = strconv.ParseInt(f[1], 10, 64)
-		p.Similarity, e[2] = strconv.ParseFloat(f[2], 64)
-		p.Distance, e[3] = strconv.ParseInt(f[3], 10, 64)
-		for _, x := range e {
-			if x != nil {
-				err = x
-			}
+func (f *joinFn) ProcessElement(ctx context.Context, _ int64, it func(*joinRec) bool, emitRemoved func(int64, string), emitPair func(int64, line)) error {
+	var recs []joinRec
+	var r joinRec
+	for it(&r) {
+		recs = append(recs, r)
+		r = joinRec{}
+	}
+	slices.SortFunc(recs, func(a, b joinRec) int { return cmp.Compare(a.Rank, b.Rank) })
+	docs := make([]dedup.JoinDoc, len(recs))
+	for i, r := range recs {
+		if i > 0 && r.Rank == recs[i-1].Rank {
+			return fmt.Errorf("internal: document rank %d sent twice to its component's join", r.Rank)
 		}
-	} else {
-		err = fmt.Errorf("%d fields", len(f))
+		docs[i] = dedup.JoinDoc{Doc: r.Rank, ID: r.ID, Len: int(r.Len), Sketch: r.Sketch}
 	}
+	recs = nil
+	res, err := dedup.JoinComponents(ctx, f.Cfg, docs, dedup.JoinOptions{Workers: 1, Sketched: f.Sketched, Pairs: f.Pairs})
 	if err != nil {
-		return fmt.Errorf("internal: pair line %q: %w", s, err)
+		return err
 	}
-	emit(p.A, p)
+	for _, rm := range res.Removed {
+		emitRemoved(rm.Doc, rm.Cluster)
+	}
+	for i, p := range res.PairLines {
+		if len(p.Order) < 8 {
+			return fmt.Errorf("internal: a pair's order of %d bytes", len(p.Order))
+		}
+		at := binary.BigEndian.Uint64(p.Order)
+		// Shards in the pairs file's order: by the reporting document's
+		// file and chunk (as the clusters), or for an order that is not
+		// by document (simhash's batch join) by the top 13 bits of its
+		// position.
+		shard := int64(at) >> chunkShift
+		if !res.PairsByDoc {
+			shard = int64(at >> 51)
+		}
+		emitPair(shard, line{Key: p.Order, Order2: int64(i), Text: p.Line})
+	}
+	cClusters.Inc(ctx, int64(res.Clusters))
+	cPairs.Inc(ctx, int64(res.Pairs))
+	dJoin.Update(ctx, int64(len(docs)))
+	for n := range res.Sizes {
+		dCluster.Update(ctx, int64(n))
+	}
 	return nil
 }
 
-// pairEdgeFn turns a pair into an edge.
-func pairEdgeFn(p pairRec, emit func(int64, int64)) { emit(p.A, p.B) }
+var (
+	cKept     = beam.NewCounter("neardup", "kept")
+	cClusters = beam.NewCounter("neardup", "clusters")
+	dCluster  = beam.NewDistribution("neardup", "cluster_size")
+	dJoin     = beam.NewDistribution("neardup", "join_size")
+	cPairs    = beam.NewCounter("neardup", "pairs")
+)
 
-// pairKeyFn keys a pair by its ranks, to keep one of the pairs that
-// several buckets found.
-func pairKeyFn(ctx context.Context, p pairRec, emit func(string, pairRec)) {
-	sPairs.Inc(ctx, 48)
-	emit(fmt.Sprintf("%d %d", p.A, p.B), p)
-}
-
-// samePairFn keeps one of two reports of a pair (they are equal: the
-// decision is a function of the two sketches).
-func samePairFn(a, b pairRec) pairRec { return a }
-
-func unkeyPairFn(_ string, p pairRec) pairRec { return p }
-
-// docLab is a document with its component (the lowest rank in it) and
-// kept document.
-type docLab struct {
-	Rank, Len int64
-	ID        string
-	Center    int64
-	Kept      int64
-}
-
-// labelFn joins a document with its edge to its component's center (none
-// for a center or a singleton).
-func labelFn(rank int64, metas func(*docMeta) bool, centers func(*int64) bool, emit func(docLab)) error {
+// clusterLinesFn writes the clusters line of one document as `neardup
+// dedup --clusters` does (removed: the id of its cluster's kept
+// document, from its join; else kept, its own), and emits a kept
+// document's (file, record).
+func clusterLinesFn(ctx context.Context, rank int64, metas func(*docMeta) bool, removed func(*string) bool, emitLine func(int64, line), emitKept func(int64, int64)) error {
 	var m docMeta
 	if !metas(&m) {
-		return fmt.Errorf("internal: rank %d in the graph has no document", rank)
+		return fmt.Errorf("internal: rank %d joined has no document", rank)
 	}
 	var extra docMeta
 	if metas(&extra) {
 		return fmt.Errorf("internal: two documents of rank %d", rank)
 	}
-	c, n := rank, 0
-	var x int64
-	for centers(&x) {
-		c = x
-		n++
+	var cl string
+	kept := !removed(&cl)
+	if kept {
+		cl = m.ID
+		cKept.Inc(ctx, 1)
+		emitKept(fileOfRank(rank), recordOfRank(rank))
 	}
-	if n > 1 {
-		return fmt.Errorf("internal: document rank %d has %d centers: the components did not converge", rank, n)
-	}
-	emit(docLab{Rank: m.Rank, Len: m.Len, ID: m.ID, Center: c, Kept: c})
-	return nil
-}
-
-// lenRank orders documents for --keep longest: longer first, then by rank
-// (cluster.Keep: the first of the longest, by text bytes as read).
-type lenRank struct {
-	Len, Rank int64
-}
-
-func byCenterLenFn(d docLab, emit func(int64, lenRank)) { emit(d.Center, lenRank{d.Len, d.Rank}) }
-
-func longestFn(a, b lenRank) lenRank {
-	if b.Len > a.Len || (b.Len == a.Len && b.Rank < a.Rank) {
-		return b
-	}
-	return a
-}
-
-func byCenterFn(d docLab, emit func(int64, docLab)) { emit(d.Center, d) }
-
-// setKeptFn sets the kept document of the members of one component.
-func setKeptFn(center int64, members func(*docLab) bool, best func(*lenRank) bool, emit func(docLab)) error {
-	var b lenRank
-	if !best(&b) {
-		return fmt.Errorf("internal: component %d without a kept document", center)
-	}
-	var d docLab
-	for members(&d) {
-		d.Kept = b.Rank
-		emit(d)
-	}
-	return nil
-}
-
-func byKeptFn(d docLab, emit func(int64, docLab)) { emit(d.Kept, d) }
-
-// keptIDFn emits the id of each kept document under its rank.
-func keptIDFn(d docLab, emit func(int64, string)) {
-	if d.Rank == d.Kept {
-		emit(d.Rank, d.ID)
-	}
-}
-
-var (
-	cKept      = beam.NewCounter("neardup", "kept")
-	cClusters  = beam.NewCounter("neardup", "clusters")
-	dComponent = beam.NewDistribution("neardup", "cluster_size")
-	cPairs     = beam.NewCounter("neardup", "pairs")
-)
-
-// clusterLinesFn writes the clusters lines of one component (keyed by its
-// kept document) as `neardup dedup --clusters` does, and emits the kept
-// document's (file, record).
-func clusterLinesFn(ctx context.Context, kept int64, ids func(*string) bool, members func(*docLab) bool, emitLine func(int64, line), emitKept func(int64, int64)) error {
-	var keptID string
-	if !ids(&keptID) {
-		return fmt.Errorf("internal: kept document rank %d has no id", kept)
-	}
-	var d docLab
-	var n int64
-	for members(&d) {
-		n++
-		t := dedup.AppendClusterLine(nil, d.ID, keptID, d.Rank == kept)
-		emitLine(d.Rank>>chunkShift, line{Order: d.Rank, Text: t})
-	}
-	cKept.Inc(ctx, 1)
-	if n > 1 {
-		cClusters.Inc(ctx, 1)
-	}
-	dComponent.Update(ctx, n)
-	emitKept(fileOfRank(kept), recordOfRank(kept))
+	emitLine(rank>>chunkShift, line{Order: rank, Text: dedup.AppendClusterLine(nil, m.ID, cl, kept)})
 	return nil
 }
 
@@ -241,45 +189,3 @@ func (f *keptRecordsFn) ProcessElement(ctx context.Context, file int64, recs fun
 	}
 	return w.Close()
 }
-
-// Pairs output: ids joined in two steps.
-type pairID1 struct {
-	P   pairRec
-	ID1 string
-}
-
-func pairJoinAFn(_ int64, ids func(*string) bool, pairs func(*pairRec) bool, emit func(int64, pairID1)) error {
-	var id string
-	if !ids(&id) {
-		return nil
-	}
-	var p pairRec
-	for pairs(&p) {
-		emit(p.B, pairID1{P: p, ID1: id})
-	}
-	return nil
-}
-
-// Hamming reports whether the method's similarity of a pair is the
-// fraction of equal fingerprint bits.
-type pairJoinBFn struct {
-	Hamming bool
-}
-
-func (f *pairJoinBFn) ProcessElement(ctx context.Context, _ int64, ids func(*string) bool, pairs func(*pairID1) bool, emit func(int64, line)) error {
-	var id string
-	if !ids(&id) {
-		return nil
-	}
-	var p pairID1
-	var n int64
-	for pairs(&p) {
-		n++
-		t := dedup.AppendPairLine(nil, p.ID1, id, p.P.Similarity, int(p.P.Distance), f.Hamming)
-		emit(p.P.A>>chunkShift, line{Order: p.P.A, Order2: p.P.B, Text: t})
-	}
-	cPairs.Inc(ctx, n)
-	return nil
-}
-
-func metaIDFn(r int64, m docMeta, emit func(int64, string)) { emit(r, m.ID) }

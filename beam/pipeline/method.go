@@ -14,16 +14,16 @@ import (
 // the whole corpus first).
 var ErrMethod = errors.New("not supported by the pipeline")
 
-// method is what a worker needs of a dedup method: the normaliser, the
-// sketcher, the bucket keys and the pair decision, all from package dedup
-// (the pipeline never re-implements a key, a signature or a similarity:
-// the sketches, keys and decisions are those of `neardup dedup`'s spill
-// path, which gives the clusters of its in-memory finder).
+// method is what a worker needs of a dedup method: the normaliser and
+// the staged sketch and keys, all from package dedup (the pipeline never
+// re-implements a key, a signature or a similarity: the sketches and keys
+// are those of `neardup dedup --executor`'s sign task, and each component
+// of the candidate graph is joined by dedup.JoinComponents, the Finder of
+// `neardup dedup`, as its join task does).
 type method struct {
-	keyed dedup.Keyed
-	norm  *text.Normalizer
-	sk    dedup.DocSketcher
-	buf   []byte
+	norm   *text.Normalizer
+	signer *dedup.Signer
+	buf    []byte
 }
 
 // checkConfig refuses a configuration the pipeline cannot run, naming the
@@ -48,8 +48,7 @@ func newMethod(cfg dedup.Options) (*method, error) {
 	if err != nil {
 		return nil, err
 	}
-	k, ok := m.(dedup.Keyed)
-	if !ok {
+	if _, ok := m.(dedup.Keyed); !ok {
 		return nil, fmt.Errorf("--method %s: %w: its candidates are not bucket keys (minhash, simhash, exact and ksentence are)", cfg.Method, ErrMethod)
 	}
 	if pp, ok := m.(dedup.PrePass); ok && pp.NeedsPrePass() {
@@ -65,39 +64,24 @@ func newMethod(cfg dedup.Options) (*method, error) {
 	if err != nil {
 		return nil, err
 	}
-	sk, err := m.NewSketcher()
+	sg, err := dedup.NewSigner(cfg)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("--method %s: %w: %w", cfg.Method, ErrMethod, err)
 	}
-	return &method{keyed: k, norm: norm, sk: sk}, nil
+	return &method{norm: norm, signer: sg}, nil
 }
 
-// sketch normalises and sketches one document and returns its encoded
-// sketch, or nil when the normalised text is empty or has no shingles (such
-// a document is never a duplicate). The result is a new slice.
-func (m *method) sketch(index int, id, txt string) ([]byte, error) {
+// sign normalises and sketches one document into sd (dedup.Signer: the
+// staged sketch and its keys, both empty when the normalised text is
+// empty or has no shingles: such a document is never a duplicate).
+func (m *method) sign(index int, id, txt string, sd *dedup.SignedDoc) error {
 	m.buf = m.norm.Append(m.buf[:0], txt)
 	if len(m.buf) == 0 {
-		return nil, nil
+		sd.Sketch, sd.Keys = sd.Sketch[:0], sd.Keys[:0]
+		return nil
 	}
-	s, err := m.sk.Sketch(&dedup.Doc{Index: index, ID: id, Text: m.buf})
-	if err != nil {
-		return nil, fmt.Errorf("document %q: %w", id, err)
+	if err := m.signer.Sign(&dedup.Doc{Index: index, ID: id, Text: m.buf}, sd); err != nil {
+		return fmt.Errorf("document %q: %w", id, err)
 	}
-	if s == nil {
-		// No shingles (whitespace or punctuation the normalisation
-		// kept): like an empty text, never a duplicate.
-		return nil, nil
-	}
-	return m.keyed.AppendSketch(nil, s), nil
-}
-
-// decode decodes an encoded sketch.
-func (m *method) decode(b []byte) (dedup.DocSketch, error) {
-	return m.keyed.DecodeSketch(b)
-}
-
-// appendKeys appends the bucket keys of a decoded sketch.
-func (m *method) appendKeys(dst []uint64, s dedup.DocSketch) []uint64 {
-	return m.keyed.AppendKeys(dst, s)
+	return nil
 }

@@ -116,7 +116,13 @@ func genCorpus(t testing.TB, dir string, n int) []string {
 // runDedup runs package dedup on files and returns its clusters and kept
 // outputs.
 func runDedup(t testing.TB, cfg dedup.Options, files []string, dir string) (clusters, kept []byte) {
-	out := dedup.Outputs{Clusters: filepath.Join(dir, "dedup-clusters.jsonl"), Kept: filepath.Join(dir, "dedup-kept.jsonl")}
+	c, k, _ := runDedupPairs(t, cfg, files, dir)
+	return c, k
+}
+
+// runDedupPairs is runDedup with the pairs output.
+func runDedupPairs(t testing.TB, cfg dedup.Options, files []string, dir string) (clusters, kept, pairs []byte) {
+	out := dedup.Outputs{Clusters: filepath.Join(dir, "dedup-clusters.jsonl"), Kept: filepath.Join(dir, "dedup-kept.jsonl"), Pairs: filepath.Join(dir, "dedup-pairs.jsonl")}
 	if _, err := dedup.Run(context.Background(), cfg, dedup.Input{Files: files}, out); err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +134,25 @@ func runDedup(t testing.TB, cfg dedup.Options, files []string, dir string) (clus
 	if err != nil {
 		t.Fatal(err)
 	}
-	return c, k
+	p, err := os.ReadFile(out.Pairs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, k, p
+}
+
+// readPairs concatenates the pipeline's pairs files in name order.
+func readPairs(t testing.TB, dir string) []byte {
+	var pairs []byte
+	ps, _ := filepath.Glob(filepath.Join(dir, "pairs-*.jsonl"))
+	for _, f := range ps {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pairs = append(pairs, b...)
+	}
+	return pairs
 }
 
 // readOutputs concatenates the pipeline's clusters files and its kept
@@ -252,6 +276,7 @@ func TestSameAsDedup(t *testing.T) {
 		{"minhash-estimate-only", func(c *dedup.Options) { c.EstimateOnly = true }},
 		{"minhash-longest", func(c *dedup.Options) { c.Keep = cluster.Longest }},
 		{"minhash-4gram-0.6", func(c *dedup.Options) { c.Spec.Threshold = 0.6; c.Spec.Shingle.N = 4 }},
+		{"minhash-all-pairs", func(c *dedup.Options) { c.AllPairs = true }},
 		{"simhash", func(c *dedup.Options) { c.Method = "simhash" }},
 		{"simhash-verify", func(c *dedup.Options) { c.Method = "simhash"; c.Verify = true }},
 		{"exact", func(c *dedup.Options) { c.Method = "exact" }},
@@ -262,9 +287,9 @@ func TestSameAsDedup(t *testing.T) {
 			cfg := dedup.Options{}
 			c.set(&cfg)
 			d := t.TempDir()
-			wantC, wantK := runDedup(t, cfg, files, d)
+			wantC, wantK, wantP := runDedupPairs(t, cfg, files, d)
 			out := filepath.Join(d, "beam")
-			st, err := Run(context.Background(), Options{Inputs: []string{filepath.Join(dir, "*")}, Output: out, Config: cfg, Runner: "prism", Pairs: true})
+			st, err := Run(context.Background(), Options{Inputs: []string{filepath.Join(dir, "*")}, Output: out, Config: cfg, Runner: "prism", Pairs: true, JoinDocs: 64})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -275,23 +300,26 @@ func TestSameAsDedup(t *testing.T) {
 			if !bytes.Equal(gotK, wantK) {
 				t.Errorf("kept records differ: %s", firstDiff(gotK, wantK))
 			}
+			if gotP := readPairs(t, out); !bytes.Equal(gotP, wantP) {
+				t.Errorf("pairs differ: %s", firstDiff(gotP, wantP))
+			}
 			if st.Documents != int64(bytes.Count(wantC, []byte("\n"))) || st.Kept+st.Removed != st.Documents {
 				t.Errorf("stats: %+v", st)
 			}
 			// Only documents with a candidate are sketched again (the
-			// corpus has documents without any; exact and ksentence
-			// have none: their only candidates are identical sketches,
-			// collapsed before the buckets), and the shuffle bytes are
-			// the sum of their steps.
-			near := cfg.Method != "exact" && cfg.Method != "ksentence"
-			if st.Resketched >= st.Documents-st.Empty || near != (st.Resketched > 0) {
-				t.Errorf("sketched again %d of %d documents with a sketch", st.Resketched, st.Documents-st.Empty)
+			// corpus has documents without any), for their
+			// component's join, each sending its sketch once; the
+			// shuffle bytes are the sum of their steps.
+			// Many joins (JoinDocs 64), whose pairs merge into dedup's
+			// order.
+			if st.Resketched >= st.Documents-st.Empty || st.Resketched == 0 || st.LargestJoin < st.LargestCluster || st.JoinShards < 4 {
+				t.Errorf("sketched again %d of %d documents with a sketch; %d joins, largest %d, largest cluster %d", st.Resketched, st.Documents-st.Empty, st.JoinShards, st.LargestJoin, st.LargestCluster)
 			}
 			var sum int64
 			for _, v := range st.ShuffleBySteps {
 				sum += v
 			}
-			if sum != st.ShuffleBytes || st.ShuffleBySteps["keys"] == 0 || (st.Resketched > 0) != (st.ShuffleBySteps["sketches_to_buckets"] > 0) {
+			if sum != st.ShuffleBytes || st.ShuffleBySteps["keys"] == 0 || st.ShuffleBySteps["sketches_to_components"] == 0 {
 				t.Errorf("shuffle bytes %d, by step %v", st.ShuffleBytes, st.ShuffleBySteps)
 			}
 			checkPairs(t, out, gotC, st, cfg)

@@ -5,18 +5,22 @@
 // pipeline by connected components (cc.go), so that it runs on Prism,
 // Flink, Spark or Dataflow. docs/beam.md describes the stages.
 //
-// A run is a sequence of Beam jobs (a pipeline graph has no loops):
+// A run is a sequence of Beam jobs (a pipeline graph has no loops). It
+// is `neardup dedup --executor`'s staged design (internal/staged): keys
+// with document numbers only, components, then each document's sketch
+// sent once, to its component's join:
 //
-//  1. read and sketch: read every input file, normalise and sketch each
-//     document, collapse identical sketches, group the bucket keys (in
-//     shards), read the files of the documents with a candidate again to
-//     send their sketches to their buckets, decide the candidate pairs;
-//     write the documents' metadata and the pairs;
+//  1. read, sketch, candidate edges: read every input file, normalise
+//     and sketch each document (dedup.Signer), group the (key, rank)
+//     pairs (in shards), and write the candidate graph's edges (a star
+//     from each bucket's lowest rank) and the documents' metadata;
 //  2. components, repeated: Options.RoundsPerJob rounds of large-star /
-//     small-star on the pairs, until a round changes nothing;
-//  3. outputs: the kept document of each component (--keep), the clusters
-//     lines, the kept records (a second read of the input files), the
-//     pairs.
+//     small-star on the edges, until a round changes nothing;
+//  3. join and outputs: the documents of the components, grouped by
+//     input file, are read and sketched again and each one's sketch sent
+//     to its component (once), where dedup.JoinComponents joins it (the
+//     Finder of `neardup dedup`); then the clusters lines, the kept
+//     records (a second read of the input files) and the pairs.
 //
 // Intermediate files go to OUTPUT/_tmp-RUNID and the outputs are moved into
 // OUTPUT only when every job has succeeded.
@@ -39,7 +43,6 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/textio"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
-	"github.com/neardup/neardup/cluster"
 	"github.com/neardup/neardup/dedup"
 )
 
@@ -67,12 +70,22 @@ type Options struct {
 	// Runner is the Beam runner: prism (in-process), universal, flink,
 	// spark or dataflow (the last ones need their flags: see the README).
 	Runner string
+	// JoinDocs is about how many documents with a candidate one join
+	// holds (0: JoinShardDocs); tests make it small to run many joins.
+	JoinDocs int64
 	// RoundsPerJob is how many connected-components rounds one job runs
 	// (0: 4); MaxRounds stops a run that has not converged (0: 200).
 	RoundsPerJob, MaxRounds int
 	// Log, when set, is told about each job.
 	Log func(format string, args ...any)
 }
+
+// JoinShardDocs is about how many documents with a candidate one join
+// holds (whole components: a larger one is joined alone): the components
+// are spread over that many joins by a hash of their center, each one
+// call of dedup.JoinComponents, which builds the method and its Finder
+// (a join a component cost 2,920 of them on 20,000 bench documents).
+const JoinShardDocs = 4096
 
 // Stage is the time one job took.
 type Stage struct {
@@ -95,19 +108,24 @@ type Stats struct {
 	Clusters       int64       `json:"clusters"` // components with more than one document
 	LargestCluster int64       `json:"largest_cluster"`
 	Pairs          int64       `json:"pairs"`
-	Collapsed      int64       `json:"identical_collapsed"`
-	CandidateCheck int64       `json:"candidate_checks"`
+	CandidateEdges int64       `json:"candidate_edges"`
 	LargestBucket  int64       `json:"largest_bucket"`
-	Rounds         int         `json:"cc_rounds"`
-	Jobs           int         `json:"jobs"`
-	ShuffleBytes   int64       `json:"shuffle_bytes"`
-	ShufflePerDoc  float64     `json:"shuffle_bytes_per_document"`
-	// ShuffleBySteps is ShuffleBytes per step: collapse (identical
-	// sketches), keys, candidates_by_file, sketches_to_buckets, pairs,
-	// components (all rounds).
+	// JoinShards is how many joins the components were spread over
+	// (JoinShardDocs documents with a candidate each, about), LargestJoin
+	// the most documents one of them held.
+	JoinShards    int64   `json:"join_shards"`
+	LargestJoin   int64   `json:"largest_join"`
+	Rounds        int     `json:"cc_rounds"`
+	Jobs          int     `json:"jobs"`
+	ShuffleBytes  int64   `json:"shuffle_bytes"`
+	ShufflePerDoc float64 `json:"shuffle_bytes_per_document"`
+	// ShuffleBySteps is ShuffleBytes per step: keys, components (the
+	// candidate edges' repeats removed, then all rounds), components_by_file,
+	// sketches_to_components.
 	ShuffleBySteps map[string]int64 `json:"shuffle_bytes_by_step"`
 	// Resketched is how many documents had a candidate and were sketched
-	// again on the second read of their file.
+	// again on the second read of their file, for their component's
+	// join.
 	Resketched int64   `json:"sketched_again"`
 	Stages     []Stage `json:"stages"`
 	Seconds    float64 `json:"seconds"`
@@ -129,6 +147,9 @@ func Run(ctx context.Context, opts Options) (*Stats, error) {
 	}
 	if opts.Runner == "" {
 		opts.Runner = "prism"
+	}
+	if opts.JoinDocs <= 0 {
+		opts.JoinDocs = JoinShardDocs
 	}
 	if opts.RoundsPerJob <= 0 {
 		opts.RoundsPerJob = 4
@@ -248,30 +269,19 @@ func (r *run) job(ctx context.Context, name string, build func(s beam.Scope)) (m
 	return out, nil
 }
 
-// sketchJob is job 1: read, sketch, candidates, pairs.
+// sketchJob is job 1: read, sketch, candidate edges.
 func (r *run) sketchJob(ctx context.Context) error {
 	cfg := r.opts.Config
-	res, err := r.job(ctx, "read, sketch, candidates", func(s beam.Scope) {
+	res, err := r.job(ctx, "read, sketch, candidate edges", func(s beam.Scope) {
 		tasks := make([]fileTask, len(r.files))
 		for i, f := range r.files {
 			tasks[i] = fileTask{Index: int64(i), Path: f}
 		}
 		files := beam.Reshuffle(s, beam.CreateList(s, tasks))
-		meta, sketches := beam.ParDo2(s, &readFn{Cfg: cfg, Read: r.read}, files)
+		meta, keys := beam.ParDo2(s, &readFn{Cfg: cfg, Read: r.read}, files)
 		writeShards(s, &writeShardsFn{Dir: r.tmp + "/meta", Prefix: "part"}, beam.ParDo(s, metaLineFn, meta))
-
-		reps := beam.CombinePerKey(s, minRankFn, sketches)
-		ranks := beam.ParDo(s, rankOnlyFn, sketches)
-		copies, keys := beam.ParDo2(s, collapseFn, beam.CoGroupByKey(s, reps, ranks))
-		cands := beam.ParDo(s, candidatesFn, beam.CombinePerKey(s, &packKeysFn{}, keys))
-		buckets := beam.ParDo(s, &sketchAgainFn{Cfg: cfg, Read: r.read, Files: r.files}, beam.GroupByKey(s, cands))
-		found := beam.ParDo(s, &bucketFn{Cfg: cfg}, beam.GroupByKey(s, buckets))
-		pairs := beam.Flatten(s, copies, found)
-		pairs = beam.ParDo(s, unkeyPairFn, beam.CombinePerKey(s, samePairFn, beam.ParDo(s, pairKeyFn, pairs)))
-		if r.opts.Pairs {
-			writeShards(s, &writeShardsFn{Dir: r.tmp + "/pairs", Prefix: "part"}, beam.ParDo(s, pairLineFn, pairs))
-		}
-		edges := beam.ParDo(s, pairEdgeFn, pairs)
+		edges := beam.ParDo(s, bucketEdgesFn, beam.CombinePerKey(s, &packKeysFn{}, keys))
+		edges = distinctEdges(s.Scope("candidates"), edges)
 		writeShards(s, &writeShardsFn{Dir: r.tmp + "/edges-000", Prefix: "part"}, beam.ParDo(s, edgeLineFn, edges))
 	})
 	if err != nil {
@@ -280,43 +290,30 @@ func (r *run) sketchJob(ctx context.Context) error {
 	r.stats.Documents = res["documents"]
 	r.stats.Empty = res["empty"]
 	r.stats.InputBytes = res["input_bytes"]
-	r.stats.Collapsed = res["identical_collapsed"]
-	r.stats.CandidateCheck = res["candidate_checks"]
-	r.stats.Resketched = res["sketched_again"]
+	r.stats.CandidateEdges = res["candidate_edges"]
 	r.stats.LargestBucket = res["max:bucket_size"]
 	// An empty edge set writes no file: give the next job one to read.
 	return r.ensureFile(ctx, r.tmp+"/edges-000/part-empty")
 }
 
-// outputJob is the last job: kept documents, clusters, kept records,
-// pairs.
+// outputJob is the last job: the components' joins, the clusters, the
+// kept records, the pairs.
 func (r *run) outputJob(ctx context.Context, edges string) error {
-	keep := r.opts.Config.Keep
 	final := r.tmp + "/final"
-	hamming := false
-	if m, err := dedup.NewMethod(r.opts.Config); err == nil {
-		if h, ok := m.(interface{ HammingSimilarity() bool }); ok {
-			hamming = h.HammingSimilarity()
-		}
-	}
-	res, err := r.job(ctx, "outputs", func(s beam.Scope) {
+	join := &joinFn{Cfg: r.opts.Config, Sketched: r.stats.Documents - r.stats.Empty, Pairs: r.opts.Pairs}
+	// Documents with a candidate: at most two a candidate edge.
+	r.stats.JoinShards = min(max(min(2*r.stats.CandidateEdges, r.stats.Documents)/r.opts.JoinDocs, 1), 1<<20)
+	res, err := r.job(ctx, "join components, outputs", func(s beam.Scope) {
 		meta := beam.ParDo(s, parseMetaFn, textio.Read(s, r.tmp+"/meta/part-*"))
-		centers := beam.ParDo(s, flipFn, beam.ParDo(s, parseEdgeFn, textio.Read(s, edges+"/part-*")))
-		labs := beam.ParDo(s, labelFn, beam.CoGroupByKey(s, meta, centers))
-		if keep == cluster.Longest {
-			best := beam.CombinePerKey(s, longestFn, beam.ParDo(s, byCenterLenFn, labs))
-			labs = beam.ParDo(s, setKeptFn, beam.CoGroupByKey(s, beam.ParDo(s, byCenterFn, labs), best))
-		}
-		ids := beam.ParDo(s, keptIDFn, labs)
-		lines, kept := beam.ParDo2(s, clusterLinesFn, beam.CoGroupByKey(s, ids, beam.ParDo(s, byKeptFn, labs)))
+		labels := beam.CombinePerKey(s, minFn, beam.ParDo(s, labelOfEdgeFn, beam.ParDo(s, parseEdgeFn, textio.Read(s, edges+"/part-*"))))
+		byFile := beam.GroupByKey(s, beam.ParDo(s, byFileFn, labels))
+		byComp := beam.GroupByKey(s, beam.ParDo(s, &signAgainFn{Cfg: r.opts.Config, Read: r.read, Files: r.files, Shards: r.stats.JoinShards}, byFile))
+		removed, pairs := beam.ParDo2(s, join, byComp)
+		lines, kept := beam.ParDo2(s, clusterLinesFn, beam.CoGroupByKey(s, meta, removed))
 		writeShards(s, &writeShardsFn{Dir: final, Prefix: "clusters", Suffix: ".jsonl", Sort: true, ByFile: true}, lines)
 		beam.ParDo0(s, &keptRecordsFn{Dir: final, Read: r.read, Files: r.files}, beam.GroupByKey(s, kept))
 		if r.opts.Pairs {
-			pairs := beam.ParDo(s, parsePairFn, textio.Read(s, r.tmp+"/pairs/part-*"))
-			allIDs := beam.ParDo(s, metaIDFn, meta)
-			withA := beam.ParDo(s, pairJoinAFn, beam.CoGroupByKey(s, allIDs, pairs))
-			pl := beam.ParDo(s, &pairJoinBFn{Hamming: hamming}, beam.CoGroupByKey(s, allIDs, withA))
-			writeShards(s, &writeShardsFn{Dir: final, Prefix: "pairs", Suffix: ".jsonl", Sort: true, ByFile: true}, pl)
+			writeShards(s, &writeShardsFn{Dir: final, Prefix: "pairs", Suffix: ".jsonl", Sort: true, ByFile: true}, pairs)
 		}
 	})
 	if err != nil {
@@ -324,8 +321,10 @@ func (r *run) outputJob(ctx context.Context, edges string) error {
 	}
 	r.stats.Kept = res["kept"]
 	r.stats.Clusters = res["clusters"]
-	r.stats.LargestCluster = res["max:cluster_size"]
+	r.stats.LargestCluster = max(res["max:cluster_size"], min(r.stats.Documents, 1))
+	r.stats.LargestJoin = res["max:join_size"]
 	r.stats.Pairs = res["pairs"]
+	r.stats.Resketched = res["sketched_again"]
 	return nil
 }
 
@@ -434,30 +433,23 @@ func (r *run) removeTmp(ctx context.Context) {
 }
 
 func init() {
-	for _, t := range []any{fileTask{}, docMeta{}, member{}, repRec{}, rankKey{}, keyPairs{}, pairRec{}, line{}, docLab{}, lenRank{}, pairID1{}, readOptions{}} {
+	for _, t := range []any{fileTask{}, docMeta{}, rankComp{}, joinRec{}, keyPairs{}, line{}, readOptions{}} {
 		beam.RegisterType(reflect.TypeOf(t))
 	}
 	// Generated callers instead of reflection (several times faster per
 	// element).
-	register.DoFn4x1[context.Context, fileTask, func(docMeta), func(string, repRec), error](&readFn{})
-	register.Function6x1(collapseFn)
-	register.Function4x1(candidatesFn)
+	register.DoFn4x1[context.Context, fileTask, func(docMeta), func(int64, keyPairs), error](&readFn{})
 	register.Combiner1[keyPairs](&packKeysFn{})
-	register.Emitter2[int64, keyPairs]()
-	register.DoFn4x1[context.Context, int64, func(*rankKey) bool, func(uint64, member), error](&sketchAgainFn{})
-	register.Emitter2[uint64, int64]()
-	register.Emitter2[string, repRec]()
-	register.Emitter2[int64, rankKey]()
-	register.Iter1[repRec]()
-	register.Iter1[rankKey]()
-	register.DoFn4x1[context.Context, uint64, func(*member) bool, func(pairRec), error](&bucketFn{})
+	register.Function4x1(bucketEdgesFn)
+	register.Function3x0(labelOfEdgeFn)
+	register.Function4x0(byFileFn)
+	register.DoFn4x1[context.Context, int64, func(*rankComp) bool, func(int64, joinRec), error](&signAgainFn{})
+	register.DoFn5x1[context.Context, int64, func(*joinRec) bool, func(int64, string), func(int64, line), error](&joinFn{})
+	register.Function6x1(clusterLinesFn)
 	register.DoFn5x1[context.Context, int64, func(*int64) bool, func(*int64) bool, func(int64, int64), error](&largeStarFn{})
 	register.DoFn5x1[context.Context, int64, func(*int64) bool, func(*int64) bool, func(int64, int64), error](&smallStarFn{})
 	register.DoFn3x1[context.Context, int64, func(*line) bool, error](&writeShardsFn{})
 	register.DoFn3x1[context.Context, int64, func(*int64) bool, error](&keptRecordsFn{})
-	register.DoFn5x1[context.Context, int64, func(*string) bool, func(*pairID1) bool, func(int64, line), error](&pairJoinBFn{})
-	register.Function2x1(minRankFn)
-	register.Function3x0(rankOnlyFn)
 	register.Function4x0(bothDirsFn)
 	register.Function4x0(byHigherFn)
 	register.Function4x0(edgeKeyFn)
@@ -468,46 +460,19 @@ func init() {
 	register.Function2x1(parseEdgeFn)
 	register.Function2x0(metaLineFn)
 	register.Function2x1(parseMetaFn)
-	register.Function2x0(pairLineFn)
-	register.Function2x1(parsePairFn)
-	register.Function2x0(pairEdgeFn)
-	register.Function3x0(pairKeyFn)
-	register.Function2x1(samePairFn)
-	register.Function2x1(unkeyPairFn)
-	register.Function4x1(labelFn)
-	register.Function2x0(byCenterLenFn)
-	register.Function2x1(longestFn)
-	register.Function2x0(byCenterFn)
-	register.Function4x1(setKeptFn)
-	register.Function2x0(byKeptFn)
-	register.Function2x0(keptIDFn)
-	register.Function6x1(clusterLinesFn)
-	register.Function4x1(pairJoinAFn)
-	register.Function3x0(metaIDFn)
-	register.Function3x0(flipFn)
 	register.Emitter1[docMeta]()
-	register.Emitter1[pairRec]()
-	register.Emitter1[docLab]()
-	register.Emitter2[string, member]()
-	register.Emitter2[uint64, member]()
-	register.Emitter2[string, int64]()
+	register.Emitter2[int64, keyPairs]()
 	register.Emitter2[int64, int64]()
 	register.Emitter2[string, bool]()
 	register.Emitter2[int64, line]()
 	register.Emitter2[int64, docMeta]()
-	register.Emitter2[int64, pairRec]()
-	register.Emitter2[string, pairRec]()
-	register.Emitter2[int64, lenRank]()
-	register.Emitter2[int64, docLab]()
+	register.Emitter2[int64, rankComp]()
+	register.Emitter2[int64, joinRec]()
 	register.Emitter2[int64, string]()
-	register.Emitter2[int64, pairID1]()
-	register.Iter1[member]()
 	register.Iter1[int64]()
 	register.Iter1[line]()
 	register.Iter1[string]()
-	register.Iter1[pairID1]()
-	register.Iter1[pairRec]()
 	register.Iter1[docMeta]()
-	register.Iter1[docLab]()
-	register.Iter1[lenRank]()
+	register.Iter1[rankComp]()
+	register.Iter1[joinRec]()
 }

@@ -8,9 +8,7 @@ import (
 	"slices"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
-	"github.com/zeebo/xxh3"
 
-	"github.com/neardup/neardup/cluster"
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/dedup"
 )
@@ -22,37 +20,19 @@ type docMeta struct {
 	ID   string
 }
 
-// member is a document in a bucket: its rank and encoded sketch.
-type member struct {
+// rankComp is a document of a component of the candidate graph: its rank
+// and the component's center (its lowest rank).
+type rankComp struct {
+	Rank, Comp int64
+}
+
+// joinRec is a document sent to its component's join: what
+// dedup.JoinDoc holds, its sketch in the staged form (dedup.Signer).
+type joinRec struct {
 	Rank   int64
+	Len    int64
+	ID     string
 	Sketch []byte
-}
-
-// repRec is what the collapse of identical sketches needs of a document:
-// its rank, the method's decision on two copies of its sketch (Sim, Dist,
-// OK: the pair of a copy with its representative) and its bucket keys
-// (8 bytes each, little-endian). The sketch itself does not travel: the
-// documents that turn out to have a candidate are sketched again where
-// their file is read (sketchAgainFn).
-type repRec struct {
-	Rank int64
-	Sim  float64
-	Dist int64
-	OK   bool
-	Keys []byte
-}
-
-// rankKey is a document with one of its bucket keys that has candidates.
-type rankKey struct {
-	Rank int64
-	Key  uint64
-}
-
-// pairRec is a duplicate pair of ranks A < B.
-type pairRec struct {
-	A, B       int64
-	Similarity float64
-	Distance   int64
 }
 
 // Counters (package beam metrics, namespace "neardup"). The shuffle bytes
@@ -62,29 +42,28 @@ var (
 	cDocuments    = beam.NewCounter("neardup", "documents")
 	cEmpty        = beam.NewCounter("neardup", "empty")
 	cInputBytes   = beam.NewCounter("neardup", "input_bytes")
-	cCollapsed    = beam.NewCounter("neardup", "identical_collapsed")
-	cBucketPairs  = beam.NewCounter("neardup", "candidate_checks")
+	cEdges        = beam.NewCounter("neardup", "candidate_edges")
 	cResketched   = beam.NewCounter("neardup", "sketched_again")
 	dBucketSize   = beam.NewDistribution("neardup", "bucket_size")
-	sCollapse     = beam.NewCounter("neardup", shufflePrefix+"collapse")
 	sKeys         = beam.NewCounter("neardup", shufflePrefix+"keys")
-	sCandidates   = beam.NewCounter("neardup", shufflePrefix+"candidates_by_file")
-	sBuckets      = beam.NewCounter("neardup", shufflePrefix+"sketches_to_buckets")
-	sPairs        = beam.NewCounter("neardup", shufflePrefix+"pairs")
 	sComponents   = beam.NewCounter("neardup", shufflePrefix+"components")
+	sLabels       = beam.NewCounter("neardup", shufflePrefix+"components_by_file")
+	sSketches     = beam.NewCounter("neardup", shufflePrefix+"sketches_to_components")
 	shufflePrefix = "shuffle_bytes_"
 )
 
-// readFn reads one input file, normalises and sketches every document, and
-// emits its metadata and, for a document with a sketch, a repRec keyed by
-// a 128-bit hash of the encoded sketch (identical sketches are collapsed
-// before the buckets: thousands of copies of one text cost linear time).
+// readFn reads one input file, normalises and sketches every document
+// (dedup.Signer: the staged sketch and keys of `neardup dedup
+// --executor`), and emits its metadata and its (key, rank) pairs, by key
+// shard. The sketch does not travel: the documents that turn out to have
+// a candidate are sketched again where their file is read (signAgainFn)
+// and sent once, to their component's join.
 type readFn struct {
 	Cfg  dedup.Options
 	Read readOptions
 
-	m    *method
-	keys []uint64
+	m  *method
+	sd dedup.SignedDoc
 }
 
 func (f *readFn) Setup() error {
@@ -93,63 +72,33 @@ func (f *readFn) Setup() error {
 	return err
 }
 
-func (f *readFn) ProcessElement(ctx context.Context, t fileTask, emitMeta func(docMeta), emitRep func(string, repRec)) error {
+func (f *readFn) ProcessElement(ctx context.Context, t fileTask, emitMeta func(docMeta), emitKey func(int64, keyPairs)) error {
 	var n, empty, bytes, shuffle int64
 	err := eachDoc(ctx, t, f.Read.corpus(), func(rank int64, d *corpus.Document) error {
 		n++
 		bytes += int64(len(d.Raw))
 		emitMeta(docMeta{Rank: rank, Len: int64(len(d.Text)), ID: d.ID})
-		sk, err := f.m.sketch(int(recordOfRank(rank)), d.ID, d.Text)
-		if err != nil {
+		if err := f.m.sign(int(recordOfRank(rank)), d.ID, d.Text, &f.sd); err != nil {
 			return fmt.Errorf("%s: %w", t.Path, err)
 		}
-		if sk == nil {
+		if len(f.sd.Sketch) == 0 {
 			empty++
 			return nil
 		}
-		s, err := f.m.decode(sk)
-		if err != nil {
-			return fmt.Errorf("internal: %s: document %q: %w", t.Path, d.ID, err)
+		for _, k := range f.sd.Keys {
+			b := make([]byte, 16)
+			binary.LittleEndian.PutUint64(b, k)
+			binary.LittleEndian.PutUint64(b[8:], uint64(rank))
+			emitKey(int64(k%keyShards), keyPairs{B: b})
 		}
-		f.keys = f.m.appendKeys(f.keys[:0], s)
-		sim, dist, ok := f.m.keyed.Match(s, s)
-		if !ok && len(f.keys) > 0 {
-			// Copies that are not duplicates of each other would each
-			// need their own bucket entries; no method makes such
-			// sketches.
-			return fmt.Errorf("internal: %s: document %q: a sketch with bucket keys is not a duplicate of itself", t.Path, d.ID)
-		}
-		rep := repRec{Rank: rank, Sim: sim, Dist: int64(dist), OK: ok, Keys: make([]byte, 0, 8*len(f.keys))}
-		for _, k := range f.keys {
-			rep.Keys = binary.LittleEndian.AppendUint64(rep.Keys, k)
-		}
-		h := xxh3.Hash128(sk).Bytes()
-		emitRep(string(h[:]), rep)
-		// The representative (a combiner) and the rank of every copy.
-		shuffle += 16 + 8 + 8 + 8 + 1 + int64(len(rep.Keys)) + 16 + 8
+		shuffle += 24 * int64(len(f.sd.Keys))
 		return nil
 	})
 	cDocuments.Inc(ctx, n)
 	cEmpty.Inc(ctx, empty)
 	cInputBytes.Inc(ctx, bytes)
-	sCollapse.Inc(ctx, shuffle)
+	sKeys.Inc(ctx, shuffle)
 	return err
-}
-
-// minRankFn keeps the document of lowest rank: the representative of a
-// group of identical sketches (a combiner, so a group of any size is
-// reduced where it is read, never collected on one worker).
-func minRankFn(a, b repRec) repRec {
-	if b.Rank < a.Rank {
-		return b
-	}
-	return a
-}
-
-// rankOnlyFn keeps the rank: the members of an identical group travel as
-// ranks.
-func rankOnlyFn(k string, m repRec, emit func(string, int64)) {
-	emit(k, m.Rank)
 }
 
 // keyShards is how many groups the bucket keys are gathered in: a
@@ -178,103 +127,86 @@ func (*packKeysFn) MergeAccumulators(a, b keyPairs) keyPairs {
 	return keyPairs{B: append(a.B, b.B...)}
 }
 
-// collapseFn joins every member of a group of identical sketches to the
-// group's representative (the lowest rank), with the similarity the
-// method gives two copies of the sketch, and emits the representative's
-// bucket keys with its rank, by shard. Members stream through: nothing of
-// the group is held.
-func collapseFn(ctx context.Context, _ string, reps func(*repRec) bool, ranks func(*int64) bool, emitPair func(pairRec), emitKey func(int64, keyPairs)) error {
-	var rep repRec
-	if !reps(&rep) {
-		return fmt.Errorf("internal: identical-sketch group without a representative")
-	}
-	var r, collapsed int64
-	for ranks(&r) {
-		if r == rep.Rank || !rep.OK {
-			continue
-		}
-		emitPair(pairRec{A: rep.Rank, B: r, Similarity: rep.Sim, Distance: rep.Dist})
-		collapsed++
-	}
-	cCollapsed.Inc(ctx, collapsed)
-	if len(rep.Keys)%8 != 0 {
-		return fmt.Errorf("internal: document rank %d: %d bytes of bucket keys", rep.Rank, len(rep.Keys))
-	}
-	for i := 0; i < len(rep.Keys); i += 8 {
-		k := binary.LittleEndian.Uint64(rep.Keys[i:])
-		b := make([]byte, 16)
-		binary.LittleEndian.PutUint64(b, k)
-		binary.LittleEndian.PutUint64(b[8:], uint64(rep.Rank))
-		emitKey(int64(k%keyShards), keyPairs{B: b})
-	}
-	sKeys.Inc(ctx, int64(len(rep.Keys)*3)+collapsed*40)
-	return nil
-}
-
-// candidatesFn finds the buckets of a shard of keys that have more than
-// one member and passes their members on, keyed by their input file:
-// (file, (rank, key)) for each, so that only the documents with a
-// candidate are sketched again, and their sketches go to the buckets
-// straight from the second read (most keys of a corpus are singletons).
+// bucketEdgesFn finds the buckets of a shard of keys that have more than
+// one member and emits the candidate graph's edges: a star from each
+// bucket's lowest rank to its other members (linear in the bucket,
+// whatever its size: 100,000 copies of one text are 99,999 edges a key).
 // It holds the shard's pairs.
-func candidatesFn(ctx context.Context, _ int64, kp keyPairs, emit func(int64, rankKey)) error {
+func bucketEdgesFn(ctx context.Context, _ int64, kp keyPairs, emit func(int64, int64)) error {
 	if len(kp.B)%16 != 0 {
 		return fmt.Errorf("internal: %d bytes of (key, rank) pairs", len(kp.B))
 	}
-	ps := make([]rankKey, len(kp.B)/16)
-	for i := range ps {
-		ps[i] = rankKey{Key: binary.LittleEndian.Uint64(kp.B[16*i:]), Rank: int64(binary.LittleEndian.Uint64(kp.B[16*i+8:]))}
+	type keyRank struct {
+		key  uint64
+		rank int64
 	}
-	slices.SortFunc(ps, func(a, b rankKey) int {
-		return cmp.Or(cmp.Compare(a.Key, b.Key), cmp.Compare(a.Rank, b.Rank))
+	ps := make([]keyRank, len(kp.B)/16)
+	for i := range ps {
+		ps[i] = keyRank{key: binary.LittleEndian.Uint64(kp.B[16*i:]), rank: int64(binary.LittleEndian.Uint64(kp.B[16*i+8:]))}
+	}
+	slices.SortFunc(ps, func(a, b keyRank) int {
+		return cmp.Or(cmp.Compare(a.key, b.key), cmp.Compare(a.rank, b.rank))
 	})
 	ps = slices.Compact(ps)
 	var n int64
 	for i := 0; i < len(ps); {
 		j := i + 1
-		for j < len(ps) && ps[j].Key == ps[i].Key {
+		for j < len(ps) && ps[j].key == ps[i].key {
 			j++
 		}
 		dBucketSize.Update(ctx, int64(j-i))
-		if j-i >= 2 {
-			for _, p := range ps[i:j] {
-				emit(fileOfRank(p.Rank), p)
-			}
-			n += int64(j - i)
+		for _, p := range ps[i+1 : j] {
+			emit(ps[i].rank, p.rank)
 		}
+		n += int64(j - i - 1)
 		i = j
 	}
-	sCandidates.Inc(ctx, 24*n)
+	cEdges.Inc(ctx, n)
 	return nil
 }
 
-// sketchAgainFn reads one input file again and sketches the documents
-// that have candidates (given as (rank, key) pairs; it holds them, 16
-// bytes each), and emits each sketch under each of its keys that has
-// candidates: a sketch travels only to the buckets where it is compared.
-type sketchAgainFn struct {
-	Cfg   dedup.Options
-	Read  readOptions
-	Files []string
-
-	m *method
+// labelOfEdgeFn turns a final edge (center, member) of the components
+// into the labels of both documents, by rank (a center's repeats are
+// combined away).
+func labelOfEdgeFn(center, member int64, emit func(int64, int64)) {
+	emit(member, center)
+	emit(center, center)
 }
 
-func (f *sketchAgainFn) Setup() error {
+// byFileFn keys a document's label by its input file.
+func byFileFn(ctx context.Context, rank, comp int64, emit func(int64, rankComp)) {
+	sLabels.Inc(ctx, 24)
+	emit(fileOfRank(rank), rankComp{Rank: rank, Comp: comp})
+}
+
+// signAgainFn reads one input file again and sketches the documents that
+// have candidates (given as (rank, component) pairs; it holds them, 16
+// bytes each), and sends each one's id, length and sketch to its
+// component's join, one of Shards (a hash of the component): a sketch
+// travels once.
+type signAgainFn struct {
+	Cfg    dedup.Options
+	Read   readOptions
+	Files  []string
+	Shards int64
+
+	m  *method
+	sd dedup.SignedDoc
+}
+
+func (f *signAgainFn) Setup() error {
 	m, err := newMethod(f.Cfg)
 	f.m = m
 	return err
 }
 
-func (f *sketchAgainFn) ProcessElement(ctx context.Context, file int64, it func(*rankKey) bool, emit func(uint64, member)) error {
-	var want []rankKey
-	var rk rankKey
-	for it(&rk) {
-		want = append(want, rk)
+func (f *signAgainFn) ProcessElement(ctx context.Context, file int64, it func(*rankComp) bool, emit func(int64, joinRec)) error {
+	var want []rankComp
+	var rc rankComp
+	for it(&rc) {
+		want = append(want, rc)
 	}
-	slices.SortFunc(want, func(a, b rankKey) int {
-		return cmp.Or(cmp.Compare(a.Rank, b.Rank), cmp.Compare(a.Key, b.Key))
-	})
+	slices.SortFunc(want, func(a, b rankComp) int { return cmp.Compare(a.Rank, b.Rank) })
 	t := fileTask{Index: file, Path: f.Files[file]}
 	next := 0
 	var docs, shuffle int64
@@ -282,83 +214,22 @@ func (f *sketchAgainFn) ProcessElement(ctx context.Context, file int64, it func(
 		if next >= len(want) || want[next].Rank != rank {
 			return nil
 		}
-		sk, err := f.m.sketch(int(recordOfRank(rank)), d.ID, d.Text)
-		if err != nil {
+		if err := f.m.sign(int(recordOfRank(rank)), d.ID, d.Text, &f.sd); err != nil {
 			return fmt.Errorf("%s: %w", t.Path, err)
 		}
-		if sk == nil {
+		if len(f.sd.Sketch) == 0 {
 			return fmt.Errorf("%s: document %q has no sketch on the second read (the file changed during the run?)", t.Path, d.ID)
 		}
 		docs++
-		for ; next < len(want) && want[next].Rank == rank; next++ {
-			emit(want[next].Key, member{Rank: rank, Sketch: sk})
-			shuffle += int64(8 + 8 + len(sk))
-		}
+		emit(uint64Shard(want[next].Comp, f.Shards), joinRec{Rank: rank, Len: int64(len(d.Text)), ID: d.ID, Sketch: slices.Clone(f.sd.Sketch)})
+		shuffle += int64(8+8+8+len(d.ID)) + int64(len(f.sd.Sketch))
+		next++
 		return nil
 	})
 	if err == nil && next != len(want) {
 		err = fmt.Errorf("%s: %d documents with candidates not found on the second read (the file changed during the run?)", t.Path, len(want)-next)
 	}
 	cResketched.Inc(ctx, docs)
-	sBuckets.Inc(ctx, shuffle)
+	sSketches.Inc(ctx, shuffle)
 	return err
-}
-
-// bucketFn checks the members of one bucket (documents sharing a band or
-// table key) pairwise with the method's decision, in rank order, and
-// emits the pairs it accepts. A union-find over the bucket skips a pair
-// already joined through others in the bucket, as dedup's finder skips a
-// candidate already in the document's cluster: the components are the
-// same, the checks linear in the bucket for near-identical documents. The
-// bucket's distinct sketches are held (identical ones were collapsed).
-type bucketFn struct {
-	Cfg dedup.Options
-
-	m *method
-}
-
-func (f *bucketFn) Setup() error {
-	m, err := newMethod(f.Cfg)
-	f.m = m
-	return err
-}
-
-func (f *bucketFn) ProcessElement(ctx context.Context, _ uint64, it func(*member) bool, emit func(pairRec)) error {
-	var ms []member
-	var m member
-	for it(&m) {
-		ms = append(ms, m)
-		m = member{}
-	}
-	if len(ms) < 2 {
-		return nil
-	}
-	slices.SortFunc(ms, func(a, b member) int { return cmp.Compare(a.Rank, b.Rank) })
-	ms = slices.CompactFunc(ms, func(a, b member) bool { return a.Rank == b.Rank })
-	sks := make([]dedup.DocSketch, len(ms))
-	for i := range ms {
-		s, err := f.m.decode(ms[i].Sketch)
-		if err != nil {
-			return fmt.Errorf("internal: document rank %d: %w", ms[i].Rank, err)
-		}
-		sks[i] = s
-	}
-	uf := cluster.NewUnionFind(len(ms))
-	var checks int64
-	for i := 1; i < len(ms); i++ {
-		for j := 0; j < i; j++ {
-			if uf.Find(j) == uf.Find(i) {
-				continue
-			}
-			checks++
-			sim, dist, ok := f.m.keyed.Match(sks[j], sks[i])
-			if !ok {
-				continue
-			}
-			uf.Union(j, i)
-			emit(pairRec{A: ms[j].Rank, B: ms[i].Rank, Similarity: sim, Distance: int64(dist)})
-		}
-	}
-	cBucketPairs.Inc(ctx, checks)
-	return nil
 }

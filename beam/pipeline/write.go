@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"bufio"
+	"bytes"
 	"cmp"
 	"context"
 	"fmt"
@@ -18,12 +19,13 @@ import (
 // shard.
 type line struct {
 	Order  int64
+	Key    []byte // compared after Order, before Order2 (bytes.Compare)
 	Order2 int64
 	Text   []byte
 }
 
 // writeShardsFn writes each shard's lines to Dir/Prefix-NAME+Suffix (NAME
-// from the shard number, see shardName), sorted by (Order, Order2) when
+// from the shard number, see shardName), sorted by (Order, Key, Order2) when
 // Sort is set; a .zst suffix compresses with zstd.
 type writeShardsFn struct {
 	Dir, Prefix, Suffix string
@@ -63,7 +65,7 @@ func (f *writeShardsFn) ProcessElement(ctx context.Context, shard int64, it func
 		l = line{}
 	}
 	slices.SortFunc(lines, func(a, b line) int {
-		return cmp.Or(cmp.Compare(a.Order, b.Order), cmp.Compare(a.Order2, b.Order2))
+		return cmp.Or(cmp.Compare(a.Order, b.Order), bytes.Compare(a.Key, b.Key), cmp.Compare(a.Order2, b.Order2))
 	})
 	for _, l := range lines {
 		if _, err := w.Write(l.Text); err != nil {
