@@ -2,10 +2,7 @@ module github.com/neardup/neardup/beam
 
 go 1.26.8
 
-require (
-	github.com/neardup/neardup v0.0.0
-	github.com/zeebo/xxh3 v1.1.0
-)
+require github.com/neardup/neardup v0.0.0
 
 require (
 	cel.dev/expr v0.25.2 // indirect
@@ -108,6 +105,7 @@ require (
 	github.com/spiffe/go-spiffe/v2 v2.8.1 // indirect
 	github.com/vbauerster/mpb/v8 v8.9.3 // indirect
 	github.com/vcaesar/cedar v0.20.2 // indirect
+	github.com/zeebo/xxh3 v1.1.0 // indirect
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
 	go.opentelemetry.io/contrib/detectors/gcp v1.45.0 // indirect
 	go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc v0.68.0 // indirect
