@@ -66,7 +66,7 @@ func TestStagedWorkObjects(t *testing.T) {
 		want := map[string]int{
 			"sign":       3*n + runs, // ids, sketches, meta.json, a pack a run
 			"bucket":     2 * n,      // edges, duplicate ids
-			"components": n + 1,      // a file a shard, meta.json
+			"components": n + 2,      // a file a shard, meta.json, shards.json
 			"scatter":    n,          // a pack a task
 			"join":       2 * n,      // a pack, stats.json
 			"write":      n,          // meta

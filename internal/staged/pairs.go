@@ -27,11 +27,11 @@ import (
 // sketched is how many documents of the whole input have a sketch, and
 // how many are old (--against).
 func (j *Job) sketched(ctx context.Context) (n, old int64, err error) {
-	for s := range j.Plan.Tasks {
-		var m signMetaFile
-		if err := j.getJSON(ctx, signMeta(s), &m); err != nil {
-			return 0, 0, err
-		}
+	metas, err := j.signMetas(ctx)
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, m := range metas {
 		n += m.Sketched
 		old += m.Old
 	}

@@ -25,6 +25,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/dedup"
@@ -253,6 +254,10 @@ type Job struct {
 	memLimit int64
 	// packs are the pack indexes the running task read (readPack).
 	packs map[string]*packIndex
+	// stage is the running task's stage; metas the sign tasks' metas
+	// it read (signMetas).
+	stage string
+	metas []signMetaFile
 	// Usage, when set, says what the running task has used so far;
 	// RunTask records it in the work folder (UsageName) as the task
 	// ends, before its marker, so that what each task used is known
@@ -373,6 +378,7 @@ func (j *Job) RunTask(ctx context.Context, stage string, i int) error {
 		j.memLimit = memoryLimit(j.Plan.TaskMemory)
 		defer debug.SetMemoryLimit(debug.SetMemoryLimit(j.memLimit))
 	}
+	j.stage, j.metas = stage, nil
 	var shard string
 	switch stage {
 	case StageSign:
@@ -422,6 +428,7 @@ func joinStats(g int) string                  { return fmt.Sprintf("join/%05d/st
 func writeMeta(s int) string                  { return fmt.Sprintf("write/%05d.json", s) }
 func PartName(s int) string                   { return fmt.Sprintf("part-%05d.jsonl", s) }
 func componentsMeta() string                  { return "components/meta.json" }
+func componentsShards() string                { return "components/shards.json" }
 func readJSON(b []byte, v any) error          { return json.Unmarshal(b, v) }
 func appendUvarint(b []byte, v uint64) []byte { return binary.AppendUvarint(b, v) }
 
@@ -485,18 +492,64 @@ func (j *Job) putJSON(ctx context.Context, name string, v any) error {
 // offsets returns the position of each shard's first document in the
 // whole input, and the number of documents (from the sign tasks' metas).
 func (j *Job) offsets(ctx context.Context) ([]int64, error) {
+	metas, err := j.signMetas(ctx)
+	if err != nil {
+		return nil, err
+	}
 	off := make([]int64, j.Plan.Tasks+1)
-	for s := range j.Plan.Tasks {
-		var m signMetaFile
-		if err := j.getJSON(ctx, signMeta(s), &m); err != nil {
-			return nil, err
-		}
+	for s, m := range metas {
 		off[s+1] = off[s] + m.Documents
 	}
 	if off[j.Plan.Tasks] > 1<<31-1 {
 		return nil, fmt.Errorf("%d documents: more than a job holds (2^31-1)", off[j.Plan.Tasks])
 	}
 	return off, nil
+}
+
+// metaReaders is how many sign metas a task reads at once.
+const metaReaders = 16
+
+// signMetas returns every sign task's meta in shard order, read once a
+// task: the tasks after components read the components task's copy of
+// them all (componentsShards, one object, without the skipped records'
+// errors and damaged files: finish reads those from each meta), the
+// others the N metas, several at once. Without it each task of bucket,
+// scatter and join read the N metas, twice in join: 5 N^2 small reads
+// a job.
+func (j *Job) signMetas(ctx context.Context) ([]signMetaFile, error) {
+	if j.metas != nil {
+		return j.metas, nil
+	}
+	metas := make([]signMetaFile, j.Plan.Tasks)
+	switch j.stage {
+	case StageScatter, StageJoin, StageWrite:
+		if err := j.getJSON(ctx, componentsShards(), &metas); err != nil {
+			return nil, err
+		}
+		if len(metas) != j.Plan.Tasks {
+			return nil, fmt.Errorf("%s: damaged work file: %d shards, the plan has %d", j.Work.URL(componentsShards()), len(metas), j.Plan.Tasks)
+		}
+	default:
+		errs := make([]error, len(metas))
+		sem := make(chan struct{}, metaReaders)
+		var wg sync.WaitGroup
+		for s := range metas {
+			sem <- struct{}{}
+			wg.Add(1)
+			go func() {
+				defer func() { <-sem; wg.Done() }()
+				errs[s] = j.getJSON(ctx, signMeta(s), &metas[s])
+			}()
+		}
+		wg.Wait()
+		for _, err := range errs {
+			if err != nil {
+				return nil, err // the first in shard order
+			}
+		}
+	}
+	j.metas = metas
+	return metas, nil
 }
 
 // Documents is the input's number of documents, those of the old corpus

@@ -202,12 +202,12 @@ func (j *Job) putSignRun(ctx context.Context, s int, h *signHeld) error {
 // signRuns reads the index of every run of every sign task, keeping
 // partition q's two sections: packs[s] sign task s's runs.
 func (j *Job) signRuns(ctx context.Context, q int) ([][]*packIndex, error) {
+	metas, err := j.signMetas(ctx)
+	if err != nil {
+		return nil, err
+	}
 	packs := make([][]*packIndex, j.Plan.Tasks)
-	for s := range packs {
-		var m signMetaFile
-		if err := j.getJSON(ctx, signMeta(s), &m); err != nil {
-			return nil, err
-		}
+	for s, m := range metas {
 		for r := range max(m.Runs, 1) {
 			px, err := j.readPack(ctx, signBuckets(s, r), 2*j.Plan.Tasks, 2*q, 2)
 			if err != nil {
@@ -433,6 +433,19 @@ func (j *Job) components(ctx context.Context) error {
 		if err := j.Work.PutBytes(ctx, componentsOf(s), buf); err != nil {
 			return err
 		}
+	}
+	// The sign metas for the tasks after this one, in one object.
+	metas, err := j.signMetas(ctx)
+	if err != nil {
+		return err
+	}
+	short := make([]signMetaFile, len(metas))
+	for s, m := range metas {
+		m.SkippedErrors, m.Damaged = nil, nil
+		short[s] = m
+	}
+	if err := j.putJSON(ctx, componentsShards(), short); err != nil {
+		return err
 	}
 	return j.putJSON(ctx, componentsMeta(), meta)
 }
