@@ -328,9 +328,6 @@ func (r *run) outputJob(ctx context.Context, edges string) error {
 	return nil
 }
 
-// flipFn keys an edge (center, member) by its member.
-func flipFn(a, b int64, emit func(int64, int64)) { emit(b, a) }
-
 // ensureFile creates an empty file at path, so that a glob of its
 // directory matches even when a job wrote no shard.
 func (r *run) ensureFile(ctx context.Context, path string) error {
