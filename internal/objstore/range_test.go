@@ -108,19 +108,7 @@ func TestGCSRangeResumes(t *testing.T) {
 		w.(http.Flusher).Flush()
 		panic(http.ErrAbortHandler) // the connection breaks
 	})
-	_, v, err := d.ReadTail(context.Background(), "x", 16)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rc, err := d.OpenRange(context.Background(), "x", off, n, v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := io.ReadAll(rc)
-	rc.Close()
-	if err != nil || !bytes.Equal(got, data[off:off+n]) {
-		t.Fatalf("a broken ranged read = %d bytes, %v, want %d bytes", len(got), err, n)
-	}
+	checkBrokenRange(t, context.Background(), d, data, off, n)
 	want := "GET /storage/v1/b/b/o/pre/x?alt=media&generation=1 bytes=" + strconv.Itoa(off+cut) + "-" + strconv.Itoa(off+n-1)
 	if r := f.requests(want); len(r) != 1 {
 		t.Errorf("the ranged reads were %q, want one %q", f.requests("GET /storage/v1/b/b/o/pre/x"), want)
@@ -178,19 +166,7 @@ func TestS3RangeResumes(t *testing.T) {
 	defer proxy.Close()
 	t.Setenv("AWS_ENDPOINT_URL_S3", proxy.URL)
 	f := open(t, "s3://"+bucket+"/pre")
-	_, v, err := f.ReadTail(ctx, "x", 16)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rc, err := f.OpenRange(ctx, "x", off, n, v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := io.ReadAll(rc)
-	rc.Close()
-	if err != nil || !bytes.Equal(got, data[off:off+n]) {
-		t.Fatalf("a broken ranged read = %d bytes, %v, want %d bytes", len(got), err, n)
-	}
+	checkBrokenRange(t, ctx, f, data, off, n)
 	mu.Lock()
 	defer mu.Unlock()
 	if !broken || len(ranges) != 3 || !strings.HasPrefix(ranges[2], "bytes="+strconv.Itoa(off+cut)+"-"+strconv.Itoa(off+n-1)+" \"") {
@@ -204,4 +180,23 @@ func getenv(t *testing.T, k string) string {
 		t.Fatalf("%s is not set", k)
 	}
 	return v
+}
+
+// checkBrokenRange reads bytes off to off+n of object x of f (the version
+// ReadTail gives) and fails unless they are data's.
+func checkBrokenRange(t *testing.T, ctx context.Context, f *objstore.Folder, data []byte, off, n int) {
+	t.Helper()
+	_, v, err := f.ReadTail(ctx, "x", 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc, err := f.OpenRange(ctx, "x", int64(off), int64(n), v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := io.ReadAll(rc)
+	rc.Close()
+	if err != nil || !bytes.Equal(got, data[off:off+n]) {
+		t.Fatalf("a broken ranged read = %d bytes, %v, want %d bytes", len(got), err, n)
+	}
 }
