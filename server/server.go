@@ -653,9 +653,10 @@ const retryAfterFull = "30"
 // writes refused until disk space is freed); or "failed" (503: writes are
 // refused until a restart).
 func (s *Server) health(w http.ResponseWriter, _ *http.Request) error {
-	v := map[string]any{"status": "ok", "documents": s.st.Len(), "method": s.st.Spec().Method.String(), "writable": true}
+	docs, err := s.st.Status()
+	v := map[string]any{"status": "ok", "documents": docs, "method": s.st.Spec().Method.String(), "writable": true}
 	code := http.StatusOK
-	switch err := s.st.Health(); {
+	switch {
 	case errors.Is(err, store.ErrDiskFull):
 		v["status"], v["writable"], v["reason"] = "degraded", false, "disk full: writes are refused until space is freed"
 	case errors.Is(err, store.ErrUnreachable):

@@ -36,6 +36,9 @@ type Index interface {
 	NewBatchWrite(check bool, limit int) (BatchWrite, error)
 	// Health is nil when writes are accepted.
 	Health() error
+	// Status returns Len and Health for /healthz without waiting on a
+	// backend busy with other writers (Redis.Status).
+	Status() (int64, error)
 	Close() error
 }
 

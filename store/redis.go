@@ -95,6 +95,7 @@ type Redis struct {
 
 	pool   sync.Pool // *scratch
 	closed atomic.Bool
+	health redisHealth // Status, Health
 }
 
 // redisURL is a parsed index URL.
@@ -464,20 +465,8 @@ func (r *Redis) Close() error {
 	if r.closed.Swap(true) {
 		return nil
 	}
+	r.stopHealth()
 	return r.c.Close()
-}
-
-// Health is nil when the server answers.
-func (r *Redis) Health() error {
-	if r.closed.Load() {
-		return ErrClosed
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := r.c.Ping(ctx).Err(); err != nil {
-		return fmt.Errorf("%w: %s: %v", ErrUnreachable, r.loc, err)
-	}
-	return nil
 }
 
 // redisErr names the index in an error from Redis.

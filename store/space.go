@@ -201,3 +201,6 @@ func (s *Store) Health() error {
 	}
 	return s.checkSpace(healthWriteBytes)
 }
+
+// Status returns Len and Health (Index.Status).
+func (s *Store) Status() (int64, error) { return s.Len(), s.Health() }
