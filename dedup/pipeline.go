@@ -446,8 +446,11 @@ type run struct {
 	stdin   *stdin            // when "-" is an input
 	sources map[string]Source // Input.Sources by their names in Input.Files
 	// openFile and ranges: a staged sign task's reader (SketchRanges).
-	openFile   func(name string, opts corpus.Options) (corpus.Reader, error)
-	ranges     map[string]DocRange
+	openFile func(name string, opts corpus.Options) (corpus.Reader, error)
+	ranges   map[string]DocRange
+	// want, when not nil, says which documents to sketch, by Doc.Index
+	// (SketchSome); the others get a nil sketch.
+	want       func(index int) bool
 	stdinAgain bool // a later pass reads standard input again
 	pairsOut   *atomicfile.File
 	pairsBuf   *bufio.Writer

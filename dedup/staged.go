@@ -90,6 +90,56 @@ type SignedDoc struct {
 // read (Documents, old ones included, Empty, InputBytes, Skipped), as Run
 // counts them.
 func SketchRanges(ctx context.Context, cfg Options, in Input, open OpenFunc, ranges []DocRange, fn func(*SignedDoc) error) (*Stats, error) {
+	return sketchRanges(ctx, cfg, in, open, ranges, nil, fn)
+}
+
+// SketchSome is SketchRanges that sketches only the documents want
+// names (their numbers among the documents read, from 0, ascending):
+// fn is called for every document, in order, with an empty sketch and no
+// keys for the others. It is the staged scatter's second read of a shard,
+// for the shingle sets of the documents in a component (SignedSets).
+//
+// The workers see a document's position among the records read, which
+// counts the bad records skipped before it (Doc.Index), not its number
+// among the documents: skipped bounds how many records the ranges skip
+// (Stats.Skipped of the first read of the same ranges), and a worker
+// sketches every document within skipped places after a wanted one, so
+// that each wanted document is sketched whatever was skipped before it.
+// The others are not even normalised, so the stats' counts of the
+// normalisation (Traditional, HTMLNoMainContent) are of those sketched.
+func SketchSome(ctx context.Context, cfg Options, in Input, open OpenFunc, ranges []DocRange, want []uint32, skipped int, fn func(*SignedDoc) error) (*Stats, error) {
+	if !slices.IsSorted(want) {
+		return nil, fmt.Errorf("SketchSome: the documents wanted are out of order")
+	}
+	return sketchRanges(ctx, cfg, in, open, ranges, func(index int) bool {
+		// The first wanted number at or after index-skipped, if it is
+		// not past index, may be this document's.
+		k, _ := slices.BinarySearch(want, uint32(max(index-skipped, 0)))
+		return k < len(want) && int64(want[k]) <= int64(index)
+	}, fn)
+}
+
+// SignedSets reports whether cfg's staged sketch (SignedDoc.Sketch)
+// carries the document's shingle set: minhash's, unless its join needs
+// none (--estimate-only), and simhash's with --verify. Those sketches are
+// tens of times larger than the rest, so the staged sign tasks keep none
+// and the scatter sketches again, with SketchSome, the documents that
+// have a candidate.
+func SignedSets(cfg Options) bool {
+	m, _, err := stagedOf(cfg)
+	if err != nil {
+		return false
+	}
+	switch m := m.(type) {
+	case *minhashMethod:
+		return m.join.needSets()
+	case *simhashMethod:
+		return m.verify
+	}
+	return false
+}
+
+func sketchRanges(ctx context.Context, cfg Options, in Input, open OpenFunc, ranges []DocRange, want func(int) bool, fn func(*SignedDoc) error) (*Stats, error) {
 	if err := CheckStaged(cfg); err != nil {
 		return nil, err
 	}
@@ -115,7 +165,7 @@ func SketchRanges(ctx context.Context, cfg Options, in Input, open OpenFunc, ran
 		return nil, err
 	}
 	defer r.cleanup()
-	r.openFile, r.ranges = open, rs
+	r.openFile, r.ranges, r.want = open, rs, want
 	st, err := stagerOf(r.method)
 	if err != nil {
 		return nil, err

@@ -3,7 +3,12 @@ package dedup
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/neardup/neardup/corpus"
@@ -106,6 +111,80 @@ func TestSignerIsSketchRanges(t *testing.T) {
 			if !bytes.Equal(sd.Sketch, want[i].Sketch) || !slices.Equal(sd.Keys, want[i].Keys) {
 				t.Errorf("%s: document %s: Sign gives %d sketch bytes and keys %x, SketchRanges %d and %x", method, d.ID, len(sd.Sketch), sd.Keys, len(want[i].Sketch), want[i].Keys)
 			}
+		}
+	}
+}
+
+// TestSketchSomeIsSketchRanges: SketchSome sketches each wanted document
+// as SketchRanges does, on a shard that starts inside its file and skips
+// bad records (--skip-invalid) among its documents, on several workers;
+// it counts the same documents; and with nothing skipped it sketches no
+// document it was not asked for (the staged scatter's second read sketches
+// only the documents of components).
+func TestSketchSomeIsSketchRanges(t *testing.T) {
+	var b bytes.Buffer
+	docs := 0
+	for i := range 400 {
+		if i%37 == 5 {
+			b.WriteString("{\"id\": broken\n") // a bad record
+			continue
+		}
+		fmt.Fprintf(&b, "{\"id\":\"d%d\",\"text\":\"document %d says %s and more words to shingle here\"}\n", i, i%50, strings.Repeat("w", i%7+1))
+		docs++
+	}
+	for _, bad := range []bool{true, false} {
+		data := b.Bytes()
+		if !bad {
+			data = regexp.MustCompile(`(?m)^\{"id": broken\n`).ReplaceAll(bytes.Clone(data), nil)
+		}
+		file := filepath.Join(t.TempDir(), "in.jsonl")
+		if err := os.WriteFile(file, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		in := Input{SkipInvalid: true}
+		ranges := []DocRange{{File: file, Lo: 20, Hi: -1}}
+		for _, method := range []string{"minhash", "simhash"} {
+			cfg := Options{Method: method, Workers: 3, Verify: method == "simhash"}
+			var all [][]byte
+			st, err := SketchRanges(context.Background(), cfg, in, corpus.Open, ranges, func(d *SignedDoc) error {
+				all = append(all, slices.Clone(d.Sketch))
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if bad && st.Skipped == 0 {
+				t.Fatalf("%s: no record skipped", method)
+			}
+			var want []uint32
+			for i := range all {
+				if i%3 == 1 || i == len(all)-1 {
+					want = append(want, uint32(i))
+				}
+			}
+			n, extra := 0, 0
+			_, err = SketchSome(context.Background(), cfg, in, corpus.Open, ranges, want, st.Skipped, func(d *SignedDoc) error {
+				wanted := slices.Contains(want, uint32(n))
+				switch {
+				case n >= len(all):
+				case wanted && !bytes.Equal(d.Sketch, all[n]):
+					t.Errorf("%s (bad records %v): document %d (%s): %d sketch bytes, SketchRanges %d", method, bad, n, d.ID, len(d.Sketch), len(all[n]))
+				case !wanted && len(d.Sketch) > 0:
+					extra++
+				}
+				n++
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n != len(all) {
+				t.Errorf("%s (bad records %v): %d documents, SketchRanges %d", method, bad, n, len(all))
+			}
+			if !bad && extra > 0 {
+				t.Errorf("%s: nothing skipped, yet %d documents not wanted were sketched", method, extra)
+			}
+			t.Logf("%s (bad records %v): %d documents, %d wanted, %d more sketched, %d records skipped", method, bad, n, len(want), extra, st.Skipped)
 		}
 	}
 }

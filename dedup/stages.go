@@ -379,6 +379,9 @@ func (r *run) sketchDoc(sk DocSketcher, checkers []func(string) (string, float64
 	if rd.pre {
 		return rd.sketch, nil
 	}
+	if r.want != nil && !r.want(rd.seq) { // not even normalised (SketchSome)
+		return nil, nil
+	}
 	var found bool
 	*buf, found = r.norm.AppendFound((*buf)[:0], rd.text)
 	if !found && !rd.old {

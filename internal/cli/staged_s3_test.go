@@ -422,13 +422,14 @@ func TestStagedObjectStorageErrors(t *testing.T) {
 	})
 }
 
-// TestStagedWorkDiskFull: the work folder on a 2 MiB tmpfs fills up: the
+// TestStagedWorkDiskFull: the work folder on a 512 KiB tmpfs fills up
+// in the sign stage (about 200 bytes a document: its band keys and ids): the
 // job fails with exit 1 and an error naming the task, its shard and the
 // file it could not write, the tasks that failed leave no marker and no
 // file, and nothing says the job is done.
 func TestStagedWorkDiskFull(t *testing.T) {
 	stagedEnv(t)
-	mnt := smallfs.Mount(t, 2<<20)
+	mnt := smallfs.Mount(t, 512<<10)
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.jsonl")
 	writeLines(t, in, genCorpus(t, 5, 3000))

@@ -7,12 +7,15 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/neardup/neardup/dedup"
 )
 
 // A scatter record is what the join needs of one document: its position
 // in the whole input and its component's number (uvarints), its id (a
 // uvarint length, then the bytes), its text's length (a uvarint) and its
-// sketch (a uvarint length, then the bytes). Section g of the pack
+// sketch (a uvarint length, then the bytes: dedup.SignedDoc.Sketch).
+// Section g of the pack
 // scatter/i is the records of shard i's documents of group g, in input
 // order; the join's scratch partitions hold the same records.
 
@@ -31,7 +34,9 @@ func (j *Job) scatterHold() int64 {
 // sections in memory; when they pass its share of the budget it appends
 // what it holds to a local scratch file, one segment a group, and frees
 // it; at the end each group's section is its segments, in order, then
-// what it still holds.
+// what it still holds. The ids and sketches come from the sign task's
+// files, or, where the sketches carry shingle sets that sign did not
+// keep, from a second read of the shard (rescatter).
 func (j *Job) scatter(ctx context.Context, s int) error {
 	off, err := j.offsets(ctx)
 	if err != nil {
@@ -47,7 +52,27 @@ func (j *Job) scatter(ctx context.Context, s int) error {
 	out := make([]chunks, j.Plan.Tasks)
 	sp := &scatterSpill{dir: j.tmpDir(), segs: make([][]segment, j.Plan.Tasks)}
 	defer sp.remove()
-	if len(asg) > 0 {
+	hold := j.scatterHold()
+	var held int64 // the blocks of out
+	// added counts what group g's chunks grew by since they held before,
+	// and spills past the task's share.
+	added := func(g uint32, before int64) error {
+		if held += out[g].size - before; hold > 0 && held > hold {
+			if err := sp.spill(out); err != nil {
+				return err
+			}
+			held = 0
+		}
+		return nil
+	}
+	var head []byte
+	switch {
+	case len(asg) == 0:
+	case dedup.SignedSets(j.Plan.Options):
+		if err := j.rescatter(ctx, s, asg, off[s], out, added); err != nil {
+			return err
+		}
+	default:
 		ids, err := j.open(ctx, signIDs(s))
 		if err != nil {
 			return err
@@ -58,15 +83,14 @@ func (j *Job) scatter(ctx context.Context, s int) error {
 			return err
 		}
 		defer sks.Close()
-		hold := j.scatterHold()
-		var held int64 // the blocks of out
 		var doc uint32
-		var head []byte
 		for x := 0; x < len(asg); x += 12 {
-			want, g := binary.LittleEndian.Uint32(asg[x:]), binary.LittleEndian.Uint32(asg[x+4:])
-			comp := binary.LittleEndian.Uint32(asg[x+8:])
-			if g >= uint32(j.Plan.Tasks) || want < doc {
-				return fmt.Errorf("%s: damaged work file: group %d of document %d", j.Work.URL(componentsOf(s)), g, want)
+			want, g, comp, err := j.assigned(s, asg, x)
+			if err != nil {
+				return err
+			}
+			if want < doc {
+				return fmt.Errorf("%s: damaged work file: document %d out of order", j.Work.URL(componentsOf(s)), want)
 			}
 			for ; doc < want; doc++ { // documents without a group
 				if err := ids.skipField(); err != nil {
@@ -95,11 +119,8 @@ func (j *Job) scatter(ctx context.Context, s int) error {
 			if err := sks.copyField(o); err != nil { // the sketch
 				return err
 			}
-			if held += o.size - before; hold > 0 && held > hold {
-				if err := sp.spill(out); err != nil {
-					return err
-				}
-				held = 0
+			if err := added(g, before); err != nil {
+				return err
 			}
 			if x%(12<<12) == 0 && ctx.Err() != nil {
 				return ctx.Err()
@@ -257,6 +278,78 @@ func (r *reader) copyField(c *chunks) error {
 			return r.bad(err)
 		}
 		n -= uint64(k)
+	}
+	return nil
+}
+
+// assigned is entry x of a components file (componentsOf(s)): a
+// document of shard s, its group and its component.
+func (j *Job) assigned(s int, asg []byte, x int) (doc, g, comp uint32, err error) {
+	doc, g = binary.LittleEndian.Uint32(asg[x:]), binary.LittleEndian.Uint32(asg[x+4:])
+	comp = binary.LittleEndian.Uint32(asg[x+8:])
+	if g >= uint32(j.Plan.Tasks) {
+		return 0, 0, 0, fmt.Errorf("%s: damaged work file: group %d of document %d", j.Work.URL(componentsOf(s)), g, doc)
+	}
+	return doc, g, comp, nil
+}
+
+// rescatter is scatter's records of shard s when sign kept no sketches
+// (dedup.SignedSets): it reads the shard again as sign read it (the
+// same ranges, reader options and --skip-invalid, so the same documents
+// in the same order) and sketches only the documents of asg, which it
+// appends to their groups' chunks in out; added is scatter's spill check.
+// The sketch is the one sign made: the sketchers are deterministic, and
+// a document's sketch depends on its text alone.
+func (j *Job) rescatter(ctx context.Context, s int, asg []byte, first int64, out []chunks, added func(g uint32, before int64) error) error {
+	metas, err := j.signMetas(ctx)
+	if err != nil {
+		return err
+	}
+	want := make([]uint32, 0, len(asg)/12)
+	for x := 0; x < len(asg); x += 12 {
+		doc, _, _, err := j.assigned(s, asg, x)
+		if err != nil {
+			return err
+		}
+		if len(want) > 0 && doc <= want[len(want)-1] {
+			return fmt.Errorf("%s: damaged work file: document %d out of order", j.Work.URL(componentsOf(s)), doc)
+		}
+		want = append(want, doc)
+	}
+	p := j.Plan
+	cfg := p.Options
+	cfg.Workers = p.TaskWorkers
+	in := dedup.Input{Options: p.Input.corpus(), SkipInvalid: p.Input.SkipInvalid}
+	var head []byte
+	var doc uint32 // documents read
+	x := 0         // the next entry of asg
+	_, err = dedup.SketchSome(ctx, cfg, in, OpenInput, p.Shards[s], want, metas[s].Skipped, func(d *dedup.SignedDoc) error {
+		n := doc
+		doc++
+		if x >= len(asg) || n != binary.LittleEndian.Uint32(asg[x:]) {
+			return nil // no group
+		}
+		_, g, comp, _ := j.assigned(s, asg, x)
+		x += 12
+		if len(d.Sketch) == 0 {
+			return fmt.Errorf("shard %d, document %d (%q): no sketch on the second read, where sign found one: the input changed since the sign task read it", s, n, d.ID)
+		}
+		o := &out[g]
+		before := o.size
+		head = appendUvarint(head[:0], uint64(first)+uint64(n))
+		head = appendUvarint(head, uint64(comp))
+		head = appendUvarint(head, uint64(len(d.ID)))
+		head = append(head, d.ID...)
+		head = appendUvarint(head, uint64(d.Len))
+		o.write(appendUvarint(head, uint64(len(d.Sketch))))
+		o.write(d.Sketch)
+		return added(g, before)
+	})
+	if err != nil {
+		return err
+	}
+	if int64(doc) != metas[s].Documents {
+		return fmt.Errorf("shard %d: %d documents on the second read, where sign read %d: the input changed since the sign task read it", s, doc, metas[s].Documents)
 	}
 	return nil
 }

@@ -48,8 +48,10 @@ const StatsName = "finish/stats.json"
 // stats count the clusters; 6: sign, scatter and join write one pack a
 // task (a run), every consumer's section in it, instead of one file a
 // consumer: see pack.go; finish writes its counts to the work folder,
-// finish/stats.json, for the command's summary).
-const PlanVersion = 6
+// finish/stats.json, for the command's summary; 7: sign keeps no
+// sketches that carry shingle sets, the scatter sketches the documents of
+// components again from the input).
+const PlanVersion = 7
 
 // Stage names, in order.
 const (
@@ -345,10 +347,12 @@ func (j *Job) shardName(s int) string {
 }
 
 // Describe says what task i of stage works on, for the messages of an
-// executor: its input shard for the stages that read the input, else
-// nothing.
+// executor: its input shard for the stages that read the input (sign,
+// write, and scatter where it sketches the documents of components
+// again: dedup.SignedSets), else nothing.
 func (j *Job) Describe(stage string, i int) string {
-	if (stage == StageSign || stage == StageWrite) && i >= 0 && i < len(j.Plan.Shards) {
+	reads := stage == StageSign || stage == StageWrite || stage == StageScatter && dedup.SignedSets(j.Plan.Options)
+	if reads && i >= 0 && i < len(j.Plan.Shards) {
 		return j.shardName(i)
 	}
 	return ""

@@ -41,8 +41,8 @@ func mixKey(b int, k uint64) uint64 {
 	return x
 }
 
-// sign: read shard s, sketch it, and write its ids, its sketches, its
-// band keys partitioned by key into one sorted run a bucket task, and its
+// sign: read shard s, sketch it, and write its ids, its sketches (not
+// those that carry shingle sets: see dedup.SignedSets), its band keys partitioned by key into one sorted run a bucket task, and its
 // ids partitioned by hash likewise (see ids.go). It holds the keys and ids
 // of its partitions until it writes them: past its share of the budget
 // (signShare) it writes them as one more sorted run of each partition
@@ -60,9 +60,20 @@ func (j *Job) sign(ctx context.Context, s int) error {
 	in := dedup.Input{Options: p.Input.corpus(), SkipInvalid: p.Input.SkipInvalid}
 	var stats *dedup.Stats
 	// The ids and the sketches stream to their files as the documents
-	// come; each file appears whole when the shard is done.
+	// come; each file appears whole when the shard is done. A sketch
+	// that carries the shingle set (dedup.SignedSets) is not kept: about
+	// 8 bytes a shingle for every document, where only those with a
+	// candidate (a third, or fewer) reach a join; the scatter task reads
+	// and sketches those again (rescatter).
+	keep := !dedup.SignedSets(cfg)
+	putSketches := func(fn func(io.Writer) error) error {
+		if !keep {
+			return fn(io.Discard)
+		}
+		return j.Work.Put(ctx, signSketches(s), fn)
+	}
 	err := j.Work.Put(ctx, signIDs(s), func(idsOut io.Writer) error {
-		return j.Work.Put(ctx, signSketches(s), func(skOut io.Writer) error {
+		return putSketches(func(skOut io.Writer) error {
 			idsW, skW := bufio.NewWriterSize(idsOut, 1<<20), bufio.NewWriterSize(skOut, 1<<20)
 			var err error
 			stats, err = dedup.SketchRanges(ctx, cfg, in, OpenInput, p.Shards[s], func(d *dedup.SignedDoc) error {
@@ -72,10 +83,12 @@ func (j *Job) sign(ctx context.Context, s int) error {
 				if _, err := idsW.Write(idBuf); err != nil {
 					return err
 				}
-				sketches = appendUvarint(sketches[:0], uint64(len(d.Sketch)))
-				sketches = append(sketches, d.Sketch...)
-				if _, err := skW.Write(sketches); err != nil {
-					return err
+				if keep {
+					sketches = appendUvarint(sketches[:0], uint64(len(d.Sketch)))
+					sketches = append(sketches, d.Sketch...)
+					if _, err := skW.Write(sketches); err != nil {
+						return err
+					}
 				}
 				if len(d.Sketch) > 0 {
 					sketched++
