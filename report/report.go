@@ -9,7 +9,8 @@
 // S-curve P(candidate) = 1 - (1 - s^r)^b of the chosen bands b and rows r
 // with the threshold marked; the histogram of the similarities (or, for
 // simhash, the Hamming distances) of the reported pairs; the cluster size
-// distribution; the time of every stage and the process memory; and the
+// distribution; the time of every stage and the process memory (for a
+// staged job, Run.Tasks: what its stages' tasks used); and the
 // example clusters of the Stats (the largest first, then random ones),
 // each with its kept document and its removed duplicates, their exact
 // Jaccard similarity to the kept document at the run's shingling, and the
