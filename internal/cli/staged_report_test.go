@@ -79,13 +79,16 @@ func readPage(t *testing.T, path string) string {
 
 // TestStagedReportUnwritable: a --report that cannot be written fails the
 // staged job at once, before any task runs, with dedup's exit code and
-// the path in the message.
+// the flag and path in the message, as dedup's.
 func TestStagedReportUnwritable(t *testing.T) {
 	stagedEnv(t)
 	dir := t.TempDir()
 	in := genFiles(t, dir, 3, 60, 30)
 	bad := filepath.Join(dir, "no-such-dir", "r.html")
-	dcode, _, _ := runCLI(append([]string{"dedup", "-q", "--report", bad}, in...)...)
+	dcode, _, dstderr := runCLI(append([]string{"dedup", "-q", "--report", bad}, in...)...)
+	if !strings.Contains(dstderr, "--report "+bad) {
+		t.Errorf("dedup's stderr %q does not name --report %s", dstderr, bad)
+	}
 	work := filepath.Join(dir, "work")
 	code, _, stderr := runCLI(append([]string{"dedup", "-q", "--executor", "local", "--tasks", "2", "--work", work, "--report", bad}, in...)...)
 	if code != dcode || code == 0 {
