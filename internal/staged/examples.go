@@ -30,10 +30,12 @@ import (
 //   - Finish puts the shards' parts together (ReportName), and the
 //     command renders the page from it and the job's Stats.
 //
-// A write task holds 16 bytes a cluster of two or more documents while it
-// chooses (every task the same: the choice is not written anywhere it
-// could be read back from before every task has made it), then the texts
-// of its members and its removed ids.
+// A write task holds about 32 bytes a cluster of two or more documents
+// while it chooses (every task the same: the choice is not written
+// anywhere it could be read back from before every task has made it; a
+// job of more such clusters than half of --task-memory holds at that
+// rate fails and says so), then the texts of its members and its
+// removed ids.
 
 // joinClusters is join task g's clusters of two or more new documents.
 func joinClusters(g int) string { return fmt.Sprintf("join/%05d/clusters", g) }
@@ -121,6 +123,10 @@ func (j *Job) eachJoinCluster(ctx context.Context, fn func(c *dedup.JoinCluster)
 	return nil
 }
 
+// chooseBytes is what chooseExamples holds a cluster at its peak (its
+// list of the clusters, then their kept documents and sizes apart).
+const chooseBytes = 32
+
 // chosenExample is an example cluster the write tasks chose.
 type chosenExample struct {
 	Kind    string  `json:"kind"`
@@ -139,9 +145,17 @@ func (j *Job) chooseExamples(ctx context.Context) ([]chosenExample, error) {
 		size int
 	}
 	var all []cl
-	err := j.eachJoinCluster(ctx, func(c *dedup.JoinCluster) { all = append(all, cl{c.Kept, c.Size}) })
+	var n int64
+	err := j.eachJoinCluster(ctx, func(c *dedup.JoinCluster) {
+		if n++; n*chooseBytes <= j.limit()/2 || j.limit() <= 0 {
+			all = append(all, cl{c.Kept, c.Size})
+		}
+	})
 	if err != nil {
 		return nil, err
+	}
+	if int64(len(all)) < n {
+		return nil, fmt.Errorf("--report: the job found %d clusters of two or more documents; choosing its examples as neardup dedup does takes about %d bytes, more than half of --task-memory %d bytes: give more --task-memory, or leave out --report", n, n*chooseBytes, j.Plan.TaskMemory)
 	}
 	slices.SortFunc(all, func(a, b cl) int { return cmp.Compare(a.kept, b.kept) })
 	kept, sizes := make([]int64, len(all)), make([]int, len(all))
