@@ -285,43 +285,16 @@ func (ex *shardExamples) addRemoved(id []byte) {
 	ex.removed = append(ex.removed, string(id))
 }
 
-// removedIDs lists shard s's removed ids from its sign task's ids and
-// the join tasks' removals (the clusters output lists them as it writes,
-// when there is one).
+// removedIDs lists shard s's removed ids (the clusters output lists them
+// as it writes, when there is one).
 func (j *Job) removedIDs(ctx context.Context, s int, meta *signMetaFile, ex *shardExamples) error {
-	rms, err := j.openRemovals(ctx, s)
-	if err != nil {
-		return err
-	}
-	defer rms.Close()
-	ids, err := j.open(ctx, signIDs(s))
-	if err != nil {
-		return err
-	}
-	defer ids.Close()
-	var id []byte
-	for i := range uint64(meta.Documents) {
-		next, ok := rms.peek()
-		if !ok {
-			break
-		}
-		if id, err = ids.bytes(id); err != nil {
-			return err
-		}
-		if _, err := ids.uvarint(); err != nil {
-			return err
-		}
-		if next == i {
-			if _, err := rms.pop(); err != nil {
-				return err
-			}
+	_, err := j.eachID(ctx, s, meta, func(_ uint64, id []byte, _ string, rm bool) error {
+		if rm {
 			ex.addRemoved(id)
 		}
-	}
-	if next, ok := rms.peek(); ok {
-		return fmt.Errorf("removed document %d beyond the shard's %d", next, meta.Documents)
-	}
-	return nil
+		return nil
+	})
+	return err
 }
 
 // putShardReport writes write task s's part of the report.

@@ -592,47 +592,29 @@ func (j *Job) write(ctx context.Context, s int) error {
 		}
 		defer out.Close()
 		err = out.Put(ctx, PartName(s), func(w io.Writer) error {
-			rms, err := j.openRemovals(ctx, s)
-			if err != nil {
-				return err
-			}
-			defer rms.Close()
-			ids, err := j.open(ctx, signIDs(s))
-			if err != nil {
-				return err
-			}
-			defer ids.Close()
 			bw := bufio.NewWriterSize(w, 1<<20)
-			var id, line []byte
-			for i := range uint64(meta.Documents) {
-				if id, err = ids.bytes(id); err != nil {
-					return err
-				}
-				if _, err := ids.uvarint(); err != nil {
-					return err
-				}
+			var line []byte
+			if ex != nil { // from the start, should write run again
+				ex.removed, ex.removedBytes, ex.omitted = nil, 0, false
+			}
+			n, err := j.eachID(ctx, s, &meta, func(i uint64, id []byte, cluster string, rm bool) error {
 				if int64(i) < meta.Old {
-					continue // an old document: not listed
+					return nil // an old document: not listed
 				}
-				doc, cluster, kept := string(id), string(id), true
-				if next, ok := rms.peek(); ok && next == i {
-					if cluster, err = rms.pop(); err != nil {
-						return err
-					}
-					kept = false
-					if ex != nil {
-						ex.addRemoved(id)
-					}
+				doc := string(id)
+				if !rm {
+					cluster = doc
+				} else if ex != nil {
+					ex.addRemoved(id)
 				}
-				line = dedup.AppendClusterLine(line[:0], doc, cluster, kept)
-				if _, err := bw.Write(line); err != nil {
-					return err
-				}
+				line = dedup.AppendClusterLine(line[:0], doc, cluster, !rm)
+				_, err := bw.Write(line)
+				return err
+			})
+			if err != nil {
+				return err
 			}
-			if next, ok := rms.peek(); ok {
-				return fmt.Errorf("removed document %d beyond the shard's %d", next, meta.Documents)
-			}
-			removed = rms.n
+			removed = n
 			return bw.Flush()
 		})
 		if err != nil {
@@ -682,6 +664,46 @@ func (j *Job) write(ctx context.Context, s int) error {
 		return err
 	}
 	return j.putJSON(ctx, writeMeta(s), writeMetaFile{Kept: meta.Documents - meta.Old - removed})
+}
+
+// eachID walks shard s's ids (its sign task's) beside the join tasks'
+// removals of it, merged in document order: fn gets each document's
+// number in the shard, its id (reused by the next call) and, when it is
+// removed (rm), its cluster's id. It returns how many were removed.
+func (j *Job) eachID(ctx context.Context, s int, meta *signMetaFile, fn func(i uint64, id []byte, cluster string, rm bool) error) (int64, error) {
+	rms, err := j.openRemovals(ctx, s)
+	if err != nil {
+		return 0, err
+	}
+	defer rms.Close()
+	ids, err := j.open(ctx, signIDs(s))
+	if err != nil {
+		return 0, err
+	}
+	defer ids.Close()
+	var id []byte
+	for i := range uint64(meta.Documents) {
+		if id, err = ids.bytes(id); err != nil {
+			return 0, err
+		}
+		if _, err := ids.uvarint(); err != nil {
+			return 0, err
+		}
+		cluster, rm := "", false
+		if next, ok := rms.peek(); ok && next == i {
+			if cluster, err = rms.pop(); err != nil {
+				return 0, err
+			}
+			rm = true
+		}
+		if err := fn(i, id, cluster, rm); err != nil {
+			return 0, err
+		}
+	}
+	if next, ok := rms.peek(); ok {
+		return 0, fmt.Errorf("removed document %d beyond the shard's %d", next, meta.Documents)
+	}
+	return rms.n, nil
 }
 
 // writeKept reads shard s again and writes its kept records; it returns
