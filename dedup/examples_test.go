@@ -48,17 +48,7 @@ func TestChooseExamples(t *testing.T) {
 		}
 		largest, random := rng.IntN(12), rng.IntN(12)
 		want := oldPick(sizes, largest, random)
-		var kept []int64
-		for k, n := range sizes {
-			if n > 1 {
-				kept = append(kept, int64(k))
-			}
-		}
-		slices.Sort(kept)
-		n := make([]int, len(kept))
-		for c, k := range kept {
-			n[c] = sizes[int32(k)]
-		}
+		kept, n := multiSizes(sizes)
 		got := ChooseExamples(kept, n, largest, random)
 		if len(got) != len(want) {
 			t.Fatalf("trial %d: %d examples, want %d", trial, len(got), len(want))

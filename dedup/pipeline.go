@@ -1346,22 +1346,29 @@ func (r *run) pickExamples(sizes map[int32]int) map[int32]*Example {
 	if r.in.Examples <= 0 && r.in.RandomExamples <= 0 {
 		return nil
 	}
-	var kept []int64
-	for k, n := range sizes {
-		if n > 1 {
-			kept = append(kept, int64(k))
-		}
-	}
-	slices.Sort(kept)
-	n := make([]int, len(kept))
-	for c, k := range kept {
-		n[c] = sizes[int32(k)]
-	}
+	kept, n := multiSizes(sizes)
 	ex := make(map[int32]*Example)
 	for _, c := range ChooseExamples(kept, n, r.in.Examples, r.in.RandomExamples) {
 		ex[int32(kept[c.Cluster])] = &Example{Kind: c.Kind, Size: c.Size, Index: r.labels[int32(kept[c.Cluster])]}
 	}
 	return ex
+}
+
+// multiSizes lists the clusters of sizes (by kept document) of two or
+// more documents as ChooseExamples takes them: their kept documents,
+// ascending, and their sizes.
+func multiSizes(sizes map[int32]int) (kept []int64, n []int) {
+	for k, c := range sizes {
+		if c > 1 {
+			kept = append(kept, int64(k))
+		}
+	}
+	slices.Sort(kept)
+	n = make([]int, len(kept))
+	for c, k := range kept {
+		n[c] = sizes[int32(k)]
+	}
+	return kept, n
 }
 
 // ChosenExample is an example cluster that ChooseExamples chose: its
