@@ -1343,41 +1343,78 @@ func (r *run) kept(keep []int32, i int) bool {
 	return int(keep[i]) == i && !r.dropped[int32(i)]
 }
 
-// pickExamples chooses the example clusters, by kept-document index: the
-// in.Examples largest (ties by input order), then in.RandomExamples others
-// drawn with a fixed seed, so the choice is deterministic.
+// pickExamples chooses the example clusters, by kept-document index
+// (ChooseExamples).
 func (r *run) pickExamples(sizes map[int32]int) map[int32]*Example {
 	if r.in.Examples <= 0 && r.in.RandomExamples <= 0 {
 		return nil
 	}
-	var roots []int32
-	for k, n := range sizes {
-		if n > 1 {
-			roots = append(roots, k)
-		}
-	}
-	slices.SortFunc(roots, func(a, b int32) int {
-		if sizes[a] != sizes[b] {
-			return sizes[b] - sizes[a]
-		}
-		return int(a - b)
-	})
+	kept, n := multiSizes(sizes)
 	ex := make(map[int32]*Example)
-	n := min(max(r.in.Examples, 0), len(roots))
-	for _, k := range roots[:n] {
-		ex[k] = &Example{Kind: "largest", Size: sizes[k]}
-	}
-	rest := slices.Clone(roots[n:])
-	slices.Sort(rest)
-	rng := rand.New(rand.NewPCG(0x6e656172, 0x64757031))
-	rng.Shuffle(len(rest), func(i, j int) { rest[i], rest[j] = rest[j], rest[i] })
-	for _, k := range rest[:min(max(r.in.RandomExamples, 0), len(rest))] {
-		ex[k] = &Example{Kind: "random", Size: sizes[k]}
-	}
-	for k, e := range ex {
-		e.Index = r.labels[k]
+	for _, c := range ChooseExamples(kept, n, r.in.Examples, r.in.RandomExamples) {
+		ex[int32(kept[c.Cluster])] = &Example{Kind: c.Kind, Size: c.Size, Index: r.labels[int32(kept[c.Cluster])]}
 	}
 	return ex
+}
+
+// multiSizes lists the clusters of sizes (by kept document) of two or
+// more documents as ChooseExamples takes them: their kept documents,
+// ascending, and their sizes.
+func multiSizes(sizes map[int32]int) (kept []int64, n []int) {
+	for k, c := range sizes {
+		if c > 1 {
+			kept = append(kept, int64(k))
+		}
+	}
+	slices.Sort(kept)
+	n = make([]int, len(kept))
+	for c, k := range kept {
+		n[c] = sizes[int32(k)]
+	}
+	return kept, n
+}
+
+// ChosenExample is an example cluster that ChooseExamples chose: its
+// place in the list it was given, its kind ("largest" or "random") and
+// size.
+type ChosenExample struct {
+	Cluster int
+	Kind    string
+	Size    int
+}
+
+// ChooseExamples chooses the example clusters as Run does
+// (Input.Examples, Input.RandomExamples) from the clusters of two or more
+// new documents, given by their kept documents' positions in the input,
+// ascending, and their sizes: the largest ones (ties by position), then
+// random others drawn with a fixed seed, so that the choice depends on
+// the clusters only. A staged job gives it the clusters that its join
+// tasks found, and chooses what Run would. They come in the order of
+// Stats.Examples: the largest by size, then the random ones by position.
+func ChooseExamples(kept []int64, sizes []int, largest, random int) []ChosenExample {
+	if largest <= 0 && random <= 0 {
+		return nil
+	}
+	order := make([]int, len(kept))
+	for c := range order {
+		order[c] = c
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return sizes[b] - sizes[a] })
+	n := min(max(largest, 0), len(order))
+	var out []ChosenExample
+	for _, c := range order[:n] {
+		out = append(out, ChosenExample{Cluster: c, Kind: "largest", Size: sizes[c]})
+	}
+	rest := slices.Clone(order[n:])
+	slices.Sort(rest) // by position
+	rng := rand.New(rand.NewPCG(0x6e656172, 0x64757031))
+	rng.Shuffle(len(rest), func(i, j int) { rest[i], rest[j] = rest[j], rest[i] })
+	picked := slices.Clone(rest[:min(max(random, 0), len(rest))])
+	slices.Sort(picked)
+	for _, c := range picked {
+		out = append(out, ChosenExample{Cluster: c, Kind: "random", Size: sizes[c]})
+	}
+	return out
 }
 
 // ExampleMembers caps how many members of an example cluster are kept.

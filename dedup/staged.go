@@ -359,6 +359,22 @@ type JoinResult struct {
 	// Below is Stats.RemovedBelowThreshold's share (nil when the join
 	// does not count it).
 	Below *int
+	// Multi are the clusters of two or more new documents, by kept
+	// document in input order, when JoinOptions.Multi asks for them: what
+	// a staged job chooses the report's example clusters from, as Run
+	// does (Input.Examples).
+	Multi []JoinCluster
+}
+
+// JoinCluster is a cluster of two or more new documents: its kept
+// document (old, or new and then in Members too), its number of new
+// documents, and the first of them in input order, enough to fill an
+// Example as Run does: the kept one, if new, and up to ExampleMembers-1
+// others.
+type JoinCluster struct {
+	Kept    int64
+	Size    int
+	Members []int64
 }
 
 // JoinPair is one line of the pairs file and its place: the whole run's
@@ -381,6 +397,9 @@ type JoinOptions struct {
 	Sketched int64
 	// Pairs asks for the lines of the pairs file (JoinResult.PairLines).
 	Pairs bool
+	// Multi asks for the clusters of two or more new documents
+	// (JoinResult.Multi).
+	Multi bool
 	// Old is how many documents of the whole input are old (DocRange.Old):
 	// those whose JoinDoc.Doc is below it, never removed, kept in their
 	// clusters whatever Options.Keep says, their pairs with one another
@@ -518,7 +537,42 @@ func JoinComponents(ctx context.Context, cfg Options, docs []JoinDoc, opts JoinO
 			}
 		}
 	}
+	if opts.Multi {
+		res.Multi = multiClusters(docs, keep, size, nOld)
+	}
 	return res, nil
+}
+
+// multiClusters lists the clusters of two or more new documents (size,
+// by kept document) in the order of their kept documents, each with its
+// kept document, if new, and its first ExampleMembers-1 other new ones.
+func multiClusters(docs []JoinDoc, keep []int32, size []int32, nOld int) []JoinCluster {
+	at := make(map[int32]int) // kept document -> its cluster in out
+	var roots []int32
+	for k, n := range size {
+		if n > 1 {
+			roots = append(roots, int32(k))
+		}
+	}
+	out := make([]JoinCluster, len(roots))
+	for c, k := range roots {
+		at[k] = c
+		out[c] = JoinCluster{Kept: docs[k].Doc, Size: int(size[k])}
+	}
+	others := make([]int, len(out))
+	for i := nOld; i < len(keep); i++ {
+		c, ok := at[keep[i]]
+		if !ok {
+			continue
+		}
+		if int(keep[i]) == i {
+			out[c].Members = append(out[c].Members, docs[i].Doc)
+		} else if others[c] < ExampleMembers-1 {
+			others[c]++
+			out[c].Members = append(out[c].Members, docs[i].Doc)
+		}
+	}
+	return out
 }
 
 // StreamedJoinBytes is about the memory that JoinComponents holds a

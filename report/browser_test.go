@@ -275,6 +275,44 @@ return {Title: document.title, Images: imgs, Tables: tables.length,
 		t.Fatal(err)
 	}
 	t.Logf("screenshot %v: %s", im.Bounds().Size(), path)
+
+	checkStagedPage(t, w, r, dir)
+}
+
+// checkStagedPage shows the sample run as a staged job reports it
+// (stagedVariant) in the browser: its plots decode, it has every cluster
+// table, and its tasks' usage is shown in place of the stage times.
+func checkStagedPage(t *testing.T, w *webdriver, r *Run, dir string) {
+	var buf bytes.Buffer
+	v := stagedVariant(r)
+	if err := Write(&buf, v, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	page := filepath.Join(dir, "staged-report.html")
+	if err := os.WriteFile(page, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w.call("POST", "/url", map[string]any{"url": "file://" + page})
+	var got struct {
+		Images, Decoded, Tables, UsageRows int
+		Stages                             bool
+	}
+	w.script(`
+const imgs = [...document.querySelectorAll('img')];
+const usage = document.getElementById('task-stages');
+return {Images: imgs.length, Decoded: imgs.filter(i => i.complete && i.naturalWidth > 0 && i.width > 0).length,
+  Tables: document.querySelectorAll('table.members').length,
+  UsageRows: usage && usage.offsetHeight > 0 ? usage.querySelectorAll('tr').length - 1 : -1,
+  Stages: !!document.getElementById('stages')};`, &got)
+	if got.Images < 2 || got.Decoded != got.Images {
+		t.Errorf("staged report: %d of %d plots shown, want all of at least 2 (similarity, sizes)", got.Decoded, got.Images)
+	}
+	if got.Tables != len(r.Stats.Examples) {
+		t.Errorf("staged report: %d cluster tables, want %d", got.Tables, len(r.Stats.Examples))
+	}
+	if got.UsageRows != len(v.Tasks) || got.Stages {
+		t.Errorf("staged report: %d rows of the tasks' usage shown (want %d), stage times shown: %v", got.UsageRows, len(v.Tasks), got.Stages)
+	}
 }
 
 // distinctColors counts the colours of im, up to limit.

@@ -9,7 +9,8 @@
 // S-curve P(candidate) = 1 - (1 - s^r)^b of the chosen bands b and rows r
 // with the threshold marked; the histogram of the similarities (or, for
 // simhash, the Hamming distances) of the reported pairs; the cluster size
-// distribution; the time of every stage and the process memory; and the
+// distribution; the time of every stage and the process memory (for a
+// staged job, Run.Tasks: what its stages' tasks used); and the
 // example clusters of the Stats (the largest first, then random ones),
 // each with its kept document and its removed duplicates, their exact
 // Jaccard similarity to the kept document at the run's shingling, and the
@@ -89,6 +90,22 @@ type Run struct {
 	// because there were more; nil with RemovedOmitted false offers none.
 	RemovedIDs     []string
 	RemovedOmitted bool
+	// Tasks, for a staged job (neardup dedup --executor), are what its
+	// stages' tasks used, in stage order; the report shows them in place
+	// of the stage times of one process, which such a job has not.
+	Tasks []StageUsage
+}
+
+// StageUsage is what the tasks of one stage of a staged job used (its
+// usage.json).
+type StageUsage struct {
+	Stage string
+	// Tasks is how many tasks recorded their usage.
+	Tasks int
+	// CPUSeconds is the user and system CPU time of all of them.
+	CPUSeconds float64
+	// LargestRSS is the largest peak resident memory of one of them.
+	LargestRSS int64
 }
 
 // MaxRemovedBytes bounds the removed ids embedded in a report (one id a
@@ -179,6 +196,7 @@ type page struct {
 	Plots      []figure
 	Stages     []stageRow
 	TotalTime  string
+	TaskStages []taskStageRow
 	Memory     []kv
 	Singletons int
 	Sizes      []dedup.SizeCount // sizes from 2
@@ -202,6 +220,12 @@ type figure struct {
 	Alt     string
 	Src     template.HTMLAttr // src="data:image/png;base64,..."; base64 needs no escaping
 	Note    string            // shown instead of the image when there is none
+}
+
+type taskStageRow struct {
+	Stage    string
+	Tasks    int
+	CPU, RSS string
 }
 
 type stageRow struct {
@@ -262,6 +286,9 @@ func build(r *Run, opts Options) (*page, error) {
 		p.Stages = append(p.Stages, stageRow{st.Name, seconds(st.Seconds), share})
 	}
 	p.TotalTime = seconds(total)
+	for _, u := range r.Tasks {
+		p.TaskStages = append(p.TaskStages, taskStageRow{u.Stage, u.Tasks, seconds(u.CPUSeconds), bytesName(uint64(max(u.LargestRSS, 0)))})
+	}
 	if s.PeakRSSBytes > 0 {
 		p.Memory = append(p.Memory, kv{"peak resident memory of the process (RSS)", bytesName(uint64(s.PeakRSSBytes))})
 	}

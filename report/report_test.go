@@ -416,3 +416,39 @@ func TestClusterModeSummary(t *testing.T) {
 		}
 	}
 }
+
+// stagedVariant is run as a staged job reports it: no stage times of one
+// process and no process memory, its tasks' usage instead.
+func stagedVariant(r *Run) *Run {
+	st := *r.Stats
+	st.Stages, st.PeakRSSBytes = nil, 0
+	v := *r
+	v.Stats, v.Memory = &st, nil
+	v.Tasks = []StageUsage{{Stage: "sign", Tasks: 3, CPUSeconds: 1.5, LargestRSS: 50 << 20}, {Stage: "write", Tasks: 3, CPUSeconds: 0.25, LargestRSS: 40 << 20}, {Stage: "finish", Tasks: 1, CPUSeconds: 0.01, LargestRSS: 20 << 20}}
+	return &v
+}
+
+// TestWriteStagedReport: a staged job's report shows its tasks' usage in
+// place of the stage times and the process memory, and the same example
+// clusters.
+func TestWriteStagedReport(t *testing.T) {
+	r, _ := renderedSample(t)
+	var buf bytes.Buffer
+	if err := Write(&buf, stagedVariant(r), Options{noPlots: true}); err != nil {
+		t.Fatal(err)
+	}
+	page := buf.String()
+	for _, want := range []string{`id="task-stages"`, "<td>write</td><td class=\"r\">3</td><td class=\"r\">0.250 s</td><td class=\"r\">40.0 MiB</td>", "usage.json"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the staged report lacks %q", want)
+		}
+	}
+	for _, not := range []string{`id="stages"`, "worker goroutines", "peak resident memory of the process"} {
+		if strings.Contains(page, not) {
+			t.Errorf("the staged report shows %q, which a staged job has not", not)
+		}
+	}
+	if n := strings.Count(page, `<table class="members"`); n != len(r.Stats.Examples) {
+		t.Errorf("%d cluster tables, want %d", n, len(r.Stats.Examples))
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/internal/atomicfile"
 	"github.com/neardup/neardup/internal/sample"
+	"github.com/neardup/neardup/internal/staged"
 	"github.com/neardup/neardup/report"
 )
 
@@ -26,9 +27,38 @@ func writeReportFrom(path string, cfg dedup.Options, stats *dedup.Stats, source 
 	if removed != nil {
 		run.RemovedIDs, run.RemovedOmitted = removed.ids, removed.omitted
 	}
+	return writeReportRun(path, run)
+}
+
+// writeStagedReport writes the HTML report of a staged job, atomically:
+// its Stats and, from the finish task (staged.ReportFile), the examples
+// and the removed ids; in place of one process's stage times and memory,
+// what its tasks used (usage.json).
+func writeStagedReport(path string, cfg dedup.Options, stats *dedup.Stats, source string, rf *staged.ReportFile, usage []stageUsage) error {
+	stats.Examples = rf.Examples
+	run := &report.Run{Options: cfg, Stats: stats, Source: source, Generated: time.Now(),
+		RemovedIDs: rf.RemovedIDs, RemovedOmitted: rf.RemovedOmitted}
+	for _, u := range usage {
+		run.Tasks = append(run.Tasks, report.StageUsage{Stage: u.Stage, Tasks: u.Tasks, CPUSeconds: u.CPUSeconds, LargestRSS: u.LargestRSS})
+	}
+	return writeReportRun(path, run)
+}
+
+// checkReportPath says now, before a long job, when --report cannot be
+// written: it creates the report's temporary file and removes it.
+func checkReportPath(path string) error {
 	f, err := atomicfile.Create(path)
 	if err != nil {
-		return err
+		return fmt.Errorf("--report %s: %w", path, err)
+	}
+	return f.Abort()
+}
+
+// writeReportRun renders run to path, atomically.
+func writeReportRun(path string, run *report.Run) error {
+	f, err := atomicfile.Create(path)
+	if err != nil {
+		return fmt.Errorf("--report %s: %w", path, err)
 	}
 	defer f.Abort()
 	w := bufio.NewWriter(f)

@@ -73,8 +73,6 @@ func runStaged(cmd *cobra.Command, o *dedupOpts, cfg dedup.Options, ropts corpus
 		return refuse("--sample")
 	case o.resume:
 		return refuse("--resume (a rerun of the same command resumes anyway)")
-	case o.report != "":
-		return refuse("--report")
 	case o.output == "-" || o.clusters == "-" || o.pairs == "-" || o.stats == "-":
 		return usageErr("with --executor the outputs are folders (-o, --clusters, --pairs) and a file (--stats), not standard output")
 	case len(args) == 0:
@@ -121,6 +119,21 @@ func runStaged(cmd *cobra.Command, o *dedupOpts, cfg dedup.Options, ropts corpus
 	plan := &staged.Plan{Version: staged.PlanVersion, Tasks: tasks, Options: cfg, Params: facts,
 		Input: staged.InputOptions{TextField: ropts.TextField, IDField: ropts.IDField, MaxDocBytes: ropts.MaxDocBytes, StreamFormat: ropts.StreamFormat, SkipInvalid: o.input.skipInvalid},
 		Kept:  o.output, Clusters: o.clusters, Pairs: o.pairs, Stats: o.stats, TaskMemory: mem, TaskWorkers: 1, SpillMemory: spill}
+	if o.report != "" {
+		// dedup's examples (runDedup): the job chooses the same ones.
+		ex := o.examples
+		if o.quiet {
+			ex = 0
+		}
+		plan.Examples, plan.RandomExamples = max(ex, 10), 10
+		if so.executor != "print" {
+			// The report is written when the job ends: a path it
+			// cannot be written to is said now, not then.
+			if err := checkReportPath(o.report); err != nil {
+				return err
+			}
+		}
+	}
 	work, err := objstore.Open(ctx, so.work)
 	if err != nil {
 		return err
@@ -272,6 +285,11 @@ func runStaged(cmd *cobra.Command, o *dedupOpts, cfg dedup.Options, ropts corpus
 	if so.executor == "print" {
 		if !o.quiet {
 			fmt.Fprintf(e.stderr, "planned %s in %d shards in %s; the task commands are on standard output, Kubernetes manifests in %s\n", plannedDocs(plan), plan.Tasks, work.URL(staged.PlanName), work.URL("k8s"))
+			if o.report != "" {
+				// The tasks gather what the report shows; the page is
+				// rendered by the command, which finds them all done.
+				fmt.Fprintf(e.stderr, "--report: once the tasks are done, run this command again with --executor local: it runs nothing and writes %s\n", o.report)
+			}
 		}
 		return nil
 	}
@@ -282,6 +300,19 @@ func runStaged(cmd *cobra.Command, o *dedupOpts, cfg dedup.Options, ropts corpus
 	st, err := job.Stats(ctx)
 	if err != nil {
 		return err
+	}
+	if o.report != "" {
+		rf, err := job.Report(ctx)
+		if err != nil {
+			return err
+		}
+		var uf usageFile // what the tasks used, as saved above
+		if b, err := work.ReadAll(ctx, usageName); err == nil {
+			json.Unmarshal(b, &uf)
+		}
+		if err := writeStagedReport(o.report, cfg, st, reportSource(false, exp.Files), rf, uf.Stages); err != nil {
+			return err
+		}
 	}
 	if !o.quiet {
 		printStagedSummary(e.stderr, st, reportSource(false, exp.Files), plan.Tasks, o)
@@ -307,6 +338,13 @@ func printStagedSummary(w io.Writer, st *dedup.Stats, source string, tasks int, 
 	}
 	if o.stats != "" {
 		sw.line("stats in %s", o.stats)
+	}
+	if o.report != "" {
+		where := o.report
+		if abs, err := filepath.Abs(o.report); err == nil && !objstore.IsURL(o.report) {
+			where = abs
+		}
+		sw.line("report: %s (open it in a browser)", where)
 	}
 }
 

@@ -193,7 +193,8 @@ func stagedReference(t *testing.T, dir string, flags ...string) (cl, out []byte,
 // TestStagedObjectStorage: inputs (JSONL, gzipped JSONL, Parquet), the
 // work folder and the outputs on the S3 server and on the GCS emulator;
 // the concatenated outputs are plain dedup's on the same files, byte for
-// byte, and so are plain dedup's own outputs read from the bucket.
+// byte, and so are plain dedup's own outputs read from the bucket; the
+// staged job's --report shows dedup's example clusters.
 func TestStagedObjectStorage(t *testing.T) {
 	stagedEnv(t)
 	for name, start := range objectStores {
@@ -201,10 +202,14 @@ func TestStagedObjectStorage(t *testing.T) {
 			bucket := start(t)
 			dir := t.TempDir()
 			putObjects(t, bucket+"/in", stagedCorpus(t, dir))
+			reports := t.TempDir()
 			wantCl, wantOut, wantSt := stagedReference(t, dir)
+			if code, _, stderr := runCLI("dedup", "-q", "-j", "2", "--report", reports+"/want.html", dir); code != 0 {
+				t.Fatalf("dedup --report: exit %d: %s", code, stderr)
+			}
 			began := time.Now()
 			args := []string{"dedup", "-q", "--executor", "local", "--tasks", "3", "-j", "2", "--work", bucket + "/work",
-				"--clusters", bucket + "/cl", "-o", bucket + "/out", "--stats", bucket + "/st.json", bucket + "/in"}
+				"--clusters", bucket + "/cl", "-o", bucket + "/out", "--stats", bucket + "/st.json", "--report", reports + "/got.html", bucket + "/in"}
 			if code, _, stderr := runCLI(args...); code != 0 {
 				t.Fatalf("staged: exit %d: %s", code, stderr)
 			}
@@ -219,6 +224,10 @@ func TestStagedObjectStorage(t *testing.T) {
 			os.WriteFile(st, readObject(t, bucket+"/st.json"), 0o644)
 			if got := statsCounts(t, st); got != wantSt {
 				t.Errorf("stats differ:\n%s\nwant\n%s", got, wantSt)
+			}
+			got, want := reportSection(readPage(t, reports+"/got.html"), "clusters"), reportSection(readPage(t, reports+"/want.html"), "clusters")
+			if got != want || !strings.Contains(want, "kept</span>") {
+				t.Errorf("the report's example clusters differ from dedup's:\n%s\nwant\n%s", got, want)
 			}
 			// Plain dedup reading the bucket (Parquet through a local copy).
 			if code, _, stderr := runCLI("dedup", "-q", "-j", "2", "--clusters", bucket+"/plain/cl.jsonl", "-o", bucket+"/plain/out.jsonl", bucket+"/in"); code != 0 {

@@ -3,6 +3,7 @@ package staged
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -57,7 +58,7 @@ func (j *Job) join(ctx context.Context, g int) error {
 	if g < len(meta.GroupDocs) {
 		docs = meta.GroupDocs[g]
 	}
-	acc := &joinAcc{g: g, opts: dedup.JoinOptions{Workers: max(j.Plan.TaskWorkers, 1), TmpDir: j.tmpDir(), Sketched: sketched, Pairs: j.Plan.Pairs != "", Old: old}}
+	acc := &joinAcc{g: g, opts: dedup.JoinOptions{Workers: max(j.Plan.TaskWorkers, 1), TmpDir: j.tmpDir(), Sketched: sketched, Pairs: j.Plan.Pairs != "", Old: old, Multi: j.Plan.examples()}}
 	scattered := func(fn func(*joinRec) error) error {
 		var rec joinRec
 		for s := range j.Plan.Tasks {
@@ -126,6 +127,11 @@ func (j *Job) join(ctx context.Context, g int) error {
 	})
 	if err != nil {
 		return err
+	}
+	if j.Plan.examples() {
+		if err := j.putJoinClusters(ctx, g, acc.multi); err != nil {
+			return err
+		}
 	}
 	return j.putJSON(ctx, joinStats(g), acc.st)
 }
@@ -453,6 +459,7 @@ type joinAcc struct {
 	opts     dedup.JoinOptions
 	removed  []dedup.Removal
 	pairs    []dedup.JoinPair
+	multi    []dedup.JoinCluster // with the report's examples (Plan.Examples)
 	notByDoc bool
 	st       joinStatsFile
 }
@@ -473,6 +480,7 @@ func (a *joinAcc) join(ctx context.Context, cfg dedup.Options, docs []dedup.Join
 	a.st.add(&joinStatsFile{Documents: int64(len(docs)), Old: nOld, Clusters: res.Clusters, Removed: len(res.Removed), Pairs: res.Pairs, Similarity: res.Similarity, Distance: res.Distance, Sizes: res.Sizes, Below: res.Below, Batches: 1})
 	a.removed = append(a.removed, res.Removed...)
 	a.pairs = append(a.pairs, res.PairLines...)
+	a.multi = append(a.multi, res.Multi...)
 	a.notByDoc = a.notByDoc || len(res.PairLines) > 0 && !res.PairsByDoc
 	return nil
 }
@@ -493,6 +501,7 @@ func (a *joinAcc) result() *dedup.JoinResult {
 			return 0
 		})
 		slices.SortStableFunc(a.pairs, func(x, y dedup.JoinPair) int { return bytes.Compare(x.Order, y.Order) })
+		slices.SortFunc(a.multi, func(x, y dedup.JoinCluster) int { return cmp.Compare(x.Kept, y.Kept) })
 	}
 	if a.st.Sizes == nil {
 		a.st.Sizes = map[int]int{}

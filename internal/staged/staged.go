@@ -115,7 +115,17 @@ type Plan struct {
 	// scatter and join: to their scratch files) instead of its share of
 	// TaskMemory (the hidden --task-spill, for tests).
 	SpillMemory int64 `json:"spill_memory,omitempty"`
+	// Examples and RandomExamples are dedup.Input's, for the report
+	// (--report): the join tasks list their clusters (joinClusters), the
+	// write tasks choose the examples as dedup.Run does and read their
+	// members' texts and the removed ids, finish gathers them
+	// (ReportName). 0 and 0: no report.
+	Examples       int `json:"examples,omitempty"`
+	RandomExamples int `json:"random_examples,omitempty"`
 }
+
+// examples reports whether the job gathers what its report shows.
+func (p *Plan) examples() bool { return p.Examples > 0 || p.RandomExamples > 0 }
 
 // TaskCount is how many tasks stage has.
 func (p *Plan) TaskCount(stage string) int {

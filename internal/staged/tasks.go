@@ -590,6 +590,13 @@ func (j *Job) write(ctx context.Context, s int) error {
 	if err := j.getJSON(ctx, signMeta(s), &meta); err != nil {
 		return err
 	}
+	var ex *shardExamples // the report's share (Plan.Examples)
+	if j.Plan.examples() {
+		var err error
+		if ex, err = j.shardExamples(ctx, s); err != nil {
+			return err
+		}
+	}
 	removed := int64(-1)
 	if j.Plan.Clusters != "" {
 		out, err := objstore.Open(ctx, j.Plan.Clusters)
@@ -598,44 +605,29 @@ func (j *Job) write(ctx context.Context, s int) error {
 		}
 		defer out.Close()
 		err = out.Put(ctx, PartName(s), func(w io.Writer) error {
-			rms, err := j.openRemovals(ctx, s)
-			if err != nil {
-				return err
-			}
-			defer rms.Close()
-			ids, err := j.open(ctx, signIDs(s))
-			if err != nil {
-				return err
-			}
-			defer ids.Close()
 			bw := bufio.NewWriterSize(w, 1<<20)
-			var id, line []byte
-			for i := range uint64(meta.Documents) {
-				if id, err = ids.bytes(id); err != nil {
-					return err
-				}
-				if _, err := ids.uvarint(); err != nil {
-					return err
-				}
+			var line []byte
+			if ex != nil { // from the start, should write run again
+				ex.removed, ex.removedBytes, ex.omitted = nil, 0, false
+			}
+			n, err := j.eachID(ctx, s, &meta, func(i uint64, id []byte, cluster string, rm bool) error {
 				if int64(i) < meta.Old {
-					continue // an old document: not listed
+					return nil // an old document: not listed
 				}
-				doc, cluster, kept := string(id), string(id), true
-				if next, ok := rms.peek(); ok && next == i {
-					if cluster, err = rms.pop(); err != nil {
-						return err
-					}
-					kept = false
+				doc := string(id)
+				if !rm {
+					cluster = doc
+				} else if ex != nil {
+					ex.addRemoved(id)
 				}
-				line = dedup.AppendClusterLine(line[:0], doc, cluster, kept)
-				if _, err := bw.Write(line); err != nil {
-					return err
-				}
+				line = dedup.AppendClusterLine(line[:0], doc, cluster, !rm)
+				_, err := bw.Write(line)
+				return err
+			})
+			if err != nil {
+				return err
 			}
-			if next, ok := rms.peek(); ok {
-				return fmt.Errorf("removed document %d beyond the shard's %d", next, meta.Documents)
-			}
-			removed = rms.n
+			removed = n
 			return bw.Flush()
 		})
 		if err != nil {
@@ -643,11 +635,29 @@ func (j *Job) write(ctx context.Context, s int) error {
 		}
 	}
 	if j.Plan.Kept != "" {
-		n, err := j.writeKept(ctx, s, &meta)
+		var onDoc func(uint64, *corpus.Document) error
+		if ex != nil {
+			onDoc = ex.see
+		}
+		n, err := j.writeKept(ctx, s, &meta, onDoc)
 		if err != nil {
 			return err
 		}
 		removed = n
+	} else if ex != nil && len(ex.want) > 0 {
+		if err := j.eachDoc(ctx, s, &meta, ex.last+1, ex.see); err != nil {
+			return err
+		}
+	}
+	if ex != nil {
+		if j.Plan.Clusters == "" {
+			if err := j.removedIDs(ctx, s, &meta, ex); err != nil {
+				return err
+			}
+		}
+		if err := j.putShardReport(ctx, s, ex); err != nil {
+			return err
+		}
 	}
 	if removed < 0 {
 		// Neither output: count the removals.
@@ -669,13 +679,50 @@ func (j *Job) write(ctx context.Context, s int) error {
 	return j.putJSON(ctx, writeMeta(s), writeMetaFile{Kept: meta.Documents - meta.Old - removed})
 }
 
+// eachID walks shard s's ids (its sign task's) beside the join tasks'
+// removals of it, merged in document order: fn gets each document's
+// number in the shard, its id (reused by the next call) and, when it is
+// removed (rm), its cluster's id. It returns how many were removed.
+func (j *Job) eachID(ctx context.Context, s int, meta *signMetaFile, fn func(i uint64, id []byte, cluster string, rm bool) error) (int64, error) {
+	rms, err := j.openRemovals(ctx, s)
+	if err != nil {
+		return 0, err
+	}
+	defer rms.Close()
+	ids, err := j.open(ctx, signIDs(s))
+	if err != nil {
+		return 0, err
+	}
+	defer ids.Close()
+	var id []byte
+	for i := range uint64(meta.Documents) {
+		if id, err = ids.bytes(id); err != nil {
+			return 0, err
+		}
+		if _, err := ids.uvarint(); err != nil {
+			return 0, err
+		}
+		cluster, rm := "", false
+		if next, ok := rms.peek(); ok && next == i {
+			if cluster, err = rms.pop(); err != nil {
+				return 0, err
+			}
+			rm = true
+		}
+		if err := fn(i, id, cluster, rm); err != nil {
+			return 0, err
+		}
+	}
+	if next, ok := rms.peek(); ok {
+		return 0, fmt.Errorf("removed document %d beyond the shard's %d", next, meta.Documents)
+	}
+	return rms.n, nil
+}
+
 // writeKept reads shard s again and writes its kept records; it returns
-// how many documents it left out. Where the sign task skipped bad records
-// (--skip-invalid; meta says so), it leaves them out too: it parses each
-// JSONL record as the sign task did, and ends a damaged file's range
-// where the sign task found the damage.
-func (j *Job) writeKept(ctx context.Context, s int, meta *signMetaFile) (int64, error) {
-	docs := meta.Documents
+// how many documents it left out. onDoc, when not nil, sees every
+// document it reads (the report's examples' texts, exampleTexts).
+func (j *Job) writeKept(ctx context.Context, s int, meta *signMetaFile, onDoc func(i uint64, d *corpus.Document) error) (int64, error) {
 	out, err := objstore.Open(ctx, j.Plan.Kept)
 	if err != nil {
 		return 0, err
@@ -697,9 +744,42 @@ func (j *Job) writeKept(ctx context.Context, s int, meta *signMetaFile) (int64, 
 		return 0, err
 	}
 	defer w.Abort()
-	opts, err := j.Plan.Options.ReaderOptions(j.Plan.Input.corpus())
+	err = j.eachDoc(ctx, s, meta, uint64(meta.Documents), func(i uint64, d *corpus.Document) error {
+		if onDoc != nil {
+			if err := onDoc(i, d); err != nil {
+				return err
+			}
+		}
+		if next, ok := rms.peek(); ok && next == i {
+			_, err := rms.pop()
+			return err
+		}
+		return w.Write(d)
+	})
 	if err != nil {
 		return 0, err
+	}
+	if next, ok := rms.peek(); ok {
+		return 0, fmt.Errorf("removed document %d beyond the shard's %d", next, meta.Documents)
+	}
+	if err := w.Commit(); err != nil {
+		return 0, err
+	}
+	return rms.n, putLocal(ctx, out, PartName(s), tmp)
+}
+
+// eachDoc reads shard s again, its new documents up to (not including)
+// its document end, and calls fn with each and its number in the shard.
+// Where the sign task skipped bad records (--skip-invalid; meta says
+// so), it leaves them out too: it parses each JSONL record as the sign
+// task did, and ends a damaged file's range where the sign task found
+// the damage. The records are read with corpus.Options.RawOnly: a JSONL
+// record's ID and Text are not filled in.
+func (j *Job) eachDoc(ctx context.Context, s int, meta *signMetaFile, end uint64, fn func(i uint64, d *corpus.Document) error) error {
+	docs := meta.Documents
+	opts, err := j.Plan.Options.ReaderOptions(j.Plan.Input.corpus())
+	if err != nil {
+		return err
 	}
 	opts.RawOnly = true
 	if j.Plan.Input.SkipInvalid {
@@ -718,18 +798,21 @@ func (j *Job) writeKept(ctx context.Context, s int, meta *signMetaFile) (int64, 
 		if rg.Old {
 			continue
 		}
+		if i >= end {
+			return nil
+		}
 		rd, err := dedup.OpenRange(OpenInput, rg.File, opts, rg)
 		if err != nil {
-			return 0, err
+			return err
 		}
-		end, cut := damaged[rg.File]
-		for rd.Next() {
+		stop, cut := damaged[rg.File]
+		for i < end && rd.Next() {
 			if i%4096 == 0 && ctx.Err() != nil {
 				rd.Close()
-				return 0, ctx.Err()
+				return ctx.Err()
 			}
 			d := rd.Doc()
-			if cut && d.Record >= end {
+			if cut && d.Record >= stop {
 				break // the sign task used nothing from the damage on
 			}
 			if check && d.ID == "" {
@@ -737,14 +820,9 @@ func (j *Job) writeKept(ctx context.Context, s int, meta *signMetaFile) (int64, 
 					continue
 				}
 			}
-			if next, ok := rms.peek(); ok && next == i {
-				if _, err := rms.pop(); err != nil {
-					rd.Close()
-					return 0, err
-				}
-			} else if err := w.Write(d); err != nil {
+			if err := fn(i, d); err != nil {
 				rd.Close()
-				return 0, err
+				return err
 			}
 			i++
 		}
@@ -753,19 +831,13 @@ func (j *Job) writeKept(ctx context.Context, s int, meta *signMetaFile) (int64, 
 			err = cerr
 		}
 		if err != nil {
-			return 0, err
+			return err
 		}
 	}
-	if int64(i) != docs {
-		return 0, fmt.Errorf("read %d documents, the sign task read %d: the input changed", i, docs)
+	if end == uint64(docs) && int64(i) != docs {
+		return fmt.Errorf("read %d documents, the sign task read %d: the input changed", i, docs)
 	}
-	if next, ok := rms.peek(); ok {
-		return 0, fmt.Errorf("removed document %d beyond the shard's %d", next, docs)
-	}
-	if err := w.Commit(); err != nil {
-		return 0, err
-	}
-	return rms.n, putLocal(ctx, out, PartName(s), tmp)
+	return nil
 }
 
 // finish: the counts of --stats, as neardup dedup reports them, from the
@@ -851,6 +923,11 @@ func (j *Job) finish(ctx context.Context) error {
 	b, err := jsonIndent(st)
 	if err != nil {
 		return err
+	}
+	if p.examples() {
+		if err := j.finishReport(ctx); err != nil {
+			return err
+		}
 	}
 	if err := j.Work.PutBytes(ctx, StatsName, b); err != nil || p.Stats == "" {
 		return err

@@ -1,0 +1,357 @@
+package staged
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/neardup/neardup/corpus"
+	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/report"
+	"github.com/neardup/neardup/text"
+)
+
+// What the report (--report, Plan.Examples) needs of a staged job, and
+// where it comes from: its example clusters as dedup.Run chooses them,
+// with their members' texts, and the removed ids.
+//
+//   - Each join task lists its clusters of two or more new documents
+//     (joinClusters: the kept document, the size and the first members,
+//     dedup.JoinCluster), in the order of their kept documents.
+//   - Each write task reads those N lists, chooses the examples from
+//     them (dedup.ChooseExamples: the same choice for any number of
+//     tasks, and Run's), reads the texts of the chosen clusters' members
+//     that are in its shard (with -o as it writes the kept records, else
+//     reading its shard up to the last of them), and lists its shard's
+//     removed ids, up to report.MaxRemovedBytes (writeReport).
+//   - Finish puts the shards' parts together (ReportName), and the
+//     command renders the page from it and the job's Stats.
+//
+// A write task holds about 32 bytes a cluster of two or more documents
+// while it chooses (every task the same: the choice is not written
+// anywhere it could be read back from before every task has made it; a
+// job of more such clusters than half of --task-memory holds at that
+// rate fails and says so), then the texts of its members and its
+// removed ids.
+
+// joinClusters is join task g's clusters of two or more new documents.
+func joinClusters(g int) string { return fmt.Sprintf("join/%05d/clusters", g) }
+
+// writeReport is write task s's part of the report.
+func writeReport(s int) string { return fmt.Sprintf("write/%05d-report.json", s) }
+
+// ReportName is the finish task's file of what the report shows besides
+// the Stats: the example clusters and the removed ids (ReportFile).
+const ReportName = "finish/report.json"
+
+// ReportFile is ReportName: the job's dedup.Stats.Examples, as Run gives
+// them, and its removed ids in input order, as dedup.Outputs.Removed
+// gives them, unless they take more than report.MaxRemovedBytes
+// (RemovedOmitted).
+type ReportFile struct {
+	Examples       []dedup.Example `json:"examples"`
+	RemovedIDs     []string        `json:"removed_ids"`
+	RemovedOmitted bool            `json:"removed_omitted,omitempty"`
+}
+
+// Report reads the finish task's ReportName.
+func (j *Job) Report(ctx context.Context) (*ReportFile, error) {
+	rf := &ReportFile{}
+	if err := j.getJSON(ctx, ReportName, rf); err != nil {
+		return nil, err
+	}
+	return rf, nil
+}
+
+// putJoinClusters writes join task g's clusters: for each, uvarints of
+// its kept document, its size, its number of members and the members.
+func (j *Job) putJoinClusters(ctx context.Context, g int, cs []dedup.JoinCluster) error {
+	return j.Work.Put(ctx, joinClusters(g), func(w io.Writer) error {
+		var b []byte
+		for _, c := range cs {
+			b = appendUvarint(b[:0], uint64(c.Kept))
+			b = appendUvarint(b, uint64(c.Size))
+			b = appendUvarint(b, uint64(len(c.Members)))
+			for _, m := range c.Members {
+				b = appendUvarint(b, uint64(m))
+			}
+			if _, err := w.Write(b); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// eachJoinCluster calls fn with every cluster of every join task's list,
+// group by group; c.Members is reused by the next call.
+func (j *Job) eachJoinCluster(ctx context.Context, fn func(c *dedup.JoinCluster)) error {
+	var c dedup.JoinCluster
+	for g := range j.Plan.Tasks {
+		r, err := j.open(ctx, joinClusters(g))
+		if err != nil {
+			return err
+		}
+		for !r.atEOF() {
+			var v [3]uint64
+			for k := range v {
+				if v[k], err = r.uvarint(); err != nil {
+					r.Close()
+					return err
+				}
+			}
+			if v[2] > dedup.ExampleMembers {
+				r.Close()
+				return r.bad(fmt.Errorf("a cluster of %d members", v[2]))
+			}
+			c.Kept, c.Size, c.Members = int64(v[0]), int(v[1]), c.Members[:0]
+			for range v[2] {
+				m, err := r.uvarint()
+				if err != nil {
+					r.Close()
+					return err
+				}
+				c.Members = append(c.Members, int64(m))
+			}
+			fn(&c)
+		}
+		r.Close()
+	}
+	return nil
+}
+
+// chooseBytes is what chooseExamples holds a cluster at its peak (its
+// list of the clusters, then their kept documents and sizes apart).
+const chooseBytes = 32
+
+// chosenExample is an example cluster the write tasks chose.
+type chosenExample struct {
+	Kind    string  `json:"kind"`
+	Size    int     `json:"size"`
+	Kept    int64   `json:"kept"`
+	Members []int64 `json:"-"`
+}
+
+// chooseExamples chooses the job's example clusters from the join
+// tasks' lists, as dedup.Run does (dedup.ChooseExamples), in the order of
+// Stats.Examples: it reads the lists twice, first for the kept documents
+// and sizes, then for the chosen clusters' members.
+func (j *Job) chooseExamples(ctx context.Context) ([]chosenExample, error) {
+	type cl struct {
+		kept int64
+		size int
+	}
+	var all []cl
+	var n int64
+	err := j.eachJoinCluster(ctx, func(c *dedup.JoinCluster) {
+		if n++; n*chooseBytes <= j.limit()/2 || j.limit() <= 0 {
+			all = append(all, cl{c.Kept, c.Size})
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(all)) < n {
+		return nil, fmt.Errorf("--report: the job found %d clusters of two or more documents; choosing its examples as neardup dedup does takes about %d bytes, more than half of --task-memory %d bytes: give more --task-memory, or leave out --report", n, n*chooseBytes, j.Plan.TaskMemory)
+	}
+	slices.SortFunc(all, func(a, b cl) int { return cmp.Compare(a.kept, b.kept) })
+	kept, sizes := make([]int64, len(all)), make([]int, len(all))
+	for c, x := range all {
+		kept[c], sizes[c] = x.kept, x.size
+	}
+	all = nil
+	picks := dedup.ChooseExamples(kept, sizes, j.Plan.Examples, j.Plan.RandomExamples)
+	out := make([]chosenExample, len(picks))
+	at := make(map[int64]int, len(picks))
+	for k, p := range picks {
+		out[k] = chosenExample{Kind: p.Kind, Size: p.Size, Kept: kept[p.Cluster]}
+		at[kept[p.Cluster]] = k
+	}
+	if len(out) == 0 {
+		return out, nil
+	}
+	err = j.eachJoinCluster(ctx, func(c *dedup.JoinCluster) {
+		if k, ok := at[c.Kept]; ok {
+			out[k].Members = slices.Clone(c.Members)
+		}
+	})
+	return out, err
+}
+
+// shardExamples is a write task's share of the report: the job's chosen
+// examples, and the texts of their members in its shard as it reads them.
+type shardExamples struct {
+	chosen []chosenExample
+	off    int64          // the shard's first document in the input
+	want   map[uint64]int // shard document -> its example
+	last   uint64         // the last document of want
+	opts   corpus.Options
+	html   bool // extract the text of HTML, as dedup.Run shows it
+	all    bool // text.ExtractHTML's whole page
+	got    []shardMember
+	// removed are the shard's removed ids, up to report.MaxRemovedBytes
+	// (omitted past it).
+	removed      []string
+	removedBytes int
+	omitted      bool
+}
+
+// shardMember is a member of an example cluster that a write task read.
+type shardMember struct {
+	Example int    `json:"example"`
+	Doc     int64  `json:"doc"`
+	ID      string `json:"id"`
+	Text    string `json:"text"`
+}
+
+// shardReportFile is writeReport.
+type shardReportFile struct {
+	Chosen         []chosenExample `json:"chosen"`
+	Members        []shardMember   `json:"members"`
+	RemovedIDs     []string        `json:"removed_ids"`
+	RemovedOmitted bool            `json:"removed_omitted,omitempty"`
+}
+
+// shardExamples chooses the examples and finds which of their members
+// write task s reads.
+func (j *Job) shardExamples(ctx context.Context, s int) (*shardExamples, error) {
+	chosen, err := j.chooseExamples(ctx)
+	if err != nil {
+		return nil, err
+	}
+	off, err := j.offsets(ctx)
+	if err != nil {
+		return nil, err
+	}
+	spec, err := j.Plan.Options.ResolveSpec()
+	if err != nil {
+		return nil, err
+	}
+	opts, err := j.Plan.Options.ReaderOptions(j.Plan.Input.corpus())
+	if err != nil {
+		return nil, err
+	}
+	ex := &shardExamples{chosen: chosen, off: off[s], want: map[uint64]int{}, opts: opts,
+		html: spec.Normalize.HTML, all: spec.Normalize.HTMLAll}
+	for k, c := range chosen {
+		for _, m := range c.Members {
+			if m >= off[s] && m < off[s+1] {
+				d := uint64(m - off[s])
+				ex.want[d] = k
+				ex.last = max(ex.last, d)
+			}
+		}
+	}
+	return ex, nil
+}
+
+// see takes document i of the shard's text if an example wants it.
+func (ex *shardExamples) see(i uint64, d *corpus.Document) error {
+	k, ok := ex.want[i]
+	if !ok {
+		return nil
+	}
+	doc := *d
+	// The records were read RawOnly: a JSONL record's id and text are
+	// parsed now, as dedup.Run's second pass does.
+	if doc.ID == "" {
+		if err := corpus.ParseJSONL(&doc, ex.opts); err != nil {
+			return &corpus.RecordError{File: d.Source, Record: d.Record, Offset: d.Offset, Err: err}
+		}
+	}
+	m := shardMember{Example: k, Doc: ex.off + int64(i), ID: strings.Clone(doc.ID), Text: strings.Clone(doc.Text)}
+	if ex.html {
+		// A strings.Reader never fails, so neither does the extraction.
+		b, _, _ := text.ExtractHTML(nil, strings.NewReader(m.Text), ex.all)
+		m.Text = string(b)
+	}
+	ex.got = append(ex.got, m)
+	return nil
+}
+
+// addRemoved lists a removed id, up to report.MaxRemovedBytes of them:
+// past it the shard's list, and so the job's, is too long to embed.
+func (ex *shardExamples) addRemoved(id []byte) {
+	if ex.omitted {
+		return
+	}
+	if ex.removedBytes += len(id) + 1; ex.removedBytes > report.MaxRemovedBytes {
+		ex.removed, ex.omitted = nil, true
+		return
+	}
+	ex.removed = append(ex.removed, string(id))
+}
+
+// removedIDs lists shard s's removed ids (the clusters output lists them
+// as it writes, when there is one).
+func (j *Job) removedIDs(ctx context.Context, s int, meta *signMetaFile, ex *shardExamples) error {
+	_, err := j.eachID(ctx, s, meta, func(_ uint64, id []byte, _ string, rm bool) error {
+		if rm {
+			ex.addRemoved(id)
+		}
+		return nil
+	})
+	return err
+}
+
+// putShardReport writes write task s's part of the report.
+func (j *Job) putShardReport(ctx context.Context, s int, ex *shardExamples) error {
+	if len(ex.got) != len(ex.want) {
+		return fmt.Errorf("found %d of the %d members of the report's examples in the shard: the input changed", len(ex.got), len(ex.want))
+	}
+	return j.putJSON(ctx, writeReport(s), shardReportFile{Chosen: ex.chosen, Members: ex.got, RemovedIDs: ex.removed, RemovedOmitted: ex.omitted})
+}
+
+// finishReport puts the write tasks' parts of the report together
+// (ReportName): the examples' members in input order, the kept one first
+// and as many others as dedup.Run shows; the removed ids in input order.
+func (j *Job) finishReport(ctx context.Context) error {
+	rf := &ReportFile{RemovedIDs: []string{}}
+	var chosen []chosenExample
+	bytes := 0
+	for s := range j.Plan.Tasks {
+		var part shardReportFile
+		if err := j.getJSON(ctx, writeReport(s), &part); err != nil {
+			return err
+		}
+		if s == 0 {
+			chosen = part.Chosen
+			rf.Examples = make([]dedup.Example, len(chosen))
+			for k, c := range chosen {
+				rf.Examples[k] = dedup.Example{Kind: c.Kind, Size: c.Size}
+			}
+		} else if len(part.Chosen) != len(chosen) {
+			return fmt.Errorf("%s: damaged work file: %d examples, write task 0 chose %d", j.Work.URL(writeReport(s)), len(part.Chosen), len(chosen))
+		}
+		for _, m := range part.Members {
+			if m.Example < 0 || m.Example >= len(chosen) {
+				return fmt.Errorf("%s: damaged work file: example %d of %d", j.Work.URL(writeReport(s)), m.Example, len(chosen))
+			}
+			e, kept := &rf.Examples[m.Example], m.Doc == chosen[m.Example].Kept
+			// dedup.Run's rule (its second pass): the kept document, and
+			// others while fewer than ExampleMembers-1 are shown.
+			switch {
+			case kept:
+				e.Members = slices.Insert(e.Members, 0, dedup.ExampleDoc{ID: m.ID, Text: m.Text, Kept: true})
+			case len(e.Members) < dedup.ExampleMembers-1:
+				e.Members = append(e.Members, dedup.ExampleDoc{ID: m.ID, Text: m.Text})
+			}
+		}
+		if rf.RemovedOmitted = rf.RemovedOmitted || part.RemovedOmitted; !rf.RemovedOmitted {
+			for _, id := range part.RemovedIDs {
+				bytes += len(id) + 1
+			}
+			if bytes > report.MaxRemovedBytes {
+				rf.RemovedOmitted = true
+			}
+			rf.RemovedIDs = append(rf.RemovedIDs, part.RemovedIDs...)
+		}
+		if rf.RemovedOmitted {
+			rf.RemovedIDs = nil
+		}
+	}
+	return j.putJSON(ctx, ReportName, rf)
+}
