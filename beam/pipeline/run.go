@@ -95,10 +95,10 @@ type Options struct {
 const JoinShardDocs = 4096
 
 // DefaultJoinMemory is Options.JoinMemory's default: 256 MiB of
-// documents (about 60,000 minhash sketches of bench documents; a join of
-// 4,096 documents holds a few MB), which dedup.JoinComponents holds
-// about one and a half times at its peak (it copies the shingle sets
-// as it frees the sketches).
+// documents (about 140,000 of the bench corpus, 1.8 KB each with
+// minhash's defaults; a join of 4,096 documents holds about 8 MB), which
+// dedup.JoinComponents holds about one and a half times at its peak (it
+// copies the shingle sets as it frees the sketches).
 const DefaultJoinMemory = 256 << 20
 
 // Stage is the time one job took.
