@@ -1,10 +1,12 @@
 package pipeline
 
 import (
+	"bufio"
 	"cmp"
 	"context"
 	"encoding/binary"
 	"fmt"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -54,32 +56,40 @@ func parseMetaFn(s string, emit func(int64, docMeta)) error {
 // builds the method and its Finder). It
 // emits each removed document's rank with its cluster's id (the kept
 // document's), and the pairs lines (--pairs) by output shard. It holds
-// the component's documents and sketches.
+// the shard's documents and sketches, up to Memory bytes of them: a
+// larger shard (a giant component: the same template on thousands of
+// sites) has its sketches written to a local scratch file and is joined
+// with them streamed from it (dedup.JoinOptions.Sketches, as the staged
+// join task joins a component larger than its memory), holding only
+// each document's rank, id and length and the Finder's own memory
+// (dedup.StreamedJoinBytes).
 type joinFn struct {
 	Cfg dedup.Options
 	// Sketched is how many documents of the whole input have a sketch
 	// (simhash's join chooses its design from it, as Run does).
 	Sketched int64
 	Pairs    bool
+	// Memory is Options.JoinMemory (negative: no limit).
+	Memory int64
 }
 
+// joinDocBytes is about what a join holds for a document besides its id
+// and sketch (its dedup.JoinDoc and its place in the scratch file).
+const joinDocBytes = 64
+
 func (f *joinFn) ProcessElement(ctx context.Context, _ int64, it func(*joinRec) bool, emitRemoved func(int64, string), emitPair func(int64, line)) error {
-	var recs []joinRec
-	var r joinRec
-	for it(&r) {
-		recs = append(recs, r)
-		r = joinRec{}
+	docs, sp, err := f.collect(it)
+	defer sp.remove()
+	if err != nil {
+		return err
 	}
-	slices.SortFunc(recs, func(a, b joinRec) int { return cmp.Compare(a.Rank, b.Rank) })
-	docs := make([]dedup.JoinDoc, len(recs))
-	for i, r := range recs {
-		if i > 0 && r.Rank == recs[i-1].Rank {
-			return fmt.Errorf("internal: document rank %d sent twice to its component's join", r.Rank)
-		}
-		docs[i] = dedup.JoinDoc{Doc: r.Rank, ID: r.ID, Len: int(r.Len), Sketch: r.Sketch}
+	opts := dedup.JoinOptions{Workers: 1, Sketched: f.Sketched, Pairs: f.Pairs}
+	if sp != nil {
+		opts.Sketches = sp.next
+		cStreamedJoins.Inc(ctx, 1)
+		cStreamedDocs.Inc(ctx, int64(len(docs)))
 	}
-	recs = nil
-	res, err := dedup.JoinComponents(ctx, f.Cfg, docs, dedup.JoinOptions{Workers: 1, Sketched: f.Sketched, Pairs: f.Pairs})
+	res, err := dedup.JoinComponents(ctx, f.Cfg, docs, opts)
 	if err != nil {
 		return err
 	}
@@ -110,12 +120,149 @@ func (f *joinFn) ProcessElement(ctx context.Context, _ int64, it func(*joinRec) 
 	return nil
 }
 
+// collect reads the shard's documents, in input order. Past f.Memory
+// bytes of them it writes every sketch to a scratch file instead (those
+// held so far, then the rest as they come) and returns it: the
+// documents' Sketch fields are then nil and the file gives the sketches
+// in the documents' order.
+func (f *joinFn) collect(it func(*joinRec) bool) ([]dedup.JoinDoc, *sketchSpool, error) {
+	type held struct {
+		doc dedup.JoinDoc
+		at  sketchAt
+	}
+	var recs []held
+	var sp *sketchSpool
+	var mem int64
+	var r joinRec
+	for it(&r) {
+		d := dedup.JoinDoc{Doc: r.Rank, ID: r.ID, Len: int(r.Len), Sketch: r.Sketch}
+		if sp == nil {
+			recs = append(recs, held{doc: d})
+			r = joinRec{} // the sketch is held: decode the next into new memory
+			mem += int64(len(d.ID)+len(d.Sketch)) + joinDocBytes
+			if f.Memory < 0 || mem <= f.Memory {
+				continue
+			}
+			var err error
+			if sp, err = newSketchSpool(); err != nil {
+				return nil, nil, err
+			}
+			for x := range recs {
+				if recs[x].at, err = sp.write(recs[x].doc.Sketch); err != nil {
+					return nil, sp, err
+				}
+				recs[x].doc.Sketch = nil
+			}
+			continue
+		}
+		at, err := sp.write(d.Sketch)
+		if err != nil {
+			return nil, sp, err
+		}
+		d.Sketch = nil
+		recs = append(recs, held{doc: d, at: at})
+	}
+	if err := sp.flush(); err != nil {
+		return nil, sp, err
+	}
+	slices.SortFunc(recs, func(a, b held) int { return cmp.Compare(a.doc.Doc, b.doc.Doc) })
+	docs := make([]dedup.JoinDoc, len(recs))
+	for i, h := range recs {
+		if i > 0 && h.doc.Doc == recs[i-1].doc.Doc {
+			return nil, sp, fmt.Errorf("internal: document rank %d sent twice to its component's join", h.doc.Doc)
+		}
+		docs[i] = h.doc
+		if sp != nil {
+			sp.order = append(sp.order, h.at)
+		}
+	}
+	return docs, sp, nil
+}
+
+// sketchAt is a sketch's place in a sketchSpool's file.
+type sketchAt struct {
+	off int64
+	n   int
+}
+
+// sketchSpool is a local scratch file of sketches, written in the order
+// they come and read back in order (one pread a sketch: the documents
+// come in no order; the file is one join's, on the worker's disk, most
+// of it in the page cache when memory allows).
+type sketchSpool struct {
+	f     *os.File
+	w     *bufio.Writer
+	size  int64
+	order []sketchAt // the sketches in the documents' order
+	buf   []byte
+}
+
+func newSketchSpool() (*sketchSpool, error) {
+	f, err := os.CreateTemp("", "neardup-beam-join-*")
+	if err != nil {
+		return nil, fmt.Errorf("join's scratch file: %w", err)
+	}
+	return &sketchSpool{f: f, w: bufio.NewWriterSize(f, 1<<20)}, nil
+}
+
+func (s *sketchSpool) write(b []byte) (sketchAt, error) {
+	at := sketchAt{off: s.size, n: len(b)}
+	if _, err := s.w.Write(b); err != nil {
+		return at, fmt.Errorf("join's scratch file %s: %w", s.f.Name(), err)
+	}
+	s.size += int64(len(b))
+	return at, nil
+}
+
+// flush writes what is buffered (nothing to do for a nil spool).
+func (s *sketchSpool) flush() error {
+	if s == nil {
+		return nil
+	}
+	if err := s.w.Flush(); err != nil {
+		return fmt.Errorf("join's scratch file %s: %w", s.f.Name(), err)
+	}
+	s.w = nil
+	return nil
+}
+
+// next returns the next sketch in the documents' order (valid until the
+// next call): dedup.JoinOptions.Sketches.
+func (s *sketchSpool) next() ([]byte, error) {
+	if len(s.order) == 0 {
+		return nil, fmt.Errorf("join's scratch file %s: more sketches asked for than written", s.f.Name())
+	}
+	at := s.order[0]
+	s.order = s.order[1:]
+	if cap(s.buf) < at.n {
+		s.buf = make([]byte, at.n)
+	}
+	b := s.buf[:at.n]
+	if _, err := s.f.ReadAt(b, at.off); err != nil {
+		return nil, fmt.Errorf("join's scratch file %s: %w", s.f.Name(), err)
+	}
+	return b, nil
+}
+
+// remove closes and removes the file (nothing for a nil spool).
+func (s *sketchSpool) remove() {
+	if s == nil {
+		return
+	}
+	s.f.Close()
+	os.Remove(s.f.Name())
+}
+
 var (
 	cKept     = beam.NewCounter("neardup", "kept")
 	cClusters = beam.NewCounter("neardup", "clusters")
 	dCluster  = beam.NewDistribution("neardup", "cluster_size")
 	dJoin     = beam.NewDistribution("neardup", "join_size")
 	cPairs    = beam.NewCounter("neardup", "pairs")
+	// Joins whose sketches were streamed from a scratch file, and their
+	// documents.
+	cStreamedJoins = beam.NewCounter("neardup", "streamed_joins")
+	cStreamedDocs  = beam.NewCounter("neardup", "streamed_documents")
 )
 
 // clusterLinesFn writes the clusters line of one document as `neardup

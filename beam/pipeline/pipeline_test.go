@@ -266,21 +266,27 @@ func firstDiff(a, b []byte) string {
 func TestSameAsDedup(t *testing.T) {
 	dir := t.TempDir()
 	files := genCorpus(t, dir, 1500)
+	// mem is the run's Options.JoinMemory: small enough that the larger
+	// of its joins (about 64 documents each) stream their sketches from
+	// a scratch file, large enough that the smaller hold them (the
+	// sketches' sizes differ by method).
 	type tc struct {
 		name string
 		set  func(*dedup.Options)
+		mem  int64
 	}
+	const minhashMem = 48 << 10
 	cases := []tc{
-		{"minhash", func(c *dedup.Options) {}},
-		{"minhash-verify", func(c *dedup.Options) { c.Verify = true }},
-		{"minhash-estimate-only", func(c *dedup.Options) { c.EstimateOnly = true }},
-		{"minhash-longest", func(c *dedup.Options) { c.Keep = cluster.Longest }},
-		{"minhash-4gram-0.6", func(c *dedup.Options) { c.Spec.Threshold = 0.6; c.Spec.Shingle.N = 4 }},
-		{"minhash-all-pairs", func(c *dedup.Options) { c.AllPairs = true }},
-		{"simhash", func(c *dedup.Options) { c.Method = "simhash" }},
-		{"simhash-verify", func(c *dedup.Options) { c.Method = "simhash"; c.Verify = true }},
-		{"exact", func(c *dedup.Options) { c.Method = "exact" }},
-		{"ksentence", func(c *dedup.Options) { c.Method = "ksentence"; c.Keep = cluster.Longest }},
+		{"minhash", func(c *dedup.Options) {}, minhashMem},
+		{"minhash-verify", func(c *dedup.Options) { c.Verify = true }, minhashMem},
+		{"minhash-estimate-only", func(c *dedup.Options) { c.EstimateOnly = true }, minhashMem},
+		{"minhash-longest", func(c *dedup.Options) { c.Keep = cluster.Longest }, minhashMem},
+		{"minhash-4gram-0.6", func(c *dedup.Options) { c.Spec.Threshold = 0.6; c.Spec.Shingle.N = 4 }, minhashMem},
+		{"minhash-all-pairs", func(c *dedup.Options) { c.AllPairs = true }, minhashMem},
+		{"simhash", func(c *dedup.Options) { c.Method = "simhash" }, 8 << 10},
+		{"simhash-verify", func(c *dedup.Options) { c.Method = "simhash"; c.Verify = true }, 24 << 10},
+		{"exact", func(c *dedup.Options) { c.Method = "exact" }, 8 << 10},
+		{"ksentence", func(c *dedup.Options) { c.Method = "ksentence"; c.Keep = cluster.Longest }, 8 << 10},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -289,9 +295,14 @@ func TestSameAsDedup(t *testing.T) {
 			d := t.TempDir()
 			wantC, wantK, wantP := runDedupPairs(t, cfg, files, d)
 			out := filepath.Join(d, "beam")
-			st, err := Run(context.Background(), Options{Inputs: []string{filepath.Join(dir, "*")}, Output: out, Config: cfg, Runner: "prism", Pairs: true, JoinDocs: 64})
+			st, err := Run(context.Background(), Options{Inputs: []string{filepath.Join(dir, "*")}, Output: out, Config: cfg, Runner: "prism", Pairs: true, JoinDocs: 64, JoinMemory: c.mem})
 			if err != nil {
 				t.Fatal(err)
+			}
+			// Some joins held more than JoinMemory and streamed their
+			// sketches from a scratch file, the others held them.
+			if st.StreamedJoins == 0 || st.StreamedJoins >= st.JoinShards || st.StreamedDocs == 0 {
+				t.Errorf("%d of %d joins streamed (%d documents, %d bytes of sketches to the joins): want some, not all", st.StreamedJoins, st.JoinShards, st.StreamedDocs, st.ShuffleBySteps["sketches_to_components"])
 			}
 			gotC, gotK := readOutputs(t, out)
 			if !bytes.Equal(gotC, wantC) {
@@ -323,6 +334,7 @@ func TestSameAsDedup(t *testing.T) {
 				t.Errorf("shuffle bytes %d, by step %v", st.ShuffleBytes, st.ShuffleBySteps)
 			}
 			checkPairs(t, out, gotC, st, cfg)
+			t.Logf("%s: %d of %d joins streamed", c.name, st.StreamedJoins, st.JoinShards)
 			t.Logf("%s: %d docs, %d kept, %d clusters (largest %d), %d rounds, %d jobs, %.0f shuffle bytes/doc",
 				c.name, st.Documents, st.Kept, st.Clusters, st.LargestCluster, st.Rounds, st.Jobs, st.ShufflePerDoc)
 		})

@@ -73,6 +73,13 @@ type Options struct {
 	// JoinDocs is about how many documents with a candidate one join
 	// holds (0: JoinShardDocs); tests make it small to run many joins.
 	JoinDocs int64
+	// JoinMemory is about how many bytes of documents (ids and sketches)
+	// one join holds in memory (0: DefaultJoinMemory; negative: no
+	// limit). A join of more (a giant component) writes its sketches to
+	// a local scratch file (the worker's os.TempDir) and is joined with
+	// them streamed from it, holding the method's index and the
+	// documents' ids but not their sketches.
+	JoinMemory int64
 	// RoundsPerJob is how many connected-components rounds one job runs
 	// (0: 4); MaxRounds stops a run that has not converged (0: 200).
 	RoundsPerJob, MaxRounds int
@@ -86,6 +93,13 @@ type Options struct {
 // call of dedup.JoinComponents, which builds the method and its Finder
 // (a join a component cost 2,920 of them on 20,000 bench documents).
 const JoinShardDocs = 4096
+
+// DefaultJoinMemory is Options.JoinMemory's default: 256 MiB of
+// documents (about 140,000 of the bench corpus, 1.8 KB each with
+// minhash's defaults; a join of 4,096 documents holds about 8 MB), which
+// dedup.JoinComponents holds about one and a half times at its peak (it
+// copies the shingle sets as it frees the sketches).
+const DefaultJoinMemory = 256 << 20
 
 // Stage is the time one job took.
 type Stage struct {
@@ -113,8 +127,13 @@ type Stats struct {
 	// JoinShards is how many joins the components were spread over
 	// (JoinShardDocs documents with a candidate each, about), LargestJoin
 	// the most documents one of them held.
-	JoinShards    int64   `json:"join_shards"`
-	LargestJoin   int64   `json:"largest_join"`
+	JoinShards  int64 `json:"join_shards"`
+	LargestJoin int64 `json:"largest_join"`
+	// StreamedJoins is how many joins held more than Options.JoinMemory
+	// and were joined with their sketches streamed from a scratch file;
+	// StreamedDocs their documents.
+	StreamedJoins int64   `json:"streamed_joins"`
+	StreamedDocs  int64   `json:"streamed_documents"`
 	Rounds        int     `json:"cc_rounds"`
 	Jobs          int     `json:"jobs"`
 	ShuffleBytes  int64   `json:"shuffle_bytes"`
@@ -150,6 +169,9 @@ func Run(ctx context.Context, opts Options) (*Stats, error) {
 	}
 	if opts.JoinDocs <= 0 {
 		opts.JoinDocs = JoinShardDocs
+	}
+	if opts.JoinMemory == 0 {
+		opts.JoinMemory = DefaultJoinMemory
 	}
 	if opts.RoundsPerJob <= 0 {
 		opts.RoundsPerJob = 4
@@ -300,7 +322,7 @@ func (r *run) sketchJob(ctx context.Context) error {
 // kept records, the pairs.
 func (r *run) outputJob(ctx context.Context, edges string) error {
 	final := r.tmp + "/final"
-	join := &joinFn{Cfg: r.opts.Config, Sketched: r.stats.Documents - r.stats.Empty, Pairs: r.opts.Pairs}
+	join := &joinFn{Cfg: r.opts.Config, Sketched: r.stats.Documents - r.stats.Empty, Pairs: r.opts.Pairs, Memory: r.opts.JoinMemory}
 	// Documents with a candidate: at most two a candidate edge.
 	r.stats.JoinShards = min(max(min(2*r.stats.CandidateEdges, r.stats.Documents)/r.opts.JoinDocs, 1), 1<<20)
 	res, err := r.job(ctx, "join components, outputs", func(s beam.Scope) {
@@ -323,6 +345,8 @@ func (r *run) outputJob(ctx context.Context, edges string) error {
 	r.stats.Clusters = res["clusters"]
 	r.stats.LargestCluster = max(res["max:cluster_size"], min(r.stats.Documents, 1))
 	r.stats.LargestJoin = res["max:join_size"]
+	r.stats.StreamedJoins = res["streamed_joins"]
+	r.stats.StreamedDocs = res["streamed_documents"]
 	r.stats.Pairs = res["pairs"]
 	r.stats.Resketched = res["sketched_again"]
 	return nil

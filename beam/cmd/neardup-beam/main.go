@@ -57,6 +57,7 @@ type options struct {
 	in                      inputs
 	output, method, idf     string
 	roundsPerJob, maxRounds int
+	joinMemory              string
 	pairs                   bool
 	quiet, verbose          bool
 	sketch                  sharedflags.Sketch // the sketch flags of neardup dedup
@@ -82,6 +83,7 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.BoolVar(&o.pairs, "pairs", false, "write pairs-*.jsonl: {id1, id2, similarity} per duplicate pair found")
 	o.fields.Register(fs)
 	fs.Var(&o.fields.MaxDocBytes, "max-doc-bytes", sharedflags.MaxDocBytesUsage)
+	fs.StringVar(&o.joinMemory, "join-memory", fmt.Sprintf("%dMiB", pipeline.DefaultJoinMemory>>20), "bytes of documents (ids and sketches) one join holds in memory; a join of more (a giant component) writes its sketches to a scratch file on the worker's local disk and is joined from it (0: no limit)")
 	fs.IntVar(&o.roundsPerJob, "rounds-per-job", 4, "connected-components rounds per Beam job")
 	fs.IntVar(&o.maxRounds, "max-rounds", 200, "stop with an error when the components have not converged after this many rounds")
 	fs.BoolVar(&o.quiet, "quiet", false, "print no summary")
@@ -177,6 +179,14 @@ func run(args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "neardup-beam: %v\n", err)
 		return exitUsage
 	}
+	joinMemory, err := sharedflags.ParseSize(o.joinMemory)
+	if err != nil {
+		fmt.Fprintf(stderr, "neardup-beam: --join-memory: %v\n", err)
+		return exitUsage
+	}
+	if joinMemory == 0 {
+		joinMemory = -1 // no limit
+	}
 	runner := fs.Lookup("runner").Value.String()
 	if runner == "" {
 		runner = "prism"
@@ -184,7 +194,7 @@ func run(args []string, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	opts := pipeline.Options{Inputs: o.in, Output: o.output, Config: cfg, TextField: o.fields.TextField, IDField: o.fields.IDField,
-		MaxDocBytes: int(o.fields.MaxDocBytes), Pairs: o.pairs, Runner: runner, RoundsPerJob: o.roundsPerJob, MaxRounds: o.maxRounds}
+		MaxDocBytes: int(o.fields.MaxDocBytes), Pairs: o.pairs, Runner: runner, RoundsPerJob: o.roundsPerJob, MaxRounds: o.maxRounds, JoinMemory: joinMemory}
 	if !o.quiet {
 		opts.Log = func(format string, args ...any) { fmt.Fprintf(stderr, "neardup-beam: "+format+"\n", args...) }
 	}
