@@ -438,6 +438,7 @@ type minhashFinder struct {
 	ix       *lsh.Index
 	docOf    *arena.Array[uint32]
 	monotone bool // entries were added in document order (not so under --keep longest with leader clustering)
+	own16    []uint16 // the low 16 bits of the slots of the document add is adding (identical)
 	uf       *cluster.UnionFind
 	sigs     sigStore // entry e's signature, 16 bits a slot, and effective slots (without Verify; by document in direct mode)
 	sets     setFile  // the documents' shingle sets (without EstimateOnly), see set
@@ -749,6 +750,7 @@ func (f *minhashFinder) add(i int, sk *minhashSketch, emit func(Pair)) error {
 	if err := f.query(sk); err != nil {
 		return err
 	}
+	f.own16 = appendLow16(f.own16[:0], sk.sig[:f.k]) // for identical
 	duplicate := false
 	var err error
 	for _, c := range f.found {
@@ -859,14 +861,14 @@ func (m *minhashMethod) byEstimate(n, keff int) (sim float64, ok, sure bool) {
 // equals that of document i, the one being added (sketch sk); e is j's
 // index entry.
 func (f *minhashFinder) identical(e, j, i int, sk *minhashSketch) (bool, error) {
-	if f.m.join == joinTiered && matches16(f.sigs.get(e), sk.sig) != f.k {
+	if f.m.join == joinTiered && !same16(f.sigs.get(e), f.own16) {
 		return false, nil // equal sets have equal signatures
 	}
 	if f.m.join.needSets() {
 		sim, err := f.exact(j, i)
 		return sim == 1, err
 	}
-	return matches16(f.sigs.get(e), sk.sig) == f.k, nil
+	return same16(f.sigs.get(e), f.own16), nil
 }
 
 // addLeader is leader clustering in keep order (--cluster leader; the

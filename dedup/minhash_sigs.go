@@ -3,6 +3,7 @@ package dedup
 import (
 	"github.com/neardup/neardup/internal/arena"
 	"github.com/neardup/neardup/minhash"
+	"unsafe"
 )
 
 // The minhash Finder keeps the signature of every document in its index
@@ -68,6 +69,25 @@ func matches16(a []uint16, b []uint32) int {
 		}
 	}
 	return n
+}
+
+// same16 reports whether a and b, two signatures' low 16 bits a slot,
+// are equal: matches16 == k, compared as bytes (memequal, which stops at
+// the first block that differs). identical asks it of every candidate
+// already joined to the document, which in a giant component of templated
+// pages is every earlier page: counting every slot there was a third of
+// dedup's CPU on 8,000 near-copies of one page.
+func same16(a, b []uint16) bool {
+	return len(a) == len(b) && string(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(a))), 2*len(a))) ==
+		string(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(b))), 2*len(b)))
+}
+
+// appendLow16 appends the low 16 bits of each slot of sig to dst.
+func appendLow16(dst []uint16, sig []uint32) []uint16 {
+	for _, v := range sig {
+		dst = append(dst, uint16(v))
+	}
+	return dst
 }
 
 // matches16Full is minhash.Matches16: the slots where the low 16 bits of
