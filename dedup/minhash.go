@@ -437,7 +437,7 @@ type minhashFinder struct {
 	// by Flush or Close.
 	ix       *lsh.Index
 	docOf    *arena.Array[uint32]
-	monotone bool // entries were added in document order (not so under --keep longest with leader clustering)
+	monotone bool     // entries were added in document order (not so under --keep longest with leader clustering)
 	own16    []uint16 // the low 16 bits of the slots of the document add is adding (identical)
 	uf       *cluster.UnionFind
 	sigs     sigStore // entry e's signature, 16 bits a slot, and effective slots (without Verify; by document in direct mode)
