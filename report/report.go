@@ -264,6 +264,14 @@ func build(r *Run, opts Options) (*page, error) {
 	p.Shingling = shinglingName(spec.Shingle)
 	p.Threshold = strconv.FormatFloat(r.threshold(), 'g', -1, 64)
 	p.Config = configRows(cfg, spec, s)
+	if len(r.Tasks) > 0 {
+		// A staged job: its tasks, not one process's workers.
+		tasks := 0
+		for _, u := range r.Tasks {
+			tasks = max(tasks, u.Tasks)
+		}
+		p.Config[len(p.Config)-1] = kv{"tasks a stage (staged job)", strconv.Itoa(tasks)}
+	}
 	p.Params = paramRows(s.Params.Map())
 	p.Normalize = normalizeName(*spec.Normalize)
 

@@ -438,12 +438,12 @@ func TestWriteStagedReport(t *testing.T) {
 		t.Fatal(err)
 	}
 	page := buf.String()
-	for _, want := range []string{`id="task-stages"`, "<td>write</td><td class=\"r\">3</td><td class=\"r\">0.250 s</td><td class=\"r\">40.0 MiB</td>", "usage.json"} {
+	for _, want := range []string{`id="task-stages"`, "<td>write</td><td class=\"r\">3</td><td class=\"r\">0.250 s</td><td class=\"r\">40.0 MiB</td>", "usage.json", "tasks a stage (staged job)"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the staged report lacks %q", want)
 		}
 	}
-	for _, not := range []string{`id="stages"`, "worker goroutines", "peak resident memory of the process"} {
+	for _, not := range []string{`id="stages"`, "worker goroutines", "peak resident memory of the process", "<td>workers</td>"} {
 		if strings.Contains(page, not) {
 			t.Errorf("the staged report shows %q, which a staged job has not", not)
 		}
