@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/neardup/neardup/sketch"
@@ -47,4 +48,27 @@ func hamming(k int) int {
 		return sketch.ExactDistance
 	}
 	return k
+}
+
+// joinWords makes each document's words one text.
+func joinWords(docs [][]string) []string {
+	out := make([]string, len(docs))
+	for i, d := range docs {
+		out[i] = strings.Join(d, " ")
+	}
+	return out
+}
+
+// readOutputs reads a run's clusters, pairs and kept documents.
+func readOutputs(t testing.TB, o Outputs) [3][]byte {
+	t.Helper()
+	var res [3][]byte
+	for x, p := range []string{o.Clusters, o.Pairs, o.Kept} {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res[x] = b
+	}
+	return res
 }

@@ -474,6 +474,7 @@ type minhashFinder struct {
 	// inserted, to empty the index again (small components only).
 	glob    []int32
 	insKeys []uint64
+	giant   giantState // the summaries of a giant component's buckets (minhash_giant.go)
 	// workers is how many goroutines CountBelow may use.
 	workers int
 }
@@ -628,6 +629,9 @@ func (f *minhashFinder) insert(i int, sk *minhashSketch) error {
 	if f.m.join != joinVerify {
 		f.sigs.put(e, sk.sig, sk.keff)
 	}
+	if f.giant.dups.on {
+		f.giant.dups.add(f.sigs.get(e), uint32(e))
+	}
 	if f.glob != nil && len(f.glob) <= replayReuseMax {
 		f.insKeys = append(f.insKeys, sk.keys...)
 	}
@@ -747,10 +751,27 @@ func (f *minhashFinder) add(i int, sk *minhashSketch, emit func(Pair)) error {
 	if f.m.leader {
 		return f.addLeader(i, sk, emit)
 	}
-	if err := f.query(sk); err != nil {
-		return err
-	}
 	f.own16 = appendLow16(f.own16[:0], sk.sig[:f.k]) // for identical
+	whole := true
+	if f.fastPath() {
+		reduced, err := f.queryFast(sk)
+		if err != nil {
+			return err
+		}
+		if reduced {
+			done, err := f.addFast(i, sk, emit)
+			if done || err != nil {
+				return err
+			}
+		} else {
+			whole = false // f.found is the whole list already
+		}
+	}
+	if whole {
+		if err := f.query(sk); err != nil {
+			return err
+		}
+	}
 	duplicate := false
 	var err error
 	for _, c := range f.found {

@@ -570,6 +570,7 @@ func (f *compFinder) newReplayer() (*minhashFinder, error) {
 func (rf *minhashFinder) startComponent(glob []int32) {
 	rf.glob = glob
 	rf.uf = cluster.NewUnionFind(0)
+	rf.giant.reset()
 	rf.monotone = true
 	rf.tabID = -1
 }
@@ -579,8 +580,15 @@ func (rf *minhashFinder) startComponent(glob []int32) {
 // constant time); after a larger one the index is made anew.
 var replayReuseMax = 4096 // a variable for tests
 
+// onComponentEnd, when set (by tests), is given the number of entries of
+// each component's index as it is emptied.
+var onComponentEnd func(entries int)
+
 // endComponent empties the replayer's index for the next component.
 func (rf *minhashFinder) endComponent() error {
+	if onComponentEnd != nil {
+		onComponentEnd(rf.ix.Len())
+	}
 	if len(rf.glob) > replayReuseMax {
 		rf.ix.Close()
 		ix, err := lsh.New(rf.m.params, rf.k, lsh.Options{OffHeap: true})
@@ -598,6 +606,7 @@ func (rf *minhashFinder) endComponent() error {
 	}
 	rf.insKeys = rf.insKeys[:0]
 	rf.glob = nil
+	rf.giant.reset()
 	return nil
 }
 

@@ -63,11 +63,7 @@ func scaleCorpus(seed uint64) []string {
 			docs = append(docs, text(rng.IntN(4))) // short or empty
 		}
 	}
-	out := make([]string, len(docs))
-	for i, d := range docs {
-		out[i] = strings.Join(d, " ")
-	}
-	return out
+	return joinWords(docs)
 }
 
 // TestComponentJoinIsTheStreamingJoin checks that the component join
@@ -119,15 +115,7 @@ func TestComponentJoinIsTheStreamingJoin(t *testing.T) {
 		if _, err := Run(context.Background(), cfg, in, o); err != nil {
 			t.Fatal(err)
 		}
-		var res [3][]byte
-		for x, p := range []string{o.Clusters, o.Pairs, o.Kept} {
-			b, err := os.ReadFile(p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			res[x] = b
-		}
-		return res
+		return readOutputs(t, o)
 	}
 	for _, c := range configs {
 		t.Run(c.name, func(t *testing.T) {

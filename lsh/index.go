@@ -239,6 +239,16 @@ func (ix *Index) RemoveNewest(id uint32, keys []uint64) error {
 	return nil
 }
 
+// Head returns id+1 of the newest member of band's bucket of key k (the
+// first of its chain), 0 when the bucket is empty. With Next it walks a
+// bucket newest first without copying it: a Finder that summarises its
+// largest buckets reads only their new members.
+func (ix *Index) Head(band int, k uint64) uint32 { return ix.tables[band].get(k) }
+
+// Next returns id+1 of the member of id's bucket in band inserted before
+// id (the next in its chain), 0 at the bucket's oldest member.
+func (ix *Index) Next(id uint32, band int) uint32 { return *ix.next.at(id, band) }
+
 // QueryKeys is Query with the band keys of the signature (one a band).
 func (ix *Index) QueryKeys(dst []uint32, keys []uint64) ([]uint32, error) {
 	if len(keys) != ix.p.Bands {
@@ -255,6 +265,10 @@ func (ix *Index) QueryKeys(dst []uint32, keys []uint64) ([]uint32, error) {
 	}
 	return sortUnique(dst, start), nil
 }
+
+// SortUnique sorts dst[start:], removes its repeats and returns dst cut
+// to them, as QueryKeys does with its candidates.
+func SortUnique(dst []uint32, start int) []uint32 { return sortUnique(dst, start) }
 
 // sortUnique sorts dst[start:], removes its repeats and returns dst cut
 // to them. A long list of candidates within a narrow range of ids, as a
