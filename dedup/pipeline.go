@@ -449,8 +449,11 @@ type run struct {
 	openFile func(name string, opts corpus.Options) (corpus.Reader, error)
 	ranges   map[string]DocRange
 	// want, when not nil, says which documents to sketch, by Doc.Index
-	// (SketchSome); the others get a nil sketch.
+	// (SketchSome); the others get a nil sketch. With wantExact (no
+	// record skipped, so Doc.Index is the document's number) the others
+	// are not even parsed: their id and text are empty.
 	want       func(index int) bool
+	wantExact  bool
 	stdinAgain bool // a later pass reads standard input again
 	pairsOut   *atomicfile.File
 	pairsBuf   *bufio.Writer

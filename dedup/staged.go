@@ -90,7 +90,7 @@ type SignedDoc struct {
 // read (Documents, old ones included, Empty, InputBytes, Skipped), as Run
 // counts them.
 func SketchRanges(ctx context.Context, cfg Options, in Input, open OpenFunc, ranges []DocRange, fn func(*SignedDoc) error) (*Stats, error) {
-	return sketchRanges(ctx, cfg, in, open, ranges, nil, fn)
+	return sketchRanges(ctx, cfg, in, open, ranges, nil, false, fn)
 }
 
 // SketchSome is SketchRanges that sketches only the documents want
@@ -107,6 +107,9 @@ func SketchRanges(ctx context.Context, cfg Options, in Input, open OpenFunc, ran
 // that each wanted document is sketched whatever was skipped before it.
 // The others are not even normalised, so the stats' counts of the
 // normalisation (Traditional, HTMLNoMainContent) are of those sketched.
+// Where skipped is 0 the JSONL records of the others are not even parsed:
+// fn gets them with an empty id and length 0, and the stats count them
+// as empty (Stats.Empty).
 func SketchSome(ctx context.Context, cfg Options, in Input, open OpenFunc, ranges []DocRange, want []uint32, skipped int, fn func(*SignedDoc) error) (*Stats, error) {
 	if !slices.IsSorted(want) {
 		return nil, fmt.Errorf("SketchSome: the documents wanted are out of order")
@@ -116,7 +119,7 @@ func SketchSome(ctx context.Context, cfg Options, in Input, open OpenFunc, range
 		// not past index, may be this document's.
 		k, _ := slices.BinarySearch(want, uint32(max(index-skipped, 0)))
 		return k < len(want) && int64(want[k]) <= int64(index)
-	}, fn)
+	}, skipped == 0, fn)
 }
 
 // SignedSets reports whether cfg's staged sketch (SignedDoc.Sketch)
@@ -139,7 +142,7 @@ func SignedSets(cfg Options) bool {
 	return false
 }
 
-func sketchRanges(ctx context.Context, cfg Options, in Input, open OpenFunc, ranges []DocRange, want func(int) bool, fn func(*SignedDoc) error) (*Stats, error) {
+func sketchRanges(ctx context.Context, cfg Options, in Input, open OpenFunc, ranges []DocRange, want func(int) bool, exact bool, fn func(*SignedDoc) error) (*Stats, error) {
 	if err := CheckStaged(cfg); err != nil {
 		return nil, err
 	}
@@ -165,7 +168,7 @@ func sketchRanges(ctx context.Context, cfg Options, in Input, open OpenFunc, ran
 		return nil, err
 	}
 	defer r.cleanup()
-	r.openFile, r.ranges, r.want = open, rs, want
+	r.openFile, r.ranges, r.want, r.wantExact = open, rs, want, want != nil && exact
 	st, err := stagerOf(r.method)
 	if err != nil {
 		return nil, err

@@ -120,7 +120,7 @@ func TestSignerIsSketchRanges(t *testing.T) {
 // bad records (--skip-invalid) among its documents, on several workers;
 // it counts the same documents; and with nothing skipped it sketches no
 // document it was not asked for (the staged scatter's second read sketches
-// only the documents of components).
+// only the documents of components, nor parses one: their ids are empty).
 func TestSketchSomeIsSketchRanges(t *testing.T) {
 	var b bytes.Buffer
 	docs := 0
@@ -146,8 +146,10 @@ func TestSketchSomeIsSketchRanges(t *testing.T) {
 		for _, method := range []string{"minhash", "simhash"} {
 			cfg := Options{Method: method, Workers: 3, Verify: method == "simhash"}
 			var all [][]byte
+			var ids []string
 			st, err := SketchRanges(context.Background(), cfg, in, corpus.Open, ranges, func(d *SignedDoc) error {
 				all = append(all, slices.Clone(d.Sketch))
+				ids = append(ids, d.ID)
 				return nil
 			})
 			if err != nil {
@@ -162,15 +164,20 @@ func TestSketchSomeIsSketchRanges(t *testing.T) {
 					want = append(want, uint32(i))
 				}
 			}
-			n, extra := 0, 0
+			n, extra, parsed := 0, 0, 0
 			_, err = SketchSome(context.Background(), cfg, in, corpus.Open, ranges, want, st.Skipped, func(d *SignedDoc) error {
 				wanted := slices.Contains(want, uint32(n))
 				switch {
 				case n >= len(all):
 				case wanted && !bytes.Equal(d.Sketch, all[n]):
 					t.Errorf("%s (bad records %v): document %d (%s): %d sketch bytes, SketchRanges %d", method, bad, n, d.ID, len(d.Sketch), len(all[n]))
+				case wanted && d.ID != ids[n]:
+					t.Errorf("%s (bad records %v): document %d: id %q, SketchRanges %q", method, bad, n, d.ID, ids[n])
 				case !wanted && len(d.Sketch) > 0:
 					extra++
+				}
+				if !wanted && d.ID != "" {
+					parsed++
 				}
 				n++
 				return nil
@@ -183,6 +190,9 @@ func TestSketchSomeIsSketchRanges(t *testing.T) {
 			}
 			if !bad && extra > 0 {
 				t.Errorf("%s: nothing skipped, yet %d documents not wanted were sketched", method, extra)
+			}
+			if !bad && parsed > 0 {
+				t.Errorf("%s: nothing skipped, yet %d documents not wanted were parsed (they have an id)", method, parsed)
 			}
 			t.Logf("%s (bad records %v): %d documents, %d wanted, %d more sketched, %d records skipped", method, bad, n, len(want), extra, st.Skipped)
 		}

@@ -339,6 +339,10 @@ func (r *run) workStage(ctx context.Context, sk DocSketcher, checkers []func(str
 			if rd.kind != itemDoc {
 				continue
 			}
+			if rd.parse && r.wantExact && !r.want(rd.seq) {
+				b.sketches[k] = nil // not wanted (SketchSome): not even parsed
+				continue
+			}
 			if rd.parse {
 				d := corpus.Document{Raw: b.buf[rd.lo:rd.hi], Source: r.sequence[rd.file], Record: rd.record, Offset: rd.offset}
 				if err := corpus.ParseJSONLShared(&d, r.in.Options); err != nil {
