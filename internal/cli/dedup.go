@@ -24,6 +24,7 @@ import (
 	"github.com/neardup/neardup/cluster"
 	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/internal/atomicfile"
+	"github.com/neardup/neardup/internal/objstore"
 	"github.com/neardup/neardup/internal/sample"
 	"github.com/neardup/neardup/sketch"
 )
@@ -263,6 +264,9 @@ func runDedup(cmd *cobra.Command, o *dedupOpts, args []string, e *env) error {
 			return err
 		}
 	}
+	if err := distinctOutputs(o); err != nil {
+		return err
+	}
 	ropts, err := o.input.options()
 	if err != nil {
 		return err
@@ -398,6 +402,33 @@ func runDedup(cmd *cobra.Command, o *dedupOpts, args []string, e *env) error {
 		return err
 	}
 	return inputLost(stats.Damaged, o.input.allowTruncated)
+}
+
+// distinctOutputs refuses two output flags that name one file (or both
+// standard output): each would replace or interleave with the other.
+// /dev/null may take any number of them.
+func distinctOutputs(o *dedupOpts) error {
+	type output struct{ flag, loc string }
+	seen := map[string]output{}
+	for _, out := range []output{{"-o", o.output}, {"--clusters", o.clusters}, {"--pairs", o.pairs}, {"--stats", o.stats}, {"--report", o.report}} {
+		if out.loc == "" || out.loc == os.DevNull {
+			continue
+		}
+		key := out.loc
+		if key != "-" && !objstore.IsURL(key) {
+			key = filepath.Clean(key)
+		}
+		key = strings.TrimSuffix(key, "/")
+		if was, ok := seen[key]; ok {
+			what := "the same file"
+			if key == "-" {
+				what = "standard output"
+			}
+			return usageErr("%s %s and %s %s both write to %s: give each its own path", was.flag, was.loc, out.flag, out.loc, what)
+		}
+		seen[key] = out
+	}
+	return nil
 }
 
 // writeJSONFile writes v as indented JSON, atomically.

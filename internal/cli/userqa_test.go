@@ -1,0 +1,76 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestDedupOutputsDistinct: two output flags naming one file, or both
+// standard output, are refused (exit 2) before anything is read, naming
+// both flags; /dev/null takes any number.
+func TestDedupOutputsDistinct(t *testing.T) {
+	in := writeDocs(t, 20)
+	dir := t.TempDir()
+	same := filepath.Join(dir, "out.jsonl")
+	for _, c := range []struct {
+		args  []string
+		flags []string
+	}{
+		{[]string{"-o", same, "--clusters", filepath.Join(dir, ".", "out.jsonl")}, []string{"-o", "--clusters", "the same file"}},
+		{[]string{"-o", "-", "--pairs", "-"}, []string{"-o", "--pairs", "standard output"}},
+		{[]string{"--stats", same, "--report", same}, []string{"--stats", "--report"}},
+	} {
+		code, _, errs := runCLI(append([]string{"dedup", "-q", in}, c.args...)...)
+		if code != ExitUsage {
+			t.Errorf("%v: exit %d, want %d (%s)", c.args, code, ExitUsage, errs)
+		}
+		for _, f := range c.flags {
+			if !strings.Contains(errs, f) {
+				t.Errorf("%v: message %q does not name %s", c.args, errs, f)
+			}
+		}
+	}
+	if _, err := os.Stat(same); err == nil {
+		t.Errorf("a refused run wrote %s", same)
+	}
+	if code, _, errs := runCLI("dedup", "-q", in, "-o", os.DevNull, "--clusters", os.DevNull); code != 0 {
+		t.Errorf("two outputs to /dev/null: exit %d (%s)", code, errs)
+	}
+}
+
+// TestDedupKeyFieldMissing: a record without the --key-field is bad input
+// (exit 3) named by file, line and id with the flag to fix it, and
+// --skip-invalid skips it.
+func TestDedupKeyFieldMissing(t *testing.T) {
+	in := filepath.Join(t.TempDir(), "urls.jsonl")
+	docs := `{"id":"a","url":"u1","text":"one two three four five six"}
+{"id":"b","text":"seven eight nine ten eleven twelve"}
+{"id":"c","url":"u1","text":"thirteen fourteen fifteen"}
+`
+	if err := os.WriteFile(in, []byte(docs), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs := runCLI("dedup", "-q", "--method", "bloom", "--key-field", "url", in)
+	if code != ExitInvalidData {
+		t.Errorf("exit %d, want %d (%s)", code, ExitInvalidData, errs)
+	}
+	for _, want := range []string{in + ":2", `id "b"`, `missing field "url"`, `"id", "text"`, "--key-field", "--skip-invalid"} {
+		if !strings.Contains(errs, want) {
+			t.Errorf("message %q lacks %q", errs, want)
+		}
+	}
+	stats := filepath.Join(t.TempDir(), "stats.json")
+	code, _, errs = runCLI("dedup", "-q", "--method", "bloom", "--key-field", "url", "--skip-invalid", "--stats", stats, in)
+	if code != 0 {
+		t.Fatalf("--skip-invalid: exit %d (%s)", code, errs)
+	}
+	b, err := os.ReadFile(stats)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"skipped": 1`) || !strings.Contains(string(b), `"removed": 1`) {
+		t.Errorf("--skip-invalid: stats %s, want 1 skipped and 1 removed", b)
+	}
+}
