@@ -415,7 +415,9 @@ func statsFolder(stats string) string {
 	return filepath.Dir(stats)
 }
 
-// goneFiles lists the files of the shards that are not among files.
+// goneFiles lists the files of the shards that are not among files and
+// are gone: a local file that still exists is not (the command names other
+// inputs: a job of its own, not this one with files missing).
 func goneFiles(shards [][]dedup.DocRange, files []string) []string {
 	have := make(map[string]bool, len(files))
 	for _, f := range files {
@@ -424,9 +426,15 @@ func goneFiles(shards [][]dedup.DocRange, files []string) []string {
 	var gone []string
 	for _, rs := range shards {
 		for _, r := range rs {
-			if !have[r.File] && (len(gone) == 0 || gone[len(gone)-1] != r.File) {
-				gone = append(gone, r.File)
+			if have[r.File] || len(gone) > 0 && gone[len(gone)-1] == r.File {
+				continue
 			}
+			if !objstore.IsURL(r.File) {
+				if _, err := os.Stat(r.File); err == nil {
+					continue // still there: this command names other inputs
+				}
+			}
+			gone = append(gone, r.File)
 		}
 	}
 	return gone

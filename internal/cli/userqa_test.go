@@ -74,3 +74,52 @@ func TestDedupKeyFieldMissing(t *testing.T) {
 		t.Errorf("--skip-invalid: stats %s, want 1 skipped and 1 removed", b)
 	}
 }
+
+// TestStagedOtherInputs: a --work folder planned for one input, given
+// another while the first still exists, is another job's, not a job
+// whose input is gone; a deleted input is gone.
+func TestStagedOtherInputs(t *testing.T) {
+	a, b := writeDocs(t, 30), writeDocs(t, 40)
+	work, out := filepath.Join(t.TempDir(), "work"), t.TempDir()
+	run := func(in string) (int, string) {
+		code, _, errs := runCLI("dedup", "-q", "--executor", "print", "--tasks", "2", "--work", work, in, "-o", filepath.Join(out, "kept"))
+		return code, errs
+	}
+	if code, errs := run(a); code != 0 {
+		t.Fatalf("plan: exit %d (%s)", code, errs)
+	}
+	if code, errs := run(b); code != ExitUsage || !strings.Contains(errs, "holds the plan of another job") {
+		t.Errorf("another input: exit %d, %q; want %d and the plan of another job", code, errs, ExitUsage)
+	}
+	if err := os.Remove(a); err != nil {
+		t.Fatal(err)
+	}
+	if code, errs := run(b); code != ExitUsage || !strings.Contains(errs, a+": an input of the job planned in") {
+		t.Errorf("deleted input: exit %d, %q; want %d and %s gone", code, errs, ExitUsage, a)
+	}
+}
+
+// TestLabelFileMissing: a --truth or --clusters file that cannot be
+// opened is named by its flag (exit 1, docs/eval.md), in eval and tune.
+func TestLabelFileMissing(t *testing.T) {
+	in := writeDocs(t, 10)
+	dir := t.TempDir()
+	clusters := filepath.Join(dir, "clusters.jsonl")
+	if code, _, errs := runCLI("dedup", "-q", in, "--clusters", clusters); code != 0 {
+		t.Fatalf("dedup: exit %d (%s)", code, errs)
+	}
+	nope := filepath.Join(dir, "nope.jsonl")
+	for _, c := range []struct {
+		flag string
+		args []string
+	}{
+		{"--truth", []string{"eval", "--truth", nope, "--clusters", clusters}},
+		{"--clusters", []string{"eval", "--truth", clusters, "--clusters", nope}},
+		{"--truth", []string{"tune", "--truth", nope, in}},
+	} {
+		code, _, errs := runCLI(c.args...)
+		if code != ExitFailure || !strings.Contains(errs, c.flag+": open "+nope) {
+			t.Errorf("%v: exit %d, %q; want %d naming %s", c.args, code, errs, ExitFailure, c.flag)
+		}
+	}
+}
