@@ -360,6 +360,14 @@ func runDedup(cmd *cobra.Command, o *dedupOpts, args []string, e *env) error {
 		return err
 	}
 	defer stopTrace()
+	// --stats and --report are written after the other outputs were
+	// replaced: a path they cannot be written to is said now, before the
+	// run, so that a failed run leaves every output as it was.
+	for _, c := range []struct{ flag, path string }{{"--stats", o.stats}, {"--report", o.report}} {
+		if err := checkOutputPath(c.flag, c.path); err != nil {
+			return err
+		}
+	}
 	// Made last, so that no early return above leaves its goroutine.
 	in.Progress = newProgress(cmd.Context(), e.stderr, o.quiet)
 	stats, err := dedup.Run(cmd.Context(), cfg, in, out)
@@ -429,6 +437,24 @@ func distinctOutputs(o *dedupOpts) error {
 		seen[key] = out
 	}
 	return nil
+}
+
+// checkOutputPath says whether the output file path of flag can be
+// written, by creating its temporary file and removing it. Standard
+// output and special files (a pipe, /dev/null), opened only when written,
+// are not checked.
+func checkOutputPath(flag, path string) error {
+	if path == "" || path == "-" {
+		return nil
+	}
+	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() && !st.IsDir() {
+		return nil
+	}
+	f, err := atomicfile.Create(path)
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", flag, path, err)
+	}
+	return f.Abort()
 }
 
 // writeJSONFile writes v as indented JSON, atomically.

@@ -123,3 +123,24 @@ func TestLabelFileMissing(t *testing.T) {
 		}
 	}
 }
+
+// TestDedupLateOutputUnwritable: a --stats or --report that cannot be
+// written fails the run before it replaces -o (README: an error leaves the
+// previous files untouched), naming the flag.
+func TestDedupLateOutputUnwritable(t *testing.T) {
+	in := writeDocs(t, 20)
+	dir := t.TempDir()
+	kept := filepath.Join(dir, "kept.jsonl")
+	for _, flag := range []string{"--stats", "--report"} {
+		if err := os.WriteFile(kept, []byte("old\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, _, errs := runCLI("dedup", "-q", in, "-o", kept, flag, filepath.Join(dir, "no-such-dir", "out"))
+		if code != ExitFailure || !strings.Contains(errs, flag+" ") {
+			t.Errorf("%s: exit %d, %q; want %d naming %s", flag, code, errs, ExitFailure, flag)
+		}
+		if b, _ := os.ReadFile(kept); string(b) != "old\n" {
+			t.Errorf("%s: a failed run replaced -o (%d bytes)", flag, len(b))
+		}
+	}
+}
