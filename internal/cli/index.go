@@ -310,7 +310,8 @@ seen so far). --output writes one JSON line per input document:
 
 Documents are written in batches (--batch); each batch is synced to disk
 before the next is read, so an interrupted run leaves the index consistent
-with every completed batch in it.
+with every completed batch in it; the same command with --skip-invalid
+then adds the rest (the ids already added are skipped and counted).
 
 ` + exitHelp,
 		RunE: func(cmd *cobra.Command, args []string) error {

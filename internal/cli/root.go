@@ -148,7 +148,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	code := exitCode(ctx, err)
 	if code == ExitInterrupted && errors.Is(err, context.Canceled) {
-		fmt.Fprintln(stderr, "neardup: interrupted; no output file was replaced")
+		fmt.Fprintln(stderr, interruptedMessage(cmd))
 		return code
 	}
 	fmt.Fprintf(stderr, "neardup: %v\n", err)
@@ -162,6 +162,17 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "Run '%s --help' for usage.\n", cmd.CommandPath())
 	}
 	return code
+}
+
+// interruptedMessage is the line an interrupted command ends with. The
+// output files were left as they were; but index add has written every
+// batch completed before the interruption to the index (documented in its
+// help), which a rerun would find again.
+func interruptedMessage(cmd *cobra.Command) string {
+	if cmd != nil && cmd.CommandPath() == "neardup index add" {
+		return "neardup: interrupted; the index keeps the documents of every batch written before it (no output file was replaced): rerun with --skip-invalid to add the rest, skipping the ids already there"
+	}
+	return "neardup: interrupted; no output file was replaced"
 }
 
 // interruptible returns a context that the first SIGINT or SIGTERM

@@ -144,3 +144,22 @@ func TestDedupLateOutputUnwritable(t *testing.T) {
 		}
 	}
 }
+
+// TestInterruptedMessage: an interrupted index add says that the index
+// keeps its completed batches and how to add the rest; other commands
+// that their outputs were not replaced.
+func TestInterruptedMessage(t *testing.T) {
+	root := newRootCmd(&env{})
+	for args, want := range map[string]string{
+		"index add": "rerun with --skip-invalid",
+		"dedup":     "no output file was replaced",
+	} {
+		cmd, _, err := root.Find(strings.Fields(args))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m := interruptedMessage(cmd); !strings.Contains(m, want) {
+			t.Errorf("%s: %q, want %q", args, m, want)
+		}
+	}
+}
