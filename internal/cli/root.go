@@ -167,10 +167,16 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // interruptedMessage is the line an interrupted command ends with. The
 // output files were left as they were; but index add has written every
 // batch completed before the interruption to the index (documented in its
-// help), which a rerun would find again.
+// help), which a rerun would find again, and a staged job keeps its
+// completed tasks in --work, where the same command resumes.
 func interruptedMessage(cmd *cobra.Command) string {
 	if cmd != nil && cmd.CommandPath() == "neardup index add" {
 		return "neardup: interrupted; the index keeps the documents of every batch written before it (no output file was replaced): rerun with --skip-invalid to add the rest, skipping the ids already there"
+	}
+	if cmd != nil && cmd.CommandPath() == "neardup dedup" {
+		if ex, work := cmd.Flags().Lookup("executor"), cmd.Flags().Lookup("work"); ex != nil && work != nil && ex.Value.String() != "" {
+			return fmt.Sprintf("neardup: interrupted; no output file was replaced; the completed tasks are kept in --work %s: the same command again resumes there", work.Value.String())
+		}
 	}
 	return "neardup: interrupted; no output file was replaced"
 }

@@ -146,16 +146,21 @@ func TestDedupLateOutputUnwritable(t *testing.T) {
 }
 
 // TestInterruptedMessage: an interrupted index add says that the index
-// keeps its completed batches and how to add the rest; other commands
-// that their outputs were not replaced.
+// keeps its completed batches and how to add the rest; a staged job that
+// the same command resumes; other commands that their outputs were not
+// replaced.
 func TestInterruptedMessage(t *testing.T) {
-	root := newRootCmd(&env{})
 	for args, want := range map[string]string{
-		"index add": "rerun with --skip-invalid",
-		"dedup":     "no output file was replaced",
+		"index add":      "rerun with --skip-invalid",
+		"dedup in.jsonl": "no output file was replaced",
+		"dedup --executor local --work W in.jsonl": "--work W: the same command again resumes there",
 	} {
-		cmd, _, err := root.Find(strings.Fields(args))
+		root := newRootCmd(&env{})
+		cmd, rest, err := root.Find(strings.Fields(args))
 		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.ParseFlags(rest); err != nil {
 			t.Fatal(err)
 		}
 		if m := interruptedMessage(cmd); !strings.Contains(m, want) {
