@@ -333,7 +333,7 @@ func printStagedSummary(w io.Writer, st *dedup.Stats, source string, tasks int, 
 	sw.params(st.Params.Map())
 	for _, out := range []struct{ what, loc string }{{"kept documents", o.output}, {"clusters", o.clusters}, {"pairs", o.pairs}} {
 		if out.loc != "" {
-			sw.line("%s in %s/part-*", out.what, out.loc)
+			sw.line("%s in %s/part-*", out.what, strings.TrimSuffix(out.loc, "/"))
 		}
 	}
 	if o.stats != "" {

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/neardup/neardup/dedup"
 )
 
 // TestDedupOutputsDistinct: two output flags naming one file, or both
@@ -165,6 +167,18 @@ func TestInterruptedMessage(t *testing.T) {
 		}
 		if m := interruptedMessage(cmd); !strings.Contains(m, want) {
 			t.Errorf("%s: %q, want %q", args, m, want)
+		}
+	}
+}
+
+// TestStagedSummaryFolders: the summary names the output folders' parts
+// without a doubled slash when a folder is given with a trailing one.
+func TestStagedSummaryFolders(t *testing.T) {
+	var b strings.Builder
+	printStagedSummary(&b, &dedup.Stats{}, "in", 3, &dedupOpts{output: "kept/", clusters: "s3://bucket/cl/"})
+	for _, want := range []string{"kept documents in kept/part-*", "clusters in s3://bucket/cl/part-*"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("summary %q lacks %q", b.String(), want)
 		}
 	}
 }
