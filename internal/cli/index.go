@@ -228,7 +228,7 @@ documents when the index is opened: about 14 bytes per band per MinHash
 document, 180 with 13 bands ('neardup index stats' reports it).
 
 ` + exitHelp,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runIndexCreate(cmd, o)
 		},
@@ -751,7 +751,7 @@ func newIndexStatsCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "stats --index DIR [--json]",
 		Short: "Print the index's parameters, size and disk use",
-		Args:  cobra.NoArgs,
+		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runIndexStats(cmd, o)
 		},
@@ -817,7 +817,7 @@ func newIndexCompactCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "compact --index DIR",
 		Short: "Compact the index, reclaiming the space of removed documents",
-		Args:  cobra.NoArgs,
+		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runIndexCompact(cmd.Context(), cmd, o)
 		},

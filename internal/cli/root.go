@@ -283,3 +283,22 @@ func allSkipped(documents, skipped int64, first []string) error {
 
 // errInvalidData marks bad input data found outside a corpus reader.
 var errInvalidData = errors.New("invalid input")
+
+// noArgs refuses positional arguments as a usage error (exit 2), where
+// cobra.NoArgs reports them as an unknown command (exit 1).
+func noArgs(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return usageErr("%s takes no arguments (got %q)", cmd.CommandPath(), args)
+	}
+	return nil
+}
+
+// rangeArgs is cobra.RangeArgs(lo, hi) with its error a usage error.
+func rangeArgs(lo, hi int) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := cobra.RangeArgs(lo, hi)(cmd, args); err != nil {
+			return usageErr("%s: %v", cmd.CommandPath(), err)
+		}
+		return nil
+	}
+}

@@ -517,7 +517,7 @@ does nothing; a task writes each of its files whole, so it may run again
 after a crash, or twice at once. The stages, in order: ` + fmt.Sprint(staged.StageNames) + `.
 
 ` + exitHelp,
-		Args: cobra.RangeArgs(1, 2),
+		Args: rangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if work == "" {
 				return usageErr("task needs --work")

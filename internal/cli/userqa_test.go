@@ -182,3 +182,20 @@ func TestStagedSummaryFolders(t *testing.T) {
 		}
 	}
 }
+
+// TestExtraArguments: an argument where a command takes none, or too
+// few or too many, is a usage error (exit 2) that says so.
+func TestExtraArguments(t *testing.T) {
+	for _, args := range [][]string{
+		{"serve", "--index", "x", "extra"},
+		{"lsh-params", "extra"},
+		{"index", "stats", "--index", "x", "extra"},
+		{"index", "create", "--index", "x", "extra"},
+		{"task"},
+	} {
+		code, _, errs := runCLI(args...)
+		if code != ExitUsage || strings.Contains(errs, "unknown command") {
+			t.Errorf("%q: exit %d, %q; want %d, not an unknown command", args, code, errs, ExitUsage)
+		}
+	}
+}
