@@ -211,7 +211,7 @@ func (o *dedupOpts) config() (dedup.Options, error) {
 			return cfg, usageErr("--memory: %v", err)
 		}
 		if m < 16<<20 {
-			return cfg, usageErr("--memory %s: at least 16 MiB is needed", o.memory)
+			return cfg, usageErr("--memory %s (%.1f MiB): at least 16 MiB (16MiB, 17MB) is needed", o.memory, float64(m)/(1<<20))
 		}
 		cfg.Memory = m
 	}

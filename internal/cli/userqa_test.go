@@ -199,3 +199,12 @@ func TestExtraArguments(t *testing.T) {
 		}
 	}
 }
+
+// TestMemoryTooSmall: --memory 16MB is under the 16 MiB floor, and the
+// message says by how much and what to give instead.
+func TestMemoryTooSmall(t *testing.T) {
+	code, _, errs := runCLI("dedup", "-q", "--memory", "16MB", writeDocs(t, 5))
+	if code != ExitUsage || !strings.Contains(errs, "--memory 16MB (15.3 MiB)") || !strings.Contains(errs, "16MiB") {
+		t.Errorf("exit %d, %q; want %d and the size in MiB", code, errs, ExitUsage)
+	}
+}
