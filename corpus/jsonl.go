@@ -482,7 +482,7 @@ func Field(raw []byte, name string) (string, error) {
 	case !isObject:
 		return "", ErrNotObject
 	case v == nil:
-		return "", fmt.Errorf("missing field %q", name)
+		return "", fmt.Errorf("missing field %q%s", name, recordFields(raw))
 	}
 	if s, ok := jsonString(v); ok {
 		return s, nil

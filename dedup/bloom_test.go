@@ -179,7 +179,7 @@ func TestBloomMethodErrors(t *testing.T) {
 // The clusters file of a bloom run names the kept document for every
 // removed copy (so that `neardup eval` can score it), and the summary
 // counts the clusters; copies of keys that only an earlier run's
-// --bloom-file holds stay unnamed (Stats.Dropped).
+// --bloom-filter holds stay unnamed (Stats.Dropped).
 func TestBloomRunClustersNamed(t *testing.T) {
 	dir := t.TempDir()
 	path := writeTexts(t, dir, []string{"alpha text", "beta text", "alpha text", "gamma", "alpha text", "beta text"}, "d%d")

@@ -401,7 +401,11 @@ func (r *run) sketchDoc(sk DocSketcher, checkers []func(string) (string, float64
 	if r.cfg.KeyField != "" {
 		key, err := corpus.Field(b.buf[rd.lo:rd.hi], r.cfg.KeyField)
 		if err != nil {
-			return nil, fmt.Errorf("document %q: %w", rd.id, err)
+			// A bad record, named by file and line (exit code 3;
+			// --skip-invalid skips it), as a missing text field is.
+			rd.bad = &corpus.RecordError{File: r.sequence[rd.file], Record: rd.record, Offset: rd.offset, ID: rd.id,
+				Err: fmt.Errorf("%w; --key-field NAME reads the key from another field (--skip-invalid skips the records without it)", err)}
+			return nil, nil
 		}
 		d.Key = key
 	}

@@ -207,8 +207,9 @@ func TestWorkerErrorsInInputOrder(t *testing.T) {
 			cfg := Options{Workers: j, KeyField: "url"}
 			cfg.Method = "bloom"
 			_, err := Run(context.Background(), cfg, Input{Files: []string{path}}, Outputs{})
-			if err == nil || !strings.Contains(err.Error(), `document "d250"`) || !strings.Contains(err.Error(), `missing field "url"`) {
-				t.Fatalf("-j %d: err = %v, want document d250's missing url", j, err)
+			var rec *corpus.RecordError
+			if !errors.As(err, &rec) || rec.Record != 250 || rec.ID != "d250" || !strings.Contains(err.Error(), `missing field "url"`) {
+				t.Fatalf("-j %d: err = %v, want line 250's (d250) missing url as a bad record", j, err)
 			}
 		}
 	}

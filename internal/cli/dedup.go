@@ -24,6 +24,7 @@ import (
 	"github.com/neardup/neardup/cluster"
 	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/internal/atomicfile"
+	"github.com/neardup/neardup/internal/objstore"
 	"github.com/neardup/neardup/internal/sample"
 	"github.com/neardup/neardup/sketch"
 )
@@ -210,7 +211,7 @@ func (o *dedupOpts) config() (dedup.Options, error) {
 			return cfg, usageErr("--memory: %v", err)
 		}
 		if m < 16<<20 {
-			return cfg, usageErr("--memory %s: at least 16 MiB is needed", o.memory)
+			return cfg, usageErr("--memory %s (%.1f MiB): at least 16 MiB (16MiB, 17MB) is needed", o.memory, float64(m)/(1<<20))
 		}
 		cfg.Memory = m
 	}
@@ -262,6 +263,9 @@ func runDedup(cmd *cobra.Command, o *dedupOpts, args []string, e *env) error {
 		if cfg, err = readOptionsJSON(o.optionsJSON); err != nil {
 			return err
 		}
+	}
+	if err := distinctOutputs(o); err != nil {
+		return err
 	}
 	ropts, err := o.input.options()
 	if err != nil {
@@ -356,6 +360,14 @@ func runDedup(cmd *cobra.Command, o *dedupOpts, args []string, e *env) error {
 		return err
 	}
 	defer stopTrace()
+	// --stats and --report are written after the other outputs were
+	// replaced: a path they cannot be written to is said now, before the
+	// run, so that a failed run leaves every output as it was.
+	for _, c := range []struct{ flag, path string }{{"--stats", o.stats}, {"--report", o.report}} {
+		if err := checkOutputPath(c.flag, c.path); err != nil {
+			return err
+		}
+	}
 	// Made last, so that no early return above leaves its goroutine.
 	in.Progress = newProgress(cmd.Context(), e.stderr, o.quiet)
 	stats, err := dedup.Run(cmd.Context(), cfg, in, out)
@@ -398,6 +410,51 @@ func runDedup(cmd *cobra.Command, o *dedupOpts, args []string, e *env) error {
 		return err
 	}
 	return inputLost(stats.Damaged, o.input.allowTruncated)
+}
+
+// distinctOutputs refuses two output flags that name one file (or both
+// standard output): each would replace or interleave with the other.
+// /dev/null may take any number of them.
+func distinctOutputs(o *dedupOpts) error {
+	type output struct{ flag, loc string }
+	seen := map[string]output{}
+	for _, out := range []output{{"-o", o.output}, {"--clusters", o.clusters}, {"--pairs", o.pairs}, {"--stats", o.stats}, {"--report", o.report}} {
+		if out.loc == "" || out.loc == os.DevNull {
+			continue
+		}
+		key := out.loc
+		if key != "-" && !objstore.IsURL(key) {
+			key = filepath.Clean(key)
+		}
+		key = strings.TrimSuffix(key, "/")
+		if was, ok := seen[key]; ok {
+			what := "the same file"
+			if key == "-" {
+				what = "standard output"
+			}
+			return usageErr("%s %s and %s %s both write to %s: give each its own path", was.flag, was.loc, out.flag, out.loc, what)
+		}
+		seen[key] = out
+	}
+	return nil
+}
+
+// checkOutputPath says whether the output file path of flag can be
+// written, by creating its temporary file and removing it. Standard
+// output and special files (a pipe, /dev/null), opened only when written,
+// are not checked.
+func checkOutputPath(flag, path string) error {
+	if path == "" || path == "-" {
+		return nil
+	}
+	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() && !st.IsDir() {
+		return nil
+	}
+	f, err := atomicfile.Create(path)
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", flag, path, err)
+	}
+	return f.Abort()
 }
 
 // writeJSONFile writes v as indented JSON, atomically.

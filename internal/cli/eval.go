@@ -99,11 +99,11 @@ func runEval(ctx context.Context, o *evalOpts, stdout io.Writer) error {
 		return usageErr("--positive: give at least one label")
 	}
 	ropts := eval.ReadOptions{Positive: o.positive}
-	truth, err := readLabels(ctx, o, o.truth, ropts)
+	truth, err := readLabels(ctx, o, "--truth", o.truth, ropts)
 	if err != nil {
 		return err
 	}
-	pred, err := readLabels(ctx, o, o.clusters, eval.ReadOptions{})
+	pred, err := readLabels(ctx, o, "--clusters", o.clusters, eval.ReadOptions{})
 	if err != nil {
 		return err
 	}
@@ -154,8 +154,9 @@ func describeFile(name string, l *eval.Labels, clusters int) evalFile {
 	return f
 }
 
-// readLabels opens and reads one labels file ("-" is standard input).
-func readLabels(ctx context.Context, o *evalOpts, path string, ropts eval.ReadOptions) (*eval.Labels, error) {
+// readLabels opens and reads one labels file ("-" is standard input),
+// given by flag.
+func readLabels(ctx context.Context, o *evalOpts, flag, path string, ropts eval.ReadOptions) (*eval.Labels, error) {
 	var r io.Reader
 	if path == "-" {
 		r = o.stdin
@@ -165,7 +166,7 @@ func readLabels(ctx context.Context, o *evalOpts, path string, ropts eval.ReadOp
 	} else {
 		f, err := os.Open(path)
 		if err != nil {
-			return nil, err
+			return nil, labelFileErr(flag, err)
 		}
 		defer f.Close()
 		r = f
@@ -251,4 +252,10 @@ func writeEvalTable(w io.Writer, rep *evalReport) error {
 		return err
 	}
 	return nil
+}
+
+// labelFileErr names the flag of a labels file that could not be opened
+// (exit 1, docs/eval.md).
+func labelFileErr(flag string, err error) error {
+	return fmt.Errorf("%s: %w", flag, err)
 }

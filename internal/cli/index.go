@@ -228,7 +228,7 @@ documents when the index is opened: about 14 bytes per band per MinHash
 document, 180 with 13 bands ('neardup index stats' reports it).
 
 ` + exitHelp,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runIndexCreate(cmd, o)
 		},
@@ -310,7 +310,8 @@ seen so far). --output writes one JSON line per input document:
 
 Documents are written in batches (--batch); each batch is synced to disk
 before the next is read, so an interrupted run leaves the index consistent
-with every completed batch in it.
+with every completed batch in it; the same command with --skip-invalid
+then adds the rest (the ids already added are skipped and counted).
 
 ` + exitHelp,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -750,7 +751,7 @@ func newIndexStatsCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "stats --index DIR [--json]",
 		Short: "Print the index's parameters, size and disk use",
-		Args:  cobra.NoArgs,
+		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runIndexStats(cmd, o)
 		},
@@ -816,7 +817,7 @@ func newIndexCompactCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "compact --index DIR",
 		Short: "Compact the index, reclaiming the space of removed documents",
-		Args:  cobra.NoArgs,
+		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runIndexCompact(cmd.Context(), cmd, o)
 		},

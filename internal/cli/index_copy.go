@@ -38,7 +38,7 @@ copy fails (exit code 1) unless every document of --from was copied or
 found in --to, and --to holds at least as many documents as --from.
 
 ` + exitHelp,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runIndexCopy(cmd, o)
 		},

@@ -58,7 +58,7 @@ near high thresholds (9x13 catches 40% of pairs of similarity exactly 0.8).
 --plot FILE writes the S-curve as a PNG.
 
 ` + exitHelp,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			fs := cmd.Flags()
 			if (fs.Changed("fp-weight") || fs.Changed("fn-weight")) && !fs.Changed("target-recall") {

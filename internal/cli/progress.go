@@ -26,6 +26,19 @@ func isTerminal(w io.Writer) bool {
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
+// hasWidth reports whether the terminal w says how wide it is. A terminal
+// of no size (a pseudo-terminal nobody sized: script(1) without a
+// terminal around it, some CI runners and editors) gets no bars from the
+// bar library, not even one frame, so it gets progress lines instead.
+func hasWidth(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	width, _, err := term.GetSize(int(f.Fd()))
+	return err == nil && width > 0
+}
+
 // Timing of the bars: how often the drawing goroutine passes the counts
 // on, and how long Done waits for the bar library before abandoning it.
 const (
@@ -81,14 +94,15 @@ func (b *barProgress) endStage() {
 	}
 }
 
-// newProgress returns bars drawn on w when w is a terminal, a line every
-// few seconds when it is not (lineProgress: a log file, a batch job), or
-// nil (no progress) when quiet.
+// newProgress returns bars drawn on w when w is a terminal that has a
+// width, a line every few seconds when it is not (lineProgress: a log
+// file, a batch job, a terminal of no size), or nil (no progress) when
+// quiet.
 func newProgress(ctx context.Context, w io.Writer, quiet bool) dedup.Progress {
 	if quiet {
 		return nil
 	}
-	if !isTerminal(w) {
+	if !isTerminal(w) || !hasWidth(w) {
 		return newLineProgress(w)
 	}
 	return newBarProgress(ctx, w)

@@ -3,11 +3,13 @@ package cli
 import (
 	"bytes"
 	"context"
+	"io"
 	"regexp"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/creack/pty"
 	"github.com/vbauerster/mpb/v8"
 )
 
@@ -115,4 +117,30 @@ func TestProgressNeverBlocks(t *testing.T) {
 	if d := time.Since(start); d < progressTimeout/2 {
 		t.Logf("Done returned after %v: the library was not blocked after all", d)
 	}
+}
+
+// TestProgressUnsizedTerminal: a terminal of no size (script(1) with no
+// terminal around it) gets progress lines, since the bar library draws
+// nothing there; once sized, it gets bars.
+func TestProgressUnsizedTerminal(t *testing.T) {
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Skipf("no pseudo-terminal: %v", err)
+	}
+	defer ptmx.Close()
+	defer tty.Close()
+	go io.Copy(io.Discard, ptmx) // whatever is drawn
+	p := newProgress(context.Background(), tty, false)
+	if _, ok := p.(*lineProgress); !ok {
+		t.Errorf("an unsized terminal gets %T, want *lineProgress", p)
+	}
+	p.Done()
+	if err := pty.Setsize(ptmx, &pty.Winsize{Rows: 24, Cols: 80}); err != nil {
+		t.Fatal(err)
+	}
+	p = newProgress(context.Background(), tty, false)
+	if _, ok := p.(*barProgress); !ok {
+		t.Errorf("an 80-column terminal gets %T, want *barProgress", p)
+	}
+	p.Done()
 }

@@ -148,7 +148,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	code := exitCode(ctx, err)
 	if code == ExitInterrupted && errors.Is(err, context.Canceled) {
-		fmt.Fprintln(stderr, "neardup: interrupted; no output file was replaced")
+		fmt.Fprintln(stderr, interruptedMessage(cmd))
 		return code
 	}
 	fmt.Fprintf(stderr, "neardup: %v\n", err)
@@ -162,6 +162,23 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "Run '%s --help' for usage.\n", cmd.CommandPath())
 	}
 	return code
+}
+
+// interruptedMessage is the line an interrupted command ends with. The
+// output files were left as they were; but index add has written every
+// batch completed before the interruption to the index (documented in its
+// help), which a rerun would find again, and a staged job keeps its
+// completed tasks in --work, where the same command resumes.
+func interruptedMessage(cmd *cobra.Command) string {
+	if cmd != nil && cmd.CommandPath() == "neardup index add" {
+		return "neardup: interrupted; the index keeps the documents of every batch written before it (no output file was replaced): rerun with --skip-invalid to add the rest, skipping the ids already there"
+	}
+	if cmd != nil && cmd.CommandPath() == "neardup dedup" {
+		if ex, work := cmd.Flags().Lookup("executor"), cmd.Flags().Lookup("work"); ex != nil && work != nil && ex.Value.String() != "" {
+			return fmt.Sprintf("neardup: interrupted; no output file was replaced; the completed tasks are kept in --work %s: the same command again resumes there", work.Value.String())
+		}
+	}
+	return "neardup: interrupted; no output file was replaced"
 }
 
 // interruptible returns a context that the first SIGINT or SIGTERM
@@ -266,3 +283,22 @@ func allSkipped(documents, skipped int64, first []string) error {
 
 // errInvalidData marks bad input data found outside a corpus reader.
 var errInvalidData = errors.New("invalid input")
+
+// noArgs refuses positional arguments as a usage error (exit 2), where
+// cobra.NoArgs reports them as an unknown command (exit 1).
+func noArgs(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return usageErr("%s takes no arguments (got %q)", cmd.CommandPath(), args)
+	}
+	return nil
+}
+
+// rangeArgs is cobra.RangeArgs(lo, hi) with its error a usage error.
+func rangeArgs(lo, hi int) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := cobra.RangeArgs(lo, hi)(cmd, args); err != nil {
+			return usageErr("%s: %v", cmd.CommandPath(), err)
+		}
+		return nil
+	}
+}

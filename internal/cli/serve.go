@@ -71,7 +71,7 @@ connections, finishes the requests in flight, flushes and closes the index,
 and exits 0.
 
 ` + exitHelp,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runServe(cmd.Context(), cmd, o)
 		},

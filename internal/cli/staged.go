@@ -333,7 +333,7 @@ func printStagedSummary(w io.Writer, st *dedup.Stats, source string, tasks int, 
 	sw.params(st.Params.Map())
 	for _, out := range []struct{ what, loc string }{{"kept documents", o.output}, {"clusters", o.clusters}, {"pairs", o.pairs}} {
 		if out.loc != "" {
-			sw.line("%s in %s/part-*", out.what, out.loc)
+			sw.line("%s in %s/part-*", out.what, strings.TrimSuffix(out.loc, "/"))
 		}
 	}
 	if o.stats != "" {
@@ -415,7 +415,9 @@ func statsFolder(stats string) string {
 	return filepath.Dir(stats)
 }
 
-// goneFiles lists the files of the shards that are not among files.
+// goneFiles lists the files of the shards that are not among files and
+// are gone: a local file that still exists is not (the command names other
+// inputs: a job of its own, not this one with files missing).
 func goneFiles(shards [][]dedup.DocRange, files []string) []string {
 	have := make(map[string]bool, len(files))
 	for _, f := range files {
@@ -424,9 +426,15 @@ func goneFiles(shards [][]dedup.DocRange, files []string) []string {
 	var gone []string
 	for _, rs := range shards {
 		for _, r := range rs {
-			if !have[r.File] && (len(gone) == 0 || gone[len(gone)-1] != r.File) {
-				gone = append(gone, r.File)
+			if have[r.File] || len(gone) > 0 && gone[len(gone)-1] == r.File {
+				continue
 			}
+			if !objstore.IsURL(r.File) {
+				if _, err := os.Stat(r.File); err == nil {
+					continue // still there: this command names other inputs
+				}
+			}
+			gone = append(gone, r.File)
 		}
 	}
 	return gone
@@ -509,7 +517,7 @@ does nothing; a task writes each of its files whole, so it may run again
 after a crash, or twice at once. The stages, in order: ` + fmt.Sprint(staged.StageNames) + `.
 
 ` + exitHelp,
-		Args: cobra.RangeArgs(1, 2),
+		Args: rangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if work == "" {
 				return usageErr("task needs --work")

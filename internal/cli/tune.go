@@ -234,7 +234,7 @@ func runTune(ctx context.Context, cmd *cobra.Command, o *tuneOpts, args []string
 	files := ex.Files
 	truth, err := readLabelFile(o.truth, eval.ReadOptions{})
 	if err != nil {
-		return fmt.Errorf("--truth: %w", err)
+		return labelFileErr("--truth", err)
 	}
 	if truth.Len() == 0 {
 		return fmt.Errorf("%w: --truth %s holds no document", errInvalidData, o.truth)

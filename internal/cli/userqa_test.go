@@ -1,0 +1,210 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/neardup/neardup/dedup"
+)
+
+// TestDedupOutputsDistinct: two output flags naming one file, or both
+// standard output, are refused (exit 2) before anything is read, naming
+// both flags; /dev/null takes any number.
+func TestDedupOutputsDistinct(t *testing.T) {
+	in := writeDocs(t, 20)
+	dir := t.TempDir()
+	same := filepath.Join(dir, "out.jsonl")
+	for _, c := range []struct {
+		args  []string
+		flags []string
+	}{
+		{[]string{"-o", same, "--clusters", filepath.Join(dir, ".", "out.jsonl")}, []string{"-o", "--clusters", "the same file"}},
+		{[]string{"-o", "-", "--pairs", "-"}, []string{"-o", "--pairs", "standard output"}},
+		{[]string{"--stats", same, "--report", same}, []string{"--stats", "--report"}},
+	} {
+		code, _, errs := runCLI(append([]string{"dedup", "-q", in}, c.args...)...)
+		if code != ExitUsage {
+			t.Errorf("%v: exit %d, want %d (%s)", c.args, code, ExitUsage, errs)
+		}
+		for _, f := range c.flags {
+			if !strings.Contains(errs, f) {
+				t.Errorf("%v: message %q does not name %s", c.args, errs, f)
+			}
+		}
+	}
+	if _, err := os.Stat(same); err == nil {
+		t.Errorf("a refused run wrote %s", same)
+	}
+	if code, _, errs := runCLI("dedup", "-q", in, "-o", os.DevNull, "--clusters", os.DevNull); code != 0 {
+		t.Errorf("two outputs to /dev/null: exit %d (%s)", code, errs)
+	}
+}
+
+// TestDedupKeyFieldMissing: a record without the --key-field is bad input
+// (exit 3) named by file, line and id with the flag to fix it, and
+// --skip-invalid skips it.
+func TestDedupKeyFieldMissing(t *testing.T) {
+	in := filepath.Join(t.TempDir(), "urls.jsonl")
+	docs := `{"id":"a","url":"u1","text":"one two three four five six"}
+{"id":"b","text":"seven eight nine ten eleven twelve"}
+{"id":"c","url":"u1","text":"thirteen fourteen fifteen"}
+`
+	if err := os.WriteFile(in, []byte(docs), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs := runCLI("dedup", "-q", "--method", "bloom", "--key-field", "url", in)
+	if code != ExitInvalidData {
+		t.Errorf("exit %d, want %d (%s)", code, ExitInvalidData, errs)
+	}
+	for _, want := range []string{in + ":2", `id "b"`, `missing field "url"`, `"id", "text"`, "--key-field", "--skip-invalid"} {
+		if !strings.Contains(errs, want) {
+			t.Errorf("message %q lacks %q", errs, want)
+		}
+	}
+	stats := filepath.Join(t.TempDir(), "stats.json")
+	code, _, errs = runCLI("dedup", "-q", "--method", "bloom", "--key-field", "url", "--skip-invalid", "--stats", stats, in)
+	if code != 0 {
+		t.Fatalf("--skip-invalid: exit %d (%s)", code, errs)
+	}
+	b, err := os.ReadFile(stats)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"skipped": 1`) || !strings.Contains(string(b), `"removed": 1`) {
+		t.Errorf("--skip-invalid: stats %s, want 1 skipped and 1 removed", b)
+	}
+}
+
+// TestStagedOtherInputs: a --work folder planned for one input, given
+// another while the first still exists, is another job's, not a job
+// whose input is gone; a deleted input is gone.
+func TestStagedOtherInputs(t *testing.T) {
+	a, b := writeDocs(t, 30), writeDocs(t, 40)
+	work, out := filepath.Join(t.TempDir(), "work"), t.TempDir()
+	run := func(in string) (int, string) {
+		code, _, errs := runCLI("dedup", "-q", "--executor", "print", "--tasks", "2", "--work", work, in, "-o", filepath.Join(out, "kept"))
+		return code, errs
+	}
+	if code, errs := run(a); code != 0 {
+		t.Fatalf("plan: exit %d (%s)", code, errs)
+	}
+	if code, errs := run(b); code != ExitUsage || !strings.Contains(errs, "holds the plan of another job") {
+		t.Errorf("another input: exit %d, %q; want %d and the plan of another job", code, errs, ExitUsage)
+	}
+	if err := os.Remove(a); err != nil {
+		t.Fatal(err)
+	}
+	if code, errs := run(b); code != ExitUsage || !strings.Contains(errs, a+": an input of the job planned in") {
+		t.Errorf("deleted input: exit %d, %q; want %d and %s gone", code, errs, ExitUsage, a)
+	}
+}
+
+// TestLabelFileMissing: a --truth or --clusters file that cannot be
+// opened is named by its flag (exit 1, docs/eval.md), in eval and tune.
+func TestLabelFileMissing(t *testing.T) {
+	in := writeDocs(t, 10)
+	dir := t.TempDir()
+	clusters := filepath.Join(dir, "clusters.jsonl")
+	if code, _, errs := runCLI("dedup", "-q", in, "--clusters", clusters); code != 0 {
+		t.Fatalf("dedup: exit %d (%s)", code, errs)
+	}
+	nope := filepath.Join(dir, "nope.jsonl")
+	for _, c := range []struct {
+		flag string
+		args []string
+	}{
+		{"--truth", []string{"eval", "--truth", nope, "--clusters", clusters}},
+		{"--clusters", []string{"eval", "--truth", clusters, "--clusters", nope}},
+		{"--truth", []string{"tune", "--truth", nope, in}},
+	} {
+		code, _, errs := runCLI(c.args...)
+		if code != ExitFailure || !strings.Contains(errs, c.flag+": open "+nope) {
+			t.Errorf("%v: exit %d, %q; want %d naming %s", c.args, code, errs, ExitFailure, c.flag)
+		}
+	}
+}
+
+// TestDedupLateOutputUnwritable: a --stats or --report that cannot be
+// written fails the run before it replaces -o (README: an error leaves the
+// previous files untouched), naming the flag.
+func TestDedupLateOutputUnwritable(t *testing.T) {
+	in := writeDocs(t, 20)
+	dir := t.TempDir()
+	kept := filepath.Join(dir, "kept.jsonl")
+	for _, flag := range []string{"--stats", "--report"} {
+		if err := os.WriteFile(kept, []byte("old\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, _, errs := runCLI("dedup", "-q", in, "-o", kept, flag, filepath.Join(dir, "no-such-dir", "out"))
+		if code != ExitFailure || !strings.Contains(errs, flag+" ") {
+			t.Errorf("%s: exit %d, %q; want %d naming %s", flag, code, errs, ExitFailure, flag)
+		}
+		if b, _ := os.ReadFile(kept); string(b) != "old\n" {
+			t.Errorf("%s: a failed run replaced -o (%d bytes)", flag, len(b))
+		}
+	}
+}
+
+// TestInterruptedMessage: an interrupted index add says that the index
+// keeps its completed batches and how to add the rest; a staged job that
+// the same command resumes; other commands that their outputs were not
+// replaced.
+func TestInterruptedMessage(t *testing.T) {
+	for args, want := range map[string]string{
+		"index add":      "rerun with --skip-invalid",
+		"dedup in.jsonl": "no output file was replaced",
+		"dedup --executor local --work W in.jsonl": "--work W: the same command again resumes there",
+	} {
+		root := newRootCmd(&env{})
+		cmd, rest, err := root.Find(strings.Fields(args))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.ParseFlags(rest); err != nil {
+			t.Fatal(err)
+		}
+		if m := interruptedMessage(cmd); !strings.Contains(m, want) {
+			t.Errorf("%s: %q, want %q", args, m, want)
+		}
+	}
+}
+
+// TestStagedSummaryFolders: the summary names the output folders' parts
+// without a doubled slash when a folder is given with a trailing one.
+func TestStagedSummaryFolders(t *testing.T) {
+	var b strings.Builder
+	printStagedSummary(&b, &dedup.Stats{}, "in", 3, &dedupOpts{output: "kept/", clusters: "s3://bucket/cl/"})
+	for _, want := range []string{"kept documents in kept/part-*", "clusters in s3://bucket/cl/part-*"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("summary %q lacks %q", b.String(), want)
+		}
+	}
+}
+
+// TestExtraArguments: an argument where a command takes none, or too
+// few or too many, is a usage error (exit 2) that says so.
+func TestExtraArguments(t *testing.T) {
+	for _, args := range [][]string{
+		{"serve", "--index", "x", "extra"},
+		{"lsh-params", "extra"},
+		{"index", "stats", "--index", "x", "extra"},
+		{"index", "create", "--index", "x", "extra"},
+		{"task"},
+	} {
+		code, _, errs := runCLI(args...)
+		if code != ExitUsage || strings.Contains(errs, "unknown command") {
+			t.Errorf("%q: exit %d, %q; want %d, not an unknown command", args, code, errs, ExitUsage)
+		}
+	}
+}
+
+// TestMemoryTooSmall: --memory 16MB is under the 16 MiB floor, and the
+// message says by how much and what to give instead.
+func TestMemoryTooSmall(t *testing.T) {
+	code, _, errs := runCLI("dedup", "-q", "--memory", "16MB", writeDocs(t, 5))
+	if code != ExitUsage || !strings.Contains(errs, "--memory 16MB (15.3 MiB)") || !strings.Contains(errs, "16MiB") {
+		t.Errorf("exit %d, %q; want %d and the size in MiB", code, errs, ExitUsage)
+	}
+}
