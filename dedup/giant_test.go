@@ -56,7 +56,7 @@ func giantCorpus(seed uint64, n int) []string {
 }
 
 // TestGiantComponentSummaries: the component join with its large buckets
-// summarised (minhash_giant.go), at any bucket size and prefix, writes
+// summarised (minhash_giant.go), every join, at any bucket size and prefix, writes
 // the streaming Finder's clusters, pairs and kept documents byte for
 // byte, on giant components with near and far edits, exact copies and
 // components that merge; and that it keeps the same documents out of
@@ -80,9 +80,9 @@ func TestGiantComponentSummaries(t *testing.T) {
 		}
 		return readOutputs(t, o)
 	}
-	for _, join := range []string{"tiered", "estimate"} {
+	for _, join := range []string{"tiered", "estimate", "verify"} {
 		for _, keep := range []cluster.Policy{cluster.First, cluster.Longest} {
-			cfg := Options{Method: "minhash", Keep: keep, EstimateOnly: join == "estimate"}
+			cfg := Options{Method: "minhash", Keep: keep, EstimateOnly: join == "estimate", Verify: join == "verify"}
 			t.Run(fmt.Sprintf("%s/%v", join, keep), func(t *testing.T) {
 				want := run(t, cfg, 1, math.MaxInt, 32) // the streaming Finder without summaries
 				if bytes.Count(want[1], []byte("\n")) < 500 {

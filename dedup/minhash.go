@@ -475,6 +475,8 @@ type minhashFinder struct {
 	glob    []int32
 	insKeys []uint64
 	giant   giantState // the summaries of a giant component's buckets (minhash_giant.go)
+	verHash []uint64   // under --verify, the sigHash of each entry's signature (giantState's table)
+	hash16  []uint16   // insert's scratch for it
 	// workers is how many goroutines CountBelow may use.
 	workers int
 }
@@ -629,8 +631,12 @@ func (f *minhashFinder) insert(i int, sk *minhashSketch) error {
 	if f.m.join != joinVerify {
 		f.sigs.put(e, sk.sig, sk.keff)
 	}
+	if f.m.join == joinVerify {
+		f.hash16 = appendLow16(f.hash16[:0], sk.sig[:f.k])
+		f.verHash = append(f.verHash, sigHash(f.hash16))
+	}
 	if f.giant.dups.on {
-		f.giant.dups.add(f.sigs.get(e), uint32(e))
+		f.giant.dups.add(f.entryHash(uint32(e)), uint32(e))
 	}
 	if f.glob != nil && len(f.glob) <= replayReuseMax {
 		f.insKeys = append(f.insKeys, sk.keys...)

@@ -39,8 +39,9 @@ import (
 // takes 13 slots equal in their low 16 bits and different above them.
 //
 // The streaming Finder (-j 1) and the component join's replayer take
-// this path with the tiered join or --estimate-only, documents entered in
-// input order, without --pairs-mode all or leader clustering.
+// this path with every join (--verify keeps the hash of each entry's
+// signature for the table: 8 bytes an entry), documents entered in input
+// order, without --pairs-mode all or leader clustering.
 
 // bigBucket is the size from which a bucket is summarised.
 var bigBucket = 64 // a variable for tests
@@ -74,7 +75,7 @@ func (g *giantState) reset() {
 
 // fastPath reports whether add may use the summaries.
 func (f *minhashFinder) fastPath() bool {
-	return f.ix != nil && f.monotone && !f.m.allPairs && !f.m.leader && f.m.join != joinVerify
+	return f.ix != nil && f.monotone && !f.m.allPairs && !f.m.leader
 }
 
 // queryFast sets f.found as query does, the entries of uniform buckets
@@ -199,8 +200,8 @@ func (f *minhashFinder) addFast(i int, sk *minhashSketch, emit func(Pair)) (bool
 func (f *minhashFinder) identicalEntry(i int, sk *minhashSketch) (bool, error) {
 	var found bool
 	var err error
-	f.giant.dups.each(f.own16, func(e uint32) bool {
-		if !same16(f.sigs.get(int(e)), f.own16) {
+	f.giant.dups.each(sigHash(f.own16), func(e uint32) bool {
+		if f.m.join != joinVerify && !same16(f.sigs.get(int(e)), f.own16) {
 			return true
 		}
 		found, err = f.identical(int(e), int(f.docOf.Get(int(e))), i, sk)
@@ -217,9 +218,9 @@ func (f *minhashFinder) startDups() {
 		return
 	}
 	d.on = true
-	d.sig = func(e uint32) []uint16 { return f.sigs.get(int(e)) }
+	d.hash = f.entryHash
 	for e := range f.ix.Len() {
-		d.add(f.sigs.get(e), uint32(e))
+		d.add(f.entryHash(uint32(e)), uint32(e))
 	}
 }
 
@@ -230,7 +231,16 @@ type dupTable struct {
 	on    bool
 	slots []uint32
 	n     int
-	sig   func(e uint32) []uint16
+	hash  func(e uint32) uint64 // an entry's sigHash
+}
+
+// entryHash is the sigHash of entry e's signature: from the stored
+// signature, or under --verify (which stores none) from verHash.
+func (f *minhashFinder) entryHash(e uint32) uint64 {
+	if f.m.join == joinVerify {
+		return f.verHash[e]
+	}
+	return sigHash(f.sigs.get(int(e)))
 }
 
 // sigHash hashes a whole signature: near copies share most of their
@@ -239,16 +249,16 @@ func sigHash(s []uint16) uint64 {
 	return xxh3.Hash(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), 2*len(s)))
 }
 
-func (d *dupTable) reset() { d.on, d.slots, d.n, d.sig = false, nil, 0, nil }
+func (d *dupTable) reset() { d.on, d.slots, d.n, d.hash = false, nil, 0, nil }
 
-// add enters entry e, whose signature is s. The table keeps no hashes:
-// it grows by hashing its entries' signatures again (d.sig).
-func (d *dupTable) add(s []uint16, e uint32) {
+// add enters entry e, whose signature's hash is h. The table keeps no
+// hashes: it grows by asking for them again (d.hash).
+func (d *dupTable) add(h uint64, e uint32) {
 	if 2*(d.n+1) > len(d.slots) {
 		d.grow()
 	}
 	m := uint64(len(d.slots) - 1)
-	for h := sigHash(s) & m; ; h = (h + 1) & m {
+	for h := h & m; ; h = (h + 1) & m {
 		if d.slots[h] == 0 {
 			d.slots[h] = e + 1
 			d.n++
@@ -266,7 +276,7 @@ func (d *dupTable) grow() {
 		if v == 0 {
 			continue
 		}
-		for h := sigHash(d.sig(v-1)) & m; ; h = (h + 1) & m {
+		for h := d.hash(v-1) & m; ; h = (h + 1) & m {
 			if d.slots[h] == 0 {
 				d.slots[h] = v
 				d.n++
@@ -276,17 +286,16 @@ func (d *dupTable) grow() {
 	}
 }
 
-// each calls fn with each entry whose signature hashes as s does, until
-// fn returns false.
-func (d *dupTable) each(s []uint16, fn func(e uint32) bool) {
+// each calls fn with each entry whose hash is want, until fn returns
+// false.
+func (d *dupTable) each(want uint64, fn func(e uint32) bool) {
 	if len(d.slots) == 0 {
 		return
 	}
 	m := uint64(len(d.slots) - 1)
-	want := sigHash(s)
 	for h := want & m; d.slots[h] != 0; h = (h + 1) & m {
 		e := d.slots[h] - 1
-		if sigHash(d.sig(e)) == want && !fn(e) {
+		if d.hash(e) == want && !fn(e) {
 			return
 		}
 	}
