@@ -474,9 +474,9 @@ type minhashFinder struct {
 	// inserted, to empty the index again (small components only).
 	glob    []int32
 	insKeys []uint64
-	giant   giantState // the summaries of a giant component's buckets (minhash_giant.go)
-	verHash []uint64   // under --verify, the sigHash of each entry's signature (giantState's table)
-	hash16  []uint16   // insert's scratch for it
+	giant   giantState           // the summaries of a giant component's buckets (minhash_giant.go)
+	verHash *arena.Array[uint64] // under --verify, the sigHash of each entry's signature (giantState's table), mapped
+	hash16  []uint16             // insert's scratch for it
 	// workers is how many goroutines CountBelow may use.
 	workers int
 }
@@ -569,8 +569,11 @@ func (f *minhashFinder) release() {
 	if f.docOf != nil {
 		f.docOf.Release()
 	}
+	if f.verHash != nil {
+		f.verHash.Release()
+	}
 	f.sigs.release()
-	f.ix, f.docOf, f.first = nil, nil, nil
+	f.ix, f.docOf, f.first, f.verHash = nil, nil, nil, nil
 }
 
 // MappedBytes returns the Finder's memory mapped outside the Go heap: the
@@ -585,6 +588,9 @@ func (f *minhashFinder) MappedBytes() int64 {
 	}
 	if f.docOf != nil {
 		n += f.docOf.Bytes()
+	}
+	if f.verHash != nil {
+		n += f.verHash.Bytes()
 	}
 	return n + f.sigs.bytes()
 }
@@ -632,8 +638,12 @@ func (f *minhashFinder) insert(i int, sk *minhashSketch) error {
 		f.sigs.put(e, sk.sig, sk.keff)
 	}
 	if f.m.join == joinVerify {
+		if f.verHash == nil {
+			f.verHash = arena.NewArray[uint64](16)
+		}
 		f.hash16 = appendLow16(f.hash16[:0], sk.sig[:f.k])
-		f.verHash = append(f.verHash, sigHash(f.hash16))
+		f.verHash.Grow(e + 1)
+		f.verHash.Set(e, sigHash(f.hash16))
 	}
 	if f.giant.dups.on {
 		f.giant.dups.add(f.entryHash(uint32(e)), uint32(e))
@@ -1218,12 +1228,15 @@ func (m *minhashMethod) heapBytesPerDoc() int {
 // Go heap: a band's chain cell (4 bytes) and its share of the band's table
 // (12 bytes a slot at a load between 3/8 and 3/4 of a table that doubles:
 // 23 bytes on average over sizes, when every entry adds a key; near
-// duplicates share some), the entry's document (4), and, unless --verify,
-// its signature (2 bytes a slot and the effective slots: sigStore).
+// duplicates share some), the entry's document (4), and its signature (2
+// bytes a slot and the effective slots: sigStore), under --verify only its
+// hash (8: minhash_giant.go).
 func (m *minhashMethod) mappedBytesPerEntry() int {
 	per := minhashIndexBytesPerBand*m.params.Bands + 4
 	if m.join != joinVerify {
 		per += 2*m.spec.MinHash.NumPerm + 2
+	} else {
+		per += 8
 	}
 	return per
 }

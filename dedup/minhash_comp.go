@@ -571,7 +571,6 @@ func (rf *minhashFinder) startComponent(glob []int32) {
 	rf.glob = glob
 	rf.uf = cluster.NewUnionFind(0)
 	rf.giant.reset()
-	rf.verHash = rf.verHash[:0]
 	rf.monotone = true
 	rf.tabID = -1
 }
@@ -608,7 +607,6 @@ func (rf *minhashFinder) endComponent() error {
 	rf.insKeys = rf.insKeys[:0]
 	rf.glob = nil
 	rf.giant.reset()
-	rf.verHash = rf.verHash[:0]
 	return nil
 }
 

@@ -238,7 +238,7 @@ type dupTable struct {
 // signature, or under --verify (which stores none) from verHash.
 func (f *minhashFinder) entryHash(e uint32) uint64 {
 	if f.m.join == joinVerify {
-		return f.verHash[e]
+		return f.verHash.Get(int(e))
 	}
 	return sigHash(f.sigs.get(int(e)))
 }
