@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/internal/tempfile"
 )
 
 // Metadata files (between jobs): "rank len id" per document, the id
@@ -71,6 +73,18 @@ type joinFn struct {
 	Pairs    bool
 	// Memory is Options.JoinMemory (negative: no limit).
 	Memory int64
+
+	// What a streamed join holds a document besides its rank, id and
+	// length (dedup.StreamedJoinBytes), set by Setup.
+	streamPer      int64
+	streamSketches bool
+}
+
+func (f *joinFn) Setup() error {
+	sweepScratchOnce()
+	var err error
+	f.streamPer, f.streamSketches, err = dedup.StreamedJoinBytes(f.Cfg)
+	return err
 }
 
 // joinDocBytes is about what a join holds for a document besides its id
@@ -124,24 +138,46 @@ func (f *joinFn) ProcessElement(ctx context.Context, _ int64, it func(*joinRec) 
 // bytes of them it writes every sketch to a scratch file instead (those
 // held so far, then the rest as they come) and returns it: the
 // documents' Sketch fields are then nil and the file gives the sketches
-// in the documents' order.
+// in the documents' order. A shard that needs more than f.Memory bytes
+// even so (each document's rank, id and length and the Finder's memory
+// for it, dedup.StreamedJoinBytes) is an error (tooLargeError), found
+// before the join holds more than about f.Memory bytes.
 func (f *joinFn) collect(it func(*joinRec) bool) ([]dedup.JoinDoc, *sketchSpool, error) {
 	type held struct {
-		doc dedup.JoinDoc
-		at  sketchAt
+		doc  dedup.JoinDoc
+		comp int64
+		at   sketchAt
 	}
 	var recs []held
 	var sp *sketchSpool
-	var mem int64
+	var mem, need int64 // held in memory; needed when streamed
 	var r joinRec
+	compsOf := func(recs []held) map[int64]int {
+		m := map[int64]int{}
+		for _, h := range recs {
+			m[h.comp]++
+		}
+		return m
+	}
+	streamed := func(d *dedup.JoinDoc) int64 {
+		n := f.streamPer + joinDocBytes + int64(len(d.ID))
+		if f.streamSketches {
+			n += int64(len(d.Sketch))
+		}
+		return n
+	}
 	for it(&r) {
 		d := dedup.JoinDoc{Doc: r.Rank, ID: r.ID, Len: int(r.Len), Sketch: r.Sketch}
 		if sp == nil {
-			recs = append(recs, held{doc: d})
+			recs = append(recs, held{doc: d, comp: r.Comp})
 			r = joinRec{} // the sketch is held: decode the next into new memory
 			mem += int64(len(d.ID)+len(d.Sketch)) + joinDocBytes
+			need += streamed(&d)
 			if f.Memory < 0 || mem <= f.Memory {
 				continue
+			}
+			if need > f.Memory {
+				return nil, nil, f.tooLarge(need, compsOf(recs), it)
 			}
 			var err error
 			if sp, err = newSketchSpool(); err != nil {
@@ -155,12 +191,16 @@ func (f *joinFn) collect(it func(*joinRec) bool) ([]dedup.JoinDoc, *sketchSpool,
 			}
 			continue
 		}
+		if need += streamed(&d); need > f.Memory {
+			recs = append(recs, held{doc: d, comp: r.Comp})
+			return nil, sp, f.tooLarge(need, compsOf(recs), it)
+		}
 		at, err := sp.write(d.Sketch)
 		if err != nil {
 			return nil, sp, err
 		}
 		d.Sketch = nil
-		recs = append(recs, held{doc: d, at: at})
+		recs = append(recs, held{doc: d, comp: r.Comp, at: at})
 	}
 	if err := sp.flush(); err != nil {
 		return nil, sp, err
@@ -177,6 +217,63 @@ func (f *joinFn) collect(it func(*joinRec) bool) ([]dedup.JoinDoc, *sketchSpool,
 		}
 	}
 	return docs, sp, nil
+}
+
+// tooLarge reads the rest of a join that needs more than f.Memory bytes
+// even with its sketches streamed, counting its need and its components'
+// documents (comps: those read so far), and returns the error that names
+// them.
+func (f *joinFn) tooLarge(need int64, comps map[int64]int, it func(*joinRec) bool) error {
+	var r joinRec
+	for it(&r) {
+		comps[r.Comp]++
+		need += f.streamPer + joinDocBytes + int64(len(r.ID))
+		if f.streamSketches {
+			need += int64(len(r.Sketch))
+		}
+		r = joinRec{}
+	}
+	n := 0
+	for _, k := range comps {
+		n += k
+	}
+	e := &tooLargeError{Docs: n, Need: need, Memory: f.Memory, PerDoc: f.streamPer, Sketches: f.streamSketches}
+	for c, k := range comps {
+		if k > e.CompDocs || (k == e.CompDocs && c < e.Comp) {
+			e.Comp, e.CompDocs = c, k
+		}
+	}
+	return e
+}
+
+// tooLargeError is a join whose documents need more memory than
+// Options.JoinMemory (--join-memory) even with their sketches streamed
+// from a scratch file: a component of the candidate graph too large for
+// the bound (ErrJoinTooLarge).
+type tooLargeError struct {
+	Docs     int   // documents in the join (whole components)
+	Need     int64 // about the bytes it needs streamed
+	Memory   int64 // Options.JoinMemory
+	Comp     int64 // its largest component (the rank of its first document)
+	CompDocs int   // and that component's documents
+	PerDoc   int64 // the Finder's bytes a document
+	Sketches bool  // the method's join holds every sketch to its end
+}
+
+// ErrJoinTooLarge is the error (errors.Is) of a join whose component of
+// the candidate graph needs more than Options.JoinMemory (--join-memory)
+// bytes even with its sketches streamed from a scratch file.
+var ErrJoinTooLarge = errors.New("a component too large for --join-memory")
+
+func (e *tooLargeError) Is(target error) bool { return target == ErrJoinTooLarge }
+
+func (e *tooLargeError) Error() string {
+	what := "the method's index entry and the document's rank, id and length"
+	if e.Sketches {
+		what = "the method's index entry, the document's rank, id and length, and its sketch, which this method's join holds to its end"
+	}
+	return fmt.Sprintf("join of %d documents: its largest component (the documents that share candidate keys with the document of rank %d, file %d record %d) has %d documents; the join needs about %d bytes even with its sketches streamed from a scratch file (%d bytes a document for %s, %d of them the method's), more than --join-memory %d bytes: give --join-memory at least %d (each worker must have that much memory to spare for one join), or --join-memory 0 for no bound",
+		e.Docs, e.Comp, fileOfRank(e.Comp), recordOfRank(e.Comp), e.CompDocs, e.Need, e.Need/int64(max(e.Docs, 1)), what, e.PerDoc, e.Memory, e.Need)
 }
 
 // sketchAt is a sketch's place in a sketchSpool's file.
@@ -198,7 +295,7 @@ type sketchSpool struct {
 }
 
 func newSketchSpool() (*sketchSpool, error) {
-	f, err := os.CreateTemp("", "neardup-beam-join-*")
+	f, err := tempfile.Create("", joinPrefix, joinSuffix)
 	if err != nil {
 		return nil, fmt.Errorf("join's scratch file: %w", err)
 	}

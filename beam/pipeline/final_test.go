@@ -2,10 +2,16 @@ package pipeline
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/neardup/neardup/internal/tempfile"
 )
 
 // TestJoinCollectStreams: a join's documents come in any order; past
@@ -16,7 +22,7 @@ func TestJoinCollectStreams(t *testing.T) {
 	const n = 500
 	recs := make([]joinRec, n)
 	for i := range recs {
-		recs[i] = joinRec{Rank: int64(3 * i), Len: int64(i), ID: fmt.Sprintf("d%d", i), Sketch: bytes.Repeat([]byte{byte(i)}, 1+i%37)}
+		recs[i] = joinRec{Rank: int64(3 * i), Len: int64(i), ID: fmt.Sprintf("d%d", i), Sketch: bytes.Repeat([]byte{byte(i)}, 200+i%37)}
 	}
 	rand.New(rand.NewPCG(1, 2)).Shuffle(n, func(i, j int) { recs[i], recs[j] = recs[j], recs[i] })
 	iter := func() func(*joinRec) bool {
@@ -31,19 +37,20 @@ func TestJoinCollectStreams(t *testing.T) {
 			return true
 		}
 	}
-	for _, mem := range []int64{-1, 1 << 20, 2000, 1} {
+	// Held: about 500 x (64 + 4 + 218) bytes; streamed: 500 x (64 + 4).
+	for _, mem := range []int64{-1, 1 << 20, 100_000, 40_000} {
 		docs, sp, err := (&joinFn{Memory: mem}).collect(iter())
 		if err != nil {
 			t.Fatal(err)
 		}
-		if streamed := sp != nil; streamed != (mem == 2000 || mem == 1) {
+		if streamed := sp != nil; streamed != (mem == 100_000 || mem == 40_000) {
 			t.Fatalf("memory %d: streamed %v", mem, streamed)
 		}
 		if len(docs) != n {
 			t.Fatalf("memory %d: %d documents, want %d", mem, len(docs), n)
 		}
 		for i, d := range docs {
-			want := bytes.Repeat([]byte{byte(i)}, 1+i%37)
+			want := bytes.Repeat([]byte{byte(i)}, 200+i%37)
 			got := d.Sketch
 			if sp != nil {
 				if got != nil {
@@ -67,6 +74,119 @@ func TestJoinCollectStreams(t *testing.T) {
 		sp.remove()
 		if _, err := os.Stat(name); !os.IsNotExist(err) {
 			t.Errorf("memory %d: scratch file %s left: %v", mem, name, err)
+		}
+	}
+}
+
+// TestJoinTooLarge: a join that needs more than joinFn.Memory even with
+// its sketches streamed fails with ErrJoinTooLarge, naming its largest
+// component, the whole join's need and --join-memory, whether it finds
+// that out before its scratch file (the Finder's memory alone is too
+// much) or while writing it; and leaves no scratch file.
+func TestJoinTooLarge(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	const n = 500
+	recs := make([]joinRec, n)
+	for i := range recs {
+		comp := int64(0) // 300 documents, then 100 and 100
+		if i >= 400 {
+			comp = 1200
+		} else if i >= 300 {
+			comp = 900
+		}
+		recs[i] = joinRec{Rank: int64(3 * i), Comp: comp, Len: int64(i), ID: fmt.Sprintf("d%03d", i), Sketch: bytes.Repeat([]byte{byte(i)}, 200)}
+	}
+	rand.New(rand.NewPCG(3, 4)).Shuffle(n, func(i, j int) { recs[i], recs[j] = recs[j], recs[i] })
+	for _, c := range []struct {
+		name    string
+		f       joinFn
+		need    int64
+		scratch bool // the error comes after the scratch file was made
+	}{
+		// 500 x (64 + 4) = 34,000 bytes streamed, 500 x 268 held.
+		{"while streaming", joinFn{Memory: 20_000}, 34_000, true},
+		{"the Finder alone", joinFn{Memory: 20_000, streamPer: 1000}, 534_000, false},
+		{"sketches held to the end", joinFn{Memory: 100_000, streamSketches: true}, 134_000, false},
+	} {
+		next := 0
+		docs, sp, err := c.f.collect(func(r *joinRec) bool {
+			if next == n {
+				return false
+			}
+			*r = recs[next]
+			next++
+			return true
+		})
+		if !errors.Is(err, ErrJoinTooLarge) {
+			t.Fatalf("%s: docs %d, error %v, want ErrJoinTooLarge", c.name, len(docs), err)
+		}
+		if next != n {
+			t.Errorf("%s: %d of %d documents read", c.name, next, n)
+		}
+		if (sp != nil) != c.scratch {
+			t.Errorf("%s: scratch file %v", c.name, sp != nil)
+		}
+		sp.remove()
+		e := err.(*tooLargeError)
+		if e.Docs != n || e.Need != c.need || e.Comp != 0 || e.CompDocs != 300 || e.Memory != c.f.Memory {
+			t.Errorf("%s: %+v, want %d documents, need %d, component 0 of 300", c.name, e, n, c.need)
+		}
+		msg := err.Error()
+		for _, want := range []string{"join of 500 documents", "component", "has 300 documents", fmt.Sprintf("about %d bytes", c.need), fmt.Sprintf("--join-memory %d bytes", c.f.Memory), fmt.Sprintf("--join-memory at least %d", c.need), "--join-memory 0"} {
+			if !strings.Contains(msg, want) {
+				t.Errorf("%s: error %q does not say %q", c.name, msg, want)
+			}
+		}
+		left, _ := os.ReadDir(os.TempDir())
+		if len(left) != 0 {
+			t.Errorf("%s: %d scratch files left", c.name, len(left))
+		}
+	}
+}
+
+// TestSweepScratch: a join's scratch file is named after its process, and
+// a worker's sweep removes those of a process that is gone, not its own
+// nor other programs' files.
+func TestSweepScratch(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("TMPDIR", dir)
+	sp, err := newSketchSpool()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sp.remove()
+	mine := filepath.Base(sp.f.Name())
+	if want := joinPrefix + tempfile.Tag() + "-"; !strings.HasPrefix(mine, want) || !strings.HasSuffix(mine, joinSuffix) {
+		t.Fatalf("scratch file %s, want %s...%s", mine, want, joinSuffix)
+	}
+	// A process that is gone: a child that has exited.
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Skip("no child process:", err)
+	}
+	dead := fmt.Sprintf("%d-1", cmd.Process.Pid)
+	gone := []string{joinPrefix + dead + "-123" + joinSuffix, parquetPrefix + dead + "-456" + parquetSuffix}
+	kept := []string{mine, "neardup-beam-join-other", "unrelated.sketches"}
+	for _, name := range append(gone, kept[1:]...) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	swept, err := sweepScratch("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if swept.Files != len(gone) {
+		t.Errorf("swept %d files (%v), want %d", swept.Files, swept.Names, len(gone))
+	}
+	for _, name := range gone {
+		if _, err := os.Stat(filepath.Join(dir, name)); !os.IsNotExist(err) {
+			t.Errorf("%s not swept: %v", name, err)
+		}
+	}
+	for _, name := range kept {
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			t.Errorf("%s swept: %v", name, err)
 		}
 	}
 }

@@ -266,28 +266,43 @@ func firstDiff(a, b []byte) string {
 func TestSameAsDedup(t *testing.T) {
 	dir := t.TempDir()
 	files := genCorpus(t, dir, 1500)
-	// mem is the run's Options.JoinMemory: small enough that the larger
-	// of its joins (about 64 documents each) stream their sketches from
-	// a scratch file, large enough that the smaller hold them (the
-	// sketches' sizes differ by method).
+	// mem is the run's Options.JoinMemory. Where it is not 0 it is
+	// small enough that the join of the 300 copies (the largest, about
+	// 600 KB of ids and sketches) streams its sketches from a scratch
+	// file, large enough that the other joins hold theirs and that it
+	// needs no more than mem streamed (about 420 KB at most). Only a
+	// method whose sketch is larger than its Finder's memory for a
+	// document gains by streaming (minhash with its shingle sets): the
+	// others' joins would need more streamed than held, and fail with
+	// ErrJoinTooLarge past mem (TestJoinTooLarge, and "exact" below),
+	// so they run with the default, every join held.
 	type tc struct {
 		name string
 		set  func(*dedup.Options)
 		mem  int64
 	}
-	const minhashMem = 48 << 10
+	const minhashMem = 450 << 10
 	cases := []tc{
 		{"minhash", func(c *dedup.Options) {}, minhashMem},
 		{"minhash-verify", func(c *dedup.Options) { c.Verify = true }, minhashMem},
-		{"minhash-estimate-only", func(c *dedup.Options) { c.EstimateOnly = true }, minhashMem},
+		{"minhash-estimate-only", func(c *dedup.Options) { c.EstimateOnly = true }, 0},
 		{"minhash-longest", func(c *dedup.Options) { c.Keep = cluster.Longest }, minhashMem},
 		{"minhash-4gram-0.6", func(c *dedup.Options) { c.Spec.Threshold = 0.6; c.Spec.Shingle.N = 4 }, minhashMem},
 		{"minhash-all-pairs", func(c *dedup.Options) { c.AllPairs = true }, minhashMem},
-		{"simhash", func(c *dedup.Options) { c.Method = "simhash" }, 8 << 10},
-		{"simhash-verify", func(c *dedup.Options) { c.Method = "simhash"; c.Verify = true }, 24 << 10},
-		{"exact", func(c *dedup.Options) { c.Method = "exact" }, 8 << 10},
-		{"ksentence", func(c *dedup.Options) { c.Method = "ksentence"; c.Keep = cluster.Longest }, 8 << 10},
+		{"simhash", func(c *dedup.Options) { c.Method = "simhash" }, 0},
+		{"simhash-verify", func(c *dedup.Options) { c.Method = "simhash"; c.Verify = true }, 0},
+		{"exact", func(c *dedup.Options) { c.Method = "exact" }, 0},
+		{"ksentence", func(c *dedup.Options) { c.Method = "ksentence"; c.Keep = cluster.Longest }, 0},
 	}
+	// A join past JoinMemory even streamed fails the run with a message
+	// that names the component and the flag.
+	t.Run("exact-too-large", func(t *testing.T) {
+		_, err := Run(context.Background(), Options{Inputs: []string{filepath.Join(dir, "*")}, Output: filepath.Join(t.TempDir(), "beam"), Config: dedup.Options{Method: "exact"}, Runner: "prism", JoinDocs: 64, JoinMemory: 8 << 10})
+		if err == nil || !strings.Contains(err.Error(), "--join-memory at least") || !strings.Contains(err.Error(), "largest component") {
+			t.Fatalf("error %v, want a join too large for --join-memory", err)
+		}
+		t.Log(err)
+	})
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			cfg := dedup.Options{}
@@ -301,8 +316,8 @@ func TestSameAsDedup(t *testing.T) {
 			}
 			// Some joins held more than JoinMemory and streamed their
 			// sketches from a scratch file, the others held them.
-			if st.StreamedJoins == 0 || st.StreamedJoins >= st.JoinShards || st.StreamedDocs == 0 {
-				t.Errorf("%d of %d joins streamed (%d documents, %d bytes of sketches to the joins): want some, not all", st.StreamedJoins, st.JoinShards, st.StreamedDocs, st.ShuffleBySteps["sketches_to_components"])
+			if (c.mem != 0) != (st.StreamedJoins != 0) || st.StreamedJoins >= st.JoinShards || (st.StreamedDocs == 0) != (st.StreamedJoins == 0) {
+				t.Errorf("%d of %d joins streamed (%d documents, %d bytes of sketches to the joins): want some, not all, where the case sets a JoinMemory", st.StreamedJoins, st.JoinShards, st.StreamedDocs, st.ShuffleBySteps["sketches_to_components"])
 			}
 			gotC, gotK := readOutputs(t, out)
 			if !bytes.Equal(gotC, wantC) {

@@ -11,6 +11,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
 
 	"github.com/neardup/neardup/corpus"
+	"github.com/neardup/neardup/internal/tempfile"
 )
 
 // Document ranks. A document's rank is its place in the input order of
@@ -142,7 +143,7 @@ func openDocs(ctx context.Context, path string, opts corpus.Options) (r corpus.R
 	ra, ok := rc.(io.ReaderAt)
 	var tmp *os.File
 	if !ok {
-		tmp, err = os.CreateTemp("", "neardup-beam-*.parquet")
+		tmp, err = tempfile.Create("", parquetPrefix, parquetSuffix)
 		if err == nil {
 			_, err = io.Copy(tmp, rc)
 		}

@@ -78,7 +78,9 @@ type Options struct {
 	// limit). A join of more (a giant component) writes its sketches to
 	// a local scratch file (the worker's os.TempDir) and is joined with
 	// them streamed from it, holding the method's index and the
-	// documents' ids but not their sketches.
+	// documents' ids but not their sketches. A join that needs more
+	// than JoinMemory even so (a component whose ids and index entries
+	// alone are more) fails with ErrJoinTooLarge.
 	JoinMemory int64
 	// RoundsPerJob is how many connected-components rounds one job runs
 	// (0: 4); MaxRounds stops a run that has not converged (0: 200).

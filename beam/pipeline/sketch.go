@@ -29,7 +29,10 @@ type rankComp struct {
 // joinRec is a document sent to its component's join: what
 // dedup.JoinDoc holds, its sketch in the staged form (dedup.Signer).
 type joinRec struct {
-	Rank   int64
+	Rank int64
+	// Comp is the document's component (its lowest rank), for the join's
+	// error when a component is too large for it.
+	Comp   int64
 	Len    int64
 	ID     string
 	Sketch []byte
@@ -67,6 +70,7 @@ type readFn struct {
 }
 
 func (f *readFn) Setup() error {
+	sweepScratchOnce()
 	m, err := newMethod(f.Cfg)
 	f.m = m
 	return err
@@ -221,8 +225,8 @@ func (f *signAgainFn) ProcessElement(ctx context.Context, file int64, it func(*r
 			return fmt.Errorf("%s: document %q has no sketch on the second read (the file changed during the run?)", t.Path, d.ID)
 		}
 		docs++
-		emit(uint64Shard(want[next].Comp, f.Shards), joinRec{Rank: rank, Len: int64(len(d.Text)), ID: d.ID, Sketch: slices.Clone(f.sd.Sketch)})
-		shuffle += int64(8+8+8+len(d.ID)) + int64(len(f.sd.Sketch))
+		emit(uint64Shard(want[next].Comp, f.Shards), joinRec{Rank: rank, Comp: want[next].Comp, Len: int64(len(d.Text)), ID: d.ID, Sketch: slices.Clone(f.sd.Sketch)})
+		shuffle += int64(8+8+8+8+len(d.ID)) + int64(len(f.sd.Sketch))
 		next++
 		return nil
 	})

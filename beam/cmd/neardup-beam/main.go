@@ -83,7 +83,7 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.BoolVar(&o.pairs, "pairs", false, "write pairs-*.jsonl: {id1, id2, similarity} per duplicate pair found")
 	o.fields.Register(fs)
 	fs.Var(&o.fields.MaxDocBytes, "max-doc-bytes", sharedflags.MaxDocBytesUsage)
-	fs.StringVar(&o.joinMemory, "join-memory", fmt.Sprintf("%dMiB", pipeline.DefaultJoinMemory>>20), "bytes of documents (ids and sketches) one join holds in memory; a join of more (a giant component) writes its sketches to a scratch file on the worker's local disk and is joined from it (0: no limit)")
+	fs.StringVar(&o.joinMemory, "join-memory", fmt.Sprintf("%dMiB", pipeline.DefaultJoinMemory>>20), "bytes of documents (ids and sketches) one join holds in memory; a join of more (a giant component) writes its sketches to a scratch file on the worker's local disk and is joined from it, and one that needs more than this even so fails, naming the value it needs (0: no limit)")
 	fs.IntVar(&o.roundsPerJob, "rounds-per-job", 4, "connected-components rounds per Beam job")
 	fs.IntVar(&o.maxRounds, "max-rounds", 200, "stop with an error when the components have not converged after this many rounds")
 	fs.BoolVar(&o.quiet, "quiet", false, "print no summary")
