@@ -60,7 +60,9 @@ func giantCorpus(seed uint64, n int) []string {
 // the streaming Finder's clusters, pairs and kept documents byte for
 // byte, on giant components with near and far edits, exact copies and
 // components that merge; and that it keeps the same documents out of
-// its index (exact copies of an earlier one, which change no output).
+// its index (exact copies of an earlier one, which change no output);
+// and that the spill path, trying a large bucket's pairs class by class,
+// writes them too.
 func TestGiantComponentSummaries(t *testing.T) {
 	dir := t.TempDir()
 	path := writeTexts(t, dir, giantCorpus(1, 1500), "g%d")
@@ -99,6 +101,22 @@ func TestGiantComponentSummaries(t *testing.T) {
 						for x, name := range []string{"clusters", "pairs", "kept"} {
 							if !bytes.Equal(got[x], want[x]) {
 								t.Errorf("-j %d, buckets summarised from %d entries, prefix %d: %s differ from the streaming join's", w, s[0], s[1], name)
+							}
+						}
+					}
+				}
+				// The spill path, its buckets' pairs tried class by class
+				// (groupClasses) from 2 and 64 members, or never.
+				for _, w := range []int{1, 3} {
+					for _, from := range []int{2, 64, math.MaxInt} {
+						classesFrom = from
+						spill := cfg
+						spill.Spill = true
+						got := run(t, spill, w, 64, 32)
+						classesFrom = 64
+						for x, name := range []string{"clusters", "pairs", "kept"} {
+							if !bytes.Equal(got[x], want[x]) {
+								t.Errorf("spill, -j %d, classes from %d members: %s differ from the streaming join's", w, from, name)
 							}
 						}
 					}

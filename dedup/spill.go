@@ -338,7 +338,12 @@ type joiner struct {
 	sets     groupSets
 	local    []int32 // the union-find of a group's members, by position
 	roots    []int32 // scratch: the members' roots in span.up
-	span     *spanning
+	// groupClasses: each class's members (by its root), ascending, and
+	// the roots of the classes so far.
+	cls    [][]int32
+	live   []int32
+	merged []int32
+	span   *spanning
 	// With a method's own order (groupOrdered): the members'
 	// fingerprints, their positions by fingerprint, the earliest of each.
 	fps        []simhash.Fingerprint
@@ -472,6 +477,9 @@ func (j *joiner) group(b *spillBatch, members []uint32) error {
 			j.roots = append(j.roots, span.root(int32(d)))
 		}
 	}
+	if !f.all && len(members) >= classesFrom {
+		return j.groupClasses(b, members)
+	}
 	for bi := 1; bi < len(members); bi++ {
 		b32, db := int32(bi), int32(members[bi])
 		var best, bestRoot int32 // best[db] (db when none) and its root
@@ -513,6 +521,99 @@ func (j *joiner) group(b *spillBatch, members []uint32) error {
 		}
 	}
 	return nil
+}
+
+// classesFrom is the bucket size from which group tries its pairs class
+// by class (groupClasses).
+var classesFrom = 64 // a variable for tests
+
+// groupClasses is group (not f.all) for a large bucket, in time that
+// does not grow with the square of a giant cluster's members: a later
+// member b is tried against each class of the members before it (their
+// union-find by position), each class's members ascending until one
+// matches or is known to be joined to b, whereupon the class joins b's
+// and its later members are not tried: a path of lighter pairs joins
+// them to b (the class's own pairs, all of members before b, then the
+// lighter pair just found). group tries the pairs in the order (b, a)
+// and skips a pair when its members are joined already; taking the
+// classes one after the other skips no other pair of the forest, so the
+// pairs kept still hold it (see spill_forest.go). A bucket of near
+// copies of one page is one class: each member is tried against its
+// first member, not against all of them.
+func (j *joiner) groupClasses(b *spillBatch, members []uint32) error {
+	f, span := j.f, j.span
+	for len(j.cls) < len(members) {
+		j.cls = append(j.cls, nil)
+	}
+	j.cls[0] = append(j.cls[0][:0], 0)
+	j.live = append(j.live[:0], 0)
+	for bi := 1; bi < len(members); bi++ {
+		b32, db := int32(bi), int32(members[bi])
+		best, bestRoot := atomic.LoadInt32(&span.best[db]), int32(0) // best[db] (db when none) and its root
+		if best != db {
+			bestRoot = span.root(best)
+		}
+		j.merged = j.merged[:0] // the classes that join b's
+		n := 0
+		for _, ra := range j.live {
+			if j.local[ra] != ra {
+				continue // joined to a later member's class
+			}
+			j.live[n] = ra
+			n++
+			for _, ai := range j.cls[ra] {
+				da := int32(members[ai])
+				joined := da == best || best < da && j.roots[ai] == bestRoot
+				if !joined {
+					sim, dist, ok, err := j.match(members, int(ai), bi, false)
+					if err != nil {
+						return err
+					}
+					if !ok {
+						continue
+					}
+					b.pairs = append(b.pairs, Pair{A: int(da), B: int(db), Similarity: sim, Distance: dist, Hamming: f.hamming})
+					if best = span.matched(da, db); best == da {
+						bestRoot = span.root(best)
+					}
+				}
+				j.local[ra] = b32
+				j.merged = append(j.merged, ra)
+				n-- // ra is no longer a root
+				break
+			}
+		}
+		j.live = append(j.live[:n], b32)
+		j.cls[bi] = j.joinClasses(bi)
+	}
+	return nil
+}
+
+// joinClasses returns the members of b's class: b and those of the
+// classes j.merged, ascending, in the largest one's memory (so that a
+// giant class grows by an append a member).
+func (j *joiner) joinClasses(bi int) []int32 {
+	if len(j.merged) == 0 {
+		return append(j.cls[bi][:0], int32(bi))
+	}
+	big := j.merged[0]
+	for _, r := range j.merged[1:] {
+		if len(j.cls[r]) > len(j.cls[big]) {
+			big = r
+		}
+	}
+	c := j.cls[big]
+	j.cls[big] = nil
+	if len(j.merged) > 1 {
+		for _, r := range j.merged {
+			if r != big {
+				c = append(c, j.cls[r]...)
+				j.cls[r] = j.cls[r][:0]
+			}
+		}
+		slices.Sort(c)
+	}
+	return append(c, int32(bi)) // after every member before it
 }
 
 // Flush merges the sorted keys into buckets, joins them in batches (on
