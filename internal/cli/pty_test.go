@@ -263,13 +263,14 @@ func TestPTY(t *testing.T) {
 		name, stage string
 		args        func(t *testing.T) []string
 		output      string
+		message     string // the interruption's message
 	}{
-		{"dedup-read", "read, sketch, find", func(*testing.T) []string { return []string{"dedup", "-o", "out.jsonl", in} }, "out.jsonl"},
-		{"dedup-write", "write", func(*testing.T) []string { return []string{"dedup", "-o", "out.jsonl", in} }, "out.jsonl"},
-		{"sign", "sign", func(*testing.T) []string { return []string{"sign", "-o", "out.jsonl", in} }, "out.jsonl"},
+		{"dedup-read", "read, sketch, find", func(*testing.T) []string { return []string{"dedup", "-o", "out.jsonl", in} }, "out.jsonl", "neardup: interrupted; no output file was replaced"},
+		{"dedup-write", "write", func(*testing.T) []string { return []string{"dedup", "-o", "out.jsonl", in} }, "out.jsonl", "neardup: interrupted; no output file was replaced"},
+		{"sign", "sign", func(*testing.T) []string { return []string{"sign", "-o", "out.jsonl", in} }, "out.jsonl", "neardup: interrupted; no output file was replaced"},
 		{"index-add", "add", func(t *testing.T) []string {
 			return []string{"index", "add", "--index", newIndex(t), "-o", "out.jsonl", in}
-		}, "out.jsonl"},
+		}, "out.jsonl", "neardup: interrupted; the index keeps the documents of every batch written before it (no output file was replaced)"},
 	}
 	for _, c := range interrupts {
 		if !ptyAll && c.name != "dedup-read" && c.name != "sign" {
@@ -294,7 +295,7 @@ func TestPTY(t *testing.T) {
 			if !regexp.MustCompile(regexp.QuoteMeta(c.stage) + ` .*interrupted`).MatchString(out) {
 				t.Errorf("the %s bar does not say interrupted:\n%s", c.stage, out)
 			}
-			if !strings.Contains(out, "neardup: interrupted; no output file was replaced") {
+			if !strings.Contains(out, c.message) {
 				t.Errorf("no interruption message (a raw error instead?):\n%s", out)
 			}
 			// The terminal echoes ^C at the cursor, two columns into the
