@@ -162,7 +162,7 @@ func TestSweepScratch(t *testing.T) {
 	// A process that is gone: a child that has exited.
 	cmd := exec.Command("true")
 	if err := cmd.Run(); err != nil {
-		t.Skip("no child process:", err)
+		t.Fatal("no child process:", err)
 	}
 	dead := fmt.Sprintf("%d-1", cmd.Process.Pid)
 	gone := []string{joinPrefix + dead + "-123" + joinSuffix, parquetPrefix + dead + "-456" + parquetSuffix}
