@@ -768,20 +768,16 @@ func (f *minhashFinder) add(i int, sk *minhashSketch, emit func(Pair)) error {
 		return f.addLeader(i, sk, emit)
 	}
 	f.own16 = appendLow16(f.own16[:0], sk.sig[:f.k]) // for identical
-	whole := true
-	if f.fastPath() {
-		reduced, err := f.queryFast(sk)
-		if err != nil {
+	// The loop below needs the whole list of candidates: queryFast's when
+	// it left nothing out, else query's (also when addFast could not
+	// decide from queryFast's reduced list).
+	whole := !f.fastPath()
+	if !whole && f.queryFast(sk) {
+		done, err := f.addFast(i, sk, emit)
+		if done || err != nil {
 			return err
 		}
-		if reduced {
-			done, err := f.addFast(i, sk, emit)
-			if done || err != nil {
-				return err
-			}
-		} else {
-			whole = false // f.found is the whole list already
-		}
+		whole = true
 	}
 	if whole {
 		if err := f.query(sk); err != nil {

@@ -80,7 +80,7 @@ func (f *minhashFinder) fastPath() bool {
 
 // queryFast sets f.found as query does, the entries of uniform buckets
 // but their oldest left out, and reports whether any were.
-func (f *minhashFinder) queryFast(sk *minhashSketch) (bool, error) {
+func (f *minhashFinder) queryFast(sk *minhashSketch) bool {
 	g := &f.giant
 	keys := sk.keys
 	if keys == nil { // the streaming Finder (-j 1): the sketcher made none
@@ -140,20 +140,12 @@ func (f *minhashFinder) queryFast(sk *minhashSketch) (bool, error) {
 			}
 		}
 	}
-	if len(g.last) == 0 {
-		return false, f.found16()
-	}
-	return true, f.found16()
-}
-
-// found16 sets f.found from f.cands, sorted and without repeats.
-func (f *minhashFinder) found16() error {
 	f.cands = lsh.SortUnique(f.cands, 0)
 	f.found = f.found[:0]
 	for _, e := range f.cands {
 		f.found = append(f.found, uint64(f.docOf.Get(int(e)))<<32|uint64(e))
 	}
-	return nil
+	return len(g.last) > 0
 }
 
 // addFast is add's loop over a reduced list (queryFast): it decides
