@@ -107,16 +107,26 @@ func TestGiantComponentSummaries(t *testing.T) {
 				}
 				// The spill path, its buckets' pairs tried class by class
 				// (groupClasses) from 2 and 64 members, or never.
+				// And with every bucket joined lazily (spill_lazy.go), its
+				// members read on demand into the default cache or one of
+				// a few sketches.
 				for _, w := range []int{1, 3} {
 					for _, from := range []int{2, 64, math.MaxInt} {
-						classesFrom = from
-						spill := cfg
-						spill.Spill = true
-						got := run(t, spill, w, 64, 32)
-						classesFrom = 64
-						for x, name := range []string{"clusters", "pairs", "kept"} {
-							if !bytes.Equal(got[x], want[x]) {
-								t.Errorf("spill, -j %d, classes from %d members: %s differ from the streaming join's", w, from, name)
+						for _, lazy := range []int64{-1, 32 << 20, 3000} {
+							classesFrom = from
+							lazyBucketBytes, lazyCacheMin, lazyCacheMax = -1, 1<<20, 32<<20
+							if lazy > 0 {
+								lazyBucketBytes, lazyCacheMin, lazyCacheMax = 0, 0, lazy
+							}
+							spill := cfg
+							spill.Spill = true
+							got := run(t, spill, w, 64, 32)
+							classesFrom = 64
+							lazyBucketBytes, lazyCacheMin, lazyCacheMax = -1, 1<<20, 32<<20
+							for x, name := range []string{"clusters", "pairs", "kept"} {
+								if !bytes.Equal(got[x], want[x]) {
+									t.Errorf("spill, -j %d, classes from %d members, lazy cache %d: %s differ from the streaming join's", w, from, lazy, name)
+								}
 							}
 						}
 					}

@@ -225,6 +225,11 @@ const (
 	// spillGroupBytes is what a bucket costs its batch: its end in ends
 	// and its key in keys.
 	spillGroupBytes = 8 + 8
+	// spillLazyMemberBytes is what a member of a bucket joined lazily
+	// costs beside the cache: its document in docs (4 bytes), its slot in
+	// the cache (4), its place in the join's union-find (4), its root (4)
+	// and its class's list (24 and 4).
+	spillLazyMemberBytes = 4 + 4 + 4 + 4 + 28
 )
 
 // spillBatch is the groups collected for one read of the sketch file.
@@ -242,15 +247,22 @@ type spillBatch struct {
 	pairs []Pair   // the groups' matching pairs, in order (joiner.join)
 	// ordered: with a method's own order, the pairs kept instead.
 	ordered []orderedEdge
+	// lazy: the batch is one bucket whose members are read on demand
+	// (spill_lazy.go), into a cache of at most cache bytes.
+	lazy  bool
+	cache int64
 }
 
 func (b *spillBatch) reset() {
-	b.docs, b.ends, b.keys, b.bytes = b.docs[:0], b.ends[:0], b.keys[:0], 0
+	b.docs, b.ends, b.keys, b.bytes, b.lazy = b.docs[:0], b.ends[:0], b.keys[:0], 0, false
 }
 
 // read loads the sketches of the batch's members into the arena, in file
 // order.
 func (f *spillFinder) read(b *spillBatch) error {
+	if b.lazy {
+		return nil // read by the join
+	}
 	b.order = b.order[:0]
 	for k, d := range b.docs {
 		b.order = append(b.order, uint64(d)<<32|uint64(k))
@@ -349,6 +361,9 @@ type joiner struct {
 	fps        []simhash.Fingerprint
 	byFP, reps []int32
 	repKeys    []uint64 // the keys of each of reps, in turn
+	// lazy holds the members of a bucket joined lazily (when isLazy).
+	lazy   lazyMembers
+	isLazy bool
 }
 
 // decode decodes the sketch of member k of the batch, reusing the memory
@@ -374,6 +389,13 @@ func (j *joiner) decode(b *spillBatch, k int, reuse DocSketch) (DocSketch, error
 // b.pairs.
 func (j *joiner) join(b *spillBatch) error {
 	b.pairs, b.ordered = b.pairs[:0], b.ordered[:0]
+	if b.lazy {
+		members := b.docs[:b.ends[0]]
+		j.lazy.start(j.f, members, b.cache)
+		j.isLazy = true
+		defer func() { j.isLazy = false; j.lazy.release() }()
+		return j.group(b, members)
+	}
 	start := 0
 	for g, end := range b.ends {
 		members := b.docs[start:end]
@@ -404,21 +426,33 @@ func (j *joiner) join(b *spillBatch) error {
 }
 
 // matchCore is the method's matchCore for the bucket's members x and y
-// (decoded in j.sketches), or its Match, sure, when the sets are not
-// apart.
-func (j *joiner) matchCore(x, y int) (sim float64, dist int, ok, sure bool) {
-	if j.f.split == nil {
-		sim, dist, ok = j.f.m.Match(j.sketches[x], j.sketches[y])
-		return sim, dist, ok, true
+// (decoded in j.sketches, or read on demand when the bucket is joined
+// lazily), or its Match, sure, when the sets are not apart.
+func (j *joiner) matchCore(x, y int) (sim float64, dist int, ok, sure bool, err error) {
+	var sa, sb DocSketch
+	if j.isLazy {
+		if sa, err = j.lazy.sketch(x, y); err == nil {
+			sb, err = j.lazy.sketch(y, x)
+		}
+		if err != nil {
+			return 0, 0, false, false, err
+		}
+	} else {
+		sa, sb = j.sketches[x], j.sketches[y]
 	}
-	return j.f.split.matchCore(j.sketches[x], j.sketches[y])
+	if j.f.split == nil {
+		sim, dist, ok = j.f.m.Match(sa, sb)
+		return sim, dist, ok, true, nil
+	}
+	sim, dist, ok, sure = j.f.split.matchCore(sa, sb)
+	return sim, dist, ok, sure, nil
 }
 
 // match is Match for the bucket's members x and y: matchCore, and
 // matchSets when it cannot decide.
 func (j *joiner) match(members []uint32, x, y int, once bool) (sim float64, dist int, ok bool, err error) {
-	sim, dist, ok, sure := j.matchCore(x, y)
-	if !sure {
+	sim, dist, ok, sure, err := j.matchCore(x, y)
+	if err == nil && !sure {
 		sim, ok, err = j.matchSets(members, x, y, once)
 	}
 	return sim, dist, ok, err
@@ -428,6 +462,18 @@ func (j *joiner) match(members []uint32, x, y int, once bool) (sim float64, dist
 // not by their sets: x's read once a bucket, y's too unless once (a set
 // that no other pair of the bucket needs, read into scratch).
 func (j *joiner) matchSets(members []uint32, x, y int, once bool) (float64, bool, error) {
+	if j.isLazy {
+		a, err := j.lazy.set(x, y)
+		if err != nil {
+			return 0, false, err
+		}
+		b, err := j.lazy.set(y, x)
+		if err != nil {
+			return 0, false, err
+		}
+		sim, ok := j.f.split.matchSets(a, b)
+		return sim, ok, nil
+	}
 	a, err := j.sets.get(x, members[x])
 	if err != nil {
 		return 0, false, err
@@ -466,7 +512,9 @@ func (j *joiner) find(k int32) int32 {
 // pairs kept does not.
 func (j *joiner) group(b *spillBatch, members []uint32) error {
 	f, span := j.f, j.span
-	j.sets.reset(len(members))
+	if !j.isLazy {
+		j.sets.reset(len(members))
+	}
 	j.local = slices.Grow(j.local[:0], len(members))[:len(members)]
 	for k := range j.local {
 		j.local[k] = int32(k)
@@ -482,6 +530,7 @@ func (j *joiner) group(b *spillBatch, members []uint32) error {
 	}
 	for bi := 1; bi < len(members); bi++ {
 		b32, db := int32(bi), int32(members[bi])
+		j.lazy.turn(bi)
 		var best, bestRoot int32 // best[db] (db when none) and its root
 		if !f.all {
 			if best = atomic.LoadInt32(&span.best[db]); best != db {
@@ -549,6 +598,7 @@ func (j *joiner) groupClasses(b *spillBatch, members []uint32) error {
 	j.live = append(j.live[:0], 0)
 	for bi := 1; bi < len(members); bi++ {
 		b32, db := int32(bi), int32(members[bi])
+		j.lazy.turn(bi)
 		best, bestRoot := atomic.LoadInt32(&span.best[db]), int32(0) // best[db] (db when none) and its root
 		if best != db {
 			bestRoot = span.root(best)
@@ -731,6 +781,7 @@ type batchFiller struct {
 	next  func() *spillBatch
 	join  func(*spillBatch) error
 	b     *spillBatch // the batch being filled; nil before the first
+	docs  []uint32    // addLazy's scratch
 }
 
 // add adds the bucket of key (its documents ascending, repeats kept) to
@@ -753,10 +804,14 @@ func (bf *batchFiller) add(key uint64, docs []uint32) error {
 		b.docs = b.docs[:start]
 		return nil
 	}
+	bytes := int64(spillGroupBytes)
 	for _, d := range b.docs[start:] {
-		b.bytes += int64(f.lens[d]) + spillMemberBytes
+		bytes += int64(f.lens[d]) + spillMemberBytes
 	}
-	b.bytes += spillGroupBytes
+	if bf.lazy(bytes) {
+		return bf.addLazy(start)
+	}
+	b.bytes += bytes
 	b.ends = append(b.ends, len(b.docs))
 	if f.order != nil {
 		b.keys = append(b.keys, key)
@@ -765,6 +820,46 @@ func (bf *batchFiller) add(key uint64, docs []uint32) error {
 		return bf.run()
 	}
 	return nil
+}
+
+// lazy reports whether a bucket of bytes (its members' sketches and
+// what they cost a batch) is joined lazily (spill_lazy.go): with the
+// pairs that group tries, when the bucket alone would fill its batch or
+// is past lazyFrom (the sets that its pairs read are kept for the bucket
+// when it is not: a giant one's could take more than its sketches).
+func (bf *batchFiller) lazy(bytes int64) bool {
+	f := bf.f
+	if f.all || f.order != nil {
+		return false
+	}
+	if lazyBucketBytes >= 0 {
+		return bytes >= lazyBucketBytes
+	}
+	return bytes >= min(bf.limit, lazyFrom)
+}
+
+// addLazy hands the batch without the bucket that starts at b.docs[start]
+// to join, then that bucket alone, to be joined lazily in a cache of the
+// batch's bytes.
+func (bf *batchFiller) addLazy(start int) error {
+	bf.docs = append(bf.docs[:0], bf.b.docs[start:]...)
+	bf.b.docs = bf.b.docs[:start]
+	if len(bf.b.ends) > 0 { // else the batch is reused
+		if err := bf.run(); err != nil {
+			return err
+		}
+		if bf.b = bf.next(); bf.b == nil {
+			return errStopped
+		}
+	}
+	b := bf.b
+	b.reset()
+	b.docs = append(b.docs, bf.docs...)
+	b.ends = append(b.ends, len(b.docs))
+	b.lazy, b.cache = true, bf.limit
+	b.bytes = int64(len(b.docs))*spillLazyMemberBytes + bf.limit
+	bf.docs = nil // a giant bucket's list is not kept
+	return bf.run()
 }
 
 // run hands the batch, when it holds a bucket, to join.

@@ -316,7 +316,10 @@ func (j *joiner) groupOrdered(b *spillBatch, members []uint32, key uint64) error
 		kx := j.repKeys[p*nk : (p+1)*nk]
 		for q := p + 1; q < len(j.reps); q++ {
 			y := j.reps[q]
-			sim, dist, ok, sure := j.matchCore(int(x), int(y))
+			sim, dist, ok, sure, err := j.matchCore(int(x), int(y))
+			if err != nil {
+				return err
+			}
 			if k, shared := firstShared(kx, j.repKeys[q*nk:(q+1)*nk]); !ok || shared && k != key {
 				continue
 			}

@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -385,7 +386,8 @@ func simhashVariant(bits, d int, verify bool) Options {
 
 // checkSpillVariants compares each variant's spilled runs over path with
 // its in-memory run at -j 1, with batches of a few buckets (a 1 MiB
-// budget) and the pairs kept replaced by their forest again and again.
+// budget) and the pairs kept replaced by their forest again and again,
+// and, where buckets can be joined lazily, with every one so.
 func checkSpillVariants(t *testing.T, path string, variants []spillVariant) {
 	t.Helper()
 	defer func(m int) { spillEdgesMin = m }(spillEdgesMin)
@@ -404,6 +406,22 @@ func checkSpillVariants(t *testing.T, path string, variants []spillVariant) {
 				}
 			}
 		}
+		if cfg.AllPairs || cfg.Method == "simhash" {
+			continue // never joined lazily
+		}
+		// Every bucket joined lazily (spill_lazy.go), its members read on
+		// demand into a cache of a few sketches.
+		func() {
+			defer func(b, lo, hi int64) { lazyBucketBytes, lazyCacheMin, lazyCacheMax = b, lo, hi }(lazyBucketBytes, lazyCacheMin, lazyCacheMax)
+			lazyBucketBytes, lazyCacheMin, lazyCacheMax = 0, 0, 3000
+			cfg.Workers = v.workers[len(v.workers)-1]
+			got := runOutputs(t, cfg, true, path)
+			for k, what := range outputNames {
+				if !bytes.Equal(got[k], want[k]) {
+					t.Errorf("%s spilled -j %d, buckets joined lazily: %s differ from the in-memory run's", v.name, cfg.Workers, what)
+				}
+			}
+		}()
 	}
 }
 
@@ -451,5 +469,86 @@ func TestSpillPairsWithIndex(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestSpillLazyCacheBound: a bucket joined lazily keeps at most its
+// cache's bytes of sketches and sets, beside the members a pair holds
+// (the two of the pair and the one whose turn it is), whatever the order
+// of the reads; every member read is the one asked for, and the entries
+// that pairs use again stay while others come and go.
+func TestSpillLazyCacheBound(t *testing.T) {
+	texts := nearCorpus(1, 300, 0.8, 9)
+	f := spillSketches(t, mhConfig(false, 0.8), texts)
+	if err := f.sketchW.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.sets.flushAll(); err != nil {
+		t.Fatal(err)
+	}
+	if f.setsW != nil {
+		if err := f.setsW.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	members := make([]uint32, len(texts))
+	for k := range members {
+		members[k] = uint32(k)
+	}
+	const limit = 6000 // about ten sketches, or fewer with their sets
+	var l lazyMembers
+	defer func(lo int64) { lazyCacheMin = lo }(lazyCacheMin)
+	lazyCacheMin = 0
+	l.start(f, members, limit)
+	want := f.newJoiner()
+	b := &spillBatch{docs: members, ends: []int{len(members)}}
+	if err := f.read(b); err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	held := func(ks ...int) int64 {
+		var n int64
+		for _, k := range ks {
+			if s := l.slot[k]; s > 0 {
+				n += l.ents[s-1].cost
+			}
+		}
+		return n
+	}
+	for bi := 1; bi < len(members); bi++ {
+		l.turn(bi)
+		for _, ai := range []int{0, rng.IntN(bi), bi - 1, 0} {
+			sa, err := l.sketch(ai, bi)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sb, err := l.sketch(bi, ai)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rng.IntN(3) == 0 {
+				if _, err := l.set(ai, bi); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for k, s := range map[int]DocSketch{ai: sa, bi: sb} {
+				w, err := want.decode(b, k, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !reflect.DeepEqual(s.(*minhashSketch).sig, w.(*minhashSketch).sig) {
+					t.Fatalf("member %d: the cache gave another sketch", k)
+				}
+			}
+			if l.used > limit+held(ai, bi) {
+				t.Fatalf("turn %d: the cache holds %d bytes, more than its %d and the pair's %d", bi, l.used, limit, held(ai, bi))
+			}
+		}
+		if l.slot[0] == 0 {
+			t.Fatalf("turn %d: member 0, used by every turn, was evicted", bi)
+		}
+	}
+	if len(l.ents) > 20 {
+		t.Errorf("%d entries for a cache of about ten", len(l.ents))
 	}
 }
