@@ -305,16 +305,27 @@ func (f *spillFinder) read(b *spillBatch) error {
 	return nil
 }
 
+// groupSetsKeep is the most bytes of sets that groupSets keeps from one
+// bucket for the next to reuse.
+const groupSetsKeep = 4 << 20
+
 // groupSets holds the sets of a bucket's members that were read.
 type groupSets struct {
 	f       *spillFinder
 	sc      sketch.HashSorter
 	sets    [][]uint64
+	held    int64 // the bytes of the sets' memory (grown since the last clear)
 	read    []bool
 	scratch []uint64 // getOnce's
 }
 
 func (g *groupSets) reset(n int) {
+	if g.held > groupSetsKeep {
+		// A bucket read many sets: let them go rather than keep their
+		// memory for the buckets to come.
+		clear(g.sets)
+		g.held = 0
+	}
 	for len(g.sets) < n {
 		g.sets = append(g.sets, nil)
 		g.read = append(g.read, false)
@@ -326,9 +337,11 @@ func (g *groupSets) reset(n int) {
 func (g *groupSets) get(k int, d uint32) ([]uint64, error) {
 	if !g.read[k] {
 		var err error
+		c := cap(g.sets[k])
 		if g.sets[k], err = g.f.sets.get(int(d), g.sets[k], &g.sc); err != nil {
 			return nil, err
 		}
+		g.held += int64(8 * (cap(g.sets[k]) - c))
 		g.read[k] = true
 	}
 	return g.sets[k], nil

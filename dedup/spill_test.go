@@ -552,3 +552,46 @@ func TestSpillLazyCacheBound(t *testing.T) {
 		t.Errorf("%d entries for a cache of about ten", len(l.ents))
 	}
 }
+
+// TestGroupSetsLetGo: the sets a bucket's join read are kept for the
+// next bucket to reuse their memory only up to groupSetsKeep bytes; past
+// it, reset lets them go.
+func TestGroupSetsLetGo(t *testing.T) {
+	texts := nearCorpus(1, 40, 0.8, 5)
+	f := spillSketches(t, mhConfig(false, 0.8), texts)
+	if err := f.sets.flushAll(); err != nil {
+		t.Fatal(err)
+	}
+	if f.setsW != nil {
+		if err := f.setsW.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	g := groupSets{f: f}
+	kept := func() (n int) {
+		for _, s := range g.sets {
+			n += 8 * cap(s)
+		}
+		return n
+	}
+	g.reset(len(texts))
+	for k := range texts {
+		if _, err := g.get(k, uint32(k)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	small := kept()
+	if small == 0 || int64(small) > groupSetsKeep {
+		t.Fatalf("%d bytes of sets: the test needs some, under %d", small, groupSetsKeep)
+	}
+	if g.held != int64(small) {
+		t.Errorf("%d bytes of sets counted, %d read", g.held, small)
+	}
+	if g.reset(len(texts)); kept() != small {
+		t.Errorf("%d bytes kept after reset, want the %d read", kept(), small)
+	}
+	g.held = groupSetsKeep + 1 // as if the bucket had read more
+	if g.reset(len(texts)); kept() != 0 {
+		t.Errorf("%d bytes kept after a bucket past %d bytes of sets", kept(), groupSetsKeep)
+	}
+}
