@@ -1,0 +1,65 @@
+package corpus
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// damagedZstd is a zstd stream of three frames of many blocks each, with
+// a byte of the second frame's compressed data changed, and the offset
+// where that frame starts.
+func damagedZstd(t *testing.T) ([]byte, int64) {
+	t.Helper()
+	var frames [][]byte
+	for f := range 3 {
+		var b bytes.Buffer
+		for i := range 6000 {
+			fmt.Fprintf(&b, `{"id": "f%d-%d", "text": "frame %d line %d: %d"}`+"\n", f, i, f, i, i*7919%104729)
+		}
+		e, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		frames = append(frames, e.EncodeAll(b.Bytes(), nil))
+	}
+	start := int64(len(frames[0]))
+	data := bytes.Join(frames, nil)
+	data[start+int64(len(frames[1]))/2] ^= 0x5a
+	return data, start
+}
+
+// TestZstdDamageDeterministic decodes the same damaged zstd stream 200
+// times with each decoder concurrency: the decoder reads blocks ahead on
+// goroutines of its own, and how far it had read when the damage surfaced
+// varied from run to run, but the error, which names the start of the
+// damaged frame, is the same every time.
+func TestZstdDamageDeterministic(t *testing.T) {
+	data, start := damagedZstd(t)
+	var first string
+	for _, conc := range []int{1, 2} {
+		for i := range 200 {
+			d := newDecoder(io.NopCloser(bytes.NewReader(data)), compSniff)
+			d.zstdConcurrency = conc
+			n, err := io.Copy(io.Discard, d)
+			d.Close()
+			if err == nil {
+				t.Fatalf("concurrency %d: %d bytes and no error from the damaged stream", conc, n)
+			}
+			if first == "" {
+				first = err.Error()
+				if want := fmt.Sprintf("in the frame that starts at compressed offset %d;", start); !strings.Contains(first, want) {
+					t.Fatalf("error %q does not say %q", first, want)
+				}
+			}
+			if err.Error() != first {
+				t.Fatalf("concurrency %d, run %d: error %q, the first run's %q", conc, i, err, first)
+			}
+		}
+	}
+	t.Log(first)
+}
