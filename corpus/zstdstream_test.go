@@ -63,3 +63,56 @@ func TestZstdDamageDeterministic(t *testing.T) {
 	}
 	t.Log(first)
 }
+
+// TestZstdFrames: frames of every header form the encoder writes (with
+// and without a content size and a checksum, single segment or not,
+// empty), skippable frames between them, and raw and RLE blocks are read
+// back whole, one frame at a time.
+func TestZstdFrames(t *testing.T) {
+	var want, data bytes.Buffer
+	add := func(b []byte, opts ...zstd.EOption) {
+		e, err := zstd.NewWriter(nil, append(opts, zstd.WithEncoderConcurrency(1))...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data.Write(e.EncodeAll(b, nil)) // with its content size
+		var s bytes.Buffer
+		e.Reset(&s) // streamed: no content size
+		e.Write(b)
+		e.Close()
+		data.Write(s.Bytes())
+		want.Write(b)
+		want.Write(b)
+	}
+	skippable := func(payload string) {
+		data.Write([]byte{0x5f, 0x2a, 0x4d, 0x18})
+		data.Write([]byte{byte(len(payload)), 0, 0, 0})
+		data.WriteString(payload)
+	}
+	var big bytes.Buffer
+	for i := range 50000 {
+		fmt.Fprintf(&big, "line %d of a frame: %d\n", i, i*7919%104729)
+	}
+	skippable("at the start")
+	add([]byte("a short frame\n"))
+	add(nil)
+	add(big.Bytes(), zstd.WithEncoderCRC(false))
+	skippable("")
+	add(bytes.Repeat([]byte{'x'}, 300000)) // RLE blocks
+	add([]byte(strings.Repeat("incompressible? no\n", 10)), zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithNoEntropyCompression(true))
+	skippable("at the end")
+	for _, conc := range []int{1, 2} {
+		// By name: standard input's sniffing takes a stream that starts
+		// with a skippable frame for plain text.
+		d := newDecoder(io.NopCloser(bytes.NewReader(data.Bytes())), compZstd)
+		d.zstdConcurrency = conc
+		got, err := io.ReadAll(d)
+		d.Close()
+		if err != nil || !bytes.Equal(got, want.Bytes()) {
+			t.Fatalf("concurrency %d: %d bytes, %v; want %d bytes", conc, len(got), err, want.Len())
+		}
+		if d.offset() != int64(data.Len()) {
+			t.Errorf("concurrency %d: read %d compressed bytes of %d", conc, d.offset(), data.Len())
+		}
+	}
+}
