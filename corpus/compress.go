@@ -78,8 +78,11 @@ type StreamError struct {
 	// Compression is "gzip" or "zstd".
 	Compression string
 	// Offset is the byte offset in the file where reading stopped. gzip
-	// offsets are exact; zstd decodes ahead of its reader, so a zstd
-	// offset is how far the decoder had read.
+	// offsets are exact. zstd decodes blocks ahead of its reader on a
+	// goroutine of its own, so how far it had read when the damage
+	// surfaced varies from run to run: a zstd offset is the start of the
+	// frame in which the damage was found, the end of the stream decoded
+	// whole, the same on every run.
 	Offset int64
 	// Size is the size of the file, -1 when unknown (standard input).
 	Size int64
@@ -97,6 +100,14 @@ func (e *StreamError) Error() string {
 		fmt.Fprintf(&b, "%s: %s, found at compressed offset %d; reading goes on at the next member", e.Compression, e.Reason, e.Offset)
 		return b.String()
 	}
+	if e.Compression == "zstd" {
+		fmt.Fprintf(&b, "zstd: %s in the frame that starts at compressed offset %d", e.Reason, e.Offset)
+		if e.Size >= 0 {
+			fmt.Fprintf(&b, " of %d", e.Size)
+		}
+		b.WriteString("; reading stopped in that frame")
+		return b.String()
+	}
 	fmt.Fprintf(&b, "%s: %s; reading stopped at compressed offset %d", e.Compression, e.Reason, e.Offset)
 	if n := e.Unread(); n >= 0 {
 		fmt.Fprintf(&b, " of %d (%d bytes unread)", e.Size, n)
@@ -107,8 +118,9 @@ func (e *StreamError) Error() string {
 // Unwrap returns ErrCorrupt.
 func (e *StreamError) Unwrap() error { return ErrCorrupt }
 
-// Unread is how many bytes of the file were never read, -1 when the size
-// is unknown or reading resumed.
+// Unread is how many bytes of the file were never read (for zstd, from
+// the start of the damaged frame on), -1 when the size is unknown or
+// reading resumed.
 func (e *StreamError) Unread() int64 {
 	if e.Size < 0 || e.Resumes {
 		return -1
@@ -134,7 +146,12 @@ type decoder struct {
 	r      io.Reader // the decompressed stream, nil until the first Read
 	gz     *gzip.Reader
 	zd     *zstd.Decoder
-	err    error
+	frames *zstdFrameReader // zd's input: one frame at a time
+	// zstdConcurrency is zd's WithDecoderConcurrency: 2 decodes blocks
+	// ahead of the reader; tests set 1 to check that the errors are the
+	// same.
+	zstdConcurrency int
+	err             error
 	// ahead holds data decompressed by verify and not yet read; aheadErr
 	// is the error (io.EOF at the end) that followed it.
 	ahead    bytes.Buffer
@@ -147,7 +164,7 @@ type decoder struct {
 // newDecoder returns the decompressed stream of rc, which it closes on
 // Close.
 func newDecoder(rc io.ReadCloser, comp compression) *decoder {
-	return &decoder{raw: &countingReader{r: rc}, closer: rc, comp: comp, size: -1}
+	return &decoder{raw: &countingReader{r: rc}, closer: rc, comp: comp, size: -1, zstdConcurrency: 2}
 }
 
 func (d *decoder) init() error {
@@ -184,8 +201,9 @@ func (d *decoder) init() error {
 		}
 		d.gz, d.r = gz, gz
 	case compZstd:
-		zd, err := zstd.NewReader(d.br,
-			zstd.WithDecoderConcurrency(2), // decodes blocks ahead of the reader
+		d.frames = newZstdFrameReader(d.br)
+		zd, err := zstd.NewReader(d.frames,
+			zstd.WithDecoderConcurrency(d.zstdConcurrency), // 2: decodes blocks ahead of the reader
 			zstd.WithDecoderMaxWindow(1<<27),
 			zstd.WithDecoderMaxMemory(1<<32))
 		if err != nil {
@@ -220,6 +238,9 @@ func (d *decoder) wrap(err error) error {
 		return err
 	}
 	e := &StreamError{Compression: d.comp.String(), Offset: d.offset(), Size: d.size}
+	if d.frames != nil {
+		e.Offset = d.frames.start
+	}
 	if err == io.ErrUnexpectedEOF {
 		e.Reason = "stream truncated"
 	} else {
@@ -251,6 +272,16 @@ func (d *decoder) read(p []byte) (int, error) {
 		}
 	}
 	n, err := d.r.Read(p)
+	for err == io.EOF && n == 0 && d.frames != nil && !d.frames.end {
+		// A zstd frame ended: the decoder starts again on the next.
+		d.frames.next()
+		if err = d.zd.Reset(d.frames); err == nil {
+			n, err = d.r.Read(p)
+		}
+	}
+	if err == io.EOF && n > 0 && d.frames != nil && !d.frames.end {
+		err = nil // the next Read goes on with the next frame
+	}
 	if err != nil && !errors.Is(err, errGzipGap) { // after a gap, reading goes on
 		if err != io.EOF && !errors.Is(err, ErrCorrupt) {
 			err = d.wrap(err)

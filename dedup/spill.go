@@ -26,37 +26,37 @@ const (
 	stdinSuffix = ".spool"
 )
 
-// sweepSpill removes the spill files in dir (sketches, copies of standard
-// input, the minhash Finder's shingle sets and sorted runs) that processes killed before they finished left
-// behind.
+// scratchFiles are the patterns of the names of the spill and scratch
+// files (package internal/tempfile): sketches, copies of standard input,
+// the minhash Finder's shingle sets and component records, the kept
+// records' copy, sorted runs.
+var scratchFiles = []tempfile.Pattern{
+	{Prefix: sketchPrefix, Suffix: sketchSuffix},
+	{Prefix: stdinPrefix, Suffix: stdinSuffix},
+	{Prefix: setsPrefix, Suffix: setsSuffix},
+	{Prefix: copyPrefix, Suffix: copySuffix},
+	{Prefix: sigsPrefix, Suffix: sigsSuffix},
+	extsort.Scratch,
+}
+
+// sweepSpill removes the spill and scratch files in dir that processes
+// killed before they finished left behind.
 func sweepSpill(dir string) (tempfile.Swept, error) {
-	s, err := tempfile.Sweep(dir, sketchPrefix, sketchSuffix)
-	if err != nil {
-		return s, err
-	}
-	in, err := tempfile.Sweep(dir, stdinPrefix, stdinSuffix)
-	s.Add(in)
-	if err != nil {
-		return s, err
-	}
-	sets, err := tempfile.Sweep(dir, setsPrefix, setsSuffix)
-	s.Add(sets)
-	if err != nil {
-		return s, err
-	}
-	cp, err := tempfile.Sweep(dir, copyPrefix, copySuffix)
-	s.Add(cp)
-	if err != nil {
-		return s, err
-	}
-	sigs, err := tempfile.Sweep(dir, sigsPrefix, sigsSuffix)
-	s.Add(sigs)
-	if err != nil {
-		return s, err
-	}
-	r, err := extsort.Sweep(dir)
-	s.Add(r)
-	return s, err
+	return tempfile.SweepAll(dir, scratchFiles...)
+}
+
+// SweepScratch removes the scratch files in dir ("" for the system's
+// temporary directory) that Run or JoinComponents left behind in a process
+// that was killed before it could remove them (out of memory, kill -9, a
+// preempted machine), and returns their paths. Files are named after the
+// process that owns them: those of a process that runs, and files that
+// are not dedup's, are never touched. Run sweeps its Options.TmpDir
+// itself; a program that calls JoinComponents in a process of its own (a
+// Beam worker) calls SweepScratch when it starts. Only a directory that
+// cannot be listed is an error.
+func SweepScratch(dir string) ([]string, error) {
+	s, err := sweepSpill(dir)
+	return s.Names, err
 }
 
 // splitKeyed is a Keyed method whose sketches carry a shingle set that

@@ -8,10 +8,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 
+	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/internal/tempfile"
+	"github.com/neardup/neardup/internal/testchild"
 )
 
 // TestJoinCollectStreams: a join's documents come in any order; past
@@ -179,6 +183,13 @@ func TestSweepScratch(t *testing.T) {
 	if swept.Files != len(gone) {
 		t.Errorf("swept %d files (%v), want %d", swept.Files, swept.Names, len(gone))
 	}
+	checkSwept(t, dir, gone, kept)
+}
+
+// checkSwept checks that the files gone are no longer in dir and the files
+// kept are.
+func checkSwept(t *testing.T, dir string, gone, kept []string) {
+	t.Helper()
 	for _, name := range gone {
 		if _, err := os.Stat(filepath.Join(dir, name)); !os.IsNotExist(err) {
 			t.Errorf("%s not swept: %v", name, err)
@@ -189,4 +200,38 @@ func TestSweepScratch(t *testing.T) {
 			t.Errorf("%s swept: %v", name, err)
 		}
 	}
+}
+
+// TestJoinSetupSweepsDedupScratch: the dedup package's scratch files that
+// a join makes (minhash's shingle sets, component records, sorted runs)
+// are removed by a worker's Setup when their process is gone, as the
+// worker's own are; those of a process that runs are left alone.
+func TestJoinSetupSweepsDedupScratch(t *testing.T) {
+	testchild.NeedProc(t)
+	dir := t.TempDir()
+	t.Setenv("TMPDIR", dir)
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Fatal("no child process:", err)
+	}
+	dead := fmt.Sprintf("%d-1", cmd.Process.Pid)
+	// A process that runs: this test's parent, with its start time.
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", os.Getppid()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+	live := fmt.Sprintf("%d-%s", os.Getppid(), fields[19])
+	gone := []string{"neardup-sets-" + dead + "-11.bin", "neardup-sigs-" + dead + "-12.bin", "neardup-run-" + dead + "-13.bin"}
+	kept := []string{"neardup-sets-" + live + "-21.bin", "neardup-run-" + live + "-22.bin"}
+	for _, name := range append(slices.Clone(gone), kept...) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sweepScratchOnce = sync.OnceFunc(func() { sweepScratch("") }) // this process's first Setup
+	if err := (&joinFn{Cfg: dedup.Options{}}).Setup(); err != nil {
+		t.Fatal(err)
+	}
+	checkSwept(t, dir, gone, kept) // gone: a dead process's; kept: a live one's
 }

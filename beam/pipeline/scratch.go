@@ -3,6 +3,7 @@ package pipeline
 import (
 	"sync"
 
+	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/internal/tempfile"
 )
 
@@ -20,16 +21,20 @@ const (
 )
 
 // sweepScratch removes the scratch files in dir ("" for os.TempDir())
-// whose owner is gone. The scratch files of the dedup package that a
-// join makes (minhash's shingle sets) are not among them: `neardup dedup`
-// sweeps those when it runs on the machine.
+// whose owner is gone: the worker's own (joinPrefix, parquetPrefix) and
+// the dedup package's that a join makes (dedup.JoinComponents: minhash's
+// shingle sets, component records and sorted runs), which nothing else
+// sweeps on a worker's machine.
 func sweepScratch(dir string) (tempfile.Swept, error) {
-	s, err := tempfile.Sweep(dir, joinPrefix, joinSuffix)
+	s, err := tempfile.SweepAll(dir,
+		tempfile.Pattern{Prefix: joinPrefix, Suffix: joinSuffix},
+		tempfile.Pattern{Prefix: parquetPrefix, Suffix: parquetSuffix})
 	if err != nil {
 		return s, err
 	}
-	p, err := tempfile.Sweep(dir, parquetPrefix, parquetSuffix)
-	s.Add(p)
+	names, err := dedup.SweepScratch(dir)
+	s.Files += len(names)
+	s.Names = append(s.Names, names...)
 	return s, err
 }
 

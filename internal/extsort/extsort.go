@@ -37,10 +37,13 @@ const (
 	runSuffix = ".bin"
 )
 
+// Scratch is the pattern of the run files' names, for tempfile.SweepAll.
+var Scratch = tempfile.Pattern{Prefix: runPrefix, Suffix: runSuffix}
+
 // Sweep removes the run files in dir ("" for the system temporary
 // directory) of processes that are gone.
 func Sweep(dir string) (tempfile.Swept, error) {
-	return tempfile.Sweep(dir, runPrefix, runSuffix)
+	return tempfile.SweepAll(dir, Scratch)
 }
 
 // Entry is one key and the document it belongs to.

@@ -65,11 +65,23 @@ func Create(dir, prefix, suffix string) (*os.File, error) {
 	return os.CreateTemp(dir, prefix+self()+"-*"+suffix)
 }
 
+// Pattern is the prefix and suffix of the files Create names for one use
+// (a run's sketches, a sort's runs).
+type Pattern struct {
+	Prefix, Suffix string
+}
+
 // Sweep removes the files in dir ("" for os.TempDir()) named by Create with
 // prefix and suffix whose owner is gone. A file it cannot remove (another
 // user's, a race with another sweeper) is left alone without error; only
 // a directory that cannot be listed is an error.
 func Sweep(dir, prefix, suffix string) (Swept, error) {
+	return SweepAll(dir, Pattern{prefix, suffix})
+}
+
+// SweepAll is Sweep for the files of any of the patterns, listing dir
+// once.
+func SweepAll(dir string, patterns ...Pattern) (Swept, error) {
 	if dir == "" {
 		dir = os.TempDir()
 	}
@@ -81,22 +93,25 @@ func Sweep(dir, prefix, suffix string) (Swept, error) {
 	now := time.Now()
 	for _, e := range entries {
 		name := e.Name()
-		pid, start, ok := parse(name, prefix, suffix)
-		if !ok || !e.Type().IsRegular() || pid == os.Getpid() {
+		if !e.Type().IsRegular() {
 			continue
 		}
-		info, err := e.Info()
-		if err != nil {
-			continue
-		}
-		if !abandoned(pid, start, info.ModTime(), now) {
-			continue
-		}
-		p := filepath.Join(dir, name)
-		if os.Remove(p) == nil {
-			out.Files++
-			out.Bytes += info.Size()
-			out.Names = append(out.Names, p)
+		for _, pat := range patterns {
+			pid, start, ok := parse(name, pat.Prefix, pat.Suffix)
+			if !ok || pid == os.Getpid() {
+				continue
+			}
+			info, err := e.Info()
+			if err != nil || !abandoned(pid, start, info.ModTime(), now) {
+				break
+			}
+			p := filepath.Join(dir, name)
+			if os.Remove(p) == nil {
+				out.Files++
+				out.Bytes += info.Size()
+				out.Names = append(out.Names, p)
+			}
+			break
 		}
 	}
 	return out, nil

@@ -3,7 +3,9 @@ package tempfile
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -144,5 +146,36 @@ func TestAbandonedByAge(t *testing.T) {
 	}
 	if !abandoned(1<<30, 1, now.Add(-MaxAge-time.Minute), now) {
 		t.Error("an old file is kept without /proc")
+	}
+}
+
+// TestSweepAll removes a gone owner's files of every pattern in one
+// listing, and nothing else.
+func TestSweepAll(t *testing.T) {
+	testchild.NeedProc(t)
+	dir := t.TempDir()
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Fatal("no child process:", err)
+	}
+	dead := fmt.Sprintf("%d-1", cmd.Process.Pid)
+	gone := []string{"a-" + dead + "-1.bin", "b-" + dead + "-2.sets"}
+	kept := []string{"c-" + dead + "-3.bin", "a-" + dead + "-4.sets", "a-x.bin"}
+	for _, name := range append(slices.Clone(gone), kept...) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("xy"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, err := SweepAll(dir, Pattern{"a-", ".bin"}, Pattern{"b-", ".sets"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Files != 2 || s.Bytes != 4 {
+		t.Errorf("swept %+v, want %v", s, gone)
+	}
+	for _, name := range kept {
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			t.Errorf("%s swept: %v", name, err)
+		}
 	}
 }
