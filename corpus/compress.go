@@ -175,7 +175,7 @@ func (d *decoder) init() error {
 		switch {
 		case bytes.HasPrefix(head, gzipMagic):
 			comp = compGzip
-		case bytes.HasPrefix(head, zstdMagic):
+		case bytes.HasPrefix(head, zstdMagic) || isSkippableFrame(head):
 			comp = compZstd
 		default:
 			comp = compNone

@@ -78,7 +78,7 @@ func (z *zstdFrameReader) startFrame() {
 	case len(head) == 0:
 		z.end, z.state = true, zsDone
 		return
-	case len(head) >= 4 && head[0]&0xf0 == 0x50 && string(head[1:4]) == "\x2a\x4d\x18": // skippable
+	case isSkippableFrame(head):
 		h, _ := z.br.Peek(8)
 		if len(h) < 8 {
 			z.through()
@@ -137,4 +137,11 @@ func (z *zstdFrameReader) startBlock() {
 		return
 	}
 	z.left = 3 + size
+}
+
+// isSkippableFrame reports whether head starts with the magic number of a
+// zstd skippable frame (0x184D2A50 to 0x184D2A5F, little-endian), which
+// may come before a stream's first frame (metadata, seek tables).
+func isSkippableFrame(head []byte) bool {
+	return len(head) >= 4 && head[0]&0xf0 == 0x50 && string(head[1:4]) == "\x2a\x4d\x18"
 }

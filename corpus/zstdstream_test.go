@@ -101,10 +101,14 @@ func TestZstdFrames(t *testing.T) {
 	add(bytes.Repeat([]byte{'x'}, 300000)) // RLE blocks
 	add([]byte(strings.Repeat("incompressible? no\n", 10)), zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithNoEntropyCompression(true))
 	skippable("at the end")
-	for _, conc := range []int{1, 2} {
-		// By name: standard input's sniffing takes a stream that starts
-		// with a skippable frame for plain text.
-		d := newDecoder(io.NopCloser(bytes.NewReader(data.Bytes())), compZstd)
+	for _, c := range []struct {
+		conc int
+		comp compression
+	}{{1, compZstd}, {2, compZstd}, {2, compSniff}} {
+		// By name, and sniffed as standard input is: the stream starts
+		// with a skippable frame.
+		conc := c.conc
+		d := newDecoder(io.NopCloser(bytes.NewReader(data.Bytes())), c.comp)
 		d.zstdConcurrency = conc
 		got, err := io.ReadAll(d)
 		d.Close()
