@@ -648,7 +648,7 @@ func TestStagedAgainst(t *testing.T) {
 		t.Fatal(stderr)
 	}
 	code, _, stderr = runCLI("dedup", "-q", "--executor", "local", "--work", filepath.Join(dir, "ixwork"), "--against", ix, a)
-	if code != ExitUsage || !strings.Contains(stderr, "--against with a saved index: not with --executor") {
+	if code != ExitUsage || !strings.Contains(stderr, "--against "+ix+": a saved index: with --executor, --against takes the old corpus's files only") {
 		t.Errorf("a saved index: exit %d: %s", code, stderr)
 	}
 }
