@@ -366,7 +366,19 @@ func stagedAgainst(against, exclude, inputs []string) ([]string, error) {
 		c.Close()
 	}
 	if len(indexes) > 0 {
-		return nil, usageErr("--against with a saved index: not with --executor (the staged pipeline compares against old files only); run without --executor")
+		ix := against[0]
+		for _, p := range against {
+			if !slices.Contains(paths, p) {
+				ix = p
+				break
+			}
+		}
+		// What blocks it (docs/scale.md, "Not staged"): the sign tasks
+		// would each open the index at once, and a pebble index takes
+		// its directory's lock even read-only; and a hit removes its
+		// whole cluster under the indexed document's name, with its own
+		// pairs lines and counts, which no stage carries yet.
+		return nil, usageErr("--against %s: a saved index: with --executor, --against takes the old corpus's files only (the staged tasks do not look documents up in an index); give the files the index was made from, or run without --executor", ix)
 	}
 	e, err := expandInputs(paths, exclude)
 	if err != nil {

@@ -131,7 +131,10 @@ func TestStagedPackDamaged(t *testing.T) {
 	}{
 		{"cut short", "scatter/00001", func(b []byte) []byte { return b[:len(b)-5] }, []string{"join", "0"}, "damaged work file: no pack trailer"},
 		{"a byte added", "scatter/00001", func(b []byte) []byte { return append([]byte{0}, b...) }, []string{"join", "0"}, "damaged work file: its sections end at byte"},
-		{"a byte changed", "sign/00000/buckets", func(b []byte) []byte { b[3] ^= 1; return b }, []string{"bucket", "0"}, "(section 0 of 6): damaged work file: the section's CRC32C is"},
+		{"a byte changed", "sign/00000/buckets", func(b []byte) []byte { b[3] ^= 1; return b }, []string{"bucket", "0"}, "(section 0 of 7): damaged work file: the section's CRC32C is"},
+		// The shard's counts, run 0's last section (7 sections: an index
+		// of 7*12+16 bytes after it), read with the index.
+		{"counts changed", "sign/00001/buckets", func(b []byte) []byte { b[len(b)-101] ^= 1; return b }, []string{"bucket", "2"}, "damaged work file: its counts' CRC32C does not match"},
 		{"index changed", "join/00000/shards", func(b []byte) []byte { b[len(b)-20] ^= 1; return b }, []string{"write", "0"}, "damaged work file: the index's CRC32C does not match"},
 		{"empty", "join/00000/shards", func(b []byte) []byte { return nil }, []string{"write", "0"}, "damaged work file: 0 bytes, shorter than a pack's trailer"},
 	} {

@@ -460,13 +460,14 @@ func TestStagedBucketDamage(t *testing.T) {
 			t.Fatal(stderr)
 		}
 	}
-	// Partition 0's keys: section 0 of sign task 1's pack.
+	// Partition 0's keys: section 0 of sign task 1's pack (of 2N+1
+	// sections: each partition's keys and ids, then the shard's counts).
 	keys := filepath.Join(work, "sign", "00001", "buckets")
 	pack, err := os.ReadFile(keys)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := packSection(t, pack, 4, 0)
+	b := packSection(t, pack, 5, 0)
 	if len(b) < 24 {
 		t.Fatalf("%d bytes of keys", len(b))
 	}
@@ -478,7 +479,7 @@ func TestStagedBucketDamage(t *testing.T) {
 		{"out of order", append(append(slices.Clone(b[len(b)-12:]), b[12:len(b)-12]...), b[:12]...), "keys out of order"},
 		{"cut", b[:len(b)-5], "not a whole number of 12-byte keys"},
 	} {
-		if err := os.WriteFile(keys, repack(t, pack, 4, 0, c.data), 0o644); err != nil {
+		if err := os.WriteFile(keys, repack(t, pack, 5, 0, c.data), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		code, _, stderr := runCLI("task", "--work", work, "bucket", "0")
@@ -647,7 +648,7 @@ func TestStagedAgainst(t *testing.T) {
 		t.Fatal(stderr)
 	}
 	code, _, stderr = runCLI("dedup", "-q", "--executor", "local", "--work", filepath.Join(dir, "ixwork"), "--against", ix, a)
-	if code != ExitUsage || !strings.Contains(stderr, "--against with a saved index: not with --executor") {
+	if code != ExitUsage || !strings.Contains(stderr, "--against "+ix+": a saved index: with --executor, --against takes the old corpus's files only") {
 		t.Errorf("a saved index: exit %d: %s", code, stderr)
 	}
 }

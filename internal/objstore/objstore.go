@@ -45,6 +45,12 @@ var ErrNotExist = fs.ErrNotExist
 type Folder struct {
 	url     string // as given, without a trailing slash
 	backend backend
+	// OnRead, when set, is called with a file's name before each
+	// request that reads the file (Open, ReadAll, ReadTail, and
+	// OpenRange unless it reads nothing; not Exists or List), from the
+	// goroutine that makes it: tests count a job's reads with it. Set it
+	// before the Folder is shared; it must be safe for concurrent use.
+	OnRead func(name string)
 }
 
 // backend is one kind of storage. Names are already checked and relative.
@@ -124,6 +130,9 @@ func (f *Folder) Open(ctx context.Context, name string) (io.ReadCloser, error) {
 	if err := checkName(name); err != nil {
 		return nil, err
 	}
+	if f.OnRead != nil {
+		f.OnRead(name)
+	}
 	r, err := f.backend.open(ctx, name)
 	if err != nil {
 		return nil, f.wrap("open", name, err)
@@ -149,6 +158,9 @@ func (f *Folder) ReadTail(ctx context.Context, name string, n int64) ([]byte, Ve
 	if err := checkName(name); err != nil {
 		return nil, Version{}, err
 	}
+	if f.OnRead != nil {
+		f.OnRead(name)
+	}
 	b, v, err := f.backend.tail(ctx, name, n)
 	if err != nil {
 		return nil, Version{}, f.wrap("read the end of", name, err)
@@ -172,6 +184,9 @@ func (f *Folder) OpenRange(ctx context.Context, name string, off, n int64, v Ver
 	}
 	if n == 0 {
 		return io.NopCloser(strings.NewReader("")), nil
+	}
+	if f.OnRead != nil {
+		f.OnRead(name)
 	}
 	r, err := f.backend.openRange(ctx, name, off, n, v)
 	if err != nil {

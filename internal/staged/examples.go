@@ -3,10 +3,12 @@ package staged
 import (
 	"cmp"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/dedup"
@@ -21,21 +23,21 @@ import (
 //   - Each join task lists its clusters of two or more new documents
 //     (joinClusters: the kept document, the size and the first members,
 //     dedup.JoinCluster), in the order of their kept documents.
-//   - Each write task reads those N lists, chooses the examples from
-//     them (dedup.ChooseExamples: the same choice for any number of
-//     tasks, and Run's), reads the texts of the chosen clusters' members
+//   - Each write task reads those N lists (once each, whole), chooses
+//     the examples from them (dedup.ChooseExamples: the same choice for
+//     any number of tasks, and Run's), reads the texts of the chosen clusters' members
 //     that are in its shard (with -o as it writes the kept records, else
 //     reading its shard up to the last of them), and lists its shard's
 //     removed ids, up to report.MaxRemovedBytes (writeReport).
 //   - Finish puts the shards' parts together (ReportName), and the
 //     command renders the page from it and the job's Stats.
 //
-// A write task holds about 32 bytes a cluster of two or more documents
-// while it chooses (every task the same: the choice is not written
-// anywhere it could be read back from before every task has made it; a
-// job of more such clusters than half of --task-memory holds at that
-// rate fails and says so), then the texts of its members and its
-// removed ids.
+// A write task holds the N lists as read (a few bytes a member listed)
+// and about 32 bytes a cluster of two or more documents while it
+// chooses (every task the same: the choice is not written anywhere it
+// could be read back from before every task has made it; a job of more
+// such clusters than half of --task-memory holds at that rate fails and
+// says so), then the texts of its members and its removed ids.
 
 // joinClusters is join task g's clusters of two or more new documents.
 func joinClusters(g int) string { return fmt.Sprintf("join/%05d/clusters", g) }
@@ -86,45 +88,73 @@ func (j *Job) putJoinClusters(ctx context.Context, g int, cs []dedup.JoinCluster
 	})
 }
 
-// eachJoinCluster calls fn with every cluster of every join task's list,
-// group by group; c.Members is reused by the next call.
-func (j *Job) eachJoinCluster(ctx context.Context, fn func(c *dedup.JoinCluster)) error {
+// readJoinClusters reads every join task's list of clusters, each with
+// one request, several at once, and returns them in group order. It
+// holds them whole: they are read once, where choosing the examples
+// goes over them twice (chooseExamples). held is what the task may hold
+// of them (0: no bound); past it the error says how much it needed.
+func (j *Job) readJoinClusters(ctx context.Context, held int64) ([][]byte, error) {
+	lists := make([][]byte, j.Plan.Tasks)
+	var total atomic.Int64
+	err := readEach(len(lists), func(g int) (err error) {
+		lists[g], err = j.Work.ReadAll(ctx, joinClusters(g))
+		total.Add(int64(len(lists[g])))
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if n := total.Load(); held > 0 && n > held {
+		return nil, fmt.Errorf("--report: the join tasks' lists of clusters of two or more documents take %d bytes; choosing the examples as neardup dedup does holds them and about %d bytes a cluster, more than half of --task-memory %d bytes: give more --task-memory, or leave out --report", n, chooseBytes, j.Plan.TaskMemory)
+	}
+	return lists, nil
+}
+
+// eachJoinCluster calls fn with every cluster of the join tasks' lists
+// (readJoinClusters), group by group; c.Members is reused by the next
+// call.
+func (j *Job) eachJoinCluster(lists [][]byte, fn func(c *dedup.JoinCluster)) error {
 	var c dedup.JoinCluster
-	for g := range j.Plan.Tasks {
-		r, err := j.open(ctx, joinClusters(g))
-		if err != nil {
-			return err
+	for g, b := range lists {
+		bad := func(err error) error {
+			return fmt.Errorf("%s: damaged work file: %w", j.Work.URL(joinClusters(g)), err)
 		}
-		for !r.atEOF() {
+		uvarint := func() (uint64, error) {
+			v, k := binary.Uvarint(b)
+			if k <= 0 {
+				return 0, bad(io.ErrUnexpectedEOF)
+			}
+			b = b[k:]
+			return v, nil
+		}
+		for len(b) > 0 {
 			var v [3]uint64
 			for k := range v {
-				if v[k], err = r.uvarint(); err != nil {
-					r.Close()
+				var err error
+				if v[k], err = uvarint(); err != nil {
 					return err
 				}
 			}
 			if v[2] > dedup.ExampleMembers {
-				r.Close()
-				return r.bad(fmt.Errorf("a cluster of %d members", v[2]))
+				return bad(fmt.Errorf("a cluster of %d members", v[2]))
 			}
 			c.Kept, c.Size, c.Members = int64(v[0]), int(v[1]), c.Members[:0]
 			for range v[2] {
-				m, err := r.uvarint()
+				m, err := uvarint()
 				if err != nil {
-					r.Close()
 					return err
 				}
 				c.Members = append(c.Members, int64(m))
 			}
 			fn(&c)
 		}
-		r.Close()
 	}
 	return nil
 }
 
 // chooseBytes is what chooseExamples holds a cluster at its peak (its
-// list of the clusters, then their kept documents and sizes apart).
+// list of the clusters, then their kept documents and sizes apart),
+// besides the lists as read.
 const chooseBytes = 32
 
 // chosenExample is an example cluster the write tasks chose.
@@ -137,17 +167,26 @@ type chosenExample struct {
 
 // chooseExamples chooses the job's example clusters from the join
 // tasks' lists, as dedup.Run does (dedup.ChooseExamples), in the order of
-// Stats.Examples: it reads the lists twice, first for the kept documents
-// and sizes, then for the chosen clusters' members.
+// Stats.Examples: it reads the lists once (N small reads a write task;
+// twice each before, 2N^2 a job), goes over them for the kept documents
+// and sizes, then again for the chosen clusters' members.
 func (j *Job) chooseExamples(ctx context.Context) ([]chosenExample, error) {
 	type cl struct {
 		kept int64
 		size int
 	}
+	lists, err := j.readJoinClusters(ctx, j.limit()/2)
+	if err != nil {
+		return nil, err
+	}
+	var held int64
+	for _, b := range lists {
+		held += int64(len(b))
+	}
 	var all []cl
 	var n int64
-	err := j.eachJoinCluster(ctx, func(c *dedup.JoinCluster) {
-		if n++; n*chooseBytes <= j.limit()/2 || j.limit() <= 0 {
+	err = j.eachJoinCluster(lists, func(c *dedup.JoinCluster) {
+		if n++; held+n*chooseBytes <= j.limit()/2 || j.limit() <= 0 {
 			all = append(all, cl{c.Kept, c.Size})
 		}
 	})
@@ -155,7 +194,7 @@ func (j *Job) chooseExamples(ctx context.Context) ([]chosenExample, error) {
 		return nil, err
 	}
 	if int64(len(all)) < n {
-		return nil, fmt.Errorf("--report: the job found %d clusters of two or more documents; choosing its examples as neardup dedup does takes about %d bytes, more than half of --task-memory %d bytes: give more --task-memory, or leave out --report", n, n*chooseBytes, j.Plan.TaskMemory)
+		return nil, fmt.Errorf("--report: the job found %d clusters of two or more documents; choosing its examples as neardup dedup does takes about %d bytes, more than half of --task-memory %d bytes: give more --task-memory, or leave out --report", n, held+n*chooseBytes, j.Plan.TaskMemory)
 	}
 	slices.SortFunc(all, func(a, b cl) int { return cmp.Compare(a.kept, b.kept) })
 	kept, sizes := make([]int64, len(all)), make([]int, len(all))
@@ -173,7 +212,7 @@ func (j *Job) chooseExamples(ctx context.Context) ([]chosenExample, error) {
 	if len(out) == 0 {
 		return out, nil
 	}
-	err = j.eachJoinCluster(ctx, func(c *dedup.JoinCluster) {
+	err = j.eachJoinCluster(lists, func(c *dedup.JoinCluster) {
 		if k, ok := at[c.Kept]; ok {
 			out[k].Members = slices.Clone(c.Members)
 		}

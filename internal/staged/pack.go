@@ -117,25 +117,34 @@ func (j *Job) readPack(ctx context.Context, name string, n, first, k int) (*pack
 	if px, ok := j.packs[key]; ok {
 		return px, nil
 	}
-	size := packIndexSize(n)
-	b, ver, err := j.Work.ReadTail(ctx, name, size)
+	b, ver, err := j.Work.ReadTail(ctx, name, packIndexSize(n))
 	if err != nil {
 		return nil, err
 	}
+	px, err := j.parsePack(name, b, ver, n, first, k)
+	if err != nil {
+		return nil, err
+	}
+	if j.packs == nil {
+		j.packs = map[string]*packIndex{}
+	}
+	j.packs[key] = px
+	return px, nil
+}
+
+// parsePack checks b, the index of the pack name of n sections as read
+// (version ver), and keeps sections first to first+k-1. It keeps
+// nothing in j: it is safe for concurrent use.
+func (j *Job) parsePack(name string, b []byte, ver objstore.Version, n, first, k int) (*packIndex, error) {
 	secs, err := parsePackIndex(b, ver.Size, n, first, k)
 	if err != nil {
 		var v *packVersionError
 		if errors.As(err, &v) {
 			return nil, fmt.Errorf("%s: %w", j.Work.URL(name), err)
 		}
-		return nil, fmt.Errorf("%s: damaged work file: %w (a pack of %d sections, %d bytes, ends with %d bytes of index)", j.Work.URL(name), err, n, ver.Size, size)
+		return nil, fmt.Errorf("%s: damaged work file: %w (a pack of %d sections, %d bytes, ends with %d bytes of index)", j.Work.URL(name), err, n, ver.Size, packIndexSize(n))
 	}
-	px := &packIndex{name: name, n: n, ver: ver, first: first, secs: secs}
-	if j.packs == nil {
-		j.packs = map[string]*packIndex{}
-	}
-	j.packs[key] = px
-	return px, nil
+	return &packIndex{name: name, n: n, ver: ver, first: first, secs: secs}, nil
 }
 
 // packVersionError is a pack of another version than packVersion.

@@ -50,8 +50,10 @@ const StatsName = "finish/stats.json"
 // consumer: see pack.go; finish writes its counts to the work folder,
 // finish/stats.json, for the command's summary; 7: sign keeps no
 // sketches that carry shingle sets, the scatter sketches the documents of
-// components again from the input).
-const PlanVersion = 7
+// components again from the input; 8: a sign task's last run is run 0,
+// its pack's last section the shard's counts, which the bucket tasks
+// read instead of the sign metas: see signCounts).
+const PlanVersion = 8
 
 // Stage names, in order.
 const (
@@ -520,14 +522,41 @@ func (j *Job) offsets(ctx context.Context) ([]int64, error) {
 	return off, nil
 }
 
-// metaReaders is how many sign metas a task reads at once.
+// metaReaders is how many small objects (sign metas, run indexes, join
+// cluster lists) a task reads at once.
 const metaReaders = 16
+
+// readEach calls read(0) to read(n-1), metaReaders at once, and returns
+// the error of the first that failed in index order, whatever the
+// timing.
+func readEach(n int, read func(i int) error) error {
+	errs := make([]error, n)
+	sem := make(chan struct{}, metaReaders)
+	var wg sync.WaitGroup
+	for i := range n {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			errs[i] = read(i)
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 // signMetas returns every sign task's meta in shard order, read once a
 // task: the tasks after components read the components task's copy of
 // them all (componentsShards, one object, without the skipped records'
 // errors and damaged files: finish reads those from each meta), the
-// others the N metas, several at once. Without it each task of bucket,
+// others (components and finish: one task each) the N metas, several at
+// once. The bucket tasks read none: what they need of each shard is in
+// its sign task's run 0 (signCounts). Without these each task of bucket,
 // scatter and join read the N metas, twice in join: 5 N^2 small reads
 // a job.
 func (j *Job) signMetas(ctx context.Context) ([]signMetaFile, error) {
@@ -544,22 +573,9 @@ func (j *Job) signMetas(ctx context.Context) ([]signMetaFile, error) {
 			return nil, fmt.Errorf("%s: damaged work file: %d shards, the plan has %d", j.Work.URL(componentsShards()), len(metas), j.Plan.Tasks)
 		}
 	default:
-		errs := make([]error, len(metas))
-		sem := make(chan struct{}, metaReaders)
-		var wg sync.WaitGroup
-		for s := range metas {
-			sem <- struct{}{}
-			wg.Add(1)
-			go func() {
-				defer func() { <-sem; wg.Done() }()
-				errs[s] = j.getJSON(ctx, signMeta(s), &metas[s])
-			}()
-		}
-		wg.Wait()
-		for _, err := range errs {
-			if err != nil {
-				return nil, err // the first in shard order
-			}
+		err := readEach(len(metas), func(s int) error { return j.getJSON(ctx, signMeta(s), &metas[s]) })
+		if err != nil {
+			return nil, err
 		}
 	}
 	j.metas = metas

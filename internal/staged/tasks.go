@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"math"
 	"math/bits"
@@ -105,7 +106,7 @@ func (j *Job) sign(ctx context.Context, s int) error {
 				h.addID(d.ID, n)
 				n++
 				if share > 0 && h.bytes() > share {
-					return j.putSignRun(ctx, s, h)
+					return j.putSignRun(ctx, s, h, nil)
 				}
 				return nil
 			})
@@ -121,10 +122,10 @@ func (j *Job) sign(ctx context.Context, s int) error {
 	if err != nil {
 		return err
 	}
-	if h.runs == 0 || h.bytes() > 0 {
-		if err := j.putSignRun(ctx, s, h); err != nil {
-			return err
-		}
+	// The last run is run 0, whatever spilled before it: it carries the
+	// shard's counts (signCounts) for the bucket tasks.
+	if err := j.putSignRun(ctx, s, h, &signCounts{Documents: int64(stats.Documents), Runs: h.runs + 1}); err != nil {
+		return err
 	}
 	return j.putJSON(ctx, signMeta(s), signMetaFile{Documents: int64(stats.Documents), Empty: stats.Empty, InputBytes: stats.InputBytes, Traditional: stats.Traditional, Sketched: sketched, Runs: h.runs, Old: old,
 		Skipped: stats.Skipped, SkippedErrors: stats.SkippedErrors, Damaged: stats.Damaged})
@@ -168,12 +169,18 @@ func (h *signHeld) addID(id string, doc uint32) {
 // bytes is what h holds (its slices' lengths).
 func (h *signHeld) bytes() int64 { return 16*h.nKeys + idEntrySize*h.nIDs + int64(len(h.arena)) }
 
-// putSignRun sorts what h holds and writes it as run h.runs, one pack
-// (signBuckets) of every partition's keys and ids, then empties h.
-func (j *Job) putSignRun(ctx context.Context, s int, h *signHeld) error {
+// putSignRun sorts what h holds and writes it as a run, one pack
+// (signBuckets) of every partition's keys and ids, then empties h: a
+// spilled run (counts nil) as run h.runs+1, the task's last run as run
+// 0, its counts in its last section (signCounts).
+func (j *Job) putSignRun(ctx context.Context, s int, h *signHeld, counts *signCounts) error {
 	var buf []byte
-	err := j.Work.Put(ctx, signBuckets(s, h.runs), func(w io.Writer) error {
-		pw := newPackWriter(w, 2*len(h.keys))
+	r := h.runs + 1
+	if counts != nil {
+		r = 0
+	}
+	err := j.Work.Put(ctx, signBuckets(s, r), func(w io.Writer) error {
+		pw := newPackWriter(w, signSections(len(h.keys)))
 		for q, part := range h.keys {
 			slices.SortFunc(part, func(a, b keyEntry) int {
 				if a.key != b.key {
@@ -201,6 +208,12 @@ func (j *Job) putSignRun(ctx context.Context, s int, h *signHeld) error {
 				return err
 			}
 		}
+		if counts != nil {
+			pw.section(2 * len(h.keys))
+			if _, err := pw.Write(counts.marshal()); err != nil {
+				return err
+			}
+		}
 		return pw.finish()
 	})
 	if err != nil {
@@ -212,24 +225,102 @@ func (j *Job) putSignRun(ctx context.Context, s int, h *signHeld) error {
 	return nil
 }
 
+// signCounts is what a bucket task needs of a sign task's shard: its
+// documents (where its document numbers start in the whole input) and
+// its runs. The sign task writes them as the last section of its last
+// run, run 0 (signCountsSize bytes: the documents as a uint64, the runs
+// as a uint32, little-endian), so that a bucket task finds them in the
+// bytes it reads anyway, the end of run 0 with its index: the N bucket
+// tasks read no sign meta (N x N small reads a job; see signMetas).
+type signCounts struct {
+	Documents int64
+	Runs      int
+}
+
+const signCountsSize = 12
+
+func (c *signCounts) marshal() []byte {
+	b := binary.LittleEndian.AppendUint64(nil, uint64(c.Documents))
+	return binary.LittleEndian.AppendUint32(b, uint32(c.Runs))
+}
+
+// signSections is the sections of a sign pack for tasks partitions: the
+// keys and the ids of each, then the shard's counts (empty but in run 0).
+func signSections(tasks int) int { return 2*tasks + 1 }
+
 // signRuns reads the index of every run of every sign task, keeping
-// partition q's two sections: packs[s] sign task s's runs.
-func (j *Job) signRuns(ctx context.Context, q int) ([][]*packIndex, error) {
-	metas, err := j.signMetas(ctx)
+// partition q's two sections (packs[s]: sign task s's runs), and the
+// position of each shard's first document in the whole input and the
+// number of documents (off, as offsets gives it), from the end of each
+// sign task's run 0 (signCounts), several at once.
+func (j *Job) signRuns(ctx context.Context, q int) (packs [][]*packIndex, off []int64, err error) {
+	n := j.Plan.Tasks
+	packs = make([][]*packIndex, n)
+	docs := make([]int64, n)
+	err = readEach(n, func(s int) (err error) {
+		packs[s], docs[s], err = j.shardRuns(ctx, s, q)
+		return err
+	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	packs := make([][]*packIndex, j.Plan.Tasks)
-	for s, m := range metas {
-		for r := range max(m.Runs, 1) {
-			px, err := j.readPack(ctx, signBuckets(s, r), 2*j.Plan.Tasks, 2*q, 2)
-			if err != nil {
-				return nil, err
-			}
-			packs[s] = append(packs[s], px)
+	off = make([]int64, n+1)
+	for s, d := range docs {
+		off[s+1] = off[s] + d
+	}
+	if off[n] > 1<<31-1 {
+		return nil, nil, fmt.Errorf("%d documents: more than a job holds (2^31-1)", off[n])
+	}
+	return packs, off, nil
+}
+
+// shardRuns reads the indexes of sign task s's runs, keeping partition
+// q's sections, and its documents: run 0's index and counts with one
+// ranged read, then each other run's index.
+func (j *Job) shardRuns(ctx context.Context, s, q int) ([]*packIndex, int64, error) {
+	n := signSections(j.Plan.Tasks)
+	name := signBuckets(s, 0)
+	b, ver, err := j.Work.ReadTail(ctx, name, packIndexSize(n)+signCountsSize)
+	if err != nil {
+		return nil, 0, err
+	}
+	bad := func(err error) error {
+		return fmt.Errorf("%s: damaged work file: %w", j.Work.URL(name), err)
+	}
+	if len(b) < signCountsSize {
+		return nil, 0, bad(fmt.Errorf("%d bytes, shorter than a sign task's counts", len(b)))
+	}
+	px, err := j.parsePack(name, b[signCountsSize:], ver, n, 2*q, 2)
+	if err != nil {
+		return nil, 0, err
+	}
+	// The counts' section is the last, just before the index: its entry
+	// is the index's last.
+	e := b[signCountsSize+(n-1)*packEntrySize:]
+	cb := b[:signCountsSize]
+	if l := binary.LittleEndian.Uint64(e); l != signCountsSize {
+		return nil, 0, bad(fmt.Errorf("its counts' section has %d bytes, want %d", l, signCountsSize))
+	}
+	if crc32.Checksum(cb, castagnoli) != binary.LittleEndian.Uint32(e[8:]) {
+		return nil, 0, bad(errors.New("its counts' CRC32C does not match"))
+	}
+	docs, runs := int64(binary.LittleEndian.Uint64(cb)), int(binary.LittleEndian.Uint32(cb[8:]))
+	if docs < 0 || docs > 1<<31-1 || runs < 1 || runs > 1<<20 {
+		return nil, 0, bad(fmt.Errorf("counts of %d documents and %d runs", docs, runs))
+	}
+	packs := []*packIndex{px}
+	for r := 1; r < runs; r++ {
+		b, ver, err := j.Work.ReadTail(ctx, signBuckets(s, r), packIndexSize(n))
+		if err != nil {
+			return nil, 0, err
 		}
+		px, err := j.parsePack(signBuckets(s, r), b, ver, n, 2*q, 2)
+		if err != nil {
+			return nil, 0, err
+		}
+		packs = append(packs, px)
 	}
-	return packs, nil
+	return packs, docs, nil
 }
 
 // bucket: merge partition q of every shard (each run sorted by its sign
@@ -239,11 +330,7 @@ func (j *Job) signRuns(ctx context.Context, q int) ([][]*packIndex, error) {
 // past its share of the budget it sorts and spills to a local scratch
 // file, merging those files as it writes its output.
 func (j *Job) bucket(ctx context.Context, q int) error {
-	off, err := j.offsets(ctx)
-	if err != nil {
-		return err
-	}
-	runs, err := j.signRuns(ctx, q)
+	runs, off, err := j.signRuns(ctx, q)
 	if err != nil {
 		return err
 	}
