@@ -101,8 +101,10 @@ func TestStagedOtherInputs(t *testing.T) {
 	}
 }
 
-// TestLabelFileMissing: a --truth or --clusters file that cannot be
-// opened is named by its flag (exit 1, docs/eval.md), in eval and tune.
+// TestLabelFileMissing: a --truth or --clusters file that does not exist
+// is a usage error (exit 2, as a missing INPUT is for dedup) named by its
+// flag, in eval and tune, and so is compare's @FILE; one that exists but
+// cannot be read is exit 1 (docs/eval.md).
 func TestLabelFileMissing(t *testing.T) {
 	in := writeDocs(t, 10)
 	dir := t.TempDir()
@@ -118,11 +120,16 @@ func TestLabelFileMissing(t *testing.T) {
 		{"--truth", []string{"eval", "--truth", nope, "--clusters", clusters}},
 		{"--clusters", []string{"eval", "--truth", clusters, "--clusters", nope}},
 		{"--truth", []string{"tune", "--truth", nope, in}},
+		{"@" + nope, []string{"compare", "@" + nope, "some text"}},
 	} {
 		code, _, errs := runCLI(c.args...)
-		if code != ExitFailure || !strings.Contains(errs, c.flag+": open "+nope) {
-			t.Errorf("%v: exit %d, %q; want %d naming %s", c.args, code, errs, ExitFailure, c.flag)
+		if code != ExitUsage || !strings.Contains(errs, c.flag+": open "+nope) {
+			t.Errorf("%v: exit %d, %q; want %d naming %s", c.args, code, errs, ExitUsage, c.flag)
 		}
+	}
+	// A directory exists but cannot be read as a file: not a usage error.
+	if code, _, errs := runCLI("eval", "--truth", dir, "--clusters", clusters); code != ExitFailure || !strings.Contains(errs, "--truth") {
+		t.Errorf("--truth DIR: exit %d, %q; want %d naming --truth", code, errs, ExitFailure)
 	}
 }
 
