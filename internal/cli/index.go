@@ -478,6 +478,9 @@ func runIndexStream(cmd *cobra.Command, o *indexOpts, args []string, add bool) e
 			sum.Damaged = append(sum.Damaged, dedup.DamagedFileOf(re))
 		default:
 			sum.Skipped++
+			if skipErr == nil {
+				skipErr = re
+			}
 		}
 		return nil
 	}
@@ -632,6 +635,14 @@ func runIndexStream(cmd *cobra.Command, o *indexOpts, args []string, add bool) e
 	}
 	prog.Done()
 	if err := printIndexSummary(cmd.ErrOrStderr(), o, sum, add, skipErr); err != nil {
+		return err
+	}
+	// As dedup: a run that skipped every record read nothing (exit 3).
+	var first []string
+	if skipErr != nil {
+		first = []string{skipErr.Error()}
+	}
+	if err := allSkipped(sum.Documents, sum.Skipped, first); err != nil {
 		return err
 	}
 	return inputLost(sum.Damaged, o.input.allowTruncated)

@@ -215,3 +215,27 @@ func TestMemoryTooSmall(t *testing.T) {
 		t.Errorf("exit %d, %q; want %d and the size in MiB", code, errs, ExitUsage)
 	}
 }
+
+// TestIndexAddAllSkipped: index add --skip-invalid that skipped every
+// record fails with exit 3 naming the first, as dedup --skip-invalid
+// does (root help); one good record makes it a success.
+func TestIndexAddAllSkipped(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.jsonl")
+	if err := os.WriteFile(bad, []byte("not json\n{\"id\":\"x\"}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	idx := filepath.Join(dir, "idx")
+	if code, _, errs := runCLI("index", "create", "--index", idx); code != 0 {
+		t.Fatalf("index create: exit %d (%s)", code, errs)
+	}
+	for _, cmd := range []string{"add", "query"} {
+		code, _, errs := runCLI("index", cmd, "--index", idx, "--skip-invalid", bad)
+		if code != ExitInvalidData || !strings.Contains(errs, "every record (2)") || !strings.Contains(errs, bad+":1") {
+			t.Errorf("index %s: exit %d, %q; want %d naming every record and %s:1", cmd, code, errs, ExitInvalidData, bad)
+		}
+	}
+	if code, _, errs := runCLI("index", "add", "--index", idx, "--skip-invalid", bad, writeDocs(t, 5)); code != 0 {
+		t.Errorf("with good records: exit %d (%s)", code, errs)
+	}
+}
