@@ -237,6 +237,7 @@ document, 180 with 13 bands ('neardup index stats' reports it).
 	o.params.register(cmd.Flags())
 	cmd.Flags().BoolVar(&o.jsonOut, "json", false, "print the stored parameters as JSON")
 	cmd.Flags().BoolVar(&o.estimateOnly, "estimate-only", false, "minhash: keep no shingle sets and decide candidates by the signature estimate alone (a smaller index, less precise near the threshold)")
+	cmd.Flags().BoolVarP(&o.quiet, "quiet", "q", false, "print no summary (as add, query, remove and copy)")
 	return cmd
 }
 
@@ -263,6 +264,9 @@ func runIndexCreate(cmd *cobra.Command, o *indexOpts) error {
 	}
 	if o.jsonOut {
 		return writeJSON(cmd.OutOrStdout(), p)
+	}
+	if o.quiet {
+		return nil
 	}
 	_, err = fmt.Fprintf(cmd.ErrOrStderr(), "created %s index in %s (%s)\n", p.Method, redactLoc(o.dir), describeParams(p))
 	return err
@@ -834,6 +838,7 @@ func newIndexCompactCmd() *cobra.Command {
 		},
 	}
 	registerIndexDir(cmd.Flags(), o)
+	cmd.Flags().BoolVarP(&o.quiet, "quiet", "q", false, "print no summary (as add, query, remove and copy)")
 	return cmd
 }
 
@@ -854,6 +859,9 @@ func runIndexCompact(ctx context.Context, cmd *cobra.Command, o *indexOpts) erro
 	after, _ := s.Stats()
 	if err := s.Close(); err != nil {
 		return err
+	}
+	if o.quiet {
+		return nil
 	}
 	_, err = fmt.Fprintf(cmd.ErrOrStderr(), "compacted %s: %d -> %d bytes\n", o.dir, before.DiskBytes, after.DiskBytes)
 	return err

@@ -239,3 +239,23 @@ func TestIndexAddAllSkipped(t *testing.T) {
 		t.Errorf("with good records: exit %d (%s)", code, errs)
 	}
 }
+
+// TestIndexQuiet: every index subcommand that prints a summary takes -q
+// and then prints nothing (index add took it, index create refused it).
+func TestIndexQuiet(t *testing.T) {
+	dir := t.TempDir()
+	idx := filepath.Join(dir, "idx")
+	in := writeDocs(t, 5)
+	for _, args := range [][]string{
+		{"index", "create", "-q", "--index", idx},
+		{"index", "add", "-q", "--index", idx, in},
+		{"index", "query", "-q", "--index", idx, in},
+		{"index", "compact", "-q", "--index", idx},
+		{"index", "copy", "-q", "--from", idx, "--to", filepath.Join(dir, "copy")},
+		{"index", "remove", "-q", "--index", idx, "d0"},
+	} {
+		if code, out, errs := runCLI(args...); code != 0 || out != "" || errs != "" {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 0 and nothing printed", args, code, out, errs)
+		}
+	}
+}
