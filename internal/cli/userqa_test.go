@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/neardup/neardup/dedup"
@@ -257,5 +258,43 @@ func TestIndexQuiet(t *testing.T) {
 		if code, out, errs := runCLI(args...); code != 0 || out != "" || errs != "" {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 0 and nothing printed", args, code, out, errs)
 		}
+	}
+}
+
+// TestStagedReportPipe: the staged job's --report to a pipe (a process
+// substitution, >(cat)) is written once, whole, when the job ends: the
+// check that the path can be written, made before the tasks run, does
+// not open the pipe (its close would end the reader's input with nothing
+// written).
+func TestStagedReportPipe(t *testing.T) {
+	stagedEnv(t)
+	dir := t.TempDir()
+	in := writeDocs(t, 30)
+	fifo := filepath.Join(dir, "report.fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// The reader reads until end of file, and once more if that first
+	// read was cut short, so that the job's own write does not block on
+	// a pipe without a reader.
+	reads := make(chan string, 2)
+	go func() {
+		for range 2 {
+			b, err := os.ReadFile(fifo)
+			if err != nil {
+				t.Error(err)
+			}
+			reads <- string(b)
+			if strings.Contains(string(b), "</html>") {
+				return
+			}
+		}
+	}()
+	code, _, errs := runCLI("dedup", "-q", "--executor", "local", "--tasks", "1", "--work", filepath.Join(dir, "work"), "--report", fifo, in)
+	if code != 0 {
+		t.Fatalf("exit %d (%s)", code, errs)
+	}
+	if first := <-reads; !strings.Contains(first, "</html>") {
+		t.Errorf("the pipe's reader first read %d bytes, not the report: the path check opened and closed it", len(first))
 	}
 }
