@@ -259,6 +259,9 @@ func runDedup(cmd *cobra.Command, o *dedupOpts, args []string, e *env) error {
 	if err != nil {
 		return err
 	}
+	if err := checkMethodFlags(cmd.Flags(), o.method); err != nil {
+		return err
+	}
 	if o.optionsJSON != "" {
 		if cfg, err = readOptionsJSON(o.optionsJSON); err != nil {
 			return err

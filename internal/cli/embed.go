@@ -39,6 +39,9 @@ func DedupConfig(args []string) (dedup.Options, dedup.Input, error) {
 	if err != nil {
 		return dedup.Options{}, dedup.Input{}, err
 	}
+	if err := checkMethodFlags(fs, o.method); err != nil {
+		return dedup.Options{}, dedup.Input{}, err
+	}
 	ropts, err := o.input.options()
 	if err != nil {
 		return dedup.Options{}, dedup.Input{}, err

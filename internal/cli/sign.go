@@ -49,6 +49,9 @@ func runSign(cmd *cobra.Command, o *dedupOpts, args []string, jsonOut bool, e *e
 	if err != nil {
 		return err
 	}
+	if err := checkMethodFlags(cmd.Flags(), o.method); err != nil {
+		return err
+	}
 	ropts, err := o.input.options()
 	if err != nil {
 		return err

@@ -298,3 +298,40 @@ func TestStagedReportPipe(t *testing.T) {
 		t.Errorf("the pipe's reader first read %d bytes, not the report: the path check opened and closed it", len(first))
 	}
 }
+
+// TestMethodFlagsRefused: a flag that only other methods read, given
+// explicitly, is a usage error (exit 2) naming the flag and the methods
+// that read it, in dedup, sign and the Python binding's DedupConfig;
+// given to a method that reads it, or left at its default, it is fine.
+func TestMethodFlagsRefused(t *testing.T) {
+	in := writeDocs(t, 20)
+	for _, c := range []struct {
+		args []string
+		want string // "" for a run that succeeds
+	}{
+		{[]string{"dedup", "--method", "simhash", "--num-perm", "256"}, "--num-perm applies to --method minhash, not simhash"},
+		{[]string{"dedup", "--method", "minhash", "--bits", "128"}, "--bits applies to --method simhash"},
+		{[]string{"dedup", "--method", "exact", "--threshold", "0.9"}, "--threshold applies to --method minhash, jaccard, bloom-overlap, simhash (with --verify), not exact"},
+		{[]string{"dedup", "--method", "simhash", "--threshold", "0.5"}, "--threshold: simhash reads it only with --verify"},
+		{[]string{"dedup", "--method", "minhash", "--key-field", "url"}, "--key-field applies to --method bloom, not minhash"},
+		{[]string{"dedup", "--method", "jaccard", "--spill"}, "--spill applies to --method minhash, simhash, exact, ksentence, not jaccard"},
+		{[]string{"dedup", "--cluster", "leader", "--spill"}, "--spill: a --cluster leader run stays in memory"},
+		{[]string{"dedup", "--method", "ksentence", "--ngram", "3"}, "--ngram applies to"},
+		{[]string{"sign", "--method", "simhash", "--num-perm", "64"}, "--num-perm applies to --method minhash, not simhash"},
+		{[]string{"dedup", "--method", "simhash", "--threshold", "0.5", "--verify", "--bits", "128"}, ""},
+		{[]string{"dedup", "--method", "exact", "--spill"}, ""},
+		{[]string{"dedup", "--num-perm", "64", "--threshold", "0.7"}, ""},
+		{[]string{"dedup", "--method", "bloom", "--bloom-n", "100"}, ""},
+	} {
+		code, _, errs := runCLI(append(append([]string{c.args[0], "-q"}, c.args[1:]...), in, "-o", os.DevNull)...)
+		switch {
+		case c.want == "" && code != 0:
+			t.Errorf("%v: exit %d (%s)", c.args, code, errs)
+		case c.want != "" && (code != ExitUsage || !strings.Contains(errs, c.want)):
+			t.Errorf("%v: exit %d, %q; want %d and %q", c.args, code, errs, ExitUsage, c.want)
+		}
+	}
+	if _, _, err := DedupConfig([]string{"--method=simhash", "--num-perm=64"}); err == nil || !strings.Contains(err.Error(), "--num-perm applies") {
+		t.Errorf("DedupConfig: %v, want --num-perm refused", err)
+	}
+}
