@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -593,6 +594,10 @@ func runIndexStream(cmd *cobra.Command, o *indexOpts, args []string, add bool) e
 		chunk = chunk[:0]
 		return nil
 	}
+	// The documents whose id is their FILE:LINE (no --id-field in the
+	// record), for the warning of an --id-field given on the command line.
+	var read, fromPosition int
+	var firstFromPosition string
 	e := cmd.InOrStdin()
 	for _, f := range files {
 		var r corpus.Reader
@@ -603,6 +608,13 @@ func runIndexStream(cmd *cobra.Command, o *indexOpts, args []string, add bool) e
 		}
 		for r.Next() {
 			d := r.Doc()
+			read++
+			if d.ID == d.Source+":"+strconv.FormatInt(d.Record, 10) {
+				if fromPosition == 0 {
+					firstFromPosition = d.ID
+				}
+				fromPosition++
+			}
 			chunk = append(chunk, item{id: strings.Clone(d.ID), text: strings.Clone(d.Text), src: d.Source, record: d.Record})
 			if len(chunk) == o.batch {
 				if err := flush(); err != nil {
@@ -640,6 +652,9 @@ func runIndexStream(cmd *cobra.Command, o *indexOpts, args []string, add bool) e
 	prog.Done()
 	if err := printIndexSummary(cmd.ErrOrStderr(), o, sum, add, skipErr); err != nil {
 		return err
+	}
+	if cmd.Flags().Changed("id-field") {
+		warnIDsFromPosition(cmd.ErrOrStderr(), o.input.fields.IDField, fromPosition, read, firstFromPosition)
 	}
 	// As dedup: a run that skipped every record read nothing (exit 3).
 	var first []string

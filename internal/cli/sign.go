@@ -79,6 +79,9 @@ func runSign(cmd *cobra.Command, o *dedupOpts, args []string, jsonOut bool, e *e
 	if err := printSignSummary(e.stderr, stats, jsonOut); err != nil {
 		return err
 	}
+	if cmd.Flags().Changed("id-field") {
+		warnIDsFromPosition(e.stderr, o.input.fields.IDField, stats.IDsFromPosition, stats.Documents, stats.IDsFromPositionFirst)
+	}
 	if err := allSkipped(int64(stats.Documents), int64(stats.Skipped), stats.SkippedErrors); err != nil {
 		return err
 	}

@@ -335,3 +335,44 @@ func TestMethodFlagsRefused(t *testing.T) {
 		t.Errorf("DedupConfig: %v, want --num-perm refused", err)
 	}
 }
+
+// TestIDFieldMissingWarning: an --id-field given on the command line that
+// some records lack (or have empty) is said once on standard error, even
+// with -q, with the count and the first FILE:LINE, in dedup, sign and
+// index add; the default id field is not warned about (a .txt file or a
+// corpus without ids is normal), nor a field every record has.
+func TestIDFieldMissingWarning(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "docs.jsonl")
+	docs := `{"doc":"a","text":"one two three four five six"}
+{"text":"seven eight nine ten eleven twelve"}
+{"doc":"","text":"thirteen fourteen fifteen sixteen"}
+`
+	if err := os.WriteFile(in, []byte(docs), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := `2 of 3 documents had no --id-field "doc" (or an empty one), the first ` + in + ":2"
+	idx := filepath.Join(dir, "idx")
+	if code, _, errs := runCLI("index", "create", "-q", "--index", idx); code != 0 {
+		t.Fatalf("index create: exit %d (%s)", code, errs)
+	}
+	for _, args := range [][]string{
+		{"dedup", "-q", "--id-field", "doc", in},
+		{"sign", "-q", "--id-field", "doc", "-o", os.DevNull, in},
+		{"index", "add", "-q", "--index", idx, "--id-field", "doc", in},
+	} {
+		code, _, errs := runCLI(args...)
+		if code != 0 || strings.Count(errs, "warning") != 1 || !strings.Contains(errs, want) {
+			t.Errorf("%v: exit %d, stderr %q; want 0 and one warning %q", args, code, errs, want)
+		}
+	}
+	for _, args := range [][]string{
+		{"dedup", "-q", in},
+		{"dedup", "-q", "--id-field", "text", in},
+	} {
+		if code, _, errs := runCLI(args...); code != 0 || errs != "" {
+			t.Errorf("%v: exit %d, stderr %q; want 0 and nothing", args, code, errs)
+		}
+	}
+
+}
