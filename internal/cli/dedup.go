@@ -255,11 +255,11 @@ func optionErr(err error) error {
 }
 
 func runDedup(cmd *cobra.Command, o *dedupOpts, args []string, e *env) error {
-	cfg, err := o.config()
-	if err != nil {
+	if err := checkMethodFlags(cmd.Flags(), o.method); err != nil {
 		return err
 	}
-	if err := checkMethodFlags(cmd.Flags(), o.method); err != nil {
+	cfg, err := o.config()
+	if err != nil {
 		return err
 	}
 	if o.optionsJSON != "" {

@@ -35,11 +35,11 @@ func DedupConfig(args []string) (dedup.Options, dedup.Input, error) {
 			return dedup.Options{}, dedup.Input{}, usageErr("--%s is not an option here", name)
 		}
 	}
-	cfg, err := o.config()
-	if err != nil {
+	if err := checkMethodFlags(fs, o.method); err != nil {
 		return dedup.Options{}, dedup.Input{}, err
 	}
-	if err := checkMethodFlags(fs, o.method); err != nil {
+	cfg, err := o.config()
+	if err != nil {
 		return dedup.Options{}, dedup.Input{}, err
 	}
 	ropts, err := o.input.options()

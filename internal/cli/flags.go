@@ -196,10 +196,14 @@ var methodFlags = func() []struct {
 // command line but that method does not read, naming the flag and the
 // methods that read it: `--method simhash --num-perm 256` would
 // otherwise run simhash as if --num-perm had not been given. Flags fs
-// lacks are not checked. Two more that depend on other flags: simhash
+// lacks are not checked (index create has no --verify: its simhash
+// index never reads --threshold). Two more that depend on other flags: simhash
 // reads --threshold only with --verify (its exact Jaccard check), and a
 // --cluster leader run stays in memory, so --spill does not apply to it.
 func checkMethodFlags(fs *pflag.FlagSet, method string) error {
+	if !slices.Contains(dedup.Methods(), method) {
+		return nil // an unknown --method is said by dedupOpts.config
+	}
 	for _, mf := range methodFlags {
 		if fs.Lookup(mf.flag) == nil || !fs.Changed(mf.flag) || slices.Contains(mf.methods, method) {
 			continue
@@ -211,6 +215,10 @@ func checkMethodFlags(fs *pflag.FlagSet, method string) error {
 		return usageErr("--%s applies to --method %s, not %s: leave it out", mf.flag, which, method)
 	}
 	changed := func(name string) bool { return fs.Lookup(name) != nil && fs.Changed(name) }
+	if method == "simhash" && changed("threshold") && fs.Lookup("verify") == nil {
+		// index create: a simhash index matches by --distance alone.
+		return usageErr("--threshold: a simhash index matches by --distance and does not read it: leave it out")
+	}
 	if method == "simhash" && changed("threshold") && !(changed("verify") && fs.Lookup("verify").Value.String() == "true") {
 		return usageErr("--threshold: simhash reads it only with --verify (the exact Jaccard check of its pairs); without it --distance decides: leave --threshold out or add --verify")
 	}

@@ -45,11 +45,11 @@ flags mean what they mean for dedup.
 func runSign(cmd *cobra.Command, o *dedupOpts, args []string, jsonOut bool, e *env) error {
 	// Flags sign does not have keep the dedup defaults.
 	o.bloomFPP, o.join.Keep = dedup.DefaultBloomFPP, "first"
-	cfg, err := o.config()
-	if err != nil {
+	if err := checkMethodFlags(cmd.Flags(), o.method); err != nil {
 		return err
 	}
-	if err := checkMethodFlags(cmd.Flags(), o.method); err != nil {
+	cfg, err := o.config()
+	if err != nil {
 		return err
 	}
 	ropts, err := o.input.options()

@@ -3,6 +3,7 @@ package cli
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -333,6 +334,29 @@ func TestMethodFlagsRefused(t *testing.T) {
 	}
 	if _, _, err := DedupConfig([]string{"--method=simhash", "--num-perm=64"}); err == nil || !strings.Contains(err.Error(), "--num-perm applies") {
 		t.Errorf("DedupConfig: %v, want --num-perm refused", err)
+	}
+	// index create: a simhash index reads no --threshold, a minhash one
+	// no --bits or --blocks.
+	dir := t.TempDir()
+	for i, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--method", "simhash", "--num-perm", "64"}, "--num-perm applies to --method minhash, not simhash"},
+		{[]string{"--method", "simhash", "--threshold", "0.5"}, "--threshold: a simhash index matches by --distance"},
+		{[]string{"--bits", "128"}, "--bits applies to --method simhash, not minhash"},
+		{[]string{"--blocks", "4"}, "--blocks applies to --method simhash, not minhash"},
+		{[]string{"--method", "simhash", "--bits", "128", "--blocks", "4"}, ""},
+		{[]string{"--threshold", "0.5", "--num-perm", "64"}, ""},
+	} {
+		args := append([]string{"index", "create", "-q", "--index", filepath.Join(dir, strconv.Itoa(i))}, c.args...)
+		code, _, errs := runCLI(args...)
+		switch {
+		case c.want == "" && code != 0:
+			t.Errorf("%v: exit %d (%s)", args, code, errs)
+		case c.want != "" && (code != ExitUsage || !strings.Contains(errs, c.want)):
+			t.Errorf("%v: exit %d, %q; want %d and %q", args, code, errs, ExitUsage, c.want)
+		}
 	}
 }
 
