@@ -60,7 +60,8 @@ type Options struct {
 	// memory only).
 	Cluster cluster.Mode
 
-	// Bloom: KeyField dedups on this field's value instead of the text.
+	// Bloom: KeyField dedups on this field's value instead of the text
+	// (Validate refuses it with another method).
 	KeyField string
 	// BloomN is the expected number of items; 0: the number of documents
 	// if known, else 10M.
@@ -267,6 +268,12 @@ func (c *Options) Validate() error {
 		default:
 			return conflict("Cluster", "Method", "leader clustering is offered by minhash, simhash, exact and ksentence (not %s)", c.methodName())
 		}
+	}
+	// Only bloom reads a key; another method would still require the
+	// field on every record and then ignore it. (bloom-overlap refuses it
+	// with its own reason, in newBloom.)
+	if c.KeyField != "" && c.methodName() != "bloom" && c.methodName() != "bloom-overlap" {
+		return conflict("KeyField", "Method", "%s: only bloom deduplicates on a key (not %s)", c.KeyField, c.methodName())
 	}
 	_, _, err := c.spec()
 	return err

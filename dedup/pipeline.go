@@ -148,6 +148,13 @@ type Stats struct {
 	// DuplicateIDsFirst lists the first few in input order.
 	DuplicateIDs      int      `json:"duplicate_ids,omitempty"`
 	DuplicateIDsFirst []string `json:"duplicate_ids_first,omitempty"`
+	// IDsFromPosition counts the input documents whose id is their
+	// position, FILE:LINE (FILE:RECORD), because the record had no id
+	// field (Input.Options.IDField) or an empty one; IDsFromPositionFirst
+	// is the first of them in input order. Not in --stats (the staged
+	// job does not count them, and its --stats is dedup's).
+	IDsFromPosition      int    `json:"-"`
+	IDsFromPositionFirst string `json:"-"`
 	// Damaged lists the input files whose stream was damaged (a
 	// truncated or corrupt gzip or zstd stream, a broken Parquet file, a
 	// web archive cut short), found with SkipInvalid: the documents read
@@ -912,6 +919,13 @@ func (r *run) pass1(ctx context.Context) error {
 // workers, and calls consume for each in input order on one goroutine. An
 // empty document (empty normalised text) gets a nil sketch.
 func (r *run) sketchAll(ctx context.Context, consume func(i int, d *rawDoc, s DocSketch) error) error {
+	inner := consume
+	consume = func(i int, d *rawDoc, s DocSketch) error {
+		if !d.old {
+			r.noteIDFromPosition(d)
+		}
+		return inner(i, d, s)
+	}
 	workers := r.cfg.workers()
 	sketchers := make([]DocSketcher, workers)
 	for w := range sketchers {
@@ -1508,4 +1522,21 @@ func (r *run) pass2(ctx context.Context, keep []int32, examples map[int32]*Examp
 		r.stats.Examples = append(r.stats.Examples, *examples[k])
 	}
 	return nil
+}
+
+// noteIDFromPosition counts d in Stats.IDsFromPosition when its id is
+// its own FILE:LINE, the id a reader gives a record without one (called
+// in input order, on the collector's goroutine).
+func (r *run) noteIDFromPosition(d *rawDoc) {
+	name := r.sequence[d.file]
+	if len(d.id) < len(name)+2 || d.id[len(name)] != ':' || !strings.HasPrefix(d.id, name) {
+		return
+	}
+	if n, err := strconv.ParseInt(d.id[len(name)+1:], 10, 64); err != nil || n != d.record {
+		return
+	}
+	if r.stats.IDsFromPosition == 0 {
+		r.stats.IDsFromPositionFirst = d.id
+	}
+	r.stats.IDsFromPosition++
 }

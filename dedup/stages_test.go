@@ -307,3 +307,19 @@ func TestManyBadRecords(t *testing.T) {
 		}
 	}
 }
+
+// TestKeyFieldOtherMethods: KeyField with a method that does not read a
+// key is an option error (it required the field on every record, then
+// ignored it).
+func TestKeyFieldOtherMethods(t *testing.T) {
+	for _, m := range []string{"minhash", "simhash", "exact", "jaccard", "ksentence"} {
+		cfg := Options{Method: m, KeyField: "url"}
+		var oe *OptionError
+		if err := cfg.Validate(); !errors.As(err, &oe) || oe.Field != "KeyField" || oe.With != "Method" {
+			t.Errorf("%s with KeyField: %v, want an OptionError of KeyField with Method", m, err)
+		}
+	}
+	if err := (&Options{Method: "bloom", KeyField: "url"}).Validate(); err != nil {
+		t.Errorf("bloom with KeyField: %v", err)
+	}
+}

@@ -2,8 +2,10 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strings"
 
@@ -459,8 +461,11 @@ func readArg(arg string, stdin io.Reader) (string, error) {
 	} else {
 		b, err = os.ReadFile(path)
 	}
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", usageErr("%s: %v", arg, err)
+	}
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("%s: %w", arg, err)
 	}
 	return string(b), nil
 }

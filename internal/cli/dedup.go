@@ -255,6 +255,9 @@ func optionErr(err error) error {
 }
 
 func runDedup(cmd *cobra.Command, o *dedupOpts, args []string, e *env) error {
+	if err := checkMethodFlags(cmd.Flags(), o.method); err != nil {
+		return err
+	}
 	cfg, err := o.config()
 	if err != nil {
 		return err
@@ -382,6 +385,9 @@ func runDedup(cmd *cobra.Command, o *dedupOpts, args []string, e *env) error {
 		stats.Stdin = nil // the embedded corpus, not the user's standard input
 	}
 	warnDuplicateIDs(e.stderr, stats, o.input.fields.IDField)
+	if cmd.Flags().Changed("id-field") {
+		warnIDsFromPosition(e.stderr, o.input.fields.IDField, stats.IDsFromPosition, stats.Documents, stats.IDsFromPositionFirst)
+	}
 	if o.stats != "" {
 		if err := writeJSONFile(o.stats, stats); err != nil {
 			return err
@@ -740,6 +746,18 @@ func warnDuplicateIDs(w io.Writer, s *dedup.Stats, idField string) {
 	}
 	fmt.Fprintf(w, "neardup: warning: %s more than one document (%s%s): the outputs (--clusters, --pairs) name documents by id and cannot tell them apart; make the ids unique, or pass --id-field with a field that is (the %q field now; without one a document's id is FILE:LINE)\n",
 		countNoun(s.DuplicateIDs, "id is used by", "ids are used by"), strings.Join(q, ", "), more, idField)
+}
+
+// warnIDsFromPosition warns, even with -q, that an --id-field given on
+// the command line was missing (or empty) in n of the documents read,
+// whose ids fell back to their FILE:LINE (first: the first of them): a
+// misspelt field name would otherwise go unnoticed until the outputs.
+func warnIDsFromPosition(w io.Writer, field string, n, documents int, first string) {
+	if n == 0 {
+		return
+	}
+	fmt.Fprintf(w, "neardup: warning: %s of %s had no --id-field %q (or an empty one), the first %s: their ids are FILE:LINE (FILE:RECORD)\n",
+		number(n), plural(documents, "document"), field, first)
 }
 
 // countNoun is "1 id is" or "3 ids are": n and the singular or plural.

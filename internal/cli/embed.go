@@ -35,6 +35,9 @@ func DedupConfig(args []string) (dedup.Options, dedup.Input, error) {
 			return dedup.Options{}, dedup.Input{}, usageErr("--%s is not an option here", name)
 		}
 	}
+	if err := checkMethodFlags(fs, o.method); err != nil {
+		return dedup.Options{}, dedup.Input{}, err
+	}
 	cfg, err := o.config()
 	if err != nil {
 		return dedup.Options{}, dedup.Input{}, err

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strings"
 	"text/tabwriter"
@@ -178,7 +179,7 @@ func readLabels(ctx context.Context, o *evalOpts, flag, path string, ropts eval.
 		}
 		var pe *os.PathError
 		if errors.As(err, &pe) {
-			return nil, err
+			return nil, labelFileErr(flag, err)
 		}
 		// A corrupt gzip stream or a header that is not a pairs file.
 		return nil, fmt.Errorf("%w: %v", errInvalidData, err)
@@ -254,8 +255,14 @@ func writeEvalTable(w io.Writer, rep *evalReport) error {
 	return nil
 }
 
-// labelFileErr names the flag of a labels file that could not be opened
-// (exit 1, docs/eval.md).
+// labelFileErr names the flag of a labels file that could not be opened:
+// a usage error (exit 2) when it does not exist, exit 1 otherwise
+// (docs/eval.md).
 func labelFileErr(flag string, err error) error {
+	if errors.Is(err, fs.ErrNotExist) {
+		// A file that is not there is a mistyped command line, as an
+		// INPUT, --against or --idf that is not there is for dedup.
+		return usageErr("%s: %v", flag, err)
+	}
 	return fmt.Errorf("%s: %w", flag, err)
 }

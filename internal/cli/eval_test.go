@@ -224,7 +224,8 @@ func TestEvalExitCodes(t *testing.T) {
 		{[]string{"eval", "--truth", truth}, ExitUsage},
 		{[]string{"eval", "--truth", truth, "--clusters", pred, "extra-arg"}, ExitUsage},
 		{[]string{"eval", "--truth", truth, "--clusters", pred, "--no-such-flag"}, ExitUsage},
-		{[]string{"eval", "--truth", filepath.Join(dir, "missing"), "--clusters", pred}, ExitFailure},
+		{[]string{"eval", "--truth", filepath.Join(dir, "missing"), "--clusters", pred}, ExitUsage},
+		{[]string{"eval", "--truth", dir, "--clusters", pred}, ExitFailure},
 	} {
 		var out, errb bytes.Buffer
 		if code := Main(tt.args, strings.NewReader(""), &out, &errb); code != tt.code {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -237,6 +238,7 @@ document, 180 with 13 bands ('neardup index stats' reports it).
 	o.params.register(cmd.Flags())
 	cmd.Flags().BoolVar(&o.jsonOut, "json", false, "print the stored parameters as JSON")
 	cmd.Flags().BoolVar(&o.estimateOnly, "estimate-only", false, "minhash: keep no shingle sets and decide candidates by the signature estimate alone (a smaller index, less precise near the threshold)")
+	cmd.Flags().BoolVarP(&o.quiet, "quiet", "q", false, "print no summary (as add, query, remove and copy)")
 	return cmd
 }
 
@@ -247,6 +249,12 @@ func runIndexCreate(cmd *cobra.Command, o *indexOpts) error {
 	p, err := o.params.spec()
 	if err != nil {
 		return err
+	}
+	if err := checkMethodFlags(cmd.Flags(), p.Method.String()); err != nil {
+		return err
+	}
+	if cmd.Flags().Changed("blocks") && p.Method != sketch.SimHash {
+		return usageErr("--blocks applies to --method simhash, not %s: leave it out", p.Method)
 	}
 	if o.estimateOnly && p.Method != sketch.MinHash {
 		return usageErr("--estimate-only: only a minhash index keeps shingle sets; a %s index decides by its fingerprints", p.Method)
@@ -263,6 +271,9 @@ func runIndexCreate(cmd *cobra.Command, o *indexOpts) error {
 	}
 	if o.jsonOut {
 		return writeJSON(cmd.OutOrStdout(), p)
+	}
+	if o.quiet {
+		return nil
 	}
 	_, err = fmt.Fprintf(cmd.ErrOrStderr(), "created %s index in %s (%s)\n", p.Method, redactLoc(o.dir), describeParams(p))
 	return err
@@ -478,6 +489,9 @@ func runIndexStream(cmd *cobra.Command, o *indexOpts, args []string, add bool) e
 			sum.Damaged = append(sum.Damaged, dedup.DamagedFileOf(re))
 		default:
 			sum.Skipped++
+			if skipErr == nil {
+				skipErr = re
+			}
 		}
 		return nil
 	}
@@ -586,6 +600,10 @@ func runIndexStream(cmd *cobra.Command, o *indexOpts, args []string, add bool) e
 		chunk = chunk[:0]
 		return nil
 	}
+	// The documents whose id is their FILE:LINE (no --id-field in the
+	// record), for the warning of an --id-field given on the command line.
+	var read, fromPosition int
+	var firstFromPosition string
 	e := cmd.InOrStdin()
 	for _, f := range files {
 		var r corpus.Reader
@@ -596,6 +614,13 @@ func runIndexStream(cmd *cobra.Command, o *indexOpts, args []string, add bool) e
 		}
 		for r.Next() {
 			d := r.Doc()
+			read++
+			if d.ID == d.Source+":"+strconv.FormatInt(d.Record, 10) {
+				if fromPosition == 0 {
+					firstFromPosition = d.ID
+				}
+				fromPosition++
+			}
 			chunk = append(chunk, item{id: strings.Clone(d.ID), text: strings.Clone(d.Text), src: d.Source, record: d.Record})
 			if len(chunk) == o.batch {
 				if err := flush(); err != nil {
@@ -632,6 +657,17 @@ func runIndexStream(cmd *cobra.Command, o *indexOpts, args []string, add bool) e
 	}
 	prog.Done()
 	if err := printIndexSummary(cmd.ErrOrStderr(), o, sum, add, skipErr); err != nil {
+		return err
+	}
+	if cmd.Flags().Changed("id-field") {
+		warnIDsFromPosition(cmd.ErrOrStderr(), o.input.fields.IDField, fromPosition, read, firstFromPosition)
+	}
+	// As dedup: a run that skipped every record read nothing (exit 3).
+	var first []string
+	if skipErr != nil {
+		first = []string{skipErr.Error()}
+	}
+	if err := allSkipped(sum.Documents, sum.Skipped, first); err != nil {
 		return err
 	}
 	return inputLost(sum.Damaged, o.input.allowTruncated)
@@ -823,6 +859,7 @@ func newIndexCompactCmd() *cobra.Command {
 		},
 	}
 	registerIndexDir(cmd.Flags(), o)
+	cmd.Flags().BoolVarP(&o.quiet, "quiet", "q", false, "print no summary (as add, query, remove and copy)")
 	return cmd
 }
 
@@ -843,6 +880,9 @@ func runIndexCompact(ctx context.Context, cmd *cobra.Command, o *indexOpts) erro
 	after, _ := s.Stats()
 	if err := s.Close(); err != nil {
 		return err
+	}
+	if o.quiet {
+		return nil
 	}
 	_, err = fmt.Fprintf(cmd.ErrOrStderr(), "compacted %s: %d -> %d bytes\n", o.dir, before.DiskBytes, after.DiskBytes)
 	return err

@@ -45,13 +45,13 @@ func writeStagedReport(path string, cfg dedup.Options, stats *dedup.Stats, sourc
 }
 
 // checkReportPath says now, before a long job, when --report cannot be
-// written: it creates the report's temporary file and removes it.
+// written, as dedup checks its --stats and --report (checkOutputPath): it
+// creates the report's temporary file beside it and removes it, never
+// opening the target itself; a pipe or device (a process substitution,
+// /dev/null) is left alone, as opening and closing it would end the
+// reader's input before the report is written.
 func checkReportPath(path string) error {
-	f, err := atomicfile.Create(path)
-	if err != nil {
-		return fmt.Errorf("--report %s: %w", path, err)
-	}
-	return f.Abort()
+	return checkOutputPath("--report", path)
 }
 
 // writeReportRun renders run to path, atomically.

@@ -49,7 +49,8 @@ type env struct {
 const exitHelp = `Exit codes:
   0    success
   1    the run failed (I/O error, out of resources, internal error)
-  2    bad flags or arguments; an input format neardup does not read (CSV,
+  2    bad flags or arguments (an input or --truth file that does not
+       exist among them); an input format neardup does not read (CSV,
        TSV); an hf://, http(s)://, gcs:// or az:// input (s3:// and gs://
        are read)
   3    bad input data (malformed record, missing text field, invalid UTF-8,

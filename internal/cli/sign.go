@@ -45,6 +45,9 @@ flags mean what they mean for dedup.
 func runSign(cmd *cobra.Command, o *dedupOpts, args []string, jsonOut bool, e *env) error {
 	// Flags sign does not have keep the dedup defaults.
 	o.bloomFPP, o.join.Keep = dedup.DefaultBloomFPP, "first"
+	if err := checkMethodFlags(cmd.Flags(), o.method); err != nil {
+		return err
+	}
 	cfg, err := o.config()
 	if err != nil {
 		return err
@@ -75,6 +78,9 @@ func runSign(cmd *cobra.Command, o *dedupOpts, args []string, jsonOut bool, e *e
 	}
 	if err := printSignSummary(e.stderr, stats, jsonOut); err != nil {
 		return err
+	}
+	if cmd.Flags().Changed("id-field") {
+		warnIDsFromPosition(e.stderr, o.input.fields.IDField, stats.IDsFromPosition, stats.Documents, stats.IDsFromPositionFirst)
 	}
 	if err := allSkipped(int64(stats.Documents), int64(stats.Skipped), stats.SkippedErrors); err != nil {
 		return err

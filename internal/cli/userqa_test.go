@@ -3,7 +3,9 @@ package cli
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/neardup/neardup/dedup"
@@ -101,8 +103,10 @@ func TestStagedOtherInputs(t *testing.T) {
 	}
 }
 
-// TestLabelFileMissing: a --truth or --clusters file that cannot be
-// opened is named by its flag (exit 1, docs/eval.md), in eval and tune.
+// TestLabelFileMissing: a --truth or --clusters file that does not exist
+// is a usage error (exit 2, as a missing INPUT is for dedup) named by its
+// flag, in eval and tune, and so is compare's @FILE; one that exists but
+// cannot be read is exit 1 (docs/eval.md).
 func TestLabelFileMissing(t *testing.T) {
 	in := writeDocs(t, 10)
 	dir := t.TempDir()
@@ -118,11 +122,16 @@ func TestLabelFileMissing(t *testing.T) {
 		{"--truth", []string{"eval", "--truth", nope, "--clusters", clusters}},
 		{"--clusters", []string{"eval", "--truth", clusters, "--clusters", nope}},
 		{"--truth", []string{"tune", "--truth", nope, in}},
+		{"@" + nope, []string{"compare", "@" + nope, "some text"}},
 	} {
 		code, _, errs := runCLI(c.args...)
-		if code != ExitFailure || !strings.Contains(errs, c.flag+": open "+nope) {
-			t.Errorf("%v: exit %d, %q; want %d naming %s", c.args, code, errs, ExitFailure, c.flag)
+		if code != ExitUsage || !strings.Contains(errs, c.flag+": open "+nope) {
+			t.Errorf("%v: exit %d, %q; want %d naming %s", c.args, code, errs, ExitUsage, c.flag)
 		}
+	}
+	// A directory exists but cannot be read as a file: not a usage error.
+	if code, _, errs := runCLI("eval", "--truth", dir, "--clusters", clusters); code != ExitFailure || !strings.Contains(errs, "--truth") {
+		t.Errorf("--truth DIR: exit %d, %q; want %d naming --truth", code, errs, ExitFailure)
 	}
 }
 
@@ -207,4 +216,187 @@ func TestMemoryTooSmall(t *testing.T) {
 	if code != ExitUsage || !strings.Contains(errs, "--memory 16MB (15.3 MiB)") || !strings.Contains(errs, "16MiB") {
 		t.Errorf("exit %d, %q; want %d and the size in MiB", code, errs, ExitUsage)
 	}
+}
+
+// TestIndexAddAllSkipped: index add --skip-invalid that skipped every
+// record fails with exit 3 naming the first, as dedup --skip-invalid
+// does (root help); one good record makes it a success.
+func TestIndexAddAllSkipped(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.jsonl")
+	if err := os.WriteFile(bad, []byte("not json\n{\"id\":\"x\"}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	idx := filepath.Join(dir, "idx")
+	if code, _, errs := runCLI("index", "create", "--index", idx); code != 0 {
+		t.Fatalf("index create: exit %d (%s)", code, errs)
+	}
+	for _, cmd := range []string{"add", "query"} {
+		code, _, errs := runCLI("index", cmd, "--index", idx, "--skip-invalid", bad)
+		if code != ExitInvalidData || !strings.Contains(errs, "every record (2)") || !strings.Contains(errs, bad+":1") {
+			t.Errorf("index %s: exit %d, %q; want %d naming every record and %s:1", cmd, code, errs, ExitInvalidData, bad)
+		}
+	}
+	if code, _, errs := runCLI("index", "add", "--index", idx, "--skip-invalid", bad, writeDocs(t, 5)); code != 0 {
+		t.Errorf("with good records: exit %d (%s)", code, errs)
+	}
+}
+
+// TestIndexQuiet: every index subcommand that prints a summary takes -q
+// and then prints nothing (index add took it, index create refused it).
+func TestIndexQuiet(t *testing.T) {
+	dir := t.TempDir()
+	idx := filepath.Join(dir, "idx")
+	in := writeDocs(t, 5)
+	for _, args := range [][]string{
+		{"index", "create", "-q", "--index", idx},
+		{"index", "add", "-q", "--index", idx, in},
+		{"index", "query", "-q", "--index", idx, in},
+		{"index", "compact", "-q", "--index", idx},
+		{"index", "copy", "-q", "--from", idx, "--to", filepath.Join(dir, "copy")},
+		{"index", "remove", "-q", "--index", idx, "d0"},
+	} {
+		if code, out, errs := runCLI(args...); code != 0 || out != "" || errs != "" {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 0 and nothing printed", args, code, out, errs)
+		}
+	}
+}
+
+// TestStagedReportPipe: the staged job's --report to a pipe (a process
+// substitution, >(cat)) is written once, whole, when the job ends: the
+// check that the path can be written, made before the tasks run, does
+// not open the pipe (its close would end the reader's input with nothing
+// written).
+func TestStagedReportPipe(t *testing.T) {
+	stagedEnv(t)
+	dir := t.TempDir()
+	in := writeDocs(t, 30)
+	fifo := filepath.Join(dir, "report.fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// The reader reads until end of file, and once more if that first
+	// read was cut short, so that the job's own write does not block on
+	// a pipe without a reader.
+	reads := make(chan string, 2)
+	go func() {
+		for range 2 {
+			b, err := os.ReadFile(fifo)
+			if err != nil {
+				t.Error(err)
+			}
+			reads <- string(b)
+			if strings.Contains(string(b), "</html>") {
+				return
+			}
+		}
+	}()
+	code, _, errs := runCLI("dedup", "-q", "--executor", "local", "--tasks", "1", "--work", filepath.Join(dir, "work"), "--report", fifo, in)
+	if code != 0 {
+		t.Fatalf("exit %d (%s)", code, errs)
+	}
+	if first := <-reads; !strings.Contains(first, "</html>") {
+		t.Errorf("the pipe's reader first read %d bytes, not the report: the path check opened and closed it", len(first))
+	}
+}
+
+// TestMethodFlagsRefused: a flag that only other methods read, given
+// explicitly, is a usage error (exit 2) naming the flag and the methods
+// that read it, in dedup, sign and the Python binding's DedupConfig;
+// given to a method that reads it, or left at its default, it is fine.
+func TestMethodFlagsRefused(t *testing.T) {
+	in := writeDocs(t, 20)
+	for _, c := range []struct {
+		args []string
+		want string // "" for a run that succeeds
+	}{
+		{[]string{"dedup", "--method", "simhash", "--num-perm", "256"}, "--num-perm applies to --method minhash, not simhash"},
+		{[]string{"dedup", "--method", "minhash", "--bits", "128"}, "--bits applies to --method simhash"},
+		{[]string{"dedup", "--method", "exact", "--threshold", "0.9"}, "--threshold applies to --method minhash, jaccard, bloom-overlap, simhash (with --verify), not exact"},
+		{[]string{"dedup", "--method", "simhash", "--threshold", "0.5"}, "--threshold: simhash reads it only with --verify"},
+		{[]string{"dedup", "--method", "minhash", "--key-field", "url"}, "--key-field applies to --method bloom, not minhash"},
+		{[]string{"dedup", "--method", "jaccard", "--spill"}, "--spill applies to --method minhash, simhash, exact, ksentence, not jaccard"},
+		{[]string{"dedup", "--cluster", "leader", "--spill"}, "--spill: a --cluster leader run stays in memory"},
+		{[]string{"dedup", "--method", "ksentence", "--ngram", "3"}, "--ngram applies to"},
+		{[]string{"sign", "--method", "simhash", "--num-perm", "64"}, "--num-perm applies to --method minhash, not simhash"},
+		{[]string{"dedup", "--method", "simhash", "--threshold", "0.5", "--verify", "--bits", "128"}, ""},
+		{[]string{"dedup", "--method", "exact", "--spill"}, ""},
+		{[]string{"dedup", "--num-perm", "64", "--threshold", "0.7"}, ""},
+		{[]string{"dedup", "--method", "bloom", "--bloom-n", "100"}, ""},
+	} {
+		code, _, errs := runCLI(append(append([]string{c.args[0], "-q"}, c.args[1:]...), in, "-o", os.DevNull)...)
+		switch {
+		case c.want == "" && code != 0:
+			t.Errorf("%v: exit %d (%s)", c.args, code, errs)
+		case c.want != "" && (code != ExitUsage || !strings.Contains(errs, c.want)):
+			t.Errorf("%v: exit %d, %q; want %d and %q", c.args, code, errs, ExitUsage, c.want)
+		}
+	}
+	if _, _, err := DedupConfig([]string{"--method=simhash", "--num-perm=64"}); err == nil || !strings.Contains(err.Error(), "--num-perm applies") {
+		t.Errorf("DedupConfig: %v, want --num-perm refused", err)
+	}
+	// index create: a simhash index reads no --threshold, a minhash one
+	// no --bits or --blocks.
+	dir := t.TempDir()
+	for i, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--method", "simhash", "--num-perm", "64"}, "--num-perm applies to --method minhash, not simhash"},
+		{[]string{"--method", "simhash", "--threshold", "0.5"}, "--threshold: a simhash index matches by --distance"},
+		{[]string{"--bits", "128"}, "--bits applies to --method simhash, not minhash"},
+		{[]string{"--blocks", "4"}, "--blocks applies to --method simhash, not minhash"},
+		{[]string{"--method", "simhash", "--bits", "128", "--blocks", "4"}, ""},
+		{[]string{"--threshold", "0.5", "--num-perm", "64"}, ""},
+	} {
+		args := append([]string{"index", "create", "-q", "--index", filepath.Join(dir, strconv.Itoa(i))}, c.args...)
+		code, _, errs := runCLI(args...)
+		switch {
+		case c.want == "" && code != 0:
+			t.Errorf("%v: exit %d (%s)", args, code, errs)
+		case c.want != "" && (code != ExitUsage || !strings.Contains(errs, c.want)):
+			t.Errorf("%v: exit %d, %q; want %d and %q", args, code, errs, ExitUsage, c.want)
+		}
+	}
+}
+
+// TestIDFieldMissingWarning: an --id-field given on the command line that
+// some records lack (or have empty) is said once on standard error, even
+// with -q, with the count and the first FILE:LINE, in dedup, sign and
+// index add; the default id field is not warned about (a .txt file or a
+// corpus without ids is normal), nor a field every record has.
+func TestIDFieldMissingWarning(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "docs.jsonl")
+	docs := `{"doc":"a","text":"one two three four five six"}
+{"text":"seven eight nine ten eleven twelve"}
+{"doc":"","text":"thirteen fourteen fifteen sixteen"}
+`
+	if err := os.WriteFile(in, []byte(docs), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := `2 of 3 documents had no --id-field "doc" (or an empty one), the first ` + in + ":2"
+	idx := filepath.Join(dir, "idx")
+	if code, _, errs := runCLI("index", "create", "-q", "--index", idx); code != 0 {
+		t.Fatalf("index create: exit %d (%s)", code, errs)
+	}
+	for _, args := range [][]string{
+		{"dedup", "-q", "--id-field", "doc", in},
+		{"sign", "-q", "--id-field", "doc", "-o", os.DevNull, in},
+		{"index", "add", "-q", "--index", idx, "--id-field", "doc", in},
+	} {
+		code, _, errs := runCLI(args...)
+		if code != 0 || strings.Count(errs, "warning") != 1 || !strings.Contains(errs, want) {
+			t.Errorf("%v: exit %d, stderr %q; want 0 and one warning %q", args, code, errs, want)
+		}
+	}
+	for _, args := range [][]string{
+		{"dedup", "-q", in},
+		{"dedup", "-q", "--id-field", "text", in},
+	} {
+		if code, _, errs := runCLI(args...); code != 0 || errs != "" {
+			t.Errorf("%v: exit %d, stderr %q; want 0 and nothing", args, code, errs)
+		}
+	}
+
 }
