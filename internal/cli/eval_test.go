@@ -186,7 +186,7 @@ func TestRunEvalErrors(t *testing.T) {
 		{"empty truth", evalOpts{truth: p("empty.jsonl"), clusters: p("pred.jsonl")}, false, true, "empty.jsonl: no valid record"},
 		{"bad header", evalOpts{truth: p("bad.tsv"), clusters: p("pred.jsonl")}, false, true, "bad.tsv:1: not JSONL"},
 		{"pairs as prediction", evalOpts{truth: p("truth.jsonl"), clusters: p("pairs.tsv")}, false, true, "not JSONL"},
-		{"no such file", evalOpts{truth: p("nope.jsonl"), clusters: p("pred.jsonl")}, false, false, "nope.jsonl"},
+		{"no such file", evalOpts{truth: p("nope.jsonl"), clusters: p("pred.jsonl")}, true, false, "nope.jsonl"}, // exit 2, as a missing INPUT
 	}
 	for _, tt := range tests {
 		if tt.o.positive == nil {
