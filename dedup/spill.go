@@ -374,9 +374,8 @@ type joiner struct {
 	fps        []simhash.Fingerprint
 	byFP, reps []int32
 	repKeys    []uint64 // the keys of each of reps, in turn
-	// lazy holds the members of a bucket joined lazily (when isLazy).
-	lazy   lazyMembers
-	isLazy bool
+	// lazy holds the members of a bucket joined lazily (when active).
+	lazy lazyMembers
 }
 
 // decode decodes the sketch of member k of the batch, reusing the memory
@@ -384,7 +383,12 @@ type joiner struct {
 func (j *joiner) decode(b *spillBatch, k int, reuse DocSketch) (DocSketch, error) {
 	f := j.f
 	d := b.docs[k]
-	raw := b.arena[b.at[k] : b.at[k]+int64(f.lens[d])]
+	return f.decodeSpilled(b.arena[b.at[k]:b.at[k]+int64(f.lens[d])], reuse, d)
+}
+
+// decodeSpilled decodes document d's sketch bytes from the sketch file,
+// reusing the memory of reuse when the sets are apart.
+func (f *spillFinder) decodeSpilled(raw []byte, reuse DocSketch, d uint32) (DocSketch, error) {
 	var s DocSketch
 	var err error
 	if f.split != nil {
@@ -405,8 +409,7 @@ func (j *joiner) join(b *spillBatch) error {
 	if b.lazy {
 		members := b.docs[:b.ends[0]]
 		j.lazy.start(j.f, members, b.cache)
-		j.isLazy = true
-		defer func() { j.isLazy = false; j.lazy.release() }()
+		defer j.lazy.release()
 		return j.group(b, members)
 	}
 	start := 0
@@ -443,7 +446,7 @@ func (j *joiner) join(b *spillBatch) error {
 // lazily), or its Match, sure, when the sets are not apart.
 func (j *joiner) matchCore(x, y int) (sim float64, dist int, ok, sure bool, err error) {
 	var sa, sb DocSketch
-	if j.isLazy {
+	if j.lazy.active() {
 		if sa, err = j.lazy.sketch(x, y); err == nil {
 			sb, err = j.lazy.sketch(y, x)
 		}
@@ -475,7 +478,7 @@ func (j *joiner) match(members []uint32, x, y int, once bool) (sim float64, dist
 // not by their sets: x's read once a bucket, y's too unless once (a set
 // that no other pair of the bucket needs, read into scratch).
 func (j *joiner) matchSets(members []uint32, x, y int, once bool) (float64, bool, error) {
-	if j.isLazy {
+	if j.lazy.active() {
 		a, err := j.lazy.set(x, y)
 		if err != nil {
 			return 0, false, err
@@ -525,7 +528,7 @@ func (j *joiner) find(k int32) int32 {
 // pairs kept does not.
 func (j *joiner) group(b *spillBatch, members []uint32) error {
 	f, span := j.f, j.span
-	if !j.isLazy {
+	if !j.lazy.active() {
 		j.sets.reset(len(members))
 	}
 	j.local = slices.Grow(j.local[:0], len(members))[:len(members)]

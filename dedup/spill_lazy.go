@@ -67,6 +67,10 @@ func (l *lazyMembers) start(f *spillFinder, members []uint32, limit int64) {
 	l.slot = make([]int32, len(members))
 }
 
+// active reports whether a bucket is being joined lazily (between start
+// and release).
+func (l *lazyMembers) active() bool { return l.f != nil }
+
 // release lets the garbage collector have the cache.
 func (l *lazyMembers) release() {
 	*l = lazyMembers{}
@@ -140,7 +144,7 @@ func (l *lazyMembers) entry(k, pin int) (*lazyEntry, error) {
 	if l.f.split != nil {
 		reuse = e.sk
 	}
-	sk, err := l.decode(raw, reuse, k)
+	sk, err := l.f.decodeSpilled(raw, reuse, l.members[k])
 	if err != nil {
 		return nil, err
 	}
@@ -212,22 +216,6 @@ func (l *lazyMembers) read(k int) ([]byte, error) {
 			d, n, off, f.sketchF.Name(), err)
 	}
 	return l.raw, nil
-}
-
-// decode decodes member k's sketch bytes, reusing the memory of reuse
-// when the sets are apart.
-func (l *lazyMembers) decode(raw []byte, reuse DocSketch, k int) (DocSketch, error) {
-	var s DocSketch
-	var err error
-	if l.f.split != nil {
-		s, err = l.f.split.decodeCore(raw, reuse)
-	} else {
-		s, err = l.f.m.DecodeSketch(raw)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("spilled sketch of document %d: %w", l.members[k], err)
-	}
-	return s, nil
 }
 
 // growBytes returns b resized to n bytes (its contents not kept).
