@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/neardup/neardup/internal/extsort"
 	"github.com/neardup/neardup/internal/tempfile"
@@ -126,8 +127,11 @@ type spillFinder struct {
 	span     *spanning
 	edges    []spillEdge
 	edgesMax int
-	kuf      *cuf
-	hamming  bool // the method's pairs have a Hamming similarity
+	// edgesBytes is what the pairs kept may take before they are replaced
+	// by their forest (a sixteenth of the budget).
+	edgesBytes int64
+	kuf        *cuf
+	hamming    bool // the method's pairs have a Hamming similarity
 	// With a method whose spanning pairs follow its own order (simhash:
 	// spill_forest.go): the method, its order for this run (from Flush)
 	// and the matching pairs kept, in place of span and edges.
@@ -154,7 +158,8 @@ func newSpillFinder(m Keyed, dir string, budget int64) (*spillFinder, error) {
 	sf.split = capabilitiesOf(m).split
 	sf.hamming = capabilitiesOf(m).hamming
 	sf.orderer = capabilitiesOf(m).pairOrder
-	sf.edgesMax = spillEdgesMin
+	sf.edgesBytes = budget / 16
+	sf.edgesMax = sf.edgesMin(int64(unsafe.Sizeof(spillEdge{})))
 	sf.sets.dir = dir
 	sf.sets.wrap = func(file *os.File) io.Writer {
 		sf.setsW = newAsyncWriter(file)
@@ -374,6 +379,9 @@ type joiner struct {
 	fps        []simhash.Fingerprint
 	byFP, reps []int32
 	repKeys    []uint64 // the keys of each of reps, in turn
+	// repUF is a union-find over a bucket's members by place
+	// (reduceOrdered).
+	repUF []int32
 	// lazy holds the members of a bucket joined lazily (when active).
 	lazy lazyMembers
 }
@@ -723,6 +731,7 @@ func (f *spillFinder) Flush(emit func(Pair)) (err error) {
 			return err
 		}
 		f.order = o
+		f.edgesMax = f.edgesMin(int64(unsafe.Sizeof(orderedEdge{})))
 	}
 	if !f.all && f.order == nil {
 		f.span = newSpanning(len(f.offsets))

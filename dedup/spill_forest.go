@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"slices"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/neardup/neardup/simhash"
 )
@@ -109,13 +110,29 @@ func (f *spillFinder) keep(pairs []Pair) {
 	}
 	if len(f.edges) >= f.edgesMax {
 		f.edges = f.kruskal(f.edges, nil)
-		f.edgesMax = max(2*len(f.edges), spillEdgesMin)
+		f.edgesMax = max(2*len(f.edges), f.edgesMin(int64(unsafe.Sizeof(spillEdge{}))))
 	}
 }
 
-// spillEdgesMin is the least number of pairs kept before they are
-// replaced by their forest (a variable: tests shrink it).
+// spillEdgesMin is the most pairs kept before they are replaced by their
+// forest, whatever the budget (a variable: tests shrink it); the budget's
+// sixteenth bounds them below it, down to spillEdgesLeast. Past the
+// forest, which is held whole (a pair a document at most), the pairs kept
+// take at most as much again. (1,048,576 simhash pairs of 64 bytes, and
+// append's doubling of their slice, took 192 MB at once under --memory
+// 256MB.)
 var spillEdgesMin = 1 << 20
+
+// spillEdgesLeast is the least number of pairs kept before they are
+// replaced by their forest, however small the budget.
+const spillEdgesLeast = 1 << 14
+
+// edgesMin is the number of pairs of size bytes each kept before they are
+// replaced by their forest, when it is small.
+func (f *spillFinder) edgesMin(size int64) int {
+	n := int(min(f.edgesBytes/size, int64(spillEdgesMin)))
+	return max(n, min(spillEdgesLeast, spillEdgesMin))
+}
 
 // kruskal sorts edges in the order (b, a), drops the repeats (a pair that
 // two buckets kept) and the pairs that join no two clusters of the pairs
@@ -269,6 +286,7 @@ func compareOrdered(x, y orderedEdge) int {
 // set is read for its one pair only).
 func (j *joiner) groupOrdered(b *spillBatch, members []uint32, key uint64) error {
 	f, sketches, o := j.f, j.sketches, j.f.order
+	start := len(b.ordered)
 	j.sets.reset(len(members))
 	j.fps = j.fps[:0]
 	j.byFP = j.byFP[:0]
@@ -311,7 +329,15 @@ func (j *joiner) groupOrdered(b *spillBatch, members []uint32, key uint64) error
 		j.reps = append(j.reps, first)
 		s = e
 	}
-	// The distinct fingerprints' pairs, ascending fingerprints.
+	// The distinct fingerprints' pairs, ascending fingerprints. Their
+	// places in the order are not the bucket's (a pair's table and key
+	// are those of the run's design, not of the spill's keys), so none
+	// can be skipped here; but a bucket whose kept pairs pass a forest's
+	// worth are replaced by their forest (reduceOrdered), so that a bucket
+	// of many near copies holds a few times its members, not every
+	// matching pair (quadratic in them: 200,000 near copies of one page
+	// took 4.3 GB under the default budget, 2.2 GB under --memory 256MB).
+	limit := start + max(2*len(members), groupOrderedMin)
 	for p, x := range j.reps {
 		kx := j.repKeys[p*nk : (p+1)*nk]
 		for q := p + 1; q < len(j.reps); q++ {
@@ -336,9 +362,69 @@ func (j *joiner) groupOrdered(b *spillBatch, members []uint32, key uint64) error
 			da, db := int32(members[x]), int32(members[y])
 			b.ordered = append(b.ordered, orderedEdge{fa: j.fps[x], fb: j.fps[y], key: key, sim: sim,
 				b: max(da, db), a: min(da, db), dist: int32(dist), table: uint16(t), phase: 1})
+			if len(b.ordered) >= limit {
+				j.reduceOrdered(b, start, members)
+				limit = max(len(b.ordered)+len(members), start+groupOrderedMin)
+			}
 		}
 	}
+	if len(b.ordered)-start >= len(members) {
+		j.reduceOrdered(b, start, members)
+	}
+	if groupOrderedDone != nil {
+		groupOrderedDone(len(members), len(b.ordered)-start)
+	}
 	return nil
+}
+
+// groupOrderedMin is the least number of pairs a bucket keeps before
+// they are replaced by their forest (a variable: tests shrink it).
+var groupOrderedMin = 1 << 14
+
+// groupOrderedDone, when not nil, gets each bucket's members and the
+// pairs it kept (a test's hook).
+var groupOrderedDone func(members, kept int)
+
+// reduceOrdered replaces the pairs that the bucket of members kept
+// (b.ordered from start) by their forest in the method's order: a pair
+// that joins no two clusters of those before it there is the heaviest of
+// a cycle of the bucket's pairs, so of the run's too, and not in the
+// run's forest (the forest of the forest of some pairs and of others is
+// the forest of all of them).
+func (j *joiner) reduceOrdered(b *spillBatch, start int, members []uint32) {
+	edges := b.ordered[start:]
+	slices.SortFunc(edges, compareOrdered)
+	j.repUF = j.repUF[:0]
+	for k := range members {
+		j.repUF = append(j.repUF, int32(k))
+	}
+	place := func(d int32) int32 {
+		k, ok := slices.BinarySearch(members, uint32(d))
+		if !ok {
+			panic("dedup: a bucket's pair of a document not in it")
+		}
+		return int32(k)
+	}
+	out := edges[:0]
+	for _, e := range edges {
+		ra, rb := findPlace(j.repUF, place(e.a)), findPlace(j.repUF, place(e.b))
+		if ra == rb {
+			continue
+		}
+		j.repUF[max(ra, rb)] = min(ra, rb)
+		out = append(out, e)
+	}
+	b.ordered = b.ordered[:start+len(out)]
+}
+
+// findPlace is the root of x in the union-find uf (each place points to
+// one before it or to itself), halving the path on the way.
+func findPlace(uf []int32, x int32) int32 {
+	for uf[x] != x {
+		uf[x] = uf[uf[x]]
+		x = uf[x]
+	}
+	return x
 }
 
 // firstShared is the first of the keys x equal to y's at its place (the
@@ -357,7 +443,7 @@ func (f *spillFinder) keepOrdered(pairs []orderedEdge) {
 	f.ordered = append(f.ordered, pairs...)
 	if len(f.ordered) >= f.edgesMax {
 		f.ordered = f.kruskalOrdered(f.ordered, nil)
-		f.edgesMax = max(2*len(f.ordered), spillEdgesMin)
+		f.edgesMax = max(2*len(f.ordered), f.edgesMin(int64(unsafe.Sizeof(orderedEdge{}))))
 	}
 }
 

@@ -288,6 +288,49 @@ func TestSpillSimhashVerifyCopies(t *testing.T) {
 	checkSpillVariants(t, path, []spillVariant{{"simhash verify", cfg, []int{1, 3}}})
 }
 
+// TestSpillSimhashBucketForest: a simhash bucket of near copies (every
+// two of its distinct fingerprints within the distance) keeps a forest of
+// their pairs, not every matching pair (quadratic in the copies: 200,000
+// near copies of a page took 4.3 GB), and the outputs are the in-memory
+// run's.
+func TestSpillSimhashBucketForest(t *testing.T) {
+	rng := rand.New(rand.NewPCG(19, 3))
+	page := make([]string, 300)
+	for k := range page {
+		page[k] = fmt.Sprintf("w%d", rng.IntN(5000))
+	}
+	var texts []string
+	for range 400 {
+		c := slices.Clone(page)
+		c[rng.IntN(len(c))] = fmt.Sprintf("u%d", rng.IntN(1<<30))
+		texts = append(texts, strings.Join(c, " "))
+	}
+	path := writeTexts(t, t.TempDir(), texts, "d%d")
+	var largest, over int
+	groupOrderedDone = func(reps, kept int) {
+		largest = max(largest, reps)
+		if kept > max(reps-1, 0) {
+			over++
+		}
+	}
+	defer func() { groupOrderedDone = nil }()
+	cfg := Options{Method: "simhash", Workers: 1}
+	want := runOutputs(t, cfg, false, path)
+	cfg.Spill, cfg.Memory = true, 1<<20
+	got := runOutputs(t, cfg, true, path)
+	for k, what := range outputNames {
+		if !bytes.Equal(got[k], want[k]) {
+			t.Errorf("spilled: %s differ from the in-memory run's", what)
+		}
+	}
+	if largest < 100 {
+		t.Fatalf("the largest bucket has %d distinct fingerprints: the test needs a large one", largest)
+	}
+	if over > 0 {
+		t.Errorf("%d buckets kept more pairs than their distinct fingerprints less one", over)
+	}
+}
+
 // sharedSetFiles returns the docs.jsonl.gz of every set of ../shared/data
 // (found from the working directory up) by set; it skips the test when
 // there is none.
