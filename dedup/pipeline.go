@@ -152,7 +152,8 @@ type Stats struct {
 	// position, FILE:LINE (FILE:RECORD), because the record had no id
 	// field (Input.Options.IDField) or an empty one; IDsFromPositionFirst
 	// is the first of them in input order. Not in --stats (the staged
-	// job does not count them, and its --stats is dedup's).
+	// job's --stats is dedup's; it keeps them apart, for the same
+	// warning).
 	IDsFromPosition      int    `json:"-"`
 	IDsFromPositionFirst string `json:"-"`
 	// Damaged lists the input files whose stream was damaged (a

@@ -99,6 +99,12 @@ func IndexAt(loc string, args []string) (store.Index, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Creating: a flag the method does not read is refused as index
+	// create refuses it (an existing index's parameters were checked by
+	// checkAgainst above).
+	if err := checkMethodFlags(fs, p.Method.String()); err != nil {
+		return nil, err
+	}
 	s, err = store.CreateIndex(loc, p, o.storeOptions())
 	if err != nil {
 		return nil, createErr(err)

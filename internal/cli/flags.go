@@ -3,10 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
-	"slices"
-	"strings"
 
-	"github.com/neardup/neardup/cluster"
 	"github.com/neardup/neardup/internal/sharedflags"
 
 	"github.com/spf13/pflag"
@@ -159,73 +156,12 @@ func printInputNotes(w io.Writer, s *dedup.Stats) {
 	}
 }
 
-// methodFlags lists, for each flag that only some methods read, the
-// methods that read it (dedup's and sign's --method). A flag given
-// explicitly with another method would be ignored without a word, so it
-// is a usage error (checkMethodFlags).
-var methodFlags = func() []struct {
-	flag    string
-	methods []string
-} {
-	type use = struct {
-		flag    string
-		methods []string
-	}
-	var uses []use
-	for _, g := range []struct {
-		flags   []string
-		methods []string
-	}{
-		{[]string{"num-perm", "minhash-family", "bands", "rows", "estimate-only"}, []string{"minhash"}},
-		{[]string{"bits", "distance", "weights", "idf", "save-idf"}, []string{"simhash"}},
-		{[]string{"k-sentences"}, []string{"ksentence"}},
-		{[]string{"key-field"}, []string{"bloom"}},
-		{[]string{"bloom-n", "bloom-fpp", "bloom-filter"}, []string{"bloom", "bloom-overlap"}},
-		{[]string{"unit", "ngram"}, []string{"minhash", "simhash", "jaccard", "bloom-overlap"}},
-		{[]string{"threshold"}, []string{"minhash", "jaccard", "bloom-overlap", "simhash"}},
-		{[]string{"spill"}, []string{"minhash", "simhash", "exact", "ksentence"}},
-	} {
-		for _, f := range g.flags {
-			uses = append(uses, use{f, g.methods})
-		}
-	}
-	return uses
-}()
-
 // checkMethodFlags refuses (exit 2) a flag of fs that was given on the
-// command line but that method does not read, naming the flag and the
-// methods that read it: `--method simhash --num-perm 256` would
-// otherwise run simhash as if --num-perm had not been given. Flags fs
-// lacks are not checked (index create has no --verify: its simhash
-// index never reads --threshold). Two more that depend on other flags: simhash
-// reads --threshold only with --verify (its exact Jaccard check), and a
-// --cluster leader run stays in memory, so --spill does not apply to it.
+// command line but that method does not read: sharedflags.CheckMethodFlags,
+// whose table every front end shares.
 func checkMethodFlags(fs *pflag.FlagSet, method string) error {
-	if !slices.Contains(dedup.Methods(), method) {
-		return nil // an unknown --method is said by dedupOpts.config
-	}
-	for _, mf := range methodFlags {
-		if fs.Lookup(mf.flag) == nil || !fs.Changed(mf.flag) || slices.Contains(mf.methods, method) {
-			continue
-		}
-		which := strings.Join(mf.methods, ", ")
-		if mf.flag == "threshold" {
-			which += " (with --verify)"
-		}
-		return usageErr("--%s applies to --method %s, not %s: leave it out", mf.flag, which, method)
-	}
-	changed := func(name string) bool { return fs.Lookup(name) != nil && fs.Changed(name) }
-	if method == "simhash" && changed("threshold") && fs.Lookup("verify") == nil {
-		// index create: a simhash index matches by --distance alone.
-		return usageErr("--threshold: a simhash index matches by --distance and does not read it: leave it out")
-	}
-	if method == "simhash" && changed("threshold") && !(changed("verify") && fs.Lookup("verify").Value.String() == "true") {
-		return usageErr("--threshold: simhash reads it only with --verify (the exact Jaccard check of its pairs); without it --distance decides: leave --threshold out or add --verify")
-	}
-	if changed("spill") && changed("cluster") {
-		if v := fs.Lookup("cluster").Value.String(); v == cluster.Leader.String() {
-			return usageErr("--spill: a --cluster leader run stays in memory (leaders are chosen in --keep order, which the spill path cannot follow); leave one out")
-		}
+	if err := sharedflags.CheckMethodFlags(sharedflags.Pflags(fs), method); err != nil {
+		return usageErr("%v", err)
 	}
 	return nil
 }

@@ -253,9 +253,6 @@ func runIndexCreate(cmd *cobra.Command, o *indexOpts) error {
 	if err := checkMethodFlags(cmd.Flags(), p.Method.String()); err != nil {
 		return err
 	}
-	if cmd.Flags().Changed("blocks") && p.Method != sketch.SimHash {
-		return usageErr("--blocks applies to --method simhash, not %s: leave it out", p.Method)
-	}
 	if o.estimateOnly && p.Method != sketch.MinHash {
 		return usageErr("--estimate-only: only a minhash index keeps shingle sets; a %s index decides by its fingerprints", p.Method)
 	}

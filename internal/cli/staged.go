@@ -301,6 +301,9 @@ func runStaged(cmd *cobra.Command, o *dedupOpts, cfg dedup.Options, ropts corpus
 	if err != nil {
 		return err
 	}
+	if cmd.Flags().Changed("id-field") {
+		warnIDsFromPosition(e.stderr, o.input.fields.IDField, st.IDsFromPosition, st.Documents, st.IDsFromPositionFirst)
+	}
 	if o.report != "" {
 		rf, err := job.Report(ctx)
 		if err != nil {

@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -70,5 +72,61 @@ func TestStagedSummary(t *testing.T) {
 				t.Errorf("%s: the staged summary lacks %q:\n%s", c.name, line, got)
 			}
 		}
+	}
+}
+
+// TestStagedIDFieldMissingWarning: an --id-field that some records lack
+// is said by the staged job as dedup says it, once, even with -q: the
+// count over every shard and the first FILE:LINE in input order (here in
+// a later shard than the first).
+func TestStagedIDFieldMissingWarning(t *testing.T) {
+	stagedEnv(t)
+	dir := t.TempDir()
+	var in []string
+	for f := range 2 {
+		var b strings.Builder
+		for i := range 60 {
+			text := fmt.Sprintf("file %d document %d with a few words of its own %d", f, i, i*i)
+			switch {
+			case f == 1 && i >= 10 && i%5 == 0:
+				fmt.Fprintf(&b, "{\"text\":%q}\n", text)
+			case f == 1 && i == 41:
+				fmt.Fprintf(&b, "{\"doc\":\"\",\"text\":%q}\n", text)
+			default:
+				fmt.Fprintf(&b, "{\"doc\":\"d%d-%d\",\"text\":%q}\n", f, i, text)
+			}
+		}
+		name := filepath.Join(dir, fmt.Sprintf("f%d.jsonl", f))
+		if err := os.WriteFile(name, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		in = append(in, name)
+	}
+	warnings := func(stderr string) []string {
+		var w []string
+		for _, l := range strings.Split(stderr, "\n") {
+			if strings.Contains(l, "warning") {
+				w = append(w, l)
+			}
+		}
+		return w
+	}
+	code, _, ref := runCLI(append([]string{"dedup", "-q", "--id-field", "doc"}, in...)...)
+	want := warnings(ref)
+	if code != 0 || len(want) != 1 || !strings.Contains(want[0], "11 of 120 documents had no --id-field \"doc\"") || !strings.Contains(want[0], in[1]+":11") {
+		t.Fatalf("dedup: exit %d, warnings %q", code, want)
+	}
+	for _, tasks := range []string{"1", "3"} {
+		run := filepath.Join(dir, "run"+tasks)
+		args := append([]string{"dedup", "-q", "--id-field", "doc", "--executor", "local", "--tasks", tasks, "--work", run + "/work", "-o", run + "/out"}, in...)
+		code, _, errs := runCLI(args...)
+		if got := warnings(errs); code != 0 || !slices.Equal(got, want) {
+			t.Errorf("--tasks %s: exit %d, warnings %q; want dedup's %q", tasks, code, got, want)
+		}
+	}
+	// The default id field is not warned about.
+	code, _, errs := runCLI(append([]string{"dedup", "-q", "--executor", "local", "--tasks", "2", "--work", filepath.Join(dir, "default", "work"), "-o", filepath.Join(dir, "default", "out")}, in...)...)
+	if got := warnings(errs); code != 0 || len(got) != 0 {
+		t.Errorf("without --id-field: exit %d, warnings %q", code, got)
 	}
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -319,6 +320,13 @@ func TestMethodFlagsRefused(t *testing.T) {
 		{[]string{"dedup", "--cluster", "leader", "--spill"}, "--spill: a --cluster leader run stays in memory"},
 		{[]string{"dedup", "--method", "ksentence", "--ngram", "3"}, "--ngram applies to"},
 		{[]string{"sign", "--method", "simhash", "--num-perm", "64"}, "--num-perm applies to --method minhash, not simhash"},
+		{[]string{"dedup", "--method", "exact", "--verify"}, "--verify applies to --method minhash, simhash, not exact"},
+		{[]string{"dedup", "--method", "jaccard", "--verify"}, "--verify applies to --method minhash, simhash, not jaccard"},
+		{[]string{"dedup", "--method", "exact", "--seed", "7"}, "--seed applies to --method minhash, simhash, jaccard, bloom, bloom-overlap, not exact"},
+		{[]string{"sign", "--method", "ksentence", "--seed", "7"}, "--seed applies to --method minhash, simhash, jaccard, bloom, bloom-overlap, not ksentence"},
+		{[]string{"dedup", "--method", "bloom", "--seed", "7"}, ""},
+		{[]string{"dedup", "--method", "jaccard", "--seed", "7"}, ""},
+		{[]string{"sign", "--method", "simhash", "--seed", "7"}, ""},
 		{[]string{"dedup", "--method", "simhash", "--threshold", "0.5", "--verify", "--bits", "128"}, ""},
 		{[]string{"dedup", "--method", "exact", "--spill"}, ""},
 		{[]string{"dedup", "--num-perm", "64", "--threshold", "0.7"}, ""},
@@ -334,6 +342,34 @@ func TestMethodFlagsRefused(t *testing.T) {
 	}
 	if _, _, err := DedupConfig([]string{"--method=simhash", "--num-perm=64"}); err == nil || !strings.Contains(err.Error(), "--num-perm applies") {
 		t.Errorf("DedupConfig: %v, want --num-perm refused", err)
+	}
+	// IndexAt (the Python binding's neardup.Index) creating an index
+	// refuses them as index create does; an existing index checks the
+	// flags given against its parameters instead.
+	for i, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--method=simhash", "--num-perm=64"}, "--num-perm applies to --method minhash, not simhash"},
+		{[]string{"--method=simhash", "--threshold=0.5"}, "--threshold: a simhash index matches by --distance"},
+		{[]string{"--bits=128"}, "--bits applies to --method simhash, not minhash"},
+		{[]string{"--blocks=4"}, "--blocks applies to --method simhash, not minhash"},
+		{[]string{"--method=simhash", "--bits=128", "--blocks=4", "--seed=3"}, ""},
+	} {
+		loc := filepath.Join(t.TempDir(), strconv.Itoa(i))
+		s, err := IndexAt(loc, c.args)
+		if err == nil {
+			s.Close()
+		}
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("IndexAt %v: %v", c.args, err)
+		case c.want != "" && (err == nil || !errors.Is(err, errUsage) || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("IndexAt %v: %v; want a usage error %q", c.args, err, c.want)
+		}
+		if _, serr := os.Stat(loc); c.want != "" && serr == nil {
+			t.Errorf("IndexAt %v: refused, but made %s", c.args, loc)
+		}
 	}
 	// index create: a simhash index reads no --threshold, a minhash one
 	// no --bits or --blocks.

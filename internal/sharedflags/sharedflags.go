@@ -101,7 +101,7 @@ func (f *Sketch) Register(fs FlagSet, groups Group) {
 		fs.IntVar(&f.Rows, "rows", 0, "minhash: rows per band (0: chosen from --threshold and --num-perm, or --num-perm / --bands)")
 	}
 	if groups&Seed != 0 {
-		fs.Uint64Var(&f.Seed, "seed", 0, "seed of the shingle, minhash and simhash hashes (0: the fixed defaults)")
+		fs.Uint64Var(&f.Seed, "seed", 0, "seed of the shingle, minhash, simhash and Bloom filter hashes: minhash, simhash, jaccard, bloom, bloom-overlap (0: the fixed defaults)")
 	}
 	if groups&SimHash != 0 {
 		fs.IntVar(&f.Bits, "bits", f.Bits, fmt.Sprintf("simhash: fingerprint bits, 1 to %d", simhash.MaxBits))
@@ -211,7 +211,7 @@ type Join struct {
 
 // Register declares --verify, --estimate-only and --keep on fs.
 func (j *Join) Register(fs FlagSet) {
-	fs.BoolVar(&j.Verify, "verify", false, "confirm each candidate pair by exact Jaccard of its shingle sets before it joins a cluster (minhash without it: only the candidates whose estimate is near --threshold)")
+	fs.BoolVar(&j.Verify, "verify", false, "minhash, simhash: confirm each candidate pair by exact Jaccard of its shingle sets before it joins a cluster (minhash without it: only the candidates whose estimate is near --threshold)")
 	fs.BoolVar(&j.EstimateOnly, "estimate-only", false, "minhash: decide every candidate by its signature estimate, never by exact Jaccard (faster, less memory, imprecise on templated text)")
 	fs.StringVar(&j.Keep, "keep", cluster.First.String(), "which document of a cluster to keep: first (in input order) or longest")
 }

@@ -105,3 +105,49 @@ func TestSpecErrorsNameTheFlag(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckMethodFlagsBothFlagSets: the method check reads a standard
+// library flag set (neardup-beam) as it reads a pflag set (neardup): the
+// same flags given, the same refusal; a flag left at its default, or one
+// the method reads, passes.
+func TestCheckMethodFlagsBothFlagSets(t *testing.T) {
+	for _, c := range []struct {
+		method string
+		args   []string
+		want   string // "" when accepted
+	}{
+		{"simhash", []string{"--num-perm=64"}, "--num-perm applies to --method minhash, not simhash: leave it out"},
+		{"exact", []string{"--verify"}, "--verify applies to --method minhash, simhash, not exact: leave it out"},
+		{"ksentence", []string{"--seed=3"}, "--seed applies to --method minhash, simhash, jaccard, bloom, bloom-overlap, not ksentence: leave it out"},
+		{"exact", []string{"--threshold=0.5"}, "--threshold applies to --method minhash, jaccard, bloom-overlap, simhash (with --verify), not exact: leave it out"},
+		{"simhash", []string{"--threshold=0.5"}, "--threshold: simhash reads it only with --verify"},
+		{"simhash", []string{"--threshold=0.5", "--verify"}, ""},
+		{"minhash", []string{"--verify", "--seed=3", "--num-perm=64"}, ""},
+		{"jaccard", []string{"--seed=3", "--ngram=3"}, ""},
+		{"exact", nil, ""},
+		{"no-such-method", []string{"--bits=32"}, ""},
+	} {
+		std := flag.NewFlagSet("std", flag.ContinueOnError)
+		pf := pflag.NewFlagSet("pf", pflag.ContinueOnError)
+		var s1, s2 Sketch
+		var j1, j2 Join
+		s1.Register(std, All)
+		j1.Register(std)
+		s2.Register(pf, All)
+		j2.Register(pf)
+		if err := std.Parse(c.args); err != nil {
+			t.Fatal(err)
+		}
+		if err := pf.Parse(c.args); err != nil {
+			t.Fatal(err)
+		}
+		for name, err := range map[string]error{"flag": CheckMethodFlags(StdFlags(std), c.method), "pflag": CheckMethodFlags(Pflags(pf), c.method)} {
+			switch {
+			case c.want == "" && err != nil:
+				t.Errorf("%s %s %v: %v", name, c.method, c.args, err)
+			case c.want != "" && (err == nil || !strings.HasPrefix(err.Error(), c.want)):
+				t.Errorf("%s %s %v: %v, want %q", name, c.method, c.args, err, c.want)
+			}
+		}
+	}
+}

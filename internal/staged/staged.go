@@ -52,8 +52,10 @@ const StatsName = "finish/stats.json"
 // sketches that carry shingle sets, the scatter sketches the documents of
 // components again from the input; 8: a sign task's last run is run 0,
 // its pack's last section the shard's counts, which the bucket tasks
-// read instead of the sign metas: see signCounts).
-const PlanVersion = 8
+// read instead of the sign metas: see signCounts; 10: the sign metas
+// count the documents without an --id-field, and finish writes their sum
+// to finish/ids_from_position.json for the command's warning).
+const PlanVersion = 10
 
 // Stage names, in order.
 const (
@@ -484,6 +486,21 @@ type signMetaFile struct {
 	Skipped       int                 `json:"skipped,omitempty"`
 	SkippedErrors []string            `json:"skipped_errors,omitempty"`
 	Damaged       []dedup.DamagedFile `json:"damaged_files,omitempty"`
+	// Stats.IDsFromPosition and IDsFromPositionFirst of the shard: the
+	// documents whose id is their FILE:LINE (no --id-field, or an empty
+	// one), and the first of them.
+	IDsFromPosition      int    `json:"ids_from_position,omitempty"`
+	IDsFromPositionFirst string `json:"ids_from_position_first,omitempty"`
+}
+
+// idsFromPositionName is where finish writes the job's
+// Stats.IDsFromPosition and IDsFromPositionFirst (idsFromPositionFile),
+// which dedup's --stats (StatsName) leaves out.
+const idsFromPositionName = "finish/ids_from_position.json"
+
+type idsFromPositionFile struct {
+	N     int    `json:"n"`
+	First string `json:"first,omitempty"`
 }
 
 func (j *Job) getJSON(ctx context.Context, name string, v any) error {
@@ -603,12 +620,18 @@ func (j *Job) Documents(ctx context.Context) (int64, error) {
 
 // Stats is the job's --stats as the finish task wrote it: the counts of
 // a run of neardup dedup on the same input, without its times, memory
-// and examples.
+// and examples, with IDsFromPosition and IDsFromPositionFirst, which
+// --stats leaves out.
 func (j *Job) Stats(ctx context.Context) (*dedup.Stats, error) {
 	st := &dedup.Stats{}
 	if err := j.getJSON(ctx, StatsName, st); err != nil {
 		return nil, err
 	}
+	var ids idsFromPositionFile
+	if err := j.getJSON(ctx, idsFromPositionName, &ids); err != nil {
+		return nil, err
+	}
+	st.IDsFromPosition, st.IDsFromPositionFirst = ids.N, ids.First
 	return st, nil
 }
 

@@ -128,7 +128,8 @@ func (j *Job) sign(ctx context.Context, s int) error {
 		return err
 	}
 	return j.putJSON(ctx, signMeta(s), signMetaFile{Documents: int64(stats.Documents), Empty: stats.Empty, InputBytes: stats.InputBytes, Traditional: stats.Traditional, Sketched: sketched, Runs: h.runs, Old: old,
-		Skipped: stats.Skipped, SkippedErrors: stats.SkippedErrors, Damaged: stats.Damaged})
+		Skipped: stats.Skipped, SkippedErrors: stats.SkippedErrors, Damaged: stats.Damaged,
+		IDsFromPosition: stats.IDsFromPosition, IDsFromPositionFirst: stats.IDsFromPositionFirst})
 }
 
 // signShare is the part of --task-memory a sign task's keys and ids may
@@ -954,6 +955,12 @@ func (j *Job) finish(ctx context.Context) error {
 		st.InputBytes += m.InputBytes
 		sketched += m.Sketched
 		addSkipped(st, &m)
+		// The shards are in input order: the first shard's first is
+		// the input's.
+		if st.IDsFromPosition == 0 {
+			st.IDsFromPositionFirst = m.IDsFromPositionFirst
+		}
+		st.IDsFromPosition += m.IDsFromPosition
 		var w writeMetaFile
 		if err := j.getJSON(ctx, writeMeta(s), &w); err != nil {
 			return err
@@ -1015,6 +1022,11 @@ func (j *Job) finish(ctx context.Context) error {
 		if err := j.finishReport(ctx); err != nil {
 			return err
 		}
+	}
+	// Not in --stats, which is dedup's: for the command's warning of an
+	// --id-field that records lack (Job.Stats).
+	if err := j.putJSON(ctx, idsFromPositionName, idsFromPositionFile{N: st.IDsFromPosition, First: st.IDsFromPositionFirst}); err != nil {
+		return err
 	}
 	if err := j.Work.PutBytes(ctx, StatsName, b); err != nil || p.Stats == "" {
 		return err

@@ -54,3 +54,22 @@ def test_existing_index_options_must_agree(tmp_path):
     ix.close()
     with pytest.raises(neardup.Error, match="closed"):
         ix.query(A)
+
+
+def test_other_methods_flags_refused(tmp_path):
+    # A flag only another method reads is refused as `neardup index
+    # create` refuses it, and no index is made; the flags of the method
+    # (and those every method reads) are fine.
+    with pytest.raises(neardup.OptionError, match="--num-perm applies to --method minhash, not simhash"):
+        neardup.Index(str(tmp_path / "s"), method="simhash", num_perm=256)
+    assert not (tmp_path / "s").exists()
+    with pytest.raises(neardup.OptionError, match="--bits applies to --method simhash, not minhash"):
+        neardup.Index(str(tmp_path / "m"), bits=128)
+    with pytest.raises(neardup.OptionError, match="--threshold: a simhash index matches by --distance"):
+        neardup.Index(str(tmp_path / "t"), method="simhash", threshold=0.5)
+    neardup.Index(str(tmp_path / "ok"), method="simhash", bits=128, seed=3).close()
+    # dedup() refuses --verify and --seed where the method ignores them.
+    with pytest.raises(neardup.OptionError, match="--verify applies to --method minhash, simhash, not exact"):
+        neardup.dedup([A, B], method="exact", verify=True)
+    with pytest.raises(neardup.OptionError, match="--seed applies to"):
+        neardup.dedup([A, B], method="ksentence", seed=7)

@@ -104,3 +104,40 @@ func TestSharedHelpReadsAlike(t *testing.T) {
 		t.Errorf("%d shared flags compared among %d of neardup dedup's; want at least 26 of 50", shared, len(dedupHelp))
 	}
 }
+
+// TestMethodFlagsRefused: a flag that only other methods read, given
+// explicitly, is refused with neardup dedup's words (exit code 2 in
+// run, TestExitCodes); left at its default, or given to a method that
+// reads it, it is fine.
+func TestMethodFlagsRefused(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string // "" when accepted
+	}{
+		{[]string{"-method", "simhash", "-num-perm", "256"}, "--num-perm applies to --method minhash, not simhash: leave it out"},
+		{[]string{"-method", "minhash", "-bits", "128"}, "--bits applies to --method simhash, not minhash: leave it out"},
+		{[]string{"-method", "exact", "-threshold", "0.9"}, "--threshold applies to --method minhash, jaccard, bloom-overlap, simhash (with --verify), not exact: leave it out"},
+		{[]string{"-method", "simhash", "-threshold", "0.5"}, "--threshold: simhash reads it only with --verify"},
+		{[]string{"-method", "ksentence", "-verify"}, "--verify applies to --method minhash, simhash, not ksentence: leave it out"},
+		{[]string{"-method", "exact", "-seed", "7"}, "--seed applies to --method minhash, simhash, jaccard, bloom, bloom-overlap, not exact: leave it out"},
+		{[]string{"-method", "minhash", "-idf", "x.idf"}, "--idf applies to --method simhash, not minhash: leave it out"},
+		{[]string{"-method", "exact", "-estimate-only"}, "--estimate-only applies to --method minhash, not exact: leave it out"},
+		{[]string{"-method", "simhash", "-threshold", "0.5", "-verify", "-bits", "128", "-seed", "7"}, ""},
+		{[]string{"-num-perm", "64", "-threshold", "0.7", "-verify"}, ""},
+		{[]string{"-method", "ksentence", "-k-sentences", "3"}, ""},
+	} {
+		fs := flag.NewFlagSet("neardup-beam", flag.ContinueOnError)
+		var o options
+		o.register(fs)
+		if err := fs.Parse(c.args); err != nil {
+			t.Fatalf("%v: %v", c.args, err)
+		}
+		_, err := o.parsed(fs)
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%v: %v", c.args, err)
+		case c.want != "" && (err == nil || !strings.HasPrefix(err.Error(), c.want)):
+			t.Errorf("%v: %v, want %q", c.args, err, c.want)
+		}
+	}
+}

@@ -90,6 +90,18 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.BoolVar(&o.verbose, "verbose", false, "show the Beam runner's and workers' logs and a failed job's whole error chain (otherwise only warnings, and the failing record's own error)")
 }
 
+// parsed checks the flags of fs, parsed into o, and turns them into
+// dedup.Options (config). A flag that only other methods read, given
+// explicitly, is refused as neardup dedup refuses it
+// (sharedflags.CheckMethodFlags): `--method simhash --num-perm 256` would
+// otherwise run simhash as if --num-perm had not been given.
+func (o *options) parsed(fs *flag.FlagSet) (dedup.Options, error) {
+	if err := sharedflags.CheckMethodFlags(sharedflags.StdFlags(fs), o.method); err != nil {
+		return dedup.Options{Method: o.method}, err
+	}
+	return o.config()
+}
+
 // config turns the flags into dedup.Options, as `neardup dedup` does: the
 // method's sketch.Spec from the sketch flags (sharedflags.Sketch.Spec, the
 // checks of neardup dedup), the join and keep options.
@@ -174,7 +186,7 @@ func run(args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "neardup-beam: unexpected arguments %q (inputs go in --input)\n", fs.Args())
 		return exitUsage
 	}
-	cfg, err := o.config()
+	cfg, err := o.parsed(fs)
 	if err != nil {
 		fmt.Fprintf(stderr, "neardup-beam: %v\n", err)
 		return exitUsage

@@ -171,6 +171,7 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"--input", bad, "--output", out, "--method", "bloom"}, 2, "not supported by the pipeline"},
 		{[]string{"--input", bad, "--output", out, "--method", "jaccard"}, 2, "not supported by the pipeline"},
 		{[]string{"--input", bad, "--output", out, "--threshold", "1.5"}, 2, "--threshold"},
+		{[]string{"--input", bad, "--output", out, "--method", "simhash", "--num-perm", "256"}, 2, "--num-perm applies to --method minhash, not simhash: leave it out"},
 		{[]string{"--input", bad, "--output", out, "--quiet"}, 1, "bad.jsonl"},
 	}
 	for _, c := range cases {
