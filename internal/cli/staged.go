@@ -474,14 +474,16 @@ func planShards(ctx context.Context, plan *staged.Plan, files []string, ropts co
 		return nil
 	}
 	counts := make([]int64, len(files))
+	points := make([][]dedup.RestartPoint, len(files))
 	for k, f := range files {
 		var err error
-		if counts[k], err = staged.CountDocs(ctx, f, ropts); err != nil {
+		if counts[k], points[k], err = staged.CountDocs(ctx, f, ropts); err != nil {
 			return fmt.Errorf("planning: %w", err)
 		}
 		plan.Documents += counts[k]
 	}
 	plan.Shards = staged.Split(files, counts, plan.Tasks)
+	staged.Starts(plan.Shards, files, points)
 	return nil
 }
 
