@@ -456,7 +456,8 @@ func goneFiles(shards [][]dedup.DocRange, files []string) []string {
 // least --tasks files is cut between files by their sizes, without reading
 // them (files on object storage count as equal); a smaller one is read
 // once to count its documents, and cut across and within files into runs
-// of nearly equal numbers of documents.
+// of nearly equal numbers of documents, each range inside a file starting
+// at a restart point recorded while counting (staged.Starts).
 func planShards(ctx context.Context, plan *staged.Plan, files []string, ropts corpus.Options) error {
 	if len(files) >= plan.Tasks {
 		sizes := make([]int64, len(files))
