@@ -159,6 +159,48 @@ type decoder struct {
 	// resync: read a seekable gzip file member by member and go on after
 	// a damaged member (memberReader).
 	resync bool
+	// out is the decompressed offset of the next byte read (from the
+	// stream's start, also when reading began at a Position); marks are
+	// the gzip members and zstd frames met so far, the latest last (see
+	// markAt).
+	out   int64
+	marks []streamMark
+}
+
+// streamMark is where a gzip member or zstd frame starts: at, its byte
+// offset in the file, out, the decompressed offset of its first byte.
+type streamMark struct{ at, out int64 }
+
+// maxMarks bounds the marks a decoder keeps: markAt's callers ask about
+// offsets a little behind the decoder (its reader's buffer, the data
+// verified ahead), so older ones are dropped, half at a time.
+const maxMarks = 4096
+
+// mark records that a member or frame starts at the file offset at.
+func (d *decoder) mark(at int64) {
+	if n := len(d.marks); n > 0 && d.marks[n-1].out == d.out {
+		d.marks[n-1].at = at // the one before decompressed to nothing
+		return
+	}
+	if len(d.marks) == maxMarks {
+		d.marks = append(d.marks[:0], d.marks[maxMarks/2:]...)
+	}
+	d.marks = append(d.marks, streamMark{at: at, out: d.out})
+}
+
+// markAt returns the last member or frame that starts at or before the
+// decompressed offset off, and forgets those before it (later questions
+// ask about later offsets); false when it is not known.
+func (d *decoder) markAt(off int64) (streamMark, bool) {
+	k := len(d.marks) - 1
+	for k >= 0 && d.marks[k].out > off {
+		k--
+	}
+	if k < 0 {
+		return streamMark{}, false
+	}
+	d.marks = d.marks[k:]
+	return d.marks[0], true
 }
 
 // newDecoder returns the decompressed stream of rc, which it closes on
@@ -191,6 +233,7 @@ func (d *decoder) init() error {
 	}
 	switch comp {
 	case compGzip:
+		start := d.offset()
 		gz, err := gzip.NewReader(d.br)
 		if err == io.EOF { // an empty file: no documents
 			d.r = eofReader{}
@@ -199,9 +242,15 @@ func (d *decoder) init() error {
 		if err != nil {
 			return d.wrap(err)
 		}
+		// Member by member (read), so that each member's start is known
+		// (mark): a reader may start at one (Position).
+		gz.Multistream(false)
 		d.gz, d.r = gz, gz
+		d.mark(start)
 	case compZstd:
+		d.mark(d.offset())
 		d.frames = newZstdFrameReader(d.br)
+		d.frames.pos = d.offset() // a reader may start at a frame (Position)
 		zd, err := zstd.NewReader(d.frames,
 			zstd.WithDecoderConcurrency(d.zstdConcurrency), // 2: decodes blocks ahead of the reader
 			zstd.WithDecoderMaxWindow(1<<27),
@@ -272,13 +321,31 @@ func (d *decoder) read(p []byte) (int, error) {
 		}
 	}
 	n, err := d.r.Read(p)
+	for err == io.EOF && d.gz != nil {
+		// A gzip member ended: is there another? As the multistream
+		// reader does, the member's last data comes with the error of
+		// the header after it, if any.
+		d.out += int64(n)
+		d.mark(d.offset())
+		d.out -= int64(n) // counted below
+		if err = d.gz.Reset(d.br); err != nil {
+			break // io.EOF: no other member
+		}
+		d.gz.Multistream(false)
+		if n > 0 {
+			break
+		}
+		n, err = d.r.Read(p)
+	}
 	for err == io.EOF && n == 0 && d.frames != nil && !d.frames.end {
 		// A zstd frame ended: the decoder starts again on the next.
 		d.frames.next()
+		d.mark(d.frames.pos)
 		if err = d.zd.Reset(d.frames); err == nil {
 			n, err = d.r.Read(p)
 		}
 	}
+	d.out += int64(n)
 	if err == io.EOF && n > 0 && d.frames != nil && !d.frames.end {
 		err = nil // the next Read goes on with the next frame
 	}

@@ -31,7 +31,10 @@
 // (.zst, .zstd); compressed data is also recognised by its magic number
 // whatever the name. Record is the 1-based line, record or row number and
 // Offset the byte offset of the record in the decompressed stream (the row
-// index for Parquet). docs/formats.md has the details.
+// index for Parquet). docs/formats.md has the details. A JSONL or text
+// reader says where another may start reading instead of at the file's
+// start (Position, Options.Start): at any line of a plain file, at a gzip
+// member or zstd frame of a compressed one.
 //
 // A Reader is Scanner-shaped: Next advances, Doc returns the current
 // document, Err reports the error that stopped iteration. The Document and
@@ -148,6 +151,10 @@ type Options struct {
 	// files are compared on what JSONL pages marked as HTML are. Other
 	// formats ignore it.
 	HTMLMain bool
+	// Start, when not the zero Position, is where Open starts reading a
+	// JSONL or text file, local or on object storage (see Position);
+	// other inputs are an error.
+	Start Position
 }
 
 func (o Options) withDefaults() Options {
@@ -306,6 +313,23 @@ func Open(name string, opts Options) (Reader, error) {
 	f, comp, err := formatOf(name)
 	if err != nil {
 		return nil, err
+	}
+	if opts.Start != (Position{}) {
+		if name == "-" {
+			return nil, fmt.Errorf("%s: cannot start reading standard input at a position", name)
+		}
+		dec, err := openAt(name, f, opts.Start)
+		if err != nil {
+			return nil, err
+		}
+		if f == formatLines {
+			t := NewLines(dec, name, opts)
+			t.lines.startAt(opts.Start)
+			return t, nil
+		}
+		j := NewJSONL(dec, name, opts)
+		j.lines.startAt(opts.Start)
+		return j, nil
 	}
 	if f == formatParquet {
 		return openParquet(name, opts)

@@ -18,6 +18,9 @@ type lineReader struct {
 	// else in own, where its pieces are gathered.
 	buf []byte
 	own []byte
+	// skip is the bytes to discard before the first line (a reader that
+	// starts at a Position inside a gzip member or zstd frame).
+	skip int64
 }
 
 func newLineReader(r io.Reader, max int) lineReader {
@@ -30,6 +33,12 @@ func newLineReader(r io.Reader, max int) lineReader {
 // over the limit, and any other read error as is; a partial line before
 // a read error is dropped.
 func (l *lineReader) next() error {
+	if l.skip > 0 {
+		// An error (the input changed since the Position was taken)
+		// comes again from the next read.
+		l.r.Discard(int(l.skip))
+		l.skip = 0
+	}
 	l.start = l.off
 	chunk, err := l.r.ReadSlice('\n')
 	if err == nil && len(chunk) <= l.max+2 { // +2 for "\r\n"

@@ -44,6 +44,21 @@ type DocRange struct {
 	// Old marks a file of the old corpus (Input.Against): its documents
 	// are compared against, never removed, written or listed.
 	Old bool `json:"old,omitempty"`
+	// From, when not nil, is where a reader of the range starts instead
+	// of the file's start: a restart point at or before Lo (0 < From.Doc
+	// <= Lo), so that a range inside a large file does not read the
+	// documents before it.
+	From *RestartPoint `json:"from,omitempty"`
+}
+
+// RestartPoint is a place in a file where reading can start: right after
+// the line of document Doc-1 (counted as DocRange counts them), before
+// any blank or bad line after it, so that a bad record between documents
+// Doc-1 and Doc is read from there, as the range starting at Doc owns it
+// (rangeReader).
+type RestartPoint struct {
+	Doc int64 `json:"doc"`
+	corpus.Position
 }
 
 // OpenFunc opens an input file for reading (corpus.Open, or a reader of
@@ -201,7 +216,13 @@ func OpenRange(open OpenFunc, name string, opts corpus.Options, rg DocRange) (co
 
 func openRange(open OpenFunc, name string, opts corpus.Options, rg DocRange) (corpus.Reader, error) {
 	rr := &rangeReader{name: name, lo: rg.Lo, hi: rg.Hi, orig: opts.OnInvalid}
-	if rg.Lo == 0 {
+	if p := rg.From; p != nil {
+		if p.Doc <= 0 || p.Doc > rg.Lo || rg.Hi >= 0 && p.Doc > rg.Hi {
+			return nil, fmt.Errorf("%s: a restart point at document %d for documents %d-%d", name, p.Doc, rg.Lo, rg.Hi)
+		}
+		rr.pos, opts.Start = p.Doc, p.Position
+	}
+	if rr.pos == rg.Lo {
 		rr.state = rangeIn
 	}
 	opts.OnInvalid = rr.invalid

@@ -459,7 +459,8 @@ func goneFiles(shards [][]dedup.DocRange, files []string) []string {
 // least --tasks files is cut between files by their sizes, without reading
 // them (files on object storage count as equal); a smaller one is read
 // once to count its documents, and cut across and within files into runs
-// of nearly equal numbers of documents.
+// of nearly equal numbers of documents, each range inside a file starting
+// at a restart point recorded while counting (staged.Starts).
 func planShards(ctx context.Context, plan *staged.Plan, files []string, ropts corpus.Options) error {
 	if len(files) >= plan.Tasks {
 		sizes := make([]int64, len(files))
@@ -477,14 +478,16 @@ func planShards(ctx context.Context, plan *staged.Plan, files []string, ropts co
 		return nil
 	}
 	counts := make([]int64, len(files))
+	points := make([][]dedup.RestartPoint, len(files))
 	for k, f := range files {
 		var err error
-		if counts[k], err = staged.CountDocs(ctx, f, ropts); err != nil {
+		if counts[k], points[k], err = staged.CountDocs(ctx, f, ropts); err != nil {
 			return fmt.Errorf("planning: %w", err)
 		}
 		plan.Documents += counts[k]
 	}
 	plan.Shards = staged.Split(files, counts, plan.Tasks)
+	staged.Starts(plan.Shards, files, points)
 	return nil
 }
 

@@ -239,6 +239,28 @@ func TestStagedObjectStorage(t *testing.T) {
 			if got := readObject(t, bucket+"/plain/out.jsonl"); !bytes.Equal(got, wantOut) {
 				t.Errorf("plain dedup of the bucket: the kept documents differ from those of the local files")
 			}
+			// One file of many gzip members cut into 3 shards: the ranges
+			// inside it start at restart points, with ranged reads.
+			restartEvery(t, 3000)
+			one := filepath.Join(t.TempDir(), "one.jsonl.gz")
+			writePieces(t, one, genCorpus(t, 27, 400), 5000)
+			gz, _ := os.ReadFile(one)
+			putObjects(t, bucket+"/one", map[string][]byte{"one.jsonl.gz": gz})
+			ref := t.TempDir()
+			if code, _, stderr := runCLI("dedup", "-q", "-j", "2", "--clusters", ref+"/cl.jsonl", one); code != 0 {
+				t.Fatalf("dedup: exit %d: %s", code, stderr)
+			}
+			if code, _, stderr := runCLI("dedup", "-q", "--executor", "local", "--tasks", "3", "-j", "2", "--work", bucket+"/work-one",
+				"--clusters", bucket+"/cl-one", bucket+"/one/one.jsonl.gz"); code != 0 {
+				t.Fatalf("staged, one file: exit %d: %s", code, stderr)
+			}
+			wantOne, _ := os.ReadFile(ref + "/cl.jsonl")
+			if got := concatObjects(t, bucket+"/cl-one", 3); !bytes.Equal(got, bytes.ReplaceAll(wantOne, []byte(one), []byte(bucket+"/one/one.jsonl.gz"))) {
+				t.Errorf("one file: the clusters differ from dedup's")
+			}
+			if plan := readObject(t, bucket+"/work-one/"+staged.PlanName); bytes.Count(plan, []byte(`"compression": "gzip"`)) != 2 {
+				t.Errorf("one file: want 2 ranges at restart points in the plan:\n%s", plan)
+			}
 		})
 	}
 }

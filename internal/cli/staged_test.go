@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -12,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/klauspost/compress/zstd"
 
 	"github.com/neardup/neardup/internal/sample"
 	"github.com/neardup/neardup/internal/staged"
@@ -99,6 +102,42 @@ func writeLines(t *testing.T, path string, lines []string) {
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// writePieces writes lines to path compressed as its name says (.gz,
+// .zst) in gzip members or zstd frames of every bytes of input each, cut
+// anywhere (bgzip and pzstd files, neardup's own .zst outputs): a file
+// the staged plan can start a range in past its start (RestartBytes).
+func writePieces(t *testing.T, path string, lines []string, every int) {
+	t.Helper()
+	data := []byte(strings.Join(lines, "\n") + "\n")
+	var out bytes.Buffer
+	for len(data) > 0 {
+		c := data[:min(every, len(data))]
+		data = data[len(c):]
+		var w io.WriteCloser
+		switch {
+		case strings.HasSuffix(path, ".gz"):
+			w = gzip.NewWriter(&out)
+		case strings.HasSuffix(path, ".zst"):
+			w, _ = zstd.NewWriter(&out)
+		default:
+			t.Fatalf("%s: not .gz or .zst", path)
+		}
+		w.Write(c)
+		w.Close()
+	}
+	if err := os.WriteFile(path, out.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// restartEvery makes the staged plans of the test record restart points
+// every bytes of input (staged.RestartBytes).
+func restartEvery(t *testing.T, bytes int64) {
+	was := staged.RestartBytes
+	staged.RestartBytes = bytes
+	t.Cleanup(func() { staged.RestartBytes = was })
 }
 
 // genFiles writes genCorpus(seed, docs) to two files in dir, the first
@@ -498,9 +537,14 @@ func TestStagedBucketDamage(t *testing.T) {
 // file's last record), a file of nothing but such lines, and a gzip file
 // cut short (the documents before the damage are used). Its outputs and
 // --stats are dedup's; without --skip-invalid the job fails on the first
-// bad record, and on the damaged file, as dedup does.
+// bad record, and on the damaged file, as dedup does. The ranges inside
+// files start at restart points (staged.RestartBytes): right at each
+// range's first record (so the bad records before it are read from the
+// point), then a few records before it, in a plain file, gzip files of
+// many members (one damaged) and a zstd file of many frames.
 func TestStagedSkipInvalid(t *testing.T) {
 	stagedEnv(t)
+	restartEvery(t, 1)
 	dir := t.TempDir()
 	good := genCorpus(t, 5, 600)
 	const n = 560 // records, bad ones included
@@ -533,10 +577,12 @@ func TestStagedSkipInvalid(t *testing.T) {
 	// a.jsonl: records 0-299 and a long line after them; b.jsonl.gz the
 	// rest; c.jsonl nothing but a long line; d.jsonl.gz cut short.
 	a, b, c, d := filepath.Join(dir, "a.jsonl"), filepath.Join(dir, "b.jsonl.gz"), filepath.Join(dir, "c.jsonl"), filepath.Join(dir, "d.jsonl.gz")
+	e := filepath.Join(dir, "e.jsonl.zst")
 	writeLines(t, a, append(recs[:split:split], long))
-	writeLines(t, b, recs[split:])
+	writePieces(t, b, recs[split:], 1500)
 	writeLines(t, c, []string{long})
-	writeLines(t, d, good[:40])
+	writePieces(t, d, append(good[:40], genCorpus(t, 8, 200)...), 1500)
+	writePieces(t, e, genCorpus(t, 7, 300), 900)
 	gz, err := os.ReadFile(d)
 	if err != nil {
 		t.Fatal(err)
@@ -562,9 +608,36 @@ func TestStagedSkipInvalid(t *testing.T) {
 			if at := sh[0].Lo + map[bool]int64{true: 300}[sh[0].File == b]; !cuts[int(at)] {
 				t.Errorf("%d tasks: a range begins at record %d, not at a cut the test made", tasks, at)
 			}
+			if f := sh[0].From; sh[0].Lo > 0 && (f == nil || f.Doc != sh[0].Lo || sh[0].File == b && f.At == 0) {
+				t.Errorf("%d tasks: range %+v does not start at the restart point of its first record", tasks, sh[0])
+			}
 		}
 	}
-	checkStagedMatches(t, dir, "skip-invalid-4", flags, []string{a, c, b, d}, 1, 3, 8)
+	// Restart points a few records apart: a range starts at the last
+	// one before it and skips the records between.
+	restartEvery(t, 2000)
+	checkStagedMatches(t, dir, "skip-invalid-4", flags, []string{a, c, b, e, d}, 1, 3, 8)
+	if !raceEnabled {
+		var plan staged.Plan
+		p, _ := os.ReadFile(filepath.Join(dir, "skip-invalid-4-8", "work", staged.PlanName))
+		if err := json.Unmarshal(p, &plan); err != nil {
+			t.Fatal(err)
+		}
+		inside, before := map[string]bool{}, 0
+		for _, sh := range plan.Shards {
+			for _, rg := range sh {
+				if f := rg.From; f != nil && f.At > 0 && (f.Skip > 0 || rg.File == a) {
+					inside[filepath.Base(rg.File)] = true
+					if f.Doc < rg.Lo {
+						before++
+					}
+				}
+			}
+		}
+		if len(inside) < 4 || before < 3 {
+			t.Errorf("8 tasks: ranges start at restart points (inside a member or frame) in %v only, %d of them before their first document; want a, b, d and e, 3", inside, before)
+		}
+	}
 	// The counts that make the comparison mean something.
 	st, err := os.ReadFile(filepath.Join(dir, "skip-invalid-4-ref", "st.json"))
 	if err != nil {

@@ -48,6 +48,31 @@ func SplitURL(url string) (folder, name string, err error) {
 // reader closes the folder with itself. A missing object's error wraps
 // ErrNotExist.
 func OpenURL(ctx context.Context, url string) (io.ReadCloser, error) {
+	return openURLWith(ctx, url, func(f *Folder, name string) (io.ReadCloser, error) {
+		return f.Open(ctx, name)
+	})
+}
+
+// OpenURLAt is OpenURL from the byte off of the object on: a request for
+// its last byte finds its size and version, then one ranged read of that
+// version (an object replaced in between fails with an error wrapping
+// ErrChanged). It is how a staged task starts reading an input inside it.
+func OpenURLAt(ctx context.Context, url string, off int64) (io.ReadCloser, error) {
+	return openURLWith(ctx, url, func(f *Folder, name string) (io.ReadCloser, error) {
+		_, v, err := f.ReadTail(ctx, name, 1)
+		if err != nil {
+			return nil, err
+		}
+		if off < 0 || off > v.Size {
+			return nil, fmt.Errorf("%s: byte %d is beyond the object's %d", url, off, v.Size)
+		}
+		return f.OpenRange(ctx, name, off, v.Size-off, v)
+	})
+}
+
+// openURLWith opens the folder of the object url and the object with
+// open; the returned reader closes the folder with itself.
+func openURLWith(ctx context.Context, url string, open func(f *Folder, name string) (io.ReadCloser, error)) (io.ReadCloser, error) {
 	dir, name, err := SplitURL(url)
 	if err != nil {
 		return nil, err
@@ -56,7 +81,7 @@ func OpenURL(ctx context.Context, url string) (io.ReadCloser, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := f.Open(ctx, name)
+	r, err := open(f, name)
 	if err != nil {
 		f.Close()
 		return nil, err

@@ -13,6 +13,7 @@ package staged
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -52,7 +53,8 @@ const StatsName = "finish/stats.json"
 // sketches that carry shingle sets, the scatter sketches the documents of
 // components again from the input; 8: a sign task's last run is run 0,
 // its pack's last section the shard's counts, which the bucket tasks
-// read instead of the sign metas: see signCounts; 10: the sign metas
+// read instead of the sign metas: see signCounts; 9: a range inside a
+// file may start at a restart point, DocRange.From; 10: the sign metas
 // count the documents without an --id-field, and finish writes their sum
 // to finish/ids_from_position.json for the command's warning).
 const PlanVersion = 10
@@ -169,26 +171,93 @@ func (r *hookedReader) Next() bool {
 	return true
 }
 
-// CountDocs counts the documents of name as the tasks' readers see them.
-func CountDocs(ctx context.Context, name string, opts corpus.Options) (int64, error) {
+// RestartBytes is the least input (decompressed bytes) between two
+// restart points that CountDocs records in a file; tests make it small.
+var RestartBytes int64 = 1 << 20
+
+// maxRestarts bounds the restart points CountDocs holds for a file: past
+// it, it keeps every other one and records them twice as far apart.
+const maxRestarts = 1 << 16
+
+// positioner is a reader that can say where another may start reading
+// (corpus.JSONL, corpus.Lines).
+type positioner interface {
+	Position() (corpus.Position, bool)
+}
+
+// CountDocs counts the documents of name as the tasks' readers see them,
+// and records restart points in it, about RestartBytes apart, where a
+// task's reader of a range inside the file may start (Starts): for a
+// JSONL or text file, local or on object storage (a ranged read), plain
+// or compressed in many gzip members or zstd frames (a single member or
+// frame restarts only at its start, decompressing from there: that saves
+// the splitting into records only). Parquet files and web archives have
+// none: their ranges read from the file's start.
+func CountDocs(ctx context.Context, name string, opts corpus.Options) (int64, []dedup.RestartPoint, error) {
 	opts.RawOnly = true
 	opts.OnInvalid = func(*corpus.RecordError) error { return nil }
 	rd, err := OpenInput(name, opts)
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
+	inner := rd
+	if h, ok := rd.(*hookedReader); ok {
+		inner = h.Reader
+	}
+	pos, _ := inner.(positioner)
+	var points []dedup.RestartPoint
+	every := max(RestartBytes, 1)
+	next := every
 	var n int64
 	for rd.Next() {
 		if n++; n%4096 == 0 && ctx.Err() != nil {
 			rd.Close()
-			return 0, ctx.Err()
+			return 0, nil, ctx.Err()
 		}
+		// The point after this document is at or after its line's end.
+		if d := rd.Doc(); pos == nil || d.Offset+int64(len(d.Raw)) < next {
+			continue
+		}
+		p, ok := pos.Position()
+		if !ok {
+			continue
+		}
+		if len(points) == maxRestarts {
+			for k := range maxRestarts / 2 {
+				points[k] = points[2*k+1]
+			}
+			points, every = points[:maxRestarts/2], 2*every
+		}
+		points = append(points, dedup.RestartPoint{Doc: n, Position: p})
+		next = p.Offset + every
 	}
 	err = rd.Err()
 	if cerr := rd.Close(); err == nil {
 		err = cerr
 	}
-	return n, err
+	return n, points, err
+}
+
+// Starts sets the restart point of each range of shards that begins
+// inside a file (DocRange.From): the last of points[k] (CountDocs' of
+// files[k]) at or before the range's first document.
+func Starts(shards [][]dedup.DocRange, files []string, points [][]dedup.RestartPoint) {
+	at := make(map[string][]dedup.RestartPoint, len(files))
+	for k, f := range files {
+		at[f] = points[k]
+	}
+	for _, rs := range shards {
+		for k := range rs {
+			rg := &rs[k]
+			ps := at[rg.File]
+			// The first point past Lo, then the one before it.
+			i, _ := slices.BinarySearchFunc(ps, rg.Lo+1, func(p dedup.RestartPoint, doc int64) int { return cmp.Compare(p.Doc, doc) })
+			if rg.Lo > 0 && i > 0 {
+				p := ps[i-1]
+				rg.From = &p
+			}
+		}
+	}
 }
 
 // Split cuts the files, of counts documents each, into tasks shards of

@@ -1,0 +1,158 @@
+package corpus
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/zstd"
+)
+
+// positionLines is a JSONL file with what a Position must get right
+// after it: blank lines, CRLF, ids from the line number and, with bad,
+// a line too long (MaxDocBytes 120) and bad JSON.
+func positionLines(bad bool) []byte {
+	var b bytes.Buffer
+	for i := range 60 {
+		switch {
+		case i%7 == 2:
+			b.WriteString("\n  \n")
+		case i%7 == 4:
+			fmt.Fprintf(&b, "{\"text\": \"crlf %d\"}\r\n", i)
+		case i%7 == 3 && bad:
+			fmt.Fprintf(&b, "{\"text\": \"%s\"}\n", strings.Repeat("long ", 40))
+		case i%7 == 5 && bad:
+			b.WriteString("{\"text\": not json}\r\n")
+		}
+		fmt.Fprintf(&b, "{\"text\": \"document %d é\"}\n", i)
+	}
+	return b.Bytes()
+}
+
+// pieces compresses data as members or frames of every n input bytes
+// (cut anywhere, not at lines); head is written before the first.
+func pieces(t *testing.T, comp string, data []byte, n int, head []byte) []byte {
+	t.Helper()
+	out := append([]byte(nil), head...)
+	for len(data) > 0 {
+		c := data[:min(n, len(data))]
+		data = data[len(c):]
+		var b bytes.Buffer
+		switch comp {
+		case "gzip":
+			w := gzip.NewWriter(&b)
+			w.Write(c)
+			w.Close()
+		case "zstd":
+			w, _ := zstd.NewWriter(&b)
+			w.Write(c)
+			w.Close()
+		}
+		out = append(out, b.Bytes()...)
+	}
+	return out
+}
+
+// events reads r to its end: each document and bad record as a line,
+// with the Position after each document.
+func events(t *testing.T, name string, opts Options) ([]string, []Position, []int) {
+	t.Helper()
+	var ev []string
+	opts.OnInvalid = func(e *RecordError) error {
+		ev = append(ev, "bad "+e.Error())
+		return nil
+	}
+	r, err := Open(name, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var ps []Position
+	var at []int
+	for r.Next() {
+		d := r.Doc()
+		ev = append(ev, fmt.Sprintf("doc %q %q %d %d %q", d.ID, d.Text, d.Record, d.Offset, d.Raw))
+		if opts.Start == (Position{}) {
+			var p Position
+			var ok bool
+			switch r := r.(type) {
+			case *JSONL:
+				p, ok = r.Position()
+			case *Lines:
+				p, ok = r.Position()
+			}
+			if ok {
+				ps, at = append(ps, p), append(at, len(ev))
+			}
+		}
+	}
+	if err := r.Err(); err != nil {
+		ev = append(ev, "err "+err.Error())
+	}
+	return ev, ps, at
+}
+
+// TestPosition checks that a reader started at each Position a reader
+// of the whole file gave reads what that reader read after it: the same
+// documents, line numbers, offsets and bad records (their errors name
+// lines and compressed offsets), in plain, multi-member gzip and
+// multi-frame zstd files, damaged or not.
+func TestPosition(t *testing.T) {
+	data, clean := positionLines(true), positionLines(false)
+	skippable := []byte{0x50, 0x2a, 0x4d, 0x18, 3, 0, 0, 0, 'a', 'b', 'c'}
+	full := pieces(t, "zstd", clean, 97, nil)
+	cases := []struct {
+		name string
+		file []byte
+		// multi: the file has Positions past its start.
+		multi bool
+	}{
+		{"plain.jsonl", data, true},
+		{"plain.txt", data, true},
+		{"members.jsonl.gz", pieces(t, "gzip", data, 97, nil), true},
+		{"one.jsonl.gz", pieces(t, "gzip", data, len(data), nil), false},
+		{"frames.jsonl.zst", pieces(t, "zstd", data, 131, skippable), true},
+		{"frames.txt.zst", pieces(t, "zstd", data, 131, nil), true},
+		{"one.jsonl.zst", pieces(t, "zstd", data, len(data), nil), false},
+		{"sniffed.jsonl", pieces(t, "gzip", data, 200, nil), true},
+		{"cut.jsonl.gz", func() []byte { b := pieces(t, "gzip", clean, 300, nil); return b[:len(b)-150] }(), true},
+		{"cut.jsonl.zst", full[:len(full)-60], true},
+	}
+	dir := t.TempDir()
+	for _, c := range cases {
+		for _, raw := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/raw=%v", c.name, raw), func(t *testing.T) {
+				name := filepath.Join(dir, c.name)
+				if err := os.WriteFile(name, c.file, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				opts := Options{MaxDocBytes: 120, RawOnly: raw}
+				want, ps, at := events(t, name, opts)
+				if damaged := strings.HasPrefix(c.name, "cut"); damaged != strings.Contains(want[len(want)-1], "truncated") {
+					t.Fatalf("last event %q, want a truncated stream: %v", want[len(want)-1], damaged)
+				}
+				if len(ps) < 20 {
+					t.Fatalf("%d positions in %d events", len(ps), len(want))
+				}
+				past := 0
+				for k, p := range ps {
+					if p.At > 0 && p.At < int64(len(c.file)) {
+						past++
+					}
+					opts.Start = p
+					got, _, _ := events(t, name, opts)
+					if w := want[at[k]:]; strings.Join(got, "\n") != strings.Join(w, "\n") {
+						t.Fatalf("from %+v (after event %d):\n%s\nwant\n%s", p, at[k], strings.Join(got, "\n"), strings.Join(w, "\n"))
+					}
+				}
+				if c.multi != (past > 0) {
+					t.Errorf("%d of %d positions past the file's start, want some: %v", past, len(ps), c.multi)
+				}
+			})
+		}
+	}
+}
