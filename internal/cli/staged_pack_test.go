@@ -70,7 +70,7 @@ func TestStagedWorkObjects(t *testing.T) {
 			"scatter":    n,          // a pack a task
 			"join":       2 * n,      // a pack, stats.json
 			"write":      n,          // meta
-			"finish":     1,          // stats.json
+			"finish":     2,          // stats.json, ids_from_position.json
 			"done":       5*n + 2,    // markers
 			"usage":      5*n + 2,    // what each task used
 			"plan.json":  1,
