@@ -534,6 +534,9 @@ after a crash, or twice at once. The stages, in order: ` + fmt.Sprint(staged.Sta
 			if work == "" {
 				return usageErr("task needs --work")
 			}
+			if !slices.Contains(staged.StageNames, args[0]) {
+				return usageErr("unknown stage %q (want one of %s)", args[0], strings.Join(staged.StageNames, ", "))
+			}
 			index := -1
 			src := "INDEX"
 			raw := ""
@@ -565,6 +568,9 @@ after a crash, or twice at once. The stages, in order: ` + fmt.Sprint(staged.Sta
 					return usageErr("no task index: give INDEX, or set SLURM_ARRAY_TASK_ID or JOB_COMPLETION_INDEX")
 				}
 				index = 0
+			}
+			if n := job.Plan.TaskCount(args[0]); index >= n {
+				return usageErr("stage %s: task index %d out of range: the job planned in %s has %d task(s) in it (0 to %d)", args[0], index, work, n, n-1)
 			}
 			job.TmpDir, job.Stderr = tmpDir, e.stderr
 			stage := args[0]

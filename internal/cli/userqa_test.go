@@ -400,3 +400,24 @@ func TestIDFieldMissingWarning(t *testing.T) {
 	}
 
 }
+
+// TestTaskArguments: neardup task with a stage that does not exist, or
+// an index beyond the stage's tasks, is a usage error (exit 2) naming
+// the stages or the range, not a failed task (exit 1).
+func TestTaskArguments(t *testing.T) {
+	in := writeDocs(t, 20)
+	work := filepath.Join(t.TempDir(), "work")
+	if code, _, errs := runCLI("dedup", "-q", "--executor", "print", "--tasks", "2", "--work", work, in, "-o", filepath.Join(t.TempDir(), "kept")); code != 0 {
+		t.Fatalf("plan: exit %d (%s)", code, errs)
+	}
+	for args, want := range map[string]string{
+		"sgn 0":        `unknown stage "sgn" (want one of sign, bucket`,
+		"sign 5":       "stage sign: task index 5 out of range: the job planned in " + work + " has 2 task(s) in it (0 to 1)",
+		"components 1": "stage components: task index 1 out of range",
+	} {
+		code, _, errs := runCLI(append([]string{"task", "--work", work}, strings.Fields(args)...)...)
+		if code != ExitUsage || !strings.Contains(errs, want) {
+			t.Errorf("task %s: exit %d, %q; want %d and %q", args, code, errs, ExitUsage, want)
+		}
+	}
+}
