@@ -92,7 +92,7 @@ func TestStagedOtherInputs(t *testing.T) {
 	if code, errs := run(a); code != 0 {
 		t.Fatalf("plan: exit %d (%s)", code, errs)
 	}
-	if code, errs := run(b); code != ExitUsage || !strings.Contains(errs, "holds the plan of another job") {
+	if code, errs := run(b); code != ExitUsage || !strings.Contains(errs, "holds the plan of another job (other inputs: input 1 is "+a+" in the plan, "+b+" in this command)") {
 		t.Errorf("another input: exit %d, %q; want %d and the plan of another job", code, errs, ExitUsage)
 	}
 	if err := os.Remove(a); err != nil {
@@ -418,6 +418,33 @@ func TestTaskArguments(t *testing.T) {
 		code, _, errs := runCLI(append([]string{"task", "--work", work}, strings.Fields(args)...)...)
 		if code != ExitUsage || !strings.Contains(errs, want) {
 			t.Errorf("task %s: exit %d, %q; want %d and %q", args, code, errs, ExitUsage, want)
+		}
+	}
+}
+
+// TestStagedOtherPlan: the same --work given another job's flags names
+// the first difference, by its flag where one flag sets it.
+func TestStagedOtherPlan(t *testing.T) {
+	in := writeDocs(t, 30)
+	work, out := filepath.Join(t.TempDir(), "work"), t.TempDir()
+	run := func(extra ...string) (int, string) {
+		args := append([]string{"dedup", "-q", "--executor", "print", "--work", work, in, "-o", filepath.Join(out, "kept")}, extra...)
+		code, _, errs := runCLI(args...)
+		return code, errs
+	}
+	if code, errs := run("--tasks", "2"); code != 0 {
+		t.Fatalf("plan: exit %d (%s)", code, errs)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--tasks", "3"}, "(--tasks is 2 in the plan, 3 in this command)"},
+		{[]string{"--tasks", "2", "--ngram", "3"}, `("options.Spec.shingle.n" is 5 in the plan, 3 in this command)`},
+		{[]string{"--tasks", "2", "--clusters", filepath.Join(out, "cl")}, "(--clusters is absent in the plan, "},
+	} {
+		if code, errs := run(c.args...); code != ExitUsage || !strings.Contains(errs, c.want) {
+			t.Errorf("%q: exit %d, %q; want %d and %q", c.args, code, errs, ExitUsage, c.want)
 		}
 	}
 }
