@@ -586,14 +586,7 @@ func firstDifference(path string, a, b any) (string, any, any, bool) {
 // filesDifference names the first input file where the plan's shards and
 // files differ.
 func filesDifference(shards [][]dedup.DocRange, files []string) string {
-	var had []string
-	for _, rs := range shards {
-		for _, r := range rs {
-			if len(had) == 0 || had[len(had)-1] != r.File {
-				had = append(had, r.File)
-			}
-		}
-	}
+	had := shardFiles(shards)
 	for k := range min(len(had), len(files)) {
 		if had[k] != files[k] {
 			return fmt.Sprintf("input %d is %s in the plan, %s in this command", k+1, had[k], files[k])
@@ -602,8 +595,8 @@ func filesDifference(shards [][]dedup.DocRange, files []string) string {
 	return fmt.Sprintf("%d input files in the plan, %d in this command", len(had), len(files))
 }
 
-// sameFiles reports whether the shards cover exactly files, in order.
-func sameFiles(shards [][]dedup.DocRange, files []string) bool {
+// shardFiles lists the files of the shards' ranges, in order, once each.
+func shardFiles(shards [][]dedup.DocRange) []string {
 	var had []string
 	for _, rs := range shards {
 		for _, r := range rs {
@@ -612,6 +605,12 @@ func sameFiles(shards [][]dedup.DocRange, files []string) bool {
 			}
 		}
 	}
+	return had
+}
+
+// sameFiles reports whether the shards cover exactly files, in order.
+func sameFiles(shards [][]dedup.DocRange, files []string) bool {
+	had := shardFiles(shards)
 	if len(had) != len(files) {
 		// Plans before version 5 gave a file of no documents no range:
 		// compare what has one.
