@@ -23,6 +23,8 @@ func errorHint(err error) string {
 	switch {
 	case errors.Is(err, corpus.ErrMissingText), strings.Contains(err.Error(), corpus.ErrMissingText.Error()):
 		return "--text-field NAME reads the text from another field (--skip-invalid skips the records without it)"
+	case errors.Is(err, corpus.ErrTextType):
+		return "--text-field NAME reads the text from another field (--skip-invalid skips the records whose text is not a string)"
 	case errors.Is(err, store.ErrDuplicateID):
 		return "--skip-invalid leaves out the documents whose id is already in the index (an interrupted or repeated add) and adds the others; --check adds only the documents that duplicate nothing in the index"
 	case errors.Is(err, corpus.ErrTooLarge):
