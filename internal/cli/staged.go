@@ -323,6 +323,8 @@ func runStaged(cmd *cobra.Command, o *dedupOpts, cfg dedup.Options, ropts corpus
 	if !o.quiet {
 		printStagedSummary(e.stderr, st, reportSource(false, exp.Files), plan.Tasks, o)
 	}
+	// As dedup: documents that share an id are a warning even with -q.
+	warnDuplicateIDs(e.stderr, st, o.input.fields.IDField)
 	if err := allSkipped(n, int64(st.Skipped), st.SkippedErrors); err != nil {
 		return err
 	}

@@ -448,3 +448,17 @@ func TestStagedOtherPlan(t *testing.T) {
 		}
 	}
 }
+
+// TestStagedDuplicateIDs: a staged job warns of documents that share an
+// id, even with -q, as dedup does (its --stats counted them, its
+// standard error said nothing).
+func TestStagedDuplicateIDs(t *testing.T) {
+	stagedEnv(t)
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.jsonl")
+	os.WriteFile(in, []byte("{\"id\":\"a\",\"text\":\"one two three\"}\n{\"id\":\"a\",\"text\":\"four five six\"}\n{\"id\":\"b\",\"text\":\"seven\"}\n"), 0o644)
+	code, _, errs := runCLI("dedup", "-q", "--executor", "local", "--tasks", "2", "--work", filepath.Join(dir, "work"), in, "--clusters", filepath.Join(dir, "cl"))
+	if code != 0 || !strings.Contains(errs, `neardup: warning: 1 id is used by more than one document ("a")`) {
+		t.Errorf("exit %d, %q; want 0 and the warning of id \"a\"", code, errs)
+	}
+}
