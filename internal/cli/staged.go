@@ -388,7 +388,7 @@ func stagedAgainst(against, exclude, inputs []string) ([]string, error) {
 		// pairs lines and counts, which no stage carries yet.
 		return nil, usageErr("--against %s: a saved index: with --executor, --against takes the old corpus's files only (the staged tasks do not look documents up in an index); give the files the index was made from, or run without --executor", ix)
 	}
-	e, err := expandInputs(paths, exclude)
+	e, err := expandFlagInputs("--against", paths, exclude)
 	if err != nil {
 		return nil, err
 	}

@@ -462,3 +462,19 @@ func TestStagedDuplicateIDs(t *testing.T) {
 		t.Errorf("exit %d, %q; want 0 and the warning of id \"a\"", code, errs)
 	}
 }
+
+// TestAgainstMissing: an --against file that does not exist is a usage
+// error (exit 2) that names the flag, for dedup and the staged job.
+func TestAgainstMissing(t *testing.T) {
+	in := writeDocs(t, 5)
+	missing := filepath.Join(t.TempDir(), "old.jsonl")
+	for _, args := range [][]string{
+		{"dedup", "-q", in, "--against", missing},
+		{"dedup", "-q", "--executor", "print", "--tasks", "2", "--work", filepath.Join(t.TempDir(), "w"), "-o", filepath.Join(t.TempDir(), "o"), in, "--against", missing},
+	} {
+		code, _, errs := runCLI(args...)
+		if code != ExitUsage || !strings.Contains(errs, "--against: stat "+missing+": no such file or directory") {
+			t.Errorf("%q: exit %d, %q; want %d naming --against and %s", args, code, errs, ExitUsage, missing)
+		}
+	}
+}
