@@ -218,9 +218,31 @@ func parseRecordShared(line []byte, name string, lineNo int64, opts *Options, sh
 	}
 	text, ok := decodeString(rawText, share)
 	if !ok {
-		return id, "", fmt.Errorf("%w (field %q)", ErrTextType, opts.TextField)
+		return id, "", fmt.Errorf("%w (field %q holds %s)%s", ErrTextType, opts.TextField, jsonKind(rawText), recordFields(line))
 	}
 	return id, text, nil
+}
+
+// jsonKind names the kind of a JSON value for an error message: "a
+// number", "an object", ...
+func jsonKind(raw []byte) string {
+	raw = bytes.TrimLeft(raw, " \t\r\n")
+	if len(raw) == 0 {
+		return "nothing"
+	}
+	switch raw[0] {
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	case '"':
+		return "a string with a bad escape"
+	}
+	return "a number"
 }
 
 // recordFields names the fields of a JSON object for an error message:

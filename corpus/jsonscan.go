@@ -37,9 +37,9 @@ type jsonScanner struct {
 
 func (s *jsonScanner) fail(i int, what string) error {
 	if i >= len(s.b) {
-		return fmt.Errorf("unexpected end of JSON input (offset %d)", i)
+		return fmt.Errorf("unexpected end of JSON input at byte %d of the line", i)
 	}
-	return fmt.Errorf("invalid character %q %s (offset %d)", s.b[i], what, i)
+	return fmt.Errorf("invalid character %q %s at byte %d of the line", s.b[i], what, i)
 }
 
 func (s *jsonScanner) space(i int) int {
@@ -62,7 +62,7 @@ func (s *jsonScanner) value(i, depth int) (int, error) {
 	}
 	switch c := b[i]; {
 	case (c == '{' || c == '[') && depth >= maxJSONDepth:
-		return i, fmt.Errorf("JSON nested deeper than %d levels (offset %d)", maxJSONDepth, i)
+		return i, fmt.Errorf("JSON nested deeper than %d levels at byte %d of the line", maxJSONDepth, i)
 	case c == '"':
 		return s.str(i)
 	case c == '{':

@@ -796,7 +796,7 @@ func (s *Server) batchWrite(w http.ResponseWriter, r *http.Request, check bool) 
 	for i, res := range rs {
 		out[i] = AddResult{ID: *in[i].ID, Added: res.Added, Duplicate: len(res.Matches) > 0, Matches: nonNil(res.Matches)}
 		if res.Err != nil {
-			out[i].Error = res.Err.Error()
+			out[i].Error = clientMessage(res.Err)
 		}
 		if res.Added {
 			added++

@@ -308,7 +308,7 @@ func runDedup(cmd *cobra.Command, o *dedupOpts, args []string, e *env) error {
 		}
 		in.AgainstIndexes = indexes
 		if len(paths) > 0 {
-			e, err := expandInputs(paths, o.input.exclude)
+			e, err := expandFlagInputs("--against", paths, o.input.exclude)
 			if err != nil {
 				return err
 			}

@@ -105,11 +105,23 @@ func checkUnit01(name string, v float64) error {
 // expandInputs lists the input files, leaving out what matches exclude;
 // a missing input, a broken link or a bad pattern is a usage error.
 func expandInputs(args, exclude []string) (*corpus.Expansion, error) {
+	return expandFlagInputs("", args, exclude)
+}
+
+// expandFlagInputs is expandInputs for the files of a flag (--against):
+// its errors name the flag.
+func expandFlagInputs(flag string, args, exclude []string) (*corpus.Expansion, error) {
 	if err := checkInputNames(args); err != nil {
+		if flag != "" {
+			return nil, usageErr("%s: %s", flag, strings.TrimPrefix(err.Error(), errUsage.Error()+": "))
+		}
 		return nil, err
 	}
 	e, err := corpus.ExpandWith(args, corpus.ExpandOptions{Exclude: exclude})
 	if err != nil {
+		if flag != "" {
+			return nil, usageErr("%s: %v", flag, err)
+		}
 		return nil, usageErr("%v", err)
 	}
 	if len(e.Files) == 0 {

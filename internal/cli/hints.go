@@ -12,6 +12,7 @@ import (
 
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/internal/suggest"
+	"github.com/neardup/neardup/store"
 )
 
 // errorHint returns a line of advice for err: the flag or the step that
@@ -22,6 +23,10 @@ func errorHint(err error) string {
 	switch {
 	case errors.Is(err, corpus.ErrMissingText), strings.Contains(err.Error(), corpus.ErrMissingText.Error()):
 		return "--text-field NAME reads the text from another field (--skip-invalid skips the records without it)"
+	case errors.Is(err, corpus.ErrTextType):
+		return "--text-field NAME reads the text from another field (--skip-invalid skips the records whose text is not a string)"
+	case errors.Is(err, store.ErrDuplicateID):
+		return "--skip-invalid leaves out the documents whose id is already in the index (an interrupted or repeated add) and adds the others; --check adds only the documents that duplicate nothing in the index"
 	case errors.Is(err, corpus.ErrTooLarge):
 		return fmt.Sprintf("--max-doc-bytes raises the limit (default %s), e.g. --max-doc-bytes 64MB", formatSize(corpus.DefaultMaxDocBytes))
 	case rec != nil && rec.File == "-" && errors.Is(err, corpus.ErrSyntax):

@@ -308,7 +308,10 @@ func newIndexAddCmd() *cobra.Command {
 		Short: "Add a corpus to the index",
 		Long: `Add every document of the inputs to the index. INPUT is a file, a directory
 or - for JSONL on standard input. A document whose id is already in the index
-is bad input (exit code 3; --skip-invalid skips and counts it).
+is bad input (exit code 3); with --skip-invalid it is left out and counted as
+already in the index, not as an invalid record, so adding a file again adds
+nothing and exits 0. With --check a document already added with the same text
+is its own duplicate, not added again.
 
 With --check each document is first checked against the index and the
 documents added before it, and added only when it duplicates none of them
@@ -319,7 +322,8 @@ seen so far). --output writes one JSON line per input document:
 Documents are written in batches (--batch); each batch is synced to disk
 before the next is read, so an interrupted run leaves the index consistent
 with every completed batch in it; the same command with --skip-invalid
-then adds the rest (the ids already added are skipped and counted).
+then adds the rest (the ids already added are counted as already in the
+index).
 
 ` + exitHelp,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -381,7 +385,10 @@ type indexSummary struct {
 	Added      int64  `json:"added"`
 	Duplicates int64  `json:"duplicates"`
 	Skipped    int64  `json:"skipped"`
-	IndexDocs  int64  `json:"index_documents"`
+	// Present counts the documents of index add --skip-invalid whose id
+	// was already in the index: read, valid, and not added.
+	Present   int64 `json:"already_in_index,omitempty"`
+	IndexDocs int64 `json:"index_documents"`
 	// As in dedup's summary: damaged input files, paths of input
 	// directories not read.
 	Damaged           []dedup.DamagedFile `json:"damaged_files,omitempty"`
@@ -556,9 +563,17 @@ func runIndexStream(cmd *cobra.Command, o *indexOpts, args []string, add bool) e
 			line := docResult{ID: it.id, Matches: r.Matches}
 			if add {
 				if r.Err != nil {
-					re := &corpus.RecordError{File: it.src, Record: it.record, ID: it.id, Err: fmt.Errorf("%w: %v", errInvalidData, r.Err)}
+					re := &corpus.RecordError{File: it.src, Record: it.record, ID: it.id, Err: fmt.Errorf("%w: %w", errInvalidData, r.Err)}
 					if !o.input.skipInvalid {
 						return re
+					}
+					// An id already in the index is not an invalid
+					// record: the run that added it may have been
+					// interrupted, and adding the same file again is
+					// a retry that adds the rest.
+					if errors.Is(r.Err, store.ErrDuplicateID) {
+						sum.Present++
+						continue
 					}
 					sum.Skipped++
 					sum.Documents--
@@ -682,8 +697,12 @@ func printIndexSummary(w io.Writer, o *indexOpts, s indexSummary, add bool, firs
 		_, err = fmt.Fprintf(w, "read %d documents: %d given their shingle sets, %d had them, %d not in the index, %d whose text gives another signature (left estimate-only), %d without shingles, %d skipped; the index holds %d and keeps the sets of new documents\n",
 			s.Documents, u.Upgraded, u.Already, u.Missing, u.Changed, u.Empty, s.Skipped, s.IndexDocs)
 	} else if add {
-		_, err = fmt.Fprintf(w, "added %d of %d documents (%d duplicates, %d skipped); the index holds %d\n",
-			s.Added, s.Documents, s.Duplicates, s.Skipped, s.IndexDocs)
+		present := ""
+		if s.Present > 0 {
+			present = fmt.Sprintf(", %d already in the index", s.Present)
+		}
+		_, err = fmt.Fprintf(w, "added %d of %d documents (%d duplicates%s, %d skipped); the index holds %d\n",
+			s.Added, s.Documents, s.Duplicates, present, s.Skipped, s.IndexDocs)
 	} else {
 		_, err = fmt.Fprintf(w, "queried %d documents: %d have duplicates in the index (%d documents), %d skipped\n",
 			s.Documents, s.Duplicates, s.IndexDocs, s.Skipped)

@@ -123,14 +123,26 @@ func runServe(ctx context.Context, cmd *cobra.Command, o *serveOpts) error {
 	if o.dir == "" {
 		return usageErr("--index DIR|URL is required")
 	}
+	for _, c := range []struct {
+		flag string
+		bad  bool
+	}{
+		{"cache-mb", o.cacheMB < 1}, {"min-free-mb", o.minFreeMB < 1}, {"max-concurrent", o.maxConcurrent < 1},
+		{"max-body-bytes", o.maxBody < 1}, {"max-doc-bytes", o.maxDoc < 1}, {"max-batch", o.maxBatch < 1},
+		{"timeout", o.timeout <= 0}, {"shutdown-timeout", o.shutdownTimeout <= 0},
+	} {
+		if c.bad {
+			return usageErr("--%s %s: must be positive", c.flag, cmd.Flags().Lookup(c.flag).Value)
+		}
+	}
+	if o.limit < 0 {
+		return usageErr("--limit %d: must be 0 (every match) or more", o.limit)
+	}
 	if o.maxInflight == 0 {
 		o.maxInflight = server.DefaultInflightBytes(o.maxBody)
 	}
 	if o.maxInflight < o.maxBody {
 		return usageErr("--max-inflight-bytes %d is below --max-body-bytes %d: the largest request could never be served", o.maxInflight, o.maxBody)
-	}
-	if o.cacheMB < 1 || o.minFreeMB < 1 || o.maxConcurrent < 1 || o.maxBody < 1 || o.maxDoc < 1 || o.maxBatch < 1 || o.limit < 0 || o.timeout <= 0 || o.shutdownTimeout <= 0 {
-		return usageErr("--cache-mb, --min-free-mb, --max-concurrent, --max-body-bytes, --max-doc-bytes, --max-batch, --timeout and --shutdown-timeout must be positive")
 	}
 	var token string
 	if o.tokenFile != "" {

@@ -221,7 +221,13 @@ func runStaged(cmd *cobra.Command, o *dedupOpts, cfg dedup.Options, ropts corpus
 			return usageErr("--work %s holds a job planned by another version of neardup (plan version %d, this one plans version %d; their work files differ): give an empty --work", so.work, was.Version, staged.PlanVersion)
 		}
 		if !bytes.Equal(b, prev) || !sameFiles(was.Shards, files) {
-			return usageErr("--work %s holds the plan of another job (other inputs, flags, outputs or --tasks): give an empty --work, or the same command as before to resume", so.work)
+			what := "other inputs, flags, outputs or --tasks"
+			if !sameFiles(was.Shards, files) {
+				what = "other inputs: " + filesDifference(was.Shards, files)
+			} else if d := planDifference(prev, b); d != "" {
+				what = d
+			}
+			return usageErr("--work %s holds the plan of another job (%s): give an empty --work, or the same command as before to resume", so.work, what)
 		}
 		if !o.quiet {
 			fmt.Fprintf(e.stderr, "resuming the job planned in %s\n", work.URL(staged.PlanName))
@@ -320,6 +326,8 @@ func runStaged(cmd *cobra.Command, o *dedupOpts, cfg dedup.Options, ropts corpus
 	if !o.quiet {
 		printStagedSummary(e.stderr, st, reportSource(false, exp.Files), plan.Tasks, o)
 	}
+	// As dedup: documents that share an id are a warning even with -q.
+	warnDuplicateIDs(e.stderr, st, o.input.fields.IDField)
 	if err := allSkipped(n, int64(st.Skipped), st.SkippedErrors); err != nil {
 		return err
 	}
@@ -383,7 +391,7 @@ func stagedAgainst(against, exclude, inputs []string) ([]string, error) {
 		// pairs lines and counts, which no stage carries yet.
 		return nil, usageErr("--against %s: a saved index: with --executor, --against takes the old corpus's files only (the staged tasks do not look documents up in an index); give the files the index was made from, or run without --executor", ix)
 	}
-	e, err := expandInputs(paths, exclude)
+	e, err := expandFlagInputs("--against", paths, exclude)
 	if err != nil {
 		return nil, err
 	}
@@ -499,8 +507,104 @@ func plannedDocs(plan *staged.Plan) string {
 	return fmt.Sprintf("%d documents", plan.Documents)
 }
 
-// sameFiles reports whether the shards cover exactly files, in order.
-func sameFiles(shards [][]dedup.DocRange, files []string) bool {
+// planDifference names the first place where two plans, as JSON, differ:
+// `"tasks" is 3 in the plan, 4 in this command`; "" when it finds none.
+func planDifference(was, now []byte) string {
+	var a, b any
+	da, db := json.NewDecoder(bytes.NewReader(was)), json.NewDecoder(bytes.NewReader(now))
+	da.UseNumber()
+	db.UseNumber()
+	if da.Decode(&a) != nil || db.Decode(&b) != nil {
+		return ""
+	}
+	path, x, y, ok := firstDifference("", a, b)
+	if !ok {
+		return ""
+	}
+	show := func(v any) string {
+		if v == nil {
+			return "absent"
+		}
+		j, _ := json.Marshal(v)
+		if len(j) > 80 {
+			return string(j[:77]) + "..."
+		}
+		return string(j)
+	}
+	name := strconv.Quote(path)
+	if f, ok := planFlags[path]; ok {
+		name = f
+	}
+	return fmt.Sprintf("%s is %s in the plan, %s in this command", name, show(x), show(y))
+}
+
+// planFlags are the flags of the plan's fields that one flag sets.
+var planFlags = map[string]string{"tasks": "--tasks", "kept": "-o", "clusters": "--clusters",
+	"pairs": "--pairs", "stats": "--stats", "task_memory": "--task-memory"}
+
+// firstDifference walks two decoded JSON values in order (object keys
+// sorted) and returns the path and the values of the first difference.
+func firstDifference(path string, a, b any) (string, any, any, bool) {
+	join := func(k string) string {
+		if path == "" {
+			return k
+		}
+		return path + "." + k
+	}
+	switch x := a.(type) {
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok {
+			return path, a, b, true
+		}
+		keys := make([]string, 0, len(x)+len(y))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		for k := range y {
+			if _, dup := x[k]; !dup {
+				keys = append(keys, k)
+			}
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			if p, u, v, ok := firstDifference(join(k), x[k], y[k]); ok {
+				return p, u, v, true
+			}
+		}
+		return "", nil, nil, false
+	case []any:
+		y, ok := b.([]any)
+		if !ok || len(x) != len(y) {
+			return path, a, b, true
+		}
+		for i := range x {
+			if p, u, v, ok := firstDifference(join(strconv.Itoa(i)), x[i], y[i]); ok {
+				return p, u, v, true
+			}
+		}
+		return "", nil, nil, false
+	}
+	if a != b {
+		return path, a, b, true
+	}
+	return "", nil, nil, false
+}
+
+// filesDifference names the first input file where the plan's shards and
+// files differ.
+func filesDifference(shards [][]dedup.DocRange, files []string) string {
+	had := shardFiles(shards)
+	for k := range min(len(had), len(files)) {
+		if had[k] != files[k] {
+			return fmt.Sprintf("input %d is %s in the plan, %s in this command", k+1, had[k], files[k])
+		}
+	}
+	return fmt.Sprintf("%d input files in the plan, %d in this command", len(had), len(files))
+}
+
+// shardFiles lists the files of the shards' ranges, in order, once each.
+func shardFiles(shards [][]dedup.DocRange) []string {
 	var had []string
 	for _, rs := range shards {
 		for _, r := range rs {
@@ -509,6 +613,12 @@ func sameFiles(shards [][]dedup.DocRange, files []string) bool {
 			}
 		}
 	}
+	return had
+}
+
+// sameFiles reports whether the shards cover exactly files, in order.
+func sameFiles(shards [][]dedup.DocRange, files []string) bool {
+	had := shardFiles(shards)
 	if len(had) != len(files) {
 		// Plans before version 5 gave a file of no documents no range:
 		// compare what has one.
@@ -539,6 +649,9 @@ after a crash, or twice at once. The stages, in order: ` + fmt.Sprint(staged.Sta
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if work == "" {
 				return usageErr("task needs --work")
+			}
+			if !slices.Contains(staged.StageNames, args[0]) {
+				return usageErr("unknown stage %q (want one of %s)", args[0], strings.Join(staged.StageNames, ", "))
 			}
 			index := -1
 			src := "INDEX"
@@ -571,6 +684,9 @@ after a crash, or twice at once. The stages, in order: ` + fmt.Sprint(staged.Sta
 					return usageErr("no task index: give INDEX, or set SLURM_ARRAY_TASK_ID or JOB_COMPLETION_INDEX")
 				}
 				index = 0
+			}
+			if n := job.Plan.TaskCount(args[0]); index >= n {
+				return usageErr("stage %s: task index %d out of range: the job planned in %s has %d task(s) in it (0 to %d)", args[0], index, work, n, n-1)
 			}
 			job.TmpDir, job.Stderr = tmpDir, e.stderr
 			stage := args[0]

@@ -410,8 +410,9 @@ func TestStagedPrint(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(work, staged.Marker("sign", 2))); err != nil {
 		t.Errorf("no marker: %v", err)
 	}
-	if code, _, _ := runCLI("task", "--work", work, "sign", "9"); code != ExitFailure {
-		t.Errorf("task index out of range: exit %d", code)
+	// An index beyond the stage's tasks is a bad argument (exit 2).
+	if code, _, _ := runCLI("task", "--work", work, "sign", "9"); code != ExitUsage {
+		t.Errorf("task index out of range: exit %d, want %d", code, ExitUsage)
 	}
 }
 

@@ -93,7 +93,7 @@ func TestStagedOtherInputs(t *testing.T) {
 	if code, errs := run(a); code != 0 {
 		t.Fatalf("plan: exit %d (%s)", code, errs)
 	}
-	if code, errs := run(b); code != ExitUsage || !strings.Contains(errs, "holds the plan of another job") {
+	if code, errs := run(b); code != ExitUsage || !strings.Contains(errs, "holds the plan of another job (other inputs: input 1 is "+a+" in the plan, "+b+" in this command)") {
 		t.Errorf("another input: exit %d, %q; want %d and the plan of another job", code, errs, ExitUsage)
 	}
 	if err := os.Remove(a); err != nil {
@@ -435,4 +435,82 @@ func TestIDFieldMissingWarning(t *testing.T) {
 		}
 	}
 
+}
+
+// TestTaskArguments: neardup task with a stage that does not exist, or
+// an index beyond the stage's tasks, is a usage error (exit 2) naming
+// the stages or the range, not a failed task (exit 1).
+func TestTaskArguments(t *testing.T) {
+	in := writeDocs(t, 20)
+	work := filepath.Join(t.TempDir(), "work")
+	if code, _, errs := runCLI("dedup", "-q", "--executor", "print", "--tasks", "2", "--work", work, in, "-o", filepath.Join(t.TempDir(), "kept")); code != 0 {
+		t.Fatalf("plan: exit %d (%s)", code, errs)
+	}
+	for args, want := range map[string]string{
+		"sgn 0":        `unknown stage "sgn" (want one of sign, bucket`,
+		"sign 5":       "stage sign: task index 5 out of range: the job planned in " + work + " has 2 task(s) in it (0 to 1)",
+		"components 1": "stage components: task index 1 out of range",
+	} {
+		code, _, errs := runCLI(append([]string{"task", "--work", work}, strings.Fields(args)...)...)
+		if code != ExitUsage || !strings.Contains(errs, want) {
+			t.Errorf("task %s: exit %d, %q; want %d and %q", args, code, errs, ExitUsage, want)
+		}
+	}
+}
+
+// TestStagedOtherPlan: the same --work given another job's flags names
+// the first difference, by its flag where one flag sets it.
+func TestStagedOtherPlan(t *testing.T) {
+	in := writeDocs(t, 30)
+	work, out := filepath.Join(t.TempDir(), "work"), t.TempDir()
+	run := func(extra ...string) (int, string) {
+		args := append([]string{"dedup", "-q", "--executor", "print", "--work", work, in, "-o", filepath.Join(out, "kept")}, extra...)
+		code, _, errs := runCLI(args...)
+		return code, errs
+	}
+	if code, errs := run("--tasks", "2"); code != 0 {
+		t.Fatalf("plan: exit %d (%s)", code, errs)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--tasks", "3"}, "(--tasks is 2 in the plan, 3 in this command)"},
+		{[]string{"--tasks", "2", "--ngram", "3"}, `("options.Spec.shingle.n" is 5 in the plan, 3 in this command)`},
+		{[]string{"--tasks", "2", "--clusters", filepath.Join(out, "cl")}, "(--clusters is absent in the plan, "},
+	} {
+		if code, errs := run(c.args...); code != ExitUsage || !strings.Contains(errs, c.want) {
+			t.Errorf("%q: exit %d, %q; want %d and %q", c.args, code, errs, ExitUsage, c.want)
+		}
+	}
+}
+
+// TestStagedDuplicateIDs: a staged job warns of documents that share an
+// id, even with -q, as dedup does (its --stats counted them, its
+// standard error said nothing).
+func TestStagedDuplicateIDs(t *testing.T) {
+	stagedEnv(t)
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.jsonl")
+	os.WriteFile(in, []byte("{\"id\":\"a\",\"text\":\"one two three\"}\n{\"id\":\"a\",\"text\":\"four five six\"}\n{\"id\":\"b\",\"text\":\"seven\"}\n"), 0o644)
+	code, _, errs := runCLI("dedup", "-q", "--executor", "local", "--tasks", "2", "--work", filepath.Join(dir, "work"), in, "--clusters", filepath.Join(dir, "cl"))
+	if code != 0 || !strings.Contains(errs, `neardup: warning: 1 id is used by more than one document ("a")`) {
+		t.Errorf("exit %d, %q; want 0 and the warning of id \"a\"", code, errs)
+	}
+}
+
+// TestAgainstMissing: an --against file that does not exist is a usage
+// error (exit 2) that names the flag, for dedup and the staged job.
+func TestAgainstMissing(t *testing.T) {
+	in := writeDocs(t, 5)
+	missing := filepath.Join(t.TempDir(), "old.jsonl")
+	for _, args := range [][]string{
+		{"dedup", "-q", in, "--against", missing},
+		{"dedup", "-q", "--executor", "print", "--tasks", "2", "--work", filepath.Join(t.TempDir(), "w"), "-o", filepath.Join(t.TempDir(), "o"), in, "--against", missing},
+	} {
+		code, _, errs := runCLI(args...)
+		if code != ExitUsage || !strings.Contains(errs, "--against: stat "+missing+": no such file or directory") {
+			t.Errorf("%q: exit %d, %q; want %d naming --against and %s", args, code, errs, ExitUsage, missing)
+		}
+	}
 }
