@@ -3,13 +3,13 @@ package cli
 import (
 	"fmt"
 	"io"
-
-	"github.com/neardup/neardup/internal/sharedflags"
+	"strings"
 
 	"github.com/spf13/pflag"
 
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/internal/sharedflags"
 	"github.com/neardup/neardup/sketch"
 	"github.com/neardup/neardup/text"
 )
