@@ -35,6 +35,10 @@ type Position struct {
 	Skip int64 `json:"skip,omitempty"`
 	// Compression is the file's: "gzip", "zstd" or "" for none.
 	Compression string `json:"compression,omitempty"`
+	// Size is the file's size in bytes when the Position was taken, 0
+	// when not known (an object-storage URL): a local file of another size
+	// is refused, not read from a place that is no longer a line's start.
+	Size int64 `json:"size,omitempty"`
 }
 
 // position is the Position of the next line of l, read from src (the
@@ -44,7 +48,7 @@ func position(l *lineReader, src io.Closer) (Position, bool) {
 	if !ok || d.r == nil || d.resync {
 		return Position{}, false
 	}
-	p := Position{Line: l.line, Offset: l.off, At: l.off}
+	p := Position{Line: l.line, Offset: l.off, At: l.off, Size: max(d.size, 0)}
 	if d.comp == compNone {
 		return p, true
 	}
@@ -90,7 +94,7 @@ func openAt(name string, f format, p Position) (*decoder, error) {
 	default:
 		return nil, fmt.Errorf("%s: a start position of compression %q", name, p.Compression)
 	}
-	if f != formatJSONL && f != formatLines || p.At < 0 || p.Skip < 0 || p.Line < 0 || p.Offset < p.Skip {
+	if f != formatJSONL && f != formatLines || p.At < 0 || p.Skip < 0 || p.Line < 0 || p.Offset < p.Skip || p.Size < 0 {
 		return nil, fmt.Errorf("%s: cannot start reading at %+v (JSONL and text files only)", name, p)
 	}
 	if objstore.IsURL(name) {
@@ -113,6 +117,10 @@ func openAt(name string, f format, p Position) (*decoder, error) {
 	dec := newDecoder(file, comp)
 	if st, err := file.Stat(); err == nil && st.Mode().IsRegular() {
 		dec.size = st.Size()
+	}
+	if p.Size > 0 && dec.size != p.Size {
+		file.Close()
+		return nil, fmt.Errorf("%s: %d bytes, where it had %d when its documents were counted: the file changed since then (a staged job's input must not change until the job is done)", name, dec.size, p.Size)
 	}
 	dec.raw.n, dec.out = p.At, p.Offset-p.Skip
 	return dec, nil

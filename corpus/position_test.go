@@ -156,3 +156,31 @@ func TestPosition(t *testing.T) {
 		}
 	}
 }
+
+// TestPositionFileChanged: a Position of a local file is refused once the
+// file has another size (a line written before it moves every line after),
+// naming the file and both sizes, instead of reading from a place that is
+// no longer a line's start.
+func TestPositionFileChanged(t *testing.T) {
+	name := filepath.Join(t.TempDir(), "docs.jsonl")
+	data := positionLines(false)
+	if err := os.WriteFile(name, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, ps, _ := events(t, name, Options{MaxDocBytes: 120})
+	if len(ps) < 2 {
+		t.Fatalf("%d positions", len(ps))
+	}
+	p := ps[len(ps)/2]
+	if p.Size != int64(len(data)) {
+		t.Fatalf("position size %d, want the file's %d", p.Size, len(data))
+	}
+	if err := os.WriteFile(name, append([]byte("{\"id\":\"new\",\"text\":\"a line before\"}\n"), data...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Open(name, Options{MaxDocBytes: 120, Start: p})
+	if err == nil || !strings.Contains(err.Error(), name) || !strings.Contains(err.Error(), "changed") ||
+		!strings.Contains(err.Error(), fmt.Sprint(len(data))) {
+		t.Fatalf("open at %+v of a changed file: %v, want an error naming it, its old size and the change", p, err)
+	}
+}
