@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -17,6 +18,7 @@ import (
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/internal/atomicfile"
+	"github.com/neardup/neardup/shingle"
 	"github.com/neardup/neardup/sketch"
 	"github.com/neardup/neardup/store"
 )
@@ -88,6 +90,23 @@ func (f *indexParamFlags) checkAgainst(fs *pflag.FlagSet, p sketch.Spec) error {
 			}
 			m := p.SimHash
 			stored = map[string]string{"bits": fmt.Sprint(m.Bits), "distance": fmt.Sprint(m.MaxDistance()), "blocks": fmt.Sprint(m.Blocks), "weights": m.Weights.String()}[fl.Name]
+		case "seed":
+			// --seed seeds the shingle hash and the method's; 0 (the
+			// flag's default) means the fixed default seeds, which a
+			// created index stores resolved.
+			given, err := strconv.ParseUint(fl.Value.String(), 10, 64)
+			if err != nil {
+				return
+			}
+			want, have := cmp.Or(given, shingle.DefaultSeed), cmp.Or(p.Shingle.Seed, shingle.DefaultSeed)
+			if want != have {
+				stored := fmt.Sprintf("seed %d", have)
+				if have == shingle.DefaultSeed {
+					stored = "the default seed (--seed 0)"
+				}
+				diffs = append(diffs, fmt.Sprintf("--seed %d but the index was made with %s", given, stored))
+			}
+			return
 		case "nfkc", "case-fold", "fold-whitespace", "fold-punct", "html", "html-all", "t2s", "stop-words":
 			n := p.Normalize
 			stored = fmt.Sprint(map[string]bool{"nfkc": n.NFKC, "case-fold": n.CaseFold, "fold-whitespace": n.Whitespace,
