@@ -35,7 +35,7 @@ func positionLines(bad bool) []byte {
 
 // pieces compresses data as members or frames of every n input bytes
 // (cut anywhere, not at lines); head is written before the first.
-func pieces(t *testing.T, comp string, data []byte, n int, head []byte) []byte {
+func pieces(t testing.TB, comp string, data []byte, n int, head []byte) []byte {
 	t.Helper()
 	out := append([]byte(nil), head...)
 	for len(data) > 0 {
@@ -183,4 +183,53 @@ func TestPositionFileChanged(t *testing.T) {
 		!strings.Contains(err.Error(), fmt.Sprint(len(data))) {
 		t.Fatalf("open at %+v of a changed file: %v, want an error naming it, its old size and the change", p, err)
 	}
+}
+
+// FuzzPosition: on any input, plain or compressed in members or frames,
+// a reader started at any Position that a reader of the whole file gave
+// reads what that reader read after it (documents, lines, offsets, bad
+// records, damage), and a reader started at any Position at all, made up,
+// returns an error or reads to an end without panicking.
+func FuzzPosition(f *testing.F) {
+	f.Add(positionLines(true), uint8(0), uint16(3), int64(10), int64(0), int64(2), int64(10))
+	f.Add(positionLines(true), uint8(1), uint16(7), int64(0), int64(5), int64(0), int64(5))
+	f.Add(positionLines(false), uint8(2), uint16(11), int64(20), int64(3), int64(1), int64(40))
+	f.Add(positionLines(false), uint8(3), uint16(5), int64(9), int64(1), int64(1), int64(1))
+	f.Add([]byte("{\"text\":\"a\"}\n\xff\n{\"text\":\"b\"}"), uint8(2), uint16(0), int64(-1), int64(0), int64(0), int64(0))
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, data []byte, kind uint8, pick uint16, at, skip, line, off int64) {
+		names := []string{"f.jsonl", "f.txt", "f.jsonl.gz", "f.jsonl.zst"}
+		comps := []string{"", "", "gzip", "zstd"}
+		k := int(kind) % len(names)
+		file := data
+		if comps[k] != "" {
+			// At most 16 members or frames: a zstd writer a frame is slow.
+			file = pieces(t, comps[k], data, max(64, len(data)/16), nil)
+		}
+		name := filepath.Join(dir, names[k])
+		if err := os.WriteFile(name, file, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		opts := Options{MaxDocBytes: 64}
+		want, ps, after := events(t, name, opts)
+		if len(ps) > 0 {
+			i := int(pick) % len(ps)
+			opts.Start = ps[i]
+			got, _, _ := events(t, name, opts)
+			if w := want[after[i]:]; strings.Join(got, "\n") != strings.Join(w, "\n") {
+				t.Fatalf("from %+v (after event %d):\n%s\nwant\n%s", ps[i], after[i], strings.Join(got, "\n"), strings.Join(w, "\n"))
+			}
+		}
+		made := Position{Line: line, Offset: off, At: at, Skip: skip, Compression: comps[k]}
+		r, err := Open(name, Options{MaxDocBytes: 64, Start: made, OnInvalid: skipAll})
+		if err != nil {
+			return
+		}
+		for n := 0; r.Next(); n++ {
+			if n > len(file)+1 {
+				t.Fatalf("from %+v: more documents than bytes", made)
+			}
+		}
+		r.Close()
+	})
 }
