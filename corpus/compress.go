@@ -176,16 +176,17 @@ type streamMark struct{ at, out int64 }
 // verified ahead), so older ones are dropped, half at a time.
 const maxMarks = 4096
 
-// mark records that a member or frame starts at the file offset at.
-func (d *decoder) mark(at int64) {
-	if n := len(d.marks); n > 0 && d.marks[n-1].out == d.out {
+// mark records that a member or frame starts at the file offset at, its
+// first byte at the decompressed offset out.
+func (d *decoder) mark(at, out int64) {
+	if n := len(d.marks); n > 0 && d.marks[n-1].out == out {
 		d.marks[n-1].at = at // the one before decompressed to nothing
 		return
 	}
 	if len(d.marks) == maxMarks {
 		d.marks = append(d.marks[:0], d.marks[maxMarks/2:]...)
 	}
-	d.marks = append(d.marks, streamMark{at: at, out: d.out})
+	d.marks = append(d.marks, streamMark{at: at, out: out})
 }
 
 // markAt returns the last member or frame that starts at or before the
@@ -246,9 +247,9 @@ func (d *decoder) init() error {
 		// (mark): a reader may start at one (Position).
 		gz.Multistream(false)
 		d.gz, d.r = gz, gz
-		d.mark(start)
+		d.mark(start, d.out)
 	case compZstd:
-		d.mark(d.offset())
+		d.mark(d.offset(), d.out)
 		d.frames = newZstdFrameReader(d.br)
 		d.frames.pos = d.offset() // a reader may start at a frame (Position)
 		zd, err := zstd.NewReader(d.frames,
@@ -325,9 +326,7 @@ func (d *decoder) read(p []byte) (int, error) {
 		// A gzip member ended: is there another? As the multistream
 		// reader does, the member's last data comes with the error of
 		// the header after it, if any.
-		d.out += int64(n)
-		d.mark(d.offset())
-		d.out -= int64(n) // counted below
+		d.mark(d.offset(), d.out+int64(n)) // n is counted below
 		if err = d.gz.Reset(d.br); err != nil {
 			break // io.EOF: no other member
 		}
@@ -340,7 +339,7 @@ func (d *decoder) read(p []byte) (int, error) {
 	for err == io.EOF && n == 0 && d.frames != nil && !d.frames.end {
 		// A zstd frame ended: the decoder starts again on the next.
 		d.frames.next()
-		d.mark(d.frames.pos)
+		d.mark(d.frames.pos, d.out)
 		if err = d.zd.Reset(d.frames); err == nil {
 			n, err = d.r.Read(p)
 		}
