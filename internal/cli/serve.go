@@ -202,6 +202,7 @@ func runServe(ctx context.Context, cmd *cobra.Command, o *serveOpts) error {
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
 		TLSConfig:         tlsConf,
+		ErrorLog:          newHTTPLog(stderr),
 	}
 	if o.debugAddr != "" {
 		dln, err := net.Listen("tcp", o.debugAddr)

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log"
 	"math/rand/v2"
 	"net/http"
 	"os"
@@ -390,8 +391,54 @@ func TestServeTLS(t *testing.T) {
 		}
 		resp.Body.Close()
 	}
+	// The plain-HTTP client is logged in serve's words, not Go's. (The
+	// TLS 1.1 client above never gets to a handshake: Go's client refuses
+	// a MaxVersion under its own MinVersion, TLS 1.2.)
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(srv.stderr.String(), "sent plain HTTP") && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if e := srv.stderr.String(); !strings.Contains(e, "sent plain HTTP to this HTTPS server") || strings.Contains(e, "http: TLS handshake error") {
+		t.Errorf("stderr after a plain HTTP client:\n%s", e)
+	}
 	var out, errb bytes.Buffer
 	if code := Main([]string{"serve", "--index", dir, "--tls-cert", cert}, nil, &out, &errb); code != 2 || !strings.Contains(errb.String(), "--tls-key") {
 		t.Errorf("--tls-cert alone: exit %d, %s; want 2 naming --tls-key", code, errb.String())
+	}
+}
+
+// TestHTTPLog: the HTTP server's connection-level lines are serve's own:
+// a plain-HTTP client on the HTTPS port is named as such, a handshake the
+// client closed is not logged, other lines keep their words under
+// "neardup:", and a flood of failed handshakes is cut to the burst and one
+// a second, the dropped ones counted into the next line.
+func TestHTTPLog(t *testing.T) {
+	var buf bytes.Buffer
+	now := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	h := &httpLog{out: log.New(&buf, "", 0), tokens: handshakeBurst, now: func() time.Time { return now }}
+	lg := log.New(h, "", 0)
+	lg.Printf("http: TLS handshake error from 10.0.0.1:5000: client sent an HTTP request to an HTTPS server")
+	lg.Printf("http: TLS handshake error from 10.0.0.2:5000: EOF")
+	lg.Printf("http: TLS handshake error from 10.0.0.3:5000: read tcp 1.2.3.4:443->10.0.0.3:5000: read: connection reset by peer")
+	lg.Printf("http: TLS handshake error from 10.0.0.4:5000: tls: client offered only unsupported versions: [302 301]")
+	lg.Printf("http: Accept error: too many open files; retrying in 5ms")
+	want := "neardup: 10.0.0.1:5000 sent plain HTTP to this HTTPS server (answered 400): the client must use https://\n" +
+		"neardup: TLS handshake with 10.0.0.4:5000 failed: tls: client offered only unsupported versions: [302 301]\n" +
+		"neardup: Accept error: too many open files; retrying in 5ms\n"
+	if buf.String() != want {
+		t.Fatalf("log:\n%s\nwant:\n%s", buf.String(), want)
+	}
+	buf.Reset()
+	for i := range 100 {
+		lg.Printf("http: TLS handshake error from 10.0.0.9:%d: tls: first record does not look like a TLS handshake", i)
+	}
+	if n := strings.Count(buf.String(), "\n"); n != handshakeBurst-2 {
+		t.Errorf("a flood of 100 failed handshakes wrote %d lines, want %d (the burst less the two before):\n%s", n, handshakeBurst-2, buf.String())
+	}
+	buf.Reset()
+	now = now.Add(1500 * time.Millisecond)
+	lg.Printf("http: TLS handshake error from 10.0.0.9:7: tls: first record does not look like a TLS handshake")
+	lg.Printf("http: TLS handshake error from 10.0.0.9:8: tls: first record does not look like a TLS handshake")
+	if want := "neardup: TLS handshake with 10.0.0.9:7 failed: tls: first record does not look like a TLS handshake (and 92 more failed handshakes not logged before it)\n"; buf.String() != want {
+		t.Errorf("after 1.5 s:\n%s\nwant:\n%s", buf.String(), want)
 	}
 }
