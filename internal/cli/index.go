@@ -37,6 +37,9 @@ type indexParamFlags struct {
 func (f *indexParamFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.method, "method", "minhash", "minhash or simhash")
 	f.sketch.register(fs, groupThreshold|groupShingle|groupMinHash|groupSeed|groupSimHash)
+	// An index is minhash or simhash: the shared help's list of methods
+	// that read --seed would name methods no index has.
+	fs.Lookup("seed").Usage = "seed of the shingle and minhash or simhash hashes, fixed when the index is made (0: the fixed defaults); given to an existing index, it must be the index's"
 	fs.StringVar(&f.family, "family", "", "the old name of --minhash-family")
 	_ = fs.MarkDeprecated("family", "use --minhash-family")
 	fs.IntVar(&f.blocks, "blocks", 0, "simhash: blocks of the permuted-table design (0: chosen for a million documents)")
