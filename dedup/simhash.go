@@ -342,8 +342,17 @@ func (m *simhashMethod) pairOrder(sketched int) (*pairOrder, error) {
 		distance: m.distance}, nil
 }
 
+// spillKeysDesign is the batch Finder's design for n documents
+// (batchDesign) with at most the Spec's tables (sketch.MaxTables: a key
+// is an entry a document in the external sort and a sketch read a bucket
+// member, far more than a table of the in-memory Finder costs).
+func (m *simhashMethod) spillKeysDesign(n int64) (simhash.Design, error) {
+	return simhash.ChooseDesign(int(min(n, math.MaxInt32)), m.bits, m.distance, true,
+		simhash.DesignOptions{MaxTables: sketch.MaxTables})
+}
+
 // spillKeys keys the spill by the permuted tables of the design the
-// batch Finder would choose for n documents (batchDesign), the plan's
+// batch Finder would choose for n documents (spillKeysDesign), the plan's
 // estimate, instead of the Spec's design for a million: the same tables as
 // the in-memory run when the estimate is near, fewer and shorter keys
 // than the Spec's for a small corpus. The tables are the Spec's masking
@@ -355,7 +364,7 @@ func (m *simhashMethod) spillKeys(n int64) (func(dst []uint64, s DocSketch) []ui
 	if n <= 0 {
 		return m.AppendKeys, nil
 	}
-	d, err := m.batchDesign(int(min(n, math.MaxInt32)))
+	d, err := m.spillKeysDesign(n)
 	if err != nil {
 		return nil, err
 	}

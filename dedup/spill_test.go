@@ -642,7 +642,7 @@ func TestGroupSetsLetGo(t *testing.T) {
 
 // TestSpillSimhashKeysForEstimate: a simhash spill is keyed by the
 // tables of the design its batch Finder chooses for the plan's estimate
-// of the documents (the Spec's, for a million, when there is none), and
+// of the documents, with at most the Spec's tables (the Spec's design, for a million, when there is none), and
 // whatever the estimate, far too low or far too high, and on one worker
 // or several, its pairs are the in-memory Finder's, in its order, with
 // and without --verify, at 64 and 128 bits; a run records the design in
@@ -669,7 +669,7 @@ func TestSpillSimhashKeysForEstimate(t *testing.T) {
 	}{
 		{"simhash", Options{Method: "simhash"}},
 		{"simhash verify", Options{Method: "simhash", Verify: true}},
-		{"simhash 128 bits", simhashVariant(128, 12, false)},
+		{"simhash 128 bits", simhashVariant(128, 8, false)},
 	} {
 		m, err := NewMethod(v.cfg)
 		if err != nil {
@@ -717,7 +717,8 @@ func TestSpillSimhashKeysForEstimate(t *testing.T) {
 				}
 				d := sm.spec.SimHash
 				if n > 0 {
-					chosen, err := sm.batchDesign(int(min(n, 1<<31-1)))
+					chosen, err := simhash.ChooseDesign(int(min(n, 1<<31-1)), sm.bits, sm.distance, true,
+						simhash.DesignOptions{MaxTables: sketch.MaxTables})
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -762,7 +763,8 @@ func TestSpillSimhashKeysForEstimate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := simhash.ChooseDesign(int(st.Memory.EstimatedDocs), 64, sketch.DefaultDistance, true, simhash.DesignOptions{})
+	d, err := simhash.ChooseDesign(int(st.Memory.EstimatedDocs), 64, sketch.DefaultDistance, true,
+		simhash.DesignOptions{MaxTables: sketch.MaxTables})
 	if err != nil {
 		t.Fatal(err)
 	}
