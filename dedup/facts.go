@@ -31,7 +31,8 @@ type Facts struct {
 	// SimHash: the fingerprint bits, the largest distance (nil where it
 	// does not apply), the weights, the index, the similarity the pairs
 	// report, the table design (chosen at Flush, or for a million
-	// documents before) and the IDF table's size.
+	// documents before), the design of a spilled run's keys (chosen for
+	// the plan's estimate of the documents) and the IDF table's size.
 	Bits            uint64 `json:"bits,omitempty"` // bloom: the filter's bits
 	Distance        *int   `json:"distance,omitempty"`
 	Weights         string `json:"weights,omitempty"`
@@ -39,6 +40,7 @@ type Facts struct {
 	Similarity      string `json:"similarity,omitempty"`
 	Design          string `json:"design,omitempty"`
 	DesignFor1MDocs string `json:"design_for_1M_docs,omitempty"`
+	SpillDesign     string `json:"spill_design,omitempty"`
 	IDFDocs         int64  `json:"idf_docs,omitempty"`
 	IDFFeatures     int    `json:"idf_features,omitempty"`
 	// Exact, KSentence: the hash and how sentences are found.

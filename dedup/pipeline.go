@@ -775,6 +775,10 @@ func (r *run) pass1(ctx context.Context) error {
 		}
 		sf.all = r.cfg.AllPairs
 		sf.setWorkers(r.cfg.workers())
+		if err := sf.expect(r.stats.Memory.EstimatedDocs); err != nil {
+			sf.Close()
+			return err
+		}
 		if r.cfg.workers() > 1 && !r.cfg.AllPairs {
 			// The spanning pairs come at Flush, on one goroutine: their
 			// lines are made on the workers, a few chunks at a time.

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/binary"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/neardup/neardup/cluster"
@@ -44,6 +45,7 @@ type simhashMethod struct {
 	threshold      float64
 	design         simhash.Design  // for 2^20 documents, in Describe before a run
 	chosen         *simhash.Design // the design of the last Flush, if any
+	spillDesign    *simhash.Design // the spill's keys' (spillKeys), if any
 	idf            *simhash.IDF
 	idfMeta        string
 	saveIDF        string // Options.SaveIDF
@@ -121,6 +123,9 @@ func (m *simhashMethod) Facts() Facts {
 		f.Design = m.chosen.String()
 	} else {
 		f.DesignFor1MDocs = m.design.String()
+	}
+	if m.spillDesign != nil {
+		f.SpillDesign = m.spillDesign.String()
 	}
 	if m.idf != nil {
 		f.IDFDocs, f.IDFFeatures = m.idf.Docs, m.idf.Len()
@@ -333,7 +338,42 @@ func (m *simhashMethod) pairOrder(sketched int) (*pairOrder, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &pairOrder{fp: func(s DocSketch) simhash.Fingerprint { return s.(*simhashSketch).fp }, where: d.PairOrder()}, nil
+	return &pairOrder{fp: func(s DocSketch) simhash.Fingerprint { return s.(*simhashSketch).fp }, where: d.PairOrder(),
+		distance: m.distance}, nil
+}
+
+// spillKeysDesign is the batch Finder's design for n documents
+// (batchDesign) with at most the Spec's tables (sketch.MaxTables: a key
+// is an entry a document in the external sort and a sketch read a bucket
+// member, far more than a table of the in-memory Finder costs).
+func (m *simhashMethod) spillKeysDesign(n int64) (simhash.Design, error) {
+	return simhash.ChooseDesign(int(min(n, math.MaxInt32)), m.bits, m.distance, true,
+		simhash.DesignOptions{MaxTables: sketch.MaxTables})
+}
+
+// spillKeys keys the spill by the permuted tables of the design the
+// batch Finder would choose for n documents (spillKeysDesign), the plan's
+// estimate, instead of the Spec's design for a million: the same tables as
+// the in-memory run when the estimate is near, fewer and shorter keys
+// than the Spec's for a small corpus. The tables are the Spec's masking
+// of the fingerprint (sketch.Spec.AppendKeys) with that design's blocks,
+// so the keys of different tables differ as AppendKeys' do. With no
+// estimate (n = 0: a pipe) the keys are AppendKeys'.
+func (m *simhashMethod) spillKeys(n int64) (func(dst []uint64, s DocSketch) []uint64, error) {
+	m.spillDesign = nil
+	if n <= 0 {
+		return m.AppendKeys, nil
+	}
+	d, err := m.spillKeysDesign(n)
+	if err != nil {
+		return nil, err
+	}
+	m.spillDesign = &d
+	spec := m.spec
+	spec.SimHash.Blocks = d.Blocks
+	return func(dst []uint64, s DocSketch) []uint64 {
+		return spec.AppendKeys(dst, &sketch.Sketch{FP: s.(*simhashSketch).fp})
+	}, nil
 }
 
 // flushLeader is leader clustering in keep order (--cluster leader): only

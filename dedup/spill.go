@@ -93,19 +93,23 @@ type splitKeyed interface {
 
 // spillFinder finds pairs of a Keyed method by external sorting.
 type spillFinder struct {
-	m       Keyed
-	split   splitKeyed // m, when its sets are kept apart
-	sets    setFile    // with split
-	all     bool       // Options.AllPairs: report pairs inside a cluster too
-	sorter  *extsort.Sorter
-	sketchF *os.File
-	sketchW *asyncWriter // the sketch file's, behind the collector
-	setsW   *asyncWriter // with split: the sets file's
-	offsets []int64      // offsets[i]: start of document i's sketch in the file
-	lens    []uint32     // lens[i]: its length; 0 for a document without one
-	size    int64
-	keys    []uint64
-	enc     []byte
+	m Keyed
+	// appendKeys is the keys the spill sorts each document under:
+	// m.AppendKeys, or a design chosen for the plan's estimate of the
+	// documents (spillKeyer, expect).
+	appendKeys func(dst []uint64, s DocSketch) []uint64
+	split      splitKeyed // m, when its sets are kept apart
+	sets       setFile    // with split
+	all        bool       // Options.AllPairs: report pairs inside a cluster too
+	sorter     *extsort.Sorter
+	sketchF    *os.File
+	sketchW    *asyncWriter // the sketch file's, behind the collector
+	setsW      *asyncWriter // with split: the sets file's
+	offsets    []int64      // offsets[i]: start of document i's sketch in the file
+	lens       []uint32     // lens[i]: its length; 0 for a document without one
+	size       int64
+	keys       []uint64
+	enc        []byte
 	// batchBytes bounds the memory of the join's batches (spillBatch's
 	// bytes): a quarter of the budget less the sort's buffer left at
 	// Flush, at least spillBatchMin; the batches in flight on several
@@ -155,6 +159,7 @@ func newSpillFinder(m Keyed, dir string, budget int64) (*spillFinder, error) {
 	sf := &spillFinder{m: m, sorter: extsort.New(dir, budget/4), sketchF: f, sketchW: newAsyncWriter(f),
 		batchBytes: max(budget/4, spillBatchMin),
 		readMax:    spillReadMax, gapMax: spillGapMax}
+	sf.appendKeys = m.AppendKeys
 	sf.split = capabilitiesOf(m).split
 	sf.hamming = capabilitiesOf(m).hamming
 	sf.orderer = capabilitiesOf(m).pairOrder
@@ -166,6 +171,27 @@ func newSpillFinder(m Keyed, dir string, budget int64) (*spillFinder, error) {
 		return sf.setsW
 	}
 	return sf, nil
+}
+
+// expect keys the spill for a run that the plan expects to sketch about
+// n documents (MemoryPlan.EstimatedDocs; 0 when unknown), when the method
+// keys by a design chosen for it (spillKeyer). Before the first Add. The
+// estimate only chooses the tables: any design finds the same pairs, and
+// their order is the run's (Flush), so a wrong one costs time only.
+func (f *spillFinder) expect(n int64) error {
+	k, ok := f.m.(spillKeyer)
+	if !ok {
+		return nil
+	}
+	if len(f.offsets) > 0 {
+		return fmt.Errorf("spill finder: keys chosen after %d documents", len(f.offsets))
+	}
+	keys, err := k.spillKeys(n)
+	if err != nil {
+		return err
+	}
+	f.appendKeys = keys
+	return nil
 }
 
 // setWorkers sets the goroutines that sort the last keys and join the
@@ -200,7 +226,7 @@ func (f *spillFinder) Add(i int, s DocSketch, _ func(Pair)) error {
 	if err != nil {
 		return err
 	}
-	f.keys = f.m.AppendKeys(f.keys[:0], s)
+	f.keys = f.appendKeys(f.keys[:0], s)
 	for _, k := range f.keys {
 		if err := f.sorter.Add(extsort.Entry{Key: k, Doc: uint32(i)}); err != nil {
 			return err
@@ -378,7 +404,8 @@ type joiner struct {
 	// fingerprints, their positions by fingerprint, the earliest of each.
 	fps        []simhash.Fingerprint
 	byFP, reps []int32
-	repKeys    []uint64 // the keys of each of reps, in turn
+	repFPs     []simhash.Fingerprint // the fingerprint of each of reps
+	repKeys    []uint64              // the keys of each of reps, in turn
 	// repUF is a union-find over a bucket's members by place
 	// (reduceOrdered).
 	repUF []int32

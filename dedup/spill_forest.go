@@ -221,6 +221,22 @@ type spanOrderer interface {
 	pairOrder(sketched int) (*pairOrder, error)
 }
 
+// spillKeyer is a Keyed method whose spill keys follow a table design
+// chosen for the run's size, as its in-memory Finder's do, rather than
+// AppendKeys' fixed one (simhash: AppendKeys keys by the Spec's design,
+// chosen for an index of a million documents with the Index's cost
+// model; its batch Finder chooses for the documents it has, with fewer
+// tables below about half a million). The spill knows the size only from
+// the plan's estimate (spillFinder.expect). Every design of the method
+// finds the same pairs, each in at least one bucket; the pairs' order is
+// the run's design's, chosen at Flush (pairOrder), whatever the keys.
+type spillKeyer interface {
+	// spillKeys returns the keys of a spill expected to sketch about n
+	// documents (0 when unknown): one a table, in table order, safe to
+	// call concurrently.
+	spillKeys(n int64) (func(dst []uint64, s DocSketch) []uint64, error)
+}
+
 // pairOrder is a method's order of its pairs (simhash: AllPairsGrouped's).
 type pairOrder struct {
 	// fp is a sketch's fingerprint (its bits above the method's are zero).
@@ -228,6 +244,9 @@ type pairOrder struct {
 	// where is the table that reports a pair of distinct fingerprints
 	// within the distance, and its key there (simhash.Design.PairOrder).
 	where func(a, b simhash.Fingerprint) (table int, key uint64, keyBits int)
+	// distance is the largest Hamming distance of two fingerprints that
+	// the method's matchCore accepts.
+	distance int
 }
 
 // orderedEdge is a matching pair that a bucket kept, with its place in
@@ -279,7 +298,7 @@ func compareOrdered(x, y orderedEdge) int {
 // report for a bucket's members (decoded in j.sketches), with their
 // places in the order (see above), that are not another bucket's to
 // report: a pair is reported by the bucket of the first key (in the
-// method's order of its keys, Keyed.AppendKeys) that its two documents
+// method's order of its keys, spillFinder.appendKeys) that its two documents
 // share, the copies of a fingerprint by the bucket of its first key, so
 // that the pairs kept are not repeated once a table. Under --verify, a
 // pair is kept when the shingle sets of its two documents match (a copy's
@@ -302,12 +321,12 @@ func (j *joiner) groupOrdered(b *spillBatch, members []uint32, key uint64) error
 		}
 		return cmp.Compare(x, y)
 	})
-	j.reps, j.repKeys = j.reps[:0], j.repKeys[:0]
+	j.reps, j.repFPs, j.repKeys = j.reps[:0], j.repFPs[:0], j.repKeys[:0]
 	nk := -1 // keys a document
 	for s := 0; s < len(j.byFP); {
 		first := j.byFP[s]
 		at := len(j.repKeys)
-		j.repKeys = f.m.AppendKeys(j.repKeys, sketches[first])
+		j.repKeys = f.appendKeys(j.repKeys, sketches[first])
 		if nk < 0 {
 			nk = len(j.repKeys)
 		}
@@ -327,6 +346,7 @@ func (j *joiner) groupOrdered(b *spillBatch, members []uint32, key uint64) error
 			}
 		}
 		j.reps = append(j.reps, first)
+		j.repFPs = append(j.repFPs, j.fps[first])
 		s = e
 	}
 	// The distinct fingerprints' pairs, ascending fingerprints. Their
@@ -337,16 +357,29 @@ func (j *joiner) groupOrdered(b *spillBatch, members []uint32, key uint64) error
 	// of many near copies holds a few times its members, not every
 	// matching pair (quadratic in them: 200,000 near copies of one page
 	// took 4.3 GB under the default budget, 2.2 GB under --memory 256MB).
+	// A pair is first tried by its fingerprints' distance, from the
+	// contiguous repFPs, and by its first shared key, before matchCore
+	// (through the members' sketches, scattered on the heap): a bucket of
+	// near copies has millions of pairs, most of them farther than the
+	// distance or another bucket's (200,000 near copies of one page took
+	// 61 CPU-s in matchCore alone, matchCore first).
 	limit := start + max(2*len(members), groupOrderedMin)
 	for p, x := range j.reps {
+		fx := j.repFPs[p]
 		kx := j.repKeys[p*nk : (p+1)*nk]
 		for q := p + 1; q < len(j.reps); q++ {
+			if fx.Distance(j.repFPs[q]) > o.distance {
+				continue // matchCore rejects it
+			}
+			if k, shared := firstShared(kx, j.repKeys[q*nk:(q+1)*nk]); shared && k != key {
+				continue
+			}
 			y := j.reps[q]
 			sim, dist, ok, sure, err := j.matchCore(int(x), int(y))
 			if err != nil {
 				return err
 			}
-			if k, shared := firstShared(kx, j.repKeys[q*nk:(q+1)*nk]); !ok || shared && k != key {
+			if !ok {
 				continue
 			}
 			if !sure {

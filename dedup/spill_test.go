@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/neardup/neardup/shingle"
+	"github.com/neardup/neardup/simhash"
 	"github.com/neardup/neardup/sketch"
 )
 
@@ -636,5 +637,138 @@ func TestGroupSetsLetGo(t *testing.T) {
 	g.held = groupSetsKeep + 1 // as if the bucket had read more
 	if g.reset(len(texts)); kept() != 0 {
 		t.Errorf("%d bytes kept after a bucket past %d bytes of sets", kept(), groupSetsKeep)
+	}
+}
+
+// TestSpillSimhashKeysForEstimate: a simhash spill is keyed by the
+// tables of the design its batch Finder chooses for the plan's estimate
+// of the documents, with at most the Spec's tables (the Spec's design, for a million, when there is none), and
+// whatever the estimate, far too low or far too high, and on one worker
+// or several, its pairs are the in-memory Finder's, in its order, with
+// and without --verify, at 64 and 128 bits; a run records the design in
+// its facts.
+func TestSpillSimhashKeysForEstimate(t *testing.T) {
+	rng := rand.New(rand.NewPCG(23, 5))
+	var texts []string
+	for range 3 {
+		page := make([]string, 200)
+		for k := range page {
+			page[k] = fmt.Sprintf("w%d", rng.IntN(5000))
+		}
+		for range 150 {
+			c := slices.Clone(page)
+			for range 1 + rng.IntN(4) {
+				c[rng.IntN(len(c))] = fmt.Sprintf("u%d", rng.IntN(1<<30))
+			}
+			texts = append(texts, strings.Join(c, " "))
+		}
+	}
+	for _, v := range []struct {
+		name string
+		cfg  Options
+	}{
+		{"simhash", Options{Method: "simhash"}},
+		{"simhash verify", Options{Method: "simhash", Verify: true}},
+		{"simhash 128 bits", simhashVariant(128, 8, false)},
+	} {
+		m, err := NewMethod(v.cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sm := m.(*simhashMethod)
+		sk, err := m.NewSketcher()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sketches []DocSketch
+		for _, text := range texts {
+			s, err := sk.Sketch(&Doc{Text: []byte(text)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			sketches = append(sketches, s)
+		}
+		finder, err := m.NewFinder()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []Pair
+		for i, s := range sketches {
+			if err := finder.Add(i, s, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := finder.Flush(func(p Pair) { want = append(want, p) }); err != nil {
+			t.Fatal(err)
+		}
+		if len(want) < 100 {
+			t.Fatalf("%s: %d pairs in memory: the comparison would test little", v.name, len(want))
+		}
+		tables := map[int]bool{}
+		for _, n := range []int64{0, 1, int64(len(texts)), 1 << 20, 1 << 40} {
+			for _, workers := range []int{1, 3} {
+				f, err := newSpillFinder(sm, t.TempDir(), 1<<20)
+				if err != nil {
+					t.Fatal(err)
+				}
+				f.setWorkers(workers)
+				if err := f.expect(n); err != nil {
+					t.Fatal(err)
+				}
+				d := sm.spec.SimHash
+				if n > 0 {
+					chosen, err := simhash.ChooseDesign(int(min(n, 1<<31-1)), sm.bits, sm.distance, true,
+						simhash.DesignOptions{MaxTables: sketch.MaxTables})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if sm.spillDesign == nil || *sm.spillDesign != chosen {
+						t.Errorf("%s, estimate %d: the spill's design is %v, want %v", v.name, n, sm.spillDesign, chosen)
+					}
+					d.Blocks = chosen.Blocks
+				}
+				spec := sm.spec
+				spec.SimHash = d
+				for i, s := range sketches {
+					got := f.appendKeys(nil, s)
+					if exp := spec.AppendKeys(nil, &sketch.Sketch{FP: s.(*simhashSketch).fp}); !slices.Equal(got, exp) {
+						t.Fatalf("%s, estimate %d: document %d's spill keys %x, want the tables of %d blocks: %x", v.name, n, i, got, d.Blocks, exp)
+					}
+				}
+				tables[len(f.appendKeys(nil, sketches[0]))] = true
+				for i, s := range sketches {
+					if err := f.Add(i, s, nil); err != nil {
+						t.Fatal(err)
+					}
+				}
+				var got []Pair
+				if err := f.Flush(func(p Pair) { got = append(got, p) }); err != nil {
+					t.Fatal(err)
+				}
+				f.Close()
+				if !reflect.DeepEqual(got, want) {
+					t.Errorf("%s, estimate %d, %d workers: %d spilled pairs differ from the %d in memory", v.name, n, workers, len(got), len(want))
+				}
+			}
+		}
+		if len(tables) < 2 {
+			t.Errorf("%s: every estimate gave %v tables: the test needs designs that differ", v.name, tables)
+		}
+	}
+
+	// A run records its spill's design, chosen for the plan's estimate.
+	path := writeTexts(t, t.TempDir(), texts, "d%d")
+	out := Outputs{Clusters: filepath.Join(t.TempDir(), "c.jsonl"), TmpDir: t.TempDir()}
+	st, err := Run(context.Background(), Options{Method: "simhash", Spill: true, Memory: 1 << 20, Workers: 2}, Input{Files: []string{path}}, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := simhash.ChooseDesign(int(st.Memory.EstimatedDocs), 64, sketch.DefaultDistance, true,
+		simhash.DesignOptions{MaxTables: sketch.MaxTables})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Memory.EstimatedDocs <= 0 || st.Params.SpillDesign != d.String() {
+		t.Errorf("a run estimated %d documents, spill design %q, want %q", st.Memory.EstimatedDocs, st.Params.SpillDesign, d.String())
 	}
 }
