@@ -250,3 +250,46 @@ func TestCascadeRefused(t *testing.T) {
 		t.Error("CheckStaged accepts the cascade")
 	}
 }
+
+// TestCascadeAgainst: with an old corpus (Input.Against) the cascade's
+// clusters are those of the method alone too: a new copy of an old text
+// joins the old document.
+func TestCascadeAgainst(t *testing.T) {
+	texts := cascadeCorpus(2000)
+	oldDir, newDir := t.TempDir(), t.TempDir()
+	old := writeTexts(t, oldDir, texts[:700], "old%d")
+	cur := writeTexts(t, newDir, texts[500:], "new%d")
+	run := func(cascade bool) []byte {
+		dir := t.TempDir()
+		out := Outputs{Clusters: filepath.Join(dir, "c.jsonl"), Kept: filepath.Join(dir, "k.jsonl"), TmpDir: dir}
+		cfg := Options{Method: "minhash", Cascade: cascade, Workers: 2}
+		if _, err := Run(context.Background(), cfg, Input{Files: []string{cur}, Against: []string{old}}, out); err != nil {
+			t.Fatal(err)
+		}
+		o := readOutputs(t, Outputs{Clusters: out.Clusters, Pairs: out.Clusters, Kept: out.Kept})
+		return append(o[0], o[2]...)
+	}
+	if !bytes.Equal(run(true), run(false)) {
+		t.Error("with an old corpus the cascade's clusters or kept documents differ from minhash alone")
+	}
+}
+
+// TestCascadePlan: the memory plan counts the claim table.
+func TestCascadePlan(t *testing.T) {
+	path := writeTexts(t, t.TempDir(), cascadeCorpus(2000), "d%d")
+	plan := func(cascade bool) MemoryPlan {
+		r, err := newRun(Options{Method: "minhash", Cascade: cascade}, Input{Files: []string{path}}, Outputs{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.cleanup()
+		if err := r.open(); err != nil {
+			t.Fatal(err)
+		}
+		return r.plan()
+	}
+	with, without := plan(true), plan(false)
+	if want := without.EstimatedBytes + without.EstimatedDocs*cascadeEntryBytes; with.EstimatedBytes != want || want == without.EstimatedBytes {
+		t.Errorf("estimated %d bytes with the cascade, want %d (%d without)", with.EstimatedBytes, want, without.EstimatedBytes)
+	}
+}
