@@ -94,6 +94,10 @@ unchanged, in input order; --clusters writes one line per input document
 default the pairs that joined two clusters (a spanning forest, one pair per
 removed document), with --pairs-mode all every verified pair; what each
 method's outputs mean is in docs/outputs.md.
+--method cascade finds the exact copies first (identical normalised text,
+never shingled or signed) and runs --then (minhash by default, simhash or
+jaccard, with its flags) on the rest: the clusters of --method THEN alone,
+and the summary counts exact copies and near duplicates apart.
 Regular output files are replaced atomically, and only when the run succeeds.
 
 ` + exitHelp,
