@@ -25,6 +25,15 @@ type Options struct {
 	// Spec.Shingle and compares against Spec.Threshold).
 	Method string
 
+	// Cascade runs an exact stage before Method (minhash, simhash or
+	// jaccard): a document whose normalised text is identical to an
+	// earlier document's (same 128-bit XXH3 content id) is joined with
+	// that first occurrence and never sketched; Method finds the near
+	// duplicates among the first occurrences. The clusters are those of
+	// Method alone; Stats.ExactCopies counts the copies. Not with leader
+	// clustering, a GPU, Input.Resume, Sign or the staged pipeline.
+	Cascade bool
+
 	// Spec is how a document becomes a sketch: normalisation, shingles,
 	// the method's parameters and seeds (package sketch; the zero value is
 	// its default). Parameters that do not apply to the method are
@@ -267,6 +276,19 @@ func (c *Options) Validate() error {
 			// is a duplicate of the kept one, leader and components agree.
 		default:
 			return conflict("Cluster", "Method", "leader clustering is offered by minhash, simhash, exact and ksentence (not %s)", c.methodName())
+		}
+	}
+	if c.Cascade {
+		switch c.methodName() {
+		case "minhash", "simhash", "jaccard":
+		default:
+			return conflict("Cascade", "Method", "the cascade's near-duplicate stage is minhash, simhash or jaccard (not %s); exact alone finds the exact copies", c.methodName())
+		}
+		if c.Cluster == cluster.Leader {
+			return conflict("Cascade", "Cluster", "leader clustering chooses leaders among every document in keep order, which the cascade's exact stage does not follow: run the method alone")
+		}
+		if c.Device != DeviceCPU {
+			return conflict("Cascade", "Device", "the cascade sketches on the CPU workers (the GPU batches cannot skip the exact copies): run the method alone with the GPU")
 		}
 	}
 	// Only bloom reads a key; another method would still require the

@@ -182,6 +182,14 @@ func (r *run) plan() MemoryPlan {
 			p.EstimatedMappedBytes = entries * mapped
 		}
 	}
+	// The cascade's claim table holds every distinct text's content id
+	// for the whole run, spilled or not (counted for every document: an
+	// upper bound).
+	var cascadeBytes int64
+	if r.cascade != nil {
+		cascadeBytes = p.EstimatedDocs * cascadeEntryBytes
+		p.EstimatedBytes += cascadeBytes
+	}
 	for _, ix := range r.in.AgainstIndexes { // open already: they cannot spill
 		p.EstimatedBytes += ix.MemoryBytes()
 	}
@@ -207,7 +215,7 @@ func (r *run) plan() MemoryPlan {
 				perDoc += spillSetBytesPerDoc
 			}
 		}
-		live = p.EstimatedDocs*(pipelineBytesPerDoc+idBytes+perDoc) + work + smp.inFlight(r.cfg.workers())
+		live = p.EstimatedDocs*(pipelineBytesPerDoc+idBytes+perDoc) + work + smp.inFlight(r.cfg.workers()) + cascadeBytes
 	}
 	// The heap grows to twice what was live at the last collection,
 	// unless the soft limit stops it first; as the live data grows

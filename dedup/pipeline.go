@@ -127,6 +127,14 @@ type Stats struct {
 	Clusters       int `json:"clusters"` // clusters with more than one member
 	LargestCluster int `json:"largest_cluster"`
 	Pairs          int `json:"pairs"`
+	// Cascade says that an exact stage ran before the method
+	// (Options.Cascade): ExactCopies documents were joined with an
+	// earlier document of identical normalised text without being
+	// sketched; the other removed documents (Removed - ExactCopies) are
+	// near duplicates. A copy of a document with no shingle joins nothing
+	// and is not counted.
+	Cascade     bool `json:"cascade,omitempty"`
+	ExactCopies int  `json:"exact_copies,omitempty"`
 	// Dropped counts documents removed as duplicates of an unnamed earlier
 	// document (bloom: the filter says the key was seen): each is its own
 	// cluster, not kept, and has no pairs line.
@@ -383,6 +391,9 @@ func Sign(ctx context.Context, cfg Options, in Input, path string) (*Stats, erro
 	}
 	defer r.cleanup()
 	m := r.method
+	if cfg.Cascade {
+		return nil, optErr("Cascade", "sign writes every document's sketch, and the cascade skips those of exact copies: sign with --method %s", m.Name())
+	}
 	if err := r.open(); err != nil {
 		return nil, err
 	}
@@ -497,6 +508,8 @@ type run struct {
 	closers     []io.Closer
 	// finderCaps are the finder's capabilities, found once.
 	finderCaps finderCapabilities
+	// cascade is the exact stage of Options.Cascade (nil without it).
+	cascade *cascade
 }
 
 // mark is the start of a stage: the wall clock and the CPU time used so far.
@@ -594,6 +607,9 @@ func newRun(cfg Options, in Input, out Outputs) (*run, error) {
 	if in.Resume && len(in.AgainstIndexes) > 0 {
 		return nil, conflict("Input.Resume", "Input.AgainstIndexes", "cannot be combined: the index lookups are not checkpointed")
 	}
+	if in.Resume && cfg.Cascade {
+		return nil, conflict("Input.Resume", "Cascade", "cannot be combined: the cascade's exact copies are not checkpointed")
+	}
 	if in.Resume && len(in.Sources) > 0 {
 		return nil, conflict("Input.Resume", "Input.Sources", "cannot be combined: a source has no file to checkpoint against")
 	}
@@ -616,7 +632,12 @@ func newRun(cfg Options, in Input, out Outputs) (*run, error) {
 	st := &Stats{Method: m.Name(), Spec: spec, Params: m.Facts(), Workers: cfg.workers(),
 		FilesSkipped: len(in.FilesSkipped), FilesExcluded: in.FilesExcluded}
 	st.FilesSkippedFirst = in.FilesSkipped[:min(len(in.FilesSkipped), maxFilesSkippedListed)]
-	return &run{cfg: cfg, spec: spec, in: in, out: out, method: m, caps: capabilitiesOf(m), norm: norm, stats: st, sources: sources}, nil
+	r := &run{cfg: cfg, spec: spec, in: in, out: out, method: m, caps: capabilitiesOf(m), norm: norm, stats: st, sources: sources}
+	if cfg.Cascade {
+		r.cascade = newCascade()
+		st.Cascade = true
+	}
+	return r, nil
 }
 
 // A Source is an input of Run that is not a file it opens by name.
@@ -799,6 +820,11 @@ func (r *run) pass1(ctx context.Context) error {
 		}
 	}
 	r.finder, r.finderCaps = finder, finderCapabilitiesOf(finder)
+	if r.cascade != nil {
+		// Its finder knows the first occurrences only, by their own
+		// numbers: not the kept documents (a copy may be one).
+		r.finderCaps.keptCheck = nil
+	}
 	if s := r.finderCaps.scratch; s != nil {
 		s.useScratch(r.cfg.workers(), r.out.TmpDir)
 	}
@@ -820,6 +846,10 @@ func (r *run) pass1(ctx context.Context) error {
 		defer func() { r.checkers = nil }()
 	}
 	emit := r.emitter()
+	findEmit := emit // the finder's, with its own numbers
+	if r.cascade != nil {
+		findEmit = r.cascade.emitter(emit)
+	}
 	df := r.finderCaps.drop
 	drop := func(i int, _ float64) {
 		if i >= r.nOld { // an old document is never removed
@@ -855,10 +885,18 @@ func (r *run) pass1(ctx context.Context) error {
 			r.lengths = append(r.lengths, int32(d.n))
 		}
 		var err error
-		if df != nil {
+		switch c := r.cascade; {
+		case c == nil && df != nil:
 			err = df.AddDrop(i, s, emit, drop)
-		} else {
+		case c == nil:
 			err = finder.Add(i, s, emit)
+		default:
+			if cp, ok := s.(cascadeCopy); ok {
+				emit(Pair{A: cp.of, B: i, Similarity: 1, Distance: r.copyDistance(), Hamming: r.caps.hamming})
+				break
+			}
+			c.orig = append(c.orig, int32(i))
+			err = finder.Add(len(c.orig)-1, s, findEmit)
 		}
 		if err != nil {
 			return fmt.Errorf("document %q: %w", d.id, err)
@@ -874,7 +912,11 @@ func (r *run) pass1(ctx context.Context) error {
 	if r.in.OnFirstPass != nil {
 		r.in.OnFirstPass()
 	}
-	if err := finder.Flush(r.hitLines(emit)); err != nil {
+	flushEmit := r.hitLines(emit)
+	if r.cascade != nil {
+		flushEmit = r.cascade.emitter(flushEmit)
+	}
+	if err := finder.Flush(flushEmit); err != nil {
 		return err
 	}
 	r.flushHitLines(len(r.ids))
@@ -904,6 +946,9 @@ func (r *run) pass1(ctx context.Context) error {
 		}
 	}
 	r.stats.Params = r.method.Facts() // some methods decide at Flush
+	if r.cascade != nil {
+		r.stats.ExactCopies = r.cascade.copies
+	}
 	r.stats.Documents = len(r.ids) - r.nOld
 	r.stats.DuplicateIDs, r.stats.DuplicateIDsFirst = duplicateIDs(r.ids)
 	r.stats.Against = r.nOld
@@ -918,6 +963,15 @@ func (r *run) pass1(ctx context.Context) error {
 		r.stats.Phases = append(r.stats.Phases, comp.phases...)
 	}
 	return nil
+}
+
+// copyDistance is the distance of a pair of exact copies: 0 for a
+// Hamming method, -1 (none) otherwise.
+func (r *run) copyDistance() int {
+	if r.caps.hamming {
+		return 0
+	}
+	return -1
 }
 
 // sketchAll reads every document, normalises and sketches it on the
@@ -947,6 +1001,11 @@ func (r *run) sketchAll(ctx context.Context, consume func(i int, d *rawDoc, s Do
 	if r.linePrefix != nil {
 		for w, sk := range sketchers {
 			sketchers[w] = &lineSketcher{inner: sk, prefix: r.linePrefix}
+		}
+	}
+	if r.cascade != nil {
+		for w, sk := range sketchers {
+			sketchers[w] = &cascadeSketcher{c: r.cascade, inner: sk}
 		}
 	}
 	return r.eachDoc(ctx, sketchers, consume)

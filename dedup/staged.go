@@ -78,6 +78,9 @@ func stagedOf(cfg Options) (Method, stager, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, nil, err
 	}
+	if cfg.Cascade {
+		return nil, nil, optErr("Cascade", "the staged pipeline has no cascade: run it in one process (without --executor), or run --method %s alone staged", cfg.methodName())
+	}
 	m, err := NewMethod(cfg)
 	if err != nil {
 		return nil, nil, err

@@ -539,6 +539,12 @@ func (c *collector) apply() error {
 				return rd.err
 			}
 			s := b.sketches[c.k]
+			if r.cascade != nil {
+				var err error
+				if s, err = r.cascade.resolve(r, c.next, rd, s); err != nil {
+					return fmt.Errorf("document %q: %w", rd.id, err)
+				}
+			}
 			if s == nil {
 				r.stats.Empty++
 			}

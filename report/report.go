@@ -432,6 +432,10 @@ func summary(r *Run) []string {
 	default:
 		out = append(out, "No two documents were found to be duplicates.")
 	}
+	if s.Cascade {
+		out = append(out, fmt.Sprintf("An exact stage ran first (--method cascade): %s identical to an earlier one after normalisation, joined with it without being sketched; the other %s found by %s among the first occurrences.",
+			plural(s.ExactCopies, "document was", "documents were"), plural(s.Removed-s.ExactCopies, "removed document was", "removed documents were"), s.Method))
+	}
 	out = append(out, "Two documents are duplicates when "+criterion(r)+".")
 	if s.Skipped > 0 || s.Empty > 0 {
 		out = append(out, fmt.Sprintf("%s were skipped as invalid and %s had no text after normalisation (kept, never duplicates).",

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -31,6 +32,7 @@ import (
 
 type dedupOpts struct {
 	method     string
+	then       string // --method cascade's near method
 	sketch     sketchFlags
 	join       sharedflags.Join // --verify, --estimate-only, --keep
 	idfFile    string
@@ -92,6 +94,10 @@ unchanged, in input order; --clusters writes one line per input document
 default the pairs that joined two clusters (a spanning forest, one pair per
 removed document), with --pairs-mode all every verified pair; what each
 method's outputs mean is in docs/outputs.md.
+--method cascade finds the exact copies first (identical normalised text,
+never shingled or signed) and runs --then (minhash by default, simhash or
+jaccard, with its flags) on the rest: the clusters of --method THEN alone,
+and the summary counts exact copies and near duplicates apart.
 Regular output files are replaced atomically, and only when the run succeeds.
 
 ` + exitHelp,
@@ -101,7 +107,8 @@ Regular output files are replaced atomically, and only when the run succeeds.
 	}
 	fs := cmd.Flags()
 	fs.SortFlags = false
-	fs.StringVar(&o.method, "method", sketch.MinHash.String(), methodsHelp())
+	fs.StringVar(&o.method, "method", sketch.MinHash.String(), methodsHelp()+"; cascade: exact copies first, then --then on the rest (the clusters of --method THEN alone, without sketching the copies)")
+	fs.StringVar(&o.then, "then", sharedflags.DefaultThen, "--method cascade: the near-duplicate method after the exact stage: "+strings.Join(sharedflags.CascadeMethods, ", ")+" (its flags apply)")
 	o.sketch.register(fs, groupThreshold|groupShingle|groupMinHash|groupSeed|groupSimHash|groupKSentence)
 	o.join.Register(fs)
 	fs.StringVar(&o.idfFile, "idf", "", "simhash --weights tfidf: use this IDF table instead of learning one in a first pass")
@@ -148,16 +155,23 @@ func methodsHelp() string {
 
 func (o *dedupOpts) config() (dedup.Options, error) {
 	var cfg dedup.Options
-	if !slices.Contains(dedup.Methods(), o.method) {
-		return cfg, usageErr("--method: unknown method %q (want one of %s)", o.method, methodsHelp())
+	method := o.method
+	if method == sharedflags.Cascade {
+		method = cmp.Or(o.then, sharedflags.DefaultThen)
+		if !slices.Contains(sharedflags.CascadeMethods, method) {
+			return cfg, usageErr("--then %q: want one of %s", method, strings.Join(sharedflags.CascadeMethods, ", "))
+		}
+		cfg.Cascade = true
+	} else if !slices.Contains(dedup.Methods(), method) {
+		return cfg, usageErr("--method: unknown method %q (want one of %s, cascade)", method, methodsHelp())
 	}
-	cfg.Method = o.method
+	cfg.Method = method
 	// Checked for every method, though only some compare against it.
 	if err := checkUnit01("--threshold", o.sketch.Threshold); err != nil {
 		return cfg, err
 	}
 	var err error
-	switch o.method {
+	switch method {
 	case "bloom":
 		cfg.Spec, err = o.sketch.spec(sketch.Exact)
 		cfg.BloomSeed = o.sketch.Seed
@@ -165,7 +179,7 @@ func (o *dedupOpts) config() (dedup.Options, error) {
 		cfg.Spec, err = o.sketch.spec(sketch.Jaccard)
 		cfg.BloomSeed = o.sketch.Seed
 	default:
-		m, perr := sketch.ParseMethod(o.method)
+		m, perr := sketch.ParseMethod(method)
 		if perr != nil {
 			return cfg, usageErr("--method: %v", perr)
 		}
@@ -230,7 +244,7 @@ var optionFlags = map[string]string{
 	"EstimateOnly": "--estimate-only", "Cluster": "--cluster", "KeyField": "--key-field", "BloomN": "--bloom-n",
 	"BloomFPP": "--bloom-fpp", "BloomFile": "--bloom-filter", "BloomSeed": "--seed", "AllPairs": "--pairs-mode", "Workers": "--workers",
 	"Keep": "--keep", "Memory": "--memory", "Input.Resume": "--resume", "Input.AgainstIndexes": "--against INDEX",
-	"Device": "--device",
+	"Device": "--device", "Cascade": "--method cascade",
 }
 
 // optionErr turns an *dedup.OptionError into a usage error (exit code 2)
@@ -275,6 +289,9 @@ func runDedup(cmd *cobra.Command, o *dedupOpts, args []string, e *env) error {
 		return err
 	}
 	if o.staged.executor != "" {
+		if cfg.Cascade {
+			return usageErr("--method cascade with --executor: the staged pipeline has no cascade: leave --executor out to run it in one process, or run --method %s alone staged", cfg.Method)
+		}
 		return runStaged(cmd, o, cfg, ropts, args, e)
 	}
 	if o.staged.work != "" || o.staged.tasks != 0 || cmd.Flags().Changed("task-memory") || o.staged.taskSpill != "" {
@@ -485,7 +502,11 @@ func writeJSONFile(path string, v any) error {
 // time and memory, and example clusters. Each part is one call below; a
 // new line goes where it reads best.
 func printSummary(w io.Writer, s *dedup.Stats, source string) {
-	fmt.Fprintf(w, "neardup dedup --method %s: %s from %s\n", s.Method, plural(s.Documents, "document"), source)
+	method := s.Method
+	if s.Cascade {
+		method = "cascade --then " + s.Method
+	}
+	fmt.Fprintf(w, "neardup dedup --method %s: %s from %s\n", method, plural(s.Documents, "document"), source)
 	sw := summaryWriter{w}
 	sw.outcome(s)
 	sw.params(s.Params.Map())
@@ -523,6 +544,10 @@ func (sw summaryWriter) outcome(s *dedup.Stats) {
 	default:
 		sw.line("%s clusters with duplicates (the largest has %s); %s", number(s.Clusters),
 			largest, plural(s.Pairs, "duplicate pair"))
+	}
+	if s.Cascade {
+		sw.line("%s %s, %s (the exact stage joined the copies without sketching them)",
+			number(s.ExactCopies), agree(s.ExactCopies, "exact copy", "exact copies"), plural(s.Removed-s.ExactCopies, "near duplicate"))
 	}
 	if n := s.RemovedBelowThreshold; n != nil && *n > 0 {
 		far := "below the threshold to"

@@ -18,6 +18,7 @@ import (
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/internal/atomicfile"
+	"github.com/neardup/neardup/internal/sharedflags"
 	"github.com/neardup/neardup/shingle"
 	"github.com/neardup/neardup/sketch"
 	"github.com/neardup/neardup/store"
@@ -48,6 +49,9 @@ func (f *indexParamFlags) register(fs *pflag.FlagSet) {
 // spec builds the index's sketch specification from the flags. Only the
 // flags of the chosen method are used.
 func (f *indexParamFlags) spec() (sketch.Spec, error) {
+	if f.method == sharedflags.Cascade {
+		return sketch.Spec{}, usageErr("--method cascade: an index holds the sketches of its method; the cascade is a dedup run's (neardup dedup --method cascade): create a minhash or simhash index")
+	}
 	m, err := sketch.ParseMethod(f.method)
 	if err != nil || m != sketch.MinHash && m != sketch.SimHash {
 		return sketch.Spec{}, usageErr("--method %q: want minhash or simhash", f.method)

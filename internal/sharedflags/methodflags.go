@@ -58,6 +58,27 @@ var MethodFlags = func() []MethodFlag {
 	return uses
 }()
 
+// Cascade is the --method name of the cascade (dedup.Options.Cascade):
+// exact copies first, then --then, one of CascadeMethods (DefaultThen
+// when not given), on the rest. CheckMethodFlags treats it as its --then
+// method.
+const (
+	Cascade     = "cascade"
+	DefaultThen = "minhash"
+)
+
+// CascadeMethods are the --then methods of --method cascade.
+var CascadeMethods = []string{"minhash", "simhash", "jaccard"}
+
+// ThenMethod is the --then method of cl's command line: its value, or
+// DefaultThen.
+func ThenMethod(cl Given) string {
+	if v, ok := cl.Value("then"); ok {
+		return v
+	}
+	return DefaultThen
+}
+
 // Given is what CheckMethodFlags needs of a parsed command line: whether
 // it declares a flag, and the value of a flag given explicitly (Pflags
 // and StdFlags make one of a flag set).
@@ -118,6 +139,18 @@ func (g stdGiven) Value(name string) (string, bool) {
 // so --spill does not apply to it. The errors are a command's usage
 // errors (exit code 2).
 func CheckMethodFlags(cl Given, method string) error {
+	if then, ok := cl.Value("then"); ok && method != Cascade {
+		return fmt.Errorf("--then %s applies to --method cascade (the near-duplicate method after its exact stage), not %s: leave it out", then, method)
+	}
+	shown := method // in the errors
+	if method == Cascade {
+		// The cascade reads the flags of its near-duplicate method.
+		method = ThenMethod(cl)
+		shown = "cascade --then " + method
+		if !slices.Contains(CascadeMethods, method) {
+			return fmt.Errorf("--then %q: want one of %s (exact alone is --method exact)", method, strings.Join(CascadeMethods, ", "))
+		}
+	}
 	if !slices.Contains(dedup.Methods(), method) {
 		return nil
 	}
@@ -133,7 +166,7 @@ func CheckMethodFlags(cl Given, method string) error {
 		if mf.Flag == "threshold" {
 			which += " (with --verify)"
 		}
-		return fmt.Errorf("--%s applies to --method %s, not %s: leave it out", mf.Flag, which, method)
+		return fmt.Errorf("--%s applies to --method %s, not %s: leave it out", mf.Flag, which, shown)
 	}
 	if method == "simhash" && changed("threshold") && !cl.Declared("verify") {
 		// index create: a simhash index matches by --distance alone.

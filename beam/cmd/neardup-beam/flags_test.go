@@ -125,6 +125,7 @@ func TestMethodFlagsRefused(t *testing.T) {
 		{[]string{"-method", "simhash", "-threshold", "0.5", "-verify", "-bits", "128", "-seed", "7"}, ""},
 		{[]string{"-num-perm", "64", "-threshold", "0.7", "-verify"}, ""},
 		{[]string{"-method", "ksentence", "-k-sentences", "3"}, ""},
+		{[]string{"-method", "cascade"}, "--method cascade: the Beam pipeline has no cascade"},
 	} {
 		fs := flag.NewFlagSet("neardup-beam", flag.ContinueOnError)
 		var o options

@@ -109,6 +109,9 @@ func (o *options) config() (dedup.Options, error) {
 	cfg := dedup.Options{Method: o.method}
 	m, err := sketch.ParseMethod(o.method)
 	if err != nil {
+		if o.method == sharedflags.Cascade {
+			return cfg, fmt.Errorf("--method cascade: the Beam pipeline has no cascade (exact copies first, then a near method): run neardup dedup --method cascade in one process, or --method minhash here")
+		}
 		if o.method == "bloom" || o.method == "bloom-overlap" {
 			return cfg, nil // a method of neardup dedup: the pipeline says why it cannot run it
 		}
