@@ -260,7 +260,7 @@ func runStaged(cmd *cobra.Command, o *dedupOpts, cfg dedup.Options, ropts corpus
 			return err
 		}
 	}
-	for _, name := range staged.StageNames {
+	for _, name := range plan.Stages() {
 		a := []string{exe, "task", "--work", workArg}
 		if o.tmpDir != "" {
 			a = append(a, "--tmp-dir", o.tmpDir)
@@ -672,6 +672,9 @@ after a crash, or twice at once. The stages, in order: ` + fmt.Sprint(staged.Sta
 				index = n
 			}
 			job, err := staged.Load(cmd.Context(), work)
+			if errors.Is(err, staged.ErrNoPlan) {
+				return usageErr("%v", err)
+			}
 			if err != nil {
 				if index >= 0 {
 					return fmt.Errorf("task %s %d: %w", args[0], index, err)
@@ -679,6 +682,9 @@ after a crash, or twice at once. The stages, in order: ` + fmt.Sprint(staged.Sta
 				return fmt.Errorf("task %s: %w", args[0], err)
 			}
 			defer job.Work.Close()
+			if job.Plan.TaskCount(args[0]) == 0 {
+				return usageErr("stage %s: the job planned in %s has no task in it (%s)", args[0], work, staged.NoTasksWhy(args[0]))
+			}
 			if index < 0 {
 				if job.Plan.TaskCount(args[0]) != 1 {
 					return usageErr("no task index: give INDEX, or set SLURM_ARRAY_TASK_ID or JOB_COMPLETION_INDEX")

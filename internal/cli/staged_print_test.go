@@ -109,11 +109,12 @@ func TestStagedPrintRuns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(files) != len(staged.StageNames) {
+	stages := planStages(t, run+"/work")
+	if len(files) != len(stages) {
 		t.Fatalf("%d manifests, want one a stage: %q", len(files), files)
 	}
 	for k, f := range files {
-		stage := staged.StageNames[k]
+		stage := stages[k]
 		if want := fmt.Sprintf("%02d-%s.yaml", k+1, stage); filepath.Base(f) != want {
 			t.Fatalf("manifest %d is %s, want %s", k, filepath.Base(f), want)
 		}

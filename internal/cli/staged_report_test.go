@@ -101,3 +101,36 @@ func TestStagedReportUnwritable(t *testing.T) {
 		t.Errorf("tasks ran before the --report path was checked")
 	}
 }
+
+// TestStagedReportResumes: with --report, the examples task (one, between
+// join and write: it chooses the examples from the join tasks' lists)
+// or a write task killed with SIGKILL before its marker fails the job;
+// the same command again completes it, and the report's summary and
+// example clusters are dedup's.
+func TestStagedReportResumes(t *testing.T) {
+	stagedEnv(t)
+	dir := t.TempDir()
+	in := genFiles(t, dir, 2, 500, 300)
+	ref := filepath.Join(dir, "ref.html")
+	if code, _, stderr := runCLI(append([]string{"dedup", "-q", "-j", "2", "--report", ref}, in...)...); code != 0 {
+		t.Fatalf("dedup: exit %d: %s", code, stderr)
+	}
+	want := readPage(t, ref)
+	if !strings.Contains(reportSection(want, "clusters"), `class="cluster random"`) {
+		t.Fatalf("dedup's report has no random example: the test shows nothing")
+	}
+	for _, crash := range []struct {
+		stage string
+		index int
+	}{{"examples", 0}, {"write", 1}} {
+		run := filepath.Join(dir, crash.stage)
+		args := append([]string{"dedup", "-q", "--executor", "local", "--tasks", "3", "-j", "2", "--work", run + "/work", "-o", run + "/out", "--report", run + ".html"}, in...)
+		killThenResume(t, crash.stage, crash.index, run+"-crashed", args...)
+		page := readPage(t, run+".html")
+		for _, id := range []string{"summary", "clusters"} {
+			if g, w := reportSection(page, id), reportSection(want, id); g != w {
+				t.Errorf("%s %d: after the resume the report's section %q differs from dedup's:\n%s\nwant\n%s", crash.stage, crash.index, id, g, w)
+			}
+		}
+	}
+}

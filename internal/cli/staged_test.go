@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -308,24 +309,32 @@ func TestStagedResumesAfterKill(t *testing.T) {
 	wantOut, _ := os.ReadFile(dir + "/ref-out.jsonl")
 	for _, stage := range []string{"sign", "join", "write"} {
 		run := filepath.Join(dir, stage)
-		t.Setenv(taskCrashEnv, stage+":1:"+run+"-crashed")
-		args := []string{"dedup", "-q", "--executor", "local", "--tasks", "3", "-j", "2", "--work", run + "/work", "--clusters", run + "/cl", "-o", run + "/out", in}
-		code, _, stderr := runCLI(args...)
-		if code == 0 {
-			t.Fatalf("%s: the job succeeded although a task was killed", stage)
-		}
-		if !strings.Contains(stderr, "stage "+stage+", task 1 failed") || !strings.Contains(stderr, "signal: killed") {
-			t.Errorf("%s: the error does not name the task: %s", stage, stderr)
-		}
-		if code, _, stderr := runCLI(args...); code != 0 {
-			t.Fatalf("%s: rerun: exit %d: %s", stage, code, stderr)
-		}
+		killThenResume(t, stage, 1, run+"-crashed", "dedup", "-q", "--executor", "local", "--tasks", "3", "-j", "2", "--work", run+"/work", "--clusters", run+"/cl", "-o", run+"/out", in)
 		if got := concatParts(t, run+"/cl", 3); !bytes.Equal(got, wantCl) {
 			t.Errorf("%s: clusters differ after the resume", stage)
 		}
 		if got := concatParts(t, run+"/out", 3); !bytes.Equal(got, wantOut) {
 			t.Errorf("%s: kept documents differ after the resume", stage)
 		}
+	}
+}
+
+// killThenResume runs the staged job of args with task index of stage
+// killed with SIGKILL before its marker (taskCrashEnv, flag the file that
+// says it was), sees it fail naming the task, and runs it again to its
+// end.
+func killThenResume(t *testing.T, stage string, index int, flag string, args ...string) {
+	t.Helper()
+	t.Setenv(taskCrashEnv, fmt.Sprintf("%s:%d:%s", stage, index, flag))
+	code, _, stderr := runCLI(args...)
+	if code == 0 {
+		t.Fatalf("%s %d: the job succeeded although a task was killed", stage, index)
+	}
+	if !strings.Contains(stderr, fmt.Sprintf("stage %s, task %d failed", stage, index)) || !strings.Contains(stderr, "signal: killed") {
+		t.Errorf("%s %d: the error does not name the task: %s", stage, index, stderr)
+	}
+	if code, _, stderr := runCLI(args...); code != 0 {
+		t.Fatalf("%s %d: rerun: exit %d: %s", stage, index, code, stderr)
 	}
 }
 
@@ -378,6 +387,17 @@ func TestStagedBadInput(t *testing.T) {
 	}
 }
 
+// planStages are the stages of the job planned in work (staged.Plan.Stages).
+func planStages(t *testing.T, work string) []string {
+	t.Helper()
+	job, err := staged.Load(context.Background(), work)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer job.Work.Close()
+	return job.Plan.Stages()
+}
+
 // TestStagedPrint: the printed commands and manifests.
 func TestStagedPrint(t *testing.T) {
 	dir := t.TempDir()
@@ -389,8 +409,9 @@ func TestStagedPrint(t *testing.T) {
 		t.Fatal(stderr)
 	}
 	for _, s := range staged.StageNames {
-		if !strings.Contains(stdout, "task --work "+work+" "+s) {
-			t.Errorf("no %s command in\n%s", s, stdout)
+		// Without --report the job has no examples task.
+		if want := s != staged.StageExamples; strings.Contains(stdout, "task --work "+work+" "+s+" ") != want {
+			t.Errorf("a %s command in the job's: %v, want %v, in\n%s", s, !want, want, stdout)
 		}
 	}
 	m, err := os.ReadFile(filepath.Join(work, "k8s", "01-sign.yaml"))

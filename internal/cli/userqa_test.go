@@ -450,10 +450,21 @@ func TestTaskArguments(t *testing.T) {
 		"sgn 0":        `unknown stage "sgn" (want one of sign, bucket`,
 		"sign 5":       "stage sign: task index 5 out of range: the job planned in " + work + " has 2 task(s) in it (0 to 1)",
 		"components 1": "stage components: task index 1 out of range",
+		// Without --report the job has no examples task.
+		"examples 0": "stage examples: the job planned in " + work + " has no task in it (it chooses the examples of --report",
+		"examples":   "stage examples: the job planned in " + work + " has no task in it",
 	} {
 		code, _, errs := runCLI(append([]string{"task", "--work", work}, strings.Fields(args)...)...)
 		if code != ExitUsage || !strings.Contains(errs, want) {
 			t.Errorf("task %s: exit %d, %q; want %d and %q", args, code, errs, ExitUsage, want)
+		}
+	}
+	// A work folder without a plan: the command that makes it.
+	empty := t.TempDir()
+	for _, args := range []string{"sign 0", "finish"} {
+		code, _, errs := runCLI(append([]string{"task", "--work", empty}, strings.Fields(args)...)...)
+		if want := "no plan: run `neardup dedup --executor local|print|slurm --work " + empty; code != ExitUsage || !strings.Contains(errs, want) {
+			t.Errorf("task %s on a folder without a plan: exit %d, %q; want %d and %q", args, code, errs, ExitUsage, want)
 		}
 	}
 }

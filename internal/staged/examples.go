@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/internal/objstore"
 	"github.com/neardup/neardup/report"
 	"github.com/neardup/neardup/text"
 )
@@ -23,21 +25,35 @@ import (
 //   - Each join task lists its clusters of two or more new documents
 //     (joinClusters: the kept document, the size and the first members,
 //     dedup.JoinCluster), in the order of their kept documents.
-//   - Each write task reads those N lists (once each, whole), chooses
-//     the examples from them (dedup.ChooseExamples: the same choice for
-//     any number of tasks, and Run's), reads the texts of the chosen clusters' members
-//     that are in its shard (with -o as it writes the kept records, else
-//     reading its shard up to the last of them), and lists its shard's
-//     removed ids, up to report.MaxRemovedBytes (writeReport).
-//   - Finish puts the shards' parts together (ReportName), and the
-//     command renders the page from it and the job's Stats.
+//   - The examples task (one) reads those N lists, once each and whole,
+//     chooses the examples from them (dedup.ChooseExamples: the same
+//     choice for any number of tasks, and Run's) and writes them with
+//     their listed members (ExamplesName). Before plan version 11 every
+//     write task read the N lists and made the choice, N^2 reads a job.
+//   - Each write task reads the choice, the texts of the chosen
+//     clusters' members that are in its shard (with -o as it writes the
+//     kept records, else reading its shard up to the last of them), and
+//     lists its shard's removed ids, up to report.MaxRemovedBytes
+//     (writeReport).
+//   - Finish puts the choice and the shards' parts together
+//     (ReportName), and the command renders the page from it and the
+//     job's Stats.
 //
-// A write task holds the N lists as read (a few bytes a member listed)
-// and about 32 bytes a cluster of two or more documents while it
-// chooses (every task the same: the choice is not written anywhere it
-// could be read back from before every task has made it; a job of more
-// such clusters than half of --task-memory holds at that rate fails and
-// says so), then the texts of its members and its removed ids.
+// The examples task holds the N lists as read (a few bytes a member
+// listed) and about 32 bytes a cluster of two or more documents while it
+// chooses; a job of more such clusters than half of --task-memory holds
+// at that rate fails and says so. A write task holds the choice (at
+// most ExampleMembers members an example), the texts of its members in
+// its shard and its removed ids.
+
+// ExamplesName is the examples task's file: the chosen examples
+// (chosenFile).
+const ExamplesName = "examples/chosen.json"
+
+// chosenFile is ExamplesName.
+type chosenFile struct {
+	Examples []chosenExample `json:"examples"`
+}
 
 // joinClusters is join task g's clusters of two or more new documents.
 func joinClusters(g int) string { return fmt.Sprintf("join/%05d/clusters", g) }
@@ -157,19 +173,56 @@ func (j *Job) eachJoinCluster(lists [][]byte, fn func(c *dedup.JoinCluster)) err
 // besides the lists as read.
 const chooseBytes = 32
 
-// chosenExample is an example cluster the write tasks chose.
+// chosenExample is an example cluster the examples task chose: its kind
+// and size as Stats.Examples has them, its kept document and its listed
+// members (JoinCluster.Members), by their numbers in the input.
 type chosenExample struct {
 	Kind    string  `json:"kind"`
 	Size    int     `json:"size"`
 	Kept    int64   `json:"kept"`
-	Members []int64 `json:"-"`
+	Members []int64 `json:"members"`
+}
+
+// examples: the examples task, which chooses the job's example clusters
+// (chooseExamples) and writes them (ExamplesName).
+func (j *Job) examples(ctx context.Context) error {
+	chosen, err := j.chooseExamples(ctx)
+	if err != nil {
+		return err
+	}
+	if chosen == nil {
+		chosen = []chosenExample{}
+	}
+	return j.putJSON(ctx, ExamplesName, chosenFile{Examples: chosen})
+}
+
+// readChosen reads the examples task's choice (ExamplesName) and checks
+// it against the plan.
+func (j *Job) readChosen(ctx context.Context) ([]chosenExample, error) {
+	var f chosenFile
+	if err := j.getJSON(ctx, ExamplesName, &f); err != nil {
+		if errors.Is(err, objstore.ErrNotExist) {
+			return nil, fmt.Errorf("%s: the examples task's choice of the report's examples is missing: run `neardup task --work %s examples` before the write tasks: %w", j.Work.URL(ExamplesName), j.Work.URL(""), err)
+		}
+		return nil, err
+	}
+	if n := j.Plan.Examples + j.Plan.RandomExamples; len(f.Examples) > n {
+		return nil, fmt.Errorf("%s: damaged work file: %d examples, the plan has at most %d", j.Work.URL(ExamplesName), len(f.Examples), n)
+	}
+	for _, c := range f.Examples {
+		if len(c.Members) > dedup.ExampleMembers {
+			return nil, fmt.Errorf("%s: damaged work file: an example of %d members", j.Work.URL(ExamplesName), len(c.Members))
+		}
+	}
+	return f.Examples, nil
 }
 
 // chooseExamples chooses the job's example clusters from the join
 // tasks' lists, as dedup.Run does (dedup.ChooseExamples), in the order of
-// Stats.Examples: it reads the lists once (N small reads a write task;
-// twice each before, 2N^2 a job), goes over them for the kept documents
-// and sizes, then again for the chosen clusters' members.
+// Stats.Examples: it reads the lists once (N small reads a job: the
+// examples task's; before plan version 11 each write task's, N^2), goes
+// over them for the kept documents and sizes, then again for the chosen
+// clusters' members.
 func (j *Job) chooseExamples(ctx context.Context) ([]chosenExample, error) {
 	type cl struct {
 		kept int64
@@ -248,16 +301,15 @@ type shardMember struct {
 
 // shardReportFile is writeReport.
 type shardReportFile struct {
-	Chosen         []chosenExample `json:"chosen"`
-	Members        []shardMember   `json:"members"`
-	RemovedIDs     []string        `json:"removed_ids"`
-	RemovedOmitted bool            `json:"removed_omitted,omitempty"`
+	Members        []shardMember `json:"members"`
+	RemovedIDs     []string      `json:"removed_ids"`
+	RemovedOmitted bool          `json:"removed_omitted,omitempty"`
 }
 
-// shardExamples chooses the examples and finds which of their members
-// write task s reads.
+// shardExamples reads the chosen examples and finds which of their
+// members write task s reads.
 func (j *Job) shardExamples(ctx context.Context, s int) (*shardExamples, error) {
-	chosen, err := j.chooseExamples(ctx)
+	chosen, err := j.readChosen(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -341,29 +393,28 @@ func (j *Job) putShardReport(ctx context.Context, s int, ex *shardExamples) erro
 	if len(ex.got) != len(ex.want) {
 		return fmt.Errorf("found %d of the %d members of the report's examples in the shard: the input changed", len(ex.got), len(ex.want))
 	}
-	return j.putJSON(ctx, writeReport(s), shardReportFile{Chosen: ex.chosen, Members: ex.got, RemovedIDs: ex.removed, RemovedOmitted: ex.omitted})
+	return j.putJSON(ctx, writeReport(s), shardReportFile{Members: ex.got, RemovedIDs: ex.removed, RemovedOmitted: ex.omitted})
 }
 
-// finishReport puts the write tasks' parts of the report together
-// (ReportName): the examples' members in input order, the kept one first
-// and as many others as dedup.Run shows; the removed ids in input order.
+// finishReport puts the examples task's choice and the write tasks'
+// parts of the report together (ReportName): the examples' members in
+// input order, the kept one first and as many others as dedup.Run shows;
+// the removed ids in input order.
 func (j *Job) finishReport(ctx context.Context) error {
 	rf := &ReportFile{RemovedIDs: []string{}}
-	var chosen []chosenExample
+	chosen, err := j.readChosen(ctx)
+	if err != nil {
+		return err
+	}
+	rf.Examples = make([]dedup.Example, len(chosen))
+	for k, c := range chosen {
+		rf.Examples[k] = dedup.Example{Kind: c.Kind, Size: c.Size}
+	}
 	bytes := 0
 	for s := range j.Plan.Tasks {
 		var part shardReportFile
 		if err := j.getJSON(ctx, writeReport(s), &part); err != nil {
 			return err
-		}
-		if s == 0 {
-			chosen = part.Chosen
-			rf.Examples = make([]dedup.Example, len(chosen))
-			for k, c := range chosen {
-				rf.Examples[k] = dedup.Example{Kind: c.Kind, Size: c.Size}
-			}
-		} else if len(part.Chosen) != len(chosen) {
-			return fmt.Errorf("%s: damaged work file: %d examples, write task 0 chose %d", j.Work.URL(writeReport(s)), len(part.Chosen), len(chosen))
 		}
 		for _, m := range part.Members {
 			if m.Example < 0 || m.Example >= len(chosen) {

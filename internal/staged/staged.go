@@ -56,8 +56,13 @@ const StatsName = "finish/stats.json"
 // read instead of the sign metas: see signCounts; 9: a range inside a
 // file may start at a restart point, DocRange.From; 10: the sign metas
 // count the documents without an --id-field, and finish writes their sum
-// to finish/ids_from_position.json for the command's warning).
-const PlanVersion = 10
+// to finish/ids_from_position.json for the command's warning; 11: with
+// --report, a stage of one task between join and write, examples, reads
+// the join tasks' lists of clusters once and writes the chosen examples
+// to examples/chosen.json, which the write tasks and finish read: each
+// write task read the N lists, N^2 reads a job; the write tasks' parts
+// of the report no longer carry the choice).
+const PlanVersion = 11
 
 // Stage names, in order.
 const (
@@ -66,12 +71,15 @@ const (
 	StageComponents = "components"
 	StageScatter    = "scatter"
 	StageJoin       = "join"
+	StageExamples   = "examples"
 	StageWrite      = "write"
 	StageFinish     = "finish"
 )
 
 // StageNames lists the stages in the order they run.
-var StageNames = []string{StageSign, StageBucket, StageComponents, StageScatter, StageJoin, StageWrite, StageFinish}
+// A plan may have no task in a stage (examples, without --report):
+// Plan.Stages lists those it has.
+var StageNames = []string{StageSign, StageBucket, StageComponents, StageScatter, StageJoin, StageExamples, StageWrite, StageFinish}
 
 // InputOptions are the reader options of the plan (corpus.Options without
 // its callback) and --skip-invalid.
@@ -123,9 +131,10 @@ type Plan struct {
 	SpillMemory int64 `json:"spill_memory,omitempty"`
 	// Examples and RandomExamples are dedup.Input's, for the report
 	// (--report): the join tasks list their clusters (joinClusters), the
-	// write tasks choose the examples as dedup.Run does and read their
-	// members' texts and the removed ids, finish gathers them
-	// (ReportName). 0 and 0: no report.
+	// examples task chooses the examples as dedup.Run does (ExamplesName),
+	// the write tasks read their members' texts and the removed ids,
+	// finish gathers them (ReportName). 0 and 0: no report, and no
+	// examples task.
 	Examples       int `json:"examples,omitempty"`
 	RandomExamples int `json:"random_examples,omitempty"`
 }
@@ -138,8 +147,25 @@ func (p *Plan) TaskCount(stage string) int {
 	switch stage {
 	case StageComponents, StageFinish:
 		return 1
+	case StageExamples:
+		if p.examples() {
+			return 1
+		}
+		return 0
 	}
 	return p.Tasks
+}
+
+// Stages lists the stages that have tasks in the plan, in the order
+// they run: StageNames less examples without --report.
+func (p *Plan) Stages() []string {
+	var out []string
+	for _, st := range StageNames {
+		if p.TaskCount(st) > 0 {
+			out = append(out, st)
+		}
+	}
+	return out
 }
 
 // OpenInput opens an input file: every read of an input goes through it.
@@ -351,6 +377,18 @@ type Job struct {
 	Usage func() any
 }
 
+// NoTasksWhy says why a plan may have no task in stage (for the
+// messages of RunTask and neardup task).
+func NoTasksWhy(stage string) string {
+	if stage == StageExamples {
+		return "it chooses the examples of --report, which the job was planned without"
+	}
+	return "a stage of every job"
+}
+
+// ErrNoPlan is Load's error for a work folder without a plan.
+var ErrNoPlan = errors.New("no plan")
+
 // Load opens the work folder and reads its plan.
 func Load(ctx context.Context, work string) (*Job, error) {
 	f, err := objstore.Open(ctx, work)
@@ -361,7 +399,7 @@ func Load(ctx context.Context, work string) (*Job, error) {
 	if err != nil {
 		f.Close()
 		if errors.Is(err, objstore.ErrNotExist) {
-			return nil, fmt.Errorf("%s: no plan: run `neardup dedup --executor ... --work %s` first", f.URL(PlanName), work)
+			return nil, fmt.Errorf("%s: %w: run `neardup dedup --executor local|print|slurm --work %s ...` first, which plans the job", f.URL(PlanName), ErrNoPlan, work)
 		}
 		return nil, err
 	}
@@ -450,7 +488,9 @@ func (j *Job) RunTask(ctx context.Context, stage string, i int) error {
 	if !slices.Contains(StageNames, stage) {
 		return fmt.Errorf("unknown stage %q (want one of %s)", stage, strings.Join(StageNames, ", "))
 	}
-	if n := j.Plan.TaskCount(stage); i < 0 || i >= n {
+	if n := j.Plan.TaskCount(stage); n == 0 {
+		return fmt.Errorf("stage %s: the job has no task in it (%s)", stage, NoTasksWhy(stage))
+	} else if i < 0 || i >= n {
 		return fmt.Errorf("stage %s: task index %d out of range (0 to %d)", stage, i, n-1)
 	}
 	done, err := j.Done(ctx, stage, i)
@@ -479,6 +519,8 @@ func (j *Job) RunTask(ctx context.Context, stage string, i int) error {
 		err = j.scatter(ctx, i)
 	case StageJoin:
 		err = j.join(ctx, i)
+	case StageExamples:
+		err = j.examples(ctx)
 	case StageWrite:
 		shard = j.shardName(i)
 		err = j.write(ctx, i)
