@@ -82,7 +82,10 @@ func runStaged(cmd *cobra.Command, o *dedupOpts, cfg dedup.Options, ropts corpus
 		if errors.Is(err, dedup.ErrUnknownMethod) {
 			return err
 		}
-		return usageErr("%v", optionErr(err))
+		if err := optionErr(err); errors.Is(err, errUsage) {
+			return err // an option's error is a usage error already
+		}
+		return usageErr("%v", err)
 	}
 	for _, a := range args {
 		if a == "-" {
