@@ -20,6 +20,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/neardup/neardup/corpus"
+	"github.com/neardup/neardup/cluster"
 	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/internal/executor"
 	"github.com/neardup/neardup/internal/objstore"
@@ -534,12 +535,57 @@ func planDifference(was, now []byte) string {
 		}
 		return string(j)
 	}
-	name := strconv.Quote(path)
-	if f, ok := planFlags[path]; ok {
-		name = f
+	// The plan keeps these options by number; the flags take names.
+	if name, ok := planEnums[path]; ok {
+		show = func(v any) string {
+			if n, ok := v.(json.Number); ok {
+				if i, err := n.Int64(); err == nil {
+					return name(int(i))
+				}
+			}
+			j, _ := json.Marshal(v)
+			return string(j)
+		}
 	}
-	return fmt.Sprintf("%s is %s in the plan, %s in this command", name, show(x), show(y))
+	return fmt.Sprintf("%s is %s in the plan, %s in this command", planFlag(path), show(x), show(y))
 }
+
+// planEnums name the values of the plan's options kept as numbers.
+var planEnums = map[string]func(int) string{
+	"options.Cluster": func(i int) string { return cluster.Mode(i).String() },
+	"options.Keep":    func(i int) string { return cluster.Policy(i).String() },
+	"options.Device":  func(i int) string { return dedup.Device(i).String() },
+}
+
+// planFlag names the flag that sets the plan's field at path (a JSON
+// path: options.Keep, options.Spec.shingle.n), or the path quoted when no
+// one flag does.
+func planFlag(path string) string {
+	if f, ok := planFlags[path]; ok {
+		return f
+	}
+	if spec, ok := strings.CutPrefix(path, "options.Spec."); ok {
+		if f, ok := specFlags[spec]; ok {
+			return f
+		}
+	} else if opt, ok := strings.CutPrefix(path, "options."); ok {
+		if f, ok := optionFlags[opt]; ok {
+			return f
+		}
+	}
+	return strconv.Quote(path)
+}
+
+// specFlags are the flags of a sketch.Spec's JSON fields (sketch/json.go).
+var specFlags = map[string]string{"method": "--method", "threshold": "--threshold",
+	"normalize.nfkc": "--nfkc", "normalize.case_fold": "--case-fold", "normalize.whitespace": "--fold-whitespace",
+	"normalize.punctuation": "--fold-punct", "normalize.html": "--html", "normalize.html_all": "--html-all",
+	"normalize.t2s": "--t2s", "normalize.stop_words": "--stop-words",
+	"shingle.unit": "--unit", "shingle.n": "--ngram", "shingle.seed": "--seed",
+	"minhash.num_perm": "--num-perm", "minhash.family": "--minhash-family", "minhash.seed": "--seed",
+	"minhash.bands": "--bands", "minhash.rows": "--rows", "minhash.threshold": "--threshold",
+	"simhash.bits": "--bits", "simhash.distance": "--distance", "simhash.weights": "--weights",
+	"simhash.seed": "--seed", "simhash.blocks": "--blocks", "ksentence.k": "--k-sentences"}
 
 // planFlags are the flags of the plan's fields that one flag sets.
 var planFlags = map[string]string{"tasks": "--tasks", "kept": "-o", "clusters": "--clusters",

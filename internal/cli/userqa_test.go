@@ -487,7 +487,9 @@ func TestStagedOtherPlan(t *testing.T) {
 		want string
 	}{
 		{[]string{"--tasks", "3"}, "(--tasks is 2 in the plan, 3 in this command)"},
-		{[]string{"--tasks", "2", "--ngram", "3"}, `("options.Spec.shingle.n" is 5 in the plan, 3 in this command)`},
+		{[]string{"--tasks", "2", "--ngram", "3"}, `(--ngram is 5 in the plan, 3 in this command)`},
+		{[]string{"--tasks", "2", "--keep", "longest"}, `(--keep is first in the plan, longest in this command)`},
+		{[]string{"--tasks", "2", "--html"}, `(--html is false in the plan, true in this command)`},
 		{[]string{"--tasks", "2", "--clusters", filepath.Join(out, "cl")}, "(--clusters is absent in the plan, "},
 	} {
 		if code, errs := run(c.args...); code != ExitUsage || !strings.Contains(errs, c.want) {
