@@ -19,8 +19,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/cluster"
+	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/internal/executor"
 	"github.com/neardup/neardup/internal/objstore"
