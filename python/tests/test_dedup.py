@@ -33,6 +33,8 @@ CASES = [
     {"method": "jaccard", "threshold": 0.6},
     {"keep": "longest", "cluster": "leader"},
     {"verify": True, "workers": 1},
+    {"method": "cascade"},
+    {"method": "cascade", "then": "simhash"},
 ]
 
 
@@ -47,6 +49,19 @@ def test_same_as_cli(tmp_path, corpus, options):
     assert r.stats["documents"] == len(corpus)
     assert r.stats["removed"] == r.removed
     assert [(p["id1"], p["id2"]) for p in want_pairs] == [(a, b) for a, b, _ in r.pairs]
+
+
+def test_cascade_is_its_near_method(corpus):
+    # Exact copies (case and spacing folded by the normalisation) are
+    # joined first; the clusters are those of the near method alone.
+    texts = corpus + [corpus[0], corpus[1].upper(), "  " + corpus[2] + "  "]
+    for then in ("minhash", "simhash"):
+        a = neardup.dedup(texts, method="cascade", then=then)
+        b = neardup.dedup(texts, method=then)
+        assert a.kept == b.kept and a.cluster == b.cluster
+        assert a.stats["exact_copies"] >= 3
+    with pytest.raises(neardup.OptionError, match="--then"):
+        neardup.dedup(texts, method="minhash", then="simhash")
 
 
 def test_ids_and_small_batches(tmp_path, corpus):
