@@ -332,12 +332,14 @@ func (m *simhashMethod) batchDesign(sketched int) (simhash.Design, error) {
 }
 
 // pairOrder is AllPairsGrouped's order with the design that the batch
-// Finder chooses for sketched fingerprints.
+// Finder chooses for sketched fingerprints: the spilled run's design (its
+// Facts say so, as the in-memory run's do).
 func (m *simhashMethod) pairOrder(sketched int) (*pairOrder, error) {
 	d, err := m.batchDesign(sketched)
 	if err != nil {
 		return nil, err
 	}
+	m.chosen = &d
 	return &pairOrder{fp: func(s DocSketch) simhash.Fingerprint { return s.(*simhashSketch).fp }, where: d.PairOrder(),
 		distance: m.distance}, nil
 }

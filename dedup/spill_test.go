@@ -771,4 +771,13 @@ func TestSpillSimhashKeysForEstimate(t *testing.T) {
 	if st.Memory.EstimatedDocs <= 0 || st.Params.SpillDesign != d.String() {
 		t.Errorf("a run estimated %d documents, spill design %q, want %q", st.Memory.EstimatedDocs, st.Params.SpillDesign, d.String())
 	}
+	// And the design that ordered its pairs, as the in-memory run does
+	// (it said the Spec's design for a million documents).
+	mem, err := Run(context.Background(), Options{Method: "simhash", Workers: 2}, Input{Files: []string{path}}, Outputs{TmpDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Params.Design == "" || st.Params.Design != mem.Params.Design || st.Params.DesignFor1MDocs != "" {
+		t.Errorf("spilled run: design %q (for 1M: %q); in memory %q", st.Params.Design, st.Params.DesignFor1MDocs, mem.Params.Design)
+	}
 }
