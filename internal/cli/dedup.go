@@ -289,9 +289,6 @@ func runDedup(cmd *cobra.Command, o *dedupOpts, args []string, e *env) error {
 		return err
 	}
 	if o.staged.executor != "" {
-		if cfg.Cascade {
-			return usageErr("--method cascade with --executor: the staged pipeline has no cascade: leave --executor out to run it in one process, or run --method %s alone staged", cfg.Method)
-		}
 		return runStaged(cmd, o, cfg, ropts, args, e)
 	}
 	if o.staged.work != "" || o.staged.tasks != 0 || cmd.Flags().Changed("task-memory") || o.staged.taskSpill != "" {
