@@ -3,12 +3,10 @@ package cli
 import (
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/neardup/neardup/dedup"
-	"github.com/neardup/neardup/internal/sharedflags"
 	"github.com/neardup/neardup/sketch"
 )
 
@@ -47,9 +45,6 @@ flags mean what they mean for dedup.
 func runSign(cmd *cobra.Command, o *dedupOpts, args []string, jsonOut bool, e *env) error {
 	// Flags sign does not have keep the dedup defaults.
 	o.bloomFPP, o.join.Keep = dedup.DefaultBloomFPP, "first"
-	if o.method == sharedflags.Cascade {
-		return usageErr("--method cascade: sign writes every document's sketch, and the cascade skips those of exact copies: sign with --method %s", strings.Join(sharedflags.CascadeMethods, ", --method "))
-	}
 	if err := checkMethodFlags(cmd.Flags(), o.method); err != nil {
 		return err
 	}
