@@ -860,9 +860,11 @@ func (r *run) pass1(ctx context.Context) error {
 		}
 	}
 	// The kept documents' copy pays with more cores: with one worker,
-	// reading the input again costs about what writing the copy does.
-	if r.out.Kept != "" && r.cfg.workers() > 1 && !r.in.Resume && len(r.sources) == 0 && r.in.Examples <= 0 && r.in.RandomExamples <= 0 {
-		kc, err := newKeptCopy(r.out.TmpDir)
+	// reading the input again costs about what writing the copy does;
+	// one that only counts (the null device) pays with any.
+	null := isNullDevice(r.out.Kept)
+	if r.out.Kept != "" && (r.cfg.workers() > 1 || null) && !r.in.Resume && len(r.sources) == 0 && r.in.Examples <= 0 && r.in.RandomExamples <= 0 {
+		kc, err := newKeptCopy(r.out.TmpDir, null)
 		if err != nil {
 			return err
 		}

@@ -66,6 +66,9 @@ type batch struct {
 	packed   []byte
 	nPacked  int
 	unpacked bool
+	// packedBytes: the new records' bytes, for a copy that only counts
+	// them (keptCopy.count).
+	packedBytes int64
 }
 
 // What a rawDoc is.
