@@ -263,6 +263,9 @@ type orderedEdge struct {
 	dist   int32
 	table  uint16
 	phase  uint8
+	// pending: a pair within the distance whose sets are not yet checked
+	// (--verify; only inside groupOrdered, see reduceOrdered).
+	pending bool
 }
 
 func compareFP(x, y simhash.Fingerprint) int {
@@ -340,6 +343,7 @@ func (j *joiner) groupOrdered(b *spillBatch, members []uint32, key uint64) error
 			if err != nil {
 				return err
 			}
+			j.checks++ // the test's count: every copy is checked
 			if ok {
 				b.ordered = append(b.ordered, orderedEdge{fa: j.fps[first], sim: sim,
 					b: int32(members[j.byFP[e]]), a: int32(members[first])})
@@ -364,6 +368,8 @@ func (j *joiner) groupOrdered(b *spillBatch, members []uint32, key uint64) error
 	// distance or another bucket's (200,000 near copies of one page took
 	// 61 CPU-s in matchCore alone, matchCore first).
 	limit := start + max(2*len(members), groupOrderedMin)
+	pending := 0 // the pairs kept unchecked since the last reduceOrdered
+	j.checks = 0
 	for p, x := range j.reps {
 		fx := j.repFPs[p]
 		kx := j.repKeys[p*nk : (p+1)*nk]
@@ -382,30 +388,32 @@ func (j *joiner) groupOrdered(b *spillBatch, members []uint32, key uint64) error
 			if !ok {
 				continue
 			}
-			if !sure {
-				var err error
-				if sim, ok, err = j.matchSets(members, int(x), int(y), false); err != nil {
-					return err
-				}
-				if !ok {
-					continue
-				}
-			}
+			// A pair that its sets decide (--verify) is kept unchecked
+			// (pending): reduceOrdered checks it only when no lighter
+			// pair of the bucket that passed joins its documents.
 			t, key, _ := o.where(j.fps[x], j.fps[y])
 			da, db := int32(members[x]), int32(members[y])
 			b.ordered = append(b.ordered, orderedEdge{fa: j.fps[x], fb: j.fps[y], key: key, sim: sim,
-				b: max(da, db), a: min(da, db), dist: int32(dist), table: uint16(t), phase: 1})
+				b: max(da, db), a: min(da, db), dist: int32(dist), table: uint16(t), phase: 1, pending: !sure})
+			if !sure {
+				pending++
+			}
 			if len(b.ordered) >= limit {
-				j.reduceOrdered(b, start, members)
+				if err := j.reduceOrdered(b, start, members); err != nil {
+					return err
+				}
+				pending = 0
 				limit = max(len(b.ordered)+len(members), start+groupOrderedMin)
 			}
 		}
 	}
-	if len(b.ordered)-start >= len(members) {
-		j.reduceOrdered(b, start, members)
+	if pending > 0 || len(b.ordered)-start >= len(members) {
+		if err := j.reduceOrdered(b, start, members); err != nil {
+			return err
+		}
 	}
 	if groupOrderedDone != nil {
-		groupOrderedDone(len(members), len(b.ordered)-start)
+		groupOrderedDone(len(members), len(b.ordered)-start, j.checks)
 	}
 	return nil
 }
@@ -414,9 +422,9 @@ func (j *joiner) groupOrdered(b *spillBatch, members []uint32, key uint64) error
 // they are replaced by their forest (a variable: tests shrink it).
 var groupOrderedMin = 1 << 14
 
-// groupOrderedDone, when not nil, gets each bucket's members and the
-// pairs it kept (a test's hook).
-var groupOrderedDone func(members, kept int)
+// groupOrderedDone, when not nil, gets each bucket's members, the pairs
+// it kept and the pairs whose sets it checked (--verify; a test's hook).
+var groupOrderedDone func(members, kept, checks int)
 
 // reduceOrdered replaces the pairs that the bucket of members kept
 // (b.ordered from start) by their forest in the method's order: a pair
@@ -424,7 +432,21 @@ var groupOrderedDone func(members, kept int)
 // a cycle of the bucket's pairs, so of the run's too, and not in the
 // run's forest (the forest of the forest of some pairs and of others is
 // the forest of all of them).
-func (j *joiner) reduceOrdered(b *spillBatch, start int, members []uint32) {
+//
+// A pending pair (--verify: its sets not yet checked) is checked only
+// when it would join two clusters, and dropped when its sets do not
+// match. That is the in-memory Finder's rule (it checks a pair only when
+// the pairs before it in the order have not joined its documents) applied
+// to the bucket's pairs: every pair that joined its clusters before it
+// here passed its check and is lighter, so if it passes too it is the
+// heaviest of a cycle of matching pairs and not in the run's forest;
+// whether it passes changes nothing. The check is skipped; the forest is
+// the same. Pairs met in a later round of the bucket may be lighter than
+// some checked in an earlier one: those were checked needlessly, which
+// costs time only. (The pairs of distinct fingerprints come in the
+// bucket's order, not the run's, so a pair cannot be skipped as it is
+// met, only once the bucket's pairs so far are sorted: here.)
+func (j *joiner) reduceOrdered(b *spillBatch, start int, members []uint32) error {
 	edges := b.ordered[start:]
 	slices.SortFunc(edges, compareOrdered)
 	j.repUF = j.repUF[:0]
@@ -440,14 +462,27 @@ func (j *joiner) reduceOrdered(b *spillBatch, start int, members []uint32) {
 	}
 	out := edges[:0]
 	for _, e := range edges {
-		ra, rb := findPlace(j.repUF, place(e.a)), findPlace(j.repUF, place(e.b))
+		pa, pb := place(e.a), place(e.b)
+		ra, rb := findPlace(j.repUF, pa), findPlace(j.repUF, pb)
 		if ra == rb {
 			continue
+		}
+		if e.pending {
+			j.checks++
+			sim, ok, err := j.matchSets(members, int(pa), int(pb), false)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				continue
+			}
+			e.sim, e.pending = sim, false
 		}
 		j.repUF[max(ra, rb)] = min(ra, rb)
 		out = append(out, e)
 	}
 	b.ordered = b.ordered[:start+len(out)]
+	return nil
 }
 
 // findPlace is the root of x in the union-find uf (each place points to

@@ -308,7 +308,7 @@ func TestSpillSimhashBucketForest(t *testing.T) {
 	}
 	path := writeTexts(t, t.TempDir(), texts, "d%d")
 	var largest, over int
-	groupOrderedDone = func(reps, kept int) {
+	groupOrderedDone = func(reps, kept, _ int) {
 		largest = max(largest, reps)
 		if kept > max(reps-1, 0) {
 			over++
