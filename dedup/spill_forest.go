@@ -205,10 +205,14 @@ func forestOf[E any](f *spillFinder, edges []E, compare func(x, y E) int, pair f
 // fails joins nothing, so its forest is Kruskal's over the pairs that
 // pass, in the same order. The spill join checks the same pairs, each in
 // the bucket that keeps it (the sets are read from the sets' file,
-// splitKeyed), and keeps those that pass. It checks a pair of distinct
-// fingerprints whose documents earlier pairs joined already, which the
-// in-memory Finder skips: 39,512 checks against 37,760 at 1M bench
-// documents, beside the 370,535 copies both check.
+// splitKeyed), and keeps those that pass. A pair of distinct
+// fingerprints is checked lazily, as the in-memory Finder checks it: only
+// when the bucket's pairs before it in the order that passed have not
+// joined its documents (reduceOrdered). The bucket cannot know the pairs
+// of other buckets, so it still checks some pairs that the in-memory
+// Finder skips (200,000 near copies of one page: 911,383 checks against
+// 309,143 in memory, and 18,500,801 when every pair within the distance
+// was checked; docs/benchmarks.md, session 21).
 
 // spanOrderer is a method whose spanning pairs follow its own order of
 // the pairs (see above).
@@ -343,7 +347,6 @@ func (j *joiner) groupOrdered(b *spillBatch, members []uint32, key uint64) error
 			if err != nil {
 				return err
 			}
-			j.checks++ // the test's count: every copy is checked
 			if ok {
 				b.ordered = append(b.ordered, orderedEdge{fa: j.fps[first], sim: sim,
 					b: int32(members[j.byFP[e]]), a: int32(members[first])})
@@ -356,7 +359,9 @@ func (j *joiner) groupOrdered(b *spillBatch, members []uint32, key uint64) error
 	// The distinct fingerprints' pairs, ascending fingerprints. Their
 	// places in the order are not the bucket's (a pair's table and key
 	// are those of the run's design, not of the spill's keys), so none
-	// can be skipped here; but a bucket whose kept pairs pass a forest's
+	// can be skipped as it is met (under --verify its sets are checked
+	// later, when the bucket's pairs so far are sorted in the order:
+	// reduceOrdered); but a bucket whose kept pairs pass a forest's
 	// worth are replaced by their forest (reduceOrdered), so that a bucket
 	// of many near copies holds a few times its members, not every
 	// matching pair (quadratic in them: 200,000 near copies of one page
@@ -369,7 +374,7 @@ func (j *joiner) groupOrdered(b *spillBatch, members []uint32, key uint64) error
 	// 61 CPU-s in matchCore alone, matchCore first).
 	limit := start + max(2*len(members), groupOrderedMin)
 	pending := 0 // the pairs kept unchecked since the last reduceOrdered
-	j.checks = 0
+	j.checks, j.tried = 0, 0
 	for p, x := range j.reps {
 		fx := j.repFPs[p]
 		kx := j.repKeys[p*nk : (p+1)*nk]
@@ -397,6 +402,7 @@ func (j *joiner) groupOrdered(b *spillBatch, members []uint32, key uint64) error
 				b: max(da, db), a: min(da, db), dist: int32(dist), table: uint16(t), phase: 1, pending: !sure})
 			if !sure {
 				pending++
+				j.tried++
 			}
 			if len(b.ordered) >= limit {
 				if err := j.reduceOrdered(b, start, members); err != nil {
@@ -413,7 +419,7 @@ func (j *joiner) groupOrdered(b *spillBatch, members []uint32, key uint64) error
 		}
 	}
 	if groupOrderedDone != nil {
-		groupOrderedDone(len(members), len(b.ordered)-start, j.checks)
+		groupOrderedDone(len(members), len(b.ordered)-start, j.tried, j.checks)
 	}
 	return nil
 }
@@ -423,8 +429,10 @@ func (j *joiner) groupOrdered(b *spillBatch, members []uint32, key uint64) error
 var groupOrderedMin = 1 << 14
 
 // groupOrderedDone, when not nil, gets each bucket's members, the pairs
-// it kept and the pairs whose sets it checked (--verify; a test's hook).
-var groupOrderedDone func(members, kept, checks int)
+// it kept, and under --verify the pairs within the distance that only
+// their sets decide (pending) and those whose sets it checked (a test's
+// hook).
+var groupOrderedDone func(members, kept, pending, checked int)
 
 // reduceOrdered replaces the pairs that the bucket of members kept
 // (b.ordered from start) by their forest in the method's order: a pair
