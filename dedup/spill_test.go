@@ -295,18 +295,7 @@ func TestSpillSimhashVerifyCopies(t *testing.T) {
 // near copies of a page took 4.3 GB), and the outputs are the in-memory
 // run's.
 func TestSpillSimhashBucketForest(t *testing.T) {
-	rng := rand.New(rand.NewPCG(19, 3))
-	page := make([]string, 300)
-	for k := range page {
-		page[k] = fmt.Sprintf("w%d", rng.IntN(5000))
-	}
-	var texts []string
-	for range 400 {
-		c := slices.Clone(page)
-		c[rng.IntN(len(c))] = fmt.Sprintf("u%d", rng.IntN(1<<30))
-		texts = append(texts, strings.Join(c, " "))
-	}
-	path := writeTexts(t, t.TempDir(), texts, "d%d")
+	path := writeTexts(t, t.TempDir(), nearCopyTexts(rand.New(rand.NewPCG(19, 3)), 400, 1), "d%d")
 	var largest, over int
 	groupOrderedDone = func(reps, kept, _, _ int) {
 		largest = max(largest, reps)
@@ -330,6 +319,29 @@ func TestSpillSimhashBucketForest(t *testing.T) {
 	if over > 0 {
 		t.Errorf("%d buckets kept more pairs than their distinct fingerprints less one", over)
 	}
+}
+
+// nearCopyTexts returns copies near copies of one page of 300 words
+// (w0..w4999), each with 1 to most of its words replaced by a word of its
+// own.
+func nearCopyTexts(rng *rand.Rand, copies, most int) []string {
+	page := make([]string, 300)
+	for k := range page {
+		page[k] = fmt.Sprintf("w%d", rng.IntN(5000))
+	}
+	var texts []string
+	for range copies {
+		c := slices.Clone(page)
+		n := 1
+		if most > 1 {
+			n += rng.IntN(most)
+		}
+		for range n {
+			c[rng.IntN(len(c))] = fmt.Sprintf("u%d", rng.IntN(1<<30))
+		}
+		texts = append(texts, strings.Join(c, " "))
+	}
+	return texts
 }
 
 // sharedSetFiles returns the docs.jsonl.gz of every set of ../shared/data
@@ -797,20 +809,7 @@ func TestSpillSimhashKeysForEstimate(t *testing.T) {
 // forest's worth, and the pairs that fail); where many fail, the
 // in-memory Finder checks most pairs too.
 func TestSpillSimhashVerifyChecks(t *testing.T) {
-	rng := rand.New(rand.NewPCG(21, 28))
-	page := make([]string, 300)
-	for k := range page {
-		page[k] = fmt.Sprintf("w%d", rng.IntN(5000))
-	}
-	var texts []string
-	for range 500 {
-		c := slices.Clone(page)
-		for range 1 + rng.IntN(4) {
-			c[rng.IntN(len(c))] = fmt.Sprintf("u%d", rng.IntN(1<<30))
-		}
-		texts = append(texts, strings.Join(c, " "))
-	}
-	path := writeTexts(t, t.TempDir(), texts, "d%d")
+	path := writeTexts(t, t.TempDir(), nearCopyTexts(rand.New(rand.NewPCG(21, 28)), 500, 4), "d%d")
 	defer func(m int) { groupOrderedMin = m }(groupOrderedMin)
 	for _, v := range []struct {
 		name      string
