@@ -409,6 +409,9 @@ type joiner struct {
 	// repUF is a union-find over a bucket's members by place
 	// (reduceOrdered).
 	repUF []int32
+	// checks and tried count the pairs whose sets a bucket checked and
+	// those it could have (groupOrdered, for groupOrderedDone).
+	checks, tried int
 	// lazy holds the members of a bucket joined lazily (when active).
 	lazy lazyMembers
 }

@@ -205,10 +205,14 @@ func forestOf[E any](f *spillFinder, edges []E, compare func(x, y E) int, pair f
 // fails joins nothing, so its forest is Kruskal's over the pairs that
 // pass, in the same order. The spill join checks the same pairs, each in
 // the bucket that keeps it (the sets are read from the sets' file,
-// splitKeyed), and keeps those that pass. It checks a pair of distinct
-// fingerprints whose documents earlier pairs joined already, which the
-// in-memory Finder skips: 39,512 checks against 37,760 at 1M bench
-// documents, beside the 370,535 copies both check.
+// splitKeyed), and keeps those that pass. A pair of distinct
+// fingerprints is checked lazily, as the in-memory Finder checks it: only
+// when the bucket's pairs before it in the order that passed have not
+// joined its documents (reduceOrdered). The bucket cannot know the pairs
+// of other buckets, so it still checks some pairs that the in-memory
+// Finder skips (200,000 near copies of one page: 911,383 checks against
+// 309,143 in memory, and 18,500,801 when every pair within the distance
+// was checked; docs/benchmarks.md, session 21).
 
 // spanOrderer is a method whose spanning pairs follow its own order of
 // the pairs (see above).
@@ -263,6 +267,9 @@ type orderedEdge struct {
 	dist   int32
 	table  uint16
 	phase  uint8
+	// pending: a pair within the distance whose sets are not yet checked
+	// (--verify; only inside groupOrdered, see reduceOrdered).
+	pending bool
 }
 
 func compareFP(x, y simhash.Fingerprint) int {
@@ -352,7 +359,9 @@ func (j *joiner) groupOrdered(b *spillBatch, members []uint32, key uint64) error
 	// The distinct fingerprints' pairs, ascending fingerprints. Their
 	// places in the order are not the bucket's (a pair's table and key
 	// are those of the run's design, not of the spill's keys), so none
-	// can be skipped here; but a bucket whose kept pairs pass a forest's
+	// can be skipped as it is met (under --verify its sets are checked
+	// later, when the bucket's pairs so far are sorted in the order:
+	// reduceOrdered); but a bucket whose kept pairs pass a forest's
 	// worth are replaced by their forest (reduceOrdered), so that a bucket
 	// of many near copies holds a few times its members, not every
 	// matching pair (quadratic in them: 200,000 near copies of one page
@@ -364,6 +373,8 @@ func (j *joiner) groupOrdered(b *spillBatch, members []uint32, key uint64) error
 	// distance or another bucket's (200,000 near copies of one page took
 	// 61 CPU-s in matchCore alone, matchCore first).
 	limit := start + max(2*len(members), groupOrderedMin)
+	pending := 0 // the pairs kept unchecked since the last reduceOrdered
+	j.checks, j.tried = 0, 0
 	for p, x := range j.reps {
 		fx := j.repFPs[p]
 		kx := j.repKeys[p*nk : (p+1)*nk]
@@ -382,30 +393,33 @@ func (j *joiner) groupOrdered(b *spillBatch, members []uint32, key uint64) error
 			if !ok {
 				continue
 			}
-			if !sure {
-				var err error
-				if sim, ok, err = j.matchSets(members, int(x), int(y), false); err != nil {
-					return err
-				}
-				if !ok {
-					continue
-				}
-			}
+			// A pair that its sets decide (--verify) is kept unchecked
+			// (pending): reduceOrdered checks it only when no lighter
+			// pair of the bucket that passed joins its documents.
 			t, key, _ := o.where(j.fps[x], j.fps[y])
 			da, db := int32(members[x]), int32(members[y])
 			b.ordered = append(b.ordered, orderedEdge{fa: j.fps[x], fb: j.fps[y], key: key, sim: sim,
-				b: max(da, db), a: min(da, db), dist: int32(dist), table: uint16(t), phase: 1})
+				b: max(da, db), a: min(da, db), dist: int32(dist), table: uint16(t), phase: 1, pending: !sure})
+			if !sure {
+				pending++
+				j.tried++
+			}
 			if len(b.ordered) >= limit {
-				j.reduceOrdered(b, start, members)
+				if err := j.reduceOrdered(b, start, members); err != nil {
+					return err
+				}
+				pending = 0
 				limit = max(len(b.ordered)+len(members), start+groupOrderedMin)
 			}
 		}
 	}
-	if len(b.ordered)-start >= len(members) {
-		j.reduceOrdered(b, start, members)
+	if pending > 0 || len(b.ordered)-start >= len(members) {
+		if err := j.reduceOrdered(b, start, members); err != nil {
+			return err
+		}
 	}
 	if groupOrderedDone != nil {
-		groupOrderedDone(len(members), len(b.ordered)-start)
+		groupOrderedDone(len(members), len(b.ordered)-start, j.tried, j.checks)
 	}
 	return nil
 }
@@ -414,9 +428,11 @@ func (j *joiner) groupOrdered(b *spillBatch, members []uint32, key uint64) error
 // they are replaced by their forest (a variable: tests shrink it).
 var groupOrderedMin = 1 << 14
 
-// groupOrderedDone, when not nil, gets each bucket's members and the
-// pairs it kept (a test's hook).
-var groupOrderedDone func(members, kept int)
+// groupOrderedDone, when not nil, gets each bucket's members, the pairs
+// it kept, and under --verify the pairs within the distance that only
+// their sets decide (pending) and those whose sets it checked (a test's
+// hook).
+var groupOrderedDone func(members, kept, pending, checked int)
 
 // reduceOrdered replaces the pairs that the bucket of members kept
 // (b.ordered from start) by their forest in the method's order: a pair
@@ -424,7 +440,21 @@ var groupOrderedDone func(members, kept int)
 // a cycle of the bucket's pairs, so of the run's too, and not in the
 // run's forest (the forest of the forest of some pairs and of others is
 // the forest of all of them).
-func (j *joiner) reduceOrdered(b *spillBatch, start int, members []uint32) {
+//
+// A pending pair (--verify: its sets not yet checked) is checked only
+// when it would join two clusters, and dropped when its sets do not
+// match. That is the in-memory Finder's rule (it checks a pair only when
+// the pairs before it in the order have not joined its documents) applied
+// to the bucket's pairs: every pair that joined its clusters before it
+// here passed its check and is lighter, so if it passes too it is the
+// heaviest of a cycle of matching pairs and not in the run's forest;
+// whether it passes changes nothing. The check is skipped; the forest is
+// the same. Pairs met in a later round of the bucket may be lighter than
+// some checked in an earlier one: those were checked needlessly, which
+// costs time only. (The pairs of distinct fingerprints come in the
+// bucket's order, not the run's, so a pair cannot be skipped as it is
+// met, only once the bucket's pairs so far are sorted: here.)
+func (j *joiner) reduceOrdered(b *spillBatch, start int, members []uint32) error {
 	edges := b.ordered[start:]
 	slices.SortFunc(edges, compareOrdered)
 	j.repUF = j.repUF[:0]
@@ -440,14 +470,27 @@ func (j *joiner) reduceOrdered(b *spillBatch, start int, members []uint32) {
 	}
 	out := edges[:0]
 	for _, e := range edges {
-		ra, rb := findPlace(j.repUF, place(e.a)), findPlace(j.repUF, place(e.b))
+		pa, pb := place(e.a), place(e.b)
+		ra, rb := findPlace(j.repUF, pa), findPlace(j.repUF, pb)
 		if ra == rb {
 			continue
+		}
+		if e.pending {
+			j.checks++
+			sim, ok, err := j.matchSets(members, int(pa), int(pb), false)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				continue
+			}
+			e.sim, e.pending = sim, false
 		}
 		j.repUF[max(ra, rb)] = min(ra, rb)
 		out = append(out, e)
 	}
 	b.ordered = b.ordered[:start+len(out)]
+	return nil
 }
 
 // findPlace is the root of x in the union-find uf (each place points to

@@ -295,20 +295,9 @@ func TestSpillSimhashVerifyCopies(t *testing.T) {
 // near copies of a page took 4.3 GB), and the outputs are the in-memory
 // run's.
 func TestSpillSimhashBucketForest(t *testing.T) {
-	rng := rand.New(rand.NewPCG(19, 3))
-	page := make([]string, 300)
-	for k := range page {
-		page[k] = fmt.Sprintf("w%d", rng.IntN(5000))
-	}
-	var texts []string
-	for range 400 {
-		c := slices.Clone(page)
-		c[rng.IntN(len(c))] = fmt.Sprintf("u%d", rng.IntN(1<<30))
-		texts = append(texts, strings.Join(c, " "))
-	}
-	path := writeTexts(t, t.TempDir(), texts, "d%d")
+	path := writeTexts(t, t.TempDir(), nearCopyTexts(rand.New(rand.NewPCG(19, 3)), 400, 1), "d%d")
 	var largest, over int
-	groupOrderedDone = func(reps, kept int) {
+	groupOrderedDone = func(reps, kept, _, _ int) {
 		largest = max(largest, reps)
 		if kept > max(reps-1, 0) {
 			over++
@@ -330,6 +319,29 @@ func TestSpillSimhashBucketForest(t *testing.T) {
 	if over > 0 {
 		t.Errorf("%d buckets kept more pairs than their distinct fingerprints less one", over)
 	}
+}
+
+// nearCopyTexts returns copies near copies of one page of 300 words
+// (w0..w4999), each with 1 to most of its words replaced by a word of its
+// own.
+func nearCopyTexts(rng *rand.Rand, copies, most int) []string {
+	page := make([]string, 300)
+	for k := range page {
+		page[k] = fmt.Sprintf("w%d", rng.IntN(5000))
+	}
+	var texts []string
+	for range copies {
+		c := slices.Clone(page)
+		n := 1
+		if most > 1 {
+			n += rng.IntN(most)
+		}
+		for range n {
+			c[rng.IntN(len(c))] = fmt.Sprintf("u%d", rng.IntN(1<<30))
+		}
+		texts = append(texts, strings.Join(c, " "))
+	}
+	return texts
 }
 
 // sharedSetFiles returns the docs.jsonl.gz of every set of ../shared/data
@@ -779,5 +791,68 @@ func TestSpillSimhashKeysForEstimate(t *testing.T) {
 	}
 	if st.Params.Design == "" || st.Params.Design != mem.Params.Design || st.Params.DesignFor1MDocs != "" {
 		t.Errorf("spilled run: design %q (for 1M: %q); in memory %q", st.Params.Design, st.Params.DesignFor1MDocs, mem.Params.Design)
+	}
+}
+
+// TestSpillSimhashVerifyChecks: simhash --verify on the spill path
+// checks the sets of a bucket's pair only when the bucket's lighter pairs
+// that passed have not joined its documents (reduceOrdered), as the
+// in-memory Finder checks a pair only when the pairs before it have not;
+// the outputs stay the in-memory run's at -j 1, 2 and 8, with the default
+// pairs mode and --pairs-mode all, at a threshold that most pairs pass,
+// one that some fail and one that many fail, and with a bucket's pairs
+// taken in many rounds
+// (groupOrderedMin shrunk). Near copies of one page, 1-4 words replaced:
+// a few buckets a table hold them, and their pairs within the distance
+// are quadratic in their members. Where most pairs pass, the checks must
+// stay below a tenth of those pairs and twice the buckets' members (a
+// forest's worth, and the pairs that fail); where many fail, the
+// in-memory Finder checks most pairs too.
+func TestSpillSimhashVerifyChecks(t *testing.T) {
+	path := writeTexts(t, t.TempDir(), nearCopyTexts(rand.New(rand.NewPCG(21, 28)), 500, 4), "d%d")
+	defer func(m int) { groupOrderedMin = m }(groupOrderedMin)
+	for _, v := range []struct {
+		name      string
+		threshold float64
+		all       bool
+		roundMin  int
+		bound     bool // most pairs pass: the checks are a forest's worth
+	}{{"most pass", 0.9, false, 1 << 14, true}, {"most pass, rounds", 0.9, false, 64, true},
+		{"some fail", 0.95, false, 1 << 14, false}, {"some fail, rounds", 0.95, false, 64, false},
+		{"many fail", 0.97, false, 1 << 14, false}, {"pairs-mode all", 0.95, true, 1 << 14, false}} {
+		t.Run(v.name, func(t *testing.T) {
+			groupOrderedMin = v.roundMin
+			var members, pending, checked int
+			groupOrderedDone = func(m, _, p, c int) { members, pending, checked = members+m, pending+p, checked+c }
+			defer func() { groupOrderedDone = nil }()
+			cfg := Options{Method: "simhash", Verify: true, AllPairs: v.all, Workers: 1}
+			cfg.Spec.Shingle = shingle.Options{Unit: shingle.Word, N: 2}
+			cfg.VerifyThreshold, cfg.Spec.SimHash.Distance = v.threshold, 6
+			want := runOutputs(t, cfg, false, path)
+			if len(want[1]) == 0 {
+				t.Fatal("no pairs: the comparison would test nothing")
+			}
+			cfg.Spill, cfg.Memory = true, 1<<20
+			for _, j := range []int{1, 2, 8} {
+				cfg.Workers = j
+				members, pending, checked = 0, 0, 0
+				got := runOutputs(t, cfg, true, path)
+				for k, what := range outputNames {
+					if !bytes.Equal(got[k], want[k]) {
+						t.Errorf("spilled -j %d: %s differ from the in-memory run's", j, what)
+					}
+				}
+				if j != 1 || !v.bound {
+					continue // the hook is not safe for workers
+				}
+				t.Logf("buckets' members %d, pairs within the distance %d, checked %d; %d pairs lines", members, pending, checked, bytes.Count(want[1], []byte("\n")))
+				if pending < 5*members {
+					t.Fatalf("%d pairs within the distance for %d members: the test needs more", pending, members)
+				}
+				if checked > pending/10 || checked > 2*members {
+					t.Errorf("checked the sets of %d pairs of %d within the distance (buckets' members %d)", checked, pending, members)
+				}
+			}
+		})
 	}
 }
