@@ -93,7 +93,10 @@ func stagedOf(cfg Options) (Method, stager, error) {
 // around it (staged_cascade.go).
 func stagerFor(cfg Options, m Method) (stager, error) {
 	st, err := stagerOf(m)
-	if err != nil || !cfg.Cascade {
+	switch {
+	case err != nil && cfg.Cascade:
+		return nil, fmt.Errorf("--method cascade --then %s: %w", m.Name(), err)
+	case err != nil || !cfg.Cascade:
 		return st, err
 	}
 	return cascadeStager{inner: st, hamming: capabilitiesOf(m).hamming}, nil
