@@ -45,6 +45,10 @@ type cascade struct {
 	// sketched counts the documents the workers sketched (for tests:
 	// a copy sketched is work the cascade should have saved).
 	sketched atomic.Int64
+	// signed says that the run is a staged sign task's (sketchRanges):
+	// resolve hands on every document's content id (cascadeSigned)
+	// instead of deciding the copies for a Finder.
+	signed bool
 }
 
 const cascadeShards = 64
@@ -150,6 +154,9 @@ func (c *cascade) resolve(r *run, i int, rd *rawDoc, s DocSketch) (DocSketch, er
 	e := sh.m[cs.h]
 	if e.doc >= 0 {
 		sh.mu.Unlock()
+		if c.signed {
+			return &cascadeSigned{h: cs.h, keyed: !e.noSkch}, nil
+		}
 		if e.noSkch {
 			return nil, nil
 		}
@@ -173,6 +180,9 @@ func (c *cascade) resolve(r *run, i int, rd *rawDoc, s DocSketch) (DocSketch, er
 		e.noSkch = true
 		sh.m[cs.h] = e
 		sh.mu.Unlock()
+	}
+	if c.signed {
+		return &cascadeSigned{h: cs.h, s: in, keyed: in != nil}, nil
 	}
 	return in, nil
 }

@@ -3,14 +3,18 @@ package dedup
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/neardup/neardup/cluster"
+	"github.com/neardup/neardup/corpus"
 )
 
 // cascadeCorpus makes documents with many exact copies (some differing
@@ -246,8 +250,87 @@ func TestCascadeRefused(t *testing.T) {
 			}
 		})
 	}
-	if err := CheckStaged(Options{Method: "minhash", Cascade: true}); err == nil {
-		t.Error("CheckStaged accepts the cascade")
+	if err := CheckStaged(Options{Method: "minhash", Cascade: true}); err != nil {
+		t.Errorf("CheckStaged refuses the cascade before minhash: %v", err)
+	}
+	if err := CheckStaged(Options{Method: "jaccard", Cascade: true}); err == nil {
+		t.Error("CheckStaged accepts the cascade before jaccard, which is not staged")
+	}
+	if _, err := NewSigner(Options{Method: "minhash", Cascade: true}); err == nil {
+		t.Error("NewSigner accepts the cascade")
+	}
+}
+
+// TestStagedCascade: the staged cascade's sign (SketchRanges, one call a
+// shard) and join (JoinComponents, every document in one group) give
+// Run's cascade: the same removed documents, clusters and exact copies.
+// A copy within a shard carries its content id alone (SignedDoc.Copy); a
+// copy of another shard's document is sketched, its shard cannot know.
+func TestStagedCascade(t *testing.T) {
+	texts := cascadeCorpus(1200)
+	path := writeTexts(t, t.TempDir(), texts, "d%d")
+	for _, method := range []string{"minhash", "simhash"} {
+		cfg := Options{Method: method, Cascade: true, Workers: 2}
+		dir := t.TempDir()
+		st, err := Run(context.Background(), cfg, Input{Files: []string{path}}, Outputs{Clusters: filepath.Join(dir, "c.jsonl"), TmpDir: dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []Removal
+		cl, _ := os.ReadFile(filepath.Join(dir, "c.jsonl"))
+		for i, line := range bytes.Split(bytes.TrimSpace(cl), []byte("\n")) {
+			var r struct {
+				Cluster string `json:"cluster"`
+				Kept    bool   `json:"kept"`
+			}
+			if err := json.Unmarshal(line, &r); err != nil {
+				t.Fatal(err)
+			}
+			if !r.Kept {
+				want = append(want, Removal{Doc: int64(i), Cluster: r.Cluster})
+			}
+		}
+		var docs []JoinDoc
+		copies, crossCopies := 0, 0
+		seen := map[string]int{} // normalised text -> its shard
+		for shard, rg := range []DocRange{{File: path, Lo: 0, Hi: 500}, {File: path, Lo: 500, Hi: -1}} {
+			_, err := SketchRanges(context.Background(), cfg, Input{}, corpus.Open, []DocRange{rg}, func(d *SignedDoc) error {
+				i := len(docs)
+				docs = append(docs, JoinDoc{Doc: int64(i), ID: d.ID, Len: d.Len, Sketch: bytes.Clone(d.Sketch)})
+				if d.Copy {
+					copies++
+					if len(d.Sketch) != contentIDBytes || len(d.Keys) != 1 {
+						t.Errorf("%s: copy %s: a sketch of %d bytes and %d keys, want its content id alone", method, d.ID, len(d.Sketch), len(d.Keys))
+					}
+				}
+				norm := strings.ToLower(strings.TrimSuffix(texts[i], "!"))
+				if s, ok := seen[norm]; ok && s != shard && !d.Copy && len(d.Sketch) > contentIDBytes {
+					crossCopies++
+				} else if !ok {
+					seen[norm] = shard
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		if copies == 0 || crossCopies == 0 {
+			t.Fatalf("%s: %d copies within a shard, %d sketched across: the corpus shows nothing", method, copies, crossCopies)
+		}
+		var sketched int64
+		for _, d := range docs {
+			if len(d.Sketch) > 0 {
+				sketched++
+			}
+		}
+		res, err := JoinComponents(context.Background(), cfg, docs, JoinOptions{Workers: 2, TmpDir: t.TempDir(), Sketched: sketched, Documents: int64(len(docs))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(res.Removed, want) || res.ExactCopies != st.ExactCopies || st.ExactCopies == 0 {
+			t.Errorf("%s: staged %d removed, %d exact copies; Run %d, %d (or the removed differ)", method, len(res.Removed), res.ExactCopies, len(want), st.ExactCopies)
+		}
 	}
 }
 

@@ -970,8 +970,10 @@ func (r *run) pass1(ctx context.Context) error {
 
 // copyDistance is the distance of a pair of exact copies: 0 for a
 // Hamming method, -1 (none) otherwise.
-func (r *run) copyDistance() int {
-	if r.caps.hamming {
+func (r *run) copyDistance() int { return copyDistance(r.caps.hamming) }
+
+func copyDistance(hamming bool) int {
+	if hamming {
 		return 0
 	}
 	return -1

@@ -9,6 +9,8 @@ import (
 	"math"
 	"slices"
 
+	"github.com/zeebo/xxh3"
+
 	"github.com/neardup/neardup/cluster"
 	"github.com/neardup/neardup/corpus"
 )
@@ -67,7 +69,8 @@ type OpenFunc func(name string, opts corpus.Options) (corpus.Reader, error)
 
 // CheckStaged reports why the staged pipeline cannot run cfg, or nil: it
 // runs minhash (every join, both cluster modes, both pairs modes),
-// simhash (not learning tfidf weights), exact and ksentence; see stager.
+// simhash (not learning tfidf weights), exact and ksentence, and the
+// cascade before minhash or simhash (staged_cascade.go); see stager.
 func CheckStaged(cfg Options) error {
 	_, _, err := stagedOf(cfg)
 	return err
@@ -78,15 +81,25 @@ func stagedOf(cfg Options) (Method, stager, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, nil, err
 	}
-	if cfg.Cascade {
-		return nil, nil, optErr("Cascade", "the staged pipeline has no cascade: run it in one process (without --executor), or run --method %s alone staged", cfg.methodName())
-	}
 	m, err := NewMethod(cfg)
 	if err != nil {
 		return nil, nil, err
 	}
-	st, err := stagerOf(m)
+	st, err := stagerFor(cfg, m)
 	return m, st, err
+}
+
+// stagerFor returns the stager of cfg's method m: m's, or the cascade's
+// around it (staged_cascade.go).
+func stagerFor(cfg Options, m Method) (stager, error) {
+	st, err := stagerOf(m)
+	switch {
+	case err != nil && cfg.Cascade:
+		return nil, fmt.Errorf("--method cascade --then %s: %w", m.Name(), err)
+	case err != nil || !cfg.Cascade:
+		return st, err
+	}
+	return cascadeStager{inner: st, hamming: capabilitiesOf(m).hamming}, nil
 }
 
 // SignedDoc is one document as SketchRanges gives it: its id, its text's
@@ -100,6 +113,10 @@ type SignedDoc struct {
 	Sketch []byte
 	Keys   []uint64
 	Old    bool
+	// Copy marks a cascade's document whose text an earlier document of
+	// the ranges has: its sketch is its content id alone, and its key
+	// the content id's (staged_cascade.go).
+	Copy bool
 }
 
 // SketchRanges reads the documents of ranges in order with open, sketches
@@ -187,7 +204,10 @@ func sketchRanges(ctx context.Context, cfg Options, in Input, open OpenFunc, ran
 	}
 	defer r.cleanup()
 	r.openFile, r.ranges, r.want, r.wantExact = open, rs, want, want != nil && exact
-	st, err := stagerOf(r.method)
+	if r.cascade != nil {
+		r.cascade.signed = true
+	}
+	st, err := stagerFor(cfg, r.method)
 	if err != nil {
 		return nil, err
 	}
@@ -199,6 +219,8 @@ func sketchRanges(ctx context.Context, cfg Options, in Input, open OpenFunc, ran
 	err = r.sketchAll(ctx, func(_ int, d *rawDoc, s DocSketch) error {
 		r.stats.Documents++
 		sd.ID, sd.Len, sd.Old = d.id, d.n, d.old
+		cs, _ := s.(*cascadeSigned)
+		sd.Copy = cs != nil && cs.keyed && cs.s == nil
 		sd.Sketch, sd.Keys = st.appendSigned(sd.Sketch[:0], sd.Keys[:0], s)
 		return fn(&sd)
 	})
@@ -391,6 +413,9 @@ type JoinResult struct {
 	// a staged job chooses the report's example clusters from, as Run
 	// does (Input.Examples).
 	Multi []JoinCluster
+	// ExactCopies is Stats.ExactCopies' share: the cascade's documents
+	// joined with their first occurrence.
+	ExactCopies int
 }
 
 // JoinCluster is a cluster of two or more new documents: its kept
@@ -427,6 +452,10 @@ type JoinOptions struct {
 	// Multi asks for the clusters of two or more new documents
 	// (JoinResult.Multi).
 	Multi bool
+	// Documents is how many documents the whole input has (old ones
+	// included): the cascade's pairs order spreads over them (0: its pairs
+	// bunch in the first pairs shards, in the same order).
+	Documents int64
 	// Old is how many documents of the whole input are old (DocRange.Old):
 	// those whose JoinDoc.Doc is below it, never removed, kept in their
 	// clusters whatever Options.Keep says, their pairs with one another
@@ -470,6 +499,15 @@ func JoinComponents(ctx context.Context, cfg Options, docs []JoinDoc, opts JoinO
 	if fc.closer != nil {
 		defer fc.closer.Close()
 	}
+	var casc *joinCascade
+	pst := st // the stager of the pairs' order: the method's
+	if cs, ok := st.(cascadeStager); ok {
+		casc = &joinCascade{st: cs, first: map[xxh3.Uint128]int32{}, copy: make([]bool, len(docs))}
+		pst = cs.inner
+		// Its Finder knows the first occurrences only, by their own
+		// numbers: not the kept documents (a copy may be one), as in Run.
+		fc.keptCheck = nil
+	}
 	// The old documents come first.
 	nOld, _ := slices.BinarySearchFunc(docs, opts.Old, func(d JoinDoc, old int64) int { return cmp.Compare(d.Doc, old) })
 	var length func(int) int
@@ -496,8 +534,12 @@ func JoinComponents(ctx context.Context, cfg Options, docs []JoinDoc, opts JoinO
 			pairs = append(pairs, p)
 		}
 	}
+	findEmit := emit // the Finder's, with its own numbers
+	if casc != nil {
+		findEmit = casc.emitter(emit)
+	}
 	var sks []DocSketch // the sketches, for the pairs' order
-	_, ordered := st.(pairOrderer)
+	_, ordered := pst.(pairOrderer)
 	ordered = ordered && opts.Pairs
 	var reuse DocSketch // decoded into again when nothing keeps it
 	for i, d := range docs {
@@ -513,12 +555,27 @@ func JoinComponents(ctx context.Context, cfg Options, docs []JoinDoc, opts JoinO
 				return nil, fmt.Errorf("document %q: %w", d.ID, err)
 			}
 		}
-		if ordered {
-			sks = append(sks, s)
-		} else if s != nil {
+		if !ordered && s != nil {
 			reuse = s
 		}
-		if err := f.Add(i, s, emit); err != nil {
+		fi := i // the Finder's number of document i
+		if casc != nil {
+			in, of, isCopy := casc.add(i, s)
+			if isCopy {
+				if ordered {
+					sks = append(sks, nil)
+				}
+				emit(Pair{A: of, B: i, Similarity: 1, Distance: copyDistance(casc.hamming()), Hamming: casc.hamming()})
+				docs[i].Sketch = nil
+				continue
+			}
+			s, fi = in, len(casc.orig)
+			casc.orig = append(casc.orig, i)
+		}
+		if ordered {
+			sks = append(sks, s)
+		}
+		if err := f.Add(fi, s, findEmit); err != nil {
 			return nil, fmt.Errorf("document %q: %w", d.ID, err)
 		}
 		docs[i].Sketch = nil // decoded: its memory may go
@@ -527,9 +584,13 @@ func JoinComponents(ctx context.Context, cfg Options, docs []JoinDoc, opts JoinO
 		}
 	}
 	if fc.keepOrder != nil && length != nil {
-		fc.keepOrder.SetKeepLength(length)
+		if casc != nil {
+			fc.keepOrder.SetKeepLength(func(k int) int { return length(casc.orig[k]) })
+		} else {
+			fc.keepOrder.SetKeepLength(length)
+		}
 	}
-	if err := f.Flush(emit); err != nil {
+	if err := f.Flush(findEmit); err != nil {
 		return nil, err
 	}
 	if cfg.AllPairs {
@@ -541,7 +602,14 @@ func JoinComponents(ctx context.Context, cfg Options, docs []JoinDoc, opts JoinO
 	}
 	res.Pairs, res.Similarity, res.Distance = counts.Pairs, counts.Similarity, counts.Distance
 	if opts.Pairs {
-		res.PairLines, res.PairsByDoc = pairLines(st, cfg, m, docs, sks, pairs, length)
+		res.PairLines, res.PairsByDoc = pairLines(pst, cfg, m, docs, sks, pairs, length)
+		if casc != nil && !cfg.AllPairs {
+			casc.cascadeOrder(res.PairLines, pairs, docs, res.PairsByDoc, opts.Documents)
+			res.PairsByDoc = false
+		}
+	}
+	if casc != nil {
+		res.ExactCopies = casc.n
 	}
 	keep := cluster.Keep(uf, cfg.Keep, length)
 	if fc.keptCheck != nil {
@@ -684,7 +752,7 @@ func pairLines(st stager, cfg Options, m Method, docs []JoinDoc, sks []DocSketch
 			rank := func(i int) int { return keepRank(func(int) int { return length(i) }, int(docs[i].Doc)) }
 			o = binary.BigEndian.AppendUint64(o, uint64(max(rank(p.A), rank(p.B)))^1<<63)
 			byDoc = false
-		case po != nil:
+		case po != nil && sks[p.A] != nil && sks[p.B] != nil: // not a cascade's copy pair (cascadeOrder)
 			var own bool
 			if o, own = po.appendPairOrder(o, g, sks[p.A], sks[p.B]); own {
 				byDoc = false
@@ -864,8 +932,12 @@ type Signer struct {
 	sk DocSketcher
 }
 
-// NewSigner returns cfg's Signer, or why cfg is not staged.
+// NewSigner returns cfg's Signer, or why cfg is not staged (or is the
+// cascade, whose sign tasks need the shard's claim table).
 func NewSigner(cfg Options) (*Signer, error) {
+	if cfg.Cascade {
+		return nil, optErr("Cascade", "a Signer sketches one document at a time, and the cascade's sign stage needs its shard's exact copies: run --method %s alone", cfg.methodName())
+	}
 	m, st, err := stagedOf(cfg)
 	if err != nil {
 		return nil, err

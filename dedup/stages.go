@@ -548,7 +548,7 @@ func (c *collector) apply() error {
 					return fmt.Errorf("document %q: %w", rd.id, err)
 				}
 			}
-			if s == nil {
+			if s == nil || isUnkeyed(s) {
 				r.stats.Empty++
 			}
 			if !rd.old && !rd.pre {

@@ -525,6 +525,11 @@ func planDifference(was, now []byte) string {
 	if !ok {
 		return ""
 	}
+	// The cascade and its --then are one flag's value with --method:
+	// the plan keeps them as two options.
+	if ma, mb := planMethod(a), planMethod(b); (path == "options.Cascade" || path == "options.Method") && ma != mb {
+		return fmt.Sprintf("--method is %s in the plan, %s in this command", ma, mb)
+	}
 	show := func(v any) string {
 		if v == nil {
 			return "absent"
@@ -548,6 +553,21 @@ func planDifference(was, now []byte) string {
 		}
 	}
 	return fmt.Sprintf("%s is %s in the plan, %s in this command", planFlag(path), show(x), show(y))
+}
+
+// planMethod is the plan's method (decoded JSON) as --method and --then
+// give it: "minhash", or "cascade --then minhash".
+func planMethod(plan any) string {
+	p, _ := plan.(map[string]any)
+	o, _ := p["options"].(map[string]any)
+	m, _ := o["Method"].(string)
+	if m == "" {
+		m = "minhash"
+	}
+	if c, _ := o["Cascade"].(bool); c {
+		return "cascade --then " + m
+	}
+	return m
 }
 
 // planEnums name the values of the plan's options kept as numbers.

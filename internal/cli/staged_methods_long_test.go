@@ -22,6 +22,8 @@ func TestStagedMethodsSharedData(t *testing.T) {
 		{"tang-editions", "--method simhash --cluster leader"},
 		{"bbc-news", "--method exact --pairs-mode all"},
 		{"tang-editions", "--cluster leader --keep longest"},
+		{"bbc-news", "--method cascade"},
+		{"bbc-news", "--method cascade --then simhash --keep longest"},
 	} {
 		in := sharedHead(t, dir, set.name, 3000)
 		if in == "" {

@@ -34,6 +34,7 @@ func TestStagedReport(t *testing.T) {
 		{"first", nil, nil, []int{1, 3}},
 		{"outputs", nil, []string{"-o", "OUT/out", "--clusters", "OUT/cl"}, []int{4}},
 		{"longest", []string{"--keep", "longest", "--threshold", "0.7"}, []string{"-o", "OUT/out"}, []int{3}},
+		{"cascade", []string{"--method", "cascade", "--keep", "longest"}, []string{"-o", "OUT/out"}, []int{1, 3, 8}},
 	} {
 		ref := filepath.Join(dir, c.name+"-ref.html")
 		args := append([]string{"dedup", "-q", "-j", "2", "--report", ref}, c.flags...)

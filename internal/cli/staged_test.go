@@ -722,6 +722,7 @@ func TestStagedAgainst(t *testing.T) {
 		{"all-pairs", []string{"--pairs-mode", "all"}},
 		{"simhash", []string{"--method", "simhash"}},
 		{"exact", []string{"--method", "exact"}},
+		{"cascade", []string{"--method", "cascade", "--keep", "longest"}},
 	} {
 		checkStagedMatches(t, dir, "against-"+c.name, append(c.flags, against...), in, 3)
 	}

@@ -490,6 +490,8 @@ func TestStagedOtherPlan(t *testing.T) {
 		{[]string{"--tasks", "2", "--ngram", "3"}, `(--ngram is 5 in the plan, 3 in this command)`},
 		{[]string{"--tasks", "2", "--keep", "longest"}, `(--keep is first in the plan, longest in this command)`},
 		{[]string{"--tasks", "2", "--html"}, `(--html is false in the plan, true in this command)`},
+		{[]string{"--tasks", "2", "--method", "cascade"}, `(--method is minhash in the plan, cascade --then minhash in this command)`},
+		{[]string{"--tasks", "2", "--method", "simhash"}, `(--method is minhash in the plan, simhash in this command)`},
 		{[]string{"--tasks", "2", "--clusters", filepath.Join(out, "cl")}, "(--clusters is absent in the plan, "},
 	} {
 		if code, errs := run(c.args...); code != ExitUsage || !strings.Contains(errs, c.want) {

@@ -58,7 +58,7 @@ func (j *Job) join(ctx context.Context, g int) error {
 	if g < len(meta.GroupDocs) {
 		docs = meta.GroupDocs[g]
 	}
-	acc := &joinAcc{g: g, opts: dedup.JoinOptions{Workers: max(j.Plan.TaskWorkers, 1), TmpDir: j.tmpDir(), Sketched: sketched, Pairs: j.Plan.Pairs != "", Old: old, Multi: j.Plan.examples()}}
+	acc := &joinAcc{g: g, opts: dedup.JoinOptions{Workers: max(j.Plan.TaskWorkers, 1), TmpDir: j.tmpDir(), Sketched: sketched, Documents: off[len(off)-1], Pairs: j.Plan.Pairs != "", Old: old, Multi: j.Plan.examples()}}
 	scattered := func(fn func(*joinRec) error) error {
 		var rec joinRec
 		for s := range j.Plan.Tasks {
@@ -477,7 +477,7 @@ func (a *joinAcc) join(ctx context.Context, cfg dedup.Options, docs []dedup.Join
 			nOld++
 		}
 	}
-	a.st.add(&joinStatsFile{Documents: int64(len(docs)), Old: nOld, Clusters: res.Clusters, Removed: len(res.Removed), Pairs: res.Pairs, Similarity: res.Similarity, Distance: res.Distance, Sizes: res.Sizes, Below: res.Below, Batches: 1})
+	a.st.add(&joinStatsFile{Documents: int64(len(docs)), Old: nOld, Clusters: res.Clusters, Removed: len(res.Removed), Pairs: res.Pairs, Similarity: res.Similarity, Distance: res.Distance, Sizes: res.Sizes, Below: res.Below, ExactCopies: res.ExactCopies, Batches: 1})
 	a.removed = append(a.removed, res.Removed...)
 	a.pairs = append(a.pairs, res.PairLines...)
 	a.multi = append(a.multi, res.Multi...)
@@ -515,6 +515,7 @@ func (st *joinStatsFile) add(b *joinStatsFile) {
 	st.Documents += b.Documents
 	st.Old += b.Old
 	st.Clusters += b.Clusters
+	st.ExactCopies += b.ExactCopies
 	st.Removed += b.Removed
 	st.Pairs += b.Pairs
 	st.Batches += b.Batches

@@ -61,8 +61,11 @@ const StatsName = "finish/stats.json"
 // the join tasks' lists of clusters once and writes the chosen examples
 // to examples/chosen.json, which the write tasks and finish read: each
 // write task read the N lists, N^2 reads a job; the write tasks' parts
-// of the report no longer carry the choice).
-const PlanVersion = 11
+// of the report no longer carry the choice; 12: --method cascade: a
+// cascade's staged sketch begins with the document's content id and its
+// first key is the content id's, the sign metas count the copies within
+// the shard, the join stats the exact copies).
+const PlanVersion = 12
 
 // Stage names, in order.
 const (
@@ -587,8 +590,12 @@ type signMetaFile struct {
 	Empty       int   `json:"empty"`
 	InputBytes  int64 `json:"input_bytes"`
 	Traditional int   `json:"traditional"`
-	Sketched    int64 `json:"sketched"` // documents with a sketch
+	Sketched    int64 `json:"sketched"` // documents with a sketch (the cascade: the method's, not a copy's)
 	Runs        int   `json:"runs"`     // sorted runs of each partition
+	// Copies is the cascade's documents whose text an earlier document
+	// of the shard has (dedup.SignedDoc.Copy): their sketches carry
+	// their content id alone.
+	Copies int64 `json:"copies,omitempty"`
 	// Old is how many of Documents are old (--against, DocRange.Old):
 	// the shard's first ones.
 	Old int64 `json:"old,omitempty"`

@@ -57,7 +57,7 @@ func (j *Job) sign(ctx context.Context, s int) error {
 	cfg := p.Options
 	cfg.Workers = p.TaskWorkers
 	var n uint32
-	var sketched, old int64
+	var sketched, old, copies int64
 	in := dedup.Input{Options: p.Input.corpus(), SkipInvalid: p.Input.SkipInvalid}
 	var stats *dedup.Stats
 	// The ids and the sketches stream to their files as the documents
@@ -91,7 +91,10 @@ func (j *Job) sign(ctx context.Context, s int) error {
 						return err
 					}
 				}
-				if len(d.Sketch) > 0 {
+				switch {
+				case d.Copy:
+					copies++
+				case len(d.Sketch) > 0:
 					sketched++
 				}
 				if d.Old {
@@ -127,7 +130,7 @@ func (j *Job) sign(ctx context.Context, s int) error {
 	if err := j.putSignRun(ctx, s, h, &signCounts{Documents: int64(stats.Documents), Runs: h.runs + 1}); err != nil {
 		return err
 	}
-	return j.putJSON(ctx, signMeta(s), signMetaFile{Documents: int64(stats.Documents), Empty: stats.Empty, InputBytes: stats.InputBytes, Traditional: stats.Traditional, Sketched: sketched, Runs: h.runs, Old: old,
+	return j.putJSON(ctx, signMeta(s), signMetaFile{Documents: int64(stats.Documents), Empty: stats.Empty, InputBytes: stats.InputBytes, Traditional: stats.Traditional, Sketched: sketched, Copies: copies, Runs: h.runs, Old: old,
 		Skipped: stats.Skipped, SkippedErrors: stats.SkippedErrors, Damaged: stats.Damaged,
 		IDsFromPosition: stats.IDsFromPosition, IDsFromPositionFirst: stats.IDsFromPositionFirst})
 }
@@ -656,6 +659,8 @@ type joinStatsFile struct {
 	Distance   []int       `json:"distance,omitempty"`
 	Sizes      map[int]int `json:"sizes"`
 	Below      *int        `json:"below,omitempty"`
+	// ExactCopies is dedup.JoinResult.ExactCopies (the cascade).
+	ExactCopies int `json:"exact_copies,omitempty"`
 	// Batches is how many batches of whole components the join ran
 	// (more than 1: its group did not fit in its memory; see join).
 	Batches int `json:"batches,omitempty"`
@@ -940,6 +945,7 @@ func (j *Job) finish(ctx context.Context) error {
 		return err
 	}
 	st.Method, st.Spec = spec.Method.String(), spec
+	st.Cascade = p.Options.Cascade
 	var sketched int64
 	var grouped int64
 	sizes := map[int]int{}
@@ -953,7 +959,7 @@ func (j *Job) finish(ctx context.Context) error {
 		st.Against += int(m.Old)
 		st.Empty += m.Empty
 		st.InputBytes += m.InputBytes
-		sketched += m.Sketched
+		sketched += m.Sketched + m.Copies
 		addSkipped(st, &m)
 		// The shards are in input order: the first shard's first is
 		// the input's.
@@ -974,6 +980,7 @@ func (j *Job) finish(ctx context.Context) error {
 		}
 		grouped += js.Documents - js.Old
 		st.Clusters += js.Clusters
+		st.ExactCopies += js.ExactCopies
 		st.Pairs += js.Pairs
 		for k, v := range js.Similarity {
 			st.Similarity[k] += v
@@ -994,6 +1001,9 @@ func (j *Job) finish(ctx context.Context) error {
 			*st.RemovedBelowThreshold += *js.Below
 		}
 	}
+	// The cascade's Finder sketches the first occurrences of the whole
+	// input: every document with a sketch but the copies.
+	sketched -= int64(st.ExactCopies)
 	if st.Params, err = dedup.StagedParams(p.Options, p.Params, sketched); err != nil {
 		return err
 	}
