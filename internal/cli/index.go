@@ -502,7 +502,7 @@ func runIndexStream(cmd *cobra.Command, o *indexOpts, args []string, add bool) e
 	if outPath != "" {
 		out, err = atomicfile.Create(outPath)
 		if err != nil {
-			return err
+			return fmt.Errorf("-o %s: %w", outPath, err)
 		}
 		defer out.Abort()
 		bw = bufio.NewWriterSize(out, 1<<16)
