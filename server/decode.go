@@ -375,6 +375,45 @@ func checkStrings(b []byte) error {
 	if utf8.Valid(b) && !bytes.Contains(b, []byte(`\ud`)) && !bytes.Contains(b, []byte(`\uD`)) {
 		return nil
 	}
+	return walkJSON(b, func(tok any, raw []byte, end int64, isKey bool, path func() string) error {
+		if _, ok := tok.(string); ok && !validJSONString(raw) {
+			what := path()
+			if isKey {
+				what = "a member name in " + what
+			}
+			return errorf(http.StatusBadRequest, "%s is not valid UTF-8 (bytes that are not UTF-8, or a lone surrogate escape, before byte %d)", what, end)
+		}
+		return nil
+	})
+}
+
+// jsonPathAt names the member of the JSON body b whose value ends at byte
+// off or, for an object or array, opens there (documents[3].text): where
+// encoding/json's UnmarshalTypeError.Offset points. Its Field does not
+// say which element of an array (documents.text). "" when none does.
+func jsonPathAt(b []byte, off int64) string {
+	var at string
+	errFound := errors.New("found")
+	walkJSON(b, func(tok any, raw []byte, end int64, isKey bool, path func() string) error {
+		if isKey || end < off {
+			return nil
+		}
+		if d, ok := tok.(json.Delim); ok && (d == '}' || d == ']') {
+			return nil
+		}
+		at = path()
+		return errFound
+	})
+	return at
+}
+
+// walkJSON calls visit with every token of the JSON body b (a string, a
+// number, a delimiter ...), its raw bytes, the offset just after it,
+// whether it is a member name, and a function naming where it is
+// (documents[2].text; a member name's own member; "the body" at the top).
+// It stops at visit's first error and returns it, and at a syntax error,
+// which it leaves to the decoder (nil).
+func walkJSON(b []byte, visit func(tok any, raw []byte, end int64, isKey bool, path func() string) error) error {
 	type frame struct {
 		obj     bool
 		wantKey bool
@@ -382,15 +421,12 @@ func checkStrings(b []byte) error {
 		n       int
 	}
 	var stack []frame
-	path := func(key string, isKey bool) string {
+	path := func() string {
 		var sb strings.Builder
-		for i, f := range stack {
+		for _, f := range stack {
 			switch {
 			case f.obj:
 				k := f.key
-				if i == len(stack)-1 && isKey {
-					k = key
-				}
 				if k == "" {
 					continue
 				}
@@ -427,6 +463,13 @@ func checkStrings(b []byte) error {
 		end := dec.InputOffset()
 		raw := b[prev:end]
 		prev = end
+		isKey := len(stack) > 0 && stack[len(stack)-1].obj && stack[len(stack)-1].wantKey
+		if _, ok := tok.(string); !ok {
+			isKey = false
+		}
+		if err := visit(tok, raw, end, isKey, path); err != nil {
+			return err
+		}
 		switch tok := tok.(type) {
 		case json.Delim:
 			switch tok {
@@ -439,14 +482,6 @@ func checkStrings(b []byte) error {
 				valueDone()
 			}
 		case string:
-			isKey := len(stack) > 0 && stack[len(stack)-1].obj && stack[len(stack)-1].wantKey
-			if !validJSONString(raw) {
-				what := path(tok, false)
-				if isKey {
-					what = "a member name in " + what
-				}
-				return errorf(http.StatusBadRequest, "%s is not valid UTF-8 (bytes that are not UTF-8, or a lone surrogate escape, before byte %d)", what, end)
-			}
 			if isKey {
 				top := &stack[len(stack)-1]
 				top.key, top.wantKey = tok, false

@@ -422,12 +422,17 @@ func decodeBody(b []byte, v any) error {
 	if err := checkStrings(b); err != nil {
 		return err
 	}
-	return decodeFrom(bytes.NewReader(b), v)
+	return decodeJSON(bytes.NewReader(b), v, b)
 }
 
 // decodeFrom reads exactly one JSON value from rd into v, with encoding/json:
 // the reference decoder, and the one that words the errors.
-func decodeFrom(rd io.Reader, v any) error {
+func decodeFrom(rd io.Reader, v any) error { return decodeJSON(rd, v, nil) }
+
+// decodeJSON is decodeFrom; body, when not nil, is what rd reads, for
+// naming the array element of a wrong type (documents[3].text, where
+// encoding/json says documents.text).
+func decodeJSON(rd io.Reader, v any, body []byte) error {
 	dec := json.NewDecoder(rd)
 	if err := dec.Decode(v); err != nil {
 		var mb *http.MaxBytesError
@@ -440,6 +445,9 @@ func decodeFrom(rd io.Reader, v any) error {
 			field := strings.TrimPrefix(te.Field, "docIn.")
 			if field == "" {
 				field = "the body"
+			}
+			if at := jsonPathAt(body, te.Offset); body != nil && strings.Contains(at, "[") {
+				field = at
 			}
 			return errorf(http.StatusBadRequest, "malformed request: %s must be %s, not %s", field, jsonKind(te.Type.Kind().String()), te.Value)
 		case errors.As(err, &se):

@@ -96,6 +96,17 @@ func TestCheck(t *testing.T) {
 	if err := a.Check(Spec{}); err != nil {
 		t.Errorf("the zero spec is the default: %v", err)
 	}
+	// 64-bit seeds are named exactly, and seeds that differ only in
+	// their low digits are told apart (as float64 both were 2^63).
+	const s1, s2 = 1<<63 + 1, 1<<63 + 2
+	b := Default(MinHash)
+	b.MinHash.Seed = s1
+	c := b
+	c.MinHash.Seed = s2
+	err = b.Check(c)
+	if want := "minhash.seed = 9223372036854775809, asked for 9223372036854775810"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("Check seeds %d, %d: %v, want %q", uint64(s1), uint64(s2), err, want)
+	}
 }
 
 // TestUnmarshalRefuses: malformed stored specs are errors, never panics.

@@ -379,8 +379,10 @@ func runDedup(cmd *cobra.Command, o *dedupOpts, args []string, e *env) error {
 	defer stopTrace()
 	// --stats and --report are written after the other outputs were
 	// replaced: a path they cannot be written to is said now, before the
-	// run, so that a failed run leaves every output as it was.
-	for _, c := range []struct{ flag, path string }{{"--stats", o.stats}, {"--report", o.report}} {
+	// run, so that a failed run leaves every output as it was. The other
+	// outputs too, so that a mistyped directory is said before the run's
+	// work rather than after it.
+	for _, c := range []struct{ flag, path string }{{"-o", o.output}, {"--clusters", o.clusters}, {"--pairs", o.pairs}, {"--stats", o.stats}, {"--report", o.report}} {
 		if err := checkOutputPath(c.flag, c.path); err != nil {
 			return err
 		}

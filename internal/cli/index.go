@@ -41,6 +41,7 @@ func (f *indexParamFlags) register(fs *pflag.FlagSet) {
 	// An index is minhash or simhash: the shared help's list of methods
 	// that read --seed would name methods no index has.
 	fs.Lookup("seed").Usage = "seed of the shingle and minhash or simhash hashes, fixed when the index is made (0: the fixed defaults); given to an existing index, it must be the index's"
+	fs.Lookup("weights").Usage = "simhash: feature weights: set (each distinct shingle weighs 1), count (a shingle repeated c times weighs c) or sublinear (1 + ln c); an index has no tfidf, which needs a table learned over a corpus"
 	fs.StringVar(&f.family, "family", "", "the old name of --minhash-family")
 	_ = fs.MarkDeprecated("family", "use --minhash-family")
 	fs.IntVar(&f.blocks, "blocks", 0, "simhash: blocks of the permuted-table design (0: chosen for a million documents)")
@@ -65,6 +66,11 @@ func (f *indexParamFlags) spec() (sketch.Spec, error) {
 	}
 	if m == sketch.SimHash {
 		sp.SimHash.Blocks = f.blocks
+		// An index sketches each document alone, with no IDF table to
+		// read: such an index was made, and every add then failed.
+		if sp.SimHash.Weights == sketch.WeightTFIDF {
+			return sketch.Spec{}, usageErr("--weights tfidf: an index keeps no IDF table (it sketches each document alone); give set, count or sublinear")
+		}
 	}
 	return sp, nil
 }
@@ -502,7 +508,7 @@ func runIndexStream(cmd *cobra.Command, o *indexOpts, args []string, add bool) e
 	if outPath != "" {
 		out, err = atomicfile.Create(outPath)
 		if err != nil {
-			return err
+			return fmt.Errorf("-o %s: %w", outPath, err)
 		}
 		defer out.Abort()
 		bw = bufio.NewWriterSize(out, 1<<16)

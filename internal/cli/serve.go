@@ -182,7 +182,15 @@ func runServe(ctx context.Context, cmd *cobra.Command, o *serveOpts) error {
 	}
 	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {
-		return err
+		// A port out of range or a host that does not resolve is the
+		// flag's mistake (exit 2); a port in use is the run's (exit 1).
+		// Either names the flag.
+		var ae *net.AddrError
+		var de *net.DNSError
+		if errors.As(err, &ae) || errors.As(err, &de) {
+			return usageErr("--addr %q: %v", o.addr, err)
+		}
+		return fmt.Errorf("--addr %s: %w", o.addr, err)
 	}
 	stderr := cmd.ErrOrStderr()
 	if ip := net.ParseIP(host); (ip == nil || !ip.IsLoopback()) && host != "localhost" && token == "" {

@@ -65,6 +65,10 @@ func runSign(cmd *cobra.Command, o *dedupOpts, args []string, jsonOut bool, e *e
 	}
 	in := dedup.Input{Files: ex.Files, Options: ropts, SkipInvalid: o.input.skipInvalid, Stdin: e.stdin,
 		FilesSkipped: ex.Skipped, FilesExcluded: ex.Excluded}
+	// Said before the run, naming the flag (checkOutputPath).
+	if err := checkOutputPath("-o", o.output); err != nil {
+		return err
+	}
 	stopProf, err := startCPUProfile(o.cpuProf)
 	if err != nil {
 		return err

@@ -50,6 +50,13 @@ def test_existing_index_options_must_agree(tmp_path):
         neardup.Index(loc, threshold=0.5)
     with pytest.raises(neardup.OptionError):
         neardup.Index(str(tmp_path / "other"), no_such_flag=1)
+    # The seed too: it changes every sketch, so another one is refused,
+    # naming both (it was taken and ignored before session 19).
+    sloc = str(tmp_path / "seeded")
+    neardup.Index(sloc, seed=1).close()
+    with pytest.raises(neardup.OptionError, match="--seed 7 but the index was made with seed 1"):
+        neardup.Index(sloc, seed=7)
+    neardup.Index(sloc, seed=1).close()
     ix = neardup.Index(loc)
     ix.close()
     with pytest.raises(neardup.Error, match="closed"):
