@@ -2,7 +2,6 @@ package arena
 
 import (
 	"runtime"
-	"slices"
 	"testing"
 )
 
@@ -188,42 +187,5 @@ func TestRows(t *testing.T) {
 		if r.Bytes() != 0 || Mapped() != before {
 			t.Errorf("onHeap=%v: after Release, Bytes %d, mapped %d more than before", onHeap, r.Bytes(), Mapped()-before)
 		}
-	}
-}
-
-// TestArrayAppend: Append fills chunks across their ends, Slice is a
-// view only within one chunk, Copy reads across chunks, and both see
-// what was appended; huge pages change nothing of it.
-func TestArrayAppend(t *testing.T) {
-	for _, huge := range []bool{false, true} {
-		a := NewArray[uint64](6) // 64 a chunk
-		if huge {
-			a.UseHugePages()
-		}
-		var want []uint64
-		for k := range 40 {
-			v := make([]uint64, k*7%150)
-			for x := range v {
-				v[x] = uint64(len(want) + x)
-			}
-			a.Append(v)
-			want = append(want, v...)
-		}
-		if a.Len() != len(want) || a.Bytes() != int64((len(want)+63)/64*64*8) {
-			t.Fatalf("huge %v: %d elements in %d bytes, want %d", huge, a.Len(), a.Bytes(), len(want))
-		}
-		for from := 0; from < len(want); from += 13 {
-			to := min(from+50, len(want))
-			s, ok := a.Slice(from, to)
-			if ok != (from/64 == (to-1)/64) || ok && !slices.Equal(s, want[from:to]) {
-				t.Fatalf("huge %v: Slice(%d, %d) = %v, %v", huge, from, to, s, ok)
-			}
-			dst := make([]uint64, to-from)
-			a.Copy(dst, from)
-			if !slices.Equal(dst, want[from:to]) {
-				t.Fatalf("huge %v: Copy from %d: %v", huge, from, dst)
-			}
-		}
-		a.Release()
 	}
 }
