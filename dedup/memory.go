@@ -34,15 +34,8 @@ type MemoryPlan struct {
 	// join's buffers and the batches) unless the limit stops it first,
 	// and never below what is live.
 	EstimatedPeakBytes int64 `json:"estimated_peak_bytes"`
-	// SetsInMemoryBytes is what the component join may hold of its
-	// shingle sets in memory (outside the Go heap where
-	// EstimatedMappedBytes is), counted in EstimatedBytes and the peak:
-	// the sets' estimate and a quarter more, when the budget has room
-	// for it beside the rest of the peak; the sets past it go to a
-	// scratch file, as all of them do when it is 0.
-	SetsInMemoryBytes int64 `json:"sets_in_memory_bytes,omitempty"`
-	Spill             bool  `json:"spill"` // bucket keys go to disk
-	SpillSupported    bool  `json:"spill_supported"`
+	Spill              bool  `json:"spill"` // bucket keys go to disk
+	SpillSupported     bool  `json:"spill_supported"`
 }
 
 // runtimeBytes is what a run holds whatever its input: the Go runtime,
@@ -232,27 +225,6 @@ func (r *run) plan() MemoryPlan {
 	// is above its limit (a spilled run whose per-document arrays fill
 	// its budget) peaks there.
 	p.EstimatedPeakBytes = runtimeBytes + p.EstimatedMappedBytes + max(live, min(p.GCLimit(), live/4*7))
-	// The component join's shingle sets (8 bytes a shingle) go to a
-	// scratch file, whose copy into the page cache and back cost more
-	// CPU than shingling at 1M documents (docs/benchmarks.md); they stay
-	// in memory instead when the budget has room for them and a quarter
-	// more beside the peak planned so far.
-	if cj := r.caps.components; cj != nil && r.useComponents() && cj.componentSets() && !p.Spill {
-		sets := p.EstimatedDocs * smp.setBytes / n
-		sets += sets / 4
-		q := p
-		q.SetsInMemoryBytes, q.EstimatedBytes = sets, p.EstimatedBytes+sets
-		qlive := live
-		if arena.OffHeap {
-			q.EstimatedMappedBytes += sets
-		} else {
-			qlive += sets
-		}
-		q.EstimatedPeakBytes = runtimeBytes + q.EstimatedMappedBytes + max(qlive, min(q.GCLimit(), qlive/4*7))
-		if sets > 0 && q.EstimatedPeakBytes <= q.BudgetBytes {
-			p = q
-		}
-	}
 	return p
 }
 
@@ -266,9 +238,6 @@ type planSample struct {
 	// through the stages (a minhash sketch's shingle hashes until the
 	// Finder has them).
 	sketchBytes int64
-	// setBytes is their shingle sets' bytes as a Finder stores them (8
-	// a shingle hash; minhash).
-	setBytes int64
 	// copies is how many are an exact copy of an earlier sampled one
 	// (after normalisation).
 	copies int64
@@ -332,9 +301,6 @@ func (r *run) sample() planSample {
 			continue
 		}
 		smp.sketchBytes += int64(sketchMemory(s))
-		if m, ok := s.(*minhashSketch); ok {
-			smp.setBytes += 8 * int64(len(m.set.h))
-		}
 		if k := r.caps.keyed; k != nil {
 			keys = k.AppendKeys(keys[:0], s)
 			if split := r.caps.split; split != nil {

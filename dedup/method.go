@@ -241,13 +241,11 @@ func finderCapabilitiesOf(f Finder) finderCapabilities {
 // (minhash_comp.go): componentJoin reports whether this run's join can
 // (not under leader clustering, Options.AllPairs or the direct join);
 // componentBytes is what the component join holds a document at its
-// peak, and an index entry's mapped memory; componentSets whether it
-// keeps the documents' shingle sets.
+// peak, and an index entry's mapped memory.
 type componentJoiner interface {
 	componentJoin() bool
 	newCompFinder(workers int, dir string) *compFinder
 	componentBytes() (perDoc, perEntry int64)
-	componentSets() bool
 }
 
 // stagedMethod is implemented by methods that may run in the staged

@@ -93,10 +93,6 @@ func (m *minhashMethod) componentBytes() (perDoc, perEntry int64) {
 	return int64(m.heapBytesPerDoc() + 8*m.params.Bands + 20), int64(m.mappedBytesPerEntry())
 }
 
-// componentSets: the join keeps the shingle sets unless it only
-// estimates.
-func (m *minhashMethod) componentSets() bool { return m.join.needSets() }
-
 // forceComponents makes a run with one worker use the component join too
 // (tests compare it with the streaming Finder).
 var forceComponents = false

@@ -11,7 +11,6 @@ import (
 	"sync/atomic"
 	"unsafe"
 
-	"github.com/neardup/neardup/internal/arena"
 	"github.com/neardup/neardup/internal/tempfile"
 	"github.com/neardup/neardup/jaccard"
 	"github.com/neardup/neardup/sketch"
@@ -66,23 +65,7 @@ type setFile struct {
 	// are views that no reader changes (copies share the buffer).
 	memOnly bool
 	dd      hashSet
-	// memCap, when positive, keeps the first sets in memory, outside the
-	// Go heap, in chunks of setChunkWords hashes (mem), as long as they
-	// take at most memCap hashes in all; the set that would pass it, and
-	// every later one, go to the file (the component join, when the
-	// memory plan has room for its sets: MemoryPlan.SetsInMemoryBytes).
-	// The file then holds the hashes from mem.Len() on. Reads are the
-	// same either way; a read from memory is a copy, or a view of a
-	// set without repeats, no system call.
-	memCap int64
-	mem    *arena.Array[uint64]
 }
-
-// setChunkShift: the in-memory sets' chunks hold 1<<20 hashes (8 MiB),
-// mapped one at a time as the sets grow, never copied (one slice grown
-// by doubling to 1.4 GB cost four times the CPU of the file:
-// docs/benchmarks.md). A variable so that a test makes sets cross chunks.
-var setChunkShift uint = 20
 
 // setWriteBuffer is the scratch file's write buffer in bytes; the sets
 // still in it are read from it.
@@ -125,12 +108,11 @@ func (s *setFile) store(i int, h []uint64, distinct bool, blk *hashBlock, held *
 	if s.err != nil {
 		return s.err
 	}
-	inMem := s.memCap > 0 && s.f == nil && s.size+int64(len(h)) <= s.memCap
 	if s.memOnly {
 		if s.pending == nil {
 			s.pending = make([]uint64, 0, setWriteBuffer/8)
 		}
-	} else if !inMem && s.f == nil {
+	} else if s.f == nil {
 		f, err := tempfile.Create(s.dir, setsPrefix, setsSuffix)
 		if err != nil {
 			s.err = fmt.Errorf("scratch file for shingle sets: %w", err)
@@ -152,17 +134,6 @@ func (s *setFile) store(i int, h []uint64, distinct bool, blk *hashBlock, held *
 	}
 	if distinct {
 		s.setDistinct(i)
-	}
-	if inMem {
-		if s.mem == nil {
-			s.mem = arena.NewArray[uint64](setChunkShift)
-			s.mem.UseHugePages()
-		}
-		s.mem.Append(h)
-		s.size += int64(len(h))
-		s.flushed = s.size // nothing pending
-		s.start = append(s.start, s.size)
-		return nil
 	}
 	if s.memOnly {
 		at := len(s.pending)
@@ -273,17 +244,8 @@ func wordBytes(w []uint64) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(w))), 8*len(w))
 }
 
-// memLen is the hashes held in memory (mem); the file holds those after.
-func (s *setFile) memLen() int64 {
-	if s.mem == nil {
-		return 0
-	}
-	return int64(s.mem.Len())
-}
-
 // readWords fills dst with the hashes at hash offset off of the file.
 func (s *setFile) readWords(dst []uint64, off int64) error {
-	off -= s.memLen()
 	if nativeLittleEndian {
 		_, err := s.f.ReadAt(wordBytes(dst), 8*off)
 		return err
@@ -338,9 +300,6 @@ func (s *setFile) inMemory(i int) bool {
 		return false
 	}
 	from, to := s.start[i], s.start[i+1]
-	if to <= s.memLen() {
-		return s.isDistinct(i)
-	}
 	return from >= s.flushed || from >= s.winAt && to <= s.winAt+int64(len(s.win))
 }
 
@@ -362,18 +321,6 @@ func (s *setFile) hashes(i int, dst []uint64, ahead bool) (h []uint64, view bool
 	switch {
 	case s.memOnly: // distinct: getDistinct does not change it, get copies it
 		return s.pending[from:to], true, nil
-	case to <= s.memLen():
-		// A view only of a set without repeats, which no reader changes
-		// (getDistinct removes repeats in place; copies read at once).
-		if s.isDistinct(i) {
-			if v, ok := s.mem.Slice(int(from), int(to)); ok {
-				return v, true, nil
-			}
-		}
-		n := int(to - from)
-		dst = slices.Grow(dst[:0], n)[:n]
-		s.mem.Copy(dst, int(from))
-		return dst, false, nil
 	case from >= s.flushed: // not yet written
 		return s.pending[from-s.flushed : to-s.flushed], true, nil
 	case from >= s.winAt && to <= s.winAt+int64(len(s.win)):
@@ -409,18 +356,6 @@ func (s *setFile) has(i int) bool {
 
 // Close removes the file; calling it again does nothing.
 func (s *setFile) Close() error {
-	if s.mem != nil {
-		if !s.readOnly { // the copies share it
-			s.mem.Release()
-		}
-		s.mem = nil
-		if s.f == nil {
-			s.start, s.dist = nil, nil
-			if s.err == nil {
-				s.err = errClosedSets
-			}
-		}
-	}
 	if s.f == nil {
 		if s.memOnly {
 			s.start, s.dist, s.pending = nil, nil, nil

@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -14,7 +13,6 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/neardup/neardup/internal/arena"
 	"github.com/neardup/neardup/jaccard"
 	"github.com/neardup/neardup/sketch"
 )
@@ -422,138 +420,4 @@ func TestSetFileSharedDist(t *testing.T) {
 		t.Fatalf("set 1 through the other copy: %v, %v", got, err)
 	}
 	s.Close()
-}
-
-// TestSetsArena: sets kept in memory (memCap) read back as those of the
-// file, through get and getDistinct, ahead or not, from readOnly copies,
-// for sets within a chunk and across chunks, with repeats and without;
-// when memCap is reached the set that passes it and every later one go
-// to the file, and reads are the same again; Close releases the memory.
-func TestSetsArena(t *testing.T) {
-	defer func(v uint) { setChunkShift = v }(setChunkShift)
-	setChunkShift = 6 // 64 hashes a chunk
-	rng := rand.New(rand.NewPCG(3, 4))
-	sets := map[int][]uint64{}
-	var total int64
-	for i := range 60 {
-		if i%7 == 3 {
-			continue // no set
-		}
-		h := make([]uint64, 1+rng.IntN(150))
-		for k := range h {
-			h[k] = rng.Uint64N(400)
-		}
-		if i%2 == 0 { // without repeats, stored so
-			slices.Sort(h)
-			h = slices.Compact(h)
-		}
-		sets[i] = h
-		total += int64(len(h))
-	}
-	for _, c := range []struct {
-		name   string
-		memCap int64
-	}{{"file", 0}, {"memory", total}, {"switch", total / 2}} {
-		t.Run(c.name, func(t *testing.T) {
-			var w *asyncWriter
-			s := &setFile{dir: t.TempDir(), memCap: c.memCap}
-			s.wrap = func(f *os.File) io.Writer { w = newAsyncWriter(f); return w }
-			for i := range 60 {
-				if h, ok := sets[i]; ok {
-					if err := s.putSet(i, slices.Clone(h), i%2 == 0); err != nil {
-						t.Fatal(err)
-					}
-				}
-			}
-			if err := s.flushAll(); err != nil {
-				t.Fatal(err)
-			}
-			if w != nil {
-				if err := w.Close(); err != nil {
-					t.Fatal(err)
-				}
-			}
-			inMem := s.memLen()
-			switch {
-			case c.memCap == 0 && (inMem != 0 || s.f == nil),
-				c.memCap == total && (inMem != total || s.f != nil),
-				c.memCap == total/2 && (inMem == 0 || inMem > c.memCap || s.f == nil):
-				t.Fatalf("memCap %d of %d hashes: %d in memory, file %v", c.memCap, total, inMem, s.f != nil)
-			}
-			s.shareDist()
-			var sc sketch.HashSorter
-			var dd hashSet
-			for pass := range 2 { // the first reads must change nothing
-				r := *s
-				r.readOnly, r.win = true, nil
-				for i := range 61 {
-					want := slices.Clone(sets[i])
-					slices.Sort(want)
-					want = slices.Compact(want)
-					got, err := r.get(i, nil, &sc)
-					if err != nil || !slices.Equal(got, want) {
-						t.Fatalf("pass %d, get %d: %v, %v; want %v", pass, i, got, err, want)
-					}
-					for _, ahead := range []bool{false, true} {
-						d, err := r.getDistinct(i, nil, &dd, ahead)
-						d = slices.Clone(d)
-						slices.Sort(d)
-						if err != nil || !slices.Equal(d, want) {
-							t.Fatalf("pass %d, getDistinct %d (ahead %v): %v, %v; want %v", pass, i, ahead, d, err, want)
-						}
-					}
-				}
-			}
-			if err := s.Close(); err != nil {
-				t.Fatal(err)
-			}
-			if s.mem != nil {
-				t.Error("Close kept the memory")
-			}
-			if _, err := s.get(0, nil, &sc); err == nil {
-				t.Error("get after Close did not fail")
-			}
-		})
-	}
-}
-
-// TestPlanSetsInMemory: the memory plan keeps the component join's sets
-// in memory when the budget has room for them, and counts them (the
-// sample's sets for every estimated document, and a quarter more, in
-// the estimated and mapped bytes and the peak); not with a budget that
-// has no room for them, one worker (the streaming Finder) or --estimate-only (no sets).
-func TestPlanSetsInMemory(t *testing.T) {
-	path := writeTexts(t, t.TempDir(), scaleCorpus(1), "d%d")
-	plan := func(cfg Options) (MemoryPlan, int64) {
-		t.Helper()
-		cfg.Method = "minhash"
-		r, err := newRun(cfg, Input{Files: []string{path}}, Outputs{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer r.cleanup()
-		if err := r.open(); err != nil {
-			t.Fatal(err)
-		}
-		smp := r.sample()
-		p := r.plan()
-		want := p.EstimatedDocs * smp.setBytes / max(smp.n, 1)
-		return p, want + want/4
-	}
-	p, want := plan(Options{Workers: 2, Memory: 8 << 30})
-	if p.SetsInMemoryBytes != want || want == 0 {
-		t.Fatalf("sets in memory: %d bytes, want %d", p.SetsInMemoryBytes, want)
-	}
-	if p.EstimatedBytes < want || p.EstimatedPeakBytes < runtimeBytes+want || (arena.OffHeap && p.EstimatedMappedBytes < want) {
-		t.Errorf("the plan does not count its %d bytes of sets: %+v", want, p)
-	}
-	for _, cfg := range []Options{{Workers: 1, Memory: 8 << 30}, {Workers: 2, Memory: 8 << 30, EstimateOnly: true}} {
-		if q, _ := plan(cfg); q.SetsInMemoryBytes != 0 {
-			t.Errorf("workers %d, memory %d, estimate only %v: %d bytes of sets in memory, want none", cfg.Workers, cfg.Memory, cfg.EstimateOnly, q.SetsInMemoryBytes)
-		}
-	}
-	// The budget just short of the planned peak: the sets go to the file.
-	if q, _ := plan(Options{Workers: 2, Memory: p.EstimatedPeakBytes - 1}); q.SetsInMemoryBytes != 0 || q.EstimatedBytes != p.EstimatedBytes-want {
-		t.Errorf("a budget of the peak less a byte: %d bytes of sets in memory, %d estimated (want 0, %d)", q.SetsInMemoryBytes, q.EstimatedBytes, p.EstimatedBytes-want)
-	}
 }

@@ -810,7 +810,6 @@ func (r *run) pass1(ctx context.Context) error {
 		finder = sf
 	} else if r.useComponents() {
 		comp = r.caps.components.newCompFinder(r.cfg.workers(), r.out.TmpDir)
-		comp.sets.memCap = r.stats.Memory.SetsInMemoryBytes / 8
 		comp.ctx = ctx
 		r.pairsLater = r.pairsBuf != nil
 		finder = comp

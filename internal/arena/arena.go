@@ -88,16 +88,7 @@ type Array[T Word] struct {
 	mask   int
 	chunks [][]T
 	n      int
-	huge   bool // UseHugePages
 }
-
-// UseHugePages asks for the chunks mapped from now on to be backed by
-// transparent huge pages where the system has them: for an array filled
-// from start to end (every page of a chunk is touched), whose 4 KiB page
-// faults would otherwise cost more than the copy into it. An array read
-// or written here and there should not: a huge page is resident as a
-// whole once touched.
-func (a *Array[T]) UseHugePages() { a.huge = true }
 
 // NewArray returns an empty Array whose chunks hold 1<<shift elements
 // (shift between 6 and 30).
@@ -148,51 +139,4 @@ func (a *Array[T]) Release() {
 func (a *Array[T]) Bytes() int64 {
 	var zero T
 	return int64(len(a.chunks)) << a.shift * int64(unsafe.Sizeof(zero))
-}
-
-// Append appends v's elements, across chunks where they do not fit in
-// the last one.
-func (a *Array[T]) Append(v []T) {
-	for len(v) > 0 {
-		if a.n == len(a.chunks)<<a.shift {
-			c := Make[T](a.mask + 1)
-			if a.huge {
-				adviseHuge(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(c))), len(c)*int(unsafe.Sizeof(c[0]))))
-			}
-			a.chunks = append(a.chunks, c)
-		}
-		c := a.chunks[a.n>>a.shift][a.n&a.mask:]
-		k := copy(c, v)
-		a.n += k
-		v = v[k:]
-	}
-}
-
-// Slice returns elements [from, to) as a view of the array's memory when
-// they lie in one chunk (ok), valid until Release; the caller must not
-// change it while others may read it.
-func (a *Array[T]) Slice(from, to int) (s []T, ok bool) {
-	if from < 0 || from > to || to > a.n {
-		panic(fmt.Sprintf("arena: slice [%d:%d] out of range [0, %d)", from, to, a.n))
-	}
-	if from == to {
-		return nil, true
-	}
-	if from>>a.shift != (to-1)>>a.shift {
-		return nil, false
-	}
-	c := a.chunks[from>>a.shift]
-	return c[from&a.mask : from&a.mask+to-from : from&a.mask+to-from], true
-}
-
-// Copy copies the elements from from on into dst (len(dst) of them, from
-// + len(dst) <= Len). Readers may copy at once when nothing appends.
-func (a *Array[T]) Copy(dst []T, from int) {
-	if from < 0 || from+len(dst) > a.n {
-		panic(fmt.Sprintf("arena: copy of [%d:%d] out of range [0, %d)", from, from+len(dst), a.n))
-	}
-	for len(dst) > 0 {
-		k := copy(dst, a.chunks[from>>a.shift][from&a.mask:])
-		dst, from = dst[k:], from+k
-	}
 }
