@@ -110,10 +110,14 @@ func newProgress(ctx context.Context, w io.Writer, quiet bool) dedup.Progress {
 
 func newBarProgress(ctx context.Context, w io.Writer, opts ...mpb.ContainerOption) *barProgress {
 	b := &barProgress{ctx: ctx, w: w, done: make(chan struct{}), stopped: make(chan struct{})}
-	// The library's own context ends with the run's, so that a drawing
-	// that blocks cannot outlive an interrupted run; but only after the
-	// cursor is back in the first column, since the library draws a last
-	// frame when its context ends.
+	// The library's own context ends progressTimeout after the run's, so
+	// that a drawing that blocks cannot outlive an interrupted run; not at
+	// once, since the library draws a last frame and stops when its context
+	// ends, and Done, which comes when the run's workers have wound down
+	// (late on a busy machine), would then abort the bars unseen: the last
+	// frame said nothing of the interruption (TestPTY/ctrl-c/dedup-read
+	// failed so in .ci/run, 2026-11-28). The cursor goes back to the first
+	// column at once.
 	lctx, cancel := context.WithCancel(context.Background())
 	b.p = mpb.NewWithContext(lctx, append([]mpb.ContainerOption{mpb.WithOutput(w), mpb.WithWidth(40)}, opts...)...)
 	go b.draw()
@@ -121,6 +125,12 @@ func newBarProgress(ctx context.Context, w io.Writer, opts ...mpb.ContainerOptio
 		select {
 		case <-ctx.Done():
 			b.firstColumn()
+			t := time.NewTimer(progressTimeout)
+			select {
+			case <-b.stopped:
+			case <-t.C:
+			}
+			t.Stop()
 		case <-b.stopped:
 		}
 		cancel()
