@@ -194,7 +194,7 @@ func (o *dedupOpts) config() (dedup.Options, error) {
 	}
 	cfg.Verify, cfg.EstimateOnly = o.join.Verify, o.join.EstimateOnly
 	if cfg.Cluster, err = cluster.ParseMode(o.clustering); err != nil {
-		return cfg, usageErr("--cluster: %v", err)
+		return cfg, usageErr("--cluster: %s", sharedflags.Plain(err))
 	}
 	switch o.pairsMode {
 	case "spanning", "": // "": commands without the flag (sign)
@@ -468,6 +468,15 @@ func distinctOutputs(o *dedupOpts) error {
 func checkOutputPath(flag, path string) error {
 	if path == "" || path == "-" {
 		return nil
+	}
+	// A folder is a usage error, as a file is for the folder outputs of a
+	// staged run (checkOutputFolders).
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		note := ""
+		if flag == "-o" || flag == "--clusters" || flag == "--pairs" {
+			note = " (folders of part-NNNNN.jsonl files are the outputs of dedup --executor)"
+		}
+		return usageErr("%s %s: a folder; %s is a file: give a file's path%s", flag, path, flag, note)
 	}
 	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() && !st.IsDir() {
 		return nil

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/internal/sharedflags"
 	"github.com/neardup/neardup/store"
 )
 
@@ -83,7 +84,7 @@ func IndexAt(loc string, args []string) (store.Index, error) {
 	}
 	s, err := store.OpenIndex(loc, o.storeOptions())
 	if err == nil {
-		if err := o.params.checkAgainst(fs, s.Spec()); err != nil {
+		if err := o.params.checkAgainst(fs, s.Spec(), "index "+redactLoc(loc)); err != nil {
 			s.Close()
 			return nil, err
 		}
@@ -91,7 +92,7 @@ func IndexAt(loc string, args []string) (store.Index, error) {
 	}
 	if !errors.Is(err, store.ErrNotIndex) {
 		if errors.Is(err, store.ErrParams) {
-			return nil, usageErr("%v", err)
+			return nil, usageErr("%s", sharedflags.Plain(err))
 		}
 		return nil, err
 	}
@@ -107,7 +108,7 @@ func IndexAt(loc string, args []string) (store.Index, error) {
 	}
 	s, err = store.CreateIndex(loc, p, o.storeOptions())
 	if err != nil {
-		return nil, createErr(err)
+		return nil, createErr(loc, err)
 	}
 	return s, nil
 }

@@ -44,8 +44,19 @@ func (f *indexParamFlags) register(fs *pflag.FlagSet) {
 	fs.Lookup("weights").Usage = "simhash: feature weights: set (each distinct shingle weighs 1), count (a shingle repeated c times weighs c) or sublinear (1 + ln c); an index has no tfidf, which needs a table learned over a corpus"
 	fs.StringVar(&f.family, "family", "", "the old name of --minhash-family")
 	_ = fs.MarkDeprecated("family", "use --minhash-family")
-	fs.IntVar(&f.blocks, "blocks", 0, "simhash: blocks of the permuted-table design (0: chosen for a million documents)")
+	fs.IntVar(&f.blocks, "blocks", 0, "simhash: blocks of the permuted-table design (0: chosen for a million documents); given to an existing index, 0 or the index's own")
+	// 0 is "choose" for --bands, --rows and --blocks: the index chose when
+	// it was created, so on add, query and upgrade 0 is the index's own
+	// value (checkAgainst), as leaving the flag out is.
+	for _, name := range []string{"bands", "rows"} {
+		fs.Lookup(name).Usage += "; given to an existing index, 0 or the index's own"
+	}
 }
+
+// chosenWhenZero are the parameter flags whose 0 asks index create to
+// choose the value: given to an existing index, 0 is the value it chose.
+// (--seed 0 is not among them: it is a value, the fixed default seeds.)
+var chosenWhenZero = map[string]bool{"bands": true, "rows": true, "blocks": true}
 
 // spec builds the index's sketch specification from the flags. Only the
 // flags of the chosen method are used.
@@ -76,8 +87,9 @@ func (f *indexParamFlags) spec() (sketch.Spec, error) {
 }
 
 // checkAgainst refuses flags given on the command line that disagree with
-// the stored parameters.
-func (f *indexParamFlags) checkAgainst(fs *pflag.FlagSet, p sketch.Spec) error {
+// the stored parameters of the index at where ("--index DIR"), which the
+// message names.
+func (f *indexParamFlags) checkAgainst(fs *pflag.FlagSet, p sketch.Spec, where string) error {
 	var diffs []string
 	fs.Visit(func(fl *pflag.Flag) {
 		var stored string
@@ -127,12 +139,12 @@ func (f *indexParamFlags) checkAgainst(fs *pflag.FlagSet, p sketch.Spec) error {
 		default:
 			return
 		}
-		if fl.Value.String() != stored {
+		if fl.Value.String() != stored && !(chosenWhenZero[fl.Name] && fl.Value.String() == "0") {
 			diffs = append(diffs, fmt.Sprintf("--%s %s but the index has %s", fl.Name, fl.Value.String(), stored))
 		}
 	})
 	if len(diffs) > 0 {
-		return usageErr("%v: %s (the parameters are fixed when the index is created)", store.ErrIncompatible, strings.Join(diffs, "; "))
+		return usageErr("%s: flags that disagree with the index: %s (the parameters are fixed when the index is created; leave a flag out to use the index's own)", where, strings.Join(diffs, "; "))
 	}
 	return nil
 }
@@ -224,12 +236,21 @@ func openIndexAt(loc string, so store.Options) (store.Index, error) {
 	s, err := store.OpenIndex(loc, so)
 	switch {
 	case errors.Is(err, store.ErrNotIndex):
-		loc = redactLoc(loc)
-		return nil, usageErr("--index %s: no index there (create one with 'neardup index create --index %s'): %v", loc, loc, err)
+		return nil, usageErr("--index %s (create one with 'neardup index create --index %s')", notIndex(loc, err), redactLoc(loc))
 	case errors.Is(err, store.ErrParams):
-		return nil, usageErr("--index: %v", err)
+		return nil, usageErr("--index: %s", sharedflags.Plain(err))
 	}
 	return s, err
+}
+
+// notIndex says, after the flag, that loc holds no index: "DIR: no index
+// there" for a directory (store's error says no more); for Redis the
+// store's own words, which name the prefix and the key looked for.
+func notIndex(loc string, err error) string {
+	if !store.IsURL(loc) {
+		return loc + ": no index there"
+	}
+	return redactLoc(loc) + ": " + strings.TrimPrefix(err.Error(), store.ErrNotIndex.Error()+": ")
 }
 
 func newIndexCreateCmd() *cobra.Command {
@@ -292,7 +313,7 @@ func runIndexCreate(cmd *cobra.Command, o *indexOpts) error {
 	so.EstimateOnly = o.estimateOnly
 	s, err := store.CreateIndex(o.dir, p, so)
 	if err != nil {
-		return createErr(err)
+		return createErr(o.dir, err)
 	}
 	p = s.Spec()
 	if err := s.Close(); err != nil {
@@ -311,13 +332,20 @@ func runIndexCreate(cmd *cobra.Command, o *indexOpts) error {
 // createErr words a refusal of store.CreateIndex: parameters it refuses
 // and an existing index are usage errors; a banding given by hand that
 // misses most pairs at the threshold (store.MinBandingRecall) names the
-// flags that gave it.
-func createErr(err error) error {
+// flags that gave it; an existing index names --index and what to do.
+func createErr(loc string, err error) error {
 	switch {
 	case errors.Is(err, store.ErrBanding):
-		return usageErr("--bands, --rows: %v; omit --bands and --rows to get the default", err)
-	case errors.Is(err, store.ErrParams), errors.Is(err, store.ErrExists):
-		return usageErr("%v", err)
+		return usageErr("--bands, --rows: %s; omit --bands and --rows to get the default", strings.TrimPrefix(sharedflags.Plain(err), "invalid parameters: "))
+	case errors.Is(err, store.ErrExists):
+		other := "another folder"
+		if store.IsURL(loc) {
+			other = "another prefix"
+		}
+		loc = redactLoc(loc)
+		return usageErr("--index %s: an index already exists there (add to it with 'neardup index add --index %s', or choose %s)", loc, loc, other)
+	case errors.Is(err, store.ErrParams):
+		return usageErr("--index: %s", sharedflags.Plain(err))
 	}
 	return err
 }
@@ -479,7 +507,7 @@ func runIndexStream(cmd *cobra.Command, o *indexOpts, args []string, add bool) e
 		return err
 	}
 	defer s.Close()
-	if err := o.params.checkAgainst(cmd.Flags(), s.Spec()); err != nil {
+	if err := o.params.checkAgainst(cmd.Flags(), s.Spec(), "--index "+redactLoc(o.dir)); err != nil {
 		return err
 	}
 	// Pages of web archives are compared on what the index normalises:

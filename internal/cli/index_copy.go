@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 
+	"github.com/neardup/neardup/internal/sharedflags"
 	"github.com/neardup/neardup/sketch"
 	"github.com/neardup/neardup/store"
 )
@@ -79,8 +80,11 @@ func runIndexCopy(cmd *cobra.Command, o *indexCopyOpts) error {
 	ro.ReadOnly = true
 	src, err := store.OpenIndex(o.from, ro)
 	if err != nil {
-		if errors.Is(err, store.ErrNotIndex) || errors.Is(err, store.ErrParams) {
-			return usageErr("--from %s: %v", o.from, err)
+		if errors.Is(err, store.ErrNotIndex) {
+			return usageErr("--from %s", notIndex(o.from, err))
+		}
+		if errors.Is(err, store.ErrParams) {
+			return usageErr("--from: %s", sharedflags.Plain(err))
 		}
 		return err
 	}
@@ -92,13 +96,13 @@ func runIndexCopy(cmd *cobra.Command, o *indexCopyOpts) error {
 	}
 	if err != nil {
 		if errors.Is(err, store.ErrParams) {
-			return usageErr("--to %s: %v", o.to, err)
+			return usageErr("--to: %s", sharedflags.Plain(err))
 		}
 		return err
 	}
 	defer dst.Close()
 	if err := store.CheckSpec(dst.Spec(), p); err != nil {
-		return usageErr("--to %s: %v", o.to, err)
+		return usageErr("--to %s: %s", redactLoc(o.to), sharedflags.Plain(err))
 	}
 	sum := copySummary{From: o.from, To: o.to, SourceDocs: src.Len()}
 	if store.IsURL(o.from) || store.IsURL(o.to) {

@@ -70,6 +70,25 @@ func TestIndexParamFlagsCompared(t *testing.T) {
 		} else {
 			s.Close()
 		}
+		// 0 asks create to choose --bands, --rows and --blocks: given to an
+		// existing index it is the index's own choice, as leaving the flag
+		// out is (they were refused as "--bands 0 but the index has 13").
+		// The flags of the other method are still refused.
+		zeros := map[string][]string{"minhash": {"--bands=0", "--rows=0"}, "simhash": {"--blocks=0"}}
+		for m, args := range zeros {
+			s, err := IndexAt(loc, args)
+			if err == nil {
+				s.Close()
+			}
+			if m == method && err != nil {
+				t.Errorf("%s index: %v: %v; want them taken as the index's own", method, args, err)
+			}
+			if m != method && (err == nil || !strings.Contains(err.Error(), "applies to "+m)) {
+				t.Errorf("%s index: %v: %v; want them refused as flags of %s", method, args, err, m)
+			}
+		}
+		// --seed 0 is a value, the fixed default seeds, not a choice: on
+		// an index made with seed 1 it is refused.
 		for _, seed := range []string{"7", "0"} {
 			s, err := IndexAt(loc, []string{"--seed=" + seed})
 			if err == nil {

@@ -24,6 +24,7 @@ import (
 	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/internal/executor"
 	"github.com/neardup/neardup/internal/objstore"
+	"github.com/neardup/neardup/internal/sharedflags"
 	"github.com/neardup/neardup/internal/staged"
 )
 
@@ -138,6 +139,14 @@ func runStaged(cmd *cobra.Command, o *dedupOpts, cfg dedup.Options, ropts corpus
 			}
 		}
 	}
+	if so.executor != "print" {
+		// The write stage makes its output folders after every other
+		// stage ran: a file in the way is said now, as a plain run says
+		// a path it cannot write before reading its input.
+		if err := checkOutputFolders(o); err != nil {
+			return err
+		}
+	}
 	work, err := objstore.Open(ctx, so.work)
 	if err != nil {
 		return err
@@ -180,7 +189,7 @@ func runStaged(cmd *cobra.Command, o *dedupOpts, cfg dedup.Options, ropts corpus
 			sopts.Progress = e.stderr
 		}
 		if ex, err = executor.NewSlurm(sopts); err != nil {
-			return usageErr("%v", err)
+			return usageErr("--executor slurm: %s", strings.TrimPrefix(sharedflags.Plain(err), "slurm: "))
 		}
 		usage = &usageLog{}
 	}
@@ -429,6 +438,27 @@ func markOld(plan *staged.Plan, old []string) {
 var unsafeLogName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 
 // statsFolder is the folder of the --stats file, "" for none.
+// checkOutputFolders refuses (exit 2) an output of a staged run that
+// names an existing path of the wrong kind: -o, --clusters and --pairs are
+// folders of part-NNNNN.jsonl files, --stats a file. Object storage has no
+// such paths; a new path is made by the job.
+func checkOutputFolders(o *dedupOpts) error {
+	for _, c := range []struct{ flag, path string }{{"-o", o.output}, {"--clusters", o.clusters}, {"--pairs", o.pairs}} {
+		if c.path == "" || objstore.IsURL(c.path) {
+			continue
+		}
+		if st, err := os.Stat(c.path); err == nil && !st.IsDir() {
+			return usageErr("%s %s: an existing file; with --executor %s is a folder of part-NNNNN.jsonl files: give a folder, or a new path", c.flag, c.path, c.flag)
+		}
+	}
+	if o.stats != "" && !objstore.IsURL(o.stats) {
+		if st, err := os.Stat(o.stats); err == nil && st.IsDir() {
+			return usageErr("--stats %s: a folder; --stats is a file, with --executor too: give a file's path", o.stats)
+		}
+	}
+	return nil
+}
+
 func statsFolder(stats string) string {
 	if stats == "" {
 		return ""

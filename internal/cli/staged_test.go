@@ -387,6 +387,33 @@ func TestStagedBadInput(t *testing.T) {
 			t.Errorf("%s: exit %d: %s", c.flags, code, stderr)
 		}
 	}
+	// Slurm's commands missing: the flag is named, not the Go package
+	// ("usage: executor: slurm: sbatch not found" before).
+	t.Setenv("PATH", t.TempDir())
+	code, _, stderr = runCLI("dedup", "-q", "--executor", "slurm", "--work", filepath.Join(dir, "w5"), a)
+	if want := "neardup: usage: --executor slurm: sbatch not found on PATH"; code != ExitUsage || !strings.Contains(stderr, want) {
+		t.Errorf("--executor slurm without sbatch: exit %d: %s; want exit 2 and %q", code, stderr, want)
+	}
+	// An output folder that names an existing file is said before any
+	// stage runs (it failed the write stage, after every other stage,
+	// with "mkdir FILE: not a directory", exit 1); --stats, a file, that
+	// names a folder too.
+	file := filepath.Join(dir, "existing.jsonl")
+	writeLines(t, file, lines[:1])
+	for _, flag := range []string{"-o", "--clusters", "--pairs", "--stats"} {
+		path, want := file, flag+" "+file+": an existing file; with --executor "+flag+" is a folder of part-NNNNN.jsonl files"
+		if flag == "--stats" {
+			path, want = dir, "--stats "+dir+": a folder; --stats is a file"
+		}
+		w := filepath.Join(dir, "w4"+flag)
+		code, _, stderr := runCLI("dedup", "-q", "--executor", "local", "--tasks", "1", "--work", w, flag, path, a)
+		if code != ExitUsage || !strings.Contains(stderr, want) {
+			t.Errorf("%s %s: exit %d: %s; want exit 2 and %q", flag, path, code, stderr, want)
+		}
+		if _, err := os.Stat(w); err == nil {
+			t.Errorf("%s %s: the work folder %s was made; want the refusal before the job starts", flag, path, w)
+		}
+	}
 }
 
 // planStages are the stages of the job planned in work (staged.Plan.Stages).

@@ -118,7 +118,7 @@ func (f *Sketch) Register(fs FlagSet, groups Group) {
 func (f *Sketch) Shingle() (shingle.Options, error) {
 	u, err := shingle.ParseUnit(f.Unit)
 	if err != nil {
-		return shingle.Options{}, fmt.Errorf("--unit: %v", err)
+		return shingle.Options{}, fmt.Errorf("--unit: %s", Plain(err))
 	}
 	if f.Ngram < 1 || f.Ngram > shingle.MaxN {
 		return shingle.Options{}, fmt.Errorf("--ngram %d: must be between 1 and %d", f.Ngram, shingle.MaxN)
@@ -216,11 +216,31 @@ func (j *Join) Register(fs FlagSet) {
 	fs.StringVar(&j.Keep, "keep", cluster.First.String(), "which document of a cluster to keep: first (in input order) or longest")
 }
 
+// libraryPrefixes are the package names neardup's libraries start their
+// errors with, as Go libraries do ("store: not a neardup index").
+var libraryPrefixes = []string{"store: ", "cluster: ", "shingle: ", "sketch: ", "dedup: ", "staged: ", "executor: ", "objstore: ", "corpus: ", "text: ", "minhash: ", "simhash: "}
+
+// Plain is err's message without the package names its libraries put in
+// front of it: for a usage message that names the flag and says the rest
+// in the user's words, not the package's.
+func Plain(err error) string {
+	msg := err.Error()
+	for trimmed := true; trimmed; {
+		trimmed = false
+		for _, p := range libraryPrefixes {
+			if strings.HasPrefix(msg, p) {
+				msg, trimmed = msg[len(p):], true
+			}
+		}
+	}
+	return msg
+}
+
 // KeepPolicy parses --keep.
 func (j *Join) KeepPolicy() (cluster.Policy, error) {
 	p, err := cluster.ParsePolicy(j.Keep)
 	if err != nil {
-		return p, fmt.Errorf("--keep: %v", err)
+		return p, fmt.Errorf("--keep: %s", Plain(err))
 	}
 	return p, nil
 }
