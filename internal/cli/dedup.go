@@ -705,8 +705,8 @@ func agree(n int, one, many string) string {
 }
 
 // number writes n with commas between thousands: 1,234,567.
-func number(n int) string {
-	s := strconv.Itoa(n)
+func number[T int | int64](n T) string {
+	s := strconv.FormatInt(int64(n), 10)
 	neg := strings.HasPrefix(s, "-")
 	s = strings.TrimPrefix(s, "-")
 	var b strings.Builder

@@ -754,18 +754,18 @@ func printIndexSummary(w io.Writer, o *indexOpts, s indexSummary, add bool, firs
 	}
 	var err error
 	if u := s.Upgrade; u != nil {
-		_, err = fmt.Fprintf(w, "read %d documents: %d given their shingle sets, %d had them, %d not in the index, %d whose text gives another signature (left estimate-only), %d without shingles, %d skipped; the index holds %d and keeps the sets of new documents\n",
-			s.Documents, u.Upgraded, u.Already, u.Missing, u.Changed, u.Empty, s.Skipped, s.IndexDocs)
+		_, err = fmt.Fprintf(w, "read %s documents: %s given their shingle sets, %s had them, %s not in the index, %s whose text gives another signature (left estimate-only), %s without shingles, %s skipped; the index holds %s and keeps the sets of new documents\n",
+			number(s.Documents), number(u.Upgraded), number(u.Already), number(u.Missing), number(u.Changed), number(u.Empty), number(s.Skipped), number(s.IndexDocs))
 	} else if add {
 		present := ""
 		if s.Present > 0 {
-			present = fmt.Sprintf(", %d already in the index", s.Present)
+			present = fmt.Sprintf(", %s already in the index", number(s.Present))
 		}
-		_, err = fmt.Fprintf(w, "added %d of %d documents (%d duplicates%s, %d skipped); the index holds %d\n",
-			s.Added, s.Documents, s.Duplicates, present, s.Skipped, s.IndexDocs)
+		_, err = fmt.Fprintf(w, "added %s of %s documents (%s duplicates%s, %s skipped); the index holds %s\n",
+			number(s.Added), number(s.Documents), number(s.Duplicates), present, number(s.Skipped), number(s.IndexDocs))
 	} else {
-		_, err = fmt.Fprintf(w, "queried %d documents: %d have duplicates in the index (%d documents), %d skipped\n",
-			s.Documents, s.Duplicates, s.IndexDocs, s.Skipped)
+		_, err = fmt.Fprintf(w, "queried %s documents: %s have duplicates in the index (%s documents), %s skipped\n",
+			number(s.Documents), number(s.Duplicates), number(s.IndexDocs), number(s.Skipped))
 	}
 	if err == nil && firstSkip != nil {
 		_, err = fmt.Fprintf(w, "first skipped: %v\n", firstSkip)
@@ -854,7 +854,7 @@ func runIndexRemove(cmd *cobra.Command, o *indexOpts, args []string) error {
 	if o.quiet {
 		return nil
 	}
-	_, err = fmt.Fprintf(cmd.ErrOrStderr(), "removed %d documents (%d not found); the index holds %d\n", removed, missing, n)
+	_, err = fmt.Fprintf(cmd.ErrOrStderr(), "removed %s documents (%s not found); the index holds %s\n", number(removed), number(missing), number(n))
 	return err
 }
 

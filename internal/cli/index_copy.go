@@ -161,8 +161,8 @@ func runIndexCopy(cmd *cobra.Command, o *indexCopyOpts) error {
 	case o.jsonOut:
 		return writeJSON(cmd.OutOrStdout(), sum)
 	case !o.quiet:
-		_, err = fmt.Fprintf(cmd.ErrOrStderr(), "copied %d documents (%d already there) from %s to %s; it holds %d\n",
-			sum.Copied, sum.Present, sum.From, sum.To, sum.TargetDocs)
+		_, err = fmt.Fprintf(cmd.ErrOrStderr(), "copied %s documents (%s already there) from %s to %s; it holds %s\n",
+			number(sum.Copied), number(sum.Present), sum.From, sum.To, number(sum.TargetDocs))
 	}
 	return err
 }
