@@ -250,7 +250,7 @@ func TestPTY(t *testing.T) {
 			if code := r.wait(); code != 0 {
 				t.Fatalf("exit %d:\n%s", code, r.output())
 			}
-			if out := r.output(); !barDone("add", n).MatchString(out) || !strings.Contains(out, fmt.Sprintf("of %d documents", n)) {
+			if out := r.output(); !barDone("add", n).MatchString(out) || !strings.Contains(out, "of "+number(n)+" documents") {
 				t.Errorf("no completed add bar or summary in:\n%s", out)
 			}
 		})
