@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"github.com/neardup/neardup/internal/sharedflags"
 	"io"
+	"io/fs"
 	"maps"
 	"math"
 	"os"
@@ -474,9 +475,20 @@ func checkOutputPath(flag, path string) error {
 	}
 	f, err := atomicfile.Create(path)
 	if err != nil {
-		return fmt.Errorf("%s %s: %w", flag, path, err)
+		return outputErr(flag, path, err)
 	}
 	return f.Abort()
+}
+
+// outputErr names the flag of an output that cannot be created: "-o
+// out/k.jsonl: the directory out does not exist", without repeating the
+// path that the flag already gives.
+func outputErr(flag, path string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) && pe.Op == "create" && pe.Path == path {
+		return fmt.Errorf("%s %s: %w", flag, path, pe.Err)
+	}
+	return fmt.Errorf("%s %s: %w", flag, path, err)
 }
 
 // writeJSONFile writes v as indented JSON, atomically.
@@ -789,7 +801,7 @@ func countNoun(n int, one, many string) string {
 	if n == 1 {
 		return "1 " + one
 	}
-	return fmt.Sprintf("%d %s", n, many)
+	return number(n) + " " + many
 }
 
 // memoryWarning says, before the run, that the budget --memory flag gave

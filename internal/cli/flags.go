@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -119,18 +121,28 @@ func expandFlagInputs(flag string, args, exclude []string) (*corpus.Expansion, e
 	}
 	e, err := corpus.ExpandWith(args, corpus.ExpandOptions{Exclude: exclude})
 	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) && (pe.Op == "stat" || pe.Op == "lstat") && errors.Is(err, fs.ErrNotExist) {
+			// "stat x.jsonl: no such file or directory" is the system
+			// call's wording: say the input is not there.
+			err = fmt.Errorf("%s: no such file or directory", pe.Path)
+		}
 		if flag != "" {
 			return nil, usageErr("%s: %v", flag, err)
 		}
 		return nil, usageErr("%v", err)
 	}
 	if len(e.Files) == 0 {
-		msg := fmt.Sprintf("no input files found in %v", args)
-		switch {
-		case len(e.Skipped) > 0:
-			msg += fmt.Sprintf(" (%d paths skipped, e.g. %s: %s; %d excluded)", len(e.Skipped), e.Skipped[0].Path, e.Skipped[0].Reason, e.Excluded)
-		case e.Excluded > 0:
-			msg += fmt.Sprintf(" (%d excluded)", e.Excluded)
+		msg := fmt.Sprintf("no input file found in %s", strings.Join(args, ", "))
+		var notes []string
+		if len(e.Skipped) > 0 {
+			notes = append(notes, fmt.Sprintf("%s skipped, e.g. %s: %s", countNoun(len(e.Skipped), "path", "paths"), e.Skipped[0].Path, e.Skipped[0].Reason))
+		}
+		if e.Excluded > 0 {
+			notes = append(notes, fmt.Sprintf("%s excluded by --exclude", number(e.Excluded)))
+		}
+		if len(notes) > 0 {
+			msg += " (" + strings.Join(notes, "; ") + ")"
 		}
 		return nil, usageErr("%s", msg)
 	}

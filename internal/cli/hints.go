@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"runtime/debug"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -124,4 +125,40 @@ func binaryVersion() string {
 		v = "(devel)"
 	}
 	return v
+}
+
+// plainFlagValueErr words pflag's error for a flag value that does not
+// parse ("invalid argument "abc" for "--threshold" flag:
+// strconv.ParseFloat: parsing "abc": invalid syntax") as the flag, the
+// value and what the flag wants: --threshold "abc": not a number. Other
+// errors are returned as they are.
+func plainFlagValueErr(err error) error {
+	var ive *pflag.InvalidValueError
+	if !errors.As(err, &ive) {
+		return err
+	}
+	name, value := "--"+ive.GetFlag().Name, ive.GetValue()
+	cause := ive.Unwrap()
+	var ne *strconv.NumError
+	if !errors.As(cause, &ne) {
+		return fmt.Errorf("%s %q: %v", name, value, cause)
+	}
+	want := "a number"
+	switch ne.Func {
+	case "ParseInt", "Atoi":
+		want = "a whole number"
+	case "ParseUint":
+		want = "a whole number, 0 or more"
+	case "ParseBool":
+		want = "true or false"
+	}
+	what := "is not " + want
+	if errors.Is(ne.Err, strconv.ErrRange) {
+		what = "is out of range"
+	}
+	if ne.Num != value {
+		// One element of a list flag (--thresholds 0.5,abc).
+		return fmt.Errorf("%s %q: %q %s", name, value, ne.Num, what)
+	}
+	return fmt.Errorf("%s %q: %s", name, value, strings.TrimPrefix(what, "is "))
 }

@@ -95,7 +95,7 @@ Jaccard similarity joins.
 	)
 	refuseUnknownCommands(root)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return fmt.Errorf("%w: %v%s", errUsage, err, flagSuggestion(c, err))
+		return fmt.Errorf("%w: %v%s", errUsage, plainFlagValueErr(err), flagSuggestion(c, err))
 	})
 	root.Version = binaryVersion()
 	root.SetVersionTemplate("neardup {{.Version}}\n")
