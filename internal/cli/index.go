@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strconv"
 	"strings"
@@ -224,12 +225,29 @@ func openIndexAt(loc string, so store.Options) (store.Index, error) {
 	s, err := store.OpenIndex(loc, so)
 	switch {
 	case errors.Is(err, store.ErrNotIndex):
-		loc = redactLoc(loc)
-		return nil, usageErr("--index %s: no index there (create one with 'neardup index create --index %s'): %v", loc, loc, err)
+		return nil, usageErr("--index %s: %s (create one with 'neardup index create --index %s')", redactLoc(loc), notIndexReason(loc, err), redactLoc(loc))
 	case errors.Is(err, store.ErrParams):
 		return nil, usageErr("--index: %v", err)
 	}
 	return s, err
+}
+
+// notIndexReason says why loc holds no index, in words: a path that does
+// not exist, a file, a directory without one, or the store's reason (a
+// Redis prefix without an index).
+func notIndexReason(loc string, err error) string {
+	if !store.IsURL(loc) {
+		st, serr := os.Stat(loc)
+		switch {
+		case errors.Is(serr, fs.ErrNotExist):
+			return "no such directory"
+		case serr == nil && !st.IsDir():
+			return "a file, not an index directory"
+		case serr == nil:
+			return "the directory holds no index"
+		}
+	}
+	return "no index there: " + strings.TrimPrefix(strings.TrimPrefix(err.Error(), store.ErrNotIndex.Error()), ": ")
 }
 
 func newIndexCreateCmd() *cobra.Command {
