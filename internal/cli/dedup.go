@@ -588,6 +588,9 @@ func (sw summaryWriter) outcome(s *dedup.Stats) {
 	if s.Traditional > 0 {
 		sw.line("%s %s Traditional Chinese characters: --t2s compares texts in Simplified form, which joins a Traditional text to a Simplified copy of it if there is one (this run did not check)", plural(s.Traditional, "document"), agree(s.Traditional, "holds", "hold"))
 	}
+	if s.HTMLLike > 0 {
+		sw.line("%s %s like HTML pages (<!DOCTYPE html> or <html>): --html compares their main content, without the markup and the site's template (this run compared the markup too)", plural(s.HTMLLike, "document"), agree(s.HTMLLike, "starts", "start"))
+	}
 	if s.HTMLNoMainContent > 0 {
 		sw.line("%s %s no main content that --html could find: compared on the whole visible text, template included, or empty", plural(s.HTMLNoMainContent, "HTML document"), agree(s.HTMLNoMainContent, "has", "have"))
 	}
