@@ -24,6 +24,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/neardup/neardup/cluster"
+	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/internal/atomicfile"
 	"github.com/neardup/neardup/internal/objstore"
@@ -383,6 +384,11 @@ func runDedup(cmd *cobra.Command, o *dedupOpts, args []string, e *env) error {
 	// run, so that a failed run leaves every output as it was. The other
 	// outputs too, so that a mistyped directory is said before the run's
 	// work rather than after it.
+	if o.output != "" {
+		if err := corpus.CheckOutputName(o.output); err != nil {
+			return usageErr("-o %s: %v", o.output, err)
+		}
+	}
 	for _, c := range []struct{ flag, path string }{{"-o", o.output}, {"--clusters", o.clusters}, {"--pairs", o.pairs}, {"--stats", o.stats}, {"--report", o.report}} {
 		if err := checkOutputPath(c.flag, c.path); err != nil {
 			return err
