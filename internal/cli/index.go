@@ -409,10 +409,12 @@ func newIndexQueryCmd() *cobra.Command {
 		Short: "Find the duplicates of a corpus in the index (cross-corpus dedup)",
 		Long: `Query the index with every document of the inputs, without adding them.
 Writes one JSON line per input document to --output (default standard
-output): {"id","duplicate","matches":[{"id","similarity","distance"}]},
-matches best first (similarity is the estimated Jaccard similarity for
-minhash, the fraction of equal bits for simhash; distance is the Hamming
-distance for simhash and -1 for minhash).
+output): {"id","duplicate","matches":[{"id","similarity","distance","exact"}]},
+matches best first (similarity is the Jaccard similarity for minhash: exact,
+with "exact":true, when the index keeps shingle sets, as it does unless
+created with --estimate-only, else the signature estimate; the fraction of
+equal bits for simhash; distance is the Hamming distance for simhash and -1
+for minhash).
 
 ` + exitHelp,
 		RunE: func(cmd *cobra.Command, args []string) error {
