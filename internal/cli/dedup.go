@@ -331,6 +331,9 @@ func runDedup(cmd *cobra.Command, o *dedupOpts, args []string, e *env) error {
 			in.Against = e.Files
 		}
 	}
+	if err := outputsNotInputs(o, in.Files, in.Against); err != nil {
+		return err
+	}
 	if o.quiet {
 		in.Examples = 0
 	}
@@ -464,6 +467,37 @@ func distinctOutputs(o *dedupOpts) error {
 			return usageErr("%s %s and %s %s both write to %s: give each its own path", was.flag, was.loc, out.flag, out.loc, what)
 		}
 		seen[key] = out
+	}
+	return nil
+}
+
+// outputsNotInputs refuses (exit 2) a --clusters, --pairs, --stats or
+// --report that names an input file or an --against file: the run would
+// replace the corpus with its clusters. -o may name its input (the kept
+// records replace it, atomically, once the run has read it).
+func outputsNotInputs(o *dedupOpts, inputs ...[]string) error {
+	for _, out := range []struct{ flag, path string }{{"--clusters", o.clusters}, {"--pairs", o.pairs}, {"--stats", o.stats}, {"--report", o.report}} {
+		if out.path == "" || out.path == "-" || objstore.IsURL(out.path) {
+			continue
+		}
+		ost, err := os.Stat(out.path)
+		if err != nil || !ost.Mode().IsRegular() {
+			continue
+		}
+		for i, files := range inputs {
+			for _, f := range files {
+				if f == "-" || objstore.IsURL(f) {
+					continue
+				}
+				if ist, err := os.Stat(f); err == nil && os.SameFile(ost, ist) {
+					what := "an input file"
+					if i > 0 {
+						what = "an --against file"
+					}
+					return usageErr("%s %s is %s: the run would replace it; give the output another path", out.flag, out.path, what)
+				}
+			}
+		}
 	}
 	return nil
 }
