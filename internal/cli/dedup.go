@@ -305,6 +305,9 @@ func runDedup(cmd *cobra.Command, o *dedupOpts, args []string, e *env) error {
 	case len(args) == 0:
 		return usageErr("no INPUT: give files, directories, - for standard input, or --sample")
 	default:
+		if err := o.input.checkFormatUse(args); err != nil {
+			return err
+		}
 		e, err := expandInputs(args, o.input.exclude)
 		if err != nil {
 			return err

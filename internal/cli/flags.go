@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"slices"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -94,6 +95,15 @@ func (f *inputFlags) options() (corpus.Options, error) {
 		return corpus.Options{}, usageErr("--format %q: want jsonl or txt (it applies to standard input; files go by their names)", f.format)
 	}
 	return corpus.Options{TextField: f.fields.TextField, IDField: f.fields.IDField, MaxDocBytes: int(f.fields.MaxDocBytes), StreamFormat: f.format}, nil
+}
+
+// checkFormatUse refuses --format when no input is standard input: it
+// would be ignored, and a file of another name stays unreadable.
+func (f *inputFlags) checkFormatUse(args []string) error {
+	if f.format == "" || slices.Contains(args, "-") {
+		return nil
+	}
+	return usageErr("--format %s applies to standard input (-), which is not among the inputs; files go by their names (.txt: one document a line): rename the file, or give it as - (--format %s - < FILE)", f.format, f.format)
 }
 
 // checkUnit01 validates a value in (0, 1] as a usage error.
