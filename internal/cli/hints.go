@@ -30,6 +30,10 @@ func errorHint(err error) string {
 		return "--skip-invalid leaves out the documents whose id is already in the index (an interrupted or repeated add) and adds the others; --check adds only the documents that duplicate nothing in the index"
 	case errors.Is(err, corpus.ErrTooLarge):
 		return fmt.Sprintf("--max-doc-bytes raises the limit (default %s), e.g. --max-doc-bytes 64MB", formatSize(corpus.DefaultMaxDocBytes))
+	case rec != nil && rec.Record == 1 && rec.Offset == 0 && errors.Is(err, corpus.ErrSyntax) && strings.Contains(err.Error(), "invalid character 'ï'"):
+		// encoding/json names the first byte of a UTF-8 byte order mark
+		// (EF BB BF) as the rune U+00EF.
+		return "the input starts with a UTF-8 byte order mark (BOM), which JSON Lines does not allow; remove it, e.g. sed -i '1s/^\\xEF\\xBB\\xBF//' FILE"
 	case rec != nil && rec.File == "-" && errors.Is(err, corpus.ErrSyntax):
 		return "standard input is read as JSON Lines; --format txt reads it as plain text, one document per line"
 	case rec != nil && errors.Is(err, corpus.ErrNotObject) && strings.EqualFold(filepath.Ext(rec.File), ".json"):
