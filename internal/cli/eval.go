@@ -278,6 +278,10 @@ func labelFileErr(flag string, err error) error {
 	if errors.Is(err, fs.ErrNotExist) {
 		// A file that is not there is a mistyped command line, as an
 		// INPUT, --against or --idf that is not there is for dedup.
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			return usageErr("%s %s: no such file or directory", flag, pe.Path)
+		}
 		return usageErr("%s: %v", flag, err)
 	}
 	return fmt.Errorf("%s: %w", flag, err)
