@@ -86,7 +86,7 @@ func ParsePolicy(s string) (Policy, error) {
 	case "longest":
 		return Longest, nil
 	}
-	return 0, fmt.Errorf("cluster: unknown keep policy %q (want first or longest)", s)
+	return 0, fmt.Errorf("unknown keep policy %q (want first or longest)", s)
 }
 
 func (p Policy) String() string {
@@ -148,7 +148,7 @@ func ParseMode(s string) (Mode, error) {
 	case "leader":
 		return Leader, nil
 	}
-	return 0, fmt.Errorf("cluster: unknown clustering %q (want components or leader)", s)
+	return 0, fmt.Errorf("unknown clustering %q (want components or leader)", s)
 }
 
 func (m Mode) String() string {

@@ -3,6 +3,7 @@ package corpus
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -58,6 +59,32 @@ func Create(path string) (Writer, error) {
 		w.zw, w.w = zw, zw
 	}
 	return w, nil
+}
+
+// CheckOutputName refuses an output name that
+// Create would write in another format than the name says: a compressed
+// .parquet, and .csv, .tsv or .txt (with or without .gz or .zst), which
+// would hold JSON Lines (a .txt input is one document a line; the
+// documents' texts may span lines). "-" and names without those
+// extensions pass: they are written as JSONL.
+func CheckOutputName(path string) error {
+	if path == "-" {
+		return nil
+	}
+	base, comp := splitCompression(strings.ToLower(filepath.Base(path)))
+	switch ext := filepath.Ext(base); ext {
+	case ".parquet":
+		if comp != compNone {
+			return errors.New("Parquet output cannot be compressed as a whole (its pages are): name it .parquet")
+		}
+	case ".csv", ".tsv", ".txt":
+		what := strings.ToUpper(ext[1:])
+		if ext == ".txt" {
+			what = "plain text"
+		}
+		return fmt.Errorf("the kept documents are written as JSON Lines (every input field kept) or Parquet, not %s: name the output .jsonl (.jsonl.gz, .jsonl.zst) or .parquet", what)
+	}
+	return nil
 }
 
 // jsonlWriter writes Document.Raw, one line per document.

@@ -238,6 +238,12 @@ type Stats struct {
 	// or were empty. Pages of web archives are extracted by the reader
 	// (corpus.Options.HTMLMain) and are not counted.
 	HTMLNoMainContent int `json:"html_no_main_content,omitempty"`
+	// HTMLLike counts the documents whose text starts as an HTML page
+	// does (<!DOCTYPE html or <html, after white space) while
+	// Options.Normalize.HTML is off: their markup and the site's template
+	// are compared as text, which --html would leave out. Always 0 with
+	// HTML on.
+	HTMLLike int `json:"html_like_docs,omitempty"`
 	// Device says where the documents were sketched, when Options.Device
 	// is not DeviceCPU.
 	Device *DeviceStats `json:"device,omitempty"`
@@ -457,6 +463,9 @@ type run struct {
 	// noMain counts the documents without main content
 	// (Stats.HTMLNoMainContent).
 	noMain atomic.Int64
+	// htmlLike counts the documents that look like HTML pages while the
+	// HTML step is off (Stats.HTMLLike).
+	htmlLike atomic.Int64
 	// signOnly: the run is Sign (sketches are written, not compared);
 	// linePrefix is what its lines hold between the id and the sketch.
 	signOnly   bool
@@ -956,6 +965,7 @@ func (r *run) pass1(ctx context.Context) error {
 	r.stats.Against = r.nOld
 	r.stats.Traditional = int(r.traditional.Load())
 	r.stats.HTMLNoMainContent = int(r.noMain.Load())
+	r.stats.HTMLLike = int(r.htmlLike.Load())
 	var bytes int64
 	for _, b := range r.fileBytes {
 		bytes += b

@@ -409,6 +409,35 @@ func TestTraditionalCounted(t *testing.T) {
 	}
 }
 
+// With --html off, a run counts the documents that start like HTML pages,
+// so that the summary and the report can say that --html compares their
+// main content rather than their markup; with --html on, none.
+func TestHTMLLikeCounted(t *testing.T) {
+	path := writeTexts(t, t.TempDir(), []string{
+		"<!DOCTYPE html><html><body><p>one page</p></body></html>",
+		"\n  <HTML lang=en><body><p>another page</p></body></HTML>",
+		"plain text that mentions <html> later",
+		"<p>a fragment, not a page</p>",
+	}, "d%d")
+	for _, html := range []bool{false, true} {
+		cfg := Options{}
+		norm := text.DefaultOptions()
+		norm.HTML = html
+		cfg.Method, cfg.Spec.Normalize = "exact", &norm
+		st, err := Run(context.Background(), cfg, Input{Files: []string{path}}, Outputs{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := 2
+		if html {
+			want = 0
+		}
+		if st.HTMLLike != want {
+			t.Errorf("html %v: HTMLLike %d, want %d", html, st.HTMLLike, want)
+		}
+	}
+}
+
 // With --html, a run counts the pages in which no main content was found
 // (a page of links only, an empty one); --html-all looks for none and
 // counts none.

@@ -230,6 +230,7 @@ func sketchRanges(ctx context.Context, cfg Options, in Input, open OpenFunc, ran
 	r.stats.Params = r.method.Facts()
 	r.stats.Traditional = int(r.traditional.Load())
 	r.stats.HTMLNoMainContent = int(r.noMain.Load())
+	r.stats.HTMLLike = int(r.htmlLike.Load())
 	return r.stats, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -400,6 +401,9 @@ func (r *run) sketchDoc(sk DocSketcher, checkers []func(string) (string, float64
 	if !r.spec.Normalize.T2S && !rd.old && t2s.HasTraditional(*buf) {
 		r.traditional.Add(1)
 	}
+	if !r.spec.Normalize.HTML && !rd.old && looksLikeHTML(rd.text) {
+		r.htmlLike.Add(1)
+	}
 	d := Doc{Index: rd.seq, ID: rd.id, Text: *buf}
 	if r.cfg.KeyField != "" {
 		key, err := corpus.Field(b.buf[rd.lo:rd.hi], r.cfg.KeyField)
@@ -679,4 +683,16 @@ func (r *run) invalid(e *corpus.RecordError, file int) error {
 		r.stats.SkippedErrors = append(r.stats.SkippedErrors, e.Error())
 	}
 	return nil
+}
+
+// looksLikeHTML reports whether text starts as an HTML page does: "<!DOCTYPE
+// html" or "<html", in any case, after white space and a byte order mark.
+func looksLikeHTML(text string) bool {
+	text = strings.TrimLeft(text, " \t\r\n\ufeff")
+	for _, p := range []string{"<!doctype html", "<html"} {
+		if len(text) >= len(p) && strings.EqualFold(text[:len(p)], p) {
+			return true
+		}
+	}
+	return false
 }

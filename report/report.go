@@ -334,6 +334,11 @@ func build(r *Run, opts Options) (*page, error) {
 			"a Traditional text and a Simplified copy of it, if the corpus holds any, are not compared as the same text. --t2s compares texts in Simplified form; this run did not measure whether that would remove more documents.",
 			plural(s.Traditional, "document contains", "documents contain")))
 	}
+	if s.HTMLLike > 0 && !spec.Normalize.HTML {
+		p.Warnings = append(p.Warnings, fmt.Sprintf("%s like HTML pages (<!DOCTYPE html> or <html>), and the HTML step was off: "+
+			"their markup and the site's template were compared as text, which makes pages of one site look alike. --html compares their main content.",
+			plural(s.HTMLLike, "document starts", "documents start")))
+	}
 	if s.HTMLNoMainContent > 0 {
 		p.Warnings = append(p.Warnings, fmt.Sprintf("%s no main content that the HTML step could find (a page of links only, or too little text to score): "+
 			"they were compared on their whole visible text, the site's template included, or were empty.",

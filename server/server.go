@@ -355,7 +355,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 			w.Header().Set("Retry-After", he.retryAfter)
 		}
 	case errors.As(err, &mb):
-		code, msg = http.StatusRequestEntityTooLarge, fmt.Sprintf("request body over %d bytes", mb.Limit)
+		code, msg = http.StatusRequestEntityTooLarge, fmt.Sprintf("request body over %d bytes (the server's --max-body-bytes)", mb.Limit)
 	case errors.Is(err, context.DeadlineExceeded):
 		code, msg = http.StatusServiceUnavailable, "request timed out before it was served; nothing was changed"
 	case errors.Is(err, context.Canceled):
@@ -503,7 +503,7 @@ func (s *Server) validate(d *docIn, where string, needID bool) error {
 		return errorf(http.StatusBadRequest, "%smissing \"text\"", where)
 	}
 	if len(*d.Text) > s.cfg.MaxDocBytes {
-		return errorf(http.StatusRequestEntityTooLarge, "%stext of %d bytes, at most %d", where, len(*d.Text), s.cfg.MaxDocBytes)
+		return errorf(http.StatusRequestEntityTooLarge, "%stext of %d bytes, at most %d (the server's --max-doc-bytes)", where, len(*d.Text), s.cfg.MaxDocBytes)
 	}
 	if !utf8.ValidString(*d.Text) {
 		return errorf(http.StatusBadRequest, "%stext is not valid UTF-8", where)
@@ -573,7 +573,7 @@ func (s *Server) readBatch(r *http.Request, needID bool) ([]docIn, int, error) {
 	}
 	docs := *req.Documents
 	if len(docs) > s.cfg.MaxBatch {
-		return nil, 0, errorf(http.StatusRequestEntityTooLarge, "%d documents in one batch, at most %d", len(docs), s.cfg.MaxBatch)
+		return nil, 0, errorf(http.StatusRequestEntityTooLarge, "%d documents in one batch, at most %d (the server's --max-batch)", len(docs), s.cfg.MaxBatch)
 	}
 	for i := range docs {
 		if err := s.validate(&docs[i], fmt.Sprintf("documents[%d]: ", i), needID); err != nil {

@@ -87,7 +87,7 @@ func ParseUnit(s string) (Unit, error) {
 	case "cjkword", "cjk":
 		return CJKWord, nil
 	}
-	return 0, fmt.Errorf("shingle: unknown unit %q (want word, char or cjkword)", s)
+	return 0, fmt.Errorf("unknown unit %q (want word, char or cjkword)", s)
 }
 
 // ErrInvalidN is returned for an n-gram size below 1 or above MaxN.

@@ -263,8 +263,17 @@ func le32(v uint32) []byte { return []byte{byte(v), byte(v >> 8), byte(v >> 16),
 // an index written by a newer version of the format is refused with
 // ErrVersion and left untouched.
 func Open(dir string, opts Options) (*Store, error) {
-	if _, err := os.Stat(dir); err != nil {
+	st, err := os.Stat(dir)
+	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrNotIndex, err)
+	}
+	if !st.IsDir() {
+		return nil, fmt.Errorf("%w: %s is a file", ErrNotIndex, dir)
+	}
+	// A directory without a database is refused before the lock, which
+	// would leave a LOCK file in it (a mistyped --index).
+	if !hasDatabase(dir) {
+		return nil, fmt.Errorf("%w: %s", ErrNotIndex, dir)
 	}
 	// The directory lock is taken first and held until Close, across the
 	// read-only view and the writable database: no other process can
@@ -280,6 +289,21 @@ func Open(dir string, opts Options) (*Store, error) {
 	}
 	s.lock = lock
 	return s, nil
+}
+
+// hasDatabase reports whether dir holds a pebble database's manifest (or
+// cannot be listed: then opening it says why).
+func hasDatabase(dir string) bool {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return true
+	}
+	for _, e := range ents {
+		if n := e.Name(); strings.HasPrefix(n, "MANIFEST-") || strings.HasPrefix(n, "marker.manifest.") || n == "CURRENT" {
+			return true
+		}
+	}
+	return false
 }
 
 // testHookRebuilt, when set by a test, runs between the read-only rebuild

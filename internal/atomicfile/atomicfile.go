@@ -141,7 +141,7 @@ func Create(path string) (*File, error) {
 	swept, _ := tempfile.Sweep(dir, "."+base+".tmp-", "")
 	f, err := tempfile.Create(dir, "."+base+".tmp-", "")
 	if err != nil {
-		return nil, fmt.Errorf("create %s: %w", path, err)
+		return nil, createErr(path, dir, err)
 	}
 	if err := f.Chmod(perm); err != nil {
 		f.Close()
@@ -150,6 +150,33 @@ func Create(path string) (*File, error) {
 	}
 	return &File{name: path, target: target, f: f, w: bufio.NewWriterSize(f, bufSize), swept: swept}, nil
 }
+
+// createErr words the failure to create the temporary file beside path
+// in dir as a failure to create path: the temporary file's name means
+// nothing to the user, and a missing directory is said as such. It wraps
+// the cause (fs.ErrNotExist, fs.ErrPermission, ...).
+func createErr(path, dir string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		if d := filepath.Dir(path); d != "." {
+			dir = d
+		}
+		err = &dirError{dir: dir, err: err}
+	}
+	return &fs.PathError{Op: "create", Path: path, Err: err}
+}
+
+// dirError is a missing directory of an output.
+type dirError struct {
+	dir string
+	err error
+}
+
+func (e *dirError) Error() string { return "the directory " + e.dir + " does not exist" }
+func (e *dirError) Unwrap() error { return e.err }
 
 // Swept returns the abandoned temporary files of the same target that
 // Create removed: those of processes killed while writing it.

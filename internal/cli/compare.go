@@ -462,7 +462,7 @@ func readArg(arg string, stdin io.Reader) (string, error) {
 		b, err = os.ReadFile(path)
 	}
 	if errors.Is(err, fs.ErrNotExist) {
-		return "", usageErr("%s: %v", arg, err)
+		return "", usageErr("%s: no such file or directory", arg)
 	}
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", arg, err)

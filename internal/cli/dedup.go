@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"github.com/neardup/neardup/internal/sharedflags"
 	"io"
+	"io/fs"
 	"maps"
 	"math"
 	"os"
@@ -23,6 +24,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/neardup/neardup/cluster"
+	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/internal/atomicfile"
 	"github.com/neardup/neardup/internal/objstore"
@@ -303,6 +305,9 @@ func runDedup(cmd *cobra.Command, o *dedupOpts, args []string, e *env) error {
 	case len(args) == 0:
 		return usageErr("no INPUT: give files, directories, - for standard input, or --sample")
 	default:
+		if err := o.input.checkFormatUse(args); err != nil {
+			return err
+		}
 		e, err := expandInputs(args, o.input.exclude)
 		if err != nil {
 			return err
@@ -328,6 +333,9 @@ func runDedup(cmd *cobra.Command, o *dedupOpts, args []string, e *env) error {
 			}
 			in.Against = e.Files
 		}
+	}
+	if err := outputsNotInputs(o, in.Files, in.Against); err != nil {
+		return err
 	}
 	if o.quiet {
 		in.Examples = 0
@@ -382,6 +390,11 @@ func runDedup(cmd *cobra.Command, o *dedupOpts, args []string, e *env) error {
 	// run, so that a failed run leaves every output as it was. The other
 	// outputs too, so that a mistyped directory is said before the run's
 	// work rather than after it.
+	if o.output != "" {
+		if err := corpus.CheckOutputName(o.output); err != nil {
+			return usageErr("-o %s: %v", o.output, err)
+		}
+	}
 	for _, c := range []struct{ flag, path string }{{"-o", o.output}, {"--clusters", o.clusters}, {"--pairs", o.pairs}, {"--stats", o.stats}, {"--report", o.report}} {
 		if err := checkOutputPath(c.flag, c.path); err != nil {
 			return err
@@ -461,6 +474,37 @@ func distinctOutputs(o *dedupOpts) error {
 	return nil
 }
 
+// outputsNotInputs refuses (exit 2) a --clusters, --pairs, --stats or
+// --report that names an input file or an --against file: the run would
+// replace the corpus with its clusters. -o may name its input (the kept
+// records replace it, atomically, once the run has read it).
+func outputsNotInputs(o *dedupOpts, inputs ...[]string) error {
+	for _, out := range []struct{ flag, path string }{{"--clusters", o.clusters}, {"--pairs", o.pairs}, {"--stats", o.stats}, {"--report", o.report}} {
+		if out.path == "" || out.path == "-" || objstore.IsURL(out.path) {
+			continue
+		}
+		ost, err := os.Stat(out.path)
+		if err != nil || !ost.Mode().IsRegular() {
+			continue
+		}
+		for i, files := range inputs {
+			for _, f := range files {
+				if f == "-" || objstore.IsURL(f) {
+					continue
+				}
+				if ist, err := os.Stat(f); err == nil && os.SameFile(ost, ist) {
+					what := "an input file"
+					if i > 0 {
+						what = "an --against file"
+					}
+					return usageErr("%s %s is %s: the run would replace it; give the output another path", out.flag, out.path, what)
+				}
+			}
+		}
+	}
+	return nil
+}
+
 // checkOutputPath says whether the output file path of flag can be
 // written, by creating its temporary file and removing it. Standard
 // output and special files (a pipe, /dev/null), opened only when written,
@@ -483,9 +527,20 @@ func checkOutputPath(flag, path string) error {
 	}
 	f, err := atomicfile.Create(path)
 	if err != nil {
-		return fmt.Errorf("%s %s: %w", flag, path, err)
+		return outputErr(flag, path, err)
 	}
 	return f.Abort()
+}
+
+// outputErr names the flag of an output that cannot be created: "-o
+// out/k.jsonl: the directory out does not exist", without repeating the
+// path that the flag already gives.
+func outputErr(flag, path string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) && pe.Op == "create" && pe.Path == path {
+		return fmt.Errorf("%s %s: %w", flag, path, pe.Err)
+	}
+	return fmt.Errorf("%s %s: %w", flag, path, err)
 }
 
 // writeJSONFile writes v as indented JSON, atomically.
@@ -584,6 +639,9 @@ func (sw summaryWriter) outcome(s *dedup.Stats) {
 	printInputNotes(sw.w, s)
 	if s.Traditional > 0 {
 		sw.line("%s %s Traditional Chinese characters: --t2s compares texts in Simplified form, which joins a Traditional text to a Simplified copy of it if there is one (this run did not check)", plural(s.Traditional, "document"), agree(s.Traditional, "holds", "hold"))
+	}
+	if s.HTMLLike > 0 {
+		sw.line("%s %s like HTML pages (<!DOCTYPE html> or <html>): --html compares their main content, without the markup and the site's template (this run compared the markup too)", plural(s.HTMLLike, "document"), agree(s.HTMLLike, "starts", "start"))
 	}
 	if s.HTMLNoMainContent > 0 {
 		sw.line("%s %s no main content that --html could find: compared on the whole visible text, template included, or empty", plural(s.HTMLNoMainContent, "HTML document"), agree(s.HTMLNoMainContent, "has", "have"))
@@ -798,7 +856,7 @@ func countNoun(n int, one, many string) string {
 	if n == 1 {
 		return "1 " + one
 	}
-	return fmt.Sprintf("%d %s", n, many)
+	return number(n) + " " + many
 }
 
 // memoryWarning says, before the run, that the budget --memory flag gave

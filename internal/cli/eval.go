@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -123,6 +124,9 @@ func runEval(ctx context.Context, o *evalOpts, stdout io.Writer) error {
 		return fmt.Errorf("%w: %v", errInvalidData, err)
 	}
 	problems := res.Problems(o.truth, o.clusters)
+	if p := noPositiveLabel(truth, o.truth, o.positive); p != "" {
+		problems = append(problems, p)
+	}
 	if o.strict && len(problems) > 0 {
 		return fmt.Errorf("%w (--strict): %s", errInvalidData, strings.Join(problems, "; "))
 	}
@@ -145,6 +149,18 @@ func runEval(ctx context.Context, o *evalOpts, stdout io.Writer) error {
 		return writeJSON(stdout, rep)
 	}
 	return writeEvalTable(stdout, rep)
+}
+
+// noPositiveLabel says, for a pairs truth none of whose labels is in
+// --positive, that every pair counts as a negative: the scores are then
+// those of a truth without duplicates, which is seldom what was meant (the
+// graded clough set's labels are cut, light, heavy and non). "" otherwise.
+func noPositiveLabel(truth *eval.Labels, name string, positive []string) string {
+	if truth.Format != eval.PairsTSV || len(truth.PairLabels) == 0 || slices.Contains(truth.Positive, true) {
+		return ""
+	}
+	return fmt.Sprintf("%s: no pair has a label of --positive %s, so every pair is a negative one (its labels: %s); --positive LABELS names the labels that mean duplicate",
+		name, strings.Join(positive, ","), strings.Join(truth.PairLabels, ", "))
 }
 
 func describeFile(name string, l *eval.Labels, clusters int) evalFile {
@@ -262,6 +278,10 @@ func labelFileErr(flag string, err error) error {
 	if errors.Is(err, fs.ErrNotExist) {
 		// A file that is not there is a mistyped command line, as an
 		// INPUT, --against or --idf that is not there is for dedup.
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			return usageErr("%s %s: no such file or directory", flag, pe.Path)
+		}
 		return usageErr("%s: %v", flag, err)
 	}
 	return fmt.Errorf("%s: %w", flag, err)

@@ -1,8 +1,11 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"slices"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -94,6 +97,15 @@ func (f *inputFlags) options() (corpus.Options, error) {
 	return corpus.Options{TextField: f.fields.TextField, IDField: f.fields.IDField, MaxDocBytes: int(f.fields.MaxDocBytes), StreamFormat: f.format}, nil
 }
 
+// checkFormatUse refuses --format when no input is standard input: it
+// would be ignored, and a file of another name stays unreadable.
+func (f *inputFlags) checkFormatUse(args []string) error {
+	if f.format == "" || slices.Contains(args, "-") {
+		return nil
+	}
+	return usageErr("--format %s applies to standard input (-), which is not among the inputs; files go by their names (.txt: one document a line): rename the file, or give it as - (--format %s - < FILE)", f.format, f.format)
+}
+
 // checkUnit01 validates a value in (0, 1] as a usage error.
 func checkUnit01(name string, v float64) error {
 	if err := sharedflags.CheckUnit01(name, v); err != nil {
@@ -119,18 +131,28 @@ func expandFlagInputs(flag string, args, exclude []string) (*corpus.Expansion, e
 	}
 	e, err := corpus.ExpandWith(args, corpus.ExpandOptions{Exclude: exclude})
 	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) && (pe.Op == "stat" || pe.Op == "lstat") && errors.Is(err, fs.ErrNotExist) {
+			// "stat x.jsonl: no such file or directory" is the system
+			// call's wording: say the input is not there.
+			err = fmt.Errorf("%s: no such file or directory", pe.Path)
+		}
 		if flag != "" {
 			return nil, usageErr("%s: %v", flag, err)
 		}
 		return nil, usageErr("%v", err)
 	}
 	if len(e.Files) == 0 {
-		msg := fmt.Sprintf("no input files found in %v", args)
-		switch {
-		case len(e.Skipped) > 0:
-			msg += fmt.Sprintf(" (%d paths skipped, e.g. %s: %s; %d excluded)", len(e.Skipped), e.Skipped[0].Path, e.Skipped[0].Reason, e.Excluded)
-		case e.Excluded > 0:
-			msg += fmt.Sprintf(" (%d excluded)", e.Excluded)
+		msg := fmt.Sprintf("no input file found in %s", strings.Join(args, ", "))
+		var notes []string
+		if len(e.Skipped) > 0 {
+			notes = append(notes, fmt.Sprintf("%s skipped, e.g. %s: %s", countNoun(len(e.Skipped), "path", "paths"), e.Skipped[0].Path, e.Skipped[0].Reason))
+		}
+		if e.Excluded > 0 {
+			notes = append(notes, fmt.Sprintf("%s excluded by --exclude", number(e.Excluded)))
+		}
+		if len(notes) > 0 {
+			msg += " (" + strings.Join(notes, "; ") + ")"
 		}
 		return nil, usageErr("%s", msg)
 	}

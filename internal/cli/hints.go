@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"runtime/debug"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -29,6 +30,10 @@ func errorHint(err error) string {
 		return "--skip-invalid leaves out the documents whose id is already in the index (an interrupted or repeated add) and adds the others; --check adds only the documents that duplicate nothing in the index"
 	case errors.Is(err, corpus.ErrTooLarge):
 		return fmt.Sprintf("--max-doc-bytes raises the limit (default %s), e.g. --max-doc-bytes 64MB", formatSize(corpus.DefaultMaxDocBytes))
+	case rec != nil && rec.Record == 1 && rec.Offset == 0 && errors.Is(err, corpus.ErrSyntax) && strings.Contains(err.Error(), "invalid character 'ï'"):
+		// encoding/json names the first byte of a UTF-8 byte order mark
+		// (EF BB BF) as the rune U+00EF.
+		return "the input starts with a UTF-8 byte order mark (BOM), which JSON Lines does not allow; remove it, e.g. sed -i '1s/^\\xEF\\xBB\\xBF//' FILE"
 	case rec != nil && rec.File == "-" && errors.Is(err, corpus.ErrSyntax):
 		return "standard input is read as JSON Lines; --format txt reads it as plain text, one document per line"
 	case rec != nil && errors.Is(err, corpus.ErrNotObject) && strings.EqualFold(filepath.Ext(rec.File), ".json"):
@@ -124,4 +129,40 @@ func binaryVersion() string {
 		v = "(devel)"
 	}
 	return v
+}
+
+// plainFlagValueErr words pflag's error for a flag value that does not
+// parse ("invalid argument "abc" for "--threshold" flag:
+// strconv.ParseFloat: parsing "abc": invalid syntax") as the flag, the
+// value and what the flag wants: --threshold "abc": not a number. Other
+// errors are returned as they are.
+func plainFlagValueErr(err error) error {
+	var ive *pflag.InvalidValueError
+	if !errors.As(err, &ive) {
+		return err
+	}
+	name, value := "--"+ive.GetFlag().Name, ive.GetValue()
+	cause := ive.Unwrap()
+	var ne *strconv.NumError
+	if !errors.As(cause, &ne) {
+		return fmt.Errorf("%s %q: %v", name, value, cause)
+	}
+	want := "a number"
+	switch ne.Func {
+	case "ParseInt", "Atoi":
+		want = "a whole number"
+	case "ParseUint":
+		want = "a whole number, 0 or more"
+	case "ParseBool":
+		want = "true or false"
+	}
+	what := "is not " + want
+	if errors.Is(ne.Err, strconv.ErrRange) {
+		what = "is out of range"
+	}
+	if ne.Num != value {
+		// One element of a list flag (--thresholds 0.5,abc).
+		return fmt.Errorf("%s %q: %q %s", name, value, ne.Num, what)
+	}
+	return fmt.Errorf("%s %q: %s", name, value, strings.TrimPrefix(what, "is "))
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strconv"
 	"strings"
@@ -236,21 +237,29 @@ func openIndexAt(loc string, so store.Options) (store.Index, error) {
 	s, err := store.OpenIndex(loc, so)
 	switch {
 	case errors.Is(err, store.ErrNotIndex):
-		return nil, usageErr("--index %s (create one with 'neardup index create --index %s')", notIndex(loc, err), redactLoc(loc))
+		return nil, usageErr("--index %s: %s (create one with 'neardup index create --index %s')", redactLoc(loc), notIndexReason(loc, err), redactLoc(loc))
 	case errors.Is(err, store.ErrParams):
 		return nil, usageErr("--index: %s", sharedflags.Plain(err))
 	}
 	return s, err
 }
 
-// notIndex says, after the flag, that loc holds no index: "DIR: no index
-// there" for a directory (store's error says no more); for Redis the
-// store's own words, which name the prefix and the key looked for.
-func notIndex(loc string, err error) string {
+// notIndexReason says why loc holds no index, in words: a path that does
+// not exist, a file, a directory without one, or the store's reason (a
+// Redis prefix without an index).
+func notIndexReason(loc string, err error) string {
 	if !store.IsURL(loc) {
-		return loc + ": no index there"
+		st, serr := os.Stat(loc)
+		switch {
+		case errors.Is(serr, fs.ErrNotExist):
+			return "no such directory"
+		case serr == nil && !st.IsDir():
+			return "a file, not an index directory"
+		case serr == nil:
+			return "the directory holds no index"
+		}
 	}
-	return redactLoc(loc) + ": " + strings.TrimPrefix(err.Error(), store.ErrNotIndex.Error()+": ")
+	return "no index there: " + strings.TrimPrefix(strings.TrimPrefix(err.Error(), store.ErrNotIndex.Error()), ": ")
 }
 
 func newIndexCreateCmd() *cobra.Command {
@@ -419,10 +428,12 @@ func newIndexQueryCmd() *cobra.Command {
 		Short: "Find the duplicates of a corpus in the index (cross-corpus dedup)",
 		Long: `Query the index with every document of the inputs, without adding them.
 Writes one JSON line per input document to --output (default standard
-output): {"id","duplicate","matches":[{"id","similarity","distance"}]},
-matches best first (similarity is the estimated Jaccard similarity for
-minhash, the fraction of equal bits for simhash; distance is the Hamming
-distance for simhash and -1 for minhash).
+output): {"id","duplicate","matches":[{"id","similarity","distance","exact"}]},
+matches best first (similarity is the Jaccard similarity for minhash: exact,
+with "exact":true, when the index keeps shingle sets, as it does unless
+created with --estimate-only, else the signature estimate; the fraction of
+equal bits for simhash; distance is the Hamming distance for simhash and -1
+for minhash).
 
 ` + exitHelp,
 		RunE: func(cmd *cobra.Command, args []string) error {

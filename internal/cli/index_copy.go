@@ -81,7 +81,7 @@ func runIndexCopy(cmd *cobra.Command, o *indexCopyOpts) error {
 	src, err := store.OpenIndex(o.from, ro)
 	if err != nil {
 		if errors.Is(err, store.ErrNotIndex) {
-			return usageErr("--from %s", notIndex(o.from, err))
+			return usageErr("--from %s: %s", redactLoc(o.from), notIndexReason(o.from, err))
 		}
 		if errors.Is(err, store.ErrParams) {
 			return usageErr("--from: %s", sharedflags.Plain(err))

@@ -147,7 +147,7 @@ func runLSHParams(_ context.Context, o *lshParamsOpts, stdout io.Writer) error {
 	}
 	if o.plot != "" {
 		if err := writeSCurvePNG(o.plot, p, o.threshold); err != nil {
-			return fmt.Errorf("--plot %s: %w", o.plot, err)
+			return outputErr("--plot", o.plot, err)
 		}
 		res.Plot = o.plot
 	}

@@ -58,7 +58,7 @@ func checkReportPath(path string) error {
 func writeReportRun(path string, run *report.Run) error {
 	f, err := atomicfile.Create(path)
 	if err != nil {
-		return fmt.Errorf("--report %s: %w", path, err)
+		return outputErr("--report", path, err)
 	}
 	defer f.Abort()
 	w := bufio.NewWriter(f)

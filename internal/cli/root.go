@@ -95,7 +95,7 @@ Jaccard similarity joins.
 	)
 	refuseUnknownCommands(root)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return fmt.Errorf("%w: %v%s", errUsage, err, flagSuggestion(c, err))
+		return fmt.Errorf("%w: %v%s", errUsage, plainFlagValueErr(err), flagSuggestion(c, err))
 	})
 	root.Version = binaryVersion()
 	root.SetVersionTemplate("neardup {{.Version}}\n")
@@ -265,7 +265,20 @@ func inputLost(damaged []dedup.DamagedFile, allow bool) error {
 	if len(damaged) == 0 || allow {
 		return nil
 	}
-	return fmt.Errorf("%w: %d damaged input stream(s), read only up to the damage (see the summary; --allow-truncated accepts this)", errInputLost, len(damaged))
+	// Named here too: with -q there is no summary to see.
+	names := make([]string, 0, 3)
+	for _, d := range damaged[:min(len(damaged), 3)] {
+		at := ""
+		if d.Record > 0 && !d.Resumed {
+			at = fmt.Sprintf(" (from record %s on)", number(int(d.Record)))
+		}
+		names = append(names, d.File+at)
+	}
+	if len(damaged) > len(names) {
+		names = append(names, fmt.Sprintf("and %s more", number(len(damaged)-len(names))))
+	}
+	return fmt.Errorf("%w: %s read only up to the damage: %s; --allow-truncated accepts this (exit 0)", errInputLost,
+		countNoun(len(damaged), "damaged input file was", "damaged input files were"), strings.Join(names, ", "))
 }
 
 // allSkipped returns the error of a run whose every record was invalid

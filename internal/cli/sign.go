@@ -59,6 +59,9 @@ func runSign(cmd *cobra.Command, o *dedupOpts, args []string, jsonOut bool, e *e
 	if len(args) == 0 {
 		return usageErr("no INPUT: give files, directories or - for standard input")
 	}
+	if err := o.input.checkFormatUse(args); err != nil {
+		return err
+	}
 	ex, err := expandInputs(args, o.input.exclude)
 	if err != nil {
 		return err

@@ -741,7 +741,7 @@ neardup dedup --executor. Without INDEX the index comes from
 SLURM_ARRAY_TASK_ID (a Slurm job array) or JOB_COMPLETION_INDEX (a
 Kubernetes Indexed Job). A task that is done (its completion marker exists)
 does nothing; a task writes each of its files whole, so it may run again
-after a crash, or twice at once. The stages, in order: ` + fmt.Sprint(staged.StageNames) + `.
+after a crash, or twice at once. The stages, in order: ` + strings.Join(staged.StageNames, ", ") + `.
 
 ` + exitHelp,
 		Args: rangeArgs(1, 2),

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -217,10 +218,20 @@ func runTune(ctx context.Context, cmd *cobra.Command, o *tuneOpts, args []string
 	if err != nil {
 		return err
 	}
+	// The outputs are written after the sweep: a path that cannot be
+	// written fails now, not after every configuration has run.
+	for _, out := range []struct{ flag, path string }{{"--table", o.table}, {"--json", o.jsonOut}, {"--plot", o.plot}} {
+		if err := checkOutputPath(out.flag, out.path); err != nil {
+			return err
+		}
+	}
 	norm := o.text.opts
 	base := dedup.Options{Method: o.method, Workers: o.workers}
 	base.Spec.Normalize = &norm
 	if _, err := dedup.NewMethod(base); err != nil {
+		if err = optionErr(err); errors.Is(err, errUsage) {
+			return err
+		}
 		return usageErr("--method: %v", err)
 	}
 	ropts, err := o.input.options()
@@ -318,20 +329,20 @@ func runTune(ctx context.Context, cmd *cobra.Command, o *tuneOpts, args []string
 			strings.Join(bestArgs, " "))
 		t.Write(b.Bytes())
 		if err := writeFileAtomic(o.table, t.Bytes()); err != nil {
-			return err
+			return outputErr("--table", o.table, err)
 		}
 	}
 	if o.jsonOut != "" {
 		rep := tuneReport{Method: o.method, Metric: string(metric), Inputs: args, Truth: o.truth, Documents: truth.Len(),
 			Sampled: sampled, Best: best, BestArgs: bestArgs, Trials: trials}
 		if err := writeJSONFile(o.jsonOut, rep); err != nil {
-			return err
+			return outputErr("--json", o.jsonOut, err)
 		}
 	}
 	if o.plot != "" {
 		title := fmt.Sprintf("neardup tune --method %s (%d documents)", o.method, truth.Len())
 		if err := tune.PlotPNG(o.plot, title, trials, metric, best); err != nil {
-			return err
+			return outputErr("--plot", o.plot, err)
 		}
 	}
 	if outErr != nil {

@@ -524,7 +524,7 @@ func TestAgainstMissing(t *testing.T) {
 		{"dedup", "-q", "--executor", "print", "--tasks", "2", "--work", filepath.Join(t.TempDir(), "w"), "-o", filepath.Join(t.TempDir(), "o"), in, "--against", missing},
 	} {
 		code, _, errs := runCLI(args...)
-		if code != ExitUsage || !strings.Contains(errs, "--against: stat "+missing+": no such file or directory") {
+		if code != ExitUsage || !strings.Contains(errs, "--against: "+missing+": no such file or directory") {
 			t.Errorf("%q: exit %d, %q; want %d naming --against and %s", args, code, errs, ExitUsage, missing)
 		}
 	}

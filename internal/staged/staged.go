@@ -590,6 +590,7 @@ type signMetaFile struct {
 	Empty       int   `json:"empty"`
 	InputBytes  int64 `json:"input_bytes"`
 	Traditional int   `json:"traditional"`
+	HTMLLike    int   `json:"html_like,omitempty"`
 	Sketched    int64 `json:"sketched"` // documents with a sketch (the cascade: the method's, not a copy's)
 	Runs        int   `json:"runs"`     // sorted runs of each partition
 	// Copies is the cascade's documents whose text an earlier document

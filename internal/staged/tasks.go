@@ -130,7 +130,7 @@ func (j *Job) sign(ctx context.Context, s int) error {
 	if err := j.putSignRun(ctx, s, h, &signCounts{Documents: int64(stats.Documents), Runs: h.runs + 1}); err != nil {
 		return err
 	}
-	return j.putJSON(ctx, signMeta(s), signMetaFile{Documents: int64(stats.Documents), Empty: stats.Empty, InputBytes: stats.InputBytes, Traditional: stats.Traditional, Sketched: sketched, Copies: copies, Runs: h.runs, Old: old,
+	return j.putJSON(ctx, signMeta(s), signMetaFile{Documents: int64(stats.Documents), Empty: stats.Empty, InputBytes: stats.InputBytes, Traditional: stats.Traditional, HTMLLike: stats.HTMLLike, Sketched: sketched, Copies: copies, Runs: h.runs, Old: old,
 		Skipped: stats.Skipped, SkippedErrors: stats.SkippedErrors, Damaged: stats.Damaged,
 		IDsFromPosition: stats.IDsFromPosition, IDsFromPositionFirst: stats.IDsFromPositionFirst})
 }
@@ -955,6 +955,7 @@ func (j *Job) finish(ctx context.Context) error {
 			return err
 		}
 		st.Traditional += m.Traditional
+		st.HTMLLike += m.HTMLLike
 		st.Documents += int(m.Documents - m.Old)
 		st.Against += int(m.Old)
 		st.Empty += m.Empty
