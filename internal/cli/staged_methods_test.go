@@ -40,7 +40,7 @@ func TestStagedMethodsMatchDedup(t *testing.T) {
 		{"minhash-all", "--pairs-mode all", []int{3}},
 		{"minhash-verify", "--verify", []int{3}},
 		{"minhash-estimate", "--estimate-only", []int{3}},
-		//{"cascade", "--method cascade", []int{1, 3, 8}},
+		{"cascade", "--method cascade", []int{1, 3, 8}},
 		{"cascade-longest", "--method cascade --keep longest", []int{3}},
 		{"cascade-simhash", "--method cascade --then simhash", []int{1, 3, 8}},
 		{"cascade-all", "--method cascade --pairs-mode all", []int{3}},
