@@ -246,8 +246,12 @@ func runStaged(cmd *cobra.Command, o *dedupOpts, cfg dedup.Options, ropts corpus
 			fmt.Fprintf(e.stderr, "resuming the job planned in %s\n", work.URL(staged.PlanName))
 		}
 	case errors.Is(err, objstore.ErrNotExist):
-		if err := planShards(ctx, plan, files, ropts); err != nil {
+		noStarts, err := planShards(ctx, plan, files, ropts)
+		if err != nil {
 			return err
+		}
+		if !o.quiet {
+			warnReadFromStart(e.stderr, plan.Shards, noStarts)
 		}
 		markOld(plan, old)
 		b, err := staged.MarshalPlan(plan)
@@ -502,8 +506,9 @@ func goneFiles(shards [][]dedup.DocRange, files []string) []string {
 // them (files on object storage count as equal); a smaller one is read
 // once to count its documents, and cut across and within files into runs
 // of nearly equal numbers of documents, each range inside a file starting
-// at a restart point recorded while counting (staged.Starts).
-func planShards(ctx context.Context, plan *staged.Plan, files []string, ropts corpus.Options) error {
+// at a restart point recorded while counting (staged.Starts). It returns
+// the counted files in which it found no restart point.
+func planShards(ctx context.Context, plan *staged.Plan, files []string, ropts corpus.Options) (noStarts []string, err error) {
 	if len(files) >= plan.Tasks {
 		sizes := make([]int64, len(files))
 		for k, f := range files {
@@ -511,26 +516,93 @@ func planShards(ctx context.Context, plan *staged.Plan, files []string, ropts co
 			if !objstore.IsURL(f) {
 				fi, err := os.Stat(f)
 				if err != nil {
-					return fmt.Errorf("planning: %w", err)
+					return nil, fmt.Errorf("planning: %w", err)
 				}
 				sizes[k] = fi.Size()
 			}
 		}
 		plan.Shards, plan.Documents = staged.SplitFiles(files, sizes, plan.Tasks), -1
-		return nil
+		return nil, nil
 	}
 	counts := make([]int64, len(files))
 	points := make([][]dedup.RestartPoint, len(files))
 	for k, f := range files {
 		var err error
 		if counts[k], points[k], err = staged.CountDocs(ctx, f, ropts); err != nil {
-			return fmt.Errorf("planning: %w", err)
+			return nil, fmt.Errorf("planning: %w", err)
 		}
 		plan.Documents += counts[k]
+		if len(points[k]) == 0 {
+			noStarts = append(noStarts, f)
+		}
 	}
 	plan.Shards = staged.Split(files, counts, plan.Tasks)
 	staged.Starts(plan.Shards, files, points)
-	return nil
+	return noStarts, nil
+}
+
+// readFromStartWarnBytes is, for one input file, the bytes its ranges'
+// tasks read before their first document, all ranges together, from
+// which the plan warns: below it, reading again from the file's start
+// costs little.
+var readFromStartWarnBytes int64 = 256 << 20
+
+// warnReadFromStart warns about each local input file whose ranges'
+// tasks would read much of it only to reach their first documents: the
+// plan cuts it inside, and its ranges start at a restart point that is
+// far before them (DocRange.From.Skip: the decompressed bytes to skip
+// inside one gzip member or one zstd frame, which can be decompressed
+// only from its start) or at the file's start (noStarts: counted files
+// with no restart point, such as Parquet files and web archives; their
+// bytes before a range are estimated from its share of the documents).
+// Every reading stage (sign, scatter, write) pays it: 8 shards of one
+// such file read it about 4.5 times over.
+func warnReadFromStart(w io.Writer, shards [][]dedup.DocRange, noStarts []string) {
+	type file struct {
+		ranges, far int
+		docs, skip  int64
+		noStart     []int64 // the Lo of ranges read from the start
+	}
+	var order []string
+	seen := map[string]*file{}
+	for _, rs := range shards {
+		for _, rg := range rs {
+			f := seen[rg.File]
+			if f == nil {
+				f = &file{}
+				seen[rg.File] = f
+				order = append(order, rg.File)
+			}
+			f.ranges++
+			f.docs = max(f.docs, rg.Hi)
+			switch {
+			case rg.From != nil && rg.From.Skip > 0:
+				f.far++
+				f.skip += rg.From.Skip
+			case rg.From == nil && rg.Lo > 0 && slices.Contains(noStarts, rg.File):
+				f.far++
+				f.noStart = append(f.noStart, rg.Lo)
+			}
+		}
+	}
+	for _, name := range order {
+		f := seen[name]
+		if f.far == 0 || objstore.IsURL(name) {
+			continue
+		}
+		st, err := os.Stat(name)
+		if err != nil {
+			continue
+		}
+		for _, lo := range f.noStart {
+			f.skip += int64(float64(st.Size()) * float64(lo) / float64(max(f.docs, 1)))
+		}
+		if f.skip < readFromStartWarnBytes {
+			continue
+		}
+		fmt.Fprintf(w, "neardup: warning: %s is cut into %d shards, and the tasks of %d of them read %s of it only to reach their first document (one gzip member or zstd frame, which decompresses only from its start, or a Parquet file or web archive), at each stage that reads the input; give it as several files, or compress it in many members or frames (bgzip, pzstd), for tasks that start where their shard does (docs/scale.md, \"Ranges inside a file\")\n",
+			name, f.ranges, f.far, formatSize(f.skip))
+	}
 }
 
 // plannedDocs says how many documents the plan counted.

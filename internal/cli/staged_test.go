@@ -777,3 +777,46 @@ func TestStagedAgainst(t *testing.T) {
 		t.Errorf("a saved index: exit %d: %s", code, stderr)
 	}
 }
+
+// TestStagedWarnReadFromStart: a file that the plan cuts inside, whose
+// ranges' tasks must decompress it from its start (one gzip member), is
+// warned about, naming it; a plain file, whose ranges start at their
+// restart points, and -q are not. The threshold is lowered to a byte.
+func TestStagedWarnReadFromStart(t *testing.T) {
+	stagedEnv(t)
+	was := readFromStartWarnBytes
+	readFromStartWarnBytes = 1
+	t.Cleanup(func() { readFromStartWarnBytes = was })
+	dir := t.TempDir()
+	lines := genCorpus(t, 4, 300)
+	gz, plain := filepath.Join(dir, "one.jsonl.gz"), filepath.Join(dir, "p.jsonl")
+	writeLines(t, gz, lines)
+	writeLines(t, plain, lines)
+	n := 0
+	run := func(file string, flags ...string) string {
+		t.Helper()
+		n++
+		args := append([]string{"dedup", "--executor", "print", "--tasks", "3", "--work", filepath.Join(dir, fmt.Sprint("w", n)), "--clusters", filepath.Join(dir, fmt.Sprint("cl", n))}, flags...)
+		code, _, stderr := runCLI(append(args, file)...)
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", file, code, stderr)
+		}
+		return stderr
+	}
+	want := "warning: " + gz + " is cut into 3 shards, and the tasks of 2 of them read "
+	// No restart point in the file (the default spacing is larger than
+	// it), then points inside its one member, far from its start.
+	for _, every := range []int64{staged.RestartBytes, 512} {
+		restartEvery(t, every)
+		if s := run(gz); !strings.Contains(s, want) {
+			t.Errorf("restart points every %d bytes: no warning for one gzip member: %s", every, s)
+		}
+		if s := run(gz, "-q"); strings.Contains(s, "warning") {
+			t.Errorf("-q: %s", s)
+		}
+	}
+	restartEvery(t, 512)
+	if s := run(plain); strings.Contains(s, "warning") {
+		t.Errorf("a plain file, read from its restart points: %s", s)
+	}
+}
