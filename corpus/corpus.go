@@ -256,9 +256,13 @@ func DamagedAfter(e *RecordError, damage error) *RecordError {
 
 // Supported reports whether the file name has an extension a reader exists
 // for.
-func Supported(name string) bool {
+func Supported(name string) bool { return CheckFormat(name) == nil }
+
+// CheckFormat returns Open's error for a file name that has no extension
+// a reader exists for (wrapping ErrUnknownFormat), nil for one that has.
+func CheckFormat(name string) error {
 	_, _, err := formatOf(name)
-	return err == nil
+	return err
 }
 
 type format uint8

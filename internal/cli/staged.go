@@ -204,6 +204,13 @@ func runStaged(cmd *cobra.Command, o *dedupOpts, cfg dedup.Options, ropts corpus
 		return err
 	}
 	files := slices.Concat(old, exp.Files)
+	// A file no reader exists for is refused now, as dedup refuses it,
+	// not by its sign task (exit 1, naming the task's log).
+	for _, f := range files {
+		if err := corpus.CheckFormat(f); err != nil {
+			return err
+		}
+	}
 	// The outputs in object storage are checked now (bucket, endpoint,
 	// credentials), not by the write tasks at the end of the job.
 	for _, out := range []struct{ flag, loc string }{{"-o", o.output}, {"--clusters", o.clusters}, {"--stats", statsFolder(o.stats)}} {

@@ -820,3 +820,26 @@ func TestStagedWarnReadFromStart(t *testing.T) {
 		t.Errorf("a plain file, read from its restart points: %s", s)
 	}
 }
+
+// TestStagedUnknownFormat: an input no reader exists for is refused
+// before any task runs (exit 2, naming it), as dedup refuses it, also
+// when the plan would not count it (as many files as tasks): its sign
+// task failed, exit 1.
+func TestStagedUnknownFormat(t *testing.T) {
+	stagedEnv(t)
+	dir := t.TempDir()
+	lines := genCorpus(t, 5, 40)
+	a, b := filepath.Join(dir, "a.jsonl"), filepath.Join(dir, "b.zst")
+	writeLines(t, a, lines[:20])
+	writeLines(t, b, lines[20:])
+	for _, tasks := range []string{"1", "2"} {
+		work := filepath.Join(dir, "w"+tasks)
+		code, _, stderr := runCLI("dedup", "-q", "--executor", "local", "--tasks", tasks, "--work", work, "--clusters", filepath.Join(dir, "cl"+tasks), a, b)
+		if code != ExitUsage || !strings.Contains(stderr, b+": unknown input format") || strings.Contains(stderr, "task") {
+			t.Errorf("--tasks %s: exit %d: %s", tasks, code, stderr)
+		}
+		if _, err := os.Stat(filepath.Join(work, "sign")); err == nil {
+			t.Errorf("--tasks %s: a sign task ran", tasks)
+		}
+	}
+}
