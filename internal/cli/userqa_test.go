@@ -126,7 +126,7 @@ func TestLabelFileMissing(t *testing.T) {
 		{"@" + nope, []string{"compare", "@" + nope, "some text"}},
 	} {
 		code, _, errs := runCLI(c.args...)
-		if code != ExitUsage || !strings.Contains(errs, c.flag+": open "+nope) {
+		if code != ExitUsage || !strings.Contains(errs, "usage: "+c.flag) || !strings.Contains(errs, nope+": no such file or directory") {
 			t.Errorf("%v: exit %d, %q; want %d naming %s", c.args, code, errs, ExitUsage, c.flag)
 		}
 	}
