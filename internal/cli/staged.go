@@ -448,7 +448,6 @@ func markOld(plan *staged.Plan, old []string) {
 // name should not.
 var unsafeLogName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 
-// statsFolder is the folder of the --stats file, "" for none.
 // checkOutputFolders refuses (exit 2) an output of a staged run that
 // names an existing path of the wrong kind: -o, --clusters and --pairs are
 // folders of part-NNNNN.jsonl files, --stats a file. Object storage has no
@@ -470,6 +469,7 @@ func checkOutputFolders(o *dedupOpts) error {
 	return nil
 }
 
+// statsFolder is the folder of the --stats file, "" for none.
 func statsFolder(stats string) string {
 	if stats == "" {
 		return ""
