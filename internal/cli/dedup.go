@@ -479,20 +479,34 @@ func distinctOutputs(o *dedupOpts) error {
 // replace the corpus with its clusters. -o may name its input (the kept
 // records replace it, atomically, once the run has read it).
 func outputsNotInputs(o *dedupOpts, inputs ...[]string) error {
-	for _, out := range []struct{ flag, path string }{{"--clusters", o.clusters}, {"--pairs", o.pairs}, {"--stats", o.stats}, {"--report", o.report}} {
+	type output struct {
+		flag, path string
+		st         os.FileInfo
+	}
+	var outs []output // the existing regular files among them
+	for _, out := range []output{{flag: "--clusters", path: o.clusters}, {flag: "--pairs", path: o.pairs}, {flag: "--stats", path: o.stats}, {flag: "--report", path: o.report}} {
 		if out.path == "" || out.path == "-" || objstore.IsURL(out.path) {
 			continue
 		}
-		ost, err := os.Stat(out.path)
-		if err != nil || !ost.Mode().IsRegular() {
-			continue
+		if st, err := os.Stat(out.path); err == nil && st.Mode().IsRegular() {
+			out.st = st
+			outs = append(outs, out)
 		}
-		for i, files := range inputs {
-			for _, f := range files {
-				if f == "-" || objstore.IsURL(f) {
-					continue
-				}
-				if ist, err := os.Stat(f); err == nil && os.SameFile(ost, ist) {
+	}
+	if len(outs) == 0 {
+		return nil
+	}
+	for i, files := range inputs {
+		for _, f := range files {
+			if f == "-" || objstore.IsURL(f) {
+				continue
+			}
+			ist, err := os.Stat(f) // once an input, whatever the outputs
+			if err != nil {
+				continue
+			}
+			for _, out := range outs {
+				if os.SameFile(out.st, ist) {
 					what := "an input file"
 					if i > 0 {
 						what = "an --against file"
