@@ -12,6 +12,8 @@ import (
 	"runtime/debug"
 	"strings"
 	"testing"
+
+	"github.com/klauspost/compress/zstd"
 )
 
 // TestGCLimit: the garbage collector's limit is one and a half times the
@@ -184,4 +186,71 @@ func rss() int64 {
 		}
 	}
 	return 0
+}
+
+// TestPlanZstdSize: the plan takes a zstd input's size from its block
+// headers (corpus.DecompressedSize), not from its first 4 MiB's ratio,
+// and counts the decoder's window in the peak. The input's first half is
+// random letters (about 1.7 times smaller compressed), its second half one
+// repeated letter (hundreds of times): by the head's ratio it holds half
+// its documents. The same records uncompressed are the reference: the
+// zstd input's plan has the same documents, within a block's, and a peak
+// the 8 MiB window higher, times the heap's 1.75 at most.
+func TestPlanZstdSize(t *testing.T) {
+	dir := t.TempDir()
+	r := rand.New(rand.NewPCG(3, 4))
+	var data bytes.Buffer
+	const docs = 16000
+	for i := range docs {
+		text := make([]byte, 1000)
+		for j := range text {
+			if i < docs/2 {
+				text[j] = "abcdefghijklmnopqrstuvwxyz "[r.IntN(27)]
+			} else {
+				text[j] = 'a'
+			}
+		}
+		fmt.Fprintf(&data, "{\"id\":\"d%06d\",\"text\":\"%s\"}\n", i, text)
+	}
+	plain := filepath.Join(dir, "docs.jsonl")
+	if err := os.WriteFile(plain, data.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	compressed := filepath.Join(dir, "docs.jsonl.zst")
+	f, err := os.Create(compressed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zw, err := zstd.NewWriter(f) // a stream: no content size in the frame
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := zw.Write(data.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	plan := func(path string) MemoryPlan {
+		r, err := newRun(Options{Method: "minhash", Workers: 1, Memory: 64 << 30}, Input{Files: []string{path}}, Outputs{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.cleanup()
+		if err := r.open(); err != nil {
+			t.Fatal(err)
+		}
+		return r.plan()
+	}
+	want, got := plan(plain), plan(compressed)
+	if d := got.EstimatedDocs - want.EstimatedDocs; d < 0 || d > 128 {
+		t.Errorf("zstd input: %d documents estimated, want %d (the plain input's) to 128 more", got.EstimatedDocs, want.EstimatedDocs)
+	}
+	const window = 8 << 20
+	if d := got.EstimatedPeakBytes - want.EstimatedPeakBytes; d < window || d > window/4*7+1<<20 {
+		t.Errorf("zstd input: peak %d MiB, plain %d MiB: the window of %d MiB adds %d MiB", got.EstimatedPeakBytes>>20, want.EstimatedPeakBytes>>20, window>>20, d>>20)
+	}
 }
