@@ -249,6 +249,14 @@ func TestPlanZstdSize(t *testing.T) {
 	if d := got.EstimatedDocs - want.EstimatedDocs; d < 0 || d > 128 {
 		t.Errorf("zstd input: %d documents estimated, want %d (the plain input's) to 128 more", got.EstimatedDocs, want.EstimatedDocs)
 	}
+	// A .zstd file is zstd too (it counted as plain text before).
+	longer := compressed + "d"
+	if err := os.Link(compressed, longer); err != nil {
+		t.Fatal(err)
+	}
+	if p := plan(longer); p.EstimatedDocs != got.EstimatedDocs {
+		t.Errorf("the same file as .zstd: %d documents estimated, want %d", p.EstimatedDocs, got.EstimatedDocs)
+	}
 	const window = 8 << 20
 	if d := got.EstimatedPeakBytes - want.EstimatedPeakBytes; d < window || d > window/4*7+1<<20 {
 		t.Errorf("zstd input: peak %d MiB, plain %d MiB: the window of %d MiB adds %d MiB", got.EstimatedPeakBytes>>20, want.EstimatedPeakBytes>>20, window>>20, d>>20)
