@@ -132,6 +132,9 @@ func walkZstd(r io.ReaderAt, size, headBytes int64) (all, head zstdWalk, ok bool
 			fcs = int64(binary.LittleEndian.Uint64(b[p:]))
 		}
 		p += fcsBytes
+		if fcsBytes == 8 && fcs < 0 { // over 2^63 bytes: not a real file
+			return all, head, false
+		}
 		if single {
 			window = fcs
 		}

@@ -119,3 +119,45 @@ func TestDecompressedSize(t *testing.T) {
 		t.Errorf("not zstd: %d bytes, window %d (ok %v), want none", size, window, ok)
 	}
 }
+
+// FuzzWalkZstd: the block-header walk never panics on any bytes, and on a
+// real zstd stream of any text (the fuzz input, compressed whole or with
+// a content size) it succeeds and never counts less than the text: stated
+// sizes are exact and a compressed block counts the most it may hold.
+func FuzzWalkZstd(f *testing.F) {
+	f.Add([]byte(`{"id":"a","text":"hello world"}`+"\n"), false)
+	f.Add(bytes.Repeat([]byte("abc "), 100000), true)
+	f.Add([]byte{0x28, 0xb5, 0x2f, 0xfd, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, false)
+	sized, err := zstd.NewWriter(nil) // EncodeAll states the content size
+	if err != nil {
+		f.Fatal(err)
+	}
+	stream, err := zstd.NewWriter(nil) // a stream's frame does not
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, data []byte, withSize bool) {
+		walkZstd(bytes.NewReader(data), int64(len(data)), 1<<10) // must not panic
+		var z []byte
+		if withSize {
+			z = sized.EncodeAll(data, nil)
+		} else {
+			var b bytes.Buffer
+			stream.Reset(&b)
+			if _, err := stream.Write(data); err != nil {
+				t.Fatal(err)
+			}
+			if err := stream.Close(); err != nil {
+				t.Fatal(err)
+			}
+			z = b.Bytes()
+		}
+		all, _, ok := walkZstd(bytes.NewReader(z), int64(len(z)), 1<<10)
+		if !ok {
+			t.Fatalf("a real zstd stream of %d bytes (%d compressed) not walked", len(data), len(z))
+		}
+		if got := all.known + all.assumed; got < int64(len(data)) {
+			t.Fatalf("counted %d bytes of %d", got, len(data))
+		}
+	})
+}
