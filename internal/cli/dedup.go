@@ -539,11 +539,32 @@ func checkOutputPath(flag, path string) error {
 	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() && !st.IsDir() {
 		return nil
 	}
+	if f := fileAbove(path); f != "" {
+		return fmt.Errorf("%s %s: %s is a file, not a folder: give the output another path", flag, path, f)
+	}
 	f, err := atomicfile.Create(path)
 	if err != nil {
 		return outputErr(flag, path, err)
 	}
 	return f.Abort()
+}
+
+// fileAbove returns the nearest existing folder above path when it is not
+// a folder (a file, say), else "": the job makes the missing folders of
+// its outputs, but none inside a file.
+func fileAbove(path string) string {
+	for dir := filepath.Dir(path); ; dir = filepath.Dir(dir) {
+		st, err := os.Stat(dir)
+		if err == nil {
+			if st.IsDir() {
+				return ""
+			}
+			return dir
+		}
+		if filepath.Dir(dir) == dir {
+			return ""
+		}
+	}
 }
 
 // outputErr names the flag of an output that cannot be created: "-o
