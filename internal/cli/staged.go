@@ -476,7 +476,6 @@ func checkOutputFolders(o *dedupOpts) error {
 	return nil
 }
 
-
 // statsFolder is the folder of the --stats file, "" for none.
 func statsFolder(stats string) string {
 	if stats == "" {
