@@ -478,26 +478,43 @@ func distinctOutputs(o *dedupOpts) error {
 // --report that names an input file or an --against file: the run would
 // replace the corpus with its clusters. -o may name its input (the kept
 // records replace it, atomically, once the run has read it).
-func outputsNotInputs(o *dedupOpts, inputs ...[]string) error {
+func outputsNotInputs(o *dedupOpts, files, against []string) error {
+	return outputsNotReads([]outputFlag{{"--clusters", o.clusters}, {"--pairs", o.pairs}, {"--stats", o.stats}, {"--report", o.report}},
+		inputFile{"an input file", files}, inputFile{"an --against file", against})
+}
+
+// outputFlag is an output file's flag and path.
+type outputFlag struct{ flag, path string }
+
+// inputFile is files a command reads, and what they are to the user ("an
+// input file", "the --truth file").
+type inputFile struct {
+	what  string
+	files []string
+}
+
+// outputsNotReads refuses (exit 2) an output that names a file the
+// command reads (sign -o, index query -o, tune --table naming an input or
+// the truth): the run would replace it with what it writes.
+func outputsNotReads(outputs []outputFlag, reads ...inputFile) error {
 	type output struct {
-		flag, path string
-		st         os.FileInfo
+		outputFlag
+		st os.FileInfo
 	}
 	var outs []output // the existing regular files among them
-	for _, out := range []output{{flag: "--clusters", path: o.clusters}, {flag: "--pairs", path: o.pairs}, {flag: "--stats", path: o.stats}, {flag: "--report", path: o.report}} {
+	for _, out := range outputs {
 		if out.path == "" || out.path == "-" || objstore.IsURL(out.path) {
 			continue
 		}
 		if st, err := os.Stat(out.path); err == nil && st.Mode().IsRegular() {
-			out.st = st
-			outs = append(outs, out)
+			outs = append(outs, output{out, st})
 		}
 	}
 	if len(outs) == 0 {
 		return nil
 	}
-	for i, files := range inputs {
-		for _, f := range files {
+	for _, r := range reads {
+		for _, f := range r.files {
 			if f == "-" || objstore.IsURL(f) {
 				continue
 			}
@@ -507,11 +524,7 @@ func outputsNotInputs(o *dedupOpts, inputs ...[]string) error {
 			}
 			for _, out := range outs {
 				if os.SameFile(out.st, ist) {
-					what := "an input file"
-					if i > 0 {
-						what = "an --against file"
-					}
-					return usageErr("%s %s is %s: the run would replace it; give the output another path", out.flag, out.path, what)
+					return usageErr("%s %s is %s: the run would replace it; give the output another path", out.flag, out.path, r.what)
 				}
 			}
 		}

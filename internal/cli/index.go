@@ -513,6 +513,10 @@ func runIndexStream(cmd *cobra.Command, o *indexOpts, args []string, add bool) e
 		return err
 	}
 	files := ex.Files
+	// Results never replace the documents they are of.
+	if err := outputsNotReads([]outputFlag{{"-o", o.output}}, inputFile{"an input file", files}); err != nil {
+		return err
+	}
 	s, err := o.openIndex(!add)
 	if err != nil {
 		return err
