@@ -305,7 +305,7 @@ func runDedup(cmd *cobra.Command, o *dedupOpts, args []string, e *env) error {
 	case len(args) == 0:
 		return usageErr("no INPUT: give files, directories, - for standard input, or --sample")
 	default:
-		if err := o.input.checkFormatUse(args); err != nil {
+		if err := o.input.checkFormatUse(slices.Concat(args, o.against)); err != nil {
 			return err
 		}
 		e, err := expandInputs(args, o.input.exclude)
@@ -335,6 +335,9 @@ func runDedup(cmd *cobra.Command, o *dedupOpts, args []string, e *env) error {
 		}
 	}
 	if err := outputsNotInputs(o, in.Files, in.Against); err != nil {
+		return err
+	}
+	if err := checkInputFormats(slices.Concat(in.Files, in.Against), ropts); err != nil {
 		return err
 	}
 	if o.quiet {

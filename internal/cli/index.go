@@ -552,6 +552,9 @@ func runIndexStream(cmd *cobra.Command, o *indexOpts, args []string, add bool) e
 	if len(args) == 0 {
 		return usageErr("no INPUT: give files, directories or - for standard input")
 	}
+	if err := o.input.checkFormatUse(args); err != nil {
+		return err
+	}
 	if o.batch < 1 {
 		return usageErr("--batch %d: must be at least 1", o.batch)
 	}
@@ -566,6 +569,9 @@ func runIndexStream(cmd *cobra.Command, o *indexOpts, args []string, add bool) e
 		return err
 	}
 	files := ex.Files
+	if err := checkInputFormats(files, ropts); err != nil {
+		return err
+	}
 	// Results never replace the documents they are of.
 	if err := outputsNotReads([]outputFlag{{"-o", o.output}}, inputFile{"an input file", files}); err != nil {
 		return err

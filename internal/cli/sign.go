@@ -66,6 +66,9 @@ func runSign(cmd *cobra.Command, o *dedupOpts, args []string, jsonOut bool, e *e
 	if err != nil {
 		return err
 	}
+	if err := checkInputFormats(ex.Files, ropts); err != nil {
+		return err
+	}
 	in := dedup.Input{Files: ex.Files, Options: ropts, SkipInvalid: o.input.skipInvalid, Stdin: e.stdin,
 		FilesSkipped: ex.Skipped, FilesExcluded: ex.Excluded}
 	// Said before the run, naming the flag (checkOutputPath); signatures

@@ -95,6 +95,9 @@ func runStaged(cmd *cobra.Command, o *dedupOpts, cfg dedup.Options, ropts corpus
 			return usageErr("--executor cannot read standard input: its tasks read their shards themselves")
 		}
 	}
+	if err := o.input.checkFormatUse(slices.Concat(args, o.against)); err != nil {
+		return err
+	}
 	mem, err := parseSize(so.taskMemory)
 	if err != nil || mem <= 0 {
 		return usageErr("--task-memory %q: want a size such as 1GB", so.taskMemory)
@@ -206,11 +209,10 @@ func runStaged(cmd *cobra.Command, o *dedupOpts, cfg dedup.Options, ropts corpus
 	}
 	files := slices.Concat(old, exp.Files)
 	// A file no reader exists for is refused now, as dedup refuses it,
-	// not by its sign task (exit 1, naming the task's log).
-	for _, f := range files {
-		if err := corpus.CheckFormat(f); err != nil {
-			return err
-		}
+	// not by its sign task (exit 1, naming the task's log). --format
+	// reaches the tasks through the plan (InputOptions.StreamFormat).
+	if err := checkInputFormats(files, ropts); err != nil {
+		return err
 	}
 	// The outputs in object storage are checked now (bucket, endpoint,
 	// credentials), not by the write tasks at the end of the job.

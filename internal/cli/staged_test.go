@@ -854,4 +854,11 @@ func TestStagedUnknownFormat(t *testing.T) {
 			t.Errorf("--tasks %s: a sign task ran", tasks)
 		}
 	}
+	// With --format jsonl it is read as JSON Lines, by the driver that
+	// counts it and by the tasks, which take the format from the plan:
+	// the outputs are dedup's, cut between files (1, 2 tasks) and inside
+	// them (3).
+	c := filepath.Join(dir, "c.zst") // zstd frames: a range may start inside
+	writePieces(t, c, lines[20:], 500)
+	checkStagedMatches(t, dir, "format", []string{"--format", "jsonl"}, []string{a, c}, 1, 2, 3)
 }
