@@ -25,6 +25,9 @@
 //   - .parquet: one document per row; text and id columns by name; Raw has
 //     every non-null column. See Parquet.
 //   - "-": JSONL on standard input.
+//   - Any other name (data.zst, corpus.data): the format
+//     Options.StreamFormat gives, when it gives one; else an error
+//     (ErrUnknownFormat).
 //
 // JSONL, text and web archives may be compressed with gzip (.gz, also
 // multi-member, as WARC files with one member per record are) or zstd
@@ -141,7 +144,9 @@ type Options struct {
 	RawOnly bool
 	// StreamFormat is the format NewStream reads (standard input, whose
 	// name says nothing): "" or "jsonl" for JSON Lines, "txt" for plain
-	// text, one document per line. Files go by their names.
+	// text, one document per line. Files go by their names; Open reads a
+	// file whose name gives no format (data.zst, corpus.data) in
+	// StreamFormat when it is not "".
 	StreamFormat string
 	// HTMLMain makes web archive readers turn HTML payloads into text
 	// with text.MainText, the page's main content without its navigation,
@@ -261,7 +266,14 @@ func Supported(name string) bool { return CheckFormat(name) == nil }
 // CheckFormat returns Open's error for a file name that has no extension
 // a reader exists for (wrapping ErrUnknownFormat), nil for one that has.
 func CheckFormat(name string) error {
-	_, _, err := formatOf(name)
+	_, _, err := formatOf(name, "")
+	return err
+}
+
+// CheckFormatWith is CheckFormat for Open with opts: a name that gives no
+// format is read in opts.StreamFormat when it is not "".
+func CheckFormatWith(name string, opts Options) error {
+	_, _, err := formatOf(name, opts.StreamFormat)
 	return err
 }
 
@@ -288,8 +300,10 @@ func (f format) String() string {
 	return "unknown"
 }
 
-// formatOf returns the format and compression a file name calls for.
-func formatOf(name string) (format, compression, error) {
+// formatOf returns the format and compression a file name calls for; a
+// name that gives no format is read in stream (Options.StreamFormat)
+// when it is not "".
+func formatOf(name, stream string) (format, compression, error) {
 	if name == "-" {
 		return formatJSONL, compSniff, nil
 	}
@@ -307,6 +321,12 @@ func formatOf(name string) (format, compression, error) {
 		}
 		return formatParquet, comp, nil
 	}
+	switch stream {
+	case StreamJSONL:
+		return formatJSONL, comp, nil
+	case StreamText:
+		return formatLines, comp, nil
+	}
 	return 0, 0, fmt.Errorf("%s: %w (want .jsonl, .json, .ndjson, .txt, .warc, .arc or .wet, optionally .gz or .zst, or .parquet)", name, ErrUnknownFormat)
 }
 
@@ -314,7 +334,7 @@ func formatOf(name string) (format, compression, error) {
 // compressed with gzip or zstd, recognised by its first bytes) with the
 // reader its name calls for; see the package comment for the names.
 func Open(name string, opts Options) (Reader, error) {
-	f, comp, err := formatOf(name)
+	f, comp, err := formatOf(name, opts.StreamFormat)
 	if err != nil {
 		return nil, err
 	}

@@ -29,12 +29,56 @@ func TestFormatOf(t *testing.T) {
 		{"g.csv", 0, 0, false},
 		{"noext", 0, 0, false},
 	} {
-		f, c, err := formatOf(tc.name)
+		f, c, err := formatOf(tc.name, "")
 		if (err == nil) != tc.ok || (tc.ok && (f != tc.f || c != tc.c)) {
 			t.Errorf("formatOf(%q) = %v, %v, %v; want %v, %v, ok %v", tc.name, f, c, err, tc.f, tc.c, tc.ok)
 		}
 		if !tc.ok && !errors.Is(err, ErrUnknownFormat) {
 			t.Errorf("formatOf(%q) error %v does not wrap ErrUnknownFormat", tc.name, err)
+		}
+	}
+}
+
+// TestOpenStreamFormat: a file whose name gives no format is read in
+// Options.StreamFormat; a name that gives one keeps it, and without
+// StreamFormat the name is refused as before.
+func TestOpenStreamFormat(t *testing.T) {
+	dir := t.TempDir()
+	jsonl := []byte(`{"id":"a","text":"one two"}` + "\n")
+	for _, tc := range []struct {
+		name, stream string
+		data         []byte
+		ids          string // "" for ErrUnknownFormat
+	}{
+		{"data.zst", "jsonl", jsonl, "a"}, // compressed by writeFile
+		{"corpus.data", "jsonl", jsonl, "a"},
+		{"corpus.data", "txt", jsonl, "corpus.data:1"},
+		{"lines", "txt", []byte("x y\nz\n"), "lines:1 lines:2"},
+		{"corpus.data", "", jsonl, ""},
+		{"known.txt", "jsonl", []byte("x y\n"), "known.txt:1"}, // its name's format
+		{"t.parquet.gz", "jsonl", jsonl, ""},                   // a name's refusal stays
+	} {
+		name := writeFile(t, dir, tc.name, tc.data)
+		opts := Options{StreamFormat: tc.stream}
+		if err := CheckFormatWith(name, opts); (err == nil) != (tc.ids != "") {
+			t.Errorf("CheckFormatWith(%s, %q) = %v", tc.name, tc.stream, err)
+		}
+		rd, err := Open(name, opts)
+		if tc.ids == "" {
+			if !errors.Is(err, ErrUnknownFormat) {
+				t.Errorf("Open(%s, %q): %v, want ErrUnknownFormat", tc.name, tc.stream, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("Open(%s, %q): %v", tc.name, tc.stream, err)
+		}
+		var ids []string
+		for rd.Next() {
+			ids = append(ids, strings.TrimPrefix(rd.Doc().ID, dir+string(filepath.Separator)))
+		}
+		if err := errors.Join(rd.Err(), rd.Close()); err != nil || strings.Join(ids, " ") != tc.ids {
+			t.Errorf("Open(%s, %q): ids %q, %v; want %q", tc.name, tc.stream, ids, err, tc.ids)
 		}
 	}
 }

@@ -60,6 +60,9 @@ func splitAgainst(paths []string) (files []string, indexes []dedup.Index, closer
 			for _, c := range closers {
 				c.Close()
 			}
+			if err := indexErr("--against", p, oerr); err != oerr {
+				return nil, nil, nil, err
+			}
 			return nil, nil, nil, fmt.Errorf("--against %s: %w", p, oerr)
 		}
 	}

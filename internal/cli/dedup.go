@@ -305,7 +305,7 @@ func runDedup(cmd *cobra.Command, o *dedupOpts, args []string, e *env) error {
 	case len(args) == 0:
 		return usageErr("no INPUT: give files, directories, - for standard input, or --sample")
 	default:
-		if err := o.input.checkFormatUse(args); err != nil {
+		if err := o.input.checkFormatUse(slices.Concat(args, o.against)); err != nil {
 			return err
 		}
 		e, err := expandInputs(args, o.input.exclude)
@@ -335,6 +335,9 @@ func runDedup(cmd *cobra.Command, o *dedupOpts, args []string, e *env) error {
 		}
 	}
 	if err := outputsNotInputs(o, in.Files, in.Against); err != nil {
+		return err
+	}
+	if err := checkInputFormats(slices.Concat(in.Files, in.Against), ropts); err != nil {
 		return err
 	}
 	if o.quiet {
@@ -478,26 +481,43 @@ func distinctOutputs(o *dedupOpts) error {
 // --report that names an input file or an --against file: the run would
 // replace the corpus with its clusters. -o may name its input (the kept
 // records replace it, atomically, once the run has read it).
-func outputsNotInputs(o *dedupOpts, inputs ...[]string) error {
+func outputsNotInputs(o *dedupOpts, files, against []string) error {
+	return outputsNotReads([]outputFlag{{"--clusters", o.clusters}, {"--pairs", o.pairs}, {"--stats", o.stats}, {"--report", o.report}},
+		inputFile{"an input file", files}, inputFile{"an --against file", against})
+}
+
+// outputFlag is an output file's flag and path.
+type outputFlag struct{ flag, path string }
+
+// inputFile is files a command reads, and what they are to the user ("an
+// input file", "the --truth file").
+type inputFile struct {
+	what  string
+	files []string
+}
+
+// outputsNotReads refuses (exit 2) an output that names a file the
+// command reads (sign -o, index query -o, tune --table naming an input or
+// the truth): the run would replace it with what it writes.
+func outputsNotReads(outputs []outputFlag, reads ...inputFile) error {
 	type output struct {
-		flag, path string
-		st         os.FileInfo
+		outputFlag
+		st os.FileInfo
 	}
 	var outs []output // the existing regular files among them
-	for _, out := range []output{{flag: "--clusters", path: o.clusters}, {flag: "--pairs", path: o.pairs}, {flag: "--stats", path: o.stats}, {flag: "--report", path: o.report}} {
+	for _, out := range outputs {
 		if out.path == "" || out.path == "-" || objstore.IsURL(out.path) {
 			continue
 		}
 		if st, err := os.Stat(out.path); err == nil && st.Mode().IsRegular() {
-			out.st = st
-			outs = append(outs, out)
+			outs = append(outs, output{out, st})
 		}
 	}
 	if len(outs) == 0 {
 		return nil
 	}
-	for i, files := range inputs {
-		for _, f := range files {
+	for _, r := range reads {
+		for _, f := range r.files {
 			if f == "-" || objstore.IsURL(f) {
 				continue
 			}
@@ -507,11 +527,7 @@ func outputsNotInputs(o *dedupOpts, inputs ...[]string) error {
 			}
 			for _, out := range outs {
 				if os.SameFile(out.st, ist) {
-					what := "an input file"
-					if i > 0 {
-						what = "an --against file"
-					}
-					return usageErr("%s %s is %s: the run would replace it; give the output another path", out.flag, out.path, what)
+					return usageErr("%s %s is %s: the run would replace it; give the output another path", out.flag, out.path, r.what)
 				}
 			}
 		}
@@ -539,11 +555,32 @@ func checkOutputPath(flag, path string) error {
 	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() && !st.IsDir() {
 		return nil
 	}
+	if f := fileAbove(path); f != "" {
+		return fmt.Errorf("%s %s: %s is a file, not a folder: give the output another path", flag, path, f)
+	}
 	f, err := atomicfile.Create(path)
 	if err != nil {
 		return outputErr(flag, path, err)
 	}
 	return f.Abort()
+}
+
+// fileAbove returns the nearest existing folder above path when it is not
+// a folder (a file, say), else "": the job makes the missing folders of
+// its outputs, but none inside a file.
+func fileAbove(path string) string {
+	for dir := filepath.Dir(path); ; dir = filepath.Dir(dir) {
+		st, err := os.Stat(dir)
+		if err == nil {
+			if st.IsDir() {
+				return ""
+			}
+			return dir
+		}
+		if filepath.Dir(dir) == dir {
+			return ""
+		}
+	}
 }
 
 // outputErr names the flag of an output that cannot be created: "-o

@@ -94,7 +94,7 @@ func IndexAt(loc string, args []string) (store.Index, error) {
 		if errors.Is(err, store.ErrParams) {
 			return nil, usageErr("%s", sharedflags.Plain(err))
 		}
-		return nil, err
+		return nil, indexErr("index", loc, err)
 	}
 	p, err := o.params.spec()
 	if err != nil {

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"slices"
+	"os"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -65,7 +65,7 @@ func (f *sketchFlags) spec(m sketch.Method) (sketch.Spec, error) {
 type inputFlags struct {
 	fields      sharedflags.Fields
 	skipInvalid bool
-	format      string // of standard input: "", "jsonl" or "txt"
+	format      string // of standard input and nameless files: "", "jsonl" or "txt"
 	// Registered by registerWalk, for the commands that walk input
 	// directories and report damaged files.
 	exclude        []string
@@ -75,7 +75,7 @@ type inputFlags struct {
 func (f *inputFlags) register(fs *pflag.FlagSet) {
 	f.fields.Register(fs)
 	fs.Var(&f.fields.MaxDocBytes, "max-doc-bytes", sharedflags.MaxDocBytesUsage)
-	fs.StringVar(&f.format, "format", "", "format of standard input (-): jsonl (the default) or txt (one document per line); files go by their names")
+	fs.StringVar(&f.format, "format", "", "format of standard input (-) and of the input files whose names give none (data.zst, corpus.data): jsonl (the default for -) or txt (one document per line); other files go by their names")
 	fs.BoolVar(&f.skipInvalid, "skip-invalid", false, "skip bad records (counted and reported) instead of stopping with exit code 3")
 }
 
@@ -92,18 +92,48 @@ func (f *inputFlags) options() (corpus.Options, error) {
 	switch f.format {
 	case "", corpus.StreamJSONL, corpus.StreamText:
 	default:
-		return corpus.Options{}, usageErr("--format %q: want jsonl or txt (it applies to standard input; files go by their names)", f.format)
+		return corpus.Options{}, usageErr("--format %q: want jsonl or txt (it applies to standard input and to files whose names give no format; other files go by their names)", f.format)
 	}
 	return corpus.Options{TextField: f.fields.TextField, IDField: f.fields.IDField, MaxDocBytes: int(f.fields.MaxDocBytes), StreamFormat: f.format}, nil
 }
 
-// checkFormatUse refuses --format when no input is standard input: it
-// would be ignored, and a file of another name stays unreadable.
+// checkFormatUse refuses --format when no input is read in it: it
+// applies to standard input and to the files named among args whose
+// names give no format (data.zst, corpus.data); files whose names give a
+// format keep it, and directories are walked for such files only.
 func (f *inputFlags) checkFormatUse(args []string) error {
-	if f.format == "" || slices.Contains(args, "-") {
+	if f.format == "" {
 		return nil
 	}
-	return usageErr("--format %s applies to standard input (-), which is not among the inputs; files go by their names (.txt: one document a line): rename the file, or give it as - (--format %s - < FILE)", f.format, f.format)
+	for _, a := range args {
+		if a == "-" {
+			return nil
+		}
+		if corpus.CheckFormat(a) != nil {
+			if st, err := os.Stat(a); err != nil || !st.IsDir() {
+				return nil // a file (or a URL) whose name gives no format
+			}
+		}
+	}
+	return usageErr("--format %s applies to standard input (-) and to files whose names give no format (data.zst, corpus.data), and no input is either; files with a format in their names go by it (.txt: one document a line): rename the file, or give it as - (--format %s - < FILE)", f.format, f.format)
+}
+
+// checkInputFormats refuses (exit 2, ErrUnknownFormat) an input file
+// that no reader takes, before anything is read: a name that gives no
+// format, with no --format (or a .parquet.gz). The message says how to
+// give the format when --format would.
+func checkInputFormats(files []string, opts corpus.Options) error {
+	for _, name := range files {
+		err := corpus.CheckFormatWith(name, opts)
+		if err == nil {
+			continue
+		}
+		if corpus.CheckFormatWith(name, corpus.Options{StreamFormat: corpus.StreamJSONL}) == nil {
+			return fmt.Errorf("%w: rename it, or give its format with --format jsonl or --format txt", err)
+		}
+		return err
+	}
+	return nil
 }
 
 // checkUnit01 validates a value in (0, 1] as a usage error.

@@ -241,8 +241,61 @@ func openIndexAt(loc string, so store.Options) (store.Index, error) {
 	case errors.Is(err, store.ErrParams):
 		return nil, usageErr("--index: %s", sharedflags.Plain(err))
 	}
-	return s, err
+	return s, indexErr("--index", loc, err)
 }
+
+// indexErr words a failure of the store to open or create the index at
+// loc, given by flag, as the flag, the location, what is wrong and what
+// to do, without the store's package words ("store: index server
+// unreachable: ..."). The error still wraps err: errors.Is finds the
+// store's sentinel, and the exit code is err's. A usage error, and an
+// error that is not the store's, is returned as it is.
+func indexErr(flag, loc string, err error) error {
+	if err == nil || errors.Is(err, errUsage) {
+		return err
+	}
+	shown := redactLoc(loc)
+	// cause is err's message after the sentinel's and the location's
+	// words: "dial tcp ...: connection refused".
+	cause := func(sentinel string) string {
+		m := strings.TrimLeft(strings.TrimPrefix(err.Error(), sentinel), ": ")
+		for _, l := range []string{loc, shown} {
+			if l != "" && strings.HasPrefix(m, l) {
+				m = strings.TrimLeft(strings.TrimPrefix(m[len(l):], ":"), " ")
+				break
+			}
+		}
+		return strings.TrimPrefix(m, "pebble: ")
+	}
+	var msg string
+	switch {
+	case errors.Is(err, store.ErrUnreachable):
+		msg = fmt.Sprintf("the Redis server does not answer (%s): start it, or check the host and port of the URL", cause(store.ErrUnreachable.Error()))
+	case errors.Is(err, store.ErrLocked):
+		msg = "the index is in use by another process " + cause(store.ErrLocked.Error())
+	case errors.Is(err, store.ErrVersion):
+		msg = fmt.Sprintf("the index %s: use a newer neardup", cause(store.ErrVersion.Error()))
+	case errors.Is(err, store.ErrCorrupt):
+		msg = fmt.Sprintf("the index is damaged (%s): restore it from a copy, or build it again with 'neardup index create' and 'neardup index add'", cause(store.ErrCorrupt.Error()))
+	case strings.HasPrefix(err.Error(), "store: open "+loc+": "):
+		msg = fmt.Sprintf("the index cannot be opened (%s): if it is damaged, restore it from a copy, or build it again with 'neardup index create' and 'neardup index add'", cause("store: open"))
+	case strings.HasPrefix(err.Error(), "store: create "+loc+": "):
+		msg = fmt.Sprintf("the index cannot be created: %s", cause("store: create"))
+	default:
+		return err
+	}
+	return &wordedErr{msg: flag + " " + shown + ": " + msg, err: err}
+}
+
+// wordedErr is an error said in other words than its cause's, which it
+// wraps (for errors.Is and the exit code).
+type wordedErr struct {
+	msg string
+	err error
+}
+
+func (e *wordedErr) Error() string { return e.msg }
+func (e *wordedErr) Unwrap() error { return e.err }
 
 // notIndexReason says why loc holds no index, in words: a path that does
 // not exist, a file, a directory without one, or the store's reason (a
@@ -356,7 +409,7 @@ func createErr(loc string, err error) error {
 	case errors.Is(err, store.ErrParams):
 		return usageErr("--index: %s", sharedflags.Plain(err))
 	}
-	return err
+	return indexErr("--index", loc, err)
 }
 
 func describeParams(p sketch.Spec) string {
@@ -499,6 +552,9 @@ func runIndexStream(cmd *cobra.Command, o *indexOpts, args []string, add bool) e
 	if len(args) == 0 {
 		return usageErr("no INPUT: give files, directories or - for standard input")
 	}
+	if err := o.input.checkFormatUse(args); err != nil {
+		return err
+	}
 	if o.batch < 1 {
 		return usageErr("--batch %d: must be at least 1", o.batch)
 	}
@@ -513,6 +569,13 @@ func runIndexStream(cmd *cobra.Command, o *indexOpts, args []string, add bool) e
 		return err
 	}
 	files := ex.Files
+	if err := checkInputFormats(files, ropts); err != nil {
+		return err
+	}
+	// Results never replace the documents they are of.
+	if err := outputsNotReads([]outputFlag{{"-o", o.output}}, inputFile{"an input file", files}); err != nil {
+		return err
+	}
 	s, err := o.openIndex(!add)
 	if err != nil {
 		return err

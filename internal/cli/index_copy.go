@@ -86,7 +86,7 @@ func runIndexCopy(cmd *cobra.Command, o *indexCopyOpts) error {
 		if errors.Is(err, store.ErrParams) {
 			return usageErr("--from: %s", sharedflags.Plain(err))
 		}
-		return err
+		return indexErr("--from", o.from, err)
 	}
 	defer src.Close()
 	p := src.Spec()
@@ -98,7 +98,7 @@ func runIndexCopy(cmd *cobra.Command, o *indexCopyOpts) error {
 		if errors.Is(err, store.ErrParams) {
 			return usageErr("--to: %s", sharedflags.Plain(err))
 		}
-		return err
+		return indexErr("--to", o.to, err)
 	}
 	defer dst.Close()
 	if err := store.CheckSpec(dst.Spec(), p); err != nil {

@@ -87,7 +87,7 @@ func TestIndexCommandsRedis(t *testing.T) {
 	if code, _, errs := runCLI("index", "stats", "--index", url); code != 2 || !strings.Contains(errs, `no index with prefix "other"`) {
 		t.Errorf("stats of a missing prefix: %d %s", code, errs)
 	}
-	if code, _, errs := runCLI("index", "stats", "--index", "redis://127.0.0.1:1/0?prefix=x"); code != 1 || !strings.Contains(errs, "unreachable") {
+	if code, _, errs := runCLI("index", "stats", "--index", "redis://127.0.0.1:1/0?prefix=x"); code != 1 || !strings.Contains(errs, "--index redis://127.0.0.1:1/0?prefix=x: the Redis server does not answer (") {
 		t.Errorf("stats of an unreachable server: %d %s", code, errs)
 	}
 }

@@ -66,9 +66,16 @@ func runSign(cmd *cobra.Command, o *dedupOpts, args []string, jsonOut bool, e *e
 	if err != nil {
 		return err
 	}
+	if err := checkInputFormats(ex.Files, ropts); err != nil {
+		return err
+	}
 	in := dedup.Input{Files: ex.Files, Options: ropts, SkipInvalid: o.input.skipInvalid, Stdin: e.stdin,
 		FilesSkipped: ex.Skipped, FilesExcluded: ex.Excluded}
-	// Said before the run, naming the flag (checkOutputPath).
+	// Said before the run, naming the flag (checkOutputPath); signatures
+	// never replace their corpus.
+	if err := outputsNotReads([]outputFlag{{"-o", o.output}}, inputFile{"an input file", ex.Files}); err != nil {
+		return err
+	}
 	if err := checkOutputPath("-o", o.output); err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -93,6 +94,9 @@ func runStaged(cmd *cobra.Command, o *dedupOpts, cfg dedup.Options, ropts corpus
 		if a == "-" {
 			return usageErr("--executor cannot read standard input: its tasks read their shards themselves")
 		}
+	}
+	if err := o.input.checkFormatUse(slices.Concat(args, o.against)); err != nil {
+		return err
 	}
 	mem, err := parseSize(so.taskMemory)
 	if err != nil || mem <= 0 {
@@ -205,11 +209,10 @@ func runStaged(cmd *cobra.Command, o *dedupOpts, cfg dedup.Options, ropts corpus
 	}
 	files := slices.Concat(old, exp.Files)
 	// A file no reader exists for is refused now, as dedup refuses it,
-	// not by its sign task (exit 1, naming the task's log).
-	for _, f := range files {
-		if err := corpus.CheckFormat(f); err != nil {
-			return err
-		}
+	// not by its sign task (exit 1, naming the task's log). --format
+	// reaches the tasks through the plan (InputOptions.StreamFormat).
+	if err := checkInputFormats(files, ropts); err != nil {
+		return err
 	}
 	// The outputs in object storage are checked now (bucket, endpoint,
 	// credentials), not by the write tasks at the end of the job.
@@ -460,10 +463,16 @@ func checkOutputFolders(o *dedupOpts) error {
 		if st, err := os.Stat(c.path); err == nil && !st.IsDir() {
 			return usageErr("%s %s: an existing file; with --executor %s is a folder of part-NNNNN.jsonl files: give a folder, or a new path", c.flag, c.path, c.flag)
 		}
+		if f := fileAbove(c.path); f != "" {
+			return usageErr("%s %s: %s is a file, not a folder: give the output another path", c.flag, c.path, f)
+		}
 	}
 	if o.stats != "" && !objstore.IsURL(o.stats) {
 		if st, err := os.Stat(o.stats); err == nil && st.IsDir() {
 			return usageErr("--stats %s: a folder; --stats is a file, with --executor too: give a file's path", o.stats)
+		}
+		if f := fileAbove(o.stats); f != "" {
+			return usageErr("--stats %s: %s is a file, not a folder: give the output another path", o.stats, f)
 		}
 	}
 	return nil
@@ -523,7 +532,11 @@ func planShards(ctx context.Context, plan *staged.Plan, files []string, ropts co
 			if !objstore.IsURL(f) {
 				fi, err := os.Stat(f)
 				if err != nil {
-					return nil, fmt.Errorf("planning: %w", err)
+					var pe *fs.PathError
+					if errors.As(err, &pe) {
+						err = pe.Err // the file is named below
+					}
+					return nil, fmt.Errorf("%s: %w (while planning the job)", f, err)
 				}
 				sizes[k] = fi.Size()
 			}
@@ -536,7 +549,9 @@ func planShards(ctx context.Context, plan *staged.Plan, files []string, ropts co
 	for k, f := range files {
 		var err error
 		if counts[k], points[k], err = staged.CountDocs(ctx, f, ropts); err != nil {
-			return nil, fmt.Errorf("planning: %w", err)
+			// The error names the file and the record, as a plain
+			// run's does.
+			return nil, fmt.Errorf("%w (while counting the documents to plan the job)", err)
 		}
 		plan.Documents += counts[k]
 		if len(points[k]) == 0 {

@@ -413,6 +413,18 @@ func TestStagedBadInput(t *testing.T) {
 		if _, err := os.Stat(w); err == nil {
 			t.Errorf("%s %s: the work folder %s was made; want the refusal before the job starts", flag, path, w)
 		}
+		// A file among the folders above the output: said before the
+		// job too (the write or finish stage failed with "mkdir FILE:
+		// not a directory", exit 1).
+		path = filepath.Join(file, "sub", "out")
+		want = flag + " " + path + ": " + file + " is a file, not a folder: give the output another path"
+		code, _, stderr = runCLI("dedup", "-q", "--executor", "local", "--tasks", "1", "--work", w, flag, path, a)
+		if code != ExitUsage || !strings.Contains(stderr, want) {
+			t.Errorf("%s %s: exit %d: %s; want exit 2 and %q", flag, path, code, stderr, want)
+		}
+		if _, err := os.Stat(w); err == nil {
+			t.Errorf("%s %s: the work folder %s was made; want the refusal before the job starts", flag, path, w)
+		}
 	}
 }
 
@@ -842,4 +854,11 @@ func TestStagedUnknownFormat(t *testing.T) {
 			t.Errorf("--tasks %s: a sign task ran", tasks)
 		}
 	}
+	// With --format jsonl it is read as JSON Lines, by the driver that
+	// counts it and by the tasks, which take the format from the plan:
+	// the outputs are dedup's, cut between files (1, 2 tasks) and inside
+	// them (3).
+	c := filepath.Join(dir, "c.zst") // zstd frames: a range may start inside
+	writePieces(t, c, lines[20:], 500)
+	checkStagedMatches(t, dir, "format", []string{"--format", "jsonl"}, []string{a, c}, 1, 2, 3)
 }

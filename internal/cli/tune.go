@@ -242,6 +242,10 @@ func runTune(ctx context.Context, cmd *cobra.Command, o *tuneOpts, args []string
 	if err != nil {
 		return err
 	}
+	if err := outputsNotReads([]outputFlag{{"--table", o.table}, {"--json", o.jsonOut}, {"--plot", o.plot}},
+		inputFile{"an input file", ex.Files}, inputFile{"the --truth file", []string{o.truth}}); err != nil {
+		return err
+	}
 	files := ex.Files
 	truth, err := readLabelFile(o.truth, eval.ReadOptions{})
 	if err != nil {
