@@ -151,6 +151,25 @@ func runStaged(cmd *cobra.Command, o *dedupOpts, cfg dedup.Options, ropts corpus
 			return err
 		}
 	}
+	// The inputs are listed and checked before the work folder is
+	// made: a refused input leaves no empty folder behind.
+	exp, err := expandInputs(args, o.input.exclude)
+	if err != nil {
+		return err
+	}
+	// The old corpus (--against FILES) comes first, as in dedup: its
+	// documents are numbered before the input's.
+	old, err := stagedAgainst(o.against, o.input.exclude, exp.Files)
+	if err != nil {
+		return err
+	}
+	files := slices.Concat(old, exp.Files)
+	// A file no reader exists for is refused now, as dedup refuses it,
+	// not by its sign task (exit 1, naming the task's log). --format
+	// reaches the tasks through the plan (InputOptions.StreamFormat).
+	if err := checkInputFormats(files, ropts); err != nil {
+		return err
+	}
 	work, err := objstore.Open(ctx, so.work)
 	if err != nil {
 		return err
@@ -196,23 +215,6 @@ func runStaged(cmd *cobra.Command, o *dedupOpts, cfg dedup.Options, ropts corpus
 			return usageErr("--executor slurm: %s", strings.TrimPrefix(sharedflags.Plain(err), "slurm: "))
 		}
 		usage = &usageLog{}
-	}
-	exp, err := expandInputs(args, o.input.exclude)
-	if err != nil {
-		return err
-	}
-	// The old corpus (--against FILES) comes first, as in dedup: its
-	// documents are numbered before the input's.
-	old, err := stagedAgainst(o.against, o.input.exclude, exp.Files)
-	if err != nil {
-		return err
-	}
-	files := slices.Concat(old, exp.Files)
-	// A file no reader exists for is refused now, as dedup refuses it,
-	// not by its sign task (exit 1, naming the task's log). --format
-	// reaches the tasks through the plan (InputOptions.StreamFormat).
-	if err := checkInputFormats(files, ropts); err != nil {
-		return err
 	}
 	// The outputs in object storage are checked now (bucket, endpoint,
 	// credentials), not by the write tasks at the end of the job.
