@@ -251,14 +251,22 @@ func openIndexAt(loc string, so store.Options) (store.Index, error) {
 // store's sentinel, and the exit code is err's. A usage error, and an
 // error that is not the store's, is returned as it is.
 func indexErr(flag, loc string, err error) error {
-	if err == nil || errors.Is(err, errUsage) {
+	var worded *wordedErr
+	if err == nil || errors.Is(err, errUsage) || errors.As(err, &worded) {
 		return err
 	}
 	shown := redactLoc(loc)
 	// cause is err's message after the sentinel's and the location's
 	// words: "dial tcp ...: connection refused".
 	cause := func(sentinel string) string {
-		m := strings.TrimLeft(strings.TrimPrefix(err.Error(), sentinel), ": ")
+		// A failure in mid-run carries what was being done before the
+		// sentinel ("add: batch 3: store: ..."): only what follows it is
+		// the cause.
+		m := err.Error()
+		if i := strings.Index(m, sentinel); i >= 0 {
+			m = m[i+len(sentinel):]
+		}
+		m = strings.TrimLeft(m, ": ")
 		for _, l := range []string{loc, shown} {
 			if l != "" && strings.HasPrefix(m, l) {
 				m = strings.TrimLeft(strings.TrimPrefix(m[len(l):], ":"), " ")
@@ -449,7 +457,7 @@ index).
 
 ` + exitHelp,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runIndexAdd(cmd, o, args)
+			return indexErr("--index", o.dir, runIndexAdd(cmd, o, args)) // a server lost in mid-run too
 		},
 	}
 	fs := cmd.Flags()
@@ -490,7 +498,7 @@ for minhash).
 
 ` + exitHelp,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runIndexQuery(cmd, o, args)
+			return indexErr("--index", o.dir, runIndexQuery(cmd, o, args)) // a server lost in mid-run too
 		},
 	}
 	fs := cmd.Flags()
@@ -860,7 +868,7 @@ code 3) unless --ignore-missing; the ids before it are removed.
 
 ` + exitHelp,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runIndexRemove(cmd, o, args)
+			return indexErr("--index", o.dir, runIndexRemove(cmd, o, args)) // a server lost in mid-run too
 		},
 	}
 	fs := cmd.Flags()
@@ -939,7 +947,7 @@ func newIndexStatsCmd() *cobra.Command {
 		Short: "Print the index's parameters, size and disk use",
 		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runIndexStats(cmd, o)
+			return indexErr("--index", o.dir, runIndexStats(cmd, o)) // a server lost in mid-run too
 		},
 	}
 	registerIndexDir(cmd.Flags(), o)
@@ -1005,7 +1013,7 @@ func newIndexCompactCmd() *cobra.Command {
 		Short: "Compact the index, reclaiming the space of removed documents",
 		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runIndexCompact(cmd.Context(), cmd, o)
+			return indexErr("--index", o.dir, runIndexCompact(cmd.Context(), cmd, o)) // a server lost in mid-run too
 		},
 	}
 	registerIndexDir(cmd.Flags(), o)
