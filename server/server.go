@@ -449,7 +449,14 @@ func decodeJSON(rd io.Reader, v any, body []byte) error {
 			if at := jsonPathAt(body, te.Offset); body != nil && strings.Contains(at, "[") {
 				field = at
 			}
-			return errorf(http.StatusBadRequest, "malformed request: %s must be %s, not %s", field, jsonKind(te.Type.Kind().String()), te.Value)
+			kind, got := jsonKind(te.Type.Kind().String()), te.Value
+			if strings.HasPrefix(kind, "a whole number") {
+				// A fraction or a number too large for an int: encoding/json
+				// says "number 1.5", and "must be a number, not number 1.5"
+				// reads as a contradiction.
+				got = strings.TrimPrefix(got, "number ")
+			}
+			return errorf(http.StatusBadRequest, "malformed request: %s must be %s, not %s", field, kind, got)
 		case errors.As(err, &se):
 			return errorf(http.StatusBadRequest, "malformed JSON at byte %d: %v", se.Offset, err)
 		case errors.Is(err, io.EOF):
@@ -475,7 +482,9 @@ func jsonKind(k string) string {
 		return "an array"
 	case "struct", "map", "ptr":
 		return "an object"
-	case "int", "int64", "uint64", "float64":
+	case "int", "int64":
+		return "a whole number from 0 to 9223372036854775807"
+	case "uint64", "float64":
 		return "a number"
 	}
 	return k
