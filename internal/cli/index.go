@@ -810,6 +810,11 @@ code 3) unless --ignore-missing; the ids before it are removed.
 
 func runIndexRemove(cmd *cobra.Command, o *indexOpts, args []string) error {
 	ids := append([]string(nil), args...)
+	// where[i] names ids[i] for a message: its argument or its line.
+	where := make([]string, 0, len(ids))
+	for i := range args {
+		where = append(where, fmt.Sprintf("argument %d", i+1))
+	}
 	if o.idsFile != "" {
 		var r io.Reader
 		if o.idsFile == "-" {
@@ -824,9 +829,10 @@ func runIndexRemove(cmd *cobra.Command, o *indexOpts, args []string) error {
 		}
 		sc := bufio.NewScanner(r)
 		sc.Buffer(nil, 1<<20)
-		for sc.Scan() {
+		for lineNo := 1; sc.Scan(); lineNo++ {
 			if line := strings.TrimRight(sc.Text(), "\r"); line != "" {
 				ids = append(ids, line)
+				where = append(where, fmt.Sprintf("--ids-file %s line %d", o.idsFile, lineNo))
 			}
 		}
 		if err := sc.Err(); err != nil {
@@ -842,7 +848,7 @@ func runIndexRemove(cmd *cobra.Command, o *indexOpts, args []string) error {
 	}
 	defer s.Close()
 	var removed, missing int
-	for _, id := range ids {
+	for i, id := range ids {
 		if err := cmd.Context().Err(); err != nil {
 			return err
 		}
@@ -852,8 +858,12 @@ func runIndexRemove(cmd *cobra.Command, o *indexOpts, args []string) error {
 			removed++
 		case errors.Is(err, store.ErrNotFound) && o.ignoreMissing:
 			missing++
-		case errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrInvalidID):
-			return fmt.Errorf("%w: %v", errInvalidData, err)
+		case errors.Is(err, store.ErrNotFound):
+			// The ids before it stay removed: say so, and how to go on.
+			return fmt.Errorf("%w: %s: %v (%s removed before it, %s not tried; --ignore-missing skips ids not in the index)",
+				errInvalidData, where[i], err, number(removed), number(len(ids)-i-1))
+		case errors.Is(err, store.ErrInvalidID):
+			return fmt.Errorf("%w: %s: %v", errInvalidData, where[i], err)
 		default:
 			return err
 		}

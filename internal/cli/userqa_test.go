@@ -529,3 +529,42 @@ func TestAgainstMissing(t *testing.T) {
 		}
 	}
 }
+
+// TestIndexRemoveMissingSaysWhere: an id not in the index stops index
+// remove with exit 3; the message names the id's argument or --ids-file
+// line, says how many ids were removed before it (they stay removed) and
+// names --ignore-missing (it said only `id not in the index: "x"`).
+func TestIndexRemoveMissingSaysWhere(t *testing.T) {
+	dir := t.TempDir()
+	idx := filepath.Join(dir, "idx")
+	if code, _, errs := runCLI("index", "create", "-q", "--index", idx); code != 0 {
+		t.Fatal(errs)
+	}
+	if code, _, errs := runCLI("index", "add", "-q", "--index", idx, writeDocs(t, 5)); code != 0 {
+		t.Fatal(errs)
+	}
+	// Whole words, not the package prefix of the store's error (another
+	// change may reword that).
+	has := func(errs string, parts ...string) bool {
+		for _, p := range parts {
+			if !strings.Contains(errs, p) {
+				return false
+			}
+		}
+		return true
+	}
+	code, _, errs := runCLI("index", "remove", "--index", idx, "d0", "nope", "d1")
+	want := []string{"argument 2: ", `id not in the index: "nope" (1 removed before it, 1 not tried; --ignore-missing skips ids not in the index)`}
+	if code != 3 || !has(errs, want...) {
+		t.Errorf("exit %d, stderr %q; want 3 and %q", code, errs, want)
+	}
+	ids := filepath.Join(dir, "ids.txt")
+	if err := os.WriteFile(ids, []byte("d1\n\nnope2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs = runCLI("index", "remove", "--index", idx, "--ids-file", ids)
+	want = []string{"--ids-file " + ids + " line 3: ", `id not in the index: "nope2" (1 removed before it, 0 not tried`}
+	if code != 3 || !has(errs, want...) {
+		t.Errorf("exit %d, stderr %q; want 3 and %q", code, errs, want)
+	}
+}
