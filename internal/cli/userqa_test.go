@@ -568,3 +568,35 @@ func TestIndexRemoveMissingSaysWhere(t *testing.T) {
 		t.Errorf("exit %d, stderr %q; want 3 and %q", code, errs, want)
 	}
 }
+
+// TestTuneTruthMismatch: tune scored a truth of other documents, and a
+// pairs truth none of whose labels is --positive (clough's cut, light,
+// heavy, non), as zeros for every configuration and exited 0; it had no
+// --positive. Now: exit 3 naming both, --positive as eval's, and exit 2
+// for --positive with a JSONL truth.
+func TestTuneTruthMismatch(t *testing.T) {
+	in := writeDocs(t, 6)
+	dir := writeFiles(t, map[string]string{
+		"other.jsonl": `{"id":"p","cluster":"p"}` + "\n" + `{"id":"q","cluster":"p"}` + "\n",
+		"truth.jsonl": `{"id":"d0","cluster":"a"}` + "\n" + `{"id":"d1","cluster":"a"}` + "\n",
+		"pairs.tsv":   "id1\tid2\tlabel\nd0\td1\tcut\nd2\td3\tnon\n",
+	})
+	p := func(name string) string { return filepath.Join(dir, name) }
+	grid := []string{"--thresholds", "0.5", "--ngrams", "5", "--units", "word", "--num-perms", "64", "-q"}
+	for _, c := range []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{[]string{"--truth", p("other.jsonl")}, ExitInvalidData, `no document of the input is in the truth: the input and the truth are not about the same documents (the input's first ids: "d0", "d1", "d2"; the truth's: "p", "q")`},
+		{[]string{"--truth", p("pairs.tsv")}, ExitInvalidData, "no pair has a label of --positive 1"},
+		{[]string{"--truth", p("pairs.tsv"), "--positive", "cut"}, ExitOK, ""},
+		{[]string{"--truth", p("truth.jsonl"), "--positive", "cut"}, ExitUsage, "--positive reads the labels of a pairs truth"},
+	} {
+		args := append(append([]string{"tune"}, c.args...), grid...)
+		code, _, errs := runCLI(append(args, in)...)
+		if code != c.code || !strings.Contains(errs, c.msg) {
+			t.Errorf("%v: exit %d, stderr %q; want %d and %q", c.args, code, errs, c.code, c.msg)
+		}
+	}
+}
