@@ -2,6 +2,7 @@ package cli
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -597,6 +598,35 @@ func TestTuneTruthMismatch(t *testing.T) {
 		code, _, errs := runCLI(append(args, in)...)
 		if code != c.code || !strings.Contains(errs, c.msg) {
 			t.Errorf("%v: exit %d, stderr %q; want %d and %q", c.args, code, errs, c.code, c.msg)
+		}
+	}
+}
+
+// TestPlanDifferenceNamesTheFlagChanged: a staged job run again over its
+// work folder with --threshold changed said "--bands is 13 in the plan,
+// 17 in this command" (the banding follows from the threshold, and its
+// key sorts first), and without --report, `"examples" is 10 in the plan,
+// absent in this command`, a field no flag names.
+func TestPlanDifferenceNamesTheFlagChanged(t *testing.T) {
+	plan := func(threshold float64, bands, distance, blocks int, report bool) []byte {
+		ex := ""
+		if report {
+			ex = `,"examples":10,"random_examples":10`
+		}
+		return fmt.Appendf(nil, `{"options":{"Spec":{"minhash":{"bands":%d,"num_perm":128},"simhash":{"bits":64,"blocks":%d,"distance":%d},"threshold":%g}},"tasks":3%s}`,
+			bands, blocks, distance, threshold, ex)
+	}
+	for _, c := range []struct {
+		was, now []byte
+		want     string
+	}{
+		{plan(0.8, 13, 3, 4, false), plan(0.7, 17, 3, 4, false), "--threshold is 0.8 in the plan, 0.7 in this command"},
+		{plan(0.8, 13, 3, 4, false), plan(0.8, 13, 5, 6, false), "--distance is 3 in the plan, 5 in this command"},
+		{plan(0.8, 13, 3, 4, true), plan(0.8, 13, 3, 4, false), "--report was given to the job planned there, not to this command"},
+		{plan(0.8, 13, 3, 4, false), plan(0.8, 13, 3, 4, true), "--report is given to this command, not to the job planned there"},
+	} {
+		if got := planDifference(c.was, c.now); got != c.want {
+			t.Errorf("planDifference(%s, %s) = %q, want %q", c.was, c.now, got, c.want)
 		}
 	}
 }
