@@ -197,13 +197,15 @@ func New(st store.Index, cfg Config) (*Server, error) {
 // Handler returns the HTTP handler of the API.
 func (s *Server) Handler() http.Handler { return http.HandlerFunc(s.serveHTTP) }
 
-// serveHTTP is the mux, but for the documents whose ids are "." and "..":
-// the mux cleans /v1/docs/. and /v1/docs/.. (also written %2E) into other
-// paths and redirects, so that such a document, which add accepts, could
-// not be read or deleted.
+// serveHTTP is the mux, but for GET and DELETE /v1/docs/ID, whose ID is
+// the whole rest of the path, unescaped: the mux's {id} is one segment, so
+// that an id with a slash (bbc-news's "business/001") was "no route"
+// unless written %2F, and it cleans /v1/docs/. and /v1/docs/.. (also
+// written %2E) into other paths and redirects, so that such a document,
+// which add accepts, could not be read or deleted.
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
-	if rest, ok := strings.CutPrefix(r.URL.EscapedPath(), "/v1/docs/"); ok && (r.Method == http.MethodGet || r.Method == http.MethodDelete) {
-		if id, err := url.PathUnescape(rest); err == nil && (id == "." || id == "..") {
+	if rest, ok := strings.CutPrefix(r.URL.EscapedPath(), "/v1/docs/"); ok && rest != "" && (r.Method == http.MethodGet || r.Method == http.MethodDelete) {
+		if id, err := url.PathUnescape(rest); err == nil {
 			r.SetPathValue("id", id)
 			if r.Method == http.MethodGet {
 				s.getDoc(w, r)

@@ -8,6 +8,7 @@ import (
 	"log"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"reflect"
 	"slices"
 	"strings"
@@ -530,6 +531,21 @@ func TestDotIDs(t *testing.T) {
 	for _, c := range []struct{ path, id string }{{"/v1/docs/.", "."}, {"/v1/docs/..", ".."}, {"/v1/docs/%2E", "."}, {"/v1/docs/%2e%2E", ".."}} {
 		if code, v := do(t, ts, "GET", c.path, ""); code != 200 || v["id"] != c.id {
 			t.Errorf("GET %s = %d %v, want 200 with id %q", c.path, code, v, c.id)
+		}
+	}
+	// An id with slashes, written as is or escaped: the mux's {id} took
+	// one segment, and /v1/docs/a/b was "no route".
+	for _, id := range []string{"business/001", "a//b/../c/"} {
+		if code, v := do(t, ts, "POST", "/v1/add", `{"id":"`+id+`","text":"the document whose id is `+id+`"}`); code/100 != 2 {
+			t.Fatalf("add %q = %d %v", id, code, v)
+		}
+		for _, path := range []string{"/v1/docs/" + id, "/v1/docs/" + url.PathEscape(id)} {
+			if code, v := do(t, ts, "GET", path, ""); code != 200 || v["id"] != id {
+				t.Errorf("GET %s = %d %v, want 200 with id %q", path, code, v, id)
+			}
+		}
+		if code, v := do(t, ts, "DELETE", "/v1/docs/"+id, ""); code != 200 || v["id"] != id {
+			t.Errorf("DELETE /v1/docs/%s = %d %v, want 200", id, code, v)
 		}
 	}
 	for _, c := range []struct{ path, id string }{{"/v1/docs/.", "."}, {"/v1/docs/%2E%2E", ".."}} {
