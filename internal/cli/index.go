@@ -12,6 +12,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -355,6 +356,11 @@ func createErr(loc string, err error) error {
 		return usageErr("--index %s: an index already exists there (add to it with 'neardup index add --index %s', or choose %s)", loc, loc, other)
 	case errors.Is(err, store.ErrParams):
 		return usageErr("--index: %s", sharedflags.Plain(err))
+	case !store.IsURL(loc) && errors.Is(err, syscall.ENOTDIR):
+		// A file where the folder would be (or on its path): exit 1 and
+		// "mkdir F: not a directory" before, where the other index
+		// commands say this with exit 2.
+		return usageErr("--index %s: a file, not a folder, is in the way: give a folder for the index (it is made when missing)", loc)
 	}
 	return err
 }

@@ -630,3 +630,19 @@ func TestPlanDifferenceNamesTheFlagChanged(t *testing.T) {
 		}
 	}
 }
+
+// TestIndexCreateOnAFile: index create --index FILE failed with exit 1
+// and "mkdir FILE: not a directory"; the other index commands say "a
+// file" with exit 2, as create now does.
+func TestIndexCreateOnAFile(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "afile")
+	if err := os.WriteFile(f, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, loc := range []string{f, filepath.Join(f, "idx")} {
+		code, _, errs := runCLI("index", "create", "--index", loc)
+		if want := "--index " + loc + ": a file, not a folder, is in the way"; code != ExitUsage || !strings.Contains(errs, want) {
+			t.Errorf("--index %s: exit %d, stderr %q; want %d and %q", loc, code, errs, ExitUsage, want)
+		}
+	}
+}
