@@ -204,11 +204,11 @@ func (s *Server) Handler() http.Handler { return http.HandlerFunc(s.serveHTTP) }
 // written %2E) into other paths and redirects, so that such a document,
 // which add accepts, could not be read or deleted.
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
-	if rest, ok := strings.CutPrefix(r.URL.EscapedPath(), "/v1/docs/"); ok && rest != "" && (r.Method == http.MethodGet || r.Method == http.MethodDelete) {
+	if rest, ok := strings.CutPrefix(r.URL.EscapedPath(), "/v1/docs/"); ok && rest != "" && (r.Method == http.MethodGet || r.Method == http.MethodHead || r.Method == http.MethodDelete) {
 		if id, err := url.PathUnescape(rest); err == nil {
 			r.SetPathValue("id", id)
-			if r.Method == http.MethodGet {
-				s.getDoc(w, r)
+			if r.Method != http.MethodDelete {
+				s.getDoc(w, r) // HEAD too, as the mux's GET pattern takes it
 			} else {
 				s.delDoc(w, r)
 			}

@@ -544,6 +544,11 @@ func TestDotIDs(t *testing.T) {
 				t.Errorf("GET %s = %d %v, want 200 with id %q", path, code, v, id)
 			}
 		}
+		if resp, err := ts.Client().Head(ts.URL + "/v1/docs/" + id); err != nil || resp.StatusCode != 200 {
+			t.Errorf("HEAD /v1/docs/%s = %v %v, want 200", id, resp, err)
+		} else {
+			resp.Body.Close()
+		}
 		if code, v := do(t, ts, "DELETE", "/v1/docs/"+id, ""); code != 200 || v["id"] != id {
 			t.Errorf("DELETE /v1/docs/%s = %d %v, want 200", id, code, v)
 		}
