@@ -138,6 +138,10 @@ func runEval(ctx context.Context, o *evalOpts, stdout io.Writer) error {
 			errInvalidData, o.clusters, o.truth, quoteFirst(pred.IDs, 3), quoteFirst(truth.IDs, 3))
 	}
 	problems := res.Problems(o.truth, o.clusters)
+	if pred.Len() == 0 && len(pred.Issues.MalformedLines) > 0 && strings.HasSuffix(pred.Issues.MalformedLines[0], `: no "cluster" field`) {
+		// dedup's -o output (the kept documents) given for its --clusters.
+		problems = append(problems, fmt.Sprintf(`%s: its records have no "cluster" field: give the file that 'neardup dedup --clusters FILE' writes (-o writes the kept documents)`, o.clusters))
+	}
 	if p := noPositiveLabel(truth, o.truth, o.positive); p != "" {
 		problems = append(problems, p)
 	}

@@ -136,6 +136,8 @@ func TestRunEvalProblems(t *testing.T) {
 		{"repeated id", evalTruth + `{"id":"a","cluster":"w"}` + "\n", evalPred, []string{"truth.jsonl: 1 repeated id", `"a"`}},
 		{"malformed", evalTruth, evalPred + "{oops\n", []string{"pred.jsonl:6: not a JSON object"}},
 		{"empty pred", evalTruth, "", []string{"pred.jsonl: no valid record", "5 truth id(s) missing"}},
+		// dedup's -o output given as --clusters: say which file to give.
+		{"kept records as pred", evalTruth, `{"id":"a","text":"x"}` + "\n" + `{"id":"d","text":"y"}` + "\n", []string{`pred.jsonl: its records have no "cluster" field: give the file that 'neardup dedup --clusters FILE' writes (-o writes the kept documents)`}},
 	}
 	for _, tt := range tests {
 		dir := writeFiles(t, map[string]string{"truth.jsonl": tt.truth, "pred.jsonl": tt.pred})
