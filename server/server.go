@@ -197,16 +197,18 @@ func New(st store.Index, cfg Config) (*Server, error) {
 // Handler returns the HTTP handler of the API.
 func (s *Server) Handler() http.Handler { return http.HandlerFunc(s.serveHTTP) }
 
-// serveHTTP is the mux, but for the documents whose ids are "." and "..":
-// the mux cleans /v1/docs/. and /v1/docs/.. (also written %2E) into other
-// paths and redirects, so that such a document, which add accepts, could
-// not be read or deleted.
+// serveHTTP is the mux, but for GET and DELETE /v1/docs/ID, whose ID is
+// the whole rest of the path, unescaped: the mux's {id} is one segment, so
+// that an id with a slash (bbc-news's "business/001") was "no route"
+// unless written %2F, and it cleans /v1/docs/. and /v1/docs/.. (also
+// written %2E) into other paths and redirects, so that such a document,
+// which add accepts, could not be read or deleted.
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
-	if rest, ok := strings.CutPrefix(r.URL.EscapedPath(), "/v1/docs/"); ok && (r.Method == http.MethodGet || r.Method == http.MethodDelete) {
-		if id, err := url.PathUnescape(rest); err == nil && (id == "." || id == "..") {
+	if rest, ok := strings.CutPrefix(r.URL.EscapedPath(), "/v1/docs/"); ok && rest != "" && (r.Method == http.MethodGet || r.Method == http.MethodHead || r.Method == http.MethodDelete) {
+		if id, err := url.PathUnescape(rest); err == nil {
 			r.SetPathValue("id", id)
-			if r.Method == http.MethodGet {
-				s.getDoc(w, r)
+			if r.Method != http.MethodDelete {
+				s.getDoc(w, r) // HEAD too, as the mux's GET pattern takes it
 			} else {
 				s.delDoc(w, r)
 			}
@@ -449,7 +451,14 @@ func decodeJSON(rd io.Reader, v any, body []byte) error {
 			if at := jsonPathAt(body, te.Offset); body != nil && strings.Contains(at, "[") {
 				field = at
 			}
-			return errorf(http.StatusBadRequest, "malformed request: %s must be %s, not %s", field, jsonKind(te.Type.Kind().String()), te.Value)
+			kind, got := jsonKind(te.Type.Kind().String()), te.Value
+			if strings.HasPrefix(kind, "a whole number") {
+				// A fraction or a number too large for an int: encoding/json
+				// says "number 1.5", and "must be a number, not number 1.5"
+				// reads as a contradiction.
+				got = strings.TrimPrefix(got, "number ")
+			}
+			return errorf(http.StatusBadRequest, "malformed request: %s must be %s, not %s", field, kind, got)
 		case errors.As(err, &se):
 			return errorf(http.StatusBadRequest, "malformed JSON at byte %d: %v", se.Offset, err)
 		case errors.Is(err, io.EOF):
@@ -475,7 +484,9 @@ func jsonKind(k string) string {
 		return "an array"
 	case "struct", "map", "ptr":
 		return "an object"
-	case "int", "int64", "uint64", "float64":
+	case "int", "int64":
+		return "a whole number from 0 to 9223372036854775807"
+	case "uint64", "float64":
 		return "a number"
 	}
 	return k

@@ -8,6 +8,7 @@ import (
 	"log"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"reflect"
 	"slices"
 	"strings"
@@ -278,7 +279,9 @@ func TestBadInput(t *testing.T) {
 		{"POST", "/v1/batch/add", `{"documents":[{"id":"a","text":"x"},{"id":"b","text":1}]}`, 400, "documents[1].text must be a string, not number"},
 		{"POST", "/v1/batch/check", `{"documents":[{"text":"x"},{"text":"y"},{"text":"z","id":{"a":1}}]}`, 400, "documents[2].id must be a string, not object"},
 		{"POST", "/v1/remove", `{"ids":["seed",7]}`, 400, "ids[1] must be a string, not number"},
-		{"POST", "/v1/batch/check", `{"documents":[{"text":"x"}],"limit":"3"}`, 400, "malformed request: limit must be a number, not string"},
+		{"POST", "/v1/batch/check", `{"documents":[{"text":"x"}],"limit":"3"}`, 400, "malformed request: limit must be a whole number from 0 to 9223372036854775807, not string"},
+		{"POST", "/v1/check", `{"text":"x","limit":1.5}`, 400, "malformed request: limit must be a whole number from 0 to 9223372036854775807, not 1.5"},
+		{"POST", "/v1/batch/check", `{"documents":[{"text":"x"}],"limit":1e20}`, 400, "limit must be a whole number from 0 to 9223372036854775807, not 1e20"},
 		{"POST", "/v1/batch/add", `{"documents":{"id":"a"}}`, 400, "must be an array"},
 		{"POST", "/v1/batch/add", `{"docs":[]}`, 400, `missing "documents"`},
 		{"POST", "/v1/batch/check-and-add", `{"documents":[{"id":"a","text":"x"},{"id":"b","text":"x"},{"id":"c","text":"x"},{"id":"d","text":"x"}]}`, 413, "at most 3 (the server's --max-batch)"},
@@ -528,6 +531,26 @@ func TestDotIDs(t *testing.T) {
 	for _, c := range []struct{ path, id string }{{"/v1/docs/.", "."}, {"/v1/docs/..", ".."}, {"/v1/docs/%2E", "."}, {"/v1/docs/%2e%2E", ".."}} {
 		if code, v := do(t, ts, "GET", c.path, ""); code != 200 || v["id"] != c.id {
 			t.Errorf("GET %s = %d %v, want 200 with id %q", c.path, code, v, c.id)
+		}
+	}
+	// An id with slashes, written as is or escaped: the mux's {id} took
+	// one segment, and /v1/docs/a/b was "no route".
+	for _, id := range []string{"business/001", "a//b/../c/"} {
+		if code, v := do(t, ts, "POST", "/v1/add", `{"id":"`+id+`","text":"the document whose id is `+id+`"}`); code/100 != 2 {
+			t.Fatalf("add %q = %d %v", id, code, v)
+		}
+		for _, path := range []string{"/v1/docs/" + id, "/v1/docs/" + url.PathEscape(id)} {
+			if code, v := do(t, ts, "GET", path, ""); code != 200 || v["id"] != id {
+				t.Errorf("GET %s = %d %v, want 200 with id %q", path, code, v, id)
+			}
+		}
+		if resp, err := ts.Client().Head(ts.URL + "/v1/docs/" + id); err != nil || resp.StatusCode != 200 {
+			t.Errorf("HEAD /v1/docs/%s = %v %v, want 200", id, resp, err)
+		} else {
+			resp.Body.Close()
+		}
+		if code, v := do(t, ts, "DELETE", "/v1/docs/"+id, ""); code != 200 || v["id"] != id {
+			t.Errorf("DELETE /v1/docs/%s = %d %v, want 200", id, code, v)
 		}
 	}
 	for _, c := range []struct{ path, id string }{{"/v1/docs/.", "."}, {"/v1/docs/%2E%2E", ".."}} {

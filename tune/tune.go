@@ -27,6 +27,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -322,8 +323,25 @@ func Evaluate(ctx context.Context, cfg dedup.Options, in dedup.Input, truth *eva
 	if err != nil {
 		return t, err
 	}
+	if pred.Len() > 0 && res.Extra.Count == pred.Len() {
+		return t, fmt.Errorf("%w (the input's first ids: %s; the truth's: %s)", ErrNoCommonIDs, quoteFirst(pred.IDs), quoteFirst(truth.IDs))
+	}
 	t.Scores = ScoresOf(res)
 	return t, nil
+}
+
+// ErrNoCommonIDs is returned by Evaluate (and Sweep) when no document of
+// the input is in the truth: every score would be that of an empty
+// prediction, the same for every configuration.
+var ErrNoCommonIDs = errors.New("no document of the input is in the truth: the input and the truth are not about the same documents")
+
+// quoteFirst quotes the first three ids, comma-separated.
+func quoteFirst(ids []string) string {
+	q := make([]string, 0, 3)
+	for _, id := range ids[:min(3, len(ids))] {
+		q = append(q, strconv.Quote(id))
+	}
+	return strings.Join(q, ", ")
 }
 
 // ErrNoConfig is returned by Sweep when the space yields no configuration.

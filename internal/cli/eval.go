@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -20,8 +21,10 @@ type evalOpts struct {
 	truth    string
 	clusters string
 	positive []string
-	json     bool
-	strict   bool
+	// positiveSet: --positive was given (it reads a pairs truth only).
+	positiveSet bool
+	json        bool
+	strict      bool
 
 	stdin  io.Reader
 	stderr io.Writer
@@ -52,7 +55,8 @@ The documents evaluated are TRUTH's. Ids of TRUTH missing from PRED count
 as singletons; ids of PRED missing from TRUTH are left out. These, repeated
 ids (the first record wins), malformed lines and an empty PRED are warned
 about on standard error; with --strict they are an error (exit 3). An
-empty TRUTH is always an error. Either file may be - for standard input.
+empty TRUTH, and a PRED none of whose ids is in TRUTH, are always an error.
+--positive with a JSONL TRUTH is a usage error (exit 2). Either file may be - for standard input.
 
 ` + exitHelp,
 		Args: func(_ *cobra.Command, args []string) error {
@@ -63,6 +67,7 @@ empty TRUTH is always an error. Either file may be - for standard input.
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.stdin, o.stderr = cmd.InOrStdin(), cmd.ErrOrStderr()
+			o.positiveSet = cmd.Flags().Changed("positive")
 			return runEval(cmd.Context(), o, cmd.OutOrStdout())
 		},
 	}
@@ -105,6 +110,10 @@ func runEval(ctx context.Context, o *evalOpts, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if o.positiveSet && truth.Format != eval.PairsTSV {
+		// Ignored in silence before: the scores did not change.
+		return usageErr("--positive reads the labels of a pairs truth (id1 id2 label); --truth %s is JSONL, a partition whose clusters already say which documents are duplicates: leave --positive out", o.truth)
+	}
 	pred, err := readLabels(ctx, o, "--clusters", o.clusters, eval.ReadOptions{})
 	if err != nil {
 		return err
@@ -123,7 +132,16 @@ func runEval(ctx context.Context, o *evalOpts, stdout io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("%w: %v", errInvalidData, err)
 	}
+	if pred.Len() > 0 && res.Extra.Count == pred.Len() {
+		// Every score would be that of an empty prediction.
+		return fmt.Errorf("%w: no id of --clusters %s is in --truth %s (the first ids of --clusters: %s; of --truth: %s): the two files are not about the same documents",
+			errInvalidData, o.clusters, o.truth, quoteFirst(pred.IDs, 3), quoteFirst(truth.IDs, 3))
+	}
 	problems := res.Problems(o.truth, o.clusters)
+	if pred.Len() == 0 && len(pred.Issues.MalformedLines) > 0 && strings.HasSuffix(pred.Issues.MalformedLines[0], `: no "cluster" field`) {
+		// dedup's -o output (the kept documents) given for its --clusters.
+		problems = append(problems, fmt.Sprintf(`%s: its records have no "cluster" field: give the file that 'neardup dedup --clusters FILE' writes (-o writes the kept documents)`, o.clusters))
+	}
 	if p := noPositiveLabel(truth, o.truth, o.positive); p != "" {
 		problems = append(problems, p)
 	}
@@ -149,6 +167,15 @@ func runEval(ctx context.Context, o *evalOpts, stdout io.Writer) error {
 		return writeJSON(stdout, rep)
 	}
 	return writeEvalTable(stdout, rep)
+}
+
+// quoteFirst quotes the first n ids, comma-separated.
+func quoteFirst(ids []string, n int) string {
+	q := make([]string, 0, n)
+	for _, id := range ids[:min(n, len(ids))] {
+		q = append(q, strconv.Quote(id))
+	}
+	return strings.Join(q, ", ")
 }
 
 // noPositiveLabel says, for a pairs truth none of whose labels is in

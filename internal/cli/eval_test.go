@@ -136,6 +136,8 @@ func TestRunEvalProblems(t *testing.T) {
 		{"repeated id", evalTruth + `{"id":"a","cluster":"w"}` + "\n", evalPred, []string{"truth.jsonl: 1 repeated id", `"a"`}},
 		{"malformed", evalTruth, evalPred + "{oops\n", []string{"pred.jsonl:6: not a JSON object"}},
 		{"empty pred", evalTruth, "", []string{"pred.jsonl: no valid record", "5 truth id(s) missing"}},
+		// dedup's -o output given as --clusters: say which file to give.
+		{"kept records as pred", evalTruth, `{"id":"a","text":"x"}` + "\n" + `{"id":"d","text":"y"}` + "\n", []string{`pred.jsonl: its records have no "cluster" field: give the file that 'neardup dedup --clusters FILE' writes (-o writes the kept documents)`}},
 	}
 	for _, tt := range tests {
 		dir := writeFiles(t, map[string]string{"truth.jsonl": tt.truth, "pred.jsonl": tt.pred})
@@ -171,6 +173,7 @@ func TestRunEvalErrors(t *testing.T) {
 	dir := writeFiles(t, map[string]string{
 		"truth.jsonl": evalTruth, "pred.jsonl": evalPred, "empty.jsonl": "\n",
 		"bad.tsv": "a\tb\tc\n", "pairs.tsv": "id1\tid2\tlabel\na\tb\t1\n",
+		"other.jsonl": `{"id":"p","cluster":"p"}` + "\n" + `{"id":"q","cluster":"p"}` + "\n",
 	})
 	p := func(name string) string { return filepath.Join(dir, name) }
 	tests := []struct {
@@ -187,6 +190,8 @@ func TestRunEvalErrors(t *testing.T) {
 		{"bad header", evalOpts{truth: p("bad.tsv"), clusters: p("pred.jsonl")}, false, true, "bad.tsv:1: not JSONL"},
 		{"pairs as prediction", evalOpts{truth: p("truth.jsonl"), clusters: p("pairs.tsv")}, false, true, "not JSONL"},
 		{"no such file", evalOpts{truth: p("nope.jsonl"), clusters: p("pred.jsonl")}, true, false, "nope.jsonl"}, // exit 2, as a missing INPUT
+		// Scores of an empty prediction, with exit 0, before.
+		{"no id in common", evalOpts{truth: p("truth.jsonl"), clusters: p("other.jsonl")}, false, true, `no id of --clusters ` + p("other.jsonl") + ` is in --truth ` + p("truth.jsonl") + ` (the first ids of --clusters: "p", "q"; of --truth: "a", "b", "c")`},
 	}
 	for _, tt := range tests {
 		if tt.o.positive == nil {
@@ -226,6 +231,9 @@ func TestEvalExitCodes(t *testing.T) {
 		{[]string{"eval", "--truth", truth, "--clusters", pred, "--no-such-flag"}, ExitUsage},
 		{[]string{"eval", "--truth", filepath.Join(dir, "missing"), "--clusters", pred}, ExitUsage},
 		{[]string{"eval", "--truth", dir, "--clusters", pred}, ExitFailure},
+		// --positive reads a pairs truth only: with a partition it was
+		// ignored in silence.
+		{[]string{"eval", "--truth", truth, "--clusters", pred, "--positive", "cut,light"}, ExitUsage},
 	} {
 		var out, errb bytes.Buffer
 		if code := Main(tt.args, strings.NewReader(""), &out, &errb); code != tt.code {

@@ -12,6 +12,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -416,6 +417,11 @@ func createErr(loc string, err error) error {
 		return usageErr("--index %s: an index already exists there (add to it with 'neardup index add --index %s', or choose %s)", loc, loc, other)
 	case errors.Is(err, store.ErrParams):
 		return usageErr("--index: %s", sharedflags.Plain(err))
+	case !store.IsURL(loc) && errors.Is(err, syscall.ENOTDIR):
+		// A file where the folder would be (or on its path): exit 1 and
+		// "mkdir F: not a directory" before, where the other index
+		// commands say this with exit 2.
+		return usageErr("--index %s: a file, not a folder, is in the way: give a folder for the index (it is made when missing)", loc)
 	}
 	return indexErr("--index", loc, err)
 }
@@ -881,6 +887,11 @@ code 3) unless --ignore-missing; the ids before it are removed.
 
 func runIndexRemove(cmd *cobra.Command, o *indexOpts, args []string) error {
 	ids := append([]string(nil), args...)
+	// where[i] names ids[i] for a message: its argument or its line.
+	where := make([]string, 0, len(ids))
+	for i := range args {
+		where = append(where, fmt.Sprintf("argument %d", i+1))
+	}
 	if o.idsFile != "" {
 		var r io.Reader
 		if o.idsFile == "-" {
@@ -895,9 +906,10 @@ func runIndexRemove(cmd *cobra.Command, o *indexOpts, args []string) error {
 		}
 		sc := bufio.NewScanner(r)
 		sc.Buffer(nil, 1<<20)
-		for sc.Scan() {
+		for lineNo := 1; sc.Scan(); lineNo++ {
 			if line := strings.TrimRight(sc.Text(), "\r"); line != "" {
 				ids = append(ids, line)
+				where = append(where, fmt.Sprintf("--ids-file %s line %d", o.idsFile, lineNo))
 			}
 		}
 		if err := sc.Err(); err != nil {
@@ -913,7 +925,7 @@ func runIndexRemove(cmd *cobra.Command, o *indexOpts, args []string) error {
 	}
 	defer s.Close()
 	var removed, missing int
-	for _, id := range ids {
+	for i, id := range ids {
 		if err := cmd.Context().Err(); err != nil {
 			return err
 		}
@@ -923,8 +935,12 @@ func runIndexRemove(cmd *cobra.Command, o *indexOpts, args []string) error {
 			removed++
 		case errors.Is(err, store.ErrNotFound) && o.ignoreMissing:
 			missing++
-		case errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrInvalidID):
-			return fmt.Errorf("%w: %v", errInvalidData, err)
+		case errors.Is(err, store.ErrNotFound):
+			// The ids before it stay removed: say so, and how to go on.
+			return fmt.Errorf("%w: %s: %v (%s removed before it, %s not tried; --ignore-missing skips ids not in the index)",
+				errInvalidData, where[i], err, number(removed), number(len(ids)-i-1))
+		case errors.Is(err, store.ErrInvalidID):
+			return fmt.Errorf("%w: %s: %v", errInvalidData, where[i], err)
 		default:
 			return err
 		}

@@ -651,6 +651,28 @@ func planDifference(was, now []byte) string {
 	if !ok {
 		return ""
 	}
+	// The banding follows from --threshold and --num-perm, and the keys
+	// come in name order ("minhash.bands" before "threshold"): name the
+	// flag that was changed, not a value derived from it.
+	for _, p := range []string{"options.Spec.threshold", "options.Spec.minhash.num_perm", "options.Spec.simhash.bits", "options.Spec.simhash.distance"} {
+		if u, v := planAt(a, p), planAt(b, p); u != nil && v != nil {
+			if q, _, _, differ := firstDifference(p, u, v); differ {
+				path, x, y = q, u, v
+				break
+			}
+		}
+	}
+	// --report makes the job choose example clusters: the plan keeps
+	// their numbers, which no flag of their own names.
+	if path == "examples" || path == "random_examples" {
+		if x == nil {
+			return "--report is given to this command, not to the job planned there"
+		}
+		if y == nil {
+			return "--report was given to the job planned there, not to this command"
+		}
+		path = "examples"
+	}
 	// The cascade and its --then are one flag's value with --method:
 	// the plan keeps them as two options.
 	if ma, mb := planMethod(a), planMethod(b); (path == "options.Cascade" || path == "options.Method") && ma != mb {
@@ -679,6 +701,19 @@ func planDifference(was, now []byte) string {
 		}
 	}
 	return fmt.Sprintf("%s is %s in the plan, %s in this command", planFlag(path), show(x), show(y))
+}
+
+// planAt is the value at path (dot-separated keys) of a decoded JSON
+// object, or nil.
+func planAt(v any, path string) any {
+	for _, k := range strings.Split(path, ".") {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = m[k]
+	}
+	return v
 }
 
 // planMethod is the plan's method (decoded JSON) as --method and --then
@@ -734,7 +769,7 @@ var specFlags = map[string]string{"method": "--method", "threshold": "--threshol
 	"simhash.seed": "--seed", "simhash.blocks": "--blocks", "ksentence.k": "--k-sentences"}
 
 // planFlags are the flags of the plan's fields that one flag sets.
-var planFlags = map[string]string{"tasks": "--tasks", "kept": "-o", "clusters": "--clusters",
+var planFlags = map[string]string{"examples": "--examples", "tasks": "--tasks", "kept": "-o", "clusters": "--clusters",
 	"pairs": "--pairs", "stats": "--stats", "task_memory": "--task-memory"}
 
 // firstDifference walks two decoded JSON values in order (object keys

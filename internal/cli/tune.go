@@ -23,6 +23,7 @@ import (
 
 type tuneOpts struct {
 	truth      string
+	positive   []string
 	method     string
 	metric     string
 	maxDocs    int
@@ -57,8 +58,11 @@ func newTuneCmd() *cobra.Command {
 		Short: "Sweep a method's parameters on a labelled sample and report the best",
 		Long: `Run one method over a grid of parameters on labelled documents (INPUT,
 as for dedup) and score every configuration against TRUTH (as for eval:
-JSONL {id, cluster} per document, or a pairs TSV). Print the trade-off
-table, best first by --metric, and the dedup command line of the best.
+JSONL {id, cluster} per document, or a pairs TSV whose --positive labels
+mean duplicate). Print the trade-off table, best first by --metric, and
+the dedup command line of the best. An INPUT none of whose documents is
+in TRUTH, and a pairs TSV none of whose labels is --positive, are an
+error (exit 3).
 
 The grid is the product of the lists that apply to the method:
   minhash    --thresholds x --units x --ngrams x --num-perms x --bands-rows
@@ -93,6 +97,7 @@ precision against recall with the best configuration marked.
 	fs.SortFlags = false
 	sp := tune.DefaultSpace()
 	fs.StringVar(&o.truth, "truth", "", "labelled truth: JSONL {id, cluster} per document, or a pairs TSV; .gz accepted")
+	fs.StringSliceVar(&o.positive, "positive", []string{"1"}, "labels of a pairs truth that mean duplicate (comma-separated, e.g. cut,light), as for eval")
 	fs.StringVar(&o.method, "method", "minhash", "method to tune: minhash, simhash, jaccard, ksentence, exact or bloom")
 	fs.StringVar(&o.metric, "metric", "f1", "what to maximise: f1, ari, precision, recall or macro_f1")
 	fs.IntVar(&o.maxDocs, "max-docs", 5000, "sample whole truth clusters up to this many documents (0: all)")
@@ -247,12 +252,23 @@ func runTune(ctx context.Context, cmd *cobra.Command, o *tuneOpts, args []string
 		return err
 	}
 	files := ex.Files
-	truth, err := readLabelFile(o.truth, eval.ReadOptions{})
+	if len(o.positive) == 0 {
+		return usageErr("--positive: give at least one label")
+	}
+	truth, err := readLabelFile(o.truth, eval.ReadOptions{Positive: o.positive})
 	if err != nil {
 		return labelFileErr("--truth", err)
 	}
 	if truth.Len() == 0 {
 		return fmt.Errorf("%w: --truth %s holds no document", errInvalidData, o.truth)
+	}
+	if cmd.Flags().Changed("positive") && truth.Format != eval.PairsTSV {
+		return usageErr("--positive reads the labels of a pairs truth (id1 id2 label); --truth %s is JSONL, a partition whose clusters already say which documents are duplicates: leave --positive out", o.truth)
+	}
+	if p := noPositiveLabel(truth, o.truth, o.positive); p != "" {
+		// Every configuration would score against a truth without
+		// duplicates (clough's pairs.tsv with the default label 1).
+		return fmt.Errorf("%w: %s", errInvalidData, p)
 	}
 	tmp, err := os.MkdirTemp(o.tmpDir, "neardup-tune-")
 	if err != nil {
@@ -309,6 +325,9 @@ func runTune(ctx context.Context, cmd *cobra.Command, o *tuneOpts, args []string
 		}
 	}
 	trials, err := tune.Sweep(ctx, base, space, in, truth, tmp, progress)
+	if errors.Is(err, tune.ErrNoCommonIDs) {
+		return fmt.Errorf("%w: --truth %s: %v", errInvalidData, o.truth, err)
+	}
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -526,6 +527,122 @@ func TestAgainstMissing(t *testing.T) {
 		code, _, errs := runCLI(args...)
 		if code != ExitUsage || !strings.Contains(errs, "--against: "+missing+": no such file or directory") {
 			t.Errorf("%q: exit %d, %q; want %d naming --against and %s", args, code, errs, ExitUsage, missing)
+		}
+	}
+}
+
+// TestIndexRemoveMissingSaysWhere: an id not in the index stops index
+// remove with exit 3; the message names the id's argument or --ids-file
+// line, says how many ids were removed before it (they stay removed) and
+// names --ignore-missing (it said only `id not in the index: "x"`).
+func TestIndexRemoveMissingSaysWhere(t *testing.T) {
+	dir := t.TempDir()
+	idx := filepath.Join(dir, "idx")
+	if code, _, errs := runCLI("index", "create", "-q", "--index", idx); code != 0 {
+		t.Fatal(errs)
+	}
+	if code, _, errs := runCLI("index", "add", "-q", "--index", idx, writeDocs(t, 5)); code != 0 {
+		t.Fatal(errs)
+	}
+	// Whole words, not the package prefix of the store's error (another
+	// change may reword that).
+	has := func(errs string, parts ...string) bool {
+		for _, p := range parts {
+			if !strings.Contains(errs, p) {
+				return false
+			}
+		}
+		return true
+	}
+	code, _, errs := runCLI("index", "remove", "--index", idx, "d0", "nope", "d1")
+	want := []string{"argument 2: ", `id not in the index: "nope" (1 removed before it, 1 not tried; --ignore-missing skips ids not in the index)`}
+	if code != 3 || !has(errs, want...) {
+		t.Errorf("exit %d, stderr %q; want 3 and %q", code, errs, want)
+	}
+	ids := filepath.Join(dir, "ids.txt")
+	if err := os.WriteFile(ids, []byte("d1\n\nnope2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs = runCLI("index", "remove", "--index", idx, "--ids-file", ids)
+	want = []string{"--ids-file " + ids + " line 3: ", `id not in the index: "nope2" (1 removed before it, 0 not tried`}
+	if code != 3 || !has(errs, want...) {
+		t.Errorf("exit %d, stderr %q; want 3 and %q", code, errs, want)
+	}
+}
+
+// TestTuneTruthMismatch: tune scored a truth of other documents, and a
+// pairs truth none of whose labels is --positive (clough's cut, light,
+// heavy, non), as zeros for every configuration and exited 0; it had no
+// --positive. Now: exit 3 naming both, --positive as eval's, and exit 2
+// for --positive with a JSONL truth.
+func TestTuneTruthMismatch(t *testing.T) {
+	in := writeDocs(t, 6)
+	dir := writeFiles(t, map[string]string{
+		"other.jsonl": `{"id":"p","cluster":"p"}` + "\n" + `{"id":"q","cluster":"p"}` + "\n",
+		"truth.jsonl": `{"id":"d0","cluster":"a"}` + "\n" + `{"id":"d1","cluster":"a"}` + "\n",
+		"pairs.tsv":   "id1\tid2\tlabel\nd0\td1\tcut\nd2\td3\tnon\n",
+	})
+	p := func(name string) string { return filepath.Join(dir, name) }
+	grid := []string{"--thresholds", "0.5", "--ngrams", "5", "--units", "word", "--num-perms", "64", "-q"}
+	for _, c := range []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{[]string{"--truth", p("other.jsonl")}, ExitInvalidData, `no document of the input is in the truth: the input and the truth are not about the same documents (the input's first ids: "d0", "d1", "d2"; the truth's: "p", "q")`},
+		{[]string{"--truth", p("pairs.tsv")}, ExitInvalidData, "no pair has a label of --positive 1"},
+		{[]string{"--truth", p("pairs.tsv"), "--positive", "cut"}, ExitOK, ""},
+		{[]string{"--truth", p("truth.jsonl"), "--positive", "cut"}, ExitUsage, "--positive reads the labels of a pairs truth"},
+	} {
+		args := append(append([]string{"tune"}, c.args...), grid...)
+		code, _, errs := runCLI(append(args, in)...)
+		if code != c.code || !strings.Contains(errs, c.msg) {
+			t.Errorf("%v: exit %d, stderr %q; want %d and %q", c.args, code, errs, c.code, c.msg)
+		}
+	}
+}
+
+// TestPlanDifferenceNamesTheFlagChanged: a staged job run again over its
+// work folder with --threshold changed said "--bands is 13 in the plan,
+// 17 in this command" (the banding follows from the threshold, and its
+// key sorts first), and without --report, `"examples" is 10 in the plan,
+// absent in this command`, a field no flag names.
+func TestPlanDifferenceNamesTheFlagChanged(t *testing.T) {
+	plan := func(threshold float64, bands, distance, blocks int, report bool) []byte {
+		ex := ""
+		if report {
+			ex = `,"examples":10,"random_examples":10`
+		}
+		return fmt.Appendf(nil, `{"options":{"Spec":{"minhash":{"bands":%d,"num_perm":128},"simhash":{"bits":64,"blocks":%d,"distance":%d},"threshold":%g}},"tasks":3%s}`,
+			bands, blocks, distance, threshold, ex)
+	}
+	for _, c := range []struct {
+		was, now []byte
+		want     string
+	}{
+		{plan(0.8, 13, 3, 4, false), plan(0.7, 17, 3, 4, false), "--threshold is 0.8 in the plan, 0.7 in this command"},
+		{plan(0.8, 13, 3, 4, false), plan(0.8, 13, 5, 6, false), "--distance is 3 in the plan, 5 in this command"},
+		{plan(0.8, 13, 3, 4, true), plan(0.8, 13, 3, 4, false), "--report was given to the job planned there, not to this command"},
+		{plan(0.8, 13, 3, 4, false), plan(0.8, 13, 3, 4, true), "--report is given to this command, not to the job planned there"},
+	} {
+		if got := planDifference(c.was, c.now); got != c.want {
+			t.Errorf("planDifference(%s, %s) = %q, want %q", c.was, c.now, got, c.want)
+		}
+	}
+}
+
+// TestIndexCreateOnAFile: index create --index FILE failed with exit 1
+// and "mkdir FILE: not a directory"; the other index commands say "a
+// file" with exit 2, as create now does.
+func TestIndexCreateOnAFile(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "afile")
+	if err := os.WriteFile(f, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, loc := range []string{f, filepath.Join(f, "idx")} {
+		code, _, errs := runCLI("index", "create", "--index", loc)
+		if want := "--index " + loc + ": a file, not a folder, is in the way"; code != ExitUsage || !strings.Contains(errs, want) {
+			t.Errorf("--index %s: exit %d, stderr %q; want %d and %q", loc, code, errs, ExitUsage, want)
 		}
 	}
 }

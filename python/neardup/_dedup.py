@@ -14,6 +14,28 @@ __all__ = ["dedup", "DedupResult", "options_to_flags"]
 _DEFAULT_BATCH = 8192
 
 
+def _decode(b: bytes, n: int) -> str:
+    """b as UTF-8 text; a ValueError naming document n when it is not."""
+    try:
+        return b.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ValueError(
+            f"document {n}: bytes that are not valid UTF-8 at byte {e.start}; "
+            "decode them first (e.g. b.decode('utf-8', 'replace') or b.decode('cp1252'))"
+        ) from None
+
+
+def _encode(s: str, n: int, what: str) -> bytes:
+    """s in UTF-8; a ValueError naming document n when s holds a lone surrogate."""
+    try:
+        return s.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise ValueError(
+            f"document {n}: the {what} has a lone surrogate ({s[e.start]!r}) at character {e.start}, "
+            "which UTF-8 cannot hold; remove it or encode with errors='replace'"
+        ) from None
+
+
 def options_to_flags(options: Mapping[str, Any]) -> list[str]:
     """The command line flags of `neardup dedup` for keyword options:
     num_perm=256 is --num-perm=256, html=True is --html, html=False is
@@ -78,6 +100,9 @@ class DedupResult:
             if ids is None:
                 self._cluster = [str(p) for p in self._cluster_pos]
             else:
+                if any(p < 0 for p in self._cluster_pos):
+                    # ids[-1] would name the last document: never guess.
+                    raise Error("neardup: a cluster names a document that is not among the ids given")
                 self._cluster = [ids[p] for p in self._cluster_pos]
         return self._cluster
 
@@ -151,6 +176,8 @@ def dedup(
     neardup.OptionError (a ValueError) for invalid options and
     neardup.Error for a failed run, with the Go error's message.
     """
+    if isinstance(texts, (str, bytes, bytearray)):
+        raise TypeError(f"texts is one {type(texts).__name__}, not a collection of texts: pass a list, e.g. neardup.dedup([text])")
     flags = options_to_flags(options)
     if "examples" not in options and "quiet" not in options:
         flags.append("--examples=0")  # no second pass for the summary's examples
@@ -194,7 +221,7 @@ def _run(L: Any, h: int, texts: Iterable[Any], ids: Optional[Iterable[Any]], tex
         if isinstance(item, str):
             text = item
         elif isinstance(item, (bytes, bytearray, memoryview)):
-            text = bytes(item).decode("utf-8")
+            text = _decode(bytes(item), n)
         elif isinstance(item, Mapping):
             if text_field not in item:
                 raise Error(f"document {n}: no field {text_field!r}")
@@ -211,7 +238,7 @@ def _run(L: Any, h: int, texts: Iterable[Any], ids: Optional[Iterable[Any]], tex
             raise TypeError(f"document {n}: {type(item).__name__}, want str, bytes or a mapping with {text_field!r}")
         if not isinstance(text, str):
             if isinstance(text, (bytes, bytearray)):
-                text = bytes(text).decode("utf-8")
+                text = _decode(bytes(text), n)
             else:
                 raise TypeError(f"document {n}: text is {type(text).__name__}, want str")
         mode_known = True
@@ -222,9 +249,13 @@ def _run(L: Any, h: int, texts: Iterable[Any], ids: Optional[Iterable[Any]], tex
                 raise ValueError(f"fewer ids than texts ({n})") from None
         if all_ids is not None:
             s = doc_id if isinstance(doc_id, str) else str(doc_id)
+            if not s:
+                # The command line names such a document FILE:LINE, an id
+                # that is not among the ones given.
+                raise ValueError(f"document {n}: the id is empty; ids must be non-empty strings (leave out ids= for the positions \"0\", \"1\", ...)")
+            id_batch.append(_encode(s, n, "id"))
             all_ids.append(s)
-            id_batch.append(s.encode("utf-8"))
-        batch.append(text.encode("utf-8"))
+        batch.append(_encode(text, n, "text"))
         n += 1
         if len(batch) >= batch_size and not feed():
             ended = True

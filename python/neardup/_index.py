@@ -39,6 +39,25 @@ def _matches(raw: list) -> list[Match]:
     return [Match(m["id"], float(m["similarity"]), int(m["distance"])) for m in raw]
 
 
+def _utf8(v: Any, i: int, what: str) -> bytes:
+    """Text or id v of document i in UTF-8; TypeError or ValueError naming it."""
+    if isinstance(v, (bytes, bytearray)):
+        try:
+            bytes(v).decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise ValueError(f"document {i}: the {what} has bytes that are not valid UTF-8 at byte {e.start}") from None
+        return bytes(v)
+    if not isinstance(v, str):
+        if what == "id" and v is not None:
+            v = str(v)
+        else:
+            raise TypeError(f"document {i}: the {what} is {type(v).__name__}, want str")
+    try:
+        return v.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise ValueError(f"document {i}: the {what} has a lone surrogate at character {e.start}, which UTF-8 cannot hold") from None
+
+
 def _pack(items: Sequence[bytes]) -> tuple[bytes, array]:
     return b"".join(items), array("q", map(len, items))
 
@@ -73,11 +92,17 @@ class Index:
 
     def _batch(self, op: int, ids: Optional[Sequence[str]], texts: Sequence[str], limit: int) -> list[dict]:
         h = self._handle()
-        tb, tl = _pack([t.encode("utf-8") for t in texts])
+        for name, seq in (("texts", texts), ("ids", ids)):
+            if isinstance(seq, (str, bytes)):
+                # A str is a sequence of one-character documents.
+                raise TypeError(f"{name} is one {type(seq).__name__}: pass a list, e.g. [{name[:-1]}]")
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
+            raise ValueError(f"limit must be a whole number of at least 0 (0: every match), not {limit!r}")
+        tb, tl = _pack([_utf8(t, i, "text") for i, t in enumerate(texts)])
         if ids is not None:
             if len(ids) != len(texts):
                 raise ValueError(f"{len(ids)} ids for {len(texts)} texts")
-            ib, il = _pack([str(i).encode("utf-8") for i in ids])
+            ib, il = _pack([_utf8(d, i, "id") for i, d in enumerate(ids)])
         else:
             ib, il = b"", array("q", [0]) * len(texts)
         err = ctypes.c_void_p()

@@ -41,8 +41,8 @@ class MinHashLSH:
         prepickle: Optional[bool] = None,
         hashfunc: Optional[Any] = None,
     ) -> None:
-        if threshold > 1.0 or threshold < 0.0:
-            raise ValueError("threshold must be in [0.0, 1.0]")
+        if not 0.0 < threshold <= 1.0:  # NaN too; 0 finds every pair: Go refuses it
+            raise ValueError(f"threshold must be in (0.0, 1.0], not {threshold!r}")
         if num_perm < 2:
             raise ValueError("Too few permutation functions")
         if any(w < 0.0 or w > 1.0 for w in weights):
@@ -55,6 +55,9 @@ class MinHashLSH:
         self.threshold = threshold
         self.weights = tuple(weights)
         bands, rows = (0, 0) if params is None else params
+        if params is not None and not all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in (bands, rows)):
+            # 0 or less asked Go to choose the banding, silently.
+            raise ValueError(f"params must be (b, r): two whole numbers of at least 1, not {tuple(params)!r}")
         if params is not None and bands * rows > num_perm:
             raise ValueError("The product of b and r in params is %d and must be less than num_perm %d" % (bands * rows, num_perm))
         br = array("q", [0, 0])

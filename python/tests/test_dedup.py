@@ -99,6 +99,26 @@ def test_errors():
         neardup.dedup(["a", "b"], ids=["1"])
 
 
+def test_bad_text_and_ids_name_the_document():
+    # One string is not a list of one-character documents.
+    with pytest.raises(TypeError, match="not a collection of texts"):
+        neardup.dedup("a rose is a rose")
+    with pytest.raises(ValueError, match="document 1: bytes that are not valid UTF-8 at byte 0"):
+        neardup.dedup([b"a b c", b"\xff\xfe abc"])
+    with pytest.raises(ValueError, match="document 1: bytes that are not valid UTF-8 at byte 2"):
+        neardup.dedup([{"text": "a"}, {"text": b"ab\xe4"}])
+    with pytest.raises(ValueError, match="document 0: the text has a lone surrogate"):
+        neardup.dedup(["a\ud800b c d e f"])
+    with pytest.raises(ValueError, match="document 1: the id has a lone surrogate"):
+        neardup.dedup(["a", "b"], ids=["x", "y\udc80"])
+    # An empty id became the command line's FILE:LINE, an id not among
+    # those given, and cluster named the last document for it.
+    with pytest.raises(ValueError, match="document 0: the id is empty"):
+        neardup.dedup(["a b c d e", "a b c d e"], ids=["", "y"])
+    with pytest.raises(ValueError, match="document 1: the id is empty"):
+        neardup.dedup([{"id": "x", "text": "a b c d e"}, {"id": "", "text": "a b c d e"}])
+
+
 def test_interrupted_run_is_cleaned_up(corpus):
     class Stop(Exception):
         pass

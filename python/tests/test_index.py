@@ -80,3 +80,24 @@ def test_other_methods_flags_refused(tmp_path):
         neardup.dedup([A, B], method="exact", verify=True)
     with pytest.raises(neardup.OptionError, match="--seed applies to"):
         neardup.dedup([A, B], method="ksentence", seed=7)
+
+
+def test_bad_documents_and_limit(tmp_path):
+    with neardup.Index(str(tmp_path / "idx")) as ix:
+        # An AttributeError ('NoneType' object has no attribute 'encode')
+        # and a bare UnicodeEncodeError before.
+        with pytest.raises(TypeError, match="document 0: the text is NoneType, want str"):
+            ix.add("a", None)
+        with pytest.raises(ValueError, match="document 1: the text has a lone surrogate at character 1"):
+            ix.add_batch(["a", "b"], ["x", "a\ud800"])
+        with pytest.raises(ValueError, match="document 0: the text has bytes that are not valid UTF-8 at byte 0"):
+            ix.add("a", b"\xff")
+        # Two documents "x" and "y" were added from strings.
+        with pytest.raises(TypeError, match="ids is one str"):
+            ix.add_batch("xy", ["a", "b"])
+        # A negative limit gave every match.
+        with pytest.raises(ValueError, match="limit must be a whole number of at least 0"):
+            ix.query("some text", limit=-1)
+        assert len(ix) == 0
+        ix.add("a", b"bytes in UTF-8 are text too")
+        assert ix.query("bytes in UTF-8 are text too")[0].id == "a"

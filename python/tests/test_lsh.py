@@ -29,8 +29,13 @@ def test_params_as_datasketch():
     l1, l2 = MinHashLSH(threshold=0.8), MinHashLSH(threshold=0.8, weights=(0.2, 0.8))
     assert l1.b < l2.b and l1.r > l2.r
     assert (MinHashLSH(num_perm=16, params=(4, 4)).b, MinHashLSH(num_perm=16, params=(4, 4)).r) == (4, 4)
-    with pytest.raises(ValueError):
-        MinHashLSH(threshold=1.5)
+    for bad in [1.5, 0.0, -0.1, float("nan")]:
+        with pytest.raises(ValueError, match=r"threshold must be in \(0.0, 1.0\]"):
+            MinHashLSH(threshold=bad)
+    # A band or row count of 0 or less chose a banding in silence.
+    for bad in [(-1, 2), (0, 5), (-3, -3), (2.5, 2)]:
+        with pytest.raises(ValueError, match="params must be"):
+            MinHashLSH(num_perm=128, params=bad)
 
 
 def test_recall_against_brute_force():
