@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -456,8 +455,8 @@ func TestStagedObjectStorageErrors(t *testing.T) {
 // TestStagedWorkDiskFull: the work folder on a 512 KiB tmpfs fills up
 // in the sign stage (about 200 bytes a document: its band keys and ids): the
 // job fails with exit 1 and an error naming the task, its shard and the
-// file it could not write, the tasks that failed leave no marker and no
-// file, and nothing says the job is done.
+// file it could not write, the task that failed leaves no marker and no
+// temporary file, and nothing says the job is done.
 func TestStagedWorkDiskFull(t *testing.T) {
 	stagedEnv(t)
 	mnt := smallfs.Mount(t, 512<<10)
@@ -488,12 +487,9 @@ func TestStagedWorkDiskFull(t *testing.T) {
 		}
 		return nil
 	})
-	for i := range 3 {
-		done := filepath.Join(work, staged.Marker("sign", i))
-		if _, err := os.Stat(done); err != nil {
-			if _, err := os.Stat(filepath.Join(work, fmt.Sprintf("sign/%05d/meta.json", i))); err == nil {
-				t.Errorf("sign task %d failed yet wrote its last file", i)
-			}
-		}
-	}
+	// A task's marker is its commit: a task whose marker could not be
+	// written (the disk full by then) may have written its meta.json,
+	// which a run again replaces; a file without its marker is not read.
+	// So only the markers say which tasks are done, and none may be for
+	// the failed task (above).
 }
