@@ -12,6 +12,7 @@ import (
 
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/internal/objstore"
 	"github.com/neardup/neardup/internal/sharedflags"
 	"github.com/neardup/neardup/sketch"
 	"github.com/neardup/neardup/text"
@@ -160,6 +161,11 @@ func expandFlagInputs(flag string, args, exclude []string) (*corpus.Expansion, e
 		return nil, err
 	}
 	e, err := corpus.ExpandWith(args, corpus.ExpandOptions{Exclude: exclude})
+	if errors.Is(err, objstore.ErrUnreachable) {
+		// The storage did not answer: a failure (exit 1), as for the
+		// work folder, not a mistake in the command.
+		return nil, err
+	}
 	if err != nil {
 		var pe *fs.PathError
 		if errors.As(err, &pe) && (pe.Op == "stat" || pe.Op == "lstat") && errors.Is(err, fs.ErrNotExist) {

@@ -299,7 +299,7 @@ func (b *gcsBackend) explain(err error) error {
 		if b.emulator != "" {
 			where = "the storage emulator at " + b.emulator + " (STORAGE_EMULATOR_HOST)"
 		}
-		return fmt.Errorf("cannot reach %s: check the network: %w", where, err)
+		return &unreachable{msg: fmt.Sprintf("cannot reach %s: check the network: %v", where, err), err: err}
 	}
 	return err
 }

@@ -142,6 +142,20 @@ func (f *Folder) Open(ctx context.Context, name string) (io.ReadCloser, error) {
 
 // ErrChanged is wrapped by the errors of OpenRange when the file is no
 // longer the Version asked for: it was written again since.
+// ErrUnreachable is in the error of an operation whose storage service
+// did not answer (the network, the endpoint): a failure, not a usage
+// mistake, though the URL may be at fault.
+var ErrUnreachable = errors.New("storage service unreachable")
+
+// unreachable says msg, and is ErrUnreachable and err for errors.Is.
+type unreachable struct {
+	msg string
+	err error
+}
+
+func (u *unreachable) Error() string   { return u.msg }
+func (u *unreachable) Unwrap() []error { return []error{ErrUnreachable, u.err} }
+
 var ErrChanged = errors.New("the file changed since its index was read (written again?)")
 
 // Version is one content of a file, as ReadTail found it: its size and

@@ -174,7 +174,7 @@ func (b *s3Backend) explain(err error) error {
 		if b.endpoint != "" {
 			where = "the S3 endpoint " + b.endpoint + " (AWS_ENDPOINT_URL_S3)"
 		}
-		return fmt.Errorf("cannot reach %s: check the endpoint and the network: %w", where, err)
+		return &unreachable{msg: fmt.Sprintf("cannot reach %s: check the endpoint and the network: %v", where, err), err: err}
 	}
 	return err
 }
