@@ -952,7 +952,7 @@ func runIndexRemove(cmd *cobra.Command, o *indexOpts, args []string) error {
 	if o.quiet {
 		return nil
 	}
-	_, err = fmt.Fprintf(cmd.ErrOrStderr(), "removed %s documents (%s not found); the index holds %s\n", number(removed), number(missing), number(n))
+	_, err = fmt.Fprintf(cmd.ErrOrStderr(), "removed %s (%s not found); the index holds %s\n", plural(removed, "document"), number(missing), number(n))
 	return err
 }
 
