@@ -408,11 +408,15 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 
 func (s *Server) notFound(w http.ResponseWriter, r *http.Request) error {
 	if m, ok := knownPaths[r.URL.Path]; ok {
-		w.Header().Set("Allow", m)
+		allow := m
+		if m == "GET" {
+			allow = "GET, HEAD" // the router answers HEAD wherever it answers GET
+		}
+		w.Header().Set("Allow", allow)
 		return errorf(http.StatusMethodNotAllowed, "%s %s: method not allowed (use %s)", r.Method, r.URL.Path, m)
 	}
 	if strings.HasPrefix(r.URL.Path, "/v1/docs/") && r.Method != http.MethodGet && r.Method != http.MethodDelete {
-		w.Header().Set("Allow", "GET, DELETE")
+		w.Header().Set("Allow", "GET, HEAD, DELETE")
 		return errorf(http.StatusMethodNotAllowed, "%s %s: method not allowed (use GET or DELETE)", r.Method, r.URL.Path)
 	}
 	return errorf(http.StatusNotFound, "no route %s %s", r.Method, r.URL.Path)

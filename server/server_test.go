@@ -680,3 +680,38 @@ func TestBatchChunks(t *testing.T) {
 		}
 	}
 }
+
+// TestAllowHeader: a 405's Allow names every method the path answers,
+// HEAD with GET (the router answers HEAD wherever it answers GET).
+func TestAllowHeader(t *testing.T) {
+	_, ts := newTest(t, sketch.MinHash, Config{})
+	for _, tc := range []struct{ method, path, allow string }{
+		{"POST", "/healthz", "GET, HEAD"},
+		{"DELETE", "/v1/stats", "GET, HEAD"},
+		{"GET", "/v1/check", "POST"},
+		{"PUT", "/v1/docs/seed", "GET, HEAD, DELETE"},
+	} {
+		req, err := http.NewRequest(tc.method, ts.URL+tc.path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 405 || resp.Header.Get("Allow") != tc.allow {
+			t.Errorf("%s %s = %d, Allow %q, want 405, %q", tc.method, tc.path, resp.StatusCode, resp.Header.Get("Allow"), tc.allow)
+		}
+		if strings.Contains(tc.allow, "HEAD") {
+			resp, err := http.Head(ts.URL + tc.path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != 200 && resp.StatusCode != 404 {
+				t.Errorf("HEAD %s = %d", tc.path, resp.StatusCode)
+			}
+		}
+	}
+}
