@@ -256,8 +256,8 @@ func TestCascadeRefused(t *testing.T) {
 	if err := CheckStaged(Options{Method: "jaccard", Cascade: true}); err == nil {
 		t.Error("CheckStaged accepts the cascade before jaccard, which is not staged")
 	}
-	if _, err := NewSigner(Options{Method: "minhash", Cascade: true}); err == nil {
-		t.Error("NewSigner accepts the cascade")
+	if _, err := NewSigner(Options{Method: "jaccard", Cascade: true}); err == nil {
+		t.Error("NewSigner accepts the cascade before jaccard, which is not staged")
 	}
 }
 

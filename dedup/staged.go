@@ -928,17 +928,25 @@ func (m *minhashMethod) decodeStaged(b []byte, sk *minhashSketch, set []uint64) 
 // that read and normalise the documents themselves (the Beam pipeline):
 // the method's sketcher, then the staged sketch and keys (appendSigned).
 // It is not safe for concurrent use: one a goroutine.
+//
+// For the cascade (Options.Cascade) a Signer is a staged sign task's
+// cascade over one shard (staged_cascade.go): it remembers the content id
+// of every text it signed since Reset, and a document whose content id an
+// earlier one of the shard has is not sketched by the method: its staged
+// sketch is its content id alone and its key the content id's
+// (SignedDoc.Copy), or it has neither when that text has no sketch. The
+// caller gives each shard's documents in input order, calling Reset
+// before each shard; the table holds about 40 bytes a distinct text.
 type Signer struct {
 	st stager
 	sk DocSketcher
+	// seen is the cascade's content ids of the shard: whether the text
+	// has a sketch (nil without the cascade).
+	seen map[xxh3.Uint128]bool
 }
 
-// NewSigner returns cfg's Signer, or why cfg is not staged (or is the
-// cascade, whose sign tasks need the shard's claim table).
+// NewSigner returns cfg's Signer, or why cfg is not staged.
 func NewSigner(cfg Options) (*Signer, error) {
-	if cfg.Cascade {
-		return nil, optErr("Cascade", "a Signer sketches one document at a time, and the cascade's sign stage needs its shard's exact copies: run --method %s alone", cfg.methodName())
-	}
 	m, st, err := stagedOf(cfg)
 	if err != nil {
 		return nil, err
@@ -947,22 +955,49 @@ func NewSigner(cfg Options) (*Signer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Signer{st: st, sk: sk}, nil
+	s := &Signer{st: st, sk: sk}
+	if cfg.Cascade {
+		s.seen = map[xxh3.Uint128]bool{}
+	}
+	return s, nil
+}
+
+// Reset begins a new shard: the cascade forgets the content ids it has
+// seen (nothing to do without the cascade).
+func (s *Signer) Reset() {
+	clear(s.seen)
 }
 
 // Sign sketches d (its Text normalised as Run normalises it) and sets
 // sd.Sketch and sd.Keys to its staged sketch and keys (SignedDoc's, for
 // JoinComponents and the candidate graph), reusing their memory; both
 // are empty for a document without a sketch (an empty text, or no
-// shingles).
+// shingles). sd.Copy says that the cascade found d's text earlier in the
+// shard and did not sketch it.
 func (s *Signer) Sign(d *Doc, sd *SignedDoc) error {
-	sd.Sketch, sd.Keys = sd.Sketch[:0], sd.Keys[:0]
+	sd.Sketch, sd.Keys, sd.Copy = sd.Sketch[:0], sd.Keys[:0], false
 	if len(d.Text) == 0 { // an empty text has no sketch, as in Run
 		return nil
+	}
+	var h xxh3.Uint128
+	if s.seen != nil {
+		h = xxh3.Hash128(d.Text)
+		if keyed, ok := s.seen[h]; ok {
+			sd.Copy = keyed
+			sd.Sketch, sd.Keys = s.st.appendSigned(sd.Sketch, sd.Keys, &cascadeSigned{h: h, keyed: keyed})
+			return nil
+		}
 	}
 	ds, err := s.sk.Sketch(d)
 	if err != nil {
 		return err
+	}
+	if s.seen != nil {
+		s.seen[h] = ds != nil
+		if ds == nil {
+			return nil
+		}
+		ds = &cascadeSigned{h: h, s: ds, keyed: true}
 	}
 	if ds == nil {
 		return nil

@@ -70,22 +70,35 @@ func TestStagedSketchDamage(t *testing.T) {
 
 // TestSignerIsSketchRanges: Signer, given the texts as Run normalises
 // them, gives each document the staged sketch and keys that SketchRanges
-// gives it, for every staged method.
+// gives it, for every staged method and the cascade before minhash and
+// simhash (a shard's copies: their content id alone; the copy of a text
+// without a sketch: nothing). Signing the shard again after Reset gives
+// the same.
 func TestSignerIsSketchRanges(t *testing.T) {
 	docs := []corpus.Document{
 		{ID: "a", Text: "The quick brown fox jumps over the lazy dog again and again. It runs away!"},
 		{ID: "b", Text: "the quick brown fox jumps over the lazy dog again and again, it runs away"},
 		{ID: "c", Text: "   "},
 		{ID: "d", Text: "Something else entirely, with a sentence.\nAnd another line of text here."},
+		{ID: "a2", Text: "The quick brown fox jumps over the lazy dog again and again. It runs away!"},
+		{ID: "e", Text: "!!!"},
+		{ID: "e2", Text: "!!!"},
+		{ID: "a3", Text: "the quick brown fox jumps over the lazy dog again and again. it runs away"},
 	}
 	open := func(name string, opts corpus.Options) (corpus.Reader, error) {
 		return Docs(name, docs).Open(opts)
 	}
-	for _, method := range []string{"minhash", "simhash", "exact", "ksentence"} {
-		cfg := Options{Method: method, Workers: 1}
+	cfgs := []Options{{Method: "minhash"}, {Method: "simhash"}, {Method: "exact"}, {Method: "ksentence"},
+		{Method: "minhash", Cascade: true}, {Method: "simhash", Cascade: true}}
+	for _, cfg := range cfgs {
+		cfg.Workers = 1
+		method := cfg.Method
+		if cfg.Cascade {
+			method = "cascade --then " + method
+		}
 		var want []SignedDoc
 		_, err := SketchRanges(context.Background(), cfg, Input{}, open, []DocRange{{File: "mem", Lo: 0, Hi: int64(len(docs))}}, func(d *SignedDoc) error {
-			want = append(want, SignedDoc{Sketch: slices.Clone(d.Sketch), Keys: slices.Clone(d.Keys)})
+			want = append(want, SignedDoc{Sketch: slices.Clone(d.Sketch), Keys: slices.Clone(d.Keys), Copy: d.Copy})
 			return nil
 		})
 		if err != nil {
@@ -104,13 +117,23 @@ func TestSignerIsSketchRanges(t *testing.T) {
 			t.Fatal(err)
 		}
 		var sd SignedDoc
-		for i, d := range docs {
-			if err := sg.Sign(&Doc{Index: i, ID: d.ID, Text: norm.Append(nil, d.Text)}, &sd); err != nil {
-				t.Fatal(err)
+		copies := 0
+		for range 2 {
+			sg.Reset()
+			for i, d := range docs {
+				if err := sg.Sign(&Doc{Index: i, ID: d.ID, Text: norm.Append(nil, d.Text)}, &sd); err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(sd.Sketch, want[i].Sketch) || !slices.Equal(sd.Keys, want[i].Keys) || sd.Copy != want[i].Copy {
+					t.Errorf("%s: document %s: Sign gives %d sketch bytes, keys %x and copy %v, SketchRanges %d, %x and %v", method, d.ID, len(sd.Sketch), sd.Keys, sd.Copy, len(want[i].Sketch), want[i].Keys, want[i].Copy)
+				}
+				if sd.Copy {
+					copies++
+				}
 			}
-			if !bytes.Equal(sd.Sketch, want[i].Sketch) || !slices.Equal(sd.Keys, want[i].Keys) {
-				t.Errorf("%s: document %s: Sign gives %d sketch bytes and keys %x, SketchRanges %d and %x", method, d.ID, len(sd.Sketch), sd.Keys, len(want[i].Sketch), want[i].Keys)
-			}
+		}
+		if cfg.Cascade && copies == 0 {
+			t.Errorf("%s: no copy signed", method)
 		}
 	}
 }

@@ -68,9 +68,13 @@ func parseMetaFn(s string, emit func(int64, docMeta)) error {
 type joinFn struct {
 	Cfg dedup.Options
 	// Sketched is how many documents of the whole input have a sketch
-	// (simhash's join chooses its design from it, as Run does).
+	// (simhash's join chooses its design from it, as Run does; with the
+	// cascade, the distinct texts with a sketch: its Finder's documents).
 	Sketched int64
-	Pairs    bool
+	// Ranks bounds the documents' ranks (the cascade's pairs order
+	// spreads over it: dedup.JoinOptions.Documents).
+	Ranks int64
+	Pairs bool
 	// Memory is Options.JoinMemory (negative: no limit).
 	Memory int64
 
@@ -97,7 +101,7 @@ func (f *joinFn) ProcessElement(ctx context.Context, _ int64, it func(*joinRec) 
 	if err != nil {
 		return err
 	}
-	opts := dedup.JoinOptions{Workers: 1, Sketched: f.Sketched, Pairs: f.Pairs}
+	opts := dedup.JoinOptions{Workers: 1, Sketched: f.Sketched, Pairs: f.Pairs, Documents: f.Ranks}
 	if sp != nil {
 		opts.Sketches = sp.next
 		cStreamedJoins.Inc(ctx, 1)
@@ -125,6 +129,7 @@ func (f *joinFn) ProcessElement(ctx context.Context, _ int64, it func(*joinRec) 
 		}
 		emitPair(shard, line{Key: p.Order, Order2: int64(i), Text: p.Line})
 	}
+	cExactCopies.Inc(ctx, int64(res.ExactCopies))
 	cClusters.Inc(ctx, int64(res.Clusters))
 	cPairs.Inc(ctx, int64(res.Pairs))
 	dJoin.Update(ctx, int64(len(docs)))
@@ -356,6 +361,8 @@ var (
 	dCluster  = beam.NewDistribution("neardup", "cluster_size")
 	dJoin     = beam.NewDistribution("neardup", "join_size")
 	cPairs    = beam.NewCounter("neardup", "pairs")
+	// The cascade's documents joined with their first occurrence.
+	cExactCopies = beam.NewCounter("neardup", "exact_copies")
 	// Joins whose sketches were streamed from a scratch file, and their
 	// documents.
 	cStreamedJoins = beam.NewCounter("neardup", "streamed_joins")

@@ -49,6 +49,9 @@ func newMethod(cfg dedup.Options) (*method, error) {
 		return nil, err
 	}
 	if _, ok := m.(dedup.Keyed); !ok {
+		if cfg.Cascade {
+			return nil, fmt.Errorf("--method cascade --then %s: %w: its candidates are not bucket keys (the cascade runs before minhash or simhash)", cfg.Method, ErrMethod)
+		}
 		return nil, fmt.Errorf("--method %s: %w: its candidates are not bucket keys (minhash, simhash, exact and ksentence are)", cfg.Method, ErrMethod)
 	}
 	if pp, ok := m.(dedup.PrePass); ok && pp.NeedsPrePass() {
@@ -66,14 +69,26 @@ func newMethod(cfg dedup.Options) (*method, error) {
 	}
 	sg, err := dedup.NewSigner(cfg)
 	if err != nil {
+		if cfg.Cascade {
+			return nil, fmt.Errorf("--method cascade --then %s: %w: %w", cfg.Method, ErrMethod, err)
+		}
 		return nil, fmt.Errorf("--method %s: %w: %w", cfg.Method, ErrMethod, err)
 	}
 	return &method{norm: norm, signer: sg}, nil
 }
 
+// startFile begins an input file: the cascade's signer forgets the
+// texts of the file before (dedup.Signer.Reset: an input file is the
+// cascade's shard).
+func (m *method) startFile() { m.signer.Reset() }
+
 // sign normalises and sketches one document into sd (dedup.Signer: the
 // staged sketch and its keys, both empty when the normalised text is
-// empty or has no shingles: such a document is never a duplicate).
+// empty or has no shingles: such a document is never a duplicate). With
+// the cascade (dedup.Options.Cascade) the documents of a file come in
+// input order after startFile, and a text seen earlier in the file is
+// not sketched by the method: its sketch is its content id alone
+// (sd.Copy).
 func (m *method) sign(index int, id, txt string, sd *dedup.SignedDoc) error {
 	m.buf = m.norm.Append(m.buf[:0], txt)
 	if len(m.buf) == 0 {

@@ -293,6 +293,12 @@ func TestSameAsDedup(t *testing.T) {
 		{"simhash-verify", func(c *dedup.Options) { c.Method = "simhash"; c.Verify = true }, 0},
 		{"exact", func(c *dedup.Options) { c.Method = "exact" }, 0},
 		{"ksentence", func(c *dedup.Options) { c.Method = "ksentence"; c.Keep = cluster.Longest }, 0},
+		// The cascade (--method cascade): each file's copies carry their
+		// content id alone, so no join is large enough to stream.
+		{"cascade", func(c *dedup.Options) { c.Cascade = true }, 0},
+		{"cascade-longest", func(c *dedup.Options) { c.Cascade = true; c.Keep = cluster.Longest }, 0},
+		{"cascade-simhash", func(c *dedup.Options) { c.Cascade = true; c.Method = "simhash" }, 0},
+		{"cascade-simhash-verify", func(c *dedup.Options) { c.Cascade = true; c.Method = "simhash"; c.Verify = true }, 0},
 	}
 	// A join past JoinMemory even streamed fails the run with a message
 	// that names the component and the flag.
@@ -347,6 +353,14 @@ func TestSameAsDedup(t *testing.T) {
 			}
 			if sum != st.ShuffleBytes || st.ShuffleBySteps["keys"] == 0 || st.ShuffleBySteps["sketches_to_components"] == 0 {
 				t.Errorf("shuffle bytes %d, by step %v", st.ShuffleBytes, st.ShuffleBySteps)
+			}
+			// The cascade joined the copies with their first
+			// occurrence, most of them found in their own file
+			// before the method sketched them; the near method's
+			// documents (its join's design, for simhash) are the
+			// distinct texts with a sketch.
+			if cfg.Cascade != st.Cascade || cfg.Cascade && (st.ExactCopies == 0 || st.FileCopies == 0 || st.FileCopies >= st.ExactCopies || st.Texts != st.Documents-st.Empty-st.ExactCopies) {
+				t.Errorf("cascade %v: %d exact copies, %d of them found in their file; %d distinct texts with a sketch, want %d", st.Cascade, st.ExactCopies, st.FileCopies, st.Texts, st.Documents-st.Empty-st.ExactCopies)
 			}
 			checkPairs(t, out, gotC, st, cfg)
 			t.Logf("%s: %d of %d joins streamed", c.name, st.StreamedJoins, st.JoinShards)

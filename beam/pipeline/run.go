@@ -147,9 +147,21 @@ type Stats struct {
 	// Resketched is how many documents had a candidate and were sketched
 	// again on the second read of their file, for their component's
 	// join.
-	Resketched int64   `json:"sketched_again"`
-	Stages     []Stage `json:"stages"`
-	Seconds    float64 `json:"seconds"`
+	Resketched int64 `json:"sketched_again"`
+	// Cascade says that the method ran after an exact stage
+	// (dedup.Options.Cascade, --method cascade): ExactCopies documents
+	// were joined with their first occurrence as identical after
+	// normalisation (dedup.Stats.ExactCopies), FileCopies of them
+	// found in their own file before the method sketched them (the
+	// others, copies of a document of another file, were sketched).
+	// Texts is the cascade's distinct texts with a sketch: the near
+	// method's documents (Documents - Empty - ExactCopies).
+	Cascade     bool    `json:"cascade,omitempty"`
+	Texts       int64   `json:"distinct_texts,omitempty"`
+	ExactCopies int64   `json:"exact_copies,omitempty"`
+	FileCopies  int64   `json:"file_copies,omitempty"`
+	Stages      []Stage `json:"stages"`
+	Seconds     float64 `json:"seconds"`
 }
 
 type run struct {
@@ -197,7 +209,7 @@ func Run(ctx context.Context, opts Options) (*Stats, error) {
 		tmp:  fmt.Sprintf("%s/_tmp-%s-%08x", out, time.Now().UTC().Format("20060102T150405"), rand.Uint32()),
 		read: read}
 	m, _ := dedup.NewMethod(opts.Config)
-	r.stats = Stats{Runner: opts.Runner, Method: opts.Config.Method, Params: m.Facts(), Keep: opts.Config.Keep.String(), Files: len(files)}
+	r.stats = Stats{Runner: opts.Runner, Method: opts.Config.Method, Params: m.Facts(), Keep: opts.Config.Keep.String(), Files: len(files), Cascade: opts.Config.Cascade}
 	defer r.removeTmp(context.WithoutCancel(ctx))
 	if err := r.sketchJob(ctx); err != nil {
 		return nil, err
@@ -316,6 +328,8 @@ func (r *run) sketchJob(ctx context.Context) error {
 	r.stats.InputBytes = res["input_bytes"]
 	r.stats.CandidateEdges = res["candidate_edges"]
 	r.stats.LargestBucket = res["max:bucket_size"]
+	r.stats.FileCopies = res["file_copies"]
+	r.stats.Texts = res["cascade_texts"]
 	// An empty edge set writes no file: give the next job one to read.
 	return r.ensureFile(ctx, r.tmp+"/edges-000/part-empty")
 }
@@ -324,7 +338,11 @@ func (r *run) sketchJob(ctx context.Context) error {
 // kept records, the pairs.
 func (r *run) outputJob(ctx context.Context, edges string) error {
 	final := r.tmp + "/final"
-	join := &joinFn{Cfg: r.opts.Config, Sketched: r.stats.Documents - r.stats.Empty, Pairs: r.opts.Pairs, Memory: r.opts.JoinMemory}
+	sketched := r.stats.Documents - r.stats.Empty
+	if r.opts.Config.Cascade {
+		sketched = r.stats.Texts
+	}
+	join := &joinFn{Cfg: r.opts.Config, Sketched: sketched, Ranks: int64(len(r.files)) << 40, Pairs: r.opts.Pairs, Memory: r.opts.JoinMemory}
 	// Documents with a candidate: at most two a candidate edge.
 	r.stats.JoinShards = min(max(min(2*r.stats.CandidateEdges, r.stats.Documents)/r.opts.JoinDocs, 1), 1<<20)
 	res, err := r.job(ctx, "join components, outputs", func(s beam.Scope) {
@@ -351,6 +369,7 @@ func (r *run) outputJob(ctx context.Context, edges string) error {
 	r.stats.StreamedDocs = res["streamed_documents"]
 	r.stats.Pairs = res["pairs"]
 	r.stats.Resketched = res["sketched_again"]
+	r.stats.ExactCopies = res["exact_copies"]
 	return nil
 }
 

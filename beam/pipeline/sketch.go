@@ -47,6 +47,8 @@ var (
 	cInputBytes   = beam.NewCounter("neardup", "input_bytes")
 	cEdges        = beam.NewCounter("neardup", "candidate_edges")
 	cResketched   = beam.NewCounter("neardup", "sketched_again")
+	cFileCopies   = beam.NewCounter("neardup", "file_copies")
+	cTexts        = beam.NewCounter("neardup", "cascade_texts")
 	dBucketSize   = beam.NewDistribution("neardup", "bucket_size")
 	sKeys         = beam.NewCounter("neardup", shufflePrefix+"keys")
 	sComponents   = beam.NewCounter("neardup", shufflePrefix+"components")
@@ -58,7 +60,10 @@ var (
 // readFn reads one input file, normalises and sketches every document
 // (dedup.Signer: the staged sketch and keys of `neardup dedup
 // --executor`), and emits its metadata and its (key, rank) pairs, by key
-// shard. The sketch does not travel: the documents that turn out to have
+// shard. With the cascade the file is the sign stage's shard (a text
+// seen earlier in the file is not sketched, its key is its content id's)
+// and the content id's key of each document is marked (contentKey), so
+// that bucketEdgesFn counts the distinct texts with a sketch. The sketch does not travel: the documents that turn out to have
 // a candidate are sketched again where their file is read (signAgainFn)
 // and sent once, to their component's join.
 type readFn struct {
@@ -77,7 +82,8 @@ func (f *readFn) Setup() error {
 }
 
 func (f *readFn) ProcessElement(ctx context.Context, t fileTask, emitMeta func(docMeta), emitKey func(int64, keyPairs)) error {
-	var n, empty, bytes, shuffle int64
+	var n, empty, bytes, shuffle, copies int64
+	f.m.startFile()
 	err := eachDoc(ctx, t, f.Read.corpus(), func(rank int64, d *corpus.Document) error {
 		n++
 		bytes += int64(len(d.Raw))
@@ -89,15 +95,23 @@ func (f *readFn) ProcessElement(ctx context.Context, t fileTask, emitMeta func(d
 			empty++
 			return nil
 		}
-		for _, k := range f.sd.Keys {
+		if f.sd.Copy {
+			copies++
+		}
+		for i, k := range f.sd.Keys {
 			b := make([]byte, 16)
 			binary.LittleEndian.PutUint64(b, k)
-			binary.LittleEndian.PutUint64(b[8:], uint64(rank))
+			r := uint64(rank)
+			if i == 0 && f.Cfg.Cascade {
+				r |= contentKey
+			}
+			binary.LittleEndian.PutUint64(b[8:], r)
 			emitKey(int64(k%keyShards), keyPairs{B: b})
 		}
 		shuffle += 24 * int64(len(f.sd.Keys))
 		return nil
 	})
+	cFileCopies.Inc(ctx, copies)
 	cDocuments.Inc(ctx, n)
 	cEmpty.Inc(ctx, empty)
 	cInputBytes.Inc(ctx, bytes)
@@ -114,6 +128,11 @@ func (f *readFn) ProcessElement(ctx context.Context, t fileTask, emitMeta func(d
 // lifts it), and each group is sorted by key: 1 billion documents make
 // groups of about 3 million pairs (50 MB) at the default bands.
 const keyShards = 1 << 12
+
+// contentKey marks the rank of a (key, rank) pair whose key is the
+// cascade's content id (dedup.Signer: a document's first key): ranks
+// are below 2^63.
+const contentKey = 1 << 63
 
 // keyPairs is a run of (key, rank) pairs, 16 bytes each, little-endian.
 type keyPairs struct {
@@ -135,37 +154,47 @@ func (*packKeysFn) MergeAccumulators(a, b keyPairs) keyPairs {
 // one member and emits the candidate graph's edges: a star from each
 // bucket's lowest rank to its other members (linear in the bucket,
 // whatever its size: 100,000 copies of one text are 99,999 edges a key).
-// It holds the shard's pairs.
+// It holds the shard's pairs. It counts the distinct keys marked as the
+// cascade's content ids (contentKey): the distinct texts with a sketch,
+// the documents the cascade's Finder sees with one.
 func bucketEdgesFn(ctx context.Context, _ int64, kp keyPairs, emit func(int64, int64)) error {
 	if len(kp.B)%16 != 0 {
 		return fmt.Errorf("internal: %d bytes of (key, rank) pairs", len(kp.B))
 	}
 	type keyRank struct {
-		key  uint64
-		rank int64
+		key     uint64
+		rank    int64
+		content bool
 	}
 	ps := make([]keyRank, len(kp.B)/16)
 	for i := range ps {
-		ps[i] = keyRank{key: binary.LittleEndian.Uint64(kp.B[16*i:]), rank: int64(binary.LittleEndian.Uint64(kp.B[16*i+8:]))}
+		r := binary.LittleEndian.Uint64(kp.B[16*i+8:])
+		ps[i] = keyRank{key: binary.LittleEndian.Uint64(kp.B[16*i:]), rank: int64(r &^ contentKey), content: r&contentKey != 0}
 	}
 	slices.SortFunc(ps, func(a, b keyRank) int {
 		return cmp.Or(cmp.Compare(a.key, b.key), cmp.Compare(a.rank, b.rank))
 	})
-	ps = slices.Compact(ps)
-	var n int64
+	var n, texts int64
 	for i := 0; i < len(ps); {
 		j := i + 1
+		content := ps[i].content
 		for j < len(ps) && ps[j].key == ps[i].key {
+			content = content || ps[j].content
 			j++
 		}
-		dBucketSize.Update(ctx, int64(j-i))
-		for _, p := range ps[i+1 : j] {
-			emit(ps[i].rank, p.rank)
+		if content {
+			texts++
 		}
-		n += int64(j - i - 1)
+		run := slices.CompactFunc(ps[i:j], func(a, b keyRank) bool { return a.rank == b.rank })
+		dBucketSize.Update(ctx, int64(len(run)))
+		for _, p := range run[1:] {
+			emit(run[0].rank, p.rank)
+		}
+		n += int64(len(run) - 1)
 		i = j
 	}
 	cEdges.Inc(ctx, n)
+	cTexts.Inc(ctx, texts)
 	return nil
 }
 
@@ -214,6 +243,13 @@ func (f *signAgainFn) ProcessElement(ctx context.Context, file int64, it func(*r
 	t := fileTask{Index: file, Path: f.Files[file]}
 	next := 0
 	var docs, shuffle int64
+	// The cascade over the file's documents with a candidate: the first
+	// of a text in the whole input is the first of its file with a
+	// candidate (every document of a text with a sketch shares its
+	// content id's key) and gets the method's sketch, which its
+	// component's join needs; the file's later ones get their content id
+	// alone (the join takes them for copies, whatever their sketch).
+	f.m.startFile()
 	err := eachDoc(ctx, t, f.Read.corpus(), func(rank int64, d *corpus.Document) error {
 		if next >= len(want) || want[next].Rank != rank {
 			return nil

@@ -18,6 +18,7 @@ var sharedDiffer = map[string]string{
 	"idf":    "beam cannot learn IDF weights: the table is required and every worker must read it",
 	"quiet":  "beam has no progress bars",
 	"output": "a folder of shards here, the kept records' file there",
+	"then":   "beam lists only the near methods it runs after the cascade (jaccard's candidates are not bucket keys)",
 }
 
 // TestSharedFlagsReadAlike holds neardup-beam to `neardup dedup`'s names,
@@ -125,7 +126,12 @@ func TestMethodFlagsRefused(t *testing.T) {
 		{[]string{"-method", "simhash", "-threshold", "0.5", "-verify", "-bits", "128", "-seed", "7"}, ""},
 		{[]string{"-num-perm", "64", "-threshold", "0.7", "-verify"}, ""},
 		{[]string{"-method", "ksentence", "-k-sentences", "3"}, ""},
-		{[]string{"-method", "cascade"}, "--method cascade: the Beam pipeline has no cascade"},
+		{[]string{"-method", "cascade"}, ""},
+		{[]string{"-method", "cascade", "-then", "simhash", "-bits", "128"}, ""},
+		{[]string{"-method", "cascade", "-bits", "128"}, "--bits applies to --method simhash, not cascade --then minhash: leave it out"},
+		{[]string{"-method", "cascade", "-then", "jaccard"}, "--method cascade --then jaccard: the Beam pipeline runs the cascade before minhash or simhash only"},
+		{[]string{"-method", "cascade", "-then", "exact"}, "--then \"exact\": want one of minhash, simhash, jaccard"},
+		{[]string{"-method", "minhash", "-then", "simhash"}, "--then simhash applies to --method cascade"},
 	} {
 		fs := flag.NewFlagSet("neardup-beam", flag.ContinueOnError)
 		var o options

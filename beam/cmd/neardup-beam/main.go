@@ -56,6 +56,7 @@ func (i *inputs) Set(s string) error { *i = append(*i, s); return nil }
 type options struct {
 	in                      inputs
 	output, method, idf     string
+	then                    string // --method cascade's near method
 	roundsPerJob, maxRounds int
 	joinMemory              string
 	pairs                   bool
@@ -76,7 +77,8 @@ func (o *options) register(fs *flag.FlagSet) {
 	if f := fs.Lookup("runner"); f == nil {
 		o.runner = fs.String("runner", "prism", "Beam runner: prism (in-process, or a Prism job server with --endpoint), universal, flink, spark (with --endpoint HOST:PORT of a job server) or dataflow")
 	}
-	fs.StringVar(&o.method, "method", sketch.MinHash.String(), "minhash, simhash, exact or ksentence")
+	fs.StringVar(&o.method, "method", sketch.MinHash.String(), "minhash, simhash, exact, ksentence, or cascade: exact copies first, then --then on the rest (the clusters of --method THEN alone, without sketching a file's copies)")
+	fs.StringVar(&o.then, "then", sharedflags.DefaultThen, "--method cascade: the near-duplicate method after the exact stage: minhash or simhash (its flags apply)")
 	o.sketch.Register(fs, sharedflags.All)
 	o.join.Register(fs)
 	fs.StringVar(&o.idf, "idf", "", "simhash --weights tfidf: the IDF table to use (a local path every worker can read)")
@@ -107,11 +109,17 @@ func (o *options) parsed(fs *flag.FlagSet) (dedup.Options, error) {
 // checks of neardup dedup), the join and keep options.
 func (o *options) config() (dedup.Options, error) {
 	cfg := dedup.Options{Method: o.method}
-	m, err := sketch.ParseMethod(o.method)
-	if err != nil {
-		if o.method == sharedflags.Cascade {
-			return cfg, fmt.Errorf("--method cascade: the Beam pipeline has no cascade (exact copies first, then a near method): run neardup dedup --method cascade in one process, or --method minhash here")
+	if o.method == sharedflags.Cascade {
+		if o.then != "minhash" && o.then != "simhash" {
+			if o.then == "jaccard" {
+				return cfg, fmt.Errorf("--method cascade --then jaccard: the Beam pipeline runs the cascade before minhash or simhash only (jaccard's candidates are not bucket keys): run neardup dedup --method cascade --then jaccard in one process")
+			}
+			return cfg, fmt.Errorf("--then %q: want minhash or simhash (exact alone is --method exact)", o.then)
 		}
+		cfg.Method, cfg.Cascade = o.then, true
+	}
+	m, err := sketch.ParseMethod(cfg.Method)
+	if err != nil {
 		if o.method == "bloom" || o.method == "bloom-overlap" {
 			return cfg, nil // a method of neardup dedup: the pipeline says why it cannot run it
 		}
