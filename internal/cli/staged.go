@@ -44,7 +44,7 @@ const defaultTaskMemory = "1GB"
 func (s *stagedOpts) register(fs *pflag.FlagSet) {
 	fs.StringVar(&s.executor, "executor", "", "run as stages of independent tasks exchanging files in --work: local (child processes, -j at once), slurm (job arrays), print (write the task commands and Kubernetes Indexed Job manifests); docs/scale.md")
 	fs.IntVar(&s.tasks, "tasks", 0, "with --executor: tasks a stage (input shards); 0: the number of cores")
-	fs.StringVar(&s.work, "work", "", "with --executor: the work folder (a path, s3://bucket/prefix or gs://bucket/prefix) that holds the plan, the tasks' files and their completion markers; the same command again resumes there")
+	fs.StringVar(&s.work, "work", "", "with --executor: the work folder (a path, s3://bucket/prefix or gs://bucket/prefix) that holds the plan, the tasks' files and their completion markers; the same command again resumes there, and another command (inputs, flags, outputs or --tasks changed) is refused until given an empty --work")
 	fs.StringVar(&s.taskMemory, "task-memory", defaultTaskMemory, "with --executor: every task's memory budget (its garbage collector's limit, the scheduler's memory request); a task that would need more stops and says so")
 	// --task-spill makes the tasks that spill (sign, bucket, scatter,
 	// join) do so past a few bytes without a garbage collector's limit
