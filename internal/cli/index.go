@@ -281,7 +281,7 @@ func indexErr(flag, loc string, err error) error {
 	case errors.Is(err, store.ErrUnreachable):
 		msg = fmt.Sprintf("the Redis server does not answer (%s): start it, or check the host and port of the URL", cause(store.ErrUnreachable.Error()))
 	case errors.Is(err, store.ErrLocked):
-		msg = "the index is in use by another process " + cause(store.ErrLocked.Error())
+		msg = "the index is already open " + cause(store.ErrLocked.Error())
 	case errors.Is(err, store.ErrVersion):
 		msg = fmt.Sprintf("the index %s: use a newer neardup", cause(store.ErrVersion.Error()))
 	case errors.Is(err, store.ErrCorrupt):
@@ -939,6 +939,8 @@ func runIndexRemove(cmd *cobra.Command, o *indexOpts, args []string) error {
 			// The ids before it stay removed: say so, and how to go on.
 			return fmt.Errorf("%w: %s: %v (%s removed before it, %s not tried; --ignore-missing skips ids not in the index)",
 				errInvalidData, where[i], err, number(removed), number(len(ids)-i-1))
+		case errors.Is(err, store.ErrInvalidID) && id == "":
+			return fmt.Errorf("%w: %s: an empty id", errInvalidData, where[i])
 		case errors.Is(err, store.ErrInvalidID):
 			return fmt.Errorf("%w: %s: %v", errInvalidData, where[i], err)
 		default:
