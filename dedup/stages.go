@@ -687,6 +687,11 @@ func (r *run) invalid(e *corpus.RecordError, file int) error {
 
 // looksLikeHTML reports whether text starts as an HTML page does: "<!DOCTYPE
 // html" or "<html", in any case, after white space and a byte order mark.
+// LooksLikeHTML reports whether text starts as an HTML page (<!DOCTYPE
+// html> or <html>, after blanks): the test of Stats.HTMLLike, for the
+// index commands' hint.
+func LooksLikeHTML(text string) bool { return looksLikeHTML(text) }
+
 func looksLikeHTML(text string) bool {
 	text = strings.TrimLeft(text, " \t\r\n\ufeff")
 	for _, p := range []string{"<!doctype html", "<html"} {

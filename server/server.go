@@ -903,7 +903,10 @@ func (s *Server) remove(w http.ResponseWriter, r *http.Request) error {
 		return errorf(http.StatusRequestEntityTooLarge, "%d ids in one request, at most %d", len(ids), s.cfg.MaxBatch)
 	}
 	for i, id := range ids {
-		if id == "" || len(id) > store.MaxIDBytes || !utf8.ValidString(id) {
+		if id == "" {
+			return errorf(http.StatusBadRequest, "ids[%d]: an empty id", i)
+		}
+		if len(id) > store.MaxIDBytes || !utf8.ValidString(id) {
 			return errorf(http.StatusBadRequest, "ids[%d]: invalid id", i)
 		}
 	}

@@ -286,7 +286,7 @@ func TestBadInput(t *testing.T) {
 		{"POST", "/v1/batch/add", `{"docs":[]}`, 400, `missing "documents"`},
 		{"POST", "/v1/batch/check-and-add", `{"documents":[{"id":"a","text":"x"},{"id":"b","text":"x"},{"id":"c","text":"x"},{"id":"d","text":"x"}]}`, 413, "at most 3 (the server's --max-batch)"},
 		{"POST", "/v1/remove", `{"ids":"seed"}`, 400, "must be an array"},
-		{"POST", "/v1/remove", `{"ids":["seed",""]}`, 400, "ids[1]: invalid id"},
+		{"POST", "/v1/remove", `{"ids":["seed",""]}`, 400, "ids[1]: an empty id"},
 		{"POST", "/v1/remove", `{}`, 400, `missing "ids"`},
 		{"GET", "/v1/check", ``, 405, "method not allowed"},
 		{"PUT", "/v1/docs/seed", ``, 405, "method not allowed"},

@@ -33,7 +33,7 @@ var (
 	ErrCorrupt      = errors.New("store: corrupt index data")
 	ErrVersion      = errors.New("store: index format is newer than this program")
 	ErrNotIndex     = errors.New("store: not a neardup index")
-	ErrLocked       = errors.New("store: index is in use by another process")
+	ErrLocked       = errors.New("store: index is already open")
 	ErrExists       = errors.New("store: an index already exists there")
 	ErrDuplicateID  = errors.New("store: id already in the index")
 	ErrNotFound     = errors.New("store: id not in the index")
@@ -209,7 +209,7 @@ func Create(dir string, sp sketch.Spec, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("%w: cannot create a read-only index", ErrParams)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("store: %w", err)
+		return nil, fmt.Errorf("store: create %s: %w", dir, err)
 	}
 	db, err := pebble.Open(dir, opts.pebble(true, nil))
 	if err != nil {
@@ -251,8 +251,11 @@ func Create(dir string, sp sketch.Spec, opts Options) (*Store, error) {
 func openErr(dir string, err error) error {
 	// Another process's lock fails flock with EAGAIN; this process's own
 	// is refused by pebble itself ("lock held by current process").
-	if errors.Is(err, syscall.EAGAIN) || errors.Is(err, syscall.EWOULDBLOCK) || strings.Contains(err.Error(), "lock held by current process") {
-		return fmt.Errorf("%w: %s (a running neardup serve or index command holds it; query a served index through its HTTP API)", ErrLocked, dir)
+	if strings.Contains(err.Error(), "lock held by current process") {
+		return fmt.Errorf("%w: %s (in this process: close the other handle first)", ErrLocked, dir)
+	}
+	if errors.Is(err, syscall.EAGAIN) || errors.Is(err, syscall.EWOULDBLOCK) {
+		return fmt.Errorf("%w: %s (in another process: a running neardup serve or index command holds it; query a served index through its HTTP API)", ErrLocked, dir)
 	}
 	return fmt.Errorf("store: open %s: %w", dir, err)
 }

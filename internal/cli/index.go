@@ -281,7 +281,7 @@ func indexErr(flag, loc string, err error) error {
 	case errors.Is(err, store.ErrUnreachable):
 		msg = fmt.Sprintf("the Redis server does not answer (%s): start it, or check the host and port of the URL", cause(store.ErrUnreachable.Error()))
 	case errors.Is(err, store.ErrLocked):
-		msg = "the index is in use by another process " + cause(store.ErrLocked.Error())
+		msg = "the index is already open " + cause(store.ErrLocked.Error())
 	case errors.Is(err, store.ErrVersion):
 		msg = fmt.Sprintf("the index %s: use a newer neardup", cause(store.ErrVersion.Error()))
 	case errors.Is(err, store.ErrCorrupt):
@@ -527,6 +527,9 @@ type indexSummary struct {
 	// was already in the index: read, valid, and not added.
 	Present   int64 `json:"already_in_index,omitempty"`
 	IndexDocs int64 `json:"index_documents"`
+	// HTMLLike counts the documents that start as HTML pages in an index
+	// without --html, as dedup's summary does.
+	HTMLLike int64 `json:"html_like_docs,omitempty"`
 	// As in dedup's summary: damaged input files, paths of input
 	// directories not read.
 	Damaged           []dedup.DamagedFile `json:"damaged_files,omitempty"`
@@ -708,6 +711,9 @@ func runIndexStream(cmd *cobra.Command, o *indexOpts, args []string, add bool) e
 		for i := range chunk {
 			it, r := &chunk[i], results[i]
 			sum.Documents++
+			if !s.Spec().Normalize.HTML && dedup.LooksLikeHTML(it.text) {
+				sum.HTMLLike++
+			}
 			line := docResult{ID: it.id, Matches: r.Matches}
 			if add {
 				if r.Err != nil {
@@ -858,6 +864,9 @@ func printIndexSummary(w io.Writer, o *indexOpts, s indexSummary, add bool, firs
 	if err == nil && firstSkip != nil {
 		_, err = fmt.Fprintf(w, "first skipped: %v\n", firstSkip)
 	}
+	if err == nil && s.HTMLLike > 0 {
+		_, err = fmt.Fprintf(w, "%s %s like HTML pages (<!DOCTYPE html> or <html>): an index created with --html compares their main content, without the markup and the site's template (this index compares the markup too)\n", plural(int(s.HTMLLike), "document"), agree(int(s.HTMLLike), "starts", "start"))
+	}
 	printInputNotes(w, &dedup.Stats{Damaged: s.Damaged, FilesSkipped: s.FilesSkipped,
 		FilesSkippedFirst: s.FilesSkippedFirst, FilesExcluded: s.FilesExcluded})
 	return err
@@ -939,6 +948,8 @@ func runIndexRemove(cmd *cobra.Command, o *indexOpts, args []string) error {
 			// The ids before it stay removed: say so, and how to go on.
 			return fmt.Errorf("%w: %s: %v (%s removed before it, %s not tried; --ignore-missing skips ids not in the index)",
 				errInvalidData, where[i], err, number(removed), number(len(ids)-i-1))
+		case errors.Is(err, store.ErrInvalidID) && id == "":
+			return fmt.Errorf("%w: %s: an empty id", errInvalidData, where[i])
 		case errors.Is(err, store.ErrInvalidID):
 			return fmt.Errorf("%w: %s: %v", errInvalidData, where[i], err)
 		default:

@@ -3,6 +3,8 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/neardup/neardup/store"
@@ -25,5 +27,25 @@ func TestIndexErrMidRun(t *testing.T) {
 	}
 	if again := indexErr("--index", loc, got); again != got {
 		t.Errorf("said twice: %s", again)
+	}
+}
+
+// TestIndexAtOpenWords: a folder that cannot be made is worded without
+// the store's package prefix, and an index opened twice in one process
+// says it is already open here (not "a running neardup serve").
+func TestIndexAtOpenWords(t *testing.T) {
+	_, err := IndexAt("/proc/nope/x", nil)
+	if err == nil || strings.Contains(err.Error(), "store:") || !strings.Contains(err.Error(), "cannot be created") {
+		t.Errorf("IndexAt(/proc/nope/x) = %v, want 'cannot be created' without 'store:'", err)
+	}
+	dir := filepath.Join(t.TempDir(), "ix")
+	a, err := IndexAt(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	_, err = IndexAt(dir, nil)
+	if err == nil || !strings.Contains(err.Error(), "already open") || !strings.Contains(err.Error(), "in this process") || strings.Contains(err.Error(), "serve") {
+		t.Errorf("second IndexAt = %v, want 'already open ... in this process'", err)
 	}
 }

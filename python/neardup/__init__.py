@@ -15,7 +15,7 @@ first use. docs/python.md in the repository has the guide.
 
 from ._dedup import DedupResult, dedup
 from ._index import Index, Match, Result
-from ._lib import Error, OptionError
+from ._lib import Error, OptionError, StorageError
 from ._lsh import MinHashLSH
 from ._minhash import LeanMinHash, MinHash
 
@@ -24,4 +24,4 @@ try:
 except ImportError:  # a source checkout, not an installed wheel
     __version__ = "0+unknown"
 
-__all__ = ["dedup", "DedupResult", "Index", "Match", "Result", "MinHash", "LeanMinHash", "MinHashLSH", "Error", "OptionError", "__version__"]
+__all__ = ["dedup", "DedupResult", "Index", "Match", "Result", "MinHash", "LeanMinHash", "MinHashLSH", "Error", "OptionError", "StorageError", "__version__"]

@@ -183,9 +183,11 @@ def dedup(
         flags.append("--examples=0")  # no second pass for the summary's examples
     L = lib()
     err = ctypes.c_void_p()
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise ValueError(f"batch_size must be a whole number of at least 1, not {batch_size!r}")
     h = check(L.nd_dedup_start(json.dumps(flags).encode(), 1 if pairs else 0, ctypes.byref(err)), err, OptionError)
     try:
-        return _run(L, h, texts, ids, text_field, id_field, pairs, max(1, batch_size))
+        return _run(L, h, texts, ids, text_field, id_field, pairs, batch_size)
     finally:
         L.nd_dedup_free(h)
 

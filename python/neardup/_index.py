@@ -9,7 +9,7 @@ from array import array
 from typing import Any, Iterable, NamedTuple, Optional, Sequence
 
 from ._dedup import options_to_flags
-from ._lib import Error, OptionError, check, lib, take_string
+from ._lib import Error, OptionError, StorageError, check, lib, take_string
 
 __all__ = ["Index", "Match", "Result"]
 
@@ -72,7 +72,9 @@ class Index:
     flags of `neardup index create` with '_' for '-' (method, threshold,
     num_perm, ngram, unit, bands, rows, html, t2s, ...; the defaults are
     dedup's). Options given for an existing index must agree with its
-    parameters (a neardup.OptionError otherwise).
+    parameters (a neardup.OptionError otherwise). A location that cannot
+    be opened or made, or an index already open (in this process or
+    another), is a neardup.StorageError (an OSError).
 
     A directory index is locked by one process at a time; close() (or a
     with block) releases it.
@@ -82,7 +84,13 @@ class Index:
         err = ctypes.c_void_p()
         self._h: Optional[int] = None
         L = lib()
-        self._h = check(L.nd_index_open(str(location).encode(), json.dumps(options_to_flags(options)).encode(), ctypes.byref(err)), err, OptionError)
+        h = L.nd_index_open(str(location).encode(), json.dumps(options_to_flags(options)).encode(), ctypes.byref(err))
+        if err.value:
+            msg = take_string(err.value) or "neardup: unknown error"
+            # The command line's usage errors (exit 2) are options; the
+            # rest is the storage's (a folder, a lock, a Redis server).
+            raise (OptionError if msg.startswith("usage:") else StorageError)(msg)
+        self._h = check(h, err)
         self.location = str(location)
 
     def _handle(self) -> int:

@@ -8,7 +8,7 @@ import os
 import threading
 from ctypes import POINTER, c_char_p, c_double, c_int, c_int64, c_uint32, c_uint64, c_void_p
 
-__all__ = ["Error", "lib", "check", "take_string"]
+__all__ = ["Error", "OptionError", "StorageError", "lib", "check", "take_string"]
 
 
 class Error(Exception):
@@ -17,6 +17,11 @@ class Error(Exception):
 
 class OptionError(Error, ValueError):
     """An invalid option (the message names the command line's flag)."""
+
+
+class StorageError(Error, OSError):
+    """The index's storage failed: a folder that cannot be made or opened,
+    an index already open, a Redis server that does not answer."""
 
 
 _lib: ctypes.CDLL | None = None

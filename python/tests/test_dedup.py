@@ -138,3 +138,9 @@ def test_unicode_and_html():
     r = neardup.dedup(texts, html=True, unit="char", ngram=2)
     assert r.kept == [True, False, True]
     assert r.cluster == ["0", "0", "2"]
+
+
+@pytest.mark.parametrize("bad", [0, -1, 2.5, True])
+def test_batch_size_must_be_positive(bad):
+    with pytest.raises(ValueError, match="batch_size"):
+        neardup.dedup(["a b c"], batch_size=bad)

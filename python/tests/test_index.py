@@ -101,3 +101,15 @@ def test_bad_documents_and_limit(tmp_path):
         assert len(ix) == 0
         ix.add("a", b"bytes in UTF-8 are text too")
         assert ix.query("bytes in UTF-8 are text too")[0].id == "a"
+
+
+def test_storage_errors_are_oserrors(tmp_path):
+    # A folder that cannot be made: an OSError in words, no Go "store:".
+    with pytest.raises(neardup.StorageError) as e:
+        neardup.Index("/proc/nope/x")
+    assert isinstance(e.value, OSError) and not isinstance(e.value, ValueError)
+    assert "cannot be created" in str(e.value) and "store:" not in str(e.value)
+    # The same index opened twice in this process says so.
+    with neardup.Index(str(tmp_path / "ix")):
+        with pytest.raises(neardup.StorageError, match="already open.*in this process"):
+            neardup.Index(str(tmp_path / "ix"))
