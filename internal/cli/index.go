@@ -947,11 +947,11 @@ func runIndexRemove(cmd *cobra.Command, o *indexOpts, args []string) error {
 		case errors.Is(err, store.ErrNotFound):
 			// The ids before it stay removed: say so, and how to go on.
 			return fmt.Errorf("%w: %s: %v (%s removed before it, %s not tried; --ignore-missing skips ids not in the index)",
-				errInvalidData, where[i], err, number(removed), number(len(ids)-i-1))
+				errInvalidData, where[i], sharedflags.Plain(err), number(removed), number(len(ids)-i-1))
 		case errors.Is(err, store.ErrInvalidID) && id == "":
 			return fmt.Errorf("%w: %s: an empty id", errInvalidData, where[i])
 		case errors.Is(err, store.ErrInvalidID):
-			return fmt.Errorf("%w: %s: %v", errInvalidData, where[i], err)
+			return fmt.Errorf("%w: %s: %s", errInvalidData, where[i], sharedflags.Plain(err))
 		default:
 			return err
 		}
