@@ -361,15 +361,7 @@ func TestCascadeAgainst(t *testing.T) {
 func TestCascadePlan(t *testing.T) {
 	path := writeTexts(t, t.TempDir(), cascadeCorpus(2000), "d%d")
 	plan := func(cascade bool) MemoryPlan {
-		r, err := newRun(Options{Method: "minhash", Cascade: cascade}, Input{Files: []string{path}}, Outputs{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer r.cleanup()
-		if err := r.open(); err != nil {
-			t.Fatal(err)
-		}
-		return r.plan()
+		return planOf(t, Options{Method: "minhash", Cascade: cascade}, path)
 	}
 	with, without := plan(true), plan(false)
 	if want := without.EstimatedBytes + without.EstimatedDocs*cascadeEntryBytes; with.EstimatedBytes != want || want == without.EstimatedBytes {

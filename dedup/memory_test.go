@@ -235,15 +235,7 @@ func TestPlanZstdSize(t *testing.T) {
 		t.Fatal(err)
 	}
 	plan := func(path string) MemoryPlan {
-		r, err := newRun(Options{Method: "minhash", Workers: 1, Memory: 64 << 30}, Input{Files: []string{path}}, Outputs{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer r.cleanup()
-		if err := r.open(); err != nil {
-			t.Fatal(err)
-		}
-		return r.plan()
+		return planOf(t, Options{Method: "minhash", Workers: 1, Memory: 64 << 30}, path)
 	}
 	want, got := plan(plain), plan(compressed)
 	if d := got.EstimatedDocs - want.EstimatedDocs; d < 0 || d > 128 {
@@ -261,4 +253,18 @@ func TestPlanZstdSize(t *testing.T) {
 	if d := got.EstimatedPeakBytes - want.EstimatedPeakBytes; d < window || d > window/4*7+1<<20 {
 		t.Errorf("zstd input: peak %d MiB, plain %d MiB: the window of %d MiB adds %d MiB", got.EstimatedPeakBytes>>20, want.EstimatedPeakBytes>>20, window>>20, d>>20)
 	}
+}
+
+// planOf is the memory plan of a run with opts over the file at path.
+func planOf(t *testing.T, opts Options, path string) MemoryPlan {
+	t.Helper()
+	r, err := newRun(opts, Input{Files: []string{path}}, Outputs{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.cleanup()
+	if err := r.open(); err != nil {
+		t.Fatal(err)
+	}
+	return r.plan()
 }
