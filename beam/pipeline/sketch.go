@@ -63,9 +63,10 @@ var (
 // shard. With the cascade the file is the sign stage's shard (a text
 // seen earlier in the file is not sketched, its key is its content id's)
 // and the content id's key of each document is marked (contentKey), so
-// that bucketEdgesFn counts the distinct texts with a sketch. The sketch does not travel: the documents that turn out to have
-// a candidate are sketched again where their file is read (signAgainFn)
-// and sent once, to their component's join.
+// that bucketEdgesFn counts the distinct texts with a sketch. The sketch
+// does not travel: the documents that turn out to have a candidate are
+// sketched again where their file is read (signAgainFn) and sent once,
+// to their component's join.
 type readFn struct {
 	Cfg  dedup.Options
 	Read readOptions
