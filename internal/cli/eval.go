@@ -56,7 +56,8 @@ as singletons; ids of PRED missing from TRUTH are left out. These, repeated
 ids (the first record wins), malformed lines and an empty PRED are warned
 about on standard error; with --strict they are an error (exit 3). An
 empty TRUTH, and a PRED none of whose ids is in TRUTH, are always an error.
---positive with a JSONL TRUTH is a usage error (exit 2). Either file may be - for standard input.
+--positive with a JSONL TRUTH is a usage error (exit 2). Either file may
+be - for standard input.
 
 ` + exitHelp,
 		Args: func(_ *cobra.Command, args []string) error {
@@ -110,9 +111,11 @@ func runEval(ctx context.Context, o *evalOpts, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if o.positiveSet && truth.Format != eval.PairsTSV {
+	if o.positiveSet {
 		// Ignored in silence before: the scores did not change.
-		return usageErr("--positive reads the labels of a pairs truth (id1 id2 label); --truth %s is JSONL, a partition whose clusters already say which documents are duplicates: leave --positive out", o.truth)
+		if err := positiveNeedsPairs(truth, o.truth); err != nil {
+			return err
+		}
 	}
 	pred, err := readLabels(ctx, o, "--clusters", o.clusters, eval.ReadOptions{})
 	if err != nil {
@@ -167,6 +170,15 @@ func runEval(ctx context.Context, o *evalOpts, stdout io.Writer) error {
 		return writeJSON(stdout, rep)
 	}
 	return writeEvalTable(stdout, rep)
+}
+
+// positiveNeedsPairs refuses --positive (exit 2) with a truth that is
+// not a pairs TSV: only a pairs truth has labels.
+func positiveNeedsPairs(truth *eval.Labels, name string) error {
+	if truth.Format == eval.PairsTSV {
+		return nil
+	}
+	return usageErr("--positive reads the labels of a pairs truth (id1 id2 label); --truth %s is JSONL, a partition whose clusters already say which documents are duplicates: leave --positive out", name)
 }
 
 // quoteFirst quotes the first n ids, comma-separated.

@@ -262,8 +262,10 @@ func runTune(ctx context.Context, cmd *cobra.Command, o *tuneOpts, args []string
 	if truth.Len() == 0 {
 		return fmt.Errorf("%w: --truth %s holds no document", errInvalidData, o.truth)
 	}
-	if cmd.Flags().Changed("positive") && truth.Format != eval.PairsTSV {
-		return usageErr("--positive reads the labels of a pairs truth (id1 id2 label); --truth %s is JSONL, a partition whose clusters already say which documents are duplicates: leave --positive out", o.truth)
+	if cmd.Flags().Changed("positive") {
+		if err := positiveNeedsPairs(truth, o.truth); err != nil {
+			return err
+		}
 	}
 	if p := noPositiveLabel(truth, o.truth, o.positive); p != "" {
 		// Every configuration would score against a truth without
