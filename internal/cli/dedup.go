@@ -555,8 +555,8 @@ func checkOutputPath(flag, path string) error {
 	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() && !st.IsDir() {
 		return nil
 	}
-	if f := fileAbove(path); f != "" {
-		return fmt.Errorf("%s %s: %s is a file, not a folder: give the output another path", flag, path, f)
+	if msg := fileInTheWay(flag, path); msg != "" {
+		return errors.New(msg)
 	}
 	f, err := atomicfile.Create(path)
 	if err != nil {
@@ -565,9 +565,18 @@ func checkOutputPath(flag, path string) error {
 	return f.Abort()
 }
 
+// fileInTheWay says that the output path of flag lies under a file, or
+// returns "" when it does not: the job makes the missing folders of its
+// outputs, but none inside a file.
+func fileInTheWay(flag, path string) string {
+	if f := fileAbove(path); f != "" {
+		return fmt.Sprintf("%s %s: %s is a file, not a folder: give the output another path", flag, path, f)
+	}
+	return ""
+}
+
 // fileAbove returns the nearest existing folder above path when it is not
-// a folder (a file, say), else "": the job makes the missing folders of
-// its outputs, but none inside a file.
+// a folder (a file, say), else "".
 func fileAbove(path string) string {
 	for dir := filepath.Dir(path); ; dir = filepath.Dir(dir) {
 		st, err := os.Stat(dir)

@@ -465,16 +465,16 @@ func checkOutputFolders(o *dedupOpts) error {
 		if st, err := os.Stat(c.path); err == nil && !st.IsDir() {
 			return usageErr("%s %s: an existing file; with --executor %s is a folder of part-NNNNN.jsonl files: give a folder, or a new path", c.flag, c.path, c.flag)
 		}
-		if f := fileAbove(c.path); f != "" {
-			return usageErr("%s %s: %s is a file, not a folder: give the output another path", c.flag, c.path, f)
+		if msg := fileInTheWay(c.flag, c.path); msg != "" {
+			return usageErr("%s", msg)
 		}
 	}
 	if o.stats != "" && !objstore.IsURL(o.stats) {
 		if st, err := os.Stat(o.stats); err == nil && st.IsDir() {
 			return usageErr("--stats %s: a folder; --stats is a file, with --executor too: give a file's path", o.stats)
 		}
-		if f := fileAbove(o.stats); f != "" {
-			return usageErr("--stats %s: %s is a file, not a folder: give the output another path", o.stats, f)
+		if msg := fileInTheWay("--stats", o.stats); msg != "" {
+			return usageErr("%s", msg)
 		}
 	}
 	return nil
