@@ -14,10 +14,11 @@ __all__ = ["dedup", "DedupResult", "options_to_flags"]
 _DEFAULT_BATCH = 8192
 
 
-def _decode(b: bytes, n: int) -> str:
-    """b as UTF-8 text; a ValueError naming document n when it is not."""
+def _checked(b: bytes, n: int) -> bytes:
+    """b when it is UTF-8 text; a ValueError naming document n when it is not."""
     try:
-        return b.decode("utf-8")
+        b.decode("utf-8")
+        return b
     except UnicodeDecodeError as e:
         raise ValueError(
             f"document {n}: bytes that are not valid UTF-8 at byte {e.start}; "
@@ -220,10 +221,11 @@ def _run(L: Any, h: int, texts: Iterable[Any], ids: Optional[Iterable[Any]], tex
 
     for item in _iter_items(texts):
         doc_id = None
+        data = None  # the text's UTF-8 bytes when it came as bytes (checked, not decoded again)
         if isinstance(item, str):
             text = item
         elif isinstance(item, (bytes, bytearray, memoryview)):
-            text = _decode(bytes(item), n)
+            text = data = _checked(bytes(item), n)
         elif isinstance(item, Mapping):
             if text_field not in item:
                 raise Error(f"document {n}: no field {text_field!r}")
@@ -238,9 +240,9 @@ def _run(L: Any, h: int, texts: Iterable[Any], ids: Optional[Iterable[Any]], tex
                 doc_id = item[id_field]
         else:
             raise TypeError(f"document {n}: {type(item).__name__}, want str, bytes or a mapping with {text_field!r}")
-        if not isinstance(text, str):
+        if not isinstance(text, str) and data is None:
             if isinstance(text, (bytes, bytearray)):
-                text = _decode(bytes(text), n)
+                text = data = _checked(bytes(text), n)
             else:
                 raise TypeError(f"document {n}: text is {type(text).__name__}, want str")
         mode_known = True
@@ -257,7 +259,7 @@ def _run(L: Any, h: int, texts: Iterable[Any], ids: Optional[Iterable[Any]], tex
                 raise ValueError(f"document {n}: the id is empty; ids must be non-empty strings (leave out ids= for the positions \"0\", \"1\", ...)")
             id_batch.append(_encode(s, n, "id"))
             all_ids.append(s)
-        batch.append(_encode(text, n, "text"))
+        batch.append(data if data is not None else _encode(text, n, "text"))
         n += 1
         if len(batch) >= batch_size and not feed():
             ended = True
