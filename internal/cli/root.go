@@ -153,7 +153,8 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return code
 	}
 	fmt.Fprintf(stderr, "neardup: %v\n", err)
-	if h := errorHint(err); h != "" {
+	// A staged task's failure relays the task's own hint already.
+	if h := errorHint(err); h != "" && !strings.Contains(err.Error(), "hint: "+h) {
 		fmt.Fprintf(stderr, "hint: %s\n", h)
 	}
 	if code == ExitUsage {

@@ -428,6 +428,24 @@ func TestStagedBadInput(t *testing.T) {
 	}
 }
 
+// TestStagedTaskErrorWithHint: a task's error that the CLI follows with a
+// hint (a record without its text field) fails the job with the error,
+// naming the file and line, and the hint once (the job said the hint
+// alone, without the error it was about).
+func TestStagedTaskErrorWithHint(t *testing.T) {
+	stagedEnv(t)
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.jsonl")
+	lines := genCorpus(t, 3, 20)
+	lines[15] = `{"id": "x15", "body": "no text field here"}`
+	writeLines(t, in, lines)
+	code, _, stderr := runCLI("dedup", "-q", "--executor", "local", "--tasks", "2", "--work", filepath.Join(dir, "work"), "--clusters", dir+"/cl", in)
+	hint := "hint: --text-field NAME"
+	if code != ExitFailure || !strings.Contains(stderr, in+":16") || !strings.Contains(stderr, `id "x15": missing text field`) || strings.Count(stderr, hint) != 1 {
+		t.Errorf("exit %d: %s; want exit 1, the file and line %s:16, the id and %q once", code, stderr, in, hint)
+	}
+}
+
 // planStages are the stages of the job planned in work (staged.Plan.Stages).
 func planStages(t *testing.T, work string) []string {
 	t.Helper()

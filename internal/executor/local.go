@@ -299,13 +299,20 @@ func (w *tailWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// lastLine is the last non-empty line of the output (of its last 4 KiB).
+// lastLine is the last non-empty line of the output (of its last 4 KiB),
+// and the line before it when the last is a "hint: " line: a task's
+// error, which names the file and line, is followed by the hint of the
+// flag that fixes it, and the failure reports both.
 func (w *tailWriter) lastLine() string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	b := bytes.TrimRight(w.tail, "\n")
-	if k := bytes.LastIndexByte(b, '\n'); k >= 0 {
+	k := bytes.LastIndexByte(b, '\n')
+	if k >= 0 && bytes.HasPrefix(b[k+1:], []byte("hint: ")) {
+		k = bytes.LastIndexByte(b[:k], '\n')
+	}
+	if k >= 0 {
 		b = b[k+1:]
 	}
-	return string(b)
+	return strings.ReplaceAll(string(b), "\n", "\n  ")
 }
