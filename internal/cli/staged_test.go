@@ -319,6 +319,44 @@ func TestStagedResumesAfterKill(t *testing.T) {
 	}
 }
 
+// TestStagedRerunAfterOutputsDeleted: the same command again after the
+// job ended runs again the tasks whose outputs were deleted since (it ran
+// nothing and said the outputs were there).
+func TestStagedRerunAfterOutputsDeleted(t *testing.T) {
+	stagedEnv(t)
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.jsonl")
+	writeLines(t, in, genCorpus(t, 2, 200))
+	args := []string{"dedup", "-q", "--executor", "local", "--tasks", "3", "--work", dir + "/work", "--clusters", dir + "/cl", "-o", dir + "/out", "--pairs", dir + "/p", "--stats", dir + "/st.json", in}
+	if code, _, stderr := runCLI(args...); code != 0 {
+		t.Fatal(stderr)
+	}
+	want := map[string][]byte{}
+	for _, d := range []string{"cl", "out", "p"} {
+		want[d] = concatParts(t, dir+"/"+d, 3)
+	}
+	wantSt, _ := os.ReadFile(dir + "/st.json")
+	if err := os.RemoveAll(dir + "/out"); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"/cl/part-00001.jsonl", "/p/part-00002.jsonl", "/st.json"} {
+		if err := os.Remove(dir + f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if code, _, stderr := runCLI(args...); code != 0 {
+		t.Fatal(stderr)
+	}
+	for d, w := range want {
+		if got := concatParts(t, dir+"/"+d, 3); !bytes.Equal(got, w) {
+			t.Errorf("%s after the rerun: %d bytes, want %d", d, len(got), len(w))
+		}
+	}
+	if got, _ := os.ReadFile(dir + "/st.json"); !bytes.Equal(got, wantSt) {
+		t.Errorf("--stats after the rerun: %q, want %q", got, wantSt)
+	}
+}
+
 // killThenResume runs the staged job of args with task index of stage
 // killed with SIGKILL before its marker (taskCrashEnv, flag the file that
 // says it was), sees it fail naming the task, and runs it again to its

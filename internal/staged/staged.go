@@ -20,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -429,9 +430,54 @@ func MarshalPlan(p *Plan) ([]byte, error) {
 // Marker is the completion marker of task i of stage.
 func Marker(stage string, i int) string { return fmt.Sprintf("done/%s-%05d", stage, i) }
 
-// Done reports whether task i of stage left its marker.
+// Done reports whether task i of stage left its marker and, for the
+// stages that write outside the work folder (write: its part of -o,
+// --clusters and --pairs; finish: --stats), whether what it wrote there
+// is still there: a rerun of the same command runs again a task whose
+// output was deleted after the job (it said the outputs were there).
 func (j *Job) Done(ctx context.Context, stage string, i int) (bool, error) {
-	return j.Work.Exists(ctx, Marker(stage, i))
+	ok, err := j.Work.Exists(ctx, Marker(stage, i))
+	if err != nil || !ok {
+		return false, err
+	}
+	var outs [][2]string // folder, name
+	switch stage {
+	case StageWrite:
+		for _, dir := range []string{j.Plan.Kept, j.Plan.Clusters, j.Plan.Pairs} {
+			if dir != "" {
+				outs = append(outs, [2]string{dir, PartName(i)})
+			}
+		}
+	case StageFinish:
+		if j.Plan.Stats != "" {
+			dir, name := splitLoc(j.Plan.Stats)
+			outs = append(outs, [2]string{dir, name})
+		}
+	}
+	for _, o := range outs {
+		if ok, err := outputThere(ctx, o[0], o[1]); err != nil || !ok {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+// outputThere reports whether name exists in the output folder dir,
+// without making a local folder that is not there.
+func outputThere(ctx context.Context, dir, name string) (bool, error) {
+	if !objstore.IsURL(dir) {
+		_, err := os.Stat(filepath.Join(strings.TrimPrefix(dir, "file://"), name))
+		if errors.Is(err, fs.ErrNotExist) {
+			return false, nil
+		}
+		return err == nil, err
+	}
+	f, err := objstore.Open(ctx, dir)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	return f.Exists(ctx, name)
 }
 
 // TaskError is a task's failure: it names the task, the shard and what
