@@ -218,7 +218,7 @@ func runStaged(cmd *cobra.Command, o *dedupOpts, cfg dedup.Options, ropts corpus
 	}
 	// The outputs in object storage are checked now (bucket, endpoint,
 	// credentials), not by the write tasks at the end of the job.
-	for _, out := range []struct{ flag, loc string }{{"-o", o.output}, {"--clusters", o.clusters}, {"--stats", statsFolder(o.stats)}} {
+	for _, out := range []struct{ flag, loc string }{{"-o", o.output}, {"--clusters", o.clusters}, {"--pairs", o.pairs}, {"--stats", statsFolder(o.stats)}} {
 		if objstore.IsURL(out.loc) {
 			f, err := objstore.Open(ctx, out.loc)
 			if err != nil {

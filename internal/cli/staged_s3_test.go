@@ -416,6 +416,15 @@ func TestStagedObjectStorageErrors(t *testing.T) {
 		if names := objectNames(t, work); len(names) > 0 {
 			t.Errorf("the job was planned nonetheless: %q", names)
 		}
+		// --pairs too (it failed its write tasks, after every other
+		// stage).
+		code, _, stderr = runCLI("dedup", "-q", "--executor", "local", "--tasks", "2", "--work", work, "--pairs", "s3://no-such-bucket-26/p", bucket+"/in")
+		if code != ExitFailure || !strings.Contains(stderr, `--pairs: s3://no-such-bucket-26/p: bucket "no-such-bucket-26" does not exist`) {
+			t.Errorf("missing --pairs bucket: exit %d: %s", code, stderr)
+		}
+		if names := objectNames(t, work); len(names) > 0 {
+			t.Errorf("the job was planned nonetheless: %q", names)
+		}
 		code, _, stderr = runCLI("dedup", "-q", "--executor", "local", "--tasks", "2", "--work", "s3://no-such-bucket-26/w", "--clusters", bucket+"/cl3", bucket+"/in")
 		if code != ExitFailure || !strings.Contains(stderr, `s3://no-such-bucket-26/w: bucket "no-such-bucket-26" does not exist`) {
 			t.Errorf("missing work bucket: exit %d: %s", code, stderr)
