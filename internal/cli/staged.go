@@ -150,6 +150,9 @@ func runStaged(cmd *cobra.Command, o *dedupOpts, cfg dedup.Options, ropts corpus
 		if err := checkOutputFolders(o); err != nil {
 			return err
 		}
+		if err := checkOutputsWritable(o); err != nil {
+			return err
+		}
 	}
 	// The inputs are listed and checked before the work folder is
 	// made: a refused input leaves no empty folder behind.
@@ -476,6 +479,40 @@ func checkOutputFolders(o *dedupOpts) error {
 		if msg := fileInTheWay("--stats", o.stats); msg != "" {
 			return usageErr("%s", msg)
 		}
+	}
+	return nil
+}
+
+// checkOutputsWritable fails (exit 1, as dedup's check of its outputs)
+// when a local output of a staged run cannot be written: a file made and
+// removed in the output's folder, or in the nearest folder above it that
+// exists (the job makes the others), says so before the first task runs,
+// not in the write or finish stage after every other.
+func checkOutputsWritable(o *dedupOpts) error {
+	for _, c := range []struct{ flag, path, dir string }{{"-o", o.output, o.output}, {"--clusters", o.clusters, o.clusters}, {"--pairs", o.pairs, o.pairs}, {"--stats", o.stats, filepath.Dir(o.stats)}} {
+		if c.path == "" || objstore.IsURL(c.path) {
+			continue
+		}
+		dir := c.dir
+		for {
+			if st, err := os.Stat(dir); err == nil && st.IsDir() {
+				break
+			}
+			if filepath.Dir(dir) == dir {
+				break
+			}
+			dir = filepath.Dir(dir)
+		}
+		f, err := os.CreateTemp(dir, ".neardup-check-*")
+		if err != nil {
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err
+			}
+			return fmt.Errorf("%s %s: cannot write in %s: %w", c.flag, c.path, dir, err)
+		}
+		f.Close()
+		os.Remove(f.Name())
 	}
 	return nil
 }

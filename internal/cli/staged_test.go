@@ -484,6 +484,36 @@ func TestStagedTaskErrorWithHint(t *testing.T) {
 	}
 }
 
+// TestStagedOutputUnwritable: a local output that cannot be written is
+// said before the job is planned, naming the flag, with dedup's exit code
+// (the write or finish stage failed, after every other, with "mkdir
+// /proc/...", no flag named).
+func TestStagedOutputUnwritable(t *testing.T) {
+	stagedEnv(t)
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.jsonl")
+	writeLines(t, in, genCorpus(t, 3, 20))
+	bad := "/proc/neardup-nope/out" // no folder can be made there, even by root
+	for _, flag := range []string{"-o", "--clusters", "--pairs", "--stats"} {
+		work := filepath.Join(dir, "work"+flag)
+		code, _, stderr := runCLI("dedup", "-q", "--executor", "local", "--tasks", "2", "--work", work, flag, bad, in)
+		if want := flag + " " + bad + ": cannot write in /proc"; code != ExitFailure || !strings.Contains(stderr, want) {
+			t.Errorf("%s %s: exit %d: %s; want exit 1 and %q", flag, bad, code, stderr, want)
+		}
+		if _, err := os.Stat(work); err == nil {
+			t.Errorf("%s %s: the work folder was made; want the refusal before the job starts", flag, bad)
+		}
+	}
+	// A writable new folder is still made by the job, and the check
+	// leaves nothing in the folder above it.
+	if code, _, stderr := runCLI("dedup", "-q", "--executor", "local", "--tasks", "2", "--work", dir+"/w", "-o", dir+"/new/out", in); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if ents, _ := os.ReadDir(dir + "/new"); len(ents) != 1 {
+		t.Errorf("%s/new holds %d entries, want the output folder only", dir, len(ents))
+	}
+}
+
 // planStages are the stages of the job planned in work (staged.Plan.Stages).
 func planStages(t *testing.T, work string) []string {
 	t.Helper()
