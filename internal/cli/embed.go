@@ -19,7 +19,8 @@ import (
 // python/capi), so that the same flags give the same clusters. The flags
 // that name files or change what is read (--output, --clusters, --pairs,
 // --stats, --report, --options-json, --against, --resume, --sample,
-// --tmp-dir and the profiles) are refused: such a caller sets
+// --tmp-dir, the profiles, --format, --exclude and the staged job's
+// --executor, --work, --tasks and --task-memory) are refused: such a caller sets
 // dedup.Outputs itself. Errors read as the command's usage errors do.
 func DedupConfig(args []string) (dedup.Options, dedup.Input, error) {
 	o := &dedupOpts{}
@@ -34,6 +35,14 @@ func DedupConfig(args []string) (dedup.Options, dedup.Input, error) {
 		"against", "resume", "sample", "tmp-dir", "cpuprofile", "memprofile"} {
 		if fs.Changed(name) {
 			return dedup.Options{}, dedup.Input{}, usageErr("--%s is not an option here", name)
+		}
+	}
+	// Flags of files and of the staged job: the caller hands the
+	// documents as JSON Lines and runs in-process, so these would be
+	// ignored (--format txt read each JSON line as a text).
+	for _, name := range []string{"format", "exclude", "executor", "work", "tasks", "task-memory", "task-spill"} {
+		if fs.Changed(name) {
+			return dedup.Options{}, dedup.Input{}, usageErr("--%s is not an option here: the documents are read in this process, not from files", name)
 		}
 	}
 	if err := checkMethodFlags(fs, o.method); err != nil {

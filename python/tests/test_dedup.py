@@ -93,6 +93,11 @@ def test_errors():
         neardup.dedup(["a"], no_such_option=1)
     with pytest.raises(neardup.OptionError, match="--clusters"):
         neardup.dedup(["a"], clusters="x.jsonl")
+    # The flags of input files and of the staged job were taken and
+    # ignored (format="txt" read each JSON line as a text).
+    for opt in [dict(format="txt"), dict(executor="local"), dict(work="w"), dict(tasks=3)]:
+        with pytest.raises(neardup.OptionError, match="--%s is not an option here" % next(iter(opt))):
+            neardup.dedup(["a b c d e f", "a b c d e f"], **opt)
     with pytest.raises(TypeError):
         neardup.dedup([1, 2])
     with pytest.raises(ValueError, match="fewer ids"):
