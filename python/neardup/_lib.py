@@ -137,9 +137,16 @@ def take_string(p: int | None) -> str | None:
 
 
 def check(rc: int, err: c_void_p, exc: type[Exception] = Error) -> int:
-    """rc, or the exception of the error in err when rc is -1."""
+    """rc, or the exception of the error in err when rc is -1.
+
+    An error the command line would call a usage error ("usage: ..."),
+    found only once the run started (an --idf file that is not one), is
+    an OptionError too, as it is when the options are parsed."""
     if err.value:
-        raise exc(take_string(err.value))
+        msg = take_string(err.value)
+        if exc is Error and msg.startswith("usage:"):
+            exc = OptionError
+        raise exc(msg)
     if rc == -1:
         raise exc("neardup: unknown error")
     return rc

@@ -86,7 +86,7 @@ def test_empty_input():
     assert r.kept == [] and r.cluster == [] and r.pairs == []
 
 
-def test_errors():
+def test_errors(tmp_path):
     with pytest.raises(neardup.OptionError, match="--threshold"):
         neardup.dedup(["a"], threshold=1.5)
     with pytest.raises(ValueError, match="unknown flag: --no-such-option"):
@@ -100,6 +100,12 @@ def test_errors():
             neardup.dedup(["a b c d e f", "a b c d e f"], **opt)
     with pytest.raises(TypeError):
         neardup.dedup([1, 2])
+    # A usage error found once the run started is an OptionError too (it
+    # was a plain neardup.Error whose message began "usage:").
+    bad_idf = tmp_path / "bad.idf"
+    bad_idf.write_text("not an idf table\n")
+    with pytest.raises(neardup.OptionError, match="--idf"):
+        neardup.dedup(["a b c d e f"], method="simhash", weights="tfidf", idf=str(bad_idf))
     with pytest.raises(ValueError, match="fewer ids"):
         neardup.dedup(["a", "b"], ids=["1"])
 
