@@ -175,7 +175,7 @@ func runStaged(cmd *cobra.Command, o *dedupOpts, cfg dedup.Options, ropts corpus
 	}
 	work, err := objstore.Open(ctx, so.work)
 	if err != nil {
-		return err
+		return workErr(so.work, err)
 	}
 	defer work.Close()
 	var ex executor.Executor
@@ -515,6 +515,14 @@ func checkOutputsWritable(o *dedupOpts) error {
 		os.Remove(f.Name())
 	}
 	return nil
+}
+
+// workErr names --work in the error of opening the work folder ("mkdir
+// /proc/w: no such file or directory" named no flag), saying its
+// location once; err stays wrapped.
+func workErr(work string, err error) error {
+	msg, _ := strings.CutPrefix(err.Error(), work+": ")
+	return &wordedErr{msg: "--work " + work + ": " + msg, err: err}
 }
 
 // statsFolder is the folder of the --stats file, "" for none.

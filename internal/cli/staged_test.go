@@ -504,6 +504,12 @@ func TestStagedOutputUnwritable(t *testing.T) {
 			t.Errorf("%s %s: the work folder was made; want the refusal before the job starts", flag, bad)
 		}
 	}
+	// A work folder that cannot be made names --work (it said "mkdir
+	// /proc/...: no such file or directory", no flag).
+	code, _, stderr := runCLI("dedup", "-q", "--executor", "local", "--tasks", "2", "--work", bad, "-o", dir+"/o", in)
+	if want := "neardup: --work " + bad + ": mkdir /proc/neardup-nope"; code != ExitFailure || !strings.Contains(stderr, want) {
+		t.Errorf("--work %s: exit %d: %s; want exit 1 and %q", bad, code, stderr, want)
+	}
 	// A writable new folder is still made by the job, and the check
 	// leaves nothing in the folder above it.
 	if code, _, stderr := runCLI("dedup", "-q", "--executor", "local", "--tasks", "2", "--work", dir+"/w", "-o", dir+"/new/out", in); code != 0 {
