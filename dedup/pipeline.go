@@ -841,19 +841,10 @@ func (r *run) pass1(ctx context.Context) error {
 		r.closers = append(r.closers, c)
 	}
 	r.uf = cluster.NewUnionFind(0)
-	if len(r.in.AgainstIndexes) > 0 {
-		r.checkers = make([][]func(string) (string, float64, bool, error), r.cfg.workers())
-		for w := range r.checkers {
-			for _, ix := range r.in.AgainstIndexes {
-				c, err := ix.NewChecker()
-				if err != nil {
-					return err
-				}
-				r.checkers[w] = append(r.checkers[w], c)
-			}
-		}
-		defer func() { r.checkers = nil }()
+	if err := r.newCheckers(); err != nil {
+		return err
 	}
+	defer func() { r.checkers = nil }()
 	emit := r.emitter()
 	findEmit := emit // the finder's, with its own numbers
 	if r.cascade != nil {
@@ -1193,6 +1184,25 @@ func (r *run) writeAllPairs() {
 		line = r.recordPair(line, p)
 	}
 	r.allPairs = nil
+}
+
+// newCheckers makes each worker's checkers of Input.AgainstIndexes (none
+// without an index).
+func (r *run) newCheckers() error {
+	if len(r.in.AgainstIndexes) == 0 {
+		return nil
+	}
+	r.checkers = make([][]func(string) (string, float64, bool, error), r.cfg.workers())
+	for w := range r.checkers {
+		for _, ix := range r.in.AgainstIndexes {
+			c, err := ix.NewChecker()
+			if err != nil {
+				return err
+			}
+			r.checkers[w] = append(r.checkers[w], c)
+		}
+	}
+	return nil
 }
 
 // check looks a text up in every index, in order, and returns the first
