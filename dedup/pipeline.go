@@ -1244,12 +1244,7 @@ func (r *run) indexHit(i int, h indexHit) {
 
 // writeHitLine writes the pairs line of document i's hit h in an index.
 func (r *run) writeHitLine(i int, h indexHit) {
-	line := corpus.AppendJSONString(append(r.hitLine[:0], `{"id1":`...), h.id)
-	line = append(line, `,"id2":`...)
-	line = corpus.AppendJSONString(line, r.ids[i])
-	line = append(line, `,"similarity":`...)
-	line = strconv.AppendFloat(line, h.sim, 'f', -1, 64)
-	line = append(line, `,"index":true}`+"\n"...)
+	line := AppendIndexPairLine(r.hitLine[:0], h.id, r.ids[i], h.sim)
 	r.pairsBuf.Write(line) // a write error surfaces at Flush
 	r.hitLine = line
 }

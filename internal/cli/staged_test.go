@@ -784,11 +784,14 @@ func TestStagedAgainst(t *testing.T) {
 }
 
 // TestStagedAgainstIndex: with a saved index (--against DIR, and a Redis
-// URL where redis-server is installed) the staged job's -o, --clusters
-// and --stats are dedup's at 1, 3 and 8 tasks: the documents found in it
-// go with their clusters, named after their indexed duplicates, and count
-// as dedup counts them. The same command after the index changed is
-// refused; --pairs and --report are not staged with an index yet.
+// URL where redis-server is installed) the staged job's -o, --clusters,
+// --pairs and --stats are dedup's at 1, 3 and 8 tasks (and at 3 for
+// exact, simhash, ksentence, --cluster leader, --pairs-mode all, and an
+// index with --against FILES): the documents found in it go with their
+// clusters, named after their indexed duplicates, their pairs lines at
+// dedup's place, counted as dedup counts them. The same command after the
+// index changed is refused; --pairs with the cascade and --report are not
+// staged with an index yet.
 func TestStagedAgainstIndex(t *testing.T) {
 	stagedEnv(t)
 	dir := t.TempDir()
@@ -809,12 +812,13 @@ func TestStagedAgainstIndex(t *testing.T) {
 		t.Helper()
 		ref := filepath.Join(dir, name+"-ref")
 		os.Mkdir(ref, 0o755)
-		args := append([]string{"dedup", "-q", "-j", "2", "--clusters", ref + "/cl.jsonl", "-o", ref + "/out.jsonl", "--stats", ref + "/st.json"}, flags...)
+		args := append([]string{"dedup", "-q", "-j", "2", "--clusters", ref + "/cl.jsonl", "-o", ref + "/out.jsonl", "--pairs", ref + "/pairs.jsonl", "--stats", ref + "/st.json"}, flags...)
 		if code, _, stderr := runCLI(append(args, in...)...); code != 0 {
 			t.Fatalf("%s: dedup: exit %d: %s", name, code, stderr)
 		}
 		wantCl, _ := os.ReadFile(ref + "/cl.jsonl")
 		wantOut, _ := os.ReadFile(ref + "/out.jsonl")
+		wantPairs, _ := os.ReadFile(ref + "/pairs.jsonl")
 		wantSt := statsCounts(t, ref+"/st.json")
 		if !strings.Contains(wantSt, `"index_matches"`) {
 			t.Fatalf("%s: dedup found no document in the index", name)
@@ -822,9 +826,12 @@ func TestStagedAgainstIndex(t *testing.T) {
 		for _, n := range tasks {
 			run := filepath.Join(dir, fmt.Sprintf("%s-%d", name, n))
 			args := append([]string{"dedup", "-q", "--executor", "local", "--tasks", fmt.Sprint(n), "-j", "2", "--work", run + "/work",
-				"--clusters", run + "/cl", "-o", run + "/out", "--stats", run + "/st.json"}, flags...)
+				"--clusters", run + "/cl", "-o", run + "/out", "--pairs", run + "/pairs", "--stats", run + "/st.json"}, flags...)
 			if code, _, stderr := runCLI(append(args, in...)...); code != 0 {
 				t.Fatalf("%s, %d tasks: exit %d: %s", name, n, code, stderr)
+			}
+			if got := concatParts(t, run+"/pairs", n); !bytes.Equal(got, wantPairs) {
+				t.Errorf("%s, %d tasks: the pairs differ from dedup's", name, n)
 			}
 			if got := concatParts(t, run+"/cl", n); !bytes.Equal(got, wantCl) {
 				t.Errorf("%s, %d tasks: the clusters differ from dedup's", name, n)
@@ -840,6 +847,10 @@ func TestStagedAgainstIndex(t *testing.T) {
 	check("index", []string{"--against", ix}, 1, 3, 8)
 	check("index-exact", []string{"--method", "exact", "--against", ix}, 3)
 	check("index-files", []string{"--keep", "longest", "--against", ix, "--against", old}, 3)
+	check("index-simhash", []string{"--method", "simhash", "--against", ix}, 3)
+	check("index-leader", []string{"--cluster", "leader", "--against", ix}, 3)
+	check("index-all", []string{"--pairs-mode", "all", "--against", ix}, 3)
+	check("index-ksentence", []string{"--method", "ksentence", "--against", ix}, 3)
 	if redistest.Available() {
 		url := redistest.Server(t).URL("staged")
 		if code, _, stderr := runCLI("index", "copy", "-q", "--from", ix, "--to", url); code != 0 {
@@ -847,10 +858,10 @@ func TestStagedAgainstIndex(t *testing.T) {
 		}
 		check("redis", []string{"--against", url}, 1, 3, 8)
 	}
-	for _, flag := range []string{"--pairs", "--report"} {
-		code, _, stderr := runCLI("dedup", "-q", "--executor", "local", "--work", filepath.Join(dir, "w"+flag), "--against", ix, flag, filepath.Join(dir, "o"+flag), a)
-		if code != ExitUsage || !strings.Contains(stderr, "--against "+ix+": a saved index: with --executor, not with "+flag+" yet") {
-			t.Errorf("%s: exit %d: %s", flag, code, stderr)
+	for _, flags := range [][]string{{"--pairs", filepath.Join(dir, "p-cascade"), "--method", "cascade"}, {"--report", filepath.Join(dir, "r.html")}} {
+		code, _, stderr := runCLI(append([]string{"dedup", "-q", "--executor", "local", "--work", filepath.Join(dir, "w"+flags[0]), "--against", ix, a}, flags...)...)
+		if code != ExitUsage || !strings.Contains(stderr, "--against "+ix+": a saved index: with --executor, not with "+flags[0]) {
+			t.Errorf("%s: exit %d: %s", flags, code, stderr)
 		}
 	}
 	// The index changes: the job planned with it is not resumed.

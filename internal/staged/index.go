@@ -125,21 +125,25 @@ func (j *Job) openIndexes() (ixs []dedup.Index, close func(), err error) {
 	return ixs, close, nil
 }
 
-// appendHit appends shard document doc's hit in the form of signHits.
-func appendHit(dst []byte, doc uint64, id string, sim float64) []byte {
+// appendHit appends shard document doc's hit in the form of signHits:
+// its number in the shard, the indexed duplicate's id, its own id and the
+// similarity's bits.
+func appendHit(dst []byte, doc uint64, indexID, own string, sim float64) []byte {
 	dst = appendUvarint(dst, doc)
-	dst = appendUvarint(dst, uint64(len(id)))
-	dst = append(dst, id...)
+	dst = appendUvarint(dst, uint64(len(indexID)))
+	dst = append(dst, indexID...)
+	dst = appendUvarint(dst, uint64(len(own)))
+	dst = append(dst, own...)
 	return appendUvarint(dst, math.Float64bits(sim))
 }
 
 // hitRun reads a shard's hits (signHits) in document order.
 type hitRun struct {
-	r   *reader
-	ok  bool
-	doc uint64
-	id  []byte
-	sim float64
+	r       *reader
+	ok      bool
+	doc     uint64
+	id, own []byte // the indexed duplicate's id, the document's
+	sim     float64
 }
 
 func (h *hitRun) next() error {
@@ -152,6 +156,9 @@ func (h *hitRun) next() error {
 		return err
 	}
 	if h.id, err = h.r.bytes(h.id); err != nil {
+		return err
+	}
+	if h.own, err = h.r.bytes(h.own); err != nil {
 		return err
 	}
 	b, err := h.r.uvarint()

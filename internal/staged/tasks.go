@@ -124,7 +124,7 @@ func (j *Job) sign(ctx context.Context, s int) error {
 						old++
 					}
 					if d.Index != "" {
-						hitBuf = appendHit(hitBuf[:0], uint64(n), d.Index, d.IndexSimilarity)
+						hitBuf = appendHit(hitBuf[:0], uint64(n), d.Index, d.ID, d.IndexSimilarity)
 						if _, err := hitsW.Write(hitBuf); err != nil {
 							return err
 						}
