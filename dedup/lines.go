@@ -23,6 +23,19 @@ func AppendClusterLine(dst []byte, id, cluster string, kept bool) []byte {
 	return append(dst, "}\n"...)
 }
 
+// AppendIndexPairLine appends the --pairs line of a new document, id, found
+// in a saved index (--against INDEX) as the indexed document indexID with
+// the index's similarity, with its newline.
+func AppendIndexPairLine(dst []byte, indexID, id string, similarity float64) []byte {
+	dst = append(dst, `{"id1":`...)
+	dst = corpus.AppendJSONString(dst, indexID)
+	dst = append(dst, `,"id2":`...)
+	dst = corpus.AppendJSONString(dst, id)
+	dst = append(dst, `,"similarity":`...)
+	dst = strconv.AppendFloat(dst, similarity, 'f', -1, 64)
+	return append(dst, `,"index":true}`+"\n"...)
+}
+
 // AppendPairLine appends the --pairs line of the pair (id1, id2), with its
 // newline: the similarity, the Hamming distance when distance is not
 // negative, and "measure":"hamming" when the similarity is SimHash's.

@@ -841,19 +841,10 @@ func (r *run) pass1(ctx context.Context) error {
 		r.closers = append(r.closers, c)
 	}
 	r.uf = cluster.NewUnionFind(0)
-	if len(r.in.AgainstIndexes) > 0 {
-		r.checkers = make([][]func(string) (string, float64, bool, error), r.cfg.workers())
-		for w := range r.checkers {
-			for _, ix := range r.in.AgainstIndexes {
-				c, err := ix.NewChecker()
-				if err != nil {
-					return err
-				}
-				r.checkers[w] = append(r.checkers[w], c)
-			}
-		}
-		defer func() { r.checkers = nil }()
+	if err := r.newCheckers(); err != nil {
+		return err
 	}
+	defer func() { r.checkers = nil }()
 	emit := r.emitter()
 	findEmit := emit // the finder's, with its own numbers
 	if r.cascade != nil {
@@ -1195,6 +1186,25 @@ func (r *run) writeAllPairs() {
 	r.allPairs = nil
 }
 
+// newCheckers makes each worker's checkers of Input.AgainstIndexes (none
+// without an index).
+func (r *run) newCheckers() error {
+	if len(r.in.AgainstIndexes) == 0 {
+		return nil
+	}
+	r.checkers = make([][]func(string) (string, float64, bool, error), r.cfg.workers())
+	for w := range r.checkers {
+		for _, ix := range r.in.AgainstIndexes {
+			c, err := ix.NewChecker()
+			if err != nil {
+				return err
+			}
+			r.checkers[w] = append(r.checkers[w], c)
+		}
+	}
+	return nil
+}
+
 // check looks a text up in every index, in order, and returns the first
 // index's best duplicate.
 func check(checkers []func(string) (string, float64, bool, error), text string) (*indexHit, error) {
@@ -1234,12 +1244,7 @@ func (r *run) indexHit(i int, h indexHit) {
 
 // writeHitLine writes the pairs line of document i's hit h in an index.
 func (r *run) writeHitLine(i int, h indexHit) {
-	line := corpus.AppendJSONString(append(r.hitLine[:0], `{"id1":`...), h.id)
-	line = append(line, `,"id2":`...)
-	line = corpus.AppendJSONString(line, r.ids[i])
-	line = append(line, `,"similarity":`...)
-	line = strconv.AppendFloat(line, h.sim, 'f', -1, 64)
-	line = append(line, `,"index":true}`+"\n"...)
+	line := AppendIndexPairLine(r.hitLine[:0], h.id, r.ids[i], h.sim)
 	r.pairsBuf.Write(line) // a write error surfaces at Flush
 	r.hitLine = line
 }

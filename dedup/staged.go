@@ -117,13 +117,21 @@ type SignedDoc struct {
 	// the ranges has: its sketch is its content id alone, and its key
 	// the content id's (staged_cascade.go).
 	Copy bool
+	// Index is the id of the document's best duplicate in the first of
+	// Input.AgainstIndexes that has one, and IndexSimilarity the
+	// similarity the index gave it, as Run finds them ("" for none, and
+	// for an old document, which is not looked up).
+	Index           string
+	IndexSimilarity float64
 }
 
 // SketchRanges reads the documents of ranges in order with open, sketches
 // them on cfg.Workers goroutines and calls fn with each in order. The
 // ranges of old files (DocRange.Old) come first. The stats count what was
 // read (Documents, old ones included, Empty, InputBytes, Skipped), as Run
-// counts them.
+// counts them. With Input.AgainstIndexes each new document is looked up
+// in them as Run looks it up (SignedDoc.Index; Stats.IndexMatches counts
+// the documents found).
 func SketchRanges(ctx context.Context, cfg Options, in Input, open OpenFunc, ranges []DocRange, fn func(*SignedDoc) error) (*Stats, error) {
 	return sketchRanges(ctx, cfg, in, open, ranges, nil, false, fn)
 }
@@ -197,7 +205,7 @@ func sketchRanges(ctx context.Context, cfg Options, in Input, open OpenFunc, ran
 			in.Against = append(in.Against, rg.File)
 		}
 	}
-	in.Sources, in.Resume, in.AgainstIndexes = nil, false, nil
+	in.Sources, in.Resume = nil, false
 	r, err := newRun(cfg, in, Outputs{})
 	if err != nil {
 		return nil, err
@@ -215,10 +223,17 @@ func sketchRanges(ctx context.Context, cfg Options, in Input, open OpenFunc, ran
 		return nil, err
 	}
 	r.stats.Memory = r.plan()
+	if err := r.newCheckers(); err != nil {
+		return nil, err
+	}
 	var sd SignedDoc
 	err = r.sketchAll(ctx, func(_ int, d *rawDoc, s DocSketch) error {
 		r.stats.Documents++
 		sd.ID, sd.Len, sd.Old = d.id, d.n, d.old
+		sd.Index, sd.IndexSimilarity = "", 0
+		if d.hit != nil {
+			sd.Index, sd.IndexSimilarity = d.hit.id, d.hit.sim
+		}
 		cs, _ := s.(*cascadeSigned)
 		sd.Copy = cs != nil && cs.keyed && cs.s == nil
 		sd.Sketch, sd.Keys = st.appendSigned(sd.Sketch[:0], sd.Keys[:0], s)
@@ -469,6 +484,13 @@ type JoinOptions struct {
 	// no sketch (minhash's component join keeps the shingle sets in a
 	// scratch file under TmpDir, as Run does, instead of in memory).
 	Sketches func() ([]byte, error)
+	// Hits are the new documents found in an index (Input.AgainstIndexes;
+	// SignedDoc.Index), by JoinDoc.Doc: the id of each one's indexed
+	// duplicate. As in Run, a cluster with one of them goes whole, its
+	// kept document too, named after the indexed duplicate of its first
+	// document found (JoinResult.Removed), and counts as a cluster even
+	// of one document.
+	Hits map[int64]string
 }
 
 // JoinComponents runs cfg's method on docs, which must be whole
@@ -618,17 +640,35 @@ func JoinComponents(ctx context.Context, cfg Options, docs []JoinDoc, opts JoinO
 			res.Below = &n
 		}
 	}
+	// Run's finish: a cluster with a document found in an index goes,
+	// named by its first such document's indexed duplicate.
+	var labels map[int32]string
+	if len(opts.Hits) > 0 {
+		labels = map[int32]string{}
+		for i := nOld; i < len(keep); i++ {
+			if id, ok := opts.Hits[docs[i].Doc]; ok {
+				if _, named := labels[keep[i]]; !named {
+					labels[keep[i]] = id
+				}
+			}
+		}
+	}
 	size := make([]int32, len(keep))
 	for i, k := range keep[nOld:] {
 		size[k]++
-		if int(k) != i+nOld {
+		label, labelled := labels[k]
+		switch {
+		case labelled:
+			res.Removed = append(res.Removed, Removal{Doc: docs[i+nOld].Doc, Cluster: label})
+		case int(k) != i+nOld:
 			res.Removed = append(res.Removed, Removal{Doc: docs[i+nOld].Doc, Cluster: docs[k].ID})
 		}
 	}
 	for k, n := range size {
 		if n > 0 {
 			res.Sizes[int(n)]++
-			if n > 1 || k < nOld { // a new document with an old duplicate counts
+			_, labelled := labels[int32(k)]
+			if n > 1 || k < nOld || labelled { // a new document with an old duplicate counts
 				res.Clusters++
 			}
 		}

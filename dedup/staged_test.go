@@ -221,3 +221,86 @@ func TestSketchSomeIsSketchRanges(t *testing.T) {
 		}
 	}
 }
+
+// TestStagedIndexHits: SketchRanges looks the new documents up in an index
+// (Input.AgainstIndexes) as Run does, and JoinComponents, given the hits,
+// removes and names the clusters as Run does: a cluster with a document
+// found goes whole, named after its first such document's indexed
+// duplicate, and a document found alone counts as a cluster.
+func TestStagedIndexHits(t *testing.T) {
+	texts := []string{
+		"alpha beta gamma delta epsilon zeta eta theta",          // n0: kept alone
+		"one two three four five six seven eight nine",           // n1: found as old-1
+		"one two three four five six seven eight ten",            // n2: with n1
+		"unrelated words that stay in the output alone",          // n3: found alone as old-3
+		"red orange yellow green blue indigo violet black",       // n4: kept with n5
+		"red orange yellow green blue indigo violet white",       // n5
+		"north south east west up down left right forward",       // n6: found as old-6
+		"north south east west up down left right backward",      // n7: found as old-7, named old-6
+		"lorem ipsum dolor sit amet consectetur adipiscing elit", // n8: alone
+	}
+	ix := fakeIndex{texts[1]: "old-1", texts[3]: "old-3", texts[6]: "old-6", texts[7]: "old-7"}
+	dir := t.TempDir()
+	in := writeTexts(t, dir, texts, "n%d")
+	for _, method := range []string{"minhash", "exact", "simhash"} {
+		cfg := Options{}
+		cfg.Method, cfg.Spec.Threshold, cfg.Spec.Shingle.N, cfg.Workers = method, 0.5, 2, 1
+		if method == "exact" {
+			cfg.Spec.Shingle.N = 0
+		}
+		out := Outputs{Clusters: filepath.Join(dir, method+".jsonl")}
+		st, err := Run(context.Background(), cfg, Input{Files: []string{in}, AgainstIndexes: []Index{ix}}, out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := os.ReadFile(out.Clusters)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var docs []JoinDoc
+		hits := map[int64]string{}
+		sst, err := SketchRanges(context.Background(), cfg, Input{AgainstIndexes: []Index{ix}}, corpus.Open, []DocRange{{File: in, Lo: 0, Hi: -1}}, func(d *SignedDoc) error {
+			i := int64(len(docs))
+			docs = append(docs, JoinDoc{Doc: i, ID: d.ID, Len: d.Len, Sketch: slices.Clone(d.Sketch)})
+			if d.Index != "" {
+				hits[i] = d.Index
+				if d.IndexSimilarity != 0.9 {
+					t.Errorf("%s: %s: similarity %v, the index gave 0.9", method, d.ID, d.IndexSimilarity)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(hits) != 4 || sst.IndexMatches != 4 {
+			t.Fatalf("%s: SketchRanges found %d documents in the index (stats %d), want 4: %v", method, len(hits), sst.IndexMatches, hits)
+		}
+		ids := make([]string, len(docs))
+		for i, d := range docs {
+			ids[i] = d.ID
+		}
+		res, err := JoinComponents(context.Background(), cfg, docs, JoinOptions{Workers: 1, TmpDir: t.TempDir(), Hits: hits, Sketched: int64(len(docs)), Documents: int64(len(docs))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		removed := map[int64]string{}
+		for _, rm := range res.Removed {
+			removed[rm.Doc] = rm.Cluster
+		}
+		var got []byte
+		for i, id := range ids {
+			cl, rm := removed[int64(i)]
+			if !rm {
+				cl = id
+			}
+			got = AppendClusterLine(got, id, cl, !rm)
+		}
+		if string(got) != string(want) {
+			t.Errorf("%s: the join's clusters\n%s\nRun's\n%s", method, got, want)
+		}
+		if res.Clusters != st.Clusters || len(docs)-len(res.Removed) != st.Kept {
+			t.Errorf("%s: the join: %d clusters, %d kept; Run: %d, %d", method, res.Clusters, len(docs)-len(res.Removed), st.Clusters, st.Kept)
+		}
+	}
+}

@@ -100,6 +100,9 @@ type rawDoc struct {
 	err     error
 	ev      *corpus.RecordError // itemSkip
 	trailer ckptTrailer         // itemResumed
+	// hit is the document's duplicate in Input.AgainstIndexes, found by
+	// the worker (the same as its batch's hits entry), for SketchRanges.
+	hit *indexHit
 }
 
 // eachDoc reads every document, normalises it and hands it to one of the
@@ -382,7 +385,7 @@ func (r *run) sketchDoc(sk DocSketcher, checkers []func(string) (string, float64
 		if err != nil {
 			return nil, fmt.Errorf("document %q: %w", rd.id, err)
 		}
-		b.hits[k] = hit
+		b.hits[k], rd.hit = hit, hit
 	}
 	if rd.pre {
 		return rd.sketch, nil

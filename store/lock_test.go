@@ -119,3 +119,45 @@ func TestOpenHoldsLock(t *testing.T) {
 		t.Errorf("%d documents, want the 1 added by the first process", s.Len())
 	}
 }
+
+// TestOpenShared: a read-only index opened Shared takes no lock, so two
+// of them are open at once (the staged job's sign tasks), each finding
+// the index's documents; without Shared the second is ErrLocked.
+func TestOpenShared(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "ix")
+	s, err := Create(dir, sketch.Spec{Method: sketch.MinHash}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sk, _ := s.NewSketcher()
+	const doc = "the one document of the index, long enough to have shingles"
+	if err := s.Add("d1", sk.Sketch(doc)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var open []*Store
+	for range 2 {
+		s, err := Open(dir, Options{ReadOnly: true, Shared: true})
+		if err != nil {
+			t.Fatalf("shared open %d: %v", len(open)+1, err)
+		}
+		defer s.Close()
+		open = append(open, s)
+	}
+	for k, s := range open {
+		ms, err := s.Query(nil, sk.Sketch(doc), 1)
+		if err != nil || len(ms) != 1 || ms[0].ID != "d1" {
+			t.Errorf("shared open %d: %v, %v", k+1, ms, err)
+		}
+	}
+	a, err := Open(dir, Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	if _, err := Open(dir, Options{ReadOnly: true}); !errors.Is(err, ErrLocked) {
+		t.Errorf("a second read-only open without Shared: %v, want ErrLocked", err)
+	}
+}

@@ -78,6 +78,12 @@ type Options struct {
 	NoSync bool
 	// ReadOnly opens the index for queries only; writes fail.
 	ReadOnly bool
+	// Shared, with ReadOnly, opens a directory index without its lock, so
+	// that several processes may query it at once (the staged job's sign
+	// tasks, --against INDEX). Nothing may write the index meanwhile: a
+	// writer's compaction can delete the files such a reader reads.
+	// Ignored by Redis indexes, which have no lock.
+	Shared bool
 	// EstimateOnly, at Create (CreateRedis), makes an index that keeps no
 	// shingle sets: smaller (about 7.3 bytes less a shingle, docs/bench/
 	// store.md), deciding MinHash candidates by the signature estimate
@@ -101,11 +107,24 @@ type Options struct {
 }
 
 func (o Options) vfs() vfs.FS {
-	if o.fs == nil {
-		return vfs.Default
+	fs := o.fs
+	if fs == nil {
+		fs = vfs.Default
 	}
-	return o.fs
+	if o.Shared && o.ReadOnly {
+		return unlockedFS{fs}
+	}
+	return fs
 }
+
+// unlockedFS is a file system whose locks are not taken (Options.Shared).
+type unlockedFS struct{ vfs.FS }
+
+func (unlockedFS) Lock(string) (io.Closer, error) { return noLock{}, nil }
+
+type noLock struct{}
+
+func (noLock) Close() error { return nil }
 
 // Store is a persistent index of document sketches. See the package
 // documentation for the layout, the concurrency and the durability rules.

@@ -27,6 +27,7 @@ import (
 	"github.com/neardup/neardup/internal/objstore"
 	"github.com/neardup/neardup/internal/sharedflags"
 	"github.com/neardup/neardup/internal/staged"
+	"github.com/neardup/neardup/store"
 )
 
 // stagedOpts are dedup's flags of the staged pipeline (--executor).
@@ -162,9 +163,27 @@ func runStaged(cmd *cobra.Command, o *dedupOpts, cfg dedup.Options, ropts corpus
 	}
 	// The old corpus (--against FILES) comes first, as in dedup: its
 	// documents are numbered before the input's.
-	old, err := stagedAgainst(o.against, o.input.exclude, exp.Files)
+	old, indexes, err := stagedAgainst(o.against, o.input.exclude, exp.Files)
 	if err != nil {
 		return err
+	}
+	if len(indexes) > 0 {
+		// Not staged yet: the pairs lines of the documents found in an
+		// index, at their place among the others, and the report's
+		// examples named after them.
+		switch {
+		case o.pairs != "" && cfg.Cascade:
+			return usageErr("--against %s: a saved index: with --executor, not with --pairs and --method cascade yet (the lines of the documents found in it have their place among the cascade's pairs, which no stage knows); run without --pairs or without --executor", indexes[0])
+		case o.report != "":
+			return usageErr("--against %s: a saved index: with --executor, not with --report yet; run without --report or without --executor", indexes[0])
+		}
+		for _, loc := range indexes {
+			ref, err := describeIndex(loc)
+			if err != nil {
+				return err
+			}
+			plan.Indexes = append(plan.Indexes, ref)
+		}
 	}
 	files := slices.Concat(old, exp.Files)
 	// A file no reader exists for is refused now, as dedup refuses it,
@@ -391,41 +410,34 @@ func printStagedSummary(w io.Writer, st *dedup.Stats, source string, tasks int, 
 	}
 }
 
-// stagedAgainst expands --against's paths into the old corpus's files; a
-// saved index, standard input and a file that is also an input are
-// refused.
-func stagedAgainst(against, exclude, inputs []string) ([]string, error) {
+// stagedAgainst expands --against's paths into the old corpus's files
+// and its saved indexes (their locations, in order); standard input and a
+// file that is also an input are refused.
+func stagedAgainst(against, exclude, inputs []string) (files, indexes []string, err error) {
 	if len(against) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if slices.Contains(against, "-") {
-		return nil, usageErr("--against cannot read standard input")
+		return nil, nil, usageErr("--against cannot read standard input")
 	}
-	paths, indexes, closers, err := splitAgainst(against)
+	paths, _, closers, err := splitAgainst(against)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for _, c := range closers {
 		c.Close()
 	}
-	if len(indexes) > 0 {
-		ix := against[0]
-		for _, p := range against {
-			if !slices.Contains(paths, p) {
-				ix = p
-				break
-			}
+	for _, p := range against {
+		if !slices.Contains(paths, p) {
+			indexes = append(indexes, p)
 		}
-		// What blocks it (docs/scale.md, "Not staged"): the sign tasks
-		// would each open the index at once, and a pebble index takes
-		// its directory's lock even read-only; and a hit removes its
-		// whole cluster under the indexed document's name, with its own
-		// pairs lines and counts, which no stage carries yet.
-		return nil, usageErr("--against %s: a saved index: with --executor, --against takes the old corpus's files only (the staged tasks do not look documents up in an index); give the files the index was made from, or run without --executor", ix)
+	}
+	if len(paths) == 0 {
+		return nil, indexes, nil
 	}
 	e, err := expandFlagInputs("--against", paths, exclude)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	in := make(map[string]bool, len(inputs))
 	for _, f := range inputs {
@@ -433,10 +445,31 @@ func stagedAgainst(against, exclude, inputs []string) ([]string, error) {
 	}
 	for _, f := range e.Files {
 		if in[f] {
-			return nil, usageErr("%s: both an input and --against: with --executor a file is one or the other", f)
+			return nil, nil, usageErr("%s: both an input and --against: with --executor a file is one or the other", f)
 		}
 	}
-	return e.Files, nil
+	return e.Files, indexes, nil
+}
+
+// describeIndex opens the saved index at loc as the sign tasks will, and
+// returns what the plan records of it (staged.IndexRef): a task, or a
+// resumed job, that finds it changed stops.
+func describeIndex(loc string) (staged.IndexRef, error) {
+	if !objstore.IsURL(loc) && !store.IsURL(loc) {
+		// The tasks may run in another directory (--executor print,
+		// slurm).
+		abs, err := filepath.Abs(loc)
+		if err != nil {
+			return staged.IndexRef{}, err
+		}
+		loc = abs
+	}
+	ix, err := staged.OpenIndex(loc)
+	if err != nil {
+		return staged.IndexRef{}, indexErr("--against", loc, err)
+	}
+	defer ix.Close()
+	return staged.DescribeIndex(loc, ix)
 }
 
 // markOld marks the ranges of the old corpus's files in the plan.

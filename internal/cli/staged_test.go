@@ -17,6 +17,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
+	"github.com/neardup/neardup/internal/redistest"
 	"github.com/neardup/neardup/internal/sample"
 	"github.com/neardup/neardup/internal/staged"
 )
@@ -872,13 +873,98 @@ func TestStagedAgainst(t *testing.T) {
 	if code != ExitUsage || !strings.Contains(stderr, a+": both an input and --against") {
 		t.Errorf("a file both old and new: exit %d: %s", code, stderr)
 	}
+}
+
+// TestStagedAgainstIndex: with a saved index (--against DIR, and a Redis
+// URL where redis-server is installed) the staged job's -o, --clusters,
+// --pairs and --stats are dedup's at 1, 3 and 8 tasks (and at 3 for
+// exact, simhash, ksentence, --cluster leader, --pairs-mode all, and an
+// index with --against FILES): the documents found in it go with their
+// clusters, named after their indexed duplicates, their pairs lines at
+// dedup's place, counted as dedup counts them. The same command after the
+// index changed is refused; --pairs with the cascade and --report are not
+// staged with an index yet.
+func TestStagedAgainstIndex(t *testing.T) {
+	stagedEnv(t)
+	dir := t.TempDir()
+	lines := genCorpus(t, 6, 600)
+	old, a, b := filepath.Join(dir, "old.jsonl"), filepath.Join(dir, "a.jsonl"), filepath.Join(dir, "b.jsonl.gz")
+	writeLines(t, old, lines[:250])
+	writeLines(t, a, lines[250:400])
+	writeLines(t, b, lines[400:])
 	ix := filepath.Join(dir, "ix")
 	if code, _, stderr := runCLI("index", "create", "--index", ix); code != 0 {
 		t.Fatal(stderr)
 	}
-	code, _, stderr = runCLI("dedup", "-q", "--executor", "local", "--work", filepath.Join(dir, "ixwork"), "--against", ix, a)
-	if code != ExitUsage || !strings.Contains(stderr, "--against "+ix+": a saved index: with --executor, --against takes the old corpus's files only") {
-		t.Errorf("a saved index: exit %d: %s", code, stderr)
+	if code, _, stderr := runCLI("index", "add", "-q", "--skip-invalid", "--index", ix, old); code != 0 {
+		t.Fatal(stderr)
+	}
+	in := []string{a, b}
+	check := func(name string, flags []string, tasks ...int) {
+		t.Helper()
+		ref := filepath.Join(dir, name+"-ref")
+		os.Mkdir(ref, 0o755)
+		args := append([]string{"dedup", "-q", "-j", "2", "--clusters", ref + "/cl.jsonl", "-o", ref + "/out.jsonl", "--pairs", ref + "/pairs.jsonl", "--stats", ref + "/st.json"}, flags...)
+		if code, _, stderr := runCLI(append(args, in...)...); code != 0 {
+			t.Fatalf("%s: dedup: exit %d: %s", name, code, stderr)
+		}
+		wantCl, _ := os.ReadFile(ref + "/cl.jsonl")
+		wantOut, _ := os.ReadFile(ref + "/out.jsonl")
+		wantPairs, _ := os.ReadFile(ref + "/pairs.jsonl")
+		wantSt := statsCounts(t, ref+"/st.json")
+		if !strings.Contains(wantSt, `"index_matches"`) {
+			t.Fatalf("%s: dedup found no document in the index", name)
+		}
+		for _, n := range tasks {
+			run := filepath.Join(dir, fmt.Sprintf("%s-%d", name, n))
+			args := append([]string{"dedup", "-q", "--executor", "local", "--tasks", fmt.Sprint(n), "-j", "2", "--work", run + "/work",
+				"--clusters", run + "/cl", "-o", run + "/out", "--pairs", run + "/pairs", "--stats", run + "/st.json"}, flags...)
+			if code, _, stderr := runCLI(append(args, in...)...); code != 0 {
+				t.Fatalf("%s, %d tasks: exit %d: %s", name, n, code, stderr)
+			}
+			if got := concatParts(t, run+"/pairs", n); !bytes.Equal(got, wantPairs) {
+				t.Errorf("%s, %d tasks: the pairs differ from dedup's", name, n)
+			}
+			if got := concatParts(t, run+"/cl", n); !bytes.Equal(got, wantCl) {
+				t.Errorf("%s, %d tasks: the clusters differ from dedup's", name, n)
+			}
+			if got := concatParts(t, run+"/out", n); !bytes.Equal(got, wantOut) {
+				t.Errorf("%s, %d tasks: the kept documents differ from dedup's", name, n)
+			}
+			if got := statsCounts(t, run+"/st.json"); got != wantSt {
+				t.Errorf("%s, %d tasks: stats differ:\n%s\nwant\n%s", name, n, got, wantSt)
+			}
+		}
+	}
+	check("index", []string{"--against", ix}, 1, 3, 8)
+	check("index-exact", []string{"--method", "exact", "--against", ix}, 3)
+	check("index-files", []string{"--keep", "longest", "--against", ix, "--against", old}, 3)
+	check("index-simhash", []string{"--method", "simhash", "--against", ix}, 3)
+	check("index-leader", []string{"--cluster", "leader", "--against", ix}, 3)
+	check("index-all", []string{"--pairs-mode", "all", "--against", ix}, 3)
+	check("index-ksentence", []string{"--method", "ksentence", "--against", ix}, 3)
+	if redistest.Available() {
+		url := redistest.Server(t).URL("staged")
+		if code, _, stderr := runCLI("index", "copy", "-q", "--from", ix, "--to", url); code != 0 {
+			t.Fatal(stderr)
+		}
+		check("redis", []string{"--against", url}, 1, 3, 8)
+	}
+	for _, flags := range [][]string{{"--pairs", filepath.Join(dir, "p-cascade"), "--method", "cascade"}, {"--report", filepath.Join(dir, "r.html")}} {
+		code, _, stderr := runCLI(append([]string{"dedup", "-q", "--executor", "local", "--work", filepath.Join(dir, "w"+flags[0]), "--against", ix, a}, flags...)...)
+		if code != ExitUsage || !strings.Contains(stderr, "--against "+ix+": a saved index: with --executor, not with "+flags[0]) {
+			t.Errorf("%s: exit %d: %s", flags, code, stderr)
+		}
+	}
+	// The index changes: the job planned with it is not resumed.
+	run := filepath.Join(dir, "index-3")
+	if code, _, stderr := runCLI("index", "add", "-q", "--skip-invalid", "--index", ix, a); code != 0 {
+		t.Fatal(stderr)
+	}
+	code, _, stderr := runCLI(append([]string{"dedup", "-q", "--executor", "local", "--tasks", "3", "-j", "2", "--work", run + "/work",
+		"--clusters", run + "/cl", "-o", run + "/out", "--stats", run + "/st.json", "--against", ix}, in...)...)
+	if code != ExitUsage || !strings.Contains(stderr, "holds the plan of another job") || !strings.Contains(stderr, "indexes") {
+		t.Errorf("the index changed: exit %d: %s", code, stderr)
 	}
 }
 

@@ -59,6 +59,12 @@ func (j *Job) join(ctx context.Context, g int) error {
 		docs = meta.GroupDocs[g]
 	}
 	acc := &joinAcc{g: g, opts: dedup.JoinOptions{Workers: max(j.Plan.TaskWorkers, 1), TmpDir: j.tmpDir(), Sketched: sketched, Documents: off[len(off)-1], Pairs: j.Plan.Pairs != "", Old: old, Multi: j.Plan.examples()}}
+	// With an index: every shard's documents found in it (few, and small:
+	// a document number and an id each), of which the join's components
+	// use their own.
+	if acc.opts.Hits, err = j.allHits(ctx, off); err != nil {
+		return err
+	}
 	scattered := func(fn func(*joinRec) error) error {
 		var rec joinRec
 		for s := range j.Plan.Tasks {

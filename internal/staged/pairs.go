@@ -12,6 +12,7 @@ import (
 	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/internal/heapx"
 	"github.com/neardup/neardup/internal/objstore"
+	"github.com/neardup/neardup/sketch"
 )
 
 // The pairs file (--pairs P): each join task writes its pairs' lines to
@@ -82,9 +83,24 @@ type pairsSource struct {
 	r           *reader
 	g           int
 	order, line []byte
+	// hits, when not nil, are the shard's documents found in an index,
+	// whose lines the source gives in place of r's, each after the pairs
+	// of its document (their order is the next document's position,
+	// which theirs extend); base is the shard's first document's
+	// position.
+	hits *hitRun
+	base uint64
 }
 
 func (p *pairsSource) next() (bool, error) {
+	if h := p.hits; h != nil {
+		if !h.ok {
+			return false, nil
+		}
+		p.order = binary.BigEndian.AppendUint64(p.order[:0], p.base+h.doc+1)
+		p.line = dedup.AppendIndexPairLine(p.line[:0], string(h.id), string(h.own), h.sim)
+		return true, h.next()
+	}
 	if p.r.atEOF() {
 		return false, nil
 	}
@@ -144,6 +160,53 @@ func (j *Job) writePairs(ctx context.Context, s int) error {
 			h.Push(p)
 		}
 		bw := bufio.NewWriterSize(w, 1<<20)
+		first, err := j.indexLinesFirst()
+		if err != nil {
+			return err
+		}
+		switch {
+		case first && s == 0:
+			// Before every pair, in input order, as dedup writes them
+			// while it reads, its Finder's pairs coming at its end.
+			for t := range j.Plan.Tasks {
+				hits, err := j.openHits(ctx, t)
+				if err != nil {
+					return err
+				}
+				var line []byte
+				for hits.ok {
+					line = dedup.AppendIndexPairLine(line[:0], string(hits.id), string(hits.own), hits.sim)
+					if _, err := bw.Write(line); err != nil {
+						hits.r.Close()
+						return err
+					}
+					if err := hits.next(); err != nil {
+						hits.r.Close()
+						return err
+					}
+				}
+				hits.r.Close()
+			}
+		case len(j.Plan.Indexes) > 0 && !first:
+			off, err := j.offsets(ctx)
+			if err != nil {
+				return err
+			}
+			hits, err := j.openHits(ctx, s)
+			if err != nil {
+				return err
+			}
+			p := &pairsSource{r: hits.r, g: -1, hits: hits, base: uint64(off[s])}
+			ok, err := p.next()
+			if err != nil || !ok {
+				hits.r.Close()
+				if err != nil {
+					return err
+				}
+			} else {
+				h.Push(p)
+			}
+		}
 		for n := 0; h.Len() > 0; n++ {
 			if n%4096 == 0 && ctx.Err() != nil {
 				return ctx.Err()
@@ -165,4 +228,19 @@ func (j *Job) writePairs(ctx context.Context, s int) error {
 		}
 		return bw.Flush()
 	})
+}
+
+// indexLinesFirst reports whether dedup writes the pairs lines of the
+// documents found in an index before every other pair: where its Finder
+// reports the pairs at its end (simhash's batch Finder, --pairs-mode all);
+// else each comes after the pairs of its document's step (pairsSource).
+func (j *Job) indexLinesFirst() (bool, error) {
+	if len(j.Plan.Indexes) == 0 {
+		return false, nil
+	}
+	spec, err := j.Plan.Options.ResolveSpec()
+	if err != nil {
+		return false, err
+	}
+	return j.Plan.Options.AllPairs || spec.Method == sketch.SimHash, nil
 }

@@ -65,8 +65,9 @@ const StatsName = "finish/stats.json"
 // of the report no longer carry the choice; 12: --method cascade: a
 // cascade's staged sketch begins with the document's content id and its
 // first key is the content id's, the sign metas count the copies within
-// the shard, the join stats the exact copies).
-const PlanVersion = 12
+// the shard, the join stats the exact copies; 13: --against INDEX: the
+// plan's indexes, the sign tasks' hits, sign/i/hits).
+const PlanVersion = 13
 
 // Stage names, in order.
 const (
@@ -141,6 +142,11 @@ type Plan struct {
 	// examples task.
 	Examples       int `json:"examples,omitempty"`
 	RandomExamples int `json:"random_examples,omitempty"`
+	// Indexes are the saved indexes of --against (plan version 13): the
+	// sign tasks look the new documents up in them (signHits), the joins
+	// and the write tasks remove the clusters of those found, as dedup
+	// does.
+	Indexes []IndexRef `json:"indexes,omitempty"`
 }
 
 // examples reports whether the job gathers what its report shows.
@@ -598,6 +604,7 @@ func signIDs(s int) string                    { return fmt.Sprintf("sign/%05d/id
 func signSketches(s int) string               { return fmt.Sprintf("sign/%05d/sketches", s) }
 func bucketIDs(p int) string                  { return fmt.Sprintf("bucket/ids-%05d", p) }
 func signMeta(s int) string                   { return fmt.Sprintf("sign/%05d/meta.json", s) }
+func signHits(s int) string                   { return fmt.Sprintf("sign/%05d/hits", s) }
 func bucketEdges(p int) string                { return fmt.Sprintf("bucket/%05d", p) }
 func componentsOf(s int) string               { return fmt.Sprintf("components/%05d", s) }
 func scatterOf(s int) string                  { return fmt.Sprintf("scatter/%05d", s) }
@@ -656,6 +663,11 @@ type signMetaFile struct {
 	// one), and the first of them.
 	IDsFromPosition      int    `json:"ids_from_position,omitempty"`
 	IDsFromPositionFirst string `json:"ids_from_position_first,omitempty"`
+	// IndexMatches is how many of the shard's documents were found in
+	// Plan.Indexes, and IndexSimilarity their similarities' histogram
+	// (dedup.Stats.Similarity's buckets).
+	IndexMatches    int   `json:"index_matches,omitempty"`
+	IndexSimilarity []int `json:"index_similarity,omitempty"`
 }
 
 // idsFromPositionName is where finish writes the job's

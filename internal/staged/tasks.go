@@ -59,7 +59,20 @@ func (j *Job) sign(ctx context.Context, s int) error {
 	var n uint32
 	var sketched, old, copies int64
 	in := dedup.Input{Options: p.Input.corpus(), SkipInvalid: p.Input.SkipInvalid}
+	if len(p.Indexes) > 0 {
+		ixs, closeIndexes, err := j.openIndexes()
+		if err != nil {
+			return err
+		}
+		defer closeIndexes()
+		in.AgainstIndexes = ixs
+	}
 	var stats *dedup.Stats
+	var hitBuf []byte
+	var indexSim []int
+	if len(p.Indexes) > 0 {
+		indexSim = make([]int, 20)
+	}
 	// The ids and the sketches stream to their files as the documents
 	// come; each file appears whole when the shard is done. A sketch
 	// that carries the shingle set (dedup.SignedSets) is not kept: about
@@ -73,53 +86,74 @@ func (j *Job) sign(ctx context.Context, s int) error {
 		}
 		return j.Work.Put(ctx, signSketches(s), fn)
 	}
+	// With an index, the documents found in it stream to their file
+	// (signHits) too.
+	putHits := func(fn func(io.Writer) error) error {
+		if len(p.Indexes) == 0 {
+			return fn(io.Discard)
+		}
+		return j.Work.Put(ctx, signHits(s), fn)
+	}
 	err := j.Work.Put(ctx, signIDs(s), func(idsOut io.Writer) error {
-		return putSketches(func(skOut io.Writer) error {
-			idsW, skW := bufio.NewWriterSize(idsOut, 1<<20), bufio.NewWriterSize(skOut, 1<<20)
-			var err error
-			stats, err = dedup.SketchRanges(ctx, cfg, in, OpenInput, p.Shards[s], func(d *dedup.SignedDoc) error {
-				idBuf = appendUvarint(idBuf[:0], uint64(len(d.ID)))
-				idBuf = append(idBuf, d.ID...)
-				idBuf = appendUvarint(idBuf, uint64(d.Len))
-				if _, err := idsW.Write(idBuf); err != nil {
-					return err
-				}
-				if keep {
-					sketches = appendUvarint(sketches[:0], uint64(len(d.Sketch)))
-					sketches = append(sketches, d.Sketch...)
-					if _, err := skW.Write(sketches); err != nil {
+		return putHits(func(hitsOut io.Writer) error {
+			return putSketches(func(skOut io.Writer) error {
+				idsW, skW := bufio.NewWriterSize(idsOut, 1<<20), bufio.NewWriterSize(skOut, 1<<20)
+				hitsW := bufio.NewWriterSize(hitsOut, 64<<10)
+				var err error
+				stats, err = dedup.SketchRanges(ctx, cfg, in, OpenInput, p.Shards[s], func(d *dedup.SignedDoc) error {
+					idBuf = appendUvarint(idBuf[:0], uint64(len(d.ID)))
+					idBuf = append(idBuf, d.ID...)
+					idBuf = appendUvarint(idBuf, uint64(d.Len))
+					if _, err := idsW.Write(idBuf); err != nil {
 						return err
 					}
+					if keep {
+						sketches = appendUvarint(sketches[:0], uint64(len(d.Sketch)))
+						sketches = append(sketches, d.Sketch...)
+						if _, err := skW.Write(sketches); err != nil {
+							return err
+						}
+					}
+					switch {
+					case d.Copy:
+						copies++
+					case len(d.Sketch) > 0:
+						sketched++
+					}
+					if d.Old {
+						old++
+					}
+					if d.Index != "" {
+						hitBuf = appendHit(hitBuf[:0], uint64(n), d.Index, d.ID, d.IndexSimilarity)
+						if _, err := hitsW.Write(hitBuf); err != nil {
+							return err
+						}
+						indexSim[min(int(d.IndexSimilarity*20), 19)]++
+					}
+					for b, k := range d.Keys {
+						x := mixKey(b, k)
+						q := x % uint64(p.Tasks)
+						h.keys[q] = append(h.keys[q], keyEntry{x, n})
+					}
+					h.nKeys += int64(len(d.Keys))
+					h.addID(d.ID, n)
+					n++
+					if share > 0 && h.bytes() > share {
+						return j.putSignRun(ctx, s, h, nil)
+					}
+					return nil
+				})
+				if err != nil {
+					return err
 				}
-				switch {
-				case d.Copy:
-					copies++
-				case len(d.Sketch) > 0:
-					sketched++
+				if err := idsW.Flush(); err != nil {
+					return err
 				}
-				if d.Old {
-					old++
+				if err := hitsW.Flush(); err != nil {
+					return err
 				}
-				for b, k := range d.Keys {
-					x := mixKey(b, k)
-					q := x % uint64(p.Tasks)
-					h.keys[q] = append(h.keys[q], keyEntry{x, n})
-				}
-				h.nKeys += int64(len(d.Keys))
-				h.addID(d.ID, n)
-				n++
-				if share > 0 && h.bytes() > share {
-					return j.putSignRun(ctx, s, h, nil)
-				}
-				return nil
+				return skW.Flush()
 			})
-			if err != nil {
-				return err
-			}
-			if err := idsW.Flush(); err != nil {
-				return err
-			}
-			return skW.Flush()
 		})
 	})
 	if err != nil {
@@ -132,7 +166,8 @@ func (j *Job) sign(ctx context.Context, s int) error {
 	}
 	return j.putJSON(ctx, signMeta(s), signMetaFile{Documents: int64(stats.Documents), Empty: stats.Empty, InputBytes: stats.InputBytes, Traditional: stats.Traditional, HTMLLike: stats.HTMLLike, Sketched: sketched, Copies: copies, Runs: h.runs, Old: old,
 		Skipped: stats.Skipped, SkippedErrors: stats.SkippedErrors, Damaged: stats.Damaged,
-		IDsFromPosition: stats.IDsFromPosition, IDsFromPositionFirst: stats.IDsFromPositionFirst})
+		IDsFromPosition: stats.IDsFromPosition, IDsFromPositionFirst: stats.IDsFromPositionFirst,
+		IndexMatches: stats.IndexMatches, IndexSimilarity: indexSim})
 }
 
 // signShare is the part of --task-memory a sign task's keys and ids may
@@ -673,6 +708,9 @@ type joinStatsFile struct {
 // writeMetaFile is a write task's count.
 type writeMetaFile struct {
 	Kept int64 `json:"kept"`
+	// IndexAlone is how many of the shard's documents found in an index
+	// are in no component: each a cluster of its own (Stats.Clusters).
+	IndexAlone int64 `json:"index_alone,omitempty"`
 }
 
 // write: shard s's clusters lines and kept records. The removed documents
@@ -752,8 +790,10 @@ func (j *Job) write(ctx context.Context, s int) error {
 			return err
 		}
 	}
-	if removed < 0 {
-		// Neither output: count the removals.
+	var alone int64
+	if removed < 0 || len(j.Plan.Indexes) > 0 {
+		// Neither output: count the removals; with an index, those
+		// found in it alone too.
 		rms, err := j.openRemovals(ctx, s)
 		if err != nil {
 			return err
@@ -764,12 +804,12 @@ func (j *Job) write(ctx context.Context, s int) error {
 				return err
 			}
 		}
-		removed = rms.n
+		removed, alone = rms.n, rms.alone
 	}
 	if err := j.writePairs(ctx, s); err != nil {
 		return err
 	}
-	return j.putJSON(ctx, writeMeta(s), writeMetaFile{Kept: meta.Documents - meta.Old - removed})
+	return j.putJSON(ctx, writeMeta(s), writeMetaFile{Kept: meta.Documents - meta.Old - removed, IndexAlone: alone})
 }
 
 // eachID walks shard s's ids (its sign task's) beside the join tasks'
@@ -973,6 +1013,14 @@ func (j *Job) finish(ctx context.Context) error {
 			return err
 		}
 		st.Kept += int(w.Kept)
+		// A document found in an index: its line in the pairs file
+		// counts as a pair; one in no component is a cluster.
+		st.IndexMatches += m.IndexMatches
+		st.Pairs += m.IndexMatches
+		for k, v := range m.IndexSimilarity {
+			st.Similarity[k] += v
+		}
+		st.Clusters += int(w.IndexAlone)
 	}
 	for g := range p.Tasks {
 		var js joinStatsFile
