@@ -711,7 +711,10 @@ func runIndexStream(cmd *cobra.Command, o *indexOpts, args []string, add bool) e
 		for i := range chunk {
 			it, r := &chunk[i], results[i]
 			sum.Documents++
-			if !s.Spec().Normalize.HTML && dedup.LooksLikeHTML(it.text) {
+			// Counted as the documents are: a record --skip-invalid
+			// leaves out below is neither.
+			html := !s.Spec().Normalize.HTML && dedup.LooksLikeHTML(it.text)
+			if html {
 				sum.HTMLLike++
 			}
 			line := docResult{ID: it.id, Matches: r.Matches}
@@ -731,6 +734,9 @@ func runIndexStream(cmd *cobra.Command, o *indexOpts, args []string, add bool) e
 					}
 					sum.Skipped++
 					sum.Documents--
+					if html {
+						sum.HTMLLike--
+					}
 					if skipErr == nil {
 						skipErr = re
 					}
