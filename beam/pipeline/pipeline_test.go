@@ -370,6 +370,77 @@ func TestSameAsDedup(t *testing.T) {
 	}
 }
 
+// TestStreamFormatSameAsDedup: a file whose name gives no format is read
+// in Options.StreamFormat (neardup-beam --format) as `neardup dedup
+// --format` reads it, and the outputs are dedup's byte for byte: zstd
+// JSONL named data.zst under jsonl, and text lines named corpus.data
+// beside a .jsonl.gz file, which keeps its own format, under txt.
+func TestStreamFormatSameAsDedup(t *testing.T) {
+	dir := t.TempDir()
+	files := genCorpus(t, dir, 600)
+	zst, err := os.ReadFile(files[2]) // c.jsonl.zst
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(dir, "data.zst")
+	if err := os.WriteFile(data, zst, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := corpus.Open(files[0], corpus.Options{}) // a.jsonl
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []byte
+	for r.Next() {
+		lines = append(append(lines, r.Doc().Text...), '\n')
+	}
+	if err := r.Err(); err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	text := filepath.Join(dir, "corpus.data")
+	if err := os.WriteFile(text, lines, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		format string
+		in     []string // in name order, as the pipeline reads them
+	}{
+		{corpus.StreamJSONL, []string{files[0], data}},
+		{corpus.StreamText, []string{files[1], text}},
+	} {
+		t.Run(c.format, func(t *testing.T) {
+			d := t.TempDir()
+			out := dedup.Outputs{Clusters: filepath.Join(d, "dedup-clusters.jsonl"), Kept: filepath.Join(d, "dedup-kept.jsonl")}
+			if _, err := dedup.Run(context.Background(), dedup.Options{}, dedup.Input{Files: c.in, Options: corpus.Options{StreamFormat: c.format}}, out); err != nil {
+				t.Fatal(err)
+			}
+			wantC, err := os.ReadFile(out.Clusters)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantK, err := os.ReadFile(out.Kept)
+			if err != nil {
+				t.Fatal(err)
+			}
+			beamOut := filepath.Join(d, "beam")
+			if _, err := Run(context.Background(), Options{Inputs: c.in, Output: beamOut, Runner: "prism", StreamFormat: c.format}); err != nil {
+				t.Fatal(err)
+			}
+			gotC, gotK := readOutputs(t, beamOut)
+			if len(wantC) == 0 || !bytes.Contains(wantC, []byte(filepath.Base(c.in[1]))) && c.format == corpus.StreamText {
+				t.Fatalf("dedup found no clusters with documents of %s; the test meant some", c.in[1])
+			}
+			if !bytes.Equal(gotC, wantC) {
+				t.Errorf("clusters differ: %s", firstDiff(gotC, wantC))
+			}
+			if !bytes.Equal(gotK, wantK) {
+				t.Errorf("kept records differ: %s", firstDiff(gotK, wantK))
+			}
+		})
+	}
+}
+
 // verifyThreshold is the Jaccard threshold a verified pair of cfg's run
 // reaches: the Spec's, or for simhash VerifyThreshold (0: the default).
 func verifyThreshold(t testing.TB, cfg dedup.Options) float64 {

@@ -44,6 +44,9 @@ type readOptions struct {
 	IDField     string
 	MaxDocBytes int
 	HTMLMain    bool
+	// StreamFormat is the format of the files whose names give none
+	// (Options.StreamFormat).
+	StreamFormat string
 }
 
 // readOptionsOf returns the reader settings of a run of opts: those
@@ -56,16 +59,26 @@ func readOptionsOf(opts Options) (readOptions, error) {
 	if err != nil {
 		return readOptions{}, err
 	}
-	return readOptions{TextField: ro.TextField, IDField: ro.IDField, MaxDocBytes: ro.MaxDocBytes, HTMLMain: ro.HTMLMain}, nil
+	switch opts.StreamFormat {
+	case "", corpus.StreamJSONL, corpus.StreamText:
+	default:
+		return readOptions{}, fmt.Errorf("--format %q: want jsonl or txt (it applies to files whose names give no format; other files go by their names)", opts.StreamFormat)
+	}
+	return readOptions{TextField: ro.TextField, IDField: ro.IDField, MaxDocBytes: ro.MaxDocBytes, HTMLMain: ro.HTMLMain, StreamFormat: opts.StreamFormat}, nil
 }
 
 func (o readOptions) corpus() corpus.Options {
-	return corpus.Options{TextField: o.TextField, IDField: o.IDField, MaxDocBytes: o.MaxDocBytes, HTMLMain: o.HTMLMain}
+	return corpus.Options{TextField: o.TextField, IDField: o.IDField, MaxDocBytes: o.MaxDocBytes, HTMLMain: o.HTMLMain, StreamFormat: o.StreamFormat}
 }
 
 // supported reports whether the pipeline reads name: JSONL (.jsonl,
-// .json, .ndjson, plain or .gz or .zst) and Parquet.
-func supported(name string) bool {
+// .json, .ndjson, plain or .gz or .zst) and Parquet, and, when stream is
+// not "" (--format), a name that gives no format (data.zst, corpus.data),
+// read in stream as `neardup dedup` reads it.
+func supported(name, stream string) bool {
+	if stream != "" && givesNoFormat(name) {
+		return true
+	}
 	n := strings.ToLower(name)
 	n = strings.TrimSuffix(strings.TrimSuffix(n, ".gz"), ".zst")
 	if n != strings.ToLower(name) && strings.HasSuffix(n, ".parquet") {
@@ -79,10 +92,18 @@ func supported(name string) bool {
 	return false
 }
 
+// givesNoFormat reports whether name gives no format of its own: one
+// that --format applies to (corpus.CheckFormat refuses it, and it would
+// read it in a format given).
+func givesNoFormat(name string) bool {
+	return corpus.CheckFormat(name) != nil && corpus.CheckFormatWith(name, corpus.Options{StreamFormat: corpus.StreamJSONL}) == nil
+}
+
 // expandInputs lists the files of the globs through Beam's file systems,
 // sorted by name and without repeats. A glob that matches nothing, or a
-// file the pipeline cannot read, is an error naming it.
-func expandInputs(ctx context.Context, globs []string) ([]string, error) {
+// file the pipeline cannot read, is an error naming it; so is a --format
+// (stream) that no file is read in, as `neardup dedup` refuses it.
+func expandInputs(ctx context.Context, globs []string, stream string) ([]string, error) {
 	if len(globs) == 0 {
 		return nil, fmt.Errorf("%w: no --input", ErrUsage)
 	}
@@ -101,11 +122,18 @@ func expandInputs(ctx context.Context, globs []string) ([]string, error) {
 			return nil, fmt.Errorf("%w: --input %s matches no file", ErrUsage, g)
 		}
 		for _, n := range names {
-			if !supported(n) {
-				return nil, fmt.Errorf("%w: --input %s: %s is not JSONL (.jsonl, .json, .ndjson, optionally .gz or .zst) or Parquet", ErrUsage, g, n)
+			if !supported(n, stream) {
+				hint := ""
+				if givesNoFormat(n) {
+					hint = ": rename it, or give its format with --format jsonl or --format txt"
+				}
+				return nil, fmt.Errorf("%w: --input %s: %s is not JSONL (.jsonl, .json, .ndjson, optionally .gz or .zst) or Parquet%s", ErrUsage, g, n, hint)
 			}
 		}
 		files = append(files, names...)
+	}
+	if stream != "" && !slices.ContainsFunc(files, givesNoFormat) {
+		return nil, fmt.Errorf("%w: --format %s applies to files whose names give no format (data.zst, corpus.data), and no input is one; files with a format in their names go by it: rename the file", ErrUsage, stream)
 	}
 	slices.Sort(files)
 	files = slices.Compact(files)
@@ -131,6 +159,9 @@ func openDocs(ctx context.Context, path string, opts corpus.Options) (r corpus.R
 		return nil, nil, err
 	}
 	if !strings.HasSuffix(strings.ToLower(path), ".parquet") {
+		if !givesNoFormat(path) {
+			opts.StreamFormat = "" // JSONL, as its name says
+		}
 		jr := corpus.NewStream(rc, path, opts)
 		return jr, func() error { jr.Close(); rc.Close(); return fs.Close() }, nil
 	}

@@ -65,6 +65,12 @@ type Options struct {
 	// corpus; zero values are its defaults).
 	TextField, IDField string
 	MaxDocBytes        int
+	// StreamFormat is the format of the input files whose names give
+	// none (data.zst, corpus.data): corpus.StreamJSONL or
+	// corpus.StreamText (one document a line), as `neardup dedup
+	// --format` reads them; "" refuses such a name. Files whose names
+	// give a format go by it.
+	StreamFormat string
 	// Pairs writes pairs-*.jsonl.
 	Pairs bool
 	// Runner is the Beam runner: prism (in-process), universal, flink,
@@ -200,7 +206,7 @@ func Run(ctx context.Context, opts Options) (*Stats, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrUsage, err)
 	}
-	files, err := expandInputs(ctx, opts.Inputs)
+	files, err := expandInputs(ctx, opts.Inputs, opts.StreamFormat)
 	if err != nil {
 		return nil, err
 	}

@@ -28,6 +28,11 @@ func TestIndexAddDiskFull(t *testing.T) {
 	if code != 1 || !strings.Contains(msg, "not enough free disk space") || strings.Contains(msg, "panic") {
 		t.Fatalf("index add on a filling disk = exit %d:\n%s", code, msg)
 	}
+	// Worded with the flag, without the store's package words ("index
+	// DIR: store: not enough ..." before).
+	if want := "neardup: --index " + dir + ": not enough free disk space for the index: "; !strings.HasPrefix(msg, want) || strings.Contains(msg, "store:") {
+		t.Errorf("index add on a filling disk said:\n%s\nwant it to begin %q, without \"store:\"", msg, want)
+	}
 	m := regexp.MustCompile(`the (\d+) documents added before`).FindStringSubmatch(msg)
 	if m == nil {
 		t.Fatalf("the error does not say how many documents were added:\n%s", msg)

@@ -246,9 +246,10 @@ func openIndexAt(loc string, so store.Options) (store.Index, error) {
 }
 
 // indexErr words a failure of the store to open or create the index at
-// loc, given by flag, as the flag, the location, what is wrong and what
-// to do, without the store's package words ("store: index server
-// unreachable: ..."). The error still wraps err: errors.Is finds the
+// loc, given by flag, or one in mid-run (a Redis server lost, a disk
+// full, a write failed inside the database), as the flag, the location,
+// what is wrong and what to do, without the store's package words
+// ("store: index server unreachable: ..."). The error still wraps err: errors.Is finds the
 // store's sentinel, and the exit code is err's. A usage error, and an
 // error that is not the store's, is returned as it is.
 func indexErr(flag, loc string, err error) error {
@@ -284,6 +285,10 @@ func indexErr(flag, loc string, err error) error {
 		msg = "the index is already open " + cause(store.ErrLocked.Error())
 	case errors.Is(err, store.ErrVersion):
 		msg = fmt.Sprintf("the index %s: use a newer neardup", cause(store.ErrVersion.Error()))
+	case errors.Is(err, store.ErrDiskFull):
+		msg = "not enough free disk space for the index: " + cause(store.ErrDiskFull.Error())
+	case errors.Is(err, store.ErrFailed):
+		msg = fmt.Sprintf("a write to the index failed (%s); the documents added before it are in the index: run the command again, which reopens it, to write again", cause(store.ErrFailed.Error()))
 	case errors.Is(err, store.ErrCorrupt):
 		msg = fmt.Sprintf("the index is damaged (%s): restore it from a copy, or build it again with 'neardup index create' and 'neardup index add'", cause(store.ErrCorrupt.Error()))
 	case strings.HasPrefix(err.Error(), "store: open "+loc+": "):
@@ -700,7 +705,8 @@ func runIndexStream(cmd *cobra.Command, o *indexOpts, args []string, add bool) e
 		}
 		results, err := pl.Run(op, docs, text, o.limit)
 		if errors.Is(err, store.ErrDiskFull) {
-			return fmt.Errorf("index %s: %w; the %d documents added before are in the index, which stays usable: free space and add the rest", o.dir, err, sum.Added)
+			// Worded by indexErr: "--index DIR: not enough free disk space ...".
+			return fmt.Errorf("%w; the %d documents added before are in the index, which stays usable: free space and add the rest", err, sum.Added)
 		}
 		if err != nil {
 			return err
@@ -711,7 +717,10 @@ func runIndexStream(cmd *cobra.Command, o *indexOpts, args []string, add bool) e
 		for i := range chunk {
 			it, r := &chunk[i], results[i]
 			sum.Documents++
-			if !s.Spec().Normalize.HTML && dedup.LooksLikeHTML(it.text) {
+			// Counted as the documents are: a record --skip-invalid
+			// leaves out below is neither.
+			html := !s.Spec().Normalize.HTML && dedup.LooksLikeHTML(it.text)
+			if html {
 				sum.HTMLLike++
 			}
 			line := docResult{ID: it.id, Matches: r.Matches}
@@ -731,6 +740,9 @@ func runIndexStream(cmd *cobra.Command, o *indexOpts, args []string, add bool) e
 					}
 					sum.Skipped++
 					sum.Documents--
+					if html {
+						sum.HTMLLike--
+					}
 					if skipErr == nil {
 						skipErr = re
 					}

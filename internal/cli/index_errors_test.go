@@ -28,6 +28,24 @@ func TestIndexErrMidRun(t *testing.T) {
 	if again := indexErr("--index", loc, got); again != got {
 		t.Errorf("said twice: %s", again)
 	}
+	// The other store failures in mid-run: a full disk (provoked end to
+	// end in TestIndexAddDiskFull) and a write failed inside the
+	// database (an I/O error of the write-ahead log, which no test can
+	// provoke portably), each with the flag and without "store:".
+	for _, c := range []struct {
+		err  error
+		want string
+	}{
+		{fmt.Errorf("%w; the 5120 documents added before are in the index, which stays usable: free space and add the rest", fmt.Errorf("%w: 0 bytes free; the index keeps 1048576 in reserve and this write needs 2211338 more", store.ErrDiskFull)),
+			"--index ix: not enough free disk space for the index: 0 bytes free; the index keeps 1048576 in reserve and this write needs 2211338 more; the 5120 documents added before are in the index, which stays usable: free space and add the rest"},
+		{fmt.Errorf("add: %w", fmt.Errorf("%w: pebble: write ix/000004.log: input/output error", store.ErrFailed)),
+			"--index ix: a write to the index failed (write ix/000004.log: input/output error); the documents added before it are in the index: run the command again, which reopens it, to write again"},
+	} {
+		got := indexErr("--index", "ix", c.err)
+		if got.Error() != c.want || !errors.Is(got, c.err) {
+			t.Errorf("got  %s\nwant %s", got, c.want)
+		}
+	}
 }
 
 // TestIndexAtOpenWords: a folder that cannot be made is worded without

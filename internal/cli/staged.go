@@ -628,7 +628,7 @@ func planShards(ctx context.Context, plan *staged.Plan, files []string, ropts co
 	points := make([][]dedup.RestartPoint, len(files))
 	for k, f := range files {
 		var err error
-		if counts[k], points[k], err = staged.CountDocs(ctx, f, ropts); err != nil {
+		if counts[k], points[k], err = staged.CountDocs(ctx, f, ropts, plan.Input.SkipInvalid); err != nil {
 			// The error names the file and the record, as a plain
 			// run's does.
 			return nil, fmt.Errorf("%w (while counting the documents to plan the job)", err)

@@ -521,6 +521,50 @@ func TestStagedOutputUnwritable(t *testing.T) {
 	}
 }
 
+// TestStagedDamagedInput: a damaged input file (a gzip file cut short, a
+// zstd file with a corrupt frame) stops the planning of a job that
+// counts its documents, with dedup's words for it and dedup's exit code,
+// before any task runs; the sign task failed later, exit 1, before.
+func TestStagedDamagedInput(t *testing.T) {
+	stagedEnv(t)
+	dir := t.TempDir()
+	lines := genCorpus(t, 11, 300)
+	gz, zst := filepath.Join(dir, "cut.jsonl.gz"), filepath.Join(dir, "bad.jsonl.zst")
+	writePieces(t, gz, lines, 4000)
+	writePieces(t, zst, lines, 4000)
+	b, err := os.ReadFile(gz)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(gz, b[:len(b)*2/3], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if b, err = os.ReadFile(zst); err != nil {
+		t.Fatal(err)
+	}
+	for k := len(b) / 2; k < len(b)/2+8; k++ {
+		b[k] ^= 0xa5
+	}
+	if err := os.WriteFile(zst, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{gz, zst} {
+		code, _, stderr := runCLI("dedup", "-q", "-o", filepath.Join(dir, "out.jsonl"), f)
+		said := strings.TrimSuffix(strings.TrimPrefix(stderr, "neardup: "), "\n")
+		if code != ExitInvalidData || !strings.HasPrefix(said, f+":") || strings.Contains(said, "\n") {
+			t.Fatalf("dedup %s: exit %d: %s; the test meant a damaged file", f, code, stderr)
+		}
+		work := filepath.Join(dir, "work-"+filepath.Base(f))
+		code, _, stderr = runCLI("dedup", "--executor", "local", "--tasks", "2", "--work", work, "-o", filepath.Join(dir, "out-"+filepath.Base(f)), f)
+		if code != ExitInvalidData || !strings.Contains(stderr, said+" (while counting the documents to plan the job)") || strings.Contains(stderr, "stage sign") {
+			t.Errorf("staged job on %s: exit %d: %s; want exit %d, %q while planning and no task run", f, code, stderr, ExitInvalidData, said)
+		}
+		if _, err := os.Stat(filepath.Join(work, staged.PlanName)); err == nil {
+			t.Errorf("staged job on %s: a plan was written", f)
+		}
+	}
+}
+
 // planStages are the stages of the job planned in work (staged.Plan.Stages).
 func planStages(t *testing.T, work string) []string {
 	t.Helper()
@@ -816,11 +860,18 @@ func TestStagedSkipInvalid(t *testing.T) {
 		t.Errorf("summary: exit %d: %s", code, stderr)
 	}
 	// Without --skip-invalid: the first bad record stops the job; a
-	// damaged file too, at the end of its last range.
+	// damaged file stops its planning, which counts its documents (exit
+	// 3, as dedup; see TestStagedDamagedInput).
 	for _, in := range [][]string{{a}, {c}, {d}} {
 		run := filepath.Join(dir, "strict-"+filepath.Base(in[0]))
 		code, _, stderr := runCLI("dedup", "-q", "--executor", "local", "--tasks", "3", "--work", run, "--clusters", run+"-cl", "--max-doc-bytes", "2000", in[0])
-		wantErr := map[string]string{a: a + ":1 (offset 0)", c: c + " documents 0-0", d: d}[in[0]]
+		if in[0] == d {
+			if code != ExitInvalidData || !strings.Contains(stderr, d+":") || !strings.Contains(stderr, "while counting the documents to plan the job") {
+				t.Errorf("%s without --skip-invalid: exit %d: %s", d, code, stderr)
+			}
+			continue
+		}
+		wantErr := map[string]string{a: a + ":1 (offset 0)", c: c + " documents 0-0"}[in[0]]
 		if code != ExitFailure || !strings.Contains(stderr, "exit status 3") || !strings.Contains(stderr, wantErr) ||
 			in[0] == c && !strings.Contains(stderr, "--max-doc-bytes raises the limit") {
 			t.Errorf("%s without --skip-invalid: exit %d: %s", in[0], code, stderr)

@@ -229,9 +229,20 @@ type positioner interface {
 // frame restarts only at its start, decompressing from there: that saves
 // the splitting into records only). Parquet files and web archives have
 // none: their ranges read from the file's start.
-func CountDocs(ctx context.Context, name string, opts corpus.Options) (int64, []dedup.RestartPoint, error) {
+//
+// Bad records are counted as the tasks skip them, but a damaged file (a
+// truncated gzip member, a corrupt zstd frame: corpus.ErrCorrupt) stops
+// the count with the reader's error, as it stops a plain run, unless
+// skipInvalid: then the count is of the documents before the damage, the
+// ones the tasks read.
+func CountDocs(ctx context.Context, name string, opts corpus.Options, skipInvalid bool) (int64, []dedup.RestartPoint, error) {
 	opts.RawOnly = true
-	opts.OnInvalid = func(*corpus.RecordError) error { return nil }
+	opts.OnInvalid = func(re *corpus.RecordError) error {
+		if !skipInvalid && errors.Is(re, corpus.ErrCorrupt) {
+			return re
+		}
+		return nil
+	}
 	rd, err := OpenInput(name, opts)
 	if err != nil {
 		return 0, nil, err

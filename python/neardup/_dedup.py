@@ -8,33 +8,11 @@ from array import array
 from typing import Any, Iterable, Iterator, Mapping, Optional, Sequence
 
 from ._lib import Error, OptionError, check, lib, take_string
+from ._text import utf8
 
 __all__ = ["dedup", "DedupResult", "options_to_flags"]
 
 _DEFAULT_BATCH = 8192
-
-
-def _checked(b: bytes, n: int) -> bytes:
-    """b when it is UTF-8 text; a ValueError naming document n when it is not."""
-    try:
-        b.decode("utf-8")
-        return b
-    except UnicodeDecodeError as e:
-        raise ValueError(
-            f"document {n}: bytes that are not valid UTF-8 at byte {e.start}; "
-            "decode them first (e.g. b.decode('utf-8', 'replace') or b.decode('cp1252'))"
-        ) from None
-
-
-def _encode(s: str, n: int, what: str) -> bytes:
-    """s in UTF-8; a ValueError naming document n when s holds a lone surrogate."""
-    try:
-        return s.encode("utf-8")
-    except UnicodeEncodeError as e:
-        raise ValueError(
-            f"document {n}: the {what} has a lone surrogate ({s[e.start]!r}) at character {e.start}, "
-            "which UTF-8 cannot hold; remove it or encode with errors='replace'"
-        ) from None
 
 
 def options_to_flags(options: Mapping[str, Any]) -> list[str]:
@@ -221,11 +199,8 @@ def _run(L: Any, h: int, texts: Iterable[Any], ids: Optional[Iterable[Any]], tex
 
     for item in _iter_items(texts):
         doc_id = None
-        data = None  # the text's UTF-8 bytes when it came as bytes (checked, not decoded again)
-        if isinstance(item, str):
+        if isinstance(item, (str, bytes, bytearray, memoryview)):
             text = item
-        elif isinstance(item, (bytes, bytearray, memoryview)):
-            text = data = _checked(bytes(item), n)
         elif isinstance(item, Mapping):
             if text_field not in item:
                 raise Error(f"document {n}: no field {text_field!r}")
@@ -240,11 +215,9 @@ def _run(L: Any, h: int, texts: Iterable[Any], ids: Optional[Iterable[Any]], tex
                 doc_id = item[id_field]
         else:
             raise TypeError(f"document {n}: {type(item).__name__}, want str, bytes or a mapping with {text_field!r}")
-        if not isinstance(text, str) and data is None:
-            if isinstance(text, (bytes, bytearray)):
-                text = data = _checked(bytes(text), n)
-            else:
-                raise TypeError(f"document {n}: text is {type(text).__name__}, want str")
+        # A text that came as bytes is kept as it came once checked, not
+        # decoded and encoded again.
+        data = utf8(text, n, "text")
         mode_known = True
         if id_iter is not None:
             try:
@@ -257,9 +230,9 @@ def _run(L: Any, h: int, texts: Iterable[Any], ids: Optional[Iterable[Any]], tex
                 # The command line names such a document FILE:LINE, an id
                 # that is not among the ones given.
                 raise ValueError(f"document {n}: the id is empty; ids must be non-empty strings (leave out ids= for the positions \"0\", \"1\", ...)")
-            id_batch.append(_encode(s, n, "id"))
+            id_batch.append(utf8(s, n, "id"))
             all_ids.append(s)
-        batch.append(data if data is not None else _encode(text, n, "text"))
+        batch.append(data)
         n += 1
         if len(batch) >= batch_size and not feed():
             ended = True

@@ -10,6 +10,7 @@ from typing import Any, Iterable, NamedTuple, Optional, Sequence
 
 from ._dedup import options_to_flags
 from ._lib import Error, OptionError, StorageError, check, lib, take_string
+from ._text import utf8
 
 __all__ = ["Index", "Match", "Result"]
 
@@ -40,22 +41,11 @@ def _matches(raw: list) -> list[Match]:
 
 
 def _utf8(v: Any, i: int, what: str) -> bytes:
-    """Text or id v of document i in UTF-8; TypeError or ValueError naming it."""
-    if isinstance(v, (bytes, bytearray)):
-        try:
-            bytes(v).decode("utf-8")
-        except UnicodeDecodeError as e:
-            raise ValueError(f"document {i}: the {what} has bytes that are not valid UTF-8 at byte {e.start}") from None
-        return bytes(v)
-    if not isinstance(v, str):
-        if what == "id" and v is not None:
-            v = str(v)
-        else:
-            raise TypeError(f"document {i}: the {what} is {type(v).__name__}, want str")
-    try:
-        return v.encode("utf-8")
-    except UnicodeEncodeError as e:
-        raise ValueError(f"document {i}: the {what} has a lone surrogate at character {e.start}, which UTF-8 cannot hold") from None
+    """Text or id v of document i in UTF-8 (utf8, dedup's check); an id
+    that is not a str or bytes is taken as str(v)."""
+    if what == "id" and v is not None and not isinstance(v, (str, bytes, bytearray, memoryview)):
+        v = str(v)
+    return utf8(v, i, what)
 
 
 def _pack(items: Sequence[bytes]) -> tuple[bytes, array]:

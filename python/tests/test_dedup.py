@@ -110,14 +110,36 @@ def test_errors(tmp_path):
         neardup.dedup(["a", "b"], ids=["1"])
 
 
+# One fault, one wording: neardup.dedup and neardup.Index check texts and
+# ids with the same helper (they had two, whose words differed: "bytes
+# that are not valid UTF-8" against "the text has bytes ...", a lone
+# surrogate shown or not, "text is int" against "the text is int").
+@pytest.mark.parametrize("text", [b"ok", b"a\xffb", "a\ud800b", 5, None])
+def test_dedup_and_index_say_the_same(tmp_path, text):
+    def said(f):
+        try:
+            f()
+        except (TypeError, ValueError) as e:
+            return type(e), str(e)
+        return None
+
+    by_dedup = said(lambda: neardup.dedup(["first", {"text": text}]))
+    with neardup.Index(str(tmp_path / "idx")) as ix:
+        by_index = said(lambda: ix.add_batch(["x", "y"], ["first", text]))
+    assert by_dedup == by_index
+    assert (by_dedup is None) == (text == b"ok")
+
+
 def test_bad_text_and_ids_name_the_document():
     # One string is not a list of one-character documents.
     with pytest.raises(TypeError, match="not a collection of texts"):
         neardup.dedup("a rose is a rose")
-    with pytest.raises(ValueError, match="document 1: bytes that are not valid UTF-8 at byte 0"):
+    with pytest.raises(ValueError, match="document 1: the text has bytes that are not valid UTF-8 at byte 0"):
         neardup.dedup([b"a b c", b"\xff\xfe abc"])
-    with pytest.raises(ValueError, match="document 1: bytes that are not valid UTF-8 at byte 2"):
+    with pytest.raises(ValueError, match="document 1: the text has bytes that are not valid UTF-8 at byte 2"):
         neardup.dedup([{"text": "a"}, {"text": b"ab\xe4"}])
+    with pytest.raises(TypeError, match=r"document 1: the text is int, want str \(or bytes in UTF-8\)"):
+        neardup.dedup([{"text": "a"}, {"text": 5}])
     with pytest.raises(ValueError, match="document 0: the text has a lone surrogate"):
         neardup.dedup(["a\ud800b c d e f"])
     with pytest.raises(ValueError, match="document 1: the id has a lone surrogate"):

@@ -18,6 +18,7 @@ var sharedDiffer = map[string]string{
 	"idf":    "beam cannot learn IDF weights: the table is required and every worker must read it",
 	"quiet":  "beam has no progress bars",
 	"output": "a folder of shards here, the kept records' file there",
+	"format": "beam reads no standard input: it applies to files whose names give no format only",
 	"then":   "beam lists only the near methods it runs after the cascade (jaccard's candidates are not bucket keys)",
 }
 

@@ -56,6 +56,7 @@ func (i *inputs) Set(s string) error { *i = append(*i, s); return nil }
 type options struct {
 	in                      inputs
 	output, method, idf     string
+	format                  string // --format: of the files whose names give none
 	then                    string // --method cascade's near method
 	roundsPerJob, maxRounds int
 	joinMemory              string
@@ -72,7 +73,8 @@ type options struct {
 // flags neardup dedup has too are declared by package sharedflags, with
 // dedup's names, defaults and help.
 func (o *options) register(fs *flag.FlagSet) {
-	fs.Var(&o.in, "input", "input file or glob (repeatable): JSONL (.jsonl, .json, .ndjson, optionally .gz or .zst) or Parquet, local or gs:// s3://")
+	fs.Var(&o.in, "input", "input file or glob (repeatable): JSONL (.jsonl, .json, .ndjson, optionally .gz or .zst) or Parquet, local or gs:// s3://; a file whose name gives no format with --format")
+	fs.StringVar(&o.format, "format", "", "format of the input files whose names give none (data.zst, corpus.data): jsonl or txt (one document per line); other files go by their names")
 	fs.StringVar(&o.output, "output", "", "output directory: clusters-*.jsonl, kept-*.jsonl.zst, pairs-*.jsonl (--pairs), stats.json")
 	if f := fs.Lookup("runner"); f == nil {
 		o.runner = fs.String("runner", "prism", "Beam runner: prism (in-process, or a Prism job server with --endpoint), universal, flink, spark (with --endpoint HOST:PORT of a job server) or dataflow")
@@ -217,7 +219,7 @@ func run(args []string, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	opts := pipeline.Options{Inputs: o.in, Output: o.output, Config: cfg, TextField: o.fields.TextField, IDField: o.fields.IDField,
-		MaxDocBytes: int(o.fields.MaxDocBytes), Pairs: o.pairs, Runner: runner, RoundsPerJob: o.roundsPerJob, MaxRounds: o.maxRounds, JoinMemory: joinMemory}
+		MaxDocBytes: int(o.fields.MaxDocBytes), StreamFormat: o.format, Pairs: o.pairs, Runner: runner, RoundsPerJob: o.roundsPerJob, MaxRounds: o.maxRounds, JoinMemory: joinMemory}
 	if !o.quiet {
 		opts.Log = func(format string, args ...any) { fmt.Fprintf(stderr, "neardup-beam: "+format+"\n", args...) }
 	}

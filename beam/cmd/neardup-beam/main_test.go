@@ -159,6 +159,8 @@ func TestExitCodes(t *testing.T) {
 	}
 	txt := filepath.Join(dir, "x.txt")
 	os.WriteFile(txt, []byte("a\n"), 0o644)
+	noFormat := filepath.Join(dir, "corpus.data")
+	os.WriteFile(noFormat, []byte("a\n"), 0o644)
 	out := filepath.Join(dir, "out")
 	cases := []struct {
 		args []string
@@ -168,6 +170,11 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"--output", out}, 2, "no --input"},
 		{[]string{"--input", filepath.Join(dir, "none-*.jsonl"), "--output", out}, 2, "matches no file"},
 		{[]string{"--input", txt, "--output", out}, 2, "is not JSONL"},
+		// --format as neardup dedup has it: for files whose names give
+		// no format, refused where no input is one.
+		{[]string{"--input", noFormat, "--output", out}, 2, "give its format with --format jsonl or --format txt"},
+		{[]string{"--input", noFormat, "--output", out, "--format", "csv"}, 2, `--format "csv": want jsonl or txt`},
+		{[]string{"--input", bad, "--output", out, "--format", "txt"}, 2, "--format txt applies to files whose names give no format (data.zst, corpus.data), and no input is one"},
 		{[]string{"--input", bad, "--output", out, "--method", "bloom"}, 2, "not supported by the pipeline"},
 		{[]string{"--input", bad, "--output", out, "--method", "jaccard"}, 2, "not supported by the pipeline"},
 		{[]string{"--input", bad, "--output", out, "--threshold", "1.5"}, 2, "--threshold"},
