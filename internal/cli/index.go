@@ -296,6 +296,18 @@ func indexErr(flag, loc string, err error) error {
 	return &wordedErr{msg: flag + " " + shown + ": " + msg, err: err}
 }
 
+// addErr words a document's own failure to be added (its id is already
+// in the index, or is too long) for the record's message, which already
+// names the file, line and id: without the store's package name and
+// without the id again. It wraps err (hints.go looks for
+// store.ErrDuplicateID).
+func addErr(err error) error {
+	if errors.Is(err, store.ErrDuplicateID) {
+		return &wordedErr{msg: "the id is already in the index", err: err}
+	}
+	return &wordedErr{msg: sharedflags.Plain(err), err: err}
+}
+
 // wordedErr is an error said in other words than its cause's, which it
 // wraps (for errors.Is and the exit code).
 type wordedErr struct {
@@ -717,7 +729,7 @@ func runIndexStream(cmd *cobra.Command, o *indexOpts, args []string, add bool) e
 			line := docResult{ID: it.id, Matches: r.Matches}
 			if add {
 				if r.Err != nil {
-					re := &corpus.RecordError{File: it.src, Record: it.record, ID: it.id, Err: fmt.Errorf("%w: %w", errInvalidData, r.Err)}
+					re := &corpus.RecordError{File: it.src, Record: it.record, ID: it.id, Err: fmt.Errorf("%w: %w", errInvalidData, addErr(r.Err))}
 					if !o.input.skipInvalid {
 						return re
 					}
