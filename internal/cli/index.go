@@ -712,7 +712,7 @@ func runIndexStream(cmd *cobra.Command, o *indexOpts, args []string, add bool) e
 		}
 		results, err := pl.Run(op, docs, text, o.limit)
 		if errors.Is(err, store.ErrDiskFull) {
-			return fmt.Errorf("index %s: %w; the %d documents added before are in the index, which stays usable: free space and add the rest", o.dir, err, sum.Added)
+			return &wordedErr{msg: fmt.Sprintf("index %s: %s; the %d documents added before are in the index, which stays usable: free space (or lower --min-free-mb, the reserve) and add the rest", o.dir, sharedflags.Plain(err), sum.Added), err: err}
 		}
 		if err != nil {
 			return err
