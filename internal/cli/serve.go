@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/neardup/neardup/internal/atomicfile"
+	"github.com/neardup/neardup/internal/sharedflags"
 	"github.com/neardup/neardup/server"
 	"github.com/neardup/neardup/sketch"
 	"github.com/neardup/neardup/store"
@@ -224,7 +225,7 @@ func runServe(ctx context.Context, cmd *cobra.Command, o *serveOpts) error {
 		fmt.Fprintf(stderr, "profiler on http://%s/debug/pprof/\n", dln.Addr())
 	}
 	if err := st.Health(); errors.Is(err, store.ErrDiskFull) {
-		fmt.Fprintf(stderr, "neardup: warning: %v\n", err)
+		fmt.Fprintf(stderr, "neardup: warning: %s; writes get 507 (--min-free-mb sets the reserve)\n", sharedflags.Plain(err))
 	}
 	if ss, err := st.Stats(); err == nil {
 		if warn := store.DurabilityWarning(ss.RedisDurability); ss.Backend == "redis" && warn != "" {
