@@ -605,6 +605,10 @@ func runIndexStream(cmd *cobra.Command, o *indexOpts, args []string, add bool) e
 	if err := outputsNotReads([]outputFlag{{"-o", o.output}}, inputFile{"an input file", files}); err != nil {
 		return err
 	}
+	// Said before the index is opened (and upgraded), naming the flag.
+	if err := checkOutputPath("-o", o.output); err != nil {
+		return err
+	}
 	s, err := o.openIndex(!add)
 	if err != nil {
 		return err
@@ -639,7 +643,7 @@ func runIndexStream(cmd *cobra.Command, o *indexOpts, args []string, add bool) e
 	if outPath != "" {
 		out, err = atomicfile.Create(outPath)
 		if err != nil {
-			return fmt.Errorf("-o %s: %w", outPath, err)
+			return outputErr("-o", outPath, err)
 		}
 		defer out.Abort()
 		bw = bufio.NewWriterSize(out, 1<<16)
