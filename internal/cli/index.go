@@ -864,8 +864,8 @@ func printIndexSummary(w io.Writer, o *indexOpts, s indexSummary, add bool, firs
 	}
 	var err error
 	if u := s.Upgrade; u != nil {
-		_, err = fmt.Fprintf(w, "read %s documents: %s given their shingle sets, %s had them, %s not in the index, %s whose text gives another signature (left estimate-only), %s without shingles, %s skipped; the index holds %s and keeps the sets of new documents\n",
-			number(s.Documents), number(u.Upgraded), number(u.Already), number(u.Missing), number(u.Changed), number(u.Empty), number(s.Skipped), number(s.IndexDocs))
+		_, err = fmt.Fprintf(w, "read %s: %s given their shingle sets, %s had them, %s not in the index, %s whose text gives another signature (left estimate-only), %s without shingles, %s skipped; the index holds %s and keeps the sets of new documents\n",
+			plural(int(s.Documents), "document"), number(u.Upgraded), number(u.Already), number(u.Missing), number(u.Changed), number(u.Empty), number(s.Skipped), number(s.IndexDocs))
 	} else if add {
 		present := ""
 		if s.Present > 0 {
@@ -874,8 +874,8 @@ func printIndexSummary(w io.Writer, o *indexOpts, s indexSummary, add bool, firs
 		_, err = fmt.Fprintf(w, "added %s of %s documents (%s duplicates%s, %s skipped); the index holds %s\n",
 			number(s.Added), number(s.Documents), number(s.Duplicates), present, number(s.Skipped), number(s.IndexDocs))
 	} else {
-		_, err = fmt.Fprintf(w, "queried %s documents: %s have duplicates in the index (%s documents), %s skipped\n",
-			number(s.Documents), number(s.Duplicates), number(s.IndexDocs), number(s.Skipped))
+		_, err = fmt.Fprintf(w, "queried %s: %s %s duplicates in the index (%s), %s skipped\n",
+			plural(int(s.Documents), "document"), number(s.Duplicates), agree(int(s.Duplicates), "has", "have"), plural(int(s.IndexDocs), "document"), number(s.Skipped))
 	}
 	if err == nil && firstSkip != nil {
 		_, err = fmt.Fprintf(w, "first skipped: %v\n", firstSkip)
