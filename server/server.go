@@ -287,6 +287,12 @@ func (s *Server) wrap(name string, h func(http.ResponseWriter, *http.Request) er
 			s.writeError(sw, r, errorf(http.StatusUnauthorized, "missing or wrong bearer token"))
 			return
 		}
+		if ce := r.Header.Get("Content-Encoding"); ce != "" && !strings.EqualFold(ce, "identity") {
+			// A compressed body would be read as malformed JSON
+			// ("invalid character '\x1f'"): say what is wrong.
+			s.writeError(sw, r, errorf(http.StatusUnsupportedMediaType, "request bodies with Content-Encoding %q are not read: send the JSON uncompressed", ce))
+			return
+		}
 		if r.ContentLength > s.cfg.MaxBodyBytes {
 			// Refused before a byte of the body is read or any room taken.
 			s.writeError(sw, r, &http.MaxBytesError{Limit: s.cfg.MaxBodyBytes})
