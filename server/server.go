@@ -287,7 +287,7 @@ func (s *Server) wrap(name string, h func(http.ResponseWriter, *http.Request) er
 			s.writeError(sw, r, errorf(http.StatusUnauthorized, "missing or wrong bearer token"))
 			return
 		}
-		if ce := r.Header.Get("Content-Encoding"); ce != "" && !strings.EqualFold(ce, "identity") {
+		if ce := r.Header.Get("Content-Encoding"); ce != "" && !strings.EqualFold(ce, "identity") && r.ContentLength != 0 {
 			// A compressed body would be read as malformed JSON
 			// ("invalid character '\x1f'"): say what is wrong.
 			s.writeError(sw, r, errorf(http.StatusUnsupportedMediaType, "request bodies with Content-Encoding %q are not read: send the JSON uncompressed", ce))
