@@ -1074,17 +1074,40 @@ func runIndexCompact(ctx context.Context, cmd *cobra.Command, o *indexOpts) erro
 	if !ok {
 		return usageErr("--index %s: compact applies to an index directory; Redis frees the memory of removed documents at once", o.dir)
 	}
-	before, _ := s.Stats()
+	// The folder's bytes, not pebble's usage: that counts the files a
+	// compaction made obsolete until they are deleted in the
+	// background, and reported a compaction that freed half the folder
+	// as one that grew it.
+	before, _ := folderBytes(o.dir)
 	if err := s.Compact(ctx); err != nil {
 		return err
 	}
-	after, _ := s.Stats()
 	if err := s.Close(); err != nil {
 		return err
 	}
 	if o.quiet {
 		return nil
 	}
-	_, err = fmt.Fprintf(cmd.ErrOrStderr(), "compacted %s: %d -> %d bytes\n", o.dir, before.DiskBytes, after.DiskBytes)
+	after, err := folderBytes(o.dir)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(cmd.ErrOrStderr(), "compacted %s: %d -> %d bytes\n", o.dir, before, after)
 	return err
+}
+
+// folderBytes is the size of the files in dir (an index folder has no
+// subfolders).
+func folderBytes(dir string) (int64, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	for _, e := range ents {
+		if fi, err := e.Info(); err == nil && fi.Mode().IsRegular() {
+			n += fi.Size()
+		}
+	}
+	return n, nil
 }
