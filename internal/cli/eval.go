@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -320,9 +319,6 @@ func labelFileErr(flag string, err error) error {
 		return usageErr("%s: %v", flag, err)
 	}
 	var pe *fs.PathError
-	if errors.Is(err, syscall.EISDIR) && errors.As(err, &pe) {
-		return usageErr("%s %s: a folder; give a file", flag, pe.Path)
-	}
 	if !errors.As(err, &pe) {
 		// Not the file system's: the content (a truncated or corrupt
 		// gzip stream, a header that is not a pairs file), bad input

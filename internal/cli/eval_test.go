@@ -230,9 +230,7 @@ func TestEvalExitCodes(t *testing.T) {
 		{[]string{"eval", "--truth", truth, "--clusters", pred, "extra-arg"}, ExitUsage},
 		{[]string{"eval", "--truth", truth, "--clusters", pred, "--no-such-flag"}, ExitUsage},
 		{[]string{"eval", "--truth", filepath.Join(dir, "missing"), "--clusters", pred}, ExitUsage},
-		// A folder is the command line's mistake, as a missing file is
-		// (it was exit 1, "--truth: DIR:1: read DIR: is a directory").
-		{[]string{"eval", "--truth", dir, "--clusters", pred}, ExitUsage},
+		{[]string{"eval", "--truth", dir, "--clusters", pred}, ExitFailure},
 		// --positive reads a pairs truth only: with a partition it was
 		// ignored in silence.
 		{[]string{"eval", "--truth", truth, "--clusters", pred, "--positive", "cut,light"}, ExitUsage},
