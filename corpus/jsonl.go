@@ -81,7 +81,8 @@ func (j *JSONL) Next() bool {
 			return true
 		}
 		if !utf8.Valid(l.buf) {
-			rerr(ErrInvalidUTF8, "")
+			id, err := invalidUTF8(l.buf, &j.opts)
+			rerr(err, id)
 			continue
 		}
 		j.doc = Document{Raw: l.buf, Source: j.name, Record: l.line, Offset: l.start}
@@ -162,7 +163,9 @@ func SplitLines(lines []byte, name string, line, offset int64, opts Options, fn 
 func ParseJSONL(d *Document, opts Options) error {
 	opts = opts.withDefaults()
 	if !utf8.Valid(d.Raw) {
-		return ErrInvalidUTF8
+		var err error
+		d.ID, err = invalidUTF8(d.Raw, &opts)
+		return err
 	}
 	return parseJSONL(d, &opts)
 }
@@ -176,11 +179,33 @@ func ParseJSONL(d *Document, opts Options) error {
 func ParseJSONLShared(d *Document, opts Options) error {
 	opts = opts.withDefaults()
 	if !utf8.Valid(d.Raw) {
-		return ErrInvalidUTF8
+		var err error
+		d.ID, err = invalidUTF8(d.Raw, &opts)
+		return err
 	}
 	var err error
 	d.ID, d.Text, err = parseRecordShared(d.Raw, d.Source, d.Record, &opts, true)
 	return err
+}
+
+// invalidUTF8 returns the error of a record that is not valid UTF-8,
+// wrapping ErrInvalidUTF8 and saying where the first bad byte is, and the
+// record's id when it has one (read with the bad bytes replaced), so that
+// the message names the document as it does for other bad records.
+func invalidUTF8(raw []byte, opts *Options) (id string, err error) {
+	at := 0
+	for at < len(raw) {
+		r, n := utf8.DecodeRune(raw[at:])
+		if r == utf8.RuneError && n <= 1 {
+			break
+		}
+		at += n
+	}
+	err = fmt.Errorf("%w (byte 0x%02x at byte %d of the line)", ErrInvalidUTF8, raw[min(at, len(raw)-1)], at+1)
+	if rawID, _, _, serr := scanObject(bytes.ToValidUTF8(raw, []byte("\uFFFD")), opts.IDField, opts.TextField); serr == nil && rawID != nil {
+		id = idString(rawID)
+	}
+	return id, err
 }
 
 // parseJSONL sets the id and text of d from d.Raw. It sets the id it found

@@ -167,3 +167,27 @@ func TestField(t *testing.T) {
 		}
 	}
 }
+
+// TestJSONLInvalidUTF8Names: a record that is not valid UTF-8 is named by
+// its id, and the first bad byte by its place in the line, by the reader
+// and by ParseJSONL and ParseJSONLShared (the error said only "invalid
+// UTF-8", without the id that the other bad records name).
+func TestJSONLInvalidUTF8Names(t *testing.T) {
+	line := "{\"id\": \"u1\", \"text\": \"a\xffb\"}"
+	_, err := readAll(NewJSONL(nopCloser(line+"\n"), "in.jsonl", Options{}))
+	var re *RecordError
+	if !errors.As(err, &re) || !errors.Is(err, ErrInvalidUTF8) || re.ID != "u1" || !strings.Contains(err.Error(), "byte 0xff at byte 24 of the line") {
+		t.Errorf("reader: %v (%+v), want ErrInvalidUTF8 naming id u1 and byte 24", err, re)
+	}
+	for name, parse := range map[string]func(*Document, Options) error{"ParseJSONL": ParseJSONL, "ParseJSONLShared": ParseJSONLShared} {
+		d := Document{Raw: []byte(line), Source: "in.jsonl", Record: 1}
+		if err := parse(&d, Options{}); !errors.Is(err, ErrInvalidUTF8) || d.ID != "u1" {
+			t.Errorf("%s: %v, id %q, want ErrInvalidUTF8 and id u1", name, err, d.ID)
+		}
+	}
+	// Without an id, none is made up (the file and line name the record).
+	_, err = readAll(NewJSONL(nopCloser("{\"text\": \"\xff\"}\n"), "in.jsonl", Options{}))
+	if !errors.As(err, &re) || re.ID != "" {
+		t.Errorf("no id: %v (%+v), want no id", err, re)
+	}
+}

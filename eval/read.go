@@ -209,9 +209,25 @@ func decompress(r io.Reader, name string) (*bufio.Reader, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
-		return bufio.NewReaderSize(zr, 64<<10), nil
+		return bufio.NewReaderSize(cutReader{zr}, 64<<10), nil
 	}
 	return br, nil
+}
+
+// ErrTruncated is a gzip-compressed labels file that ends before its
+// stream does: cut short by a copy or download that stopped, or damaged.
+var ErrTruncated = errors.New("the gzip stream ends early: the file is truncated or damaged")
+
+// cutReader says ErrTruncated where the gzip reader says only
+// io.ErrUnexpectedEOF.
+type cutReader struct{ r io.Reader }
+
+func (c cutReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		err = ErrTruncated
+	}
+	return n, err
 }
 
 // lines iterates over the lines of a reader, without the line end.

@@ -72,8 +72,8 @@ func TestReadLongLineAndGzip(t *testing.T) {
 			t.Errorf("%s: IDs %q issues %+v", name, l.IDs, l.Issues)
 		}
 	}
-	if _, err := Read(bytes.NewReader(gz.Bytes()[:20]), "cut.gz", ReadOptions{}); err == nil {
-		t.Error("a truncated gzip stream was read without error")
+	if _, err := Read(bytes.NewReader(gz.Bytes()[:20]), "cut.gz", ReadOptions{}); !errors.Is(err, ErrTruncated) || !strings.HasPrefix(err.Error(), "cut.gz:") {
+		t.Errorf("a truncated gzip stream: %v, want ErrTruncated naming the file", err)
 	}
 }
 

@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -339,6 +341,13 @@ func readBody(r *http.Request) (*bytes.Buffer, error) {
 		var mb *http.MaxBytesError
 		if errors.As(err, &mb) {
 			return nil, err
+		}
+		// The connection's read deadline (the server's --timeout)
+		// passed while the body trickled in: the client was too slow,
+		// and the request is not malformed.
+		var ne net.Error
+		if errors.Is(err, os.ErrDeadlineExceeded) || errors.As(err, &ne) && ne.Timeout() {
+			return nil, errorf(http.StatusRequestTimeout, "the request body did not arrive within the server's time limit of a request (--timeout); nothing was read or written")
 		}
 		return nil, errorf(http.StatusBadRequest, "reading the request body: %v", err)
 	}

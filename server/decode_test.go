@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"reflect"
 	"runtime"
 	"strings"
@@ -278,3 +280,33 @@ func TestBodyLetGo(t *testing.T) {
 		t.Error("the request still refers to its body once the handler has read it")
 	}
 }
+
+// TestSlowBodyIsTimeout checks that a body cut off by the connection's
+// read deadline (the http.Server's ReadTimeout, which neardup serve sets
+// to --timeout) is answered 408 naming --timeout, not 400 with the
+// socket's addresses (a client too slow, not a malformed request), for a
+// body of declared length and for one sent in chunks.
+func TestSlowBodyIsTimeout(t *testing.T) {
+	st, srv := newServer(t, sketch.MinHash, Config{})
+	for _, declared := range []bool{true, false} {
+		body := io.MultiReader(strings.NewReader(`{"id":"a","text":"the quick brown`), errReader{os.ErrDeadlineExceeded})
+		req := httptest.NewRequest("POST", "/v1/check-and-add", body)
+		if declared {
+			req.ContentLength = 1000
+		} else {
+			req.ContentLength = -1
+		}
+		rec := httptest.NewRecorder()
+		srv.Handler().ServeHTTP(rec, req)
+		if rec.Code != http.StatusRequestTimeout || !strings.Contains(rec.Body.String(), "--timeout") {
+			t.Errorf("declared length %v: %d %s, want 408 naming --timeout", declared, rec.Code, rec.Body)
+		}
+	}
+	if st.Len() != 0 {
+		t.Errorf("%d documents in the index, want 0", st.Len())
+	}
+}
+
+type errReader struct{ err error }
+
+func (r errReader) Read([]byte) (int, error) { return 0, r.err }

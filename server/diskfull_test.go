@@ -112,6 +112,57 @@ func TestDiskFull(t *testing.T) {
 	}
 }
 
+// TestDiskFullAtStart serves an index opened on a disk too full to replay
+// its write-ahead log (opened read-only by the store): writes get 507 and
+// /healthz says "degraded" as on a disk that fills while serving, but
+// freeing space is not enough here, so both say to restart the server
+// (they said "until space is freed", and writes stayed refused after it
+// was).
+func TestDiskFullAtStart(t *testing.T) {
+	mnt := smallfs.Mount(t, 6<<20)
+	dir := filepath.Join(mnt, "idx")
+	opts := store.Options{CacheSize: 1 << 20, MemTableSize: 256 << 10} // 1 MiB kept free
+	st, err := store.Create(dir, sketch.Default(sketch.MinHash), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sk, _ := st.NewSketcher()
+	if err := st.Add("a", sk.Sketch(randomWords(1, 60))); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ballast := filepath.Join(mnt, "ballast")
+	smallfs.Fill(t, ballast, 64<<10)
+	st, err = store.Open(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	srv, err := New(st, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv.Handler())
+	defer ts.Close()
+	for _, freed := range []bool{false, true} {
+		if freed {
+			if err := os.Remove(ballast); err != nil {
+				t.Fatal(err)
+			}
+		}
+		code, v := do(t, ts, "POST", "/v1/add", `{"id":"late","text":"a late document"}`)
+		if msg, _ := v["error"].(string); code != 507 || !strings.Contains(msg, "restart the server") {
+			t.Errorf("space freed %v: add = %d %v, want 507 saying to restart the server", freed, code, v)
+		}
+		code, v = do(t, ts, "GET", "/healthz", "")
+		if r, _ := v["reason"].(string); code != 200 || v["status"] != "degraded" || !strings.Contains(r, "restart the server") {
+			t.Errorf("space freed %v: healthz = %d %v, want degraded saying to restart the server", freed, code, v)
+		}
+	}
+}
+
 // randomWords returns n words chosen by seed, as JSON-safe text.
 func randomWords(seed, n int) string {
 	var sb strings.Builder

@@ -287,6 +287,12 @@ func (s *Server) wrap(name string, h func(http.ResponseWriter, *http.Request) er
 			s.writeError(sw, r, errorf(http.StatusUnauthorized, "missing or wrong bearer token"))
 			return
 		}
+		if ce := r.Header.Get("Content-Encoding"); ce != "" && !strings.EqualFold(ce, "identity") && r.ContentLength != 0 {
+			// A compressed body would be read as malformed JSON
+			// ("invalid character '\x1f'"): say what is wrong.
+			s.writeError(sw, r, errorf(http.StatusUnsupportedMediaType, "request bodies with Content-Encoding %q are not read: send the JSON uncompressed", ce))
+			return
+		}
 		if r.ContentLength > s.cfg.MaxBodyBytes {
 			// Refused before a byte of the body is read or any room taken.
 			s.writeError(sw, r, &http.MaxBytesError{Limit: s.cfg.MaxBodyBytes})
@@ -370,9 +376,14 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		code, msg = http.StatusBadRequest, clientMessage(err)
 	case errors.Is(err, store.ErrClosed):
 		code, msg = http.StatusServiceUnavailable, "the index is closed"
+	case errors.Is(err, store.ErrOpenedFull):
+		// Opened read-only on a full disk: freeing space is not enough.
+		code, msg = http.StatusInsufficientStorage, "the index's disk was full when the server started, so the index was opened read-only: free space and restart the server to write again; nothing was changed"
+		w.Header().Set("Retry-After", retryAfterFull)
+		s.met.diskFull.Add(1)
 	case errors.Is(err, store.ErrDiskFull):
 		// Refused before anything was written; checks go on.
-		code, msg = http.StatusInsufficientStorage, "the index's disk is full: writes are refused until space is freed; nothing was changed"
+		code, msg = http.StatusInsufficientStorage, "the index's disk is full (less free space than the server's --min-free-mb): writes are refused until space is freed; nothing was changed"
 		w.Header().Set("Retry-After", retryAfterFull)
 		s.met.diskFull.Add(1)
 	case errors.Is(err, store.ErrFailed):
@@ -680,6 +691,8 @@ func (s *Server) health(w http.ResponseWriter, _ *http.Request) error {
 	v := map[string]any{"status": "ok", "documents": docs, "method": s.st.Spec().Method.String(), "writable": true}
 	code := http.StatusOK
 	switch {
+	case errors.Is(err, store.ErrOpenedFull):
+		v["status"], v["writable"], v["reason"] = "degraded", false, "the disk was full at start and the index was opened read-only: free space and restart the server to write again"
 	case errors.Is(err, store.ErrDiskFull):
 		v["status"], v["writable"], v["reason"] = "degraded", false, "disk full: writes are refused until space is freed"
 	case errors.Is(err, store.ErrUnreachable):

@@ -715,3 +715,19 @@ func TestAllowHeader(t *testing.T) {
 		}
 	}
 }
+
+// TestContentEncoding: a compressed request body is refused with 415
+// naming its Content-Encoding (it was read as JSON: 400 "invalid
+// character '\x1f'"); "identity" is no encoding.
+func TestContentEncoding(t *testing.T) {
+	_, srv := newServer(t, sketch.MinHash, Config{})
+	ts := httptest.NewServer(srv.Handler())
+	defer ts.Close()
+	code, v := do(t, ts, "POST", "/v1/check", "\x1f\x8b\x08\x00", "Content-Encoding", "gzip")
+	if msg, _ := v["error"].(string); code != http.StatusUnsupportedMediaType || !strings.Contains(msg, `Content-Encoding "gzip"`) {
+		t.Errorf("gzip body = %d %v, want 415 naming the encoding", code, v)
+	}
+	if code, v := do(t, ts, "POST", "/v1/check", `{"text":"a b c"}`, "Content-Encoding", "identity"); code != 200 {
+		t.Errorf("identity = %d %v, want 200", code, v)
+	}
+}

@@ -110,8 +110,8 @@ func replayRoom(dir string, minFree int64) error {
 			}
 		}
 	}
-	return fmt.Errorf("%w: the index was opened read-only: %d bytes were free at open, and replaying its write-ahead log (%d bytes) needs a quarter of the reserve of %d; free space and restart to write again (queries are answered)",
-		ErrDiskFull, free, logs, minFree)
+	return fmt.Errorf("%w: %w: %d bytes were free at open, and replaying its write-ahead log (%d bytes) needs a quarter of the reserve of %d; free space and restart to write again (queries are answered)",
+		ErrDiskFull, ErrOpenedFull, free, logs, minFree)
 }
 
 // checkSpace returns ErrDiskFull unless need more bytes leave minFree

@@ -197,8 +197,8 @@ func TestReopenOnFullDisk(t *testing.T) {
 		t.Fatalf("Open on a full disk: %v, want a read-only index", o.err)
 	}
 	s = o.s
-	if err := s.Health(); !errors.Is(err, ErrDiskFull) {
-		t.Errorf("Health of an index opened on a full disk = %v, want ErrDiskFull", err)
+	if err := s.Health(); !errors.Is(err, ErrDiskFull) || !errors.Is(err, ErrOpenedFull) {
+		t.Errorf("Health of an index opened on a full disk = %v, want ErrDiskFull and ErrOpenedFull", err)
 	}
 	if got := s.Len(); got != int64(len(acked)) {
 		t.Errorf("Len = %d, want the %d acknowledged", got, len(acked))

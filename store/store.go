@@ -47,6 +47,12 @@ var (
 	// because the disk of the index has less free space than
 	// Options.MinFreeBytes. Writes are accepted again once space is freed.
 	ErrDiskFull = errors.New("store: not enough free disk space for the index")
+	// ErrOpenedFull is the ErrDiskFull of an index that Open found on a
+	// disk too full to replay its write-ahead log, and so opened
+	// read-only: its writes are refused until it is reopened with space
+	// freed, not as soon as space is freed. It comes wrapped with
+	// ErrDiskFull.
+	ErrOpenedFull = errors.New("the index was opened read-only")
 	// ErrFailed is a write refused because an earlier write failed inside
 	// the database (an I/O error of its write-ahead log): the index stops
 	// writing until a new process reopens it. Acknowledged documents are

@@ -14,7 +14,8 @@ import (
 
 // TestIndexAddDiskFull runs `index add` into an index whose disk fills up
 // (the default reserve of 64 MiB on a tmpfs with a little more free): a
-// clean error naming the cause and the documents added, exit code 1, no
+// clean error naming the cause, the documents added and the flag of the
+// reserve (without the store's package name), exit code 1, no
 // panic, and an index that reopens with exactly those documents.
 func TestIndexAddDiskFull(t *testing.T) {
 	mnt := smallfs.Mount(t, 72<<20)
@@ -25,7 +26,7 @@ func TestIndexAddDiskFull(t *testing.T) {
 	var out, errb bytes.Buffer
 	code := Main([]string{"index", "add", "--index", dir, in}, nil, &out, &errb)
 	msg := errb.String()
-	if code != 1 || !strings.Contains(msg, "not enough free disk space") || strings.Contains(msg, "panic") {
+	if code != 1 || !strings.Contains(msg, "not enough free disk space") || !strings.Contains(msg, "--min-free-mb") || strings.Contains(msg, "store:") || strings.Contains(msg, "panic") {
 		t.Fatalf("index add on a filling disk = exit %d:\n%s", code, msg)
 	}
 	// Worded with the flag, without the store's package words ("index

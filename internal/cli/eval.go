@@ -232,12 +232,7 @@ func readLabels(ctx context.Context, o *evalOpts, flag, path string, ropts eval.
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		var pe *os.PathError
-		if errors.As(err, &pe) {
-			return nil, labelFileErr(flag, err)
-		}
-		// A corrupt gzip stream or a header that is not a pairs file.
-		return nil, fmt.Errorf("%w: %v", errInvalidData, err)
+		return nil, labelFileErr(flag, err)
 	}
 	return l, nil
 }
@@ -322,6 +317,13 @@ func labelFileErr(flag string, err error) error {
 			return usageErr("%s %s: no such file or directory", flag, pe.Path)
 		}
 		return usageErr("%s: %v", flag, err)
+	}
+	var pe *fs.PathError
+	if !errors.As(err, &pe) {
+		// Not the file system's: the content (a truncated or corrupt
+		// gzip stream, a header that is not a pairs file), bad input
+		// data for eval and tune alike (tune said exit 1).
+		return fmt.Errorf("%w: %s %v", errInvalidData, flag, err)
 	}
 	return fmt.Errorf("%s: %w", flag, err)
 }

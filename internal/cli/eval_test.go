@@ -241,3 +241,38 @@ func TestEvalExitCodes(t *testing.T) {
 		}
 	}
 }
+
+// TestLabelFilesCut: a truncated gzip --truth or --clusters is bad input
+// (exit 3) for eval and tune alike, its message naming the flag, the file
+// and line, and what is wrong (it said "FILE:LINE: unexpected EOF", and
+// tune exited 1).
+func TestLabelFilesCut(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"truth.jsonl.gz": strings.Repeat(evalTruth, 200), "pred.jsonl.gz": strings.Repeat(evalPred, 200),
+		"docs.jsonl": `{"id":"a","text":"one two three four five six"}` + "\n"})
+	for _, name := range []string{"truth.jsonl.gz", "pred.jsonl.gz"} {
+		p := filepath.Join(dir, name)
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "cut-"+name), b[:len(b)-12], 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	truth, pred := filepath.Join(dir, "truth.jsonl.gz"), filepath.Join(dir, "pred.jsonl.gz")
+	cutTruth, cutPred := filepath.Join(dir, "cut-truth.jsonl.gz"), filepath.Join(dir, "cut-pred.jsonl.gz")
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"eval", "--truth", cutTruth, "--clusters", pred}, "--truth " + cutTruth + ":"},
+		{[]string{"eval", "--truth", truth, "--clusters", cutPred}, "--clusters " + cutPred + ":"},
+		{[]string{"tune", filepath.Join(dir, "docs.jsonl"), "--truth", cutTruth}, "--truth " + cutTruth + ":"},
+	} {
+		var out, errb bytes.Buffer
+		code := Main(tt.args, strings.NewReader(""), &out, &errb)
+		if msg := errb.String(); code != ExitInvalidData || !strings.Contains(msg, tt.want) || !strings.Contains(msg, "truncated") {
+			t.Errorf("neardup %q: exit %d, want %d naming %q and truncated; stderr %q", tt.args, code, ExitInvalidData, tt.want, msg)
+		}
+	}
+}

@@ -301,6 +301,18 @@ func indexErr(flag, loc string, err error) error {
 	return &wordedErr{msg: flag + " " + shown + ": " + msg, err: err}
 }
 
+// addErr words a document's own failure to be added (its id is already
+// in the index, or is too long) for the record's message, which already
+// names the file, line and id: without the store's package name and
+// without the id again. It wraps err (hints.go looks for
+// store.ErrDuplicateID).
+func addErr(err error) error {
+	if errors.Is(err, store.ErrDuplicateID) {
+		return &wordedErr{msg: "the id is already in the index", err: err}
+	}
+	return &wordedErr{msg: sharedflags.Plain(err), err: err}
+}
+
 // wordedErr is an error said in other words than its cause's, which it
 // wraps (for errors.Is and the exit code).
 type wordedErr struct {
@@ -598,6 +610,10 @@ func runIndexStream(cmd *cobra.Command, o *indexOpts, args []string, add bool) e
 	if err := outputsNotReads([]outputFlag{{"-o", o.output}}, inputFile{"an input file", files}); err != nil {
 		return err
 	}
+	// Said before the index is opened (and upgraded), naming the flag.
+	if err := checkOutputPath("-o", o.output); err != nil {
+		return err
+	}
 	s, err := o.openIndex(!add)
 	if err != nil {
 		return err
@@ -632,7 +648,7 @@ func runIndexStream(cmd *cobra.Command, o *indexOpts, args []string, add bool) e
 	if outPath != "" {
 		out, err = atomicfile.Create(outPath)
 		if err != nil {
-			return fmt.Errorf("-o %s: %w", outPath, err)
+			return outputErr("-o", outPath, err)
 		}
 		defer out.Abort()
 		bw = bufio.NewWriterSize(out, 1<<16)
@@ -706,7 +722,7 @@ func runIndexStream(cmd *cobra.Command, o *indexOpts, args []string, add bool) e
 		results, err := pl.Run(op, docs, text, o.limit)
 		if errors.Is(err, store.ErrDiskFull) {
 			// Worded by indexErr: "--index DIR: not enough free disk space ...".
-			return fmt.Errorf("%w; the %d documents added before are in the index, which stays usable: free space and add the rest", err, sum.Added)
+			return fmt.Errorf("%w; the %d documents added before are in the index, which stays usable: free space (or lower --min-free-mb, the reserve) and add the rest", err, sum.Added)
 		}
 		if err != nil {
 			return err
@@ -726,7 +742,7 @@ func runIndexStream(cmd *cobra.Command, o *indexOpts, args []string, add bool) e
 			line := docResult{ID: it.id, Matches: r.Matches}
 			if add {
 				if r.Err != nil {
-					re := &corpus.RecordError{File: it.src, Record: it.record, ID: it.id, Err: fmt.Errorf("%w: %w", errInvalidData, r.Err)}
+					re := &corpus.RecordError{File: it.src, Record: it.record, ID: it.id, Err: fmt.Errorf("%w: %w", errInvalidData, addErr(r.Err))}
 					if !o.input.skipInvalid {
 						return re
 					}
@@ -860,8 +876,8 @@ func printIndexSummary(w io.Writer, o *indexOpts, s indexSummary, add bool, firs
 	}
 	var err error
 	if u := s.Upgrade; u != nil {
-		_, err = fmt.Fprintf(w, "read %s documents: %s given their shingle sets, %s had them, %s not in the index, %s whose text gives another signature (left estimate-only), %s without shingles, %s skipped; the index holds %s and keeps the sets of new documents\n",
-			number(s.Documents), number(u.Upgraded), number(u.Already), number(u.Missing), number(u.Changed), number(u.Empty), number(s.Skipped), number(s.IndexDocs))
+		_, err = fmt.Fprintf(w, "read %s: %s given their shingle sets, %s had them, %s not in the index, %s whose text gives another signature (left estimate-only), %s without shingles, %s skipped; the index holds %s and keeps the sets of new documents\n",
+			plural(int(s.Documents), "document"), number(u.Upgraded), number(u.Already), number(u.Missing), number(u.Changed), number(u.Empty), number(s.Skipped), number(s.IndexDocs))
 	} else if add {
 		present := ""
 		if s.Present > 0 {
@@ -870,8 +886,8 @@ func printIndexSummary(w io.Writer, o *indexOpts, s indexSummary, add bool, firs
 		_, err = fmt.Fprintf(w, "added %s of %s documents (%s duplicates%s, %s skipped); the index holds %s\n",
 			number(s.Added), number(s.Documents), number(s.Duplicates), present, number(s.Skipped), number(s.IndexDocs))
 	} else {
-		_, err = fmt.Fprintf(w, "queried %s documents: %s have duplicates in the index (%s documents), %s skipped\n",
-			number(s.Documents), number(s.Duplicates), number(s.IndexDocs), number(s.Skipped))
+		_, err = fmt.Fprintf(w, "queried %s: %s %s duplicates in the index (%s), %s skipped\n",
+			plural(int(s.Documents), "document"), number(s.Duplicates), agree(int(s.Duplicates), "has", "have"), plural(int(s.IndexDocs), "document"), number(s.Skipped))
 	}
 	if err == nil && firstSkip != nil {
 		_, err = fmt.Fprintf(w, "first skipped: %v\n", firstSkip)
@@ -1070,17 +1086,40 @@ func runIndexCompact(ctx context.Context, cmd *cobra.Command, o *indexOpts) erro
 	if !ok {
 		return usageErr("--index %s: compact applies to an index directory; Redis frees the memory of removed documents at once", o.dir)
 	}
-	before, _ := s.Stats()
+	// The folder's bytes, not pebble's usage: that counts the files a
+	// compaction made obsolete until they are deleted in the
+	// background, and reported a compaction that freed half the folder
+	// as one that grew it.
+	before, _ := folderBytes(o.dir)
 	if err := s.Compact(ctx); err != nil {
 		return err
 	}
-	after, _ := s.Stats()
 	if err := s.Close(); err != nil {
 		return err
 	}
 	if o.quiet {
 		return nil
 	}
-	_, err = fmt.Fprintf(cmd.ErrOrStderr(), "compacted %s: %d -> %d bytes\n", o.dir, before.DiskBytes, after.DiskBytes)
+	after, err := folderBytes(o.dir)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(cmd.ErrOrStderr(), "compacted %s: %d -> %d bytes\n", o.dir, before, after)
 	return err
+}
+
+// folderBytes is the size of the files in dir (an index folder has no
+// subfolders).
+func folderBytes(dir string) (int64, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	for _, e := range ents {
+		if fi, err := e.Info(); err == nil && fi.Mode().IsRegular() {
+			n += fi.Size()
+		}
+	}
+	return n, nil
 }

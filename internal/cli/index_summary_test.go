@@ -45,3 +45,16 @@ func TestIndexSummaryNumbers(t *testing.T) {
 		}
 	}
 }
+
+// TestIndexSummarySingular: one document, and one duplicate, in the
+// singular (it said "queried 1 documents: 1 have duplicates in the index
+// (1 documents)").
+func TestIndexSummarySingular(t *testing.T) {
+	var b bytes.Buffer
+	if err := printIndexSummary(&b, &indexOpts{}, indexSummary{Documents: 1, Duplicates: 1, IndexDocs: 1}, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	if want := "queried 1 document: 1 has duplicates in the index (1 document), 0 skipped\n"; b.String() != want {
+		t.Errorf("%q; want %q", b.String(), want)
+	}
+}

@@ -101,6 +101,30 @@ func TestIndexAddKill9(t *testing.T) {
 	}
 }
 
+// TestServeStartsUnderReserve starts serve on a disk with less free space
+// than the reserve: the warning says it in words and names --min-free-mb
+// (it was "store: not enough free disk space ..."), and writes get 507.
+func TestServeStartsUnderReserve(t *testing.T) {
+	mnt := smallfs.Mount(t, 128<<20)
+	dir := filepath.Join(mnt, "idx")
+	createIndexAt(t, dir)
+	smallfs.Fill(t, filepath.Join(mnt, "ballast"), 32<<20) // under the 64 MiB reserve, above a quarter of it
+	srv := startServer(t, "--index", dir)
+	// The address file is written after the start's warnings.
+	msg := srv.stderr.String()
+	if !strings.Contains(msg, "neardup: warning: not enough free disk space") || !strings.Contains(msg, "--min-free-mb") || strings.Contains(msg, "store:") {
+		t.Errorf("start under the reserve: want a warning naming --min-free-mb, without 'store:':\n%s", msg)
+	}
+	resp, err := http.Post(srv.addr+"/v1/add", "application/json", strings.NewReader(`{"id":"a","text":"a document"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 507 {
+		t.Errorf("add under the reserve = %d, want 507", resp.StatusCode)
+	}
+}
+
 // TestServeDiskFull serves an index whose disk fills up (the default
 // reserve, --min-free-mb 64, on a tmpfs with a little more free): writes
 // get 507, checks and /healthz go on, writes resume once space is freed,

@@ -15,6 +15,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/neardup/neardup/internal/atomicfile"
+	"github.com/neardup/neardup/internal/sharedflags"
 	"github.com/neardup/neardup/server"
 	"github.com/neardup/neardup/sketch"
 	"github.com/neardup/neardup/store"
@@ -170,6 +172,11 @@ func runServe(ctx context.Context, cmd *cobra.Command, o *serveOpts) error {
 	if err != nil {
 		return usageErr("--addr %q: %v", o.addr, err)
 	}
+	// Refused before the index is opened (it was written after, its
+	// error naming no flag).
+	if err := checkOutputPath("--addr-file", o.addrFile); err != nil {
+		return err
+	}
 	st, err := openIndexAt(o.dir, store.Options{CacheSize: int64(o.cacheMB) << 20, MinFreeBytes: int64(o.minFreeMB) << 20})
 	if err != nil {
 		return err
@@ -196,12 +203,6 @@ func runServe(ctx context.Context, cmd *cobra.Command, o *serveOpts) error {
 	if ip := net.ParseIP(host); (ip == nil || !ip.IsLoopback()) && host != "localhost" && token == "" {
 		fmt.Fprintf(stderr, "neardup: warning: listening on %s without --token-file: anyone who can reach it can change the index\n", ln.Addr())
 	}
-	if o.addrFile != "" {
-		if err := os.WriteFile(o.addrFile, []byte(ln.Addr().String()+"\n"), 0o644); err != nil {
-			ln.Close()
-			return err
-		}
-	}
 	hs := &http.Server{
 		Handler:           srv.Handler(),
 		ReadHeaderTimeout: min(10*time.Second, o.timeout),
@@ -224,7 +225,7 @@ func runServe(ctx context.Context, cmd *cobra.Command, o *serveOpts) error {
 		fmt.Fprintf(stderr, "profiler on http://%s/debug/pprof/\n", dln.Addr())
 	}
 	if err := st.Health(); errors.Is(err, store.ErrDiskFull) {
-		fmt.Fprintf(stderr, "neardup: warning: %v\n", err)
+		fmt.Fprintf(stderr, "neardup: warning: %s; writes get 507 (--min-free-mb sets the reserve)\n", sharedflags.Plain(err))
 	}
 	if ss, err := st.Stats(); err == nil {
 		if warn := store.DurabilityWarning(ss.RedisDurability); ss.Backend == "redis" && warn != "" {
@@ -240,6 +241,15 @@ func runServe(ctx context.Context, cmd *cobra.Command, o *serveOpts) error {
 		scheme = "https"
 	}
 	fmt.Fprintf(stderr, "serving %s index %s (%d documents; %s) on %s://%s\n", p.Method, redactLoc(o.dir), st.Len(), describeParams(p), scheme, ln.Addr())
+	// The address file, written whole (atomically) once every line of
+	// the start is on standard error: a script that waits for it reads
+	// the whole address, and the warnings before it.
+	if o.addrFile != "" {
+		if err := writeAddrFile(o.addrFile, ln.Addr().String()); err != nil {
+			ln.Close()
+			return err
+		}
+	}
 	errc := make(chan error, 1)
 	go func() {
 		if tlsConf != nil {
@@ -272,5 +282,21 @@ func runServe(ctx context.Context, cmd *cobra.Command, o *serveOpts) error {
 		return nil
 	}
 	fmt.Fprintf(stderr, "index %s flushed and closed\n", redactLoc(o.dir))
+	return nil
+}
+
+// writeAddrFile writes addr and a newline to path (--addr-file), atomically.
+func writeAddrFile(path, addr string) error {
+	f, err := atomicfile.Create(path)
+	if err != nil {
+		return outputErr("--addr-file", path, err)
+	}
+	defer f.Abort()
+	if _, err := f.Write([]byte(addr + "\n")); err != nil {
+		return fmt.Errorf("--addr-file %s: %w", path, err)
+	}
+	if err := f.Commit(); err != nil {
+		return fmt.Errorf("--addr-file %s: %w", path, err)
+	}
 	return nil
 }

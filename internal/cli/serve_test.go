@@ -381,6 +381,16 @@ func TestServeTLS(t *testing.T) {
 	if resp.StatusCode/100 != 2 || resp.TLS == nil || resp.TLS.Version < tls.VersionTLS12 {
 		t.Errorf("HTTPS check-and-add = %d %s (TLS %v)", resp.StatusCode, b, resp.TLS)
 	}
+	// A client that offers h2 gets HTTP/2 (docs/server.md says so).
+	h2 := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, ForceAttemptHTTP2: true}}
+	if resp, err := h2.Get("https://" + addr + "/healthz"); err != nil {
+		t.Errorf("HTTPS with h2 offered: %v", err)
+	} else {
+		resp.Body.Close()
+		if resp.ProtoMajor != 2 {
+			t.Errorf("HTTPS with h2 offered: %s, want HTTP/2", resp.Proto)
+		}
+	}
 	old := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MaxVersion: tls.VersionTLS11}}}
 	if _, err := old.Get("https://" + addr + "/healthz"); err == nil {
 		t.Error("a TLS 1.1 client was served")
