@@ -695,6 +695,9 @@ func (s *Server) health(w http.ResponseWriter, _ *http.Request) error {
 		v["status"], v["writable"], v["reason"] = "degraded", false, "the disk was full at start and the index was opened read-only: free space and restart the server to write again"
 	case errors.Is(err, store.ErrDiskFull):
 		v["status"], v["writable"], v["reason"] = "degraded", false, "disk full: writes are refused until space is freed"
+	case errors.Is(err, store.ErrGone):
+		v["status"], v["writable"], v["reason"] = "failed", false, "the index folder was removed while the server ran: the documents added since it was opened are lost; create the index again and restart the server"
+		code = http.StatusServiceUnavailable
 	case errors.Is(err, store.ErrUnreachable):
 		v["status"], v["writable"], v["reason"] = "unavailable", false, "the index's Redis server does not answer"
 		code = http.StatusServiceUnavailable

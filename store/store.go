@@ -1295,7 +1295,12 @@ func (s *Store) Close() error {
 		return err
 	}
 	var err error
-	if !s.ronly && s.checkSpace(0) == nil {
+	if _, serr := os.Stat(s.dir); serr != nil && !s.ronly {
+		// The folder was removed while the index was open (rm -rf):
+		// a flush would create files in a folder that is gone, which
+		// pebble takes for a fatal error. What was written is lost.
+		err = fmt.Errorf("%w: %s was removed while the index was open", ErrGone, s.dir)
+	} else if !s.ronly && s.checkSpace(0) == nil {
 		// On a full disk the memtables stay in the write-ahead log,
 		// which the next Open replays, rather than retrying a flush
 		// that cannot succeed.
@@ -1314,6 +1319,10 @@ func (s *Store) Close() error {
 }
 
 var _ io.Closer = (*Store)(nil)
+
+// ErrGone is an index whose folder was removed while it was open: Close
+// does not flush what was written, which is lost.
+var ErrGone = errors.New("store: index folder removed")
 
 // format is the index's format version: 5 once it keeps sets and may
 // write bare records, 4 when it keeps sets only, else the version it was

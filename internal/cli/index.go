@@ -619,6 +619,7 @@ func runIndexStream(cmd *cobra.Command, o *indexOpts, args []string, add bool) e
 		return err
 	}
 	defer s.Close()
+	folder := watchIndexFolder(o.dir)
 	if err := o.params.checkAgainst(cmd.Flags(), s.Spec(), "--index "+redactLoc(o.dir)); err != nil {
 		return err
 	}
@@ -792,6 +793,9 @@ func runIndexStream(cmd *cobra.Command, o *indexOpts, args []string, add bool) e
 		}
 		prog.Advance(len(chunk), 0)
 		chunk = chunk[:0]
+		if h := testHookIndexMidRun.Load(); h != nil {
+			(*h)(o.dir)
+		}
 		return nil
 	}
 	// The documents whose id is their FILE:LINE (no --id-field in the
@@ -846,10 +850,32 @@ func runIndexStream(cmd *cobra.Command, o *indexOpts, args []string, add bool) e
 	}
 	sum.IndexDocs = s.Len()
 	sum.Upgrade = upgraded
+	// Looked at before the close (whose flush fails in words of pebble's
+	// files when the folder is gone) and after it: a folder removed in
+	// between loses what the close wrote too.
+	gone := func() error {
+		if !add || !folder.gone() {
+			return nil
+		}
+		what := fmt.Sprintf("the %s added are lost", plural(int(sum.Added), "document"))
+		if upgraded != nil {
+			what = "the upgrade is lost"
+		}
+		return folder.goneErr(what)
+	}
+	if err := gone(); err != nil {
+		return err
+	}
 	if err := s.Close(); err != nil {
+		if err := gone(); err != nil {
+			return err
+		}
 		return err
 	}
 	prog.Done()
+	if err := gone(); err != nil {
+		return err
+	}
 	if err := printIndexSummary(cmd.ErrOrStderr(), o, sum, add, skipErr); err != nil {
 		return err
 	}
