@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -467,7 +469,28 @@ func readArg(arg string, stdin io.Reader) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", arg, err)
 	}
+	if !utf8.Valid(b) {
+		return "", invalidUTF8Arg(path, b)
+	}
 	return string(b), nil
+}
+
+// invalidUTF8Arg is the error of a compare file that is not valid UTF-8,
+// in dedup's words (exit 3): the file, the line and its offset, and the
+// first bad byte by its place in the line.
+func invalidUTF8Arg(path string, b []byte) error {
+	at := 0
+	for at < len(b) {
+		r, n := utf8.DecodeRune(b[at:])
+		if r == utf8.RuneError && n <= 1 {
+			break
+		}
+		at += n
+	}
+	start := bytes.LastIndexByte(b[:at], '\n') + 1
+	line := int64(bytes.Count(b[:at], []byte{'\n'})) + 1
+	return &corpus.RecordError{File: path, Record: line, Offset: int64(start),
+		Err: fmt.Errorf("%w (byte 0x%02x at byte %d of the line)", corpus.ErrInvalidUTF8, b[at], at-start+1)}
 }
 
 // writeJSON prints v as indented JSON.

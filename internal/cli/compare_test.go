@@ -3,6 +3,9 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/neardup/neardup/shingle"
@@ -103,5 +106,26 @@ func TestCompareSketchFlags(t *testing.T) {
 	}
 	if code := Main([]string{"compare", "--weights", "tfidf", a, b}, nil, &out, &errOut); code != ExitUsage {
 		t.Errorf("compare --weights tfidf: exit %d, want %d", code, ExitUsage)
+	}
+}
+
+// TestCompareInvalidUTF8 gives compare a file that is not valid UTF-8: it
+// compared it (the bad bytes read as U+FFFD) where dedup refuses it. It
+// must refuse it as dedup does, exit 3, naming the file, the line and the
+// first bad byte's place.
+func TestCompareInvalidUTF8(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "bad.txt")
+	if err := os.WriteFile(bad, []byte("one line\nab\xffcd\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	code := Main([]string{"compare", "@" + bad, "hello"}, nil, &out, &errb)
+	want := bad + ":2 (offset 9): invalid UTF-8 (byte 0xff at byte 3 of the line)"
+	if code != ExitInvalidData || !strings.Contains(errb.String(), want) {
+		t.Errorf("compare of invalid UTF-8 = exit %d:\n%s\nwant exit %d and %q", code, errb.String(), ExitInvalidData, want)
+	}
+	errb.Reset()
+	if code := Main([]string{"dedup", bad}, nil, &out, &errb); code != ExitInvalidData || !strings.Contains(errb.String(), bad+":2 (offset 9)") || !strings.Contains(errb.String(), "invalid UTF-8") {
+		t.Errorf("dedup of the same file = exit %d:\n%s", code, errb.String())
 	}
 }
