@@ -20,7 +20,7 @@ type StdinStats struct {
 	Bytes int64 `json:"bytes"`
 	// SpoolBytes is the size of the copy kept in Outputs.TmpDir for the
 	// passes after the first (zstd, or the input's own gzip or zstd);
-	// 0 when the run reads its input once.
+	// 0 when the run reads its input once, or the input is empty.
 	SpoolBytes int64 `json:"spool_bytes"`
 }
 
@@ -124,6 +124,11 @@ func (s *stdin) open(opts corpus.Options, again bool) (corpus.Reader, error) {
 		}
 		if cerr := f.Close(); err == nil {
 			err = cerr
+		}
+		if s.stats.Bytes == 0 {
+			// An empty input: the copy is zstd's empty frame (13 bytes),
+			// nothing of the input's.
+			s.stats.SpoolBytes = 0
 		}
 		return err
 	}

@@ -207,7 +207,9 @@ func printInputNotes(w io.Writer, s *dedup.Stats) {
 			fmt.Fprintf(w, "    ... and %d more (all in --stats)\n", n)
 		}
 	}
-	if st := s.Stdin; st != nil {
+	if st := s.Stdin; st != nil && st.Bytes == 0 {
+		fmt.Fprintln(w, "  standard input: empty (0 B read)")
+	} else if st != nil {
 		fmt.Fprintf(w, "  standard input: %s read", formatSize(st.Bytes))
 		if st.SpoolBytes > 0 {
 			fmt.Fprintf(w, ", a copy of %s kept in the temporary directory for the second pass", formatSize(st.SpoolBytes))

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -44,5 +46,31 @@ func TestSummaryNoSpill(t *testing.T) {
 		if !strings.Contains(buf.String(), want) {
 			t.Errorf("cluster %q: %q lacks %q", cl, buf.String(), want)
 		}
+	}
+}
+
+// TestDedupEmptyStdin runs dedup on an empty standard input: the summary
+// said "0 B read, a copy of 13 B kept in the temporary directory" (the 13
+// bytes are zstd's empty frame) and that its size was not known in
+// advance. It must say the input is empty, and --stats no copy.
+func TestDedupEmptyStdin(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := Main([]string{"dedup", "-"}, strings.NewReader(""), &out, &errb); code != 0 {
+		t.Fatalf("dedup of an empty stdin = exit %d:\n%s", code, errb.String())
+	}
+	if s := errb.String(); !strings.Contains(s, "standard input: empty (0 B read)\n") || strings.Contains(s, "a copy of") || strings.Contains(s, "not known in advance") {
+		t.Errorf("dedup of an empty stdin says:\n%s", s)
+	}
+	stats := filepath.Join(t.TempDir(), "stats.json")
+	errb.Reset()
+	if code := Main([]string{"dedup", "-q", "--stats", stats, "-"}, strings.NewReader(""), &out, &errb); code != 0 {
+		t.Fatalf("dedup --stats of an empty stdin = exit %d:\n%s", code, errb.String())
+	}
+	b, err := os.ReadFile(stats)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"spool_bytes": 0`) {
+		t.Errorf("--stats of an empty stdin:\n%s", b)
 	}
 }
