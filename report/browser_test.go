@@ -241,7 +241,7 @@ return {Title: document.title, Images: imgs, Tables: tables.length,
 	if !got.T2S {
 		t.Error("the note that --t2s would join the Traditional and Simplified verses is not shown")
 	}
-	if got.Removed != strconv.Itoa(r.Stats.Removed) || got.Documents != strconv.Itoa(r.Stats.Documents) {
+	if got.Removed != Number(r.Stats.Removed) || got.Documents != Number(r.Stats.Documents) {
 		t.Errorf("summary shows %s documents, %s removed; want %d, %d", got.Documents, got.Removed, r.Stats.Documents, r.Stats.Removed)
 	}
 

@@ -177,8 +177,28 @@ var pageTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 		}
 		return fmt.Sprintf("%.1f%%", 100*float64(a)/float64(b))
 	},
-	"removed": func(sc dedup.SizeCount) int { return (sc.Size - 1) * sc.Count },
+	"removed": func(sc dedup.SizeCount) string { return Number((sc.Size - 1) * sc.Count) },
+	"num":     Number,
 }).Parse(pageSource))
+
+// Number writes n with thousands separators (2,225), as the command's
+// summaries write the counts they show to people.
+func Number(n int) string {
+	s := strconv.Itoa(n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	if neg {
+		b.WriteByte('-')
+	}
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
 
 // page is what the template renders.
 type page struct {
@@ -493,7 +513,7 @@ func plural(n int, one, many string) string {
 	if n == 1 {
 		return "1 " + one
 	}
-	return strconv.Itoa(n) + " " + many
+	return Number(n) + " " + many
 }
 
 func shinglingName(o shingle.Options) string {
@@ -754,7 +774,7 @@ func figures(r *Run, opts Options) ([]figure, []string, error) {
 		var p *plot.Plot
 		var err error
 		f := figure{ID: "sizes", Title: "How large the clusters are", Alt: "number of clusters of each size",
-			Caption: fmt.Sprintf("Clusters of two or more documents, by size; a cluster of n documents keeps one and removes n − 1. Documents without any duplicate (%d) are not drawn.", singletons(s.ClusterSizes))}
+			Caption: fmt.Sprintf("Clusters of two or more documents, by size; a cluster of n documents keeps one and removes n − 1. Documents without any duplicate (%s) are not drawn.", Number(singletons(s.ClusterSizes)))}
 		if s.Clusters > 0 {
 			p, err = sizesPlot(s.ClusterSizes)
 		} else {

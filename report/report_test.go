@@ -452,3 +452,25 @@ func TestWriteStagedReport(t *testing.T) {
 		t.Errorf("%d cluster tables, want %d", n, len(r.Stats.Examples))
 	}
 }
+
+// TestWriteThousands renders a run of 2,225 documents: the page wrote
+// "2225" in its cards and summary where the command's summary says 2,225.
+func TestWriteThousands(t *testing.T) {
+	cfg := dedup.Options{}
+	cfg.Method = "exact"
+	s := &dedup.Stats{Method: "exact", Documents: 2225, Kept: 2225, ClusterSizes: []dedup.SizeCount{{Size: 1, Count: 2225}}}
+	var buf bytes.Buffer
+	if err := Write(&buf, &Run{Options: cfg, Stats: s}, Options{noPlots: true}); err != nil {
+		t.Fatal(err)
+	}
+	page := buf.String()
+	for _, want := range []string{`id="n-documents">2,225<`, `id="n-kept">2,225<`, "read 2,225 documents"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	if strings.Contains(page, "2225") {
+		i := strings.Index(page, "2225")
+		t.Errorf("page writes 2225 without the thousands separator: %q", page[max(i-80, 0):i+20])
+	}
+}

@@ -252,15 +252,15 @@ func (c ctxReader) Read(p []byte) (int, error) {
 
 func writeEvalTable(w io.Writer, rep *evalReport) error {
 	r := rep.Result
-	fmt.Fprintf(w, "truth     %s (%s): %d documents in %d clusters\n", rep.Truth.File, rep.Truth.Format, rep.Truth.Documents, rep.Truth.Clusters)
-	fmt.Fprintf(w, "clusters  %s: %d documents; %d clusters over the truth's documents\n", rep.Clusters.File, rep.Clusters.Documents, rep.Clusters.Clusters)
-	fmt.Fprintf(w, "          %d truth ids missing (singletons), %d ids not in the truth (left out)\n", r.Missing.Count, r.Extra.Count)
+	fmt.Fprintf(w, "truth     %s (%s): %s documents in %s clusters\n", rep.Truth.File, rep.Truth.Format, number(rep.Truth.Documents), number(rep.Truth.Clusters))
+	fmt.Fprintf(w, "clusters  %s: %s documents; %s clusters over the truth's documents\n", rep.Clusters.File, number(rep.Clusters.Documents), number(rep.Clusters.Clusters))
+	fmt.Fprintf(w, "          %s truth ids missing (singletons), %s ids not in the truth (left out)\n", number(r.Missing.Count), number(r.Extra.Count))
 
 	fmt.Fprintf(w, "\npairwise (same-cluster pairs)\n")
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
-	fmt.Fprintf(tw, "  true pairs\t%d\n", r.Pairs.True)
-	fmt.Fprintf(tw, "  predicted pairs\t%d\n", r.Pairs.Predicted)
-	fmt.Fprintf(tw, "  correct pairs\t%d\n", r.Pairs.Correct)
+	fmt.Fprintf(tw, "  true pairs\t%s\n", number(r.Pairs.True))
+	fmt.Fprintf(tw, "  predicted pairs\t%s\n", number(r.Pairs.Predicted))
+	fmt.Fprintf(tw, "  correct pairs\t%s\n", number(r.Pairs.Correct))
 	fmt.Fprintf(tw, "  precision\t%.4f\n", r.Pairs.Precision)
 	fmt.Fprintf(tw, "  recall\t%.4f\n", r.Pairs.Recall)
 	fmt.Fprintf(tw, "  F1\t%.4f\n", r.Pairs.F1)
@@ -276,7 +276,7 @@ func writeEvalTable(w io.Writer, rep *evalReport) error {
 		name string
 		s    eval.ClassScores
 	}{{"duplicate", r.Docs.Duplicate}, {"non-duplicate", r.Docs.NonDuplicate}} {
-		fmt.Fprintf(tw, "  %s\t%.4f\t%.4f\t%.4f\t%d\t%d\n", c.name, c.s.Precision, c.s.Recall, c.s.F1, c.s.Support, c.s.Predicted)
+		fmt.Fprintf(tw, "  %s\t%.4f\t%.4f\t%.4f\t%s\t%s\n", c.name, c.s.Precision, c.s.Recall, c.s.F1, number(c.s.Support), number(c.s.Predicted))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -292,7 +292,7 @@ func writeEvalTable(w io.Writer, rep *evalReport) error {
 			if l.Positive {
 				pos = "yes"
 			}
-			fmt.Fprintf(tw, "  %s\t%s\t%d\t%d\t%.4f\n", l.Label, pos, l.Pairs, l.Together, l.Fraction)
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%.4f\n", l.Label, pos, number(l.Pairs), number(l.Together), l.Fraction)
 		}
 		if err := tw.Flush(); err != nil {
 			return err

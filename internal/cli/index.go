@@ -1051,8 +1051,8 @@ func runIndexStats(cmd *cobra.Command, o *indexOpts) error {
 		return writeJSON(w, st)
 	}
 	if st.Backend == "redis" {
-		_, err = fmt.Fprintf(w, "index:        %s (redis format %d)\nmethod:       %s\nparameters:   %s\ndocuments:    %d\nredis memory: %d bytes (used_memory of the servers; %.1f bytes per document)\n",
-			st.Dir, st.FormatVersion, st.Spec.Method, describeParams(st.Spec), st.Docs, st.RedisUsedBytes, st.BytesPerDoc)
+		_, err = fmt.Fprintf(w, "index:        %s (redis format %d)\nmethod:       %s\nparameters:   %s\ndocuments:    %s\nredis memory: %s bytes (used_memory of the servers; %.1f bytes per document)\n",
+			st.Dir, st.FormatVersion, st.Spec.Method, describeParams(st.Spec), number(st.Docs), number(int64(st.RedisUsedBytes)), st.BytesPerDoc)
 		if err == nil {
 			_, err = fmt.Fprintf(w, "durability:   %s\n", st.RedisDurability)
 		}
@@ -1064,8 +1064,8 @@ func runIndexStats(cmd *cobra.Command, o *indexOpts) error {
 		}
 		return err
 	}
-	_, err = fmt.Fprintf(w, "index:        %s (format %d)\nmethod:       %s\nparameters:   %s\ndocuments:    %d\ndisk:         %d bytes (%.1f bytes per document)\nmemory:       %d bytes of postings (%.1f bytes per document) + block cache and memtables (--cache-mb)\n",
-		st.Dir, st.FormatVersion, st.Spec.Method, describeParams(st.Spec), st.Docs, st.DiskBytes, st.BytesPerDoc, st.PostingsBytes, st.PostingsBytesPerDoc)
+	_, err = fmt.Fprintf(w, "index:        %s (format %d)\nmethod:       %s\nparameters:   %s\ndocuments:    %s\ndisk:         %s bytes (%.1f bytes per document)\nmemory:       %s bytes of postings (%.1f bytes per document) + block cache and memtables (--cache-mb)\n",
+		st.Dir, st.FormatVersion, st.Spec.Method, describeParams(st.Spec), number(st.Docs), number(int64(st.DiskBytes)), st.BytesPerDoc, number(int64(st.PostingsBytes)), st.PostingsBytesPerDoc)
 	if err == nil {
 		err = printDecision(w, st)
 	}

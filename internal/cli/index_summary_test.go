@@ -2,6 +2,9 @@ package cli
 
 import (
 	"bytes"
+	"fmt"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -56,5 +59,37 @@ func TestIndexSummarySingular(t *testing.T) {
 	}
 	if want := "queried 1 document: 1 has duplicates in the index (1 document), 0 skipped\n"; b.String() != want {
 		t.Errorf("%q; want %q", b.String(), want)
+	}
+}
+
+// TestHumanCountsSeparated checks that index stats and eval write their
+// counts with thousands separators, as the run summaries do (they wrote
+// "disk: 123456 bytes" and "true pairs 1225" beside "added 2,225 of ...").
+func TestHumanCountsSeparated(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "idx")
+	createIndexAt(t, dir)
+	var out, errb bytes.Buffer
+	if code := Main([]string{"index", "add", "-q", "--index", dir, writeDocs(t, 20)}, nil, &out, &errb); code != 0 {
+		t.Fatalf("index add = exit %d:\n%s", code, errb.String())
+	}
+	out.Reset()
+	if code := Main([]string{"index", "stats", "--index", dir}, nil, &out, &errb); code != 0 {
+		t.Fatalf("index stats = exit %d:\n%s", code, errb.String())
+	}
+	if !regexp.MustCompile(`(?m)^disk: +[1-9][0-9]{0,2}(,[0-9]{3})+ bytes`).MatchString(out.String()) {
+		t.Errorf("index stats writes its disk bytes without separators:\n%s", out.String())
+	}
+	// One truth cluster of 50 documents: 1,225 true pairs.
+	var truth strings.Builder
+	for i := range 50 {
+		fmt.Fprintf(&truth, "{\"id\":\"d%d\",\"cluster\":\"c\"}\n", i)
+	}
+	files := writeFiles(t, map[string]string{"truth.jsonl": truth.String(), "pred.jsonl": truth.String()})
+	out.Reset()
+	if code := Main([]string{"eval", "--truth", filepath.Join(files, "truth.jsonl"), "--clusters", filepath.Join(files, "pred.jsonl")}, nil, &out, &errb); code != 0 {
+		t.Fatalf("eval = exit %d:\n%s", code, errb.String())
+	}
+	if !regexp.MustCompile(`true pairs +1,225\n`).MatchString(out.String()) {
+		t.Errorf("eval writes its pairs without separators:\n%s", out.String())
 	}
 }
