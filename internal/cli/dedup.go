@@ -399,7 +399,7 @@ func runDedup(cmd *cobra.Command, o *dedupOpts, args []string, e *env) error {
 		}
 	}
 	for _, c := range []struct{ flag, path string }{{"-o", o.output}, {"--clusters", o.clusters}, {"--pairs", o.pairs}, {"--stats", o.stats}, {"--report", o.report}} {
-		if err := checkOutputPath(c.flag, c.path); err != nil {
+		if err := checkDedupOutputPath(c.flag, c.path); err != nil {
 			return err
 		}
 	}
@@ -540,16 +540,29 @@ func outputsNotReads(outputs []outputFlag, reads ...inputFile) error {
 // output and special files (a pipe, /dev/null), opened only when written,
 // are not checked.
 func checkOutputPath(flag, path string) error {
+	return checkOutputPathNote(flag, path, "")
+}
+
+// checkDedupOutputPath is checkOutputPath for the outputs of dedup, whose
+// -o, --clusters and --pairs are folders with --executor: a folder given
+// without it is told so.
+func checkDedupOutputPath(flag, path string) error {
+	note := ""
+	if flag == "-o" || flag == "--clusters" || flag == "--pairs" {
+		note = " (folders of part-NNNNN.jsonl files are the outputs of dedup --executor)"
+	}
+	return checkOutputPathNote(flag, path, note)
+}
+
+// checkOutputPathNote is checkOutputPath with note added to the words for
+// a folder given as the file.
+func checkOutputPathNote(flag, path, note string) error {
 	if path == "" || path == "-" {
 		return nil
 	}
 	// A folder is a usage error, as a file is for the folder outputs of a
 	// staged run (checkOutputFolders).
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		note := ""
-		if flag == "-o" || flag == "--clusters" || flag == "--pairs" {
-			note = " (folders of part-NNNNN.jsonl files are the outputs of dedup --executor)"
-		}
 		return usageErr("%s %s: a folder; %s is a file: give a file's path%s", flag, path, flag, note)
 	}
 	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() && !st.IsDir() {
