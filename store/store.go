@@ -1215,8 +1215,26 @@ type Stats struct {
 	RedisDurability string `json:"redis_durability,omitempty"`
 }
 
-// Stats returns the index's statistics. Disk usage includes the write-ahead
-// log and files awaiting deletion.
+// FolderBytes is the size of the files in an index folder dir (which has
+// no subfolders): what it holds on disk now, where pebble's usage figure
+// also counts the files a compaction made obsolete until their deletion
+// in the background.
+func FolderBytes(dir string) (int64, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	for _, e := range ents {
+		if fi, err := e.Info(); err == nil && fi.Mode().IsRegular() {
+			n += fi.Size()
+		}
+	}
+	return n, nil
+}
+
+// Stats returns the index's statistics. DiskBytes is the folder's bytes
+// (FolderBytes): the write-ahead log included, files already deleted not.
 func (s *Store) Stats() (Stats, error) {
 	s.closeMu.RLock()
 	defer s.closeMu.RUnlock()
@@ -1229,6 +1247,9 @@ func (s *Store) Stats() (Stats, error) {
 		DiskBytes: m.DiskSpaceUsage(), CacheBytes: m.BlockCache.Size, CacheHits: m.BlockCache.Hits,
 		CacheMisses: m.BlockCache.Misses, MemTableBytes: m.MemTable.Size, Compactions: m.Compact.Count,
 		ReadAmp: m.ReadAmp(),
+	}
+	if n, err := FolderBytes(s.dir); err == nil {
+		st.DiskBytes = uint64(n)
 	}
 	st.PostingsBytes = s.postingsBytes()
 	st.MinFreeBytes = s.space.minFree

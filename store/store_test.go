@@ -832,3 +832,40 @@ func TestCheckAndAddBatchEqualsSequential(t *testing.T) {
 		})
 	}
 }
+
+// TestStatsDiskBytesFolder checks that Stats' DiskBytes is the index
+// folder's bytes: it was pebble's usage figure, which counts the files a
+// compaction made obsolete until their deletion in the background.
+func TestStatsDiskBytesFolder(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Create(dir, sketch.Default(sketch.MinHash), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	sk, _ := s.NewSketcher()
+	for i := range 2000 {
+		if err := s.Add(fmt.Sprint(i), sk.Sketch(fmt.Sprintf("document number %d with some words of its own, %d", i, i*7919))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 1500 {
+		if err := s.Remove(fmt.Sprint(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Compact(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	st, err := s.Stats()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := FolderBytes(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.DiskBytes != uint64(n) {
+		t.Errorf("Stats' DiskBytes %d, the folder's files %d bytes", st.DiskBytes, n)
+	}
+}

@@ -1134,18 +1134,6 @@ func runIndexCompact(ctx context.Context, cmd *cobra.Command, o *indexOpts) erro
 	return err
 }
 
-// folderBytes is the size of the files in dir (an index folder has no
-// subfolders).
-func folderBytes(dir string) (int64, error) {
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return 0, err
-	}
-	var n int64
-	for _, e := range ents {
-		if fi, err := e.Info(); err == nil && fi.Mode().IsRegular() {
-			n += fi.Size()
-		}
-	}
-	return n, nil
-}
+// folderBytes is the size of the files in the index folder dir
+// (store.FolderBytes, the disk_bytes of index stats and /v1/stats).
+func folderBytes(dir string) (int64, error) { return store.FolderBytes(dir) }
