@@ -1001,7 +1001,31 @@ func TestStagedAgainstIndex(t *testing.T) {
 		}
 		check("redis", []string{"--against", url}, 1, 3, 8)
 	}
-	for _, flags := range [][]string{{"--pairs", filepath.Join(dir, "p-cascade"), "--method", "cascade"}, {"--report", filepath.Join(dir, "r.html")}} {
+	// --report: the example clusters named after an indexed document
+	// show their kept document in input order, none as kept (with --keep
+	// longest, where it is not always the first).
+	ref := filepath.Join(dir, "report-ref.html")
+	if code, _, stderr := runCLI(append([]string{"dedup", "-q", "-j", "2", "--report", ref, "--keep", "longest", "--against", ix}, in...)...); code != 0 {
+		t.Fatalf("report: dedup: exit %d: %s", code, stderr)
+	}
+	want := readPage(t, ref)
+	if !strings.Contains(reportSection(want, "clusters"), `class="cluster random"`) {
+		t.Fatal("report: dedup's report has no random example: the test shows nothing")
+	}
+	for _, n := range []int{1, 3} {
+		got := filepath.Join(dir, fmt.Sprintf("report-%d.html", n))
+		args := []string{"dedup", "-q", "--executor", "local", "--tasks", fmt.Sprint(n), "-j", "2", "--work", filepath.Join(dir, fmt.Sprintf("report-%d", n)), "--report", got, "--keep", "longest", "--against", ix}
+		if code, _, stderr := runCLI(append(args, in...)...); code != 0 {
+			t.Fatalf("report, %d tasks: exit %d: %s", n, code, stderr)
+		}
+		page := readPage(t, got)
+		for _, id := range []string{"summary", "clusters"} {
+			if g, w := reportSection(page, id), reportSection(want, id); g != w {
+				t.Errorf("report, %d tasks: the report's section %q differs from dedup's:\n%s\nwant\n%s", n, id, g, w)
+			}
+		}
+	}
+	for _, flags := range [][]string{{"--pairs", filepath.Join(dir, "p-cascade"), "--method", "cascade"}} {
 		code, _, stderr := runCLI(append([]string{"dedup", "-q", "--executor", "local", "--work", filepath.Join(dir, "w"+flags[0]), "--against", ix, a}, flags...)...)
 		if code != ExitUsage || !strings.Contains(stderr, "--against "+ix+": a saved index: with --executor, not with "+flags[0]) {
 			t.Errorf("%s: exit %d: %s", flags, code, stderr)
