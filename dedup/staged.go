@@ -1,6 +1,7 @@
 package dedup
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/binary"
@@ -494,6 +495,15 @@ type JoinOptions struct {
 	// document found (JoinResult.Removed), and counts as a cluster even
 	// of one document.
 	Hits map[int64]string
+	// CascadeByDoc orders the cascade's pairs by their later document,
+	// the copy pairs among the method's (JoinResult.PairsByDoc), not
+	// the copy pairs first (cascadeOrder): Run's order when it checks an
+	// index (Input.AgainstIndexes), where it uses the streaming Finder,
+	// which reports a document's pairs as it reads it, as it writes the
+	// copy pairs. Not for the Finders that report their pairs at Flush
+	// (simhash's batch Finder), nor with Options.AllPairs (every pair at
+	// the end).
+	CascadeByDoc bool
 }
 
 // JoinComponents runs cfg's method on docs, which must be whole
@@ -629,7 +639,12 @@ func JoinComponents(ctx context.Context, cfg Options, docs []JoinDoc, opts JoinO
 	res.Pairs, res.Similarity, res.Distance = counts.Pairs, counts.Similarity, counts.Distance
 	if opts.Pairs {
 		res.PairLines, res.PairsByDoc = pairLines(pst, cfg, m, docs, sks, pairs, length)
-		if casc != nil && !cfg.AllPairs {
+		switch {
+		case casc != nil && !cfg.AllPairs && opts.CascadeByDoc:
+			// The copy pairs, found as the documents are added, come
+			// before the Finder's: by document, as Run writes them.
+			slices.SortStableFunc(res.PairLines, func(a, b JoinPair) int { return bytes.Compare(a.Order, b.Order) })
+		case casc != nil && !cfg.AllPairs:
 			casc.cascadeOrder(res.PairLines, pairs, docs, res.PairsByDoc, opts.Documents)
 			res.PairsByDoc = false
 		}

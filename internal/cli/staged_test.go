@@ -930,11 +930,12 @@ func TestStagedAgainst(t *testing.T) {
 // URL where redis-server is installed) the staged job's -o, --clusters,
 // --pairs and --stats are dedup's at 1, 3 and 8 tasks (and at 3 for
 // exact, simhash, ksentence, --cluster leader, --pairs-mode all, and an
-// index with --against FILES): the documents found in it go with their
-// clusters, named after their indexed duplicates, their pairs lines at
-// dedup's place, counted as dedup counts them. The same command after the
-// index changed is refused; --pairs with the cascade and --report are not
-// staged with an index yet.
+// index with --against FILES; the cascade before minhash and simhash at
+// 1 and 3, with --keep longest and --pairs-mode all at 3): the documents
+// found in it go with their clusters, named after their indexed
+// duplicates, their pairs lines at dedup's place, counted as dedup counts
+// them; its --report shows dedup's summary and example clusters at 1 and
+// 3 tasks. The same command after the index changed is refused.
 func TestStagedAgainstIndex(t *testing.T) {
 	stagedEnv(t)
 	dir := t.TempDir()
@@ -994,6 +995,13 @@ func TestStagedAgainstIndex(t *testing.T) {
 	check("index-leader", []string{"--cluster", "leader", "--against", ix}, 3)
 	check("index-all", []string{"--pairs-mode", "all", "--against", ix}, 3)
 	check("index-ksentence", []string{"--method", "ksentence", "--against", ix}, 3)
+	// The cascade: dedup writes the copy pairs and the found documents'
+	// lines as it reads, by document, among minhash's pairs, before
+	// simhash's and --keep longest's.
+	check("index-cascade", []string{"--method", "cascade", "--against", ix}, 1, 3)
+	check("index-cascade-simhash", []string{"--method", "cascade", "--then", "simhash", "--against", ix}, 1, 3, 8)
+	check("index-cascade-longest", []string{"--method", "cascade", "--keep", "longest", "--against", ix}, 3)
+	check("index-cascade-all", []string{"--method", "cascade", "--pairs-mode", "all", "--against", ix}, 3)
 	if redistest.Available() {
 		url := redistest.Server(t).URL("staged")
 		if code, _, stderr := runCLI("index", "copy", "-q", "--from", ix, "--to", url); code != 0 {
@@ -1023,12 +1031,6 @@ func TestStagedAgainstIndex(t *testing.T) {
 			if g, w := reportSection(page, id), reportSection(want, id); g != w {
 				t.Errorf("report, %d tasks: the report's section %q differs from dedup's:\n%s\nwant\n%s", n, id, g, w)
 			}
-		}
-	}
-	for _, flags := range [][]string{{"--pairs", filepath.Join(dir, "p-cascade"), "--method", "cascade"}} {
-		code, _, stderr := runCLI(append([]string{"dedup", "-q", "--executor", "local", "--work", filepath.Join(dir, "w"+flags[0]), "--against", ix, a}, flags...)...)
-		if code != ExitUsage || !strings.Contains(stderr, "--against "+ix+": a saved index: with --executor, not with "+flags[0]) {
-			t.Errorf("%s: exit %d: %s", flags, code, stderr)
 		}
 	}
 	// The index changes: the job planned with it is not resumed.
