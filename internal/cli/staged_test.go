@@ -935,7 +935,8 @@ func TestStagedAgainst(t *testing.T) {
 // found in it go with their clusters, named after their indexed
 // duplicates, their pairs lines at dedup's place, counted as dedup counts
 // them; its --report shows dedup's summary and example clusters at 1 and
-// 3 tasks. The same command after the index changed is refused.
+// 3 tasks. The same command after the index changed is refused, also
+// after a remove and an add that leave a Redis index's count as it was.
 func TestStagedAgainstIndex(t *testing.T) {
 	stagedEnv(t)
 	dir := t.TempDir()
@@ -1008,6 +1009,22 @@ func TestStagedAgainstIndex(t *testing.T) {
 			t.Fatal(stderr)
 		}
 		check("redis", []string{"--against", url}, 1, 3, 8)
+		// A remove, then an add: as many documents as before, but not
+		// the index the job was planned with (its seq moved on).
+		if code, _, stderr := runCLI("index", "remove", "-q", "--index", url, "d60"); code != 0 {
+			t.Fatal(stderr)
+		}
+		extra := filepath.Join(dir, "extra.jsonl")
+		writeLines(t, extra, []string{`{"id":"extra","text":"a document added after the job was planned"}`})
+		if code, _, stderr := runCLI("index", "add", "-q", "--index", url, extra); code != 0 {
+			t.Fatal(stderr)
+		}
+		run := filepath.Join(dir, "redis-3")
+		code, _, stderr := runCLI(append([]string{"dedup", "-q", "--executor", "local", "--tasks", "3", "-j", "2", "--work", run + "/work",
+			"--clusters", run + "/cl", "-o", run + "/out", "--pairs", run + "/pairs", "--stats", run + "/st.json", "--against", url}, in...)...)
+		if code != ExitUsage || !strings.Contains(stderr, "holds the plan of another job") || !strings.Contains(stderr, "indexes") {
+			t.Errorf("the Redis index's documents replaced: exit %d: %s", code, stderr)
+		}
 	}
 	// --report: the example clusters named after an indexed document
 	// show their kept document in input order, none as kept (with --keep
