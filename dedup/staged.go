@@ -1,6 +1,7 @@
 package dedup
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/binary"
@@ -438,11 +439,14 @@ type JoinResult struct {
 // document (old, or new and then in Members too), its number of new
 // documents, and the first of them in input order, enough to fill an
 // Example as Run does: the kept one, if new, and up to ExampleMembers-1
-// others.
+// others. Index is the id of the indexed document that names the
+// cluster (JoinOptions.Hits; Example.Index), "" for none: the cluster
+// went whole, its kept document too.
 type JoinCluster struct {
 	Kept    int64
 	Size    int
 	Members []int64
+	Index   string
 }
 
 // JoinPair is one line of the pairs file and its place: the whole run's
@@ -491,6 +495,15 @@ type JoinOptions struct {
 	// document found (JoinResult.Removed), and counts as a cluster even
 	// of one document.
 	Hits map[int64]string
+	// CascadeByDoc orders the cascade's pairs by their later document,
+	// the copy pairs among the method's (JoinResult.PairsByDoc), not
+	// the copy pairs first (cascadeOrder): Run's order when it checks an
+	// index (Input.AgainstIndexes), where it uses the streaming Finder,
+	// which reports a document's pairs as it reads it, as it writes the
+	// copy pairs. Not for the Finders that report their pairs at Flush
+	// (simhash's batch Finder), nor with Options.AllPairs (every pair at
+	// the end).
+	CascadeByDoc bool
 }
 
 // JoinComponents runs cfg's method on docs, which must be whole
@@ -626,7 +639,12 @@ func JoinComponents(ctx context.Context, cfg Options, docs []JoinDoc, opts JoinO
 	res.Pairs, res.Similarity, res.Distance = counts.Pairs, counts.Similarity, counts.Distance
 	if opts.Pairs {
 		res.PairLines, res.PairsByDoc = pairLines(pst, cfg, m, docs, sks, pairs, length)
-		if casc != nil && !cfg.AllPairs {
+		switch {
+		case casc != nil && !cfg.AllPairs && opts.CascadeByDoc:
+			// The copy pairs, found as the documents are added, come
+			// before the Finder's: by document, as Run writes them.
+			slices.SortStableFunc(res.PairLines, func(a, b JoinPair) int { return bytes.Compare(a.Order, b.Order) })
+		case casc != nil && !cfg.AllPairs:
 			casc.cascadeOrder(res.PairLines, pairs, docs, res.PairsByDoc, opts.Documents)
 			res.PairsByDoc = false
 		}
@@ -674,15 +692,16 @@ func JoinComponents(ctx context.Context, cfg Options, docs []JoinDoc, opts JoinO
 		}
 	}
 	if opts.Multi {
-		res.Multi = multiClusters(docs, keep, size, nOld)
+		res.Multi = multiClusters(docs, keep, size, nOld, labels)
 	}
 	return res, nil
 }
 
 // multiClusters lists the clusters of two or more new documents (size,
 // by kept document) in the order of their kept documents, each with its
-// kept document, if new, and its first ExampleMembers-1 other new ones.
-func multiClusters(docs []JoinDoc, keep []int32, size []int32, nOld int) []JoinCluster {
+// kept document, if new, and its first ExampleMembers-1 other new ones;
+// labels names those found in an index (by kept document).
+func multiClusters(docs []JoinDoc, keep []int32, size []int32, nOld int, labels map[int32]string) []JoinCluster {
 	at := make(map[int32]int) // kept document -> its cluster in out
 	var roots []int32
 	for k, n := range size {
@@ -693,7 +712,7 @@ func multiClusters(docs []JoinDoc, keep []int32, size []int32, nOld int) []JoinC
 	out := make([]JoinCluster, len(roots))
 	for c, k := range roots {
 		at[k] = c
-		out[c] = JoinCluster{Kept: docs[k].Doc, Size: int(size[k])}
+		out[c] = JoinCluster{Kept: docs[k].Doc, Size: int(size[k]), Index: labels[k]}
 	}
 	others := make([]int, len(out))
 	for i := nOld; i < len(keep); i++ {

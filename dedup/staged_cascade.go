@@ -149,17 +149,7 @@ func (c *joinCascade) emitter(emit func(Pair)) func(Pair) {
 // the others (by document as the copies, or the method's own position
 // halved), then 0 and the copy's position, or 1 and the method's order.
 func (c *joinCascade) cascadeOrder(lines []JoinPair, pairs []Pair, docs []JoinDoc, byDoc bool, total int64) {
-	if total <= 0 {
-		total = 1 << 40
-	}
-	half := func(doc int64) uint64 {
-		hi, lo := bits.Mul64(uint64(doc), 1<<63)
-		if uint64(doc) >= uint64(total) {
-			return 1<<63 - 1
-		}
-		q, _ := bits.Div64(hi, lo, uint64(total))
-		return q
-	}
+	half := func(doc int64) uint64 { return cascadeHalf(doc, total) }
 	for k, p := range pairs {
 		o := lines[k].Order
 		var n []byte
@@ -180,4 +170,30 @@ func (c *joinCascade) cascadeOrder(lines []JoinPair, pairs []Pair, docs []JoinDo
 		}
 		lines[k].Order = n
 	}
+}
+
+// cascadeHalf is document doc's place among total documents in the first
+// half of [0, 2^64), where cascadeOrder puts the copy pairs.
+func cascadeHalf(doc, total int64) uint64 {
+	if total <= 0 {
+		total = 1 << 40
+	}
+	if uint64(doc) >= uint64(total) {
+		return 1<<63 - 1
+	}
+	hi, lo := bits.Mul64(uint64(doc), 1<<63)
+	q, _ := bits.Div64(hi, lo, uint64(total))
+	return q
+}
+
+// AppendCascadeHitOrder appends the place, among the orders of
+// cascadeOrder (JoinOptions.Documents total), of the pairs line of
+// document doc found in an index (Input.AgainstIndexes), where Run
+// writes it when its Finder reports the pairs at Flush: as it reads the
+// document, so among the copy pairs, after doc's own.
+func AppendCascadeHitOrder(dst []byte, doc, total int64) []byte {
+	dst = binary.BigEndian.AppendUint64(dst, cascadeHalf(doc, total))
+	dst = append(dst, 0)
+	dst = binary.BigEndian.AppendUint64(dst, uint64(doc))
+	return append(dst, 1)
 }

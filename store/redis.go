@@ -1027,11 +1027,21 @@ func (r *Redis) Stats() (Stats, error) {
 		return Stats{}, ErrClosed
 	}
 	ctx := context.Background()
-	docs, err := r.c.Get(ctx, r.docsKey()).Int64()
+	// docs and seq in one round trip: one state of the index.
+	pipe := r.c.Pipeline()
+	docsCmd, seqCmd := pipe.Get(ctx, r.docsKey()), pipe.Get(ctx, r.seqKey())
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return Stats{}, r.redisErr(err)
+	}
+	docs, err := docsCmd.Int64()
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return Stats{}, r.redisErr(err)
 	}
-	st := Stats{Dir: r.loc, Backend: "redis", FormatVersion: r.ver, Sets: r.sets.Load(), Spec: r.spec, Docs: docs, Tables: r.tables}
+	seq, err := seqCmd.Uint64()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return Stats{}, r.redisErr(err)
+	}
+	st := Stats{Dir: r.loc, Backend: "redis", FormatVersion: r.ver, Sets: r.sets.Load(), Spec: r.spec, Docs: docs, Tables: r.tables, RedisSeq: seq}
 	if st.Sets {
 		st.FormatVersion = redisFormatSets
 	}

@@ -1213,6 +1213,12 @@ type Stats struct {
 	// RedisDurability is what the masters of a Redis index persist
 	// (RedisDurability's values; the weakest of the masters').
 	RedisDurability string `json:"redis_durability,omitempty"`
+	// RedisSeq is a Redis index's last sequence number given to a
+	// document (docs/format/redis.md, seq): every add raises it and
+	// nothing lowers it, so with Docs it tells a state of the index from
+	// a later one, a remove followed by an add included (Docs alone does
+	// not).
+	RedisSeq uint64 `json:"redis_seq,omitempty"`
 }
 
 // FolderBytes is the size of the files in an index folder dir (which has

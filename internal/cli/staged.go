@@ -168,15 +168,6 @@ func runStaged(cmd *cobra.Command, o *dedupOpts, cfg dedup.Options, ropts corpus
 		return err
 	}
 	if len(indexes) > 0 {
-		// Not staged yet: the pairs lines of the documents found in an
-		// index, at their place among the others, and the report's
-		// examples named after them.
-		switch {
-		case o.pairs != "" && cfg.Cascade:
-			return usageErr("--against %s: a saved index: with --executor, not with --pairs and --method cascade yet (the lines of the documents found in it have their place among the cascade's pairs, which no stage knows); run without --pairs or without --executor", indexes[0])
-		case o.report != "":
-			return usageErr("--against %s: a saved index: with --executor, not with --report yet; run without --report or without --executor", indexes[0])
-		}
 		for _, loc := range indexes {
 			ref, err := describeIndex(loc)
 			if err != nil {

@@ -930,11 +930,13 @@ func TestStagedAgainst(t *testing.T) {
 // URL where redis-server is installed) the staged job's -o, --clusters,
 // --pairs and --stats are dedup's at 1, 3 and 8 tasks (and at 3 for
 // exact, simhash, ksentence, --cluster leader, --pairs-mode all, and an
-// index with --against FILES): the documents found in it go with their
-// clusters, named after their indexed duplicates, their pairs lines at
-// dedup's place, counted as dedup counts them. The same command after the
-// index changed is refused; --pairs with the cascade and --report are not
-// staged with an index yet.
+// index with --against FILES; the cascade before minhash and simhash at
+// 1 and 3, with --keep longest and --pairs-mode all at 3): the documents
+// found in it go with their clusters, named after their indexed
+// duplicates, their pairs lines at dedup's place, counted as dedup counts
+// them; its --report shows dedup's summary and example clusters at 1 and
+// 3 tasks. The same command after the index changed is refused, also
+// after a remove and an add that leave a Redis index's count as it was.
 func TestStagedAgainstIndex(t *testing.T) {
 	stagedEnv(t)
 	dir := t.TempDir()
@@ -994,17 +996,58 @@ func TestStagedAgainstIndex(t *testing.T) {
 	check("index-leader", []string{"--cluster", "leader", "--against", ix}, 3)
 	check("index-all", []string{"--pairs-mode", "all", "--against", ix}, 3)
 	check("index-ksentence", []string{"--method", "ksentence", "--against", ix}, 3)
+	// The cascade: dedup writes the copy pairs and the found documents'
+	// lines as it reads, by document, among minhash's pairs, before
+	// simhash's and --keep longest's.
+	check("index-cascade", []string{"--method", "cascade", "--against", ix}, 1, 3)
+	check("index-cascade-simhash", []string{"--method", "cascade", "--then", "simhash", "--against", ix}, 1, 3, 8)
+	check("index-cascade-longest", []string{"--method", "cascade", "--keep", "longest", "--against", ix}, 3)
+	check("index-cascade-all", []string{"--method", "cascade", "--pairs-mode", "all", "--against", ix}, 3)
 	if redistest.Available() {
 		url := redistest.Server(t).URL("staged")
 		if code, _, stderr := runCLI("index", "copy", "-q", "--from", ix, "--to", url); code != 0 {
 			t.Fatal(stderr)
 		}
 		check("redis", []string{"--against", url}, 1, 3, 8)
+		// A remove, then an add: as many documents as before, but not
+		// the index the job was planned with (its seq moved on).
+		if code, _, stderr := runCLI("index", "remove", "-q", "--index", url, "d60"); code != 0 {
+			t.Fatal(stderr)
+		}
+		extra := filepath.Join(dir, "extra.jsonl")
+		writeLines(t, extra, []string{`{"id":"extra","text":"a document added after the job was planned"}`})
+		if code, _, stderr := runCLI("index", "add", "-q", "--index", url, extra); code != 0 {
+			t.Fatal(stderr)
+		}
+		run := filepath.Join(dir, "redis-3")
+		code, _, stderr := runCLI(append([]string{"dedup", "-q", "--executor", "local", "--tasks", "3", "-j", "2", "--work", run + "/work",
+			"--clusters", run + "/cl", "-o", run + "/out", "--pairs", run + "/pairs", "--stats", run + "/st.json", "--against", url}, in...)...)
+		if code != ExitUsage || !strings.Contains(stderr, "holds the plan of another job") || !strings.Contains(stderr, "indexes") {
+			t.Errorf("the Redis index's documents replaced: exit %d: %s", code, stderr)
+		}
 	}
-	for _, flags := range [][]string{{"--pairs", filepath.Join(dir, "p-cascade"), "--method", "cascade"}, {"--report", filepath.Join(dir, "r.html")}} {
-		code, _, stderr := runCLI(append([]string{"dedup", "-q", "--executor", "local", "--work", filepath.Join(dir, "w"+flags[0]), "--against", ix, a}, flags...)...)
-		if code != ExitUsage || !strings.Contains(stderr, "--against "+ix+": a saved index: with --executor, not with "+flags[0]) {
-			t.Errorf("%s: exit %d: %s", flags, code, stderr)
+	// --report: the example clusters named after an indexed document
+	// show their kept document in input order, none as kept (with --keep
+	// longest, where it is not always the first).
+	ref := filepath.Join(dir, "report-ref.html")
+	if code, _, stderr := runCLI(append([]string{"dedup", "-q", "-j", "2", "--report", ref, "--keep", "longest", "--against", ix}, in...)...); code != 0 {
+		t.Fatalf("report: dedup: exit %d: %s", code, stderr)
+	}
+	want := readPage(t, ref)
+	if !strings.Contains(reportSection(want, "clusters"), `class="cluster random"`) {
+		t.Fatal("report: dedup's report has no random example: the test shows nothing")
+	}
+	for _, n := range []int{1, 3} {
+		got := filepath.Join(dir, fmt.Sprintf("report-%d.html", n))
+		args := []string{"dedup", "-q", "--executor", "local", "--tasks", fmt.Sprint(n), "-j", "2", "--work", filepath.Join(dir, fmt.Sprintf("report-%d", n)), "--report", got, "--keep", "longest", "--against", ix}
+		if code, _, stderr := runCLI(append(args, in...)...); code != 0 {
+			t.Fatalf("report, %d tasks: exit %d: %s", n, code, stderr)
+		}
+		page := readPage(t, got)
+		for _, id := range []string{"summary", "clusters"} {
+			if g, w := reportSection(page, id), reportSection(want, id); g != w {
+				t.Errorf("report, %d tasks: the report's section %q differs from dedup's:\n%s\nwant\n%s", n, id, g, w)
+			}
 		}
 	}
 	// The index changes: the job planned with it is not resumed.

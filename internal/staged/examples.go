@@ -85,8 +85,14 @@ func (j *Job) Report(ctx context.Context) (*ReportFile, error) {
 }
 
 // putJoinClusters writes join task g's clusters: for each, uvarints of
-// its kept document, its size, its number of members and the members.
+// its kept document, its size, its number of members and the members;
+// with a saved index (Plan.Indexes), then the length and the bytes of
+// the id of the indexed document that names it (dedup.JoinCluster.Index,
+// empty for none). A plan without an index has no such field: work
+// folders planned before the report was staged with an index read as
+// they were written.
 func (j *Job) putJoinClusters(ctx context.Context, g int, cs []dedup.JoinCluster) error {
+	named := len(j.Plan.Indexes) > 0
 	return j.Work.Put(ctx, joinClusters(g), func(w io.Writer) error {
 		var b []byte
 		for _, c := range cs {
@@ -95,6 +101,10 @@ func (j *Job) putJoinClusters(ctx context.Context, g int, cs []dedup.JoinCluster
 			b = appendUvarint(b, uint64(len(c.Members)))
 			for _, m := range c.Members {
 				b = appendUvarint(b, uint64(m))
+			}
+			if named {
+				b = appendUvarint(b, uint64(len(c.Index)))
+				b = append(b, c.Index...)
 			}
 			if _, err := w.Write(b); err != nil {
 				return err
@@ -131,6 +141,7 @@ func (j *Job) readJoinClusters(ctx context.Context, held int64) ([][]byte, error
 // call.
 func (j *Job) eachJoinCluster(lists [][]byte, fn func(c *dedup.JoinCluster)) error {
 	var c dedup.JoinCluster
+	named := len(j.Plan.Indexes) > 0
 	for g, b := range lists {
 		bad := func(err error) error {
 			return fmt.Errorf("%s: damaged work file: %w", j.Work.URL(joinClusters(g)), err)
@@ -162,6 +173,17 @@ func (j *Job) eachJoinCluster(lists [][]byte, fn func(c *dedup.JoinCluster)) err
 				}
 				c.Members = append(c.Members, int64(m))
 			}
+			c.Index = ""
+			if named {
+				n, err := uvarint()
+				if err != nil {
+					return err
+				}
+				if n > uint64(len(b)) {
+					return bad(io.ErrUnexpectedEOF)
+				}
+				c.Index, b = string(b[:n]), b[n:]
+			}
 			fn(&c)
 		}
 	}
@@ -181,6 +203,9 @@ type chosenExample struct {
 	Size    int     `json:"size"`
 	Kept    int64   `json:"kept"`
 	Members []int64 `json:"members"`
+	// Index is the id of the indexed document that names the cluster
+	// (dedup.Example.Index): its kept document went too.
+	Index string `json:"index,omitempty"`
 }
 
 // examples: the examples task, which chooses the job's example clusters
@@ -267,7 +292,7 @@ func (j *Job) chooseExamples(ctx context.Context) ([]chosenExample, error) {
 	}
 	err = j.eachJoinCluster(lists, func(c *dedup.JoinCluster) {
 		if k, ok := at[c.Kept]; ok {
-			out[k].Members = slices.Clone(c.Members)
+			out[k].Members, out[k].Index = slices.Clone(c.Members), c.Index
 		}
 	})
 	return out, err
@@ -408,7 +433,7 @@ func (j *Job) finishReport(ctx context.Context) error {
 	}
 	rf.Examples = make([]dedup.Example, len(chosen))
 	for k, c := range chosen {
-		rf.Examples[k] = dedup.Example{Kind: c.Kind, Size: c.Size}
+		rf.Examples[k] = dedup.Example{Kind: c.Kind, Size: c.Size, Index: c.Index}
 	}
 	bytes := 0
 	for s := range j.Plan.Tasks {
@@ -422,8 +447,12 @@ func (j *Job) finishReport(ctx context.Context) error {
 			}
 			e, kept := &rf.Examples[m.Example], m.Doc == chosen[m.Example].Kept
 			// dedup.Run's rule (its second pass): the kept document, and
-			// others while fewer than ExampleMembers-1 are shown.
+			// others while fewer than ExampleMembers-1 are shown. A
+			// cluster named after an indexed document has none kept: its
+			// kept document is shown in input order, as removed.
 			switch {
+			case kept && e.Index != "":
+				e.Members = append(e.Members, dedup.ExampleDoc{ID: m.ID, Text: m.Text})
 			case kept:
 				e.Members = slices.Insert(e.Members, 0, dedup.ExampleDoc{ID: m.ID, Text: m.Text, Kept: true})
 			case len(e.Members) < dedup.ExampleMembers-1:

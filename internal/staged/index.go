@@ -28,8 +28,13 @@ type IndexRef struct {
 	Sets     bool        `json:"sets"`
 	Spec     sketch.Spec `json:"params"`
 	// Files is a directory index's file names and sizes, hashed (any
-	// write changes them); "" for Redis, whose identity is Docs and Spec.
+	// write changes them); "" for Redis, whose identity is Docs, Spec and
+	// Seq.
 	Files string `json:"files,omitempty"`
+	// Seq is a Redis index's last sequence number given to a document
+	// (store.Stats.RedisSeq): an add raises it, so a remove followed by
+	// an add, which leaves Docs as it was, changes it.
+	Seq uint64 `json:"seq,omitempty"`
 }
 
 // OpenIndex opens the saved index at loc read-only, without a directory
@@ -44,7 +49,7 @@ func DescribeIndex(loc string, ix store.Index) (IndexRef, error) {
 	if err != nil {
 		return IndexRef{}, fmt.Errorf("--against %s: %w", loc, err)
 	}
-	ref := IndexRef{Location: loc, Docs: st.Docs, Format: st.FormatVersion, Sets: st.Sets, Spec: st.Spec}
+	ref := IndexRef{Location: loc, Docs: st.Docs, Format: st.FormatVersion, Sets: st.Sets, Spec: st.Spec, Seq: st.RedisSeq}
 	if !store.IsURL(loc) {
 		ents, err := os.ReadDir(loc)
 		if err != nil {
@@ -118,7 +123,7 @@ func (j *Job) openIndexes() (ixs []dedup.Index, close func(), err error) {
 		}
 		if !sameIndex(now, ref) {
 			close()
-			return nil, nil, fmt.Errorf("--against %s: the index changed since the job was planned (%d documents then, %d now): start again with an empty --work", ref.Location, ref.Docs, now.Docs)
+			return nil, nil, fmt.Errorf("--against %s: the index changed since the job was planned (%s): start again with an empty --work", ref.Location, indexChange(ref, now))
 		}
 		ixs = append(ixs, StoreIndex{ix})
 	}
@@ -215,4 +220,15 @@ func sameIndex(a, b IndexRef) bool {
 	x, err1 := json.Marshal(a)
 	y, err2 := json.Marshal(b)
 	return err1 == nil && err2 == nil && bytes.Equal(x, y)
+}
+
+// indexChange says how index state now differs from the planned one.
+func indexChange(then, now IndexRef) string {
+	switch {
+	case then.Docs != now.Docs:
+		return fmt.Sprintf("%d documents then, %d now", then.Docs, now.Docs)
+	case then.Seq != now.Seq:
+		return fmt.Sprintf("%d documents then and now, but documents were added since: its last sequence number was %d, is %d", now.Docs, then.Seq, now.Seq)
+	}
+	return fmt.Sprintf("%d documents then and now, but its files or parameters changed", now.Docs)
 }

@@ -65,6 +65,11 @@ func (j *Job) join(ctx context.Context, g int) error {
 	if acc.opts.Hits, err = j.allHits(ctx, off); err != nil {
 		return err
 	}
+	lines, err := j.indexLines()
+	if err != nil {
+		return err
+	}
+	acc.opts.CascadeByDoc = lines == linesByDoc && j.Plan.Options.Cascade
 	scattered := func(fn func(*joinRec) error) error {
 		var rec joinRec
 		for s := range j.Plan.Tasks {

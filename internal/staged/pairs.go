@@ -90,9 +90,19 @@ type pairsSource struct {
 	// position.
 	hits *hitRun
 	base uint64
+	// held, when not nil, are lines in order that the source gives in
+	// place of r's (cascadeHits); r is nil.
+	held []dedup.JoinPair
 }
 
 func (p *pairsSource) next() (bool, error) {
+	if p.held != nil {
+		if len(p.held) == 0 {
+			return false, nil
+		}
+		p.order, p.line, p.held = p.held[0].Order, p.held[0].Line, p.held[1:]
+		return true, nil
+	}
 	if h := p.hits; h != nil {
 		if !h.ok {
 			return false, nil
@@ -112,6 +122,12 @@ func (p *pairsSource) next() (bool, error) {
 		return false, err
 	}
 	return true, nil
+}
+
+func (p *pairsSource) close() {
+	if p.r != nil {
+		p.r.Close()
+	}
 }
 
 // pairsBefore orders the sources by their current pair, then by join.
@@ -136,7 +152,7 @@ func (j *Job) writePairs(ctx context.Context, s int) error {
 		h := heapx.New(make([]*pairsSource, 0, j.Plan.Tasks), pairsBefore)
 		defer func() {
 			for _, p := range h.Items() {
-				p.r.Close()
+				p.close()
 			}
 		}()
 		for g := range j.Plan.Tasks {
@@ -160,12 +176,15 @@ func (j *Job) writePairs(ctx context.Context, s int) error {
 			h.Push(p)
 		}
 		bw := bufio.NewWriterSize(w, 1<<20)
-		first, err := j.indexLinesFirst()
+		lines, err := j.indexLines()
 		if err != nil {
 			return err
 		}
-		switch {
-		case first && s == 0:
+		switch lines {
+		case linesFirst:
+			if s != 0 {
+				break
+			}
 			// Before every pair, in input order, as dedup writes them
 			// while it reads, its Finder's pairs coming at its end.
 			for t := range j.Plan.Tasks {
@@ -187,7 +206,21 @@ func (j *Job) writePairs(ctx context.Context, s int) error {
 				}
 				hits.r.Close()
 			}
-		case len(j.Plan.Indexes) > 0 && !first:
+		case linesCopies:
+			off, err := j.offsets(ctx)
+			if err != nil {
+				return err
+			}
+			held, err := j.cascadeHits(ctx, s, off)
+			if err != nil {
+				return err
+			}
+			if len(held) > 0 {
+				p := &pairsSource{g: -1, held: held}
+				p.next()
+				h.Push(p)
+			}
+		case linesByDoc:
 			off, err := j.offsets(ctx)
 			if err != nil {
 				return err
@@ -222,7 +255,7 @@ func (j *Job) writePairs(ctx context.Context, s int) error {
 			if ok {
 				h.FixTop()
 			} else {
-				p.r.Close()
+				p.close()
 				h.Pop()
 			}
 		}
@@ -230,17 +263,77 @@ func (j *Job) writePairs(ctx context.Context, s int) error {
 	})
 }
 
-// indexLinesFirst reports whether dedup writes the pairs lines of the
-// documents found in an index before every other pair: where its Finder
-// reports the pairs at its end (simhash's batch Finder, --pairs-mode all);
-// else each comes after the pairs of its document's step (pairsSource).
-func (j *Job) indexLinesFirst() (bool, error) {
+// Where dedup writes the pairs lines of the documents found in an index
+// (indexLines).
+const (
+	linesNone   = iota // no index
+	linesByDoc         // each after the pairs of its document's step (pairsSource)
+	linesFirst         // before every other pair, in input order
+	linesCopies        // among the cascade's copy pairs, after its document's (dedup.AppendCascadeHitOrder)
+)
+
+// indexLines is where dedup writes the pairs lines of the documents
+// found in an index: each as it reads the document. Before every other
+// pair where its Finder reports them at its end (simhash's batch Finder,
+// --pairs-mode all); with the cascade, whose copy pairs it writes as it
+// reads too, among those where the Finder reports at its end (simhash;
+// the cascade refuses leader clustering), else, as without it, after
+// the pairs of the document's step.
+func (j *Job) indexLines() (int, error) {
 	if len(j.Plan.Indexes) == 0 {
-		return false, nil
+		return linesNone, nil
 	}
-	spec, err := j.Plan.Options.ResolveSpec()
+	o := j.Plan.Options
+	spec, err := o.ResolveSpec()
 	if err != nil {
-		return false, err
+		return 0, err
 	}
-	return j.Plan.Options.AllPairs || spec.Method == sketch.SimHash, nil
+	switch {
+	case o.AllPairs:
+		return linesFirst, nil
+	case o.Cascade && spec.Method == sketch.SimHash:
+		return linesCopies, nil
+	case spec.Method == sketch.SimHash && !o.Cascade:
+		return linesFirst, nil
+	}
+	return linesByDoc, nil
+}
+
+// cascadeHits is, for write task s, the pairs lines of the documents
+// found in an index that go to its pairs shard under linesCopies (their
+// orders, dedup.AppendCascadeHitOrder, fall in the first half of the
+// positions: the shards of the first half hold them), in order, read
+// from the hits of the sign shards whose documents map to it.
+func (j *Job) cascadeHits(ctx context.Context, s int, off []int64) ([]dedup.JoinPair, error) {
+	n, total := j.Plan.Tasks, off[len(off)-1]
+	shardOf := func(order []byte) int {
+		hi, _ := bits.Mul64(binary.BigEndian.Uint64(order), uint64(n))
+		return int(hi)
+	}
+	var out []dedup.JoinPair
+	var o []byte
+	for t := range n {
+		if off[t] == off[t+1] {
+			continue
+		}
+		if shardOf(dedup.AppendCascadeHitOrder(o[:0], off[t], total)) > s || shardOf(dedup.AppendCascadeHitOrder(o[:0], off[t+1]-1, total)) < s {
+			continue
+		}
+		hits, err := j.openHits(ctx, t)
+		if err != nil {
+			return nil, err
+		}
+		for hits.ok {
+			order := dedup.AppendCascadeHitOrder(nil, off[t]+int64(hits.doc), total)
+			if shardOf(order) == s {
+				out = append(out, dedup.JoinPair{Order: order, Line: dedup.AppendIndexPairLine(nil, string(hits.id), string(hits.own), hits.sim)})
+			}
+			if err := hits.next(); err != nil {
+				hits.r.Close()
+				return nil, err
+			}
+		}
+		hits.r.Close()
+	}
+	return out, nil
 }
