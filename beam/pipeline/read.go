@@ -201,7 +201,9 @@ func openDocs(ctx context.Context, path string, opts corpus.Options) (r corpus.R
 	}, nil
 }
 
-// eachDoc calls fn for every record of the file, with its rank.
+// eachDoc calls fn for every record of the file, with its rank. A bad
+// record (the reader's *corpus.RecordError) is marked as bad input data
+// (invalidData), which Run returns as an *InvalidDataError.
 func eachDoc(ctx context.Context, t fileTask, opts corpus.Options, fn func(rank int64, d *corpus.Document) error) error {
 	r, closeFn, err := openDocs(ctx, t.Path, opts)
 	if err != nil {
@@ -223,5 +225,5 @@ func eachDoc(ctx context.Context, t fileTask, opts corpus.Options, fn func(rank 
 			}
 		}
 	}
-	return r.Err()
+	return invalidData(r.Err())
 }

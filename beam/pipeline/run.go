@@ -283,7 +283,7 @@ func (r *run) job(ctx context.Context, name string, build func(s beam.Scope)) (m
 	}
 	res, err := beam.Run(ctx, r.opts.Runner, p)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, fmt.Errorf("%s: %w", name, classify(err))
 	}
 	r.stats.Jobs++
 	r.stats.Stages = append(r.stats.Stages, Stage{Name: name, Seconds: time.Since(t).Seconds()})

@@ -8,8 +8,9 @@
 //
 //	neardup-beam --input 'shards/*.jsonl.zst' --output out/ [flags]
 //
-// Exit codes: 0 success, 1 the run failed (bad input names the file and
-// record), 2 usage error.
+// Exit codes: 0 success, 1 the run failed, 2 usage error, 3 invalid input
+// data (a bad record or a damaged file, named with its line and document
+// id as `neardup dedup` names it, exit code 3 there too).
 package main
 
 import (
@@ -43,8 +44,9 @@ import (
 
 // Exit codes.
 const (
-	exitFailure = 1
-	exitUsage   = 2
+	exitFailure     = 1
+	exitUsage       = 2
+	exitInvalidData = 3 // neardup dedup's ExitInvalidData
 )
 
 // inputs is the repeatable --input flag.
@@ -225,13 +227,23 @@ func run(args []string, stderr io.Writer) int {
 	}
 	st, err := pipeline.Run(ctx, opts)
 	if err != nil {
-		if o.verbose {
+		var bad *pipeline.InvalidDataError
+		switch {
+		case o.verbose:
 			fmt.Fprintf(stderr, "neardup-beam: %v\n", err)
-		} else {
+		case errors.As(err, &bad):
+			fmt.Fprintf(stderr, "neardup-beam: %s (-verbose prints the runner's whole error)\n", bad.Record)
+		default:
 			fmt.Fprintf(stderr, "neardup-beam: %s\n", rootCause(err))
 		}
-		if errors.Is(err, pipeline.ErrUsage) {
+		if bad != nil && bad.Hint != "" {
+			fmt.Fprintf(stderr, "hint: %s\n", bad.Hint)
+		}
+		switch {
+		case errors.Is(err, pipeline.ErrUsage):
 			return exitUsage
+		case errors.Is(err, pipeline.ErrInvalidData):
+			return exitInvalidData
 		}
 		return exitFailure
 	}
