@@ -490,3 +490,57 @@ func TestBlankDocument(t *testing.T) {
 		})
 	}
 }
+
+// TestDuplicateIDs: stats.json counts the ids that more than one
+// document has and lists the first ten in the order of their second
+// document, as `neardup dedup --stats` does (dedup.Stats), over files
+// read in name order: 13 ids shared, some within a file, some across
+// files, some by three documents, listed in an order that is not the
+// ids' own.
+func TestDuplicateIDs(t *testing.T) {
+	dir := t.TempDir()
+	var a, b strings.Builder
+	doc := func(w *strings.Builder, id string, i int) {
+		fmt.Fprintf(w, "{\"id\":%q,\"text\":\"document %d with words of its own %d\"}\n", id, i, i*7)
+	}
+	for i := range 40 {
+		doc(&a, fmt.Sprintf("u%02d", i), i)
+	}
+	// a.jsonl: z, y, x twice each (z three times), interleaved.
+	for i, id := range []string{"z", "y", "x", "x", "y", "z", "z", "w"} {
+		doc(&a, id, 100+i)
+	}
+	// b.jsonl: ids of a.jsonl again (u39 first, then u00...), and its own.
+	for i, id := range []string{"u39", "v", "u00", "v", "u05", "w", "u10", "u11", "u12", "u13", "u14", "u15"} {
+		doc(&b, id, 200+i)
+	}
+	files := []string{filepath.Join(dir, "a.jsonl"), filepath.Join(dir, "b.jsonl")}
+	if err := os.WriteFile(files[0], []byte(a.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(files[1], []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want, err := dedup.Run(context.Background(), dedup.Options{}, dedup.Input{Files: files}, dedup.Outputs{Clusters: filepath.Join(t.TempDir(), "dedup.jsonl")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want.DuplicateIDs != 14 || len(want.DuplicateIDsFirst) != 10 {
+		t.Fatalf("dedup: %d duplicate ids %q; the test wants 14, 10 listed", want.DuplicateIDs, want.DuplicateIDsFirst)
+	}
+	out := filepath.Join(dir, "beam")
+	st, err := Run(context.Background(), Options{Inputs: []string{filepath.Join(dir, "*.jsonl")}, Output: out, Runner: "prism"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.DuplicateIDs != int64(want.DuplicateIDs) || !slices.Equal(st.DuplicateIDsFirst, want.DuplicateIDsFirst) {
+		t.Errorf("duplicate ids %d %q, want dedup's %d %q", st.DuplicateIDs, st.DuplicateIDsFirst, want.DuplicateIDs, want.DuplicateIDsFirst)
+	}
+	var js Stats
+	if b, err := os.ReadFile(filepath.Join(out, "stats.json")); err != nil || json.Unmarshal(b, &js) != nil {
+		t.Fatalf("stats.json: %v", err)
+	}
+	if js.DuplicateIDs != st.DuplicateIDs || !slices.Equal(js.DuplicateIDsFirst, st.DuplicateIDsFirst) {
+		t.Errorf("stats.json: %d %q, want %d %q", js.DuplicateIDs, js.DuplicateIDsFirst, st.DuplicateIDs, st.DuplicateIDsFirst)
+	}
+}

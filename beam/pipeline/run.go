@@ -166,7 +166,14 @@ type Stats struct {
 	Texts       int64   `json:"distinct_texts,omitempty"`
 	ExactCopies int64   `json:"exact_copies,omitempty"`
 	FileCopies  int64   `json:"file_copies,omitempty"`
-	Stages      []Stage `json:"stages"`
+	// DuplicateIDs counts the ids that more than one document has (each
+	// such id once), DuplicateIDsFirst the first few in the order of
+	// their second document: `neardup dedup --stats`'s fields
+	// (dedup.Stats), which the outputs, naming documents by id, cannot
+	// tell apart.
+	DuplicateIDs      int64    `json:"duplicate_ids,omitempty"`
+	DuplicateIDsFirst []string `json:"duplicate_ids_first,omitempty"`
+	Stages            []Stage  `json:"stages"`
 	Seconds     float64 `json:"seconds"`
 }
 
@@ -322,6 +329,7 @@ func (r *run) sketchJob(ctx context.Context) error {
 		files := beam.Reshuffle(s, beam.CreateList(s, tasks))
 		meta, keys := beam.ParDo2(s, &readFn{Cfg: cfg, Read: r.read}, files)
 		writeShards(s, &writeShardsFn{Dir: r.tmp + "/meta", Prefix: "part"}, beam.ParDo(s, metaLineFn, meta))
+		duplicateIDs(s, meta, r.tmp+dupIDsFile)
 		edges := beam.ParDo(s, bucketEdgesFn, beam.CombinePerKey(s, &packKeysFn{}, keys))
 		edges = distinctEdges(s.Scope("candidates"), edges)
 		writeShards(s, &writeShardsFn{Dir: r.tmp + "/edges-000", Prefix: "part"}, beam.ParDo(s, edgeLineFn, edges))
@@ -336,6 +344,12 @@ func (r *run) sketchJob(ctx context.Context) error {
 	r.stats.LargestBucket = res["max:bucket_size"]
 	r.stats.FileCopies = res["file_copies"]
 	r.stats.Texts = res["cascade_texts"]
+	r.stats.DuplicateIDs = res["duplicate_ids"]
+	if r.stats.DuplicateIDs > 0 {
+		if r.stats.DuplicateIDsFirst, err = readDupIDs(ctx, r.tmp+dupIDsFile); err != nil {
+			return err
+		}
+	}
 	// An empty edge set writes no file: give the next job one to read.
 	return r.ensureFile(ctx, r.tmp+"/edges-000/part-empty")
 }
@@ -481,7 +495,7 @@ func (r *run) removeTmp(ctx context.Context) {
 }
 
 func init() {
-	for _, t := range []any{fileTask{}, docMeta{}, rankComp{}, joinRec{}, keyPairs{}, line{}, readOptions{}} {
+	for _, t := range []any{fileTask{}, docMeta{}, rankComp{}, joinRec{}, keyPairs{}, line{}, readOptions{}, twoRanks{}, dupID{}, dupList{}} {
 		beam.RegisterType(reflect.TypeOf(t))
 	}
 	// Generated callers instead of reflection (several times faster per
@@ -507,6 +521,13 @@ func init() {
 	register.Function3x0(edgeLineFn)
 	register.Function2x1(parseEdgeFn)
 	register.Function2x0(metaLineFn)
+	register.Function3x0(idRankFn)
+	register.Function2x1(firstTwoFn)
+	register.Function4x0(dupIDFn)
+	register.Function2x1(mergeDupListsFn)
+	register.DoFn2x1[context.Context, dupList, error](&writeDupIDsFn{})
+	register.Emitter2[string, twoRanks]()
+	register.Emitter1[dupList]()
 	register.Function2x1(parseMetaFn)
 	register.Emitter1[docMeta]()
 	register.Emitter2[int64, keyPairs]()

@@ -54,6 +54,7 @@ var (
 	sComponents   = beam.NewCounter("neardup", shufflePrefix+"components")
 	sLabels       = beam.NewCounter("neardup", shufflePrefix+"components_by_file")
 	sSketches     = beam.NewCounter("neardup", shufflePrefix+"sketches_to_components")
+	sIDs          = beam.NewCounter("neardup", shufflePrefix+"ids")
 	shufflePrefix = "shuffle_bytes_"
 )
 

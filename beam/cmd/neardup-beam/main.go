@@ -22,6 +22,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -247,11 +248,35 @@ func run(args []string, stderr io.Writer) int {
 		}
 		return exitFailure
 	}
+	warnDuplicateIDs(stderr, st, o.fields.IDField)
 	if !o.quiet {
 		fmt.Fprintf(stderr, "neardup-beam: %d documents, %d kept, %d removed, %d clusters (largest %d), %d components rounds, %d jobs, %.0f shuffle bytes/document, %.1f s\n",
 			st.Documents, st.Kept, st.Removed, st.Clusters, st.LargestCluster, st.Rounds, st.Jobs, st.ShufflePerDoc, st.Seconds)
 	}
 	return 0
+}
+
+// warnDuplicateIDs warns, even with -quiet, when documents share an id,
+// in `neardup dedup`'s words: the outputs name documents by id, and
+// clusters-*.jsonl then has several lines for one id.
+func warnDuplicateIDs(w io.Writer, st *pipeline.Stats, idField string) {
+	if st.DuplicateIDs == 0 {
+		return
+	}
+	q := make([]string, len(st.DuplicateIDsFirst))
+	for i, id := range st.DuplicateIDsFirst {
+		q[i] = strconv.Quote(id)
+	}
+	more := ""
+	if st.DuplicateIDs > int64(len(q)) {
+		more = ", ..."
+	}
+	what := "ids are used by"
+	if st.DuplicateIDs == 1 {
+		what = "id is used by"
+	}
+	fmt.Fprintf(w, "neardup-beam: warning: %d %s more than one document (%s%s): the outputs (clusters-*.jsonl, pairs-*.jsonl) name documents by id and cannot tell them apart; make the ids unique, or pass --id-field with a field that is (the %q field now; without one a document's id is FILE:LINE)\n",
+		st.DuplicateIDs, what, strings.Join(q, ", "), more, idField)
 }
 
 // ourHelp replaces Beam's text for flags that mean something else here.

@@ -235,9 +235,18 @@ func TestExitCodes(t *testing.T) {
 		t.Errorf("-verbose: the whole chain is missing:\n%s", lastLines(s, 10))
 	}
 
+	// Documents that share an id: neardup dedup's warning, even with
+	// -quiet, and exit 0.
+	dup := filepath.Join(dir, "dup.jsonl")
+	os.WriteFile(dup, []byte("{\"id\":\"a\",\"text\":\"x y z\"}\n{\"id\":\"a\",\"text\":\"p q r s\"}\n{\"id\":\"c\",\"text\":\"k\"}\n{\"id\":\"c\",\"text\":\"l\"}\n"), 0o644)
+	b, err := exec.Command(bin, "--input", dup, "--output", out, "--quiet").CombinedOutput()
+	if want := `neardup-beam: warning: 2 ids are used by more than one document ("a", "c"): the outputs (clusters-*.jsonl, pairs-*.jsonl) name documents by id and cannot tell them apart; make the ids unique, or pass --id-field with a field that is (the "id" field now; without one a document's id is FILE:LINE)` + "\n"; err != nil || string(b) != want {
+		t.Errorf("documents sharing ids: %v, said:\n%s\nwant:\n%s", err, b, want)
+	}
+
 	// A mistyped flag: the error, a suggestion and one line, not the
 	// whole list (186 lines before); -help lists ours, not Beam's.
-	b, err := exec.Command(bin, "--treshold", "0.5").CombinedOutput()
+	b, err = exec.Command(bin, "--treshold", "0.5").CombinedOutput()
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 {
 		t.Errorf("--treshold: %v, want exit 2", err)
 	}
