@@ -162,10 +162,10 @@ type Stats struct {
 	// others, copies of a document of another file, were sketched).
 	// Texts is the cascade's distinct texts with a sketch: the near
 	// method's documents (Documents - Empty - ExactCopies).
-	Cascade     bool    `json:"cascade,omitempty"`
-	Texts       int64   `json:"distinct_texts,omitempty"`
-	ExactCopies int64   `json:"exact_copies,omitempty"`
-	FileCopies  int64   `json:"file_copies,omitempty"`
+	Cascade     bool  `json:"cascade,omitempty"`
+	Texts       int64 `json:"distinct_texts,omitempty"`
+	ExactCopies int64 `json:"exact_copies,omitempty"`
+	FileCopies  int64 `json:"file_copies,omitempty"`
 	// DuplicateIDs counts the ids that more than one document has (each
 	// such id once), DuplicateIDsFirst the first few in the order of
 	// their second document: `neardup dedup --stats`'s fields
@@ -174,7 +174,7 @@ type Stats struct {
 	DuplicateIDs      int64    `json:"duplicate_ids,omitempty"`
 	DuplicateIDsFirst []string `json:"duplicate_ids_first,omitempty"`
 	Stages            []Stage  `json:"stages"`
-	Seconds     float64 `json:"seconds"`
+	Seconds           float64  `json:"seconds"`
 }
 
 type run struct {
