@@ -104,11 +104,16 @@ func (f *writeDupIDsFn) ProcessElement(ctx context.Context, l dupList) error {
 	for i, d := range l.First {
 		ids[i] = d.ID
 	}
-	b, err := json.Marshal(ids)
+	return writeJSON(ctx, f.Path, ids)
+}
+
+// writeJSON writes v as JSON to path.
+func writeJSON(ctx context.Context, path string, v any) error {
+	b, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
-	w, err := createFile(ctx, f.Path)
+	w, err := createFile(ctx, path)
 	if err != nil {
 		return err
 	}
@@ -127,8 +132,9 @@ func duplicateIDs(s beam.Scope, meta beam.PCollection, path string) {
 	beam.ParDo0(s, &writeDupIDsFn{Path: path}, beam.Combine(s, mergeDupListsFn, lists))
 }
 
-// readDupIDs reads the list writeDupIDsFn wrote, nil when there is none.
-func readDupIDs(ctx context.Context, path string) ([]string, error) {
+// readStrings reads the list of strings writeJSON wrote at path, nil
+// when there is no file.
+func readStrings(ctx context.Context, path string) ([]string, error) {
 	fs, err := filesystem.New(ctx, path)
 	if err != nil {
 		return nil, err

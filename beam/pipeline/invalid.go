@@ -14,7 +14,7 @@ import (
 // stream, a *corpus.RecordError in the worker (exit code 3 of the
 // command, `neardup dedup`'s ExitInvalidData). Get the record's own
 // message and its hint with errors.As and *InvalidDataError.
-var ErrInvalidData = errors.New("invalid input data")
+var ErrInvalidData = errors.New("invalid input")
 
 // Marks of a bad record's error on its way from the worker: a DoFn's
 // error reaches Run as text inside the runner's (the worker is another

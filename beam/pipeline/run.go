@@ -71,6 +71,12 @@ type Options struct {
 	// --format` reads them; "" refuses such a name. Files whose names
 	// give a format go by it.
 	StreamFormat string
+	// SkipInvalid skips bad records (counted in Stats.Skipped, the
+	// first in Stats.SkippedErrors) instead of failing the run, as
+	// `neardup dedup --skip-invalid` does; a damaged gzip or zstd stream
+	// still fails it (readOptions.corpus). A run that skips every record
+	// fails with ErrInvalidData.
+	SkipInvalid bool
 	// Pairs writes pairs-*.jsonl.
 	Pairs bool
 	// Runner is the Beam runner: prism (in-process), universal, flink,
@@ -171,7 +177,12 @@ type Stats struct {
 	// their second document: `neardup dedup --stats`'s fields
 	// (dedup.Stats), which the outputs, naming documents by id, cannot
 	// tell apart.
-	DuplicateIDs      int64    `json:"duplicate_ids,omitempty"`
+	DuplicateIDs int64 `json:"duplicate_ids,omitempty"`
+	// Skipped counts the bad records skipped (Options.SkipInvalid),
+	// SkippedErrors holds the first dedup.MaxSkippedErrors of them in
+	// input order: `neardup dedup --stats`'s fields.
+	Skipped           int64    `json:"skipped"`
+	SkippedErrors     []string `json:"skipped_errors,omitempty"`
 	DuplicateIDsFirst []string `json:"duplicate_ids_first,omitempty"`
 	Stages            []Stage  `json:"stages"`
 	Seconds           float64  `json:"seconds"`
@@ -327,7 +338,7 @@ func (r *run) sketchJob(ctx context.Context) error {
 			tasks[i] = fileTask{Index: int64(i), Path: f}
 		}
 		files := beam.Reshuffle(s, beam.CreateList(s, tasks))
-		meta, keys := beam.ParDo2(s, &readFn{Cfg: cfg, Read: r.read}, files)
+		meta, keys := beam.ParDo2(s, &readFn{Cfg: cfg, Read: r.read, SkippedDir: r.tmp + skippedDir}, files)
 		writeShards(s, &writeShardsFn{Dir: r.tmp + "/meta", Prefix: "part"}, beam.ParDo(s, metaLineFn, meta))
 		duplicateIDs(s, meta, r.tmp+dupIDsFile)
 		edges := beam.ParDo(s, bucketEdgesFn, beam.CombinePerKey(s, &packKeysFn{}, keys))
@@ -344,14 +355,54 @@ func (r *run) sketchJob(ctx context.Context) error {
 	r.stats.LargestBucket = res["max:bucket_size"]
 	r.stats.FileCopies = res["file_copies"]
 	r.stats.Texts = res["cascade_texts"]
+	r.stats.Skipped = res["skipped"]
+	if r.stats.Skipped > 0 {
+		if err := r.readSkipped(ctx); err != nil {
+			return err
+		}
+		if r.stats.Documents == 0 {
+			return fmt.Errorf("%w: every record (%d) was invalid and skipped by --skip-invalid: no document was read; the first: %s", ErrInvalidData, r.stats.Skipped, r.stats.SkippedErrors[0])
+		}
+	}
 	r.stats.DuplicateIDs = res["duplicate_ids"]
 	if r.stats.DuplicateIDs > 0 {
-		if r.stats.DuplicateIDsFirst, err = readDupIDs(ctx, r.tmp+dupIDsFile); err != nil {
+		if r.stats.DuplicateIDsFirst, err = readStrings(ctx, r.tmp+dupIDsFile); err != nil {
 			return err
 		}
 	}
 	// An empty edge set writes no file: give the next job one to read.
 	return r.ensureFile(ctx, r.tmp+"/edges-000/part-empty")
+}
+
+// skippedDir is where readFn writes the first bad records it skipped in
+// a file (FILEINDEX.json: a list of their errors).
+const skippedDir = "/skipped"
+
+// readSkipped sets Stats.SkippedErrors: the first of each file's, in
+// file order.
+func (r *run) readSkipped(ctx context.Context) error {
+	fs, err := filesystem.New(ctx, r.tmp+skippedDir)
+	if err != nil {
+		return err
+	}
+	names, err := fs.List(ctx, r.tmp+skippedDir+"/*.json")
+	fs.Close()
+	if err != nil {
+		return err
+	}
+	slices.Sort(names) // FILEINDEX, zero-padded
+	for _, n := range names {
+		errs, err := readStrings(ctx, n)
+		if err != nil {
+			return err
+		}
+		r.stats.SkippedErrors = append(r.stats.SkippedErrors, errs...)
+		if len(r.stats.SkippedErrors) >= dedup.MaxSkippedErrors {
+			r.stats.SkippedErrors = r.stats.SkippedErrors[:dedup.MaxSkippedErrors]
+			break
+		}
+	}
+	return nil
 }
 
 // outputJob is the last job: the components' joins, the clusters, the

@@ -63,7 +63,7 @@ type options struct {
 	then                    string // --method cascade's near method
 	roundsPerJob, maxRounds int
 	joinMemory              string
-	pairs                   bool
+	pairs, skipInvalid      bool
 	quiet, verbose          bool
 	sketch                  sharedflags.Sketch // the sketch flags of neardup dedup
 	join                    sharedflags.Join   // --verify, --estimate-only, --keep
@@ -90,6 +90,7 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.BoolVar(&o.pairs, "pairs", false, "write pairs-*.jsonl: {id1, id2, similarity} per duplicate pair found")
 	o.fields.Register(fs)
 	fs.Var(&o.fields.MaxDocBytes, "max-doc-bytes", sharedflags.MaxDocBytesUsage)
+	fs.BoolVar(&o.skipInvalid, "skip-invalid", false, "skip bad records (counted and reported) instead of stopping with exit code 3")
 	fs.StringVar(&o.joinMemory, "join-memory", fmt.Sprintf("%dMiB", pipeline.DefaultJoinMemory>>20), "bytes of documents (ids and sketches) one join holds in memory; a join of more (a giant component) writes its sketches to a scratch file on the worker's local disk and is joined from it, and one that needs more than this even so fails, naming the value it needs (0: no limit)")
 	fs.IntVar(&o.roundsPerJob, "rounds-per-job", 4, "connected-components rounds per Beam job")
 	fs.IntVar(&o.maxRounds, "max-rounds", 200, "stop with an error when the components have not converged after this many rounds")
@@ -222,7 +223,7 @@ func run(args []string, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	opts := pipeline.Options{Inputs: o.in, Output: o.output, Config: cfg, TextField: o.fields.TextField, IDField: o.fields.IDField,
-		MaxDocBytes: int(o.fields.MaxDocBytes), StreamFormat: o.format, Pairs: o.pairs, Runner: runner, RoundsPerJob: o.roundsPerJob, MaxRounds: o.maxRounds, JoinMemory: joinMemory}
+		MaxDocBytes: int(o.fields.MaxDocBytes), StreamFormat: o.format, SkipInvalid: o.skipInvalid, Pairs: o.pairs, Runner: runner, RoundsPerJob: o.roundsPerJob, MaxRounds: o.maxRounds, JoinMemory: joinMemory}
 	if !o.quiet {
 		opts.Log = func(format string, args ...any) { fmt.Fprintf(stderr, "neardup-beam: "+format+"\n", args...) }
 	}
@@ -252,6 +253,17 @@ func run(args []string, stderr io.Writer) int {
 	if !o.quiet {
 		fmt.Fprintf(stderr, "neardup-beam: %d documents, %d kept, %d removed, %d clusters (largest %d), %d components rounds, %d jobs, %.0f shuffle bytes/document, %.1f s\n",
 			st.Documents, st.Kept, st.Removed, st.Clusters, st.LargestCluster, st.Rounds, st.Jobs, st.ShufflePerDoc, st.Seconds)
+		// neardup dedup's summary lines of --skip-invalid.
+		if st.Skipped > 0 {
+			noun := "invalid records"
+			if st.Skipped == 1 {
+				noun = "invalid record"
+			}
+			fmt.Fprintf(stderr, "neardup-beam: skipped %d %s\n", st.Skipped, noun)
+			for _, e := range st.SkippedErrors {
+				fmt.Fprintf(stderr, "neardup-beam:   skipped: %s\n", e)
+			}
+		}
 	}
 	return 0
 }

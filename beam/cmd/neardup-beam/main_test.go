@@ -206,6 +206,10 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"--input", utf8, "--output", out, "--quiet"}, 3, "utf8.jsonl:1 (offset 0) id \"a\": invalid UTF-8"},
 		{[]string{"--input", damaged, "--output", out, "--quiet"}, 3, "damaged.jsonl.gz:"},
 		{[]string{"--input", damaged, "--output", out, "--quiet"}, 3, "gzip: stream truncated"},
+		// --skip-invalid: every record skipped is exit 3 as in dedup;
+		// a damaged stream is not skipped.
+		{[]string{"--input", utf8, "--output", out, "--quiet", "--skip-invalid"}, 3, "every record (1) was invalid and skipped by --skip-invalid: no document was read; the first: " + utf8 + ":1 (offset 0)"},
+		{[]string{"--input", damaged, "--output", out, "--quiet", "--skip-invalid"}, 3, "--skip-invalid skips bad records, not a damaged file, in neardup-beam"},
 		// Other failures: exit 1.
 		{[]string{"--input", ok, "--output", filepath.Join(ok, "out"), "--quiet"}, 1, "not a directory"},
 	}
