@@ -416,7 +416,7 @@ func (f *keptRecordsFn) ProcessElement(ctx context.Context, file int64, recs fun
 	}
 	t := fileTask{Index: file, Path: f.Files[file]}
 	next := 0
-	err = eachDoc(ctx, t, f.Read.corpus(), func(rank int64, d *corpus.Document) error {
+	err = eachDoc(ctx, t, f.Read.corpus(nil), func(rank int64, d *corpus.Document) error {
 		if next >= len(keep) || recordOfRank(rank) != keep[next] {
 			return nil
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -488,5 +489,114 @@ func TestBlankDocument(t *testing.T) {
 				t.Errorf("clusters differ: %s", firstDiff(gotC, wantC))
 			}
 		})
+	}
+}
+
+// TestDuplicateIDs: stats.json counts the ids that more than one
+// document has and lists the first ten in the order of their second
+// document, as `neardup dedup --stats` does (dedup.Stats), over files
+// read in name order: 13 ids shared, some within a file, some across
+// files, some by three documents, listed in an order that is not the
+// ids' own.
+func TestDuplicateIDs(t *testing.T) {
+	dir := t.TempDir()
+	var a, b strings.Builder
+	doc := func(w *strings.Builder, id string, i int) {
+		fmt.Fprintf(w, "{\"id\":%q,\"text\":\"document %d with words of its own %d\"}\n", id, i, i*7)
+	}
+	for i := range 40 {
+		doc(&a, fmt.Sprintf("u%02d", i), i)
+	}
+	// a.jsonl: z, y, x twice each (z three times), interleaved.
+	for i, id := range []string{"z", "y", "x", "x", "y", "z", "z", "w"} {
+		doc(&a, id, 100+i)
+	}
+	// b.jsonl: ids of a.jsonl again (u39 first, then u00...), and its own.
+	for i, id := range []string{"u39", "v", "u00", "v", "u05", "w", "u10", "u11", "u12", "u13", "u14", "u15"} {
+		doc(&b, id, 200+i)
+	}
+	files := []string{filepath.Join(dir, "a.jsonl"), filepath.Join(dir, "b.jsonl")}
+	if err := os.WriteFile(files[0], []byte(a.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(files[1], []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want, err := dedup.Run(context.Background(), dedup.Options{}, dedup.Input{Files: files}, dedup.Outputs{Clusters: filepath.Join(t.TempDir(), "dedup.jsonl")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want.DuplicateIDs != 14 || len(want.DuplicateIDsFirst) != 10 {
+		t.Fatalf("dedup: %d duplicate ids %q; the test wants 14, 10 listed", want.DuplicateIDs, want.DuplicateIDsFirst)
+	}
+	out := filepath.Join(dir, "beam")
+	st, err := Run(context.Background(), Options{Inputs: []string{filepath.Join(dir, "*.jsonl")}, Output: out, Runner: "prism"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.DuplicateIDs != int64(want.DuplicateIDs) || !slices.Equal(st.DuplicateIDsFirst, want.DuplicateIDsFirst) {
+		t.Errorf("duplicate ids %d %q, want dedup's %d %q", st.DuplicateIDs, st.DuplicateIDsFirst, want.DuplicateIDs, want.DuplicateIDsFirst)
+	}
+	var js Stats
+	if b, err := os.ReadFile(filepath.Join(out, "stats.json")); err != nil || json.Unmarshal(b, &js) != nil {
+		t.Fatalf("stats.json: %v", err)
+	}
+	if js.DuplicateIDs != st.DuplicateIDs || !slices.Equal(js.DuplicateIDsFirst, st.DuplicateIDsFirst) {
+		t.Errorf("stats.json: %d %q, want %d %q", js.DuplicateIDs, js.DuplicateIDsFirst, st.DuplicateIDs, st.DuplicateIDsFirst)
+	}
+}
+
+// TestSkipInvalid: with SkipInvalid (--skip-invalid) the bad records are
+// skipped on every read of their file, counted and the first ten listed,
+// and the clusters and kept records are `neardup dedup --skip-invalid`'s
+// byte for byte; without it the run fails with ErrInvalidData.
+func TestSkipInvalid(t *testing.T) {
+	dir := t.TempDir()
+	var a, b strings.Builder
+	good := func(w *strings.Builder, id, text string) { fmt.Fprintf(w, "{\"id\":%q,\"text\":%q}\n", id, text) }
+	bad := []string{`{"id":"n1","text":3}`, `not json`, `{"id":"n2","body":"x"}`, "{\"id\":\"n3\",\"text\":\"a \xff b\"}"}
+	long := "the quick brown fox jumps over the lazy dog and keeps running through the field until night falls"
+	for i := range 6 {
+		good(&a, fmt.Sprintf("a%d", i), fmt.Sprintf("%s %d", long, i%2))
+		a.WriteString(bad[i%len(bad)] + "\n")
+	}
+	for i := range 9 {
+		b.WriteString(bad[i%len(bad)] + "\n")
+		good(&b, fmt.Sprintf("b%d", i), fmt.Sprintf("%s %d", long, i%3))
+	}
+	files := []string{filepath.Join(dir, "a.jsonl"), filepath.Join(dir, "b.jsonl")}
+	os.WriteFile(files[0], []byte(a.String()), 0o644)
+	os.WriteFile(files[1], []byte(b.String()), 0o644)
+	d := t.TempDir()
+	out := dedup.Outputs{Clusters: filepath.Join(d, "dedup-clusters.jsonl"), Kept: filepath.Join(d, "dedup-kept.jsonl")}
+	want, err := dedup.Run(context.Background(), dedup.Options{}, dedup.Input{Files: files, SkipInvalid: true}, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want.Skipped != 15 || len(want.SkippedErrors) != 10 || want.Kept == want.Documents {
+		t.Fatalf("dedup: %d skipped %q, %d of %d kept; the test wants 15 skipped, 10 listed and duplicates", want.Skipped, want.SkippedErrors, want.Kept, want.Documents)
+	}
+	wantC, _ := os.ReadFile(out.Clusters)
+	wantK, _ := os.ReadFile(out.Kept)
+	beamOut := filepath.Join(d, "beam")
+	st, err := Run(context.Background(), Options{Inputs: []string{filepath.Join(dir, "*.jsonl")}, Output: beamOut, Runner: "prism", SkipInvalid: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Skipped != int64(want.Skipped) || !slices.Equal(st.SkippedErrors, want.SkippedErrors) || st.Documents != int64(want.Documents) {
+		t.Errorf("%d documents, skipped %d %q; want dedup's %d, %d %q", st.Documents, st.Skipped, st.SkippedErrors, want.Documents, want.Skipped, want.SkippedErrors)
+	}
+	gotC, gotK := readOutputs(t, beamOut)
+	if !bytes.Equal(gotC, wantC) {
+		t.Errorf("clusters differ: %s", firstDiff(gotC, wantC))
+	}
+	if !bytes.Equal(gotK, wantK) {
+		t.Errorf("kept records differ: %s", firstDiff(gotK, wantK))
+	}
+	_, err = Run(context.Background(), Options{Inputs: []string{filepath.Join(dir, "*.jsonl")}, Output: filepath.Join(d, "beam2"), Runner: "prism"})
+	ide := &InvalidDataError{}
+	if !errors.Is(err, ErrInvalidData) || !errors.As(err, &ide) || ide.Record != files[0]+`:2 (offset 121) id "n1": text field is not a string (field "text" holds a number) (the record has: "id", "text")` ||
+		ide.Hint != "--text-field NAME reads the text from another field (--skip-invalid skips the records whose text is not a string)" {
+		t.Errorf("without SkipInvalid: %q, hint %q (is ErrInvalidData: %v), want an *InvalidDataError naming %s:2 with its hint", ide.Record, ide.Hint, errors.Is(err, ErrInvalidData), files[0])
 	}
 }

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -47,6 +48,8 @@ type readOptions struct {
 	// StreamFormat is the format of the files whose names give none
 	// (Options.StreamFormat).
 	StreamFormat string
+	// SkipInvalid skips bad records (Options.SkipInvalid).
+	SkipInvalid bool
 }
 
 // readOptionsOf returns the reader settings of a run of opts: those
@@ -64,11 +67,29 @@ func readOptionsOf(opts Options) (readOptions, error) {
 	default:
 		return readOptions{}, fmt.Errorf("--format %q: want jsonl or txt (it applies to files whose names give no format; other files go by their names)", opts.StreamFormat)
 	}
-	return readOptions{TextField: ro.TextField, IDField: ro.IDField, MaxDocBytes: ro.MaxDocBytes, HTMLMain: ro.HTMLMain, StreamFormat: opts.StreamFormat}, nil
+	return readOptions{TextField: ro.TextField, IDField: ro.IDField, MaxDocBytes: ro.MaxDocBytes, HTMLMain: ro.HTMLMain, StreamFormat: opts.StreamFormat, SkipInvalid: opts.SkipInvalid}, nil
 }
 
-func (o readOptions) corpus() corpus.Options {
-	return corpus.Options{TextField: o.TextField, IDField: o.IDField, MaxDocBytes: o.MaxDocBytes, HTMLMain: o.HTMLMain, StreamFormat: o.StreamFormat}
+// corpus returns the reader options. With SkipInvalid a bad record is
+// skipped, and told to onSkip when it is not nil; every read of a file
+// skips the same records, so ranks agree. A damaged gzip or zstd stream
+// (corpus.ErrCorrupt) is not skipped: the run stops at it (exit 3), where
+// `neardup dedup --skip-invalid` reads the file up to the damage and
+// exits 5 (or 0 with --allow-truncated), which the pipeline does not do.
+func (o readOptions) corpus(onSkip func(*corpus.RecordError)) corpus.Options {
+	c := corpus.Options{TextField: o.TextField, IDField: o.IDField, MaxDocBytes: o.MaxDocBytes, HTMLMain: o.HTMLMain, StreamFormat: o.StreamFormat}
+	if o.SkipInvalid {
+		c.OnInvalid = func(e *corpus.RecordError) error {
+			if errors.Is(e, corpus.ErrCorrupt) {
+				return fmt.Errorf("%w; --skip-invalid skips bad records, not a damaged file, in neardup-beam: leave the file out, or run neardup dedup --skip-invalid, which reads it up to the damage", e)
+			}
+			if onSkip != nil {
+				onSkip(e)
+			}
+			return nil
+		}
+	}
+	return c
 }
 
 // supported reports whether the pipeline reads name: JSONL (.jsonl,
@@ -201,7 +222,9 @@ func openDocs(ctx context.Context, path string, opts corpus.Options) (r corpus.R
 	}, nil
 }
 
-// eachDoc calls fn for every record of the file, with its rank.
+// eachDoc calls fn for every record of the file, with its rank. A bad
+// record (the reader's *corpus.RecordError) is marked as bad input data
+// (invalidData), which Run returns as an *InvalidDataError.
 func eachDoc(ctx context.Context, t fileTask, opts corpus.Options, fn func(rank int64, d *corpus.Document) error) error {
 	r, closeFn, err := openDocs(ctx, t.Path, opts)
 	if err != nil {
@@ -223,5 +246,5 @@ func eachDoc(ctx context.Context, t fileTask, opts corpus.Options, fn func(rank 
 			}
 		}
 	}
-	return r.Err()
+	return invalidData(r.Err())
 }

@@ -35,7 +35,7 @@ func TestReadOptionsOf(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if c := got.corpus(); c.HTMLMain != tc.want || c.HTMLMain != want.HTMLMain || c.TextField != want.TextField || c.IDField != want.IDField || c.MaxDocBytes != want.MaxDocBytes {
+			if c := got.corpus(nil); c.HTMLMain != tc.want || c.HTMLMain != want.HTMLMain || c.TextField != want.TextField || c.IDField != want.IDField || c.MaxDocBytes != want.MaxDocBytes {
 				t.Errorf("reader options %+v, want %+v (HTMLMain %v)", c, want, tc.want)
 			}
 		})

@@ -71,6 +71,12 @@ type Options struct {
 	// --format` reads them; "" refuses such a name. Files whose names
 	// give a format go by it.
 	StreamFormat string
+	// SkipInvalid skips bad records (counted in Stats.Skipped, the
+	// first in Stats.SkippedErrors) instead of failing the run, as
+	// `neardup dedup --skip-invalid` does; a damaged gzip or zstd stream
+	// still fails it (readOptions.corpus). A run that skips every record
+	// fails with ErrInvalidData.
+	SkipInvalid bool
 	// Pairs writes pairs-*.jsonl.
 	Pairs bool
 	// Runner is the Beam runner: prism (in-process), universal, flink,
@@ -162,12 +168,24 @@ type Stats struct {
 	// others, copies of a document of another file, were sketched).
 	// Texts is the cascade's distinct texts with a sketch: the near
 	// method's documents (Documents - Empty - ExactCopies).
-	Cascade     bool    `json:"cascade,omitempty"`
-	Texts       int64   `json:"distinct_texts,omitempty"`
-	ExactCopies int64   `json:"exact_copies,omitempty"`
-	FileCopies  int64   `json:"file_copies,omitempty"`
-	Stages      []Stage `json:"stages"`
-	Seconds     float64 `json:"seconds"`
+	Cascade     bool  `json:"cascade,omitempty"`
+	Texts       int64 `json:"distinct_texts,omitempty"`
+	ExactCopies int64 `json:"exact_copies,omitempty"`
+	FileCopies  int64 `json:"file_copies,omitempty"`
+	// DuplicateIDs counts the ids that more than one document has (each
+	// such id once), DuplicateIDsFirst the first few in the order of
+	// their second document: `neardup dedup --stats`'s fields
+	// (dedup.Stats), which the outputs, naming documents by id, cannot
+	// tell apart.
+	DuplicateIDs int64 `json:"duplicate_ids,omitempty"`
+	// Skipped counts the bad records skipped (Options.SkipInvalid),
+	// SkippedErrors holds the first dedup.MaxSkippedErrors of them in
+	// input order: `neardup dedup --stats`'s fields.
+	Skipped           int64    `json:"skipped"`
+	SkippedErrors     []string `json:"skipped_errors,omitempty"`
+	DuplicateIDsFirst []string `json:"duplicate_ids_first,omitempty"`
+	Stages            []Stage  `json:"stages"`
+	Seconds           float64  `json:"seconds"`
 }
 
 type run struct {
@@ -283,7 +301,7 @@ func (r *run) job(ctx context.Context, name string, build func(s beam.Scope)) (m
 	}
 	res, err := beam.Run(ctx, r.opts.Runner, p)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, fmt.Errorf("%s: %w", name, classify(err))
 	}
 	r.stats.Jobs++
 	r.stats.Stages = append(r.stats.Stages, Stage{Name: name, Seconds: time.Since(t).Seconds()})
@@ -320,8 +338,9 @@ func (r *run) sketchJob(ctx context.Context) error {
 			tasks[i] = fileTask{Index: int64(i), Path: f}
 		}
 		files := beam.Reshuffle(s, beam.CreateList(s, tasks))
-		meta, keys := beam.ParDo2(s, &readFn{Cfg: cfg, Read: r.read}, files)
+		meta, keys := beam.ParDo2(s, &readFn{Cfg: cfg, Read: r.read, SkippedDir: r.tmp + skippedDir}, files)
 		writeShards(s, &writeShardsFn{Dir: r.tmp + "/meta", Prefix: "part"}, beam.ParDo(s, metaLineFn, meta))
+		duplicateIDs(s, meta, r.tmp+dupIDsFile)
 		edges := beam.ParDo(s, bucketEdgesFn, beam.CombinePerKey(s, &packKeysFn{}, keys))
 		edges = distinctEdges(s.Scope("candidates"), edges)
 		writeShards(s, &writeShardsFn{Dir: r.tmp + "/edges-000", Prefix: "part"}, beam.ParDo(s, edgeLineFn, edges))
@@ -336,8 +355,54 @@ func (r *run) sketchJob(ctx context.Context) error {
 	r.stats.LargestBucket = res["max:bucket_size"]
 	r.stats.FileCopies = res["file_copies"]
 	r.stats.Texts = res["cascade_texts"]
+	r.stats.Skipped = res["skipped"]
+	if r.stats.Skipped > 0 {
+		if err := r.readSkipped(ctx); err != nil {
+			return err
+		}
+		if r.stats.Documents == 0 {
+			return fmt.Errorf("%w: every record (%d) was invalid and skipped by --skip-invalid: no document was read; the first: %s", ErrInvalidData, r.stats.Skipped, r.stats.SkippedErrors[0])
+		}
+	}
+	r.stats.DuplicateIDs = res["duplicate_ids"]
+	if r.stats.DuplicateIDs > 0 {
+		if r.stats.DuplicateIDsFirst, err = readStrings(ctx, r.tmp+dupIDsFile); err != nil {
+			return err
+		}
+	}
 	// An empty edge set writes no file: give the next job one to read.
 	return r.ensureFile(ctx, r.tmp+"/edges-000/part-empty")
+}
+
+// skippedDir is where readFn writes the first bad records it skipped in
+// a file (FILEINDEX.json: a list of their errors).
+const skippedDir = "/skipped"
+
+// readSkipped sets Stats.SkippedErrors: the first of each file's, in
+// file order.
+func (r *run) readSkipped(ctx context.Context) error {
+	fs, err := filesystem.New(ctx, r.tmp+skippedDir)
+	if err != nil {
+		return err
+	}
+	names, err := fs.List(ctx, r.tmp+skippedDir+"/*.json")
+	fs.Close()
+	if err != nil {
+		return err
+	}
+	slices.Sort(names) // FILEINDEX, zero-padded
+	for _, n := range names {
+		errs, err := readStrings(ctx, n)
+		if err != nil {
+			return err
+		}
+		r.stats.SkippedErrors = append(r.stats.SkippedErrors, errs...)
+		if len(r.stats.SkippedErrors) >= dedup.MaxSkippedErrors {
+			r.stats.SkippedErrors = r.stats.SkippedErrors[:dedup.MaxSkippedErrors]
+			break
+		}
+	}
+	return nil
 }
 
 // outputJob is the last job: the components' joins, the clusters, the
@@ -481,7 +546,7 @@ func (r *run) removeTmp(ctx context.Context) {
 }
 
 func init() {
-	for _, t := range []any{fileTask{}, docMeta{}, rankComp{}, joinRec{}, keyPairs{}, line{}, readOptions{}} {
+	for _, t := range []any{fileTask{}, docMeta{}, rankComp{}, joinRec{}, keyPairs{}, line{}, readOptions{}, twoRanks{}, dupID{}, dupList{}} {
 		beam.RegisterType(reflect.TypeOf(t))
 	}
 	// Generated callers instead of reflection (several times faster per
@@ -507,6 +572,13 @@ func init() {
 	register.Function3x0(edgeLineFn)
 	register.Function2x1(parseEdgeFn)
 	register.Function2x0(metaLineFn)
+	register.Function3x0(idRankFn)
+	register.Function2x1(firstTwoFn)
+	register.Function4x0(dupIDFn)
+	register.Function2x1(mergeDupListsFn)
+	register.DoFn2x1[context.Context, dupList, error](&writeDupIDsFn{})
+	register.Emitter2[string, twoRanks]()
+	register.Emitter1[dupList]()
 	register.Function2x1(parseMetaFn)
 	register.Emitter1[docMeta]()
 	register.Emitter2[int64, keyPairs]()

@@ -49,11 +49,13 @@ var (
 	cResketched   = beam.NewCounter("neardup", "sketched_again")
 	cFileCopies   = beam.NewCounter("neardup", "file_copies")
 	cTexts        = beam.NewCounter("neardup", "cascade_texts")
+	cSkipped      = beam.NewCounter("neardup", "skipped")
 	dBucketSize   = beam.NewDistribution("neardup", "bucket_size")
 	sKeys         = beam.NewCounter("neardup", shufflePrefix+"keys")
 	sComponents   = beam.NewCounter("neardup", shufflePrefix+"components")
 	sLabels       = beam.NewCounter("neardup", shufflePrefix+"components_by_file")
 	sSketches     = beam.NewCounter("neardup", shufflePrefix+"sketches_to_components")
+	sIDs          = beam.NewCounter("neardup", shufflePrefix+"ids")
 	shufflePrefix = "shuffle_bytes_"
 )
 
@@ -70,6 +72,9 @@ var (
 type readFn struct {
 	Cfg  dedup.Options
 	Read readOptions
+	// SkippedDir is where the first bad records a file skipped are
+	// written (Options.SkipInvalid), as FILEINDEX.json.
+	SkippedDir string
 
 	m  *method
 	sd dedup.SignedDoc
@@ -85,7 +90,15 @@ func (f *readFn) Setup() error {
 func (f *readFn) ProcessElement(ctx context.Context, t fileTask, emitMeta func(docMeta), emitKey func(int64, keyPairs)) error {
 	var n, empty, bytes, shuffle, copies int64
 	f.m.startFile()
-	err := eachDoc(ctx, t, f.Read.corpus(), func(rank int64, d *corpus.Document) error {
+	var skipped int64
+	var first []string
+	opts := f.Read.corpus(func(e *corpus.RecordError) {
+		skipped++
+		if len(first) < dedup.MaxSkippedErrors {
+			first = append(first, e.Error())
+		}
+	})
+	err := eachDoc(ctx, t, opts, func(rank int64, d *corpus.Document) error {
 		n++
 		bytes += int64(len(d.Raw))
 		emitMeta(docMeta{Rank: rank, Len: int64(len(d.Text)), ID: d.ID})
@@ -117,6 +130,10 @@ func (f *readFn) ProcessElement(ctx context.Context, t fileTask, emitMeta func(d
 	cEmpty.Inc(ctx, empty)
 	cInputBytes.Inc(ctx, bytes)
 	sKeys.Inc(ctx, shuffle)
+	cSkipped.Inc(ctx, skipped)
+	if err == nil && len(first) > 0 {
+		err = writeJSON(ctx, fmt.Sprintf("%s/%08d.json", f.SkippedDir, t.Index), first)
+	}
 	return err
 }
 
@@ -251,7 +268,15 @@ func (f *signAgainFn) ProcessElement(ctx context.Context, file int64, it func(*r
 	// component's join needs; the file's later ones get their content id
 	// alone (the join takes them for copies, whatever their sketch).
 	f.m.startFile()
-	err := eachDoc(ctx, t, f.Read.corpus(), func(rank int64, d *corpus.Document) error {
+	var skipped int64
+	var first []string
+	opts := f.Read.corpus(func(e *corpus.RecordError) {
+		skipped++
+		if len(first) < dedup.MaxSkippedErrors {
+			first = append(first, e.Error())
+		}
+	})
+	err := eachDoc(ctx, t, opts, func(rank int64, d *corpus.Document) error {
 		if next >= len(want) || want[next].Rank != rank {
 			return nil
 		}

@@ -16,6 +16,11 @@ import (
 	"github.com/neardup/neardup/store"
 )
 
+// ErrorHint returns the line of advice `neardup dedup` prints after
+// err ("hint: ..."): the flag or the step that fixes it, or "" when there
+// is none to give. neardup-beam gives the same advice for a bad record.
+func ErrorHint(err error) string { return errorHint(err) }
+
 // errorHint returns a line of advice for err: the flag or the step that
 // fixes it, or "" when there is none to give.
 func errorHint(err error) string {

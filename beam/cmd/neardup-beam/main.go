@@ -8,8 +8,9 @@
 //
 //	neardup-beam --input 'shards/*.jsonl.zst' --output out/ [flags]
 //
-// Exit codes: 0 success, 1 the run failed (bad input names the file and
-// record), 2 usage error.
+// Exit codes: 0 success, 1 the run failed, 2 usage error, 3 invalid input
+// data (a bad record or a damaged file, named with its line and document
+// id as `neardup dedup` names it, exit code 3 there too).
 package main
 
 import (
@@ -21,6 +22,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -43,8 +45,9 @@ import (
 
 // Exit codes.
 const (
-	exitFailure = 1
-	exitUsage   = 2
+	exitFailure     = 1
+	exitUsage       = 2
+	exitInvalidData = 3 // neardup dedup's ExitInvalidData
 )
 
 // inputs is the repeatable --input flag.
@@ -60,7 +63,7 @@ type options struct {
 	then                    string // --method cascade's near method
 	roundsPerJob, maxRounds int
 	joinMemory              string
-	pairs                   bool
+	pairs, skipInvalid      bool
 	quiet, verbose          bool
 	sketch                  sharedflags.Sketch // the sketch flags of neardup dedup
 	join                    sharedflags.Join   // --verify, --estimate-only, --keep
@@ -87,6 +90,7 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.BoolVar(&o.pairs, "pairs", false, "write pairs-*.jsonl: {id1, id2, similarity} per duplicate pair found")
 	o.fields.Register(fs)
 	fs.Var(&o.fields.MaxDocBytes, "max-doc-bytes", sharedflags.MaxDocBytesUsage)
+	fs.BoolVar(&o.skipInvalid, "skip-invalid", false, "skip bad records (counted and reported) instead of stopping with exit code 3")
 	fs.StringVar(&o.joinMemory, "join-memory", fmt.Sprintf("%dMiB", pipeline.DefaultJoinMemory>>20), "bytes of documents (ids and sketches) one join holds in memory; a join of more (a giant component) writes its sketches to a scratch file on the worker's local disk and is joined from it, and one that needs more than this even so fails, naming the value it needs (0: no limit)")
 	fs.IntVar(&o.roundsPerJob, "rounds-per-job", 4, "connected-components rounds per Beam job")
 	fs.IntVar(&o.maxRounds, "max-rounds", 200, "stop with an error when the components have not converged after this many rounds")
@@ -219,27 +223,72 @@ func run(args []string, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	opts := pipeline.Options{Inputs: o.in, Output: o.output, Config: cfg, TextField: o.fields.TextField, IDField: o.fields.IDField,
-		MaxDocBytes: int(o.fields.MaxDocBytes), StreamFormat: o.format, Pairs: o.pairs, Runner: runner, RoundsPerJob: o.roundsPerJob, MaxRounds: o.maxRounds, JoinMemory: joinMemory}
+		MaxDocBytes: int(o.fields.MaxDocBytes), StreamFormat: o.format, SkipInvalid: o.skipInvalid, Pairs: o.pairs, Runner: runner, RoundsPerJob: o.roundsPerJob, MaxRounds: o.maxRounds, JoinMemory: joinMemory}
 	if !o.quiet {
 		opts.Log = func(format string, args ...any) { fmt.Fprintf(stderr, "neardup-beam: "+format+"\n", args...) }
 	}
 	st, err := pipeline.Run(ctx, opts)
 	if err != nil {
-		if o.verbose {
+		var bad *pipeline.InvalidDataError
+		switch {
+		case o.verbose:
 			fmt.Fprintf(stderr, "neardup-beam: %v\n", err)
-		} else {
+		case errors.As(err, &bad):
+			fmt.Fprintf(stderr, "neardup-beam: %s (-verbose prints the runner's whole error)\n", bad.Record)
+		default:
 			fmt.Fprintf(stderr, "neardup-beam: %s\n", rootCause(err))
 		}
-		if errors.Is(err, pipeline.ErrUsage) {
+		if bad != nil && bad.Hint != "" {
+			fmt.Fprintf(stderr, "hint: %s\n", bad.Hint)
+		}
+		switch {
+		case errors.Is(err, pipeline.ErrUsage):
 			return exitUsage
+		case errors.Is(err, pipeline.ErrInvalidData):
+			return exitInvalidData
 		}
 		return exitFailure
 	}
+	warnDuplicateIDs(stderr, st, o.fields.IDField)
 	if !o.quiet {
 		fmt.Fprintf(stderr, "neardup-beam: %d documents, %d kept, %d removed, %d clusters (largest %d), %d components rounds, %d jobs, %.0f shuffle bytes/document, %.1f s\n",
 			st.Documents, st.Kept, st.Removed, st.Clusters, st.LargestCluster, st.Rounds, st.Jobs, st.ShufflePerDoc, st.Seconds)
+		// neardup dedup's summary lines of --skip-invalid.
+		if st.Skipped > 0 {
+			noun := "invalid records"
+			if st.Skipped == 1 {
+				noun = "invalid record"
+			}
+			fmt.Fprintf(stderr, "neardup-beam: skipped %d %s\n", st.Skipped, noun)
+			for _, e := range st.SkippedErrors {
+				fmt.Fprintf(stderr, "neardup-beam:   skipped: %s\n", e)
+			}
+		}
 	}
 	return 0
+}
+
+// warnDuplicateIDs warns, even with -quiet, when documents share an id,
+// in `neardup dedup`'s words: the outputs name documents by id, and
+// clusters-*.jsonl then has several lines for one id.
+func warnDuplicateIDs(w io.Writer, st *pipeline.Stats, idField string) {
+	if st.DuplicateIDs == 0 {
+		return
+	}
+	q := make([]string, len(st.DuplicateIDsFirst))
+	for i, id := range st.DuplicateIDsFirst {
+		q[i] = strconv.Quote(id)
+	}
+	more := ""
+	if st.DuplicateIDs > int64(len(q)) {
+		more = ", ..."
+	}
+	what := "ids are used by"
+	if st.DuplicateIDs == 1 {
+		what = "id is used by"
+	}
+	fmt.Fprintf(w, "neardup-beam: warning: %d %s more than one document (%s%s): the outputs (clusters-*.jsonl, pairs-*.jsonl) name documents by id and cannot tell them apart; make the ids unique, or pass --id-field with a field that is (the %q field now; without one a document's id is FILE:LINE)\n",
+		st.DuplicateIDs, what, strings.Join(q, ", "), more, idField)
 }
 
 // ourHelp replaces Beam's text for flags that mean something else here.

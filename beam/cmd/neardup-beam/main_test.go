@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"fmt"
 	"net"
@@ -145,8 +146,9 @@ func TestJobServer(t *testing.T) {
 	}
 }
 
-// TestExitCodes: usage errors exit 2, bad input exits 1 naming the file
-// and line.
+// TestExitCodes: usage errors exit 2, bad input data exits 3 (as
+// `neardup dedup` does) naming the file, line and document id, with
+// dedup's hint; other failures exit 1.
 func TestExitCodes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the command")
@@ -157,6 +159,22 @@ func TestExitCodes(t *testing.T) {
 	if err := os.WriteFile(bad, []byte("{\"id\":\"a\",\"text\":\"x y z\"}\n{\"id\":\"b\",\"text\":3}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	syntax := filepath.Join(dir, "syntax.jsonl")
+	os.WriteFile(syntax, []byte("{\"id\":\"a\",\"text\":\"x y z\"}\nnot json\n"), 0o644)
+	missing := filepath.Join(dir, "missing.jsonl")
+	os.WriteFile(missing, []byte("{\"id\":\"a\",\"text\":\"x y z\"}\n{\"id\":\"b\",\"body\":\"q\"}\n"), 0o644)
+	utf8 := filepath.Join(dir, "utf8.jsonl")
+	os.WriteFile(utf8, []byte("{\"id\":\"a\",\"text\":\"x \xff z\"}\n"), 0o644)
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	for i := range 3000 {
+		fmt.Fprintf(zw, "{\"id\":\"d%d\",\"text\":\"word%d and other words\"}\n", i, i)
+	}
+	zw.Close()
+	damaged := filepath.Join(dir, "damaged.jsonl.gz")
+	os.WriteFile(damaged, gz.Bytes()[:gz.Len()/2], 0o644)
+	ok := filepath.Join(dir, "ok.jsonl")
+	os.WriteFile(ok, []byte("{\"id\":\"a\",\"text\":\"x y z\"}\n"), 0o644)
 	txt := filepath.Join(dir, "x.txt")
 	os.WriteFile(txt, []byte("a\n"), 0o644)
 	noFormat := filepath.Join(dir, "corpus.data")
@@ -179,7 +197,21 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"--input", bad, "--output", out, "--method", "jaccard"}, 2, "not supported by the pipeline"},
 		{[]string{"--input", bad, "--output", out, "--threshold", "1.5"}, 2, "--threshold"},
 		{[]string{"--input", bad, "--output", out, "--method", "simhash", "--num-perm", "256"}, 2, "--num-perm applies to --method minhash, not simhash: leave it out"},
-		{[]string{"--input", bad, "--output", out, "--quiet"}, 1, "bad.jsonl"},
+		// Bad input data: exit 3 and dedup's words and hint.
+		{[]string{"--input", bad, "--output", out, "--quiet"}, 3, "bad.jsonl:2 (offset 26) id \"b\": text field is not a string"},
+		{[]string{"--input", bad, "--output", out, "--quiet"}, 3, "\nhint: --text-field NAME reads the text from another field (--skip-invalid skips the records whose text is not a string)\n"},
+		{[]string{"--input", missing, "--output", out, "--quiet"}, 3, "missing.jsonl:2 (offset 26) id \"b\": missing text field \"text\""},
+		{[]string{"--input", missing, "--output", out, "--quiet"}, 3, "\nhint: --text-field NAME reads the text from another field (--skip-invalid skips the records without it)\n"},
+		{[]string{"--input", syntax, "--output", out, "--quiet"}, 3, "syntax.jsonl:2 (offset 26): invalid JSON"},
+		{[]string{"--input", utf8, "--output", out, "--quiet"}, 3, "utf8.jsonl:1 (offset 0) id \"a\": invalid UTF-8"},
+		{[]string{"--input", damaged, "--output", out, "--quiet"}, 3, "damaged.jsonl.gz:"},
+		{[]string{"--input", damaged, "--output", out, "--quiet"}, 3, "gzip: stream truncated"},
+		// --skip-invalid: every record skipped is exit 3 as in dedup;
+		// a damaged stream is not skipped.
+		{[]string{"--input", utf8, "--output", out, "--quiet", "--skip-invalid"}, 3, "every record (1) was invalid and skipped by --skip-invalid: no document was read; the first: " + utf8 + ":1 (offset 0)"},
+		{[]string{"--input", damaged, "--output", out, "--quiet", "--skip-invalid"}, 3, "--skip-invalid skips bad records, not a damaged file, in neardup-beam"},
+		// Other failures: exit 1.
+		{[]string{"--input", ok, "--output", filepath.Join(ok, "out"), "--quiet"}, 1, "not a directory"},
 	}
 	for _, c := range cases {
 		cmd := exec.Command(bin, c.args...)
@@ -207,9 +239,18 @@ func TestExitCodes(t *testing.T) {
 		t.Errorf("-verbose: the whole chain is missing:\n%s", lastLines(s, 10))
 	}
 
+	// Documents that share an id: neardup dedup's warning, even with
+	// -quiet, and exit 0.
+	dup := filepath.Join(dir, "dup.jsonl")
+	os.WriteFile(dup, []byte("{\"id\":\"a\",\"text\":\"x y z\"}\n{\"id\":\"a\",\"text\":\"p q r s\"}\n{\"id\":\"c\",\"text\":\"k\"}\n{\"id\":\"c\",\"text\":\"l\"}\n"), 0o644)
+	b, err := exec.Command(bin, "--input", dup, "--output", out, "--quiet").CombinedOutput()
+	if want := `neardup-beam: warning: 2 ids are used by more than one document ("a", "c"): the outputs (clusters-*.jsonl, pairs-*.jsonl) name documents by id and cannot tell them apart; make the ids unique, or pass --id-field with a field that is (the "id" field now; without one a document's id is FILE:LINE)` + "\n"; err != nil || string(b) != want {
+		t.Errorf("documents sharing ids: %v, said:\n%s\nwant:\n%s", err, b, want)
+	}
+
 	// A mistyped flag: the error, a suggestion and one line, not the
 	// whole list (186 lines before); -help lists ours, not Beam's.
-	b, err := exec.Command(bin, "--treshold", "0.5").CombinedOutput()
+	b, err = exec.Command(bin, "--treshold", "0.5").CombinedOutput()
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 {
 		t.Errorf("--treshold: %v, want exit 2", err)
 	}
