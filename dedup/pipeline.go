@@ -490,10 +490,15 @@ type run struct {
 	// (the component join, whose Flush emits every pair), or whenever
 	// pairsHold of them are gathered (the spill join, which must not hold
 	// them all: 0 means no bound).
-	pairsLater  bool
-	pairsHold   int
-	reported    []Pair
-	allPairs    []Pair                      // Options.AllPairs: the pairs found, written after the finder's Flush
+	pairsLater bool
+	pairsHold  int
+	reported   []Pair
+	allPairs   []Pair // Options.AllPairs: the pairs found, written after the finder's Flush
+	// holdPairs, when emitter is called, makes the emitter hold the
+	// pairs it reports in held, their lines written before the Finder's
+	// Flush (the cascade's method with the streaming Finder: pass1).
+	holdPairs   bool
+	held        []Pair
 	sequence    []string                    // Input.Against, then Input.Files
 	fileSkipped []int                       // per file of sequence
 	fileBytes   []int64                     // per file of sequence
@@ -848,7 +853,16 @@ func (r *run) pass1(ctx context.Context) error {
 	emit := r.emitter()
 	findEmit := emit // the finder's, with its own numbers
 	if r.cascade != nil {
-		findEmit = r.cascade.emitter(emit)
+		// The cascade's copy pairs are written as the copies are read,
+		// and the method's pairs after them: at the Flush of the
+		// component join and of the spill join, and, from a Finder that
+		// reports them as it reads (the streaming one: -j 1 in memory),
+		// held until then, so that any -j writes the same file. With an
+		// index every -j has the streaming Finder, and its pairs keep
+		// their place among the copies' and the index lines.
+		r.holdPairs = comp == nil && !r.stats.Memory.Spill && len(r.in.AgainstIndexes) == 0 && !r.cfg.AllPairs
+		findEmit = r.cascade.emitter(r.emitter())
+		r.holdPairs = false
 	}
 	df := r.finderCaps.drop
 	drop := func(i int, _ float64) {
@@ -914,6 +928,11 @@ func (r *run) pass1(ctx context.Context) error {
 	if r.in.OnFirstPass != nil {
 		r.in.OnFirstPass()
 	}
+	var line []byte
+	for _, p := range r.held {
+		line = r.recordPair(line, p)
+	}
+	r.held = nil
 	flushEmit := r.hitLines(emit)
 	if r.cascade != nil {
 		flushEmit = r.cascade.emitter(flushEmit)
@@ -1070,6 +1089,7 @@ func (s learnSketcher) Sketch(d *Doc) (DocSketch, error) { return nil, s.l.Learn
 // clusters and writes the pairs file.
 func (r *run) emitter() func(Pair) {
 	var line []byte
+	hold := r.holdPairs
 	return func(p Pair) {
 		if r.cfg.AllPairs {
 			r.uf.Union(p.A, p.B)
@@ -1085,6 +1105,10 @@ func (r *run) emitter() func(Pair) {
 		}
 		r.uf.Union(p.A, p.B)
 		if p.B < r.nOld { // both old: joins clusters, is not reported
+			return
+		}
+		if hold {
+			r.held = append(r.held, p)
 			return
 		}
 		line = r.recordPair(line, p)
