@@ -193,6 +193,17 @@ func ParseJSONLShared(d *Document, opts Options) error {
 // record's id when it has one (read with the bad bytes replaced), so that
 // the message names the document as it does for other bad records.
 func invalidUTF8(raw []byte, opts *Options) (id string, err error) {
+	err = utf8Error(raw)
+	if rawID, _, _, serr := scanObject(bytes.ToValidUTF8(raw, []byte("\uFFFD")), opts.IDField, opts.TextField); serr == nil && rawID != nil {
+		id = idString(rawID)
+	}
+	return id, err
+}
+
+// utf8Error returns the error of a line that is not valid UTF-8: it wraps
+// ErrInvalidUTF8 and says where the first bad byte is (the JSONL and text
+// readers and compare's arguments say it the same way).
+func utf8Error(raw []byte) error {
 	at := 0
 	for at < len(raw) {
 		r, n := utf8.DecodeRune(raw[at:])
@@ -201,11 +212,7 @@ func invalidUTF8(raw []byte, opts *Options) (id string, err error) {
 		}
 		at += n
 	}
-	err = fmt.Errorf("%w (byte 0x%02x at byte %d of the line)", ErrInvalidUTF8, raw[min(at, len(raw)-1)], at+1)
-	if rawID, _, _, serr := scanObject(bytes.ToValidUTF8(raw, []byte("\uFFFD")), opts.IDField, opts.TextField); serr == nil && rawID != nil {
-		id = idString(rawID)
-	}
-	return id, err
+	return fmt.Errorf("%w (byte 0x%02x at byte %d of the line)", ErrInvalidUTF8, raw[min(at, len(raw)-1)], at+1)
 }
 
 // parseJSONL sets the id and text of d from d.Raw. It sets the id it found

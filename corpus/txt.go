@@ -12,7 +12,8 @@ import (
 // space) are skipped but counted. The id is FILE:LINE, the text is the line
 // without its terminator, and Raw is {"id": ID, "text": TEXT} (the keys
 // named by Options.IDField and Options.TextField). A line with
-// invalid UTF-8 or longer than Options.MaxDocBytes is rejected (see
+// invalid UTF-8 (the error says where the first bad byte is, as for
+// JSONL) or longer than Options.MaxDocBytes is rejected (see
 // Options.OnInvalid); a read or decompression error ends the file as for
 // JSONL.
 type Lines struct {
@@ -67,7 +68,7 @@ func (t *Lines) Next() bool {
 			continue
 		}
 		if !utf8.Valid(l.buf) {
-			rerr(ErrInvalidUTF8)
+			rerr(utf8Error(l.buf))
 			continue
 		}
 		text := string(l.buf)

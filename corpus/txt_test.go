@@ -27,6 +27,11 @@ func TestLinesInvalid(t *testing.T) {
 	if !errors.As(err, &re) || !errors.Is(err, ErrInvalidUTF8) || re.Record != 2 || re.Offset != 5 || re.ID != "f.txt:2" {
 		t.Errorf("err = %#v, want ErrInvalidUTF8 at f.txt:2 offset 5", err)
 	}
+	// The message says where the bad byte is, as the JSONL reader's does
+	// (it said only "invalid UTF-8").
+	if want := `f.txt:2 (offset 5) id "f.txt:2": invalid UTF-8 (byte 0xff at byte 5 of the line)`; err == nil || err.Error() != want {
+		t.Errorf("message %v, want %s", err, want)
+	}
 	got, err := readAll(NewLines(nopCloser(in), "f.txt", Options{OnInvalid: func(*RecordError) error { return nil }}))
 	if err != nil || len(got) != 2 || got[1].ID != "f.txt:3" {
 		t.Errorf("skipping: got %v, %v; want lines 1 and 3", got, err)

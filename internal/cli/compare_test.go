@@ -125,7 +125,7 @@ func TestCompareInvalidUTF8(t *testing.T) {
 		t.Errorf("compare of invalid UTF-8 = exit %d:\n%s\nwant exit %d and %q", code, errb.String(), ExitInvalidData, want)
 	}
 	errb.Reset()
-	if code := Main([]string{"dedup", bad}, nil, &out, &errb); code != ExitInvalidData || !strings.Contains(errb.String(), bad+":2 (offset 9)") || !strings.Contains(errb.String(), "invalid UTF-8") {
+	if code := Main([]string{"dedup", bad}, nil, &out, &errb); code != ExitInvalidData || !strings.Contains(errb.String(), bad+":2 (offset 9)") || !strings.Contains(errb.String(), "invalid UTF-8 (byte 0xff at byte 3 of the line)") {
 		t.Errorf("dedup of the same file = exit %d:\n%s", code, errb.String())
 	}
 }
