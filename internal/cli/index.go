@@ -844,9 +844,6 @@ func runIndexStream(cmd *cobra.Command, o *indexOpts, args []string, add bool) e
 		if err := bw.Flush(); err != nil {
 			return err
 		}
-		if err := out.Commit(); err != nil {
-			return err
-		}
 	}
 	sum.IndexDocs = s.Len()
 	sum.Upgrade = upgraded
@@ -875,6 +872,13 @@ func runIndexStream(cmd *cobra.Command, o *indexOpts, args []string, add bool) e
 	prog.Done()
 	if err := gone(); err != nil {
 		return err
+	}
+	// The -o file is put in place only now: a run whose documents were
+	// lost with the folder leaves no file saying they were added.
+	if out != nil {
+		if err := out.Commit(); err != nil {
+			return err
+		}
 	}
 	if err := printIndexSummary(cmd.ErrOrStderr(), o, sum, add, skipErr); err != nil {
 		return err
