@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 
+	"github.com/neardup/neardup/report"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -43,8 +44,8 @@ func WriteMarkdown(w io.Writer, trials []Trial, m Metric, best int) error {
 			mark = " **(best)**"
 		}
 		s := t.Scores
-		fmt.Fprintf(&b, "| %d | %s%s | %.4f | %.4f | %.4f | %.4f | %.4f | %d | %.2f |\n",
-			rank+1, t.Label, mark, s.Precision, s.Recall, s.F1, s.ARI, s.MacroF1, t.Pairs, t.Seconds)
+		fmt.Fprintf(&b, "| %d | %s%s | %.4f | %.4f | %.4f | %.4f | %.4f | %s | %.2f |\n",
+			rank+1, t.Label, mark, s.Precision, s.Recall, s.F1, s.ARI, s.MacroF1, report.Number(t.Pairs), t.Seconds)
 	}
 	_, err := w.Write(b.Bytes())
 	return err

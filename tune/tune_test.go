@@ -228,3 +228,17 @@ func TestSweepScoresAgainstTruth(t *testing.T) {
 		t.Errorf("plot is not a PNG (%v)", err)
 	}
 }
+
+// TestWriteMarkdownNumbers: the table is read by people, and its pairs
+// column writes counts as the command's summaries do, with thousands
+// separators (it wrote 1234567).
+func TestWriteMarkdownNumbers(t *testing.T) {
+	trials := []Trial{{Label: "word-5 t=0.8", Scores: Scores{F1: 0.5}, Pairs: 1234567, Seconds: 1}}
+	var md bytes.Buffer
+	if err := WriteMarkdown(&md, trials, F1, 0); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(md.String(), "| 1,234,567 | 1.00 |") {
+		t.Errorf("table:\n%s\nwant the pairs written 1,234,567", md.String())
+	}
+}

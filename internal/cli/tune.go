@@ -316,14 +316,14 @@ func runTune(ctx context.Context, cmd *cobra.Command, o *tuneOpts, args []string
 	if !o.quiet {
 		what := "all documents"
 		if sampled {
-			what = fmt.Sprintf("a sample of %d documents (whole truth clusters, seed %d)", truth.Len(), o.sampleSeed)
+			what = fmt.Sprintf("a sample of %s documents (whole truth clusters, seed %d)", number(truth.Len()), o.sampleSeed)
 		}
-		fmt.Fprintf(stderr, "tune: %s, %d configurations, on %s\n", o.method, len(cfgs), what)
+		fmt.Fprintf(stderr, "tune: %s, %s configurations, on %s\n", o.method, number(len(cfgs)), what)
 	}
 	progress := func(done, total int, t *tune.Trial) {
 		if !o.quiet {
-			fmt.Fprintf(stderr, "tune: [%d/%d] %-40s P %.4f R %.4f F1 %.4f ARI %.4f %.2fs\n",
-				done, total, t.Label, t.Scores.Precision, t.Scores.Recall, t.Scores.F1, t.Scores.ARI, t.Seconds)
+			fmt.Fprintf(stderr, "tune: [%s/%s] %-40s P %.4f R %.4f F1 %.4f ARI %.4f %.2fs\n",
+				number(done), number(total), t.Label, t.Scores.Precision, t.Scores.Recall, t.Scores.F1, t.Scores.ARI, t.Seconds)
 		}
 	}
 	trials, err := tune.Sweep(ctx, base, space, in, truth, tmp, progress)
@@ -349,8 +349,8 @@ func runTune(ctx context.Context, cmd *cobra.Command, o *tuneOpts, args []string
 	}
 	if o.table != "" {
 		var t bytes.Buffer
-		fmt.Fprintf(&t, "Tuning %s by %s on %s (%d documents%s); best: `neardup dedup %s`\n\n",
-			o.method, metric, strings.Join(args, " "), truth.Len(), map[bool]string{true: ", sampled by cluster", false: ""}[sampled],
+		fmt.Fprintf(&t, "Tuning %s by %s on %s (%s documents%s); best: `neardup dedup %s`\n\n",
+			o.method, metric, strings.Join(args, " "), number(truth.Len()), map[bool]string{true: ", sampled by cluster", false: ""}[sampled],
 			strings.Join(bestArgs, " "))
 		t.Write(b.Bytes())
 		if err := writeFileAtomic(o.table, t.Bytes()); err != nil {
@@ -365,7 +365,7 @@ func runTune(ctx context.Context, cmd *cobra.Command, o *tuneOpts, args []string
 		}
 	}
 	if o.plot != "" {
-		title := fmt.Sprintf("neardup tune --method %s (%d documents)", o.method, truth.Len())
+		title := fmt.Sprintf("neardup tune --method %s (%s documents)", o.method, number(truth.Len()))
 		if err := tune.PlotPNG(o.plot, title, trials, metric, best); err != nil {
 			return outputErr("--plot", o.plot, err)
 		}
