@@ -900,16 +900,7 @@ func warnDuplicateIDs(w io.Writer, s *dedup.Stats, idField string) {
 	if s.DuplicateIDs == 0 {
 		return
 	}
-	q := make([]string, len(s.DuplicateIDsFirst))
-	for i, id := range s.DuplicateIDsFirst {
-		q[i] = strconv.Quote(id)
-	}
-	more := ""
-	if s.DuplicateIDs > len(q) {
-		more = ", ..."
-	}
-	fmt.Fprintf(w, "neardup: warning: %s more than one document (%s%s): the outputs (--clusters, --pairs) name documents by id and cannot tell them apart; make the ids unique, or pass --id-field with a field that is (the %q field now; without one a document's id is FILE:LINE)\n",
-		countNoun(s.DuplicateIDs, "id is used by", "ids are used by"), strings.Join(q, ", "), more, idField)
+	fmt.Fprintln(w, DuplicateIDsWarning("neardup", "--clusters, --pairs", s.DuplicateIDs, s.DuplicateIDsFirst, idField))
 }
 
 // warnIDsFromPosition warns, even with -q, that an --id-field given on

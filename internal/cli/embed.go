@@ -2,7 +2,10 @@ package cli
 
 import (
 	"errors"
+	"fmt"
 	"io"
+	"strconv"
+	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -66,6 +69,24 @@ func DedupConfig(args []string) (dedup.Options, dedup.Input, error) {
 // DedupError is the message `neardup dedup` prints for err, a failed
 // dedup.Run's error: an invalid option named by its flag.
 func DedupError(err error) error { return optionErr(err) }
+
+// DuplicateIDsWarning is `neardup dedup`'s warning (one line, without
+// its newline) that n ids are each used by more than one document, first
+// the first few of them: prog names the command ("neardup"), outputs the
+// outputs that name documents by id ("--clusters, --pairs"), and idField
+// the field ids are read from. neardup-beam words its warning with it.
+func DuplicateIDsWarning(prog, outputs string, n int, first []string, idField string) string {
+	q := make([]string, len(first))
+	for i, id := range first {
+		q[i] = strconv.Quote(id)
+	}
+	more := ""
+	if n > len(q) {
+		more = ", ..."
+	}
+	return fmt.Sprintf("%s: warning: %s more than one document (%s%s): the outputs (%s) name documents by id and cannot tell them apart; make the ids unique, or pass --id-field with a field that is (the %q field now; without one a document's id is FILE:LINE)",
+		prog, countNoun(n, "id is used by", "ids are used by"), strings.Join(q, ", "), more, outputs, idField)
+}
 
 // IndexAt opens the index at loc (a directory or a Redis URL, as --index
 // takes), creating it when there is none with the parameters of args, the

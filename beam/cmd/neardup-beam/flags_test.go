@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/neardup/neardup/beam/pipeline"
 	"github.com/neardup/neardup/internal/cli"
 )
 
@@ -147,5 +148,18 @@ func TestMethodFlagsRefused(t *testing.T) {
 		case c.want != "" && (err == nil || !strings.HasPrefix(err.Error(), c.want)):
 			t.Errorf("%v: %v, want %q", c.args, err, c.want)
 		}
+	}
+}
+
+// TestDuplicateIDsWarningNumber: the count of shared ids is written as
+// neardup dedup writes it, with thousands separators (it wrote 1234 with
+// %d where dedup writes 1,234), and the rest in dedup's words.
+func TestDuplicateIDsWarningNumber(t *testing.T) {
+	st := &pipeline.Stats{DuplicateIDs: 1234, DuplicateIDsFirst: []string{"a", "b"}}
+	var b strings.Builder
+	warnDuplicateIDs(&b, st, "id")
+	want := `neardup-beam: warning: 1,234 ids are used by more than one document ("a", "b", ...): the outputs (clusters-*.jsonl, pairs-*.jsonl) name documents by id and cannot tell them apart; make the ids unique, or pass --id-field with a field that is (the "id" field now; without one a document's id is FILE:LINE)` + "\n"
+	if b.String() != want {
+		t.Errorf("warning:\n%s\nwant:\n%s", b.String(), want)
 	}
 }

@@ -22,7 +22,6 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"strconv"
 	"strings"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -38,6 +37,7 @@ import (
 
 	"github.com/neardup/neardup/beam/pipeline"
 	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/internal/cli"
 	"github.com/neardup/neardup/internal/sharedflags"
 	"github.com/neardup/neardup/internal/suggest"
 	"github.com/neardup/neardup/sketch"
@@ -275,20 +275,7 @@ func warnDuplicateIDs(w io.Writer, st *pipeline.Stats, idField string) {
 	if st.DuplicateIDs == 0 {
 		return
 	}
-	q := make([]string, len(st.DuplicateIDsFirst))
-	for i, id := range st.DuplicateIDsFirst {
-		q[i] = strconv.Quote(id)
-	}
-	more := ""
-	if st.DuplicateIDs > int64(len(q)) {
-		more = ", ..."
-	}
-	what := "ids are used by"
-	if st.DuplicateIDs == 1 {
-		what = "id is used by"
-	}
-	fmt.Fprintf(w, "neardup-beam: warning: %d %s more than one document (%s%s): the outputs (clusters-*.jsonl, pairs-*.jsonl) name documents by id and cannot tell them apart; make the ids unique, or pass --id-field with a field that is (the %q field now; without one a document's id is FILE:LINE)\n",
-		st.DuplicateIDs, what, strings.Join(q, ", "), more, idField)
+	fmt.Fprintln(w, cli.DuplicateIDsWarning("neardup-beam", "clusters-*.jsonl, pairs-*.jsonl", int(st.DuplicateIDs), st.DuplicateIDsFirst, idField))
 }
 
 // ourHelp replaces Beam's text for flags that mean something else here.
