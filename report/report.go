@@ -178,13 +178,13 @@ var pageTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 		return fmt.Sprintf("%.1f%%", 100*float64(a)/float64(b))
 	},
 	"removed": func(sc dedup.SizeCount) string { return Number((sc.Size - 1) * sc.Count) },
-	"num":     Number,
+	"num":     Number[int],
 }).Parse(pageSource))
 
 // Number writes n with thousands separators (2,225), as the command's
 // summaries write the counts they show to people.
-func Number(n int) string {
-	s := strconv.Itoa(n)
+func Number[T int | int64](n T) string {
+	s := strconv.FormatInt(int64(n), 10)
 	neg := strings.HasPrefix(s, "-")
 	s = strings.TrimPrefix(s, "-")
 	var b strings.Builder

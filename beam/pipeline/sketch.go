@@ -268,14 +268,9 @@ func (f *signAgainFn) ProcessElement(ctx context.Context, file int64, it func(*r
 	// component's join needs; the file's later ones get their content id
 	// alone (the join takes them for copies, whatever their sketch).
 	f.m.startFile()
-	var skipped int64
-	var first []string
-	opts := f.Read.corpus(func(e *corpus.RecordError) {
-		skipped++
-		if len(first) < dedup.MaxSkippedErrors {
-			first = append(first, e.Error())
-		}
-	})
+	// The records the first read skipped are skipped again, not counted
+	// again: that read counted them.
+	opts := f.Read.corpus(nil)
 	err := eachDoc(ctx, t, opts, func(rank int64, d *corpus.Document) error {
 		if next >= len(want) || want[next].Rank != rank {
 			return nil

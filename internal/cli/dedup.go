@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/neardup/neardup/internal/sharedflags"
 	"io"
 	"io/fs"
 	"maps"
@@ -29,6 +28,8 @@ import (
 	"github.com/neardup/neardup/internal/atomicfile"
 	"github.com/neardup/neardup/internal/objstore"
 	"github.com/neardup/neardup/internal/sample"
+	"github.com/neardup/neardup/internal/sharedflags"
+	"github.com/neardup/neardup/report"
 	"github.com/neardup/neardup/sketch"
 )
 
@@ -836,22 +837,7 @@ func agree(n int, one, many string) string {
 }
 
 // number writes n with commas between thousands: 1,234,567.
-func number[T int | int64](n T) string {
-	s := strconv.FormatInt(int64(n), 10)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	if neg {
-		b.WriteByte('-')
-	}
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
-}
+func number[T int | int64](n T) string { return report.Number(n) }
 
 // clip shortens s to at most n runes on one line.
 func clip(s string, n int) string {
