@@ -72,3 +72,34 @@ func TestGzipSize(t *testing.T) {
 		t.Errorf("the head's ratio gives %.0f bytes of %d: the test meant a head unlike the rest", byHead, len(uneven))
 	}
 }
+
+// FuzzGzipSize: GzipSize never panics on any bytes; on one gzip member
+// of any text (the fuzz input; its member ends within the head) it gives
+// the text's exact size, and on two members it gives no size.
+func FuzzGzipSize(f *testing.F) {
+	f.Add([]byte(`{"id":"a","text":"hello world"}`+"\n"), false)
+	f.Add([]byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff, 1, 2, 3, 4, 5, 6, 7, 8}, true)
+	f.Add(bytes.Repeat([]byte("abc "), 100000), true)
+	dir := f.TempDir()
+	write := func(t *testing.T, name string, data []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	f.Fuzz(func(t *testing.T, data []byte, two bool) {
+		GzipSize(write(t, "any.gz", data)) // must not panic
+		z := gzipOf(t, data)
+		if two {
+			z = append(z, gzipOf(t, data)...)
+		}
+		size, ok := GzipSize(write(t, "real.gz", z))
+		switch {
+		case two && ok:
+			t.Fatalf("two members of %d bytes: size %d, want none", len(data), size)
+		case !two && (!ok || size != int64(len(data))):
+			t.Fatalf("one member of %d bytes: size %d (ok %v), want %d", len(data), size, ok, len(data))
+		}
+	})
+}
