@@ -50,7 +50,7 @@ func GzipSize(path string) (size int64, ok bool) {
 		return 0, false
 	}
 	c := st.Size()
-	head := &gzipHeadReader{r: bufio.NewReader(io.LimitReader(f, gzipHeadBytes))}
+	head := &countedBytes{br: bufio.NewReader(io.LimitReader(f, gzipHeadBytes))}
 	zr, err := gzip.NewReader(head)
 	if err != nil {
 		return 0, false
@@ -58,12 +58,12 @@ func GzipSize(path string) (size int64, ok bool) {
 	zr.Multistream(false)
 	n, err := io.Copy(io.Discard, zr)
 	if err == nil { // the first member ended within the head
-		if head.n == c {
+		if head.off == c {
 			return n, true
 		}
 		return 0, false // more members follow
 	}
-	if !errors.Is(err, io.ErrUnexpectedEOF) || head.n < gzipHeadBytes || n == 0 {
+	if !errors.Is(err, io.ErrUnexpectedEOF) || head.off < gzipHeadBytes || n == 0 {
 		return 0, false // damaged, not cut by the head
 	}
 	var b [4]byte
@@ -71,7 +71,7 @@ func GzipSize(path string) (size int64, ok bool) {
 		return 0, false
 	}
 	isize := int64(binary.LittleEndian.Uint32(b[:]))
-	byHead := float64(n) / float64(head.n) * float64(c)
+	byHead := float64(n) / float64(head.off) * float64(c)
 	switch {
 	case c >= 1<<32 || isize < c-c/100 || float64(isize) > byHead*8:
 		return 0, false
@@ -86,24 +86,3 @@ func GzipSize(path string) (size int64, ok bool) {
 // gzipHeadBytes is the start of a file that GzipSize decodes (the same
 // as CompressionRatio's).
 const gzipHeadBytes = 4 << 20
-
-// gzipHeadReader counts the bytes read through it; it is an io.ByteReader
-// so that the decompressor reads no more than it uses.
-type gzipHeadReader struct {
-	r *bufio.Reader
-	n int64
-}
-
-func (c *gzipHeadReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n += int64(n)
-	return n, err
-}
-
-func (c *gzipHeadReader) ReadByte() (byte, error) {
-	b, err := c.r.ReadByte()
-	if err == nil {
-		c.n++
-	}
-	return b, err
-}
