@@ -490,15 +490,11 @@ type run struct {
 	// (the component join, whose Flush emits every pair), or whenever
 	// pairsHold of them are gathered (the spill join, which must not hold
 	// them all: 0 means no bound).
-	pairsLater bool
-	pairsHold  int
-	reported   []Pair
-	allPairs   []Pair // Options.AllPairs: the pairs found, written after the finder's Flush
-	// holdPairs, when emitter is called, makes the emitter hold the
-	// pairs it reports in held, their lines written before the Finder's
-	// Flush (the cascade's method with the streaming Finder: pass1).
-	holdPairs   bool
-	held        []Pair
+	pairsLater  bool
+	pairsHold   int
+	reported    []Pair
+	allPairs    []Pair                      // Options.AllPairs: the pairs found, written after the finder's Flush
+	held        []Pair                      // the pairs an emitter(true) held, written before the Finder's Flush (pass1)
 	sequence    []string                    // Input.Against, then Input.Files
 	fileSkipped []int                       // per file of sequence
 	fileBytes   []int64                     // per file of sequence
@@ -850,7 +846,7 @@ func (r *run) pass1(ctx context.Context) error {
 		return err
 	}
 	defer func() { r.checkers = nil }()
-	emit := r.emitter()
+	emit := r.emitter(false)
 	findEmit := emit // the finder's, with its own numbers
 	if r.cascade != nil {
 		// The cascade's copy pairs are written as the copies are read,
@@ -860,9 +856,8 @@ func (r *run) pass1(ctx context.Context) error {
 		// held until then, so that any -j writes the same file. With an
 		// index every -j has the streaming Finder, and its pairs keep
 		// their place among the copies' and the index lines.
-		r.holdPairs = comp == nil && !r.stats.Memory.Spill && len(r.in.AgainstIndexes) == 0 && !r.cfg.AllPairs
-		findEmit = r.cascade.emitter(r.emitter())
-		r.holdPairs = false
+		hold := comp == nil && !r.stats.Memory.Spill && len(r.in.AgainstIndexes) == 0 && !r.cfg.AllPairs
+		findEmit = r.cascade.emitter(r.emitter(hold))
 	}
 	df := r.finderCaps.drop
 	drop := func(i int, _ float64) {
@@ -1086,10 +1081,10 @@ type learnSketcher struct{ l Learner }
 func (s learnSketcher) Sketch(d *Doc) (DocSketch, error) { return nil, s.l.Learn(d) }
 
 // emitter returns the function finders report pairs to: it joins the
-// clusters and writes the pairs file.
-func (r *run) emitter() func(Pair) {
+// clusters and writes the pairs file; with hold, the lines of the pairs
+// it reports wait in run.held.
+func (r *run) emitter(hold bool) func(Pair) {
 	var line []byte
-	hold := r.holdPairs
 	return func(p Pair) {
 		if r.cfg.AllPairs {
 			r.uf.Union(p.A, p.B)
