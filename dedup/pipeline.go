@@ -510,12 +510,24 @@ type run struct {
 	indexHits   map[int32]indexHit                              // new documents found in an index
 	labels      map[int32]string                                // kept index -> indexed id naming its cluster
 	hitLine     []byte                                          // indexHit\'s pairs line, reused
-	hitOrder    []int32                                         // on the spill path, the documents whose index hit's line waits for Flush (hitLines)
-	lengths     []int32
-	uf          *cluster.UnionFind
-	finder      Finder   // the run's finder, until finish has asked it about the kept documents
-	outputs     []output // committed together at the end
-	closers     []io.Closer
+	// waiting are the lines that wait for the spill join's pairs
+	// (waitLines), in input order: they come at Flush, ordered by their
+	// later document, and the in-memory Finder's stream (minhash, exact,
+	// ksentence) writes each document's index hit, and a cascade's copy,
+	// after its pairs. One entry (8 bytes) for each document found in an
+	// index or, with an index, each cascade copy: bounded by the input's
+	// documents, as ids is.
+	waiting []waitingLine
+	// waitLines: the index hits' and the copies' lines wait (waiting).
+	// Only on the spill path with --pairs, an index and a spanning
+	// forest in input order: a Finder that reports at Flush in memory
+	// (simhash's order) writes them first, as read, spilled or not.
+	waitLines bool
+	lengths   []int32
+	uf        *cluster.UnionFind
+	finder    Finder   // the run's finder, until finish has asked it about the kept documents
+	outputs   []output // committed together at the end
+	closers   []io.Closer
 	// finderCaps are the finder's capabilities, found once.
 	finderCaps finderCapabilities
 	// cascade is the exact stage of Options.Cascade (nil without it).
@@ -842,12 +854,14 @@ func (r *run) pass1(ctx context.Context) error {
 		r.closers = append(r.closers, c)
 	}
 	r.uf = cluster.NewUnionFind(0)
+	r.waitLines = r.stats.Memory.Spill && r.pairsBuf != nil && len(r.in.AgainstIndexes) > 0 && !r.cfg.AllPairs && r.caps.pairOrder == nil
 	if err := r.newCheckers(); err != nil {
 		return err
 	}
 	defer func() { r.checkers = nil }()
 	emit := r.emitter(false)
 	findEmit := emit // the finder's, with its own numbers
+	copyEmit := emit // the cascade's copies'
 	if r.cascade != nil {
 		// The cascade's copy pairs are written as the copies are read,
 		// and the method's pairs after them: at the Flush of the
@@ -858,6 +872,9 @@ func (r *run) pass1(ctx context.Context) error {
 		// their place among the copies' and the index lines.
 		hold := comp == nil && !r.stats.Memory.Spill && len(r.in.AgainstIndexes) == 0 && !r.cfg.AllPairs
 		findEmit = r.cascade.emitter(r.emitter(hold))
+		if r.waitLines {
+			copyEmit = r.waitingEmitter()
+		}
 	}
 	df := r.finderCaps.drop
 	drop := func(i int, _ float64) {
@@ -903,7 +920,7 @@ func (r *run) pass1(ctx context.Context) error {
 			err = finder.Add(i, s, emit)
 		default:
 			if cp, ok := s.(cascadeCopy); ok {
-				emit(Pair{A: cp.of, B: i, Similarity: 1, Distance: r.copyDistance(), Hamming: r.caps.hamming})
+				copyEmit(Pair{A: cp.of, B: i, Similarity: 1, Distance: r.copyDistance(), Hamming: r.caps.hamming})
 				break
 			}
 			c.orig = append(c.orig, int32(i))
@@ -928,14 +945,14 @@ func (r *run) pass1(ctx context.Context) error {
 		line = r.recordPair(line, p)
 	}
 	r.held = nil
-	flushEmit := r.hitLines(emit)
+	flushEmit := r.waitingLines(emit)
 	if r.cascade != nil {
 		flushEmit = r.cascade.emitter(flushEmit)
 	}
 	if err := finder.Flush(flushEmit); err != nil {
 		return err
 	}
-	r.flushHitLines(len(r.ids))
+	r.flushWaiting(len(r.ids))
 	if comp != nil {
 		r.serial.add("components", comp.serialComp)
 		r.serial.add("emit pairs", comp.serialEmit)
@@ -1110,30 +1127,55 @@ func (r *run) emitter(hold bool) func(Pair) {
 	}
 }
 
-// hitLines returns emit, writing before each pair the index hits' lines
-// held back for documents before its later one (hitOrder): the place
-// the streaming Finder gives them, after the pairs that a document's Add
-// reports. The spill join's pairs come at Flush, ordered by that
-// document.
-func (r *run) hitLines(emit func(Pair)) func(Pair) {
-	if len(r.hitOrder) == 0 {
+// waitingLine is a line of the pairs file that waits (run.waiting):
+// document doc's copy of document of, or, with of -1, doc's index hit.
+type waitingLine struct{ doc, of int32 }
+
+// waitingEmitter is the emitter of a cascade's copies when their lines
+// wait (run.waitLines): it joins the clusters as the documents are read
+// and queues the line.
+func (r *run) waitingEmitter() func(Pair) {
+	return func(p Pair) {
+		if r.uf.Find(p.A) == r.uf.Find(p.B) {
+			return
+		}
+		r.uf.Union(p.A, p.B)
+		if p.B < r.nOld {
+			return
+		}
+		r.waiting = append(r.waiting, waitingLine{doc: int32(p.B), of: int32(p.A)})
+	}
+}
+
+// waitingLines returns emit, writing before each pair the waiting lines
+// of the documents before its later one: the place the streaming Finder
+// gives them, after the pairs that a document's Add reports. The spill
+// join's pairs come at Flush, ordered by that document.
+func (r *run) waitingLines(emit func(Pair)) func(Pair) {
+	if !r.waitLines {
 		return emit
 	}
 	return func(p Pair) {
-		r.flushHitLines(p.B)
+		r.flushWaiting(p.B)
 		emit(p)
 	}
 }
 
-// flushHitLines writes the held-back lines of the index hits of the
-// documents before document end.
-func (r *run) flushHitLines(end int) {
-	if r.pairsHold > 0 && len(r.reported) > 0 && len(r.hitOrder) > 0 && int(r.hitOrder[0]) < end {
-		r.writeReported() // the pairs before the hits' lines; a write error surfaces at Flush
+// flushWaiting writes the waiting lines of the documents before document
+// end, in input order.
+func (r *run) flushWaiting(end int) {
+	var line []byte
+	for len(r.waiting) > 0 && int(r.waiting[0].doc) < end {
+		w := r.waiting[0]
+		if w.of < 0 {
+			r.writeHitLine(int(w.doc), r.indexHits[w.doc])
+		} else {
+			line = r.recordPair(line, Pair{A: int(w.of), B: int(w.doc), Similarity: 1, Distance: r.copyDistance(), Hamming: r.caps.hamming})
+		}
+		r.waiting = r.waiting[1:]
 	}
-	for len(r.hitOrder) > 0 && int(r.hitOrder[0]) < end {
-		r.writeHitLine(int(r.hitOrder[0]), r.indexHits[r.hitOrder[0]])
-		r.hitOrder = r.hitOrder[1:]
+	if len(r.waiting) == 0 {
+		r.waiting = nil
 	}
 }
 
@@ -1252,17 +1294,21 @@ func (r *run) indexHit(i int, h indexHit) {
 	if r.pairsBuf == nil {
 		return
 	}
-	if r.stats.Memory.Spill {
+	if r.waitLines {
 		// The spill join reports its pairs at Flush: the line waits
-		// there for them (hitLines).
-		r.hitOrder = append(r.hitOrder, int32(i))
+		// there for them (waitingLines).
+		r.waiting = append(r.waiting, waitingLine{doc: int32(i), of: -1})
 		return
 	}
 	r.writeHitLine(i, h)
 }
 
-// writeHitLine writes the pairs line of document i's hit h in an index.
+// writeHitLine writes the pairs line of document i's hit h in an index,
+// after the pairs reported before it.
 func (r *run) writeHitLine(i int, h indexHit) {
+	if r.pairsLater && len(r.reported) > 0 {
+		r.writeReported() // a write error surfaces at Flush
+	}
 	line := AppendIndexPairLine(r.hitLine[:0], h.id, r.ids[i], h.sim)
 	r.pairsBuf.Write(line) // a write error surfaces at Flush
 	r.hitLine = line
