@@ -16,6 +16,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/neardup/neardup/cluster"
 	"github.com/neardup/neardup/shingle"
 	"github.com/neardup/neardup/simhash"
 	"github.com/neardup/neardup/sketch"
@@ -499,22 +500,49 @@ func TestSpillPairsAreInMemoryPairs(t *testing.T) {
 	}
 }
 
-// TestSpillPairsWithIndex: with a saved index of old documents, the spill
-// join's pairs come at Flush and the index hits' lines wait for them, so
-// the pairs file is the in-memory run's, in its order (each hit's line
-// after the pairs of its document), for both --pairs-mode.
+// TestSpillPairsWithIndex: with a saved index of old documents, the
+// spill path writes the pairs file of the in-memory run at -j 1, in its
+// order, for every method the spill path joins: minhash, exact and
+// ksentence report their pairs as each document is read in memory, so
+// each index hit's line (and a cascade's copy's) waits for the spill
+// join's pairs and comes after those of its document; simhash reports
+// its pairs at Flush in memory, so the hits' lines come first, spilled
+// too (they came among the pairs, by document); a cascade before
+// simhash writes its copies' and the hits' lines as read, then the
+// pairs. Both --pairs-mode, --keep longest, -j 1 and 3 (its pairs made on
+// the workers: pairsLater).
 func TestSpillPairsWithIndex(t *testing.T) {
 	texts := scaleCorpus(4)
 	ix := fakeIndex{}
-	for _, k := range []int{5, 40, 41, 300, 650} {
+	for k := 5; k < len(texts); k += 23 {
 		ix[texts[k]] = fmt.Sprintf("old-%d", k)
 	}
+	ix[texts[40]], ix[texts[41]] = "old-40", "old-41"
 	in := Input{Files: []string{writeTexts(t, t.TempDir(), texts, "d%d")}, AgainstIndexes: []Index{ix}}
-	for _, all := range []bool{false, true} {
-		cfg := Options{Method: "minhash", AllPairs: all, Workers: 1}
+	for _, v := range []struct {
+		name string
+		cfg  Options
+	}{
+		{"minhash", Options{Method: "minhash"}},
+		{"minhash all", Options{Method: "minhash", AllPairs: true}},
+		{"minhash longest", Options{Method: "minhash", Keep: cluster.Longest}},
+		{"simhash", Options{Method: "simhash"}},
+		{"simhash all", Options{Method: "simhash", AllPairs: true}},
+		{"simhash longest", Options{Method: "simhash", Keep: cluster.Longest}},
+		{"exact", Options{Method: "exact"}},
+		{"exact all", Options{Method: "exact", AllPairs: true}},
+		{"ksentence", Options{Method: "ksentence"}},
+		{"cascade", Options{Method: "minhash", Cascade: true}},
+		{"cascade all", Options{Method: "minhash", Cascade: true, AllPairs: true}},
+		{"cascade longest", Options{Method: "minhash", Cascade: true, Keep: cluster.Longest}},
+		{"cascade simhash", Options{Method: "simhash", Cascade: true}},
+		{"cascade simhash all", Options{Method: "simhash", Cascade: true, AllPairs: true}},
+	} {
+		cfg := v.cfg
+		cfg.Workers = 1
 		want := runInput(t, cfg, false, in)
 		if !bytes.Contains(want[1], []byte(`"index":true`)) {
-			t.Fatal("no index hit: the comparison would test nothing")
+			t.Fatalf("%s: no index hit: the comparison would test nothing", v.name)
 		}
 		cfg.Spill, cfg.Memory = true, 1<<20
 		for _, j := range []int{1, 3} {
@@ -522,7 +550,7 @@ func TestSpillPairsWithIndex(t *testing.T) {
 			got := runInput(t, cfg, true, in)
 			for k, what := range outputNames {
 				if !bytes.Equal(got[k], want[k]) {
-					t.Errorf("all pairs %v, spilled -j %d: %s differ from the in-memory run's", all, j, what)
+					t.Errorf("%s, spilled -j %d: %s differ from the in-memory run's", v.name, j, what)
 				}
 			}
 		}
