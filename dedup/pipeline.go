@@ -869,7 +869,8 @@ func (r *run) pass1(ctx context.Context) error {
 		// reports them as it reads (the streaming one: -j 1 in memory),
 		// held until then, so that any -j writes the same file. With an
 		// index every -j has the streaming Finder, and its pairs keep
-		// their place among the copies' and the index lines.
+		// their place among the copies' and the index lines; spilled,
+		// those lines wait for the spill join's pairs (run.waiting).
 		hold := comp == nil && !r.stats.Memory.Spill && len(r.in.AgainstIndexes) == 0 && !r.cfg.AllPairs
 		findEmit = r.cascade.emitter(r.emitter(hold))
 		if r.waitLines {
