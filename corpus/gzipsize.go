@@ -13,9 +13,10 @@ import (
 // records) states there its last member's size only, and telling one
 // member from many takes reading the whole file. The rule:
 //
-//   - The first member is decoded within the first 4 MiB. When it ends
-//     there, the answer is exact: its size when nothing follows, and ok
-//     is false when another member follows (a file of many members).
+//   - The first member is decoded within the first 4 MiB (and the first
+//     1 GiB it decompresses to, which counts as the head's end). When it
+//     ends there, the answer is exact: its size when nothing follows, and
+//     ok is false when another member follows (a file of many members).
 //   - Otherwise ISIZE is a lower bound of the size (a last member, a
 //     size modulo 2^32), and is taken when it agrees with what is known:
 //     the file is less than 4 GiB compressed (beyond, its size is surely
