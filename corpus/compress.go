@@ -92,6 +92,9 @@ type StreamError struct {
 	// web archive with a member per record): only the damaged member's
 	// data from Offset on is lost.
 	Resumes bool
+	// truncated: the stream ended inside a member or frame (Reason says
+	// "stream truncated").
+	truncated bool
 }
 
 func (e *StreamError) Error() string {
@@ -165,6 +168,10 @@ type decoder struct {
 	// markAt).
 	out   int64
 	marks []streamMark
+	// firstEnd is where the first gzip member ended: at, the offset of
+	// what follows it, out, its decompressed size; at is 0 until it has
+	// (a member takes at least 18 bytes). GzipSize reads it.
+	firstEnd streamMark
 }
 
 // streamMark is where a gzip member or zstd frame starts: at, its byte
@@ -292,7 +299,7 @@ func (d *decoder) wrap(err error) error {
 		e.Offset = d.frames.start
 	}
 	if err == io.ErrUnexpectedEOF {
-		e.Reason = "stream truncated"
+		e.Reason, e.truncated = "stream truncated", true
 	} else {
 		e.Reason = strings.TrimPrefix(strings.TrimPrefix(err.Error(), d.comp.String()), ": ")
 	}
@@ -327,6 +334,9 @@ func (d *decoder) read(p []byte) (int, error) {
 		// reader does, the member's last data comes with the error of
 		// the header after it, if any.
 		d.mark(d.offset(), d.out+int64(n)) // n is counted below
+		if d.firstEnd.at == 0 {
+			d.firstEnd = streamMark{at: d.offset(), out: d.out + int64(n)}
+		}
 		if err = d.gz.Reset(d.br); err != nil {
 			break // io.EOF: no other member
 		}
@@ -405,17 +415,57 @@ func CompressionRatio(path string) (float64, error) {
 		return 0, err
 	}
 	defer f.Close()
-	return CompressionRatioOf(io.LimitReader(f, 4<<20)), nil
+	return CompressionRatioOf(io.LimitReader(f, headBytes)), nil
 }
 
 // CompressionRatioOf estimates how many times larger the start of a
 // stream, head, is once decompressed (1 when it is not gzip or zstd).
 func CompressionRatioOf(head io.Reader) float64 {
+	return readHead(head).ratio()
+}
+
+// headBytes is the start of a file that CompressionRatio and GzipSize
+// decode.
+const headBytes = 4 << 20
+
+// maxHeadDecoded bounds what is decoded of a head (a 4 MiB head of a
+// highly compressible file would otherwise decode to gigabytes).
+const maxHeadDecoded = 1 << 30
+
+// streamHead is what decoding the start of a stream tells: the ratio
+// (CompressionRatioOf) and, for gzip, where the first member ended
+// (GzipSize). Both come from one decoding.
+type streamHead struct {
+	comp   compression
+	n, off int64 // decompressed bytes, and the compressed bytes they came from
+	// firstEnd is where the first gzip member ended (decoder.firstEnd):
+	// at is 0 when it did not end within the head.
+	firstEnd streamMark
+	// truncated: the decoding stopped inside a member or frame because
+	// the head ended there (or the stream is cut short), not at damage.
+	truncated bool
+}
+
+// readHead decodes head, the start of a stream, up to maxHeadDecoded
+// bytes.
+func readHead(head io.Reader) streamHead {
 	d := newDecoder(io.NopCloser(head), compSniff)
-	n, _ := io.Copy(io.Discard, io.LimitReader(d, 1<<30)) // a cut stream ends in an error: fine
-	off := d.offset()
-	if d.comp == compNone || off <= 0 || n == 0 {
+	n, err := io.Copy(io.Discard, io.LimitReader(d, maxHeadDecoded)) // a cut stream ends in an error: fine
+	var se *StreamError
+	return streamHead{
+		comp:      d.comp,
+		n:         n,
+		off:       d.offset(),
+		firstEnd:  d.firstEnd,
+		truncated: errors.As(err, &se) && se.truncated,
+	}
+}
+
+// ratio is how many times larger the head is decompressed (1 when it is
+// not gzip or zstd, or nothing was decoded).
+func (h streamHead) ratio() float64 {
+	if h.comp == compNone || h.off <= 0 || h.n == 0 {
 		return 1
 	}
-	return float64(n) / float64(off)
+	return float64(h.n) / float64(h.off)
 }

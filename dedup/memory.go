@@ -241,21 +241,27 @@ func (r *run) plan() MemoryPlan {
 // they also give its window, what the decoder keeps as history, into
 // *window. A gzip file's trailer states its size when it is one member
 // (corpus.GzipSize gives the rule: the head's ratio was off by 2 to 4% on
-// the gzip corpora of /work/shared/data). The plan measures the first
+// the gzip corpora of /work/shared/data; when it does not, it gives the
+// head's ratio from the same decoding). The plan measures the first
 // compressed file only and applies its ratio to the others (a thousand
 // shards are not each read).
 func compressionRatio(path string, size int64, zst bool, window *int64) float64 {
+	var ratio float64
 	if zst {
 		n, w, ok := corpus.DecompressedSize(path)
 		*window = w
 		if ok && size > 0 && n >= size {
 			return float64(n) / float64(size)
 		}
-	} else if n, ok := corpus.GzipSize(path); ok && size > 0 && n > 0 {
-		return float64(n) / float64(size)
+		ratio, _ = corpus.CompressionRatio(path) // 0 on an error
+	} else {
+		n, headRatio, ok := corpus.GzipSize(path)
+		if ok && size > 0 && n > 0 {
+			return float64(n) / float64(size)
+		}
+		ratio = headRatio // 0 when the file does not open
 	}
-	ratio, err := corpus.CompressionRatio(path)
-	if err != nil || ratio < 1 {
+	if ratio < 1 {
 		return 4 // typical for text
 	}
 	return ratio
