@@ -103,16 +103,25 @@ func decodeSet(dst []uint64, src []byte) ([]uint64, error) {
 	if k > 63 || n > uint64(len(src))*8/(uint64(k)+1) {
 		return dst, fmt.Errorf("%w: shingle set of %d hashes, k %d, in %d bytes", ErrCorrupt, n, k, len(src))
 	}
-	r := bitReader{src: src}
-	prev := uint64(0)
+	// Each hash is read from one 64-bit window of src (the 8 bytes at its
+	// first bit) when src has them and its code fits in the window
+	// (q+1+k bits: almost always); else by the bit reader (readHash).
+	prev, pos := uint64(0), uint(0) // pos: the next hash's first bit
 	for i := range n {
-		q, ok := r.ones()
-		if !ok {
-			return dst, fmt.Errorf("%w: shingle set truncated at hash %d of %d", ErrCorrupt, i, n)
+		var q, low uint64
+		ok := false
+		if int(pos>>3)+8 <= len(src) {
+			w := binary.LittleEndian.Uint64(src[pos>>3:]) >> (pos & 7)
+			t := uint(bits.TrailingZeros64(^w))
+			if ok = t+1+k <= 64-pos&7; ok {
+				q, low = uint64(t), w>>(t+1)&(1<<k-1)
+				pos += t + 1 + k
+			}
 		}
-		low, ok := r.get(k)
 		if !ok {
-			return dst, fmt.Errorf("%w: shingle set truncated at hash %d of %d", ErrCorrupt, i, n)
+			if q, low, pos, ok = readHash(src, pos, k); !ok {
+				return dst, fmt.Errorf("%w: shingle set truncated at hash %d of %d", ErrCorrupt, i, n)
+			}
 		}
 		if q > ^uint64(0)>>k {
 			return dst, fmt.Errorf("%w: shingle set hash %d of %d overflows", ErrCorrupt, i, n)
@@ -130,6 +139,7 @@ func decodeSet(dst []uint64, src []byte) ([]uint64, error) {
 		prev += g
 		dst = append(dst, prev)
 	}
+	r := bitReaderAt(src, pos)
 	if riceParam(prev, int(n)) != k {
 		return dst, fmt.Errorf("%w: shingle set coded with k %d, want %d", ErrCorrupt, k, riceParam(prev, int(n)))
 	}
@@ -137,6 +147,27 @@ func decodeSet(dst []uint64, src []byte) ([]uint64, error) {
 		return dst, fmt.Errorf("%w: shingle set: trailing bits", ErrCorrupt)
 	}
 	return dst, nil
+}
+
+// readHash reads a hash's code (a run of ones, its zero, k bits) at bit
+// pos of src with a bit reader, and returns the run's length, the k bits
+// and the bit after them; false when src ends first.
+func readHash(src []byte, pos, k uint) (q, low uint64, next uint, ok bool) {
+	r := bitReaderAt(src, pos)
+	if q, ok = r.ones(); !ok {
+		return 0, 0, 0, false
+	}
+	if low, ok = r.get(k); !ok {
+		return 0, 0, 0, false
+	}
+	return q, low, uint(8*(len(src)-len(r.src))) - r.n, true
+}
+
+// bitReaderAt is a bit reader of src from its bit pos (at most its bits).
+func bitReaderAt(src []byte, pos uint) bitReader {
+	r := bitReader{src: src[pos>>3:]}
+	r.get(pos & 7)
+	return r
 }
 
 // bitReader reads bits from src, least significant first.

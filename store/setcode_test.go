@@ -3,6 +3,7 @@ package store
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -103,4 +104,97 @@ func BenchmarkSetCode(b *testing.B) {
 			dst, _ = decodeSet(dst, code)
 		}
 	})
+}
+
+// decodeSetReference is decodeSet without its fast path: every hash
+// through the bit reader.
+func decodeSetReference(dst []uint64, src []byte) ([]uint64, error) {
+	dst = dst[:0]
+	n, w := binary.Uvarint(src)
+	if w <= 0 || w != len(binary.AppendUvarint(nil, n)) || n == 0 || len(src) < w+1 {
+		return dst, fmt.Errorf("%w: shingle set length", ErrCorrupt)
+	}
+	k := uint(src[w])
+	src = src[w+1:]
+	if k > 63 || n > uint64(len(src))*8/(uint64(k)+1) {
+		return dst, fmt.Errorf("%w: shingle set of %d hashes, k %d, in %d bytes", ErrCorrupt, n, k, len(src))
+	}
+	r := bitReader{src: src}
+	prev := uint64(0)
+	for i := range n {
+		q, ok := r.ones()
+		if !ok {
+			return dst, fmt.Errorf("%w: shingle set truncated at hash %d of %d", ErrCorrupt, i, n)
+		}
+		low, ok := r.get(k)
+		if !ok {
+			return dst, fmt.Errorf("%w: shingle set truncated at hash %d of %d", ErrCorrupt, i, n)
+		}
+		if q > ^uint64(0)>>k {
+			return dst, fmt.Errorf("%w: shingle set hash %d of %d overflows", ErrCorrupt, i, n)
+		}
+		g := q<<k | low
+		if i > 0 {
+			if g == ^uint64(0) {
+				return dst, fmt.Errorf("%w: shingle set hash %d of %d overflows", ErrCorrupt, i, n)
+			}
+			g++
+		}
+		if g > ^prev {
+			return dst, fmt.Errorf("%w: shingle set hash %d of %d overflows", ErrCorrupt, i, n)
+		}
+		prev += g
+		dst = append(dst, prev)
+	}
+	if riceParam(prev, int(n)) != k {
+		return dst, fmt.Errorf("%w: shingle set coded with k %d, want %d", ErrCorrupt, k, riceParam(prev, int(n)))
+	}
+	if !r.done() {
+		return dst, fmt.Errorf("%w: shingle set: trailing bits", ErrCorrupt)
+	}
+	return dst, nil
+}
+
+// TestDecodeSetFastPath: decodeSet (a hash a 64-bit window while it
+// fits, then the bit reader) decodes what the bit reader alone decodes,
+// and refuses with the same error what it refuses: sets of 1 to 3,000
+// hashes, uniform or clustered (long runs of the unary part, which leave
+// the window), their codes truncated, extended, or with a bit flipped.
+func TestDecodeSetFastPath(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 9))
+	check := func(code []byte) {
+		t.Helper()
+		got, gerr := decodeSet(nil, code)
+		want, werr := decodeSetReference(nil, code)
+		if fmt.Sprint(gerr) != fmt.Sprint(werr) || gerr == nil && !slices.Equal(got, want) {
+			t.Fatalf("code %x: decodeSet = %d hashes, %v; the bit reader %d, %v", code, len(got), gerr, len(want), werr)
+		}
+	}
+	for range 400 {
+		n := 1 + r.IntN(3000)
+		if r.IntN(2) == 0 {
+			n = 1 + r.IntN(20)
+		}
+		set := make([]uint64, n)
+		for i := range set {
+			set[i] = r.Uint64()
+			if r.IntN(3) == 0 {
+				set[i] >>= r.IntN(64) // clustered near 0: long gaps later
+			}
+		}
+		slices.Sort(set)
+		set = slices.Compact(set)
+		code := appendSet(nil, set)
+		if got, err := decodeSet(nil, code); err != nil || !slices.Equal(got, set) {
+			t.Fatalf("set of %d hashes: decodeSet = %d hashes, %v", len(set), len(got), err)
+		}
+		check(code)
+		check(code[:r.IntN(len(code))])
+		check(append(slices.Clone(code), byte(r.IntN(256))))
+		for range 4 {
+			bad := slices.Clone(code)
+			bad[r.IntN(len(bad))] ^= 1 << r.IntN(8)
+			check(bad)
+		}
+	}
 }

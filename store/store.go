@@ -338,6 +338,10 @@ func hasDatabase(dir string) bool {
 // and the writable open.
 var testHookRebuilt func()
 
+// testHookChunk, when set by a test, is given the number of records and
+// the bytes of each chunk that rebuild decodes.
+var testHookChunk func(records, bytes int)
+
 func open(dir string, opts Options, lock *pebble.Lock) (*Store, error) {
 	// Read the version and parameters read-only first, so that a newer
 	// index is not touched by this program's pebble (which could otherwise
@@ -571,7 +575,7 @@ func (s *Store) rebuild(db *pebble.DB) error {
 		c.seqs = append(c.seqs, seq)
 		c.ends = append(c.ends, len(c.buf)+len(v))
 		c.buf = append(c.buf, v...)
-		if len(c.seqs) == rebuildChunkLen {
+		if len(c.seqs) == rebuildChunkLen || len(c.buf) >= rebuildChunkBytes {
 			if err := s.rebuildChunk(&c); err != nil {
 				return err
 			}
@@ -592,8 +596,19 @@ func (s *Store) rebuild(db *pebble.DB) error {
 // rebuildChunkLen is the number of records rebuild decodes at once, in
 // parallel: a bare record's signature is computed from its set (about 5
 // us a 1 KB document), which would make the open of a large index several
-// times slower on one core.
-const rebuildChunkLen = 4096
+// times slower on one core. rebuildChunkBytes bounds the chunk's copy of
+// the records' values: a chunk of 4,096 long documents' sets (23 KB each
+// in wiki-slice) held 94 MB, grown by doubling, and made most of the
+// memory of an open (docs/benchmarks.md, "The open of an index").
+// rebuildWorkerBytes is the least a worker is given of a chunk's bytes
+// (and rebuildWorkerLen of its records), so that small chunks are not
+// spread over goroutines that cost more than they do.
+const (
+	rebuildChunkLen    = 4096
+	rebuildChunkBytes  = 4 << 20
+	rebuildWorkerLen   = 256
+	rebuildWorkerBytes = 256 << 10
+)
 
 // rebuildChunk holds records read by rebuild: their sequence numbers and
 // values (buf[ends[i-1]:ends[i]]), then what decoding them gave (the id
@@ -605,6 +620,7 @@ type rebuildChunk struct {
 	ids   []uint64
 	keys  []uint64
 	empty []bool
+	recs  []record // the workers' records, kept for their buffers
 }
 
 // rebuildChunk decodes the records of c on every core, then inserts them
@@ -614,21 +630,27 @@ func (s *Store) rebuildChunk(c *rebuildChunk) error {
 	if m == 0 {
 		return nil
 	}
+	if testHookChunk != nil {
+		testHookChunk(m, len(c.buf))
+	}
 	c.ids = slices.Grow(c.ids[:0], m)[:m]
 	c.empty = slices.Grow(c.empty[:0], m)[:m]
 	c.keys = slices.Grow(c.keys[:0], m*s.tables)[:m*s.tables]
-	workers := min(runtime.GOMAXPROCS(0), (m+255)/256)
+	workers := min(runtime.GOMAXPROCS(0), m, max((m+rebuildWorkerLen-1)/rebuildWorkerLen, (len(c.buf)+rebuildWorkerBytes-1)/rebuildWorkerBytes))
+	if len(c.recs) < workers {
+		c.recs = append(c.recs, make([]record, workers-len(c.recs))...)
+	}
 	errs := make([]error, workers)
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Go(func() {
-			var rec record
+			rec := &c.recs[w]
 			for i := w * m / workers; i < (w+1)*m/workers; i++ {
 				lo := 0
 				if i > 0 {
 					lo = c.ends[i-1]
 				}
-				if err := s.readRecord(&rec, c.buf[lo:c.ends[i]]); err != nil {
+				if err := s.readRecord(rec, c.buf[lo:c.ends[i]]); err != nil {
 					errs[w] = fmt.Errorf("record %d: %w", c.seqs[i], err)
 					return
 				}
