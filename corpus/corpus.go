@@ -421,7 +421,17 @@ func openURL(name string, f format, comp compression, opts Options) (Reader, err
 // or plain text with one document per line when opts.StreamFormat is
 // "txt"; name is used in ids and errors. Close does not close r.
 func NewStream(r io.Reader, name string, opts Options) Reader {
+	return NewStreamSize(r, name, -1, opts)
+}
+
+// NewStreamSize is NewStream over a file of size bytes (-1: unknown), as
+// a remote file system reports it: a damaged gzip or zstd stream is then
+// worded as Open words a file's, with the file's size and, for gzip, the
+// bytes never read ("reading stopped at compressed offset 7580 of 15160
+// (7580 bytes unread)").
+func NewStreamSize(r io.Reader, name string, size int64, opts Options) Reader {
 	dec := newDecoder(io.NopCloser(r), compSniff)
+	dec.size = max(size, -1)
 	if opts.StreamFormat == StreamText {
 		return NewLines(dec, name, opts)
 	}

@@ -193,17 +193,18 @@ func ParseJSONLShared(d *Document, opts Options) error {
 // record's id when it has one (read with the bad bytes replaced), so that
 // the message names the document as it does for other bad records.
 func invalidUTF8(raw []byte, opts *Options) (id string, err error) {
-	err = utf8Error(raw)
+	err = UTF8Error(raw)
 	if rawID, _, _, serr := scanObject(bytes.ToValidUTF8(raw, []byte("\uFFFD")), opts.IDField, opts.TextField); serr == nil && rawID != nil {
 		id = idString(rawID)
 	}
 	return id, err
 }
 
-// utf8Error returns the error of a line that is not valid UTF-8: it wraps
-// ErrInvalidUTF8 and says where the first bad byte is (the JSONL and text
-// readers and compare's arguments say it the same way).
-func utf8Error(raw []byte) error {
+// UTF8Error returns the error of a line that is not valid UTF-8: it wraps
+// ErrInvalidUTF8 and says where the first bad byte is, "invalid UTF-8
+// (byte 0xff at byte 3 of the line)". The JSONL and text readers say it
+// so, and compare's @FILE arguments.
+func UTF8Error(raw []byte) error {
 	at := 0
 	for at < len(raw) {
 		r, n := utf8.DecodeRune(raw[at:])

@@ -68,7 +68,7 @@ func (t *Lines) Next() bool {
 			continue
 		}
 		if !utf8.Valid(l.buf) {
-			rerr(utf8Error(l.buf))
+			rerr(UTF8Error(l.buf))
 			continue
 		}
 		text := string(l.buf)

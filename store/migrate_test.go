@@ -148,7 +148,7 @@ func TestMigrateV1(t *testing.T) {
 
 func readVersion(t *testing.T, dir string) uint32 {
 	t.Helper()
-	db, err := pebble.Open(dir, Options{ReadOnly: true}.pebble(false, nil))
+	db, err := pebble.Open(dir, Options{ReadOnly: true}.pebble(dir, false, nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +180,7 @@ func TestOpenCorruptCounters(t *testing.T) {
 	// 5 records, 0 to 4: a document count or a next sequence number that
 	// does not fit them.
 	for _, ctr := range []counters{{docs: 4, next: 5}, {docs: 4, next: 4}, {docs: 5, next: 5}} {
-		db, err := pebble.Open(dir, Options{}.pebble(false, nil))
+		db, err := pebble.Open(dir, Options{}.pebble(dir, false, nil))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -107,6 +107,15 @@ type Options struct {
 	// Logger receives pebble's messages; nil discards informational ones
 	// and writes errors to standard error.
 	Logger pebble.Logger
+	// OnFatal, with Logger nil, is called when pebble meets a failure it
+	// cannot survive and would end the process (its Logger's Fatalf): a
+	// background flush, compaction or log rotation that cannot create its
+	// files. err wraps ErrGone when the index folder was removed (rm -rf
+	// while the index was open: pebble's first file created after it
+	// fails). OnFatal should word err and end the process; should it
+	// return, the process exits with status 1. nil writes err to standard
+	// error and exits with status 1.
+	OnFatal func(err error)
 
 	// fs replaces the file system in tests; nil means vfs.Default.
 	fs vfs.FS
@@ -176,18 +185,64 @@ type Store struct {
 	lock *pebble.Lock
 }
 
-type quietLogger struct{}
+// quietLogger is pebble's logger unless Options.Logger is set: it
+// discards informational messages, writes errors to standard error and
+// ends the process on a fatal one, through Options.OnFatal.
+type quietLogger struct {
+	dir     string
+	onFatal func(error)
+}
 
 func (quietLogger) Infof(string, ...any) {}
-func (quietLogger) Errorf(format string, args ...any) {
+
+// Errorf writes pebble's error, unless the index folder was removed: a
+// background flush or compaction then fails to create its files over and
+// over ("background error: open DIR/000012.sst: no such file or
+// directory"), and the store's ErrGone (Health, Close) says what
+// happened.
+func (l quietLogger) Errorf(format string, args ...any) {
+	if l.gone() {
+		return
+	}
 	fmt.Fprintf(os.Stderr, "pebble: "+format+"\n", args...)
-}
-func (quietLogger) Fatalf(format string, args ...any) {
-	fmt.Fprintf(os.Stderr, "pebble: "+format+"\n", args...)
-	os.Exit(1)
 }
 
-func (o Options) pebble(create bool, lock *pebble.Lock) *pebble.Options {
+// gone tells whether the index folder no longer exists.
+func (l quietLogger) gone() bool {
+	if l.dir == "" {
+		return false
+	}
+	_, err := os.Stat(l.dir)
+	return errors.Is(err, os.ErrNotExist)
+}
+
+// Fatalf must not return: pebble goes on as if the failure had not
+// happened (rotateWAL panics on the log file it could not create).
+func (l quietLogger) Fatalf(format string, args ...any) {
+	os.Exit(l.fatal(format, args...))
+}
+
+// fatal words pebble's fatal failure, hands it to onFatal and returns
+// the status to exit with. A folder removed while the index was open is
+// ErrGone, not pebble's words about the files it could not find there
+// (as its Fatalf is called then: "open DIR/000004.log: no such file or
+// directory" and the stack of the failed call).
+func (l quietLogger) fatal(format string, args ...any) int {
+	var err error
+	if l.gone() {
+		err = fmt.Errorf("%w: %s was removed while the index was open", ErrGone, l.dir)
+	} else {
+		err = fmt.Errorf("pebble: "+format, args...)
+	}
+	if l.onFatal != nil {
+		l.onFatal(err)
+		return 1
+	}
+	fmt.Fprintf(os.Stderr, "%v\n", err)
+	return 1
+}
+
+func (o Options) pebble(dir string, create bool, lock *pebble.Lock) *pebble.Options {
 	po := &pebble.Options{
 		Lock:             lock,
 		FS:               o.vfs(),
@@ -197,7 +252,7 @@ func (o Options) pebble(create bool, lock *pebble.Lock) *pebble.Options {
 		Logger:           o.Logger,
 	}
 	if po.Logger == nil {
-		po.Logger = quietLogger{}
+		po.Logger = quietLogger{dir: dir, onFatal: o.OnFatal}
 	}
 	cs := o.CacheSize
 	if cs <= 0 {
@@ -236,7 +291,7 @@ func Create(dir string, sp sketch.Spec, opts Options) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("store: create %s: %w", dir, err)
 	}
-	db, err := pebble.Open(dir, opts.pebble(true, nil))
+	db, err := pebble.Open(dir, opts.pebble(dir, true, nil))
 	if err != nil {
 		if errors.Is(err, pebble.ErrDBAlreadyExists) || errors.Is(err, pebble.ErrDBNotPristine) {
 			return nil, fmt.Errorf("%w: %s", ErrExists, dir)
@@ -352,7 +407,7 @@ func open(dir string, opts Options, lock *pebble.Lock) (*Store, error) {
 	if ro.CacheSize <= 0 {
 		ro.CacheSize = rebuildCacheSize
 	}
-	rdb, err := pebble.Open(dir, ro.pebble(false, lock))
+	rdb, err := pebble.Open(dir, ro.pebble(dir, false, lock))
 	if err != nil {
 		if errors.Is(err, pebble.ErrDBDoesNotExist) {
 			return nil, fmt.Errorf("%w: %s", ErrNotIndex, dir)
@@ -395,7 +450,7 @@ func open(dir string, opts Options, lock *pebble.Lock) (*Store, error) {
 			wopts.ReadOnly = true
 		}
 	}
-	db, err := pebble.Open(dir, wopts.pebble(false, lock))
+	db, err := pebble.Open(dir, wopts.pebble(dir, false, lock))
 	if err != nil {
 		s.freeTables()
 		return nil, openErr(dir, err)

@@ -1,7 +1,17 @@
 package pipeline
 
 import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
+
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/local"
+	"github.com/klauspost/compress/zstd"
 
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/text"
@@ -39,5 +49,52 @@ func TestReadOptionsOf(t *testing.T) {
 				t.Errorf("reader options %+v, want %+v (HTMLMain %v)", c, want, tc.want)
 			}
 		})
+	}
+}
+
+// TestDamagedStreamWords: a cut gzip or zstd input stops the job in
+// `neardup dedup`'s words, the file's size and the bytes never read
+// included ("reading stopped at compressed offset 7580 of 7580 (0 bytes
+// unread)"); the pipeline's stream reader knew no size and left them out.
+func TestDamagedStreamWords(t *testing.T) {
+	var plain bytes.Buffer
+	for i := range 3000 {
+		fmt.Fprintf(&plain, "{\"id\":\"d%d\",\"text\":\"word%d and other words %d\"}\n", i, i, i*7919%1000)
+	}
+	var gz bytes.Buffer
+	gw := gzip.NewWriter(&gz)
+	gw.Write(plain.Bytes())
+	gw.Close()
+	zb, err := zstd.NewWriter(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zs := zb.EncodeAll(plain.Bytes(), nil)
+	dir := t.TempDir()
+	for name, b := range map[string][]byte{"cut.jsonl.gz": gz.Bytes(), "cut.jsonl.zst": zs} {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, b[:len(b)/2], 0o644); err != nil {
+			t.Fatal(err)
+		}
+		readAll := func(r corpus.Reader) error {
+			for r.Next() {
+			}
+			return r.Err()
+		}
+		r, closeR, err := openDocs(context.Background(), path, corpus.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := readAll(r)
+		closeR()
+		d, err := corpus.Open(path, corpus.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := readAll(d)
+		d.Close()
+		if got == nil || want == nil || got.Error() != want.Error() || !strings.Contains(want.Error(), fmt.Sprintf(" of %d", len(b)/2)) {
+			t.Errorf("%s: the pipeline says\n%v\nwant neardup dedup's\n%v", name, got, want)
+		}
 	}
 }

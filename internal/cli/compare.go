@@ -477,20 +477,17 @@ func readArg(arg string, stdin io.Reader) (string, error) {
 
 // invalidUTF8Arg is the error of a compare file that is not valid UTF-8,
 // in dedup's words (exit 3): the file, the line and its offset, and the
-// first bad byte by its place in the line.
+// first bad byte by its place in the line (corpus.UTF8Error).
 func invalidUTF8Arg(path string, b []byte) error {
-	at := 0
-	for at < len(b) {
-		r, n := utf8.DecodeRune(b[at:])
-		if r == utf8.RuneError && n <= 1 {
-			break
+	start := 0
+	for line := int64(1); start < len(b); line++ {
+		l, _, _ := bytes.Cut(b[start:], []byte{'\n'})
+		if !utf8.Valid(l) {
+			return &corpus.RecordError{File: path, Record: line, Offset: int64(start), Err: corpus.UTF8Error(l)}
 		}
-		at += n
+		start += len(l) + 1
 	}
-	start := bytes.LastIndexByte(b[:at], '\n') + 1
-	line := int64(bytes.Count(b[:at], []byte{'\n'})) + 1
-	return &corpus.RecordError{File: path, Record: line, Offset: int64(start),
-		Err: fmt.Errorf("%w (byte 0x%02x at byte %d of the line)", corpus.ErrInvalidUTF8, b[at], at-start+1)}
+	return &corpus.RecordError{File: path, Record: 1, Err: corpus.UTF8Error(b)} // not reached: a bad byte is on a line
 }
 
 // writeJSON prints v as indented JSON.

@@ -128,4 +128,17 @@ func TestCompareInvalidUTF8(t *testing.T) {
 	if code := Main([]string{"dedup", bad}, nil, &out, &errb); code != ExitInvalidData || !strings.Contains(errb.String(), bad+":2 (offset 9)") || !strings.Contains(errb.String(), "invalid UTF-8 (byte 0xff at byte 3 of the line)") {
 		t.Errorf("dedup of the same file = exit %d:\n%s", code, errb.String())
 	}
+	// A sequence cut at the end of the file, on its first line: compare
+	// says what dedup says.
+	cut := filepath.Join(t.TempDir(), "cut.txt")
+	if err := os.WriteFile(cut, []byte("a\xe2\x82"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"compare", "@" + cut, "hello"}, {"dedup", cut}} {
+		errb.Reset()
+		code := Main(args, nil, &out, &errb)
+		if msg := errb.String(); code != ExitInvalidData || !strings.Contains(msg, cut+":1 (offset 0)") || !strings.Contains(msg, "invalid UTF-8 (byte 0xe2 at byte 2 of the line)") {
+			t.Errorf("%s = exit %d:\n%s\nwant exit %d, line 1 at offset 0, the byte 0xe2 at byte 2", args[0], code, msg, ExitInvalidData)
+		}
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -214,13 +215,23 @@ func minFreeFlag(fs *pflag.FlagSet, v *int, below string) {
 }
 
 func (o *indexOpts) storeOptions() store.Options {
-	return store.Options{CacheSize: int64(o.cacheMB) << 20, MinFreeBytes: int64(o.minFreeMB) << 20}
+	return store.Options{CacheSize: int64(o.cacheMB) << 20, MinFreeBytes: int64(o.minFreeMB) << 20, MemTableSize: testMemTableSize.Load()}
 }
+
+// testMemTableSize, when set by a test, is the memtable size of the
+// indexes the commands open (0: the default), so that a few hundred
+// documents make pebble flush.
+var testMemTableSize atomic.Uint64
 
 // indexFlagHelp is the help of --index wherever it is accepted.
 const indexFlagHelp = "the index: a directory, or a Redis URL, redis://[USER@]HOST:PORT/DB?prefix=NAME for one Redis server or redis+cluster://HOST:PORT,HOST:PORT/?prefix=NAME for a Redis Cluster, rediss:// for TLS; the password from NEARDUP_REDIS_PASSWORD_FILE or NEARDUP_REDIS_PASSWORD (docs/format/redis.md) (required)"
 
 func (o *indexOpts) openIndex(readOnly bool) (store.Index, error) {
+	return o.openIndexWith(readOnly, nil)
+}
+
+// openIndexWith is openIndex with store.Options.OnFatal.
+func (o *indexOpts) openIndexWith(readOnly bool, onFatal func(error)) (store.Index, error) {
 	if o.dir == "" {
 		return nil, usageErr("--index DIR|URL is required")
 	}
@@ -229,6 +240,7 @@ func (o *indexOpts) openIndex(readOnly bool) (store.Index, error) {
 	}
 	so := o.storeOptions()
 	so.ReadOnly = readOnly
+	so.OnFatal = onFatal
 	return openIndexAt(o.dir, so)
 }
 
@@ -614,12 +626,14 @@ func runIndexStream(cmd *cobra.Command, o *indexOpts, args []string, add bool) e
 	if err := checkOutputPath("-o", o.output); err != nil {
 		return err
 	}
-	s, err := o.openIndex(!add)
+	fatal := newFatalWatch(cmd.ErrOrStderr(), o.dir, lostWords(0, o.upgrade))
+	s, err := o.openIndexWith(!add, fatal.onFatal)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
 	folder := watchIndexFolder(o.dir)
+	fatal.folder.Store(folder)
 	if err := o.params.checkAgainst(cmd.Flags(), s.Spec(), "--index "+redactLoc(o.dir)); err != nil {
 		return err
 	}
@@ -793,6 +807,7 @@ func runIndexStream(cmd *cobra.Command, o *indexOpts, args []string, add bool) e
 		}
 		prog.Advance(len(chunk), 0)
 		chunk = chunk[:0]
+		fatal.lost(lostWords(sum.Added, upgraded != nil))
 		if h := testHookIndexMidRun.Load(); h != nil {
 			(*h)(o.dir)
 		}
@@ -854,11 +869,7 @@ func runIndexStream(cmd *cobra.Command, o *indexOpts, args []string, add bool) e
 		if !add || !folder.gone() {
 			return nil
 		}
-		what := fmt.Sprintf("the %s added are lost", plural(int(sum.Added), "document"))
-		if upgraded != nil {
-			what = "the upgrade is lost"
-		}
-		return folder.goneErr(what)
+		return folder.goneErr(lostWords(sum.Added, upgraded != nil))
 	}
 	if err := gone(); err != nil {
 		return err

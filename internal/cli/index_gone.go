@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sync/atomic"
@@ -59,7 +60,54 @@ func (f *indexFolder) goneErr(what string) error {
 	return fmt.Errorf("--index %s: the index folder was removed while the command ran: %s; create the index again and run the command again", f.dir, what)
 }
 
+// lostWords is what an index add whose folder was removed loses: the
+// documents it added, or the upgrade (--upgrade).
+func lostWords(added int64, upgrade bool) string {
+	if upgrade {
+		return "the upgrade is lost"
+	}
+	return fmt.Sprintf("the %s added are lost", plural(int(added), "document"))
+}
+
 // testHookIndexMidRun, when set by a test, runs after each batch of index
 // add or query is written, given the --index of the command (tests that
 // run at once tell their own index by it).
 var testHookIndexMidRun atomic.Pointer[func(loc string)]
+
+// fatalWatch words the failure pebble cannot survive, which ends the
+// process from inside pebble (store.Options.OnFatal): a memtable flush,
+// compaction or log rotation that finds the index folder removed fails
+// before the command's own check, and would end the process with
+// pebble's words about the files it could not find. Set in the options
+// before the index is opened; folder and the count of documents added
+// are given as the command runs (from its goroutine, read from pebble's).
+type fatalWatch struct {
+	stderr io.Writer
+	loc    string
+	folder atomic.Pointer[indexFolder]
+	// what is what the folder removed loses: "the 12 documents added
+	// are lost".
+	what atomic.Pointer[string]
+}
+
+func newFatalWatch(stderr io.Writer, loc, what string) *fatalWatch {
+	f := &fatalWatch{stderr: stderr, loc: loc}
+	f.what.Store(&what)
+	return f
+}
+
+// lost sets what the folder removed loses.
+func (f *fatalWatch) lost(what string) { f.what.Store(&what) }
+
+// onFatal is store.Options.OnFatal: the folder removed is worded as the
+// command's own check words it (exit 1); any other failure is the
+// store's words, after --index.
+func (f *fatalWatch) onFatal(err error) {
+	if fo := f.folder.Load(); fo != nil && fo.gone() {
+		err = fo.goneErr(*f.what.Load())
+	} else {
+		err = fmt.Errorf("--index %s: %w", redactLoc(f.loc), err)
+	}
+	fmt.Fprintf(f.stderr, "neardup: %v\n", err)
+	os.Exit(ExitFailure)
+}

@@ -5,11 +5,35 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
 )
+
+// goneChildEnv runs the test binary as neardup (the arguments after the
+// program's name) with 1 MiB memtables, the index folder given by the
+// variable removed after the first batch of index add
+// (TestIndexAddFolderRemovedFlush).
+const goneChildEnv = "NEARDUP_TEST_GONE_CHILD"
+
+func init() {
+	dir := os.Getenv(goneChildEnv)
+	if dir == "" {
+		return
+	}
+	testMemTableSize.Store(1 << 20)
+	var once sync.Once
+	hook := func(loc string) {
+		if loc == dir {
+			once.Do(func() { os.RemoveAll(dir) })
+		}
+	}
+	testHookIndexMidRun.Store(&hook)
+	os.Exit(Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
 
 // TestIndexAddFolderRemoved removes the index folder after the first
 // batch of an index add: pebble keeps writing to the files it holds open,
@@ -45,5 +69,35 @@ func TestIndexAddFolderRemoved(t *testing.T) {
 	// place before the check).
 	if _, err := os.Stat(outFile); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("-o %s after the failed run: %v, want no file", outFile, err)
+	}
+}
+
+// TestIndexAddFolderRemovedFlush removes the index folder after the first
+// batch of an index add whose later batches fill memtables: pebble's log
+// rotation (or flush) then fails to create its file in the folder gone
+// and ends the process itself, before the command's own check. It ended
+// with pebble's words ("pebble: open DIR/000004.log: no such file or
+// directory", a stack); it must end as the command's check does: exit
+// 1, the folder named as removed and the documents added lost.
+func TestIndexAddFolderRemovedFlush(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "idx")
+	createIndexAt(t, dir)
+	in := writeDocs(t, 3000)
+	cmd := exec.Command(os.Args[0], "index", "add", "--batch", "100", "--index", dir, "-o", os.DevNull, in)
+	cmd.Env = append(os.Environ(), goneChildEnv+"="+dir)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	msg := stderr.String()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+		t.Fatalf("index add with its folder removed: %v, want exit 1:\n%s", err, msg)
+	}
+	// The count is of the batches written before pebble failed: fewer
+	// than all (the run did not reach its own check).
+	re := regexp.MustCompile(`^neardup: --index ` + regexp.QuoteMeta(dir) + `: the index folder was removed while the command ran: the ([0-9]+) documents added are lost; create the index again and run the command again\n$`)
+	m := re.FindStringSubmatch(msg)
+	if m == nil || m[1] == "3000" {
+		t.Errorf("index add with its folder removed says\n%s\nwant the folder removed and the documents added before pebble failed (fewer than 3000) lost, in one line", msg)
 	}
 }

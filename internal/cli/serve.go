@@ -177,11 +177,15 @@ func runServe(ctx context.Context, cmd *cobra.Command, o *serveOpts) error {
 	if err := checkOutputPath("--addr-file", o.addrFile); err != nil {
 		return err
 	}
-	st, err := openIndexAt(o.dir, store.Options{CacheSize: int64(o.cacheMB) << 20, MinFreeBytes: int64(o.minFreeMB) << 20})
+	// A folder removed while the server runs ends it, exit 1, in the
+	// words /healthz gives, should pebble fail first (fatalWatch).
+	fatal := newFatalWatch(cmd.ErrOrStderr(), o.dir, "the documents added since the server started are lost")
+	st, err := openIndexAt(o.dir, store.Options{CacheSize: int64(o.cacheMB) << 20, MinFreeBytes: int64(o.minFreeMB) << 20, MemTableSize: testMemTableSize.Load(), OnFatal: fatal.onFatal})
 	if err != nil {
 		return err
 	}
 	defer st.Close()
+	fatal.folder.Store(watchIndexFolder(o.dir))
 	srv, err := server.New(st, server.Config{MaxBodyBytes: o.maxBody, MaxDocBytes: o.maxDoc, MaxBatch: o.maxBatch,
 		Timeout: o.timeout, Token: token, Limit: o.limit, MaxConcurrent: o.maxConcurrent, MaxInflightBytes: o.maxInflight, ErrorLog: log.New(cmd.ErrOrStderr(), "", log.LstdFlags)})
 	if err != nil {

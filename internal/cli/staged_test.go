@@ -562,6 +562,16 @@ func TestStagedDamagedInput(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(work, staged.PlanName)); err == nil {
 			t.Errorf("staged job on %s: a plan was written", f)
 		}
+		// As many files as tasks: the plan cuts between files by their
+		// sizes, reading none, and the sign task meets the damage, in
+		// dedup's words too (exit 1: a task failed; its own exit 3).
+		ok := filepath.Join(dir, "ok.jsonl")
+		writeLines(t, ok, lines[:10])
+		work = filepath.Join(dir, "work-sign-"+filepath.Base(f))
+		code, _, stderr = runCLI("dedup", "--executor", "local", "--tasks", "2", "--work", work, "-o", filepath.Join(dir, "out-sign-"+filepath.Base(f)), f, ok)
+		if code != ExitFailure || !strings.Contains(stderr, "stage sign, task 0 failed (exit status 3)") || !strings.Contains(stderr, ": "+said+"\n") {
+			t.Errorf("staged job on %s and another file: exit %d: %s; want exit %d, the sign task failing with %q", f, code, stderr, ExitFailure, said)
+		}
 	}
 }
 
