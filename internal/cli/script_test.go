@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/klauspost/compress/gzip"
@@ -18,6 +19,17 @@ import (
 func TestMain(m *testing.M) {
 	if os.Getenv(taskChildEnv) != "" { // a staged job's task (staged_test.go)
 		os.Exit(taskChild())
+	}
+	if raceEnabled && !strings.Contains(os.Getenv("GORACE"), "atexit_sleep_ms") {
+		// A binary built with -race sleeps 1 s when it exits with
+		// status 0 (the race runtime's atexit_sleep_ms, default 1000),
+		// and this test binary starts itself as the neardup command:
+		// every script's command and every staged task, hundreds of
+		// processes (internal/cli took 1,818 s under -race -tags long,
+		// 2026-11-29). The children run under the detector all the
+		// same; they only exit at once. testscript passes GORACE on to
+		// the scripts, exec.Command to the tasks.
+		os.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
 	}
 	testscript.Main(m, map[string]func(){
 		"neardup":  func() { os.Exit(Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
