@@ -91,10 +91,19 @@ func TestStagedPrintRuns(t *testing.T) {
 	writeLines(t, a, lines[:300])
 	writeLines(t, b, lines[300:])
 	wantCl, wantOut, _ := stagedReference(t, dir)
+	// dedup's pairs, stats and report, for the job with --report.
+	ref := filepath.Join(dir, "ref")
+	if code, _, stderr := runCLI("dedup", "-q", "-j", "2", "--pairs", ref+"-pairs.jsonl", "--stats", ref+"-st.json", "--report", ref+".html", a, b); code != 0 {
+		t.Fatalf("dedup: exit %d: %s", code, stderr)
+	}
 	print := func(run string, tasks int, in ...string) string {
 		t.Helper()
-		args := append([]string{"dedup", "-q", "--executor", "print", "--tasks", strconv.Itoa(tasks), "--task-memory", "300MiB", "--work", run + "/work",
-			"--clusters", run + "/cl", "-o", run + "/out"}, in...)
+		args := []string{"dedup", "-q", "--executor", "print", "--tasks", strconv.Itoa(tasks), "--task-memory", "300MiB", "--work", run + "/work",
+			"--clusters", run + "/cl", "-o", run + "/out"}
+		if strings.HasSuffix(run, "k8s") {
+			args = append(args, "--pairs", run+"/pairs", "--stats", run+"/st.json", "--report", run+".html")
+		}
+		args = append(args, in...)
 		code, stdout, stderr := runCLI(args...)
 		if code != 0 {
 			t.Fatalf("print: exit %d: %s", code, stderr)
@@ -125,7 +134,7 @@ func TestStagedPrintRuns(t *testing.T) {
 			t.Fatalf("%s: %v", f, err)
 		}
 		tasks := 3
-		if stage == staged.StageComponents || stage == staged.StageFinish {
+		if stage == staged.StageComponents || stage == staged.StageExamples || stage == staged.StageFinish {
 			tasks = 1
 		}
 		spec := job.Spec
@@ -141,6 +150,8 @@ func TestStagedPrintRuns(t *testing.T) {
 			t.Errorf("%s: backoffLimitPerIndex %d, maxFailedIndexes %d", f, spec.BackoffLimitPerIndex, spec.MaxFailedIndexes)
 		case spec.Template.Spec.RestartPolicy != "Never" || len(c) != 1:
 			t.Errorf("%s: restartPolicy %q, %d containers", f, spec.Template.Spec.RestartPolicy, len(c))
+		case c[0].Image != "neardup:latest":
+			t.Errorf("%s: image %q, want neardup:latest (docs/scale.md replaces it)", f, c[0].Image)
 		case c[0].Resources.Requests["memory"] != strconv.Itoa(300<<20) || c[0].Resources.Limits["memory"] != strconv.Itoa(300<<20) || c[0].Resources.Requests["cpu"] != "1":
 			t.Errorf("%s: resources %+v, want a memory request and limit of %d bytes and a CPU", f, c[0].Resources, 300<<20)
 		case len(c[0].EnvFrom) != 1 || c[0].EnvFrom[0].SecretRef.Name != "neardup-storage" || !c[0].EnvFrom[0].SecretRef.Optional:
@@ -164,6 +175,25 @@ func TestStagedPrintRuns(t *testing.T) {
 	}
 	if got := concatParts(t, run+"/out", 3); !bytes.Equal(got, wantOut) {
 		t.Errorf("Kubernetes, simulated: the kept documents differ from dedup's")
+	}
+	if got, want := concatParts(t, run+"/pairs", 3), mustRead(t, ref+"-pairs.jsonl"); !bytes.Equal(got, want) {
+		t.Errorf("Kubernetes, simulated: the pairs differ from dedup's")
+	}
+	if got, want := statsCounts(t, run+"/st.json"), statsCounts(t, ref+"-st.json"); got != want {
+		t.Errorf("Kubernetes, simulated: --stats differs from dedup's:\n%s\nwant\n%s", got, want)
+	}
+	// The same command with --executor local runs nothing and writes the
+	// report from what the tasks gathered.
+	args := []string{"dedup", "-q", "--executor", "local", "--tasks", "3", "--task-memory", "300MiB", "--work", run + "/work",
+		"--clusters", run + "/cl", "-o", run + "/out", "--pairs", run + "/pairs", "--stats", run + "/st.json", "--report", run + ".html", a, b}
+	if code, _, stderr := runCLI(args...); code != 0 {
+		t.Fatalf("Kubernetes, simulated: the report: exit %d: %s", code, stderr)
+	}
+	page, want := readPage(t, run+".html"), readPage(t, ref+".html")
+	for _, id := range []string{"summary", "clusters"} {
+		if g, w := reportSection(page, id), reportSection(want, id); g != w {
+			t.Errorf("Kubernetes, simulated: the report's section %q differs from dedup's:\n%s\nwant\n%s", id, g, w)
+		}
 	}
 
 	// The printed script.
