@@ -61,6 +61,45 @@ type k8sJob struct {
 // dnsLabel is what Kubernetes takes as a Job's name (RFC 1123 label).
 var dnsLabel = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$`)
 
+// k8sCommand is a container's command as Kubernetes runs it in the pod
+// of completion index i, whose environment has JOB_COMPLETION_INDEX (the
+// only variable the manifests' pods have before their image's): each
+// $(VAR) of a variable the container has is its value, $$ is $, any
+// other $ stays (k8s.io/kubernetes third_party/forked/golang/expansion).
+func k8sCommand(command []string, i int) []string {
+	env := map[string]string{"JOB_COMPLETION_INDEX": strconv.Itoa(i)}
+	out := make([]string, len(command))
+	for k, s := range command {
+		var b strings.Builder
+		for j := 0; j < len(s); j++ {
+			if s[j] != '$' || j+1 == len(s) {
+				b.WriteByte(s[j])
+				continue
+			}
+			switch end := strings.IndexByte(s[j+1:], ')'); {
+			case s[j+1] == '$':
+				b.WriteByte('$')
+				j++
+			case s[j+1] == '(' && end > 0:
+				name := s[j+2 : j+1+end]
+				if v, ok := env[name]; ok {
+					b.WriteString(v)
+				} else {
+					b.WriteString("$(" + name + ")")
+				}
+				j += 1 + end
+			case s[j+1] == '(':
+				b.WriteString("$(")
+				j++
+			default:
+				b.WriteByte('$')
+			}
+		}
+		out[k] = b.String()
+	}
+	return out
+}
+
 // neardupOnPath puts a program named neardup, the test binary acting as
 // the command (TestMain), first on PATH, as a container image would.
 func neardupOnPath(t *testing.T) {
@@ -91,10 +130,19 @@ func TestStagedPrintRuns(t *testing.T) {
 	writeLines(t, a, lines[:300])
 	writeLines(t, b, lines[300:])
 	wantCl, wantOut, _ := stagedReference(t, dir)
+	// dedup's pairs, stats and report, for the job with --report.
+	ref := filepath.Join(dir, "ref")
+	if code, _, stderr := runCLI("dedup", "-q", "-j", "2", "--pairs", ref+"-pairs.jsonl", "--stats", ref+"-st.json", "--report", ref+".html", a, b); code != 0 {
+		t.Fatalf("dedup: exit %d: %s", code, stderr)
+	}
 	print := func(run string, tasks int, in ...string) string {
 		t.Helper()
-		args := append([]string{"dedup", "-q", "--executor", "print", "--tasks", strconv.Itoa(tasks), "--task-memory", "300MiB", "--work", run + "/work",
-			"--clusters", run + "/cl", "-o", run + "/out"}, in...)
+		args := []string{"dedup", "-q", "--executor", "print", "--tasks", strconv.Itoa(tasks), "--task-memory", "300MiB", "--work", run + "/work",
+			"--clusters", run + "/cl", "-o", run + "/out"}
+		if strings.Contains(run, "k8s") {
+			args = append(args, "--pairs", run+"/pairs", "--stats", run+"/st.json", "--report", run+".html")
+		}
+		args = append(args, in...)
 		code, stdout, stderr := runCLI(args...)
 		if code != 0 {
 			t.Fatalf("print: exit %d: %s", code, stderr)
@@ -102,8 +150,10 @@ func TestStagedPrintRuns(t *testing.T) {
 		return stdout
 	}
 
-	// Kubernetes, simulated: the manifests' own commands, index by index.
-	run := filepath.Join(dir, "k8s")
+	// Kubernetes, simulated: the manifests' own commands, index by index,
+	// as Kubernetes expands them: a work folder with $$ and $(VAR) in its
+	// name is the same folder in every pod.
+	run := filepath.Join(dir, "k8s$$x$(JOB_COMPLETION_INDEX)")
 	print(run, 3, a, b)
 	files, err := filepath.Glob(filepath.Join(run, "work", "k8s", "*.yaml"))
 	if err != nil {
@@ -125,11 +175,15 @@ func TestStagedPrintRuns(t *testing.T) {
 			t.Fatalf("%s: %v", f, err)
 		}
 		tasks := 3
-		if stage == staged.StageComponents || stage == staged.StageFinish {
+		if stage == staged.StageComponents || stage == staged.StageExamples || stage == staged.StageFinish {
 			tasks = 1
 		}
 		spec := job.Spec
 		c := spec.Template.Spec.Containers
+		var command []string // for the comparison below, with the index 0
+		if len(c) == 1 {
+			command = k8sCommand(c[0].Command, 0)
+		}
 		switch {
 		case job.APIVersion != "batch/v1" || job.Kind != "Job":
 			t.Errorf("%s: %s %s, want batch/v1 Job", f, job.APIVersion, job.Kind)
@@ -141,18 +195,21 @@ func TestStagedPrintRuns(t *testing.T) {
 			t.Errorf("%s: backoffLimitPerIndex %d, maxFailedIndexes %d", f, spec.BackoffLimitPerIndex, spec.MaxFailedIndexes)
 		case spec.Template.Spec.RestartPolicy != "Never" || len(c) != 1:
 			t.Errorf("%s: restartPolicy %q, %d containers", f, spec.Template.Spec.RestartPolicy, len(c))
+		case c[0].Image != "neardup:latest":
+			t.Errorf("%s: image %q, want neardup:latest (docs/scale.md replaces it)", f, c[0].Image)
 		case c[0].Resources.Requests["memory"] != strconv.Itoa(300<<20) || c[0].Resources.Limits["memory"] != strconv.Itoa(300<<20) || c[0].Resources.Requests["cpu"] != "1":
 			t.Errorf("%s: resources %+v, want a memory request and limit of %d bytes and a CPU", f, c[0].Resources, 300<<20)
 		case len(c[0].EnvFrom) != 1 || c[0].EnvFrom[0].SecretRef.Name != "neardup-storage" || !c[0].EnvFrom[0].SecretRef.Optional:
 			t.Errorf("%s: envFrom %+v, want the optional secret neardup-storage", f, c[0].EnvFrom)
-		case strings.Join(c[0].Command, " ") != "neardup task --work "+run+"/work "+stage:
-			t.Errorf("%s: command %q", f, c[0].Command)
+		case strings.Join(command, " ") != "neardup task --work "+run+"/work "+stage:
+			t.Errorf("%s: command %q, as Kubernetes runs it %q", f, c[0].Command, command)
 		}
 		if t.Failed() {
 			t.FailNow()
 		}
 		for i := range spec.Completions {
-			cmd := exec.Command(c[0].Command[0], c[0].Command[1:]...)
+			command := k8sCommand(c[0].Command, i)
+			cmd := exec.Command(command[0], command[1:]...)
 			cmd.Env = append(os.Environ(), "JOB_COMPLETION_INDEX="+strconv.Itoa(i))
 			if out, err := cmd.CombinedOutput(); err != nil {
 				t.Fatalf("%s, index %d: %v: %s", f, i, err, out)
@@ -164,6 +221,25 @@ func TestStagedPrintRuns(t *testing.T) {
 	}
 	if got := concatParts(t, run+"/out", 3); !bytes.Equal(got, wantOut) {
 		t.Errorf("Kubernetes, simulated: the kept documents differ from dedup's")
+	}
+	if got, want := concatParts(t, run+"/pairs", 3), mustRead(t, ref+"-pairs.jsonl"); !bytes.Equal(got, want) {
+		t.Errorf("Kubernetes, simulated: the pairs differ from dedup's")
+	}
+	if got, want := statsCounts(t, run+"/st.json"), statsCounts(t, ref+"-st.json"); got != want {
+		t.Errorf("Kubernetes, simulated: --stats differs from dedup's:\n%s\nwant\n%s", got, want)
+	}
+	// The same command with --executor local runs nothing and writes the
+	// report from what the tasks gathered.
+	args := []string{"dedup", "-q", "--executor", "local", "--tasks", "3", "--task-memory", "300MiB", "--work", run + "/work",
+		"--clusters", run + "/cl", "-o", run + "/out", "--pairs", run + "/pairs", "--stats", run + "/st.json", "--report", run + ".html", a, b}
+	if code, _, stderr := runCLI(args...); code != 0 {
+		t.Fatalf("Kubernetes, simulated: the report: exit %d: %s", code, stderr)
+	}
+	page, want := readPage(t, run+".html"), readPage(t, ref+".html")
+	for _, id := range []string{"summary", "clusters"} {
+		if g, w := reportSection(page, id), reportSection(want, id); g != w {
+			t.Errorf("Kubernetes, simulated: the report's section %q differs from dedup's:\n%s\nwant\n%s", id, g, w)
+		}
 	}
 
 	// The printed script.

@@ -21,6 +21,7 @@ func reportSection(page, id string) string {
 // their members' texts and diffs, for any number of tasks, with and
 // without the outputs that read the input again (-o) or list the ids
 // (--clusters); in place of one process's stage times, its tasks' usage.
+// Its --stats has dedup's counts and dedup's examples (the report's).
 func TestStagedReport(t *testing.T) {
 	stagedEnv(t)
 	dir := t.TempDir()
@@ -37,7 +38,7 @@ func TestStagedReport(t *testing.T) {
 		{"cascade", []string{"--method", "cascade", "--keep", "longest"}, []string{"-o", "OUT/out"}, []int{1, 3, 8}},
 	} {
 		ref := filepath.Join(dir, c.name+"-ref.html")
-		args := append([]string{"dedup", "-q", "-j", "2", "--report", ref}, c.flags...)
+		args := append([]string{"dedup", "-q", "-j", "2", "--report", ref, "--stats", ref + ".json"}, c.flags...)
 		if code, _, stderr := runCLI(append(args, in...)...); code != 0 {
 			t.Fatalf("%s: dedup: exit %d: %s", c.name, code, stderr)
 		}
@@ -45,16 +46,23 @@ func TestStagedReport(t *testing.T) {
 		if !strings.Contains(reportSection(want, "clusters"), `class="cluster random"`) || !strings.Contains(want, `id="removed-ids"`) {
 			t.Fatalf("%s: dedup's report has no random example or no removed ids: the test shows nothing", c.name)
 		}
+		wantSt := statsCounts(t, ref+".json")
+		if !strings.Contains(wantSt, `"examples"`) {
+			t.Fatalf("%s: dedup's --stats has no examples: the test shows nothing", c.name)
+		}
 		for _, n := range c.tasks {
 			run := filepath.Join(dir, fmt.Sprintf("%s-%d", c.name, n))
 			got := run + "-report.html"
-			args := []string{"dedup", "-q", "--executor", "local", "--tasks", fmt.Sprint(n), "-j", "2", "--work", run + "/work", "--report", got}
+			args := []string{"dedup", "-q", "--executor", "local", "--tasks", fmt.Sprint(n), "-j", "2", "--work", run + "/work", "--report", got, "--stats", run + ".json"}
 			for _, f := range c.stagedOutput {
 				args = append(args, strings.ReplaceAll(f, "OUT", run))
 			}
 			args = append(args, c.flags...)
 			if code, _, stderr := runCLI(append(args, in...)...); code != 0 {
 				t.Fatalf("%s, %d tasks: exit %d: %s", c.name, n, code, stderr)
+			}
+			if st := statsCounts(t, run+".json"); st != wantSt {
+				t.Errorf("%s, %d tasks: --stats differs from dedup's:\n%s\nwant\n%s", c.name, n, st, wantSt)
 			}
 			page := readPage(t, got)
 			for _, id := range []string{"summary", "clusters"} {

@@ -292,6 +292,37 @@ func checkStagedMatchesWith(t *testing.T, dir, name string, flags, stagedFlags, 
 		if got := statsCounts(t, run+"/st.json"); got != wantSt {
 			t.Errorf("%s, %d tasks: stats differ:\n%s\nwant\n%s", name, n, got, wantSt)
 		}
+		checkStagedOwnStats(t, fmt.Sprintf("%s, %d tasks", name, n), run+"/st.json")
+	}
+}
+
+// checkStagedOwnStats fails unless the fields of the staged --stats at
+// path that statsCounts leaves out, one process's, are what
+// docs/scale.md says: stages null, memory all zeros, peak RSS and serial
+// seconds 0, workers 1 (a task's), no serial parts, phases or abandoned
+// temporary files.
+func checkStagedOwnStats(t *testing.T, what, path string) {
+	t.Helper()
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(mustRead(t, path), &m); err != nil {
+		t.Fatal(err)
+	}
+	var mem map[string]any
+	json.Unmarshal(m["memory"], &mem)
+	for k, v := range mem {
+		if v != 0.0 && v != false && v != "" && v != nil {
+			t.Errorf("%s: --stats memory.%s is %v, want a zero", what, k, v)
+		}
+	}
+	for k, want := range map[string]string{"stages": "null", "peak_rss_bytes": "0", "serial_seconds": "0", "workers": "1"} {
+		if got := string(m[k]); got != want {
+			t.Errorf("%s: --stats %s is %s, want %s", what, k, got, want)
+		}
+	}
+	for _, k := range []string{"serial_parts", "phases", "abandoned_temp_files", "abandoned_temp_bytes"} {
+		if v, ok := m[k]; ok {
+			t.Errorf("%s: --stats has %s: %s", what, k, v)
+		}
 	}
 }
 

@@ -82,7 +82,10 @@ func (p *Print) manifest(st Stage, args []string) []byte {
 		if k > 0 {
 			b.WriteString(", ")
 		}
-		fmt.Fprintf(&b, "%q", a)
+		// Kubernetes expands $(VAR) in a container's command and
+		// reduces $$ to $: every $ doubled comes back as written (a
+		// work folder such as s3://b/$$run or /data/$(date) included).
+		fmt.Fprintf(&b, "%q", strings.ReplaceAll(a, "$", "$$"))
 	}
 	b.WriteString("]\n")
 	b.WriteString("        envFrom:\n        - secretRef:\n            name: neardup-storage\n            optional: true\n")

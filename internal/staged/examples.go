@@ -424,12 +424,13 @@ func (j *Job) putShardReport(ctx context.Context, s int, ex *shardExamples) erro
 // finishReport puts the examples task's choice and the write tasks'
 // parts of the report together (ReportName): the examples' members in
 // input order, the kept one first and as many others as dedup.Run shows;
-// the removed ids in input order.
-func (j *Job) finishReport(ctx context.Context) error {
+// the removed ids in input order. It returns the examples, with their
+// members, as dedup.Run gives them (Stats.Examples).
+func (j *Job) finishReport(ctx context.Context) ([]dedup.Example, error) {
 	rf := &ReportFile{RemovedIDs: []string{}}
 	chosen, err := j.readChosen(ctx)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	rf.Examples = make([]dedup.Example, len(chosen))
 	for k, c := range chosen {
@@ -439,11 +440,11 @@ func (j *Job) finishReport(ctx context.Context) error {
 	for s := range j.Plan.Tasks {
 		var part shardReportFile
 		if err := j.getJSON(ctx, writeReport(s), &part); err != nil {
-			return err
+			return nil, err
 		}
 		for _, m := range part.Members {
 			if m.Example < 0 || m.Example >= len(chosen) {
-				return fmt.Errorf("%s: damaged work file: example %d of %d", j.Work.URL(writeReport(s)), m.Example, len(chosen))
+				return nil, fmt.Errorf("%s: damaged work file: example %d of %d", j.Work.URL(writeReport(s)), m.Example, len(chosen))
 			}
 			e, kept := &rf.Examples[m.Example], m.Doc == chosen[m.Example].Kept
 			// dedup.Run's rule (its second pass): the kept document, and
@@ -472,5 +473,5 @@ func (j *Job) finishReport(ctx context.Context) error {
 			rf.RemovedIDs = nil
 		}
 	}
-	return j.putJSON(ctx, ReportName, rf)
+	return rf.Examples, j.putJSON(ctx, ReportName, rf)
 }

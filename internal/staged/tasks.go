@@ -1071,16 +1071,18 @@ func (j *Job) finish(ctx context.Context) error {
 	if st.DuplicateIDs, st.DuplicateIDsFirst, err = j.duplicateIDs(ctx); err != nil {
 		return err
 	}
+	if p.examples() {
+		// The report's examples are dedup's Stats.Examples, which
+		// dedup --report writes in --stats too.
+		if st.Examples, err = j.finishReport(ctx); err != nil {
+			return err
+		}
+	}
 	// The counts stay in the work folder for the summary that the
 	// command prints when the job ends (Job.Stats), and go to --stats.
 	b, err := jsonIndent(st)
 	if err != nil {
 		return err
-	}
-	if p.examples() {
-		if err := j.finishReport(ctx); err != nil {
-			return err
-		}
 	}
 	// Not in --stats, which is dedup's: for the command's warning of an
 	// --id-field that records lack (Job.Stats).
