@@ -74,3 +74,28 @@ func TestDedupEmptyStdin(t *testing.T) {
 		t.Errorf("--stats of an empty stdin:\n%s", b)
 	}
 }
+
+// TestSummaryExampleControlChars: an example cluster's ids and texts are
+// printed with no control character. An id with a newline and an escape
+// sequence was printed raw: it broke the summary's lines and drove the
+// terminal; an id with a tab or an invisible character could not be told
+// from another. Such ids are quoted as the warnings quote them.
+func TestSummaryExampleControlChars(t *testing.T) {
+	ex := []dedup.Example{{Index: "i\x1b[2J", Members: []dedup.ExampleDoc{
+		{ID: "a\tb", Text: "the text", Kept: true},
+		{ID: "a\nb\x1b[31mRED", Text: "red \x1b[31mtext"},
+		{ID: "日本\u200b語", Text: "same"},
+		{ID: "plain id 日本語", Text: "same"},
+	}}}
+	var buf bytes.Buffer
+	summaryWriter{&buf}.examples(ex)
+	got := buf.String()
+	if strings.ContainsAny(got, "\x1b\t\u200b") || strings.Count(got, "\n") != 6 {
+		t.Errorf("examples print control characters or break lines:\n%q", got)
+	}
+	for _, want := range []string{`"i\x1b[2J"`, `"a\tb"`, `"a\nb\x1b[31mRED"`, `"日本\u200b語"`, " plain id 日本語 ", "red \uFFFD[31mtext"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("examples lack %s:\n%s", want, got)
+		}
+	}
+}
