@@ -268,3 +268,33 @@ func TestBloomKeyFieldSkipInvalid(t *testing.T) {
 		t.Errorf("an empty text without the key: %v, want a bad record of id 4", err)
 	}
 }
+
+// TestBloomKeyFieldEmptyText: with KeyField, a record whose text is empty
+// (or white space) is compared by its key as any other: it was an empty
+// document, never a duplicate, and never entered the filter, so that a
+// later record with its key and a text was kept too.
+func TestBloomKeyFieldEmptyText(t *testing.T) {
+	in := filepath.Join(t.TempDir(), "in.jsonl")
+	recs := `{"id":"1","url":"u","text":""}
+{"id":"2","url":"u","text":""}
+{"id":"3","url":"u","text":"abc"}
+{"id":"4","url":"v","text":"  "}
+{"id":"5","url":"","text":""}
+`
+	if err := os.WriteFile(in, []byte(recs), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := Options{KeyField: "url"}
+	cfg.Method = "bloom"
+	var got []string
+	st, err := Run(context.Background(), cfg, Input{Files: []string{in}}, Outputs{OnCluster: func(id, cluster string, kept bool) {
+		got = append(got, fmt.Sprintf("%s:%s:%v", id, cluster, kept))
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"1:1:true", "2:1:false", "3:1:false", "4:4:true", "5:5:true"}
+	if !slices.Equal(got, want) || st.Empty != 1 {
+		t.Errorf("clusters %v, %d empty; want %v and 1 (the record without a key)", got, st.Empty, want)
+	}
+}

@@ -412,7 +412,10 @@ func (r *run) sketchDoc(sk DocSketcher, checkers []func(string) (string, float64
 	if !found && !rd.old {
 		r.noMain.Add(1)
 	}
-	if len(*buf) == 0 {
+	// An empty text is no document to compare, unless the key is what
+	// is compared (bloom --key-field): a record with its key and no text
+	// is a copy of, or the first of, the records with that key.
+	if len(*buf) == 0 && r.cfg.KeyField == "" {
 		return nil, nil
 	}
 	if !r.spec.Normalize.T2S && !rd.old && t2s.HasTraditional(*buf) {
