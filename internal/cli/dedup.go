@@ -418,7 +418,7 @@ func runDedup(cmd *cobra.Command, o *dedupOpts, args []string, e *env) error {
 	if o.sample {
 		stats.Stdin = nil // the embedded corpus, not the user's standard input
 	}
-	warnDuplicateIDs(e.stderr, stats, o.input.fields.IDField)
+	warnDuplicateIDs(e.stderr, stats, o.input.fields.IDField, in.Files)
 	if cmd.Flags().Changed("id-field") {
 		warnIDsFromPosition(e.stderr, o.input.fields.IDField, stats.IDsFromPosition, stats.Documents, stats.IDsFromPositionFirst)
 	}
@@ -905,8 +905,16 @@ func writeOptionsJSON(path string, cfg dedup.Options) error {
 // warnDuplicateIDs warns, even with -q, when documents share an id: the
 // outputs name documents by id, and --clusters then has several lines for
 // one id.
-func warnDuplicateIDs(w io.Writer, s *dedup.Stats, idField string) {
+// A web archive's record is named by its page's address, which a crawl
+// that fetched a page twice repeats: the advice is then the header that
+// names each record, not a JSON field.
+func warnDuplicateIDs(w io.Writer, s *dedup.Stats, idField string, files []string) {
 	if s.DuplicateIDs == 0 {
+		return
+	}
+	if idField == "id" && slices.ContainsFunc(files, corpus.IsWebArchive) {
+		fmt.Fprintln(w, duplicateIDsWarning("neardup", "--clusters, --pairs", s.DuplicateIDs, s.DuplicateIDsFirst,
+			"a web archive's record is named by its page's address (WARC-Target-URI), which repeats when a page was fetched more than once: pass --id-field WARC-Record-ID to name WARC records by their own ids (ARC records have none)"))
 		return
 	}
 	fmt.Fprintln(w, DuplicateIDsWarning("neardup", "--clusters, --pairs", s.DuplicateIDs, s.DuplicateIDsFirst, idField))

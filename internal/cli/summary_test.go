@@ -99,3 +99,28 @@ func TestSummaryExampleControlChars(t *testing.T) {
 		}
 	}
 }
+
+// TestDuplicateIDsWebArchive: documents of a web archive that share an id
+// share a page's address (a page fetched twice); the warning's advice was
+// "pass --id-field with a field that is (the "id" field now; without one
+// a document's id is FILE:LINE)", which is neither how a WARC record is
+// named nor a fix. It names WARC-Record-ID; other inputs keep the advice.
+func TestDuplicateIDsWebArchive(t *testing.T) {
+	s := &dedup.Stats{DuplicateIDs: 1, DuplicateIDsFirst: []string{"http://a/"}}
+	for _, c := range []struct {
+		files []string
+		field string
+		want  string
+	}{
+		{[]string{"a.jsonl", "crawl.warc.gz"}, "id", "pass --id-field WARC-Record-ID"},
+		{[]string{"x.arc"}, "id", "pass --id-field WARC-Record-ID"},
+		{[]string{"a.jsonl"}, "id", `pass --id-field with a field that is (the "id" field now`},
+		{[]string{"crawl.warc"}, "WARC-TREC-ID", `pass --id-field with a field that is (the "WARC-TREC-ID" field now`},
+	} {
+		var buf bytes.Buffer
+		warnDuplicateIDs(&buf, s, c.field, c.files)
+		if !strings.Contains(buf.String(), c.want) {
+			t.Errorf("%v --id-field %s: %q lacks %q", c.files, c.field, buf.String(), c.want)
+		}
+	}
+}
