@@ -124,3 +124,33 @@ func TestDuplicateIDsWebArchive(t *testing.T) {
 		}
 	}
 }
+
+// TestAllowTruncatedNeedsSkipInvalid: --allow-truncated without
+// --skip-invalid was accepted and did nothing: a damaged file still
+// stopped the run with exit 3, and the message did not say why the flag
+// given for it had no effect. It is a usage error naming --skip-invalid,
+// in every command that takes it.
+func TestAllowTruncatedNeedsSkipInvalid(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.jsonl")
+	if err := os.WriteFile(in, []byte(`{"id":"a","text":"x"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	idx := filepath.Join(dir, "idx")
+	if code, _, errs := runCLI("index", "create", "-q", "--index", idx); code != ExitOK {
+		t.Fatalf("index create: exit %d, %s", code, errs)
+	}
+	for _, args := range [][]string{
+		{"dedup"},
+		{"sign", "-o", filepath.Join(dir, "sig.jsonl")},
+		{"index", "add", "--index", idx},
+	} {
+		code, _, errs := runCLI(append(args, "-q", "--allow-truncated", in)...)
+		if code != ExitUsage || !strings.Contains(errs, "--allow-truncated applies with --skip-invalid") {
+			t.Errorf("%v --allow-truncated: exit %d, %q; want %d naming --skip-invalid", args, code, errs, ExitUsage)
+		}
+		if code, _, errs := runCLI(append(args, "-q", "--allow-truncated", "--skip-invalid", in)...); code != ExitOK {
+			t.Errorf("%v --allow-truncated --skip-invalid: exit %d, %s", args, code, errs)
+		}
+	}
+}
