@@ -270,6 +270,13 @@ func CheckFormat(name string) error {
 	return err
 }
 
+// IsWebArchive reports whether the file name is read as a WARC or ARC
+// web archive (.warc, .arc, .wet, compressed or not).
+func IsWebArchive(name string) bool {
+	f, _, err := formatOf(name, "")
+	return err == nil && f == formatWARC
+}
+
 // CheckFormatWith is CheckFormat for Open with opts: a name that gives no
 // format is read in opts.StreamFormat when it is not "".
 func CheckFormatWith(name string, opts Options) error {

@@ -10,7 +10,8 @@ import (
 
 // Lines reads plain text, one document per line. Blank lines (only white
 // space) are skipped but counted. The id is FILE:LINE, the text is the line
-// without its terminator, and Raw is {"id": ID, "text": TEXT} (the keys
+// without its terminator (and, on the first line, without a UTF-8 byte
+// order mark), and Raw is {"id": ID, "text": TEXT} (the keys
 // named by Options.IDField and Options.TextField). A line with
 // invalid UTF-8 (the error says where the first bad byte is, as for
 // JSONL) or longer than Options.MaxDocBytes is rejected (see
@@ -64,14 +65,20 @@ func (t *Lines) Next() bool {
 			t.done = true
 			return false
 		}
-		if len(bytes.TrimSpace(l.buf)) == 0 {
+		line := l.buf
+		if l.start == 0 {
+			// A byte order mark (Windows editors write one) is no part
+			// of the first document.
+			line = bytes.TrimPrefix(line, utf8BOM)
+		}
+		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
-		if !utf8.Valid(l.buf) {
-			rerr(UTF8Error(l.buf))
+		if !utf8.Valid(line) {
+			rerr(UTF8Error(line))
 			continue
 		}
-		text := string(l.buf)
+		text := string(line)
 		t.raw = append(t.raw[:0], '{')
 		if t.opts.IDField != t.opts.TextField {
 			t.raw = AppendJSONString(t.raw, t.opts.IDField)
@@ -88,6 +95,9 @@ func (t *Lines) Next() bool {
 	}
 	return false
 }
+
+// utf8BOM is the UTF-8 byte order mark, U+FEFF.
+var utf8BOM = []byte{0xef, 0xbb, 0xbf}
 
 // Doc implements Reader.
 func (t *Lines) Doc() *Document { return &t.doc }

@@ -20,6 +20,22 @@ func TestLines(t *testing.T) {
 	}
 }
 
+// TestLinesBOM: a UTF-8 byte order mark that starts a text file (Windows
+// editors write one) is no part of its first document; it was kept at the
+// head of the first text, and of the record -o wrote. One on a later line
+// is text, and a line of a BOM alone is blank.
+func TestLinesBOM(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"\ufefffirst\nsecond \ufeff\n", "[{f.txt:1 first {\"id\":\"f.txt:1\",\"text\":\"first\"} 1} {f.txt:2 second \ufeff {\"id\":\"f.txt:2\",\"text\":\"second \ufeff\"} 2}]"},
+		{"\ufeff\nsecond\n", `[{f.txt:2 second {"id":"f.txt:2","text":"second"} 2}]`},
+	} {
+		got, err := readAll(NewLines(nopCloser(c.in), "f.txt", Options{}))
+		if err != nil || fmt.Sprint(got) != c.want {
+			t.Errorf("%q: got %v, %v\nwant %s", c.in, got, err, c.want)
+		}
+	}
+}
+
 func TestLinesInvalid(t *testing.T) {
 	in := "good\nbad \xff\ngood again\n"
 	_, err := readAll(NewLines(nopCloser(in), "f.txt", Options{}))

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/shingle"
 )
 
@@ -215,5 +216,85 @@ func TestBloomRunClustersNamed(t *testing.T) {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("second run's clusters lack %s:\n%s", want, b)
 		}
+	}
+}
+
+// TestBloomKeyFieldSkipInvalid: with SkipInvalid, the records without the
+// key are skipped in the second pass too (the kept records and the
+// examples), so that it sees the documents of the first. The second pass
+// did not know of the key and failed with "input changed while it was
+// being read". A record with an empty text and no key is such a record
+// too: the first pass took it as an empty document, the second could not
+// tell it from the skipped ones.
+func TestBloomKeyFieldSkipInvalid(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.jsonl")
+	recs := `{"id":"1","url":"u","text":"x"}
+{"id":"2","text":"y"}
+{"id":"3","url":"u","text":"z"}
+{"id":"4","text":""}
+{"id":"5","url":"v","text":"w"}
+`
+	if err := os.WriteFile(in, []byte(recs), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, examples := range []int{0, 3} {
+		cfg := Options{KeyField: "url"}
+		cfg.Method = "bloom"
+		kept := filepath.Join(dir, fmt.Sprintf("kept%d.jsonl", examples))
+		st, err := Run(context.Background(), cfg, Input{Files: []string{in}, SkipInvalid: true, Examples: examples}, Outputs{Kept: kept})
+		if err != nil {
+			t.Fatalf("examples %d: %v", examples, err)
+		}
+		b, err := os.ReadFile(kept)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := `{"id":"1","url":"u","text":"x"}
+{"id":"5","url":"v","text":"w"}
+`
+		if string(b) != want || st.Skipped != 2 || st.Documents != 3 {
+			t.Errorf("examples %d: %d documents, %d skipped, kept:\n%s\nwant 3, 2 and\n%s", examples, st.Documents, st.Skipped, b, want)
+		}
+	}
+	// Without SkipInvalid, the empty text without a key is a bad record.
+	if err := os.WriteFile(in, []byte(`{"id":"4","text":""}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := Options{KeyField: "url"}
+	cfg.Method = "bloom"
+	var rec *corpus.RecordError
+	if _, err := Run(context.Background(), cfg, Input{Files: []string{in}}, Outputs{}); !errors.As(err, &rec) || rec.ID != "4" {
+		t.Errorf("an empty text without the key: %v, want a bad record of id 4", err)
+	}
+}
+
+// TestBloomKeyFieldEmptyText: with KeyField, a record whose text is empty
+// (or white space) is compared by its key as any other: it was an empty
+// document, never a duplicate, and never entered the filter, so that a
+// later record with its key and a text was kept too.
+func TestBloomKeyFieldEmptyText(t *testing.T) {
+	in := filepath.Join(t.TempDir(), "in.jsonl")
+	recs := `{"id":"1","url":"u","text":""}
+{"id":"2","url":"u","text":""}
+{"id":"3","url":"u","text":"abc"}
+{"id":"4","url":"v","text":"  "}
+{"id":"5","url":"","text":""}
+`
+	if err := os.WriteFile(in, []byte(recs), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := Options{KeyField: "url"}
+	cfg.Method = "bloom"
+	var got []string
+	st, err := Run(context.Background(), cfg, Input{Files: []string{in}}, Outputs{OnCluster: func(id, cluster string, kept bool) {
+		got = append(got, fmt.Sprintf("%s:%s:%v", id, cluster, kept))
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"1:1:true", "2:1:false", "3:1:false", "4:4:true", "5:5:true"}
+	if !slices.Equal(got, want) || st.Empty != 1 {
+		t.Errorf("clusters %v, %d empty; want %v and 1 (the record without a key)", got, st.Empty, want)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/internal/arena"
 	"github.com/neardup/neardup/internal/sysinfo"
+	"github.com/neardup/neardup/shingle"
 	"github.com/zeebo/xxh3"
 )
 
@@ -26,6 +27,11 @@ type MemoryPlan struct {
 	// internal/arena): the garbage collector neither paces itself on it
 	// nor counts it in its soft limit.
 	EstimatedMappedBytes int64 `json:"estimated_mapped_bytes"`
+	// EstimatedFixedBytes is the part of EstimatedBytes the run holds on
+	// the heap whatever its input: the Chinese word segmentation
+	// dictionary of --unit cjkword (cjkDictBytes). Spilling does not move
+	// it.
+	EstimatedFixedBytes int64 `json:"estimated_fixed_bytes,omitempty"`
 	// EstimatedPeakBytes is the peak resident memory the plan expects
 	// under its garbage-collector limit (GCLimit, which the CLI sets): the
 	// runtime's own, the mapped memory, plus the heap at 1.75 times what
@@ -42,6 +48,21 @@ type MemoryPlan struct {
 // the binary's tables, the stages' batches and buffers (measured: a peak
 // RSS of 48-53 MiB for one document and for the 256 of --sample).
 const runtimeBytes = 48 << 20
+
+// cjkDictBytes is the heap that the Chinese word segmentation dictionary
+// of --unit cjkword holds once loaded (gse's zh_s and zh_t: 187 MiB live
+// after a collection, measured with runtime.ReadMemStats). Before session
+// 25 the plan left it out: its peak for 3,000 Tang poems was 60 MiB
+// against a measured 421 MiB, and the garbage collector's limit
+// (GCLimit), set from the documents' heap, fell below the live heap once
+// that passed about 370 MiB.
+const cjkDictBytes = 187 << 20
+
+// cjkLoadBytes is what loading that dictionary makes the process hold:
+// the Go runtime's memory (MemStats.Sys) grows by 355 MiB, the loading's
+// garbage with the dictionary, and the pages freed are reused rather than
+// returned. The plan's peak is at least runtimeBytes and this.
+const cjkLoadBytes = 355 << 20
 
 // spillBytesPerDoc is what the spill path keeps in memory per document
 // beyond the pipeline's own: its sketch's offset and length (12), the
@@ -191,6 +212,11 @@ func (r *run) plan() MemoryPlan {
 		cascadeBytes = p.EstimatedDocs * cascadeEntryBytes
 		p.EstimatedBytes += cascadeBytes
 	}
+	// The word segmentation dictionary is held whatever the input.
+	if r.spec.Shingle.Unit == shingle.CJKWord {
+		p.EstimatedFixedBytes = cjkDictBytes
+		p.EstimatedBytes += p.EstimatedFixedBytes
+	}
 	for _, ix := range r.in.AgainstIndexes { // open already: they cannot spill
 		p.EstimatedBytes += ix.MemoryBytes()
 	}
@@ -220,7 +246,7 @@ func (r *run) plan() MemoryPlan {
 				perDoc += spillSetBytesPerDoc
 			}
 		}
-		live = p.EstimatedDocs*(pipelineBytesPerDoc+idBytes+perDoc) + work + smp.inFlight(r.cfg.workers()) + cascadeBytes + window
+		live = p.EstimatedDocs*(pipelineBytesPerDoc+idBytes+perDoc) + work + smp.inFlight(r.cfg.workers()) + cascadeBytes + p.EstimatedFixedBytes + window
 	}
 	// The heap grows to twice what was live at the last collection,
 	// unless the soft limit stops it first; as the live data grows
@@ -230,6 +256,9 @@ func (r *run) plan() MemoryPlan {
 	// is above its limit (a spilled run whose per-document arrays fill
 	// its budget) peaks there.
 	p.EstimatedPeakBytes = runtimeBytes + p.EstimatedMappedBytes + max(live, min(p.GCLimit(), live/4*7))
+	if p.EstimatedFixedBytes > 0 {
+		p.EstimatedPeakBytes = max(p.EstimatedPeakBytes, runtimeBytes+cjkLoadBytes)
+	}
 	return p
 }
 

@@ -16,6 +16,8 @@ import (
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/neardup/neardup/shingle"
 )
 
 // TestGCLimit: the garbage collector's limit is one and a half times the
@@ -347,4 +349,34 @@ func planOf(t *testing.T, opts Options, path string) MemoryPlan {
 		t.Fatal(err)
 	}
 	return r.plan()
+}
+
+// TestPlanCJKWordDictionary: the plan of a --unit cjkword run counts the
+// word segmentation dictionary, which the run holds whatever its input:
+// in the peak (the plan said 60 MiB for a run that peaked at 421 MiB) and
+// in the garbage collector's limit, which was set from the documents'
+// heap alone and fell below the live heap. The run is cancelled once
+// planned.
+func TestPlanCJKWordDictionary(t *testing.T) {
+	const dict, load = 187 << 20, 355 << 20 // cjkDictBytes, cjkLoadBytes
+	in := writeTexts(t, t.TempDir(), []string{"我们今天去北京大学参观", "我们明天去北京大学参观"}, "doc-%d")
+	plans := map[shingle.Unit]MemoryPlan{}
+	for _, u := range []shingle.Unit{shingle.Word, shingle.CJKWord} {
+		ctx, cancel := context.WithCancel(context.Background())
+		cfg := Options{}
+		cfg.Spec.Shingle = shingle.Options{Unit: u, N: 2}
+		_, err := Run(ctx, cfg, Input{Files: []string{in}, OnPlan: func(p MemoryPlan) { plans[u] = p; cancel() }}, Outputs{})
+		cancel()
+		if _, ok := plans[u]; !ok {
+			t.Fatalf("%v: no plan (%v)", u, err)
+		}
+	}
+	w, c := plans[shingle.Word], plans[shingle.CJKWord]
+	if c.EstimatedBytes-w.EstimatedBytes != dict || c.EstimatedPeakBytes < runtimeBytes+load {
+		t.Errorf("cjkword plan: %d bytes live, peak %d; word: %d live; want the dictionary's %d more live and a peak of at least %d",
+			c.EstimatedBytes, c.EstimatedPeakBytes, w.EstimatedBytes, dict, runtimeBytes+load)
+	}
+	if c.GCLimit() < dict*3/2 {
+		t.Errorf("cjkword plan: garbage collector's limit %d, below one and a half times the dictionary's %d", c.GCLimit(), dict)
+	}
 }

@@ -1609,6 +1609,13 @@ func (r *run) pass2(ctx context.Context, keep []int32, examples map[int32]*Examp
 	opts.RawOnly = r.stats.Skipped == 0 && len(r.stats.Damaged) == 0
 	i := r.nOld
 	err := r.readAllOpts(ctx, r.in.Files, opts, func(d *corpus.Document) error {
+		if r.cfg.KeyField != "" && !opts.RawOnly {
+			// The first pass skipped (--skip-invalid) the records
+			// without the key; the reader does not know of it.
+			if _, err := corpus.Field(d.Raw, r.cfg.KeyField); err != nil {
+				return nil
+			}
+		}
 		if (i-r.nOld)%batchSize == batchSize-1 {
 			r.in.Progress.Advance(batchSize, 0)
 		}

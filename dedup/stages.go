@@ -393,12 +393,29 @@ func (r *run) sketchDoc(sk DocSketcher, checkers []func(string) (string, float64
 	if r.want != nil && !r.want(rd.seq) { // not even normalised (SketchSome)
 		return nil, nil
 	}
+	// The key first: a record without it is a bad record whatever its
+	// text, even an empty one, so that the second pass (pass2) can tell
+	// the records skipped here by the key alone.
+	var key string
+	if r.cfg.KeyField != "" {
+		var err error
+		if key, err = corpus.Field(b.buf[rd.lo:rd.hi], r.cfg.KeyField); err != nil {
+			// A bad record, named by file and line (exit code 3;
+			// --skip-invalid skips it), as a missing text field is.
+			rd.bad = &corpus.RecordError{File: r.sequence[rd.file], Record: rd.record, Offset: rd.offset, ID: rd.id,
+				Err: fmt.Errorf("%w; --key-field NAME reads the key from another field (--skip-invalid skips the records without it)", err)}
+			return nil, nil
+		}
+	}
 	var found bool
 	*buf, found = r.norm.AppendFound((*buf)[:0], rd.text)
 	if !found && !rd.old {
 		r.noMain.Add(1)
 	}
-	if len(*buf) == 0 {
+	// An empty text is no document to compare, unless the key is what
+	// is compared (bloom --key-field): a record with its key and no text
+	// is a copy of, or the first of, the records with that key.
+	if len(*buf) == 0 && r.cfg.KeyField == "" {
 		return nil, nil
 	}
 	if !r.spec.Normalize.T2S && !rd.old && t2s.HasTraditional(*buf) {
@@ -407,18 +424,7 @@ func (r *run) sketchDoc(sk DocSketcher, checkers []func(string) (string, float64
 	if !r.spec.Normalize.HTML && !rd.old && looksLikeHTML(rd.text) {
 		r.htmlLike.Add(1)
 	}
-	d := Doc{Index: rd.seq, ID: rd.id, Text: *buf}
-	if r.cfg.KeyField != "" {
-		key, err := corpus.Field(b.buf[rd.lo:rd.hi], r.cfg.KeyField)
-		if err != nil {
-			// A bad record, named by file and line (exit code 3;
-			// --skip-invalid skips it), as a missing text field is.
-			rd.bad = &corpus.RecordError{File: r.sequence[rd.file], Record: rd.record, Offset: rd.offset, ID: rd.id,
-				Err: fmt.Errorf("%w; --key-field NAME reads the key from another field (--skip-invalid skips the records without it)", err)}
-			return nil, nil
-		}
-		d.Key = key
-	}
+	d := Doc{Index: rd.seq, ID: rd.id, Text: *buf, Key: key}
 	s, err := sk.Sketch(&d)
 	if err != nil {
 		return nil, fmt.Errorf("document %q: %w", rd.id, err)

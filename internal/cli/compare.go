@@ -40,7 +40,8 @@ func newCompareCmd(e *env) *cobra.Command {
 		Long: `Compare two texts with every measure neardup has. An argument that starts
 with @ names a file to read (@- reads standard input). With --corpus FILE
 --ids ID1,ID2 the two texts are the documents with those ids in FILE (any
-format dedup reads; see --text-field and --id-field).
+format dedup reads; see --text-field and --id-field). An id may hold
+commas: the comma that splits --ids into two ids of FILE is taken.
 
 Measures, all on the normalised texts (see the normalisation flags):
   jaccard      exact Jaccard of the shingle sets (--unit, --ngram)
@@ -145,7 +146,7 @@ func runCompare(o *compareOpts, args []string, e *env) error {
 	var a, b, idA, idB string
 	var err error
 	if o.corpus != "" || o.ids != "" {
-		idA, idB, err = o.parseIDs()
+		pairs, err := o.parseIDs()
 		if err != nil {
 			return err
 		}
@@ -153,9 +154,11 @@ func runCompare(o *compareOpts, args []string, e *env) error {
 		if err != nil {
 			return err
 		}
-		if a, b, err = findPair(o.corpus, ropts, o.input.skipInvalid, idA, idB); err != nil {
+		var p idPair
+		if p, a, b, err = findPair(o.corpus, ropts, o.input.skipInvalid, pairs); err != nil {
 			return err
 		}
+		idA, idB = p.a, p.b
 	} else {
 		if a, err = readArg(args[0], e.stdin); err != nil {
 			return err
@@ -178,64 +181,98 @@ func runCompare(o *compareOpts, args []string, e *env) error {
 	return printComparison(e.stdout, c, o.limit)
 }
 
-func (o *compareOpts) parseIDs() (string, string, error) {
+// idPair is one reading of --ids: the two ids on either side of a comma.
+type idPair struct{ a, b string }
+
+// parseIDs gives the readings of --ids: one for each comma that leaves two
+// non-empty ids. Ids may contain commas (URLs, "Genesis 1:1, KJV"): the
+// corpus decides which reading names two of its documents (findPair).
+func (o *compareOpts) parseIDs() ([]idPair, error) {
 	if o.corpus == "" {
-		return "", "", usageErr("--ids needs --corpus FILE")
+		return nil, usageErr("--ids needs --corpus FILE")
 	}
 	if o.ids == "" {
-		return "", "", usageErr("--corpus needs --ids ID1,ID2")
+		return nil, usageErr("--corpus needs --ids ID1,ID2")
 	}
-	// Ids may contain commas: split at the comma that leaves two non-empty
-	// ids only when there is exactly one.
-	if strings.Count(o.ids, ",") != 1 {
-		return "", "", usageErr("--ids %q: want two ids separated by one comma", o.ids)
+	var pairs []idPair
+	for i := range len(o.ids) {
+		if o.ids[i] == ',' && i > 0 && i < len(o.ids)-1 {
+			pairs = append(pairs, idPair{o.ids[:i], o.ids[i+1:]})
+		}
 	}
-	a, b, _ := strings.Cut(o.ids, ",")
-	if a == "" || b == "" {
-		return "", "", usageErr("--ids %q: want two ids separated by one comma", o.ids)
+	if len(pairs) == 0 {
+		return nil, usageErr("--ids %q: want two ids separated by a comma", o.ids)
 	}
-	return a, b, nil
+	return pairs, nil
 }
 
-// findPair reads the corpus file until it has seen both ids and returns
-// their texts.
-func findPair(path string, opts corpus.Options, skipInvalid bool, idA, idB string) (string, string, error) {
+// findPair reads the corpus file until it has seen both ids of a reading
+// of --ids and returns it with their texts. With more than one reading it
+// reads the whole file, and exactly one of them must name two documents.
+func findPair(path string, opts corpus.Options, skipInvalid bool, pairs []idPair) (idPair, string, string, error) {
 	if path == "-" {
-		return "", "", usageErr("--corpus cannot read standard input")
+		return idPair{}, "", "", usageErr("--corpus cannot read standard input")
 	}
 	if skipInvalid {
 		opts.OnInvalid = func(*corpus.RecordError) error { return nil }
 	}
 	rd, err := corpus.Open(path, opts)
 	if err != nil {
-		return "", "", err
+		return idPair{}, "", "", err
 	}
 	defer rd.Close()
-	var a, b string
-	var okA, okB bool
+	texts := make(map[string]string, 2*len(pairs))
+	want := make(map[string]bool, 2*len(pairs))
+	for _, p := range pairs {
+		want[p.a], want[p.b] = true, true
+	}
 	for rd.Next() {
 		d := rd.Doc()
-		if !okA && d.ID == idA {
-			a, okA = strings.Clone(d.Text), true
-		}
-		if !okB && d.ID == idB {
-			b, okB = strings.Clone(d.Text), true
-		}
-		if okA && okB {
-			return a, b, nil
+		if _, seen := texts[d.ID]; want[d.ID] && !seen {
+			texts[d.ID] = strings.Clone(d.Text)
+			if p := pairs[0]; len(pairs) == 1 && hasBoth(texts, p) {
+				return p, texts[p.a], texts[p.b], nil
+			}
 		}
 	}
 	if err := rd.Err(); err != nil {
-		return "", "", err
+		return idPair{}, "", "", err
 	}
+	var found []idPair
+	for _, p := range pairs {
+		if hasBoth(texts, p) {
+			found = append(found, p)
+		}
+	}
+	switch {
+	case len(found) == 1:
+		p := found[0]
+		return p, texts[p.a], texts[p.b], nil
+	case len(found) > 1:
+		var ways []string
+		for _, p := range found {
+			ways = append(ways, fmt.Sprintf("%q and %q", p.a, p.b))
+		}
+		return idPair{}, "", "", usageErr("--ids: its commas name two documents of %s in more than one way: %s; compare the texts themselves (@FILE)", path, strings.Join(ways, ", or "))
+	case len(pairs) > 1:
+		return idPair{}, "", "", usageErr("--ids %q: no comma splits it into two ids of documents in %s", pairs[0].a+","+pairs[0].b, path)
+	}
+	p := pairs[0]
 	var missing []string
-	if !okA {
-		missing = append(missing, fmt.Sprintf("%q", idA))
+	if _, ok := texts[p.a]; !ok {
+		missing = append(missing, fmt.Sprintf("%q", p.a))
 	}
-	if !okB && idB != idA {
-		missing = append(missing, fmt.Sprintf("%q", idB))
+	if _, ok := texts[p.b]; !ok && p.b != p.a {
+		missing = append(missing, fmt.Sprintf("%q", p.b))
 	}
-	return "", "", usageErr("--ids: no document with id %s in %s", strings.Join(missing, " or "), path)
+	return idPair{}, "", "", usageErr("--ids: no document with id %s in %s", strings.Join(missing, " or "), path)
+}
+
+// hasBoth reports whether texts holds both ids of p.
+func hasBoth(texts map[string]string, p idPair) bool {
+	_, okA := texts[p.a]
+	_, okB := texts[p.b]
+	return okA && okB
 }
 
 // compareTexts computes every measure with the Specs of the flags: the

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -139,6 +140,50 @@ func TestCompareInvalidUTF8(t *testing.T) {
 		code := Main(args, nil, &out, &errb)
 		if msg := errb.String(); code != ExitInvalidData || !strings.Contains(msg, cut+":1 (offset 0)") || !strings.Contains(msg, "invalid UTF-8 (byte 0xe2 at byte 2 of the line)") {
 			t.Errorf("%s = exit %d:\n%s\nwant exit %d, line 1 at offset 0, the byte 0xe2 at byte 2", args[0], code, msg, ExitInvalidData)
+		}
+	}
+}
+
+// TestCompareIDsWithCommas: compare --corpus --ids takes ids that hold
+// commas (URLs, "Genesis 1:1, KJV"): the comma that splits --ids into two
+// ids of the corpus is the one taken. --ids with more than one comma was
+// refused ("want two ids separated by one comma"), so such documents could
+// not be compared by id at all.
+func TestCompareIDsWithCommas(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c.jsonl")
+	recs := `{"id":"x,1","text":"alpha beta gamma"}
+{"id":"y","text":"alpha beta delta"}
+{"id":"p,q","text":"one"}
+{"id":"p","text":"two"}
+{"id":"q,r","text":"three"}
+{"id":"r","text":"four"}
+`
+	if err := os.WriteFile(path, []byte(recs), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		ids, a, b string
+		code      int
+		msg       string
+	}{
+		{"x,1,y", "x,1", "y", 0, ""},
+		{"y,x,1", "y", "x,1", 0, ""},
+		{"y,p", "y", "p", 0, ""},
+		{"y,q,r", "y", "q,r", 0, ""},
+		{"p,q,r", "", "", 2, `in more than one way: "p" and "q,r", or "p,q" and "r"`},
+		{"x,1,zz", "", "", 2, `no comma splits it into two ids of documents in`},
+		{"y,zz", "", "", 2, `no document with id "zz" in`},
+		{",y", "", "", 2, `want two ids separated by a comma`},
+	} {
+		code, out, errs := runCLI("compare", "--json", "--corpus", path, "--ids", c.ids)
+		if c.code != 0 {
+			if code != c.code || !strings.Contains(errs, c.msg) {
+				t.Errorf("--ids %q: exit %d, %s; want exit %d and %q", c.ids, code, errs, c.code, c.msg)
+			}
+			continue
+		}
+		if code != 0 || !strings.Contains(out, fmt.Sprintf(`"a": %q`, c.a)) || !strings.Contains(out, fmt.Sprintf(`"b": %q`, c.b)) {
+			t.Errorf("--ids %q: exit %d, %s%s; want a %q and b %q", c.ids, code, out, errs, c.a, c.b)
 		}
 	}
 }

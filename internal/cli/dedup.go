@@ -18,6 +18,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/spf13/cobra"
@@ -417,7 +418,7 @@ func runDedup(cmd *cobra.Command, o *dedupOpts, args []string, e *env) error {
 	if o.sample {
 		stats.Stdin = nil // the embedded corpus, not the user's standard input
 	}
-	warnDuplicateIDs(e.stderr, stats, o.input.fields.IDField)
+	warnDuplicateIDs(e.stderr, stats, o.input.fields.IDField, in.Files)
 	if cmd.Flags().Changed("id-field") {
 		warnIDsFromPosition(e.stderr, o.input.fields.IDField, stats.IDsFromPosition, stats.Documents, stats.IDsFromPositionFirst)
 	}
@@ -807,14 +808,14 @@ func (sw summaryWriter) examples(examples []dedup.Example) {
 	for i, ex := range examples {
 		sw.line("cluster %d:", i+1)
 		if ex.Index != "" {
-			sw.line("  kept    %-22s (in the saved index)", ex.Index)
+			sw.line("  kept    %-22s (in the saved index)", shownID(ex.Index))
 		}
 		for _, m := range ex.Members {
 			mark := "removed"
 			if m.Kept {
 				mark = "kept   "
 			}
-			sw.line("  %s %-22s %s", mark, m.ID, clip(m.Text, 70))
+			sw.line("  %s %-22s %s", mark, shownID(m.ID), clip(m.Text, 70))
 		}
 	}
 }
@@ -839,9 +840,31 @@ func agree(n int, one, many string) string {
 // number writes n with commas between thousands: 1,234,567.
 func number[T int | int64](n T) string { return report.Number(n) }
 
-// clip shortens s to at most n runes on one line.
+// shownID is a document id as the summary prints it: as it is when every
+// rune of it is graphic, else quoted (Go syntax, as the warnings and errors
+// quote ids), so that a tab, a newline, an escape sequence or an invisible
+// character in an id neither breaks the summary's lines nor reaches the
+// terminal.
+func shownID(id string) string {
+	for _, r := range id {
+		if !unicode.IsGraphic(r) || (unicode.IsSpace(r) && r != ' ') {
+			return strconv.Quote(id)
+		}
+	}
+	return id
+}
+
+// clip shortens s to at most n runes on one line; a control character
+// (an escape sequence's ESC, say) is shown as U+FFFD, so that the text
+// cannot drive the terminal.
 func clip(s string, n int) string {
 	s = strings.Join(strings.Fields(s), " ")
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return utf8.RuneError
+		}
+		return r
+	}, s)
 	if utf8.RuneCountInString(s) <= n {
 		return s
 	}
@@ -882,8 +905,16 @@ func writeOptionsJSON(path string, cfg dedup.Options) error {
 // warnDuplicateIDs warns, even with -q, when documents share an id: the
 // outputs name documents by id, and --clusters then has several lines for
 // one id.
-func warnDuplicateIDs(w io.Writer, s *dedup.Stats, idField string) {
+// A web archive's record is named by its page's address, which a crawl
+// that fetched a page twice repeats: the advice is then the header that
+// names each record, not a JSON field.
+func warnDuplicateIDs(w io.Writer, s *dedup.Stats, idField string, files []string) {
 	if s.DuplicateIDs == 0 {
+		return
+	}
+	if idField == "id" && slices.ContainsFunc(files, corpus.IsWebArchive) {
+		fmt.Fprintln(w, duplicateIDsWarning("neardup", "--clusters, --pairs", s.DuplicateIDs, s.DuplicateIDsFirst,
+			"a web archive's record is named by its page's address (WARC-Target-URI), which repeats when a page was fetched more than once: pass --id-field WARC-Record-ID to name WARC records by their own ids (ARC records have none)"))
 		return
 	}
 	fmt.Fprintln(w, DuplicateIDsWarning("neardup", "--clusters, --pairs", s.DuplicateIDs, s.DuplicateIDsFirst, idField))

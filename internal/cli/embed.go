@@ -76,6 +76,11 @@ func DedupError(err error) error { return optionErr(err) }
 // outputs that name documents by id ("--clusters, --pairs"), and idField
 // the field ids are read from. neardup-beam words its warning with it.
 func DuplicateIDsWarning(prog, outputs string, n int, first []string, idField string) string {
+	return duplicateIDsWarning(prog, outputs, n, first, fmt.Sprintf("make the ids unique, or pass --id-field with a field that is (the %q field now; without one a document's id is FILE:LINE)", idField))
+}
+
+// duplicateIDsWarning is DuplicateIDsWarning with its advice, fix.
+func duplicateIDsWarning(prog, outputs string, n int, first []string, fix string) string {
 	q := make([]string, len(first))
 	for i, id := range first {
 		q[i] = strconv.Quote(id)
@@ -84,8 +89,8 @@ func DuplicateIDsWarning(prog, outputs string, n int, first []string, idField st
 	if n > len(q) {
 		more = ", ..."
 	}
-	return fmt.Sprintf("%s: warning: %s more than one document (%s%s): the outputs (%s) name documents by id and cannot tell them apart; make the ids unique, or pass --id-field with a field that is (the %q field now; without one a document's id is FILE:LINE)",
-		prog, countNoun(n, "id is used by", "ids are used by"), strings.Join(q, ", "), more, outputs, idField)
+	return fmt.Sprintf("%s: warning: %s more than one document (%s%s): the outputs (%s) name documents by id and cannot tell them apart; %s",
+		prog, countNoun(n, "id is used by", "ids are used by"), strings.Join(q, ", "), more, outputs, fix)
 }
 
 // IndexAt opens the index at loc (a directory or a Redis URL, as --index

@@ -90,6 +90,11 @@ func (f *inputFlags) options() (corpus.Options, error) {
 	if err := f.fields.Check(); err != nil {
 		return corpus.Options{}, usageErr("%v", err)
 	}
+	if f.allowTruncated && !f.skipInvalid {
+		// Without --skip-invalid a damaged file stops the run (exit 3)
+		// whatever --allow-truncated says.
+		return corpus.Options{}, usageErr("--allow-truncated applies with --skip-invalid: without it a damaged input file stops the run (exit 3); add --skip-invalid to use the documents before the damage")
+	}
 	switch f.format {
 	case "", corpus.StreamJSONL, corpus.StreamText:
 	default:

@@ -369,7 +369,7 @@ func runStaged(cmd *cobra.Command, o *dedupOpts, cfg dedup.Options, ropts corpus
 		printStagedSummary(e.stderr, st, reportSource(false, exp.Files), plan.Tasks, o)
 	}
 	// As dedup: documents that share an id are a warning even with -q.
-	warnDuplicateIDs(e.stderr, st, o.input.fields.IDField)
+	warnDuplicateIDs(e.stderr, st, o.input.fields.IDField, exp.Files)
 	if err := allSkipped(n, int64(st.Skipped), st.SkippedErrors); err != nil {
 		return err
 	}

@@ -74,3 +74,83 @@ func TestDedupEmptyStdin(t *testing.T) {
 		t.Errorf("--stats of an empty stdin:\n%s", b)
 	}
 }
+
+// TestSummaryExampleControlChars: an example cluster's ids and texts are
+// printed with no control character. An id with a newline and an escape
+// sequence was printed raw: it broke the summary's lines and drove the
+// terminal; an id with a tab or an invisible character could not be told
+// from another. Such ids are quoted as the warnings quote them.
+func TestSummaryExampleControlChars(t *testing.T) {
+	ex := []dedup.Example{{Index: "i\x1b[2J", Members: []dedup.ExampleDoc{
+		{ID: "a\tb", Text: "the text", Kept: true},
+		{ID: "a\nb\x1b[31mRED", Text: "red \x1b[31mtext"},
+		{ID: "日本\u200b語", Text: "same"},
+		{ID: "plain id 日本語", Text: "same"},
+	}}}
+	var buf bytes.Buffer
+	summaryWriter{&buf}.examples(ex)
+	got := buf.String()
+	if strings.ContainsAny(got, "\x1b\t\u200b") || strings.Count(got, "\n") != 6 {
+		t.Errorf("examples print control characters or break lines:\n%q", got)
+	}
+	for _, want := range []string{`"i\x1b[2J"`, `"a\tb"`, `"a\nb\x1b[31mRED"`, `"日本\u200b語"`, " plain id 日本語 ", "red \uFFFD[31mtext"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("examples lack %s:\n%s", want, got)
+		}
+	}
+}
+
+// TestDuplicateIDsWebArchive: documents of a web archive that share an id
+// share a page's address (a page fetched twice); the warning's advice was
+// "pass --id-field with a field that is (the "id" field now; without one
+// a document's id is FILE:LINE)", which is neither how a WARC record is
+// named nor a fix. It names WARC-Record-ID; other inputs keep the advice.
+func TestDuplicateIDsWebArchive(t *testing.T) {
+	s := &dedup.Stats{DuplicateIDs: 1, DuplicateIDsFirst: []string{"http://a/"}}
+	for _, c := range []struct {
+		files []string
+		field string
+		want  string
+	}{
+		{[]string{"a.jsonl", "crawl.warc.gz"}, "id", "pass --id-field WARC-Record-ID"},
+		{[]string{"x.arc"}, "id", "pass --id-field WARC-Record-ID"},
+		{[]string{"a.jsonl"}, "id", `pass --id-field with a field that is (the "id" field now`},
+		{[]string{"crawl.warc"}, "WARC-TREC-ID", `pass --id-field with a field that is (the "WARC-TREC-ID" field now`},
+	} {
+		var buf bytes.Buffer
+		warnDuplicateIDs(&buf, s, c.field, c.files)
+		if !strings.Contains(buf.String(), c.want) {
+			t.Errorf("%v --id-field %s: %q lacks %q", c.files, c.field, buf.String(), c.want)
+		}
+	}
+}
+
+// TestAllowTruncatedNeedsSkipInvalid: --allow-truncated without
+// --skip-invalid was accepted and did nothing: a damaged file still
+// stopped the run with exit 3, and the message did not say why the flag
+// given for it had no effect. It is a usage error naming --skip-invalid,
+// in every command that takes it.
+func TestAllowTruncatedNeedsSkipInvalid(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.jsonl")
+	if err := os.WriteFile(in, []byte(`{"id":"a","text":"x"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	idx := filepath.Join(dir, "idx")
+	if code, _, errs := runCLI("index", "create", "-q", "--index", idx); code != ExitOK {
+		t.Fatalf("index create: exit %d, %s", code, errs)
+	}
+	for _, args := range [][]string{
+		{"dedup"},
+		{"sign", "-o", filepath.Join(dir, "sig.jsonl")},
+		{"index", "add", "--index", idx},
+	} {
+		code, _, errs := runCLI(append(args, "-q", "--allow-truncated", in)...)
+		if code != ExitUsage || !strings.Contains(errs, "--allow-truncated applies with --skip-invalid") {
+			t.Errorf("%v --allow-truncated: exit %d, %q; want %d naming --skip-invalid", args, code, errs, ExitUsage)
+		}
+		if code, _, errs := runCLI(append(args, "-q", "--allow-truncated", "--skip-invalid", in)...); code != ExitOK {
+			t.Errorf("%v --allow-truncated --skip-invalid: exit %d, %s", args, code, errs)
+		}
+	}
+}

@@ -230,6 +230,11 @@ func runTune(ctx context.Context, cmd *cobra.Command, o *tuneOpts, args []string
 			return err
 		}
 	}
+	if o.method == "bloom-overlap" {
+		// Its removed documents name no earlier document: each is a
+		// cluster of its own, and every configuration would score 0.
+		return usageErr("--method bloom-overlap: tune scores the clusters of a run against the truth, and bloom-overlap forms none (a removed document names no earlier one, docs/outputs.md), so every configuration would score 0; tune --method jaccard for the threshold and shingles")
+	}
 	norm := o.text.opts
 	base := dedup.Options{Method: o.method, Workers: o.workers}
 	base.Spec.Normalize = &norm

@@ -574,7 +574,7 @@ func TestIndexRemoveMissingSaysWhere(t *testing.T) {
 // pairs truth none of whose labels is --positive (clough's cut, light,
 // heavy, non), as zeros for every configuration and exited 0; it had no
 // --positive. Now: exit 3 naming both, --positive as eval's, and exit 2
-// for --positive with a JSONL truth.
+// for --positive with a JSONL truth, and for --method bloom-overlap.
 func TestTuneTruthMismatch(t *testing.T) {
 	in := writeDocs(t, 6)
 	dir := writeFiles(t, map[string]string{
@@ -593,6 +593,9 @@ func TestTuneTruthMismatch(t *testing.T) {
 		{[]string{"--truth", p("pairs.tsv")}, ExitInvalidData, "no pair has a label of --positive 1"},
 		{[]string{"--truth", p("pairs.tsv"), "--positive", "cut"}, ExitOK, ""},
 		{[]string{"--truth", p("truth.jsonl"), "--positive", "cut"}, ExitUsage, "--positive reads the labels of a pairs truth"},
+		// bloom-overlap forms no clusters: tune swept its 49 thresholds
+		// and shingles, every one scoring 0, and exited 0.
+		{[]string{"--truth", p("truth.jsonl"), "--method", "bloom-overlap", "--ngrams", "2"}, ExitUsage, "--method bloom-overlap: tune scores the clusters"},
 	} {
 		args := append(append([]string{"tune"}, c.args...), grid...)
 		code, _, errs := runCLI(append(args, in)...)
