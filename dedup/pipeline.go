@@ -229,7 +229,7 @@ type Stats struct {
 	AbandonedBytes int64 `json:"abandoned_temp_bytes,omitempty"`
 	// Traditional counts the documents whose normalised text holds
 	// Traditional Chinese characters while Options.Normalize.T2S is off
-	// (t2s.HasTraditional): their Simplified copies are not recognised as
+	// (t2s.ChineseWithTraditional): their Simplified copies are not recognised as
 	// duplicates, which T2S would fix. Always 0 with T2S on.
 	Traditional int `json:"traditional_docs,omitempty"`
 	// HTMLNoMainContent counts the documents in which the HTML step of

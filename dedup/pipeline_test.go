@@ -387,9 +387,11 @@ func TestExamplesHTMLShowText(t *testing.T) {
 
 // With --t2s off, a run counts the documents with Traditional Chinese
 // characters, so that the summary and the report can say that --t2s would
-// join them with their Simplified copies.
+// join them with their Simplified copies. English text naming a place in
+// Traditional characters is not counted.
 func TestTraditionalCounted(t *testing.T) {
-	path := writeTexts(t, t.TempDir(), []string{"舉頭望明月，低頭思故鄉。", "举头望明月，低头思故乡。", "plain English text here"}, "d%d")
+	path := writeTexts(t, t.TempDir(), []string{"舉頭望明月，低頭思故鄉。", "举头望明月，低头思故乡。", "plain English text here",
+		"An English article about Taiwan (台灣) and Hong Kong names them in Traditional characters."}, "d%d")
 	for _, t2s := range []bool{false, true} {
 		cfg := Options{}
 		norm := text.DefaultOptions()

@@ -418,7 +418,7 @@ func (r *run) sketchDoc(sk DocSketcher, checkers []func(string) (string, float64
 	if len(*buf) == 0 && r.cfg.KeyField == "" {
 		return nil, nil
 	}
-	if !r.spec.Normalize.T2S && !rd.old && t2s.HasTraditional(*buf) {
+	if !r.spec.Normalize.T2S && !rd.old && t2s.ChineseWithTraditional(*buf) {
 		r.traditional.Add(1)
 	}
 	if !r.spec.Normalize.HTML && !rd.old && looksLikeHTML(rd.text) {

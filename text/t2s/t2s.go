@@ -61,6 +61,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode"
 	"unicode/utf8"
 	"unsafe"
 )
@@ -342,6 +343,35 @@ func HasTraditional(b []byte) bool {
 	}
 	t := get()
 	return t != nil && t.unsettled(b[i:])
+}
+
+// ChineseWithTraditional reports whether b is Chinese text holding
+// Traditional characters: HasTraditional, and Han characters make at
+// least a quarter of its letters. An English article naming a place in
+// Traditional characters (台灣, 香港) is not counted: the hint that
+// HasTraditional feeds tells users of Chinese corpora to turn --t2s on,
+// and a few names in other text gain nothing from it (276 of the 11,658
+// articles of an English Wikipedia slice held one).
+func ChineseWithTraditional(b []byte) bool {
+	if !HasTraditional(b) {
+		return false
+	}
+	letters, han := 0, 0
+	for _, r := range string(b) {
+		if r < utf8.RuneSelf {
+			if 'a' <= r|0x20 && r|0x20 <= 'z' {
+				letters++
+			}
+			continue
+		}
+		if unicode.Is(unicode.Han, r) {
+			han++
+			letters++
+		} else if unicode.IsLetter(r) {
+			letters++
+		}
+	}
+	return 4*han >= letters
 }
 
 // Append appends the Simplified Chinese form of src to dst and returns the

@@ -345,3 +345,28 @@ func BenchmarkHasTraditional(b *testing.B) {
 		})
 	}
 }
+
+// ChineseWithTraditional counts Chinese text with a Traditional character,
+// not other text that names something in Traditional characters.
+func TestChineseWithTraditional(t *testing.T) {
+	if get() == nil {
+		t.Skip("no dictionary")
+	}
+	for _, c := range []struct {
+		s    string
+		want bool
+	}{
+		{"舉頭望明月，低頭思故鄉。", true},
+		{"举头望明月，低头思故乡。", false},
+		{"Taiwan 台灣", true},
+		{"The island of Taiwan (台灣) lies off the south-east coast of mainland China.", false},
+		{"臺北市是首都 (Taipei City)", true},
+		{"臺北市 is the capital, 台北 in short", false},
+		{"plain English text", false},
+		{"", false},
+	} {
+		if got := ChineseWithTraditional([]byte(c.s)); got != c.want {
+			t.Errorf("ChineseWithTraditional(%q) = %v, want %v", c.s, got, c.want)
+		}
+	}
+}
