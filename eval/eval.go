@@ -69,6 +69,8 @@ package eval
 import (
 	"errors"
 	"fmt"
+
+	"github.com/neardup/neardup/internal/human"
 )
 
 // ErrEmptyTruth is returned by Score when the truth has no document.
@@ -161,12 +163,12 @@ func (r *Result) Problems(truthName, predName string) []string {
 	out := r.TruthIssues.Messages(truthName)
 	out = append(out, r.PredIssues.Messages(predName)...)
 	if r.Missing.Count > 0 {
-		out = append(out, fmt.Sprintf("%d truth id(s) missing from %s, counted as singletons, first: %s",
-			r.Missing.Count, predName, quoteList(r.Missing.Examples)))
+		out = append(out, fmt.Sprintf("%s missing from %s, counted as singletons, first: %s",
+			human.Plural(r.Missing.Count, "truth id"), predName, quoteList(r.Missing.Examples)))
 	}
 	if r.Extra.Count > 0 {
-		out = append(out, fmt.Sprintf("%d id(s) of %s not in the truth, left out, first: %s",
-			r.Extra.Count, predName, quoteList(r.Extra.Examples)))
+		out = append(out, fmt.Sprintf("%s of %s not in the truth, left out, first: %s",
+			human.Plural(r.Extra.Count, "id"), predName, quoteList(r.Extra.Examples)))
 	}
 	return out
 }

@@ -11,6 +11,8 @@ import (
 	"unicode"
 
 	"github.com/klauspost/compress/gzip"
+
+	"github.com/neardup/neardup/internal/human"
 )
 
 // MaxLine is the longest line the readers accept (1 MiB); a longer line is
@@ -137,12 +139,12 @@ func (is *Issues) Messages(name string) []string {
 		out = append(out, fmt.Sprintf("%s: no valid record", name))
 	}
 	if is.Malformed > 0 {
-		out = append(out, fmt.Sprintf("%s: %d malformed line(s) skipped, first: %s",
-			name, is.Malformed, strings.Join(is.MalformedLines, "; ")))
+		out = append(out, fmt.Sprintf("%s: %s skipped, first: %s",
+			name, human.Plural(is.Malformed, "malformed line"), strings.Join(is.MalformedLines, "; ")))
 	}
 	if is.Duplicates > 0 {
-		out = append(out, fmt.Sprintf("%s: %d repeated id(s), later records ignored, first: %s",
-			name, is.Duplicates, quoteList(is.DuplicateIDs)))
+		out = append(out, fmt.Sprintf("%s: %s, later records ignored, first: %s",
+			name, human.Plural(is.Duplicates, "repeated id"), quoteList(is.DuplicateIDs)))
 	}
 	return out
 }

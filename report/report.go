@@ -58,6 +58,7 @@ import (
 	"gonum.org/v1/plot"
 
 	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/internal/human"
 	"github.com/neardup/neardup/jaccard"
 	"github.com/neardup/neardup/lsh"
 	"github.com/neardup/neardup/minhash"
@@ -182,23 +183,8 @@ var pageTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 }).Parse(pageSource))
 
 // Number writes n with thousands separators (2,225), as the command's
-// summaries write the counts they show to people.
-func Number[T int | int64](n T) string {
-	s := strconv.FormatInt(int64(n), 10)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	if neg {
-		b.WriteByte('-')
-	}
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
-}
+// summaries write the counts they show to people (human.Number).
+func Number[T int | int64](n T) string { return human.Number(n) }
 
 // page is what the template renders.
 type page struct {

@@ -27,6 +27,7 @@ import (
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/internal/atomicfile"
+	"github.com/neardup/neardup/internal/human"
 	"github.com/neardup/neardup/internal/objstore"
 	"github.com/neardup/neardup/internal/sample"
 	"github.com/neardup/neardup/internal/sharedflags"
@@ -821,12 +822,7 @@ func (sw summaryWriter) examples(examples []dedup.Example) {
 }
 
 // plural is n (with thousands separators) and noun, with an s unless n is 1.
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return number(n) + " " + noun + "s"
-}
+func plural(n int, noun string) string { return human.Plural(n, noun) }
 
 // agree returns one when n is 1 and many otherwise: the words that agree
 // with a count.

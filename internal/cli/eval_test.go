@@ -131,11 +131,11 @@ func TestRunEvalProblems(t *testing.T) {
 		pred  string
 		want  []string // in the warning and the strict error
 	}{
-		{"extra id", evalTruth, evalPred + `{"id":"zz","cluster":"zz","kept":true}` + "\n", []string{`1 id(s) of`, `"zz"`}},
-		{"missing id", evalTruth, strings.Join(strings.SplitAfter(evalPred, "\n")[:4], ""), []string{"1 truth id(s) missing", `"e"`}},
+		{"extra id", evalTruth, evalPred + `{"id":"zz","cluster":"zz","kept":true}` + "\n", []string{`1 id of`, `"zz"`}},
+		{"missing id", evalTruth, strings.Join(strings.SplitAfter(evalPred, "\n")[:4], ""), []string{"1 truth id missing", `"e"`}},
 		{"repeated id", evalTruth + `{"id":"a","cluster":"w"}` + "\n", evalPred, []string{"truth.jsonl: 1 repeated id", `"a"`}},
 		{"malformed", evalTruth, evalPred + "{oops\n", []string{"pred.jsonl:6: not a JSON object"}},
-		{"empty pred", evalTruth, "", []string{"pred.jsonl: no valid record", "5 truth id(s) missing"}},
+		{"empty pred", evalTruth, "", []string{"pred.jsonl: no valid record", "5 truth ids missing"}},
 		// dedup's -o output given as --clusters: say which file to give.
 		{"kept records as pred", evalTruth, `{"id":"a","text":"x"}` + "\n" + `{"id":"d","text":"y"}` + "\n", []string{`pred.jsonl: its records have no "cluster" field: give the file that 'neardup dedup --clusters FILE' writes (-o writes the kept documents)`}},
 	}
