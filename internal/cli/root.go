@@ -241,7 +241,10 @@ func dieBySignal(s os.Signal) {
 
 func exitCode(ctx context.Context, err error) int {
 	var rec *corpus.RecordError
+	var fas failedAfterSignal
 	switch {
+	case errors.As(err, &fas):
+		return ExitFailure
 	case ctx.Err() != nil || errors.Is(err, context.Canceled):
 		return ExitInterrupted
 	case errors.Is(err, errUsage):
