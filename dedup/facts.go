@@ -1,6 +1,10 @@
 package dedup
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+)
 
 // Facts are what a method decided for a run beyond its sketch.Spec (which
 // Stats.Spec records): the banding rule, the join, the table design, the
@@ -77,3 +81,24 @@ func (f Facts) Map() map[string]any {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// number writes n with thousands separators (24,684,096), as
+// report.Number does, in the facts written as sentences (Duplicate),
+// which the summary and --stats "params" show alike: they are prose for
+// people, as the summary's other counts are.
+func number(n int) string {
+	s := strconv.Itoa(n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	if neg {
+		b.WriteByte('-')
+	}
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
