@@ -2,10 +2,12 @@ package cli
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
@@ -72,5 +74,53 @@ func TestMainGivesSignalsBack(t *testing.T) {
 				t.Errorf("after Main, %s: %v, want killed by %v", c.mode, err, c.sig)
 			}
 		})
+	}
+}
+
+// TestSIGTERMStopsTestsChild is TestSIGTERMStopsTests's child: a test
+// that runs serve in this process until a signal stops it, then goes on
+// for a minute.
+func TestSIGTERMStopsTestsChild(t *testing.T) {
+	af := os.Getenv("NEARDUP_TEST_SIGTERM_ADDR")
+	if af == "" {
+		t.Skip("child process of TestSIGTERMStopsTests")
+	}
+	dir := createIndex(t)
+	var out, errb bytes.Buffer
+	Main([]string{"serve", "--index", dir, "--addr", "127.0.0.1:0", "--addr-file", af}, nil, &out, &errb)
+	time.Sleep(time.Minute)
+}
+
+// TestSIGTERMStopsTests: SIGTERM sent to this test binary while a test
+// runs a command in its process ends the binary, killed by SIGTERM. The
+// command took the signal for its own (serve stopped, exit 0) and the
+// tests went on.
+func TestSIGTERMStopsTests(t *testing.T) {
+	af := filepath.Join(t.TempDir(), "addr")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestSIGTERMStopsTestsChild$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "NEARDUP_TEST_SIGTERM_ADDR="+af)
+	stderr := &lockedBuffer{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() { cmd.Process.Kill() })
+	for {
+		if b, err := os.ReadFile(af); err == nil && bytes.HasSuffix(b, []byte("\n")) {
+			break
+		}
+		select {
+		case err := <-exited:
+			t.Fatalf("the child ended before serving: %v\n%s", err, stderr)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	err := <-exited
+	var ee *exec.ExitError
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !errors.As(err, &ee) || !ok || !ws.Signaled() || ws.Signal() != syscall.SIGTERM {
+		t.Errorf("test binary sent SIGTERM while a test ran serve: %v, want killed by SIGTERM\n%s", err, stderr)
 	}
 }
