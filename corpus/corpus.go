@@ -410,6 +410,9 @@ func openURL(name string, f format, comp compression, opts Options) (Reader, err
 		comp = compSniff
 	}
 	dec := newDecoder(body, comp)
+	// The size, as the download's answer gave it, words a damaged gzip
+	// or zstd stream as a local file's ("of 15160 (7580 bytes unread)").
+	dec.size = objstore.Size(body)
 	dec.resync = f == formatWARC
 	switch f {
 	case formatJSONL:

@@ -103,6 +103,7 @@ func openAt(name string, f format, p Position) (*decoder, error) {
 			return nil, err
 		}
 		dec := newDecoder(body, comp)
+		dec.size = objstore.Size(body) // the whole object's, as a local file's
 		dec.raw.n, dec.out = p.At, p.Offset-p.Skip
 		return dec, nil
 	}

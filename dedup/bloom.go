@@ -123,7 +123,7 @@ func (m *bloomMethod) Facts() Facts {
 	if m.overlap {
 		f.Duplicate = "of unnamed earlier documents (no pairs line, a cluster of its own)"
 	} else {
-		f.Duplicate = fmt.Sprintf("of the first document with the same key, named while the key map holds at most %d keys (then, and for keys of an earlier --bloom-filter, unnamed)", m.namedCap)
+		f.Duplicate = fmt.Sprintf("of the first document with the same key, named while the key map holds at most %s keys (then, and for keys of an earlier --bloom-filter, unnamed)", number(m.namedCap))
 	}
 	switch {
 	case m.overlap:

@@ -298,3 +298,23 @@ func TestBloomKeyFieldEmptyText(t *testing.T) {
 		t.Errorf("clusters %v, %d empty; want %v and 1 (the record without a key)", got, st.Empty, want)
 	}
 }
+
+// TestBloomFactsNumber: the bloom method's Duplicate fact, a sentence
+// shown by the summary and in --stats "params", wrote the key map's
+// capacity without thousands separators ("at most 24684096 keys"); it
+// must write it as the summary writes counts (24,684,096).
+func TestBloomFactsNumber(t *testing.T) {
+	cfg := Options{Method: "bloom", Memory: 8 * bloomNamedBytes * 24684096}
+	m, err := NewMethod(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := m.Facts().Duplicate; !strings.Contains(d, "at most 24,684,096 keys") {
+		t.Errorf("Duplicate = %q, want it to say \"at most 24,684,096 keys\"", d)
+	}
+	for n, want := range map[int]string{0: "0", 7: "7", 999: "999", 1000: "1,000", 123456: "123,456", -1234567: "-1,234,567"} {
+		if got := number(n); got != want {
+			t.Errorf("number(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

@@ -1,6 +1,10 @@
 package dedup
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/neardup/neardup/internal/human"
+)
 
 // Facts are what a method decided for a run beyond its sketch.Spec (which
 // Stats.Spec records): the banding rule, the join, the table design, the
@@ -77,3 +81,8 @@ func (f Facts) Map() map[string]any {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// number writes n with thousands separators (24,684,096), as the
+// summary's counts, in the facts written as sentences (Duplicate), which
+// the summary and --stats "params" show alike: they are prose for people.
+func number(n int) string { return human.Number(n) }

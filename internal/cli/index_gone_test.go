@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 )
 
@@ -99,5 +100,30 @@ func TestIndexAddFolderRemovedFlush(t *testing.T) {
 	m := re.FindStringSubmatch(msg)
 	if m == nil || m[1] == "3000" {
 		t.Errorf("index add with its folder removed says\n%s\nwant the folder removed and the documents added before pebble failed (fewer than 3000) lost, in one line", msg)
+	}
+}
+
+// TestServeFolderRemoved removes the index folder of a running server,
+// then stops it (SIGTERM): its close found the folder gone and it ended
+// with the store's words ("closing the index: store: index folder
+// removed: ..."). It must end as index add does: exit 1, naming --index
+// and saying the folder was removed and the documents added lost.
+func TestServeFolderRemoved(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "idx")
+	createIndexAt(t, dir)
+	srv := startServer(t, "--index", dir)
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	srv.cmd.Process.Signal(syscall.SIGTERM)
+	err := srv.wait()
+	msg := srv.stderr.String()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+		t.Fatalf("serve with its folder removed: %v, want exit 1:\n%s", err, msg)
+	}
+	want := "neardup: --index " + dir + ": the index folder was removed while the command ran: the documents added since the server started are lost; create the index again and run the command again\n"
+	if !strings.HasSuffix(msg, want) || strings.Contains(msg, "store:") {
+		t.Errorf("serve with its folder removed ends\n%s\nwant it to end\n%s", msg, want)
 	}
 }

@@ -136,7 +136,12 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	// instead of killing the process with SIGPIPE, so that the run
 	// removes its temporary files; it then exits 141 quietly, as the
 	// signal would have.
-	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
+	// Stopped when the command ends, as the watch of SIGINT and SIGTERM
+	// is: a program that runs Main in its own process (a test, an
+	// embedding) gets its signals back.
+	pipe := make(chan os.Signal, 1)
+	signal.Notify(pipe, syscall.SIGPIPE)
+	defer signal.Stop(pipe)
 	root := newRootCmd(&env{stdin: stdin, stdout: stdout, stderr: stderr})
 	root.SetArgs(args)
 	cmd, err := root.ExecuteContextC(ctx)
@@ -241,7 +246,10 @@ func dieBySignal(s os.Signal) {
 
 func exitCode(ctx context.Context, err error) int {
 	var rec *corpus.RecordError
+	var fas failedAfterSignal
 	switch {
+	case errors.As(err, &fas):
+		return ExitFailure
 	case ctx.Err() != nil || errors.Is(err, context.Canceled):
 		return ExitInterrupted
 	case errors.Is(err, errUsage):

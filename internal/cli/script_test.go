@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/klauspost/compress/gzip"
@@ -31,11 +33,30 @@ func TestMain(m *testing.M) {
 		// the scripts, exec.Command to the tasks.
 		os.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
 	}
-	testscript.Main(m, map[string]func(){
+	testscript.Main(stopOnSIGTERM{m}, map[string]func(){
 		"neardup":  func() { os.Exit(Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
 		"compress": compressCmd,
 		"damage":   damageCmd,
 	})
+}
+
+// stopOnSIGTERM runs the tests (not the commands testscript runs as
+// neardup) so that SIGTERM ends the test binary, killed by it, as go
+// test's and a CI's timeouts expect. The commands the tests run in this
+// process (Main) watch SIGTERM too, and took it for their own: the test
+// under way got exit 130 and the next one ran, so the binary never
+// stopped.
+type stopOnSIGTERM struct{ m *testing.M }
+
+func (s stopOnSIGTERM) Run() int {
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGTERM)
+	go func() {
+		sig := <-sigs
+		fmt.Fprintln(os.Stderr, "neardup's internal/cli tests: stopped by SIGTERM")
+		dieBySignal(sig)
+	}()
+	return s.m.Run()
 }
 
 // damageCmd is `damage cut|flip FILE`: cut keeps the first half of the

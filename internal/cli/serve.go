@@ -276,7 +276,14 @@ func runServe(ctx context.Context, cmd *cobra.Command, o *serveOpts) error {
 	// (a flush could not succeed): say so rather than "flushed".
 	full := errors.Is(st.Health(), store.ErrDiskFull)
 	if err := st.Close(); err != nil {
-		return fmt.Errorf("closing the index: %w", err)
+		// The folder removed while the server ran (rm -rf) is worded
+		// as index add and pebble's failure (fatalWatch) word it.
+		// The signal asked for the stop: a close that fails then is
+		// the run's failure (exit 1), not an interruption (130).
+		if fo := fatal.folder.Load(); fo != nil && errors.Is(err, store.ErrGone) {
+			return failedAfterSignal{fo.goneErr(*fatal.what.Load())}
+		}
+		return failedAfterSignal{&wordedErr{msg: fmt.Sprintf("--index %s: closing the index: %s", redactLoc(o.dir), sharedflags.Plain(err)), err: err}}
 	}
 	if serr != nil {
 		return fmt.Errorf("shutdown: %w", serr)
@@ -304,3 +311,10 @@ func writeAddrFile(path, addr string) error {
 	}
 	return nil
 }
+
+// failedAfterSignal is a failure of serve after the SIGINT or SIGTERM
+// that stops it: the signal is serve's ordinary end (exit 0), so what
+// fails then exits 1, not 130 as an interrupted command does.
+type failedAfterSignal struct{ error }
+
+func (e failedAfterSignal) Unwrap() error { return e.error }

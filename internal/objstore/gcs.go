@@ -413,7 +413,7 @@ func (b *gcsBackend) open(ctx context.Context, name string) (io.ReadCloser, erro
 		}
 		return nil, b.explain(err)
 	}
-	return newStream(r), nil
+	return newStream(r, r.size), nil
 }
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)

@@ -208,7 +208,11 @@ func (b *s3Backend) open(ctx context.Context, name string) (io.ReadCloser, error
 		}
 		return nil, b.explain(err)
 	}
-	return newStream(out.Body), nil
+	size := int64(-1)
+	if out.ContentLength != nil {
+		size = *out.ContentLength
+	}
+	return newStream(out.Body, size), nil
 }
 
 func (b *s3Backend) put(ctx context.Context, name string, write func(io.Writer) error) error {
@@ -290,13 +294,21 @@ func (b *s3Backend) close() error { return nil }
 type stream struct {
 	body io.ReadCloser
 	*bufio.Reader
+	size int64
 }
 
-func newStream(body io.ReadCloser) io.ReadCloser {
-	return stream{body: body, Reader: bufio.NewReaderSize(body, readBuffer)}
+// newStream is the download body, of the object's size bytes as the
+// answer said (-1 when it did not).
+func newStream(body io.ReadCloser, size int64) io.ReadCloser {
+	return stream{body: body, Reader: bufio.NewReaderSize(body, readBuffer), size: max(size, -1)}
 }
 
 func (s stream) Close() error { return s.body.Close() }
+
+// objectSize is the object's size in bytes as the answer to its
+// download said it, -1 when it did not. (Not Size: the embedded
+// bufio.Reader has one, its buffer's.)
+func (s stream) objectSize() int64 { return s.size }
 
 // tail reads the last n bytes with a suffix range ("bytes=-n"); the
 // answer's Content-Range gives the object's size, its ETag the version.

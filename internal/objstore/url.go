@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/neardup/neardup/internal/atomicfile"
@@ -45,8 +46,9 @@ func SplitURL(url string) (folder, name string, err error) {
 }
 
 // OpenURL opens the object url for one sequential read. The returned
-// reader closes the folder with itself. A missing object's error wraps
-// ErrNotExist.
+// reader closes the folder with itself; Size(r) is the object's size as
+// the answer to the download said it, -1 when it did not (no extra
+// request). A missing object's error wraps ErrNotExist.
 func OpenURL(ctx context.Context, url string) (io.ReadCloser, error) {
 	return openURLWith(ctx, url, func(f *Folder, name string) (io.ReadCloser, error) {
 		return f.Open(ctx, name)
@@ -56,7 +58,8 @@ func OpenURL(ctx context.Context, url string) (io.ReadCloser, error) {
 // OpenURLAt is OpenURL from the byte off of the object on: a request for
 // its last byte finds its size and version, then one ranged read of that
 // version (an object replaced in between fails with an error wrapping
-// ErrChanged). It is how a staged task starts reading an input inside it.
+// ErrChanged); Size(r) is the whole object's. It is how a staged task
+// starts reading an input inside it.
 func OpenURLAt(ctx context.Context, url string, off int64) (io.ReadCloser, error) {
 	return openURLWith(ctx, url, func(f *Folder, name string) (io.ReadCloser, error) {
 		_, v, err := f.ReadTail(ctx, name, 1)
@@ -66,9 +69,21 @@ func OpenURLAt(ctx context.Context, url string, off int64) (io.ReadCloser, error
 		if off < 0 || off > v.Size {
 			return nil, fmt.Errorf("%s: byte %d is beyond the object's %d", url, off, v.Size)
 		}
-		return f.OpenRange(ctx, name, off, v.Size-off, v)
+		r, err := f.OpenRange(ctx, name, off, v.Size-off, v)
+		if err != nil {
+			return nil, err
+		}
+		return sizedReader{r, v.Size}, nil
 	})
 }
+
+// sizedReader is a ReadCloser of part of an object of size bytes.
+type sizedReader struct {
+	io.ReadCloser
+	size int64
+}
+
+func (r sizedReader) objectSize() int64 { return r.size }
 
 // openURLWith opens the folder of the object url and the object with
 // open; the returned reader closes the folder with itself.
@@ -92,6 +107,26 @@ func openURLWith(ctx context.Context, url string, open func(f *Folder, name stri
 type folderReader struct {
 	io.ReadCloser
 	f *Folder
+}
+
+// Size is the size of the object read, -1 when unknown.
+func (r *folderReader) Size() int64 { return Size(r.ReadCloser) }
+
+// Size is the size in bytes of what a reader from OpenURL (or
+// Folder.Open) reads, as its download's answer said it (a local file's
+// as it is now), -1 when unknown.
+func Size(r io.Reader) int64 {
+	switch r := r.(type) {
+	case *folderReader:
+		return r.Size()
+	case interface{ objectSize() int64 }:
+		return r.objectSize()
+	case *os.File:
+		if fi, err := r.Stat(); err == nil && fi.Mode().IsRegular() {
+			return fi.Size()
+		}
+	}
+	return -1
 }
 
 func (r *folderReader) Close() error {
