@@ -85,7 +85,8 @@ func writeCommand(b *bytes.Buffer, c *cobra.Command) {
 	// The long help ends with the exit codes, written once above.
 	long := strings.TrimSpace(strings.TrimSuffix(c.Long, exitHelp))
 	if long != "" && long != c.Short {
-		b.WriteString("\n```text\n" + long + "\n```\n")
+		f := fence(long)
+		b.WriteString("\n" + f + "text\n" + long + "\n" + f + "\n")
 	}
 	if strings.HasSuffix(c.Long, exitHelp) {
 		b.WriteString("\nExit codes: [Exit codes](#exit-codes).\n")
@@ -166,4 +167,13 @@ func cell(s string) string { return cellReplacer.Replace(s) }
 // anchor is the anchor GitHub gives a heading made of a command path.
 func anchor(path string) string {
 	return strings.ReplaceAll(strings.ToLower(path), " ", "-")
+}
+
+// fence is a Markdown code fence longer than any run of backquotes in s.
+func fence(s string) string {
+	f := "```"
+	for strings.Contains(s, f) {
+		f += "`"
+	}
+	return f
 }
