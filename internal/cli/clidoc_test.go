@@ -78,3 +78,13 @@ func quoteLine(s string, ok bool) string {
 	}
 	return strconv.Quote(s)
 }
+
+// TestFence: a long help that quotes a Markdown code block does not end the
+// reference's code block early.
+func TestFence(t *testing.T) {
+	for s, want := range map[string]string{"plain": "```", "a ``` b": "````", "````": "`````"} {
+		if got := fence(s); got != want {
+			t.Errorf("fence(%q) = %q, want %q", s, got, want)
+		}
+	}
+}
