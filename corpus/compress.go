@@ -286,6 +286,9 @@ func (d *decoder) init() error {
 // bytes say otherwise (a .jsonl.zst that is really gzip), naming what it
 // looks like instead; an empty file passes (it holds no documents).
 func (d *decoder) checkMagic() error {
+	if d.comp != compGzip && d.comp != compZstd {
+		return nil // a plain file read from a Position (openAt)
+	}
 	head, _ := d.br.Peek(512)
 	if len(head) == 0 {
 		return nil
