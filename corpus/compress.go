@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
@@ -92,6 +93,9 @@ type StreamError struct {
 	// web archive with a member per record): only the damaged member's
 	// data from Offset on is lost.
 	Resumes bool
+	// notCompressed: the file is not of the compression its name says
+	// (Reason says what it looks like instead).
+	notCompressed bool
 	// truncated: the stream ended inside a member or frame (Reason says
 	// "stream truncated").
 	truncated bool
@@ -99,6 +103,9 @@ type StreamError struct {
 
 func (e *StreamError) Error() string {
 	var b strings.Builder
+	if e.notCompressed {
+		return e.Reason
+	}
 	if e.Resumes {
 		fmt.Fprintf(&b, "%s: %s, found at compressed offset %d; reading goes on at the next member", e.Compression, e.Reason, e.Offset)
 		return b.String()
@@ -231,6 +238,8 @@ func (d *decoder) init() error {
 			comp = compNone
 		}
 		d.comp = comp
+	} else if err := d.checkMagic(); err != nil {
+		return err
 	}
 	if f, ok := d.closer.(io.ReadSeeker); ok && d.resync && comp == compGzip {
 		if _, err := f.Seek(0, io.SeekStart); err != nil { // undo the sniffing
@@ -271,6 +280,58 @@ func (d *decoder) init() error {
 		d.r = d.br
 	}
 	return nil
+}
+
+// checkMagic refuses a file whose name says gzip or zstd but whose first
+// bytes say otherwise (a .jsonl.zst that is really gzip), naming what it
+// looks like instead; an empty file passes (it holds no documents).
+func (d *decoder) checkMagic() error {
+	if d.comp != compGzip && d.comp != compZstd {
+		return nil // a plain file read from a Position (openAt)
+	}
+	head, _ := d.br.Peek(512)
+	if len(head) == 0 {
+		return nil
+	}
+	magic := gzipMagic
+	if d.comp == compZstd {
+		magic = zstdMagic
+		if isSkippableFrame(head) {
+			return nil
+		}
+	}
+	if bytes.HasPrefix(head, magic) || len(head) < len(magic) && bytes.HasPrefix(magic, head) {
+		return nil // a short file is left to the decompressor ("stream truncated")
+	}
+	var like string
+	switch {
+	case bytes.HasPrefix(head, gzipMagic):
+		like = "it starts like gzip: name it .gz"
+	case bytes.HasPrefix(head, zstdMagic) || isSkippableFrame(head):
+		like = "it starts like zstd: name it .zst"
+	case startsLikeText(head):
+		like = "it starts like plain text: name it without ." + map[compression]string{compGzip: "gz", compZstd: "zst"}[d.comp]
+	default:
+		like = fmt.Sprintf("it starts with the bytes % x", head[:min(len(head), 4)])
+	}
+	return &StreamError{Compression: d.comp.String(), Size: d.size, Reason: fmt.Sprintf("not %s data (%s)", d.comp, like), notCompressed: true}
+}
+
+// startsLikeText reports whether head, the start of a file, is text:
+// valid UTF-8 (but for a rune cut at its end) without control characters
+// other than white space.
+func startsLikeText(head []byte) bool {
+	for len(head) > 0 {
+		r, n := utf8.DecodeRune(head)
+		if r == utf8.RuneError && n <= 1 {
+			return len(head) < utf8.UTFMax && !utf8.FullRune(head)
+		}
+		if r < 0x20 && r != '\t' && r != '\n' && r != '\r' || r == 0x7f {
+			return false
+		}
+		head = head[n:]
+	}
+	return true
 }
 
 type eofReader struct{}

@@ -189,6 +189,25 @@ var (
 	ErrCorrupt = errors.New("corrupt or truncated input")
 )
 
+// SizeError is a record over Options.MaxDocBytes. It wraps ErrTooLarge.
+type SizeError struct {
+	// Length is the record's length in bytes, 0 when the reader did
+	// not learn it (it stopped reading at the limit).
+	Length int64
+	// Limit is Options.MaxDocBytes.
+	Limit int
+}
+
+func (e *SizeError) Error() string {
+	if e.Length <= 0 {
+		return fmt.Sprintf("%v (more than the limit of %d bytes)", ErrTooLarge, e.Limit)
+	}
+	return fmt.Sprintf("%v (%d bytes, limit %d)", ErrTooLarge, e.Length, e.Limit)
+}
+
+// Unwrap returns ErrTooLarge.
+func (e *SizeError) Unwrap() error { return ErrTooLarge }
+
 // RecordError describes a bad record.
 type RecordError struct {
 	File   string

@@ -94,7 +94,7 @@ func ExpandWith(inputs []string, opts ExpandOptions) (*Expansion, error) {
 		}
 		st, err := os.Stat(in)
 		if err != nil {
-			return nil, err
+			return nil, brokenLink(in, err)
 		}
 		if !st.IsDir() {
 			e.Files = append(e.Files, in)
@@ -117,6 +117,34 @@ func ExpandWith(inputs []string, opts ExpandOptions) (*Expansion, error) {
 	slices.SortStableFunc(e.Skipped, func(a, b Skip) int { return strings.Compare(a.Path, b.Path) })
 	return e, nil
 }
+
+// brokenLink returns err, the error of os.Stat(in), naming the link and
+// its target when in is a symbolic link to nothing ("x.jsonl is a
+// symbolic link to missing/y.jsonl, which does not exist"); the error
+// still wraps fs.ErrNotExist.
+func brokenLink(in string, err error) error {
+	if !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	if lst, lerr := os.Lstat(in); lerr != nil || lst.Mode()&fs.ModeSymlink == 0 {
+		return err
+	}
+	dest, rerr := os.Readlink(in)
+	if rerr != nil {
+		return err
+	}
+	return &brokenLinkError{link: in, dest: dest}
+}
+
+// brokenLinkError is a symbolic link to nothing given as an input.
+type brokenLinkError struct{ link, dest string }
+
+func (e *brokenLinkError) Error() string {
+	return fmt.Sprintf("%s is a symbolic link to %s, which does not exist", e.link, e.dest)
+}
+
+// Unwrap returns fs.ErrNotExist.
+func (e *brokenLinkError) Unwrap() error { return fs.ErrNotExist }
 
 // fileID identifies a file or directory whatever the path to it: its
 // device and inode numbers where the system has them (idOf in

@@ -62,7 +62,7 @@ func (j *JSONL) Next() bool {
 		}
 		switch {
 		case err == ErrTooLarge:
-			rerr(fmt.Errorf("%w (%d bytes)", ErrTooLarge, j.opts.MaxDocBytes), "")
+			rerr(l.tooLarge(), "")
 			continue
 		case errors.Is(err, ErrCorrupt):
 			rerr(err, "")
@@ -142,7 +142,7 @@ func SplitLines(lines []byte, name string, line, offset int64, opts Options, fn 
 		switch {
 		case hi-lo > maxBytes:
 			err = fn(lo, hi, line, offset, &RecordError{File: name, Record: line, Offset: offset,
-				Err: fmt.Errorf("%w (%d bytes)", ErrTooLarge, maxBytes)})
+				Err: &SizeError{Length: int64(hi - lo), Limit: maxBytes}})
 		case len(bytes.TrimSpace(lines[lo:hi])) > 0:
 			err = fn(lo, hi, line, offset, nil)
 		}

@@ -18,6 +18,9 @@ type lineReader struct {
 	// else in own, where its pieces are gathered.
 	buf []byte
 	own []byte
+	// length is the length of the line in buf without its terminator,
+	// also when next returned ErrTooLarge (buf is then empty).
+	length int64
 	// skip is the bytes to discard before the first line (a reader that
 	// starts at a Position inside a gzip member or zstd frame).
 	skip int64
@@ -48,6 +51,7 @@ func (l *lineReader) next() error {
 	}
 	l.own = l.own[:0]
 	tooLarge := false
+	var prev byte // the byte before chunk, for a "\r\n" split between chunks
 	for {
 		l.off += int64(len(chunk))
 		if !tooLarge {
@@ -60,6 +64,7 @@ func (l *lineReader) next() error {
 		}
 		switch {
 		case err == bufio.ErrBufferFull:
+			prev = chunk[len(chunk)-1]
 			chunk, err = l.r.ReadSlice('\n')
 			continue
 		case err == io.EOF:
@@ -74,6 +79,16 @@ func (l *lineReader) next() error {
 		}
 		break
 	}
+	if tooLarge {
+		// The line's length is what was read, less its terminator.
+		l.length = l.off - l.start
+		if bytes.HasSuffix(chunk, []byte{'\n'}) {
+			l.length--
+			if len(chunk) > 1 && chunk[len(chunk)-2] == '\r' || len(chunk) == 1 && prev == '\r' {
+				l.length--
+			}
+		}
+	}
 	return l.done(l.own, tooLarge)
 }
 
@@ -82,10 +97,18 @@ func (l *lineReader) done(b []byte, tooLarge bool) error {
 	l.line++
 	b = bytes.TrimSuffix(b, []byte{'\n'})
 	l.buf = bytes.TrimSuffix(b, []byte{'\r'})
+	if !tooLarge {
+		l.length = int64(len(l.buf))
+	}
 	if tooLarge || len(l.buf) > l.max {
 		return ErrTooLarge
 	}
 	return nil
+}
+
+// tooLarge is the error for the line next refused with ErrTooLarge.
+func (l *lineReader) tooLarge() error {
+	return &SizeError{Length: l.length, Limit: l.max}
 }
 
 // whole appends to dst the whole lines in r's buffer, up to max bytes (at

@@ -54,7 +54,7 @@ func (t *Lines) Next() bool {
 		}
 		switch {
 		case err == ErrTooLarge:
-			rerr(err)
+			rerr(l.tooLarge())
 			continue
 		case errors.Is(err, ErrCorrupt):
 			rerr(err)

@@ -193,7 +193,7 @@ func (w *WARC) nextDoc(start int64) bool {
 			w.fail(start, id, err)
 			return false
 		}
-		if wanted && !w.report(start, id, fmt.Errorf("%w (%d bytes, limit %d)", ErrTooLarge, h.length, w.opts.MaxDocBytes)) {
+		if wanted && !w.report(start, id, &SizeError{Length: h.length, Limit: w.opts.MaxDocBytes}) {
 			return false
 		}
 		return false

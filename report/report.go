@@ -835,7 +835,7 @@ func exampleClusters(spec sketch.Spec, examples []dedup.Example, maxRunes int) (
 		keptNorm := string(k.Normalize(nil, members[0].Text))
 		keptSet := setOf(keptNorm)
 		c := clusterView{Kind: ex.Kind, Size: ex.Size, Shown: len(members),
-			Kept: member{ID: members[0].ID, Kept: members[0].Kept, Edits: []Edit{{Equal, keptText}}, Truncated: keptCut}}
+			Kept: member{ID: human.ID(members[0].ID), Kept: members[0].Kept, Edits: []Edit{{Equal, keptText}}, Truncated: keptCut}}
 		for _, m := range members[1:] {
 			t, n := cut(m.Text, maxRunes)
 			nt := string(k.Normalize(nil, m.Text))
@@ -850,7 +850,7 @@ func exampleClusters(spec sketch.Spec, examples []dedup.Example, maxRunes int) (
 			}
 			c.Removed = append(c.Removed, member{
 				Same: same,
-				ID:   m.ID, Kept: m.Kept,
+				ID:   human.ID(m.ID), Kept: m.Kept,
 				Jaccard:   strconv.FormatFloat(jaccard.Set(keptSet, set), 'f', 3, 64),
 				Shared:    fmt.Sprintf("%d of %d shingles shared", shared, len(keptSet)+len(set)-shared),
 				Edits:     DiffText(keptText, t),

@@ -174,6 +174,34 @@ func TestWriteEscapes(t *testing.T) {
 	}
 }
 
+// TestWriteControlIDs: an id holding a control character (a tab, an
+// escape) is shown quoted, as the CLI summary shows it (human.ID), and
+// HTML-escaped; the raw character never reaches the page.
+func TestWriteControlIDs(t *testing.T) {
+	r := fixture()
+	r.Stats.Examples = []dedup.Example{{Kind: "largest", Size: 2, Members: []dedup.ExampleDoc{
+		{ID: "k\tone", Text: "the same text", Kept: true}, {ID: "r\x1b[31m<b>", Text: "the same text", Kept: false},
+	}}}
+	var buf bytes.Buffer
+	if err := Write(&buf, r, Options{noPlots: true}); err != nil {
+		t.Fatal(err)
+	}
+	page := buf.String()
+	if strings.Contains(page, "\x1b") || strings.Contains(page, "k\tone") {
+		t.Error("the page holds an id's raw control character")
+	}
+	var kept, removed bool
+	for _, td := range parse(t, buf.Bytes())["td"] {
+		if hasClass(td, "id") {
+			kept = kept || strings.Contains(textOf(td), `"k\tone"`)
+			removed = removed || strings.Contains(textOf(td), `"r\x1b[31m<b>"`)
+		}
+	}
+	if !kept || !removed {
+		t.Errorf("ids not shown quoted (kept %v, removed %v)", kept, removed)
+	}
+}
+
 // TestWritePlots checks that every plot is an embedded PNG that decodes
 // to the documented size, and that the page loads nothing from elsewhere.
 func TestWritePlots(t *testing.T) {

@@ -836,19 +836,9 @@ func agree(n int, one, many string) string {
 // number writes n with commas between thousands: 1,234,567.
 func number[T int | int64](n T) string { return report.Number(n) }
 
-// shownID is a document id as the summary prints it: as it is when every
-// rune of it is graphic, else quoted (Go syntax, as the warnings and errors
-// quote ids), so that a tab, a newline, an escape sequence or an invisible
-// character in an id neither breaks the summary's lines nor reaches the
-// terminal.
-func shownID(id string) string {
-	for _, r := range id {
-		if !unicode.IsGraphic(r) || (unicode.IsSpace(r) && r != ' ') {
-			return strconv.Quote(id)
-		}
-	}
-	return id
-}
+// shownID is a document id as the summary prints it (human.ID): quoted
+// when it holds a control or invisible character.
+func shownID(id string) string { return human.ID(id) }
 
 // clip shortens s to at most n runes on one line; a control character
 // (an escape sequence's ESC, say) is shown as U+FFFD, so that the text

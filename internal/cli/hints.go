@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
 	"runtime/debug"
 	"strconv"
@@ -12,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/neardup/neardup/corpus"
+	"github.com/neardup/neardup/internal/human"
 	"github.com/neardup/neardup/internal/suggest"
 	"github.com/neardup/neardup/store"
 )
@@ -34,7 +36,7 @@ func errorHint(err error) string {
 	case errors.Is(err, store.ErrDuplicateID):
 		return "--skip-invalid leaves out the documents whose id is already in the index (an interrupted or repeated add) and adds the others; --check adds only the documents that duplicate nothing in the index"
 	case errors.Is(err, corpus.ErrTooLarge):
-		return fmt.Sprintf("--max-doc-bytes raises the limit (default %s), e.g. --max-doc-bytes 64MB", formatSize(corpus.DefaultMaxDocBytes))
+		return tooLargeHint(err)
 	case rec != nil && rec.Record == 1 && rec.Offset == 0 && errors.Is(err, corpus.ErrSyntax) && strings.Contains(err.Error(), "invalid character 'ï'"):
 		// encoding/json names the first byte of a UTF-8 byte order mark
 		// (EF BB BF) as the rune U+00EF.
@@ -47,6 +49,63 @@ func errorHint(err error) string {
 		return "a .json file is read as JSON Lines, one object per line (a pretty-printed or array file: jq -c '.[]' FILE.json > FILE.jsonl)"
 	}
 	return ""
+}
+
+// maxRecordBytes is the largest --max-doc-bytes (sharedflags.Size).
+const maxRecordBytes = math.MaxInt32
+
+// tooLargeHint is errorHint's advice for a record over --max-doc-bytes:
+// a limit that admits it (the power of two above its length) when the
+// reader learnt its length, else to raise the limit above it.
+func tooLargeHint(err error) string {
+	var se *corpus.SizeError
+	if !errors.As(err, &se) {
+		return fmt.Sprintf("--max-doc-bytes raises the limit (default %s), e.g. --max-doc-bytes 64MB", formatSize(corpus.DefaultMaxDocBytes))
+	}
+	limit := exactSize(int64(se.Limit))
+	now := fmt.Sprintf("--max-doc-bytes raises the limit (now %s)", limit)
+	switch {
+	case se.Length <= 0:
+		return fmt.Sprintf("%s; the record is longer than %s: raise --max-doc-bytes above its length", now, limit)
+	case se.Length > maxRecordBytes:
+		return fmt.Sprintf("the record takes %s bytes, more than the largest --max-doc-bytes (%s bytes): it cannot be read; --skip-invalid leaves it out", human.Number(se.Length), human.Number(int64(maxRecordBytes)))
+	}
+	return fmt.Sprintf("%s; --max-doc-bytes %s admits this record of %s bytes", now, sizeFlag(se.Length), human.Number(se.Length))
+}
+
+// exactSize writes n bytes exactly: in the largest binary unit that
+// divides it ("16 MiB"), else in bytes ("2,000 bytes").
+func exactSize(n int64) string {
+	for _, u := range []struct {
+		name  string
+		bytes int64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+		if n >= u.bytes && n%u.bytes == 0 {
+			return fmt.Sprintf("%d %s", n/u.bytes, u.name)
+		}
+	}
+	return human.Plural(n, "byte")
+}
+
+// sizeFlag returns a --max-doc-bytes value of at least n: the power of
+// two at or above n in binary units ("128MiB"), or the largest value the
+// flag takes when that power is above it.
+func sizeFlag(n int64) string {
+	p := int64(1)
+	for p < n {
+		p <<= 1
+	}
+	switch {
+	case p > maxRecordBytes:
+		return strconv.Itoa(maxRecordBytes)
+	case p >= 1<<30:
+		return fmt.Sprintf("%dGiB", p>>30)
+	case p >= 1<<20:
+		return fmt.Sprintf("%dMiB", p>>20)
+	case p >= 1<<10:
+		return fmt.Sprintf("%dKiB", p>>10)
+	}
+	return strconv.FormatInt(p, 10)
 }
 
 // objectStorageSchemes are the URL schemes of inputs that are not read

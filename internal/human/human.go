@@ -1,9 +1,13 @@
 // Package human writes counts for people: 2,225 with thousands separators,
-// "1 id" and "2 ids". The summaries, warnings, tables and the HTML report
+// "1 id" and "2 ids"; and document ids, quoted when they hold a control
+// or invisible character (ID). The summaries, warnings, tables and the HTML report
 // all write counts through it (JSON and TSV outputs keep plain numbers).
 package human
 
-import "strconv"
+import (
+	"strconv"
+	"unicode"
+)
 
 // Number writes n with thousands separators: 1,234,567.
 func Number[T int | int64](n T) string {
@@ -32,4 +36,18 @@ func Plural[T int | int64](n T, noun string) string {
 		return "1 " + noun
 	}
 	return Number(n) + " " + noun + "s"
+}
+
+// ID is a document id as the summaries and the HTML report show it: as it
+// is when every rune of it is graphic, else quoted (Go syntax, as the
+// warnings and errors quote ids), so that a tab, a newline, an escape
+// sequence or an invisible character in an id neither breaks a line nor
+// reaches the terminal (or hides in a page).
+func ID(id string) string {
+	for _, r := range id {
+		if !unicode.IsGraphic(r) || (unicode.IsSpace(r) && r != ' ') {
+			return strconv.Quote(id)
+		}
+	}
+	return id
 }
