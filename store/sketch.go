@@ -55,5 +55,18 @@ func (s *Sketcher) Sketch(txt string) sketch.Sketch {
 	return sk
 }
 
+// SketchNormalized is Sketch for a text already normalised with the
+// Sketcher's own normalisation options (Spec().Normalize): the sketch
+// Sketch returns for the text before normalisation. The Sketcher keeps no
+// reference to norm; the returned Sig and Set are as Sketch's.
+func (s *Sketcher) SketchNormalized(norm []byte) sketch.Sketch {
+	s.k.SketchNormalized(&s.sk, norm)
+	sk := s.sk
+	if sk.Set != nil {
+		sk.Set = slices.Clone(sk.Set) // as in Sketch
+	}
+	return sk
+}
+
 // Spec returns the Sketcher's specification, resolved.
 func (s *Sketcher) Spec() sketch.Spec { return s.spec }
