@@ -358,6 +358,25 @@ type NormalizedIndex interface {
 	NewNormalizedChecker() (func(norm []byte) (id string, sim float64, found bool, err error), error)
 }
 
+// SketchIndex is a NormalizedIndex whose checkers can also look a
+// document up by its MinHash sketch (signature and sorted, distinct
+// shingle set, or Empty), made with the index's specification: a
+// MinHash run of that specification hands it the sketch it made, without
+// the index sketching the text a second time.
+type SketchIndex interface {
+	NormalizedIndex
+	// NewSketchChecker is NewChecker for a sketch; the checker neither
+	// keeps nor changes it.
+	NewSketchChecker() (func(sk *sketch.Sketch) (id string, sim float64, found bool, err error), error)
+}
+
+// reusedSketcher is a DocSketcher that gives the sketch.Sketch of the
+// document it sketched last (the minhash method's), for a SketchIndex.
+type reusedSketcher interface {
+	sketchSpec() sketch.Spec
+	lastSketch() sketch.Sketch
+}
+
 // indexHit is a new document's best duplicate in an Index.
 type indexHit struct {
 	id  string
@@ -525,9 +544,13 @@ type run struct {
 	// normCheckers replace checkers when every index is a NormalizedIndex
 	// of the run's own specification (newCheckers).
 	normCheckers [][]func([]byte) (string, float64, bool, error)
-	indexHits    map[int32]indexHit // new documents found in an index
-	labels       map[int32]string   // kept index -> indexed id naming its cluster
-	hitLine      []byte             // indexHit\'s pairs line, reused
+	// sketchCheckers come with normCheckers when every index is a
+	// SketchIndex: a worker whose sketcher is a reusedSketcher of the
+	// run's specification hands them its sketches.
+	sketchCheckers [][]func(*sketch.Sketch) (string, float64, bool, error)
+	indexHits      map[int32]indexHit // new documents found in an index
+	labels         map[int32]string   // kept index -> indexed id naming its cluster
+	hitLine        []byte             // indexHit\'s pairs line, reused
 	// waiting are the lines that wait for the spill join's pairs
 	// (waitLines), in input order: they come at Flush, ordered by their
 	// later document, and the in-memory Finder's stream (minhash, exact,
@@ -876,7 +899,7 @@ func (r *run) pass1(ctx context.Context) error {
 	if err := r.newCheckers(); err != nil {
 		return err
 	}
-	defer func() { r.checkers, r.normCheckers = nil, nil }()
+	defer func() { r.checkers, r.normCheckers, r.sketchCheckers = nil, nil, nil }()
 	emit := r.emitter(false)
 	findEmit := emit // the finder's, with its own numbers
 	copyEmit := emit // the cascade's copies'
@@ -1283,6 +1306,21 @@ func (r *run) newCheckers() error {
 				r.normCheckers[w] = append(r.normCheckers[w], c)
 			}
 		}
+		for _, ix := range r.in.AgainstIndexes {
+			if _, ok := ix.(SketchIndex); !ok {
+				return nil
+			}
+		}
+		r.sketchCheckers = make([][]func(*sketch.Sketch) (string, float64, bool, error), r.cfg.workers())
+		for w := range r.sketchCheckers {
+			for _, ix := range r.in.AgainstIndexes {
+				c, err := ix.(SketchIndex).NewSketchChecker()
+				if err != nil {
+					return err
+				}
+				r.sketchCheckers[w] = append(r.sketchCheckers[w], c)
+			}
+		}
 		return nil
 	}
 	r.checkers = make([][]func(string) (string, float64, bool, error), r.cfg.workers())
@@ -1317,6 +1355,20 @@ func (r *run) sameSpecIndexes() bool {
 func checkNormalized(checkers []func([]byte) (string, float64, bool, error), norm []byte) (*indexHit, error) {
 	for _, c := range checkers {
 		id, sim, ok, err := c(norm)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			return &indexHit{id, sim}, nil
+		}
+	}
+	return nil, nil
+}
+
+// checkSketch is check for a sketch (sketchCheckers).
+func checkSketch(checkers []func(*sketch.Sketch) (string, float64, bool, error), sk *sketch.Sketch) (*indexHit, error) {
+	for _, c := range checkers {
+		id, sim, ok, err := c(sk)
 		if err != nil {
 			return nil, err
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -13,6 +14,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/neardup/neardup/corpus"
+	"github.com/neardup/neardup/sketch"
 	"github.com/neardup/neardup/text/t2s"
 )
 
@@ -129,6 +131,9 @@ func (r *run) eachDoc(ctx context.Context, sketchers []DocSketcher, consume func
 		}
 		if len(r.normCheckers) == len(sketchers) {
 			ck.norm = r.normCheckers[w]
+		}
+		if rs, ok := sk.(reusedSketcher); ok && len(r.sketchCheckers) == len(sketchers) && reflect.DeepEqual(rs.sketchSpec(), r.spec) {
+			ck.sketch, ck.last = r.sketchCheckers[w], rs
 		}
 		g.Go(func() error {
 			defer wg.Done()
@@ -386,6 +391,10 @@ func (r *run) workStage(ctx context.Context, sk DocSketcher, checkers workerChec
 type workerCheckers struct {
 	text []func(string) (string, float64, bool, error)
 	norm []func([]byte) (string, float64, bool, error)
+	// sketch, with norm, takes the sketches of last, the worker's
+	// sketcher, for the documents it sketches; norm the others'.
+	sketch []func(*sketch.Sketch) (string, float64, bool, error)
+	last   reusedSketcher
 }
 
 func (c workerCheckers) any() bool { return c.text != nil || c.norm != nil }
@@ -427,8 +436,14 @@ func (r *run) sketchDoc(sk DocSketcher, checkers workerCheckers, b *batch, k int
 	}
 	var found bool
 	*buf, found = r.norm.AppendFound((*buf)[:0], rd.text)
-	if err := normCheck(); err != nil {
-		return nil, err
+	// With checkers.sketch the lookup waits for the document's sketch;
+	// a document that may be left unsketched below (empty, or a bad
+	// record by its key) is looked up by its text.
+	bySketch := checkers.sketch != nil && !rd.old && len(*buf) > 0 && r.cfg.KeyField == ""
+	if !bySketch {
+		if err := normCheck(); err != nil {
+			return nil, err
+		}
 	}
 	if !found && !rd.old {
 		r.noMain.Add(1)
@@ -457,6 +472,14 @@ func (r *run) sketchDoc(sk DocSketcher, checkers workerCheckers, b *batch, k int
 	s, err := sk.Sketch(&d)
 	if err != nil {
 		return nil, fmt.Errorf("document %q: %w", rd.id, err)
+	}
+	if bySketch {
+		last := checkers.last.lastSketch()
+		hit, err := checkSketch(checkers.sketch, &last)
+		if err != nil {
+			return nil, fmt.Errorf("document %q: %w", rd.id, err)
+		}
+		b.hits[k], rd.hit = hit, hit
 	}
 	return s, nil
 }

@@ -15,6 +15,7 @@ type Sketcher struct {
 	spec sketch.Spec
 	k    *sketch.Sketcher
 	sk   sketch.Sketch
+	sets bool // its sketches carry their shingle sets
 }
 
 // NewSketcher returns a Sketcher for sp, a MinHash or SimHash
@@ -34,7 +35,7 @@ func newSketcher(sp sketch.Spec, sets bool) (*Sketcher, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrParams, err)
 	}
-	return &Sketcher{spec: sp, k: k}, nil
+	return &Sketcher{spec: sp, k: k, sets: sets && sp.Method == sketch.MinHash}, nil
 }
 
 // Sketch returns the sketch of a text: its Sig or FP, with its shingle
@@ -67,6 +68,11 @@ func (s *Sketcher) SketchNormalized(norm []byte) sketch.Sketch {
 	}
 	return sk
 }
+
+// Sets reports whether the Sketcher's sketches carry their shingle sets
+// (sketch.Sketch.Set): MinHash sketches of a Sketcher of NewSketcher, or
+// of an index that keeps the sets.
+func (s *Sketcher) Sets() bool { return s.sets }
 
 // Spec returns the Sketcher's specification, resolved.
 func (s *Sketcher) Spec() sketch.Spec { return s.spec }

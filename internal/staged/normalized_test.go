@@ -32,7 +32,7 @@ func (t textOnly) MemoryBytes() int64 { return t.x.MemoryBytes() }
 // countingIndex is StoreIndex counting the lookups by each path.
 type countingIndex struct {
 	StoreIndex
-	text, norm *atomic.Int64
+	text, norm, sketch *atomic.Int64
 }
 
 func (c countingIndex) NewChecker() (func(string) (string, float64, bool, error), error) {
@@ -43,6 +43,11 @@ func (c countingIndex) NewChecker() (func(string) (string, float64, bool, error)
 func (c countingIndex) NewNormalizedChecker() (func([]byte) (string, float64, bool, error), error) {
 	f, err := c.StoreIndex.NewNormalizedChecker()
 	return func(b []byte) (string, float64, bool, error) { c.norm.Add(1); return f(b) }, err
+}
+
+func (c countingIndex) NewSketchChecker() (func(*sketch.Sketch) (string, float64, bool, error), error) {
+	f, err := c.StoreIndex.NewSketchChecker()
+	return func(s *sketch.Sketch) (string, float64, bool, error) { c.sketch.Add(1); return f(s) }, err
 }
 
 // TestNormalizedCheckerMatchesText: dedup with --against an index looks a
@@ -105,10 +110,10 @@ func TestNormalizedCheckerMatchesText(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	makeIndex := func(name string, sp sketch.Spec) StoreIndex {
+	makeIndex := func(name string, sp sketch.Spec, estimateOnly bool) StoreIndex {
 		t.Helper()
 		loc := filepath.Join(dir, name)
-		ix, err := store.CreateIndex(loc, sp, store.Options{NoSync: true})
+		ix, err := store.CreateIndex(loc, sp, store.Options{NoSync: true, EstimateOnly: estimateOnly})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -150,10 +155,11 @@ func TestNormalizedCheckerMatchesText(t *testing.T) {
 		name string
 		ix   StoreIndex
 	}{
-		{"minhash", makeIndex("minhash", sketch.Spec{})},
-		{"minhash-3", makeIndex("minhash-3", sketch.Spec{Shingle: shingle.Options{N: 3}})},
-		{"simhash", makeIndex("simhash", sketch.Spec{Method: sketch.SimHash})},
-		{"minhash-case", makeIndex("minhash-case", sketch.Spec{Normalize: &noFold})},
+		{"minhash", makeIndex("minhash", sketch.Spec{}, false)},
+		{"minhash-estimate", makeIndex("minhash-estimate", sketch.Spec{}, true)},
+		{"minhash-3", makeIndex("minhash-3", sketch.Spec{Shingle: shingle.Options{N: 3}}, false)},
+		{"simhash", makeIndex("simhash", sketch.Spec{Method: sketch.SimHash}, false)},
+		{"minhash-case", makeIndex("minhash-case", sketch.Spec{Normalize: &noFold}, false)},
 	}
 
 	run := func(name string, cfg dedup.Options, ix dedup.Index) [4][]byte {
@@ -183,13 +189,25 @@ func TestNormalizedCheckerMatchesText(t *testing.T) {
 		}
 		return b
 	}
+	runs := []struct {
+		name string
+		cfg  dedup.Options
+	}{
+		{"minhash", dedup.Options{Method: "minhash"}},
+		{"minhash-verify", dedup.Options{Method: "minhash", Verify: true}},
+		{"minhash-estimate", dedup.Options{Method: "minhash", EstimateOnly: true}},
+		{"simhash", dedup.Options{Method: "simhash"}},
+		{"exact", dedup.Options{Method: "exact"}},
+		{"ksentence", dedup.Options{Method: "ksentence"}},
+	}
 	for _, x := range indexes {
-		for _, method := range []string{"minhash", "simhash", "exact", "ksentence"} {
-			cfg := dedup.Options{Method: method, Workers: 2}
-			name := x.name + "-" + method
-			var text, norm atomic.Int64
+		for _, rc := range runs {
+			cfg := rc.cfg
+			cfg.Workers = 2
+			name := x.name + "-" + rc.name
+			var text, norm, sk atomic.Int64
 			want := run(name+"-text", cfg, textOnly{x.ix})
-			got := run(name+"-auto", cfg, countingIndex{x.ix, &text, &norm})
+			got := run(name+"-auto", cfg, countingIndex{x.ix, &text, &norm, &sk})
 			for k, f := range []string{"-o", "--clusters", "--pairs", "--stats' counts"} {
 				if !bytes.Equal(got[k], want[k]) {
 					t.Errorf("%s: %s differs from the raw text's lookups", name, f)
@@ -199,9 +217,13 @@ func TestNormalizedCheckerMatchesText(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			same := spec.Method == x.ix.Spec().Method && (x.name == "minhash" || x.name == "simhash")
-			if same && (norm.Load() == 0 || text.Load() != 0) || !same && (norm.Load() != 0 || text.Load() == 0) {
-				t.Errorf("%s: %d lookups by normalised text, %d by raw text; want the normalised path %v", name, norm.Load(), text.Load(), same)
+			// The indexes of the default specification take the
+			// run's normalised text, a MinHash run's sketches.
+			same := spec.Method == x.ix.Spec().Method && (x.name == "minhash" || x.name == "minhash-estimate" || x.name == "simhash")
+			bySketch := same && spec.Method == sketch.MinHash
+			if same != (text.Load() == 0) || bySketch != (sk.Load() > 0) || same && !bySketch && norm.Load() == 0 {
+				t.Errorf("%s: %d lookups by raw text, %d by normalised text, %d by sketch; want the normalised path %v, the sketch's %v",
+					name, text.Load(), norm.Load(), sk.Load(), same, bySketch)
 			}
 		}
 	}
