@@ -333,7 +333,9 @@ type ExampleDoc struct {
 }
 
 // Index is a saved index of old documents that new documents are checked
-// against (package store through the command line).
+// against (package store through the command line). An Index that is also
+// a NormalizedIndex or a SketchIndex of the run's own specification is
+// given the run's normalised text or sketch instead of the raw text.
 type Index interface {
 	// NewChecker returns a function that looks up a document's raw text
 	// and returns the id and similarity of its best duplicate, if any.
