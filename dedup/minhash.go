@@ -285,6 +285,37 @@ type minhashSketcher struct {
 	hashes []uint64
 	block  *hashBlock // the tiered join's shingle hashes, see Sketch
 	recs   []byte     // the component join's records, see addKeys
+	// last is what Sketch made of the last document, for lastSketch:
+	// its signature, and its shingle hashes (with repeats, in shingle
+	// order; lastSorted: sorted and distinct already).
+	last       sketch.Sketch
+	lastHashes []uint64
+	lastSorted bool
+	setBuf     []uint64
+	sorter     sketch.HashSorter // as the index's sketcher sorts
+}
+
+// sketchSpec is the specification the sketcher sketches with
+// (reusedSketcher).
+func (s *minhashSketcher) sketchSpec() sketch.Spec { return s.k.Spec() }
+
+// lastSketch returns the sketch.Sketch of the document Sketch sketched
+// last, as a Sketcher of the same specification with shingle sets makes
+// it: its signature, its sorted and distinct shingle set, or Empty. Both
+// are valid until the next Sketch; the caller must not change them.
+func (s *minhashSketcher) lastSketch() sketch.Sketch {
+	sk := s.last
+	if sk.Empty {
+		return sketch.Sketch{Empty: true}
+	}
+	if s.lastSorted {
+		sk.Set = s.lastHashes
+		return sk
+	}
+	s.setBuf = append(s.setBuf[:0], s.lastHashes...)
+	s.sorter.Sort(s.setBuf)
+	sk.Set = slices.Compact(s.setBuf)
+	return sk
 }
 
 // The tiered join's sketchers write shingle hashes into blocks of
@@ -356,6 +387,7 @@ func (s *minhashSketcher) Sketch(d *Doc) (DocSketch, error) {
 		// reused; the signature is the Finder's.
 		s.sk.Sig = nil
 		s.k.SketchNormalized(&s.sk, d.Text)
+		s.last, s.lastHashes, s.lastSorted = sketch.Sketch{Sig: s.sk.Sig, Empty: s.sk.Empty}, s.sk.Set, true
 		if s.sk.Empty {
 			return sk, nil
 		}
@@ -377,6 +409,7 @@ func (s *minhashSketcher) Sketch(d *Doc) (DocSketch, error) {
 		free := b[len(b):]
 		h := s.k.Shingles(free, textView(d))
 		if len(h) == 0 {
+			s.last, s.lastHashes = sketch.Sketch{Empty: true}, nil
 			return sk, nil
 		}
 		var blk *hashBlock
@@ -388,6 +421,7 @@ func (s *minhashSketcher) Sketch(d *Doc) (DocSketch, error) {
 		}
 		var out sketch.Sketch
 		s.k.SketchShingles(&out, h) // MinHash does not reorder h
+		s.last, s.lastHashes, s.lastSorted = out, h, false
 		sk.set = lazySet{h: h, blk: blk}
 		sk.sig = out.Sig
 		sk.keff = effectiveSlots(s.m.family, sk.sig)
@@ -397,6 +431,7 @@ func (s *minhashSketcher) Sketch(d *Doc) (DocSketch, error) {
 	s.hashes = s.k.Shingles(s.hashes[:0], textView(d))
 	var out sketch.Sketch
 	s.k.SketchShingles(&out, s.hashes)
+	s.last, s.lastHashes, s.lastSorted = out, s.hashes, false
 	sk.sig = out.Sig
 	s.addKeys(sk)
 	return sk, nil

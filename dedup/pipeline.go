@@ -9,6 +9,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -332,7 +333,9 @@ type ExampleDoc struct {
 }
 
 // Index is a saved index of old documents that new documents are checked
-// against (package store through the command line).
+// against (package store through the command line). An Index that is also
+// a NormalizedIndex or a SketchIndex of the run's own specification is
+// given the run's normalised text or sketch instead of the raw text.
 type Index interface {
 	// NewChecker returns a function that looks up a document's raw text
 	// and returns the id and similarity of its best duplicate, if any.
@@ -341,6 +344,39 @@ type Index interface {
 	NewChecker() (func(text string) (id string, sim float64, found bool, err error), error)
 	// MemoryBytes is what the index holds in memory, for the memory plan.
 	MemoryBytes() int64
+}
+
+// NormalizedIndex is an Index whose checkers can also look a document up
+// by its normalised text. A run whose resolved specification equals the
+// index's (Spec, compared whole) normalises each document once and hands
+// the index that text: the index's sketch of it is then the one it would
+// make of the raw text, without normalising it a second time.
+type NormalizedIndex interface {
+	Index
+	// Spec is the index's specification, resolved.
+	Spec() sketch.Spec
+	// NewNormalizedChecker is NewChecker for a text normalised with
+	// Spec().Normalize.
+	NewNormalizedChecker() (func(norm []byte) (id string, sim float64, found bool, err error), error)
+}
+
+// SketchIndex is a NormalizedIndex whose checkers can also look a
+// document up by its MinHash sketch (signature and sorted, distinct
+// shingle set, or Empty), made with the index's specification: a
+// MinHash run of that specification hands it the sketch it made, without
+// the index sketching the text a second time.
+type SketchIndex interface {
+	NormalizedIndex
+	// NewSketchChecker is NewChecker for a sketch; the checker neither
+	// keeps nor changes it.
+	NewSketchChecker() (func(sk *sketch.Sketch) (id string, sim float64, found bool, err error), error)
+}
+
+// reusedSketcher is a DocSketcher that gives the sketch.Sketch of the
+// document it sketched last (the minhash method's), for a SketchIndex.
+type reusedSketcher interface {
+	sketchSpec() sketch.Spec
+	lastSketch() sketch.Sketch
 }
 
 // indexHit is a new document's best duplicate in an Index.
@@ -507,9 +543,16 @@ type run struct {
 	nOld        int                                             // how many of ids are old
 	dropped     map[int32]bool                                  // removed by a DropFinder, with no named partner
 	checkers    [][]func(string) (string, float64, bool, error) // [worker][index], in pass 1
-	indexHits   map[int32]indexHit                              // new documents found in an index
-	labels      map[int32]string                                // kept index -> indexed id naming its cluster
-	hitLine     []byte                                          // indexHit\'s pairs line, reused
+	// normCheckers replace checkers when every index is a NormalizedIndex
+	// of the run's own specification (newCheckers).
+	normCheckers [][]func([]byte) (string, float64, bool, error)
+	// sketchCheckers come with normCheckers when every index is a
+	// SketchIndex: a worker whose sketcher is a reusedSketcher of the
+	// run's specification hands them its sketches.
+	sketchCheckers [][]func(*sketch.Sketch) (string, float64, bool, error)
+	indexHits      map[int32]indexHit // new documents found in an index
+	labels         map[int32]string   // kept index -> indexed id naming its cluster
+	hitLine        []byte             // indexHit\'s pairs line, reused
 	// waiting are the lines that wait for the spill join's pairs
 	// (waitLines), in input order: they come at Flush, ordered by their
 	// later document, and the in-memory Finder's stream (minhash, exact,
@@ -858,7 +901,7 @@ func (r *run) pass1(ctx context.Context) error {
 	if err := r.newCheckers(); err != nil {
 		return err
 	}
-	defer func() { r.checkers = nil }()
+	defer func() { r.checkers, r.normCheckers, r.sketchCheckers = nil, nil, nil }()
 	emit := r.emitter(false)
 	findEmit := emit // the finder's, with its own numbers
 	copyEmit := emit // the cascade's copies'
@@ -1254,6 +1297,34 @@ func (r *run) newCheckers() error {
 	if len(r.in.AgainstIndexes) == 0 {
 		return nil
 	}
+	if r.sameSpecIndexes() {
+		r.normCheckers = make([][]func([]byte) (string, float64, bool, error), r.cfg.workers())
+		for w := range r.normCheckers {
+			for _, ix := range r.in.AgainstIndexes {
+				c, err := ix.(NormalizedIndex).NewNormalizedChecker()
+				if err != nil {
+					return err
+				}
+				r.normCheckers[w] = append(r.normCheckers[w], c)
+			}
+		}
+		for _, ix := range r.in.AgainstIndexes {
+			if _, ok := ix.(SketchIndex); !ok {
+				return nil
+			}
+		}
+		r.sketchCheckers = make([][]func(*sketch.Sketch) (string, float64, bool, error), r.cfg.workers())
+		for w := range r.sketchCheckers {
+			for _, ix := range r.in.AgainstIndexes {
+				c, err := ix.(SketchIndex).NewSketchChecker()
+				if err != nil {
+					return err
+				}
+				r.sketchCheckers[w] = append(r.sketchCheckers[w], c)
+			}
+		}
+		return nil
+	}
 	r.checkers = make([][]func(string) (string, float64, bool, error), r.cfg.workers())
 	for w := range r.checkers {
 		for _, ix := range r.in.AgainstIndexes {
@@ -1265,6 +1336,49 @@ func (r *run) newCheckers() error {
 		}
 	}
 	return nil
+}
+
+// sameSpecIndexes reports whether every index of Input.AgainstIndexes
+// is a NormalizedIndex whose resolved specification is the run's, field
+// by field (the normalisation's options included): then the run's
+// normalised text is what each index's sketcher would make of the raw
+// text.
+func (r *run) sameSpecIndexes() bool {
+	for _, ix := range r.in.AgainstIndexes {
+		n, ok := ix.(NormalizedIndex)
+		if !ok || !reflect.DeepEqual(n.Spec(), r.spec) {
+			return false
+		}
+	}
+	return true
+}
+
+// checkNormalized is check for a normalised text (normCheckers).
+func checkNormalized(checkers []func([]byte) (string, float64, bool, error), norm []byte) (*indexHit, error) {
+	for _, c := range checkers {
+		id, sim, ok, err := c(norm)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			return &indexHit{id, sim}, nil
+		}
+	}
+	return nil, nil
+}
+
+// checkSketch is check for a sketch (sketchCheckers).
+func checkSketch(checkers []func(*sketch.Sketch) (string, float64, bool, error), sk *sketch.Sketch) (*indexHit, error) {
+	for _, c := range checkers {
+		id, sim, ok, err := c(sk)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			return &indexHit{id, sim}, nil
+		}
+	}
+	return nil, nil
 }
 
 // check looks a text up in every index, in order, and returns the first

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -13,6 +14,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/neardup/neardup/corpus"
+	"github.com/neardup/neardup/sketch"
 	"github.com/neardup/neardup/text/t2s"
 )
 
@@ -123,13 +125,19 @@ func (r *run) eachDoc(ctx context.Context, sketchers []DocSketcher, consume func
 	var wg sync.WaitGroup
 	for w, sk := range sketchers {
 		wg.Add(1)
-		var checkers []func(string) (string, float64, bool, error)
+		var ck workerCheckers
 		if len(r.checkers) == len(sketchers) {
-			checkers = r.checkers[w]
+			ck.text = r.checkers[w]
+		}
+		if len(r.normCheckers) == len(sketchers) {
+			ck.norm = r.normCheckers[w]
+		}
+		if rs, ok := sk.(reusedSketcher); ok && len(r.sketchCheckers) == len(sketchers) && reflect.DeepEqual(rs.sketchSpec(), r.spec) {
+			ck.sketch, ck.last = r.sketchCheckers[w], rs
 		}
 		g.Go(func() error {
 			defer wg.Done()
-			return r.workStage(gctx, sk, checkers, chain, jobs, done)
+			return r.workStage(gctx, sk, ck, chain, jobs, done)
 		})
 	}
 	go func() { wg.Wait(); close(done) }()
@@ -323,7 +331,7 @@ func (c *seqChain) halt() {
 // workStage parses, normalises and sketches the documents of the batches.
 // A document's failure is kept in it for the collector, which reports it
 // in input order.
-func (r *run) workStage(ctx context.Context, sk DocSketcher, checkers []func(string) (string, float64, bool, error), chain *seqChain, jobs <-chan *batch, done chan<- *batch) error {
+func (r *run) workStage(ctx context.Context, sk DocSketcher, checkers workerCheckers, chain *seqChain, jobs <-chan *batch, done chan<- *batch) error {
 	var buf []byte
 	for b := range jobs {
 		if b.lines {
@@ -338,7 +346,7 @@ func (r *run) workStage(ctx context.Context, sk DocSketcher, checkers []func(str
 		}
 		b.sketches = slices.Grow(b.sketches[:0], len(b.docs))[:len(b.docs)]
 		b.hits = b.hits[:0]
-		if checkers != nil {
+		if checkers.any() {
 			b.hits = slices.Grow(b.hits, len(b.docs))[:len(b.docs)]
 		}
 		for k := range b.docs {
@@ -377,25 +385,69 @@ func (r *run) workStage(ctx context.Context, sk DocSketcher, checkers []func(str
 	return nil
 }
 
+// workerCheckers are a worker's checkers of the indexes: by raw text
+// (run.checkers) or by the run's normalised text (run.normCheckers), at
+// most one of the two.
+type workerCheckers struct {
+	text []func(string) (string, float64, bool, error)
+	norm []func([]byte) (string, float64, bool, error)
+	// sketch, with norm, takes the sketches of last, the worker's
+	// sketcher, for the documents it sketches; norm the others'.
+	sketch []func(*sketch.Sketch) (string, float64, bool, error)
+	last   reusedSketcher
+}
+
+func (c workerCheckers) any() bool { return c.text != nil || c.norm != nil }
+
 // sketchDoc looks document k of b up in the indexes and sketches it.
-func (r *run) sketchDoc(sk DocSketcher, checkers []func(string) (string, float64, bool, error), b *batch, k int, buf *[]byte) (DocSketch, error) {
+func (r *run) sketchDoc(sk DocSketcher, checkers workerCheckers, b *batch, k int, buf *[]byte) (DocSketch, error) {
 	rd := &b.docs[k]
-	if checkers != nil && !rd.old {
-		hit, err := check(checkers, rd.text)
+	if checkers.text != nil && !rd.old {
+		hit, err := check(checkers.text, rd.text)
 		if err != nil {
 			return nil, fmt.Errorf("document %q: %w", rd.id, err)
 		}
 		b.hits[k], rd.hit = hit, hit
 	}
-	if rd.pre {
-		return rd.sketch, nil
+	normCheck := func() error {
+		if checkers.norm == nil || rd.old {
+			return nil
+		}
+		hit, err := checkNormalized(checkers.norm, *buf)
+		if err != nil {
+			return fmt.Errorf("document %q: %w", rd.id, err)
+		}
+		b.hits[k], rd.hit = hit, hit
+		return nil
 	}
-	if r.want != nil && !r.want(rd.seq) { // not even normalised (SketchSome)
+	if rd.pre || r.want != nil && !r.want(rd.seq) {
+		// Not sketched here (known, or not wanted: SketchSome); the
+		// indexes' lookup still needs the normalised text.
+		if checkers.norm != nil && !rd.old {
+			*buf = r.norm.Append((*buf)[:0], rd.text)
+			if err := normCheck(); err != nil {
+				return nil, err
+			}
+		}
+		if rd.pre {
+			return rd.sketch, nil
+		}
 		return nil, nil
 	}
-	// The key first: a record without it is a bad record whatever its
-	// text, even an empty one, so that the second pass (pass2) can tell
-	// the records skipped here by the key alone.
+	var found bool
+	*buf, found = r.norm.AppendFound((*buf)[:0], rd.text)
+	// With checkers.sketch the lookup waits for the document's sketch;
+	// a document that may be left unsketched below (empty, or a bad
+	// record by its key) is looked up by its text.
+	bySketch := checkers.sketch != nil && !rd.old && len(*buf) > 0 && r.cfg.KeyField == ""
+	if !bySketch {
+		if err := normCheck(); err != nil {
+			return nil, err
+		}
+	}
+	// The key before the text's checks: a record without it is a bad
+	// record whatever its text, even an empty one, so that the second
+	// pass (pass2) can tell the records skipped here by the key alone.
 	var key string
 	if r.cfg.KeyField != "" {
 		var err error
@@ -407,8 +459,6 @@ func (r *run) sketchDoc(sk DocSketcher, checkers []func(string) (string, float64
 			return nil, nil
 		}
 	}
-	var found bool
-	*buf, found = r.norm.AppendFound((*buf)[:0], rd.text)
 	if !found && !rd.old {
 		r.noMain.Add(1)
 	}
@@ -428,6 +478,14 @@ func (r *run) sketchDoc(sk DocSketcher, checkers []func(string) (string, float64
 	s, err := sk.Sketch(&d)
 	if err != nil {
 		return nil, fmt.Errorf("document %q: %w", rd.id, err)
+	}
+	if bySketch {
+		last := checkers.last.lastSketch()
+		hit, err := checkSketch(checkers.sketch, &last)
+		if err != nil {
+			return nil, fmt.Errorf("document %q: %w", rd.id, err)
+		}
+		b.hits[k], rd.hit = hit, hit
 	}
 	return s, nil
 }

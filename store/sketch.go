@@ -15,6 +15,7 @@ type Sketcher struct {
 	spec sketch.Spec
 	k    *sketch.Sketcher
 	sk   sketch.Sketch
+	sets bool // its sketches carry their shingle sets
 }
 
 // NewSketcher returns a Sketcher for sp, a MinHash or SimHash
@@ -34,7 +35,7 @@ func newSketcher(sp sketch.Spec, sets bool) (*Sketcher, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrParams, err)
 	}
-	return &Sketcher{spec: sp, k: k}, nil
+	return &Sketcher{spec: sp, k: k, sets: sets && sp.Method == sketch.MinHash}, nil
 }
 
 // Sketch returns the sketch of a text: its Sig or FP, with its shingle
@@ -54,6 +55,24 @@ func (s *Sketcher) Sketch(txt string) sketch.Sketch {
 	}
 	return sk
 }
+
+// SketchNormalized is Sketch for a text already normalised with the
+// Sketcher's own normalisation options (Spec().Normalize): the sketch
+// Sketch returns for the text before normalisation. The Sketcher keeps no
+// reference to norm; the returned Sig and Set are as Sketch's.
+func (s *Sketcher) SketchNormalized(norm []byte) sketch.Sketch {
+	s.k.SketchNormalized(&s.sk, norm)
+	sk := s.sk
+	if sk.Set != nil {
+		sk.Set = slices.Clone(sk.Set) // as in Sketch
+	}
+	return sk
+}
+
+// Sets reports whether the Sketcher's sketches carry their shingle sets
+// (sketch.Sketch.Set): MinHash sketches of a Sketcher of NewSketcher, or
+// of an index that keeps the sets.
+func (s *Sketcher) Sets() bool { return s.sets }
 
 // Spec returns the Sketcher's specification, resolved.
 func (s *Sketcher) Spec() sketch.Spec { return s.spec }

@@ -90,6 +90,53 @@ func (x StoreIndex) NewChecker() (func(string) (string, float64, bool, error), e
 	}, nil
 }
 
+// Spec is the index's specification, resolved (dedup.NormalizedIndex).
+func (x StoreIndex) Spec() sketch.Spec { return x.S.Spec() }
+
+// NewNormalizedChecker is NewChecker for texts already normalised with
+// the index's normalisation (dedup.NormalizedIndex): it sketches them
+// without normalising them again.
+func (x StoreIndex) NewNormalizedChecker() (func([]byte) (string, float64, bool, error), error) {
+	sk, err := x.S.NewSketcher()
+	if err != nil {
+		return nil, err
+	}
+	var ms []store.Match
+	return func(norm []byte) (string, float64, bool, error) {
+		var err error
+		ms, err = x.S.Query(ms[:0], sk.SketchNormalized(norm), 1)
+		if err != nil || len(ms) == 0 {
+			return "", 0, false, err
+		}
+		return ms[0].ID, ms[0].Similarity, true, nil
+	}, nil
+}
+
+// NewSketchChecker is NewChecker for a MinHash sketch made with the
+// index's specification, with its shingle set (dedup.SketchIndex): the
+// set is left out when the index's own sketcher leaves it out (an index
+// that does not keep sets), so that the query is the raw text's.
+func (x StoreIndex) NewSketchChecker() (func(*sketch.Sketch) (string, float64, bool, error), error) {
+	sk, err := x.S.NewSketcher()
+	if err != nil {
+		return nil, err
+	}
+	sets := sk.Sets()
+	var ms []store.Match
+	return func(s *sketch.Sketch) (string, float64, bool, error) {
+		q := *s
+		if !sets {
+			q.Set = nil
+		}
+		var err error
+		ms, err = x.S.Query(ms[:0], q, 1)
+		if err != nil || len(ms) == 0 {
+			return "", 0, false, err
+		}
+		return ms[0].ID, ms[0].Similarity, true, nil
+	}, nil
+}
+
 // MemoryBytes is what the open index holds in memory: its postings, block
 // cache and memtables (for the memory plan).
 func (x StoreIndex) MemoryBytes() int64 {
