@@ -57,6 +57,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/neardup/neardup/internal/human"
 	"github.com/neardup/neardup/store"
 )
 
@@ -523,13 +524,25 @@ type batchRequest struct {
 	Limit     *int     `json:"limit"`
 }
 
+// docLimitFor is a --max-doc-bytes of serve that admits a text of n
+// bytes: the power of two at or above n, as the CLI's hint for a record
+// over its --max-doc-bytes suggests.
+func docLimitFor(n int) int {
+	p := 1
+	for p < n {
+		p <<= 1
+	}
+	return p
+}
+
 // validate checks one document; where names it in messages.
 func (s *Server) validate(d *docIn, where string, needID bool) error {
 	if d.Text == nil {
 		return errorf(http.StatusBadRequest, "%smissing \"text\"", where)
 	}
 	if len(*d.Text) > s.cfg.MaxDocBytes {
-		return errorf(http.StatusRequestEntityTooLarge, "%stext of %d bytes, at most %d (the server's --max-doc-bytes)", where, len(*d.Text), s.cfg.MaxDocBytes)
+		n := len(*d.Text)
+		return errorf(http.StatusRequestEntityTooLarge, "%stext of %s bytes, more than the server's --max-doc-bytes (%s bytes); a server started with --max-doc-bytes %d admits it", where, human.Number(n), human.Number(s.cfg.MaxDocBytes), docLimitFor(n))
 	}
 	if !utf8.ValidString(*d.Text) {
 		return errorf(http.StatusBadRequest, "%stext is not valid UTF-8", where)
