@@ -270,8 +270,14 @@ func (w *walker) walk(dir string, st fs.FileInfo) error {
 					w.exp.Skipped = append(w.exp.Skipped, Skip{Path: p, Reason: SkipUnsupported})
 					continue
 				}
+				// Worded as a broken link given directly is
+				// ("p is a symbolic link to dest, which does not
+				// exist"), with the flag that leaves it out.
+				if bl := brokenLink(p, err); bl != err {
+					return fmt.Errorf("%w (use --exclude to leave it out)", bl)
+				}
 				dest, _ := os.Readlink(p)
-				return fmt.Errorf("%s: broken symbolic link to %s: %w (use --exclude to leave it out)", p, dest, errors.Unwrap(err))
+				return fmt.Errorf("%s: symbolic link to %s: %w (use --exclude to leave it out)", p, dest, errors.Unwrap(err))
 			}
 			info = target
 		}

@@ -93,6 +93,15 @@ func TestExpandBrokenLink(t *testing.T) {
 	if err == nil || err.Error() != want || !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("got %v; want %q (wrapping fs.ErrNotExist)", err, want)
 	}
+	// Found while walking a directory, it is worded alike, with the
+	// flag that leaves it out (it was "x.jsonl: broken symbolic link
+	// to missing/y.jsonl: no such file or directory (use --exclude
+	// ...)").
+	_, err = Expand([]string{dir})
+	want += " (use --exclude to leave it out)"
+	if err == nil || err.Error() != want || !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("walked: got %v; want %q (wrapping fs.ErrNotExist)", err, want)
+	}
 	// A missing file that is no link keeps the system's error.
 	_, err = Expand([]string{filepath.Join(dir, "none.jsonl")})
 	var pe *fs.PathError
