@@ -70,7 +70,8 @@ freed; checks go on. Beyond --max-concurrent requests or --max-inflight-bytes
 of bodies in flight, requests get 503 with Retry-After (docs/reliability.md).
 SIGINT or SIGTERM stops accepting
 connections, finishes the requests in flight, flushes and closes the index,
-and exits 0.
+and exits 0; requests still running after --shutdown-timeout are cut off
+and it exits 1.
 
 ` + exitHelp,
 		Args: noArgs,
@@ -92,7 +93,7 @@ and exits 0.
 	fs.IntVar(&o.maxBatch, "max-batch", server.DefaultMaxBatch, "most documents or ids in one batch request")
 	fs.IntVar(&o.limit, "limit", server.DefaultLimit, "matches returned per document when a request does not say")
 	fs.DurationVar(&o.timeout, "timeout", server.DefaultTimeout, "time limit of one request")
-	fs.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long to wait for requests in flight when stopping")
+	fs.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long SIGINT or SIGTERM waits for requests in flight; requests still running then are cut off without an answer and serve exits 1")
 	fs.StringVar(&o.tlsCert, "tls-cert", "", "serve HTTPS (TLS 1.2 or later) with this PEM certificate (chain); needs --tls-key")
 	fs.StringVar(&o.tlsKey, "tls-key", "", "the PEM private key of --tls-cert")
 	fs.StringVar(&o.debugAddr, "debug-addr", "", "also serve Go's profiler (net/http/pprof, /debug/pprof/) on this address, for benchmarks; keep it on loopback")
@@ -271,6 +272,12 @@ func runServe(ctx context.Context, cmd *cobra.Command, o *serveOpts) error {
 	sctx, cancel := context.WithTimeout(context.Background(), o.shutdownTimeout)
 	defer cancel()
 	serr := hs.Shutdown(sctx)
+	if serr != nil {
+		// --shutdown-timeout passed with requests still running: cut
+		// their connections, so that their clients see the failure
+		// now rather than when the process ends.
+		hs.Close()
+	}
 	<-errc
 	// On a full disk Close leaves the memtables in the write-ahead log
 	// (a flush could not succeed): say so rather than "flushed".
@@ -285,14 +292,20 @@ func runServe(ctx context.Context, cmd *cobra.Command, o *serveOpts) error {
 		}
 		return failedAfterSignal{&wordedErr{msg: fmt.Sprintf("--index %s: closing the index: %s", redactLoc(o.dir), sharedflags.Plain(err)), err: err}}
 	}
-	if serr != nil {
-		return fmt.Errorf("shutdown: %w", serr)
-	}
 	if full {
 		fmt.Fprintf(stderr, "index %s closed without a flush (the disk is full): acknowledged documents are in its write-ahead log, which the next start replays\n", redactLoc(o.dir))
-		return nil
+	} else {
+		fmt.Fprintf(stderr, "index %s flushed and closed\n", redactLoc(o.dir))
 	}
-	fmt.Fprintf(stderr, "index %s flushed and closed\n", redactLoc(o.dir))
+	// A shutdown that cut requests off did not end cleanly: exit 1,
+	// as a failed close does, not 130 (the signal is serve's ordinary
+	// end).
+	if errors.Is(serr, context.DeadlineExceeded) {
+		return failedAfterSignal{&wordedErr{msg: fmt.Sprintf("--shutdown-timeout %s passed with requests still running: they were cut off without an answer (a write among them may or may not have been applied); a longer --shutdown-timeout lets them finish", o.shutdownTimeout), err: serr}}
+	}
+	if serr != nil {
+		return failedAfterSignal{fmt.Errorf("shutdown: %w", serr)}
+	}
 	return nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -450,5 +451,63 @@ func TestHTTPLog(t *testing.T) {
 	lg.Printf("http: TLS handshake error from 10.0.0.9:8: tls: first record does not look like a TLS handshake")
 	if want := "neardup: TLS handshake with 10.0.0.9:7 failed: tls: first record does not look like a TLS handshake (and 92 more failed handshakes not logged before it)\n"; buf.String() != want {
 		t.Errorf("after 1.5 s:\n%s\nwant:\n%s", buf.String(), want)
+	}
+}
+
+// TestServeShutdownTimeout stops a server (SIGTERM) while a request is
+// still running, its body half sent, past --shutdown-timeout: the request
+// is cut off, the index flushed and closed, and serve exits 1 naming
+// --shutdown-timeout (it exited 130 with "shutdown: context deadline
+// exceeded", as if interrupted).
+func TestServeShutdownTimeout(t *testing.T) {
+	dir := createIndex(t)
+	srv := startServer(t, "--index", dir, "--shutdown-timeout", "300ms")
+	body := []byte(`{"text": "a document whose body never arrives whole"}`)
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	done := make(chan error, 1)
+	go func() {
+		req, _ := http.NewRequest("POST", srv.addr+"/v1/check", pr)
+		req.ContentLength = int64(len(body))
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		done <- err
+	}()
+	pw.Write(body[:10])
+	// The request is being served once its declared body is counted in
+	// flight (admission reserves it before reading a byte).
+	want := fmt.Sprintf("neardup_http_request_bytes_in_flight %d\n", len(body))
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		if time.Now().After(deadline) {
+			t.Fatalf("the request was not served within 30 s\n%s", srv.stderr)
+		}
+		resp, err := http.Get(srv.addr + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if bytes.Contains(b, []byte(want)) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	srv.cmd.Process.Signal(syscall.SIGTERM)
+	err := srv.wait()
+	msg := srv.stderr.String()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+		t.Fatalf("serve stopped past --shutdown-timeout: %v, want exit 1:\n%s", err, msg)
+	}
+	wantMsg := "index " + dir + " flushed and closed\nneardup: --shutdown-timeout 300ms passed with requests still running: they were cut off without an answer (a write among them may or may not have been applied); a longer --shutdown-timeout lets them finish\n"
+	if !strings.HasSuffix(msg, wantMsg) {
+		t.Errorf("serve stopped past --shutdown-timeout ends\n%s\nwant it to end\n%s", msg, wantMsg)
+	}
+	// The client's writer waits for the rest of the body: end it.
+	pw.Close()
+	if err := <-done; err == nil {
+		t.Error("the request cut off got an answer")
 	}
 }
