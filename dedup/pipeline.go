@@ -552,7 +552,7 @@ type run struct {
 	sketchCheckers [][]func(*sketch.Sketch) (string, float64, bool, error)
 	indexHits      map[int32]indexHit // new documents found in an index
 	labels         map[int32]string   // kept index -> indexed id naming its cluster
-	hitLine        []byte             // indexHit\'s pairs line, reused
+	hitLine        []byte             // an index hit's or a waiting copy's pairs line, reused
 	// waiting are the lines that wait for the spill join's pairs
 	// (waitLines), in input order: they come at Flush, ordered by their
 	// later document, and the in-memory Finder's stream (minhash, exact,
@@ -1208,13 +1208,12 @@ func (r *run) waitingLines(emit func(Pair)) func(Pair) {
 // flushWaiting writes the waiting lines of the documents before document
 // end, in input order.
 func (r *run) flushWaiting(end int) {
-	var line []byte
 	for len(r.waiting) > 0 && int(r.waiting[0].doc) < end {
 		w := r.waiting[0]
 		if w.of < 0 {
 			r.writeHitLine(int(w.doc), r.indexHits[w.doc])
 		} else {
-			line = r.recordPair(line, Pair{A: int(w.of), B: int(w.doc), Similarity: 1, Distance: r.copyDistance(), Hamming: r.caps.hamming})
+			r.hitLine = r.recordPair(r.hitLine, Pair{A: int(w.of), B: int(w.doc), Similarity: 1, Distance: r.copyDistance(), Hamming: r.caps.hamming})
 		}
 		r.waiting = r.waiting[1:]
 	}
