@@ -50,6 +50,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"math/bits"
 	"net/http"
 	"net/url"
 	"strings"
@@ -527,13 +528,7 @@ type batchRequest struct {
 // docLimitFor is a --max-doc-bytes of serve that admits a text of n
 // bytes: the power of two at or above n, as the CLI's hint for a record
 // over its --max-doc-bytes suggests.
-func docLimitFor(n int) int {
-	p := 1
-	for p < n {
-		p <<= 1
-	}
-	return p
-}
+func docLimitFor(n int) int { return 1 << bits.Len(uint(n-1)) }
 
 // validate checks one document; where names it in messages.
 func (s *Server) validate(d *docIn, where string, needID bool) error {

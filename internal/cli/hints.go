@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"path/filepath"
 	"runtime/debug"
 	"strconv"
@@ -91,10 +92,7 @@ func exactSize(n int64) string {
 // two at or above n in binary units ("128MiB"), or the largest value the
 // flag takes when that power is above it.
 func sizeFlag(n int64) string {
-	p := int64(1)
-	for p < n {
-		p <<= 1
-	}
+	p := int64(1) << bits.Len64(uint64(n-1))
 	switch {
 	case p > maxRecordBytes:
 		return strconv.Itoa(maxRecordBytes)
