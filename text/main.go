@@ -3,6 +3,7 @@ package text
 import (
 	"bytes"
 	"io"
+	"unicode"
 	"unicode/utf8"
 
 	"golang.org/x/net/html"
@@ -32,6 +33,10 @@ import (
 //     and do not also name content (article, body, content, main, ...),
 //     nav, aside and footer elements, and hidden elements (the hidden
 //     attribute, aria-hidden="true", display:none) are unlikely content.
+//     An id of two or more words that is the slug of the element's own
+//     heading (Sphinx's section id="community-testing" around "Community
+//     Testing", "stream-header-1") names the section's subject and is
+//     not counted.
 //   - Every block with at least 25 characters of its own text (inline
 //     markup included, nested blocks not) scores 1 + its commas +
 //     min(chars/100, 3) (commas inside pre do not count: code is not
@@ -81,6 +86,7 @@ type mnode struct {
 	tag      atom.Atom
 	weight   int16 // class and id: +25 content, -25 boilerplate
 	unlikely bool  // this node or an ancestor is unlikely content
+	self     bool  // this node itself is unlikely content
 	hidden   bool
 	main     bool  // role="main" or a main element
 	own      int32 // runes of the node's own text
@@ -109,18 +115,21 @@ type mainExtractor struct {
 	dst0   int // len(dst) on entry
 	nodes  []mnode
 	segs   []mseg
-	stack  []int32 // open nodes, innermost last
-	deep   int     // blocks opened beyond maxMainDepth
-	attr   []byte  // scratch for class and id
-	title  []byte  // the text of the title element
-	strip  bool    // unlikely content is out (the first attempt)
-	scored bool    // choose found a candidate: a block that scored, or a main element
+	stack  []int32  // open nodes, innermost last
+	deep   int      // blocks opened beyond maxMainDepth
+	attr   []byte   // scratch for class and id
+	title  []byte   // the text of the title element
+	slugs  []slugID // nodes whose id may be their heading's slug
+	ids    []byte   // the ids of slugs
+	strip  bool     // unlikely content is out (the first attempt)
+	scored bool     // choose found a candidate: a block that scored, or a main element
 }
 
 func (m *mainExtractor) init(dst []byte) {
 	m.w = htmlWriter{dst: dst, start: len(dst)}
 	m.dst0 = len(dst)
 	m.title = m.title[:0]
+	m.slugs, m.ids = m.slugs[:0], m.ids[:0]
 	m.nodes = append(m.nodes[:0], mnode{parent: -1, tag: atom.Body})
 	m.stack = append(m.stack[:0], 0)
 }
@@ -162,12 +171,17 @@ func (m *mainExtractor) open(z *html.Tokenizer, a atom.Atom) {
 		return
 	}
 	p := m.top()
-	n := mnode{parent: p, tag: a, unlikely: m.nodes[p].unlikely, hidden: m.nodes[p].hidden}
+	n := mnode{parent: p, tag: a, hidden: m.nodes[p].hidden}
 	m.attr = m.attr[:0]
+	idStart, idEnd := -1, -1
 	for {
 		k, v, more := z.TagAttr()
 		switch string(k) {
 		case "class", "id":
+			if string(k) == "id" && idStart < 0 {
+				idStart = len(m.attr)
+				idEnd = idStart + len(v)
+			}
 			m.attr = append(m.attr, v...)
 			m.attr = append(m.attr, ' ')
 		case "hidden":
@@ -184,7 +198,7 @@ func (m *mainExtractor) open(z *html.Tokenizer, a atom.Atom) {
 			switch string(v) {
 			case "navigation", "complementary", "contentinfo", "banner", "menu", "menubar", "dialog", "alertdialog":
 				n.weight -= 25
-				n.unlikely = true
+				n.self = true
 			case "main":
 				n.weight += 25
 				n.main = true
@@ -198,20 +212,33 @@ func (m *mainExtractor) open(z *html.Tokenizer, a atom.Atom) {
 	}
 	if len(m.attr) > 0 {
 		w, unlikely := classWeight(m.attr)
+		if idStart >= 0 && (w != 0 || unlikely) && slugLike(m.attr[idStart:idEnd]) {
+			// The id may be the slug of the element's heading
+			// ("community-testing" for "Community Testing"): its names
+			// then say what the section is about, not what it is for.
+			// extract decides, once the heading's text is known.
+			cls := append(m.attr[:idStart:idStart], m.attr[idEnd+1:]...)
+			cw, cu := classWeight(cls)
+			m.slugs = append(m.slugs, slugID{node: int32(len(m.nodes)), seg: int32(len(m.segs)),
+				id0: int32(len(m.ids)), id1: int32(len(m.ids) + idEnd - idStart), dw: cw - w,
+				unlikely: unlikely && a != atom.Body && a != atom.Html, classUnlikely: cu && a != atom.Body && a != atom.Html, role: n.self})
+			m.ids = append(m.ids, m.attr[idStart:idEnd]...)
+		}
 		n.weight += w
 		if unlikely && a != atom.Body && a != atom.Html {
-			n.unlikely = true
+			n.self = true
 		}
 	}
 	switch a {
 	case atom.Nav, atom.Aside, atom.Footer:
-		n.unlikely = true
+		n.self = true
 	case atom.Main:
 		n.weight += 25
 		n.main = true
 	case atom.Article:
 		n.weight += 25
 	}
+	n.unlikely = n.self || m.nodes[p].unlikely
 	m.nodes[p].nchild++
 	m.nodes = append(m.nodes, n)
 	m.stack = append(m.stack, int32(len(m.nodes)-1))
@@ -362,6 +389,7 @@ func (m *mainExtractor) linkDensity(i int) float64 {
 
 // extract chooses the main content and appends its text at m.dst0.
 func (m *mainExtractor) extract() ([]byte, bool) {
+	m.resolveSlugs()
 	nodes := m.nodes
 	// Subtree totals: a parent precedes its children.
 	for i := len(nodes) - 1; i >= 0; i-- {
@@ -620,4 +648,126 @@ func (m *mainExtractor) keepTitle(keep []bool) {
 		keep[i] = true // already kept, or kept now
 		return
 	}
+}
+
+// A node whose class and id name boilerplate or content only because of
+// an id that may be the slug of its heading.
+type slugID struct {
+	node, seg     int32 // the node; len(segs) when it opened
+	id0, id1      int32 // its id in ids
+	dw            int16 // the weight of its class alone minus that of class and id
+	unlikely      bool  // class and id name unlikely content
+	classUnlikely bool  // the class alone does
+	role          bool  // the role names unlikely content
+}
+
+// slugLike reports whether an id has two or more runs of letters and
+// digits, as the slug of a heading of two or more words has
+// ("community-testing", "stream_header"). A one-word id ("comments",
+// "header", "sidebar") names a part of the page even when a heading
+// reads the same, and keeps its weight.
+func slugLike(id []byte) bool {
+	runs, in := 0, false
+	for _, r := range string(id) {
+		word := unicode.IsLetter(r) || unicode.IsDigit(r)
+		if word && !in {
+			runs++
+		}
+		in = word
+	}
+	return runs >= 2
+}
+
+// resolveSlugs takes back the names of the ids that are the slug of their
+// element's heading (the element itself or its first block, an h1-h6),
+// as documentation generators (Sphinx, Markdown) and many sites write
+// them: Readability's name patterns would otherwise drop a section called
+// "Community Testing", "Stream Header" or "extractelement Instruction".
+// The id matches when its letters and digits, lower-cased, are those of
+// the heading's text, with a number added after (a repeated heading) or
+// the heading's leading section number left out. It then recomputes the
+// unlikely flags that the nodes inherit.
+func (m *mainExtractor) resolveSlugs() {
+	if len(m.slugs) == 0 {
+		return
+	}
+	nodes := m.nodes
+	var id, h []byte
+	changed := false
+	for _, s := range m.slugs {
+		hd := int(s.node)
+		if !isHeading(nodes[hd].tag) {
+			hd++
+			if hd >= len(nodes) || int(nodes[hd].parent) != int(s.node) || !isHeading(nodes[hd].tag) {
+				continue
+			}
+		}
+		if nodes[hd].last <= s.seg {
+			continue // an empty heading
+		}
+		h = h[:0]
+		for _, g := range m.segs[s.seg:nodes[hd].last] {
+			if int(g.node) == hd {
+				h = appendAlnum(h, m.w.dst[g.start:g.end])
+			}
+		}
+		id = appendAlnum(id[:0], m.ids[s.id0:s.id1])
+		if !slugOf(id, h) {
+			continue
+		}
+		n := &nodes[s.node]
+		n.weight += s.dw
+		if s.unlikely && !s.classUnlikely {
+			// The role or the tag may still make it unlikely.
+			n.self = s.role || n.tag == atom.Nav || n.tag == atom.Aside || n.tag == atom.Footer
+			changed = true
+		}
+	}
+	if changed {
+		for i := 1; i < len(nodes); i++ {
+			nodes[i].unlikely = nodes[i].self || nodes[nodes[i].parent].unlikely
+		}
+	}
+}
+
+func isHeading(a atom.Atom) bool {
+	switch a {
+	case atom.H1, atom.H2, atom.H3, atom.H4, atom.H5, atom.H6:
+		return true
+	}
+	return false
+}
+
+// appendAlnum appends the letters and digits of b, lower-cased.
+func appendAlnum(dst, b []byte) []byte {
+	for _, r := range string(b) {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			dst = utf8.AppendRune(dst, unicode.ToLower(r))
+		}
+	}
+	return dst
+}
+
+// slugOf reports whether id (letters and digits) is the slug of heading h:
+// the same, h followed by digits, or h without its leading digits.
+func slugOf(id, h []byte) bool {
+	if len(id) == 0 || len(h) == 0 {
+		return false
+	}
+	if rest, ok := bytes.CutPrefix(id, h); ok && allDigits(rest) {
+		return true
+	}
+	if lead, ok := bytes.CutSuffix(h, id); ok && allDigits(lead) {
+		return true
+	}
+	return false
+}
+
+func allDigits(b []byte) bool {
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }

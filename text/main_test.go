@@ -61,6 +61,17 @@ func TestMainText(t *testing.T) {
 		{"title heading", `<html><head><title>Le manoir derri&egrave;re le palmier | Photos aggregator</title></head><body><h1><a href="/">Photos aggregator</a></h1>` +
 			`<div class="post"><p>` + postText + `</p></div><div class="main_meta"><h2>Le manoir  derrière le palmier</h2><ul><li>February 10th, 2012</li></ul></div></body></html>`,
 			postText + "\nLe manoir derrière le palmier", true},
+		// Sphinx and Markdown name a section by its heading: the id
+		// "community-testing" says what the section is about, not that
+		// it is a community widget, and "stream-header-1" (a repeated
+		// heading) is no page header. A one-word id ("comments") still
+		// names a part of the page.
+		{"heading slugs", `<div class="body" role="main">` + strings.Repeat(post, 8) +
+			`<section id="community-testing"><h2>Community Testing<a class="headerlink" href="#community-testing">¶</a></h2><p>We ask that all developers test the release, and report back errors.</p></section>` +
+			`<section id="stream-header-1"><h3>Stream Header</h3><p>The stream header holds the version, the signature, and the age.</p></section>` +
+			`<section id="comments"><h2>Comments</h2><p>A reader's comment, also long enough to be scored as a paragraph.</p></section></div>`,
+			strings.Repeat(postText+"\n", 8) + "Community Testing¶\nWe ask that all developers test the release, and report back errors.\n" +
+				"Stream Header\nThe stream header holds the version, the signature, and the age.", true},
 		{"unclosed", "<div><p>one paragraph of text that is long enough to count<p>and another one that is long enough", "one paragraph of text that is long enough to count\nand another one that is long enough", true},
 	}
 	for _, tc := range tests {
