@@ -69,21 +69,23 @@ const cjkDictBytes = 187 << 20
 // heap: it grows to up to twice what was live at the last collection, and
 // as for the run's own live data (EstimatedPeakBytes) the plan counts 1.75
 // times it. Session 25's 355 MiB (MemStats.Sys grown by one load) was one
-// draw from that spread: runs of the whole tang-editions peaked at 418 to
-// 480 MiB against a plan of 403 (docs/benchmarks.md, "The memory plan
+// draw from that spread: runs of the whole tang-editions peaked at 394 to
+// 469 MiB against a plan of 403 (docs/benchmarks.md, "The memory plan
 // counts the dictionary's load at its garbage collector's headroom").
 const cjkLoadLiveBytes = 242 << 20
 
 // cjkFileBytes is what the dictionary's load adds to the binary's resident
 // pages: the embedded dictionary files (gse's zh/s_1.txt and zh/t_1.txt,
 // 8.3 MiB) and the loader's code, read once and resident after (RssFile
-// of a one-document run: 48.2 MiB, 58.3 MiB with --unit cjkword). The
-// runtime does not count them (runtimeBytes was measured without them).
+// of a one-document run: 48.2 MiB, 58.3 MiB with --unit cjkword; from a
+// copy of the binary, 29-30 and 38 MiB). MemStats does not count them,
+// nor did runtimeBytes.
 const cjkFileBytes = 10 << 20
 
 // cjkLoadPeakBytes is the peak resident memory of the dictionary's load:
 // the runtime's, the dictionary's file pages and the heap at 1.75 times
-// what the load holds live. A --unit cjkword run peaks at least there.
+// what the load holds live. The plan of a --unit cjkword run is at
+// least this.
 const cjkLoadPeakBytes = runtimeBytes + cjkFileBytes + cjkLoadLiveBytes/4*7
 
 // spillBytesPerDoc is what the spill path keeps in memory per document
