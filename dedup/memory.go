@@ -38,7 +38,9 @@ type MemoryPlan struct {
 	// is live on it (the estimate's heap part and the batches in flight;
 	// on the spill path the per-document arrays, the sort's and the
 	// join's buffers and the batches) unless the limit stops it first,
-	// and never below what is live.
+	// and never below what is live. With --unit cjkword, the dictionary's
+	// file pages too, and at least the peak of its load
+	// (cjkLoadPeakBytes), which comes before the limit is set.
 	EstimatedPeakBytes int64 `json:"estimated_peak_bytes"`
 	Spill              bool  `json:"spill"` // bucket keys go to disk
 	SpillSupported     bool  `json:"spill_supported"`
@@ -58,11 +60,33 @@ const runtimeBytes = 48 << 20
 // that passed about 370 MiB.
 const cjkDictBytes = 187 << 20
 
-// cjkLoadBytes is what loading that dictionary makes the process hold:
-// the Go runtime's memory (MemStats.Sys) grows by 355 MiB, the loading's
-// garbage with the dictionary, and the pages freed are reused rather than
-// returned. The plan's peak is at least runtimeBytes and this.
-const cjkLoadBytes = 355 << 20
+// cjkLoadLiveBytes is the most heap the loading of that dictionary holds
+// live at a collection: the dictionary being built and the loader's
+// transient data (runtime/metrics' /gc/heap/live at each collection of 8
+// loads of zh_s and zh_t alone: 177 to 242 MiB; their resident memory
+// peaked at 352 to 427 MiB). The dictionary loads before the plan sets
+// the garbage collector's limit (GCLimit), so nothing but GOGC holds the
+// heap: it grows to up to twice what was live at the last collection, and
+// as for the run's own live data (EstimatedPeakBytes) the plan counts 1.75
+// times it. Session 25's 355 MiB (MemStats.Sys grown by one load) was one
+// draw from that spread: runs of the whole tang-editions peaked at 394 to
+// 469 MiB against a plan of 403 (docs/benchmarks.md, "The memory plan
+// counts the dictionary's load at its garbage collector's headroom").
+const cjkLoadLiveBytes = 242 << 20
+
+// cjkFileBytes is what the dictionary's load adds to the binary's resident
+// pages: the embedded dictionary files (gse's zh/s_1.txt and zh/t_1.txt,
+// 8.3 MiB) and the loader's code, read once and resident after (RssFile
+// of a one-document run: 48.2 MiB, 58.3 MiB with --unit cjkword; from a
+// copy of the binary, 29-30 and 38 MiB). MemStats does not count them,
+// nor did runtimeBytes.
+const cjkFileBytes = 10 << 20
+
+// cjkLoadPeakBytes is the peak resident memory of the dictionary's load:
+// the runtime's, the dictionary's file pages and the heap at 1.75 times
+// what the load holds live. The plan of a --unit cjkword run is at
+// least this.
+const cjkLoadPeakBytes = runtimeBytes + cjkFileBytes + cjkLoadLiveBytes/4*7
 
 // spillBytesPerDoc is what the spill path keeps in memory per document
 // beyond the pipeline's own: its sketch's offset and length (12), the
@@ -257,7 +281,9 @@ func (r *run) plan() MemoryPlan {
 	// its budget) peaks there.
 	p.EstimatedPeakBytes = runtimeBytes + p.EstimatedMappedBytes + max(live, min(p.GCLimit(), live/4*7))
 	if p.EstimatedFixedBytes > 0 {
-		p.EstimatedPeakBytes = max(p.EstimatedPeakBytes, runtimeBytes+cjkLoadBytes)
+		// The dictionary's file pages stay resident for the run; its
+		// load, before the limit is set, may peak above the run.
+		p.EstimatedPeakBytes = max(p.EstimatedPeakBytes+cjkFileBytes, cjkLoadPeakBytes)
 	}
 	return p
 }

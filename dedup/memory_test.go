@@ -355,10 +355,17 @@ func planOf(t *testing.T, opts Options, path string) MemoryPlan {
 // word segmentation dictionary, which the run holds whatever its input:
 // in the peak (the plan said 60 MiB for a run that peaked at 421 MiB) and
 // in the garbage collector's limit, which was set from the documents'
-// heap alone and fell below the live heap. The run is cancelled once
+// heap alone and fell below the live heap. The peak is at least the
+// dictionary's load's: its heap at 1.75 times the 242 MiB it holds live
+// at a collection, which the garbage collector's headroom lets it reach
+// before the plan sets a limit, and its file pages; the whole
+// tang-editions, whose peak is the load's, measured up to 469 MiB (the
+// plan said 403 MiB before session 26). The run is cancelled once
 // planned.
 func TestPlanCJKWordDictionary(t *testing.T) {
-	const dict, load = 187 << 20, 355 << 20 // cjkDictBytes, cjkLoadBytes
+	const dict = 187 << 20                     // cjkDictBytes
+	const load = 48<<20 + 10<<20 + 242<<20/4*7 // runtimeBytes, cjkFileBytes, cjkLoadLiveBytes at 1.75 times
+	const measured = 469 << 20                 // tang-editions' peak RSS, docs/benchmarks.md
 	in := writeTexts(t, t.TempDir(), []string{"我们今天去北京大学参观", "我们明天去北京大学参观"}, "doc-%d")
 	plans := map[shingle.Unit]MemoryPlan{}
 	for _, u := range []shingle.Unit{shingle.Word, shingle.CJKWord} {
@@ -372,9 +379,9 @@ func TestPlanCJKWordDictionary(t *testing.T) {
 		}
 	}
 	w, c := plans[shingle.Word], plans[shingle.CJKWord]
-	if c.EstimatedBytes-w.EstimatedBytes != dict || c.EstimatedPeakBytes < runtimeBytes+load {
-		t.Errorf("cjkword plan: %d bytes live, peak %d; word: %d live; want the dictionary's %d more live and a peak of at least %d",
-			c.EstimatedBytes, c.EstimatedPeakBytes, w.EstimatedBytes, dict, runtimeBytes+load)
+	if c.EstimatedBytes-w.EstimatedBytes != dict || c.EstimatedPeakBytes < load || c.EstimatedPeakBytes < measured {
+		t.Errorf("cjkword plan: %d bytes live, peak %d; word: %d live; want the dictionary's %d more live and a peak of at least %d (its load's) and %d (measured)",
+			c.EstimatedBytes, c.EstimatedPeakBytes, w.EstimatedBytes, dict, load, measured)
 	}
 	if c.GCLimit() < dict*3/2 {
 		t.Errorf("cjkword plan: garbage collector's limit %d, below one and a half times the dictionary's %d", c.GCLimit(), dict)
