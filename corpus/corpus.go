@@ -296,6 +296,18 @@ func IsWebArchive(name string) bool {
 	return err == nil && f == formatWARC
 }
 
+// ReadsLines reports whether Open with opts reads the file name (or
+// NewStream reads "-") as plain text, one document a line: its documents'
+// ids are always their FILE:LINE, and Options.IDField only names the id's
+// key in their records.
+func ReadsLines(name string, opts Options) bool {
+	if name == "-" {
+		return opts.StreamFormat == StreamText
+	}
+	f, _, err := formatOf(name, opts.StreamFormat)
+	return err == nil && f == formatLines
+}
+
 // CheckFormatWith is CheckFormat for Open with opts: a name that gives no
 // format is read in opts.StreamFormat when it is not "".
 func CheckFormatWith(name string, opts Options) error {

@@ -11,6 +11,7 @@ import (
 	"math"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -385,7 +386,13 @@ func (p *Parquet) open() error {
 		p.m = []map[string]any{make(map[string]any)}
 	}
 	if !textFound {
-		return fmt.Errorf("%w %q (columns: %v)", ErrMissingText, p.opts.TextField, schema.Columns())
+		// The top-level names, quoted as a JSONL record's fields are
+		// (recordFields): --text-field names one of them.
+		names := make([]string, 0, len(schema.Fields()))
+		for _, field := range schema.Fields() {
+			names = append(names, strconv.Quote(field.Name()))
+		}
+		return fmt.Errorf("%w %q (the file's columns: %s)", ErrMissingText, p.opts.TextField, strings.Join(names, ", "))
 	}
 	p.reader = parquet.NewGenericReader[map[string]any](f, f.Schema())
 	if p.flat {

@@ -179,6 +179,11 @@ func TestParquetForeignFiles(t *testing.T) {
 	if !errors.Is(err, ErrMissingText) || !strings.Contains(err.Error(), flat) {
 		t.Errorf("no text column: err = %v, want ErrMissingText naming the file", err)
 	}
+	// The columns are named as a JSONL record's fields are, not as Go
+	// prints the schema's column paths ([[body] [key]]).
+	if err == nil || !strings.Contains(err.Error(), `(the file's columns: `) || !strings.Contains(err.Error(), `"body"`) || strings.Contains(err.Error(), "[") {
+		t.Errorf("no text column: err = %v, want the file's columns quoted", err)
+	}
 }
 
 func TestParquetCorrupt(t *testing.T) {

@@ -159,7 +159,8 @@ type Stats struct {
 	DuplicateIDsFirst []string `json:"duplicate_ids_first,omitempty"`
 	// IDsFromPosition counts the input documents whose id is their
 	// position, FILE:LINE (FILE:RECORD), because the record had no id
-	// field (Input.Options.IDField) or an empty one; IDsFromPositionFirst
+	// field (Input.Options.IDField) or an empty one (not the lines of
+	// plain text, which have no id field); IDsFromPositionFirst
 	// is the first of them in input order. Not in --stats (the staged
 	// job's --stats is dedup's; it keeps them apart, for the same
 	// warning).
@@ -1802,6 +1803,11 @@ func (r *run) noteIDFromPosition(d *rawDoc) {
 		return
 	}
 	if n, err := strconv.ParseInt(d.id[len(name)+1:], 10, 64); err != nil || n != d.record {
+		return
+	}
+	// A line of plain text has no id to lack: --id-field only names the
+	// key of its record's id.
+	if corpus.ReadsLines(name, r.in.Options) {
 		return
 	}
 	if r.stats.IDsFromPosition == 0 {

@@ -506,5 +506,10 @@ func TestWARCMainContent(t *testing.T) {
 		if st.Documents != 2 || st.Removed != tc.removed {
 			t.Errorf("HTML %v, HTMLAll %v: %d documents, %d removed; want 2, %d", tc.html, tc.all, st.Documents, st.Removed, tc.removed)
 		}
+		// The reader extracted the pages' main content: the HTML step,
+		// which finds no page in that text, does not count them.
+		if st.HTMLNoMainContent != 0 {
+			t.Errorf("HTML %v, HTMLAll %v: HTMLNoMainContent = %d, want 0 (web archive pages are extracted by the reader)", tc.html, tc.all, st.HTMLNoMainContent)
+		}
 	}
 }

@@ -459,7 +459,10 @@ func (r *run) sketchDoc(sk DocSketcher, checkers workerCheckers, b *batch, k int
 			return nil, nil
 		}
 	}
-	if !found && !rd.old {
+	// The pages of web archives reach here as the text their reader
+	// extracted (corpus.Options.HTMLMain), in which the HTML step finds
+	// no page: they are not counted (Stats.HTMLNoMainContent).
+	if !found && !rd.old && !corpus.IsWebArchive(r.sequence[rd.file]) {
 		r.noMain.Add(1)
 	}
 	// An empty text is no document to compare, unless the key is what

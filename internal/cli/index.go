@@ -828,7 +828,9 @@ func runIndexStream(cmd *cobra.Command, o *indexOpts, args []string, add bool) e
 		for r.Next() {
 			d := r.Doc()
 			read++
-			if d.ID == d.Source+":"+strconv.FormatInt(d.Record, 10) {
+			// A line of plain text has no id to lack: --id-field only
+			// names the key of its record's id.
+			if d.ID == d.Source+":"+strconv.FormatInt(d.Record, 10) && !corpus.ReadsLines(f, ropts) {
 				if fromPosition == 0 {
 					firstFromPosition = d.ID
 				}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -435,7 +436,29 @@ func TestIDFieldMissingWarning(t *testing.T) {
 			t.Errorf("%v: exit %d, stderr %q; want 0 and nothing", args, code, errs)
 		}
 	}
-
+	// A plain text file has no ids: --id-field names the id's key in
+	// the records written (docs/formats.md), and no line lacks it.
+	txt := filepath.Join(dir, "lines.txt")
+	if err := os.WriteFile(txt, []byte("one two three four five six\nseven eight nine ten eleven twelve\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	kept := filepath.Join(dir, "kept.jsonl")
+	for _, args := range [][]string{
+		{"dedup", "-q", "--id-field", "doc", "-o", kept, txt},
+		{"sign", "-q", "--id-field", "doc", "-o", os.DevNull, txt},
+		{"index", "add", "-q", "--index", idx, "--id-field", "doc", txt},
+		{"dedup", "-q", "--id-field", "doc", "--format", "txt", "-o", os.DevNull, "-"},
+	} {
+		var out, errb bytes.Buffer
+		code := Main(args, strings.NewReader("one two three\n"), &out, &errb)
+		// sign -q still prints its one-line summary.
+		if errs := errb.String(); code != 0 || strings.Contains(errs, "warning") {
+			t.Errorf("%v: exit %d, stderr %q; want 0 and no warning", args, code, errs)
+		}
+	}
+	if b, err := os.ReadFile(kept); err != nil || !strings.HasPrefix(string(b), `{"doc":"`+txt+`:1"`) {
+		t.Errorf("kept records %q (%v); want the id under \"doc\"", b, err)
+	}
 }
 
 // TestTaskArguments: neardup task with a stage that does not exist, or
