@@ -3,6 +3,8 @@ package cli
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -209,7 +211,11 @@ func runStaged(cmd *cobra.Command, o *dedupOpts, cfg dedup.Options, ropts corpus
 		}
 		ex = l
 	case "print":
-		ex = &executor.Print{Out: e.stdout, Program: "neardup", Manifest: func(name string, b []byte) error {
+		job, err := k8sJobPrefix(work.URL(""))
+		if err != nil {
+			return err
+		}
+		ex = &executor.Print{Out: e.stdout, Program: "neardup", Job: job, Manifest: func(name string, b []byte) error {
 			return work.PutBytes(ctx, "k8s/"+name, b)
 		}}
 	case "slurm":
@@ -586,6 +592,24 @@ func goneFiles(shards [][]dedup.DocRange, files []string) []string {
 		}
 	}
 	return gone
+}
+
+// k8sJobPrefix names the Kubernetes Jobs that --executor print writes
+// (k8s/NN-STAGE.yaml), each PREFIX-STAGE: it is neardup-HASH, HASH 8 hex
+// digits of the SHA-256 of the work folder (a path made absolute, a URL as
+// the folder names it, without a trailing slash). Two jobs in one
+// namespace, which have two work folders, get Jobs of their own names; the
+// same job printed again (a resumed job) gets the same names.
+func k8sJobPrefix(work string) (string, error) {
+	if !objstore.IsURL(work) {
+		abs, err := filepath.Abs(work)
+		if err != nil {
+			return "", err
+		}
+		work = abs
+	}
+	sum := sha256.Sum256([]byte(work))
+	return "neardup-" + hex.EncodeToString(sum[:4]), nil
 }
 
 // planShards cuts the input files into the plan's shards. An input of at
