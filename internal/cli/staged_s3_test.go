@@ -504,3 +504,42 @@ func TestStagedWorkDiskFull(t *testing.T) {
 	// So only the markers say which tasks are done, and none may be for
 	// the failed task (above).
 }
+
+// TestStagedObjectChanged: an input object on S3 or GCS cut into shards
+// that start at restart points, rewritten (a line put before the others)
+// between the plan and the tasks: the resumed job's sign task refuses it,
+// naming the object and both sizes, as a local file's is refused, with no
+// marker for the task. Before, only local files were checked: the task
+// read the new object from the old byte offsets (the middle of a line)
+// and failed on a bad record that the input does not have.
+func TestStagedObjectChanged(t *testing.T) {
+	stagedEnv(t)
+	restartEvery(t, 1000)
+	for name, start := range objectStores {
+		t.Run(name, func(t *testing.T) {
+			bucket := start(t)
+			lines := genCorpus(t, 28, 300)
+			data := []byte(strings.Join(lines, "\n") + "\n")
+			in := bucket + "/in/a.jsonl"
+			putObjects(t, bucket+"/in", map[string][]byte{"a.jsonl": data})
+			args := []string{"dedup", "-q", "--executor", "print", "--tasks", "3", "--work", bucket + "/work", "--clusters", bucket + "/cl", in}
+			if code, _, stderr := runCLI(args...); code != 0 {
+				t.Fatalf("print: exit %d: %s", code, stderr)
+			}
+			if plan := readObject(t, bucket+"/work/"+staged.PlanName); !bytes.Contains(plan, []byte(`"size": `+strconv.Itoa(len(data)))) {
+				t.Fatalf("no restart point with the object's size (%d) in the plan:\n%s", len(data), plan)
+			}
+			changed := append([]byte(`{"id":"new","text":"a line before the others"}`+"\n"), data...)
+			putObjects(t, bucket+"/in", map[string][]byte{"a.jsonl": changed})
+			args[3] = "local"
+			code, _, stderr := runCLI(append(args, "-j", "1")...)
+			want := regexp.MustCompile(regexp.QuoteMeta(in+": "+strconv.Itoa(len(changed))+" bytes, where it had "+strconv.Itoa(len(data))) + ".*the file changed since then")
+			if code != ExitFailure || !want.MatchString(stderr) {
+				t.Fatalf("the job resumed on a changed input: exit %d (want %d), want %q in: %s", code, ExitFailure, want, stderr)
+			}
+			if ok, err := openFolder(t, bucket+"/work").Exists(context.Background(), staged.Marker("sign", 1)); err != nil || ok {
+				t.Errorf("a marker for sign 1 on a changed input (%v)", err)
+			}
+		})
+	}
+}
