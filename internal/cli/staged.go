@@ -614,7 +614,7 @@ func k8sJobPrefix(work string) (string, error) {
 
 // planShards cuts the input files into the plan's shards. An input of at
 // least --tasks files is cut between files by their sizes, without reading
-// them (files on object storage count as equal); a smaller one is read
+// them (an object's size asked of its store, objstore.Sizes); a smaller one is read
 // once to count its documents, and cut across and within files into runs
 // of nearly equal numbers of documents, each range inside a file starting
 // at a restart point recorded while counting (staged.Starts). It returns
@@ -622,9 +622,12 @@ func k8sJobPrefix(work string) (string, error) {
 func planShards(ctx context.Context, plan *staged.Plan, files []string, ropts corpus.Options) (noStarts []string, err error) {
 	if len(files) >= plan.Tasks {
 		sizes := make([]int64, len(files))
+		var urls []string
+		var at []int
 		for k, f := range files {
-			sizes[k] = 1
-			if !objstore.IsURL(f) {
+			if objstore.IsURL(f) {
+				urls, at = append(urls, f), append(at, k)
+			} else {
 				fi, err := os.Stat(f)
 				if err != nil {
 					var pe *fs.PathError
@@ -634,6 +637,15 @@ func planShards(ctx context.Context, plan *staged.Plan, files []string, ropts co
 					return nil, fmt.Errorf("%s: %w (while planning the job)", f, err)
 				}
 				sizes[k] = fi.Size()
+			}
+		}
+		if len(urls) > 0 {
+			got, err := objstore.Sizes(ctx, urls)
+			if err != nil {
+				return nil, fmt.Errorf("%w (while planning the job)", err)
+			}
+			for j, k := range at {
+				sizes[k] = got[j]
 			}
 		}
 		plan.Shards, plan.Documents = staged.SplitFiles(files, sizes, plan.Tasks), -1

@@ -3,9 +3,11 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"net"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -539,6 +541,44 @@ func TestStagedObjectChanged(t *testing.T) {
 			}
 			if ok, err := openFolder(t, bucket+"/work").Exists(context.Background(), staged.Marker("sign", 1)); err != nil || ok {
 				t.Errorf("a marker for sign 1 on a changed input (%v)", err)
+			}
+		})
+	}
+}
+
+// TestStagedObjectSizes: an input of at least --tasks objects on S3 or
+// GCS is cut between objects by their sizes, as local files are: one
+// object of 300 documents then three of 20, in 2 tasks, gives the large
+// object a shard of its own. Before, objects counted as equal: 2 of them
+// a shard, the large one with a small one.
+func TestStagedObjectSizes(t *testing.T) {
+	stagedEnv(t)
+	for name, start := range objectStores {
+		t.Run(name, func(t *testing.T) {
+			bucket := start(t)
+			lines := genCorpus(t, 29, 360)
+			objects := map[string][]byte{"a.jsonl": []byte(strings.Join(lines[:300], "\n") + "\n")}
+			for k, n := range []string{"b.jsonl", "c.jsonl", "d.jsonl"} {
+				objects[n] = []byte(strings.Join(lines[300+20*k:320+20*k], "\n") + "\n")
+			}
+			putObjects(t, bucket+"/in", objects)
+			if code, _, stderr := runCLI("dedup", "-q", "--executor", "print", "--tasks", "2", "--work", bucket+"/work", "--clusters", bucket+"/cl", bucket+"/in"); code != 0 {
+				t.Fatalf("print: exit %d: %s", code, stderr)
+			}
+			var plan staged.Plan
+			if err := json.Unmarshal(readObject(t, bucket+"/work/"+staged.PlanName), &plan); err != nil {
+				t.Fatal(err)
+			}
+			var got [][]string
+			for _, rs := range plan.Shards {
+				var files []string
+				for _, rg := range rs {
+					files = append(files, strings.TrimPrefix(rg.File, bucket+"/in/"))
+				}
+				got = append(got, files)
+			}
+			if want := [][]string{{"a.jsonl"}, {"b.jsonl", "c.jsonl", "d.jsonl"}}; !reflect.DeepEqual(got, want) {
+				t.Errorf("shards %q, want %q (cut by the objects' sizes)", got, want)
 			}
 		})
 	}
