@@ -35,9 +35,10 @@ type Position struct {
 	Skip int64 `json:"skip,omitempty"`
 	// Compression is the file's: "gzip", "zstd" or "" for none.
 	Compression string `json:"compression,omitempty"`
-	// Size is the file's size in bytes when the Position was taken, 0
-	// when not known (an object-storage URL): a local file of another size
-	// is refused, not read from a place that is no longer a line's start.
+	// Size is the file's size in bytes when the Position was taken (an
+	// object's as its download's answer said it), 0 when not known: a
+	// file or object of another size is refused, not read from a place
+	// that is no longer a line's start.
 	Size int64 `json:"size,omitempty"`
 }
 
@@ -104,6 +105,10 @@ func openAt(name string, f format, p Position) (*decoder, error) {
 		}
 		dec := newDecoder(body, comp)
 		dec.size = objstore.Size(body) // the whole object's, as a local file's
+		if err := sameSize(name, dec.size, p); err != nil {
+			body.Close()
+			return nil, err
+		}
 		dec.raw.n, dec.out = p.At, p.Offset-p.Skip
 		return dec, nil
 	}
@@ -119,12 +124,21 @@ func openAt(name string, f format, p Position) (*decoder, error) {
 	if st, err := file.Stat(); err == nil && st.Mode().IsRegular() {
 		dec.size = st.Size()
 	}
-	if p.Size > 0 && dec.size != p.Size {
+	if err := sameSize(name, dec.size, p); err != nil {
 		file.Close()
-		return nil, fmt.Errorf("%s: %d bytes, where it had %d when its documents were counted: the file changed since then (a staged job's input must not change until the job is done)", name, dec.size, p.Size)
+		return nil, err
 	}
 	dec.raw.n, dec.out = p.At, p.Offset-p.Skip
 	return dec, nil
+}
+
+// sameSize refuses the file name, of size bytes now, when p recorded
+// another size: a line written before p moved every line after it.
+func sameSize(name string, size int64, p Position) error {
+	if p.Size > 0 && size != p.Size {
+		return fmt.Errorf("%s: %d bytes, where it had %d when its documents were counted: the file changed since then (a staged job's input must not change until the job is done)", name, size, p.Size)
+	}
+	return nil
 }
 
 // startAt sets l to read from p (the decoder's file is at p.At).

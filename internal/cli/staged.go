@@ -3,6 +3,8 @@ package cli
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -209,7 +211,11 @@ func runStaged(cmd *cobra.Command, o *dedupOpts, cfg dedup.Options, ropts corpus
 		}
 		ex = l
 	case "print":
-		ex = &executor.Print{Out: e.stdout, Program: "neardup", Manifest: func(name string, b []byte) error {
+		job, err := k8sJobPrefix(work.URL(""))
+		if err != nil {
+			return err
+		}
+		ex = &executor.Print{Out: e.stdout, Program: "neardup", Job: job, Manifest: func(name string, b []byte) error {
 			return work.PutBytes(ctx, "k8s/"+name, b)
 		}}
 	case "slurm":
@@ -588,9 +594,27 @@ func goneFiles(shards [][]dedup.DocRange, files []string) []string {
 	return gone
 }
 
+// k8sJobPrefix names the Kubernetes Jobs that --executor print writes
+// (k8s/NN-STAGE.yaml), each PREFIX-STAGE: it is neardup-HASH, HASH 8 hex
+// digits of the SHA-256 of the work folder (a path made absolute, a URL as
+// the folder names it, without a trailing slash). Two jobs in one
+// namespace, which have two work folders, get Jobs of their own names; the
+// same job printed again (a resumed job) gets the same names.
+func k8sJobPrefix(work string) (string, error) {
+	if !objstore.IsURL(work) {
+		abs, err := filepath.Abs(work)
+		if err != nil {
+			return "", err
+		}
+		work = abs
+	}
+	sum := sha256.Sum256([]byte(work))
+	return "neardup-" + hex.EncodeToString(sum[:4]), nil
+}
+
 // planShards cuts the input files into the plan's shards. An input of at
 // least --tasks files is cut between files by their sizes, without reading
-// them (files on object storage count as equal); a smaller one is read
+// them (an object's size asked of its store, objstore.Sizes); a smaller one is read
 // once to count its documents, and cut across and within files into runs
 // of nearly equal numbers of documents, each range inside a file starting
 // at a restart point recorded while counting (staged.Starts). It returns
@@ -598,9 +622,12 @@ func goneFiles(shards [][]dedup.DocRange, files []string) []string {
 func planShards(ctx context.Context, plan *staged.Plan, files []string, ropts corpus.Options) (noStarts []string, err error) {
 	if len(files) >= plan.Tasks {
 		sizes := make([]int64, len(files))
+		var urls []string
+		var at []int
 		for k, f := range files {
-			sizes[k] = 1
-			if !objstore.IsURL(f) {
+			if objstore.IsURL(f) {
+				urls, at = append(urls, f), append(at, k)
+			} else {
 				fi, err := os.Stat(f)
 				if err != nil {
 					var pe *fs.PathError
@@ -610,6 +637,15 @@ func planShards(ctx context.Context, plan *staged.Plan, files []string, ropts co
 					return nil, fmt.Errorf("%s: %w (while planning the job)", f, err)
 				}
 				sizes[k] = fi.Size()
+			}
+		}
+		if len(urls) > 0 {
+			got, err := objstore.Sizes(ctx, urls)
+			if err != nil {
+				return nil, fmt.Errorf("%w (while planning the job)", err)
+			}
+			for j, k := range at {
+				sizes[k] = got[j]
 			}
 		}
 		plan.Shards, plan.Documents = staged.SplitFiles(files, sizes, plan.Tasks), -1

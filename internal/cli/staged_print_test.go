@@ -3,10 +3,12 @@ package cli
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -60,6 +62,43 @@ type k8sJob struct {
 
 // dnsLabel is what Kubernetes takes as a Job's name (RFC 1123 label).
 var dnsLabel = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$`)
+
+// k8sJobNames returns the Job names of the manifests in the work folder
+// work, in stage order; each must be a DNS-1123 label
+// neardup-HASH-STAGE (HASH 8 hex digits, the same in every manifest of
+// the job) with the labels of its job (app.kubernetes.io/instance
+// neardup-HASH) on the Job and its pods.
+func k8sJobNames(t *testing.T, work string) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(work, "k8s", "*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("%s: no manifests (%v)", work, err)
+	}
+	var names []string
+	var instance string
+	for _, f := range files {
+		var job k8sJob
+		dec := yaml.NewDecoder(bytes.NewReader(mustRead(t, f)))
+		dec.KnownFields(true)
+		if err := dec.Decode(&job); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		stage := strings.SplitN(strings.TrimSuffix(filepath.Base(f), ".yaml"), "-", 2)[1]
+		name, labels := job.Metadata.Name, job.Metadata.Labels
+		if instance == "" {
+			instance = labels["app.kubernetes.io/instance"]
+		}
+		if !dnsLabel.MatchString(name) || !regexp.MustCompile(`^neardup-[0-9a-f]{8}-`+stage+`$`).MatchString(name) || name != instance+"-"+stage {
+			t.Fatalf("%s: Job name %q, want neardup-HASH-%s, HASH the same in every manifest (%s-)", f, name, stage, instance)
+		}
+		want := map[string]string{"app.kubernetes.io/name": "neardup", "app.kubernetes.io/instance": instance, "app.kubernetes.io/component": stage}
+		if !maps.Equal(labels, want) || !maps.Equal(job.Spec.Template.Metadata.Labels, want) {
+			t.Fatalf("%s: labels %v, pods' %v, want %v", f, labels, job.Spec.Template.Metadata.Labels, want)
+		}
+		names = append(names, name)
+	}
+	return names
+}
 
 // k8sCommand is a container's command as Kubernetes runs it in the pod
 // of completion index i, whose environment has JOB_COMPLETION_INDEX (the
@@ -160,6 +199,7 @@ func TestStagedPrintRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	stages := planStages(t, run+"/work")
+	names := k8sJobNames(t, run+"/work")
 	if len(files) != len(stages) {
 		t.Fatalf("%d manifests, want one a stage: %q", len(files), files)
 	}
@@ -187,8 +227,6 @@ func TestStagedPrintRuns(t *testing.T) {
 		switch {
 		case job.APIVersion != "batch/v1" || job.Kind != "Job":
 			t.Errorf("%s: %s %s, want batch/v1 Job", f, job.APIVersion, job.Kind)
-		case !dnsLabel.MatchString(job.Metadata.Name) || job.Metadata.Name != "neardup-"+stage:
-			t.Errorf("%s: Job name %q", f, job.Metadata.Name)
 		case spec.CompletionMode != "Indexed" || spec.Completions != tasks || spec.Parallelism != tasks:
 			t.Errorf("%s: completionMode %q, completions %d, parallelism %d; want Indexed, %d, %d", f, spec.CompletionMode, spec.Completions, spec.Parallelism, tasks, tasks)
 		case spec.BackoffLimitPerIndex < 1 || spec.MaxFailedIndexes != 0:
@@ -241,6 +279,11 @@ func TestStagedPrintRuns(t *testing.T) {
 			t.Errorf("Kubernetes, simulated: the report's section %q differs from dedup's:\n%s\nwant\n%s", id, g, w)
 		}
 	}
+	// Printed again (the job resumed), the Jobs have the same names.
+	print(run, 3, a, b)
+	if again := k8sJobNames(t, run+"/work"); !slices.Equal(again, names) {
+		t.Errorf("the same job printed again: Jobs %q, first %q", again, names)
+	}
 
 	// The printed script.
 	run = filepath.Join(dir, "sh")
@@ -251,6 +294,13 @@ func TestStagedPrintRuns(t *testing.T) {
 	}
 	if got := concatParts(t, run+"/cl", 2); !bytes.Equal(got, wantCl) {
 		t.Errorf("the printed script: the clusters differ from dedup's")
+	}
+	// Another work folder, another job: Jobs of other names, which can
+	// share a namespace with the first job's.
+	for _, n := range k8sJobNames(t, run+"/work") {
+		if slices.Contains(names, n) {
+			t.Errorf("the Job %s of the job in %s is also one of the job in %s: %q", n, run, filepath.Join(dir, "k8s$$x$(JOB_COMPLETION_INDEX)"), names)
+		}
 	}
 
 	// The printed script with a bad record in task 1's shard.

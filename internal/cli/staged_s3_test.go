@@ -3,9 +3,11 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"net"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -503,4 +505,81 @@ func TestStagedWorkDiskFull(t *testing.T) {
 	// which a run again replaces; a file without its marker is not read.
 	// So only the markers say which tasks are done, and none may be for
 	// the failed task (above).
+}
+
+// TestStagedObjectChanged: an input object on S3 or GCS cut into shards
+// that start at restart points, rewritten (a line put before the others)
+// between the plan and the tasks: the resumed job's sign task refuses it,
+// naming the object and both sizes, as a local file's is refused, with no
+// marker for the task. Before, only local files were checked: the task
+// read the new object from the old byte offsets (the middle of a line)
+// and failed on a bad record that the input does not have.
+func TestStagedObjectChanged(t *testing.T) {
+	stagedEnv(t)
+	restartEvery(t, 1000)
+	for name, start := range objectStores {
+		t.Run(name, func(t *testing.T) {
+			bucket := start(t)
+			lines := genCorpus(t, 28, 300)
+			data := []byte(strings.Join(lines, "\n") + "\n")
+			in := bucket + "/in/a.jsonl"
+			putObjects(t, bucket+"/in", map[string][]byte{"a.jsonl": data})
+			args := []string{"dedup", "-q", "--executor", "print", "--tasks", "3", "--work", bucket + "/work", "--clusters", bucket + "/cl", in}
+			if code, _, stderr := runCLI(args...); code != 0 {
+				t.Fatalf("print: exit %d: %s", code, stderr)
+			}
+			if plan := readObject(t, bucket+"/work/"+staged.PlanName); !bytes.Contains(plan, []byte(`"size": `+strconv.Itoa(len(data)))) {
+				t.Fatalf("no restart point with the object's size (%d) in the plan:\n%s", len(data), plan)
+			}
+			changed := append([]byte(`{"id":"new","text":"a line before the others"}`+"\n"), data...)
+			putObjects(t, bucket+"/in", map[string][]byte{"a.jsonl": changed})
+			args[3] = "local"
+			code, _, stderr := runCLI(append(args, "-j", "1")...)
+			want := regexp.MustCompile(regexp.QuoteMeta(in+": "+strconv.Itoa(len(changed))+" bytes, where it had "+strconv.Itoa(len(data))) + ".*the file changed since then")
+			if code != ExitFailure || !want.MatchString(stderr) {
+				t.Fatalf("the job resumed on a changed input: exit %d (want %d), want %q in: %s", code, ExitFailure, want, stderr)
+			}
+			if ok, err := openFolder(t, bucket+"/work").Exists(context.Background(), staged.Marker("sign", 1)); err != nil || ok {
+				t.Errorf("a marker for sign 1 on a changed input (%v)", err)
+			}
+		})
+	}
+}
+
+// TestStagedObjectSizes: an input of at least --tasks objects on S3 or
+// GCS is cut between objects by their sizes, as local files are: one
+// object of 300 documents then three of 20, in 2 tasks, gives the large
+// object a shard of its own. Before, objects counted as equal: 2 of them
+// a shard, the large one with a small one.
+func TestStagedObjectSizes(t *testing.T) {
+	stagedEnv(t)
+	for name, start := range objectStores {
+		t.Run(name, func(t *testing.T) {
+			bucket := start(t)
+			lines := genCorpus(t, 29, 360)
+			objects := map[string][]byte{"a.jsonl": []byte(strings.Join(lines[:300], "\n") + "\n")}
+			for k, n := range []string{"b.jsonl", "c.jsonl", "d.jsonl"} {
+				objects[n] = []byte(strings.Join(lines[300+20*k:320+20*k], "\n") + "\n")
+			}
+			putObjects(t, bucket+"/in", objects)
+			if code, _, stderr := runCLI("dedup", "-q", "--executor", "print", "--tasks", "2", "--work", bucket+"/work", "--clusters", bucket+"/cl", bucket+"/in"); code != 0 {
+				t.Fatalf("print: exit %d: %s", code, stderr)
+			}
+			var plan staged.Plan
+			if err := json.Unmarshal(readObject(t, bucket+"/work/"+staged.PlanName), &plan); err != nil {
+				t.Fatal(err)
+			}
+			var got [][]string
+			for _, rs := range plan.Shards {
+				var files []string
+				for _, rg := range rs {
+					files = append(files, strings.TrimPrefix(rg.File, bucket+"/in/"))
+				}
+				got = append(got, files)
+			}
+			if want := [][]string{{"a.jsonl"}, {"b.jsonl", "c.jsonl", "d.jsonl"}}; !reflect.DeepEqual(got, want) {
+				t.Errorf("shards %q, want %q (cut by the objects' sizes)", got, want)
+			}
+		})
+	}
 }

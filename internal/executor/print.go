@@ -23,6 +23,11 @@ type Print struct {
 	Program string
 	// Image is the manifests' container image.
 	Image string
+	// Job names the manifests' Jobs, Job-STAGE, and is their
+	// app.kubernetes.io/instance label: a DNS-1123 label of at most 50
+	// characters, different for each job that may share a namespace (the
+	// command derives it from the work folder). "neardup" when empty.
+	Job string
 }
 
 func (p *Print) Run(ctx context.Context, stages []Stage) error {
@@ -63,18 +68,22 @@ func (p *Print) manifest(st Stage, args []string) []byte {
 	if image == "" {
 		image = "neardup:latest"
 	}
+	job := p.Job
+	if job == "" {
+		job = "neardup"
+	}
 	name := jobName(st.Name)
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Stage %s of a staged neardup job: apply it when the job of the stage\n# before it is complete (kubectl wait --for=condition=complete job/...).\n", st.Name)
 	b.WriteString("apiVersion: batch/v1\nkind: Job\nmetadata:\n")
-	fmt.Fprintf(&b, "  name: neardup-%s\n", name)
-	fmt.Fprintf(&b, "  labels:\n    app.kubernetes.io/name: neardup\n    app.kubernetes.io/component: %s\n", name)
+	fmt.Fprintf(&b, "  name: %s-%s\n", job, name)
+	fmt.Fprintf(&b, "  labels:\n    app.kubernetes.io/name: neardup\n    app.kubernetes.io/instance: %s\n    app.kubernetes.io/component: %s\n", job, name)
 	b.WriteString("spec:\n  completionMode: Indexed\n")
 	fmt.Fprintf(&b, "  completions: %d\n  parallelism: %d\n", st.Tasks, st.Tasks)
 	b.WriteString("  # a failed index is retried 3 times (Kubernetes 1.29 or later), then the job fails\n")
 	b.WriteString("  backoffLimitPerIndex: 3\n  maxFailedIndexes: 0\n")
 	b.WriteString("  template:\n    metadata:\n")
-	fmt.Fprintf(&b, "      labels:\n        app.kubernetes.io/name: neardup\n        app.kubernetes.io/component: %s\n", name)
+	fmt.Fprintf(&b, "      labels:\n        app.kubernetes.io/name: neardup\n        app.kubernetes.io/instance: %s\n        app.kubernetes.io/component: %s\n", job, name)
 	b.WriteString("    spec:\n      restartPolicy: Never\n      containers:\n      - name: task\n")
 	fmt.Fprintf(&b, "        image: %q\n", image)
 	b.WriteString("        # the task index comes from JOB_COMPLETION_INDEX\n        command: [")

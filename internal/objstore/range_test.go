@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -198,5 +199,38 @@ func checkBrokenRange(t *testing.T, ctx context.Context, f *objstore.Folder, dat
 	rc.Close()
 	if err != nil || !bytes.Equal(got, data[off:off+n]) {
 		t.Fatalf("a broken ranged read = %d bytes, %v, want %d bytes", len(got), err, n)
+	}
+}
+
+// TestSizes: Sizes gives each object's size on S3 and GCS (an empty one
+// and objects in two folders included, in the order asked), and fails
+// naming a missing object, with an error wrapping ErrNotExist.
+func TestSizes(t *testing.T) {
+	for _, l := range locations {
+		if l.name == "local" {
+			continue
+		}
+		t.Run(l.name, func(t *testing.T) {
+			loc := l.loc(t)
+			f := open(t, loc)
+			ctx := context.Background()
+			want := map[string]int64{"a": 3<<20 + 5, "d/b": 17, "empty": 0, "d/e/c": 1}
+			var urls []string
+			var sizes []int64
+			for _, n := range []string{"d/b", "a", "empty", "d/e/c"} {
+				if err := f.PutBytes(ctx, n, pattern(int(want[n]))); err != nil {
+					t.Fatal(err)
+				}
+				urls, sizes = append(urls, f.URL(n)), append(sizes, want[n])
+			}
+			got, err := objstore.Sizes(ctx, urls)
+			if err != nil || !slices.Equal(got, sizes) {
+				t.Fatalf("Sizes(%q) = %v, %v, want %v", urls, got, err, sizes)
+			}
+			missing := f.URL("d/missing")
+			if _, err := objstore.Sizes(ctx, append(urls, missing)); !errors.Is(err, objstore.ErrNotExist) || !strings.Contains(err.Error(), missing) {
+				t.Errorf("Sizes of a missing object = %v, want ErrNotExist naming %s", err, missing)
+			}
+		})
 	}
 }
