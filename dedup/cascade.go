@@ -5,6 +5,8 @@ import (
 	"sync/atomic"
 
 	"github.com/zeebo/xxh3"
+
+	"github.com/neardup/neardup/sketch"
 )
 
 // The cascade (Options.Cascade) finds exact copies first and hands only
@@ -125,11 +127,15 @@ func (cascadeCopy) AppendJSON(dst []byte) []byte { return dst }
 type cascadeSketcher struct {
 	c     *cascade
 	inner DocSketcher
+	// copy says that Sketch did not sketch the last document, a copy
+	// (lastSketch).
+	copy bool
 }
 
 func (s *cascadeSketcher) Sketch(d *Doc) (DocSketch, error) {
 	h := xxh3.Hash128(d.Text)
-	if s.c.claim(h, d.Index) {
+	s.copy = s.c.claim(h, d.Index)
+	if s.copy {
 		return &cascadeSketch{h: h, copy: true}, nil
 	}
 	s.c.sketched.Add(1)
@@ -138,6 +144,19 @@ func (s *cascadeSketcher) Sketch(d *Doc) (DocSketch, error) {
 		return nil, err
 	}
 	return &cascadeSketch{h: h, s: in}, nil
+}
+
+// sketchSpec is the method's sketcher's (reusedSketcher; reusedOf makes
+// sure it is one).
+func (s *cascadeSketcher) sketchSpec() sketch.Spec { return s.inner.(reusedSketcher).sketchSpec() }
+
+// lastSketch is the method's sketch of the last document, unless it was a
+// copy the worker did not sketch.
+func (s *cascadeSketcher) lastSketch() (sketch.Sketch, bool) {
+	if s.copy {
+		return sketch.Sketch{}, false
+	}
+	return s.inner.(reusedSketcher).lastSketch()
 }
 
 // resolve is the collector's decision for document i (rd) and what its

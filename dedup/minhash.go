@@ -303,19 +303,19 @@ func (s *minhashSketcher) sketchSpec() sketch.Spec { return s.k.Spec() }
 // last, as a Sketcher of the same specification with shingle sets makes
 // it: its signature, its sorted and distinct shingle set, or Empty. Both
 // are valid until the next Sketch; the caller must not change them.
-func (s *minhashSketcher) lastSketch() sketch.Sketch {
+func (s *minhashSketcher) lastSketch() (sketch.Sketch, bool) {
 	sk := s.last
 	if sk.Empty {
-		return sketch.Sketch{Empty: true}
+		return sketch.Sketch{Empty: true}, true
 	}
 	if s.lastSorted {
 		sk.Set = s.lastHashes
-		return sk
+		return sk, true
 	}
 	s.setBuf = append(s.setBuf[:0], s.lastHashes...)
 	s.sorter.Sort(s.setBuf)
 	sk.Set = slices.Compact(s.setBuf)
-	return sk
+	return sk, true
 }
 
 // The tiered join's sketchers write shingle hashes into blocks of

@@ -362,10 +362,11 @@ type NormalizedIndex interface {
 }
 
 // SketchIndex is a NormalizedIndex whose checkers can also look a
-// document up by its MinHash sketch (signature and sorted, distinct
-// shingle set, or Empty), made with the index's specification: a
-// MinHash run of that specification hands it the sketch it made, without
-// the index sketching the text a second time.
+// document up by its sketch made with the index's specification: for
+// MinHash its signature and sorted, distinct shingle set, for SimHash its
+// fingerprint (no set), or Empty. A MinHash or SimHash run of that
+// specification hands it the sketch it made, without the index sketching
+// the text a second time.
 type SketchIndex interface {
 	NormalizedIndex
 	// NewSketchChecker is NewChecker for a sketch; the checker neither
@@ -374,10 +375,27 @@ type SketchIndex interface {
 }
 
 // reusedSketcher is a DocSketcher that gives the sketch.Sketch of the
-// document it sketched last (the minhash method's), for a SketchIndex.
+// document it sketched last (the minhash and simhash methods', and a
+// cascade's over either), for a SketchIndex.
 type reusedSketcher interface {
 	sketchSpec() sketch.Spec
-	lastSketch() sketch.Sketch
+	// lastSketch is the sketch.Sketch of the document Sketch was last
+	// given, valid until the next Sketch; false when Sketch made none
+	// of the method's for it (a cascade's copy), which is then looked up
+	// by its normalised text.
+	lastSketch() (sketch.Sketch, bool)
+}
+
+// reusedOf is sk as a reusedSketcher, or nil: a cascade's sketcher is
+// one when the method's is.
+func reusedOf(sk DocSketcher) reusedSketcher {
+	if c, ok := sk.(*cascadeSketcher); ok {
+		if _, ok := c.inner.(reusedSketcher); !ok {
+			return nil
+		}
+	}
+	rs, _ := sk.(reusedSketcher)
+	return rs
 }
 
 // indexHit is a new document's best duplicate in an Index.

@@ -246,6 +246,21 @@ func (s *simhashSketcher) Sketch(d *Doc) (DocSketch, error) {
 	return sk, nil
 }
 
+// sketchSpec is the specification the sketcher sketches with
+// (reusedSketcher).
+func (s *simhashSketcher) sketchSpec() sketch.Spec { return s.k.Spec() }
+
+// lastSketch returns the sketch.Sketch of the document Sketch sketched
+// last as an index's Sketcher of the same specification makes it: its
+// fingerprint without a shingle set (an index keeps none for SimHash), or
+// Empty.
+func (s *simhashSketcher) lastSketch() (sketch.Sketch, bool) {
+	if s.sk.Empty {
+		return sketch.Sketch{Empty: true}, true
+	}
+	return sketch.Sketch{FP: s.sk.FP}, true
+}
+
 // simhashFinder collects the fingerprints and finds the pairs at Flush.
 type simhashFinder struct {
 	m    *simhashMethod

@@ -132,7 +132,7 @@ func (r *run) eachDoc(ctx context.Context, sketchers []DocSketcher, consume func
 		if len(r.normCheckers) == len(sketchers) {
 			ck.norm = r.normCheckers[w]
 		}
-		if rs, ok := sk.(reusedSketcher); ok && len(r.sketchCheckers) == len(sketchers) && reflect.DeepEqual(rs.sketchSpec(), r.spec) {
+		if rs := reusedOf(sk); rs != nil && len(r.sketchCheckers) == len(sketchers) && reflect.DeepEqual(rs.sketchSpec(), r.spec) {
 			ck.sketch, ck.last = r.sketchCheckers[w], rs
 		}
 		g.Go(func() error {
@@ -483,7 +483,12 @@ func (r *run) sketchDoc(sk DocSketcher, checkers workerCheckers, b *batch, k int
 		return nil, fmt.Errorf("document %q: %w", rd.id, err)
 	}
 	if bySketch {
-		last := checkers.last.lastSketch()
+		last, ok := checkers.last.lastSketch()
+		if !ok {
+			// Not sketched (a cascade's copy): *buf is still its
+			// normalised text.
+			return s, normCheck()
+		}
 		hit, err := checkSketch(checkers.sketch, &last)
 		if err != nil {
 			return nil, fmt.Errorf("document %q: %w", rd.id, err)

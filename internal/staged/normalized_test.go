@@ -56,7 +56,8 @@ func (c countingIndex) NewSketchChecker() (func(*sketch.Sketch) (string, float64
 // way -o, --clusters, --pairs and --stats' counts are those of the raw
 // text's lookups, on bbc-news (its first 1,200 articles indexed, the
 // others and 300 indexed ones, some edited, as input), for minhash and
-// simhash indexes and minhash, simhash, exact and ksentence runs. The
+// simhash indexes and minhash, simhash (in memory and spilled, and
+// --verify), the cascade before either, exact and ksentence runs. The
 // indexes of other shingles or another normalisation take the raw text.
 func TestNormalizedCheckerMatchesText(t *testing.T) {
 	const corpusPath = "/work/shared/data/bbc-news/docs.jsonl.gz"
@@ -196,7 +197,12 @@ func TestNormalizedCheckerMatchesText(t *testing.T) {
 		{"minhash", dedup.Options{Method: "minhash"}},
 		{"minhash-verify", dedup.Options{Method: "minhash", Verify: true}},
 		{"minhash-estimate", dedup.Options{Method: "minhash", EstimateOnly: true}},
+		{"minhash-spill", dedup.Options{Method: "minhash", Spill: true, Memory: 1 << 20}},
 		{"simhash", dedup.Options{Method: "simhash"}},
+		{"simhash-verify", dedup.Options{Method: "simhash", Verify: true}},
+		{"simhash-spill", dedup.Options{Method: "simhash", Spill: true, Memory: 1 << 20}},
+		{"cascade-minhash", dedup.Options{Method: "minhash", Cascade: true}},
+		{"cascade-simhash", dedup.Options{Method: "simhash", Cascade: true}},
 		{"exact", dedup.Options{Method: "exact"}},
 		{"ksentence", dedup.Options{Method: "ksentence"}},
 	}
@@ -218,10 +224,13 @@ func TestNormalizedCheckerMatchesText(t *testing.T) {
 				t.Fatal(err)
 			}
 			// The indexes of the default specification take the
-			// run's normalised text, a MinHash run's sketches.
+			// run's normalised text, a MinHash or SimHash run's
+			// sketches; a cascade's copies (none sketched) their
+			// normalised text.
 			same := spec.Method == x.ix.Spec().Method && (x.name == "minhash" || x.name == "minhash-estimate" || x.name == "simhash")
-			bySketch := same && spec.Method == sketch.MinHash
-			if same != (text.Load() == 0) || bySketch != (sk.Load() > 0) || same && !bySketch && norm.Load() == 0 {
+			bySketch := same && (spec.Method == sketch.MinHash || spec.Method == sketch.SimHash)
+			if same != (text.Load() == 0) || bySketch != (sk.Load() > 0) || same && !bySketch && norm.Load() == 0 ||
+				bySketch && cfg.Cascade != (norm.Load() > 0) {
 				t.Errorf("%s: %d lookups by raw text, %d by normalised text, %d by sketch; want the normalised path %v, the sketch's %v",
 					name, text.Load(), norm.Load(), sk.Load(), same, bySketch)
 			}
