@@ -124,7 +124,7 @@ Regular output files are replaced atomically, and only when the run succeeds.
 	fs.StringVar(&o.bloomFile, "bloom-filter", "", "bloom: a filter file kept across runs: loaded when it exists (keys of earlier runs count as seen), saved when the run succeeds")
 	fs.StringVar(&o.saveIDF, "save-idf", "", "simhash --weights tfidf: save the IDF table used to this file when the run succeeds")
 	fs.IntVarP(&o.workers, "workers", "j", 0, "worker goroutines (0: all cores); the result is the same for any number")
-	fs.StringVar(&o.memory, "memory", "", "memory budget, e.g. 256MB or 4GiB (default: half of RAM); over it, bucket keys spill to --tmp-dir")
+	fs.Var((*sizeText)(&o.memory), "memory", "memory budget, e.g. 256MB or 4GiB (default: half of RAM); over it, bucket keys spill to --tmp-dir")
 	fs.BoolVar(&o.spill, "spill", false, "spill bucket keys to disk even when the estimate fits in memory")
 	fs.StringArrayVar(&o.against, "against", nil, "an old corpus (file or directory) or a saved index (an 'index create' directory; queried with its own parameters); repeatable: remove input documents that duplicate it, never its own")
 	fs.StringVarP(&o.output, "output", "o", "", "write the kept documents here (format from the name; - for stdout)")
