@@ -809,14 +809,16 @@ func (sw summaryWriter) examples(examples []dedup.Example) {
 	for i, ex := range examples {
 		sw.line("cluster %d:", i+1)
 		if ex.Index != "" {
-			sw.line("  kept    %-22s (in the saved index)", shownID(ex.Index))
+			sw.line("  kept    %s (in the saved index)", human.Pad(shownID(ex.Index), 22))
 		}
 		for _, m := range ex.Members {
 			mark := "removed"
 			if m.Kept {
 				mark = "kept   "
 			}
-			sw.line("  %s %-22s %s", mark, shownID(m.ID), clip(m.Text, 70))
+			// Columns, not runes: a Chinese id or text takes two a
+			// character.
+			sw.line("  %s %s %s", mark, human.Pad(shownID(m.ID), 22), clip(m.Text, 70))
 		}
 	}
 }
@@ -840,9 +842,10 @@ func number[T int | int64](n T) string { return report.Number(n) }
 // when it holds a control or invisible character.
 func shownID(id string) string { return human.ID(id) }
 
-// clip shortens s to at most n runes on one line; a control character
-// (an escape sequence's ESC, say) is shown as U+FFFD, so that the text
-// cannot drive the terminal.
+// clip shortens s to at most n terminal columns on one line (human.Clip:
+// a Chinese character takes two); a control character (an escape
+// sequence's ESC, say) is shown as U+FFFD, so that the text cannot drive
+// the terminal.
 func clip(s string, n int) string {
 	s = strings.Join(strings.Fields(s), " ")
 	s = strings.Map(func(r rune) rune {
@@ -851,11 +854,7 @@ func clip(s string, n int) string {
 		}
 		return r
 	}, s)
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:n-1]) + "…"
+	return human.Clip(s, n)
 }
 
 // readOptionsJSON reads dedup.Options written by writeOptionsJSON.

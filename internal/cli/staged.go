@@ -24,6 +24,7 @@ import (
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/internal/executor"
+	"github.com/neardup/neardup/internal/human"
 	"github.com/neardup/neardup/internal/objstore"
 	"github.com/neardup/neardup/internal/sharedflags"
 	"github.com/neardup/neardup/internal/staged"
@@ -753,10 +754,8 @@ func planDifference(was, now []byte) string {
 			return "absent"
 		}
 		j, _ := json.Marshal(v)
-		if len(j) > 80 {
-			return string(j[:77]) + "..."
-		}
-		return string(j)
+		return human.Clip(string(j), 80) // on a rune: it cut a byte of 重 in two
+
 	}
 	// The plan keeps these options by number; the flags take names.
 	if name, ok := planEnums[path]; ok {
