@@ -18,6 +18,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -781,7 +782,15 @@ func (sw summaryWriter) times(s *dedup.Stats) {
 		total += st.Seconds
 		part := fmt.Sprintf("%s %.3f s", st.Name, st.Seconds)
 		if st.Bytes > 0 {
-			part += fmt.Sprintf(" (%s docs/s, %.1f MB/s, %.1f CPU-s)", number(int(st.DocsPerSecond)), st.MBPerSecond, st.CPUSeconds)
+			// The rates from the unrounded time, none for a stage under
+			// a millisecond (it printed "0 docs/s" and "0.0 MB/s" for a
+			// tiny input).
+			d := time.Duration(st.Seconds * float64(time.Second))
+			if r := docsRate(st.Documents, d); r != "" {
+				part += fmt.Sprintf(" (%s, %s MB/s, %.1f CPU-s)", r, rateNumber(float64(st.Bytes)/1e6/st.Seconds), st.CPUSeconds)
+			} else {
+				part += fmt.Sprintf(" (%.1f CPU-s)", st.CPUSeconds)
+			}
 		}
 		parts = append(parts, part)
 	}
