@@ -384,12 +384,9 @@ func scalar(raw json.RawMessage, field string) (string, string) {
 	return "", fmt.Sprintf("%q must be a string or a number, not %s", field, truncate(raw, 20))
 }
 
-func truncate(b []byte, n int) string {
-	if len(b) > n {
-		return string(b[:n]) + "..."
-	}
-	return string(b)
-}
+// truncate shortens b to n terminal columns (human.Clip): on a rune, where
+// a cut at n bytes split a Chinese character.
+func truncate(b []byte, n int) string { return human.Clip(string(b), n) }
 
 func readPairs(br *bufio.Reader, name string, opts ReadOptions) (*Labels, error) {
 	positive := opts.Positive

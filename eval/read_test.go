@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/klauspost/compress/gzip"
 )
@@ -279,4 +280,18 @@ func FuzzRead(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestReadMalformedIDOnARune: an id that is neither a string nor a number
+// is quoted in its line's message cut to 20 columns; the cut was at 20
+// bytes, which split a Chinese character (invalid UTF-8 in the warning).
+func TestReadMalformedIDOnARune(t *testing.T) {
+	l := mustRead(t, `{"id":["a近似重复文档检测近似重复"],"cluster":"x"}`+"\n"+`{"id":"a","cluster":"x"}`)
+	if len(l.Issues.MalformedLines) != 1 {
+		t.Fatalf("malformed lines %q, want 1", l.Issues.MalformedLines)
+	}
+	m := l.Issues.MalformedLines[0]
+	if !utf8.ValidString(m) || !strings.Contains(m, `not ["a近似重复文档检测…`) {
+		t.Errorf("message %q: want the id cut at 20 columns on a rune, with an ellipsis", m)
+	}
 }

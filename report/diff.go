@@ -6,6 +6,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/neardup/neardup/internal/human"
 )
 
 // EditKind says what an Edit does.
@@ -385,15 +387,6 @@ func Apply(a string, edits []Edit) (string, error) {
 	return b.String(), nil
 }
 
-// clip shortens s to at most n runes, adding "…" when it cut.
-func clip(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	i := 0
-	for k := 0; k < n; k++ {
-		_, size := utf8.DecodeRuneInString(s[i:])
-		i += size
-	}
-	return s[:i] + "…"
-}
+// clip shortens s to at most n terminal columns (human.Clip: a Chinese
+// character takes two), adding "…" when it cut.
+func clip(s string, n int) string { return human.Clip(s, n) }

@@ -18,6 +18,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -124,7 +125,7 @@ Regular output files are replaced atomically, and only when the run succeeds.
 	fs.StringVar(&o.bloomFile, "bloom-filter", "", "bloom: a filter file kept across runs: loaded when it exists (keys of earlier runs count as seen), saved when the run succeeds")
 	fs.StringVar(&o.saveIDF, "save-idf", "", "simhash --weights tfidf: save the IDF table used to this file when the run succeeds")
 	fs.IntVarP(&o.workers, "workers", "j", 0, "worker goroutines (0: all cores); the result is the same for any number")
-	fs.StringVar(&o.memory, "memory", "", "memory budget, e.g. 256MB or 4GiB (default: half of RAM); over it, bucket keys spill to --tmp-dir")
+	fs.Var((*sizeText)(&o.memory), "memory", "memory budget, e.g. 256MB or 4GiB (default: half of RAM); over it, bucket keys spill to --tmp-dir")
 	fs.BoolVar(&o.spill, "spill", false, "spill bucket keys to disk even when the estimate fits in memory")
 	fs.StringArrayVar(&o.against, "against", nil, "an old corpus (file or directory) or a saved index (an 'index create' directory; queried with its own parameters); repeatable: remove input documents that duplicate it, never its own")
 	fs.StringVarP(&o.output, "output", "o", "", "write the kept documents here (format from the name; - for stdout)")
@@ -781,7 +782,15 @@ func (sw summaryWriter) times(s *dedup.Stats) {
 		total += st.Seconds
 		part := fmt.Sprintf("%s %.3f s", st.Name, st.Seconds)
 		if st.Bytes > 0 {
-			part += fmt.Sprintf(" (%s docs/s, %.1f MB/s, %.1f CPU-s)", number(int(st.DocsPerSecond)), st.MBPerSecond, st.CPUSeconds)
+			// The rates from the unrounded time, none for a stage under
+			// a millisecond (it printed "0 docs/s" and "0.0 MB/s" for a
+			// tiny input).
+			d := time.Duration(st.Seconds * float64(time.Second))
+			if r := docsRate(st.Documents, d); r != "" {
+				part += fmt.Sprintf(" (%s, %s MB/s, %.1f CPU-s)", r, rateNumber(float64(st.Bytes)/1e6/st.Seconds), st.CPUSeconds)
+			} else {
+				part += fmt.Sprintf(" (%.1f CPU-s)", st.CPUSeconds)
+			}
 		}
 		parts = append(parts, part)
 	}
@@ -809,14 +818,16 @@ func (sw summaryWriter) examples(examples []dedup.Example) {
 	for i, ex := range examples {
 		sw.line("cluster %d:", i+1)
 		if ex.Index != "" {
-			sw.line("  kept    %-22s (in the saved index)", shownID(ex.Index))
+			sw.line("  kept    %s (in the saved index)", human.Pad(shownID(ex.Index), 22))
 		}
 		for _, m := range ex.Members {
 			mark := "removed"
 			if m.Kept {
 				mark = "kept   "
 			}
-			sw.line("  %s %-22s %s", mark, shownID(m.ID), clip(m.Text, 70))
+			// Columns, not runes: a Chinese id or text takes two a
+			// character.
+			sw.line("  %s %s %s", mark, human.Pad(shownID(m.ID), 22), clip(m.Text, 70))
 		}
 	}
 }
@@ -840,9 +851,10 @@ func number[T int | int64](n T) string { return report.Number(n) }
 // when it holds a control or invisible character.
 func shownID(id string) string { return human.ID(id) }
 
-// clip shortens s to at most n runes on one line; a control character
-// (an escape sequence's ESC, say) is shown as U+FFFD, so that the text
-// cannot drive the terminal.
+// clip shortens s to at most n terminal columns on one line (human.Clip:
+// a Chinese character takes two); a control character (an escape
+// sequence's ESC, say) is shown as U+FFFD, so that the text cannot drive
+// the terminal.
 func clip(s string, n int) string {
 	s = strings.Join(strings.Fields(s), " ")
 	s = strings.Map(func(r rune) rune {
@@ -851,11 +863,7 @@ func clip(s string, n int) string {
 		}
 		return r
 	}, s)
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:n-1]) + "…"
+	return human.Clip(s, n)
 }
 
 // readOptionsJSON reads dedup.Options written by writeOptionsJSON.

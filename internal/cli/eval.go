@@ -55,7 +55,8 @@ The documents evaluated are TRUTH's. Ids of TRUTH missing from PRED count
 as singletons; ids of PRED missing from TRUTH are left out. These, repeated
 ids (the first record wins), malformed lines and an empty PRED are warned
 about on standard error; with --strict they are an error (exit 3). An
-empty TRUTH, and a PRED none of whose ids is in TRUTH, are always an error.
+empty TRUTH, a PRED none of whose ids is in TRUTH, and a pairs TRUTH none
+of whose labels is in --positive are always an error (exit 3).
 --positive with a JSONL TRUTH is a usage error (exit 2). Either file may
 be - for standard input.
 
@@ -131,6 +132,11 @@ func runEval(ctx context.Context, o *evalOpts, stdout io.Writer) error {
 		}
 		return fmt.Errorf("%w: --truth %s: %s", errInvalidData, o.truth, msg)
 	}
+	if p := noPositiveLabel(truth, o.truth, o.positive); p != "" {
+		// Scored as a truth without duplicates, exit 0, before session
+		// 26, where tune refused it: exit 3 for both.
+		return fmt.Errorf("%w: %s", errInvalidData, p)
+	}
 	res, err := eval.Score(truth, pred)
 	if err != nil {
 		return fmt.Errorf("%w: %v", errInvalidData, err)
@@ -144,9 +150,6 @@ func runEval(ctx context.Context, o *evalOpts, stdout io.Writer) error {
 	if pred.Len() == 0 && len(pred.Issues.MalformedLines) > 0 && strings.HasSuffix(pred.Issues.MalformedLines[0], `: no "cluster" field`) {
 		// dedup's -o output (the kept documents) given for its --clusters.
 		problems = append(problems, fmt.Sprintf(`%s: its records have no "cluster" field: give the file that 'neardup dedup --clusters FILE' writes (-o writes the kept documents)`, o.clusters))
-	}
-	if p := noPositiveLabel(truth, o.truth, o.positive); p != "" {
-		problems = append(problems, p)
 	}
 	if o.strict && len(problems) > 0 {
 		return fmt.Errorf("%w (--strict): %s", errInvalidData, strings.Join(problems, "; "))
@@ -191,14 +194,15 @@ func quoteFirst(ids []string, n int) string {
 }
 
 // noPositiveLabel says, for a pairs truth none of whose labels is in
-// --positive, that every pair counts as a negative: the scores are then
-// those of a truth without duplicates, which is seldom what was meant (the
-// graded clough set's labels are cut, light, heavy and non). "" otherwise.
+// --positive, that every pair would count as a negative: the scores would
+// be those of a truth without duplicates, which is not what was meant (the
+// graded clough set's labels are cut, light, heavy and non). eval and tune
+// refuse such a truth (exit 3) with this message. "" otherwise.
 func noPositiveLabel(truth *eval.Labels, name string, positive []string) string {
 	if truth.Format != eval.PairsTSV || len(truth.PairLabels) == 0 || slices.Contains(truth.Positive, true) {
 		return ""
 	}
-	return fmt.Sprintf("%s: no pair has a label of --positive %s, so every pair is a negative one (its labels: %s); --positive LABELS names the labels that mean duplicate",
+	return fmt.Sprintf("--truth %s: no pair has a label of --positive %s, so every pair would be a negative one and the truth would hold no duplicate (its labels: %s); --positive LABELS names the labels that mean duplicate",
 		name, strings.Join(positive, ","), strings.Join(truth.PairLabels, ", "))
 }
 

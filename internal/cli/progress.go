@@ -258,32 +258,39 @@ func (b *barProgress) addBar(st stageCount) (*mpb.Bar, error) {
 	// The rate and ETA come from the stage's own clock, not the bar's: a
 	// bar is made up to progressTick after its stage started, or at Done
 	// for a stage shorter than that.
-	rate := func(s decor.Statistics) float64 {
+	rate := func(s decor.Statistics) string {
 		d := time.Since(st.start)
 		if e := st.end.Load(); e > 0 {
 			d = time.Duration(e)
 		}
-		return float64(s.Current) / max(d.Seconds(), 1e-3)
+		if r := docsRate(s.Current, d); r != "" {
+			return " " + r
+		}
+		return "" // no document yet, or a stage under a millisecond: "0 docs/s" before
 	}
 	return b.p.Add(0, mpb.BarStyle().Build(),
 		mpb.PrependDecorators(
 			decor.Name(st.name, decor.WC{C: decor.DindentRight | decor.DextraSpace, W: 20}),
 			decor.Any(func(s decor.Statistics) string { return countDecor(s, st.est) }),
 		),
-		mpb.AppendDecorators(decor.Any(func(s decor.Statistics) string {
-			r := rate(s)
-			switch {
-			case s.Aborted:
-				return fmt.Sprintf(" %.0f docs/s  interrupted", r)
-			case s.Completed:
-				return fmt.Sprintf(" %.0f docs/s  done", r)
-			}
-			if eta, ok := progressETA(s.Current, st.est, time.Since(st.start)); ok {
-				return fmt.Sprintf(" %.0f docs/s  ~%s left", r, eta)
-			}
-			return fmt.Sprintf(" %.0f docs/s", r)
-		})),
+		mpb.AppendDecorators(decor.Any(func(s decor.Statistics) string { return rateDecor(s, rate(s), st.est, time.Since(st.start)) })),
 	)
+}
+
+// rateDecor is a bar's rate (rate: " R docs/s" or "") and its end, or
+// the time left to its stage, which has run for inStage of about est
+// documents.
+func rateDecor(s decor.Statistics, rate string, est int64, inStage time.Duration) string {
+	switch {
+	case s.Aborted:
+		return rate + "  interrupted"
+	case s.Completed:
+		return rate + "  done"
+	}
+	if eta, ok := progressETA(s.Current, est, inStage); ok {
+		return fmt.Sprintf("%s  ~%s left", rate, eta)
+	}
+	return rate
 }
 
 // countDecor shows "n / ~est docs" while a stage runs within its

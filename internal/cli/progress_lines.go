@@ -81,8 +81,9 @@ func (p *lineProgress) write(every time.Duration) {
 }
 
 // progressLine is one line of lineProgress: "STAGE: N / ~EST docs (P%),
-// R docs/s, about T left; E elapsed", with no estimate of the time left
-// while progressETA has none to give.
+// R docs/s, about T left; E elapsed", with no rate while docsRate has
+// none to give (no document yet) and no estimate of the time left while
+// progressETA has none.
 func progressLine(stage string, n, est int64, inStage, elapsed time.Duration) string {
 	line := fmt.Sprintf("%s: %s docs", stage, groupInt(n))
 	if est > 0 && n <= est {
@@ -90,8 +91,9 @@ func progressLine(stage string, n, est int64, inStage, elapsed time.Duration) st
 	} else if est > 0 {
 		line += fmt.Sprintf(" (~%s estimated)", groupInt(est))
 	}
-	rate := float64(n) / max(inStage.Seconds(), 1e-3)
-	line += fmt.Sprintf(", %s docs/s", groupInt(int64(rate)))
+	if r := docsRate(n, inStage); r != "" {
+		line += ", " + r
+	}
 	if eta, ok := progressETA(n, est, inStage); ok {
 		line += fmt.Sprintf(", about %s left", eta)
 	}

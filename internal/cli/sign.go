@@ -29,6 +29,9 @@ flags mean what they mean for dedup.
 	fs := cmd.Flags()
 	fs.StringVar(&o.method, "method", sketch.MinHash.String(), methodsHelp())
 	o.sketch.register(fs, groupShingle|groupMinHash|groupSeed|groupSimHash|groupKSentence)
+	// bloom's sketch is the hash of its key: with --key-field, of the
+	// field's value, the key dedup --method bloom --key-field compares.
+	fs.StringVar(&o.keyField, "key-field", "", "bloom: sign this JSON field's value (a URL, say) instead of the text: the key that dedup --method bloom --key-field compares (a record without the field is an invalid record)")
 	fs.IntVarP(&o.workers, "workers", "j", 0, "worker goroutines (0: all cores)")
 	fs.StringVarP(&o.output, "output", "o", "-", "write the signatures here (JSONL; - for stdout)")
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "draw no progress bars")

@@ -22,3 +22,13 @@ func formatSize(n int64) string {
 	}
 	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }
+
+// sizeText is a flag that takes a size (256MB, 4GiB) and keeps the text
+// given, which the command parses (parseSize) and quotes in its messages;
+// its Type names it "size" in --help and docs/cli.md, as --max-doc-bytes'
+// is named.
+type sizeText string
+
+func (s *sizeText) String() string     { return string(*s) }
+func (s *sizeText) Set(v string) error { *s = sizeText(v); return nil }
+func (s *sizeText) Type() string       { return "size" }

@@ -1,6 +1,14 @@
 package cli
 
-import "testing"
+import (
+	"io"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
 
 func TestParseSize(t *testing.T) {
 	tests := []struct {
@@ -40,4 +48,33 @@ func FuzzParseSize(f *testing.F) {
 			t.Fatalf("parseSize(%q) = %d", s, n)
 		}
 	})
+}
+
+// TestSizeFlagsTyped: a flag whose help gives a size as an example (256MB,
+// 4GiB) or whose default is one is shown as a size in --help and
+// docs/cli.md, not as a string (--memory was a string).
+func TestSizeFlagsTyped(t *testing.T) {
+	example := regexp.MustCompile(`\b\d+(\.\d+)?[KMGT]i?B\b`)
+	root := newRootCmd(&env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard})
+	var walk func(c *cobra.Command)
+	seen := 0
+	walk = func(c *cobra.Command) {
+		c.LocalFlags().VisitAll(func(f *pflag.Flag) {
+			sizeDefault := f.DefValue != "" && example.MatchString(f.DefValue)
+			if !example.MatchString(f.Usage) && !sizeDefault {
+				return
+			}
+			seen++
+			if typ := f.Value.Type(); typ != "size" {
+				t.Errorf("%s --%s takes a size (%q) but --help shows it as %s", c.CommandPath(), f.Name, f.Usage, typ)
+			}
+		})
+		for _, s := range c.Commands() {
+			walk(s)
+		}
+	}
+	walk(root)
+	if seen < 3 {
+		t.Errorf("%d size flags found: the test no longer finds --memory, --task-memory, --max-doc-bytes", seen)
+	}
 }

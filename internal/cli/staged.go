@@ -26,6 +26,7 @@ import (
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/internal/executor"
+	"github.com/neardup/neardup/internal/human"
 	"github.com/neardup/neardup/internal/objstore"
 	"github.com/neardup/neardup/internal/sharedflags"
 	"github.com/neardup/neardup/internal/staged"
@@ -48,11 +49,12 @@ func (s *stagedOpts) register(fs *pflag.FlagSet) {
 	fs.StringVar(&s.executor, "executor", "", "run as stages of independent tasks exchanging files in --work: local (child processes, -j at once), slurm (job arrays), print (write the task commands and Kubernetes Indexed Job manifests); docs/scale.md")
 	fs.IntVar(&s.tasks, "tasks", 0, "with --executor: tasks a stage (input shards); 0: the number of cores")
 	fs.StringVar(&s.work, "work", "", "with --executor: the work folder (a path, s3://bucket/prefix or gs://bucket/prefix) that holds the plan, the tasks' files and their completion markers; the same command again resumes there, and another command (inputs, flags, outputs or --tasks changed) is refused until given an empty --work")
-	fs.StringVar(&s.taskMemory, "task-memory", defaultTaskMemory, "with --executor: every task's memory budget (its garbage collector's limit, the scheduler's memory request); a task that would need more stops and says so")
+	s.taskMemory = defaultTaskMemory
+	fs.Var((*sizeText)(&s.taskMemory), "task-memory", "with --executor: every task's memory budget (its garbage collector's limit, the scheduler's memory request); a task that would need more stops and says so")
 	// --task-spill makes the tasks that spill (sign, bucket, scatter,
 	// join) do so past a few bytes without a garbage collector's limit
 	// that small: the tests' way to make them spill on a small corpus.
-	fs.StringVar(&s.taskSpill, "task-spill", "", "with --executor: the bytes a task holds before it spills (default: its share of --task-memory; for tests)")
+	fs.Var((*sizeText)(&s.taskSpill), "task-spill", "with --executor: the bytes a task holds before it spills (default: its share of --task-memory; for tests)")
 	fs.MarkHidden("task-spill")
 }
 
@@ -788,10 +790,8 @@ func planDifference(was, now []byte) string {
 			return "absent"
 		}
 		j, _ := json.Marshal(v)
-		if len(j) > 80 {
-			return string(j[:77]) + "..."
-		}
-		return string(j)
+		return human.Clip(string(j), 80) // on a rune: it cut a byte of 重 in two
+
 	}
 	// The plan keeps these options by number; the flags take names.
 	if name, ok := planEnums[path]; ok {

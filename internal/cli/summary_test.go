@@ -6,8 +6,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/internal/human"
 )
 
 // TestSummaryChained: the summary names what a chained removed document
@@ -151,6 +153,42 @@ func TestAllowTruncatedNeedsSkipInvalid(t *testing.T) {
 		}
 		if code, _, errs := runCLI(append(args, "-q", "--allow-truncated", "--skip-invalid", in)...); code != ExitOK {
 			t.Errorf("%v --allow-truncated --skip-invalid: exit %d, %s", args, code, errs)
+		}
+	}
+}
+
+// TestSummaryExampleWidth: an example's text is cut at 70 terminal
+// columns, not 70 runes (140 columns of Chinese), and its id is padded to
+// 22 columns: a Chinese, a mixed and an English example take the same
+// columns, their texts starting in one column.
+func TestSummaryExampleWidth(t *testing.T) {
+	en := strings.Repeat("near duplicate ", 10)
+	zh := strings.Repeat("近似重复文档检测", 20)
+	mixed := strings.Repeat("MinHash 去重 ", 20)
+	ex := []dedup.Example{{Members: []dedup.ExampleDoc{
+		{ID: "doc-1", Text: en, Kept: true},
+		{ID: "文档一", Text: zh},
+		{ID: "doc 三", Text: mixed},
+	}}}
+	var buf bytes.Buffer
+	summaryWriter{&buf}.examples(ex)
+	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
+	if len(lines) != 4 {
+		t.Fatalf("examples:\n%s", buf.String())
+	}
+	const textCol = 4 + 7 + 1 + 22 + 1 // "    kept    ID... TEXT" (sw.line indents by two)
+	for _, l := range lines[1:] {
+		if !strings.HasSuffix(l, "…") || !utf8.ValidString(l) {
+			t.Errorf("%q: not cut on a rune with an ellipsis", l)
+		}
+		if w := human.Width(l); w < textCol+69 || w > textCol+70 {
+			t.Errorf("%q takes %d columns, want %d or %d (the text cut at 70 columns)", l, w, textCol+69, textCol+70)
+		}
+	}
+	for i, m := range ex[0].Members {
+		l := lines[i+1]
+		if at := strings.Index(l, string([]rune(m.Text)[:5])); at < 0 || human.Width(l[:at]) != textCol {
+			t.Errorf("%q: the text does not start at column %d", l, textCol)
 		}
 	}
 }

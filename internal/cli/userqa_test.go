@@ -10,8 +10,10 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/internal/human"
 )
 
 // TestDedupOutputsDistinct: two output flags naming one file, or both
@@ -670,5 +672,23 @@ func TestIndexCreateOnAFile(t *testing.T) {
 		if want := "--index " + loc + ": a file, not a folder, is in the way"; code != ExitUsage || !strings.Contains(errs, want) {
 			t.Errorf("--index %s: exit %d, stderr %q; want %d and %q", loc, code, errs, ExitUsage, want)
 		}
+	}
+}
+
+// TestPlanDifferenceLongValueOnARune: a value of the plan longer than 80
+// bytes was cut at its 77th byte, which split a Chinese character of an
+// input's name in two (invalid UTF-8 on the terminal); it is cut at 80
+// columns on a rune, with an ellipsis.
+func TestPlanDifferenceLongValueOnARune(t *testing.T) {
+	plan := func(name string) []byte {
+		return fmt.Appendf(nil, `{"inputs":[{"path":%q}],"tasks":3}`, name)
+	}
+	long := strings.Repeat("近似重复文档", 10) + ".jsonl"
+	got := planDifference(plan(long), plan("b.jsonl"))
+	if !utf8.ValidString(got) || !strings.Contains(got, "…") {
+		t.Errorf("planDifference = %q: want valid UTF-8, the long name cut with an ellipsis", got)
+	}
+	if _, v, ok := strings.Cut(got, " is "); !ok || human.Width(strings.Split(v, " in the plan")[0]) > 80 {
+		t.Errorf("planDifference = %q: want the plan's value within 80 columns", got)
 	}
 }
