@@ -129,7 +129,27 @@ func (o Options) vfs() vfs.FS {
 	if o.Shared && o.ReadOnly {
 		return unlockedFS{fs}
 	}
+	if o.ReadOnly && fs == vfs.Default {
+		return readOnlyFS{fs}
+	}
 	return fs
+}
+
+// readOnlyFS is the file system of a read-only open: where the lock file
+// cannot be opened for writing (a folder or a LOCK file this user may not
+// write, a read-only mount), it is locked shared, for reading, so that an
+// index can be queried where it cannot be written while no writer holds
+// it (before, "open DIR/LOCK: permission denied").
+type readOnlyFS struct{ vfs.FS }
+
+func (f readOnlyFS) Lock(name string) (io.Closer, error) {
+	c, err := f.FS.Lock(name)
+	if err != nil && (errors.Is(err, os.ErrPermission) || errors.Is(err, syscall.EROFS)) {
+		if rc, rerr := readLock(name); rerr == nil || !errors.Is(rerr, os.ErrNotExist) {
+			return rc, rerr
+		}
+	}
+	return c, err
 }
 
 // unlockedFS is a file system whose locks are not taken (Options.Shared).

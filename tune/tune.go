@@ -27,6 +27,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -227,7 +228,10 @@ func (s Space) Configs(base dedup.Options) []dedup.Options {
 			return d >= 0 && d < bits
 		})
 		verify()
-		if base.Verify || len(s.Verify) > 1 {
+		// Verified candidates are decided at a threshold: sweep it when
+		// any configuration verifies (--verify true alone swept nothing
+		// before, --thresholds ignored for the default 0.8).
+		if base.Verify || slices.Contains(s.Verify, true) {
 			thresholds()
 		}
 	case "ksentence":

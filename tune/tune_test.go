@@ -242,3 +242,23 @@ func TestWriteMarkdownNumbers(t *testing.T) {
 		t.Errorf("table:\n%s\nwant the pairs written 1,234,567", md.String())
 	}
 }
+
+// TestConfigsSimHashVerifyThresholds: simhash with --verify true alone
+// sweeps --thresholds, each configuration verifying at its own (before,
+// every configuration verified at the default 0.8, the list ignored).
+func TestConfigsSimHashVerifyThresholds(t *testing.T) {
+	sp := DefaultSpace()
+	sp.Shingles, sp.Weights, sp.Distances = sp.Shingles[:1], []string{"count"}, []int{3}
+	sp.Verify, sp.Thresholds = []bool{true}, []float64{0.5, 0.7}
+	base := dedup.Options{}
+	base.Method = "simhash"
+	cfgs := sp.Configs(base)
+	if len(cfgs) != 2 {
+		t.Fatalf("%d configurations, want 2 (one a threshold)", len(cfgs))
+	}
+	for i, c := range cfgs {
+		if !c.Verify || c.VerifyThreshold != sp.Thresholds[i] {
+			t.Errorf("configuration %d (%s): verify %v at %g, want true at %g", i, Label(c), c.Verify, c.VerifyThreshold, sp.Thresholds[i])
+		}
+	}
+}

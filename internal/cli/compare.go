@@ -64,9 +64,13 @@ of the two normalised texts: [-text-] is only in A, {+text+} only in B.
 
 ` + exitHelp,
 		Args: func(_ *cobra.Command, args []string) error {
+			if o.ids != "" && o.corpus == "" && len(args) == 1 {
+				// compare --ids A,B FILE: the file given as a text.
+				return usageErr("--ids needs --corpus FILE: give the file as --corpus %s, not as a text", args[0])
+			}
 			if o.corpus != "" || o.ids != "" {
 				if len(args) != 0 {
-					return usageErr("compare --corpus --ids takes no texts, got %d", len(args))
+					return usageErr("compare --corpus FILE --ids ID1,ID2 takes no texts, got %d", len(args))
 				}
 				return nil
 			}

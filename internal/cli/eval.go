@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/neardup/neardup/eval"
+	"github.com/neardup/neardup/internal/human"
 )
 
 type evalOpts struct {
@@ -129,6 +130,14 @@ func runEval(ctx context.Context, o *evalOpts, stdout io.Writer) error {
 		msg := "no valid record"
 		if m := truth.Issues.Messages(o.truth); len(m) > 0 {
 			msg = strings.Join(m, "; ")
+		}
+		if is := truth.Issues; is.Malformed > 0 && strings.HasSuffix(is.MalformedLines[0], `: no "cluster" field`) {
+			// A corpus (or dedup's -o output) given for --truth: say what
+			// to give, not the path over and over ("X: no valid record;
+			// X: 100 malformed lines skipped, first: X:1: no ...").
+			first := strings.TrimSuffix(is.MalformedLines[0], `: no "cluster" field`)
+			msg = fmt.Sprintf(`its records have no "cluster" field (%s, %s in all): give labelled truth, {"id", "cluster"} per document or a pairs TSV (id1, id2, label), not the corpus`,
+				first, human.Plural(is.Malformed, "such line"))
 		}
 		return fmt.Errorf("%w: --truth %s: %s", errInvalidData, o.truth, msg)
 	}

@@ -173,7 +173,8 @@ func TestRunEvalErrors(t *testing.T) {
 	dir := writeFiles(t, map[string]string{
 		"truth.jsonl": evalTruth, "pred.jsonl": evalPred, "empty.jsonl": "\n",
 		"bad.tsv": "a\tb\tc\n", "pairs.tsv": "id1\tid2\tlabel\na\tb\t1\n",
-		"other.jsonl": `{"id":"p","cluster":"p"}` + "\n" + `{"id":"q","cluster":"p"}` + "\n",
+		"other.jsonl":  `{"id":"p","cluster":"p"}` + "\n" + `{"id":"q","cluster":"p"}` + "\n",
+		"corpus.jsonl": `{"id":"a","text":"x"}` + "\n" + `{"id":"b","text":"y"}` + "\n",
 	})
 	p := func(name string) string { return filepath.Join(dir, name) }
 	tests := []struct {
@@ -187,6 +188,8 @@ func TestRunEvalErrors(t *testing.T) {
 		{"both stdin", evalOpts{truth: "-", clusters: "-"}, true, false, "both be standard input"},
 		{"no positive label", evalOpts{truth: p("truth.jsonl"), clusters: p("pred.jsonl"), positive: []string{}}, true, false, "--positive"},
 		{"empty truth", evalOpts{truth: p("empty.jsonl"), clusters: p("pred.jsonl")}, false, true, "empty.jsonl: no valid record"},
+		// The corpus given for --truth: what to give, the path once.
+		{"corpus as truth", evalOpts{truth: p("corpus.jsonl"), clusters: p("pred.jsonl")}, false, true, `--truth ` + p("corpus.jsonl") + `: its records have no "cluster" field (` + p("corpus.jsonl") + `:1, 2 such lines in all): give labelled truth, {"id", "cluster"} per document or a pairs TSV (id1, id2, label), not the corpus`},
 		{"bad header", evalOpts{truth: p("bad.tsv"), clusters: p("pred.jsonl")}, false, true, "bad.tsv:1: not JSONL"},
 		{"pairs as prediction", evalOpts{truth: p("truth.jsonl"), clusters: p("pairs.tsv")}, false, true, "not JSONL"},
 		{"no such file", evalOpts{truth: p("nope.jsonl"), clusters: p("pred.jsonl")}, true, false, "nope.jsonl"}, // exit 2, as a missing INPUT

@@ -303,6 +303,8 @@ func indexErr(flag, loc string, err error) error {
 		msg = fmt.Sprintf("a write to the index failed (%s); the documents added before it are in the index: run the command again, which reopens it, to write again", cause(store.ErrFailed.Error()))
 	case errors.Is(err, store.ErrCorrupt):
 		msg = fmt.Sprintf("the index is damaged (%s): restore it from a copy, or build it again with 'neardup index create' and 'neardup index add'", cause(store.ErrCorrupt.Error()))
+	case strings.HasPrefix(err.Error(), "store: open "+loc+": ") && (errors.Is(err, os.ErrPermission) || errors.Is(err, syscall.EROFS)):
+		msg = fmt.Sprintf("the index folder cannot be written (%s): adding, removing, upgrading and compacting need to write in it; 'index query', 'index stats' and 'dedup --against' only read it", cause("store: open"))
 	case strings.HasPrefix(err.Error(), "store: open "+loc+": "):
 		msg = fmt.Sprintf("the index cannot be opened (%s): if it is damaged, restore it from a copy, or build it again with 'neardup index create' and 'neardup index add'", cause("store: open"))
 	case strings.HasPrefix(err.Error(), "store: create "+loc+": "):

@@ -174,11 +174,22 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // interruptedMessage is the line an interrupted command ends with. The
 // output files were left as they were; but index add has written every
 // batch completed before the interruption to the index (documented in its
-// help), which a rerun would find again, and a staged job keeps its
+// help), which a rerun would find again, as index copy has to --to and
+// index upgrade has the sets of its batches, and a staged job keeps its
 // completed tasks in --work, where the same command resumes.
 func interruptedMessage(cmd *cobra.Command) string {
 	if cmd != nil && cmd.CommandPath() == "neardup index add" {
 		return "neardup: interrupted; the index keeps the documents of every batch written before it (no output file was replaced): rerun with --skip-invalid to add the rest, skipping the ids already there"
+	}
+	if cmd != nil && cmd.CommandPath() == "neardup index copy" {
+		to := ""
+		if f := cmd.Flags().Lookup("to"); f != nil {
+			to = " " + redactLoc(f.Value.String())
+		}
+		return "neardup: interrupted; --to" + to + " keeps the documents of every batch copied before it (no output file was replaced): the same command again copies the rest, skipping the ids already there"
+	}
+	if cmd != nil && cmd.CommandPath() == "neardup index upgrade" {
+		return "neardup: interrupted; the index keeps the shingle sets of every batch written before it (no output file was replaced): the same command again gives the rest theirs"
 	}
 	if cmd != nil && cmd.CommandPath() == "neardup dedup" {
 		if ex, work := cmd.Flags().Lookup("executor"), cmd.Flags().Lookup("work"); ex != nil && work != nil && ex.Value.String() != "" {

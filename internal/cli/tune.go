@@ -72,7 +72,8 @@ The grid is the product of the lists that apply to the method:
   exact, bloom: one run (nothing to tune)
 A list left out takes its default (shown below). --verify true,false adds
 candidate verification by exact Jaccard to minhash and simhash (simhash
-then also sweeps --thresholds).
+then also sweeps --thresholds). A list given for a method it does not
+apply to (--distances with minhash) is a usage error (exit 2).
 
 Large sets: --max-docs samples whole truth clusters (a seeded hash picks
 them) up to that many documents, so every true pair of a chosen cluster is
@@ -132,6 +133,48 @@ precision against recall with the best configuration marked.
 // space builds the sweep from the flags. Char n-grams below 3 are left out
 // of the default grid (single characters and bigrams of Latin text are
 // noise), unless --ngrams was given.
+// tuneSweeps lists, for each method, the sweep flags that apply to it
+// (the grid of the help text); --units and --ngrams are left to the
+// methods' own checks.
+var tuneSweeps = map[string][]string{
+	"minhash":       {"thresholds", "num-perms", "bands-rows", "verify"},
+	"simhash":       {"bits", "distances", "weights", "verify", "thresholds"}, // --thresholds with --verify true
+	"jaccard":       {"thresholds"},
+	"ksentence":     {"k-sentences"},
+	"exact":         {},
+	"bloom":         {},
+	"bloom-overlap": {"thresholds"},
+}
+
+// sweepFlagsApply refuses a sweep flag given for a method it does not
+// apply to (before, tune --method minhash --distances 5 ran the default
+// grid, the flag ignored in silence).
+func (o *tuneOpts) sweepFlagsApply(cmd *cobra.Command) error {
+	applies, known := tuneSweeps[o.method]
+	if !known {
+		return nil // the unknown method is refused where it is parsed
+	}
+	for _, f := range []string{"thresholds", "num-perms", "bands-rows", "bits", "distances", "weights", "k-sentences", "verify"} {
+		if !cmd.Flags().Changed(f) {
+			continue
+		}
+		if o.method == "simhash" && f == "thresholds" && !slices.Contains(o.verify, true) {
+			return usageErr("--thresholds applies to --method simhash only with --verify true (candidates verified by exact Jaccard); give --verify true or leave --thresholds out")
+		}
+		if slices.Contains(applies, f) {
+			continue
+		}
+		var owners []string
+		for _, m := range []string{"minhash", "simhash", "jaccard", "ksentence"} {
+			if slices.Contains(tuneSweeps[m], f) {
+				owners = append(owners, m)
+			}
+		}
+		return usageErr("--%s does not apply to --method %s (it sweeps --method %s): leave it out, or give --method %s", f, o.method, strings.Join(owners, ", "), owners[0])
+	}
+	return nil
+}
+
 func (o *tuneOpts) space(ngramsGiven bool) (tune.Space, error) {
 	sp := tune.Space{Thresholds: o.thresholds, NumPerms: o.numPerms, Bits: o.bits, Distances: o.distances,
 		Weights: o.weights, KSentences: o.kSentences, Verify: o.verify}
@@ -218,6 +261,9 @@ func runTune(ctx context.Context, cmd *cobra.Command, o *tuneOpts, args []string
 	}
 	if o.workers < 0 {
 		return usageErr("--workers %d: must not be negative", o.workers)
+	}
+	if err := o.sweepFlagsApply(cmd); err != nil {
+		return err
 	}
 	space, err := o.space(cmd.Flags().Changed("ngrams"))
 	if err != nil {

@@ -170,6 +170,10 @@ func TestInterruptedMessage(t *testing.T) {
 		"index add":      "rerun with --skip-invalid",
 		"dedup in.jsonl": "no output file was replaced",
 		"dedup --executor local --work W in.jsonl": "--work W: the same command again resumes there",
+		// index copy wrote its completed batches to --to (it said "no
+		// output file was replaced" only, QA pass 11).
+		"index copy --from a --to redis://u:secret@h:6379/0?prefix=p": "--to redis://u:xxxxx@h:6379/0?prefix=p keeps the documents of every batch copied before it (no output file was replaced): the same command again copies the rest",
+		"index upgrade --index ix":                                    "the index keeps the shingle sets of every batch written before it",
 	} {
 		root := newRootCmd(&env{})
 		cmd, rest, err := root.Find(strings.Fields(args))

@@ -77,3 +77,38 @@ func Fill(t testing.TB, path string, leave int64) int64 {
 	}
 	return n
 }
+
+// ReadOnly makes dir unwritable to this process until t ends: as root,
+// which may write anything, a read-only bind mount of dir on itself
+// (writes fail with EROFS; needs Linux, skipped or failed as Mount);
+// otherwise dir and the files in it lose their write permissions (writes
+// fail with EACCES).
+func ReadOnly(t testing.TB, dir string) {
+	t.Helper()
+	if os.Geteuid() == 0 {
+		if err := bindReadOnly(dir); err != nil {
+			msg := "mounting a read-only bind mount (needs root on Linux): " + err.Error()
+			if os.Getenv(RequireRootEnv) == "1" {
+				t.Fatalf("%s; %s=1 requires this test to run", msg, RequireRootEnv)
+			}
+			t.Skipf("%s; skipped (set %s=1 to make this a failure)", msg, RequireRootEnv)
+		}
+		t.Cleanup(func() { unmount(dir) })
+		return
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		p := filepath.Join(dir, e.Name())
+		if err := os.Chmod(p, 0o444); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.Chmod(p, 0o644) })
+	}
+	if err := os.Chmod(dir, 0o555); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Chmod(dir, 0o755) })
+}

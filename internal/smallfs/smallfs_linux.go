@@ -19,3 +19,15 @@ func Free(dir string) (int64, error) {
 	}
 	return int64(st.Bavail) * st.Bsize, nil
 }
+
+// bindReadOnly mounts dir on itself read-only.
+func bindReadOnly(dir string) error {
+	if err := syscall.Mount(dir, dir, "", syscall.MS_BIND, ""); err != nil {
+		return err
+	}
+	if err := syscall.Mount("", dir, "", syscall.MS_REMOUNT|syscall.MS_BIND|syscall.MS_RDONLY, ""); err != nil {
+		unmount(dir)
+		return err
+	}
+	return nil
+}

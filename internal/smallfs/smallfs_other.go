@@ -13,3 +13,5 @@ func unmount(string) {}
 // Free returns the bytes available on the file system of dir: unknown
 // outside Linux.
 func Free(string) (int64, error) { return 0, errUnsupported }
+
+func bindReadOnly(string) error { return errUnsupported }
