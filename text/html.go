@@ -56,6 +56,7 @@ func walkHTML(r io.Reader, w *htmlWriter, m *mainExtractor) error {
 	skipped := 0         // dropped elements opened beyond the capacity of skip
 	pre := 0             // depth of open pre elements
 	links := 0           // depth of open a elements
+	var local uint64     // bit i: the link at depth i+1 leads within the page (MainText)
 	for {
 		tt := z.Next()
 		switch tt {
@@ -71,7 +72,7 @@ func walkHTML(r io.Reader, w *htmlWriter, m *mainExtractor) error {
 					m.title = append(m.title, z.Text()...)
 				}
 			case m != nil:
-				m.text(z.Text(), pre > 0, links > 0)
+				m.text(z.Text(), pre > 0, links > 0, links > 0 && links <= 64 && local&(1<<(links-1)) != 0)
 			default:
 				w.text(z.Text(), pre > 0)
 			}
@@ -99,6 +100,12 @@ func walkHTML(r io.Reader, w *htmlWriter, m *mainExtractor) error {
 				pre++
 			case atom.A:
 				links++
+				if m != nil && links <= 64 {
+					local &^= 1 << (links - 1)
+					if localLink(z) {
+						local |= 1 << (links - 1)
+					}
+				}
 			}
 			if m != nil && isNode(a) {
 				m.open(z, a)
@@ -139,6 +146,20 @@ func walkHTML(r io.Reader, w *htmlWriter, m *mainExtractor) error {
 }
 
 const maxSkipDepth = 256
+
+// localLink reports whether the a element whose start tag z holds leads
+// within the page: its href is a fragment ("#id3").
+func localLink(z *html.Tokenizer) bool {
+	for {
+		k, v, more := z.TagAttr()
+		if string(k) == "href" {
+			return len(v) > 1 && v[0] == '#'
+		}
+		if !more {
+			return false
+		}
+	}
+}
 
 // tagAtom returns the atom of the name of the start or end tag raw, as the
 // tokenizer returned it, or 0 for names that are not atoms. It does what

@@ -52,7 +52,9 @@ import (
 //     prose.
 //   - Inside the kept blocks, unlikely content and link lists (blocks of
 //     at least 25 characters, more than half of them in links) are
-//     dropped.
+//     dropped. Paragraphs are not link lists, nor are headings whose
+//     links all lead within the page (Sphinx's back-references to the
+//     local table of contents).
 //   - The page's title heading is kept when the chosen blocks leave it
 //     out: the first h1-h3 whose text begins or ends the title element's
 //     and makes at least half of it (the rest is the site's name).
@@ -91,6 +93,7 @@ type mnode struct {
 	main     bool  // role="main" or a main element
 	own      int32 // runes of the node's own text
 	ownLink  int32 // of them, in links
+	ownLocal int32 // of them, in links within the page (href="#...")
 	commas   int32
 	total    int32 // runes of text in the subtree
 	link     int32 // of them, in links
@@ -336,7 +339,7 @@ func containsAny(b []byte, names [][]byte) bool {
 	return false
 }
 
-func (m *mainExtractor) text(b []byte, pre, link bool) {
+func (m *mainExtractor) text(b []byte, pre, link, local bool) {
 	start := len(m.w.dst)
 	m.w.text(b, pre)
 	end := len(m.w.dst)
@@ -358,6 +361,9 @@ func (m *mainExtractor) text(b []byte, pre, link bool) {
 	n.own += runes
 	if link {
 		n.ownLink += runes
+		if local {
+			n.ownLocal += runes
+		}
 	}
 	if !pre { // commas measure prose; in code they are syntax
 		n.commas += int32(bytes.Count(piece, []byte(",")) + bytes.Count(piece, []byte("，")))
@@ -549,7 +555,7 @@ func (m *mainExtractor) keepFrom(top int, siblings, noLinks bool) ([]byte, bool)
 		if m.strip && n.unlikely && !nodes[n.parent].unlikely {
 			continue
 		}
-		if noLinks && n.total >= 25 && n.link*2 > n.total && n.tag != atom.P {
+		if noLinks && n.total >= 25 && n.link*2 > n.total && n.tag != atom.P && !localHeading(n) {
 			continue // a list of links
 		}
 		keep[i] = true
@@ -561,6 +567,18 @@ func (m *mainExtractor) keepFrom(top int, siblings, noLinks bool) ([]byte, bool)
 		return m.w.dst, false
 	}
 	return out, true
+}
+
+// localHeading reports whether n is a heading whose links all lead within
+// the page, as Sphinx's headings link back to the local table of contents
+// (<h2><a class="toc-backref" href="#id3">Release Administrative
+// Tasks</a><a class="headerlink" href="#release-administrative-tasks">¶</a></h2>)
+// and many sites' headings to their own anchor: the heading is the
+// section's title, not a list of links, and Readability never removes a
+// heading for its links. A heading that links to other pages (a teaser's
+// title, "Related articles") remains a link.
+func localHeading(n *mnode) bool {
+	return isHeading(n.tag) && n.link == n.ownLink && n.ownLocal == n.ownLink
 }
 
 func (m *mainExtractor) keepSibling(keep []bool, i int, p int32, min float64) {

@@ -72,6 +72,15 @@ func TestMainText(t *testing.T) {
 			`<section id="comments"><h2>Comments</h2><p>A reader's comment, also long enough to be scored as a paragraph.</p></section></div>`,
 			strings.Repeat(postText+"\n", 8) + "Community Testing¶\nWe ask that all developers test the release, and report back errors.\n" +
 				"Stream Header\nThe stream header holds the version, the signature, and the age.", true},
+		// Sphinx's local table of contents links each section's heading
+		// back to its entry: the heading is all link, but it is the
+		// section's title, not a list of links. A heading that links to
+		// another page (a teaser's title) still counts as a link.
+		{"linked headings", `<div class="body" role="main">` + strings.Repeat(post, 8) +
+			`<section id="release-administrative-tasks"><h2><a class="toc-backref" href="#id3" role="doc-backlink">Release Administrative Tasks</a><a class="headerlink" href="#release-administrative-tasks">¶</a></h2>` +
+			`<p>This section describes a few administrative tasks, such as branching and tagging.</p>` +
+			`<h3><a href="/2022/01/other.html">Another article, on another page of the site</a></h3></section></div>`,
+			strings.Repeat(postText+"\n", 8) + "Release Administrative Tasks¶\nThis section describes a few administrative tasks, such as branching and tagging.", true},
 		{"unclosed", "<div><p>one paragraph of text that is long enough to count<p>and another one that is long enough", "one paragraph of text that is long enough to count\nand another one that is long enough", true},
 	}
 	for _, tc := range tests {
