@@ -15,6 +15,18 @@ import (
 // opened read-only (the closers close them), from corpus files and
 // directories.
 func splitAgainst(paths []string) (files []string, indexes []dedup.Index, closers []io.Closer, err error) {
+	files, indexes, closers, _, err = splitAgainstNamed(paths)
+	return files, indexes, closers, err
+}
+
+// savedIndex names an --against index for the summary: where it is (a Redis
+// URL without its password) and the parameters it matches by.
+type savedIndex struct{ loc, params string }
+
+// splitAgainstNamed is splitAgainst that also says, for each index, where
+// it is and the parameters it compares by (its own, not the run's: the
+// summary names them).
+func splitAgainstNamed(paths []string) (files []string, indexes []dedup.Index, closers []io.Closer, named []savedIndex, err error) {
 	for _, p := range paths {
 		if st, serr := os.Stat(p); !store.IsURL(p) && (serr != nil || !st.IsDir()) {
 			files = append(files, p)
@@ -25,6 +37,8 @@ func splitAgainst(paths []string) (files []string, indexes []dedup.Index, closer
 		case oerr == nil:
 			indexes = append(indexes, staged.StoreIndex{S: s})
 			closers = append(closers, s)
+			sp := s.Spec()
+			named = append(named, savedIndex{loc: redactLoc(p), params: fmt.Sprintf("%s, %s", sp.Method, describeParams(sp))})
 		case errors.Is(oerr, store.ErrNotIndex) && !store.IsURL(p):
 			files = append(files, p) // a directory of corpus files
 		default:
@@ -32,10 +46,10 @@ func splitAgainst(paths []string) (files []string, indexes []dedup.Index, closer
 				c.Close()
 			}
 			if err := indexErr("--against", p, oerr); err != oerr {
-				return nil, nil, nil, err
+				return nil, nil, nil, nil, err
 			}
-			return nil, nil, nil, fmt.Errorf("--against %s: %w", p, oerr)
+			return nil, nil, nil, nil, fmt.Errorf("--against %s: %w", p, oerr)
 		}
 	}
-	return files, indexes, closers, nil
+	return files, indexes, closers, named, nil
 }

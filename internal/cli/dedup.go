@@ -301,6 +301,7 @@ func runDedup(cmd *cobra.Command, o *dedupOpts, args []string, e *env) error {
 		return usageErr("--work, --tasks and --task-memory go with --executor local, slurm or print")
 	}
 	in := dedup.Input{Options: ropts, SkipInvalid: o.input.skipInvalid, Stdin: e.stdin, Examples: o.examples, Resume: o.resume}
+	var savedIndexes []savedIndex // --against indexes, named for the summary
 	switch {
 	case o.sample && len(args) > 0:
 		return usageErr("--sample takes no INPUT")
@@ -322,10 +323,11 @@ func runDedup(cmd *cobra.Command, o *dedupOpts, args []string, e *env) error {
 		if slices.Contains(o.against, "-") {
 			return usageErr("--against cannot read standard input")
 		}
-		paths, indexes, closers, err := splitAgainst(o.against)
+		paths, indexes, closers, named, err := splitAgainstNamed(o.against)
 		if err != nil {
 			return err
 		}
+		savedIndexes = named
 		for _, c := range closers {
 			defer c.Close()
 		}
@@ -437,7 +439,7 @@ func runDedup(cmd *cobra.Command, o *dedupOpts, args []string, e *env) error {
 	if !o.quiet {
 		examples := stats.Examples
 		stats.Examples = examples[:min(len(examples), o.examples)]
-		printSummary(e.stderr, stats, reportSource(o.sample, in.Files))
+		printSummary(e.stderr, stats, reportSource(o.sample, in.Files), savedIndexes...)
 		printDevice(e.stderr, stats.Device)
 		stats.Examples = examples
 		if o.report != "" {
@@ -641,7 +643,9 @@ func writeJSONFile(path string, v any) error {
 // JSON): what was read, what was kept and removed, the parameters, the
 // time and memory, and example clusters. Each part is one call below; a
 // new line goes where it reads best.
-func printSummary(w io.Writer, s *dedup.Stats, source string) {
+// printSummary writes the summary of a run; indexes names each saved index
+// of --against with the parameters it compares by.
+func printSummary(w io.Writer, s *dedup.Stats, source string, indexes ...savedIndex) {
 	method := s.Method
 	if s.Cascade {
 		method = "cascade --then " + s.Method
@@ -649,6 +653,7 @@ func printSummary(w io.Writer, s *dedup.Stats, source string) {
 	fmt.Fprintf(w, "neardup dedup --method %s: %s from %s\n", method, plural(s.Documents, "document"), source)
 	sw := summaryWriter{w}
 	sw.outcome(s)
+	sw.savedIndexes(indexes)
 	sw.params(s.Params.Map())
 	sw.times(s)
 	sw.memory(s)
@@ -657,6 +662,14 @@ func printSummary(w io.Writer, s *dedup.Stats, source string) {
 
 // summaryWriter writes the parts of the dedup summary, two spaces in.
 type summaryWriter struct{ w io.Writer }
+
+// savedIndexes names each saved index of --against and the parameters it
+// matches by: its own, fixed at its creation, which may not be the run's.
+func (sw summaryWriter) savedIndexes(indexes []savedIndex) {
+	for _, ix := range indexes {
+		sw.line("the saved index %s matches by its own parameters: %s", ix.loc, ix.params)
+	}
+}
 
 func (sw summaryWriter) line(format string, args ...any) {
 	fmt.Fprintf(sw.w, "  "+format+"\n", args...)

@@ -167,7 +167,7 @@ func runStaged(cmd *cobra.Command, o *dedupOpts, cfg dedup.Options, ropts corpus
 	}
 	// The old corpus (--against FILES) comes first, as in dedup: its
 	// documents are numbered before the input's.
-	old, indexes, err := stagedAgainst(o.against, o.input.exclude, exp.Files)
+	old, indexes, named, err := stagedAgainst(o.against, o.input.exclude, exp.Files)
 	if err != nil {
 		return err
 	}
@@ -374,7 +374,7 @@ func runStaged(cmd *cobra.Command, o *dedupOpts, cfg dedup.Options, ropts corpus
 		}
 	}
 	if !o.quiet {
-		printStagedSummary(e.stderr, st, reportSource(false, exp.Files), plan.Tasks, o)
+		printStagedSummary(e.stderr, st, reportSource(false, exp.Files), plan.Tasks, o, named...)
 	}
 	// As dedup: documents that share an id are a warning even with -q.
 	warnDuplicateIDs(e.stderr, st, o.input.fields.IDField, exp.Files)
@@ -387,10 +387,11 @@ func runStaged(cmd *cobra.Command, o *dedupOpts, cfg dedup.Options, ropts corpus
 // printStagedSummary writes a staged job's summary: dedup's, without its
 // times, memory and examples (each task has its own; the executor's lines
 // gave them), and where the outputs went.
-func printStagedSummary(w io.Writer, st *dedup.Stats, source string, tasks int, o *dedupOpts) {
+func printStagedSummary(w io.Writer, st *dedup.Stats, source string, tasks int, o *dedupOpts, indexes ...savedIndex) {
 	fmt.Fprintf(w, "neardup dedup --method %s: %s from %s, in %s\n", st.Method, plural(st.Documents, "document"), source, plural(tasks, "shard"))
 	sw := summaryWriter{w}
 	sw.outcome(st)
+	sw.savedIndexes(indexes)
 	sw.params(st.Params.Map())
 	for _, out := range []struct{ what, loc string }{{"kept documents", o.output}, {"clusters", o.clusters}, {"pairs", o.pairs}} {
 		if out.loc != "" {
@@ -411,17 +412,18 @@ func printStagedSummary(w io.Writer, st *dedup.Stats, source string, tasks int, 
 
 // stagedAgainst expands --against's paths into the old corpus's files
 // and its saved indexes (their locations, in order); standard input and a
-// file that is also an input are refused.
-func stagedAgainst(against, exclude, inputs []string) (files, indexes []string, err error) {
+// file that is also an input are refused. named says what each index
+// matches by, for the summary.
+func stagedAgainst(against, exclude, inputs []string) (files, indexes []string, named []savedIndex, err error) {
 	if len(against) == 0 {
-		return nil, nil, nil
+		return nil, nil, nil, nil
 	}
 	if slices.Contains(against, "-") {
-		return nil, nil, usageErr("--against cannot read standard input")
+		return nil, nil, nil, usageErr("--against cannot read standard input")
 	}
-	paths, _, closers, err := splitAgainst(against)
+	paths, _, closers, named, err := splitAgainstNamed(against)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	for _, c := range closers {
 		c.Close()
@@ -432,11 +434,11 @@ func stagedAgainst(against, exclude, inputs []string) (files, indexes []string, 
 		}
 	}
 	if len(paths) == 0 {
-		return nil, indexes, nil
+		return nil, indexes, named, nil
 	}
 	e, err := expandFlagInputs("--against", paths, exclude)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	in := make(map[string]bool, len(inputs))
 	for _, f := range inputs {
@@ -444,10 +446,10 @@ func stagedAgainst(against, exclude, inputs []string) (files, indexes []string, 
 	}
 	for _, f := range e.Files {
 		if in[f] {
-			return nil, nil, usageErr("%s: both an input and --against: with --executor a file is one or the other", f)
+			return nil, nil, nil, usageErr("%s: both an input and --against: with --executor a file is one or the other", f)
 		}
 	}
-	return e.Files, indexes, nil
+	return e.Files, indexes, named, nil
 }
 
 // describeIndex opens the saved index at loc as the sign tasks will, and

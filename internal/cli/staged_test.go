@@ -1015,6 +1015,14 @@ func TestStagedAgainstIndex(t *testing.T) {
 	check("index-cascade-simhash", []string{"--method", "cascade", "--then", "simhash", "--against", ix}, 1, 3, 8)
 	check("index-cascade-longest", []string{"--method", "cascade", "--keep", "longest", "--against", ix}, 3)
 	check("index-cascade-all", []string{"--method", "cascade", "--pairs-mode", "all", "--against", ix}, 3)
+	// The summary names the index and the parameters it matches by (its
+	// own: minhash at 0.8 for a simhash run), as dedup's does.
+	sum := filepath.Join(dir, "summary")
+	scode, _, sstderr := runCLI(append([]string{"dedup", "--executor", "local", "--tasks", "2", "-j", "2", "--work", sum + "/work",
+		"-o", sum + "/out", "--method", "simhash", "--against", ix}, in...)...)
+	if want := "\n  the saved index " + ix + " matches by its own parameters: minhash, word 5-shingles, 128 oph slots, 13x7 bands, threshold 0.8;"; scode != 0 || !strings.Contains(sstderr, want) {
+		t.Errorf("staged summary: exit %d, want %q in:\n%s", scode, want, sstderr)
+	}
 	if redistest.Available() {
 		url := redistest.Server(t).URL("staged")
 		if code, _, stderr := runCLI("index", "copy", "-q", "--from", ix, "--to", url); code != 0 {
