@@ -373,8 +373,11 @@ func runTune(ctx context.Context, cmd *cobra.Command, o *tuneOpts, args []string
 	}
 	progress := func(done, total int, t *tune.Trial) {
 		if !o.quiet {
-			fmt.Fprintf(stderr, "tune: [%s/%s] %-40s P %.4f R %.4f F1 %.4f ARI %.4f %.2fs\n",
-				number(done), number(total), t.Label, t.Scores.Precision, t.Scores.Recall, t.Scores.F1, t.Scores.ARI, t.Seconds)
+			// The run's number right-aligned to the total's width keeps
+			// the columns in place past run 9 (and 99, ...).
+			n := number(total)
+			fmt.Fprintf(stderr, "tune: [%*s/%s] %-40s P %.4f R %.4f F1 %.4f ARI %.4f %.2fs\n",
+				len(n), number(done), n, t.Label, t.Scores.Precision, t.Scores.Recall, t.Scores.F1, t.Scores.ARI, t.Seconds)
 		}
 	}
 	trials, err := tune.Sweep(ctx, base, space, in, truth, tmp, progress)
