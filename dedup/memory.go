@@ -336,6 +336,11 @@ type planSample struct {
 	// (after normalisation).
 	copies int64
 	html   bool // the text is HTML (Normalize.HTML)
+	// lines is whether the first input is JSONL that the reader hands
+	// the workers in blocks of whole lines (readStage: at most
+	// blockBytes, any number of records) rather than in batches of
+	// documents.
+	lines bool
 	// spilledBytes is what their keys and sketches take in the spill
 	// path's sort and join: a sketch for each key (an upper bound: a
 	// key's sketch is read only when others share the key).
@@ -368,6 +373,11 @@ func (r *run) sample() planSample {
 		return smp
 	}
 	defer rd.Close()
+	// readStage splits every JSONL input but a Source's into blocks of
+	// lines.
+	_, isSource := r.sources[name]
+	_, jsonl := rd.(*corpus.JSONL)
+	smp.lines = jsonl && !isSource
 	var sk DocSketcher
 	if r.method != nil && r.norm != nil {
 		sk, _ = r.method.NewSketcher()
@@ -427,13 +437,24 @@ func batchesInFlight(workers int) int64 { return int64(5*workers + 2) }
 
 // inFlight estimates the memory of the stages' batches in flight: each
 // holds up to batchSize records, or fewer of batchBytes, with their text
-// and sketch (the normalised text is a worker's scratch).
+// and sketch (the normalised text is a worker's scratch); a JSONL input's
+// block of lines holds the records of blockBytes, however many. Before
+// session 26 the blocks were counted as batches too: a quarter of their
+// records for records over 4 KiB (wiki-slice's 16 KiB articles planned at
+// 125 MiB for a 67-71 MiB peak at -j 2), too few for records under 1 KiB
+// (bible-kjv-family's 220-byte verses, 1,190 to a block, not 256: a plan
+// of 155.7 MiB for 154.8-159.2 MiB at -j 1). HTML keeps the batches'
+// count: its term below was fitted to llvm-docs with it, whose peak is
+// the parse of its largest pages (up to 3 MB each), not the blocks.
 func (s planSample) inFlight(workers int) int64 {
 	if s.n == 0 {
 		return 0
 	}
 	rec := max(s.recBytes/s.n, 1)
 	docs := min(int64(batchSize), (batchBytes+rec-1)/rec)
+	if s.lines && !s.html {
+		docs = (blockBytes + rec - 1) / rec
+	}
 	perDoc := rec + s.textBytes/s.n + s.sketchBytes/s.n
 	if s.html {
 		// The parsed tree of an HTML page takes about three times its

@@ -387,3 +387,41 @@ func TestPlanCJKWordDictionary(t *testing.T) {
 		t.Errorf("cjkword plan: garbage collector's limit %d, below one and a half times the dictionary's %d", c.GCLimit(), dict)
 	}
 }
+
+// TestPlanJSONLBlocks: a JSONL input reaches the workers in blocks of
+// lines of at most blockBytes (256 KiB), not in batches of up to 1 MiB,
+// and the plan counts the batches in flight so: for records of about 20
+// KiB, 13 a block, not 52 (wiki-slice's articles were planned at 125 MiB
+// for a 67-71 MiB peak). With one worker, seven blocks are in flight
+// (batchesInFlight), each of at most 14 records, their text and their
+// sketch (about 3.2 times the record for these words); the peak counts
+// them at 1.75 times.
+func TestPlanJSONLBlocks(t *testing.T) {
+	r := rand.New(rand.NewPCG(26, 1))
+	texts := make([]string, 300)
+	for i := range texts {
+		var b strings.Builder
+		for b.Len() < 20<<10 {
+			fmt.Fprintf(&b, "w%d ", r.IntN(50000))
+		}
+		texts[i] = b.String()
+	}
+	in := writeTexts(t, t.TempDir(), texts, "doc-%d")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var p MemoryPlan
+	var got bool
+	_, err := Run(ctx, Options{Workers: 1}, Input{Files: []string{in}, OnPlan: func(mp MemoryPlan) { p, got = mp, true; cancel() }}, Outputs{})
+	if !got {
+		t.Fatalf("no plan (%v)", err)
+	}
+	rec := int64(len(texts[0]) + 30)
+	heap := p.EstimatedBytes - p.EstimatedMappedBytes
+	batches := p.EstimatedPeakBytes - runtimeBytes - p.EstimatedMappedBytes - heap/4*7
+	if limit := int64(batchesInFlight(1)) * 14 * 4 * rec / 4 * 7; batches > limit {
+		t.Errorf("plan: %d bytes for the blocks in flight, want at most %d (7 blocks of 14 records of %d bytes, 4 times each, at 1.75 times)", batches, limit, rec)
+	}
+	if low := int64(batchesInFlight(1)) * 12 * rec / 4 * 7; batches < low {
+		t.Errorf("plan: %d bytes for the blocks in flight, want at least %d (7 blocks of 12 records of %d bytes, at 1.75 times)", batches, low, rec)
+	}
+}
