@@ -439,11 +439,12 @@ func batchesInFlight(workers int) int64 { return int64(5*workers + 2) }
 // holds up to batchSize records, or fewer of batchBytes, with their text
 // and sketch (the normalised text is a worker's scratch); a JSONL input's
 // block of lines holds the records of blockBytes, however many. Before
-// session 26 the blocks were counted as batches too: a quarter of their
-// records for records over 4 KiB (wiki-slice's 16 KiB articles planned at
-// 125 MiB for a 67-71 MiB peak at -j 2), too few for records under 1 KiB
-// (bible-kjv-family's 220-byte verses, 1,190 to a block, not 256: a plan
-// of 155.7 MiB for 154.8-159.2 MiB at -j 1). HTML keeps the batches'
+// session 26 the blocks were counted as batches too: up to four times
+// their records for records over 4 KiB (wiki-slice's articles, 21 KB on
+// average in its first 256: planned at 125 MiB for a 68-73 MiB peak at -j
+// 2), too few for records under 1 KiB (bible-kjv-family's 220-byte
+// verses, about 1,190 to a block, not 256: a plan of 155.7 MiB for
+// 154.8-159.2 MiB at -j 1). HTML keeps the batches'
 // count: its term below was fitted to llvm-docs with it, whose peak is
 // the parse of its largest pages (up to 3 MB each), not the blocks.
 func (s planSample) inFlight(workers int) int64 {

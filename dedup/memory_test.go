@@ -392,7 +392,7 @@ func TestPlanCJKWordDictionary(t *testing.T) {
 // lines of at most blockBytes (256 KiB), not in batches of up to 1 MiB,
 // and the plan counts the batches in flight so: for records of about 20
 // KiB, 13 a block, not 52 (wiki-slice's articles were planned at 125 MiB
-// for a 67-71 MiB peak). With one worker, seven blocks are in flight
+// for a 68-73 MiB peak). With one worker, seven blocks are in flight
 // (batchesInFlight), each of at most 14 records, their text and their
 // sketch (about 3.2 times the record for these words); the peak counts
 // them at 1.75 times.
