@@ -336,6 +336,14 @@ type planSample struct {
 	// (after normalisation).
 	copies int64
 	html   bool // the text is HTML (Normalize.HTML)
+	// lines is whether the first input is JSONL that the reader hands
+	// the workers in blocks of whole lines (readStage: at most
+	// blockBytes, any number of records) rather than in batches of
+	// documents.
+	lines bool
+	// keyed is whether the batches keep each record as read (readStage:
+	// with --key-field), which bounds them at batchBytes.
+	keyed bool
 	// spilledBytes is what their keys and sketches take in the spill
 	// path's sort and join: a sketch for each key (an upper bound: a
 	// key's sketch is read only when others share the key).
@@ -368,6 +376,12 @@ func (r *run) sample() planSample {
 		return smp
 	}
 	defer rd.Close()
+	// readStage splits every JSONL input but a Source's into blocks of
+	// lines.
+	_, isSource := r.sources[name]
+	_, jsonl := rd.(*corpus.JSONL)
+	smp.lines = jsonl && !isSource
+	smp.keyed = r.cfg.KeyField != ""
 	var sk DocSketcher
 	if r.method != nil && r.norm != nil {
 		sk, _ = r.method.NewSketcher()
@@ -425,22 +439,52 @@ func sketchMemory(s DocSketch) int {
 // one on each worker and the one the collector applies.
 func batchesInFlight(workers int) int64 { return int64(5*workers + 2) }
 
-// inFlight estimates the memory of the stages' batches in flight: each
-// holds up to batchSize records, or fewer of batchBytes, with their text
-// and sketch (the normalised text is a worker's scratch).
+// inFlight estimates the memory of the stages' batches in flight. A
+// JSONL input's block of lines (readStage) holds the records of
+// blockBytes, however many, their text (a copy when the JSON string has
+// escapes) and their sketch. Another input's batch holds batchSize
+// documents, their text and sketch, whatever their size: batchBytes
+// bounds only the records a batch keeps as read (with --key-field), and
+// such a batch holds those too (the normalised text is a worker's
+// scratch). The plan counts every batch as holding all three: the
+// batches before the workers hold no sketch yet, so this over-counts
+// (wiki-slice as a .txt file: 202 MiB planned for 113 MiB at -j 1).
+//
+// Before session 26 every batch was counted as one of batchSize records
+// or fewer of batchBytes. For JSONL that was up to four times the records
+// of a block for records over 4 KiB (wiki-slice's articles, 21 KB on
+// average in its first 256: planned at 125 MiB for a 68-73 MiB peak at -j
+// 2) and too few for records under 1 KiB (bible-kjv-family's 220-byte
+// verses, about 1,190 to a block, not 256: a plan of 155.7 MiB for
+// 154.8-159.2 MiB at -j 1); for other inputs, too few for records over 4
+// KiB (wiki-slice as a .txt file, a document a line: 95 MiB for 101-126
+// MiB at -j 1, 126 MiB for 161-171 at -j 2). HTML keeps that count for
+// its parsed pages, and for its JSONL blocks too: its term below was
+// fitted to llvm-docs with it, whose peak is the parse of its largest
+// pages (up to 3 MB each), not the blocks.
 func (s planSample) inFlight(workers int) int64 {
 	if s.n == 0 {
 		return 0
 	}
 	rec := max(s.recBytes/s.n, 1)
-	docs := min(int64(batchSize), (batchBytes+rec-1)/rec)
-	perDoc := rec + s.textBytes/s.n + s.sketchBytes/s.n
+	text := s.textBytes / s.n
+	batched := min(int64(batchSize), (batchBytes+rec-1)/rec)
+	docs := int64(batchSize)
+	switch {
+	case s.lines && s.html, s.keyed:
+		docs = batched
+	case s.lines:
+		docs = (blockBytes + rec - 1) / rec
+	}
+	// The record as read is counted for every input, though only the
+	// JSONL blocks and --key-field's batches keep it apart from the text.
+	held := docs * (rec + text + s.sketchBytes/s.n)
 	if s.html {
 		// The parsed tree of an HTML page takes about three times its
 		// bytes (measured on llvm-docs).
-		perDoc += 3 * s.textBytes / s.n
+		held += batched * 3 * text
 	}
-	return batchesInFlight(workers) * docs * perDoc
+	return batchesInFlight(workers) * held
 }
 
 // PeakRSS returns the process's peak resident set size in bytes (Linux

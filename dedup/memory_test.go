@@ -387,3 +387,57 @@ func TestPlanCJKWordDictionary(t *testing.T) {
 		t.Errorf("cjkword plan: garbage collector's limit %d, below one and a half times the dictionary's %d", c.GCLimit(), dict)
 	}
 }
+
+// TestPlanBatchesInFlight: a JSONL input reaches the workers in blocks of
+// lines of at most blockBytes (256 KiB), not in batches of up to 1 MiB,
+// and the plan counts the batches in flight so: for records of about 20
+// KiB, 13 a block, not 52 (wiki-slice's articles were planned at 125 MiB
+// for a 68-73 MiB peak). Another input (here .txt, a document a line)
+// comes in batches of batchSize (256) documents whatever their size:
+// batchBytes bounds only the records a batch keeps (wiki-slice as .txt
+// was planned at 95 MiB for a 101-126 MiB peak). With one worker, seven
+// batches are in flight (batchesInFlight), each document with its text,
+// record and sketch (about 3.2 times the record for these words); the
+// peak counts them at 1.75 times.
+func TestPlanBatchesInFlight(t *testing.T) {
+	r := rand.New(rand.NewPCG(26, 1))
+	texts := make([]string, 300)
+	for i := range texts {
+		var b strings.Builder
+		for b.Len() < 20<<10 {
+			fmt.Fprintf(&b, "w%d ", r.IntN(50000))
+		}
+		texts[i] = b.String()
+	}
+	dir := t.TempDir()
+	jsonl := writeTexts(t, dir, texts, "doc-%d")
+	txt := filepath.Join(dir, "docs.txt")
+	if err := os.WriteFile(txt, []byte(strings.Join(texts, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rec := int64(len(texts[0]) + 30)
+	for _, c := range []struct {
+		in        string
+		low, high int64 // documents a batch
+	}{
+		{jsonl, 12, 14},
+		{txt, 256, 256},
+	} {
+		ctx, cancel := context.WithCancel(context.Background())
+		var p MemoryPlan
+		var got bool
+		_, err := Run(ctx, Options{Workers: 1}, Input{Files: []string{c.in}, OnPlan: func(mp MemoryPlan) { p, got = mp, true; cancel() }}, Outputs{})
+		cancel()
+		if !got {
+			t.Fatalf("%s: no plan (%v)", c.in, err)
+		}
+		heap := p.EstimatedBytes - p.EstimatedMappedBytes
+		batches := p.EstimatedPeakBytes - runtimeBytes - p.EstimatedMappedBytes - heap/4*7
+		if limit := min(int64(batchesInFlight(1))*c.high*4*rec/4*7, p.GCLimit()); batches > limit {
+			t.Errorf("%s: %d bytes planned for the batches in flight, want at most %d (7 of %d records of %d bytes, 4 times each, at 1.75 times)", filepath.Base(c.in), batches, limit, c.high, rec)
+		}
+		if low := min(int64(batchesInFlight(1))*c.low*rec/4*7, p.GCLimit()); batches < low {
+			t.Errorf("%s: %d bytes planned for the batches in flight, want at least %d (7 of %d records of %d bytes, at 1.75 times)", filepath.Base(c.in), batches, low, c.low, rec)
+		}
+	}
+}
