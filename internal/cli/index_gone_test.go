@@ -89,12 +89,14 @@ func TestIndexAddFolderRemoved(t *testing.T) {
 // and ends the process itself, before the command's own check. It ended
 // with pebble's words ("pebble: open DIR/000004.log: no such file or
 // directory", a stack); it must end as the command's check does: exit
-// 1, the folder named as removed and the documents added lost.
+// 1, the folder named as removed and the documents added lost, and
+// leave no temporary -o file.
 func TestIndexAddFolderRemovedFlush(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "idx")
 	createIndexAt(t, dir)
 	in := writeDocs(t, 3000)
-	cmd := exec.Command(os.Args[0], "index", "add", "--batch", "100", "--index", dir, "-o", os.DevNull, in)
+	outDir := t.TempDir()
+	cmd := exec.Command(os.Args[0], "index", "add", "--batch", "100", "--index", dir, "-o", filepath.Join(outDir, "added.jsonl"), in)
 	cmd.Env = append(os.Environ(), goneChildEnv+"="+dir)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -110,6 +112,16 @@ func TestIndexAddFolderRemovedFlush(t *testing.T) {
 	m := re.FindStringSubmatch(msg)
 	if m == nil || m[1] == "3000" {
 		t.Errorf("index add with its folder removed says\n%s\nwant the folder removed and the documents added before pebble failed (fewer than 3000) lost, in one line", msg)
+	}
+	// Pebble ended the process, past the command's deferred Abort of
+	// -o: its temporary file (.added.jsonl.tmp-*) was left behind, for
+	// the next run to sweep. OnFatal removes it.
+	if ents, err := os.ReadDir(outDir); err != nil || len(ents) != 0 {
+		var names []string
+		for _, e := range ents {
+			names = append(names, e.Name())
+		}
+		t.Errorf("-o's folder after pebble ended the run holds %q (%v), want nothing", names, err)
 	}
 }
 
