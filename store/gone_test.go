@@ -110,3 +110,68 @@ func TestErrorfFolderRemoved(t *testing.T) {
 		t.Errorf("pebble's errors wrote %q, want %q", got, want)
 	}
 }
+
+// TestFatalFolderReplaced: a folder removed and made again (rm -rf and
+// mkdir by someone else) is not the index's: pebble's fatal failure
+// there is ErrGone, and its errors are not written, as with the folder
+// removed. The existence check took the new folder for the index's and
+// gave pebble's words.
+func TestFatalFolderReplaced(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "idx")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "LOCK"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l := quietLogger{dir: dir, at: newFolderID(dir)}
+	if l.gone() {
+		t.Fatal("the folder opened is taken for gone")
+	}
+	replaceFolder(t, dir)
+	var got error
+	l.onFatal = func(err error) { got = err }
+	if code := l.fatal("open %s/000004.log: no such file or directory", dir); code != 1 || !errors.Is(got, ErrGone) {
+		t.Errorf("fatal with the folder replaced = %d, %v; want 1, ErrGone", code, got)
+	}
+	if !l.gone() {
+		t.Error("the folder replaced is not taken for gone: pebble's errors are written")
+	}
+}
+
+// replaceFolder removes dir and makes an empty folder of the same name.
+func replaceFolder(t *testing.T, dir string) {
+	t.Helper()
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestStoreFolderReplaced: an index whose folder is removed and made
+// again while it is open is gone (Health, Close), as one whose folder is
+// removed: Health said nil and Close flushed into the new folder, which
+// holds none of the index, and returned nil.
+func TestStoreFolderReplaced(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "idx")
+	s, err := Create(dir, sketch.Spec{Method: sketch.MinHash}, Options{CacheSize: 4 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sk, err := s.NewSketcher()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Add("a", sk.Sketch("a document written before the folder is replaced")); err != nil {
+		t.Fatal(err)
+	}
+	replaceFolder(t, dir)
+	if err := s.Health(); !errors.Is(err, ErrGone) {
+		t.Errorf("Health with the folder replaced = %v, want ErrGone", err)
+	}
+	if err := s.Close(); !errors.Is(err, ErrGone) {
+		t.Errorf("Close with the folder replaced = %v, want ErrGone", err)
+	}
+}

@@ -196,7 +196,7 @@ func (s *Store) Health() error {
 	if s.space.openedFull != nil {
 		return s.space.openedFull
 	}
-	if _, err := os.Stat(s.dir); err != nil {
+	if s.folderGone() {
 		return fmt.Errorf("%w: %s was removed while the index was open", ErrGone, s.dir)
 	}
 	if s.ronly {

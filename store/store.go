@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -112,7 +113,7 @@ type Options struct {
 	// background flush, compaction or log rotation that cannot create its
 	// files. err wraps ErrGone when the index folder was removed (rm -rf
 	// while the index was open: pebble's first file created after it
-	// fails). OnFatal should word err and end the process; should it
+	// fails), or replaced by another folder of the same name. OnFatal should word err and end the process; should it
 	// return, the process exits with status 1. nil writes err to standard
 	// error and exits with status 1.
 	OnFatal func(err error)
@@ -200,6 +201,11 @@ type Store struct {
 
 	space space // the disk guard (space.go)
 
+	// folder is the index folder's identity when it was opened: a
+	// folder of the same name made later is not the index's
+	// (folderGone).
+	folder *folderID
+
 	// lock is the directory lock taken by Open and released by Close (nil
 	// for Create, whose database holds its own).
 	lock *pebble.Lock
@@ -209,8 +215,53 @@ type Store struct {
 // discards informational messages, writes errors to standard error and
 // ends the process on a fatal one, through Options.OnFatal.
 type quietLogger struct {
-	dir     string
+	dir string
+	// at is the folder's identity once the index is open (nil: only
+	// its existence is checked).
+	at      *folderID
 	onFatal func(error)
+}
+
+// folderID is the identity of an index folder and of its LOCK file,
+// taken when the index is opened. A folder removed and made again has
+// the LOCK of no open index, and may have the number of the one
+// removed, which the file system gives again (os.SameFile of the folders
+// alone took the new one for the index's).
+type folderID struct {
+	dir string
+	at  atomic.Pointer[[2]os.FileInfo] // the folder's, its LOCK's (nil if none)
+}
+
+// newFolderID returns dir's identity now.
+func newFolderID(dir string) *folderID {
+	f := &folderID{dir: dir}
+	f.mark()
+	return f
+}
+
+// mark takes the identity of the folder and of its LOCK file afresh:
+// Create's LOCK is made by pebble's open, after newFolderID.
+func (f *folderID) mark() {
+	d, _ := os.Stat(f.dir)
+	l, _ := os.Stat(filepath.Join(f.dir, "LOCK"))
+	f.at.Store(&[2]os.FileInfo{d, l})
+}
+
+// replaced tells whether the folder, fi (os.Stat of it, which
+// succeeded), or its LOCK file is another than the one opened.
+func (f *folderID) replaced(fi os.FileInfo) bool {
+	if f == nil {
+		return false
+	}
+	at := f.at.Load()
+	if at[0] != nil && !os.SameFile(fi, at[0]) {
+		return true
+	}
+	if at[1] != nil {
+		l, err := os.Stat(filepath.Join(f.dir, "LOCK"))
+		return err != nil || !os.SameFile(l, at[1])
+	}
+	return false
 }
 
 func (quietLogger) Infof(string, ...any) {}
@@ -227,13 +278,19 @@ func (l quietLogger) Errorf(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "pebble: "+format+"\n", args...)
 }
 
-// gone tells whether the index folder no longer exists.
+// gone tells whether the index folder no longer exists, or is another
+// folder than the one opened: removed and made again by someone else (a
+// script's rm -rf and mkdir), which pebble goes on failing in (the files
+// it reads by name are not in the new folder).
 func (l quietLogger) gone() bool {
 	if l.dir == "" {
 		return false
 	}
-	_, err := os.Stat(l.dir)
-	return errors.Is(err, os.ErrNotExist)
+	fi, err := os.Stat(l.dir)
+	if err != nil {
+		return errors.Is(err, os.ErrNotExist)
+	}
+	return l.at.replaced(fi)
 }
 
 // Fatalf must not return: pebble goes on as if the failure had not
@@ -272,7 +329,7 @@ func (o Options) pebble(dir string, create bool, lock *pebble.Lock) *pebble.Opti
 		Logger:           o.Logger,
 	}
 	if po.Logger == nil {
-		po.Logger = quietLogger{dir: dir, onFatal: o.OnFatal}
+		po.Logger = quietLogger{dir: dir, at: newFolderID(dir), onFatal: o.OnFatal}
 	}
 	cs := o.CacheSize
 	if cs <= 0 {
@@ -311,7 +368,11 @@ func Create(dir string, sp sketch.Spec, opts Options) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("store: create %s: %w", dir, err)
 	}
-	db, err := pebble.Open(dir, opts.pebble(dir, true, nil))
+	po := opts.pebble(dir, true, nil)
+	db, err := pebble.Open(dir, po)
+	if l, ok := po.Logger.(quietLogger); ok && err == nil {
+		l.at.mark() // with the LOCK file pebble made
+	}
 	if err != nil {
 		if errors.Is(err, pebble.ErrDBAlreadyExists) || errors.Is(err, pebble.ErrDBNotPristine) {
 			return nil, fmt.Errorf("%w: %s", ErrExists, dir)
@@ -597,6 +658,7 @@ func newStore(dir string, db *pebble.DB, p sketch.Spec, ctr counters, opts Optio
 		return nil, err
 	}
 	s := &Store{keyer: k, dir: dir, db: db, ctr: ctr, wopts: pebble.Sync, ronly: opts.ReadOnly}
+	s.folder = newFolderID(dir)
 	if opts.NoSync {
 		s.wopts = pebble.NoSync
 	}
@@ -1419,10 +1481,12 @@ func (s *Store) Close() error {
 		return err
 	}
 	var err error
-	if _, serr := os.Stat(s.dir); serr != nil && !s.ronly {
+	if s.folderGone() && !s.ronly {
 		// The folder was removed while the index was open (rm -rf):
 		// a flush would create files in a folder that is gone, which
-		// pebble takes for a fatal error. What was written is lost.
+		// pebble takes for a fatal error, or in the folder made again
+		// in its place, which holds none of the index. What was written
+		// is lost.
 		err = fmt.Errorf("%w: %s was removed while the index was open", ErrGone, s.dir)
 	} else if !s.ronly && s.checkSpace(0) == nil {
 		// On a full disk the memtables stay in the write-ahead log,
@@ -1444,8 +1508,17 @@ func (s *Store) Close() error {
 
 var _ io.Closer = (*Store)(nil)
 
-// ErrGone is an index whose folder was removed while it was open: Close
-// does not flush what was written, which is lost.
+// folderGone tells whether the index folder cannot be read, or is another
+// than the one opened (removed and made again while the index was open).
+func (s *Store) folderGone() bool {
+	fi, err := os.Stat(s.dir)
+	return err != nil || s.folder.replaced(fi)
+}
+
+// ErrGone is an index whose folder was removed while it was open, or
+// removed and made again (another folder of the same name, which holds
+// none of the index): Close does not flush what was written, which is
+// lost.
 var ErrGone = errors.New("store: index folder removed")
 
 // format is the index's format version: 5 once it keeps sets and may

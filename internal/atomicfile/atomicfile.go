@@ -185,6 +185,18 @@ func (f *File) Swept() tempfile.Swept { return f.swept }
 // Name returns the path given to Create.
 func (f *File) Name() string { return f.name }
 
+// TempName returns the path of the temporary file that Commit renames
+// over the target, or "" when there is none (standard output, a special
+// file, a remote object). It may be called from any goroutine: a process
+// that ends without Abort (os.Exit from another goroutine) removes it by
+// that path.
+func (f *File) TempName() string {
+	if f.target == "" || f.f == nil {
+		return ""
+	}
+	return f.f.Name()
+}
+
 // Write writes p to the buffer. Errors are sticky: after one, every Write
 // and Commit fails.
 func (f *File) Write(p []byte) (int, error) {

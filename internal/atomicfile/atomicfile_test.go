@@ -265,3 +265,29 @@ func TestCommitFailsWhenDirGone(t *testing.T) {
 		t.Error("Commit succeeded although the directory was removed")
 	}
 }
+
+// TestTempName: the temporary file of a regular output is named, in the
+// target's folder, so that a process ending without Abort removes it;
+// standard output and special files have none.
+func TestTempName(t *testing.T) {
+	dir := t.TempDir()
+	f, err := Create(filepath.Join(dir, "out.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Abort()
+	names := entries(t, dir)
+	if len(names) != 1 || f.TempName() != filepath.Join(dir, names[0]) {
+		t.Errorf("TempName = %q, the folder holds %v", f.TempName(), names)
+	}
+	for _, path := range []string{"-", os.DevNull} {
+		g, err := Create(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := g.TempName(); n != "" {
+			t.Errorf("TempName of %s = %q, want none", path, n)
+		}
+		g.Abort()
+	}
+}

@@ -668,6 +668,7 @@ func runIndexStream(cmd *cobra.Command, o *indexOpts, args []string, add bool) e
 			return outputErr("-o", outPath, err)
 		}
 		defer out.Abort()
+		fatal.removeOnFatal(out)
 		bw = bufio.NewWriterSize(out, 1<<16)
 	}
 

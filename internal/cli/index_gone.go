@@ -5,8 +5,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 
+	"github.com/neardup/neardup/internal/atomicfile"
 	"github.com/neardup/neardup/store"
 )
 
@@ -88,6 +90,11 @@ type fatalWatch struct {
 	// what is what the folder removed loses: "the 12 documents added
 	// are lost".
 	what atomic.Pointer[string]
+	// temps are the temporary files of the command's outputs (-o),
+	// which a deferred Abort would remove, but the process ends from
+	// pebble's goroutine.
+	mu    sync.Mutex
+	temps []string
 }
 
 func newFatalWatch(stderr io.Writer, loc, what string) *fatalWatch {
@@ -99,10 +106,27 @@ func newFatalWatch(stderr io.Writer, loc, what string) *fatalWatch {
 // lost sets what the folder removed loses.
 func (f *fatalWatch) lost(what string) { f.what.Store(&what) }
 
+// removeOnFatal has the process's end through onFatal remove the
+// temporary file of out (atomicfile.File.TempName), which the command's
+// deferred Abort would have: it was left for the next run to sweep.
+func (f *fatalWatch) removeOnFatal(out *atomicfile.File) {
+	if name := out.TempName(); name != "" {
+		f.mu.Lock()
+		f.temps = append(f.temps, name)
+		f.mu.Unlock()
+	}
+}
+
 // onFatal is store.Options.OnFatal: the folder removed is worded as the
 // command's own check words it (exit 1); any other failure is the
-// store's words, after --index.
+// store's words, after --index. The temporary files of the outputs are
+// removed first (a file already renamed in place is not there to remove).
 func (f *fatalWatch) onFatal(err error) {
+	f.mu.Lock()
+	for _, name := range f.temps {
+		os.Remove(name)
+	}
+	f.mu.Unlock()
 	if fo := f.folder.Load(); fo != nil && fo.gone() {
 		err = fo.goneErr(*f.what.Load())
 	} else {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io/fs"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,8 +18,12 @@ import (
 // goneChildEnv runs the test binary as neardup (the arguments after the
 // program's name) with 1 MiB memtables, the index folder given by the
 // variable removed after the first batch of index add
-// (TestIndexAddFolderRemovedFlush).
-const goneChildEnv = "NEARDUP_TEST_GONE_CHILD"
+// (TestIndexAddFolderRemovedFlush); with goneReplaceEnv set, an empty
+// folder of the same name is made in its place.
+const (
+	goneChildEnv   = "NEARDUP_TEST_GONE_CHILD"
+	goneReplaceEnv = "NEARDUP_TEST_GONE_REPLACE"
+)
 
 func init() {
 	dir := os.Getenv(goneChildEnv)
@@ -29,7 +34,12 @@ func init() {
 	var once sync.Once
 	hook := func(loc string) {
 		if loc == dir {
-			once.Do(func() { os.RemoveAll(dir) })
+			once.Do(func() {
+				os.RemoveAll(dir)
+				if os.Getenv(goneReplaceEnv) != "" {
+					os.Mkdir(dir, 0o755)
+				}
+			})
 		}
 	}
 	testHookIndexMidRun.Store(&hook)
@@ -79,12 +89,14 @@ func TestIndexAddFolderRemoved(t *testing.T) {
 // and ends the process itself, before the command's own check. It ended
 // with pebble's words ("pebble: open DIR/000004.log: no such file or
 // directory", a stack); it must end as the command's check does: exit
-// 1, the folder named as removed and the documents added lost.
+// 1, the folder named as removed and the documents added lost, and
+// leave no temporary -o file.
 func TestIndexAddFolderRemovedFlush(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "idx")
 	createIndexAt(t, dir)
 	in := writeDocs(t, 3000)
-	cmd := exec.Command(os.Args[0], "index", "add", "--batch", "100", "--index", dir, "-o", os.DevNull, in)
+	outDir := t.TempDir()
+	cmd := exec.Command(os.Args[0], "index", "add", "--batch", "100", "--index", dir, "-o", filepath.Join(outDir, "added.jsonl"), in)
 	cmd.Env = append(os.Environ(), goneChildEnv+"="+dir)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -100,6 +112,16 @@ func TestIndexAddFolderRemovedFlush(t *testing.T) {
 	m := re.FindStringSubmatch(msg)
 	if m == nil || m[1] == "3000" {
 		t.Errorf("index add with its folder removed says\n%s\nwant the folder removed and the documents added before pebble failed (fewer than 3000) lost, in one line", msg)
+	}
+	// Pebble ended the process, past the command's deferred Abort of
+	// -o: its temporary file (.added.jsonl.tmp-*) was left behind, for
+	// the next run to sweep. OnFatal removes it.
+	if ents, err := os.ReadDir(outDir); err != nil || len(ents) != 0 {
+		var names []string
+		for _, e := range ents {
+			names = append(names, e.Name())
+		}
+		t.Errorf("-o's folder after pebble ended the run holds %q (%v), want nothing", names, err)
 	}
 }
 
@@ -125,5 +147,66 @@ func TestServeFolderRemoved(t *testing.T) {
 	want := "neardup: --index " + dir + ": the index folder was removed while the command ran: the documents added since the server started are lost; create the index again and run the command again\n"
 	if !strings.HasSuffix(msg, want) || strings.Contains(msg, "store:") {
 		t.Errorf("serve with its folder removed ends\n%s\nwant it to end\n%s", msg, want)
+	}
+}
+
+// TestIndexAddFolderReplaced removes the index folder after the first
+// batch of an index add whose later batches fill memtables, and makes an
+// empty folder of the same name in its place (a script's rm -rf and
+// mkdir). The run must end as with the folder removed: exit 1, the
+// folder named as removed, in our words only (no "pebble:" line).
+func TestIndexAddFolderReplaced(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "idx")
+	createIndexAt(t, dir)
+	in := writeDocs(t, 3000)
+	cmd := exec.Command(os.Args[0], "index", "add", "--batch", "100", "--index", dir, "-o", os.DevNull, in)
+	cmd.Env = append(os.Environ(), goneChildEnv+"="+dir, goneReplaceEnv+"=1")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	msg := stderr.String()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+		t.Fatalf("index add with its folder replaced: %v, want exit 1:\n%s", err, msg)
+	}
+	re := regexp.MustCompile(`^neardup: --index ` + regexp.QuoteMeta(dir) + `: the index folder was removed while the command ran: the ([0-9,]+) documents added are lost; create the index again and run the command again\n$`)
+	if !re.MatchString(msg) {
+		t.Errorf("index add with its folder replaced says\n%s\nwant the folder removed and the documents added lost, in one line", msg)
+	}
+}
+
+// TestServeFolderReplaced removes the index folder of a running server
+// and makes an empty one of the same name, then stops it (SIGTERM): the
+// close flushed into the new folder, which holds none of the index, and
+// serve said "flushed and closed", exit 0, the documents added lost. It
+// must end as with the folder removed.
+func TestServeFolderReplaced(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "idx")
+	createIndexAt(t, dir)
+	srv := startServer(t, "--index", dir)
+	resp, err := http.Post(srv.addr+"/v1/add", "application/json", strings.NewReader(`{"id": "a", "text": "a document added before the folder is replaced"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("add: %s", resp.Status)
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	srv.cmd.Process.Signal(syscall.SIGTERM)
+	err = srv.wait()
+	msg := srv.stderr.String()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+		t.Fatalf("serve with its folder replaced: %v, want exit 1:\n%s", err, msg)
+	}
+	want := "neardup: --index " + dir + ": the index folder was removed while the command ran: the documents added since the server started are lost; create the index again and run the command again\n"
+	if !strings.HasSuffix(msg, want) || strings.Contains(msg, "store:") || strings.Contains(msg, "pebble:") {
+		t.Errorf("serve with its folder replaced ends\n%s\nwant it to end\n%s", msg, want)
 	}
 }

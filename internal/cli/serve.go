@@ -11,6 +11,8 @@ import (
 	"net/http/pprof"
 	"os"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -185,7 +187,15 @@ func runServe(ctx context.Context, cmd *cobra.Command, o *serveOpts) error {
 	if err != nil {
 		return err
 	}
-	defer st.Close()
+	// Closed on every return but one: requests still running past the
+	// wait for them after --shutdown-timeout, which the index is left
+	// open for (closed once they end).
+	leaveOpen := false
+	defer func() {
+		if !leaveOpen {
+			st.Close()
+		}
+	}()
 	fatal.folder.Store(watchIndexFolder(o.dir))
 	srv, err := server.New(st, server.Config{MaxBodyBytes: o.maxBody, MaxDocBytes: o.maxDoc, MaxBatch: o.maxBatch,
 		Timeout: o.timeout, Token: token, Limit: o.limit, MaxConcurrent: o.maxConcurrent, MaxInflightBytes: o.maxInflight, ErrorLog: log.New(cmd.ErrOrStderr(), "", log.LstdFlags)})
@@ -208,8 +218,13 @@ func runServe(ctx context.Context, cmd *cobra.Command, o *serveOpts) error {
 	if ip := net.ParseIP(host); (ip == nil || !ip.IsLoopback()) && host != "localhost" && token == "" {
 		fmt.Fprintf(stderr, "neardup: warning: listening on %s without --token-file: anyone who can reach it can change the index\n", ln.Addr())
 	}
+	handler := srv.Handler()
+	if h := testHookServeHandler.Load(); h != nil {
+		handler = (*h)(o.dir, handler)
+	}
+	var running handlers
 	hs := &http.Server{
-		Handler:           srv.Handler(),
+		Handler:           running.wrap(handler),
 		ReadHeaderTimeout: min(10*time.Second, o.timeout),
 		ReadTimeout:       o.timeout,
 		WriteTimeout:      o.timeout + 5*time.Second,
@@ -275,10 +290,37 @@ func runServe(ctx context.Context, cmd *cobra.Command, o *serveOpts) error {
 	if serr != nil {
 		// --shutdown-timeout passed with requests still running: cut
 		// their connections, so that their clients see the failure
-		// now rather than when the process ends.
+		// now rather than when the process ends. That cancels their
+		// contexts too, but a handler goes on to its next check of
+		// it (a batch between chunks) or to its end (one document):
+		// the index is closed once they are done, after a bounded
+		// wait, never under them.
 		hs.Close()
 	}
 	<-errc
+	if serr != nil {
+		grace := min(o.shutdownTimeout, maxShutdownGrace)
+		idle := running.idle()
+		select {
+		case <-idle:
+		case <-time.After(grace):
+			// Left open: the process ends before they do (a write
+			// acknowledged is in the write-ahead log, which the next
+			// start replays); a program that runs serve in its own
+			// process (a test, an embedding) has it closed once they
+			// end.
+			leaveOpen = true
+			n := running.count()
+			go func() {
+				<-idle
+				err := st.Close()
+				if h := testHookServeClosedLate.Load(); h != nil {
+					(*h)(o.dir, err)
+				}
+			}()
+			return failedAfterSignal{&wordedErr{msg: fmt.Sprintf("--shutdown-timeout %s passed with requests still running: they were cut off without an answer (a write among them may or may not have been applied), and %s still ran %s later: the index was not closed under them (acknowledged documents are in its write-ahead log, which the next start replays); a longer --shutdown-timeout lets them finish", o.shutdownTimeout, plural(n, "request"), grace), err: serr}}
+		}
+	}
 	// On a full disk Close leaves the memtables in the write-ahead log
 	// (a flush could not succeed): say so rather than "flushed".
 	full := errors.Is(st.Health(), store.ErrDiskFull)
@@ -307,6 +349,68 @@ func runServe(ctx context.Context, cmd *cobra.Command, o *serveOpts) error {
 		return failedAfterSignal{fmt.Errorf("shutdown: %w", serr)}
 	}
 	return nil
+}
+
+// maxShutdownGrace bounds the wait, after --shutdown-timeout, for the
+// handlers of the requests cut off to end before the index is closed:
+// --shutdown-timeout, at most this.
+const maxShutdownGrace = 5 * time.Second
+
+// testHookServeHandler, when set by a test, wraps the handler of the
+// server of --index loc. testHookServeClosedLate is given the close of an
+// index left open past the shutdown's wait, once its last request ends.
+var (
+	testHookServeHandler    atomic.Pointer[func(loc string, h http.Handler) http.Handler]
+	testHookServeClosedLate atomic.Pointer[func(loc string, err error)]
+)
+
+// handlers counts the requests whose handler runs, so that serve closes
+// the index only once none does. The zero value is ready.
+type handlers struct {
+	mu   sync.Mutex
+	n    int
+	wait chan struct{} // closed when n falls to 0, once idle is called
+}
+
+// wrap counts h's calls.
+func (hs *handlers) wrap(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hs.mu.Lock()
+		hs.n++
+		hs.mu.Unlock()
+		defer hs.done()
+		h.ServeHTTP(w, r)
+	})
+}
+
+func (hs *handlers) done() {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	if hs.n--; hs.n == 0 && hs.wait != nil {
+		close(hs.wait)
+		hs.wait = nil
+	}
+}
+
+// idle returns a channel closed when no handler runs (at once if none
+// does now). One caller at a time.
+func (hs *handlers) idle() <-chan struct{} {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	c := make(chan struct{})
+	if hs.n == 0 {
+		close(c)
+	} else {
+		hs.wait = c
+	}
+	return c
+}
+
+// count is the number of handlers running.
+func (hs *handlers) count() int {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	return hs.n
 }
 
 // writeAddrFile writes addr and a newline to path (--addr-file), atomically.
