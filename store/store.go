@@ -113,9 +113,10 @@ type Options struct {
 	// background flush, compaction or log rotation that cannot create its
 	// files. err wraps ErrGone when the index folder was removed (rm -rf
 	// while the index was open: pebble's first file created after it
-	// fails), or replaced by another folder of the same name. OnFatal should word err and end the process; should it
-	// return, the process exits with status 1. nil writes err to standard
-	// error and exits with status 1.
+	// fails), or replaced by another folder of the same name. OnFatal
+	// should word err and end the process; should it return, the process
+	// exits with status 1. nil writes err to standard error and exits
+	// with status 1.
 	OnFatal func(err error)
 
 	// fs replaces the file system in tests; nil means vfs.Default.
