@@ -160,7 +160,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stderr, "neardup: %v\n", err)
 	// A staged task's failure relays the task's own hint already.
 	if h := errorHint(err); h != "" && !strings.Contains(err.Error(), "hint: "+h) {
-		fmt.Fprintf(stderr, "hint: %s\n", h)
+		fmt.Fprintf(stderr, "hint: %s%s\n", h, excludeHint(err, cmd))
 	}
 	if code == ExitUsage {
 		if cmd == nil {
