@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/neardup/neardup/internal/human"
 	"github.com/neardup/neardup/internal/objstore"
 )
 
@@ -121,7 +122,7 @@ func openAt(name string, f format, p Position) (*decoder, error) {
 	}
 	if p.Size > 0 && dec.size != p.Size {
 		file.Close()
-		return nil, fmt.Errorf("%s: %d bytes, where it had %d when its documents were counted: the file changed since then (a staged job's input must not change until the job is done)", name, dec.size, p.Size)
+		return nil, fmt.Errorf("%s: %s bytes, where it had %s when its documents were counted: the file changed since then (a staged job's input must not change until the job is done)", name, human.Number(dec.size), human.Number(p.Size))
 	}
 	dec.raw.n, dec.out = p.At, p.Offset-p.Skip
 	return dec, nil

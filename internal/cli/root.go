@@ -297,7 +297,7 @@ func allSkipped(documents, skipped int64, first []string) error {
 	if documents > 0 || skipped == 0 {
 		return nil
 	}
-	msg := fmt.Sprintf("every record (%d) was invalid and skipped by --skip-invalid: no document was read", skipped)
+	msg := fmt.Sprintf("every record (%s) was invalid and skipped by --skip-invalid: no document was read", number(skipped))
 	if len(first) > 0 {
 		msg += "; the first: " + first[0]
 	}
