@@ -81,6 +81,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/neardup/neardup/internal/human"
 	"github.com/neardup/neardup/internal/objstore"
 )
 
@@ -200,9 +201,9 @@ type SizeError struct {
 
 func (e *SizeError) Error() string {
 	if e.Length <= 0 {
-		return fmt.Sprintf("%v (more than the limit of %d bytes)", ErrTooLarge, e.Limit)
+		return fmt.Sprintf("%v (more than the limit of %s bytes)", ErrTooLarge, human.Number(e.Limit))
 	}
-	return fmt.Sprintf("%v (%d bytes, limit %d)", ErrTooLarge, e.Length, e.Limit)
+	return fmt.Sprintf("%v (%s bytes, limit %s)", ErrTooLarge, human.Number(e.Length), human.Number(e.Limit))
 }
 
 // Unwrap returns ErrTooLarge.

@@ -5,9 +5,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/neardup/neardup/internal/human"
 )
 
 // TestTooLargeNamesLengthAndLimit: a line over MaxDocBytes is reported
@@ -35,7 +36,7 @@ func TestTooLargeNamesLengthAndLimit(t *testing.T) {
 		for i, e := range got {
 			var se *SizeError
 			if !errors.As(e, &se) || !errors.Is(e, ErrTooLarge) || se.Length != c.want[i] || se.Limit != 2000 ||
-				!strings.Contains(e.Error(), "record exceeds the size limit ("+strconv.FormatInt(c.want[i], 10)+" bytes, limit 2000)") {
+				!strings.Contains(e.Error(), "record exceeds the size limit ("+human.Number(c.want[i])+" bytes, limit 2,000)") {
 				t.Errorf("%s: %v (%#v); want a SizeError of %d bytes, limit 2000", c.name, e, se, c.want[i])
 			}
 		}

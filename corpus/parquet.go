@@ -19,6 +19,7 @@ import (
 	"github.com/parquet-go/parquet-go/encoding/thrift"
 	pqformat "github.com/parquet-go/parquet-go/format"
 
+	"github.com/neardup/neardup/internal/human"
 	"github.com/neardup/neardup/internal/objstore"
 )
 
@@ -226,7 +227,7 @@ func checkFooter(r io.ReaderAt, size int64) error {
 		return fmt.Errorf("%w: parquet: no PAR1 magic numbers (header %q, footer %q)", ErrCorrupt, head[:], tail[:])
 	}
 	if n := int64(binary.LittleEndian.Uint32(foot[:4])); n+12 > size {
-		return fmt.Errorf("%w: parquet: footer of %d bytes in a file of %d bytes", ErrCorrupt, n, size)
+		return fmt.Errorf("%w: parquet: footer of %s bytes in a file of %s bytes", ErrCorrupt, human.Number(n), human.Number(size))
 	}
 	return nil
 }

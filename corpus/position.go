@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/neardup/neardup/internal/human"
 	"github.com/neardup/neardup/internal/objstore"
 )
 
@@ -136,7 +137,7 @@ func openAt(name string, f format, p Position) (*decoder, error) {
 // another size: a line written before p moved every line after it.
 func sameSize(name string, size int64, p Position) error {
 	if p.Size > 0 && size != p.Size {
-		return fmt.Errorf("%s: %d bytes, where it had %d when its documents were counted: the file changed since then (a staged job's input must not change until the job is done)", name, size, p.Size)
+		return fmt.Errorf("%s: %s bytes, where it had %s when its documents were counted: the file changed since then (a staged job's input must not change until the job is done)", name, human.Number(size), human.Number(p.Size))
 	}
 	return nil
 }

@@ -10,6 +10,8 @@ import (
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/neardup/neardup/internal/human"
 )
 
 // positionLines is a JSONL file with what a Position must get right
@@ -180,7 +182,7 @@ func TestPositionFileChanged(t *testing.T) {
 	}
 	_, err := Open(name, Options{MaxDocBytes: 120, Start: p})
 	if err == nil || !strings.Contains(err.Error(), name) || !strings.Contains(err.Error(), "changed") ||
-		!strings.Contains(err.Error(), fmt.Sprint(len(data))) {
+		!strings.Contains(err.Error(), human.Number(len(data))) {
 		t.Fatalf("open at %+v of a changed file: %v, want an error naming it, its old size and the change", p, err)
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/neardup/neardup/internal/human"
 )
 
 // Errors of the WARC and ARC reader, wrapped in a *RecordError.
@@ -210,7 +212,7 @@ func (w *WARC) nextDoc(start int64) bool {
 		// after this one are in the bytes read. Read them again,
 		// scanning for the next record header. (Without one, the file
 		// is cut short: the error below.)
-		w.rescan(start, id, n, fmt.Sprintf("the input ends %d bytes after the header", n))
+		w.rescan(start, id, n, fmt.Sprintf("the input ends %s bytes after the header", human.Number(n)))
 		return false
 	}
 	if err != nil {
@@ -331,7 +333,7 @@ func mediaType(ct string) string {
 
 func (w *WARC) truncated(err error, want, got int64) error {
 	if err == io.EOF || err == io.ErrUnexpectedEOF {
-		return fmt.Errorf("%w: record truncated: %d of %d bytes", ErrCorrupt, got, want)
+		return fmt.Errorf("%w: record truncated: %s of %s bytes", ErrCorrupt, human.Number(got), human.Number(want))
 	}
 	return err
 }
@@ -370,7 +372,7 @@ func (w *WARC) readLine() ([]byte, error) {
 		if err != nil && err != io.EOF {
 			return nil, err
 		}
-		return nil, fmt.Errorf("%w: header line longer than %d bytes", ErrMalformed, maxHeaderLine)
+		return nil, fmt.Errorf("%w: header line longer than %s bytes", ErrMalformed, human.Number(maxHeaderLine))
 	}
 	if err == io.EOF && len(line) > 0 {
 		err = nil
@@ -381,7 +383,7 @@ func (w *WARC) readLine() ([]byte, error) {
 	line = bytes.TrimSuffix(line, []byte{'\n'})
 	line = bytes.TrimSuffix(line, []byte{'\r'})
 	if len(line) > maxHeaderLine {
-		return nil, fmt.Errorf("%w: header line longer than %d bytes", ErrMalformed, maxHeaderLine)
+		return nil, fmt.Errorf("%w: header line longer than %s bytes", ErrMalformed, human.Number(maxHeaderLine))
 	}
 	return line, nil
 }
@@ -466,7 +468,7 @@ func (w *WARC) readWARCHeader(version []byte) error {
 		}
 		total += len(line)
 		if total > maxHeaderBlock {
-			return fmt.Errorf("%w: header longer than %d bytes", ErrMalformed, maxHeaderBlock)
+			return fmt.Errorf("%w: header longer than %s bytes", ErrMalformed, human.Number(maxHeaderBlock))
 		}
 		if len(line) == 0 {
 			break

@@ -14,6 +14,7 @@ import (
 
 	"github.com/neardup/neardup/cluster"
 	"github.com/neardup/neardup/corpus"
+	"github.com/neardup/neardup/internal/human"
 )
 
 // The staged pipeline's library functions (package internal/staged runs
@@ -363,7 +364,7 @@ func (r *rangeReader) Err() error {
 		return r.err
 	}
 	if r.short {
-		return fmt.Errorf("%s: %d documents where the plan counted at least %d: the input changed since the job was planned", r.name, r.pos, r.hi)
+		return fmt.Errorf("%s: %s documents where the plan counted at least %s: the input changed since the job was planned", r.name, human.Number(r.pos), human.Number(r.hi))
 	}
 	return nil
 }

@@ -600,3 +600,16 @@ func TestSkipInvalid(t *testing.T) {
 		t.Errorf("without SkipInvalid: %q, hint %q (is ErrInvalidData: %v), want an *InvalidDataError naming %s:2 with its hint", ide.Record, ide.Hint, errors.Is(err, ErrInvalidData), files[0])
 	}
 }
+
+// TestSkipInvalidAllNumber: --skip-invalid that skips every record says
+// how many with thousands separators, as neardup dedup says it ("every
+// record (1200)" before).
+func TestSkipInvalidAllNumber(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "bad.jsonl")
+	os.WriteFile(in, []byte(strings.Repeat("not json\n", 1200)), 0o644)
+	_, err := Run(context.Background(), Options{Inputs: []string{in}, Output: filepath.Join(dir, "out"), Runner: "prism", SkipInvalid: true})
+	if want := "every record (1,200) was invalid and skipped by --skip-invalid: no document was read; the first: " + in + ":1 (offset 0)"; !errors.Is(err, ErrInvalidData) || !strings.Contains(err.Error(), want) {
+		t.Errorf("every record skipped: %v, want %q", err, want)
+	}
+}

@@ -44,6 +44,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
 	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/internal/human"
 )
 
 // ErrUsage is wrapped by errors in the options (exit code 2 of the
@@ -361,7 +362,7 @@ func (r *run) sketchJob(ctx context.Context) error {
 			return err
 		}
 		if r.stats.Documents == 0 {
-			return fmt.Errorf("%w: every record (%d) was invalid and skipped by --skip-invalid: no document was read; the first: %s", ErrInvalidData, r.stats.Skipped, r.stats.SkippedErrors[0])
+			return fmt.Errorf("%w: every record (%s) was invalid and skipped by --skip-invalid: no document was read; the first: %s", ErrInvalidData, human.Number(r.stats.Skipped), r.stats.SkippedErrors[0])
 		}
 	}
 	r.stats.DuplicateIDs = res["duplicate_ids"]

@@ -522,7 +522,7 @@ func revision() string {
 }
 
 func readLabelFile(path string, opts eval.ReadOptions) (*eval.Labels, error) {
-	f, err := os.Open(path)
+	f, err := openLabelFile(path)
 	if err != nil {
 		return nil, err
 	}

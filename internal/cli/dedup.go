@@ -924,7 +924,9 @@ func warnDuplicateIDs(w io.Writer, s *dedup.Stats, idField string, files []strin
 			"a web archive's record is named by its page's address (WARC-Target-URI), which repeats when a page was fetched more than once: pass --id-field WARC-Record-ID to name WARC records by their own ids (ARC records have none)"))
 		return
 	}
-	fmt.Fprintln(w, DuplicateIDsWarning("neardup", "--clusters, --pairs", s.DuplicateIDs, s.DuplicateIDsFirst, idField))
+	web := slices.ContainsFunc(files, corpus.IsWebArchive)
+	other := slices.ContainsFunc(files, func(f string) bool { return !corpus.IsWebArchive(f) })
+	fmt.Fprintln(w, duplicateIDsWarning("neardup", "--clusters, --pairs", s.DuplicateIDs, s.DuplicateIDsFirst, idFieldFix(idField, web, other || len(files) == 0)))
 }
 
 // warnIDsFromPosition warns, even with -q, that an --id-field given on

@@ -34,11 +34,15 @@ func TestIndexAddDiskFull(t *testing.T) {
 	if want := "neardup: --index " + dir + ": not enough free disk space for the index: "; !strings.HasPrefix(msg, want) || strings.Contains(msg, "store:") {
 		t.Errorf("index add on a filling disk said:\n%s\nwant it to begin %q, without \"store:\"", msg, want)
 	}
-	m := regexp.MustCompile(`the (\d+) documents added before`).FindStringSubmatch(msg)
+	m := regexp.MustCompile(`the ([\d,]+) documents added before`).FindStringSubmatch(msg)
 	if m == nil {
 		t.Fatalf("the error does not say how many documents were added:\n%s", msg)
 	}
-	added, _ := strconv.Atoi(m[1])
+	// With thousands separators, as the summaries write counts.
+	added, _ := strconv.Atoi(strings.ReplaceAll(m[1], ",", ""))
+	if m[1] != number(added) {
+		t.Errorf("the error writes the documents added as %s, want %s", m[1], number(added))
+	}
 	if added == 0 || added >= 8000 {
 		t.Fatalf("%d documents added: the test does not fill the disk mid-way:\n%s", added, msg)
 	}

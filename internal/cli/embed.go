@@ -76,7 +76,22 @@ func DedupError(err error) error { return optionErr(err) }
 // outputs that name documents by id ("--clusters, --pairs"), and idField
 // the field ids are read from. neardup-beam words its warning with it.
 func DuplicateIDsWarning(prog, outputs string, n int, first []string, idField string) string {
-	return duplicateIDsWarning(prog, outputs, n, first, fmt.Sprintf("make the ids unique, or pass --id-field with a field that is (the %q field now; without one a document's id is FILE:LINE)", idField))
+	return duplicateIDsWarning(prog, outputs, n, first, idFieldFix(idField, false, true))
+}
+
+// idFieldFix is the duplicate-id warning's advice with --id-field field:
+// another field, and what a document's id is without one, worded for the
+// inputs read: web archives (a record without the header is named by its
+// address, as corpus.WARC names it, and FILE:RECORD without one), other
+// files (FILE:LINE, FILE:ROW in Parquet), or both.
+func idFieldFix(field string, webArchives, others bool) string {
+	switch {
+	case webArchives && !others:
+		return fmt.Sprintf("make the ids unique, or pass --id-field with a WARC header that is (the %q header now; a record without it is named by its WARC-Target-URI, ARC's URL, or FILE:RECORD when it has none)", field)
+	case webArchives:
+		return fmt.Sprintf("make the ids unique, or pass --id-field with a field that is (the %q field now; without one a document's id is FILE:LINE, FILE:ROW in Parquet, and a web archive's record is named by its WARC-Target-URI, ARC's URL, or FILE:RECORD when it has none)", field)
+	}
+	return fmt.Sprintf("make the ids unique, or pass --id-field with a field that is (the %q field now; without one a document's id is FILE:LINE, FILE:ROW in Parquet)", field)
 }
 
 // duplicateIDsWarning is DuplicateIDsWarning with its advice, fix.

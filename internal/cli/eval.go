@@ -233,7 +233,7 @@ func readLabels(ctx context.Context, o *evalOpts, flag, path string, ropts eval.
 			r = os.Stdin
 		}
 	} else {
-		f, err := os.Open(path)
+		f, err := openLabelFile(path)
 		if err != nil {
 			return nil, labelFileErr(flag, err)
 		}
@@ -318,10 +318,37 @@ func writeEvalTable(w io.Writer, rep *evalReport) error {
 	return nil
 }
 
+// openLabelFile opens a labels file; a directory is a *labelDirError
+// (reading one said "FILE:1: read FILE: is a directory").
+func openLabelFile(path string) (*os.File, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	if st, err := f.Stat(); err == nil && st.IsDir() {
+		f.Close()
+		return nil, &labelDirError{path}
+	}
+	return f, nil
+}
+
+// labelDirError is a labels file that is a directory.
+type labelDirError struct{ path string }
+
+func (e *labelDirError) Error() string { return e.path + ": is a directory" }
+
 // labelFileErr names the flag of a labels file that could not be opened:
 // a usage error (exit 2) when it does not exist, exit 1 otherwise
 // (docs/eval.md).
 func labelFileErr(flag string, err error) error {
+	var de *labelDirError
+	if errors.As(err, &de) {
+		what := "the truth must be a file: JSONL clusters or a TSV of pairs (docs/eval.md)"
+		if flag == "--clusters" {
+			what = "the clusters must be a file: the JSONL that neardup dedup --clusters writes"
+		}
+		return fmt.Errorf("%s %s: is a directory; %s", flag, de.path, what)
+	}
 	if errors.Is(err, fs.ErrNotExist) {
 		// A file that is not there is a mistyped command line, as an
 		// INPUT, --against or --idf that is not there is for dedup.

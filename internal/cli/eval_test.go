@@ -279,3 +279,29 @@ func TestLabelFilesCut(t *testing.T) {
 		}
 	}
 }
+
+// TestLabelFileDirectory: a --truth or --clusters that is a directory
+// said "DIR:1: read DIR: is a directory", as if the directory had a
+// first line; it says the truth (or the clusters) must be a file, with
+// exit 1 as docs/eval.md's problems table gives for a file that cannot
+// be read, in eval and tune alike.
+func TestLabelFileDirectory(t *testing.T) {
+	dir := t.TempDir()
+	pred := filepath.Join(dir, "pred.jsonl")
+	if err := os.WriteFile(pred, []byte(`{"id":"a","cluster":0}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"eval", "--truth", dir, "--clusters", pred}, "neardup: --truth " + dir + ": is a directory; the truth must be a file: JSONL clusters or a TSV of pairs (docs/eval.md)\n"},
+		{[]string{"eval", "--truth", pred, "--clusters", dir}, "neardup: --clusters " + dir + ": is a directory; the clusters must be a file: the JSONL that neardup dedup --clusters writes\n"},
+		{[]string{"tune", "--truth", dir, "--method", "minhash", pred}, "neardup: --truth " + dir + ": is a directory; the truth must be a file: JSONL clusters or a TSV of pairs (docs/eval.md)\n"},
+	} {
+		code, _, errs := runCLI(c.args...)
+		if code != ExitFailure || errs != c.want {
+			t.Errorf("%q: exit %d, said:\n%s\nwant exit %d:\n%s", c.args, code, errs, ExitFailure, c.want)
+		}
+	}
+}

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -15,6 +17,7 @@ import (
 
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/internal/human"
+	"github.com/neardup/neardup/internal/objstore"
 	"github.com/neardup/neardup/internal/suggest"
 	"github.com/neardup/neardup/store"
 )
@@ -50,6 +53,79 @@ func errorHint(err error) string {
 		return "a .json file is read as JSON Lines, one object per line (a pretty-printed or array file: jq -c '.[]' FILE.json > FILE.jsonl)"
 	}
 	return ""
+}
+
+// excludeHint is what the hint for a record without a text field (or
+// with one that is not a string) adds when the record's file was found by
+// walking an input directory of cmd (its arguments and --against): a
+// file of another kind kept next to the corpus (a .jsonl of metadata in a
+// folder of WARC files), which --exclude leaves out. "" otherwise, and
+// for a command without --exclude.
+func excludeHint(err error, cmd *cobra.Command) string {
+	var rec *corpus.RecordError
+	if cmd == nil || cmd.Flags().Lookup("exclude") == nil || !errors.As(err, &rec) ||
+		!errors.Is(err, corpus.ErrMissingText) && !errors.Is(err, corpus.ErrTextType) {
+		return ""
+	}
+	inputs := cmd.Flags().Args()
+	if against, aerr := cmd.Flags().GetStringArray("against"); aerr == nil {
+		inputs = append(slices.Clip(inputs), against...)
+	}
+	dir, rel, ok := walkedFrom(rec.File, inputs)
+	if !ok {
+		return ""
+	}
+	return fmt.Sprintf("; walking the input directory %s found this file: --exclude PATTERN leaves it out, here --exclude %s", dir, shellWord(globEscape(rel)))
+}
+
+// walkedFrom reports the input directory (or object store prefix) among
+// inputs whose walk found file, and file's path relative to it (with
+// forward slashes, as --exclude matches it); not ok when file is an
+// input named on its own, or none of inputs holds it.
+func walkedFrom(file string, inputs []string) (dir, rel string, ok bool) {
+	if file == "" || file == "-" || slices.Contains(inputs, file) {
+		return "", "", false
+	}
+	for _, in := range inputs {
+		if objstore.IsURL(in) {
+			if r, found := strings.CutPrefix(file, strings.TrimRight(in, "/")+"/"); found {
+				return in, r, true
+			}
+			continue
+		}
+		if st, err := os.Stat(in); err != nil || !st.IsDir() {
+			continue
+		}
+		r, err := filepath.Rel(in, file)
+		if err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) || filepath.IsAbs(r) {
+			continue
+		}
+		return in, filepath.ToSlash(r), true
+	}
+	return "", "", false
+}
+
+// globEscape escapes the characters path.Match reads as a pattern.
+func globEscape(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(`*?[]\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// shellWord is s as one word of a POSIX shell command: as it is when
+// it holds only letters, digits and ./_-+,:=@%, else in single quotes.
+func shellWord(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || strings.ContainsRune("./_-+,:=@%", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // maxRecordBytes is the largest --max-doc-bytes (sharedflags.Size).

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -34,6 +36,38 @@ func TestTooLargeHint(t *testing.T) {
 	} {
 		if got := errorHint(c.err); !strings.HasSuffix(got, c.want) {
 			t.Errorf("%v:\n got %q\nwant %q", c.err, got, c.want)
+		}
+	}
+}
+
+// TestWalkedFrom: the --exclude pattern the hint gives for a file that
+// walking an input directory found is its path relative to the
+// directory, its glob characters escaped and the word quoted for a
+// shell; a file named on its own, or outside the inputs, has none.
+func TestWalkedFrom(t *testing.T) {
+	dir := t.TempDir()
+	sub := filepath.Join(dir, "crawl")
+	if err := os.MkdirAll(filepath.Join(sub, "meta data"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		file   string
+		inputs []string
+		want   string // the pattern as the hint writes it; "" for none
+	}{
+		{filepath.Join(sub, "meta data", "it's[1].jsonl"), []string{sub}, `'meta data/it'\''s\[1\].jsonl'`},
+		{filepath.Join(sub, "info.jsonl"), []string{dir + "/"}, "crawl/info.jsonl"},
+		{filepath.Join(sub, "info.jsonl"), []string{filepath.Join(sub, "info.jsonl"), sub}, ""},
+		{filepath.Join(dir, "other.jsonl"), []string{sub}, ""},
+		{"s3://bucket/crawl/x/m.jsonl", []string{"s3://bucket/crawl/"}, "x/m.jsonl"},
+		{"-", []string{"-"}, ""},
+	} {
+		got := ""
+		if _, rel, ok := walkedFrom(c.file, c.inputs); ok {
+			got = shellWord(globEscape(rel))
+		}
+		if got != c.want {
+			t.Errorf("%s in %q: %q, want %q", c.file, c.inputs, got, c.want)
 		}
 	}
 }

@@ -740,7 +740,7 @@ func runIndexStream(cmd *cobra.Command, o *indexOpts, args []string, add bool) e
 		results, err := pl.Run(op, docs, text, o.limit)
 		if errors.Is(err, store.ErrDiskFull) {
 			// Worded by indexErr: "--index DIR: not enough free disk space ...".
-			return fmt.Errorf("%w; the %d documents added before are in the index, which stays usable: free space (or lower --min-free-mb, the reserve) and add the rest", err, sum.Added)
+			return fmt.Errorf("%w; the %s documents added before are in the index, which stays usable: free space (or lower --min-free-mb, the reserve) and add the rest", err, number(sum.Added))
 		}
 		if err != nil {
 			return err

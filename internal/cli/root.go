@@ -160,7 +160,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stderr, "neardup: %v\n", err)
 	// A staged task's failure relays the task's own hint already.
 	if h := errorHint(err); h != "" && !strings.Contains(err.Error(), "hint: "+h) {
-		fmt.Fprintf(stderr, "hint: %s\n", h)
+		fmt.Fprintf(stderr, "hint: %s%s\n", h, excludeHint(err, cmd))
 	}
 	if code == ExitUsage {
 		if cmd == nil {
@@ -308,7 +308,7 @@ func allSkipped(documents, skipped int64, first []string) error {
 	if documents > 0 || skipped == 0 {
 		return nil
 	}
-	msg := fmt.Sprintf("every record (%d) was invalid and skipped by --skip-invalid: no document was read", skipped)
+	msg := fmt.Sprintf("every record (%s) was invalid and skipped by --skip-invalid: no document was read", number(skipped))
 	if len(first) > 0 {
 		msg += "; the first: " + first[0]
 	}

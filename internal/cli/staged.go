@@ -113,12 +113,14 @@ func runStaged(cmd *cobra.Command, o *dedupOpts, cfg dedup.Options, ropts corpus
 			return usageErr("--task-spill %q: want a size such as 1MB", so.taskSpill)
 		}
 	}
+	// maxTasks is the most tasks --tasks takes.
+	const maxTasks = 100000
 	tasks := so.tasks
 	if tasks == 0 {
 		tasks = runtime.NumCPU()
 	}
-	if tasks > 100000 {
-		return usageErr("--tasks %d: at most 100000", tasks)
+	if tasks > maxTasks {
+		return usageErr("--tasks %d: at most %s", tasks, number(maxTasks))
 	}
 	facts, err := dedup.StagedFacts(cfg)
 	if err != nil {
@@ -937,7 +939,7 @@ func filesDifference(shards [][]dedup.DocRange, files []string) string {
 			return fmt.Sprintf("input %d is %s in the plan, %s in this command", k+1, had[k], files[k])
 		}
 	}
-	return fmt.Sprintf("%d input files in the plan, %d in this command", len(had), len(files))
+	return fmt.Sprintf("%s input files in the plan, %s in this command", number(len(had)), number(len(files)))
 }
 
 // shardFiles lists the files of the shards' ranges, in order, once each.

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/neardup/neardup/corpus"
+	"github.com/neardup/neardup/internal/human"
 	"github.com/neardup/neardup/internal/objstore"
 	"github.com/neardup/neardup/internal/objstoretest"
 	"github.com/neardup/neardup/internal/smallfs"
@@ -535,7 +536,7 @@ func TestStagedObjectChanged(t *testing.T) {
 			putObjects(t, bucket+"/in", map[string][]byte{"a.jsonl": changed})
 			args[3] = "local"
 			code, _, stderr := runCLI(append(args, "-j", "1")...)
-			want := regexp.MustCompile(regexp.QuoteMeta(in+": "+strconv.Itoa(len(changed))+" bytes, where it had "+strconv.Itoa(len(data))) + ".*the file changed since then")
+			want := regexp.MustCompile(regexp.QuoteMeta(in+": "+human.Number(len(changed))+" bytes, where it had "+human.Number(len(data))) + ".*the file changed since then")
 			if code != ExitFailure || !want.MatchString(stderr) {
 				t.Fatalf("the job resumed on a changed input: exit %d (want %d), want %q in: %s", code, ExitFailure, want, stderr)
 			}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -117,7 +118,9 @@ func TestDuplicateIDsWebArchive(t *testing.T) {
 		{[]string{"a.jsonl", "crawl.warc.gz"}, "id", "pass --id-field WARC-Record-ID"},
 		{[]string{"x.arc"}, "id", "pass --id-field WARC-Record-ID"},
 		{[]string{"a.jsonl"}, "id", `pass --id-field with a field that is (the "id" field now`},
-		{[]string{"crawl.warc"}, "WARC-TREC-ID", `pass --id-field with a field that is (the "WARC-TREC-ID" field now`},
+		{[]string{"a.jsonl"}, "doc_id", `(the "doc_id" field now; without one a document's id is FILE:LINE, FILE:ROW in Parquet)`},
+		{[]string{"crawl.warc"}, "WARC-TREC-ID", `pass --id-field with a WARC header that is (the "WARC-TREC-ID" header now; a record without it is named by its WARC-Target-URI, ARC's URL, or FILE:RECORD when it has none)`},
+		{[]string{"a.jsonl", "crawl.warc"}, "doc_id", `(the "doc_id" field now; without one a document's id is FILE:LINE, FILE:ROW in Parquet, and a web archive's record is named by its WARC-Target-URI, ARC's URL, or FILE:RECORD when it has none)`},
 	} {
 		var buf bytes.Buffer
 		warnDuplicateIDs(&buf, s, c.field, c.files)
@@ -190,5 +193,26 @@ func TestSummaryExampleWidth(t *testing.T) {
 		if at := strings.Index(l, string([]rune(m.Text)[:5])); at < 0 || human.Width(l[:at]) != textCol {
 			t.Errorf("%q: the text does not start at column %d", l, textCol)
 		}
+	}
+}
+
+// TestDuplicateIDsWARCIDField: with --id-field, the duplicate-id warning
+// for WARC inputs ended "without one a document's id is FILE:LINE", but a
+// WARC record without the header is named by its WARC-Target-URI (as the
+// ids in the warning show), and by FILE:RECORD without one: a record has
+// no line.
+func TestDuplicateIDsWARCIDField(t *testing.T) {
+	rec := func(uri, body string) string {
+		block := "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\n" + body
+		return fmt.Sprintf("WARC/1.0\r\nWARC-Type: response\r\nWARC-Target-URI: %s\r\nContent-Type: application/http; msgtype=response\r\nContent-Length: %d\r\n\r\n%s\r\n\r\n", uri, len(block), block)
+	}
+	in := filepath.Join(t.TempDir(), "crawl.warc")
+	if err := os.WriteFile(in, []byte(rec("http://a/", "the quick brown fox jumps over the lazy dog")+rec("http://a/", "a second page about something else entirely")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs := runCLI("dedup", "-q", "--id-field", "WARC-TREC-ID", in)
+	want := `neardup: warning: 1 id is used by more than one document ("http://a/"): the outputs (--clusters, --pairs) name documents by id and cannot tell them apart; make the ids unique, or pass --id-field with a WARC header that is (the "WARC-TREC-ID" header now; a record without it is named by its WARC-Target-URI, ARC's URL, or FILE:RECORD when it has none)` + "\n"
+	if code != ExitOK || errs != want {
+		t.Errorf("exit %d, stderr:\n%s\nwant:\n%s", code, errs, want)
 	}
 }

@@ -158,7 +158,7 @@ func TestDuplicateIDsWarningNumber(t *testing.T) {
 	st := &pipeline.Stats{DuplicateIDs: 1234, DuplicateIDsFirst: []string{"a", "b"}}
 	var b strings.Builder
 	warnDuplicateIDs(&b, st, "id")
-	want := `neardup-beam: warning: 1,234 ids are used by more than one document ("a", "b", ...): the outputs (clusters-*.jsonl, pairs-*.jsonl) name documents by id and cannot tell them apart; make the ids unique, or pass --id-field with a field that is (the "id" field now; without one a document's id is FILE:LINE)` + "\n"
+	want := `neardup-beam: warning: 1,234 ids are used by more than one document ("a", "b", ...): the outputs (clusters-*.jsonl, pairs-*.jsonl) name documents by id and cannot tell them apart; make the ids unique, or pass --id-field with a field that is (the "id" field now; without one a document's id is FILE:LINE, FILE:ROW in Parquet)` + "\n"
 	if b.String() != want {
 		t.Errorf("warning:\n%s\nwant:\n%s", b.String(), want)
 	}

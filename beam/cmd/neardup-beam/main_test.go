@@ -244,7 +244,7 @@ func TestExitCodes(t *testing.T) {
 	dup := filepath.Join(dir, "dup.jsonl")
 	os.WriteFile(dup, []byte("{\"id\":\"a\",\"text\":\"x y z\"}\n{\"id\":\"a\",\"text\":\"p q r s\"}\n{\"id\":\"c\",\"text\":\"k\"}\n{\"id\":\"c\",\"text\":\"l\"}\n"), 0o644)
 	b, err := exec.Command(bin, "--input", dup, "--output", out, "--quiet").CombinedOutput()
-	if want := `neardup-beam: warning: 2 ids are used by more than one document ("a", "c"): the outputs (clusters-*.jsonl, pairs-*.jsonl) name documents by id and cannot tell them apart; make the ids unique, or pass --id-field with a field that is (the "id" field now; without one a document's id is FILE:LINE)` + "\n"; err != nil || string(b) != want {
+	if want := `neardup-beam: warning: 2 ids are used by more than one document ("a", "c"): the outputs (clusters-*.jsonl, pairs-*.jsonl) name documents by id and cannot tell them apart; make the ids unique, or pass --id-field with a field that is (the "id" field now; without one a document's id is FILE:LINE, FILE:ROW in Parquet)` + "\n"; err != nil || string(b) != want {
 		t.Errorf("documents sharing ids: %v, said:\n%s\nwant:\n%s", err, b, want)
 	}
 
