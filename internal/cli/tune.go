@@ -262,6 +262,12 @@ func runTune(ctx context.Context, cmd *cobra.Command, o *tuneOpts, args []string
 	if o.workers < 0 {
 		return usageErr("--workers %d: must not be negative", o.workers)
 	}
+	// The method is refused before its flags: no flag makes it right.
+	if o.method == "bloom-overlap" {
+		// Its removed documents name no earlier document: each is a
+		// cluster of its own, and every configuration would score 0.
+		return usageErr("--method bloom-overlap: tune scores the clusters of a run against the truth, and bloom-overlap forms none (a removed document names no earlier one, docs/outputs.md), so every configuration would score 0; tune --method jaccard for the threshold and shingles")
+	}
 	if err := o.sweepFlagsApply(cmd); err != nil {
 		return err
 	}
@@ -275,11 +281,6 @@ func runTune(ctx context.Context, cmd *cobra.Command, o *tuneOpts, args []string
 		if err := checkOutputPath(out.flag, out.path); err != nil {
 			return err
 		}
-	}
-	if o.method == "bloom-overlap" {
-		// Its removed documents name no earlier document: each is a
-		// cluster of its own, and every configuration would score 0.
-		return usageErr("--method bloom-overlap: tune scores the clusters of a run against the truth, and bloom-overlap forms none (a removed document names no earlier one, docs/outputs.md), so every configuration would score 0; tune --method jaccard for the threshold and shingles")
 	}
 	norm := o.text.opts
 	base := dedup.Options{Method: o.method, Workers: o.workers}
