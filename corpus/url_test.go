@@ -10,6 +10,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
+	"github.com/neardup/neardup/internal/human"
 	"github.com/neardup/neardup/internal/objstore"
 	"github.com/neardup/neardup/internal/objstoretest"
 )
@@ -74,7 +75,7 @@ func TestPositionObjectChanged(t *testing.T) {
 			putURL(t, url, changed)
 			_, err := Open(url, Options{MaxDocBytes: 120, Start: p})
 			if err == nil || !strings.Contains(err.Error(), url) || !strings.Contains(err.Error(), "changed") ||
-				!strings.Contains(err.Error(), fmt.Sprint(len(data))) || !strings.Contains(err.Error(), fmt.Sprint(len(changed))) {
+				!strings.Contains(err.Error(), human.Number(len(data))) || !strings.Contains(err.Error(), human.Number(len(changed))) {
 				t.Fatalf("open at %+v of a changed object: %v, want an error naming it, both sizes and the change", p, err)
 			}
 		})
