@@ -11,22 +11,16 @@ import (
 	"github.com/neardup/neardup/store"
 )
 
-// splitAgainst separates the --against paths that are index directories,
-// opened read-only (the closers close them), from corpus files and
-// directories.
-func splitAgainst(paths []string) (files []string, indexes []dedup.Index, closers []io.Closer, err error) {
-	files, indexes, closers, _, err = splitAgainstNamed(paths)
-	return files, indexes, closers, err
-}
-
 // savedIndex names an --against index for the summary: where it is (a Redis
 // URL without its password) and the parameters it matches by.
 type savedIndex struct{ loc, params string }
 
-// splitAgainstNamed is splitAgainst that also says, for each index, where
-// it is and the parameters it compares by (its own, not the run's: the
-// summary names them).
-func splitAgainstNamed(paths []string) (files []string, indexes []dedup.Index, closers []io.Closer, named []savedIndex, err error) {
+// splitAgainst separates the --against paths that are index directories,
+// opened read-only (the closers close them), from corpus files and
+// directories; named says, for each index, where it is and the
+// parameters it compares by (its own, not the run's: the summary names
+// them).
+func splitAgainst(paths []string) (files []string, indexes []dedup.Index, closers []io.Closer, named []savedIndex, err error) {
 	for _, p := range paths {
 		if st, serr := os.Stat(p); !store.IsURL(p) && (serr != nil || !st.IsDir()) {
 			files = append(files, p)

@@ -323,7 +323,7 @@ func runDedup(cmd *cobra.Command, o *dedupOpts, args []string, e *env) error {
 		if slices.Contains(o.against, "-") {
 			return usageErr("--against cannot read standard input")
 		}
-		paths, indexes, closers, named, err := splitAgainstNamed(o.against)
+		paths, indexes, closers, named, err := splitAgainst(o.against)
 		if err != nil {
 			return err
 		}

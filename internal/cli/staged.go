@@ -423,7 +423,7 @@ func stagedAgainst(against, exclude, inputs []string) (files, indexes []string, 
 	if slices.Contains(against, "-") {
 		return nil, nil, nil, usageErr("--against cannot read standard input")
 	}
-	paths, _, closers, named, err := splitAgainstNamed(against)
+	paths, _, closers, named, err := splitAgainst(against)
 	if err != nil {
 		return nil, nil, nil, err
 	}
