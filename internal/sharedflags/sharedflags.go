@@ -264,7 +264,7 @@ const MaxDocBytesUsage = "largest record accepted: bytes, or a size such as 64MB
 func (f *Fields) Register(fs FlagSet) {
 	f.MaxDocBytes = corpus.DefaultMaxDocBytes
 	fs.StringVar(&f.TextField, "text-field", corpus.DefaultTextField, "JSON field that holds the text")
-	fs.StringVar(&f.IDField, "id-field", corpus.DefaultIDField, "JSON field that holds the document id (without one the id is FILE:LINE)")
+	fs.StringVar(&f.IDField, "id-field", corpus.DefaultIDField, "JSON field that holds the document id (without one the id is FILE:LINE, FILE:ROW in Parquet; for WARC a header, else the record's WARC-Target-URI: docs/formats.md)")
 }
 
 // Check reports a bad --text-field or --max-doc-bytes.
