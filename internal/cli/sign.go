@@ -34,7 +34,7 @@ flags mean what they mean for dedup.
 	fs.StringVar(&o.keyField, "key-field", "", "bloom: sign this JSON field's value (a URL, say) instead of the text: the key that dedup --method bloom --key-field compares (a record without the field is an invalid record)")
 	fs.IntVarP(&o.workers, "workers", "j", 0, "worker goroutines (0: all cores)")
 	fs.StringVarP(&o.output, "output", "o", "-", "write the signatures here (JSONL; - for stdout)")
-	fs.BoolVarP(&o.quiet, "quiet", "q", false, "draw no progress bars")
+	fs.BoolVarP(&o.quiet, "quiet", "q", false, "print no summary and draw no progress bars")
 	fs.BoolVar(&json, "json", false, "print the run summary as JSON (on standard error)")
 	fs.StringVar(&o.tmpDir, "tmp-dir", "", "directory for temporary files")
 	registerDevice(fs, &o.device)
@@ -93,8 +93,12 @@ func runSign(cmd *cobra.Command, o *dedupOpts, args []string, jsonOut bool, e *e
 	if err != nil {
 		return err
 	}
-	if err := printSignSummary(e.stderr, stats, jsonOut); err != nil {
-		return err
+	// -q leaves the summary out, as for dedup and index add; --json is
+	// asked for.
+	if !o.quiet || jsonOut {
+		if err := printSignSummary(e.stderr, stats, jsonOut); err != nil {
+			return err
+		}
 	}
 	if cmd.Flags().Changed("id-field") {
 		warnIDsFromPosition(e.stderr, o.input.fields.IDField, stats.IDsFromPosition, stats.Documents, stats.IDsFromPositionFirst)

@@ -457,9 +457,8 @@ func TestIDFieldMissingWarning(t *testing.T) {
 	} {
 		var out, errb bytes.Buffer
 		code := Main(args, strings.NewReader("one two three\n"), &out, &errb)
-		// sign -q still prints its one-line summary.
-		if errs := errb.String(); code != 0 || strings.Contains(errs, "warning") {
-			t.Errorf("%v: exit %d, stderr %q; want 0 and no warning", args, code, errs)
+		if errs := errb.String(); code != 0 || errs != "" {
+			t.Errorf("%v: exit %d, stderr %q; want 0 and nothing (no warning, no summary with -q)", args, code, errs)
 		}
 	}
 	if b, err := os.ReadFile(kept); err != nil || !strings.HasPrefix(string(b), `{"doc":"`+txt+`:1"`) {
