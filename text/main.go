@@ -69,6 +69,19 @@ func MainText(dst []byte, r io.Reader) ([]byte, bool, error) {
 	return out, found, err
 }
 
+// MainVersion is the version of [MainText]'s extraction: the main content
+// it keeps of a page. It is bumped whenever MainText's output changes for
+// any input (a rule of the scoring, of what is boilerplate, of the text
+// appended), so that an index that sketched pages' main content
+// (store: an --html index without --html-all) can tell that its pages were
+// extracted by another version than the one that queries it. A change of
+// the output makes TestMainTextGolden fail: bump MainVersion in the same
+// change, then rewrite the golden files (go test ./text -run
+// TestMainTextGolden -update). Version 1 is the extraction of neardup
+// session 26 (heading-slug section ids and in-page heading links kept);
+// earlier ones recorded no version.
+const MainVersion = 1
+
 // ExtractHTML appends the text of the HTML document read from r to dst: its
 // main content ([MainText]), or with all its whole visible text
 // ([HTMLToText], found always true). It is what the HTML step of a
