@@ -44,6 +44,9 @@ var (
 	keyVersion  = []byte("\x00version")
 	keyParams   = []byte("\x00params")
 	keyCounters = []byte("\x00counters")
+	// keyExtraction holds the text.MainVersion of an index of main
+	// content (extraction.go); absent in other indexes.
+	keyExtraction = []byte("\x00extraction")
 )
 
 // Record flags.

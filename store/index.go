@@ -16,6 +16,10 @@ type Index interface {
 	Spec() sketch.Spec
 	// NewSketcher returns a Sketcher with the index's parameters.
 	NewSketcher() (*Sketcher, error)
+	// Extraction returns the text.MainVersion that extracted the pages
+	// of an index of main content (MainContent), recorded at its
+	// creation; 0 when none was recorded.
+	Extraction() int
 	// Len returns the number of documents.
 	Len() int64
 	Query(dst []Match, sk sketch.Sketch, limit int) ([]Match, error)

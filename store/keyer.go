@@ -31,6 +31,9 @@ type keyer struct {
 	codec  recordCodec
 	bands  lsh.Params
 	tables int
+	// extraction is the text.MainVersion recorded by an index of main
+	// content, 0 when none (Extraction).
+	extraction int
 }
 
 // newKeyer derives the keys of sp from package sketch, the one definition

@@ -326,6 +326,7 @@ func be8(seq uint64) string { return string(binary.BigEndian.AppendUint64(nil, s
 var createScript = redis.NewScript(`
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 redis.call('HSET', KEYS[1], 'format', ARGV[1], 'params', ARGV[2], 'bucket_bits', ARGV[3], 'layout', ARGV[4])
+if ARGV[5] ~= '0' then redis.call('HSET', KEYS[1], 'extraction', ARGV[5]) end
 return 1`)
 
 // CreateRedis creates an empty index for the sketch specification sp at
@@ -337,6 +338,10 @@ func CreateRedis(raw string, sp sketch.Spec, opts Options) (*Redis, error) {
 		return nil, err
 	}
 	js, err := json.Marshal(rp)
+	if err != nil {
+		return nil, err
+	}
+	ext, err := extractionAtCreate(rp, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -363,7 +368,8 @@ func CreateRedis(raw string, sp sketch.Spec, opts Options) (*Redis, error) {
 		r.bare.Store(true)
 	}
 	r.ver = ver
-	ok, err := createScript.Run(context.Background(), c, []string{r.metaKey()}, ver, js, redisBucketBits, layout).Int()
+	r.extraction = ext
+	ok, err := createScript.Run(context.Background(), c, []string{r.metaKey()}, ver, js, redisBucketBits, layout, ext).Int()
 	if err != nil {
 		c.Close()
 		return nil, fmt.Errorf("store: create %s: %w", u.loc, err)
@@ -415,11 +421,16 @@ func OpenRedis(raw string, opts Options) (*Redis, error) {
 	if err != nil {
 		return fail(err)
 	}
+	ext, err := parseExtraction(meta["extraction"])
+	if err != nil {
+		return fail(fmt.Errorf("%w: %s: %v", ErrCorrupt, u.loc, err))
+	}
 	r, err := newRedis(u, c, p, uint(bits), layout, opts)
 	if err != nil {
 		return fail(err)
 	}
 	r.ver = ver
+	r.extraction = ext
 	r.sets.Store(ver >= redisFormatSets)
 	r.bare.Store(ver >= redisFormatBare)
 	return r, nil

@@ -99,6 +99,12 @@ type Options struct {
 	// dedup's tiered join (sketch.Spec.DecideLeader). Ignored by Open and
 	// for SimHash indexes, which keep no sets.
 	EstimateOnly bool
+	// Extraction, at Create (CreateRedis) of an index of the main content
+	// of HTML pages (MainContent), is the text.MainVersion it records as
+	// the extraction of its pages: 0 means this build's, NoExtraction
+	// none. index copy gives the source's (Extraction). Ignored by Open
+	// and for other indexes.
+	Extraction int
 	// MinFreeBytes is the free disk space a write must leave on the index's
 	// file system, or it is refused with ErrDiskFull: room for the
 	// write-ahead log and for flushing the memtables, which the database
@@ -385,11 +391,17 @@ func Create(dir string, sp sketch.Spec, opts Options) (*Store, error) {
 		db.Close()
 		return nil, err
 	}
+	ext, err := extractionAtCreate(rp, opts)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
 	s, err := newStore(dir, db, rp, counters{}, opts)
 	if err != nil {
 		db.Close()
 		return nil, err
 	}
+	s.extraction = ext
 	ver := uint32(formatNoSets)
 	if rp.Method == sketch.MinHash && !opts.EstimateOnly {
 		ver = formatBare
@@ -401,6 +413,9 @@ func Create(dir string, sp sketch.Spec, opts Options) (*Store, error) {
 	b.Set(keyParams, pj, nil)
 	b.Set(keyCounters, counters{}.append(nil), nil)
 	b.Set(keyVersion, le32(ver), nil)
+	if ext != 0 {
+		b.Set(keyExtraction, le32(uint32(ext)), nil)
+	}
 	if err := b.Commit(pebble.Sync); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("store: create %s: %w", dir, err)
@@ -501,6 +516,10 @@ func open(dir string, opts Options, lock *pebble.Lock) (*Store, error) {
 		return nil, openErr(dir, err)
 	}
 	p, ctr, ver, err := readMeta(rdb, dir)
+	ext := 0
+	if err == nil {
+		ext, err = readExtraction(rdb, dir)
+	}
 	var s *Store
 	if err == nil {
 		// The postings are rebuilt from this read-only view (the same data
@@ -510,9 +529,12 @@ func open(dir string, opts Options, lock *pebble.Lock) (*Store, error) {
 		s, err = newStore(dir, nil, p, ctr, opts)
 		if err != nil {
 			err = fmt.Errorf("store: open %s: %w", dir, err)
-		} else if err = s.rebuild(rdb); err != nil {
-			s.freeTables()
-			err = fmt.Errorf("store: open %s: %w", dir, err)
+		} else {
+			s.extraction = ext
+			if err = s.rebuild(rdb); err != nil {
+				s.freeTables()
+				err = fmt.Errorf("store: open %s: %w", dir, err)
+			}
 		}
 	}
 	if cerr := rdb.Close(); err == nil && cerr != nil {
@@ -651,6 +673,23 @@ func readMeta(db *pebble.DB, dir string) (sketch.Spec, counters, uint32, error) 
 		return sketch.Spec{}, counters{}, 0, fmt.Errorf("store: open %s: %w", dir, err)
 	}
 	return p, ctr, ver, nil
+}
+
+// readExtraction reads the extraction version of an index (0: none
+// recorded).
+func readExtraction(db *pebble.DB, dir string) (int, error) {
+	v, ok, err := getValue(db, keyExtraction)
+	if err != nil {
+		return 0, fmt.Errorf("store: open %s: %w", dir, err)
+	}
+	if !ok {
+		return 0, nil
+	}
+	ext, err := decodeExtraction(v)
+	if err != nil {
+		return 0, fmt.Errorf("store: open %s: %w", dir, err)
+	}
+	return ext, nil
 }
 
 func newStore(dir string, db *pebble.DB, p sketch.Spec, ctr counters, opts Options) (*Store, error) {

@@ -13,7 +13,8 @@ import (
 
 // savedIndex names an --against index for the summary: where it is (a Redis
 // URL without its password) and the parameters it matches by.
-type savedIndex struct{ loc, params string }
+// warn is its extractionWarning ("" for none), which the command prints.
+type savedIndex struct{ loc, params, warn string }
 
 // splitAgainst separates the --against paths that are index directories,
 // opened read-only (the closers close them), from corpus files and
@@ -32,7 +33,7 @@ func splitAgainst(paths []string) (files []string, indexes []dedup.Index, closer
 			indexes = append(indexes, staged.StoreIndex{S: s})
 			closers = append(closers, s)
 			sp := s.Spec()
-			named = append(named, savedIndex{loc: redactLoc(p), params: fmt.Sprintf("%s, %s", sp.Method, describeParams(sp))})
+			named = append(named, savedIndex{loc: redactLoc(p), params: fmt.Sprintf("%s, %s", sp.Method, describeParams(sp)), warn: extractionWarning("--against", p, s)})
 		case errors.Is(oerr, store.ErrNotIndex) && !store.IsURL(p):
 			files = append(files, p) // a directory of corpus files
 		default:

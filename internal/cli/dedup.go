@@ -328,6 +328,11 @@ func runDedup(cmd *cobra.Command, o *dedupOpts, args []string, e *env) error {
 			return err
 		}
 		savedIndexes = named
+		for _, n := range named {
+			if n.warn != "" {
+				fmt.Fprintln(e.stderr, n.warn)
+			}
+		}
 		for _, c := range closers {
 			defer c.Close()
 		}

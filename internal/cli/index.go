@@ -639,6 +639,9 @@ func runIndexStream(cmd *cobra.Command, o *indexOpts, args []string, add bool) e
 	if err := o.params.checkAgainst(cmd.Flags(), s.Spec(), "--index "+redactLoc(o.dir)); err != nil {
 		return err
 	}
+	if w := extractionWarning("--index", o.dir, s); w != "" {
+		fmt.Fprintln(cmd.ErrOrStderr(), w)
+	}
 	// Pages of web archives are compared on what the index normalises:
 	// their main content when it extracts the main content of HTML.
 	ropts.HTMLMain = s.Spec().Normalize.HTML && !s.Spec().Normalize.HTMLAll

@@ -92,7 +92,12 @@ func runIndexCopy(cmd *cobra.Command, o *indexCopyOpts) error {
 	p := src.Spec()
 	dst, err := store.OpenIndex(o.to, so)
 	if errors.Is(err, store.ErrNotIndex) {
-		dst, err = store.CreateIndex(o.to, p, so)
+		// The copy's pages were extracted as the source's were.
+		co := so
+		if co.Extraction = src.Extraction(); co.Extraction == 0 {
+			co.Extraction = store.NoExtraction
+		}
+		dst, err = store.CreateIndex(o.to, p, co)
 	}
 	if err != nil {
 		if errors.Is(err, store.ErrParams) {

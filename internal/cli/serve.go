@@ -218,6 +218,9 @@ func runServe(ctx context.Context, cmd *cobra.Command, o *serveOpts) error {
 	if ip := net.ParseIP(host); (ip == nil || !ip.IsLoopback()) && host != "localhost" && token == "" {
 		fmt.Fprintf(stderr, "neardup: warning: listening on %s without --token-file: anyone who can reach it can change the index\n", ln.Addr())
 	}
+	if w := extractionWarning("--index", o.dir, st); w != "" {
+		fmt.Fprintln(stderr, w)
+	}
 	handler := srv.Handler()
 	if h := testHookServeHandler.Load(); h != nil {
 		handler = (*h)(o.dir, handler)

@@ -170,6 +170,11 @@ func runStaged(cmd *cobra.Command, o *dedupOpts, cfg dedup.Options, ropts corpus
 	// The old corpus (--against FILES) comes first, as in dedup: its
 	// documents are numbered before the input's.
 	old, indexes, named, err := stagedAgainst(o.against, o.input.exclude, exp.Files)
+	for _, n := range named {
+		if n.warn != "" {
+			fmt.Fprintln(e.stderr, n.warn)
+		}
+	}
 	if err != nil {
 		return err
 	}
