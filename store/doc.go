@@ -86,6 +86,8 @@
 // refuses a newer one (ErrVersion) without writing to it. An index of
 // version 1, which stored the postings, is upgraded when opened for
 // writing (its postings are deleted); read-only, it is used as it is.
+// An index of pages' main content (MainContent) also records the
+// text.MainVersion that extracted them (Extraction; extraction.go).
 //
 // # Durability
 //
