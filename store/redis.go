@@ -1052,7 +1052,7 @@ func (r *Redis) Stats() (Stats, error) {
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return Stats{}, r.redisErr(err)
 	}
-	st := Stats{Dir: r.loc, Backend: "redis", FormatVersion: r.ver, Sets: r.sets.Load(), Spec: r.spec, Docs: docs, Tables: r.tables, RedisSeq: seq}
+	st := Stats{Dir: r.loc, Backend: "redis", FormatVersion: r.ver, Sets: r.sets.Load(), Extraction: r.extraction, Spec: r.spec, Docs: docs, Tables: r.tables, RedisSeq: seq}
 	if st.Sets {
 		st.FormatVersion = redisFormatSets
 	}

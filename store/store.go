@@ -1383,6 +1383,10 @@ type Stats struct {
 	// tiered join); false for an estimate-only index (made with
 	// EstimateOnly or before sets were kept: Upgrade adds them).
 	Sets bool `json:"sets"`
+	// Extraction is the text.MainVersion that extracted the pages of an
+	// index of main content (Extraction); 0, left out, when none was
+	// recorded.
+	Extraction int `json:"extraction,omitempty"`
 	// Spec is the index's sketch specification, resolved.
 	Spec        sketch.Spec `json:"params"`
 	Docs        int64       `json:"docs"`
@@ -1448,7 +1452,7 @@ func (s *Store) Stats() (Stats, error) {
 	}
 	m := s.db.Metrics()
 	st := Stats{
-		Dir: s.dir, FormatVersion: s.format(), Sets: s.sets.Load(), Spec: s.spec, Docs: s.docs.Load(), Tables: s.tables,
+		Dir: s.dir, FormatVersion: s.format(), Sets: s.sets.Load(), Extraction: s.extraction, Spec: s.spec, Docs: s.docs.Load(), Tables: s.tables,
 		DiskBytes: m.DiskSpaceUsage(), CacheBytes: m.BlockCache.Size, CacheHits: m.BlockCache.Hits,
 		CacheMisses: m.BlockCache.Misses, MemTableBytes: m.MemTable.Size, Compactions: m.Compact.Count,
 		ReadAmp: m.ReadAmp(),

@@ -35,12 +35,13 @@ func TestExtractionWarning(t *testing.T) {
 		name   string
 		create func(dir string) // makes the index in dir
 		warn   string           // what the warning says; "" for none
+		stats  string           // what index stats says of the extraction
 	}{
-		{"absent", func(dir string) { storeCreate(t, dir, html, store.NoExtraction) }, "extracted by an older neardup, which recorded no version, and this neardup extracts by version " + fmt.Sprint(text.MainVersion)},
-		{"other", func(dir string) { storeCreate(t, dir, html, text.MainVersion+1) }, fmt.Sprintf("extracted by version %d, and this neardup extracts by version %d", text.MainVersion+1, text.MainVersion)},
-		{"current", func(dir string) { cliCreate(t, dir, "--html") }, ""},
-		{"html-all", func(dir string) { cliCreate(t, dir, "--html", "--html-all") }, ""},
-		{"plain", func(dir string) { cliCreate(t, dir) }, ""},
+		{"absent", func(dir string) { storeCreate(t, dir, html, store.NoExtraction) }, "extracted by an older neardup, which recorded no version, and this neardup extracts by version " + fmt.Sprint(text.MainVersion), "by no version recorded"},
+		{"other", func(dir string) { storeCreate(t, dir, html, text.MainVersion+1) }, fmt.Sprintf("extracted by version %d, and this neardup extracts by version %d", text.MainVersion+1, text.MainVersion), fmt.Sprintf("by version %d;", text.MainVersion+1)},
+		{"current", func(dir string) { cliCreate(t, dir, "--html") }, "", fmt.Sprintf("by version %d;", text.MainVersion)},
+		{"html-all", func(dir string) { cliCreate(t, dir, "--html", "--html-all") }, "", ""},
+		{"plain", func(dir string) { cliCreate(t, dir) }, "", ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			tmp := t.TempDir()
@@ -59,6 +60,10 @@ func TestExtractionWarning(t *testing.T) {
 				case c.warn != "" && (n != 1 || !strings.Contains(errs, c.warn) || !strings.Contains(errs, ix+": the main content") || !strings.Contains(errs, "add the pages again")):
 					t.Errorf("%s: stderr has %d warnings, want one saying %q about %s:\n%s", what, n, c.warn, ix, errs)
 				}
+			}
+			code, out, errs := runCLI("index", "stats", "--index", ix)
+			if line := "extraction:   main content " + c.stats; code != 0 || strings.Contains(out, "extraction:") != (c.stats != "") || c.stats != "" && !strings.Contains(out, line) || errs != "" {
+				t.Errorf("index stats: exit %d, want a line %q (none for no main content):\n%s%s", code, line, out, errs)
 			}
 			// serve says it once it listens, before the address file.
 			ctx, stop := context.WithCancel(context.Background())

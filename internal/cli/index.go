@@ -1082,6 +1082,9 @@ func runIndexStats(cmd *cobra.Command, o *indexOpts) error {
 		if err == nil {
 			err = printDecision(w, st)
 		}
+		if err == nil {
+			err = printExtraction(w, st)
+		}
 		if warn := store.DurabilityWarning(st.RedisDurability); warn != "" && err == nil {
 			fmt.Fprintf(cmd.ErrOrStderr(), "neardup: warning: %s\n", warn)
 		}
@@ -1091,6 +1094,9 @@ func runIndexStats(cmd *cobra.Command, o *indexOpts) error {
 		st.Dir, st.FormatVersion, st.Spec.Method, describeParams(st.Spec), number(st.Docs), number(int64(st.DiskBytes)), st.BytesPerDoc, number(int64(st.PostingsBytes)), st.PostingsBytesPerDoc)
 	if err == nil {
 		err = printDecision(w, st)
+	}
+	if err == nil {
+		err = printExtraction(w, st)
 	}
 	return err
 }
