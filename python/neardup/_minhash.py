@@ -114,7 +114,7 @@ class MinHash:
     def update(self, b: Any) -> None:
         """Add an element (bytes; str is encoded as UTF-8). Anything else
         that is not a bytes-like object is a TypeError, and not added."""
-        if self.hashfunc is None and type(b) is not bytes:
+        if type(b) is not bytes and self.hashfunc is None:
             b = _element(b)
         p = self._pending
         p.append(b)
