@@ -11,6 +11,7 @@ import argparse
 import base64
 import hashlib
 import os
+import re
 import sys
 import zipfile
 
@@ -89,7 +90,27 @@ def main():
             zi.compress_type = zipfile.ZIP_DEFLATED
             z.writestr(zi, data, compresslevel=6)
     os.replace(tmp, path)
+    # The wheels of other versions for this platform go: docs/python.md's
+    # `pip install --no-index dist/neardup-*-manylinux_*_x86_64.whl` took
+    # every one that the glob matched after a second build (another
+    # commit, another version) and pip stopped with ResolutionImpossible.
+    for old in stale_wheels(a.out, path, a.plat):
+        os.remove(old)
+        print(f"removed the older {old}")
     print(path)
+
+
+def stale_wheels(out, path, plat):
+    """The neardup wheels in out, other than path, for plat's system and
+    architecture (manylinux_2_34_x86_64 and manylinux_2_28_x86_64 alike:
+    one glob of the docs matches both)."""
+    m = re.fullmatch(r"(manylinux|musllinux)_\d+_\d+_(.+)", plat)
+    same = (lambda p: re.fullmatch(rf"{m[1]}_\d+_\d+_{re.escape(m[2])}", p) is not None) if m else (lambda p: p == plat)
+    for name in sorted(os.listdir(out)):
+        w = re.fullmatch(r"neardup-[^-]+-py3-none-(.+)\.whl", name)
+        full = os.path.join(out, name)
+        if w and same(w[1]) and os.path.abspath(full) != os.path.abspath(path):
+            yield full
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ctypes
 import json
+import warnings
 from array import array
 from typing import Any, Iterable, Iterator, Mapping, Optional, Sequence
 
@@ -203,7 +204,7 @@ def _run(L: Any, h: int, texts: Iterable[Any], ids: Optional[Iterable[Any]], tex
             text = item
         elif isinstance(item, Mapping):
             if text_field not in item:
-                raise Error(f"document {n}: no field {text_field!r}")
+                raise Error(f"document {n}: no field {text_field!r} (the row has: {', '.join(map(repr, list(item)[:10]))}); text_field= names the field that holds the text")
             text = item[text_field]
             if not mode_known:
                 mode_known = True
@@ -211,7 +212,7 @@ def _run(L: Any, h: int, texts: Iterable[Any], ids: Optional[Iterable[Any]], tex
                     all_ids = []
             if all_ids is not None and id_iter is None:
                 if id_field not in item or item[id_field] is None:
-                    raise Error(f"document {n}: no field {id_field!r} (the first document had one)")
+                    raise Error(f"document {n}: no field {id_field!r} (the first document had one); give every row one, or ids=, or id_field= another field")
                 doc_id = item[id_field]
         else:
             raise TypeError(f"document {n}: {type(item).__name__}, want str, bytes or a mapping with {text_field!r}")
@@ -262,4 +263,16 @@ def _run(L: Any, h: int, texts: Iterable[Any], ids: Optional[Iterable[Any]], tex
                 raw = ctypes.string_at(p, size.value)
             finally:
                 L.nd_free(p)
+    dups = stats.get("duplicate_ids")
+    if dups:
+        # As `neardup dedup` warns, even with --quiet: cluster and pairs
+        # name documents by id, and two documents of one id look alike.
+        first = ", ".join(json.dumps(i, ensure_ascii=False) for i in stats.get("duplicate_ids_first", [])[:3])
+        warnings.warn(
+            f"neardup.dedup: {dups} {'id is' if dups == 1 else 'ids are'} used by more than one document ({first}): "
+            "cluster and pairs name documents by id and cannot tell them apart; make the ids unique, "
+            "or read cluster_index (positions)",
+            UserWarning,
+            stacklevel=3,
+        )
     return DedupResult(all_ids, kept.raw[:n], cluster, stats, raw)

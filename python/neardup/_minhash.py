@@ -32,6 +32,17 @@ def _empty(k: int) -> array:
     return array("Q", t)
 
 
+def _element(x: Any) -> bytes:
+    """An element as bytes: str in UTF-8, a bytes-like object's bytes; a
+    TypeError naming the type for anything else."""
+    if isinstance(x, str):
+        return x.encode("utf-8")
+    try:
+        return memoryview(x).tobytes()
+    except TypeError:
+        raise TypeError(f"a MinHash element is {type(x).__name__}, want bytes (or str, encoded as UTF-8); give hashfunc= to hash other values") from None
+
+
 def _go_seed(seed: int) -> int:
     # The Go hasher takes a non-zero 64-bit seed; datasketch's seeds are
     # small non-negative integers (default 1).
@@ -101,7 +112,10 @@ class MinHash:
     # ---- buffering ----
 
     def update(self, b: Any) -> None:
-        """Add an element (bytes; str is encoded as UTF-8)."""
+        """Add an element (bytes; str is encoded as UTF-8). Anything else
+        that is not a bytes-like object is a TypeError, and not added."""
+        if type(b) is not bytes and self.hashfunc is None:
+            b = _element(b)
         p = self._pending
         p.append(b)
         if len(p) >= _FLUSH_AT:
@@ -121,8 +135,16 @@ class MinHash:
         err = ctypes.c_void_p()
         L = lib()
         if self.hashfunc is not None:
-            hs = array("Q", [self.hashfunc(x) & _MASK64 for x in p])
+            hs = array("Q")
+            bad = None
+            for x in p:
+                try:
+                    hs.append(self.hashfunc(x) & _MASK64)
+                except Exception as e:  # the others are added, as in datasketch
+                    bad = bad or e
             check(L.nd_minhash_update(self.num_perm, _go_seed(self.seed), self._hv.buffer_info()[0], None, hs.buffer_info()[0], len(hs), ctypes.byref(err)), err)
+            if bad is not None:
+                raise bad
             return
         if type(p) is list:
             P = pylib()
@@ -134,13 +156,26 @@ class MinHash:
                 if rc != -3:  # -3: not all exactly bytes
                     check(rc, err)
                     return
+        bad = None
         try:
             buf = b"".join(p)
         except TypeError:
-            p = [x.encode("utf-8") if isinstance(x, str) else bytes(x) for x in p]
+            # Not all bytes-like: str is encoded; anything else (an int,
+            # None) is left out, the others added, and a TypeError raised
+            # once they are, as datasketch's update raises for it alone.
+            # bytes(5) would be five zero bytes: never call bytes(x).
+            good = []
+            for x in p:
+                try:
+                    good.append(_element(x))
+                except TypeError as e:
+                    bad = bad or e
+            p = good
             buf = b"".join(p)
         lens = array("q", map(len, p))
         check(L.nd_minhash_update(self.num_perm, _go_seed(self.seed), self._hv.buffer_info()[0], buf, lens.buffer_info()[0], len(p), ctypes.byref(err)), err)
+        if bad is not None:
+            raise bad
 
     # ---- state ----
 

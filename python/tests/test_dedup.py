@@ -177,3 +177,27 @@ def test_unicode_and_html():
 def test_batch_size_must_be_positive(bad):
     with pytest.raises(ValueError, match="batch_size"):
         neardup.dedup(["a b c"], batch_size=bad)
+
+
+def test_duplicate_ids_warn():
+    # `neardup dedup` warns when two documents share an id; dedup() was
+    # silent (stats["duplicate_ids"] only) and cluster ['x', 'x', 'y']
+    # could not say which 'x'.
+    texts = ["a b c d e f g", "a b c d e f g", "x y z w v u"]
+    with pytest.warns(UserWarning, match=r'1 id is used by more than one document \("x"\).*cluster_index'):
+        r = neardup.dedup(texts, ids=["x", "x", "y"])
+    assert r.stats["duplicate_ids"] == 1 and r.cluster_index == [0, 0, 2]
+    with pytest.warns(UserWarning, match="2 ids are used"):
+        neardup.dedup([{"id": i, "text": t} for i, t in zip("abab", texts + ["q r s t"])])
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        neardup.dedup(texts, ids=["x", "y", "z"])
+
+
+def test_missing_field_says_which_option():
+    with pytest.raises(neardup.Error, match=r"document 0: no field 'text' \(the row has: 'id', 'body'\); text_field= names"):
+        neardup.dedup([{"id": "a", "body": "x"}])
+    with pytest.raises(neardup.Error, match=r"document 1: no field 'id' \(the first document had one\); give every row one, or ids=, or id_field="):
+        neardup.dedup([{"id": "a", "text": "x"}, {"text": "y"}])

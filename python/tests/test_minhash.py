@@ -125,3 +125,48 @@ def test_bulk_matches_per_object():
         m = MinHash(num_perm=64)
         m.update_batch(d)
         assert m == b
+
+
+def test_update_refuses_what_is_not_bytes():
+    # datasketch's update raises TypeError for an int or None (SHA-1 wants
+    # bytes). bytes(5) is five zero bytes: an int was hashed as those,
+    # silently; and a bad element lost every element pending with it.
+    m = MinHash(num_perm=16)
+    with pytest.raises(TypeError, match="int, want bytes"):
+        m.update(5)
+    assert m.is_empty()
+    zeros = MinHash(num_perm=16)
+    zeros.update(b"\0" * 5)
+    assert m != zeros
+    m.update(b"a")
+    with pytest.raises(TypeError, match="NoneType, want bytes"):
+        m.update(None)
+    m.update(b"b")
+    ab = MinHash(num_perm=16)
+    ab.update_batch([b"a", b"b"])
+    assert m == ab
+    # update_batch checks when the elements are hashed: the others are
+    # added, the bad one is not, and the error says which type it was.
+    n = MinHash(num_perm=16)
+    n.update_batch([b"a", 3.5, b"b"])
+    with pytest.raises(TypeError, match="float, want bytes"):
+        n.digest()
+    assert n == ab
+    # bytes-like objects are their bytes, as with hashlib
+    v = MinHash(num_perm=16)
+    v.update_batch([bytearray(b"a"), memoryview(b"b")])
+    assert v == ab
+
+
+def test_hashfunc_error_keeps_the_other_elements():
+    def h(x):
+        if x == "bad":
+            raise KeyError(x)
+        return len(x) * 7919
+    m = MinHash(num_perm=8, hashfunc=h)
+    m.update_batch(["a", "bad", "bcd"])
+    with pytest.raises(KeyError):
+        m.digest()
+    n = MinHash(num_perm=8, hashfunc=h)
+    n.update_batch(["a", "bcd"])
+    assert m == n and not m.is_empty()
