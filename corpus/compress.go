@@ -153,6 +153,9 @@ type decoder struct {
 	closer io.Closer
 	comp   compression
 	size   int64     // of the file, -1 when unknown
+	// version is the file's as it was opened (InputVersion), the zero
+	// Version when not known.
+	version Version
 	r      io.Reader // the decompressed stream, nil until the first Read
 	gz     *gzip.Reader
 	zd     *zstd.Decoder

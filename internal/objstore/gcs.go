@@ -413,7 +413,9 @@ func (b *gcsBackend) open(ctx context.Context, name string) (io.ReadCloser, erro
 		}
 		return nil, b.explain(err)
 	}
-	return newStream(r, r.size), nil
+	st := newStream(r, r.size).(stream)
+	st.tag = r.version
+	return st, nil
 }
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -426,6 +428,7 @@ type gcsReader struct {
 	body io.ReadCloser
 
 	gen     string // the generation read, "" when the answer did not say (no resuming then)
+	version string // the generation of the first answer, even when not resumable
 	size    int64  // the object's size (a range's end), or -1 when unknown
 	end     int64  // a ranged read's end (exclusive), 0 for the whole object
 	off     int64  // bytes delivered
@@ -472,6 +475,7 @@ func (r *gcsReader) get() error {
 		return nil
 	}
 	r.body, r.size = resp.Body, resp.ContentLength
+	r.version = resp.Header.Get("X-Goog-Generation")
 	if resp.Uncompressed {
 		// Stored gzip-encoded and decompressed on the way: neither the
 		// stored CRC32C nor byte ranges apply to what is read.

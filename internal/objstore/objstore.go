@@ -166,6 +166,16 @@ type Version struct {
 	tag  string
 }
 
+// Tag is the storage's tag of the version: an S3 ETag (quoted, as S3
+// gives it), a GCS generation, a local file's modification time in
+// nanoseconds since 1970; "" for the zero Version.
+func (v Version) Tag() string { return v.tag }
+
+// localVersion is the version of the local file fi describes.
+func localVersion(fi fs.FileInfo) Version {
+	return Version{Size: fi.Size(), tag: strconv.FormatInt(fi.ModTime().UnixNano(), 10)}
+}
+
 // ReadTail reads the last n bytes of the file name (all of it when it is
 // shorter) with one request, and the version read.
 func (f *Folder) ReadTail(ctx context.Context, name string, n int64) ([]byte, Version, error) {
@@ -397,7 +407,7 @@ func (l localBackend) version(f *os.File) (Version, error) {
 	if err != nil {
 		return Version{}, err
 	}
-	return Version{Size: fi.Size(), tag: strconv.FormatInt(fi.ModTime().UnixNano(), 10)}, nil
+	return localVersion(fi), nil
 }
 
 func (l localBackend) tail(_ context.Context, name string, n int64) ([]byte, Version, error) {

@@ -212,7 +212,9 @@ func (b *s3Backend) open(ctx context.Context, name string) (io.ReadCloser, error
 	if out.ContentLength != nil {
 		size = *out.ContentLength
 	}
-	return newStream(out.Body, size), nil
+	st := newStream(out.Body, size).(stream)
+	st.tag = aws.ToString(out.ETag)
+	return st, nil
 }
 
 func (b *s3Backend) put(ctx context.Context, name string, write func(io.Writer) error) error {
@@ -295,6 +297,7 @@ type stream struct {
 	body io.ReadCloser
 	*bufio.Reader
 	size int64
+	tag  string // the version read (Version), "" when the answer did not say
 }
 
 // newStream is the download body, of the object's size bytes as the
@@ -309,6 +312,8 @@ func (s stream) Close() error { return s.body.Close() }
 // download said it, -1 when it did not. (Not Size: the embedded
 // bufio.Reader has one, its buffer's.)
 func (s stream) objectSize() int64 { return s.size }
+
+func (s stream) objectVersion() Version { return Version{Size: s.size, tag: s.tag} }
 
 // tail reads the last n bytes with a suffix range ("bytes=-n"); the
 // answer's Content-Range gives the object's size, its ETag the version.
