@@ -281,7 +281,7 @@ func runStaged(cmd *cobra.Command, o *dedupOpts, cfg dedup.Options, ropts corpus
 			fmt.Fprintf(e.stderr, "resuming the job planned in %s\n", work.URL(staged.PlanName))
 		}
 	case errors.Is(err, objstore.ErrNotExist):
-		noStarts, err := planShards(ctx, plan, files, ropts)
+		noStarts, err := planShards(ctx, plan, files, exp.Versions, ropts)
 		if err != nil {
 			return err
 		}
@@ -625,14 +625,16 @@ func k8sJobPrefix(work string) (string, error) {
 // of nearly equal numbers of documents, each range inside a file starting
 // at a restart point recorded while counting (staged.Starts). It returns
 // the counted files in which it found no restart point.
-func planShards(ctx context.Context, plan *staged.Plan, files []string, ropts corpus.Options) (noStarts []string, err error) {
+func planShards(ctx context.Context, plan *staged.Plan, files []string, listed map[string]corpus.Version, ropts corpus.Options) (noStarts []string, err error) {
 	versions := make([]*corpus.Version, len(files))
 	if len(files) >= plan.Tasks {
 		sizes := make([]int64, len(files))
 		var urls []string
 		var at []int
 		for k, f := range files {
-			if objstore.IsURL(f) {
+			if v, ok := listed[f]; ok {
+				sizes[k], versions[k] = v.Size, &v
+			} else if objstore.IsURL(f) {
 				urls, at = append(urls, f), append(at, k)
 			} else {
 				fi, err := os.Stat(f)

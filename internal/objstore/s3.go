@@ -263,12 +263,20 @@ func (b *s3Backend) exists(ctx context.Context, name string) (bool, error) {
 }
 
 func (b *s3Backend) list(ctx context.Context, prefix string) ([]string, error) {
+	names, _, err := b.listVersions(ctx, prefix)
+	return names, err
+}
+
+// listVersions is list with each object's size and ETag, as the listing
+// gives them (a zero Version where it did not).
+func (b *s3Backend) listVersions(ctx context.Context, prefix string) ([]string, []Version, error) {
 	var names []string
+	var vs []Version
 	p := s3.NewListObjectsV2Paginator(b.client, &s3.ListObjectsV2Input{Bucket: &b.bucket, Prefix: aws.String(b.key(prefix))})
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx)
 		if err != nil {
-			return nil, b.explain(err)
+			return nil, nil, b.explain(err)
 		}
 		for _, o := range page.Contents {
 			k := aws.ToString(o.Key)
@@ -276,9 +284,14 @@ func (b *s3Backend) list(ctx context.Context, prefix string) ([]string, error) {
 				continue
 			}
 			names = append(names, strings.TrimPrefix(k, b.prefix))
+			var v Version
+			if o.Size != nil && aws.ToString(o.ETag) != "" {
+				v = Version{Size: *o.Size, tag: aws.ToString(o.ETag)}
+			}
+			vs = append(vs, v)
 		}
 	}
-	return names, nil
+	return names, vs, nil
 }
 
 func (b *s3Backend) remove(ctx context.Context, name string) error {

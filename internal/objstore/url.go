@@ -231,37 +231,46 @@ func Versions(ctx context.Context, urls []string) ([]Version, error) {
 // byte order of their URLs. It is an error, naming the URL, when there
 // are none.
 func Expand(ctx context.Context, url string) ([]string, error) {
+	urls, _, err := ExpandVersions(ctx, url)
+	return urls, err
+}
+
+// ExpandVersions is Expand with the version of each object listed under
+// the prefix, as the listing gave it (Folder.ListVersions): vs[k] is
+// urls[k]'s, the zero Version where not known; vs is nil for an object
+// named itself.
+func ExpandVersions(ctx context.Context, url string) (urls []string, vs []Version, err error) {
 	if dir, name, err := SplitURL(url); err == nil {
 		f, err := Open(ctx, dir)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		ok, err := f.Exists(ctx, name)
 		f.Close()
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if ok {
-			return []string{strings.TrimRight(f.URL(name), "/")}, nil
+			return []string{strings.TrimRight(f.URL(name), "/")}, nil, nil
 		}
 	}
 	f, err := Open(ctx, url)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer f.Close()
-	names, err := f.List(ctx, "")
+	names, vs, err := f.ListVersions(ctx, "")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if len(names) == 0 {
-		return nil, fmt.Errorf("%s: %w: no object of that name and none under that prefix", url, ErrNotExist)
+		return nil, nil, fmt.Errorf("%s: %w: no object of that name and none under that prefix", url, ErrNotExist)
 	}
-	urls := make([]string, len(names))
+	urls = make([]string, len(names))
 	for i, n := range names {
 		urls[i] = f.URL(n)
 	}
-	return urls, nil
+	return urls, vs, nil
 }
 
 // Writer is an object being uploaded: Commit makes it appear whole, Abort
