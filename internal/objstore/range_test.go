@@ -273,7 +273,7 @@ func TestExpandVersions(t *testing.T) {
 					t.Errorf("%s: listed %+v (tag %q), asked %+v, downloaded %+v: want one version", u, vs[k], vs[k].Tag(), asked[k], got)
 				}
 			}
-			if err := f.PutBytes(ctx, "in/a", pattern(len("in/a")*1000+1)[1:]); err != nil {
+			if err := f.PutBytes(ctx, "in/a", pattern(len("in/a")*1000 + 1)[1:]); err != nil {
 				t.Fatal(err)
 			}
 			_, again, err := objstore.ExpandVersions(ctx, f.URL("in"))
