@@ -17,8 +17,9 @@ import (
 // time (nanoseconds since 1970). A staged job records each input's when
 // it plans the job, and its tasks open the input with Options.Version: a
 // file of another size or tag was written since, and is refused. (A
-// local file written again within its file system's time resolution,
-// with the same size, is not seen: most keep nanoseconds.)
+// local file written again with the same size within one tick of the
+// clock its file system stamps with, a few milliseconds on Linux, or
+// whose time was set back, as cp -p and rsync -t do, is not seen.)
 type Version struct {
 	Size int64  `json:"size"`
 	Tag  string `json:"tag"`
