@@ -152,11 +152,14 @@ type decoder struct {
 	br     *bufio.Reader // over raw; the gzip reader reads single bytes from it
 	closer io.Closer
 	comp   compression
-	size   int64     // of the file, -1 when unknown
-	r      io.Reader // the decompressed stream, nil until the first Read
-	gz     *gzip.Reader
-	zd     *zstd.Decoder
-	frames *zstdFrameReader // zd's input: one frame at a time
+	size   int64 // of the file, -1 when unknown
+	// version is the file's as it was opened (InputVersion), the zero
+	// Version when not known.
+	version Version
+	r       io.Reader // the decompressed stream, nil until the first Read
+	gz      *gzip.Reader
+	zd      *zstd.Decoder
+	frames  *zstdFrameReader // zd's input: one frame at a time
 	// zstdConcurrency is zd's WithDecoderConcurrency: 2 decodes blocks
 	// ahead of the reader; tests set 1 to check that the errors are the
 	// same.

@@ -161,6 +161,10 @@ type Options struct {
 	// JSONL or text file, local or on object storage (see Position);
 	// other inputs are an error.
 	Start Position
+	// Version, when not the zero Version, is the content Open expects of
+	// the file (a staged job's plan recorded it): a file of another size
+	// or tag is refused with an error that says what changed.
+	Version Version
 }
 
 func (o Options) withDefaults() Options {
@@ -381,7 +385,7 @@ func Open(name string, opts Options) (Reader, error) {
 		if name == "-" {
 			return nil, fmt.Errorf("%s: cannot start reading standard input at a position", name)
 		}
-		dec, err := openAt(name, f, opts.Start)
+		dec, err := openAt(name, f, opts.Start, opts.Version)
 		if err != nil {
 			return nil, err
 		}
@@ -398,6 +402,9 @@ func Open(name string, opts Options) (Reader, error) {
 		return openParquet(name, opts)
 	}
 	if name == "-" {
+		if opts.Version != (Version{}) {
+			return nil, fmt.Errorf("%s: cannot check the version of standard input", name)
+		}
 		return NewStream(os.Stdin, name, opts), nil
 	}
 	if objstore.IsURL(name) {
@@ -414,6 +421,11 @@ func Open(name string, opts Options) (Reader, error) {
 	dec := newDecoder(rc, comp)
 	if st, err := file.Stat(); err == nil && st.Mode().IsRegular() {
 		dec.size = st.Size()
+	}
+	dec.version = versionOf(file)
+	if err := sameVersion(name, dec.version, opts.Version); err != nil {
+		file.Close()
+		return nil, err
 	}
 	// Web archives compress each record as its own gzip member: after a
 	// damaged one, the next records can still be read.
@@ -445,6 +457,11 @@ func openURL(name string, f format, comp compression, opts Options) (Reader, err
 	// The size, as the download's answer gave it, words a damaged gzip
 	// or zstd stream as a local file's ("of 15160 (7580 bytes unread)").
 	dec.size = objstore.Size(body)
+	dec.version = versionOf(body)
+	if err := sameVersion(name, dec.version, opts.Version); err != nil {
+		body.Close()
+		return nil, err
+	}
 	dec.resync = f == formatWARC
 	switch f {
 	case formatJSONL:

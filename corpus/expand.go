@@ -50,6 +50,12 @@ type Expansion struct {
 	// Excluded counts the files and directories left out by
 	// ExpandOptions.Exclude.
 	Excluded int
+	// Versions are the versions of the objects listed under a prefix
+	// (s3://bucket/dir), as the listing gave them (an S3 object's size
+	// and ETag, a GCS object's size and generation), by URL: a staged
+	// job's plan takes them instead of asking each object. An object
+	// named itself, or one whose listing did not say, has none.
+	Versions map[string]Version
 }
 
 // Expand turns the inputs into a list of files as ExpandWith does with
@@ -215,7 +221,7 @@ func (w *walker) matches(rel, base string) bool {
 // or the objects under the prefix URL/ whose names a reader takes, in
 // byte order, as a local directory is walked.
 func (w *walker) expandURL(in string) error {
-	urls, err := objstore.Expand(context.Background(), in)
+	urls, vs, err := objstore.ExpandVersions(context.Background(), in)
 	if err != nil {
 		return err
 	}
@@ -224,7 +230,7 @@ func (w *walker) expandURL(in string) error {
 		return nil
 	}
 	root := strings.TrimRight(in, "/") + "/"
-	for _, u := range urls {
+	for i, u := range urls {
 		rel := strings.TrimPrefix(u, root)
 		if w.excludedRel(rel) {
 			w.exp.Excluded++
@@ -235,6 +241,12 @@ func (w *walker) expandURL(in string) error {
 			continue
 		}
 		w.exp.Files = append(w.exp.Files, u)
+		if vs != nil && vs[i].Tag() != "" {
+			if w.exp.Versions == nil {
+				w.exp.Versions = map[string]Version{}
+			}
+			w.exp.Versions[u] = Version{Size: vs[i].Size, Tag: vs[i].Tag()}
+		}
 	}
 	return nil
 }

@@ -44,15 +44,16 @@ import (
 // Options.OnInvalid skipping it, cleanly). parquet-go panics on some
 // malformed files; the reader turns those panics into such errors.
 type Parquet struct {
-	in     io.ReaderAt
-	size   int64
-	closer io.Closer
-	name   string
-	opts   Options
-	doc    Document
-	err    error
-	done   bool
-	opened bool
+	in      io.ReaderAt
+	size    int64
+	version Version // the file's as Open opened it (InputVersion)
+	closer  io.Closer
+	name    string
+	opts    Options
+	doc     Document
+	err     error
+	done    bool
+	opened  bool
 
 	file    *parquet.File
 	decoded *os.File // the copy with LZ4_RAW chunks decoded, if any
@@ -611,11 +612,19 @@ func bytesToStrings(v any) any {
 // through a local copy.
 func openParquet(name string, opts Options) (Reader, error) {
 	if objstore.IsURL(name) {
-		f, size, err := copyObject(name)
+		f, size, v, err := copyObject(name)
+		if err == nil {
+			err = sameVersion(name, v, opts.Version)
+		}
 		if err != nil {
+			if f != nil {
+				f.Close()
+			}
 			return nil, err
 		}
-		return NewParquet(f, size, name, opts), nil
+		p := NewParquet(f, size, name, opts)
+		p.version = v
+		return p, nil
 	}
 	f, err := os.Open(name)
 	if err != nil {
@@ -626,26 +635,35 @@ func openParquet(name string, opts Options) (Reader, error) {
 		f.Close()
 		return nil, err
 	}
-	return NewParquet(f, st.Size(), name, opts), nil
+	v := versionOf(f)
+	if err := sameVersion(name, v, opts.Version); err != nil {
+		f.Close()
+		return nil, err
+	}
+	p := NewParquet(f, st.Size(), name, opts)
+	p.version = v
+	return p, nil
 }
 
 // copyObject copies the object url to a file of the temporary directory
-// (TMPDIR) and returns it open, with its size. A Parquet reader reads in
+// (TMPDIR) and returns it open, with its size and the object's version
+// (the zero Version when the storage did not say). A Parquet reader reads in
 // ranges, its footer first, then column chunks; object storage is read
 // here in one sequential stream (internal/objstore), never in many small
 // ranged requests. The copy takes the object's size on disk while it is
 // read. Its name is removed at once where the system allows (Linux and
 // macOS: the open file lives on, and a process killed half-way leaves
 // nothing behind), else when the file is closed.
-func copyObject(url string) (*tempCopy, int64, error) {
+func copyObject(url string) (*tempCopy, int64, Version, error) {
 	r, err := objstore.OpenURL(context.Background(), url)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, Version{}, err
 	}
 	defer r.Close()
+	v := versionOf(r)
 	f, err := os.CreateTemp("", "neardup-parquet-*")
 	if err != nil {
-		return nil, 0, fmt.Errorf("%s: a local copy for the Parquet reader: %w (set TMPDIR to a folder with room)", url, err)
+		return nil, 0, Version{}, fmt.Errorf("%s: a local copy for the Parquet reader: %w (set TMPDIR to a folder with room)", url, err)
 	}
 	t := &tempCopy{File: f}
 	if os.Remove(f.Name()) != nil {
@@ -654,9 +672,9 @@ func copyObject(url string) (*tempCopy, int64, error) {
 	n, err := io.Copy(f, r)
 	if err != nil {
 		t.Close()
-		return nil, 0, fmt.Errorf("%s: copying it to %s for the Parquet reader: %w (set TMPDIR to a folder with room if the disk is full)", url, f.Name(), err)
+		return nil, 0, Version{}, fmt.Errorf("%s: copying it to %s for the Parquet reader: %w (set TMPDIR to a folder with room if the disk is full)", url, f.Name(), err)
 	}
-	return t, n, nil
+	return t, n, v, nil
 }
 
 // tempCopy is copyObject's file.

@@ -83,8 +83,9 @@ func (t *Lines) Position() (Position, bool) {
 }
 
 // openAt opens the file name (a path, or an object-storage URL read from
-// p.At with a ranged read) for a reader that starts at p.
-func openAt(name string, f format, p Position) (*decoder, error) {
+// p.At with a ranged read) for a reader that starts at p, of version want
+// when it is not the zero Version.
+func openAt(name string, f format, p Position, want Version) (*decoder, error) {
 	var comp compression
 	switch p.Compression {
 	case "":
@@ -106,7 +107,8 @@ func openAt(name string, f format, p Position) (*decoder, error) {
 		}
 		dec := newDecoder(body, comp)
 		dec.size = objstore.Size(body) // the whole object's, as a local file's
-		if err := sameSize(name, dec.size, p); err != nil {
+		dec.version = versionOf(body)
+		if err := sameContent(name, dec, p, want); err != nil {
 			body.Close()
 			return nil, err
 		}
@@ -125,12 +127,22 @@ func openAt(name string, f format, p Position) (*decoder, error) {
 	if st, err := file.Stat(); err == nil && st.Mode().IsRegular() {
 		dec.size = st.Size()
 	}
-	if err := sameSize(name, dec.size, p); err != nil {
+	dec.version = versionOf(file)
+	if err := sameContent(name, dec, p, want); err != nil {
 		file.Close()
 		return nil, err
 	}
 	dec.raw.n, dec.out = p.At, p.Offset-p.Skip
 	return dec, nil
+}
+
+// sameContent refuses the file name that dec reads when its size is not
+// p's or its version not want.
+func sameContent(name string, dec *decoder, p Position, want Version) error {
+	if err := sameSize(name, dec.size, p); err != nil {
+		return err
+	}
+	return sameVersion(name, dec.version, want)
 }
 
 // sameSize refuses the file name, of size bytes now, when p recorded

@@ -53,6 +53,11 @@ type DocRange struct {
 	// <= Lo), so that a range inside a large file does not read the
 	// documents before it.
 	From *RestartPoint `json:"from,omitempty"`
+	// Version, when not nil, is the file's content as the job was
+	// planned: a reader of the range refuses a file of another
+	// (corpus.Options.Version), so that a file written again since, even
+	// with the same size, is not read as if it were the one planned.
+	Version *corpus.Version `json:"version,omitempty"`
 }
 
 // RestartPoint is a place in a file where reading can start: right after
@@ -264,6 +269,9 @@ func openRange(open OpenFunc, name string, opts corpus.Options, rg DocRange) (co
 			return nil, fmt.Errorf("%s: a restart point at document %d for documents %d-%d", name, p.Doc, rg.Lo, rg.Hi)
 		}
 		rr.pos, opts.Start = p.Doc, p.Position
+	}
+	if rg.Version != nil {
+		opts.Version = *rg.Version
 	}
 	if rr.pos == rg.Lo {
 		rr.state = rangeIn

@@ -286,7 +286,7 @@ func runStaged(cmd *cobra.Command, o *dedupOpts, cfg dedup.Options, ropts corpus
 			fmt.Fprintf(e.stderr, "resuming the job planned in %s\n", work.URL(staged.PlanName))
 		}
 	case errors.Is(err, objstore.ErrNotExist):
-		noStarts, err := planShards(ctx, plan, files, ropts)
+		noStarts, err := planShards(ctx, plan, files, exp.Versions, ropts)
 		if err != nil {
 			return err
 		}
@@ -630,13 +630,16 @@ func k8sJobPrefix(work string) (string, error) {
 // of nearly equal numbers of documents, each range inside a file starting
 // at a restart point recorded while counting (staged.Starts). It returns
 // the counted files in which it found no restart point.
-func planShards(ctx context.Context, plan *staged.Plan, files []string, ropts corpus.Options) (noStarts []string, err error) {
+func planShards(ctx context.Context, plan *staged.Plan, files []string, listed map[string]corpus.Version, ropts corpus.Options) (noStarts []string, err error) {
+	versions := make([]*corpus.Version, len(files))
 	if len(files) >= plan.Tasks {
 		sizes := make([]int64, len(files))
 		var urls []string
 		var at []int
 		for k, f := range files {
-			if objstore.IsURL(f) {
+			if v, ok := listed[f]; ok {
+				sizes[k], versions[k] = v.Size, &v
+			} else if objstore.IsURL(f) {
 				urls, at = append(urls, f), append(at, k)
 			} else {
 				fi, err := os.Stat(f)
@@ -648,25 +651,32 @@ func planShards(ctx context.Context, plan *staged.Plan, files []string, ropts co
 					return nil, fmt.Errorf("%s: %w (while planning the job)", f, err)
 				}
 				sizes[k] = fi.Size()
+				if fi.Mode().IsRegular() {
+					versions[k] = &corpus.Version{Size: fi.Size(), Tag: strconv.FormatInt(fi.ModTime().UnixNano(), 10)}
+				}
 			}
 		}
 		if len(urls) > 0 {
-			got, err := objstore.Sizes(ctx, urls)
+			got, err := objstore.Versions(ctx, urls)
 			if err != nil {
 				return nil, fmt.Errorf("%w (while planning the job)", err)
 			}
 			for j, k := range at {
-				sizes[k] = got[j]
+				sizes[k] = got[j].Size
+				if got[j].Tag() != "" {
+					versions[k] = &corpus.Version{Size: got[j].Size, Tag: got[j].Tag()}
+				}
 			}
 		}
 		plan.Shards, plan.Documents = staged.SplitFiles(files, sizes, plan.Tasks), -1
+		staged.SetVersions(plan.Shards, files, versions)
 		return nil, nil
 	}
 	counts := make([]int64, len(files))
 	points := make([][]dedup.RestartPoint, len(files))
 	for k, f := range files {
 		var err error
-		if counts[k], points[k], err = staged.CountDocs(ctx, f, ropts, plan.Input.SkipInvalid); err != nil {
+		if counts[k], points[k], versions[k], err = staged.CountDocs(ctx, f, ropts, plan.Input.SkipInvalid); err != nil {
 			// The error names the file and the record, as a plain
 			// run's does.
 			return nil, fmt.Errorf("%w (while counting the documents to plan the job)", err)
@@ -678,6 +688,7 @@ func planShards(ctx context.Context, plan *staged.Plan, files []string, ropts co
 	}
 	plan.Shards = staged.Split(files, counts, plan.Tasks)
 	staged.Starts(plan.Shards, files, points)
+	staged.SetVersions(plan.Shards, files, versions)
 	return noStarts, nil
 }
 

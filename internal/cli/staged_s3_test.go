@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -582,5 +583,113 @@ func TestStagedObjectSizes(t *testing.T) {
 				t.Errorf("shards %q, want %q (cut by the objects' sizes)", got, want)
 			}
 		})
+	}
+}
+
+// TestStagedInputRewritten: an input written again with the same size
+// (one letter changed) between the sign tasks and the later stages that
+// read the input again (scatter, write) is refused by the first of them
+// that opens it, on a local disk (its modification time), S3 (its ETag)
+// and GCS (its generation), whether the plan counted its documents (one
+// file, a range of it read from a restart point) or cut the input
+// between files by their sizes (files read whole): the error names the
+// file and what changed, exit 1, as for a changed size (the files cut by
+// sizes are named by their folder: on S3 and GCS the plan takes their
+// versions from its listing). Before, a file
+// read whole recorded nothing, and a range checked only the size: the
+// job went on with documents the sign stage had not seen.
+func TestStagedInputRewritten(t *testing.T) {
+	stagedEnv(t)
+	restartEvery(t, 1000)
+	stores := map[string]func(t *testing.T) string{"local": func(t *testing.T) string { return t.TempDir() }}
+	for name, start := range objectStores {
+		stores[name] = start
+	}
+	what := map[string]string{"local": "modification time", "s3": "ETag", "gcs": "generation"}
+	for name, start := range stores {
+		for _, files := range []int{1, 2} { // counted, cut by sizes
+			t.Run(fmt.Sprintf("%s/%d", name, files), func(t *testing.T) {
+				loc := start(t)
+				lines := genCorpus(t, 30, 200)
+				inputs := map[string][]byte{}
+				var args []string
+				for k := range files {
+					n := fmt.Sprintf("%c.jsonl", 'a'+k)
+					per := len(lines) / files
+					inputs[n] = []byte(strings.Join(lines[per*k:per*(k+1)], "\n") + "\n")
+					args = append(args, loc+"/in/"+n)
+				}
+				put := func(files map[string][]byte) {
+					if name != "local" {
+						putObjects(t, loc+"/in", files)
+						return
+					}
+					os.MkdirAll(loc+"/in", 0o755)
+					for n, b := range files {
+						if err := os.WriteFile(loc+"/in/"+n, b, 0o644); err != nil {
+							t.Fatal(err)
+						}
+						// An hour ago: the rewrite below, within the same
+						// clock tick, would otherwise keep the time.
+						old := time.Now().Add(-time.Hour)
+						os.Chtimes(loc+"/in/"+n, old, old)
+					}
+				}
+				if files == 2 {
+					// The prefix: an object store's listing gives the
+					// objects' versions (corpus.Expansion.Versions).
+					args = []string{loc + "/in"}
+				}
+				put(inputs)
+				work := loc + "/work"
+				args = append([]string{"dedup", "-q", "--executor", "print", "--tasks", "2", "--work", work, "-o", loc + "/kept"}, args...)
+				if code, _, stderr := runCLI(args...); code != 0 {
+					t.Fatalf("print: exit %d: %s", code, stderr)
+				}
+				var plan staged.Plan
+				b, err := openFolder(t, work).ReadAll(context.Background(), staged.PlanName)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := json.Unmarshal(b, &plan); err != nil {
+					t.Fatal(err)
+				}
+				for _, rs := range plan.Shards {
+					for _, rg := range rs {
+						if rg.Version == nil || rg.Version.Tag == "" {
+							t.Fatalf("range %+v has no version", rg)
+						}
+					}
+				}
+				for i := range 2 {
+					if code, _, stderr := runCLI("task", "--work", work, "sign", fmt.Sprint(i)); code != 0 {
+						t.Fatalf("sign %d: exit %d: %s", i, code, stderr)
+					}
+				}
+				changed := bytes.Replace(inputs["a.jsonl"], []byte("the"), []byte("thx"), 1)
+				if bytes.Equal(changed, inputs["a.jsonl"]) {
+					t.Fatal("no same-size change")
+				}
+				if name == "local" {
+					// Written again now, not an hour ago.
+					if err := os.WriteFile(loc+"/in/a.jsonl", changed, 0o644); err != nil {
+						t.Fatal(err)
+					}
+				} else {
+					put(map[string][]byte{"a.jsonl": changed})
+				}
+				args[3] = "local"
+				code, _, stderr := runCLI(append(args, "-j", "1")...)
+				in := loc + "/in/a.jsonl"
+				if code != ExitFailure || !strings.Contains(stderr, in+": its "+what[name]+" is ") || !strings.Contains(stderr, "the file was written again since then, with the same size (a staged job's input must not change until the job is done)") {
+					t.Fatalf("the job went on with a rewritten input: exit %d (want %d), want %s's %s named in: %s", code, ExitFailure, in, what[name], stderr)
+				}
+				for i := range 2 {
+					if ok, err := openFolder(t, work).Exists(context.Background(), staged.Marker("write", i)); err != nil || ok {
+						t.Errorf("a marker for write %d on a rewritten input (%v)", i, err)
+					}
+				}
+			})
+		}
 	}
 }

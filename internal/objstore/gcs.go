@@ -318,7 +318,7 @@ func (b *gcsBackend) bucketMissing(err error) error {
 // for the first). It returns the names and the next page's token, "" after
 // the last page.
 func (b *gcsBackend) listPage(ctx context.Context, prefix, token string, limit int) (gcsPage, error) {
-	q := url.Values{"prefix": {prefix}, "fields": {"items(name),nextPageToken"}}
+	q := url.Values{"prefix": {prefix}, "fields": {"items(name,size,generation),nextPageToken"}}
 	if token != "" {
 		q.Set("pageToken", token)
 	}
@@ -345,30 +345,45 @@ func (b *gcsBackend) listPage(ctx context.Context, prefix, token string, limit i
 
 type gcsPage struct {
 	Items []struct {
-		Name string `json:"name"`
+		Name       string `json:"name"`
+		Size       string `json:"size"` // decimal, as the JSON API writes int64s
+		Generation string `json:"generation"`
 	} `json:"items"`
 	NextPageToken string `json:"nextPageToken"`
 }
 
 func (b *gcsBackend) list(ctx context.Context, prefix string) ([]string, error) {
+	names, _, err := b.listVersions(ctx, prefix)
+	return names, err
+}
+
+// listVersions is list with each object's size and generation, as the
+// listing gives them (a zero Version where it did not).
+func (b *gcsBackend) listVersions(ctx context.Context, prefix string) ([]string, []Version, error) {
 	var names []string
+	var vs []Version
 	token := ""
 	for {
 		page, err := b.listPage(ctx, b.key(prefix), token, 0)
 		if err != nil {
 			if isGCSStatus(err, http.StatusNotFound) {
-				return nil, b.bucketMissing(err)
+				return nil, nil, b.bucketMissing(err)
 			}
-			return nil, b.explain(err)
+			return nil, nil, b.explain(err)
 		}
 		for _, it := range page.Items {
 			if strings.HasSuffix(it.Name, "/") { // a folder marker
 				continue
 			}
 			names = append(names, strings.TrimPrefix(it.Name, b.prefix))
+			var v Version
+			if size, err := strconv.ParseInt(it.Size, 10, 64); err == nil && it.Generation != "" {
+				v = Version{Size: size, tag: it.Generation}
+			}
+			vs = append(vs, v)
 		}
 		if page.NextPageToken == "" {
-			return names, nil
+			return names, vs, nil
 		}
 		token = page.NextPageToken
 	}
@@ -413,7 +428,9 @@ func (b *gcsBackend) open(ctx context.Context, name string) (io.ReadCloser, erro
 		}
 		return nil, b.explain(err)
 	}
-	return newStream(r, r.size), nil
+	st := newStream(r, r.size).(stream)
+	st.tag = r.version
+	return st, nil
 }
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -426,6 +443,7 @@ type gcsReader struct {
 	body io.ReadCloser
 
 	gen     string // the generation read, "" when the answer did not say (no resuming then)
+	version string // the generation of the first answer, even when not resumable
 	size    int64  // the object's size (a range's end), or -1 when unknown
 	end     int64  // a ranged read's end (exclusive), 0 for the whole object
 	off     int64  // bytes delivered
@@ -472,6 +490,7 @@ func (r *gcsReader) get() error {
 		return nil
 	}
 	r.body, r.size = resp.Body, resp.ContentLength
+	r.version = resp.Header.Get("X-Goog-Generation")
 	if resp.Uncompressed {
 		// Stored gzip-encoded and decompressed on the way: neither the
 		// stored CRC32C nor byte ranges apply to what is read.

@@ -231,8 +231,8 @@ func (f *fakeGCS) list(w http.ResponseWriter, q map[string][]string) {
 	if p := q["prefix"]; len(p) > 0 {
 		prefix = p[0]
 	}
-	if fields := q["fields"]; len(fields) != 1 || fields[0] != "items(name),nextPageToken" {
-		gcsAnswer(w, http.StatusBadRequest, fmt.Sprintf("want names only, got fields=%q", fields))
+	if fields := q["fields"]; len(fields) != 1 || fields[0] != "items(name,size,generation),nextPageToken" {
+		gcsAnswer(w, http.StatusBadRequest, fmt.Sprintf("want names, sizes and generations only, got fields=%q", fields))
 		return
 	}
 	var names []string
@@ -253,7 +253,7 @@ func (f *fakeGCS) list(w http.ResponseWriter, q map[string][]string) {
 	page := map[string]any{}
 	var items []map[string]string
 	for _, n := range names[min(from, len(names)):min(from+size, len(names))] {
-		items = append(items, map[string]string{"name": n})
+		items = append(items, map[string]string{"name": n, "size": strconv.Itoa(len(f.objects[n])), "generation": strconv.FormatInt(f.gens[n], 10)})
 	}
 	if items != nil {
 		page["items"] = items

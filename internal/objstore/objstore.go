@@ -166,6 +166,16 @@ type Version struct {
 	tag  string
 }
 
+// Tag is the storage's tag of the version: an S3 ETag (quoted, as S3
+// gives it), a GCS generation, a local file's modification time in
+// nanoseconds since 1970; "" for the zero Version.
+func (v Version) Tag() string { return v.tag }
+
+// localVersion is the version of the local file fi describes.
+func localVersion(fi fs.FileInfo) Version {
+	return Version{Size: fi.Size(), tag: strconv.FormatInt(fi.ModTime().UnixNano(), 10)}
+}
+
 // ReadTail reads the last n bytes of the file name (all of it when it is
 // shorter) with one request, and the version read.
 func (f *Folder) ReadTail(ctx context.Context, name string, n int64) ([]byte, Version, error) {
@@ -337,6 +347,38 @@ func (f *Folder) List(ctx context.Context, prefix string) ([]string, error) {
 	return names, nil
 }
 
+// versionLister is a backend whose listing gives each object's version
+// (S3: its size and ETag; GCS: its size and generation).
+type versionLister interface {
+	listVersions(ctx context.Context, prefix string) ([]string, []Version, error)
+}
+
+// ListVersions is List with the version of each file as the listing gave
+// it, without a request a file: vs[k] is names[k]'s, the zero Version
+// where the listing did not say; vs is nil for a storage whose listing
+// gives none (a local folder).
+func (f *Folder) ListVersions(ctx context.Context, prefix string) (names []string, vs []Version, err error) {
+	vl, ok := f.backend.(versionLister)
+	if !ok {
+		names, err = f.List(ctx, prefix)
+		return names, nil, err
+	}
+	names, vs, err = vl.listVersions(ctx, prefix)
+	if err != nil {
+		return nil, nil, f.wrap("list", prefix, err)
+	}
+	order := make([]int, len(names))
+	for k := range order {
+		order[k] = k
+	}
+	slices.SortFunc(order, func(a, b int) int { return strings.Compare(names[a], names[b]) })
+	sn, sv := make([]string, len(names)), make([]Version, len(names))
+	for k, o := range order {
+		sn[k], sv[k] = names[o], vs[o]
+	}
+	return sn, sv, nil
+}
+
 // Delete removes the file name; a missing file is not an error.
 func (f *Folder) Delete(ctx context.Context, name string) error {
 	if err := checkName(name); err != nil {
@@ -397,7 +439,7 @@ func (l localBackend) version(f *os.File) (Version, error) {
 	if err != nil {
 		return Version{}, err
 	}
-	return Version{Size: fi.Size(), tag: strconv.FormatInt(fi.ModTime().UnixNano(), 10)}, nil
+	return localVersion(fi), nil
 }
 
 func (l localBackend) tail(_ context.Context, name string, n int64) ([]byte, Version, error) {

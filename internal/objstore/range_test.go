@@ -234,3 +234,52 @@ func TestSizes(t *testing.T) {
 		})
 	}
 }
+
+// TestExpandVersions: the versions a prefix's listing gives (S3: size and
+// ETag; GCS: size and generation) are those Versions asks of each object,
+// and those an object's download answers with (VersionOf), so that a
+// staged plan may take them from the listing; an object written again
+// with the same size has another.
+func TestExpandVersions(t *testing.T) {
+	for _, l := range locations {
+		if l.name == "local" {
+			continue
+		}
+		t.Run(l.name, func(t *testing.T) {
+			loc := l.loc(t)
+			f := open(t, loc)
+			ctx := context.Background()
+			for _, n := range []string{"in/d/b", "in/a", "in/empty"} {
+				if err := f.PutBytes(ctx, n, pattern(len(n)*1000)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			urls, vs, err := objstore.ExpandVersions(ctx, f.URL("in"))
+			if err != nil || len(urls) != 3 || len(vs) != 3 {
+				t.Fatalf("ExpandVersions = %q, %v, %v", urls, vs, err)
+			}
+			asked, err := objstore.Versions(ctx, urls)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for k, u := range urls {
+				r, err := objstore.OpenURL(ctx, u)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, ok := objstore.VersionOf(r)
+				r.Close()
+				if vs[k].Tag() == "" || vs[k] != asked[k] || !ok || got != vs[k] {
+					t.Errorf("%s: listed %+v (tag %q), asked %+v, downloaded %+v: want one version", u, vs[k], vs[k].Tag(), asked[k], got)
+				}
+			}
+			if err := f.PutBytes(ctx, "in/a", pattern(len("in/a")*1000 + 1)[1:]); err != nil {
+				t.Fatal(err)
+			}
+			_, again, err := objstore.ExpandVersions(ctx, f.URL("in"))
+			if err != nil || again[0].Size != vs[0].Size || again[0] == vs[0] {
+				t.Errorf("in/a written again with the same size: listed %+v, then %+v (%v): want another tag", vs[0], again[0], err)
+			}
+		})
+	}
+}

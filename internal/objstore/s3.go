@@ -212,7 +212,9 @@ func (b *s3Backend) open(ctx context.Context, name string) (io.ReadCloser, error
 	if out.ContentLength != nil {
 		size = *out.ContentLength
 	}
-	return newStream(out.Body, size), nil
+	st := newStream(out.Body, size).(stream)
+	st.tag = aws.ToString(out.ETag)
+	return st, nil
 }
 
 func (b *s3Backend) put(ctx context.Context, name string, write func(io.Writer) error) error {
@@ -261,12 +263,20 @@ func (b *s3Backend) exists(ctx context.Context, name string) (bool, error) {
 }
 
 func (b *s3Backend) list(ctx context.Context, prefix string) ([]string, error) {
+	names, _, err := b.listVersions(ctx, prefix)
+	return names, err
+}
+
+// listVersions is list with each object's size and ETag, as the listing
+// gives them (a zero Version where it did not).
+func (b *s3Backend) listVersions(ctx context.Context, prefix string) ([]string, []Version, error) {
 	var names []string
+	var vs []Version
 	p := s3.NewListObjectsV2Paginator(b.client, &s3.ListObjectsV2Input{Bucket: &b.bucket, Prefix: aws.String(b.key(prefix))})
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx)
 		if err != nil {
-			return nil, b.explain(err)
+			return nil, nil, b.explain(err)
 		}
 		for _, o := range page.Contents {
 			k := aws.ToString(o.Key)
@@ -274,9 +284,14 @@ func (b *s3Backend) list(ctx context.Context, prefix string) ([]string, error) {
 				continue
 			}
 			names = append(names, strings.TrimPrefix(k, b.prefix))
+			var v Version
+			if o.Size != nil && aws.ToString(o.ETag) != "" {
+				v = Version{Size: *o.Size, tag: aws.ToString(o.ETag)}
+			}
+			vs = append(vs, v)
 		}
 	}
-	return names, nil
+	return names, vs, nil
 }
 
 func (b *s3Backend) remove(ctx context.Context, name string) error {
@@ -295,6 +310,7 @@ type stream struct {
 	body io.ReadCloser
 	*bufio.Reader
 	size int64
+	tag  string // the version read (Version), "" when the answer did not say
 }
 
 // newStream is the download body, of the object's size bytes as the
@@ -309,6 +325,8 @@ func (s stream) Close() error { return s.body.Close() }
 // download said it, -1 when it did not. (Not Size: the embedded
 // bufio.Reader has one, its buffer's.)
 func (s stream) objectSize() int64 { return s.size }
+
+func (s stream) objectVersion() Version { return Version{Size: s.size, tag: s.tag} }
 
 // tail reads the last n bytes with a suffix range ("bytes=-n"); the
 // answer's Content-Range gives the object's size, its ETag the version.

@@ -75,17 +75,19 @@ func OpenURLAt(ctx context.Context, url string, off int64) (io.ReadCloser, error
 		if err != nil {
 			return nil, err
 		}
-		return sizedReader{r, v.Size}, nil
+		return sizedReader{r, v}, nil
 	})
 }
 
 // sizedReader is a ReadCloser of part of an object of size bytes.
 type sizedReader struct {
 	io.ReadCloser
-	size int64
+	v Version
 }
 
-func (r sizedReader) objectSize() int64 { return r.size }
+func (r sizedReader) objectSize() int64 { return r.v.Size }
+
+func (r sizedReader) objectVersion() Version { return r.v }
 
 // openURLWith opens the folder of the object url and the object with
 // open; the returned reader closes the folder with itself.
@@ -131,6 +133,25 @@ func Size(r io.Reader) int64 {
 	return -1
 }
 
+// VersionOf is the version of the object that a reader from OpenURL,
+// OpenURLAt (or Folder.Open) reads, as the answer to its download said
+// it (a local file's as it is now): its size and the storage's tag of
+// its content (Version.Tag). false when the answer did not say.
+func VersionOf(r io.Reader) (Version, bool) {
+	switch r := r.(type) {
+	case *folderReader:
+		return VersionOf(r.ReadCloser)
+	case interface{ objectVersion() Version }:
+		v := r.objectVersion()
+		return v, v.tag != ""
+	case *os.File:
+		if fi, err := r.Stat(); err == nil && fi.Mode().IsRegular() {
+			return localVersion(fi), true
+		}
+	}
+	return Version{}, false
+}
+
 func (r *folderReader) Close() error {
 	err := r.ReadCloser.Close()
 	if e := r.f.Close(); err == nil {
@@ -142,12 +163,28 @@ func (r *folderReader) Close() error {
 // sizesAtOnce is how many objects Sizes asks about at once.
 const sizesAtOnce = 16
 
-// Sizes returns the size in bytes of each object of urls (s3:// or gs://
-// URLs, each naming one object), with one request an
-// object (for its last byte, whose answer gives the size; a HEAD for an
-// empty S3 object), up to 16 at once, each folder opened once. A missing
-// object's error names it and wraps ErrNotExist.
+// Sizes returns the size in bytes of each object of urls: Versions'
+// sizes.
 func Sizes(ctx context.Context, urls []string) ([]int64, error) {
+	vs, err := Versions(ctx, urls)
+	if err != nil {
+		return nil, err
+	}
+	sizes := make([]int64, len(vs))
+	for k, v := range vs {
+		sizes[k] = v.Size
+	}
+	return sizes, nil
+}
+
+// Versions returns the version (size and tag) of each object of urls
+// (s3:// or gs:// URLs, each naming one object), with one request an
+// object (for its last byte, whose answer gives the size and the tag; a
+// HEAD for an empty S3 object), up to 16 at once, each folder opened
+// once. (A listing would give S3's sizes and ETags without a request an
+// object, but the inputs are named one by one as often as by prefix.) A
+// missing object's error names it and wraps ErrNotExist.
+func Versions(ctx context.Context, urls []string) ([]Version, error) {
 	type object struct {
 		f    *Folder
 		name string
@@ -173,20 +210,20 @@ func Sizes(ctx context.Context, urls []string) ([]int64, error) {
 		}
 		objects[k] = object{f, name}
 	}
-	sizes := make([]int64, len(urls))
+	vs := make([]Version, len(urls))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(sizesAtOnce)
 	for k, o := range objects {
 		g.Go(func() error {
 			_, v, err := o.f.ReadTail(gctx, o.name, 1)
-			sizes[k] = v.Size
+			vs[k] = v
 			return err
 		})
 	}
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
-	return sizes, nil
+	return vs, nil
 }
 
 // Expand lists the objects a URL names: the object itself when it
@@ -194,37 +231,46 @@ func Sizes(ctx context.Context, urls []string) ([]int64, error) {
 // byte order of their URLs. It is an error, naming the URL, when there
 // are none.
 func Expand(ctx context.Context, url string) ([]string, error) {
+	urls, _, err := ExpandVersions(ctx, url)
+	return urls, err
+}
+
+// ExpandVersions is Expand with the version of each object listed under
+// the prefix, as the listing gave it (Folder.ListVersions): vs[k] is
+// urls[k]'s, the zero Version where not known; vs is nil for an object
+// named itself.
+func ExpandVersions(ctx context.Context, url string) (urls []string, vs []Version, err error) {
 	if dir, name, err := SplitURL(url); err == nil {
 		f, err := Open(ctx, dir)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		ok, err := f.Exists(ctx, name)
 		f.Close()
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if ok {
-			return []string{strings.TrimRight(f.URL(name), "/")}, nil
+			return []string{strings.TrimRight(f.URL(name), "/")}, nil, nil
 		}
 	}
 	f, err := Open(ctx, url)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer f.Close()
-	names, err := f.List(ctx, "")
+	names, vs, err := f.ListVersions(ctx, "")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if len(names) == 0 {
-		return nil, fmt.Errorf("%s: %w: no object of that name and none under that prefix", url, ErrNotExist)
+		return nil, nil, fmt.Errorf("%s: %w: no object of that name and none under that prefix", url, ErrNotExist)
 	}
-	urls := make([]string, len(names))
+	urls = make([]string, len(names))
 	for i, n := range names {
 		urls[i] = f.URL(n)
 	}
-	return urls, nil
+	return urls, vs, nil
 }
 
 // Writer is an object being uploaded: Commit makes it appear whole, Abort

@@ -66,8 +66,10 @@ const StatsName = "finish/stats.json"
 // cascade's staged sketch begins with the document's content id and its
 // first key is the content id's, the sign metas count the copies within
 // the shard, the join stats the exact copies; 13: --against INDEX: the
-// plan's indexes, the sign tasks' hits, sign/i/hits).
-const PlanVersion = 13
+// plan's indexes, the sign tasks' hits, sign/i/hits; 14: each range
+// records its file's version, DocRange.Version, which the tasks check:
+// an input written again with the same size is refused).
+const PlanVersion = 14
 
 // Stage names, in order.
 const (
@@ -235,7 +237,10 @@ type positioner interface {
 // the count with the reader's error, as it stops a plain run, unless
 // skipInvalid: then the count is of the documents before the damage, the
 // ones the tasks read.
-func CountDocs(ctx context.Context, name string, opts corpus.Options, skipInvalid bool) (int64, []dedup.RestartPoint, error) {
+//
+// It returns the version of the file it read (corpus.InputVersion), nil
+// when not known, for SetVersions.
+func CountDocs(ctx context.Context, name string, opts corpus.Options, skipInvalid bool) (int64, []dedup.RestartPoint, *corpus.Version, error) {
 	opts.RawOnly = true
 	opts.OnInvalid = func(re *corpus.RecordError) error {
 		if !skipInvalid && errors.Is(re, corpus.ErrCorrupt) {
@@ -245,7 +250,7 @@ func CountDocs(ctx context.Context, name string, opts corpus.Options, skipInvali
 	}
 	rd, err := OpenInput(name, opts)
 	if err != nil {
-		return 0, nil, err
+		return 0, nil, nil, err
 	}
 	inner := rd
 	if h, ok := rd.(*hookedReader); ok {
@@ -259,7 +264,7 @@ func CountDocs(ctx context.Context, name string, opts corpus.Options, skipInvali
 	for rd.Next() {
 		if n++; n%4096 == 0 && ctx.Err() != nil {
 			rd.Close()
-			return 0, nil, ctx.Err()
+			return 0, nil, nil, ctx.Err()
 		}
 		// The point after this document is at or after its line's end.
 		if d := rd.Doc(); pos == nil || d.Offset+int64(len(d.Raw)) < next {
@@ -278,11 +283,15 @@ func CountDocs(ctx context.Context, name string, opts corpus.Options, skipInvali
 		points = append(points, dedup.RestartPoint{Doc: n, Position: p})
 		next = p.Offset + every
 	}
+	var version *corpus.Version
+	if v, ok := corpus.InputVersion(inner); ok {
+		version = &v
+	}
 	err = rd.Err()
 	if cerr := rd.Close(); err == nil {
 		err = cerr
 	}
-	return n, points, err
+	return n, points, version, err
 }
 
 // Starts sets the restart point of each range of shards that begins
@@ -302,6 +311,24 @@ func Starts(shards [][]dedup.DocRange, files []string, points [][]dedup.RestartP
 			if rg.Lo > 0 && i > 0 {
 				p := ps[i-1]
 				rg.From = &p
+			}
+		}
+	}
+}
+
+// SetVersions records in each range of shards the version of its file,
+// versions[k] that of files[k] (nil when not known), which the tasks'
+// readers check (DocRange.Version).
+func SetVersions(shards [][]dedup.DocRange, files []string, versions []*corpus.Version) {
+	of := make(map[string]*corpus.Version, len(files))
+	for k, f := range files {
+		of[f] = versions[k]
+	}
+	for _, rs := range shards {
+		for k := range rs {
+			if v := of[rs[k].File]; v != nil {
+				c := *v
+				rs[k].Version = &c
 			}
 		}
 	}
