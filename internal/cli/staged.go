@@ -625,8 +625,8 @@ func k8sJobPrefix(work string) (string, error) {
 
 // planShards cuts the input files into the plan's shards. An input of at
 // least --tasks files is cut between files by their sizes, without reading
-// them (an object's size asked of its store, objstore.Sizes); a smaller one is read
-// once to count its documents, and cut across and within files into runs
+// them (an object's size from its prefix's listing, or asked of its store,
+// objstore.Versions); a smaller one is read once to count its documents, and cut across and within files into runs
 // of nearly equal numbers of documents, each range inside a file starting
 // at a restart point recorded while counting (staged.Starts). It returns
 // the counted files in which it found no restart point.

@@ -202,7 +202,7 @@ func checkBrokenRange(t *testing.T, ctx context.Context, f *objstore.Folder, dat
 	}
 }
 
-// TestSizes: Sizes gives each object's size on S3 and GCS (an empty one
+// TestSizes: Versions gives each object's size on S3 and GCS (an empty one
 // and objects in two folders included, in the order asked), and fails
 // naming a missing object, with an error wrapping ErrNotExist.
 func TestSizes(t *testing.T) {
@@ -223,13 +223,17 @@ func TestSizes(t *testing.T) {
 				}
 				urls, sizes = append(urls, f.URL(n)), append(sizes, want[n])
 			}
-			got, err := objstore.Sizes(ctx, urls)
+			vs, err := objstore.Versions(ctx, urls)
+			got := make([]int64, len(vs))
+			for k, v := range vs {
+				got[k] = v.Size
+			}
 			if err != nil || !slices.Equal(got, sizes) {
-				t.Fatalf("Sizes(%q) = %v, %v, want %v", urls, got, err, sizes)
+				t.Fatalf("Versions(%q) sizes = %v, %v, want %v", urls, got, err, sizes)
 			}
 			missing := f.URL("d/missing")
-			if _, err := objstore.Sizes(ctx, append(urls, missing)); !errors.Is(err, objstore.ErrNotExist) || !strings.Contains(err.Error(), missing) {
-				t.Errorf("Sizes of a missing object = %v, want ErrNotExist naming %s", err, missing)
+			if _, err := objstore.Versions(ctx, append(urls, missing)); !errors.Is(err, objstore.ErrNotExist) || !strings.Contains(err.Error(), missing) {
+				t.Errorf("Versions of a missing object = %v, want ErrNotExist naming %s", err, missing)
 			}
 		})
 	}

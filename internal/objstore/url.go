@@ -160,22 +160,8 @@ func (r *folderReader) Close() error {
 	return err
 }
 
-// sizesAtOnce is how many objects Sizes asks about at once.
-const sizesAtOnce = 16
-
-// Sizes returns the size in bytes of each object of urls: Versions'
-// sizes.
-func Sizes(ctx context.Context, urls []string) ([]int64, error) {
-	vs, err := Versions(ctx, urls)
-	if err != nil {
-		return nil, err
-	}
-	sizes := make([]int64, len(vs))
-	for k, v := range vs {
-		sizes[k] = v.Size
-	}
-	return sizes, nil
-}
+// versionsAtOnce is how many objects Versions asks about at once.
+const versionsAtOnce = 16
 
 // Versions returns the version (size and tag) of each object of urls
 // (s3:// or gs:// URLs, each naming one object), with one request an
@@ -212,7 +198,7 @@ func Versions(ctx context.Context, urls []string) ([]Version, error) {
 	}
 	vs := make([]Version, len(urls))
 	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(sizesAtOnce)
+	g.SetLimit(versionsAtOnce)
 	for k, o := range objects {
 		g.Go(func() error {
 			_, v, err := o.f.ReadTail(gctx, o.name, 1)
@@ -226,17 +212,11 @@ func Versions(ctx context.Context, urls []string) ([]Version, error) {
 	return vs, nil
 }
 
-// Expand lists the objects a URL names: the object itself when it
-// exists, else the objects under the prefix url + "/" (at any depth), in
-// byte order of their URLs. It is an error, naming the URL, when there
-// are none.
-func Expand(ctx context.Context, url string) ([]string, error) {
-	urls, _, err := ExpandVersions(ctx, url)
-	return urls, err
-}
-
-// ExpandVersions is Expand with the version of each object listed under
-// the prefix, as the listing gave it (Folder.ListVersions): vs[k] is
+// ExpandVersions lists the objects a URL names: the object itself when
+// it exists, else the objects under the prefix url + "/" (at any depth),
+// in byte order of their URLs. It is an error, naming the URL, when there
+// are none. With them, the version of each object listed under the
+// prefix, as the listing gave it (Folder.ListVersions): vs[k] is
 // urls[k]'s, the zero Version where not known; vs is nil for an object
 // named itself.
 func ExpandVersions(ctx context.Context, url string) (urls []string, vs []Version, err error) {
