@@ -551,6 +551,7 @@ type run struct {
 	allPairs    []Pair                      // Options.AllPairs: the pairs found, written after the finder's Flush
 	held        []Pair                      // the pairs an emitter(true) held, written before the Finder's Flush (pass1)
 	sequence    []string                    // Input.Against, then Input.Files
+	linesFiles  []int8                      // readsLines of each of sequence: 0 not yet known, 1 yes, -1 no
 	fileSkipped []int                       // per file of sequence
 	fileBytes   []int64                     // per file of sequence
 	fileDamaged []bool                      // per file of sequence
@@ -1815,6 +1816,22 @@ func (r *run) pass2(ctx context.Context, keep []int32, examples map[int32]*Examp
 // noteIDFromPosition counts d in Stats.IDsFromPosition when its id is
 // its own FILE:LINE, the id a reader gives a record without one (called
 // in input order, on the collector's goroutine).
+// readsLines is corpus.ReadsLines of input file k (r.sequence[k]), worked
+// out once a file: noteIDFromPosition asks it of every line of a plain
+// text file, on the goroutine that consumes the documents in order.
+func (r *run) readsLines(k int) bool {
+	if len(r.linesFiles) < len(r.sequence) {
+		r.linesFiles = append(r.linesFiles, make([]int8, len(r.sequence)-len(r.linesFiles))...)
+	}
+	if r.linesFiles[k] == 0 {
+		r.linesFiles[k] = -1
+		if corpus.ReadsLines(r.sequence[k], r.in.Options) {
+			r.linesFiles[k] = 1
+		}
+	}
+	return r.linesFiles[k] > 0
+}
+
 func (r *run) noteIDFromPosition(d *rawDoc) {
 	name := r.sequence[d.file]
 	if len(d.id) < len(name)+2 || d.id[len(name)] != ':' || !strings.HasPrefix(d.id, name) {
@@ -1825,7 +1842,7 @@ func (r *run) noteIDFromPosition(d *rawDoc) {
 	}
 	// A line of plain text has no id to lack: --id-field only names the
 	// key of its record's id.
-	if corpus.ReadsLines(name, r.in.Options) {
+	if r.readsLines(d.file) {
 		return
 	}
 	if r.stats.IDsFromPosition == 0 {
